@@ -1,0 +1,363 @@
+"""Every commitment of the PROTOCOL-NOTES section 3 catalogue that aimos produces.
+
+Hashes are returned as raw 32 bytes; callers store lowercase hex. Weights enter every hash
+path as integers q = round(1000 w) in 100..3000.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from aimos.crypto import domains
+from aimos.crypto.canonical import canonical_json
+from aimos.crypto.encoding import (
+    be32,
+    be64,
+    float4_be,
+    framed,
+    iso_ms,
+    u16,
+    u32,
+    u64,
+    uuid16,
+)
+from aimos.errors import EncodingError
+
+ZERO32 = bytes(32)
+WEIGHT_MIN_MILLI = 100
+WEIGHT_MAX_MILLI = 3000
+LIVE_ROW_FIELDS = ("key", "value", "scope", "memory_type", "clearance_level", "data_class", "source")
+
+
+def sha256(data: bytes) -> bytes:
+    return hashlib.sha256(data).digest()
+
+
+def _check_hash(h: bytes, what: str) -> bytes:
+    if len(h) != 32:
+        raise EncodingError(f"{what} must be 32 bytes", reason="hash_length_invalid")
+    return h
+
+
+def _check_weight(q: int, what: str) -> None:
+    if isinstance(q, bool) or not isinstance(q, int) or not WEIGHT_MIN_MILLI <= q <= WEIGHT_MAX_MILLI:
+        raise EncodingError(f"{what} must be an integer in 100..3000", reason="weight_milli_invalid")
+
+
+# --- provenance -----------------------------------------------------------------------------
+def provenance_content_hash(body: Any) -> bytes:
+    return sha256(canonical_json(body))
+
+
+def provenance_mutation_hash(
+    content_hash: bytes,
+    prev_mutation_hash: bytes | None,
+    nonce: str,
+    ts: int,
+    originated_at: int | None = None,
+) -> bytes:
+    """v1, no domain: content ‖ [prev, omitted at genesis] ‖ nonce ‖ decimal(ts) [‖ originated]."""
+    parts = [_check_hash(content_hash, "content hash")]
+    if prev_mutation_hash is not None:
+        parts.append(_check_hash(prev_mutation_hash, "previous mutation hash"))
+    parts += [nonce.encode("utf-8"), str(int(ts)).encode()]
+    if originated_at is not None:
+        parts.append(str(int(originated_at)).encode())
+    return sha256(b"".join(parts))
+
+
+def live_content_hash(row: Mapping[str, Any]) -> bytes:
+    """H(canonicalJSON of the 7 live fields), every value a string and null as ""."""
+    projected = {f: ("" if row.get(f) is None else str(row.get(f))) for f in LIVE_ROW_FIELDS}
+    return sha256(canonical_json(projected))
+
+
+# --- event ledger ---------------------------------------------------------------------------
+def event_genesis_predecessor(company: str, signer_agent_id: str, signer_valid_from: int) -> bytes:
+    return sha256(
+        domains.EVENT_GENESIS
+        + company.encode("utf-8")
+        + b"\x00"
+        + signer_agent_id.encode("utf-8")
+        + b"\x00"
+        + iso_ms(signer_valid_from).encode("ascii")
+    )
+
+
+def event_link_hash(prev: bytes, content_hash: bytes, nonce: str, ts: int) -> bytes:
+    return sha256(
+        domains.EVENT_LINK
+        + _check_hash(prev, "previous event hash")
+        + _check_hash(content_hash, "event content hash")
+        + nonce.encode("utf-8")
+        + str(int(ts)).encode()
+    )
+
+
+# --- grants, request receipts, revocations ---------------------------------------------------
+def recall_authorization_mutation_hash(
+    prev: bytes | None, content_hash: bytes, nonce: str, ts: int
+) -> bytes:
+    return sha256(
+        domains.RECALL_AUTHORIZATION
+        + (prev if prev is not None else ZERO32)
+        + _check_hash(content_hash, "grant content hash")
+        + nonce.encode("utf-8")
+        + str(int(ts)).encode()
+    )
+
+
+def request_receipt_mutation_hash(
+    prev: bytes | None,
+    request_hash: bytes,
+    claims_hash: bytes | None,
+    signature: bytes,
+    method: str,
+    path: str,
+    nonce: str,
+    ts: int,
+) -> bytes:
+    if len(signature) != 64:
+        raise EncodingError("signature must be 64 bytes", reason="signature_length_invalid")
+    return sha256(
+        domains.REQUEST_RECEIPT
+        + (prev if prev is not None else ZERO32)
+        + _check_hash(request_hash, "request hash")
+        + (claims_hash if claims_hash is not None else ZERO32)
+        + signature
+        + method.encode("utf-8")
+        + path.encode("utf-8")
+        + nonce.encode("utf-8")
+        + str(int(ts)).encode()
+    )
+
+
+def revocation_prior_identity_hash(agent_id: str, agent_valid_from: int, certificate: str) -> bytes:
+    target_cert_hash = sha256(certificate.encode("ascii")).hex()
+    return sha256(
+        canonical_json(
+            {
+                "agent_id": agent_id,
+                "agent_valid_from": iso_ms(agent_valid_from),
+                "target_cert_hash": target_cert_hash,
+            }
+        )
+    )
+
+
+def agent_revocation_mutation_hash(
+    prior_identity_hash: bytes, content_hash: bytes, signature: bytes
+) -> bytes:
+    if len(signature) != 64:
+        raise EncodingError("signature must be 64 bytes", reason="signature_length_invalid")
+    return sha256(
+        domains.AGENT_REVOCATION
+        + _check_hash(prior_identity_hash, "prior identity hash")
+        + _check_hash(content_hash, "revocation content hash")
+        + signature
+    )
+
+
+def housekeeper_system_principal_hash(company_id: str, valid_from: int) -> bytes:
+    return sha256(
+        canonical_json(
+            {
+                "kind": "housekeeper_system_principal",
+                "company_id": company_id,
+                "agent_id": "housekeeper",
+                "valid_from": iso_ms(valid_from),
+            }
+        )
+    )
+
+
+# --- cognitive weight -----------------------------------------------------------------------
+def projection_hash(
+    memory_id: str, old_milli: int, new_milli: int, sigma: bytes, prev: bytes | None
+) -> bytes:
+    """h_i over the 109-byte preimage `aimos.cwc/v1`."""
+    preimage = (
+        domains.PROJECTION_CHAIN
+        + uuid16(memory_id)
+        + be64(old_milli)
+        + be64(new_milli)
+        + _check_hash(sigma, "REWEIGHT provenance mutation hash")
+        + (prev if prev is not None else ZERO32)
+    )
+    assert len(preimage) == 109
+    return sha256(preimage)
+
+
+def transition_commitment(
+    company: str, memory_id: str, old_milli: int, new_milli: int, sigma: bytes
+) -> bytes:
+    """t_i `aimos.cognitive-transition/v2`; old != new, both in 100..3000."""
+    _check_weight(old_milli, "old weight")
+    _check_weight(new_milli, "new weight")
+    if old_milli == new_milli:
+        raise EncodingError("a transition must change the weight", reason="transition_noop")
+    company_bytes = company.encode("utf-8")
+    return sha256(
+        domains.TRANSITION_COMMITMENT
+        + be32(len(company_bytes))
+        + company_bytes
+        + uuid16(memory_id)
+        + be64(old_milli)
+        + be64(new_milli)
+        + _check_hash(sigma, "REWEIGHT provenance mutation hash")
+    )
+
+
+def cognitive_baseline_hash(
+    company: str,
+    memory_id: str,
+    event_id: str,
+    event_mutation_hash: bytes,
+    live_hash: bytes,
+    observed_weight: float,
+    weight_milli: int,
+    observed_ts: int,
+    signer_valid_from: int,
+    cert_fingerprint: bytes,
+) -> bytes:
+    company_bytes = company.encode("utf-8")
+    return sha256(
+        domains.COGNITIVE_BASELINE
+        + be32(len(company_bytes))
+        + company_bytes
+        + uuid16(memory_id)
+        + uuid16(event_id)
+        + _check_hash(event_mutation_hash, "event mutation hash")
+        + _check_hash(live_hash, "live content hash")
+        + float4_be(observed_weight)
+        + be64(weight_milli)
+        + be64(observed_ts)
+        + be64(signer_valid_from)
+        + _check_hash(cert_fingerprint, "certificate fingerprint")
+    )
+
+
+# --- epistemic chain ------------------------------------------------------------------------
+def epistemic_classification_hash(
+    memory_id: str,
+    label: str,
+    confidence_milli: int,
+    live_hash: bytes,
+    authority_event_mutation_hash: bytes,
+    prev: bytes | None,
+) -> bytes:
+    if isinstance(confidence_milli, bool) or not 0 <= confidence_milli <= 1000:
+        raise EncodingError("confidence must be an integer in 0..1000", reason="confidence_invalid")
+    label_bytes = label.encode("utf-8")
+    return sha256(
+        domains.EPISTEMIC_CHAIN
+        + uuid16(memory_id)
+        + be32(len(label_bytes))
+        + label_bytes
+        + be64(confidence_milli)
+        + _check_hash(live_hash, "live content hash")
+        + _check_hash(authority_event_mutation_hash, "authority event mutation hash")
+        + (prev if prev is not None else ZERO32)
+    )
+
+
+# --- corpus proof ---------------------------------------------------------------------------
+def corpus_proof_root(records: Iterable[Mapping[str, Any]]) -> bytes:
+    """Root over {memory_id, certification_status, ok, chain_length, sigs_verified, reason}."""
+    rows = sorted(
+        (
+            {
+                "memory_id": r["memory_id"],
+                "certification_status": r["certification_status"],
+                "ok": r["ok"],
+                "chain_length": r["chain_length"],
+                "sigs_verified": r["sigs_verified"],
+                "reason": r["reason"],
+            }
+            for r in records
+        ),
+        key=lambda r: str(r["memory_id"]),
+    )
+    return sha256(domains.CORPUS_PROOF + canonical_json(rows))
+
+
+# --- occurrence v3 --------------------------------------------------------------------------
+def _tlv(tag: int, value: bytes) -> bytes:
+    return u16(tag) + u32(len(value)) + value
+
+
+def occurrence_v3_commitment(
+    *,
+    company_id: str,
+    occurrence_event_id: str,
+    memory_id: str,
+    event_type: str,
+    live_hash: bytes,
+    predecessor: bytes | None,
+    agent_id: str,
+    signer_valid_from_ms: int,
+    cert_fingerprint: bytes,
+    identity_tier: str,
+    sig_form_version: int,
+    nonce: bytes,
+    ts_signed: int,
+    signed_method: str,
+    signed_path: str,
+    request_body_hash: bytes,
+    request_receipt_mutation_hash: bytes | None,
+    authorization_event_id: str | None,
+) -> bytes:
+    """`hom.aimos.memory-occurrence/v3` TLV commitment (tags 1..21 in order)."""
+    if sig_form_version != 3:
+        raise EncodingError("occurrence sig_form_version must be 3", reason="occurrence_form_invalid")
+    if not 16 <= len(nonce) <= 32:
+        raise EncodingError("occurrence nonce must be 16..32 bytes", reason="occurrence_nonce_invalid")
+    fields: Sequence[bytes] = (
+        company_id.encode("utf-8"),
+        uuid16(occurrence_event_id),
+        uuid16(memory_id),
+        event_type.upper().encode("utf-8"),
+        _check_hash(live_hash, "live content hash"),
+        b"\x01" if predecessor is not None else b"\x00",
+        predecessor if predecessor is not None else b"",
+        agent_id.encode("utf-8"),
+        be64(signer_valid_from_ms),
+        _check_hash(cert_fingerprint, "certificate fingerprint"),
+        identity_tier.upper().encode("utf-8"),
+        u16(sig_form_version),
+        nonce,
+        u64(ts_signed),
+        signed_method.upper().encode("utf-8"),
+        signed_path.encode("utf-8"),
+        _check_hash(request_body_hash, "request body hash"),
+        b"\x01" if request_receipt_mutation_hash is not None else b"\x00",
+        request_receipt_mutation_hash if request_receipt_mutation_hash is not None else b"",
+        b"\x01" if authorization_event_id is not None else b"\x00",
+        uuid16(authorization_event_id) if authorization_event_id is not None else b"",
+    )
+    return sha256(domains.OCCURRENCE_V3 + b"".join(_tlv(i + 1, v) for i, v in enumerate(fields)))
+
+
+def occurrence_v3_signature_message(commitment: bytes) -> bytes:
+    return domains.OCCURRENCE_V3_SIGNATURE + _check_hash(commitment, "occurrence commitment")
+
+
+# --- V2 portable evidence -------------------------------------------------------------------
+def v2_object_hash(kind: str, schema: str, body: Any) -> bytes:
+    body_bytes = canonical_json(body)
+    return sha256(domains.V2_OBJECT + framed(kind) + framed(schema) + u32(len(body_bytes)) + body_bytes)
+
+
+def v2_bundle_hash(
+    bundle_id: str, company_id: str, fingerprint: bytes, result_count: int, object_root: bytes
+) -> bytes:
+    return sha256(
+        domains.V2_BUNDLE
+        + framed(bundle_id)
+        + framed(company_id)
+        + _check_hash(fingerprint, "master fingerprint")
+        + u64(result_count)
+        + _check_hash(object_root, "object root")
+    )

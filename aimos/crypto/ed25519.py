@@ -1,0 +1,93 @@
+"""Ed25519 through PyNaCl, SPKI DER public keys and fingerprints."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from nacl.exceptions import BadSignatureError
+from nacl.signing import SigningKey, VerifyKey
+
+from aimos.crypto.encoding import b64u_decode, b64u_encode
+from aimos.errors import EncodingError
+
+SPKI_PREFIX = bytes.fromhex("302a300506032b6570032100")
+SIGNATURE_BYTES = 64
+
+
+def spki_der(raw_public_key: bytes) -> bytes:
+    if len(raw_public_key) != 32:
+        raise EncodingError("Ed25519 public keys are 32 bytes", reason="public_key_invalid")
+    return SPKI_PREFIX + raw_public_key
+
+
+def raw_from_spki(der: bytes) -> bytes:
+    if len(der) != 44 or not der.startswith(SPKI_PREFIX):
+        raise EncodingError("not an Ed25519 SPKI DER public key", reason="public_key_invalid")
+    return der[len(SPKI_PREFIX) :]
+
+
+def fingerprint_of_der(der: bytes) -> str:
+    return hashlib.sha256(der).hexdigest()
+
+
+def public_key_b64u(raw_public_key: bytes) -> str:
+    return b64u_encode(spki_der(raw_public_key))
+
+
+def fingerprint_of_b64u(public_key: str) -> str:
+    return fingerprint_of_der(b64u_decode(public_key))
+
+
+@dataclass(frozen=True)
+class KeyPair:
+    """An Ed25519 key held in memory. ``repr`` never shows the seed."""
+
+    seed: bytes
+
+    def __post_init__(self) -> None:
+        if len(self.seed) != 32:
+            raise EncodingError("Ed25519 seeds are 32 bytes", reason="seed_invalid")
+
+    def __repr__(self) -> str:
+        return f"KeyPair(fingerprint={self.fingerprint})"
+
+    @classmethod
+    def generate(cls) -> KeyPair:
+        return cls(bytes(SigningKey.generate()))
+
+    @property
+    def _signing(self) -> SigningKey:
+        return SigningKey(self.seed)
+
+    @property
+    def raw_public(self) -> bytes:
+        return bytes(self._signing.verify_key)
+
+    @property
+    def public_b64u(self) -> str:
+        return public_key_b64u(self.raw_public)
+
+    @property
+    def fingerprint(self) -> str:
+        return fingerprint_of_der(spki_der(self.raw_public))
+
+    def sign(self, message: bytes) -> bytes:
+        return bytes(self._signing.sign(message).signature)
+
+
+def verify(public_key_b64u_or_raw: str | bytes, message: bytes, signature: bytes) -> bool:
+    """True when ``signature`` is a valid Ed25519 signature of ``message``; never raises."""
+    try:
+        if isinstance(public_key_b64u_or_raw, str):
+            raw = raw_from_spki(b64u_decode(public_key_b64u_or_raw))
+        else:
+            raw = public_key_b64u_or_raw
+        if len(signature) != SIGNATURE_BYTES:
+            return False
+        VerifyKey(raw).verify(message, signature)
+        return True
+    except (BadSignatureError, EncodingError, ValueError, TypeError):
+        return False
+    except Exception:  # nacl raises its own CryptoError subclasses on malformed points
+        return False

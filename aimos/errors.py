@@ -1,0 +1,146 @@
+"""The one exception hierarchy of aimos: every error says what went wrong and what to do next.
+
+Exit codes are not decided here; ``aimos.exit_codes.exit_code_for`` is the only mapping.
+Messages must never carry secret material (keys, passphrases, the text of a refused secret).
+"""
+
+from __future__ import annotations
+
+
+class AimosError(Exception):
+    """Base of every error aimos raises on purpose. ``hint`` tells the user the fix."""
+
+    default_hint = "See `aimos --help`."
+
+    def __init__(self, message: str, hint: str | None = None, *, reason: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.hint = hint if hint is not None else self.default_hint
+        # A machine-readable reason from a closed vocabulary, when the error has one.
+        self.reason = reason
+
+    def __str__(self) -> str:
+        return self.message
+
+
+# --- usage: the input was wrong (exit 2) -------------------------------------------------
+class UsageError(AimosError):
+    default_hint = "Check the command's arguments with `aimos COMMAND --help`."
+
+
+class CanonicalJSONError(UsageError):
+    default_hint = "Only JSON objects of finite numbers, safe integers and depth <= 32 can be signed."
+
+
+class EncodingError(UsageError):
+    default_hint = "Use canonical unpadded base64url or lowercase hex as the protocol requires."
+
+
+class ValueTooLargeError(UsageError):
+    default_hint = "Split the text into smaller memories (at most 1 MiB canonical each)."
+
+
+class SecretDetectedError(UsageError):
+    default_hint = (
+        "Remove the secret from the text: aimos never stores credentials. "
+        "Keep secrets in a password manager and save a note that points to it."
+    )
+
+
+class PassphraseSourceError(UsageError):
+    default_hint = (
+        "Give the master passphrase on a terminal prompt, with --passphrase-fd N, "
+        "or in a 0600 file named by AIMOS_PASSPHRASE_FILE. Never on the command line."
+    )
+
+
+# --- generic failure (exit 1) --------------------------------------------------------------
+class StoreError(AimosError):
+    default_hint = "Run `aimos status` to check the brain."
+
+
+class SchemaTooNewError(StoreError):
+    default_hint = "This brain was written by a newer aimos: upgrade aimos to open it."
+
+
+# --- not found (exit 3) ---------------------------------------------------------------------
+class NotFoundError(AimosError):
+    default_hint = "Run `aimos list` to see what exists."
+
+
+class NotInstalledError(NotFoundError):
+    default_hint = "Run `aimos install` first (see README.md), or set AIMOS_HOME to the brain's home."
+
+
+class MemoryNotFoundError(NotFoundError):
+    default_hint = "Run `aimos list` to see memory ids."
+
+
+class AgentNotFoundError(NotFoundError):
+    default_hint = "Run `aimos agent list` to see enrolled agents, or `aimos agent enroll ID`."
+
+
+# --- verification failed (exit 4) -----------------------------------------------------------
+class VerificationError(AimosError):
+    default_hint = "The data does not verify: do not trust it; run `aimos verify` for details."
+
+
+# --- integrity (exit 5) --------------------------------------------------------------------
+class IntegrityError(AimosError):
+    default_hint = (
+        "The brain refused a change that would break its append-only record. "
+        "Retained rows are never edited: save a correction with `aimos correct ID TEXT`."
+    )
+
+
+# --- identity or keychain (exit 6) ---------------------------------------------------------
+class IdentityError(AimosError):
+    default_hint = "Run `aimos agent list` to check the agent's epochs and grants."
+
+
+class KeychainError(IdentityError):
+    default_hint = (
+        "No OS keychain answered. On a headless machine choose aimos's own file keystore with "
+        "`aimos install --keystore file` (or `--keystore auto`)."
+    )
+
+
+class PassphraseError(IdentityError):
+    default_hint = "Give the master passphrase chosen at install (at least 8 characters)."
+
+
+class EpochRevokedError(IdentityError):
+    default_hint = "This agent epoch was revoked: run `aimos agent rotate ID` to get a new one."
+
+
+class EpochExpiredError(IdentityError):
+    default_hint = "This agent epoch is outside its validity: run `aimos agent rotate ID`."
+
+
+class ReplayError(IdentityError):
+    default_hint = "Every request needs a fresh nonce: sign the request again."
+
+
+class ClockSkewError(IdentityError):
+    default_hint = "Request time is more than 300 s from the brain's clock: fix the clock and re-sign."
+
+
+class GrantError(IdentityError):
+    default_hint = (
+        "The agent's master-signed grant does not allow this: lower the clearance or data class, "
+        "or enrol the agent with a wider grant (`aimos agent enroll ID --clearance N`)."
+    )
+
+
+class SignatureError(IdentityError):
+    default_hint = "The request's signature or certificate does not verify: re-sign with the enrolled key."
+
+
+# --- busy (exit 7) -------------------------------------------------------------------------
+class BusyError(AimosError):
+    default_hint = "Another aimos process holds the brain for writing: try again in a moment."
+
+
+# --- aborted (exit 8) ----------------------------------------------------------------------
+class AbortedError(AimosError):
+    default_hint = "Nothing was changed."

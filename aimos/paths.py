@@ -1,0 +1,77 @@
+"""Where aimos keeps its files: AIMOS_HOME or the platformdirs user dirs; nothing else decides.
+
+With AIMOS_HOME set, every file aimos touches (brain, config, anchors, logs, state, file
+keystore) lives under it, so one variable isolates a brain completely (tests rely on this).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import platformdirs
+
+APP = "aimos"
+BRAIN_FILENAME = "brain.sqlite3"
+
+
+def _home() -> Path | None:
+    value = os.environ.get("AIMOS_HOME")
+    return Path(value).expanduser().absolute() if value else None
+
+
+def data_dir() -> Path:
+    home = _home()
+    return home if home else Path(platformdirs.user_data_dir(APP))
+
+
+def config_dir() -> Path:
+    home = _home()
+    return home / "config" if home else Path(platformdirs.user_config_dir(APP))
+
+
+def log_dir() -> Path:
+    home = _home()
+    return home / "logs" if home else Path(platformdirs.user_log_dir(APP))
+
+
+def state_dir() -> Path:
+    home = _home()
+    return home / "state" if home else Path(platformdirs.user_state_dir(APP))
+
+
+def brain_path() -> Path:
+    return data_dir() / BRAIN_FILENAME
+
+
+def anchors_path() -> Path:
+    return config_dir() / "anchors.json"
+
+
+def keystore_dir(brain_id: str) -> Path:
+    return state_dir() / "keys" / brain_id
+
+
+def ensure_private_dir(path: Path) -> Path:
+    """Create ``path`` (and parents) as 0700 directories; tighten an existing one."""
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    os.chmod(path, 0o700)
+    return path
+
+
+def write_private_file(path: Path, data: bytes) -> None:
+    """Write ``data`` atomically to ``path`` with mode 0600 (temp file, fsync, rename, dir fsync)."""
+    ensure_private_dir(path.parent)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+    dfd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dfd)
+    finally:
+        os.close(dfd)
