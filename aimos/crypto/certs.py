@@ -116,3 +116,16 @@ def verify_certificate(
         raise SignatureError("certificate signature does not verify", reason="cert_signature_invalid")
     if at is not None and not (cert.valid_from <= at <= cert.valid_until):
         raise SignatureError("certificate is outside its validity window", reason="cert_window")
+
+
+class CertificateCache:
+    """Remembers (certificate fingerprint, issuer key) pairs already verified in this process."""
+
+    def __init__(self) -> None:
+        self._seen: set[tuple[str, str]] = set()
+
+    def seen(self, fingerprint: str, issuer_public_key: str) -> bool:
+        return (fingerprint, issuer_public_key) in self._seen
+
+    def add(self, fingerprint: str, issuer_public_key: str) -> None:
+        self._seen.add((fingerprint, issuer_public_key))

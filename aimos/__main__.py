@@ -1,0 +1,5 @@
+"""`python -m aimos` runs the CLI."""
+
+from aimos.cli.app import main
+
+main()

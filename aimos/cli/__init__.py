@@ -1,0 +1,1 @@
+"""The aimos command line (Typer): one module per command group."""

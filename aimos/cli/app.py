@@ -1,0 +1,133 @@
+"""The `aimos` command: Typer app, error handling and exit codes.
+
+Heavy imports (apsw, nacl, textual, apscheduler) stay inside the commands so `--help` is fast.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+import typer
+
+from aimos import __version__
+from aimos.errors import AimosError
+from aimos.exit_codes import ExitCode, exit_code_for
+
+app = typer.Typer(
+    name="aimos",
+    help="aimos: a local-first memory brain for AI agents. Every save is signed; nothing is forgotten.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    pretty_exceptions_show_locals=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"aimos {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """aimos: a local-first memory brain for AI agents."""
+
+
+def _register() -> None:
+    from aimos.cli import agent_cmds, eval_cmds, install_cmd, memory_cmds, status_cmd
+
+    install_cmd.register(app)
+    memory_cmds.register(app)
+    status_cmd.register(app)
+    app.add_typer(agent_cmds.agent_app, name="agent")
+    app.add_typer(eval_cmds.eval_app, name="eval")
+
+
+_register()
+
+
+def _report(exc: AimosError) -> None:
+    sys.stderr.write(f"error: {exc.message}\n")
+    if exc.hint:
+        sys.stderr.write(f"hint: {exc.hint}\n")
+
+
+def _log(command: list[str], code: int, error: BaseException | None) -> None:
+    """One line per command in the log dir: command word, exit code, error class. No arguments."""
+    try:
+        from aimos import paths
+
+        log_dir = paths.log_dir()
+        paths.ensure_private_dir(log_dir)
+        words = [w for w in command[:2] if not w.startswith("-")][:2]
+        line = f"{int(__import__('time').time())} aimos {' '.join(words)} exit={code}"
+        if error is not None:
+            line += f" error={type(error).__name__}"
+        fd = os.open(log_dir / "aimos.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, (line + "\n").encode())
+        finally:
+            os.close(fd)
+    except OSError:
+        pass
+
+
+def main(argv: list[str] | None = None) -> Any:
+    """Console entry point: no traceback reaches a user; exit codes follow SPEC section 15."""
+    import click
+
+    os.umask(0o077)
+    args = list(sys.argv[1:] if argv is None else argv)
+    command = typer.main.get_command(app)
+    code: int = ExitCode.OK
+    error: BaseException | None = None
+    try:
+        result = command.main(args=args, prog_name="aimos", standalone_mode=False)
+        if isinstance(result, int):
+            code = result
+    except AimosError as exc:
+        error = exc
+        _report(exc)
+        code = exit_code_for(exc)
+    except click.exceptions.Exit as exc:
+        code = exc.exit_code
+    except click.exceptions.Abort as exc:
+        error = exc
+        sys.stderr.write("aborted: nothing was changed\n")
+        code = ExitCode.ABORTED
+    except click.ClickException as exc:
+        error = exc
+        exc.show()
+        code = ExitCode.USAGE
+    except KeyboardInterrupt as exc:
+        error = exc
+        sys.stderr.write("interrupted\n")
+        code = ExitCode.INTERRUPTED
+    except BrokenPipeError:
+        code = ExitCode.OK
+    except Exception as exc:  # a bug: say so plainly, without a traceback or locals
+        error = exc
+        sys.stderr.write(
+            f"error: internal error ({type(exc).__name__}); nothing secret was printed\n"
+            "hint: run again with AIMOS_DEBUG=1 to see the traceback, and report it\n"
+        )
+        if os.environ.get("AIMOS_DEBUG") == "1":
+            import traceback
+
+            traceback.print_exc()
+        code = ExitCode.FAILURE
+    if args and args[0] not in ("--help", "-h", "--version"):
+        _log(args, int(code), error)
+    sys.exit(int(code))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,67 @@
+"""What a command needs from the brain: its connection, metadata, keystore, signers, the clock."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import apsw
+
+from aimos import paths
+from aimos.crypto.ed25519 import KeyPair
+from aimos.errors import NotInstalledError
+from aimos.identity.epochs import HOUSEKEEPER, Signer, brain_meta, load_signer, unlock_master
+from aimos.identity.keystore import Keystore, open_keystore
+from aimos.identity.passphrase import read_passphrase
+from aimos.store.connection import open_reader, open_writer
+
+
+def now() -> int:
+    return int(time.time())
+
+
+@dataclass
+class Brain:
+    conn: apsw.Connection
+    meta: dict[str, str]
+    keystore: Keystore
+
+    @property
+    def company_id(self) -> str:
+        return self.meta["company_id"]
+
+    def signer(self, agent_id: str) -> Signer:
+        return load_signer(self.conn, self.keystore, agent_id, now())
+
+    def housekeeper(self) -> Signer:
+        return load_signer(self.conn, self.keystore, HOUSEKEEPER, now())
+
+    def master(self, passphrase_fd: int | None, purpose: str) -> KeyPair:
+        passphrase = read_passphrase(fd=passphrase_fd, purpose=purpose)
+        return unlock_master(self.conn, self.keystore, passphrase)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> Brain:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def _not_installed() -> NotInstalledError:
+    return NotInstalledError(f"no aimos brain at {paths.brain_path()}")
+
+
+def open_brain(*, write: bool) -> Brain:
+    path = paths.brain_path()
+    if not path.exists():
+        raise _not_installed()
+    conn = open_writer(path) if write else open_reader(path)
+    meta = brain_meta(conn)
+    if "brain_id" not in meta:
+        conn.close()
+        raise _not_installed()
+    return Brain(conn, meta, open_keystore(meta["keystore"], meta["brain_id"]))

@@ -1,0 +1,172 @@
+"""`aimos save | show | list | correct`."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import typer
+
+from aimos.cli.output import emit_json, first_line, out, say, table, when
+from aimos.errors import UsageError
+
+
+def _read_text(text: str | None) -> str:
+    if text is None or text == "-":
+        if sys.stdin.isatty() and text is None:
+            raise UsageError("no text to save", 'Give the text as an argument or on stdin: aimos save "..."')
+        data = sys.stdin.buffer.read()
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise UsageError("stdin is not UTF-8 text", "Save text, not binary data.") from None
+    return text
+
+
+def _signed_save(agent: str, build: Any) -> Any:
+    from aimos.cli.context import now, open_brain
+    from aimos.identity.requests import PATH_SAVE, sign_request
+    from aimos.memory.save import save
+
+    with open_brain(write=True) as brain:
+        signer = brain.signer(agent)
+        housekeeper = brain.housekeeper()
+        body = build(brain)
+        request = sign_request(signer, body, PATH_SAVE, now())
+        return save(brain.conn, housekeeper, request, now())
+
+
+def _report_save(result: Any, json_out: bool) -> None:
+    if json_out:
+        emit_json(result.to_json())
+        return
+    out(result.memory_id)
+    if result.status == "duplicate":
+        say("already in the brain: recorded a signed occurrence instead of a second copy")
+    elif result.status == "quarantined":
+        say("saved in retained quarantine (weight 0.1): the text carries a canary marker")
+    elif result.supersedes:
+        say(f"saved as a new version of {result.supersedes}")
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("save")
+    def save_cmd(
+        text: str = typer.Argument(None, help="The memory text; '-' or nothing reads stdin."),
+        key: str = typer.Option(None, "--key", help="An optional key, e.g. preference:editor."),
+        memory_type: str = typer.Option("note", "--type", help="Memory type, e.g. note, fact, procedure."),
+        scope: str = typer.Option("personal", "--scope", help="Scope of the memory."),
+        clearance: int = typer.Option(5, "--clearance", help="Clearance level 0..12 (grant-bounded)."),
+        data_class: str = typer.Option("internal", "--data-class", help="public|internal|confidential|restricted."),
+        source: str = typer.Option("cli", "--source", help="Where the memory came from."),
+        agent: str = typer.Option("cli", "--agent", help="The enrolled agent that signs the save."),
+        json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+    ) -> None:
+        """Save a memory through a signed request; prints its id."""
+        from aimos.memory.save import build_save_body
+
+        value = _read_text(text)
+        result = _signed_save(
+            agent,
+            lambda brain: build_save_body(
+                company_id=brain.company_id, value=value, key=key, scope=scope,
+                memory_type=memory_type, clearance_level=clearance, data_class=data_class,
+                source=source,
+            ),
+        )
+        _report_save(result, json_out)
+
+    @app.command("correct")
+    def correct_cmd(
+        memory_id: str = typer.Argument(..., help="The memory to correct (id or unique prefix)."),
+        text: str = typer.Argument(None, help="The corrected text; '-' or nothing reads stdin."),
+        agent: str = typer.Option("cli", "--agent", help="The enrolled agent that signs the save."),
+        json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+    ) -> None:
+        """Save a corrected version that supersedes a memory (the old one is kept)."""
+        from aimos.memory.save import build_save_body
+        from aimos.memory.versions import get_memory
+
+        value = _read_text(text)
+
+        def build(brain: Any) -> dict[str, Any]:
+            old = get_memory(brain.conn, memory_id)
+            return build_save_body(
+                company_id=old["company_id"], value=value, key=old["key"], scope=old["scope"],
+                memory_type=old["memory_type"], clearance_level=old["clearance_level"],
+                data_class=old["data_class"], source=old["source"], supersedes=old["memory_id"],
+            )
+
+        _report_save(_signed_save(agent, build), json_out)
+
+    @app.command("show")
+    def show_cmd(
+        memory_id: str = typer.Argument(..., help="Memory id or a unique prefix of it."),
+        json_out: bool = typer.Option(False, "--json", help="Print the memory as JSON."),
+    ) -> None:
+        """Show one memory: value, fields, version chain, provenance and events."""
+        from aimos.cli.context import open_brain
+        from aimos.memory.versions import memory_detail
+
+        with open_brain(write=False) as brain:
+            detail = memory_detail(brain.conn, memory_id)
+        if json_out:
+            emit_json(detail)
+            return
+        v = detail["version"]
+        out(detail["value"])
+        out("")
+        fields = [
+            ("id", detail["memory_id"]),
+            ("key", detail["key"] or "-"),
+            ("type", detail["memory_type"]),
+            ("scope", detail["scope"]),
+            ("clearance", str(detail["clearance_level"])),
+            ("data class", detail["data_class"]),
+            ("source", detail["source"]),
+            ("company", detail["company_id"]),
+            ("saved by", f"{detail['author_agent_id']} at {when(detail['created_at'])}"),
+            ("weight", f"{detail['weight']:.3f}" + (" (retained quarantine)" if detail["quarantine"] else "")),
+            ("label", detail["epistemic_label"]),
+            ("version", f"{v['number']} of {v['of']} ({v['state']})"),
+            ("supersedes", v["supersedes"] or "-"),
+            ("superseded by", v["superseded_by"] or "-"),
+            ("live content hash", detail["live_content_hash"]),
+            ("save mutation hash", detail["save_mutation_hash"]),
+            ("occurrences", str(len(detail["occurrences"]))),
+        ]
+        width = max(len(k) for k, _ in fields)
+        for k, val in fields:
+            out(f"{k.ljust(width)}  {val}")
+        out("")
+        out("provenance:")
+        for p in detail["provenance"]:
+            out(f"  {p['event_type']:<8} signed by {p['signer_agent_id']} (form {p['signature_form']})"
+                f" at {when(p['ts_signed'])}  {p['mutation_hash'][:16]}…")
+        out("events:")
+        for e in detail["events"]:
+            out(f"  {e['operation']:<34} {e['signer_agent_id']} #{e['ledger_seq']} at {when(e['ts_signed'])}")
+
+    @app.command("list")
+    def list_cmd(
+        limit: int = typer.Option(20, "--limit", "-n", help="How many memories, newest first."),
+        history: bool = typer.Option(False, "--history", help="Include superseded versions."),
+        json_out: bool = typer.Option(False, "--json", help="Print the memories as JSON."),
+    ) -> None:
+        """List memories, newest first (current versions only unless --history)."""
+        from aimos.cli.context import open_brain
+        from aimos.memory.versions import list_memories
+
+        with open_brain(write=False) as brain:
+            found = list_memories(brain.conn, limit=limit, include_history=history)
+        if json_out:
+            emit_json(found)
+            return
+        if not found:
+            say('The brain has no memories yet: aimos save "..."')
+            return
+        out(table(
+            ["id", "type", "weight", "label", "created", "text"],
+            [[m["memory_id"][:8], m["memory_type"], f"{m['retrieval_weight_milli'] / 1000:.3f}",
+              m["epistemic_label"], when(m["created_at"]), first_line(m["value"])] for m in found],
+        ))

@@ -1,0 +1,40 @@
+"""Output helpers: stdout carries data, stderr carries talk."""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import UTC, datetime
+from typing import Any
+
+
+def emit_json(value: Any) -> None:
+    sys.stdout.write(json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+
+
+def out(text: str = "") -> None:
+    sys.stdout.write(text + "\n")
+
+
+def say(text: str) -> None:
+    sys.stderr.write(text + "\n")
+
+
+def when(ts: int | None) -> str:
+    if ts is None:
+        return "-"
+    return datetime.fromtimestamp(ts, tz=UTC).strftime("%Y-%m-%d %H:%M:%SZ")
+
+
+def first_line(text: str, width: int = 60) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def table(headers: list[str], body: list[list[str]]) -> str:
+    widths = [len(h) for h in headers]
+    for row in body:
+        widths = [max(w, len(c)) for w, c in zip(widths, row, strict=True)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in body]
+    return "\n".join(lines)

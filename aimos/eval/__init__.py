@@ -1,0 +1,1 @@
+"""Evaluations and benchmarks; always in scratch brains under a temporary home."""

@@ -1,0 +1,1 @@
+"""Identities: the keystore, the master, identity epochs, grants, revocation, signed requests."""

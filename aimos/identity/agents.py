@@ -1,0 +1,178 @@
+"""Agent lifecycle over the brain: enrol (epoch + grant), rotate, revoke, list.
+
+Each operation is one write transaction; a keystore item written for a transaction that
+then fails is removed again, so nothing is left half-done.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import apsw
+
+from aimos.crypto.ed25519 import KeyPair
+from aimos.crypto.encoding import iso_ms
+from aimos.errors import UsageError
+from aimos.identity.epochs import (
+    DEFAULT_CLEARANCE,
+    DEFAULT_DATA_CLASS,
+    DEFAULT_VALIDITY_DAYS,
+    Signer,
+    brain_meta,
+    check_agent_id,
+    current_grant,
+    enrol_epoch,
+    epoch_state,
+    epochs,
+    issue_grant,
+    key_item_name,
+    latest_epoch,
+    revoke_epoch,
+)
+from aimos.identity.keystore import Keystore
+from aimos.store.connection import write_transaction
+
+
+def _enrol_with_grant(
+    conn: apsw.Connection,
+    master: KeyPair,
+    keystore: Keystore,
+    *,
+    agent_id: str,
+    now: int,
+    validity_days: int,
+    clearance: int,
+    data_class: str,
+    write_allowed: bool,
+    reason: str,
+) -> tuple[Signer, dict[str, Any]]:
+    meta = brain_meta(conn)
+    signer = enrol_epoch(
+        conn, master, keystore, agent_id=agent_id, role="agent", now=now,
+        device_fp=meta["device_fp"], validity_days=validity_days,
+    )
+    try:
+        grant = issue_grant(
+            conn, master, company_id=meta["company_id"], agent_id=agent_id,
+            valid_from=signer.valid_from, clearance_ceiling=clearance,
+            data_class_ceiling=data_class, write_allowed=write_allowed, now=now, reason=reason,
+        )
+    except BaseException:
+        keystore.delete(key_item_name(agent_id, signer.valid_from))
+        raise
+    return signer, grant
+
+
+def enroll_agent(
+    conn: apsw.Connection,
+    master: KeyPair,
+    keystore: Keystore,
+    *,
+    agent_id: str,
+    now: int,
+    validity_days: int = DEFAULT_VALIDITY_DAYS,
+    clearance: int = DEFAULT_CLEARANCE,
+    data_class: str = DEFAULT_DATA_CLASS,
+    write_allowed: bool = True,
+) -> tuple[Signer, dict[str, Any]]:
+    check_agent_id(agent_id)
+    if epochs(conn, agent_id):
+        raise UsageError(
+            f"agent {agent_id!r} is already enrolled",
+            f"Use `aimos agent rotate {agent_id}` for a new epoch.",
+        )
+    created: list[Signer] = []
+    try:
+        with write_transaction(conn):
+            signer, grant = _enrol_with_grant(
+                conn, master, keystore, agent_id=agent_id, now=now, validity_days=validity_days,
+                clearance=clearance, data_class=data_class, write_allowed=write_allowed,
+                reason="aimos agent enrolment",
+            )
+            created.append(signer)
+    except BaseException:
+        for s in created:
+            keystore.delete(key_item_name(s.agent_id, s.valid_from))
+        raise
+    return signer, grant
+
+
+def rotate_agent(
+    conn: apsw.Connection,
+    master: KeyPair,
+    keystore: Keystore,
+    *,
+    agent_id: str,
+    now: int,
+    validity_days: int | None = None,
+) -> tuple[Signer, dict[str, Any], bool]:
+    """New epoch with the previous grant's ceilings; the previous epoch is revoked if still live.
+
+    Returns (new signer, new grant, whether the previous epoch was revoked now).
+    """
+    previous = latest_epoch(conn, agent_id)
+    old_grant = current_grant(conn, agent_id, previous["valid_from"])
+    days = validity_days or max(1, (previous["valid_until"] - previous["valid_from"]) // 86_400)
+    created: list[Signer] = []
+    revoked_now = False
+    try:
+        with write_transaction(conn):
+            if previous["revoked_at"] is None and epoch_state(previous, now) != "expired":
+                revoke_epoch(
+                    conn, master, company_id=brain_meta(conn)["company_id"], agent_id=agent_id,
+                    valid_from=previous["valid_from"], reason="rotated", now=now,
+                )
+                revoked_now = True
+            signer, grant = _enrol_with_grant(
+                conn, master, keystore, agent_id=agent_id, now=now, validity_days=min(days, 365),
+                clearance=old_grant["clearance_ceiling"] if old_grant else DEFAULT_CLEARANCE,
+                data_class=old_grant["data_class_ceiling"] if old_grant else DEFAULT_DATA_CLASS,
+                write_allowed=bool(old_grant["write_allowed"]) if old_grant else True,
+                reason="aimos agent rotation",
+            )
+            created.append(signer)
+    except BaseException:
+        for s in created:
+            keystore.delete(key_item_name(s.agent_id, s.valid_from))
+        raise
+    if revoked_now:
+        keystore.delete(previous["key_ref"])
+    return signer, grant, revoked_now
+
+
+def revoke_agent(
+    conn: apsw.Connection, master: KeyPair, keystore: Keystore, *, agent_id: str, reason: str, now: int
+) -> dict[str, Any]:
+    """Revoke the agent's newest epoch; its secret is then removed from the keystore."""
+    epoch = latest_epoch(conn, agent_id)
+    with write_transaction(conn):
+        record = revoke_epoch(
+            conn, master, company_id=brain_meta(conn)["company_id"], agent_id=agent_id,
+            valid_from=epoch["valid_from"], reason=reason, now=now,
+        )
+    keystore.delete(epoch["key_ref"])
+    return record
+
+
+def agent_listing(conn: apsw.Connection, now: int) -> list[dict[str, Any]]:
+    out = []
+    for e in epochs(conn):
+        grant = current_grant(conn, e["agent_id"], e["valid_from"]) if e["role"] == "agent" else None
+        out.append(
+            {
+                "agent_id": e["agent_id"],
+                "role": e["role"],
+                "valid_from": iso_ms(e["valid_from"]),
+                "valid_until": iso_ms(e["valid_until"]),
+                "state": epoch_state(e, now),
+                "revoked_at": iso_ms(e["revoked_at"]) if e["revoked_at"] is not None else None,
+                "key_fingerprint": e["key_fingerprint"],
+                "cert_fingerprint": e["cert_fingerprint"],
+                "grant": None if grant is None else {
+                    "clearance_ceiling": grant["clearance_ceiling"],
+                    "data_class_ceiling": grant["data_class_ceiling"],
+                    "write_allowed": bool(grant["write_allowed"]),
+                },
+            }
+        )
+    return out

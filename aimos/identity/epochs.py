@@ -1,0 +1,414 @@
+"""The master identity, identity epochs with master-issued certificates, grants and revocation."""
+
+from __future__ import annotations
+
+
+import re
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+import apsw
+
+from aimos.crypto import commitments
+from aimos.crypto.canonical import canonical_json, canonical_text
+from aimos.crypto.certs import PERPETUAL_UNTIL, issue_certificate
+from aimos.crypto.domains import AGENT_REVOCATION_SCHEMA, RECALL_AUTHORIZATION_SCHEMA
+from aimos.crypto.ed25519 import KeyPair
+from aimos.crypto.encoding import b64u_decode, b64u_encode, iso_ms
+from aimos.crypto.messages import new_nonce, payload_message
+from aimos.errors import (
+    AgentNotFoundError,
+    EncodingError,
+    EpochExpiredError,
+    EpochRevokedError,
+    IdentityError,
+    PassphraseError,
+    UsageError,
+)
+from aimos.identity.keystore import Keystore
+from aimos.identity.passphrase import seal, unseal
+from aimos.store.connection import one, rows
+
+AGENT_ID_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+RESERVED_AGENT_IDS = ("housekeeper", "aimos_flag_signer")
+HOUSEKEEPER = "housekeeper"
+MASTER_ITEM = "master"
+DATA_CLASSES = ("public", "internal", "confidential", "restricted")
+CLEARANCE_MAX = 12
+AGENT_CLEARANCE_MAX = 10
+DEFAULT_CLEARANCE = 10
+DEFAULT_DATA_CLASS = "confidential"
+DEFAULT_VALIDITY_DAYS = 30
+DAY = 86_400
+
+
+def data_class_rank(name: str) -> int:
+    try:
+        return DATA_CLASSES.index(name)
+    except ValueError:
+        raise UsageError(
+            f"unknown data class {name!r}", f"Use one of: {', '.join(DATA_CLASSES)}."
+        ) from None
+
+
+def check_agent_id(agent_id: str) -> str:
+    if not AGENT_ID_RE.match(agent_id or ""):
+        raise UsageError(
+            f"invalid agent id {agent_id!r}",
+            "Agent ids are 1-64 characters of letters, digits, '_' and '-'.",
+        )
+    if agent_id in RESERVED_AGENT_IDS:
+        raise UsageError(f"agent id {agent_id!r} is reserved", "Choose another agent id.")
+    return agent_id
+
+
+def check_validity_days(days: int) -> int:
+    if not 1 <= days <= 365:
+        raise UsageError(f"validity of {days} days is out of range", "Use --validity-days 1..365.")
+    return days
+
+
+def check_clearance(clearance: int, *, ceiling: int = CLEARANCE_MAX) -> int:
+    if not 0 <= clearance <= ceiling:
+        raise UsageError(
+            f"clearance {clearance} is out of range", f"Use a clearance from 0 to {ceiling}."
+        )
+    return clearance
+
+
+@dataclass(frozen=True)
+class Signer:
+    """An identity epoch whose key is loaded: it can sign. ``repr`` hides the key."""
+
+    agent_id: str
+    valid_from: int
+    valid_until: int
+    key: KeyPair
+    certificate: str
+    cert_fingerprint: str
+    identity_tier: str
+
+    def __repr__(self) -> str:
+        return f"Signer({self.agent_id}@{self.valid_from})"
+
+
+def key_item_name(agent_id: str, valid_from: int) -> str:
+    return f"{agent_id}@{valid_from}"
+
+
+def brain_meta(conn: apsw.Connection) -> dict[str, str]:
+    return {r["key"]: r["value"] for r in rows(conn, "SELECT key, value FROM brain_meta")}
+
+
+# --- master -------------------------------------------------------------------------------
+def create_master(conn: apsw.Connection, keystore: Keystore, passphrase: str, now: int) -> KeyPair:
+    """Create the master key, seal it into the keystore and record its public key."""
+    master = KeyPair.generate()
+    keystore.put(MASTER_ITEM, seal(master.seed, passphrase))
+    conn.execute(
+        "INSERT INTO master_identity (fingerprint, public_key_b64u, created_at) VALUES (?, ?, ?)",
+        (master.fingerprint, master.public_b64u, now),
+    )
+    return master
+
+
+def master_row(conn: apsw.Connection) -> dict[str, Any]:
+    row = one(conn, "SELECT fingerprint, public_key_b64u, created_at FROM master_identity")
+    if row is None:
+        raise IdentityError("this brain has no master identity", "Run `aimos install`.")
+    return row
+
+
+def unlock_master(conn: apsw.Connection, keystore: Keystore, passphrase: str) -> KeyPair:
+    seed = unseal(keystore.get(MASTER_ITEM), passphrase)
+    try:
+        master = KeyPair(seed)
+    except EncodingError:
+        raise PassphraseError("the sealed master key is damaged") from None
+    if master.fingerprint != master_row(conn)["fingerprint"]:
+        raise PassphraseError(
+            "the keystore's master key is not this brain's master",
+            "The keystore belongs to another brain: check AIMOS_HOME.",
+        )
+    return master
+
+
+# --- epochs -------------------------------------------------------------------------------
+def _next_valid_from(conn: apsw.Connection, agent_id: str, now: int) -> int:
+    row = one(conn, "SELECT MAX(valid_from) AS vf FROM identity_epochs WHERE agent_id = ?", (agent_id,))
+    last = row["vf"] if row and row["vf"] is not None else None
+    return now if last is None or last < now else last + 1
+
+
+def enrol_epoch(
+    conn: apsw.Connection,
+    master: KeyPair,
+    keystore: Keystore,
+    *,
+    agent_id: str,
+    role: str,
+    now: int,
+    device_fp: str,
+    validity_days: int = DEFAULT_VALIDITY_DAYS,
+) -> Signer:
+    """Generate a key, store its secret, issue its certificate and record the epoch."""
+    if role == "agent":
+        check_agent_id(agent_id)
+        check_validity_days(validity_days)
+    valid_from = _next_valid_from(conn, agent_id, now)
+    valid_until = PERPETUAL_UNTIL if role == "housekeeper" else valid_from + validity_days * DAY
+    key = KeyPair.generate()
+    cert = issue_certificate(
+        master,
+        agent_id=agent_id,
+        pubkey=key.public_b64u,
+        device_fp=device_fp,
+        valid_from=valid_from,
+        valid_until=valid_until,
+        issued_at=now,
+    )
+    item = key_item_name(agent_id, valid_from)
+    keystore.put(item, b64u_encode(key.seed))
+    tier = "T1"
+    conn.execute(
+        "INSERT INTO identity_epochs (agent_id, valid_from, valid_until, role, identity_tier,"
+        " public_key_b64u, key_fingerprint, certificate, cert_fingerprint, device_fp, key_ref,"
+        " created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+        (
+            agent_id, valid_from, valid_until, role, tier, key.public_b64u, key.fingerprint,
+            cert.text, cert.fingerprint, device_fp, item, now,
+        ),
+    )
+    return Signer(agent_id, valid_from, valid_until, key, cert.text, cert.fingerprint, tier)
+
+
+def epochs(conn: apsw.Connection, agent_id: str | None = None) -> list[dict[str, Any]]:
+    sql = (
+        "SELECT e.agent_id, e.valid_from, e.valid_until, e.role, e.identity_tier, e.key_fingerprint,"
+        " e.cert_fingerprint, e.key_ref, e.public_key_b64u, e.certificate,"
+        " r.revoked_at, r.reason AS revocation_reason"
+        " FROM identity_epochs e LEFT JOIN agent_revocations r"
+        " ON r.agent_id = e.agent_id AND r.agent_valid_from = e.valid_from"
+    )
+    params: tuple[Any, ...] = ()
+    if agent_id is not None:
+        sql += " WHERE e.agent_id = ?"
+        params = (agent_id,)
+    return rows(conn, sql + " ORDER BY e.agent_id, e.valid_from", params)
+
+
+def latest_epoch(conn: apsw.Connection, agent_id: str) -> dict[str, Any]:
+    found = epochs(conn, agent_id)
+    if not found:
+        raise AgentNotFoundError(f"agent {agent_id!r} is not enrolled in this brain")
+    return found[-1]
+
+
+def epoch_state(epoch: dict[str, Any], now: int) -> str:
+    if epoch["revoked_at"] is not None and epoch["revoked_at"] <= now:
+        return "revoked"
+    if now < epoch["valid_from"]:
+        return "not_yet_valid"
+    if now > epoch["valid_until"]:
+        return "expired"
+    return "active"
+
+
+def load_signer(conn: apsw.Connection, keystore: Keystore, agent_id: str, now: int) -> Signer:
+    """The agent's newest epoch with its key; refuses a revoked or expired one with the fix."""
+    epoch = latest_epoch(conn, agent_id)
+    state = epoch_state(epoch, now)
+    if state == "revoked":
+        raise EpochRevokedError(
+            f"agent {agent_id!r}'s current epoch (valid from {iso_ms(epoch['valid_from'])}) "
+            f"was revoked at {iso_ms(epoch['revoked_at'])}",
+            f"Run `aimos agent rotate {agent_id}` to enrol a new epoch.",
+        )
+    if state == "expired":
+        raise EpochExpiredError(
+            f"agent {agent_id!r}'s current epoch expired at {iso_ms(epoch['valid_until'])}",
+            f"Run `aimos agent rotate {agent_id}` to enrol a new epoch.",
+        )
+    seed = b64u_decode(keystore.get(epoch["key_ref"]))
+    key = KeyPair(seed)
+    if key.public_b64u != epoch["public_key_b64u"]:
+        raise IdentityError(
+            f"the keystore's key for {agent_id!r} does not match its enrolled epoch",
+            "The keystore belongs to another brain: check AIMOS_HOME.",
+        )
+    return Signer(
+        agent_id, epoch["valid_from"], epoch["valid_until"], key, epoch["certificate"],
+        epoch["cert_fingerprint"], epoch["identity_tier"],
+    )
+
+
+# --- grants -------------------------------------------------------------------------------
+def issue_grant(
+    conn: apsw.Connection,
+    master: KeyPair,
+    *,
+    company_id: str,
+    agent_id: str,
+    valid_from: int,
+    clearance_ceiling: int,
+    data_class_ceiling: str,
+    write_allowed: bool,
+    now: int,
+    reason: str = "aimos recall and write authority",
+    allowed: bool = True,
+) -> dict[str, Any]:
+    """A master-signed grant (`hom.aimos.recall-authorization/v1`) for one agent epoch."""
+    cap = CLEARANCE_MAX if agent_id == HOUSEKEEPER else AGENT_CLEARANCE_MAX
+    check_clearance(clearance_ceiling, ceiling=cap)
+    data_class_rank(data_class_ceiling)
+    prev = one(
+        conn,
+        "SELECT mutation_hash FROM recall_grants WHERE subject_agent_id = ? AND subject_valid_from = ?"
+        " ORDER BY ts_signed DESC, rowid DESC LIMIT 1",
+        (agent_id, valid_from),
+    )
+    prev_hash = prev["mutation_hash"] if prev else None
+    master_fp = master.fingerprint
+    body = {
+        "schema": RECALL_AUTHORIZATION_SCHEMA,
+        "company_id": company_id,
+        "subject_agent_id": agent_id,
+        "subject_valid_from": iso_ms(valid_from),
+        "allowed": bool(allowed),
+        "write_allowed": bool(write_allowed),
+        "clearance_ceiling": clearance_ceiling,
+        "data_class_ceiling": data_class_ceiling,
+        "master_fingerprint": master_fp,
+        "reason": reason,
+        "prev_mutation_hash": prev_hash,
+        "ts_signed": now,
+    }
+    nonce = new_nonce()
+    signature = master.sign(payload_message(body, nonce, now))
+    content = commitments.provenance_content_hash(body)
+    mutation = commitments.recall_authorization_mutation_hash(
+        bytes.fromhex(prev_hash) if prev_hash else None, content, nonce, now
+    )
+    grant = {
+        "grant_id": str(uuid.uuid4()),
+        "company_id": company_id,
+        "subject_agent_id": agent_id,
+        "subject_valid_from": valid_from,
+        "allowed": int(allowed),
+        "write_allowed": int(write_allowed),
+        "clearance_ceiling": clearance_ceiling,
+        "data_class_ceiling": data_class_ceiling,
+        "reason": reason,
+        "master_fingerprint": master_fp,
+        "signed_body": canonical_text(body),
+        "content_hash": content.hex(),
+        "nonce": nonce,
+        "ts_signed": now,
+        "signature_b64u": b64u_encode(signature),
+        "prev_mutation_hash": prev_hash,
+        "mutation_hash": mutation.hex(),
+    }
+    conn.execute(
+        f"INSERT INTO recall_grants ({', '.join(grant)}) VALUES ({', '.join('?' * len(grant))})",
+        tuple(grant.values()),
+    )
+    return grant
+
+
+def current_grant(conn: apsw.Connection, agent_id: str, valid_from: int) -> dict[str, Any] | None:
+    return one(
+        conn,
+        "SELECT * FROM recall_grants WHERE subject_agent_id = ? AND subject_valid_from = ?"
+        " ORDER BY ts_signed DESC, rowid DESC LIMIT 1",
+        (agent_id, valid_from),
+    )
+
+
+# --- revocation ---------------------------------------------------------------------------
+def revoke_epoch(
+    conn: apsw.Connection,
+    master: KeyPair,
+    *,
+    company_id: str,
+    agent_id: str,
+    valid_from: int,
+    reason: str,
+    now: int,
+) -> dict[str, Any]:
+    """A master-signed revocation (`hom.aimos.agent-revocation/v1`) of one epoch."""
+    epoch = one(
+        conn,
+        "SELECT certificate FROM identity_epochs WHERE agent_id = ? AND valid_from = ?",
+        (agent_id, valid_from),
+    )
+    if epoch is None:
+        raise AgentNotFoundError(f"agent {agent_id!r} has no epoch valid from {valid_from}")
+    if one(conn, "SELECT 1 AS x FROM agent_revocations WHERE agent_id = ? AND agent_valid_from = ?",
+           (agent_id, valid_from)):
+        raise UsageError(
+            f"agent {agent_id!r}'s epoch valid from {iso_ms(valid_from)} is already revoked",
+            f"Run `aimos agent rotate {agent_id}` for a new epoch.",
+        )
+    prior = commitments.revocation_prior_identity_hash(agent_id, valid_from, epoch["certificate"])
+    body = {
+        "schema": AGENT_REVOCATION_SCHEMA,
+        "event_type": "REVOKE_AGENT_IDENTITY",
+        "company_id": company_id,
+        "agent_id": agent_id,
+        "agent_valid_from": iso_ms(valid_from),
+        "target_cert_hash": commitments.sha256(epoch["certificate"].encode("ascii")).hex(),
+        "revoked_at": iso_ms(now),
+        "reason": reason,
+        "master_fingerprint": master.fingerprint,
+        "ts_signed": now,
+    }
+    nonce = new_nonce()
+    signature = master.sign(payload_message(body, nonce, now))
+    content = commitments.sha256(canonical_json(body))
+    mutation = commitments.agent_revocation_mutation_hash(prior, content, signature)
+    record = {
+        "revocation_id": str(uuid.uuid4()),
+        "company_id": company_id,
+        "agent_id": agent_id,
+        "agent_valid_from": valid_from,
+        "revoked_at": now,
+        "reason": reason,
+        "master_fingerprint": master.fingerprint,
+        "signed_body": canonical_text(body),
+        "content_hash": content.hex(),
+        "nonce": nonce,
+        "ts_signed": now,
+        "signature_b64u": b64u_encode(signature),
+        "prior_identity_hash": prior.hex(),
+        "mutation_hash": mutation.hex(),
+    }
+    conn.execute(
+        f"INSERT INTO agent_revocations ({', '.join(record)}) VALUES ({', '.join('?' * len(record))})",
+        tuple(record.values()),
+    )
+    return record
+
+
+def revocation_at(conn: apsw.Connection, agent_id: str, valid_from: int) -> int | None:
+    row = one(
+        conn,
+        "SELECT revoked_at FROM agent_revocations WHERE agent_id = ? AND agent_valid_from = ?",
+        (agent_id, valid_from),
+    )
+    return int(row["revoked_at"]) if row else None
+
+
+def grant_summary(grant: dict[str, Any] | None) -> dict[str, Any] | None:
+    if grant is None:
+        return None
+    return {
+        "allowed": bool(grant["allowed"]),
+        "write_allowed": bool(grant["write_allowed"]),
+        "clearance_ceiling": grant["clearance_ceiling"],
+        "data_class_ceiling": grant["data_class_ceiling"],
+        "mutation_hash": grant["mutation_hash"],
+        "signed_at": iso_ms(grant["ts_signed"]),
+    }
+
+

@@ -1,0 +1,196 @@
+"""Where secrets live: the OS keychain through ``keyring``, or aimos's own file keystore.
+
+One item per identity epoch, service ``aimos:<brain_id>``. keyring's plaintext and null
+backends are refused. Secrets never appear in an error message.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+from typing import Protocol
+
+from aimos import paths
+from aimos.errors import KeychainError, UsageError
+
+KEYSTORE_CHOICES = ("os", "file", "auto")
+_REFUSED_BACKEND_MODULES = ("keyring.backends.fail", "keyring.backends.null", "keyrings.alt")
+
+
+class Keystore(Protocol):
+    kind: str
+
+    def put(self, name: str, secret: str) -> None: ...
+
+    def get(self, name: str) -> str: ...
+
+    def delete(self, name: str) -> bool: ...
+
+    def describe(self) -> str: ...
+
+
+def service_name(brain_id: str) -> str:
+    return f"aimos:{brain_id}"
+
+
+def _check_item_name(name: str) -> None:
+    if not name or "/" in name or name.startswith(".") or len(name) > 200:
+        raise UsageError(f"invalid keystore item name {name!r}")
+
+
+class OsKeystore:
+    """The OS keychain (Secret Service, macOS Keychain, Windows Credential Locker)."""
+
+    kind = "os"
+
+    def __init__(self, brain_id: str):
+        self.service = service_name(brain_id)
+
+    def _backend(self):  # type: ignore[no-untyped-def]
+        import keyring
+
+        backend = keyring.get_keyring()
+        module = type(backend).__module__
+        if any(module.startswith(m) for m in _REFUSED_BACKEND_MODULES) or "Plaintext" in type(
+            backend
+        ).__name__:
+            raise KeychainError(f"keyring backend {type(backend).__name__} is not an OS keychain")
+        return backend
+
+    def _call(self, what: str, fn, *args):  # type: ignore[no-untyped-def]
+        try:
+            return fn(*args)
+        except KeychainError:
+            raise
+        except Exception as exc:  # keyring raises many backend-specific types
+            raise KeychainError(f"the OS keychain failed to {what} ({type(exc).__name__})") from None
+
+    def put(self, name: str, secret: str) -> None:
+        _check_item_name(name)
+        backend = self._backend()
+        self._call("store a secret", backend.set_password, self.service, name, secret)
+
+    def get(self, name: str) -> str:
+        _check_item_name(name)
+        backend = self._backend()
+        value = self._call("read a secret", backend.get_password, self.service, name)
+        if value is None:
+            raise KeychainError(
+                f"the OS keychain has no item {name!r} for {self.service}",
+                "The brain's keys are missing from this keychain: restore them or reinstall.",
+            )
+        return str(value)
+
+    def delete(self, name: str) -> bool:
+        _check_item_name(name)
+        backend = self._backend()
+        import keyring.errors
+
+        try:
+            backend.delete_password(self.service, name)
+            return True
+        except keyring.errors.PasswordDeleteError:
+            return False
+        except Exception as exc:
+            raise KeychainError(f"the OS keychain failed to delete an item ({type(exc).__name__})") from None
+
+    def describe(self) -> str:
+        try:
+            backend = self._backend()
+            return f"os keychain ({type(backend).__module__}.{type(backend).__name__}), service {self.service}"
+        except KeychainError:
+            return f"os keychain (unavailable), service {self.service}"
+
+
+class FileKeystore:
+    """aimos's own keystore: one 0600 file per secret in a 0700 directory of the state dir."""
+
+    kind = "file"
+
+    def __init__(self, brain_id: str, directory: Path | None = None):
+        self.directory = directory or paths.keystore_dir(brain_id)
+
+    def _path(self, name: str) -> Path:
+        _check_item_name(name)
+        return self.directory / f"{name}.key"
+
+    def put(self, name: str, secret: str) -> None:
+        path = self._path(name)
+        paths.ensure_private_dir(self.directory)
+        if path.exists():
+            raise KeychainError(f"keystore item {name!r} already exists", "Nothing was overwritten.")
+        paths.write_private_file(path, secret.encode("utf-8"))
+
+    def get(self, name: str) -> str:
+        path = self._path(name)
+        try:
+            st = path.stat()
+        except FileNotFoundError:
+            raise KeychainError(
+                f"the file keystore has no item {name!r}",
+                f"Expected {path}: restore the keystore folder or reinstall.",
+            ) from None
+        if st.st_mode & 0o077:
+            raise KeychainError(
+                f"keystore file {path} is readable by other users",
+                f"Run `chmod 600 {path}` (and check who could have read it).",
+            )
+        return path.read_text("utf-8")
+
+    def delete(self, name: str) -> bool:
+        path = self._path(name)
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            return False
+        return True
+
+    def describe(self) -> str:
+        return f"file keystore at {self.directory}"
+
+
+def probe_os_keychain() -> str | None:
+    """None when the OS keychain stores, reads and deletes a probe item; else why not."""
+    probe = OsKeystore("probe")
+    name = f"probe-{secrets.token_hex(8)}"
+    value = secrets.token_urlsafe(16)
+    try:
+        probe.put(name, value)
+        ok = probe.get(name) == value
+        probe.delete(name)
+    except KeychainError as exc:
+        return exc.message
+    return None if ok else "the OS keychain returned a different value than it stored"
+
+
+def open_keystore(kind: str, brain_id: str) -> Keystore:
+    if kind == "os":
+        return OsKeystore(brain_id)
+    if kind == "file":
+        return FileKeystore(brain_id)
+    raise UsageError(f"unknown keystore kind {kind!r}", "Use --keystore os, file or auto.")
+
+
+def choose_keystore(choice: str | None, brain_id: str) -> tuple[Keystore, str]:
+    """Pick the keystore for a new brain; returns it and a sentence saying why."""
+    choice = choice or "os"
+    if choice not in KEYSTORE_CHOICES:
+        raise UsageError(f"unknown keystore {choice!r}", "Use --keystore os, file or auto.")
+    if choice == "file":
+        return FileKeystore(brain_id), "file keystore (chosen with --keystore file)"
+    problem = probe_os_keychain()
+    if problem is None:
+        return OsKeystore(brain_id), "OS keychain"
+    if choice == "auto":
+        return FileKeystore(brain_id), f"file keystore (no OS keychain answered: {problem})"
+    raise KeychainError(
+        f"no OS keychain is reachable: {problem}",
+        "On a headless machine use `--keystore file` (aimos's own 0600 file keystore) or "
+        "`--keystore auto`; on a desktop, unlock the login keychain and try again.",
+    )
+
+
+def keystore_env_override() -> str | None:
+    value = os.environ.get("AIMOS_KEYSTORE")
+    return value or None

@@ -1,0 +1,138 @@
+"""Signed agent requests (request form 3) and their verification by the brain."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import apsw
+
+from aimos.crypto.canonical import canonical_sha256_hex
+from aimos.crypto.certs import CertificateCache, parse_certificate, verify_certificate
+from aimos.crypto.ed25519 import verify
+from aimos.crypto.encoding import b64u_decode, b64u_encode, iso_ms
+from aimos.crypto.messages import CLOCK_SKEW_SECONDS, new_nonce, request_message, within_skew
+from aimos.errors import (
+    ClockSkewError,
+    EncodingError,
+    EpochExpiredError,
+    EpochRevokedError,
+    GrantError,
+    ReplayError,
+    SignatureError,
+    UsageError,
+)
+from aimos.identity.epochs import Signer, current_grant, master_row, revocation_at
+from aimos.store.connection import one
+
+METHOD = "POST"
+PATH_SAVE = "/aimos/save"
+PATH_RECALL = "/aimos/recall"
+PATH_OUTCOME = "/aimos/outcome"
+SIG_FORM = 3
+
+
+@dataclass(frozen=True)
+class SignedRequest:
+    """What an agent sends: the body and the envelope (the Aimos-Agent-* headers)."""
+
+    body: dict[str, Any]
+    method: str
+    path: str
+    nonce: str
+    ts: int
+    signature_b64u: str
+    certificate: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "body": self.body,
+            "method": self.method,
+            "path": self.path,
+            "nonce": self.nonce,
+            "ts_signed": self.ts,
+            "signature_b64u": self.signature_b64u,
+            "certificate": self.certificate,
+        }
+
+
+@dataclass(frozen=True)
+class VerifiedRequest:
+    request: SignedRequest
+    agent_id: str
+    valid_from: int
+    cert_fingerprint: str
+    identity_tier: str
+    grant: dict[str, Any]
+    request_hash: str
+
+
+def sign_request(signer: Signer, body: dict[str, Any], path: str, now: int) -> SignedRequest:
+    nonce = new_nonce()
+    signature = signer.key.sign(request_message(body, METHOD, path, nonce, now))
+    return SignedRequest(body, METHOD, path, nonce, now, b64u_encode(signature), signer.certificate)
+
+
+_verified_certs = CertificateCache()
+
+
+def verify_request(
+    conn: apsw.Connection, req: SignedRequest, *, path: str, now: int
+) -> VerifiedRequest:
+    """Check a request against the brain; records its nonce (call inside the write transaction)."""
+    if req.method.upper() != METHOD or req.path != path:
+        raise UsageError(f"this endpoint takes POST {path}, not {req.method} {req.path}")
+    try:
+        cert = parse_certificate(req.certificate)
+        signature = b64u_decode(req.signature_b64u)
+    except EncodingError as exc:
+        raise SignatureError("the request signature is not canonical base64url") from exc
+    epoch = one(
+        conn,
+        "SELECT agent_id, valid_from, valid_until, role, identity_tier, public_key_b64u"
+        " FROM identity_epochs WHERE cert_fingerprint = ?",
+        (cert.fingerprint,),
+    )
+    if epoch is None or epoch["role"] != "agent":
+        raise SignatureError(
+            "the request's certificate is not an enrolled agent epoch of this brain",
+            "Enrol the agent with `aimos agent enroll ID` and sign with its key.",
+        )
+    master = master_row(conn)
+    if not _verified_certs.seen(cert.fingerprint, master["public_key_b64u"]):
+        verify_certificate(cert, master["public_key_b64u"])
+        _verified_certs.add(cert.fingerprint, master["public_key_b64u"])
+    if not verify(cert.pubkey, request_message(req.body, req.method, req.path, req.nonce, req.ts), signature):
+        raise SignatureError("the request signature does not verify under the agent's key")
+    agent_id, valid_from = epoch["agent_id"], epoch["valid_from"]
+    if not epoch["valid_from"] <= req.ts <= epoch["valid_until"]:
+        raise EpochExpiredError(
+            f"agent {agent_id!r}'s epoch is not valid at the request time {iso_ms(req.ts)}",
+            f"Run `aimos agent rotate {agent_id}` to enrol a new epoch.",
+        )
+    revoked_at = revocation_at(conn, agent_id, valid_from)
+    if revoked_at is not None and req.ts >= revoked_at:
+        raise EpochRevokedError(
+            f"agent {agent_id!r}'s epoch was revoked at {iso_ms(revoked_at)}; "
+            "requests signed at or after that are refused",
+            f"Run `aimos agent rotate {agent_id}` to enrol a new epoch.",
+        )
+    if not within_skew(req.ts, now):
+        raise ClockSkewError(
+            f"request time is {req.ts - now:+d} s from the brain's clock "
+            f"(at most {CLOCK_SKEW_SECONDS} s allowed)"
+        )
+    grant = current_grant(conn, agent_id, valid_from)
+    if grant is None or not grant["allowed"]:
+        raise GrantError(f"agent {agent_id!r} has no master-signed grant for this epoch")
+    if one(conn, "SELECT 1 AS x FROM request_nonces WHERE agent_id = ? AND nonce = ?", (agent_id, req.nonce)):
+        raise ReplayError(f"nonce already used by agent {agent_id!r}: the request is a replay")
+    request_hash = canonical_sha256_hex(req.body)
+    conn.execute(
+        "INSERT INTO request_nonces (agent_id, nonce, valid_from, ts_signed, signed_path,"
+        " request_hash, received_at) VALUES (?,?,?,?,?,?,?)",
+        (agent_id, req.nonce, valid_from, req.ts, req.path, request_hash, now),
+    )
+    return VerifiedRequest(
+        req, agent_id, valid_from, cert.fingerprint, epoch["identity_tier"], grant, request_hash
+    )

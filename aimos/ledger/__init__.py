@@ -1,0 +1,1 @@
+"""The signed event ledger: one chain per signer epoch."""

@@ -1,0 +1,110 @@
+"""Append signed events: ledger_seq from 1 per signer epoch, event-link mutation hashes.
+
+The insert trigger re-checks the body, the chain position, the link hash and the signature,
+so a row that did not come through here (or through an identical signer) is refused.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import apsw
+
+from aimos.crypto import commitments
+from aimos.crypto.canonical import canonical_text
+from aimos.crypto.encoding import b64u_encode, iso_ms
+from aimos.crypto.messages import new_nonce, payload_message
+from aimos.identity.epochs import Signer
+from aimos.store.connection import one, rows
+
+LEDGER_VERSION = "aimos-ledger/v1"
+
+
+def chain_head(conn: apsw.Connection, signer: Signer, company_id: str) -> tuple[int, str]:
+    """(last ledger_seq, its mutation hash) of the signer's chain; (0, genesis) when empty."""
+    row = one(
+        conn,
+        "SELECT ledger_seq, mutation_hash FROM events WHERE signer_agent_id = ? AND signer_valid_from = ?"
+        " ORDER BY ledger_seq DESC LIMIT 1",
+        (signer.agent_id, signer.valid_from),
+    )
+    if row:
+        return int(row["ledger_seq"]), str(row["mutation_hash"])
+    genesis = commitments.event_genesis_predecessor(company_id, signer.agent_id, signer.valid_from)
+    return 0, genesis.hex()
+
+
+def brain_company(conn: apsw.Connection) -> str:
+    row = one(conn, "SELECT value FROM brain_meta WHERE key = 'company_id'")
+    return str(row["value"]) if row else "personal"
+
+
+def append_event(
+    conn: apsw.Connection,
+    signer: Signer,
+    *,
+    operation: str,
+    company_id: str,
+    metadata: dict[str, Any],
+    now: int,
+    actor_agent_id: str | None = None,
+    actor_valid_from: int | None = None,
+    subject_memory_id: str | None = None,
+    parent_event_id: str | None = None,
+) -> dict[str, Any]:
+    """Sign and append one event; call inside a write transaction."""
+    seq, prev = chain_head(conn, signer, brain_company(conn))
+    event_id = str(uuid.uuid4())
+    body = {
+        "ledger_version": LEDGER_VERSION,
+        "event_id": event_id,
+        "company_id": company_id,
+        "operation": operation,
+        "actor_agent_id": actor_agent_id or signer.agent_id,
+        "actor_valid_from": iso_ms(actor_valid_from if actor_valid_from is not None else signer.valid_from),
+        "signer_agent_id": signer.agent_id,
+        "signer_valid_from": iso_ms(signer.valid_from),
+        "cert_fingerprint": signer.cert_fingerprint,
+        "identity_tier": signer.identity_tier,
+        "subject_memory_id": subject_memory_id,
+        "parent_event_id": parent_event_id,
+        "metadata": metadata,
+        "ledger_seq": seq + 1,
+        "prev_mutation_hash": prev,
+        "ts_signed": now,
+    }
+    nonce = new_nonce()
+    signature = signer.key.sign(payload_message(body, nonce, now))
+    content = commitments.provenance_content_hash(body)
+    mutation = commitments.event_link_hash(bytes.fromhex(prev), content, nonce, now)
+    record = {
+        "event_id": event_id,
+        "company_id": company_id,
+        "operation": operation,
+        "signer_agent_id": signer.agent_id,
+        "signer_valid_from": signer.valid_from,
+        "ledger_seq": seq + 1,
+        "subject_memory_id": subject_memory_id,
+        "signed_body": canonical_text(body),
+        "content_hash": content.hex(),
+        "nonce": nonce,
+        "ts_signed": now,
+        "signature_b64u": b64u_encode(signature),
+        "prev_mutation_hash": prev,
+        "mutation_hash": mutation.hex(),
+    }
+    conn.execute(
+        f"INSERT INTO events ({', '.join(record)}) VALUES ({', '.join('?' * len(record))})",
+        tuple(record.values()),
+    )
+    return record
+
+
+def events_for_memory(conn: apsw.Connection, memory_id: str) -> list[dict[str, Any]]:
+    return rows(
+        conn,
+        "SELECT event_id, operation, signer_agent_id, ledger_seq, ts_signed, mutation_hash"
+        " FROM events WHERE subject_memory_id = ? ORDER BY ts_signed, rowid",
+        (memory_id,),
+    )

@@ -1,0 +1,1 @@
+"""Memories: the signed save, versions, the secret gate and the canary gate."""

@@ -1,0 +1,317 @@
+"""The signed save (SPEC section 5): verify the request, gate it, and append in one transaction."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+import apsw
+
+from aimos.crypto import commitments
+from aimos.crypto.canonical import canonical_json, canonical_text
+from aimos.crypto.encoding import b64u_decode, b64u_encode
+from aimos.errors import GrantError, IntegrityError, UsageError, ValueTooLargeError
+from aimos.identity.epochs import (
+    CLEARANCE_MAX,
+    Signer,
+    check_clearance,
+    data_class_rank,
+)
+from aimos.identity.requests import PATH_SAVE, SignedRequest, VerifiedRequest, verify_request
+from aimos.ledger.events import append_event
+from aimos.memory.gates import refuse_secrets, scan_canary
+from aimos.memory.versions import head_of, resolve_memory_id
+from aimos.store.connection import one, write_transaction
+
+MAX_CANONICAL_BYTES = 1_048_576
+BODY_FIELDS = (
+    "company_id", "key", "value", "scope", "memory_type", "clearance_level", "data_class",
+    "source", "supersedes",
+)
+QUARANTINE_WEIGHT_MILLI = 100
+DEFAULT_WEIGHT_MILLI = 1000
+BINDING_SCHEMA_VERSION = 2
+
+
+@dataclass(frozen=True)
+class SaveResult:
+    memory_id: str
+    status: str  # saved | duplicate | quarantined
+    live_content_hash: str
+    save_mutation_hash: str
+    event_id: str
+    supersedes: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "memory_id": self.memory_id,
+            "status": self.status,
+            "live_content_hash": self.live_content_hash,
+            "save_mutation_hash": self.save_mutation_hash,
+            "event_id": self.event_id,
+            "supersedes": self.supersedes,
+        }
+
+
+def build_save_body(
+    *,
+    company_id: str,
+    value: str,
+    key: str | None = None,
+    scope: str = "personal",
+    memory_type: str = "note",
+    clearance_level: int = 5,
+    data_class: str = "internal",
+    source: str = "cli",
+    supersedes: str | None = None,
+) -> dict[str, Any]:
+    """The request body an agent signs for POST /aimos/save."""
+    body: dict[str, Any] = {
+        "company_id": company_id,
+        "key": key,
+        "value": value,
+        "scope": scope,
+        "memory_type": memory_type,
+        "clearance_level": clearance_level,
+        "data_class": data_class,
+        "source": source,
+    }
+    if supersedes is not None:
+        body["supersedes"] = supersedes
+    return body
+
+
+def _nonempty_text(body: dict[str, Any], field: str) -> str:
+    value = body.get(field)
+    if not isinstance(value, str) or not value.strip():
+        raise UsageError(f"{field} must be non-empty text", f"Give a {field.replace('_', ' ')}.")
+    return value
+
+
+def validate_body(body: dict[str, Any]) -> None:
+    unknown = set(body) - set(BODY_FIELDS)
+    if unknown:
+        raise UsageError(f"unknown save fields: {', '.join(sorted(unknown))}")
+    size = len(canonical_json(body))
+    if size > MAX_CANONICAL_BYTES:
+        raise ValueTooLargeError(
+            f"the memory is {size:,} bytes as canonical JSON, over the 1 MiB limit "
+            f"({MAX_CANONICAL_BYTES:,} bytes)"
+        )
+    _nonempty_text(body, "value")
+    for field in ("company_id", "scope", "memory_type", "source"):
+        _nonempty_text(body, field)
+    if body.get("key") is not None and not isinstance(body["key"], str):
+        raise UsageError("key must be text")
+    clearance = body.get("clearance_level")
+    if not isinstance(clearance, int) or isinstance(clearance, bool):
+        raise UsageError("clearance_level must be an integer", "Use --clearance 0..12.")
+    check_clearance(clearance, ceiling=CLEARANCE_MAX)
+    if not isinstance(body.get("data_class"), str):
+        raise UsageError("data_class must be text")
+    data_class_rank(body["data_class"])
+
+
+def _check_grant(verified: VerifiedRequest, body: dict[str, Any]) -> None:
+    grant = verified.grant
+    who = f"agent {verified.agent_id!r}"
+    if not grant["write_allowed"]:
+        raise GrantError(f"{who} has a read-only grant", "Enrol the agent without --read-only to save.")
+    if body["company_id"] != grant["company_id"]:
+        raise GrantError(f"{who} has no grant for company {body['company_id']!r}")
+    if body["clearance_level"] > grant["clearance_ceiling"]:
+        raise GrantError(
+            f"clearance {body['clearance_level']} is above {who}'s grant ceiling "
+            f"{grant['clearance_ceiling']}",
+            f"Use --clearance {grant['clearance_ceiling']} or lower.",
+        )
+    if data_class_rank(body["data_class"]) > data_class_rank(grant["data_class_ceiling"]):
+        raise GrantError(
+            f"data class {body['data_class']!r} is above {who}'s grant ceiling "
+            f"{grant['data_class_ceiling']!r}",
+            f"Use --data-class {grant['data_class_ceiling']} or lower.",
+        )
+
+
+def _record_occurrence(
+    conn: apsw.Connection,
+    housekeeper: Signer,
+    verified: VerifiedRequest,
+    existing: dict[str, Any],
+    now: int,
+) -> SaveResult:
+    req = verified.request
+    prev = one(
+        conn,
+        "SELECT commitment FROM memory_occurrences WHERE memory_id = ? ORDER BY created_at DESC, rowid DESC LIMIT 1",
+        (existing["memory_id"],),
+    )
+    occurrence_id = str(uuid.uuid4())
+    commitment = commitments.occurrence_v3_commitment(
+        company_id=existing["company_id"],
+        occurrence_event_id=occurrence_id,
+        memory_id=existing["memory_id"],
+        event_type="SAVE_REASSERT",
+        live_hash=bytes.fromhex(existing["live_content_hash"]),
+        predecessor=bytes.fromhex(prev["commitment"]) if prev else None,
+        agent_id=verified.agent_id,
+        signer_valid_from_ms=verified.valid_from * 1000,
+        cert_fingerprint=bytes.fromhex(verified.cert_fingerprint),
+        identity_tier=verified.identity_tier,
+        sig_form_version=3,
+        nonce=b64u_decode(req.nonce),
+        ts_signed=req.ts,
+        signed_method=req.method,
+        signed_path=req.path,
+        request_body_hash=bytes.fromhex(verified.request_hash),
+        request_receipt_mutation_hash=None,
+        authorization_event_id=None,
+    )
+    signature = housekeeper.key.sign(commitments.occurrence_v3_signature_message(commitment))
+    conn.execute(
+        "INSERT INTO memory_occurrences (occurrence_id, memory_id, company_id, event_type,"
+        " live_content_hash, agent_id, agent_valid_from, request_body_hash, request_nonce, request_ts,"
+        " request_signature_b64u, predecessor_commitment, commitment, signer_valid_from,"
+        " signature_b64u, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        (
+            occurrence_id, existing["memory_id"], existing["company_id"], "SAVE_REASSERT",
+            existing["live_content_hash"], verified.agent_id, verified.valid_from,
+            verified.request_hash, req.nonce, req.ts, req.signature_b64u,
+            prev["commitment"] if prev else None, commitment.hex(), housekeeper.valid_from,
+            b64u_encode(signature), now,
+        ),
+    )
+    event = append_event(
+        conn, housekeeper, operation="memory_occurrence_recorded", company_id=existing["company_id"],
+        metadata={
+            "memory_id": existing["memory_id"],
+            "occurrence_id": occurrence_id,
+            "occurrence_commitment": commitment.hex(),
+            "live_content_hash": existing["live_content_hash"],
+            "request_hash": verified.request_hash,
+        },
+        now=now, actor_agent_id=verified.agent_id, actor_valid_from=verified.valid_from,
+        subject_memory_id=existing["memory_id"],
+    )
+    return SaveResult(
+        existing["memory_id"], "duplicate", existing["live_content_hash"],
+        existing["save_mutation_hash"], event["event_id"],
+    )
+
+
+def save_in_transaction(
+    conn: apsw.Connection, housekeeper: Signer, req: SignedRequest, now: int
+) -> SaveResult:
+    """The save itself; the caller holds the write transaction."""
+    verified = verify_request(conn, req, path=PATH_SAVE, now=now)
+    body = req.body
+    validate_body(body)
+    _check_grant(verified, body)
+    refuse_secrets(body.get("key"), body["value"], body.get("source"))
+    canary = scan_canary(body.get("key"), body["value"])
+    live_hash = commitments.live_content_hash(body).hex()
+    company = body["company_id"]
+
+    supersedes = body.get("supersedes")
+    if supersedes is not None:
+        old = resolve_memory_id(conn, supersedes, company_id=company)
+        if old != supersedes:
+            raise UsageError("supersedes must be a full memory id")
+        head = head_of(conn, old)
+        if head != old:
+            raise UsageError(
+                f"memory {old} was already corrected; its current version is {head}",
+                f"Correct the current version: `aimos correct {head} TEXT`.",
+            )
+
+    existing = one(
+        conn,
+        "SELECT memory_id, company_id, live_content_hash, save_mutation_hash FROM memories"
+        " WHERE company_id = ? AND live_content_hash = ?",
+        (company, live_hash),
+    )
+    if existing is not None:
+        if supersedes is not None:
+            raise UsageError(
+                f"a memory with exactly this content already exists ({existing['memory_id']})",
+                "Change the text of the correction.",
+            )
+        return _record_occurrence(conn, housekeeper, verified, existing, now)
+
+    memory_id = str(uuid.uuid4())
+    provenance_id = str(uuid.uuid4())
+    content_hash = commitments.provenance_content_hash(body)
+    mutation = commitments.provenance_mutation_hash(content_hash, None, req.nonce, req.ts).hex()
+    conn.execute(
+        "INSERT INTO memory_provenance (provenance_id, memory_id, company_id, event_type, body_json,"
+        " content_hash, prev_mutation_hash, mutation_hash, nonce, ts_signed, signature_b64u,"
+        " signature_form, signed_method, signed_path, signer_agent_id, signer_valid_from,"
+        " cert_fingerprint, identity_tier, is_genesis, backfilled, binding_schema_version, created_at)"
+        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        (
+            provenance_id, memory_id, company, "SAVE", canonical_text(body), content_hash.hex(),
+            None, mutation, req.nonce, req.ts, req.signature_b64u, 3, req.method, req.path,
+            verified.agent_id, verified.valid_from, verified.cert_fingerprint,
+            verified.identity_tier, 1, 0, BINDING_SCHEMA_VERSION, now,
+        ),
+    )
+    quarantine = 1 if canary.detected else 0
+    conn.execute(
+        "INSERT INTO memories (memory_id, company_id, key, value, scope, memory_type,"
+        " clearance_level, data_class, source, author_agent_id, author_valid_from, created_at,"
+        " live_content_hash, save_provenance_id, save_mutation_hash, quarantine,"
+        " retrieval_weight_milli, epistemic_label) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        (
+            memory_id, company, body.get("key"), body["value"], body["scope"], body["memory_type"],
+            body["clearance_level"], body["data_class"], body["source"], verified.agent_id,
+            verified.valid_from, now, live_hash, provenance_id, mutation, quarantine,
+            QUARANTINE_WEIGHT_MILLI if quarantine else DEFAULT_WEIGHT_MILLI, "unverified",
+        ),
+    )
+    if supersedes is not None:
+        conn.execute(
+            "INSERT INTO memory_supersessions (old_memory_id, new_memory_id, company_id,"
+            " binding_mutation_hash, created_at) VALUES (?,?,?,?,?)",
+            (supersedes, memory_id, company, mutation, now),
+        )
+    event = append_event(
+        conn, housekeeper, operation="memory_saved", company_id=company,
+        metadata={
+            "memory_id": memory_id,
+            "live_content_hash": live_hash,
+            "save_mutation_hash": mutation,
+            "request_hash": verified.request_hash,
+            "supersedes": supersedes,
+            "retained_quarantine": bool(quarantine),
+        },
+        now=now, actor_agent_id=verified.agent_id, actor_valid_from=verified.valid_from,
+        subject_memory_id=memory_id,
+    )
+    if canary.detected:
+        append_event(
+            conn, housekeeper, operation="canary_write_retained_quarantine", company_id=company,
+            metadata={
+                "memory_id": memory_id,
+                "reason": "canary_detected_retained_quarantine",
+                "marker_count": canary.count,
+                "weight_milli": QUARANTINE_WEIGHT_MILLI,
+            },
+            now=now, actor_agent_id=verified.agent_id, actor_valid_from=verified.valid_from,
+            subject_memory_id=memory_id, parent_event_id=event["event_id"],
+        )
+    return SaveResult(
+        memory_id, "quarantined" if quarantine else "saved", live_hash, mutation,
+        event["event_id"], supersedes,
+    )
+
+
+def save(conn: apsw.Connection, housekeeper: Signer, req: SignedRequest, now: int) -> SaveResult:
+    """Verify and apply one signed save in its own write transaction (all or nothing)."""
+    with write_transaction(conn):
+        return save_in_transaction(conn, housekeeper, req, now)
+
+
+def assert_head(conn: apsw.Connection, memory_id: str) -> None:
+    if head_of(conn, memory_id) != memory_id:
+        raise IntegrityError(f"memory {memory_id} is not the head of its version chain")

@@ -1,0 +1,1 @@
+"""The brain's SQLite store: connections, migrations, the writer and its SQL functions."""

@@ -1,0 +1,142 @@
+"""SQL functions the writer registers for the insert triggers (all deterministic, no I/O).
+
+A connection without them (the ``sqlite3`` shell) cannot append to the signed tables: the
+triggers fail with "no such function".
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from aimos.crypto import commitments
+from aimos.crypto.canonical import canonical_json
+from aimos.crypto.certs import parse_certificate, verify_certificate
+from aimos.crypto.ed25519 import verify
+from aimos.crypto.encoding import b64u_decode, hex32
+from aimos.crypto.messages import payload_message
+from aimos.errors import AimosError
+
+
+def _bytes(value: Any) -> bytes:
+    if isinstance(value, bytes):
+        return value
+    if value is None:
+        return b""
+    return str(value).encode("utf-8")
+
+
+def sha256_hex(value: Any) -> str:
+    return hashlib.sha256(_bytes(value)).hexdigest()
+
+
+def is_canonical(text: Any) -> int:
+    try:
+        return int(isinstance(text, str) and canonical_json(json.loads(text)).decode() == text)
+    except (ValueError, AimosError):
+        return 0
+
+
+def _body_message(body_text: str, tail: list[bytes]) -> bytes:
+    return b"\n".join([body_text.encode("utf-8"), *tail])
+
+
+def payload_message_sql(body_text: str, nonce: str, ts: int) -> bytes:
+    return _body_message(body_text, [nonce.encode(), str(int(ts)).encode()])
+
+
+def request_message_sql(body_text: str, method: str, path: str, nonce: str, ts: int) -> bytes:
+    return _body_message(
+        body_text,
+        [str(method).upper().encode(), str(path).encode(), nonce.encode(), str(int(ts)).encode()],
+    )
+
+
+def ed25519_verify(public_key_b64u: Any, message: Any, signature_b64u: Any) -> int:
+    try:
+        if not isinstance(public_key_b64u, str) or not isinstance(signature_b64u, str):
+            return 0
+        return int(verify(public_key_b64u, _bytes(message), b64u_decode(signature_b64u)))
+    except AimosError:
+        return 0
+
+
+def event_link(prev_hex: str, content_hex: str, nonce: str, ts: int) -> str | None:
+    try:
+        return commitments.event_link_hash(hex32(prev_hex), hex32(content_hex), nonce, ts).hex()
+    except (AimosError, TypeError):
+        return None
+
+
+def event_genesis(company: str, agent_id: str, valid_from: int) -> str | None:
+    if company is None or agent_id is None or valid_from is None:
+        return None
+    return commitments.event_genesis_predecessor(company, agent_id, int(valid_from)).hex()
+
+
+def provenance_mutation(content_hex: str, prev_hex: str | None, nonce: str, ts: int) -> str | None:
+    try:
+        prev = hex32(prev_hex) if prev_hex is not None else None
+        return commitments.provenance_mutation_hash(hex32(content_hex), prev, nonce, ts).hex()
+    except (AimosError, TypeError):
+        return None
+
+
+def grant_mutation(prev_hex: str | None, content_hex: str, nonce: str, ts: int) -> str | None:
+    try:
+        prev = hex32(prev_hex) if prev_hex is not None else None
+        return commitments.recall_authorization_mutation_hash(prev, hex32(content_hex), nonce, ts).hex()
+    except (AimosError, TypeError):
+        return None
+
+
+def live_content_hash_sql(*fields: Any) -> str:
+    row = dict(zip(commitments.LIVE_ROW_FIELDS, fields, strict=True))
+    return commitments.live_content_hash(row).hex()
+
+
+def certificate_matches(
+    certificate: str, master_public_key: str | None, agent_id: str, pubkey: str,
+    valid_from: int, valid_until: int,
+) -> int:
+    if master_public_key is None:
+        return 0
+    try:
+        cert = parse_certificate(certificate)
+        verify_certificate(cert, master_public_key)
+    except AimosError:
+        return 0
+    return int(
+        cert.agent_id == agent_id
+        and cert.pubkey == pubkey
+        and cert.valid_from == valid_from
+        and cert.valid_until == valid_until
+    )
+
+
+def occurrence_message(commitment_hex: str) -> bytes | None:
+    try:
+        return commitments.occurrence_v3_signature_message(hex32(commitment_hex))
+    except (AimosError, TypeError):
+        return None
+
+
+# name -> (function, number of arguments)
+SQL_FUNCTIONS: dict[str, tuple[Any, int]] = {
+    "aimos_sha256_hex": (sha256_hex, 1),
+    "aimos_is_canonical": (is_canonical, 1),
+    "aimos_payload_message": (payload_message_sql, 3),
+    "aimos_request_message": (request_message_sql, 5),
+    "aimos_ed25519_verify": (ed25519_verify, 3),
+    "aimos_event_link": (event_link, 4),
+    "aimos_event_genesis": (event_genesis, 3),
+    "aimos_provenance_mutation": (provenance_mutation, 4),
+    "aimos_grant_mutation": (grant_mutation, 4),
+    "aimos_live_content_hash": (live_content_hash_sql, 7),
+    "aimos_certificate_matches": (certificate_matches, 6),
+    "aimos_occurrence_message": (occurrence_message, 1),
+}
+
+# Kept for the test that checks the SQL message forms equal the kernel's.
+KERNEL_PAYLOAD_MESSAGE = payload_message

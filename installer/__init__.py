@@ -1,0 +1,1 @@
+"""aimos onboarding: create a brain, its identities and its grants (`aimos install`)."""
