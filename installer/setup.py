@@ -7,7 +7,6 @@ anchors file), so a failed install leaves nothing behind.
 from __future__ import annotations
 
 import json
-
 import socket
 import uuid
 from dataclasses import dataclass, field
@@ -110,7 +109,7 @@ def installed_brain_id(path: Path | None = None) -> str | None:
     path = path or paths.brain_path()
     if not path.exists():
         return None
-    from aimos.store.connection import open_reader, one
+    from aimos.store.connection import one, open_reader
 
     conn = open_reader(path)
     try:
@@ -160,21 +159,41 @@ def install(options: InstallOptions, passphrase: str, now: int) -> InstallResult
                 conn.executemany("INSERT INTO brain_meta (key, value) VALUES (?, ?)", list(meta.items()))
                 master = create_master(conn, keystore, passphrase, now)
                 housekeeper = enrol_epoch(
-                    conn, master, keystore, agent_id=HOUSEKEEPER, role="housekeeper", now=now,
+                    conn,
+                    master,
+                    keystore,
+                    agent_id=HOUSEKEEPER,
+                    role="housekeeper",
+                    now=now,
                     device_fp=device_fp,
                 )
                 agent = enrol_epoch(
-                    conn, master, keystore, agent_id=options.agent_id, role="agent", now=now,
-                    device_fp=device_fp, validity_days=options.validity_days,
+                    conn,
+                    master,
+                    keystore,
+                    agent_id=options.agent_id,
+                    role="agent",
+                    now=now,
+                    device_fp=device_fp,
+                    validity_days=options.validity_days,
                 )
                 grant = issue_grant(
-                    conn, master, company_id=options.company_id, agent_id=options.agent_id,
-                    valid_from=agent.valid_from, clearance_ceiling=options.clearance,
-                    data_class_ceiling=options.data_class, write_allowed=not options.read_only,
-                    now=now, reason="First-launch ordinary AIMOS memory authority",
+                    conn,
+                    master,
+                    company_id=options.company_id,
+                    agent_id=options.agent_id,
+                    valid_from=agent.valid_from,
+                    clearance_ceiling=options.clearance,
+                    data_class_ceiling=options.data_class,
+                    write_allowed=not options.read_only,
+                    now=now,
+                    reason="First-launch ordinary AIMOS memory authority",
                 )
                 append_event(
-                    conn, housekeeper, operation="brain_installed", company_id=options.company_id,
+                    conn,
+                    housekeeper,
+                    operation="brain_installed",
+                    company_id=options.company_id,
                     metadata={
                         "brain_id": brain_id,
                         "master_fingerprint": master.fingerprint,
@@ -225,5 +244,3 @@ def install(options: InstallOptions, passphrase: str, now: int) -> InstallResult
         housekeeper_valid_from=housekeeper.valid_from,
         anchors_path=str(anchors),
     )
-
-

@@ -34,18 +34,30 @@ def enroll(
     with open_brain(write=True) as brain:
         master = brain.master(passphrase_fd, "enrol an agent")
         signer, grant = enroll_agent(
-            brain.conn, master, brain.keystore, agent_id=agent_id, now=now(),
-            validity_days=validity_days, clearance=clearance, data_class=data_class,
+            brain.conn,
+            master,
+            brain.keystore,
+            agent_id=agent_id,
+            now=now(),
+            validity_days=validity_days,
+            clearance=clearance,
+            data_class=data_class,
             write_allowed=not read_only,
         )
-    result = {"agent_id": agent_id, "valid_from": iso_ms(signer.valid_from),
-              "valid_until": iso_ms(signer.valid_until), "cert_fingerprint": signer.cert_fingerprint,
-              "grant_mutation_hash": grant["mutation_hash"]}
+    result = {
+        "agent_id": agent_id,
+        "valid_from": iso_ms(signer.valid_from),
+        "valid_until": iso_ms(signer.valid_until),
+        "cert_fingerprint": signer.cert_fingerprint,
+        "grant_mutation_hash": grant["mutation_hash"],
+    }
     if json_out:
         emit_json(result)
     else:
-        out(f"enrolled {agent_id}: valid until {result['valid_until']}, clearance <= {clearance}, "
-            f"data class <= {data_class}{', read-only' if read_only else ''}")
+        out(
+            f"enrolled {agent_id}: valid until {result['valid_until']}, clearance <= {clearance}, "
+            f"data class <= {data_class}{', read-only' if read_only else ''}"
+        )
 
 
 @agent_app.command("rotate")
@@ -68,14 +80,20 @@ def rotate(
         signer, grant, revoked = rotate_agent(
             brain.conn, master, brain.keystore, agent_id=agent_id, now=now(), validity_days=validity_days
         )
-    result = {"agent_id": agent_id, "valid_from": iso_ms(signer.valid_from),
-              "valid_until": iso_ms(signer.valid_until), "previous_epoch_revoked": revoked,
-              "grant_mutation_hash": grant["mutation_hash"]}
+    result = {
+        "agent_id": agent_id,
+        "valid_from": iso_ms(signer.valid_from),
+        "valid_until": iso_ms(signer.valid_until),
+        "previous_epoch_revoked": revoked,
+        "grant_mutation_hash": grant["mutation_hash"],
+    }
     if json_out:
         emit_json(result)
     else:
-        out(f"rotated {agent_id}: new epoch valid until {result['valid_until']}"
-            + ("; the previous epoch is revoked" if revoked else ""))
+        out(
+            f"rotated {agent_id}: new epoch valid until {result['valid_until']}"
+            + ("; the previous epoch is revoked" if revoked else "")
+        )
 
 
 @agent_app.command("revoke")
@@ -112,10 +130,22 @@ def list_agents(json_out: bool = typer.Option(False, "--json", help="Print as JS
     if json_out:
         emit_json(listing)
         return
-    out(table(
-        ["agent", "role", "state", "valid from", "valid until", "grant"],
-        [[e["agent_id"], e["role"], e["state"], e["valid_from"][:19], e["valid_until"][:19],
-          "-" if e["grant"] is None else
-          f"clearance<={e['grant']['clearance_ceiling']} {e['grant']['data_class_ceiling']}"
-          + ("" if e["grant"]["write_allowed"] else " read-only")] for e in listing],
-    ))
+    out(
+        table(
+            ["agent", "role", "state", "valid from", "valid until", "grant"],
+            [
+                [
+                    e["agent_id"],
+                    e["role"],
+                    e["state"],
+                    e["valid_from"][:19],
+                    e["valid_until"][:19],
+                    "-"
+                    if e["grant"] is None
+                    else f"clearance<={e['grant']['clearance_ceiling']} {e['grant']['data_class_ceiling']}"
+                    + ("" if e["grant"]["write_allowed"] else " read-only"),
+                ]
+                for e in listing
+            ],
+        )
+    )

@@ -29,5 +29,7 @@ def perf(
         s = report[name]
         out(f"  {name:<22} median {s['median_ms']:>9.4f} ms   p95 {s['p95_ms']:>9.4f} ms")
     out(f"  bare parts (sum of medians)   {report['bare_parts_median_ms']:.4f} ms")
-    out(f"  ratio signed save / bare parts  {report['ratio_save_to_bare_parts']:.3f}"
-        f"  (target <= {report['target_ratio']})")
+    out(
+        f"  ratio signed save / bare parts  {report['ratio_save_to_bare_parts']:.3f}"
+        f"  (target <= {report['target_ratio']})"
+    )

@@ -35,7 +35,8 @@ def register(app: typer.Typer) -> None:
         from aimos.cli.context import now
         from aimos.identity.keystore import keystore_env_override
         from aimos.identity.passphrase import read_passphrase
-        from installer.setup import InstallOptions, install as do_install, installed_brain_id, validate
+        from installer.setup import InstallOptions, installed_brain_id, validate
+        from installer.setup import install as do_install
 
         existing = installed_brain_id()
         if existing is not None:
@@ -48,17 +49,28 @@ def register(app: typer.Typer) -> None:
                 conn.close()
             fingerprint = master["fingerprint"] if master else "?"
             if json_out:
-                emit_json({"status": "already_installed", "brain_id": existing,
-                           "brain_path": str(paths.brain_path()), "master_fingerprint": fingerprint})
+                emit_json(
+                    {
+                        "status": "already_installed",
+                        "brain_id": existing,
+                        "brain_path": str(paths.brain_path()),
+                        "master_fingerprint": fingerprint,
+                    }
+                )
             else:
                 out(f"aimos is already installed at {paths.brain_path()}; nothing was changed.")
                 out(f"master fingerprint: {fingerprint}")
                 say("To enrol another agent: aimos agent enroll ID")
             return
         options = InstallOptions(
-            brain_name=brain_name, company_id=company, agent_id=agent_id,
-            keystore=keystore or keystore_env_override(), validity_days=validity_days,
-            clearance=clearance, data_class=data_class, read_only=read_only,
+            brain_name=brain_name,
+            company_id=company,
+            agent_id=agent_id,
+            keystore=keystore or keystore_env_override(),
+            validity_days=validity_days,
+            clearance=clearance,
+            data_class=data_class,
+            read_only=read_only,
         )
         if not yes and sys.stdin.isatty() and passphrase_fd is None:
             options.brain_name = typer.prompt("Brain name", default=options.brain_name)
@@ -73,7 +85,9 @@ def register(app: typer.Typer) -> None:
         out(f"Installed brain {options.brain_name!r} at {result.brain_path}")
         out(f"keystore: {result.keystore_note}")
         out(f"master fingerprint: {result.master_fingerprint}")
-        out(f"agent: {result.agent_id} (grant: clearance <= {options.clearance}, "
-            f"data class <= {options.data_class}{', read-only' if options.read_only else ''})")
+        out(
+            f"agent: {result.agent_id} (grant: clearance <= {options.clearance}, "
+            f"data class <= {options.data_class}{', read-only' if options.read_only else ''})"
+        )
         say(f"The master fingerprint is also in {result.anchors_path}; keep a copy elsewhere.")
         say('Next: aimos save "something worth remembering"   then   aimos list')

@@ -57,7 +57,9 @@ def register(app: typer.Typer) -> None:
         memory_type: str = typer.Option("note", "--type", help="Memory type, e.g. note, fact, procedure."),
         scope: str = typer.Option("personal", "--scope", help="Scope of the memory."),
         clearance: int = typer.Option(5, "--clearance", help="Clearance level 0..12 (grant-bounded)."),
-        data_class: str = typer.Option("internal", "--data-class", help="public|internal|confidential|restricted."),
+        data_class: str = typer.Option(
+            "internal", "--data-class", help="public|internal|confidential|restricted."
+        ),
         source: str = typer.Option("cli", "--source", help="Where the memory came from."),
         agent: str = typer.Option("cli", "--agent", help="The enrolled agent that signs the save."),
         json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
@@ -69,8 +71,13 @@ def register(app: typer.Typer) -> None:
         result = _signed_save(
             agent,
             lambda brain: build_save_body(
-                company_id=brain.company_id, value=value, key=key, scope=scope,
-                memory_type=memory_type, clearance_level=clearance, data_class=data_class,
+                company_id=brain.company_id,
+                value=value,
+                key=key,
+                scope=scope,
+                memory_type=memory_type,
+                clearance_level=clearance,
+                data_class=data_class,
                 source=source,
             ),
         )
@@ -92,9 +99,15 @@ def register(app: typer.Typer) -> None:
         def build(brain: Any) -> dict[str, Any]:
             old = get_memory(brain.conn, memory_id)
             return build_save_body(
-                company_id=old["company_id"], value=value, key=old["key"], scope=old["scope"],
-                memory_type=old["memory_type"], clearance_level=old["clearance_level"],
-                data_class=old["data_class"], source=old["source"], supersedes=old["memory_id"],
+                company_id=old["company_id"],
+                value=value,
+                key=old["key"],
+                scope=old["scope"],
+                memory_type=old["memory_type"],
+                clearance_level=old["clearance_level"],
+                data_class=old["data_class"],
+                source=old["source"],
+                supersedes=old["memory_id"],
             )
 
         _report_save(_signed_save(agent, build), json_out)
@@ -126,7 +139,10 @@ def register(app: typer.Typer) -> None:
             ("source", detail["source"]),
             ("company", detail["company_id"]),
             ("saved by", f"{detail['author_agent_id']} at {when(detail['created_at'])}"),
-            ("weight", f"{detail['weight']:.3f}" + (" (retained quarantine)" if detail["quarantine"] else "")),
+            (
+                "weight",
+                f"{detail['weight']:.3f}" + (" (retained quarantine)" if detail["quarantine"] else ""),
+            ),
             ("label", detail["epistemic_label"]),
             ("version", f"{v['number']} of {v['of']} ({v['state']})"),
             ("supersedes", v["supersedes"] or "-"),
@@ -141,8 +157,10 @@ def register(app: typer.Typer) -> None:
         out("")
         out("provenance:")
         for p in detail["provenance"]:
-            out(f"  {p['event_type']:<8} signed by {p['signer_agent_id']} (form {p['signature_form']})"
-                f" at {when(p['ts_signed'])}  {p['mutation_hash'][:16]}…")
+            out(
+                f"  {p['event_type']:<8} signed by {p['signer_agent_id']} (form {p['signature_form']})"
+                f" at {when(p['ts_signed'])}  {p['mutation_hash'][:16]}…"
+            )
         out("events:")
         for e in detail["events"]:
             out(f"  {e['operation']:<34} {e['signer_agent_id']} #{e['ledger_seq']} at {when(e['ts_signed'])}")
@@ -165,8 +183,19 @@ def register(app: typer.Typer) -> None:
         if not found:
             say('The brain has no memories yet: aimos save "..."')
             return
-        out(table(
-            ["id", "type", "weight", "label", "created", "text"],
-            [[m["memory_id"][:8], m["memory_type"], f"{m['retrieval_weight_milli'] / 1000:.3f}",
-              m["epistemic_label"], when(m["created_at"]), first_line(m["value"])] for m in found],
-        ))
+        out(
+            table(
+                ["id", "type", "weight", "label", "created", "text"],
+                [
+                    [
+                        m["memory_id"][:8],
+                        m["memory_type"],
+                        f"{m['retrieval_weight_milli'] / 1000:.3f}",
+                        m["epistemic_label"],
+                        when(m["created_at"]),
+                        first_line(m["value"]),
+                    ]
+                    for m in found
+                ],
+            )
+        )

@@ -14,18 +14,21 @@ def status_report() -> dict[str, Any]:
     from aimos.cli.context import now, open_brain
     from aimos.identity.agents import agent_listing
     from aimos.identity.epochs import master_row
-    from aimos.store.connection import code_schema_version, one
+    from aimos.store.connection import code_schema_version, one, schema_version
 
     with open_brain(write=False) as brain:
         conn = brain.conn
         counts = {
             name: int(one(conn, f"SELECT COUNT(*) AS n FROM {table_name}")["n"])  # type: ignore[index]
             for name, table_name in (
-                ("memories", "memories"), ("events", "events"), ("provenance_nodes", "memory_provenance"),
-                ("occurrences", "memory_occurrences"), ("supersessions", "memory_supersessions"),
+                ("memories", "memories"),
+                ("events", "events"),
+                ("provenance_nodes", "memory_provenance"),
+                ("occurrences", "memory_occurrences"),
+                ("supersessions", "memory_supersessions"),
             )
         }
-        schema = int(conn.execute("PRAGMA user_version").fetchall()[0][0])
+        schema = schema_version(conn)
         return {
             "brain_id": brain.meta["brain_id"],
             "brain_name": brain.meta.get("brain_name"),
@@ -57,7 +60,9 @@ def register(app: typer.Typer) -> None:
         out(f"master       {report['master_fingerprint']}")
         out("counts       " + ", ".join(f"{k} {v}" for k, v in report["counts"].items()))
         out("")
-        out(table(
-            ["identity", "role", "state", "valid until"],
-            [[e["agent_id"], e["role"], e["state"], e["valid_until"][:19]] for e in report["identities"]],
-        ))
+        out(
+            table(
+                ["identity", "role", "state", "valid until"],
+                [[e["agent_id"], e["role"], e["state"], e["valid_until"][:19]] for e in report["identities"]],
+            )
+        )

@@ -42,9 +42,7 @@ def _check(value: Any, depth: int) -> None:
     if isinstance(value, dict):
         for key, item in value.items():
             if not isinstance(key, str):
-                raise CanonicalJSONError(
-                    "object keys must be strings", reason="canonical_json_key_type"
-                )
+                raise CanonicalJSONError("object keys must be strings", reason="canonical_json_key_type")
             _check(item, depth + 1)
         return
     if isinstance(value, list | tuple):

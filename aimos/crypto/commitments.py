@@ -97,9 +97,7 @@ def event_link_hash(prev: bytes, content_hash: bytes, nonce: str, ts: int) -> by
 
 
 # --- grants, request receipts, revocations ---------------------------------------------------
-def recall_authorization_mutation_hash(
-    prev: bytes | None, content_hash: bytes, nonce: str, ts: int
-) -> bytes:
+def recall_authorization_mutation_hash(prev: bytes | None, content_hash: bytes, nonce: str, ts: int) -> bytes:
     return sha256(
         domains.RECALL_AUTHORIZATION
         + (prev if prev is not None else ZERO32)

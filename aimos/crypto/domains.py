@@ -36,7 +36,5 @@ AGENT_REVOCATION_SCHEMA = "hom.aimos.agent-revocation/v1"
 OCCURRENCE_V3_SCHEMA = "hom.aimos.memory-occurrence/v3"
 
 ALL_DOMAINS: dict[str, bytes] = {
-    name: value
-    for name, value in globals().items()
-    if name.isupper() and isinstance(value, bytes)
+    name: value for name, value in globals().items() if name.isupper() and isinstance(value, bytes)
 }

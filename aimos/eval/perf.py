@@ -108,7 +108,7 @@ def run_perf(saves: int = 1000, keystore: str = "file") -> dict[str, Any]:
         scratch.close()
         conn.close()
 
-    report = {
+    report: dict[str, Any] = {
         "saves": saves,
         "keystore": keystore,
         "signed_save": summary_ms(save_times),

@@ -48,14 +48,27 @@ def _enrol_with_grant(
 ) -> tuple[Signer, dict[str, Any]]:
     meta = brain_meta(conn)
     signer = enrol_epoch(
-        conn, master, keystore, agent_id=agent_id, role="agent", now=now,
-        device_fp=meta["device_fp"], validity_days=validity_days,
+        conn,
+        master,
+        keystore,
+        agent_id=agent_id,
+        role="agent",
+        now=now,
+        device_fp=meta["device_fp"],
+        validity_days=validity_days,
     )
     try:
         grant = issue_grant(
-            conn, master, company_id=meta["company_id"], agent_id=agent_id,
-            valid_from=signer.valid_from, clearance_ceiling=clearance,
-            data_class_ceiling=data_class, write_allowed=write_allowed, now=now, reason=reason,
+            conn,
+            master,
+            company_id=meta["company_id"],
+            agent_id=agent_id,
+            valid_from=signer.valid_from,
+            clearance_ceiling=clearance,
+            data_class_ceiling=data_class,
+            write_allowed=write_allowed,
+            now=now,
+            reason=reason,
         )
     except BaseException:
         keystore.delete(key_item_name(agent_id, signer.valid_from))
@@ -85,8 +98,15 @@ def enroll_agent(
     try:
         with write_transaction(conn):
             signer, grant = _enrol_with_grant(
-                conn, master, keystore, agent_id=agent_id, now=now, validity_days=validity_days,
-                clearance=clearance, data_class=data_class, write_allowed=write_allowed,
+                conn,
+                master,
+                keystore,
+                agent_id=agent_id,
+                now=now,
+                validity_days=validity_days,
+                clearance=clearance,
+                data_class=data_class,
+                write_allowed=write_allowed,
                 reason="aimos agent enrolment",
             )
             created.append(signer)
@@ -119,12 +139,22 @@ def rotate_agent(
         with write_transaction(conn):
             if previous["revoked_at"] is None and epoch_state(previous, now) != "expired":
                 revoke_epoch(
-                    conn, master, company_id=brain_meta(conn)["company_id"], agent_id=agent_id,
-                    valid_from=previous["valid_from"], reason="rotated", now=now,
+                    conn,
+                    master,
+                    company_id=brain_meta(conn)["company_id"],
+                    agent_id=agent_id,
+                    valid_from=previous["valid_from"],
+                    reason="rotated",
+                    now=now,
                 )
                 revoked_now = True
             signer, grant = _enrol_with_grant(
-                conn, master, keystore, agent_id=agent_id, now=now, validity_days=min(days, 365),
+                conn,
+                master,
+                keystore,
+                agent_id=agent_id,
+                now=now,
+                validity_days=min(days, 365),
                 clearance=old_grant["clearance_ceiling"] if old_grant else DEFAULT_CLEARANCE,
                 data_class=old_grant["data_class_ceiling"] if old_grant else DEFAULT_DATA_CLASS,
                 write_allowed=bool(old_grant["write_allowed"]) if old_grant else True,
@@ -147,8 +177,13 @@ def revoke_agent(
     epoch = latest_epoch(conn, agent_id)
     with write_transaction(conn):
         record = revoke_epoch(
-            conn, master, company_id=brain_meta(conn)["company_id"], agent_id=agent_id,
-            valid_from=epoch["valid_from"], reason=reason, now=now,
+            conn,
+            master,
+            company_id=brain_meta(conn)["company_id"],
+            agent_id=agent_id,
+            valid_from=epoch["valid_from"],
+            reason=reason,
+            now=now,
         )
     keystore.delete(epoch["key_ref"])
     return record
@@ -168,7 +203,9 @@ def agent_listing(conn: apsw.Connection, now: int) -> list[dict[str, Any]]:
                 "revoked_at": iso_ms(e["revoked_at"]) if e["revoked_at"] is not None else None,
                 "key_fingerprint": e["key_fingerprint"],
                 "cert_fingerprint": e["cert_fingerprint"],
-                "grant": None if grant is None else {
+                "grant": None
+                if grant is None
+                else {
                     "clearance_ceiling": grant["clearance_ceiling"],
                     "data_class_ceiling": grant["data_class_ceiling"],
                     "write_allowed": bool(grant["write_allowed"]),

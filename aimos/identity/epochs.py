@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import re
 import uuid
 from dataclasses import dataclass
@@ -47,9 +46,7 @@ def data_class_rank(name: str) -> int:
     try:
         return DATA_CLASSES.index(name)
     except ValueError:
-        raise UsageError(
-            f"unknown data class {name!r}", f"Use one of: {', '.join(DATA_CLASSES)}."
-        ) from None
+        raise UsageError(f"unknown data class {name!r}", f"Use one of: {', '.join(DATA_CLASSES)}.") from None
 
 
 def check_agent_id(agent_id: str) -> str:
@@ -71,9 +68,7 @@ def check_validity_days(days: int) -> int:
 
 def check_clearance(clearance: int, *, ceiling: int = CLEARANCE_MAX) -> int:
     if not 0 <= clearance <= ceiling:
-        raise UsageError(
-            f"clearance {clearance} is out of range", f"Use a clearance from 0 to {ceiling}."
-        )
+        raise UsageError(f"clearance {clearance} is out of range", f"Use a clearance from 0 to {ceiling}.")
     return clearance
 
 
@@ -176,8 +171,18 @@ def enrol_epoch(
         " public_key_b64u, key_fingerprint, certificate, cert_fingerprint, device_fp, key_ref,"
         " created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
         (
-            agent_id, valid_from, valid_until, role, tier, key.public_b64u, key.fingerprint,
-            cert.text, cert.fingerprint, device_fp, item, now,
+            agent_id,
+            valid_from,
+            valid_until,
+            role,
+            tier,
+            key.public_b64u,
+            key.fingerprint,
+            cert.text,
+            cert.fingerprint,
+            device_fp,
+            item,
+            now,
         ),
     )
     return Signer(agent_id, valid_from, valid_until, key, cert.text, cert.fingerprint, tier)
@@ -221,13 +226,13 @@ def load_signer(conn: apsw.Connection, keystore: Keystore, agent_id: str, now: i
     state = epoch_state(epoch, now)
     if state == "revoked":
         raise EpochRevokedError(
-            f"agent {agent_id!r}'s current epoch (valid from {iso_ms(epoch['valid_from'])}) "
+            f"agent {agent_id}'s current epoch (valid from {iso_ms(epoch['valid_from'])}) "
             f"was revoked at {iso_ms(epoch['revoked_at'])}",
             f"Run `aimos agent rotate {agent_id}` to enrol a new epoch.",
         )
     if state == "expired":
         raise EpochExpiredError(
-            f"agent {agent_id!r}'s current epoch expired at {iso_ms(epoch['valid_until'])}",
+            f"agent {agent_id}'s current epoch expired at {iso_ms(epoch['valid_until'])}",
             f"Run `aimos agent rotate {agent_id}` to enrol a new epoch.",
         )
     seed = b64u_decode(keystore.get(epoch["key_ref"]))
@@ -238,8 +243,13 @@ def load_signer(conn: apsw.Connection, keystore: Keystore, agent_id: str, now: i
             "The keystore belongs to another brain: check AIMOS_HOME.",
         )
     return Signer(
-        agent_id, epoch["valid_from"], epoch["valid_until"], key, epoch["certificate"],
-        epoch["cert_fingerprint"], epoch["identity_tier"],
+        agent_id,
+        epoch["valid_from"],
+        epoch["valid_until"],
+        key,
+        epoch["certificate"],
+        epoch["cert_fingerprint"],
+        epoch["identity_tier"],
     )
 
 
@@ -344,10 +354,13 @@ def revoke_epoch(
     )
     if epoch is None:
         raise AgentNotFoundError(f"agent {agent_id!r} has no epoch valid from {valid_from}")
-    if one(conn, "SELECT 1 AS x FROM agent_revocations WHERE agent_id = ? AND agent_valid_from = ?",
-           (agent_id, valid_from)):
+    if one(
+        conn,
+        "SELECT 1 AS x FROM agent_revocations WHERE agent_id = ? AND agent_valid_from = ?",
+        (agent_id, valid_from),
+    ):
         raise UsageError(
-            f"agent {agent_id!r}'s epoch valid from {iso_ms(valid_from)} is already revoked",
+            f"agent {agent_id}'s epoch valid from {iso_ms(valid_from)} is already revoked",
             f"Run `aimos agent rotate {agent_id}` for a new epoch.",
         )
     prior = commitments.revocation_prior_identity_hash(agent_id, valid_from, epoch["certificate"])
@@ -410,5 +423,3 @@ def grant_summary(grant: dict[str, Any] | None) -> dict[str, Any] | None:
         "mutation_hash": grant["mutation_hash"],
         "signed_at": iso_ms(grant["ts_signed"]),
     }
-
-

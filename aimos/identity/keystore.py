@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import secrets
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from aimos import paths
 from aimos.errors import KeychainError, UsageError
@@ -19,7 +19,8 @@ _REFUSED_BACKEND_MODULES = ("keyring.backends.fail", "keyring.backends.null", "k
 
 
 class Keystore(Protocol):
-    kind: str
+    @property
+    def kind(self) -> str: ...
 
     def put(self, name: str, secret: str) -> None: ...
 
@@ -47,18 +48,19 @@ class OsKeystore:
     def __init__(self, brain_id: str):
         self.service = service_name(brain_id)
 
-    def _backend(self):  # type: ignore[no-untyped-def]
+    def _backend(self) -> Any:
         import keyring
 
         backend = keyring.get_keyring()
         module = type(backend).__module__
-        if any(module.startswith(m) for m in _REFUSED_BACKEND_MODULES) or "Plaintext" in type(
-            backend
-        ).__name__:
+        if (
+            any(module.startswith(m) for m in _REFUSED_BACKEND_MODULES)
+            or "Plaintext" in type(backend).__name__
+        ):
             raise KeychainError(f"keyring backend {type(backend).__name__} is not an OS keychain")
         return backend
 
-    def _call(self, what: str, fn, *args):  # type: ignore[no-untyped-def]
+    def _call(self, what: str, fn: Any, *args: Any) -> Any:
         try:
             return fn(*args)
         except KeychainError:
@@ -98,7 +100,9 @@ class OsKeystore:
     def describe(self) -> str:
         try:
             backend = self._backend()
-            return f"os keychain ({type(backend).__module__}.{type(backend).__name__}), service {self.service}"
+            return (
+                f"os keychain ({type(backend).__module__}.{type(backend).__name__}), service {self.service}"
+            )
         except KeychainError:
             return f"os keychain (unavailable), service {self.service}"
 

@@ -76,9 +76,7 @@ def sign_request(signer: Signer, body: dict[str, Any], path: str, now: int) -> S
 _verified_certs = CertificateCache()
 
 
-def verify_request(
-    conn: apsw.Connection, req: SignedRequest, *, path: str, now: int
-) -> VerifiedRequest:
+def verify_request(conn: apsw.Connection, req: SignedRequest, *, path: str, now: int) -> VerifiedRequest:
     """Check a request against the brain; records its nonce (call inside the write transaction)."""
     if req.method.upper() != METHOD or req.path != path:
         raise UsageError(f"this endpoint takes POST {path}, not {req.method} {req.path}")
@@ -107,13 +105,13 @@ def verify_request(
     agent_id, valid_from = epoch["agent_id"], epoch["valid_from"]
     if not epoch["valid_from"] <= req.ts <= epoch["valid_until"]:
         raise EpochExpiredError(
-            f"agent {agent_id!r}'s epoch is not valid at the request time {iso_ms(req.ts)}",
+            f"agent {agent_id}'s epoch is not valid at the request time {iso_ms(req.ts)}",
             f"Run `aimos agent rotate {agent_id}` to enrol a new epoch.",
         )
     revoked_at = revocation_at(conn, agent_id, valid_from)
     if revoked_at is not None and req.ts >= revoked_at:
         raise EpochRevokedError(
-            f"agent {agent_id!r}'s epoch was revoked at {iso_ms(revoked_at)}; "
+            f"agent {agent_id}'s epoch was revoked at {iso_ms(revoked_at)}; "
             "requests signed at or after that are refused",
             f"Run `aimos agent rotate {agent_id}` to enrol a new epoch.",
         )

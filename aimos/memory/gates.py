@@ -47,7 +47,7 @@ def refuse_secrets(*texts: str | None) -> None:
             name = find_secret(text)
             if name:
                 raise SecretDetectedError(
-                    f"refused: the text contains what looks like a {name}; nothing was saved",
+                    f"refused: the text contains what looks like a secret ({name}); nothing was saved",
                     reason="secret_detected",
                 )
 

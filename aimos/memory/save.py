@@ -26,8 +26,15 @@ from aimos.store.connection import one, write_transaction
 
 MAX_CANONICAL_BYTES = 1_048_576
 BODY_FIELDS = (
-    "company_id", "key", "value", "scope", "memory_type", "clearance_level", "data_class",
-    "source", "supersedes",
+    "company_id",
+    "key",
+    "value",
+    "scope",
+    "memory_type",
+    "clearance_level",
+    "data_class",
+    "source",
+    "supersedes",
 )
 QUARANTINE_WEIGHT_MILLI = 100
 DEFAULT_WEIGHT_MILLI = 1000
@@ -144,7 +151,8 @@ def _record_occurrence(
     req = verified.request
     prev = one(
         conn,
-        "SELECT commitment FROM memory_occurrences WHERE memory_id = ? ORDER BY created_at DESC, rowid DESC LIMIT 1",
+        "SELECT commitment FROM memory_occurrences WHERE memory_id = ?"
+        " ORDER BY created_at DESC, rowid DESC LIMIT 1",
         (existing["memory_id"],),
     )
     occurrence_id = str(uuid.uuid4())
@@ -175,15 +183,29 @@ def _record_occurrence(
         " request_signature_b64u, predecessor_commitment, commitment, signer_valid_from,"
         " signature_b64u, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
         (
-            occurrence_id, existing["memory_id"], existing["company_id"], "SAVE_REASSERT",
-            existing["live_content_hash"], verified.agent_id, verified.valid_from,
-            verified.request_hash, req.nonce, req.ts, req.signature_b64u,
-            prev["commitment"] if prev else None, commitment.hex(), housekeeper.valid_from,
-            b64u_encode(signature), now,
+            occurrence_id,
+            existing["memory_id"],
+            existing["company_id"],
+            "SAVE_REASSERT",
+            existing["live_content_hash"],
+            verified.agent_id,
+            verified.valid_from,
+            verified.request_hash,
+            req.nonce,
+            req.ts,
+            req.signature_b64u,
+            prev["commitment"] if prev else None,
+            commitment.hex(),
+            housekeeper.valid_from,
+            b64u_encode(signature),
+            now,
         ),
     )
     event = append_event(
-        conn, housekeeper, operation="memory_occurrence_recorded", company_id=existing["company_id"],
+        conn,
+        housekeeper,
+        operation="memory_occurrence_recorded",
+        company_id=existing["company_id"],
         metadata={
             "memory_id": existing["memory_id"],
             "occurrence_id": occurrence_id,
@@ -191,12 +213,17 @@ def _record_occurrence(
             "live_content_hash": existing["live_content_hash"],
             "request_hash": verified.request_hash,
         },
-        now=now, actor_agent_id=verified.agent_id, actor_valid_from=verified.valid_from,
+        now=now,
+        actor_agent_id=verified.agent_id,
+        actor_valid_from=verified.valid_from,
         subject_memory_id=existing["memory_id"],
     )
     return SaveResult(
-        existing["memory_id"], "duplicate", existing["live_content_hash"],
-        existing["save_mutation_hash"], event["event_id"],
+        existing["memory_id"],
+        "duplicate",
+        existing["live_content_hash"],
+        existing["save_mutation_hash"],
+        event["event_id"],
     )
 
 
@@ -250,10 +277,28 @@ def save_in_transaction(
         " cert_fingerprint, identity_tier, is_genesis, backfilled, binding_schema_version, created_at)"
         " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
         (
-            provenance_id, memory_id, company, "SAVE", canonical_text(body), content_hash.hex(),
-            None, mutation, req.nonce, req.ts, req.signature_b64u, 3, req.method, req.path,
-            verified.agent_id, verified.valid_from, verified.cert_fingerprint,
-            verified.identity_tier, 1, 0, BINDING_SCHEMA_VERSION, now,
+            provenance_id,
+            memory_id,
+            company,
+            "SAVE",
+            canonical_text(body),
+            content_hash.hex(),
+            None,
+            mutation,
+            req.nonce,
+            req.ts,
+            req.signature_b64u,
+            3,
+            req.method,
+            req.path,
+            verified.agent_id,
+            verified.valid_from,
+            verified.cert_fingerprint,
+            verified.identity_tier,
+            1,
+            0,
+            BINDING_SCHEMA_VERSION,
+            now,
         ),
     )
     quarantine = 1 if canary.detected else 0
@@ -263,10 +308,24 @@ def save_in_transaction(
         " live_content_hash, save_provenance_id, save_mutation_hash, quarantine,"
         " retrieval_weight_milli, epistemic_label) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
         (
-            memory_id, company, body.get("key"), body["value"], body["scope"], body["memory_type"],
-            body["clearance_level"], body["data_class"], body["source"], verified.agent_id,
-            verified.valid_from, now, live_hash, provenance_id, mutation, quarantine,
-            QUARANTINE_WEIGHT_MILLI if quarantine else DEFAULT_WEIGHT_MILLI, "unverified",
+            memory_id,
+            company,
+            body.get("key"),
+            body["value"],
+            body["scope"],
+            body["memory_type"],
+            body["clearance_level"],
+            body["data_class"],
+            body["source"],
+            verified.agent_id,
+            verified.valid_from,
+            now,
+            live_hash,
+            provenance_id,
+            mutation,
+            quarantine,
+            QUARANTINE_WEIGHT_MILLI if quarantine else DEFAULT_WEIGHT_MILLI,
+            "unverified",
         ),
     )
     if supersedes is not None:
@@ -276,7 +335,10 @@ def save_in_transaction(
             (supersedes, memory_id, company, mutation, now),
         )
     event = append_event(
-        conn, housekeeper, operation="memory_saved", company_id=company,
+        conn,
+        housekeeper,
+        operation="memory_saved",
+        company_id=company,
         metadata={
             "memory_id": memory_id,
             "live_content_hash": live_hash,
@@ -285,24 +347,36 @@ def save_in_transaction(
             "supersedes": supersedes,
             "retained_quarantine": bool(quarantine),
         },
-        now=now, actor_agent_id=verified.agent_id, actor_valid_from=verified.valid_from,
+        now=now,
+        actor_agent_id=verified.agent_id,
+        actor_valid_from=verified.valid_from,
         subject_memory_id=memory_id,
     )
     if canary.detected:
         append_event(
-            conn, housekeeper, operation="canary_write_retained_quarantine", company_id=company,
+            conn,
+            housekeeper,
+            operation="canary_write_retained_quarantine",
+            company_id=company,
             metadata={
                 "memory_id": memory_id,
                 "reason": "canary_detected_retained_quarantine",
                 "marker_count": canary.count,
                 "weight_milli": QUARANTINE_WEIGHT_MILLI,
             },
-            now=now, actor_agent_id=verified.agent_id, actor_valid_from=verified.valid_from,
-            subject_memory_id=memory_id, parent_event_id=event["event_id"],
+            now=now,
+            actor_agent_id=verified.agent_id,
+            actor_valid_from=verified.valid_from,
+            subject_memory_id=memory_id,
+            parent_event_id=event["event_id"],
         )
     return SaveResult(
-        memory_id, "quarantined" if quarantine else "saved", live_hash, mutation,
-        event["event_id"], supersedes,
+        memory_id,
+        "quarantined" if quarantine else "saved",
+        live_hash,
+        mutation,
+        event["event_id"],
+        supersedes,
     )
 
 

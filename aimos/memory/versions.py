@@ -53,7 +53,9 @@ def version_chain(conn: apsw.Connection, memory_id: str) -> list[str]:
         first = str(prev["old_memory_id"])
     chain = [first]
     while True:
-        nxt = one(conn, "SELECT new_memory_id FROM memory_supersessions WHERE old_memory_id = ?", (chain[-1],))
+        nxt = one(
+            conn, "SELECT new_memory_id FROM memory_supersessions WHERE old_memory_id = ?", (chain[-1],)
+        )
         if nxt is None:
             return chain
         chain.append(str(nxt["new_memory_id"]))
@@ -116,8 +118,10 @@ def list_memories(
 ) -> list[dict[str, Any]]:
     if limit < 1:
         raise UsageError("--limit must be at least 1")
-    where = "" if include_history else (
-        " WHERE memory_id NOT IN (SELECT old_memory_id FROM memory_supersessions)"
+    where = (
+        ""
+        if include_history
+        else (" WHERE memory_id NOT IN (SELECT old_memory_id FROM memory_supersessions)")
     )
     return rows(
         conn,

@@ -108,12 +108,13 @@ def _configure(conn: apsw.Connection) -> None:
     conn.execute("PRAGMA synchronous = FULL")
 
 
-def _schema_version(conn: apsw.Connection) -> int:
-    return int(conn.execute("PRAGMA user_version").fetchall()[0][0])
+def schema_version(conn: apsw.Connection) -> int:
+    value = conn.execute("PRAGMA user_version").fetchall()[0][0]
+    return int(value) if isinstance(value, int) else 0
 
 
 def _refuse_newer(conn: apsw.Connection) -> None:
-    version = _schema_version(conn)
+    version = schema_version(conn)
     if version > code_schema_version():
         raise SchemaTooNewError(
             f"this brain has schema version {version}, newer than this aimos understands "
@@ -127,7 +128,7 @@ def register_functions(conn: apsw.Connection) -> None:
 
 
 def _apply_migrations(conn: apsw.Connection) -> None:
-    current = _schema_version(conn)
+    current = schema_version(conn)
     for version, name, sql in migrations():
         if version <= current:
             continue
@@ -188,7 +189,7 @@ def open_reader(path: Path | None = None) -> apsw.Connection:
         conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READWRITE)
         _configure(conn)
         _refuse_newer(conn)
-        if _schema_version(conn) == 0:
+        if schema_version(conn) == 0:
             raise NotInstalledError(f"the brain at {path} was never set up")
         conn.set_authorizer(_reader_authorizer)
     return conn

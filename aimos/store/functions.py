@@ -13,7 +13,7 @@ from typing import Any
 from aimos.crypto import commitments
 from aimos.crypto.canonical import canonical_json
 from aimos.crypto.certs import parse_certificate, verify_certificate
-from aimos.crypto.ed25519 import verify
+from aimos.crypto.ed25519 import fingerprint_of_b64u, verify
 from aimos.crypto.encoding import b64u_decode, hex32
 from aimos.crypto.messages import payload_message
 from aimos.errors import AimosError
@@ -97,8 +97,12 @@ def live_content_hash_sql(*fields: Any) -> str:
 
 
 def certificate_matches(
-    certificate: str, master_public_key: str | None, agent_id: str, pubkey: str,
-    valid_from: int, valid_until: int,
+    certificate: str,
+    master_public_key: str | None,
+    agent_id: str,
+    pubkey: str,
+    valid_from: int,
+    valid_until: int,
 ) -> int:
     if master_public_key is None:
         return 0
@@ -113,6 +117,13 @@ def certificate_matches(
         and cert.valid_from == valid_from
         and cert.valid_until == valid_until
     )
+
+
+def fingerprint(public_key_b64u: Any) -> str | None:
+    try:
+        return fingerprint_of_b64u(str(public_key_b64u))
+    except AimosError:
+        return None
 
 
 def occurrence_message(commitment_hex: str) -> bytes | None:
@@ -136,6 +147,7 @@ SQL_FUNCTIONS: dict[str, tuple[Any, int]] = {
     "aimos_live_content_hash": (live_content_hash_sql, 7),
     "aimos_certificate_matches": (certificate_matches, 6),
     "aimos_occurrence_message": (occurrence_message, 1),
+    "aimos_fingerprint": (fingerprint, 1),
 }
 
 # Kept for the test that checks the SQL message forms equal the kernel's.

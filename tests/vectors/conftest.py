@@ -22,8 +22,7 @@ V2_DIR = REFERENCE_DIR / "verifiers" / "mutmem-conformance" / "v2"
 def _load(path: Path) -> Any:
     if not path.is_file():
         raise pytest.UsageError(
-            f"reference data missing: {path} (shared/reference/hom-aimos must sit beside the "
-            "project root)"
+            f"reference data missing: {path} (shared/reference/hom-aimos must sit beside the project root)"
         )
     return json.loads(path.read_bytes())
 

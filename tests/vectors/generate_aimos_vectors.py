@@ -132,8 +132,7 @@ def build_canonical() -> dict[str, Any]:
         entry["nested_lists"] = {"lists": depth, "innermost": innermost}
         accepted.append(entry)
     refused: list[dict[str, Any]] = [
-        {"name": name, "input": value, "reason": _refusal_reason(value)}
-        for name, value in CANONICAL_REFUSALS
+        {"name": name, "input": value, "reason": _refusal_reason(value)} for name, value in CANONICAL_REFUSALS
     ]
     refused += [
         {
@@ -177,9 +176,7 @@ LIVE_ROWS: list[tuple[str, dict[str, Any]]] = [
 def build_live_content_hash() -> list[dict[str, Any]]:
     out = []
     for name, row in LIVE_ROWS:
-        projected = {
-            f: ("" if row.get(f) is None else str(row.get(f))) for f in commitments.LIVE_ROW_FIELDS
-        }
+        projected = {f: ("" if row.get(f) is None else str(row.get(f))) for f in commitments.LIVE_ROW_FIELDS}
         out.append(
             {
                 "name": name,
@@ -215,9 +212,7 @@ def build_epistemic() -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     prev: bytes | None = None
     for label, confidence, authority in steps:
-        h = commitments.epistemic_classification_hash(
-            MEMORY_ID, label, confidence, live, authority, prev
-        )
+        h = commitments.epistemic_classification_hash(MEMORY_ID, label, confidence, live, authority, prev)
         out.append(
             {
                 "memory_id": MEMORY_ID,
@@ -297,9 +292,7 @@ def build_revocation() -> dict[str, Any]:
         "nonce": NONCE,
         "ts_signed": revoked_at,
         "signature_hex": signature.hex(),
-        "mutation_hash": commitments.agent_revocation_mutation_hash(
-            prior, content, signature
-        ).hex(),
+        "mutation_hash": commitments.agent_revocation_mutation_hash(prior, content, signature).hex(),
     }
 
 
@@ -435,9 +428,7 @@ def build_merkle() -> list[dict[str, Any]]:
                 "entries": entries,
                 "leaf_hashes": [leaf_hash(e).hex() for e in entries],
                 "root": merkle_root(entries).hex(),
-                "inclusion_paths": [
-                    [p.hex() for p in inclusion_path(entries, i)] for i in range(n)
-                ],
+                "inclusion_paths": [[p.hex() for p in inclusion_path(entries, i)] for i in range(n)],
             }
         )
     return out

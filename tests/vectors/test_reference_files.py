@@ -53,9 +53,7 @@ def without(data: dict[str, Any], field: str) -> dict[str, Any]:
 
 
 def test_sidecar_set(v2_dir: Path) -> None:
-    assert sorted(p.name for p in v2_dir.glob("*.sha256")) == sorted(
-        f"{f}.sha256" for f in V2_FILES
-    )
+    assert sorted(p.name for p in v2_dir.glob("*.sha256")) == sorted(f"{f}.sha256" for f in V2_FILES)
 
 
 @pytest.mark.parametrize("name", V2_FILES)

@@ -45,7 +45,8 @@ def _objects(bundle: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def _vector(p2: dict[str, Any], vector_id: str) -> dict[str, Any]:
-    (vector,) = [v for v in p2["recall"]["vectors"] if v["id"] == vector_id]
+    matches: list[dict[str, Any]] = [v for v in p2["recall"]["vectors"] if v["id"] == vector_id]
+    (vector,) = matches
     return vector
 
 
@@ -62,9 +63,7 @@ def occurrence_commitment(native: dict[str, Any]) -> bytes:
         event_type=native["event_type"],
         live_hash=bytes.fromhex(native["live_content_hash_hex"]),
         predecessor=(
-            bytes.fromhex(native["predecessor_commitment_hex"])
-            if native["predecessor_present"]
-            else None
+            bytes.fromhex(native["predecessor_commitment_hex"]) if native["predecessor_present"] else None
         ),
         agent_id=native["agent_id"],
         signer_valid_from_ms=native["signer_valid_from_unix_ms"],
@@ -141,9 +140,7 @@ def recall_checks(vector: dict[str, Any]) -> dict[str, bool]:
         == bundle["expected_master_fingerprint"]
         == vector["expected_master_fingerprint"]
     )
-    checks["actor_certificate"] = _certificate_ok(
-        actor, master_key, master_fp, envelope["ts_signed"]
-    )
+    checks["actor_certificate"] = _certificate_ok(actor, master_key, master_fp, envelope["ts_signed"])
     checks["housekeeper_certificate"] = _certificate_ok(
         housekeeper, master_key, master_fp, event["ts_signed"]
     )
@@ -172,9 +169,7 @@ def recall_checks(vector: dict[str, Any]) -> dict[str, bool]:
         == envelope["outer_request_hash"]
         == receipt["request_hash"]
     )
-    checks["command_hash"] = (
-        canonical_sha256_hex(envelope["normalized_command"]) == envelope["command_hash"]
-    )
+    checks["command_hash"] = canonical_sha256_hex(envelope["normalized_command"]) == envelope["command_hash"]
     checks["request_signature"] = verify(
         actor["public_key_b64u"],
         messages.request_message(
@@ -189,9 +184,7 @@ def recall_checks(vector: dict[str, Any]) -> dict[str, bool]:
     claims = receipt["signed_claims"]
     checks["request_receipt_mutation_hash"] = (
         commitments.request_receipt_mutation_hash(
-            None
-            if receipt["prev_mutation_hash"] is None
-            else bytes.fromhex(receipt["prev_mutation_hash"]),
+            None if receipt["prev_mutation_hash"] is None else bytes.fromhex(receipt["prev_mutation_hash"]),
             bytes.fromhex(receipt["request_hash"]),
             None if claims is None else canonical_sha256(claims),
             b64u_decode(receipt["signature_b64u"]),
@@ -226,9 +219,7 @@ def recall_checks(vector: dict[str, Any]) -> dict[str, bool]:
 
     commitment = occurrence_commitment(occurrence["native_body"])
     checks["occurrence_commitment"] = (
-        commitment.hex()
-        == occurrence["occurrence_ref"]
-        == occurrence["native_body"]["occurrence_commitment"]
+        commitment.hex() == occurrence["occurrence_ref"] == occurrence["native_body"]["occurrence_commitment"]
     )
     checks["occurrence_signature"] = occurrence["signer_certificate"] == housekeeper[
         "certificate"
@@ -242,7 +233,7 @@ def recall_checks(vector: dict[str, Any]) -> dict[str, bool]:
 
 @pytest.fixture(scope="module")
 def valid(p2_vectors: dict[str, Any]) -> dict[str, Any]:
-    vector = p2_vectors["recall"]["vectors"][0]
+    vector: dict[str, Any] = p2_vectors["recall"]["vectors"][0]
     assert vector["id"] == VALID_ID
     assert vector["expected"] == "valid"
     return vector
@@ -258,9 +249,9 @@ def test_object_hashes(valid: dict[str, Any]) -> None:
     objects = valid["bundle"]["objects"]
     assert len(objects) == valid["bundle"]["object_count"] == 18
     for o in objects:
-        assert (
-            commitments.v2_object_hash(o["kind"], o["schema"], o["body"]).hex() == o["body_sha256"]
-        ), o["kind"]
+        assert commitments.v2_object_hash(o["kind"], o["schema"], o["body"]).hex() == o["body_sha256"], o[
+            "kind"
+        ]
 
 
 def test_object_root_and_bundle_hash(valid: dict[str, Any]) -> None:
@@ -277,16 +268,10 @@ def test_object_root_and_bundle_hash(valid: dict[str, Any]) -> None:
     assert bundle_hash.hex() == bundle["bundle_sha256"]
 
 
-def test_trust_anchor_fingerprint(
-    valid: dict[str, Any], objects: dict[str, dict[str, Any]]
-) -> None:
+def test_trust_anchor_fingerprint(valid: dict[str, Any], objects: dict[str, dict[str, Any]]) -> None:
     anchor = objects["trust_anchor"]
     assert fingerprint_of_b64u(anchor["master_public_key_b64u"]) == anchor["master_fingerprint"]
-    assert (
-        anchor["master_fingerprint"]
-        == valid["expected_master_fingerprint"]
-        == P2_MASTER_FINGERPRINT
-    )
+    assert anchor["master_fingerprint"] == valid["expected_master_fingerprint"] == P2_MASTER_FINGERPRINT
 
 
 @pytest.mark.parametrize("label", ["master", "actor", "housekeeper"])
@@ -364,10 +349,7 @@ def test_request_receipt_mutation_hash(objects: dict[str, dict[str, Any]]) -> No
         receipt["ts_signed"],
     )
     assert mutation.hex() == receipt["mutation_hash"]
-    assert (
-        objects["native_recall_receipt"]["request_receipt_mutation_hash"]
-        == receipt["mutation_hash"]
-    )
+    assert objects["native_recall_receipt"]["request_receipt_mutation_hash"] == receipt["mutation_hash"]
 
 
 def test_native_receipt_event_receipt(objects: dict[str, dict[str, Any]]) -> None:
@@ -402,9 +384,7 @@ def test_occurrence_v3(objects: dict[str, dict[str, Any]]) -> None:
     assert commitment.hex() == occurrence["occurrence_ref"] == native["occurrence_commitment"]
     message = commitments.occurrence_v3_signature_message(commitment)
     assert message == b"hom.aimos.memory-occurrence-signature/v3\x00" + commitment
-    assert verify(
-        housekeeper["public_key_b64u"], message, b64u_decode(occurrence["signature_b64u"])
-    )
+    assert verify(housekeeper["public_key_b64u"], message, b64u_decode(occurrence["signature_b64u"]))
     # the occurrence is bound to the housekeeper epoch that signed it
     cert = parse_certificate(occurrence["signer_certificate"])
     assert native["cert_fingerprint_hex"] == cert.fingerprint == housekeeper["cert_fingerprint"]

@@ -241,6 +241,19 @@ BEGIN SELECT RAISE(ABORT, 'aimos: events are append-only'); END;
 
 -- ---------------------------------------------------------------------------------------
 -- Insert checks through the writer's registered functions.
+-- Tables without a signature of their own still take rows only from the writer.
+CREATE TRIGGER brain_meta_writer_only BEFORE INSERT ON brain_meta
+BEGIN SELECT RAISE(ABORT, 'aimos: only the writer appends') WHERE aimos_sha256_hex('') IS NULL; END;
+CREATE TRIGGER request_nonces_writer_only BEFORE INSERT ON request_nonces
+BEGIN SELECT RAISE(ABORT, 'aimos: only the writer appends') WHERE aimos_sha256_hex('') IS NULL; END;
+CREATE TRIGGER master_identity_verify_insert BEFORE INSERT ON master_identity
+BEGIN
+    SELECT RAISE(ABORT, 'aimos: a brain has exactly one master identity')
+        WHERE EXISTS (SELECT 1 FROM master_identity);
+    SELECT RAISE(ABORT, 'aimos: master fingerprint does not match its public key')
+        WHERE NEW.fingerprint IS NOT aimos_fingerprint(NEW.public_key_b64u);
+END;
+
 CREATE TRIGGER events_verify_insert BEFORE INSERT ON events
 BEGIN
     SELECT RAISE(ABORT, 'aimos: event body is not canonical JSON')
