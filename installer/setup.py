@@ -96,7 +96,7 @@ def validate(options: InstallOptions) -> None:
     import re
 
     for what, value in (("brain name", options.brain_name), ("company", options.company_id)):
-        if not re.match(r"^[A-Za-z0-9_.-]{1,64}$", value or ""):
+        if not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", value or ""):
             raise UsageError(f"invalid {what} {value!r}", _COMPANY_RE_HINT)
     check_agent_id(options.agent_id)
     check_validity_days(options.validity_days)

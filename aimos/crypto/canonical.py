@@ -60,7 +60,7 @@ def canonical_json(value: Any) -> bytes:
     _check(value, 0)
     try:
         return bytes(rfc8785.dumps(value))
-    except rfc8785.CanonicalizationError as exc:
+    except (rfc8785.CanonicalizationError, UnicodeEncodeError) as exc:
         raise CanonicalJSONError(
             "string is not valid Unicode (lone surrogate)", reason="canonical_json_invalid_string"
         ) from exc

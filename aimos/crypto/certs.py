@@ -10,7 +10,7 @@ from typing import Any
 from aimos.crypto.canonical import canonical_json
 from aimos.crypto.ed25519 import KeyPair, verify
 from aimos.crypto.encoding import b64u_decode, b64u_encode
-from aimos.errors import EncodingError, SignatureError
+from aimos.errors import AimosError, EncodingError, SignatureError
 
 MASTER_ISSUER = "aimos-master"
 PERPETUAL_UNTIL = 253402300799  # 9999-12-31T23:59:59Z
@@ -88,7 +88,13 @@ def parse_certificate(text: str) -> Certificate:
     body, sig = outer["body"], outer["sig"]
     if not isinstance(body, dict) or any(f not in body for f in _FIELDS) or not isinstance(sig, str):
         raise SignatureError("certificate body is missing fields", reason="cert_malformed")
-    if body["v"] != 1:
+    try:
+        canonical = canonical_json(outer) == b64u_decode(text)
+    except AimosError:
+        canonical = False
+    if not canonical:
+        raise SignatureError("certificate JSON is not canonical", reason="cert_malformed")
+    if not isinstance(body["v"], int) or isinstance(body["v"], bool) or body["v"] != 1:
         raise SignatureError("certificate version must be 1", reason="cert_malformed")
     for f in ("valid_from", "valid_until", "issued_at"):
         if not isinstance(body[f], int) or isinstance(body[f], bool):

@@ -68,9 +68,20 @@ def provenance_mutation_hash(
     return sha256(b"".join(parts))
 
 
+def js_string(value: Any) -> str:
+    """String(value) as JavaScript gives it, for the scalar values of a memory row."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return canonical_json(value).decode("ascii")
+    return str(value)
+
+
 def live_content_hash(row: Mapping[str, Any]) -> bytes:
-    """H(canonicalJSON of the 7 live fields), every value a string and null as ""."""
-    projected = {f: ("" if row.get(f) is None else str(row.get(f))) for f in LIVE_ROW_FIELDS}
+    """H(canonicalJSON of the 7 live fields), every value a string (JS String) and null as ""."""
+    projected = {f: js_string(row.get(f)) for f in LIVE_ROW_FIELDS}
     return sha256(canonical_json(projected))
 
 
@@ -100,7 +111,7 @@ def event_link_hash(prev: bytes, content_hash: bytes, nonce: str, ts: int) -> by
 def recall_authorization_mutation_hash(prev: bytes | None, content_hash: bytes, nonce: str, ts: int) -> bytes:
     return sha256(
         domains.RECALL_AUTHORIZATION
-        + (prev if prev is not None else ZERO32)
+        + (_check_hash(prev, "previous grant hash") if prev is not None else ZERO32)
         + _check_hash(content_hash, "grant content hash")
         + nonce.encode("utf-8")
         + str(int(ts)).encode()
@@ -121,9 +132,9 @@ def request_receipt_mutation_hash(
         raise EncodingError("signature must be 64 bytes", reason="signature_length_invalid")
     return sha256(
         domains.REQUEST_RECEIPT
-        + (prev if prev is not None else ZERO32)
+        + (_check_hash(prev, "previous receipt hash") if prev is not None else ZERO32)
         + _check_hash(request_hash, "request hash")
-        + (claims_hash if claims_hash is not None else ZERO32)
+        + (_check_hash(claims_hash, "claims hash") if claims_hash is not None else ZERO32)
         + signature
         + method.encode("utf-8")
         + path.encode("utf-8")
@@ -182,9 +193,8 @@ def projection_hash(
         + be64(old_milli)
         + be64(new_milli)
         + _check_hash(sigma, "REWEIGHT provenance mutation hash")
-        + (prev if prev is not None else ZERO32)
+        + (_check_hash(prev, "previous projection hash") if prev is not None else ZERO32)
     )
-    assert len(preimage) == 109
     return sha256(preimage)
 
 
@@ -257,7 +267,7 @@ def epistemic_classification_hash(
         + be64(confidence_milli)
         + _check_hash(live_hash, "live content hash")
         + _check_hash(authority_event_mutation_hash, "authority event mutation hash")
-        + (prev if prev is not None else ZERO32)
+        + (_check_hash(prev, "previous classification hash") if prev is not None else ZERO32)
     )
 
 
@@ -319,7 +329,7 @@ def occurrence_v3_commitment(
         event_type.upper().encode("utf-8"),
         _check_hash(live_hash, "live content hash"),
         b"\x01" if predecessor is not None else b"\x00",
-        predecessor if predecessor is not None else b"",
+        _check_hash(predecessor, "predecessor commitment") if predecessor is not None else b"",
         agent_id.encode("utf-8"),
         be64(signer_valid_from_ms),
         _check_hash(cert_fingerprint, "certificate fingerprint"),
@@ -331,7 +341,11 @@ def occurrence_v3_commitment(
         signed_path.encode("utf-8"),
         _check_hash(request_body_hash, "request body hash"),
         b"\x01" if request_receipt_mutation_hash is not None else b"\x00",
-        request_receipt_mutation_hash if request_receipt_mutation_hash is not None else b"",
+        (
+            _check_hash(request_receipt_mutation_hash, "request receipt mutation hash")
+            if request_receipt_mutation_hash is not None
+            else b""
+        ),
         b"\x01" if authorization_event_id is not None else b"\x00",
         uuid16(authorization_event_id) if authorization_event_id is not None else b"",
     )

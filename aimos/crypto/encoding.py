@@ -11,8 +11,8 @@ from datetime import UTC, datetime
 
 from aimos.errors import EncodingError
 
-_B64U_ALPHABET = re.compile(r"^[A-Za-z0-9_-]*$")
-_HEX64 = re.compile(r"^[0-9a-f]{64}$")
+_B64U_ALPHABET = re.compile(r"[A-Za-z0-9_-]*")
+_HEX64 = re.compile(r"[0-9a-f]{64}")
 
 
 def b64u_encode(data: bytes) -> str:
@@ -21,7 +21,7 @@ def b64u_encode(data: bytes) -> str:
 
 def b64u_decode(text: str) -> bytes:
     """Decode canonical unpadded base64url; anything that does not re-encode identically fails."""
-    if not isinstance(text, str) or not _B64U_ALPHABET.match(text) or len(text) % 4 == 1:
+    if not isinstance(text, str) or not _B64U_ALPHABET.fullmatch(text) or len(text) % 4 == 1:
         raise EncodingError("not unpadded base64url", reason="base64url_invalid")
     try:
         data = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
@@ -33,7 +33,7 @@ def b64u_decode(text: str) -> bytes:
 
 
 def is_hex64(text: object) -> bool:
-    return isinstance(text, str) and bool(_HEX64.match(text))
+    return isinstance(text, str) and bool(_HEX64.fullmatch(text))
 
 
 def hex32(text: str) -> bytes:

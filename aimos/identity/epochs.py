@@ -50,7 +50,7 @@ def data_class_rank(name: str) -> int:
 
 
 def check_agent_id(agent_id: str) -> str:
-    if not AGENT_ID_RE.match(agent_id or ""):
+    if not AGENT_ID_RE.fullmatch(agent_id or ""):
         raise UsageError(
             f"invalid agent id {agent_id!r}",
             "Agent ids are 1-64 characters of letters, digits, '_' and '-'.",

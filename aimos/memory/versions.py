@@ -16,7 +16,7 @@ _ID_PREFIX = re.compile(r"^[0-9a-f-]{4,36}$")
 def resolve_memory_id(conn: apsw.Connection, ref: str, *, company_id: str | None = None) -> str:
     """A full memory id from a full id or a unique prefix of at least 4 characters."""
     ref = (ref or "").strip().lower()
-    if not _ID_PREFIX.match(ref):
+    if not _ID_PREFIX.fullmatch(ref):
         raise MemoryNotFoundError(
             f"{ref!r} is not a memory id", "Memory ids look like 3f2a9c1e-...; run `aimos list`."
         )

@@ -47,7 +47,7 @@ def migrations() -> list[tuple[int, str, str]]:
     """(version, name, sql) of every packaged migration, in order; numbered from 1 with no gap."""
     found = []
     for entry in resources.files("aimos.store.migrations").iterdir():
-        match = _MIGRATION_NAME.match(entry.name)
+        match = _MIGRATION_NAME.fullmatch(entry.name)
         if match:
             found.append((int(match.group(1)), match.group(2), entry.read_text("utf-8")))
     found.sort()

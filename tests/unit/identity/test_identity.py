@@ -87,7 +87,9 @@ def test_choose_keystore_explicit_file_and_bad_choice(aimos_home: Path) -> None:
         choose_keystore("plaintext", "brain-x")
 
 
-@pytest.mark.parametrize("bad", ["", "has space", "x" * 65, "housekeeper", "aimos_flag_signer", "a/b"])
+@pytest.mark.parametrize(
+    "bad", ["", "cli\n", "has space", "x" * 65, "housekeeper", "aimos_flag_signer", "a/b"]
+)
 def test_agent_id_rules(bad: str) -> None:
     with pytest.raises(UsageError):
         epochs.check_agent_id(bad)
@@ -112,7 +114,9 @@ def test_install_records_master_housekeeper_agent_and_grant(brain) -> None:  # t
     grant = epochs.current_grant(conn, "cli", brain.agent.valid_from)
     assert grant is not None
     assert (grant["clearance_ceiling"], grant["data_class_ceiling"], grant["write_allowed"]) == (
-        10, "confidential", 1,
+        10,
+        "confidential",
+        1,
     )
     assert brain.agent.valid_until - brain.agent.valid_from == 30 * 86_400
 
@@ -127,37 +131,56 @@ def test_grant_ceilings_are_capped(brain) -> None:  # type: ignore[no-untyped-de
     with pytest.raises(UsageError, match="clearance 11"):
         agents.enroll_agent(brain.conn, brain.master, brain.keystore, agent_id="a1", now=now, clearance=11)
     with pytest.raises(UsageError, match="data class"):
-        agents.enroll_agent(brain.conn, brain.master, brain.keystore, agent_id="a1", now=now, data_class="secret")
+        agents.enroll_agent(
+            brain.conn, brain.master, brain.keystore, agent_id="a1", now=now, data_class="secret"
+        )
     with pytest.raises(UsageError, match="validity"):
-        agents.enroll_agent(brain.conn, brain.master, brain.keystore, agent_id="a1", now=now, validity_days=366)
+        agents.enroll_agent(
+            brain.conn, brain.master, brain.keystore, agent_id="a1", now=now, validity_days=366
+        )
     assert epochs.epochs(brain.conn, "a1") == []
     assert not list((brain.home / "state" / "keys" / brain.brain_id).glob("a1@*"))
 
 
 def test_enroll_rotate_revoke(brain) -> None:  # type: ignore[no-untyped-def]
     now = int(time.time())
-    signer, grant = agents.enroll_agent(
-        brain.conn, brain.master, brain.keystore, agent_id="claude", now=now,
-        validity_days=7, clearance=6, data_class="internal", write_allowed=False,
+    signer, _grant = agents.enroll_agent(
+        brain.conn,
+        brain.master,
+        brain.keystore,
+        agent_id="claude",
+        now=now,
+        validity_days=7,
+        clearance=6,
+        data_class="internal",
+        write_allowed=False,
     )
     assert signer.valid_until - signer.valid_from == 7 * 86_400
     with pytest.raises(UsageError, match="already enrolled"):
         agents.enroll_agent(brain.conn, brain.master, brain.keystore, agent_id="claude", now=now)
-    new, new_grant, revoked = agents.rotate_agent(brain.conn, brain.master, brain.keystore, agent_id="claude", now=now)
+    new, new_grant, revoked = agents.rotate_agent(
+        brain.conn, brain.master, brain.keystore, agent_id="claude", now=now
+    )
     assert revoked and new.valid_from > signer.valid_from
     assert (new_grant["clearance_ceiling"], new_grant["data_class_ceiling"], new_grant["write_allowed"]) == (
-        6, "internal", 0,
+        6,
+        "internal",
+        0,
     )
     states = [epochs.epoch_state(e, now + 1) for e in epochs.epochs(brain.conn, "claude")]
     assert states == ["revoked", "active"]
     with pytest.raises(KeychainError):  # the rotated-out key left the keystore
         brain.keystore.get(f"claude@{signer.valid_from}")
-    record = agents.revoke_agent(brain.conn, brain.master, brain.keystore, agent_id="claude", reason="lost laptop", now=now + 1)
+    record = agents.revoke_agent(
+        brain.conn, brain.master, brain.keystore, agent_id="claude", reason="lost laptop", now=now + 1
+    )
     assert record["agent_id"] == "claude"
     with pytest.raises(EpochRevokedError):
         epochs.load_signer(brain.conn, brain.keystore, "claude", now + 2)
     with pytest.raises(UsageError, match="already revoked"):
-        agents.revoke_agent(brain.conn, brain.master, brain.keystore, agent_id="claude", reason="again", now=now + 2)
+        agents.revoke_agent(
+            brain.conn, brain.master, brain.keystore, agent_id="claude", reason="again", now=now + 2
+        )
     with pytest.raises(AgentNotFoundError):
         agents.revoke_agent(brain.conn, brain.master, brain.keystore, agent_id="nobody", reason="x", now=now)
     revs = rows(brain.conn, "SELECT signed_body FROM agent_revocations WHERE agent_id = 'claude'")
@@ -179,14 +202,22 @@ def test_grant_and_revocation_bytes_verify(brain) -> None:  # type: ignore[no-un
     grant = one(brain.conn, "SELECT * FROM recall_grants WHERE subject_agent_id = 'cli'")
     body = json.loads(grant["signed_body"])
     assert body["schema"] == "hom.aimos.recall-authorization/v1"
-    assert verify(pub, payload_message(body, grant["nonce"], grant["ts_signed"]), b64u_decode(grant["signature_b64u"]))
-    assert commitments.recall_authorization_mutation_hash(
-        None, bytes.fromhex(grant["content_hash"]), grant["nonce"], grant["ts_signed"]
-    ).hex() == grant["mutation_hash"]
+    assert verify(
+        pub, payload_message(body, grant["nonce"], grant["ts_signed"]), b64u_decode(grant["signature_b64u"])
+    )
+    assert (
+        commitments.recall_authorization_mutation_hash(
+            None, bytes.fromhex(grant["content_hash"]), grant["nonce"], grant["ts_signed"]
+        ).hex()
+        == grant["mutation_hash"]
+    )
     rev = one(brain.conn, "SELECT * FROM agent_revocations")
     rbody = json.loads(rev["signed_body"])
     sig = b64u_decode(rev["signature_b64u"])
     assert verify(pub, payload_message(rbody, rev["nonce"], rev["ts_signed"]), sig)
-    assert commitments.agent_revocation_mutation_hash(
-        bytes.fromhex(rev["prior_identity_hash"]), bytes.fromhex(rev["content_hash"]), sig
-    ).hex() == rev["mutation_hash"]
+    assert (
+        commitments.agent_revocation_mutation_hash(
+            bytes.fromhex(rev["prior_identity_hash"]), bytes.fromhex(rev["content_hash"]), sig
+        ).hex()
+        == rev["mutation_hash"]
+    )

@@ -30,8 +30,14 @@ from aimos.memory.save import build_save_body, save
 from aimos.memory.versions import head_of, list_memories, memory_detail, version_chain
 from aimos.store.connection import one, rows
 
-COUNTED = ("memories", "memory_provenance", "events", "request_nonces", "memory_occurrences",
-           "memory_supersessions")
+COUNTED = (
+    "memories",
+    "memory_provenance",
+    "events",
+    "request_nonces",
+    "memory_occurrences",
+    "memory_supersessions",
+)
 
 
 def counts(conn: Any) -> dict[str, int]:
@@ -54,17 +60,26 @@ def test_save_writes_signed_provenance_row_and_event(brain) -> None:  # type: ig
     body = json.loads(p["body_json"])
     assert body["value"] == "Alice prefers tea"
     assert p["content_hash"] == commitments.sha256(canonical_json(body)).hex()
-    assert p["mutation_hash"] == commitments.provenance_mutation_hash(
-        bytes.fromhex(p["content_hash"]), None, p["nonce"], p["ts_signed"]).hex()
+    assert (
+        p["mutation_hash"]
+        == commitments.provenance_mutation_hash(
+            bytes.fromhex(p["content_hash"]), None, p["nonce"], p["ts_signed"]
+        ).hex()
+    )
     # the genesis node carries the agent's own request-form-3 signature
-    assert verify(brain.agent.key.public_b64u,
-                  request_message(body, "POST", PATH_SAVE, p["nonce"], p["ts_signed"]),
-                  b64u_decode(p["signature_b64u"]))
+    assert verify(
+        brain.agent.key.public_b64u,
+        request_message(body, "POST", PATH_SAVE, p["nonce"], p["ts_signed"]),
+        b64u_decode(p["signature_b64u"]),
+    )
     ev = one(brain.conn, "SELECT * FROM events WHERE event_id = ?", (result.event_id,))
     evbody = json.loads(ev["signed_body"])
     assert ev["operation"] == "memory_saved" and evbody["metadata"]["memory_id"] == result.memory_id
-    assert verify(brain.housekeeper.key.public_b64u, payload_message(evbody, ev["nonce"], ev["ts_signed"]),
-                  b64u_decode(ev["signature_b64u"]))
+    assert verify(
+        brain.housekeeper.key.public_b64u,
+        payload_message(evbody, ev["nonce"], ev["ts_signed"]),
+        b64u_decode(ev["signature_b64u"]),
+    )
 
 
 def test_event_chain_links_per_signer_epoch(brain) -> None:  # type: ignore[no-untyped-def]
@@ -72,11 +87,17 @@ def test_event_chain_links_per_signer_epoch(brain) -> None:  # type: ignore[no-u
         do_save(brain, f"memory number {i}")
     chain = rows(brain.conn, "SELECT * FROM events WHERE signer_agent_id = 'housekeeper' ORDER BY ledger_seq")
     assert [e["ledger_seq"] for e in chain] == list(range(1, len(chain) + 1))
-    prev = commitments.event_genesis_predecessor("personal", "housekeeper", brain.housekeeper.valid_from).hex()
+    prev = commitments.event_genesis_predecessor(
+        "personal", "housekeeper", brain.housekeeper.valid_from
+    ).hex()
     for e in chain:
         assert e["prev_mutation_hash"] == prev
-        assert e["mutation_hash"] == commitments.event_link_hash(
-            bytes.fromhex(prev), bytes.fromhex(e["content_hash"]), e["nonce"], e["ts_signed"]).hex()
+        assert (
+            e["mutation_hash"]
+            == commitments.event_link_hash(
+                bytes.fromhex(prev), bytes.fromhex(e["content_hash"]), e["nonce"], e["ts_signed"]
+            ).hex()
+        )
         prev = e["mutation_hash"]
 
 
@@ -86,14 +107,26 @@ def test_forged_event_is_refused_by_the_trigger(brain) -> None:  # type: ignore[
     from aimos.ledger.events import append_event
     from aimos.store.connection import write_transaction
 
-    impostor = Signer("housekeeper", brain.housekeeper.valid_from, brain.housekeeper.valid_until,
-                      KeyPair.generate(), brain.housekeeper.certificate,
-                      brain.housekeeper.cert_fingerprint, "T1")
+    impostor = Signer(
+        "housekeeper",
+        brain.housekeeper.valid_from,
+        brain.housekeeper.valid_until,
+        KeyPair.generate(),
+        brain.housekeeper.certificate,
+        brain.housekeeper.cert_fingerprint,
+        "T1",
+    )
     before = counts(brain.conn)
     with pytest.raises(IntegrityError, match="signature does not verify"):
         with write_transaction(brain.conn):
-            append_event(brain.conn, impostor, operation="memory_saved", company_id="personal",
-                         metadata={}, now=int(time.time()))
+            append_event(
+                brain.conn,
+                impostor,
+                operation="memory_saved",
+                company_id="personal",
+                metadata={},
+                now=int(time.time()),
+            )
     assert counts(brain.conn) == before
 
 
@@ -121,7 +154,10 @@ def test_correct_makes_a_new_version_and_keeps_the_old(brain) -> None:  # type: 
     assert memory_detail(brain.conn, v1.memory_id)["version"]["state"] == "superseded"
     assert memory_detail(brain.conn, v2.memory_id)["version"]["state"] == "current"
     assert [m["memory_id"] for m in list_memories(brain.conn)] == [v2.memory_id]
-    assert {m["memory_id"] for m in list_memories(brain.conn, include_history=True)} == {v1.memory_id, v2.memory_id}
+    assert {m["memory_id"] for m in list_memories(brain.conn, include_history=True)} == {
+        v1.memory_id,
+        v2.memory_id,
+    }
     with pytest.raises(UsageError, match="already corrected"):
         do_save(brain, "the meeting is on Wednesday", key="meeting", supersedes=v1.memory_id)
     with pytest.raises(UsageError, match="already exists"):
@@ -133,8 +169,12 @@ def test_canary_is_retained_in_quarantine(brain) -> None:  # type: ignore[no-unt
     assert result.status == "quarantined"
     m = one(brain.conn, "SELECT * FROM memories WHERE memory_id = ?", (result.memory_id,))
     assert (m["quarantine"], m["retrieval_weight_milli"]) == (1, 100)
-    ops = [e["operation"] for e in rows(brain.conn, "SELECT operation FROM events WHERE subject_memory_id = ?",
-                                        (result.memory_id,))]
+    ops = [
+        e["operation"]
+        for e in rows(
+            brain.conn, "SELECT operation FROM events WHERE subject_memory_id = ?", (result.memory_id,)
+        )
+    ]
     assert ops == ["memory_saved", "canary_write_retained_quarantine"]
 
 
@@ -181,7 +221,9 @@ def test_tampered_or_misdirected_requests_are_refused(brain) -> None:  # type: i
 
 def test_read_only_grant_cannot_save(brain) -> None:  # type: ignore[no-untyped-def]
     now = int(time.time())
-    agents.enroll_agent(brain.conn, brain.master, brain.keystore, agent_id="reader", now=now, write_allowed=False)
+    agents.enroll_agent(
+        brain.conn, brain.master, brain.keystore, agent_id="reader", now=now, write_allowed=False
+    )
     reader = load_signer(brain.conn, brain.keystore, "reader", now)
     with pytest.raises(GrantError, match="read-only"):
         do_save(brain, "not allowed", signer=reader)
@@ -193,8 +235,12 @@ def test_revocation_refuses_evidence_signed_at_or_after_it(brain) -> None:  # ty
 
     now = int(time.time())
     revoke_at = now + 5
-    before_rev = sign_request(brain.agent, build_save_body(company_id="personal", value="early"), PATH_SAVE, now)
-    at_rev = sign_request(brain.agent, build_save_body(company_id="personal", value="late"), PATH_SAVE, revoke_at)
+    before_rev = sign_request(
+        brain.agent, build_save_body(company_id="personal", value="early"), PATH_SAVE, now
+    )
+    at_rev = sign_request(
+        brain.agent, build_save_body(company_id="personal", value="late"), PATH_SAVE, revoke_at
+    )
     agents.revoke_agent(brain.conn, brain.master, brain.keystore, agent_id="cli", reason="t", now=revoke_at)
     with pytest.raises(EpochRevokedError):
         save(brain.conn, brain.housekeeper, at_rev, revoke_at)

@@ -12,9 +12,18 @@ from aimos.store import connection as store
 from aimos.store.functions import SQL_FUNCTIONS, is_canonical, payload_message_sql, request_message_sql
 
 RETAINED = (
-    "brain_meta", "master_identity", "identity_epochs", "recall_grants", "agent_revocations",
-    "request_nonces", "memory_provenance", "memories", "memory_supersessions",
-    "memory_occurrences", "events", "schema_migrations",
+    "brain_meta",
+    "master_identity",
+    "identity_epochs",
+    "recall_grants",
+    "agent_revocations",
+    "request_nonces",
+    "memory_provenance",
+    "memories",
+    "memory_supersessions",
+    "memory_occurrences",
+    "events",
+    "schema_migrations",
 )
 
 
@@ -89,15 +98,18 @@ def test_reader_authorizer_denies_writes(brain) -> None:  # type: ignore[no-unty
 
 
 def test_sqlite_shell_cannot_edit_or_append(brain) -> None:  # type: ignore[no-untyped-def]
+    import time
+
     from aimos.identity.requests import PATH_SAVE, sign_request
     from aimos.memory.save import build_save_body, save
 
-    import time
-
     now = int(time.time())
-    saved = save(brain.conn, brain.housekeeper,
-                 sign_request(brain.agent, build_save_body(company_id="personal", value="kept"), PATH_SAVE, now),
-                 now)
+    saved = save(
+        brain.conn,
+        brain.housekeeper,
+        sign_request(brain.agent, build_save_body(company_id="personal", value="kept"), PATH_SAVE, now),
+        now,
+    )
     db = brain.home / "brain.sqlite3"
     before = sqlite_shell(db, "SELECT value, retrieval_weight_milli FROM memories").stdout
     attempts = {
@@ -125,8 +137,8 @@ def test_sqlite_shell_cannot_edit_or_append(brain) -> None:  # type: ignore[no-u
 
 
 def test_registered_functions_match_the_kernel() -> None:
-    from aimos.crypto.messages import payload_message, request_message
     from aimos.crypto.canonical import canonical_text
+    from aimos.crypto.messages import payload_message, request_message
 
     body = {"b": [1, 2.5, "é"], "a": None}
     text = canonical_text(body)

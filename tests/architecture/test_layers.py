@@ -1,0 +1,89 @@
+"""The dependency direction of DESIGN.md, checked statically and in fresh subprocesses."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# package -> aimos packages it may import (besides itself, errors, exit_codes, paths and __init__)
+ALLOWED: dict[str, set[str]] = {
+    "crypto": set(),
+    "store": {"crypto"},
+    "identity": {"crypto", "store"},
+    "ledger": {"crypto", "store", "identity"},
+    "memory": {"crypto", "store", "identity", "ledger"},
+    "eval": {"crypto", "store", "identity", "ledger", "memory", "installer"},
+    "cli": {"crypto", "store", "identity", "ledger", "memory", "eval", "installer", "cli"},
+}
+COMMON = {"errors", "exit_codes", "paths", ""}
+
+
+def imported_aimos_packages(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text("utf-8"))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module]
+        for name in names:
+            parts = name.split(".")
+            if parts[0] == "aimos":
+                found.add(parts[1] if len(parts) > 1 else "")
+            elif parts[0] in ("installer", "purge"):
+                found.add(parts[0])
+    return found
+
+
+@pytest.mark.parametrize("package", sorted(ALLOWED))
+def test_packages_only_import_downwards(package: str) -> None:
+    allowed = ALLOWED[package] | COMMON | {package}
+    for module in sorted((ROOT / "aimos" / package).rglob("*.py")):
+        bad = imported_aimos_packages(module) - allowed
+        assert not bad, f"{module.relative_to(ROOT)} imports {sorted(bad)}"
+
+
+def test_nothing_in_aimos_imports_purge() -> None:
+    for module in (ROOT / "aimos").rglob("*.py"):
+        assert "purge" not in imported_aimos_packages(module), module
+
+
+def modules_after(statement: str) -> set[str]:
+    code = f"import sys; {statement}; print('\\n'.join(sorted(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    return set(out.stdout.split())
+
+
+def test_runtime_does_not_load_installer_purge_or_textual() -> None:
+    loaded = modules_after("import aimos.memory.save, aimos.identity.agents, aimos.ledger.events")
+    for forbidden in ("purge", "installer", "textual", "apscheduler", "typer"):
+        assert forbidden not in loaded, forbidden
+
+
+def test_cli_help_path_stays_light() -> None:
+    loaded = modules_after("import aimos.cli.app")
+    for heavy in ("apsw", "nacl", "textual", "apscheduler", "installer", "purge", "keyring"):
+        assert heavy not in loaded, heavy
+
+
+def test_crypto_kernel_has_no_io_dependencies() -> None:
+    loaded = modules_after("import aimos.crypto.commitments, aimos.crypto.certs, aimos.crypto.merkle")
+    for io_module in ("apsw", "keyring", "aimos.store", "aimos.identity"):
+        assert io_module not in loaded, io_module
+
+
+def test_installer_module_is_aimos_own() -> None:
+    out = subprocess.run(
+        [sys.executable, "-c", "import installer, installer.setup; print(installer.__file__)"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert Path(out.stdout.strip()).resolve() == (ROOT / "installer" / "__init__.py").resolve()
