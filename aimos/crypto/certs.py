@@ -125,10 +125,21 @@ def verify_certificate(
 
 
 class CertificateCache:
-    """Remembers (certificate fingerprint, issuer key) pairs already verified in this process."""
+    """Remembers certificates parsed, and (fingerprint, issuer key) pairs verified, in this process."""
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int = 1024) -> None:
         self._seen: set[tuple[str, str]] = set()
+        self._parsed: dict[str, Certificate] = {}
+        self._limit = limit
+
+    def parse(self, text: str) -> Certificate:
+        cert = self._parsed.get(text)
+        if cert is None:
+            cert = parse_certificate(text)
+            if len(self._parsed) >= self._limit:
+                self._parsed.clear()
+            self._parsed[text] = cert
+        return cert
 
     def seen(self, fingerprint: str, issuer_public_key: str) -> bool:
         return (fingerprint, issuer_public_key) in self._seen

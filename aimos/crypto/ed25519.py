@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from collections import OrderedDict
+from dataclasses import dataclass, field
 
 from nacl.exceptions import BadSignatureError
 from nacl.signing import SigningKey, VerifyKey
@@ -44,10 +45,12 @@ class KeyPair:
     """An Ed25519 key held in memory. ``repr`` never shows the seed."""
 
     seed: bytes
+    _signing_key: SigningKey = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if len(self.seed) != 32:
             raise EncodingError("Ed25519 seeds are 32 bytes", reason="seed_invalid")
+        object.__setattr__(self, "_signing_key", SigningKey(self.seed))
 
     def __repr__(self) -> str:
         return f"KeyPair(fingerprint={self.fingerprint})"
@@ -58,7 +61,7 @@ class KeyPair:
 
     @property
     def _signing(self) -> SigningKey:
-        return SigningKey(self.seed)
+        return self._signing_key
 
     @property
     def raw_public(self) -> bytes:
@@ -73,7 +76,37 @@ class KeyPair:
         return fingerprint_of_der(spki_der(self.raw_public))
 
     def sign(self, message: bytes) -> bytes:
-        return bytes(self._signing.sign(message).signature)
+        signature = bytes(self._signing.sign(message).signature)
+        _VERIFIED.add(self.raw_public, message, signature)
+        return signature
+
+
+class _VerifiedSignatures:
+    """A bounded in-process memory of (public key, message digest, signature) triples known to be
+    valid: ones this process verified or made itself. Re-checking the same bytes (the writer's
+    triggers re-verify what the save path just verified or signed) is then a lookup. Only a
+    valid signature ever enters, and the key is the exact bytes, so the answer is unchanged."""
+
+    def __init__(self, limit: int = 4096) -> None:
+        self._entries: OrderedDict[bytes, None] = OrderedDict()
+        self._limit = limit
+
+    @staticmethod
+    def _key(raw_public: bytes, message: bytes, signature: bytes) -> bytes:
+        return raw_public + hashlib.sha256(message).digest() + signature
+
+    def add(self, raw_public: bytes, message: bytes, signature: bytes) -> None:
+        key = self._key(raw_public, message, signature)
+        self._entries[key] = None
+        self._entries.move_to_end(key)
+        while len(self._entries) > self._limit:
+            self._entries.popitem(last=False)
+
+    def __contains__(self, triple: tuple[bytes, bytes, bytes]) -> bool:
+        return self._key(*triple) in self._entries
+
+
+_VERIFIED = _VerifiedSignatures()
 
 
 def verify(public_key_b64u_or_raw: str | bytes, message: bytes, signature: bytes) -> bool:
@@ -85,7 +118,10 @@ def verify(public_key_b64u_or_raw: str | bytes, message: bytes, signature: bytes
             raw = public_key_b64u_or_raw
         if len(signature) != SIGNATURE_BYTES:
             return False
+        if (raw, message, signature) in _VERIFIED:
+            return True
         VerifyKey(raw).verify(message, signature)
+        _VERIFIED.add(raw, message, signature)
         return True
     except (BadSignatureError, EncodingError, ValueError, TypeError):
         return False

@@ -16,16 +16,19 @@ def new_nonce() -> str:
     return b64u_encode(os.urandom(NONCE_BYTES))
 
 
-def payload_message(body: Any, nonce: str, ts: int) -> bytes:
-    """Form 1: canonicalJSON(body) \\n nonce \\n ts."""
-    return b"\n".join([canonical_json(body), nonce.encode("utf-8"), str(int(ts)).encode()])
+def payload_message(body: Any, nonce: str, ts: int, *, body_bytes: bytes | None = None) -> bytes:
+    """Form 1: canonicalJSON(body) \\n nonce \\n ts (``body_bytes``: already canonical)."""
+    canonical = body_bytes if body_bytes is not None else canonical_json(body)
+    return b"\n".join([canonical, nonce.encode("utf-8"), str(int(ts)).encode()])
 
 
-def request_message(body: Any, method: str, path: str, nonce: str, ts: int) -> bytes:
+def request_message(
+    body: Any, method: str, path: str, nonce: str, ts: int, *, body_bytes: bytes | None = None
+) -> bytes:
     """Request form 3: canonicalJSON(body) \\n METHOD \\n path-without-query \\n nonce \\n ts."""
     return b"\n".join(
         [
-            canonical_json(body),
+            body_bytes if body_bytes is not None else canonical_json(body),
             method.upper().encode("ascii"),
             path.split("?", 1)[0].encode("utf-8"),
             nonce.encode("utf-8"),

@@ -56,8 +56,8 @@ def _timed(fn: Callable[[], Any], n: int) -> list[float]:
 
 def run_perf(saves: int = 1000, keystore: str = "file") -> dict[str, Any]:
     import apsw
+    from nacl.signing import SigningKey, VerifyKey
 
-    from aimos.crypto.ed25519 import verify
     from aimos.crypto.messages import request_message
     from aimos.identity.epochs import HOUSEKEEPER, load_signer
     from aimos.identity.keystore import open_keystore
@@ -87,11 +87,14 @@ def run_perf(saves: int = 1000, keystore: str = "file") -> dict[str, Any]:
             one_save()
         save_times = _timed(one_save, saves)
 
+        # Bare parts use PyNaCl directly: no aimos wrapper, no verified-signature memory.
         sample_body = build_save_body(company_id="personal", value=_text(0, rng))
         message = request_message(sample_body, "POST", PATH_SAVE, "nonce-nonce-nonce", now)
-        signature = agent.key.sign(message)
-        sign_times = _timed(lambda: agent.key.sign(message), saves)
-        verify_times = _timed(lambda: verify(agent.key.public_b64u, message, signature), saves)
+        signing_key = SigningKey(agent.key.seed)
+        verify_key = VerifyKey(agent.key.raw_public)
+        signature = signing_key.sign(message).signature
+        sign_times = _timed(lambda: signing_key.sign(message), saves)
+        verify_times = _timed(lambda: verify_key.verify(message, signature), saves)
 
         scratch = apsw.Connection(str(home / "commit-baseline.sqlite3"))
         scratch.execute("PRAGMA journal_mode = WAL")

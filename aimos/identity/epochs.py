@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import uuid
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -108,11 +109,22 @@ def create_master(conn: apsw.Connection, keystore: Keystore, passphrase: str, no
     return master
 
 
+# The master identity is written once per brain and never changes (append-only, one row), so a
+# connection may remember it.
+_MASTER_BY_CONNECTION: weakref.WeakKeyDictionary[apsw.Connection, dict[str, Any]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
 def master_row(conn: apsw.Connection) -> dict[str, Any]:
+    cached = _MASTER_BY_CONNECTION.get(conn)
+    if cached is not None:
+        return dict(cached)
     row = one(conn, "SELECT fingerprint, public_key_b64u, created_at FROM master_identity")
     if row is None:
         raise IdentityError("this brain has no master identity", "Run `aimos install`.")
-    return row
+    _MASTER_BY_CONNECTION[conn] = row
+    return dict(row)
 
 
 def unlock_master(conn: apsw.Connection, keystore: Keystore, passphrase: str) -> KeyPair:

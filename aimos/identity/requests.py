@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from typing import Any
 
 import apsw
 
-from aimos.crypto.canonical import canonical_sha256_hex
-from aimos.crypto.certs import CertificateCache, parse_certificate, verify_certificate
+from aimos.crypto.canonical import canonical_json
+from aimos.crypto.certs import CertificateCache, verify_certificate
 from aimos.crypto.ed25519 import verify
 from aimos.crypto.encoding import b64u_decode, b64u_encode, iso_ms
 from aimos.crypto.messages import CLOCK_SKEW_SECONDS, new_nonce, request_message, within_skew
@@ -65,6 +66,7 @@ class VerifiedRequest:
     identity_tier: str
     grant: dict[str, Any]
     request_hash: str
+    body_bytes: bytes  # canonicalJSON(request.body), computed once
 
 
 def sign_request(signer: Signer, body: dict[str, Any], path: str, now: int) -> SignedRequest:
@@ -81,7 +83,7 @@ def verify_request(conn: apsw.Connection, req: SignedRequest, *, path: str, now:
     if req.method.upper() != METHOD or req.path != path:
         raise UsageError(f"this endpoint takes POST {path}, not {req.method} {req.path}")
     try:
-        cert = parse_certificate(req.certificate)
+        cert = _verified_certs.parse(req.certificate)
         signature = b64u_decode(req.signature_b64u)
     except EncodingError as exc:
         raise SignatureError("the request signature is not canonical base64url") from exc
@@ -100,7 +102,9 @@ def verify_request(conn: apsw.Connection, req: SignedRequest, *, path: str, now:
     if not _verified_certs.seen(cert.fingerprint, master["public_key_b64u"]):
         verify_certificate(cert, master["public_key_b64u"])
         _verified_certs.add(cert.fingerprint, master["public_key_b64u"])
-    if not verify(cert.pubkey, request_message(req.body, req.method, req.path, req.nonce, req.ts), signature):
+    body_bytes = canonical_json(req.body)
+    message = request_message(req.body, req.method, req.path, req.nonce, req.ts, body_bytes=body_bytes)
+    if not verify(cert.pubkey, message, signature):
         raise SignatureError("the request signature does not verify under the agent's key")
     agent_id, valid_from = epoch["agent_id"], epoch["valid_from"]
     if not epoch["valid_from"] <= req.ts <= epoch["valid_until"]:
@@ -125,12 +129,12 @@ def verify_request(conn: apsw.Connection, req: SignedRequest, *, path: str, now:
         raise GrantError(f"agent {agent_id!r} has no master-signed grant for this epoch")
     if one(conn, "SELECT 1 AS x FROM request_nonces WHERE agent_id = ? AND nonce = ?", (agent_id, req.nonce)):
         raise ReplayError(f"nonce already used by agent {agent_id!r}: the request is a replay")
-    request_hash = canonical_sha256_hex(req.body)
+    request_hash = hashlib.sha256(body_bytes).hexdigest()
     conn.execute(
         "INSERT INTO request_nonces (agent_id, nonce, valid_from, ts_signed, signed_path,"
         " request_hash, received_at) VALUES (?,?,?,?,?,?,?)",
         (agent_id, req.nonce, valid_from, req.ts, req.path, request_hash, now),
     )
     return VerifiedRequest(
-        req, agent_id, valid_from, cert.fingerprint, epoch["identity_tier"], grant, request_hash
+        req, agent_id, valid_from, cert.fingerprint, epoch["identity_tier"], grant, request_hash, body_bytes
     )

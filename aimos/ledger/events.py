@@ -7,12 +7,13 @@ so a row that did not come through here (or through an identical signer) is refu
 from __future__ import annotations
 
 import uuid
+import weakref
 from typing import Any
 
 import apsw
 
 from aimos.crypto import commitments
-from aimos.crypto.canonical import canonical_text
+from aimos.crypto.canonical import canonical_json
 from aimos.crypto.encoding import b64u_encode, iso_ms
 from aimos.crypto.messages import new_nonce, payload_message
 from aimos.identity.epochs import Signer
@@ -35,9 +36,18 @@ def chain_head(conn: apsw.Connection, signer: Signer, company_id: str) -> tuple[
     return 0, genesis.hex()
 
 
+_COMPANY_BY_CONNECTION: weakref.WeakKeyDictionary[apsw.Connection, str] = weakref.WeakKeyDictionary()
+
+
 def brain_company(conn: apsw.Connection) -> str:
-    row = one(conn, "SELECT value FROM brain_meta WHERE key = 'company_id'")
-    return str(row["value"]) if row else "personal"
+    """The brain's company (brain_meta is append-only, so a connection may remember it)."""
+    cached = _COMPANY_BY_CONNECTION.get(conn)
+    if cached is None:
+        row = one(conn, "SELECT value FROM brain_meta WHERE key = 'company_id'")
+        if row is None:
+            return "personal"
+        cached = _COMPANY_BY_CONNECTION[conn] = str(row["value"])
+    return cached
 
 
 def append_event(
@@ -75,8 +85,9 @@ def append_event(
         "ts_signed": now,
     }
     nonce = new_nonce()
-    signature = signer.key.sign(payload_message(body, nonce, now))
-    content = commitments.provenance_content_hash(body)
+    body_bytes = canonical_json(body)
+    signature = signer.key.sign(payload_message(body, nonce, now, body_bytes=body_bytes))
+    content = commitments.sha256(body_bytes)
     mutation = commitments.event_link_hash(bytes.fromhex(prev), content, nonce, now)
     record = {
         "event_id": event_id,
@@ -86,7 +97,7 @@ def append_event(
         "signer_valid_from": signer.valid_from,
         "ledger_seq": seq + 1,
         "subject_memory_id": subject_memory_id,
-        "signed_body": canonical_text(body),
+        "signed_body": body_bytes.decode("utf-8"),
         "content_hash": content.hex(),
         "nonce": nonce,
         "ts_signed": now,

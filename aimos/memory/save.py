@@ -9,7 +9,7 @@ from typing import Any
 import apsw
 
 from aimos.crypto import commitments
-from aimos.crypto.canonical import canonical_json, canonical_text
+from aimos.crypto.canonical import canonical_json
 from aimos.crypto.encoding import b64u_decode, b64u_encode
 from aimos.errors import GrantError, IntegrityError, UsageError, ValueTooLargeError
 from aimos.identity.epochs import (
@@ -96,11 +96,11 @@ def _nonempty_text(body: dict[str, Any], field: str) -> str:
     return value
 
 
-def validate_body(body: dict[str, Any]) -> None:
+def validate_body(body: dict[str, Any], body_bytes: bytes | None = None) -> None:
     unknown = set(body) - set(BODY_FIELDS)
     if unknown:
         raise UsageError(f"unknown save fields: {', '.join(sorted(unknown))}")
-    size = len(canonical_json(body))
+    size = len(body_bytes if body_bytes is not None else canonical_json(body))
     if size > MAX_CANONICAL_BYTES:
         raise ValueTooLargeError(
             f"the memory is {size:,} bytes as canonical JSON, over the 1 MiB limit "
@@ -233,7 +233,7 @@ def save_in_transaction(
     """The save itself; the caller holds the write transaction."""
     verified = verify_request(conn, req, path=PATH_SAVE, now=now)
     body = req.body
-    validate_body(body)
+    validate_body(body, verified.body_bytes)
     _check_grant(verified, body)
     refuse_secrets(body.get("key"), body["value"], body.get("source"))
     canary = scan_canary(body.get("key"), body["value"])
@@ -268,7 +268,7 @@ def save_in_transaction(
 
     memory_id = str(uuid.uuid4())
     provenance_id = str(uuid.uuid4())
-    content_hash = commitments.provenance_content_hash(body)
+    content_hash = bytes.fromhex(verified.request_hash)  # H(canonicalJSON(body))
     mutation = commitments.provenance_mutation_hash(content_hash, None, req.nonce, req.ts).hex()
     conn.execute(
         "INSERT INTO memory_provenance (provenance_id, memory_id, company_id, event_type, body_json,"
@@ -281,7 +281,7 @@ def save_in_transaction(
             memory_id,
             company,
             "SAVE",
-            canonical_text(body),
+            verified.body_bytes.decode("utf-8"),
             content_hash.hex(),
             None,
             mutation,
