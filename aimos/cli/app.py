@@ -81,35 +81,26 @@ def _log(command: list[str], code: int, error: BaseException | None) -> None:
 
 
 def main(argv: list[str] | None = None) -> Any:
-    """Console entry point: no traceback reaches a user; exit codes follow SPEC section 15."""
-    import click
+    """Console entry point: no traceback reaches a user; exit codes follow SPEC section 15.
 
+    Typer runs in standalone mode (it reports usage errors itself, exit 2); aimos's own errors
+    and anything unexpected propagate out of it and are reported here.
+    """
     os.umask(0o077)
     args = list(sys.argv[1:] if argv is None else argv)
-    command = typer.main.get_command(app)
     code: int = ExitCode.OK
     error: BaseException | None = None
     try:
-        result = command.main(args=args, prog_name="aimos", standalone_mode=False)
-        if isinstance(result, int):
-            code = result
+        app(args=args, prog_name="aimos")
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except AimosError as exc:
         error = exc
         _report(exc)
         code = exit_code_for(exc)
-    except click.exceptions.Exit as exc:
-        code = exc.exit_code
-    except click.exceptions.Abort as exc:
-        error = exc
-        sys.stderr.write("aborted: nothing was changed\n")
-        code = ExitCode.ABORTED
-    except click.ClickException as exc:
-        error = exc
-        exc.show()
-        code = ExitCode.USAGE
     except KeyboardInterrupt as exc:
         error = exc
-        sys.stderr.write("interrupted\n")
+        sys.stderr.write("interrupted: nothing was changed\n")
         code = ExitCode.INTERRUPTED
     except BrokenPipeError:
         code = ExitCode.OK
