@@ -6,6 +6,8 @@ then fails is removed again, so nothing is left half-done.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import apsw
@@ -76,6 +78,20 @@ def _enrol_with_grant(
     return signer, grant
 
 
+@contextmanager
+def _transaction_keeping_new_keys(conn: apsw.Connection, keystore: Keystore) -> Iterator[list[Signer]]:
+    """A write transaction; the keys of signers appended to the yielded list are removed from
+    the keystore again if the transaction does not commit."""
+    created: list[Signer] = []
+    try:
+        with write_transaction(conn):
+            yield created
+    except BaseException:
+        for s in created:
+            keystore.delete(key_item_name(s.agent_id, s.valid_from))
+        raise
+
+
 def enroll_agent(
     conn: apsw.Connection,
     master: KeyPair,
@@ -94,26 +110,20 @@ def enroll_agent(
             f"agent {agent_id!r} is already enrolled",
             f"Use `aimos agent rotate {agent_id}` for a new epoch.",
         )
-    created: list[Signer] = []
-    try:
-        with write_transaction(conn):
-            signer, grant = _enrol_with_grant(
-                conn,
-                master,
-                keystore,
-                agent_id=agent_id,
-                now=now,
-                validity_days=validity_days,
-                clearance=clearance,
-                data_class=data_class,
-                write_allowed=write_allowed,
-                reason="aimos agent enrolment",
-            )
-            created.append(signer)
-    except BaseException:
-        for s in created:
-            keystore.delete(key_item_name(s.agent_id, s.valid_from))
-        raise
+    with _transaction_keeping_new_keys(conn, keystore) as created:
+        signer, grant = _enrol_with_grant(
+            conn,
+            master,
+            keystore,
+            agent_id=agent_id,
+            now=now,
+            validity_days=validity_days,
+            clearance=clearance,
+            data_class=data_class,
+            write_allowed=write_allowed,
+            reason="aimos agent enrolment",
+        )
+        created.append(signer)
     return signer, grant
 
 
@@ -133,38 +143,32 @@ def rotate_agent(
     previous = latest_epoch(conn, agent_id)
     old_grant = current_grant(conn, agent_id, previous["valid_from"])
     days = validity_days or max(1, (previous["valid_until"] - previous["valid_from"]) // 86_400)
-    created: list[Signer] = []
     revoked_now = False
-    try:
-        with write_transaction(conn):
-            if previous["revoked_at"] is None and epoch_state(previous, now) != "expired":
-                revoke_epoch(
-                    conn,
-                    master,
-                    company_id=brain_meta(conn)["company_id"],
-                    agent_id=agent_id,
-                    valid_from=previous["valid_from"],
-                    reason="rotated",
-                    now=now,
-                )
-                revoked_now = True
-            signer, grant = _enrol_with_grant(
+    with _transaction_keeping_new_keys(conn, keystore) as created:
+        if previous["revoked_at"] is None and epoch_state(previous, now) != "expired":
+            revoke_epoch(
                 conn,
                 master,
-                keystore,
+                company_id=brain_meta(conn)["company_id"],
                 agent_id=agent_id,
+                valid_from=previous["valid_from"],
+                reason="rotated",
                 now=now,
-                validity_days=min(days, 365),
-                clearance=old_grant["clearance_ceiling"] if old_grant else DEFAULT_CLEARANCE,
-                data_class=old_grant["data_class_ceiling"] if old_grant else DEFAULT_DATA_CLASS,
-                write_allowed=bool(old_grant["write_allowed"]) if old_grant else True,
-                reason="aimos agent rotation",
             )
-            created.append(signer)
-    except BaseException:
-        for s in created:
-            keystore.delete(key_item_name(s.agent_id, s.valid_from))
-        raise
+            revoked_now = True
+        signer, grant = _enrol_with_grant(
+            conn,
+            master,
+            keystore,
+            agent_id=agent_id,
+            now=now,
+            validity_days=min(days, 365),
+            clearance=old_grant["clearance_ceiling"] if old_grant else DEFAULT_CLEARANCE,
+            data_class=old_grant["data_class_ceiling"] if old_grant else DEFAULT_DATA_CLASS,
+            write_allowed=bool(old_grant["write_allowed"]) if old_grant else True,
+            reason="aimos agent rotation",
+        )
+        created.append(signer)
     if revoked_now:
         keystore.delete(previous["key_ref"])
     return signer, grant, revoked_now
