@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from typing import Any
 
 import typer
@@ -67,8 +68,12 @@ def _log(command: list[str], code: int, error: BaseException | None) -> None:
 
         log_dir = paths.log_dir()
         paths.ensure_private_dir(log_dir)
-        words = [w for w in command[:2] if not w.startswith("-")][:2]
-        line = f"{int(__import__('time').time())} aimos {' '.join(words)} exit={code}"
+        # Only the command's name (and sub-command for groups): never arguments, which can
+        # hold memory text.
+        words = command[:1]
+        if command[:1] in (["agent"], ["eval"]) and len(command) > 1 and command[1].isidentifier():
+            words = command[:2]
+        line = f"{int(time.time())} aimos {' '.join(words)} exit={code}"
         if error is not None:
             line += f" error={type(error).__name__}"
         fd = os.open(log_dir / "aimos.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
