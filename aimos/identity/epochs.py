@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 import uuid
 import weakref
 from dataclasses import dataclass
@@ -41,6 +42,7 @@ DEFAULT_CLEARANCE = 10
 DEFAULT_DATA_CLASS = "confidential"
 DEFAULT_VALIDITY_DAYS = 30
 DAY = 86_400
+NOT_YET_VALID_WAIT_SECONDS = 2
 
 
 def data_class_rank(name: str) -> int:
@@ -247,6 +249,17 @@ def load_signer(conn: apsw.Connection, keystore: Keystore, agent_id: str, now: i
             f"agent {agent_id}'s current epoch expired at {iso_ms(epoch['valid_until'])}",
             f"Run `aimos agent rotate {agent_id}` to enrol a new epoch.",
         )
+    if state == "not_yet_valid":
+        # Epochs are keyed by whole seconds, so a rotation in the same second as the previous
+        # epoch's start begins one second later: wait for it rather than sign outside it.
+        wait = epoch["valid_from"] - time.time()
+        if wait > NOT_YET_VALID_WAIT_SECONDS:
+            raise EpochExpiredError(
+                f"agent {agent_id}'s current epoch is not valid before {iso_ms(epoch['valid_from'])}",
+                "Check the system clock.",
+            )
+        if wait > 0:
+            time.sleep(wait)
     seed = b64u_decode(keystore.get(epoch["key_ref"]))
     key = KeyPair(seed)
     if key.public_b64u != epoch["public_key_b64u"]:

@@ -107,9 +107,15 @@ def verify_request(conn: apsw.Connection, req: SignedRequest, *, path: str, now:
     if not verify(cert.pubkey, message, signature):
         raise SignatureError("the request signature does not verify under the agent's key")
     agent_id, valid_from = epoch["agent_id"], epoch["valid_from"]
-    if not epoch["valid_from"] <= req.ts <= epoch["valid_until"]:
+    if req.ts < epoch["valid_from"]:
         raise EpochExpiredError(
-            f"agent {agent_id}'s epoch is not valid at the request time {iso_ms(req.ts)}",
+            f"the request time {iso_ms(req.ts)} is before agent {agent_id}'s epoch starts "
+            f"({iso_ms(epoch['valid_from'])})",
+            "Sign the request again with the current time.",
+        )
+    if req.ts > epoch["valid_until"]:
+        raise EpochExpiredError(
+            f"agent {agent_id}'s epoch expired at {iso_ms(epoch['valid_until'])}",
             f"Run `aimos agent rotate {agent_id}` to enrol a new epoch.",
         )
     revoked_at = revocation_at(conn, agent_id, valid_from)

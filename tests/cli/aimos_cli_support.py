@@ -1,0 +1,185 @@
+"""Helpers for the CLI tests: run the real `aimos` in a subprocess and look at a brain from outside.
+
+Imported by the test modules of this folder as a plain module (tests/ is not a package; pytest puts
+this folder on sys.path). Nothing here mocks aimos: the CLI is a real subprocess, the brain a real
+SQLite file read with the real `sqlite3` shell.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+SQLITE3 = "/usr/bin/sqlite3"
+BRAIN = "brain.sqlite3"
+PASSPHRASE_ENV = "AIMOS_PASSPHRASE_FILE"
+UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+HEX64_RE = re.compile(r"^[0-9a-f]{64}$")
+
+# The tables whose row counts must not move when the brain refuses something.
+SNAPSHOT_TABLES = (
+    "memories",
+    "events",
+    "memory_provenance",
+    "request_nonces",
+    "identity_epochs",
+    "recall_grants",
+    "agent_revocations",
+)
+
+
+@dataclass
+class Result:
+    """One finished `aimos` process."""
+
+    args: tuple[str, ...]
+    code: int
+    out: str
+    err: str
+
+    @property
+    def both(self) -> str:
+        return self.out + self.err
+
+    def describe(self) -> str:
+        return (
+            f"aimos {' '.join(self.args)[:200]} -> exit {self.code}\nstdout:\n{self.out}\nstderr:\n{self.err}"
+        )
+
+    def ok(self) -> Result:
+        """Assert success (exit 0, no traceback) and return self, for chaining."""
+        assert self.code == 0, self.describe()
+        assert "Traceback" not in self.both, self.describe()
+        return self
+
+
+def run_aimos(
+    *args: str,
+    input: str | bytes | None = None,
+    env: dict[str, str] | None = None,
+    unset: Iterable[str] = (),
+    pass_fds: Iterable[int] = (),
+    timeout: float = 60,
+) -> Result:
+    """Run `python -m aimos ARGS` as a real subprocess (stdin is empty unless ``input`` is given)."""
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    for name in unset:
+        full_env.pop(name, None)
+    text_mode = not isinstance(input, bytes)
+    proc = subprocess.run(
+        [sys.executable, "-m", "aimos", *args],
+        input=input,
+        stdin=subprocess.DEVNULL if input is None else None,
+        capture_output=True,
+        text=text_mode,
+        env=full_env,
+        timeout=timeout,
+        check=False,
+        pass_fds=tuple(pass_fds),
+    )
+    out = proc.stdout if text_mode else proc.stdout.decode("utf-8", "replace")
+    err = proc.stderr if text_mode else proc.stderr.decode("utf-8", "replace")
+    return Result(tuple(args), proc.returncode, out, err)
+
+
+def hint_of(result: Result) -> str:
+    lines = [line for line in result.err.splitlines() if line.startswith("hint:")]
+    return "\n".join(lines)
+
+
+def assert_refused(result: Result, code: int, *hint_words: str) -> None:
+    """SPEC section 15: the exit code, `error:` and a `hint:` naming the fix, no traceback, no data."""
+    assert result.code == code, result.describe()
+    assert "Traceback" not in result.both, result.describe()
+    assert "error:" in result.err, result.describe()
+    hint = hint_of(result)
+    assert hint, f"no 'hint:' line on stderr\n{result.describe()}"
+    for word in hint_words:
+        assert word.lower() in hint.lower(), f"hint does not mention {word!r}\n{result.describe()}"
+    assert result.out == "", f"a refused command printed data on stdout\n{result.describe()}"
+
+
+# --- looking at the brain from outside, with the real sqlite3 shell ---------------------------
+def sqlite(brain: Path, sql: str, *options: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [SQLITE3, *options, str(brain), sql], capture_output=True, text=True, timeout=30, check=False
+    )
+
+
+def sqlite_value(brain: Path, sql: str) -> str:
+    proc = sqlite(brain, sql)
+    assert proc.returncode == 0, f"sqlite3 {sql!r} failed: {proc.stderr}"
+    return proc.stdout.strip()
+
+
+def table_counts(brain: Path, tables: Iterable[str] = SNAPSHOT_TABLES) -> dict[str, int]:
+    sql = " UNION ALL ".join(f"SELECT '{t}', COUNT(*) FROM {t}" for t in tables)
+    proc = sqlite(brain, sql + ";", "-separator", "|")
+    assert proc.returncode == 0, f"sqlite3 count failed: {proc.stderr}"
+    counts = {}
+    for line in proc.stdout.splitlines():
+        name, n = line.split("|")
+        counts[name] = int(n)
+    return counts
+
+
+def brain_id(home: Path) -> str:
+    return sqlite_value(home / BRAIN, "SELECT value FROM brain_meta WHERE key = 'brain_id'")
+
+
+def keystore_dir(home: Path) -> Path:
+    return home / "state" / "keys" / brain_id(home)
+
+
+def sha256_file(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def listing(directory: Path) -> list[str]:
+    if not directory.exists():
+        return []
+    return sorted(str(p.relative_to(directory)) for p in directory.rglob("*"))
+
+
+@dataclass
+class Snapshot:
+    counts: dict[str, int]
+    brain_files: list[str]
+    brain_sha256: str
+    keys: list[str] = field(default_factory=list)
+
+
+def snapshot(home: Path) -> Snapshot:
+    """Row counts of the retained tables, the brain's file set, its bytes and the key files."""
+    brain = home / BRAIN
+    files = sorted(p.name for p in home.iterdir() if p.name.startswith(BRAIN))
+    digest = sha256_file(brain)
+    return Snapshot(table_counts(brain), files, digest, listing(home / "state"))
+
+
+def assert_unchanged(home: Path, before: Snapshot) -> None:
+    after = snapshot(home)
+    assert after.counts == before.counts, f"row counts changed: {before.counts} -> {after.counts}"
+    assert after.brain_files == before.brain_files, (
+        f"brain files: {before.brain_files} -> {after.brain_files}"
+    )
+    assert after.brain_sha256 == before.brain_sha256, "the brain file's bytes changed"
+    assert after.keys == before.keys, f"keystore files changed: {before.keys} -> {after.keys}"
+
+
+def parse_json(result: Result) -> Any:
+    import json
+
+    result.ok()
+    try:
+        return json.loads(result.out)
+    except ValueError as exc:  # pragma: no cover - the assertion message is the point
+        raise AssertionError(f"--json output is not JSON ({exc})\n{result.describe()}") from None
