@@ -107,7 +107,7 @@ def validate(options: InstallOptions) -> None:
 def installed_brain_id(path: Path | None = None) -> str | None:
     """The brain id when a brain with a master is already installed here, else None."""
     path = path or paths.brain_path()
-    if not path.exists():
+    if not path.exists() or is_unfinished_install(path):
         return None
     from aimos.store.connection import one, open_reader
 
@@ -118,6 +118,36 @@ def installed_brain_id(path: Path | None = None) -> str | None:
     finally:
         conn.close()
     return str(row["value"]) if row and master else None
+
+
+def is_unfinished_install(path: Path | None = None) -> bool:
+    """True for a brain file left by an install that never finished (no master identity).
+
+    Such a file holds nothing signed (every memory needs an agent epoch, which needs the
+    master), so a new install may remove it. Anything else at that path is left alone.
+    """
+    path = path or paths.brain_path()
+    if not path.exists():
+        return False
+    if path.stat().st_size == 0:
+        return True
+    import apsw
+
+    try:
+        conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
+    except apsw.Error:
+        return False
+    try:
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if not tables:
+            return True
+        if "brain_meta" not in tables or "master_identity" not in tables:
+            return False
+        return conn.execute("SELECT COUNT(*) FROM master_identity").fetchall()[0][0] == 0
+    except apsw.Error:
+        return False
+    finally:
+        conn.close()
 
 
 def _remove_brain_files(path: Path) -> None:
@@ -132,6 +162,8 @@ def install(options: InstallOptions, passphrase: str, now: int) -> InstallResult
     """Create and enrol a new brain. The caller has checked that none is installed."""
     validate(options)
     brain_path = paths.brain_path()
+    if is_unfinished_install(brain_path):
+        _remove_brain_files(brain_path)
     if brain_path.exists():
         raise UsageError(
             f"a file is already at {brain_path} but it is not an installed brain",
@@ -230,6 +262,9 @@ def install(options: InstallOptions, passphrase: str, now: int) -> InstallResult
     except BaseException:
         keystore.undo()
         _remove_brain_files(brain_path)
+        keystore_dir = paths.keystore_dir(brain_id)
+        if keystore.kind == "file" and keystore_dir.exists() and not any(keystore_dir.iterdir()):
+            keystore_dir.rmdir()
         if created_anchors:
             anchors.unlink(missing_ok=True)
         raise

@@ -70,9 +70,17 @@ def _log(command: list[str], code: int, error: BaseException | None) -> None:
         paths.ensure_private_dir(log_dir)
         # Only the command's name (and sub-command for groups): never arguments, which can
         # hold memory text.
-        words = command[:1]
-        if command[:1] in (["agent"], ["eval"]) and len(command) > 1 and command[1].isidentifier():
-            words = command[:2]
+        root = typer.main.get_command(app)
+        words: list[str] = []
+        group: Any = root
+        for word in command[:2]:
+            commands = getattr(group, "commands", None)
+            sub = commands.get(word) if isinstance(commands, dict) else None
+            if sub is None:
+                break
+            words.append(word)
+            group = sub
+        words = words or ["<unknown>"]
         line = f"{int(time.time())} aimos {' '.join(words)} exit={code}"
         if error is not None:
             line += f" error={type(error).__name__}"

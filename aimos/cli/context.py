@@ -11,7 +11,14 @@ import apsw
 from aimos import paths
 from aimos.crypto.ed25519 import KeyPair
 from aimos.errors import NotInstalledError
-from aimos.identity.epochs import HOUSEKEEPER, Signer, brain_meta, load_signer, unlock_master
+from aimos.identity.epochs import (
+    HOUSEKEEPER,
+    Signer,
+    brain_meta,
+    check_agent_id,
+    load_signer,
+    unlock_master,
+)
 from aimos.identity.keystore import Keystore, open_keystore
 from aimos.identity.passphrase import read_passphrase
 from aimos.store.connection import open_reader, open_writer
@@ -32,6 +39,7 @@ class Brain:
         return self.meta["company_id"]
 
     def signer(self, agent_id: str) -> Signer:
+        check_agent_id(agent_id)  # refuses reserved ids (housekeeper) with a usage error
         return load_signer(self.conn, self.keystore, agent_id, now())
 
     def housekeeper(self) -> Signer:

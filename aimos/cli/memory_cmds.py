@@ -167,7 +167,9 @@ def register(app: typer.Typer) -> None:
 
     @app.command("list")
     def list_cmd(
-        limit: int = typer.Option(20, "--limit", "-n", help="How many memories, newest first."),
+        limit: int = typer.Option(
+            20, "--limit", "-n", min=1, max=100_000, help="How many memories, newest first (1..100000)."
+        ),
         history: bool = typer.Option(False, "--history", help="Include superseded versions."),
         json_out: bool = typer.Option(False, "--json", help="Print the memories as JSON."),
     ) -> None:

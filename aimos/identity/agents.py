@@ -14,7 +14,7 @@ import apsw
 
 from aimos.crypto.ed25519 import KeyPair
 from aimos.crypto.encoding import iso_ms
-from aimos.errors import UsageError
+from aimos.errors import KeychainError, UsageError
 from aimos.identity.epochs import (
     DEFAULT_CLEARANCE,
     DEFAULT_DATA_CLASS,
@@ -170,8 +170,21 @@ def rotate_agent(
         )
         created.append(signer)
     if revoked_now:
-        keystore.delete(previous["key_ref"])
+        _forget_key(keystore, previous["key_ref"])
     return signer, grant, revoked_now
+
+
+def _forget_key(keystore: Keystore, item: str) -> None:
+    """Remove a revoked epoch's secret. The revocation is already committed, so a keystore that
+    refuses only leaves a dead key behind: say so, do not fail the command."""
+    try:
+        keystore.delete(item)
+    except KeychainError as exc:
+        import sys
+
+        sys.stderr.write(f"warning: the revoked key was not removed from the keystore: {exc.message}\n")
+        if exc.hint:
+            sys.stderr.write(f"hint: {exc.hint}\n")
 
 
 def revoke_agent(
@@ -189,7 +202,7 @@ def revoke_agent(
             reason=reason,
             now=now,
         )
-    keystore.delete(epoch["key_ref"])
+    _forget_key(keystore, epoch["key_ref"])
     return record
 
 

@@ -49,13 +49,13 @@ def data_class_rank(name: str) -> int:
     try:
         return DATA_CLASSES.index(name)
     except ValueError:
-        raise UsageError(f"unknown data class {name!r}", f"Use one of: {', '.join(DATA_CLASSES)}.") from None
+        raise UsageError("unknown data class", f"Use one of: {', '.join(DATA_CLASSES)}.") from None
 
 
 def check_agent_id(agent_id: str) -> str:
     if not AGENT_ID_RE.fullmatch(agent_id or ""):
         raise UsageError(
-            f"invalid agent id {agent_id!r}",
+            "the agent id given is not valid",
             "Agent ids are 1-64 characters of letters, digits, '_' and '-'.",
         )
     if agent_id in RESERVED_AGENT_IDS:

@@ -148,6 +148,11 @@ class FileKeystore:
             path.unlink()
         except FileNotFoundError:
             return False
+        except OSError as exc:
+            raise KeychainError(
+                f"could not remove keystore file {path} ({exc.strerror})",
+                f"Remove it by hand: rm {path}",
+            ) from None
         return True
 
     def describe(self) -> str:

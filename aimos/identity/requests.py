@@ -119,10 +119,11 @@ def verify_request(conn: apsw.Connection, req: SignedRequest, *, path: str, now:
             f"Run `aimos agent rotate {agent_id}` to enrol a new epoch.",
         )
     revoked_at = revocation_at(conn, agent_id, valid_from)
-    if revoked_at is not None and req.ts >= revoked_at:
+    # A revoked epoch's requests are refused from the revocation on, whatever time they claim.
+    if revoked_at is not None and (req.ts >= revoked_at or now >= revoked_at):
         raise EpochRevokedError(
             f"agent {agent_id}'s epoch was revoked at {iso_ms(revoked_at)}; "
-            "requests signed at or after that are refused",
+            "its requests are refused from then on",
             f"Run `aimos agent rotate {agent_id}` to enrol a new epoch.",
         )
     if not within_skew(req.ts, now):

@@ -10,17 +10,20 @@ from dataclasses import dataclass
 
 from aimos.errors import SecretDetectedError
 
+_START = r"(?<![A-Za-z0-9])"  # not inside a longer token (an underscore before still counts)
+_END = r"(?![A-Za-z0-9])"
+
 # (name shown to the user, pattern). Names describe the shape, never the matched text.
 SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("private key block", re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")),
-    ("AWS access key id", re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16}\b")),
-    ("GitHub token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})\b")),
-    ("Anthropic API key", re.compile(r"\bsk-ant-[A-Za-z0-9_-]{20,}")),
-    ("OpenAI-style API key", re.compile(r"\bsk-(?:proj-|live-|test-)?[A-Za-z0-9_-]{20,}")),
-    ("Slack token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}")),
-    ("Google API key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b")),
-    ("Stripe secret key", re.compile(r"\b[rs]k_(?:live|test)_[0-9A-Za-z]{16,}\b")),
-    ("JSON Web Token", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
+    ("AWS access key id", re.compile(_START + r"(?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16}" + _END)),
+    ("GitHub token", re.compile(_START + r"(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})")),
+    ("Anthropic API key", re.compile(_START + r"sk-ant-[A-Za-z0-9_-]{20,}")),
+    ("OpenAI-style API key", re.compile(_START + r"sk-(?:proj-|live-|test-)?[A-Za-z0-9_-]{20,}")),
+    ("Slack token", re.compile(_START + r"xox[abposr]-[A-Za-z0-9-]{10,}")),
+    ("Google API key", re.compile(_START + r"AIza[0-9A-Za-z_-]{35}")),
+    ("Stripe secret key", re.compile(_START + r"[rs]k_(?:live|test)_[0-9A-Za-z]{16,}")),
+    ("JSON Web Token", re.compile(_START + r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
     (
         "credential assignment (api_key/secret/token/password = long value)",
         re.compile(

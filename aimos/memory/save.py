@@ -235,7 +235,7 @@ def save_in_transaction(
     body = req.body
     validate_body(body, verified.body_bytes)
     _check_grant(verified, body)
-    refuse_secrets(body.get("key"), body["value"], body.get("source"))
+    refuse_secrets(*(v for v in body.values() if isinstance(v, str)))
     canary = scan_canary(body.get("key"), body["value"])
     live_hash = commitments.live_content_hash(body).hex()
     company = body["company_id"]
@@ -302,6 +302,25 @@ def save_in_transaction(
         ),
     )
     quarantine = 1 if canary.detected else 0
+    # The housekeeper's event first: the memories trigger requires it.
+    event = append_event(
+        conn,
+        housekeeper,
+        operation="memory_saved",
+        company_id=company,
+        metadata={
+            "memory_id": memory_id,
+            "live_content_hash": live_hash,
+            "save_mutation_hash": mutation,
+            "request_hash": verified.request_hash,
+            "supersedes": supersedes,
+            "retained_quarantine": bool(quarantine),
+        },
+        now=now,
+        actor_agent_id=verified.agent_id,
+        actor_valid_from=verified.valid_from,
+        subject_memory_id=memory_id,
+    )
     conn.execute(
         "INSERT INTO memories (memory_id, company_id, key, value, scope, memory_type,"
         " clearance_level, data_class, source, author_agent_id, author_valid_from, created_at,"
@@ -334,24 +353,6 @@ def save_in_transaction(
             " binding_mutation_hash, created_at) VALUES (?,?,?,?,?)",
             (supersedes, memory_id, company, mutation, now),
         )
-    event = append_event(
-        conn,
-        housekeeper,
-        operation="memory_saved",
-        company_id=company,
-        metadata={
-            "memory_id": memory_id,
-            "live_content_hash": live_hash,
-            "save_mutation_hash": mutation,
-            "request_hash": verified.request_hash,
-            "supersedes": supersedes,
-            "retained_quarantine": bool(quarantine),
-        },
-        now=now,
-        actor_agent_id=verified.agent_id,
-        actor_valid_from=verified.valid_from,
-        subject_memory_id=memory_id,
-    )
     if canary.detected:
         append_event(
             conn,

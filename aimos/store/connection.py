@@ -106,6 +106,9 @@ def _configure(conn: apsw.Connection) -> None:
     conn.set_busy_timeout(busy_timeout_ms())
     conn.execute("PRAGMA foreign_keys = ON")
     conn.execute("PRAGMA synchronous = FULL")
+    # REPLACE conflict resolution deletes rows; with recursive triggers on, those deletions fire
+    # the BEFORE DELETE guards like any other delete.
+    conn.execute("PRAGMA recursive_triggers = ON")
 
 
 def schema_version(conn: apsw.Connection) -> int:
@@ -135,24 +138,10 @@ def _apply_migrations(conn: apsw.Connection) -> None:
         with conn:  # one transaction per migration
             conn.execute(sql)
             conn.execute(
-                "CREATE TABLE IF NOT EXISTS schema_migrations ("
-                " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL"
-                ") STRICT"
-            )
-            conn.execute(
                 "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
                 (version, name, int(time.time())),
             )
             conn.execute(f"PRAGMA user_version = {version}")
-    if current == 0:
-        conn.execute(
-            "CREATE TRIGGER IF NOT EXISTS schema_migrations_no_update BEFORE UPDATE ON "
-            "schema_migrations BEGIN SELECT RAISE(ABORT, 'aimos: schema_migrations is append-only'); END"
-        )
-        conn.execute(
-            "CREATE TRIGGER IF NOT EXISTS schema_migrations_no_delete BEFORE DELETE ON "
-            "schema_migrations BEGIN SELECT RAISE(ABORT, 'aimos: schema_migrations is append-only'); END"
-        )
 
 
 def _create_file(path: Path) -> None:

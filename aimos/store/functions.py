@@ -14,7 +14,7 @@ from aimos.crypto import commitments
 from aimos.crypto.canonical import canonical_json
 from aimos.crypto.certs import parse_certificate, verify_certificate
 from aimos.crypto.ed25519 import fingerprint_of_b64u, verify
-from aimos.crypto.encoding import b64u_decode, hex32
+from aimos.crypto.encoding import b64u_decode, hex32, parse_iso_ms
 from aimos.crypto.messages import payload_message
 from aimos.errors import AimosError
 
@@ -126,6 +126,29 @@ def fingerprint(public_key_b64u: Any) -> str | None:
         return None
 
 
+def iso_seconds(text: Any) -> int | None:
+    try:
+        return parse_iso_ms(str(text))
+    except AimosError:
+        return None
+
+
+def revocation_prior(agent_id: str, valid_from: int, certificate: str) -> str | None:
+    try:
+        return commitments.revocation_prior_identity_hash(agent_id, int(valid_from), certificate).hex()
+    except (AimosError, TypeError, UnicodeEncodeError):
+        return None
+
+
+def revocation_mutation(prior_hex: str, content_hex: str, signature_b64u: str) -> str | None:
+    try:
+        return commitments.agent_revocation_mutation_hash(
+            hex32(prior_hex), hex32(content_hex), b64u_decode(signature_b64u)
+        ).hex()
+    except (AimosError, TypeError):
+        return None
+
+
 def occurrence_message(commitment_hex: str) -> bytes | None:
     try:
         return commitments.occurrence_v3_signature_message(hex32(commitment_hex))
@@ -148,6 +171,9 @@ SQL_FUNCTIONS: dict[str, tuple[Any, int]] = {
     "aimos_certificate_matches": (certificate_matches, 6),
     "aimos_occurrence_message": (occurrence_message, 1),
     "aimos_fingerprint": (fingerprint, 1),
+    "aimos_iso_seconds": (iso_seconds, 1),
+    "aimos_revocation_prior": (revocation_prior, 3),
+    "aimos_revocation_mutation": (revocation_mutation, 3),
 }
 
 # Kept for the test that checks the SQL message forms equal the kernel's.

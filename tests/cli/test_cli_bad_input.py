@@ -380,3 +380,46 @@ def test_second_install_changes_nothing(installed: Path) -> None:
     assert listing(keystore_dir(installed)) == keys
     assert (installed / "config" / "anchors.json").read_bytes() == anchors
     assert_unchanged(installed, before)
+
+
+# --- found in review ----------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("save", "note", "--type", "sk-ant-api03-" + "A" * 30),
+        ("save", "note", "--scope", "ghp_" + "a" * 36),
+        ("save", "x_sk-proj-" + "A1b2" * 6),
+        ("save", "AWS_KEY_AKIAIOSFODNN7EXAMPLE is here"),
+    ],
+)
+def test_secrets_in_any_field_or_glued_to_a_word_are_refused(installed: Path, args: tuple[str, ...]) -> None:
+    before = snapshot(installed)
+    assert_refused(run_aimos(*args), USAGE, "secret")
+    assert_unchanged(installed, before)
+
+
+def test_an_unknown_command_word_is_not_logged(installed: Path) -> None:
+    secret = "sk-ant-api03-" + "Q" * 30
+    assert run_aimos(secret).code == USAGE
+    for log in (installed / "logs").iterdir():
+        assert secret not in log.read_text("utf-8", "replace")
+
+
+def test_an_unfinished_install_is_replaced(aimos_home: Path) -> None:
+    brain = aimos_home / BRAIN
+    brain.write_bytes(b"")  # what a crash right after creating the file leaves
+    result = run_aimos("install", "--yes", "--keystore", "file").ok()
+    assert "master fingerprint" in result.out
+    assert run_aimos("save", "after a crashed install").code == 0
+
+
+def test_a_huge_limit_is_a_usage_error(installed: Path) -> None:
+    result = run_aimos("list", "--limit", "99999999999999999999")
+    assert result.code == USAGE
+    assert "Traceback" not in result.both
+
+
+def test_the_housekeeper_cannot_be_used_as_an_agent(installed: Path) -> None:
+    before = snapshot(installed)
+    assert_refused(run_aimos("save", "x", "--agent", "housekeeper"), USAGE, "agent id")
+    assert_unchanged(installed, before)

@@ -101,14 +101,17 @@ def test_skew_of_exactly_300_seconds_is_accepted(brain: Any, skew: int) -> None:
 
 def test_request_signed_at_or_after_the_revocation_is_refused(brain: Any) -> None:
     revoked_at = brain.agent.valid_from + 100
-    # signed before the revocation: still good evidence, accepted when it arrives in time
-    early = sign_request(brain.agent, body(brain, "said before the revocation"), PATH_SAVE, revoked_at - 1)
+    # signed and delivered before the revocation: accepted
+    on_time = sign_request(brain.agent, body(brain, "said before the revocation"), PATH_SAVE, revoked_at - 2)
+    assert save(brain.conn, brain.housekeeper, on_time, revoked_at - 2).status == "saved"
+    # signed before the revocation but delivered after it (a back-dated request): refused
+    backdated = sign_request(brain.agent, body(brain, "back-dated"), PATH_SAVE, revoked_at - 1)
     revoke_agent(brain.conn, brain.master, brain.keystore, agent_id="cli", reason="test", now=revoked_at)
+    refused(brain, EpochRevokedError, backdated, revoked_at)
     for ts in (revoked_at, revoked_at + 1):
         late = sign_request(brain.agent, body(brain, f"said at {ts}"), PATH_SAVE, ts)
         exc = refused(brain, EpochRevokedError, late, ts)
         assert "rotate" in exc.hint  # type: ignore[attr-defined]
-    assert save(brain.conn, brain.housekeeper, early, revoked_at).status == "saved"
 
 
 def test_agent_can_save_right_after_a_rotation_in_the_same_second(brain: Any) -> None:

@@ -4,6 +4,12 @@
 -- call functions that only the writer registers (aimos_*), so a connection without them
 -- (the sqlite3 shell) cannot append to the signed tables.
 
+CREATE TABLE schema_migrations (
+    version     INTEGER PRIMARY KEY,
+    name        TEXT NOT NULL,
+    applied_at  INTEGER NOT NULL
+) STRICT;
+
 CREATE TABLE brain_meta (
     key   TEXT PRIMARY KEY,
     value TEXT NOT NULL
@@ -192,6 +198,10 @@ CREATE INDEX events_subject ON events (subject_memory_id) WHERE subject_memory_i
 -- ---------------------------------------------------------------------------------------
 -- Append-only: no retained row is ever updated or deleted (the purge ceremony removes the
 -- whole file instead).
+CREATE TRIGGER schema_migrations_no_update BEFORE UPDATE ON schema_migrations
+BEGIN SELECT RAISE(ABORT, 'aimos: schema_migrations is append-only'); END;
+CREATE TRIGGER schema_migrations_no_delete BEFORE DELETE ON schema_migrations
+BEGIN SELECT RAISE(ABORT, 'aimos: schema_migrations is append-only'); END;
 CREATE TRIGGER brain_meta_no_update BEFORE UPDATE ON brain_meta
 BEGIN SELECT RAISE(ABORT, 'aimos: brain_meta is append-only'); END;
 CREATE TRIGGER brain_meta_no_delete BEFORE DELETE ON brain_meta
@@ -242,6 +252,8 @@ BEGIN SELECT RAISE(ABORT, 'aimos: events are append-only'); END;
 -- ---------------------------------------------------------------------------------------
 -- Insert checks through the writer's registered functions.
 -- Tables without a signature of their own still take rows only from the writer.
+CREATE TRIGGER schema_migrations_writer_only BEFORE INSERT ON schema_migrations
+BEGIN SELECT RAISE(ABORT, 'aimos: only the writer appends') WHERE aimos_sha256_hex('') IS NULL; END;
 CREATE TRIGGER brain_meta_writer_only BEFORE INSERT ON brain_meta
 BEGIN SELECT RAISE(ABORT, 'aimos: only the writer appends') WHERE aimos_sha256_hex('') IS NULL; END;
 CREATE TRIGGER request_nonces_writer_only BEFORE INSERT ON request_nonces
@@ -265,9 +277,22 @@ BEGIN
            OR json_extract(NEW.signed_body, '$.company_id') IS NOT NEW.company_id
            OR json_extract(NEW.signed_body, '$.operation') IS NOT NEW.operation
            OR json_extract(NEW.signed_body, '$.signer_agent_id') IS NOT NEW.signer_agent_id
+           OR aimos_iso_seconds(json_extract(NEW.signed_body, '$.signer_valid_from'))
+                IS NOT NEW.signer_valid_from
+           OR json_extract(NEW.signed_body, '$.subject_memory_id') IS NOT NEW.subject_memory_id
            OR json_extract(NEW.signed_body, '$.ledger_seq') IS NOT NEW.ledger_seq
            OR json_extract(NEW.signed_body, '$.prev_mutation_hash') IS NOT NEW.prev_mutation_hash
            OR json_extract(NEW.signed_body, '$.ts_signed') IS NOT NEW.ts_signed;
+    SELECT RAISE(ABORT, 'aimos: events are signed by the housekeeper, inside its valid and unrevoked epoch')
+        WHERE NOT EXISTS (
+            SELECT 1 FROM identity_epochs e
+            WHERE e.agent_id = NEW.signer_agent_id AND e.valid_from = NEW.signer_valid_from
+              AND e.role = 'housekeeper'
+              AND NEW.ts_signed BETWEEN e.valid_from AND e.valid_until)
+           OR EXISTS (
+            SELECT 1 FROM agent_revocations r
+            WHERE r.agent_id = NEW.signer_agent_id AND r.agent_valid_from = NEW.signer_valid_from
+              AND r.revoked_at <= NEW.ts_signed);
     SELECT RAISE(ABORT, 'aimos: event ledger_seq does not follow its chain')
         WHERE NEW.ledger_seq IS NOT (
             SELECT COALESCE(MAX(ledger_seq), 0) + 1 FROM events
@@ -292,27 +317,57 @@ END;
 
 CREATE TRIGGER memory_provenance_verify_insert BEFORE INSERT ON memory_provenance
 BEGIN
+    -- This schema knows one node: the agent-signed SAVE genesis. Later node types come with
+    -- the migrations of the writers that append them.
+    SELECT RAISE(ABORT, 'aimos: only a SAVE genesis node signed in request form 3 for POST /aimos/save')
+        WHERE NEW.event_type IS NOT 'SAVE' OR NEW.is_genesis IS NOT 1
+           OR NEW.signature_form IS NOT 3 OR NEW.signed_method IS NOT 'POST'
+           OR NEW.signed_path IS NOT '/aimos/save';
     SELECT RAISE(ABORT, 'aimos: provenance body is not canonical JSON')
         WHERE aimos_is_canonical(NEW.body_json) IS NOT 1;
     SELECT RAISE(ABORT, 'aimos: provenance content hash does not match its body')
-        WHERE NEW.content_hash IS NOT aimos_sha256_hex(NEW.body_json);
-    SELECT RAISE(ABORT, 'aimos: provenance predecessor is not a node of this memory')
-        WHERE NEW.prev_mutation_hash IS NOT NULL AND NOT EXISTS (
-            SELECT 1 FROM memory_provenance
-            WHERE mutation_hash = NEW.prev_mutation_hash AND memory_id = NEW.memory_id);
+        WHERE NEW.content_hash IS NOT aimos_sha256_hex(NEW.body_json)
+           OR json_extract(NEW.body_json, '$.company_id') IS NOT NEW.company_id;
+    SELECT RAISE(ABORT, 'aimos: a save needs its request nonce recorded for the same body')
+        WHERE NOT EXISTS (
+            SELECT 1 FROM request_nonces n
+            WHERE n.agent_id = NEW.signer_agent_id AND n.nonce = NEW.nonce
+              AND n.valid_from = NEW.signer_valid_from AND n.ts_signed = NEW.ts_signed
+              AND n.signed_path = NEW.signed_path AND n.request_hash = NEW.content_hash);
+    SELECT RAISE(ABORT, 'aimos: the signer is not an agent epoch valid and unrevoked at signing time')
+        WHERE NOT EXISTS (
+            SELECT 1 FROM identity_epochs e
+            WHERE e.agent_id = NEW.signer_agent_id AND e.valid_from = NEW.signer_valid_from
+              AND e.cert_fingerprint = NEW.cert_fingerprint AND e.role = 'agent'
+              AND NEW.ts_signed BETWEEN e.valid_from AND e.valid_until)
+           OR EXISTS (
+            SELECT 1 FROM agent_revocations r
+            WHERE r.agent_id = NEW.signer_agent_id AND r.agent_valid_from = NEW.signer_valid_from
+              AND r.revoked_at <= NEW.ts_signed);
+    SELECT RAISE(ABORT, 'aimos: the signer''s grant does not allow this save')
+        WHERE NOT EXISTS (
+            SELECT 1 FROM (
+                SELECT * FROM recall_grants g
+                WHERE g.subject_agent_id = NEW.signer_agent_id
+                  AND g.subject_valid_from = NEW.signer_valid_from
+                ORDER BY g.ts_signed DESC, g.rowid DESC LIMIT 1) g
+            WHERE g.allowed = 1 AND g.write_allowed = 1 AND g.company_id = NEW.company_id
+              AND json_extract(NEW.body_json, '$.clearance_level') <= g.clearance_ceiling
+              AND (CASE json_extract(NEW.body_json, '$.data_class')
+                     WHEN 'public' THEN 0 WHEN 'internal' THEN 1
+                     WHEN 'confidential' THEN 2 WHEN 'restricted' THEN 3 END)
+                  <= (CASE g.data_class_ceiling
+                     WHEN 'public' THEN 0 WHEN 'internal' THEN 1
+                     WHEN 'confidential' THEN 2 WHEN 'restricted' THEN 3 END));
     SELECT RAISE(ABORT, 'aimos: provenance mutation hash does not recompute')
         WHERE NEW.mutation_hash IS NOT aimos_provenance_mutation(
             NEW.content_hash, NEW.prev_mutation_hash, NEW.nonce, NEW.ts_signed);
     SELECT RAISE(ABORT, 'aimos: provenance signature does not verify under its signer epoch')
         WHERE aimos_ed25519_verify(
             (SELECT public_key_b64u FROM identity_epochs
-             WHERE agent_id = NEW.signer_agent_id AND valid_from = NEW.signer_valid_from
-               AND cert_fingerprint = NEW.cert_fingerprint),
-            CASE NEW.signature_form
-                WHEN 1 THEN aimos_payload_message(NEW.body_json, NEW.nonce, NEW.ts_signed)
-                ELSE aimos_request_message(NEW.body_json, NEW.signed_method, NEW.signed_path,
-                                           NEW.nonce, NEW.ts_signed)
-            END,
+             WHERE agent_id = NEW.signer_agent_id AND valid_from = NEW.signer_valid_from),
+            aimos_request_message(NEW.body_json, NEW.signed_method, NEW.signed_path,
+                                  NEW.nonce, NEW.ts_signed),
             NEW.signature_b64u) IS NOT 1;
 END;
 
@@ -339,6 +394,14 @@ BEGIN
                     json_extract(p.body_json, '$.clearance_level'),
                     json_extract(p.body_json, '$.data_class'), json_extract(p.body_json, '$.source'))
                   = NEW.live_content_hash);
+    SELECT RAISE(ABORT, 'aimos: a memory needs the housekeeper''s signed memory_saved event')
+        WHERE NOT EXISTS (
+            SELECT 1 FROM events e
+            WHERE e.subject_memory_id = NEW.memory_id AND e.operation = 'memory_saved'
+              AND e.company_id = NEW.company_id
+              AND json_extract(e.signed_body, '$.metadata.save_mutation_hash') = NEW.save_mutation_hash
+              AND json_extract(e.signed_body, '$.metadata.live_content_hash') = NEW.live_content_hash
+              AND json_extract(e.signed_body, '$.metadata.retained_quarantine') = NEW.quarantine);
     SELECT RAISE(ABORT, 'aimos: a new memory starts at weight 1.000 (0.100 in quarantine) and unverified')
         WHERE NEW.retrieval_weight_milli IS NOT (CASE NEW.quarantine WHEN 1 THEN 100 ELSE 1000 END)
            OR NEW.epistemic_label IS NOT 'unverified';
@@ -359,11 +422,15 @@ END;
 
 CREATE TRIGGER identity_epochs_verify_insert BEFORE INSERT ON identity_epochs
 BEGIN
+    SELECT RAISE(ABORT, 'aimos: the housekeeper role belongs to agent id housekeeper alone')
+        WHERE (NEW.role = 'housekeeper') IS NOT (NEW.agent_id = 'housekeeper')
+           OR NEW.agent_id = 'aimos_flag_signer';
     SELECT RAISE(ABORT, 'aimos: epoch certificate is not issued by the master for this key and window')
         WHERE aimos_certificate_matches(
             NEW.certificate, (SELECT public_key_b64u FROM master_identity LIMIT 1),
             NEW.agent_id, NEW.public_key_b64u, NEW.valid_from, NEW.valid_until) IS NOT 1
-           OR NEW.cert_fingerprint IS NOT aimos_sha256_hex(NEW.certificate);
+           OR NEW.cert_fingerprint IS NOT aimos_sha256_hex(NEW.certificate)
+           OR NEW.key_fingerprint IS NOT aimos_fingerprint(NEW.public_key_b64u);
 END;
 
 CREATE TRIGGER recall_grants_verify_insert BEFORE INSERT ON recall_grants
@@ -374,12 +441,25 @@ BEGIN
            OR NEW.mutation_hash IS NOT aimos_grant_mutation(
                 NEW.prev_mutation_hash, NEW.content_hash, NEW.nonce, NEW.ts_signed);
     SELECT RAISE(ABORT, 'aimos: grant fields differ from its signed body')
-        WHERE json_extract(NEW.signed_body, '$.subject_agent_id') IS NOT NEW.subject_agent_id
+        WHERE json_extract(NEW.signed_body, '$.schema') IS NOT 'hom.aimos.recall-authorization/v1'
+           OR json_extract(NEW.signed_body, '$.subject_agent_id') IS NOT NEW.subject_agent_id
+           OR aimos_iso_seconds(json_extract(NEW.signed_body, '$.subject_valid_from'))
+                IS NOT NEW.subject_valid_from
            OR json_extract(NEW.signed_body, '$.clearance_ceiling') IS NOT NEW.clearance_ceiling
            OR json_extract(NEW.signed_body, '$.data_class_ceiling') IS NOT NEW.data_class_ceiling
            OR json_extract(NEW.signed_body, '$.allowed') IS NOT NEW.allowed
            OR json_extract(NEW.signed_body, '$.write_allowed') IS NOT NEW.write_allowed
-           OR json_extract(NEW.signed_body, '$.company_id') IS NOT NEW.company_id;
+           OR json_extract(NEW.signed_body, '$.company_id') IS NOT NEW.company_id
+           OR json_extract(NEW.signed_body, '$.master_fingerprint') IS NOT NEW.master_fingerprint
+           OR json_extract(NEW.signed_body, '$.reason') IS NOT NEW.reason
+           OR json_extract(NEW.signed_body, '$.prev_mutation_hash') IS NOT NEW.prev_mutation_hash
+           OR json_extract(NEW.signed_body, '$.ts_signed') IS NOT NEW.ts_signed;
+    SELECT RAISE(ABORT, 'aimos: grant predecessor is not the current grant of this epoch')
+        WHERE NEW.prev_mutation_hash IS NOT (
+            SELECT mutation_hash FROM recall_grants
+            WHERE subject_agent_id = NEW.subject_agent_id
+              AND subject_valid_from = NEW.subject_valid_from
+            ORDER BY ts_signed DESC, rowid DESC LIMIT 1);
     SELECT RAISE(ABORT, 'aimos: grant is not signed by the master')
         WHERE aimos_ed25519_verify(
             (SELECT public_key_b64u FROM master_identity WHERE fingerprint = NEW.master_fingerprint),
@@ -393,6 +473,25 @@ BEGIN
         WHERE aimos_is_canonical(NEW.signed_body) IS NOT 1
            OR NEW.content_hash IS NOT aimos_sha256_hex(NEW.signed_body)
            OR NEW.ts_signed IS NOT NEW.revoked_at;
+    SELECT RAISE(ABORT, 'aimos: revocation fields differ from its signed body')
+        WHERE json_extract(NEW.signed_body, '$.schema') IS NOT 'hom.aimos.agent-revocation/v1'
+           OR json_extract(NEW.signed_body, '$.event_type') IS NOT 'REVOKE_AGENT_IDENTITY'
+           OR json_extract(NEW.signed_body, '$.agent_id') IS NOT NEW.agent_id
+           OR aimos_iso_seconds(json_extract(NEW.signed_body, '$.agent_valid_from'))
+                IS NOT NEW.agent_valid_from
+           OR json_extract(NEW.signed_body, '$.company_id') IS NOT NEW.company_id
+           OR json_extract(NEW.signed_body, '$.reason') IS NOT NEW.reason
+           OR json_extract(NEW.signed_body, '$.master_fingerprint') IS NOT NEW.master_fingerprint
+           OR json_extract(NEW.signed_body, '$.ts_signed') IS NOT NEW.ts_signed
+           OR json_extract(NEW.signed_body, '$.target_cert_hash') IS NOT (
+                SELECT aimos_sha256_hex(certificate) FROM identity_epochs
+                WHERE agent_id = NEW.agent_id AND valid_from = NEW.agent_valid_from);
+    SELECT RAISE(ABORT, 'aimos: revocation commitments do not recompute')
+        WHERE NEW.prior_identity_hash IS NOT (
+                SELECT aimos_revocation_prior(agent_id, valid_from, certificate) FROM identity_epochs
+                WHERE agent_id = NEW.agent_id AND valid_from = NEW.agent_valid_from)
+           OR NEW.mutation_hash IS NOT aimos_revocation_mutation(
+                NEW.prior_identity_hash, NEW.content_hash, NEW.signature_b64u);
     SELECT RAISE(ABORT, 'aimos: revocation is not signed by the master')
         WHERE aimos_ed25519_verify(
             (SELECT public_key_b64u FROM master_identity WHERE fingerprint = NEW.master_fingerprint),
@@ -402,6 +501,12 @@ END;
 
 CREATE TRIGGER memory_occurrences_verify_insert BEFORE INSERT ON memory_occurrences
 BEGIN
+    SELECT RAISE(ABORT, 'aimos: occurrence does not match its memory or its chain')
+        WHERE NEW.live_content_hash IS NOT (
+                SELECT live_content_hash FROM memories WHERE memory_id = NEW.memory_id)
+           OR NEW.predecessor_commitment IS NOT (
+                SELECT commitment FROM memory_occurrences WHERE memory_id = NEW.memory_id
+                ORDER BY created_at DESC, rowid DESC LIMIT 1);
     SELECT RAISE(ABORT, 'aimos: occurrence is not signed by the housekeeper')
         WHERE aimos_ed25519_verify(
             (SELECT public_key_b64u FROM identity_epochs

@@ -229,8 +229,8 @@ def test_read_only_grant_cannot_save(brain) -> None:  # type: ignore[no-untyped-
         do_save(brain, "not allowed", signer=reader)
 
 
-def test_revocation_refuses_evidence_signed_at_or_after_it(brain) -> None:  # type: ignore[no-untyped-def]
-    """Revocation applies to requests signed at or after its time, not before."""
+def test_revocation_refuses_every_request_delivered_after_it(brain) -> None:  # type: ignore[no-untyped-def]
+    """A revoked epoch is refused from the revocation on, even for a request it signed earlier."""
     from aimos.errors import EpochRevokedError
 
     now = int(time.time())
@@ -242,6 +242,8 @@ def test_revocation_refuses_evidence_signed_at_or_after_it(brain) -> None:  # ty
         brain.agent, build_save_body(company_id="personal", value="late"), PATH_SAVE, revoke_at
     )
     agents.revoke_agent(brain.conn, brain.master, brain.keystore, agent_id="cli", reason="t", now=revoke_at)
-    with pytest.raises(EpochRevokedError):
-        save(brain.conn, brain.housekeeper, at_rev, revoke_at)
-    assert save(brain.conn, brain.housekeeper, before_rev, revoke_at).status == "saved"
+    before = counts(brain.conn)
+    for request in (at_rev, before_rev):
+        with pytest.raises(EpochRevokedError):
+            save(brain.conn, brain.housekeeper, request, revoke_at)
+    assert counts(brain.conn) == before
