@@ -43,11 +43,14 @@ def _root(
 
 
 def _register() -> None:
-    from aimos.cli import agent_cmds, eval_cmds, install_cmd, memory_cmds, status_cmd
+    from aimos.cli import agent_cmds, eval_cmds, install_cmd, memory_cmds, recall_cmds, status_cmd
 
     install_cmd.register(app)
     memory_cmds.register(app)
+    recall_cmds.register(app)
     status_cmd.register(app)
+    app.add_typer(recall_cmds.receipt_app, name="receipt")
+    app.add_typer(recall_cmds.index_app, name="index")
     app.add_typer(agent_cmds.agent_app, name="agent")
     app.add_typer(eval_cmds.eval_app, name="eval")
 

@@ -15,6 +15,7 @@ from aimos.crypto.canonical import canonical_json
 from aimos.crypto.certs import parse_certificate, verify_certificate
 from aimos.crypto.ed25519 import fingerprint_of_b64u, verify
 from aimos.crypto.encoding import b64u_decode, hex32, parse_iso_ms
+from aimos.crypto.merkle import merkle_root
 from aimos.crypto.messages import payload_message
 from aimos.errors import AimosError
 
@@ -149,6 +150,16 @@ def revocation_mutation(prior_hex: str, content_hex: str, signature_b64u: str) -
         return None
 
 
+def merkle_root_sql(entries_json: str) -> str | None:
+    try:
+        entries = json.loads(entries_json)
+        if not isinstance(entries, list):
+            return None
+        return merkle_root(entries).hex()
+    except (ValueError, AimosError):
+        return None
+
+
 def occurrence_message(commitment_hex: str) -> bytes | None:
     try:
         return commitments.occurrence_v3_signature_message(hex32(commitment_hex))
@@ -172,6 +183,7 @@ SQL_FUNCTIONS: dict[str, tuple[Any, int]] = {
     "aimos_occurrence_message": (occurrence_message, 1),
     "aimos_fingerprint": (fingerprint, 1),
     "aimos_iso_seconds": (iso_seconds, 1),
+    "aimos_merkle_root": (merkle_root_sql, 1),
     "aimos_revocation_prior": (revocation_prior, 3),
     "aimos_revocation_mutation": (revocation_mutation, 3),
 }

@@ -18,8 +18,10 @@ ALLOWED: dict[str, set[str]] = {
     "identity": {"crypto", "store"},
     "ledger": {"crypto", "store", "identity"},
     "memory": {"crypto", "store", "identity", "ledger"},
-    "eval": {"crypto", "store", "identity", "ledger", "memory", "installer"},
-    "cli": {"crypto", "store", "identity", "ledger", "memory", "eval", "installer", "cli"},
+    "verify": {"crypto"},
+    "recall": {"crypto", "store", "identity", "ledger", "memory", "verify"},
+    "eval": {"crypto", "store", "identity", "ledger", "memory", "recall", "installer"},
+    "cli": {"crypto", "store", "identity", "ledger", "memory", "recall", "verify", "eval", "installer", "cli"},
 }
 COMMON = {"errors", "exit_codes", "paths", ""}
 
@@ -71,6 +73,12 @@ def test_cli_help_path_stays_light() -> None:
     loaded = modules_after("import aimos.cli.app")
     for heavy in ("apsw", "nacl", "textual", "apscheduler", "installer", "purge", "keyring"):
         assert heavy not in loaded, heavy
+
+
+def test_portable_verifier_loads_no_store() -> None:
+    loaded = modules_after("import aimos.verify.receipt")
+    for io_module in ("apsw", "keyring", "aimos.store", "aimos.identity", "aimos.recall"):
+        assert io_module not in loaded, io_module
 
 
 def test_crypto_kernel_has_no_io_dependencies() -> None:

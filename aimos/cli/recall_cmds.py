@@ -1,0 +1,211 @@
+"""`aimos recall`, `aimos receipt show|verify|list`, `aimos index rebuild`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from aimos.cli.output import emit_json, first_line, out, say, table, when
+
+receipt_app = typer.Typer(help="Show and verify recall receipts.", no_args_is_help=True)
+index_app = typer.Typer(help="The brain's search indexes.", no_args_is_help=True)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("recall")
+    def recall_cmd(
+        query: str = typer.Argument(..., help="What to look for, in plain words."),
+        k: int = typer.Option(10, "-k", "--limit", help="How many results, 1..200."),
+        json_out: bool = typer.Option(False, "--json", help="Results plus the full receipt as JSON."),
+        show_withheld: bool = typer.Option(
+            False, "--show-withheld", help="Also list memories withheld as untrusted (ids, no content)."
+        ),
+        history: bool = typer.Option(False, "--history", help="Include superseded versions."),
+        agent: str = typer.Option("cli", "--as", help="The enrolled agent that signs the recall."),
+    ) -> None:
+        """Recall memories through a signed request; every recall returns a signed receipt."""
+        from aimos.cli.context import now, open_brain
+        from aimos.identity.requests import PATH_RECALL, sign_request
+        from aimos.recall.pipeline import build_recall_body, recall
+
+        with open_brain(write=True) as brain:
+            signer = brain.signer(agent)
+            housekeeper = brain.housekeeper()
+            body = build_recall_body(query=query, limit=k, history=history)
+            result = recall(brain.conn, housekeeper, sign_request(signer, body, PATH_RECALL, now()), now())
+        if json_out:
+            emit_json(result.to_json(show_withheld=show_withheld))
+            return
+        if result.results:
+            out(
+                table(
+                    ["#", "id", "score", "weight", "label", "memory"],
+                    [
+                        [
+                            str(r["rank"]),
+                            r["memory_id"][:8],
+                            f"{r['score']:.3f}",
+                            f"{r['weight']:.3f}",
+                            r["label"],
+                            first_line(r["value"], 70),
+                        ]
+                        for r in result.results
+                    ],
+                )
+            )
+        else:
+            say("No trusted memory matches: aimos abstains.")
+        if show_withheld and result.withheld:
+            out("")
+            out("withheld as untrusted (content not shown):")
+            for w in result.withheld:
+                out(f"  {w['memory_id']}  {w['label']}  ({w['reason']})")
+        elif result.withheld:
+            say(f"{len(result.withheld)} untrusted memory(s) withheld; --show-withheld lists them.")
+        receipt = result.receipt
+        say(f"receipt {receipt['receipt_id']}  root {receipt['merkle_root']}")
+
+
+@receipt_app.command("show")
+def receipt_show(
+    receipt_id: str = typer.Argument(..., help="Receipt id (or a unique prefix)."),
+    json_out: bool = typer.Option(False, "--json", help="The whole receipt document as JSON."),
+) -> None:
+    """Show a recall receipt: its evidence entries, Merkle root and signed event."""
+    from aimos.cli.context import open_brain
+    from aimos.recall.receipts import receipt_document
+
+    with open_brain(write=False) as brain:
+        doc = receipt_document(brain.conn, receipt_id)
+    if json_out:
+        emit_json(doc)
+        return
+    out(f"receipt      {doc['receipt_id']}")
+    out(f"created      {when(doc['created_at'])}")
+    out(f"agent        {doc['request']['agent_id']}")
+    out(f"query        {doc['command']['query']}")
+    out(f"merkle root  {doc['merkle_root']}")
+    out(f"event        {doc['event']['event_id']}  {doc['event']['mutation_hash']}")
+    out(f"results      {doc['result_count']}  (withheld {len(doc['decision']['withheld'])})")
+    for e in doc["evidence"]:
+        weight = e["weight_milli"] / 1000
+        out(
+            f"  {e['ordinal']:>3}  {e['memory_id']}  score {e['score']:.3f}  weight {weight:.3f}"
+            f"  {e['label']}  {e['version_state']}"
+        )
+
+
+@receipt_app.command("verify")
+def receipt_verify(
+    receipt: str = typer.Argument(..., help="A receipt id in this brain, or a receipt JSON file."),
+    master_fingerprint: str = typer.Option(
+        None, "--master-fingerprint", help="Expected master fingerprint (default: anchors.json)."
+    ),
+    json_out: bool = typer.Option(False, "--json", help="Print the checks as JSON."),
+) -> None:
+    """Recompute a receipt's Merkle root and check every signature; exit 4 if any check fails."""
+    from aimos.errors import UsageError, VerificationError
+    from aimos.verify.receipt import verdict, verify_receipt_document
+
+    path = Path(receipt)
+    if path.suffix == ".json" or path.exists():
+        try:
+            doc = json.loads(path.read_text("utf-8"))
+        except FileNotFoundError:
+            raise UsageError(f"no file {path}") from None
+        except (ValueError, UnicodeDecodeError):
+            raise UsageError(
+                f"{path} is not a JSON receipt", "Export one with `aimos receipt show ID --json`."
+            ) from None
+        if not isinstance(doc, dict):
+            raise UsageError(f"{path} is not a JSON receipt")
+        fingerprint = master_fingerprint or _anchor_fingerprint()
+        checks = verify_receipt_document(doc, expected_master_fingerprint=fingerprint)
+        subject = str(path)
+    else:
+        from aimos.cli.context import open_brain
+        from aimos.recall.receipts import verify_receipt_in_brain
+
+        with open_brain(write=False) as brain:
+            checks = verify_receipt_in_brain(brain.conn, receipt)
+        subject = receipt
+    ok = verdict(checks)
+    if json_out:
+        emit_json({"receipt": subject, "valid": ok, "checks": checks})
+    else:
+        for c in checks:
+            out(
+                f"{'ok  ' if c['ok'] else 'FAIL'}  {c['check']}" + (f": {c['detail']}" if c["detail"] else "")
+            )
+        out("valid" if ok else "invalid")
+    if not ok:
+        failed = next(c for c in checks if not c["ok"])
+        raise VerificationError(f"receipt does not verify: {failed['check']} failed")
+
+
+def _anchor_fingerprint() -> str:
+    from aimos import paths
+    from aimos.errors import UsageError
+
+    try:
+        anchors = json.loads(paths.anchors_path().read_text("utf-8"))
+        fingerprints = {b["master_fingerprint"] for b in anchors.get("brains", {}).values()}
+    except (OSError, ValueError, KeyError, AttributeError, TypeError):
+        fingerprints = set()
+    if len(fingerprints) != 1:
+        raise UsageError(
+            "no single master fingerprint in anchors.json to verify against",
+            "Give the expected one with --master-fingerprint HEX (the one `aimos install` printed).",
+        )
+    return str(fingerprints.pop())
+
+
+@receipt_app.command("list")
+def receipt_list(
+    limit: int = typer.Option(20, "--limit", "-n", min=1, max=10_000, help="How many, newest first."),
+    json_out: bool = typer.Option(False, "--json", help="Print as JSON."),
+) -> None:
+    """List recent recall receipts."""
+    from aimos.cli.context import open_brain
+    from aimos.store.connection import rows
+
+    with open_brain(write=False) as brain:
+        found = rows(
+            brain.conn,
+            "SELECT receipt_id, agent_id, result_count, merkle_root, created_at,"
+            " json_extract(command, '$.query') AS query"
+            " FROM recall_receipts ORDER BY created_at DESC, rowid DESC LIMIT ?",
+            (limit,),
+        )
+    if json_out:
+        emit_json(found)
+        return
+    out(
+        table(
+            ["receipt", "agent", "n", "created", "query"],
+            [
+                [
+                    r["receipt_id"][:8],
+                    r["agent_id"],
+                    str(r["result_count"]),
+                    when(r["created_at"]),
+                    first_line(r["query"], 50),
+                ]
+                for r in found
+            ],
+        )
+    )
+
+
+@index_app.command("rebuild")
+def index_rebuild() -> None:
+    """Rebuild the search indexes from the memories table (they hold nothing else)."""
+    from aimos.cli.context import open_brain
+    from aimos.recall.candidates import rebuild_indexes
+    from aimos.store.connection import write_transaction
+
+    with open_brain(write=True) as brain, write_transaction(brain.conn):
+        count = rebuild_indexes(brain.conn)
+    out(f"rebuilt the search indexes over {count} memories")

@@ -1,0 +1,1 @@
+"""Recall: candidates, scoring, diversity, disclosure verification and receipts."""

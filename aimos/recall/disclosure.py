@@ -1,0 +1,161 @@
+"""Disclosure verification: before a memory is shown, its signed record must still hold.
+
+Checked per memory: the save provenance node (canonical body, content and mutation hashes, the
+agent's request-form-3 signature under its epoch key, the epoch's master-issued certificate,
+the epoch window and no revocation at signing time), the live content hash (recomputed from
+the row and equal to the signed body's), the housekeeper's `memory_saved` event that binds
+them (link hash and signature), and the version state. Any failure fails the recall closed.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import apsw
+
+from aimos.crypto import commitments
+from aimos.crypto.canonical import canonical_json
+from aimos.crypto.certs import CertificateCache, verify_certificate
+from aimos.crypto.ed25519 import verify
+from aimos.crypto.encoding import b64u_decode
+from aimos.crypto.messages import payload_message, request_message
+from aimos.errors import AimosError, IntegrityError
+from aimos.identity.epochs import master_row
+from aimos.store.connection import one
+
+_certs = CertificateCache()
+
+
+class DisclosureError(IntegrityError):
+    """A memory about to be disclosed failed verification: the whole recall fails closed."""
+
+    default_hint = (
+        "The brain's record of this memory no longer verifies: it may have been edited outside "
+        "aimos. Nothing was disclosed. Run `aimos verify` and restore the brain from a backup."
+    )
+
+    def __init__(self, memory_id: str, reason: str):
+        super().__init__(
+            f"memory {memory_id} failed verification ({reason}); nothing was disclosed", reason=reason
+        )
+        self.memory_id = memory_id
+
+
+@dataclass(frozen=True)
+class Disclosed:
+    memory_id: str
+    live_content_hash: str
+    save_mutation_hash: str
+    binding_mutation_hash: str
+    version_state: str
+
+
+def _fail(memory_id: str, reason: str) -> DisclosureError:
+    return DisclosureError(memory_id, reason)
+
+
+def verify_for_disclosure(
+    conn: apsw.Connection, memory: dict[str, Any], *, allow_superseded: bool
+) -> Disclosed:
+    mid = memory["memory_id"]
+    live = commitments.live_content_hash(memory).hex()
+    if live != memory["live_content_hash"]:
+        raise _fail(mid, "live_content_hash_mismatch")
+    p = one(
+        conn,
+        "SELECT * FROM memory_provenance WHERE mutation_hash = ? AND memory_id = ?",
+        (memory["save_mutation_hash"], mid),
+    )
+    if p is None or p["event_type"] != "SAVE":
+        raise _fail(mid, "save_provenance_missing")
+    try:
+        body = json.loads(p["body_json"])
+        body_bytes = canonical_json(body)
+    except (ValueError, AimosError):
+        raise _fail(mid, "save_provenance_body_invalid") from None
+    if body_bytes.decode("utf-8") != p["body_json"]:
+        raise _fail(mid, "save_provenance_body_not_canonical")
+    content = commitments.sha256(body_bytes)
+    if content.hex() != p["content_hash"]:
+        raise _fail(mid, "save_provenance_content_hash_mismatch")
+    if commitments.live_content_hash(body).hex() != live:
+        raise _fail(mid, "live_row_differs_from_signed_save")
+    if (
+        commitments.provenance_mutation_hash(content, None, p["nonce"], p["ts_signed"]).hex()
+        != p["mutation_hash"]
+    ):
+        raise _fail(mid, "save_provenance_mutation_hash_mismatch")
+    epoch = one(
+        conn,
+        "SELECT e.public_key_b64u, e.certificate, e.cert_fingerprint, e.valid_from, e.valid_until,"
+        " r.revoked_at FROM identity_epochs e LEFT JOIN agent_revocations r"
+        " ON r.agent_id = e.agent_id AND r.agent_valid_from = e.valid_from"
+        " WHERE e.agent_id = ? AND e.valid_from = ?",
+        (p["signer_agent_id"], p["signer_valid_from"]),
+    )
+    if epoch is None or epoch["cert_fingerprint"] != p["cert_fingerprint"]:
+        raise _fail(mid, "save_signer_epoch_missing")
+    master_key = master_row(conn)["public_key_b64u"]
+    if not _certs.seen(epoch["cert_fingerprint"], master_key):
+        try:
+            cert = _certs.parse(epoch["certificate"])
+            verify_certificate(cert, master_key)
+        except AimosError:
+            raise _fail(mid, "save_signer_certificate_invalid") from None
+        if cert.pubkey != epoch["public_key_b64u"]:
+            raise _fail(mid, "save_signer_certificate_invalid")
+        _certs.add(epoch["cert_fingerprint"], master_key)
+    if not epoch["valid_from"] <= p["ts_signed"] <= epoch["valid_until"]:
+        raise _fail(mid, "save_signed_outside_epoch")
+    if epoch["revoked_at"] is not None and epoch["revoked_at"] <= p["ts_signed"]:
+        raise _fail(mid, "save_signer_revoked_before_signing")
+    try:
+        sig = b64u_decode(p["signature_b64u"])
+    except AimosError:
+        raise _fail(mid, "save_signature_invalid") from None
+    message = request_message(
+        body, p["signed_method"], p["signed_path"], p["nonce"], p["ts_signed"], body_bytes=body_bytes
+    )
+    if not verify(epoch["public_key_b64u"], message, sig):
+        raise _fail(mid, "save_signature_invalid")
+    event = one(
+        conn,
+        "SELECT e.*, i.public_key_b64u FROM events e JOIN identity_epochs i"
+        " ON i.agent_id = e.signer_agent_id AND i.valid_from = e.signer_valid_from"
+        " WHERE e.subject_memory_id = ? AND e.operation = 'memory_saved'",
+        (mid,),
+    )
+    if event is None:
+        raise _fail(mid, "memory_saved_event_missing")
+    try:
+        ebody = json.loads(event["signed_body"])
+        ebytes = canonical_json(ebody)
+        esig = b64u_decode(event["signature_b64u"])
+    except (ValueError, AimosError):
+        raise _fail(mid, "memory_saved_event_invalid") from None
+    meta = ebody.get("metadata") or {}
+    if (
+        meta.get("memory_id") != mid
+        or meta.get("save_mutation_hash") != p["mutation_hash"]
+        or meta.get("live_content_hash") != live
+    ):
+        raise _fail(mid, "memory_saved_event_binding_mismatch")
+    econtent = commitments.sha256(ebytes)
+    link = commitments.event_link_hash(
+        bytes.fromhex(event["prev_mutation_hash"]), econtent, event["nonce"], event["ts_signed"]
+    )
+    if econtent.hex() != event["content_hash"] or link.hex() != event["mutation_hash"]:
+        raise _fail(mid, "memory_saved_event_hash_mismatch")
+    if not verify(
+        event["public_key_b64u"],
+        payload_message(ebody, event["nonce"], event["ts_signed"], body_bytes=ebytes),
+        esig,
+    ):
+        raise _fail(mid, "memory_saved_event_signature_invalid")
+    superseded = one(conn, "SELECT new_memory_id FROM memory_supersessions WHERE old_memory_id = ?", (mid,))
+    state = "superseded" if superseded else "current"
+    if superseded and not allow_superseded:
+        raise _fail(mid, "superseded_version_selected")
+    return Disclosed(mid, live, p["mutation_hash"], event["mutation_hash"], state)

@@ -1,0 +1,282 @@
+"""The recall pipeline: a signed request in, verified results and a signed receipt out.
+
+verify the request (agent epoch, grant, nonce) -> bound the scope by the grant -> open
+candidates -> trust, effective score, MMR, withholding, abstention -> verify every result
+before disclosure (fail closed) -> evidence entries, Merkle root, signed `recall_receipt` event.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import apsw
+
+from aimos.crypto.canonical import canonical_sha256_hex
+from aimos.errors import GrantError, UsageError
+from aimos.identity.epochs import DATA_CLASSES, Signer, data_class_rank
+from aimos.identity.requests import PATH_RECALL, SignedRequest, verify_request
+from aimos.ledger.events import append_event
+from aimos.recall.candidates import CANDIDATES, Channel, LexicalChannel, Scope, open_candidates
+from aimos.recall.disclosure import DisclosureError, verify_for_disclosure
+from aimos.recall.policy import Candidate, Scored, decide
+from aimos.recall.receipts import evidence_entry, record_receipt
+from aimos.recall.text import query_terms
+from aimos.store.connection import write_transaction
+
+MAX_LIMIT = 200
+DEFAULT_LIMIT = 10
+MAX_QUERY_CHARS = 4096
+BODY_FIELDS = {"query", "limit", "history", "company_id", "clearance_level", "data_class"}
+
+
+@dataclass
+class RecallResult:
+    results: list[dict[str, Any]]
+    withheld: list[dict[str, Any]]
+    abstained: bool
+    receipt: dict[str, Any]
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def to_json(self, *, show_withheld: bool = False) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "results": self.results,
+            "abstained": self.abstained,
+            "receipt": {
+                "receipt_id": self.receipt["receipt_id"],
+                "merkle_root": self.receipt["merkle_root"],
+                "result_count": self.receipt["result_count"],
+                "event_id": self.receipt["event_id"],
+                "request_hash": self.receipt["request_hash"],
+                "command_hash": self.receipt["command_hash"],
+                "grant_mutation_hash": self.receipt["grant_mutation_hash"],
+                "decision_sha256": self.receipt["decision_sha256"],
+                "evidence": json.loads(self.receipt["evidence"]),
+            },
+            "withheld_count": len(self.withheld),
+        }
+        if show_withheld:
+            out["withheld"] = self.withheld
+        return out
+
+
+def build_recall_body(
+    *,
+    query: str,
+    limit: int = DEFAULT_LIMIT,
+    history: bool = False,
+    company_id: str | None = None,
+    clearance_level: int | None = None,
+    data_class: str | None = None,
+) -> dict[str, Any]:
+    body: dict[str, Any] = {"query": query, "limit": limit, "history": history}
+    if company_id is not None:
+        body["company_id"] = company_id
+    if clearance_level is not None:
+        body["clearance_level"] = clearance_level
+    if data_class is not None:
+        body["data_class"] = data_class
+    return body
+
+
+def _validate(body: dict[str, Any]) -> None:
+    unknown = set(body) - BODY_FIELDS
+    if unknown:
+        raise UsageError(f"unknown recall fields: {', '.join(sorted(unknown))}")
+    query = body.get("query")
+    if not isinstance(query, str) or not query.strip():
+        raise UsageError("the query is empty", 'Give some words to search for: aimos recall "coffee order"')
+    if len(query) > MAX_QUERY_CHARS:
+        raise UsageError(f"the query is longer than {MAX_QUERY_CHARS} characters")
+    limit = body.get("limit", DEFAULT_LIMIT)
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
+        raise UsageError(f"limit must be an integer from 1 to {MAX_LIMIT}", "Use -k 1..200.")
+    if not isinstance(body.get("history", False), bool):
+        raise UsageError("history must be true or false")
+
+
+def _scope(body: dict[str, Any], grant: dict[str, Any]) -> Scope:
+    """The grant bounds company, clearance and data class; request fields may only narrow them."""
+    if not grant["allowed"]:
+        raise GrantError("this agent's grant does not allow recall")
+    company = body.get("company_id", grant["company_id"])
+    if company != grant["company_id"]:
+        raise GrantError(f"the grant does not cover company {company!r}")
+    clearance = body.get("clearance_level", grant["clearance_ceiling"])
+    if isinstance(clearance, bool) or not isinstance(clearance, int) or not 0 <= clearance <= 12:
+        raise UsageError("clearance_level must be an integer from 0 to 12")
+    if clearance > grant["clearance_ceiling"]:
+        raise GrantError(
+            f"requested clearance {clearance} is above the grant's ceiling {grant['clearance_ceiling']}"
+        )
+    data_class = body.get("data_class", grant["data_class_ceiling"])
+    if not isinstance(data_class, str) or data_class not in DATA_CLASSES:
+        raise UsageError("unknown data class", f"Use one of: {', '.join(DATA_CLASSES)}.")
+    if data_class_rank(data_class) > data_class_rank(grant["data_class_ceiling"]):
+        raise GrantError(
+            f"requested data class {data_class} is above the grant's ceiling {grant['data_class_ceiling']}"
+        )
+    return Scope(company, clearance, data_class, bool(body.get("history", False)))
+
+
+def _load(conn: apsw.Connection, ranked: list[tuple[int, float]]) -> list[tuple[Candidate, dict[str, Any]]]:
+    if not ranked:
+        return []
+    ids = [rowid for rowid, _ in ranked]
+    cursor = conn.execute(
+        f"SELECT rowid AS _rowid, * FROM memories WHERE rowid IN ({', '.join('?' * len(ids))})", ids
+    )
+    names = [d[0] for d in cursor.getdescription()]
+    by_rowid = {r[0]: dict(zip(names, r, strict=True)) for r in cursor}
+    out = []
+    for rowid, relevance in ranked:
+        m = by_rowid.get(rowid)
+        if m is None:
+            continue
+        out.append(
+            (
+                Candidate(
+                    memory_id=m["memory_id"],
+                    value=m["value"],
+                    key=m["key"],
+                    weight_milli=m["retrieval_weight_milli"],
+                    label=m["epistemic_label"],
+                    quarantine=bool(m["quarantine"]),
+                    relevance=relevance,
+                    scope=m["scope"],
+                    memory_type=m["memory_type"],
+                ),
+                m,
+            )
+        )
+    return out
+
+
+def _result(ordinal: int, s: Scored, m: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "rank": ordinal + 1,
+        "memory_id": m["memory_id"],
+        "key": m["key"],
+        "value": m["value"],
+        "memory_type": m["memory_type"],
+        "score": round(s.effective, 6),
+        "relevance": round(s.candidate.relevance, 6),
+        "trust": s.trust.multiplier,
+        "weight": m["retrieval_weight_milli"] / 1000,
+        "label": m["epistemic_label"],
+        "created_at": m["created_at"],
+    }
+
+
+def recall_in_transaction(
+    conn: apsw.Connection,
+    housekeeper: Signer,
+    request: SignedRequest,
+    now: int,
+    *,
+    channels: list[Channel] | None = None,
+    bypass_trust: bool = False,
+) -> RecallResult:
+    import time
+
+    t0 = time.perf_counter()
+    verified = verify_request(conn, request, path=PATH_RECALL, now=now)
+    body = request.body
+    _validate(body)
+    scope = _scope(body, verified.grant)
+    limit = body.get("limit", DEFAULT_LIMIT)
+    terms = query_terms(body["query"])
+    ranked = open_candidates(conn, terms, scope, channels or [LexicalChannel()], CANDIDATES)
+    loaded = _load(conn, ranked)
+    t1 = time.perf_counter()
+    decision = decide(
+        [c for c, _ in loaded],
+        limit=limit,
+        query_sha256=canonical_sha256_hex(body["query"]),
+        bypass_trust=bypass_trust,
+    )
+    rows_by_id = {m["memory_id"]: m for _, m in loaded}
+    evidence, results = [], []
+    for ordinal, s in enumerate(decision.selected):
+        m = rows_by_id[s.memory_id]
+        disclosed = verify_for_disclosure(conn, m, allow_superseded=scope.include_history)
+        evidence.append(evidence_entry(ordinal, s, disclosed))
+        results.append(_result(ordinal, s, m))
+    t2 = time.perf_counter()
+    withheld = [
+        {"memory_id": s.memory_id, "label": s.candidate.label, "reason": s.trust.reason, "untrusted": True}
+        for s in decision.withheld
+    ]
+    command = {
+        "company_id": scope.company_id,
+        "query": body["query"],
+        "limit": limit,
+        "history": scope.include_history,
+        "clearance_level": scope.clearance_ceiling,
+        "data_class": scope.data_class_ceiling,
+        "trust_bypassed": bypass_trust,
+    }
+    receipt = record_receipt(
+        conn,
+        housekeeper,
+        company_id=scope.company_id,
+        agent_id=verified.agent_id,
+        agent_valid_from=verified.valid_from,
+        request=request.to_json(),
+        request_hash=verified.request_hash,
+        command=command,
+        grant_mutation_hash=verified.grant["mutation_hash"],
+        evidence=evidence,
+        decision=decision.body,
+        decision_sha256=decision.sha256,
+        now=now,
+    )
+    t3 = time.perf_counter()
+    return RecallResult(
+        results,
+        withheld,
+        decision.abstained,
+        receipt,
+        {"retrieval_s": t1 - t0, "verification_s": t2 - t1, "receipt_s": t3 - t2},
+    )
+
+
+def recall(
+    conn: apsw.Connection,
+    housekeeper: Signer,
+    request: SignedRequest,
+    now: int,
+    *,
+    channels: list[Channel] | None = None,
+    bypass_trust: bool = False,
+) -> RecallResult:
+    """One signed recall in its own write transaction. A result that fails verification fails
+    the whole recall closed: nothing is disclosed, and a signed failure event is recorded."""
+    try:
+        with write_transaction(conn):
+            return recall_in_transaction(
+                conn, housekeeper, request, now, channels=channels, bypass_trust=bypass_trust
+            )
+    except DisclosureError as exc:
+        with write_transaction(conn):
+            append_event(
+                conn,
+                housekeeper,
+                operation="recall_disclosure_failed",
+                company_id=request.body.get("company_id") or _company(conn),
+                metadata={
+                    "memory_id": exc.memory_id,
+                    "reason": exc.reason,
+                    "request_hash": canonical_sha256_hex(request.body),
+                },
+                now=now,
+                subject_memory_id=exc.memory_id,
+            )
+        raise
+
+
+def _company(conn: apsw.Connection) -> str:
+    from aimos.ledger.events import brain_company
+
+    return brain_company(conn)

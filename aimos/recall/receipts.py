@@ -1,0 +1,240 @@
+"""Recall receipts: evidence entries, their RFC 6962 root, the housekeeper-signed
+`recall_receipt` event, storage, export and in-brain verification."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+import apsw
+
+from aimos.crypto.canonical import canonical_sha256_hex, canonical_text
+from aimos.crypto.merkle import merkle_root
+from aimos.errors import AimosError, NotFoundError, UsageError
+from aimos.identity.epochs import Signer, master_row
+from aimos.ledger.events import append_event
+from aimos.recall.disclosure import Disclosed, verify_for_disclosure
+from aimos.recall.policy import Scored
+from aimos.store.connection import one, rows
+
+RECEIPT_SCHEMA = "aimos.recall-receipt/v1"
+EVIDENCE_SCHEMA = "aimos.recall-evidence-entry/v1"
+
+
+class ReceiptNotFoundError(NotFoundError):
+    default_hint = "Receipt ids are printed by `aimos recall`; `aimos receipt list` shows recent ones."
+
+
+def evidence_entry(ordinal: int, s: Scored, d: Disclosed) -> dict[str, Any]:
+    c = s.candidate
+    return {
+        "ordinal": ordinal,
+        "memory_id": d.memory_id,
+        "live_content_hash": d.live_content_hash,
+        "save_mutation_hash": d.save_mutation_hash,
+        "binding_mutation_hash": d.binding_mutation_hash,
+        "version_state": d.version_state,
+        "weight_milli": c.weight_milli,
+        "label": c.label,
+        "relevance": round(c.relevance, 6),
+        "trust": round(s.trust.multiplier, 6),
+        "score": round(s.effective, 6),
+    }
+
+
+def record_receipt(
+    conn: apsw.Connection,
+    housekeeper: Signer,
+    *,
+    company_id: str,
+    agent_id: str,
+    agent_valid_from: int,
+    request: dict[str, Any],
+    request_hash: str,
+    command: dict[str, Any],
+    grant_mutation_hash: str,
+    evidence: list[dict[str, Any]],
+    decision: dict[str, Any],
+    decision_sha256: str,
+    now: int,
+) -> dict[str, Any]:
+    """Sign the `recall_receipt` event and store the receipt (inside the recall's transaction)."""
+    receipt_id = str(uuid.uuid4())
+    root = merkle_root(evidence).hex()
+    command_hash = canonical_sha256_hex(command)
+    metadata = {
+        "receipt_id": receipt_id,
+        "request_hash": request_hash,
+        "command_hash": command_hash,
+        "grant_mutation_hash": grant_mutation_hash,
+        "merkle_root": root,
+        "result_count": len(evidence),
+        "evidence": evidence,
+        "decision_sha256": decision_sha256,
+        "withheld_memory_ids": [w["memory_id"] for w in decision["withheld"]],
+        "abstained": decision["abstained"],
+    }
+    event = append_event(
+        conn,
+        housekeeper,
+        operation="recall_receipt",
+        company_id=company_id,
+        metadata=metadata,
+        now=now,
+        actor_agent_id=agent_id,
+        actor_valid_from=agent_valid_from,
+    )
+    row = {
+        "receipt_id": receipt_id,
+        "company_id": company_id,
+        "agent_id": agent_id,
+        "agent_valid_from": agent_valid_from,
+        "request_body": canonical_text(request["body"]),
+        "request_hash": request_hash,
+        "request_nonce": request["nonce"],
+        "request_ts": request["ts_signed"],
+        "request_signature_b64u": request["signature_b64u"],
+        "command": canonical_text(command),
+        "command_hash": command_hash,
+        "grant_mutation_hash": grant_mutation_hash,
+        "merkle_root": root,
+        "result_count": len(evidence),
+        "evidence": canonical_text(evidence),
+        "decision": canonical_text(decision),
+        "decision_sha256": decision_sha256,
+        "event_id": event["event_id"],
+        "created_at": now,
+    }
+    conn.execute(
+        f"INSERT INTO recall_receipts ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
+        tuple(row.values()),
+    )
+    return row
+
+
+def resolve_receipt_id(conn: apsw.Connection, ref: str) -> str:
+    ref = (ref or "").strip().lower()
+    if len(ref) < 4 or any(ch not in "0123456789abcdef-" for ch in ref):
+        raise ReceiptNotFoundError("that is not a receipt id")
+    found = rows(
+        conn,
+        "SELECT receipt_id FROM recall_receipts WHERE receipt_id >= ? AND receipt_id < ? LIMIT 2",
+        (ref, ref + "\U0010ffff"),
+    )
+    if not found:
+        raise ReceiptNotFoundError(f"no recall receipt with id {ref}")
+    if len(found) > 1:
+        raise UsageError(f"receipt id prefix {ref} is ambiguous", "Give more characters of the id.")
+    return str(found[0]["receipt_id"])
+
+
+def receipt_document(conn: apsw.Connection, ref: str) -> dict[str, Any]:
+    """Everything needed to re-check a receipt offline (public material only)."""
+    receipt_id = resolve_receipt_id(conn, ref)
+    r = one(conn, "SELECT * FROM recall_receipts WHERE receipt_id = ?", (receipt_id,))
+    assert r is not None
+    event = one(conn, "SELECT * FROM events WHERE event_id = ?", (r["event_id"],))
+    assert event is not None
+    hk = one(
+        conn,
+        "SELECT agent_id, valid_from, public_key_b64u, certificate FROM identity_epochs"
+        " WHERE agent_id = ? AND valid_from = ?",
+        (event["signer_agent_id"], event["signer_valid_from"]),
+    )
+    agent = one(
+        conn,
+        "SELECT agent_id, valid_from, public_key_b64u, certificate FROM identity_epochs"
+        " WHERE agent_id = ? AND valid_from = ?",
+        (r["agent_id"], r["agent_valid_from"]),
+    )
+    grant = one(conn, "SELECT * FROM recall_grants WHERE mutation_hash = ?", (r["grant_mutation_hash"],))
+    master = master_row(conn)
+    return {
+        "schema": RECEIPT_SCHEMA,
+        "receipt_id": receipt_id,
+        "company_id": r["company_id"],
+        "created_at": r["created_at"],
+        "merkle_root": r["merkle_root"],
+        "result_count": r["result_count"],
+        "evidence": json.loads(r["evidence"]),
+        "decision": json.loads(r["decision"]),
+        "decision_sha256": r["decision_sha256"],
+        "command": json.loads(r["command"]),
+        "command_hash": r["command_hash"],
+        "request": {
+            "agent_id": r["agent_id"],
+            "agent_valid_from": r["agent_valid_from"],
+            "body": json.loads(r["request_body"]),
+            "request_hash": r["request_hash"],
+            "method": "POST",
+            "path": "/aimos/recall",
+            "nonce": r["request_nonce"],
+            "ts_signed": r["request_ts"],
+            "signature_b64u": r["request_signature_b64u"],
+            "certificate": agent["certificate"] if agent else None,
+        },
+        "grant": None
+        if grant is None
+        else {
+            k: grant[k]
+            for k in (
+                "signed_body",
+                "content_hash",
+                "nonce",
+                "ts_signed",
+                "signature_b64u",
+                "prev_mutation_hash",
+                "mutation_hash",
+            )
+        },
+        "event": {
+            k: event[k]
+            for k in (
+                "event_id",
+                "signed_body",
+                "content_hash",
+                "nonce",
+                "ts_signed",
+                "signature_b64u",
+                "prev_mutation_hash",
+                "mutation_hash",
+            )
+        },
+        "housekeeper": None
+        if hk is None
+        else {
+            "valid_from": hk["valid_from"],
+            "public_key_b64u": hk["public_key_b64u"],
+            "certificate": hk["certificate"],
+        },
+        "master": {"fingerprint": master["fingerprint"], "public_key_b64u": master["public_key_b64u"]},
+    }
+
+
+def verify_receipt_in_brain(conn: apsw.Connection, ref: str) -> list[dict[str, Any]]:
+    """Every check of the exported document, plus: the memories still verify and still hold
+    the content the receipt disclosed."""
+    from aimos.verify.receipt import verify_receipt_document
+
+    doc = receipt_document(conn, ref)
+    checks = verify_receipt_document(doc, expected_master_fingerprint=doc["master"]["fingerprint"])
+    for entry in doc["evidence"]:
+        name = f"memory {entry['memory_id']} still verifies with the disclosed content"
+        memory = one(conn, "SELECT * FROM memories WHERE memory_id = ?", (entry["memory_id"],))
+        if memory is None:
+            checks.append({"check": name, "ok": False, "detail": "memory missing"})
+            continue
+        try:
+            d = verify_for_disclosure(conn, memory, allow_superseded=True)
+        except AimosError as exc:
+            checks.append({"check": name, "ok": False, "detail": exc.reason or exc.message})
+            continue
+        same = (
+            d.live_content_hash == entry["live_content_hash"]
+            and d.save_mutation_hash == entry["save_mutation_hash"]
+        )
+        checks.append(
+            {"check": name, "ok": same, "detail": None if same else "content differs from the receipt"}
+        )
+    return checks

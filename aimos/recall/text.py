@@ -1,0 +1,60 @@
+"""Query and memory text handling for recall (pure): tokens, stop words, the FTS5 query.
+
+The FTS5 query is built only from word tokens, each one quoted, so whatever the user typed
+(quotes, `*`, `NEAR`, parentheses, column filters) is searched as text and never parsed as
+FTS5 syntax.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+# Function words that carry no topic in a question; removed from queries (not from the index).
+STOP_WORDS = frozenset(
+    """a an the and or but if of to in on at by for with about as is are was were be been being
+    do does did doing have has had having i you he she it we they me him her them my your his its
+    our their mine yours this that these those what which who whom whose when where why how would
+    could should will can may might must shall not no so than too very just also into from up down
+    out over under again further then once here there all any both each few more most other some
+    such only own same s t don now ever likely much many""".split()
+)
+
+
+def normalize(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).casefold()
+
+
+def tokens(text: str) -> list[str]:
+    """Word tokens of ``text``: letters and digits, case-folded."""
+    return _WORD.findall(normalize(text))
+
+
+def query_terms(query: str) -> list[str]:
+    """Distinct content terms of a query in order; all terms when every one is a stop word."""
+    words = tokens(query)
+    content = [w for w in words if w not in STOP_WORDS]
+    chosen = content or words
+    return list(dict.fromkeys(chosen))
+
+
+def fts_match(terms: list[str]) -> str:
+    """An FTS5 MATCH expression: each term a quoted string, OR-ed together."""
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+
+
+def token_set(text: str) -> frozenset[str]:
+    return frozenset(tokens(text))
+
+
+def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    if not a and not b:
+        return 0.0
+    return len(a & b) / len(a | b)
+
+
+def stem_prefix(token: str, size: int = 5) -> str:
+    """A crude stem for term coverage: the first ``size`` characters."""
+    return token[:size]

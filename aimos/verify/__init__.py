@@ -1,0 +1,1 @@
+"""The portable verifier: bytes in, verdict out; imports only aimos.crypto and aimos.errors."""

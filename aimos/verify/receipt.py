@@ -1,0 +1,185 @@
+"""Offline verification of an exported recall receipt (pure: no store, no I/O).
+
+The trust anchor is the master fingerprint the caller supplies, never the document's own.
+Each check is reported by name, so an edited file says which check it broke.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from aimos.crypto import commitments
+from aimos.crypto.canonical import canonical_json, canonical_sha256_hex
+from aimos.crypto.certs import parse_certificate, verify_certificate
+from aimos.crypto.ed25519 import fingerprint_of_b64u, verify
+from aimos.crypto.encoding import b64u_decode, is_hex64
+from aimos.crypto.merkle import merkle_root
+from aimos.crypto.messages import payload_message, request_message
+from aimos.errors import AimosError
+
+Check = dict[str, Any]
+
+
+def _run(checks: list[Check], name: str, fn: Callable[[], bool | str | None]) -> bool:
+    try:
+        result = fn()
+    except (AimosError, KeyError, TypeError, ValueError, AttributeError) as exc:
+        checks.append({"check": name, "ok": False, "detail": f"{type(exc).__name__}: {exc}"})
+        return False
+    ok = result is True or result is None
+    detail = None if ok else (result if isinstance(result, str) else "does not hold")
+    checks.append({"check": name, "ok": ok, "detail": detail})
+    return ok
+
+
+def verify_receipt_document(doc: dict[str, Any], *, expected_master_fingerprint: str) -> list[Check]:
+    checks: list[Check] = []
+    master = doc.get("master") or {}
+    event = doc.get("event") or {}
+    request = doc.get("request") or {}
+    grant = doc.get("grant")
+    housekeeper = doc.get("housekeeper") or {}
+
+    _run(checks, "schema is aimos.recall-receipt/v1", lambda: doc.get("schema") == "aimos.recall-receipt/v1")
+    _run(
+        checks,
+        "master key matches the expected fingerprint",
+        lambda: (
+            is_hex64(expected_master_fingerprint)
+            and master.get("fingerprint") == expected_master_fingerprint
+            and fingerprint_of_b64u(master["public_key_b64u"]) == expected_master_fingerprint
+        ),
+    )
+    _run(
+        checks,
+        "Merkle root recomputes from the evidence entries",
+        lambda: (
+            merkle_root(doc["evidence"]).hex() == doc["merkle_root"]
+            and doc["result_count"] == len(doc["evidence"])
+            and [e["ordinal"] for e in doc["evidence"]] == list(range(len(doc["evidence"])))
+        ),
+    )
+    _run(
+        checks,
+        "decision hash recomputes",
+        lambda: canonical_sha256_hex(doc["decision"]) == doc["decision_sha256"],
+    )
+    _run(
+        checks, "command hash recomputes", lambda: canonical_sha256_hex(doc["command"]) == doc["command_hash"]
+    )
+
+    def event_body() -> dict[str, Any]:
+        body: dict[str, Any] = json.loads(event["signed_body"])
+        return body
+
+    _run(
+        checks,
+        "event body is canonical and its content hash recomputes",
+        lambda: (
+            canonical_json(event_body()).decode() == event["signed_body"]
+            and commitments.sha256(event["signed_body"].encode()).hex() == event["content_hash"]
+        ),
+    )
+    _run(
+        checks,
+        "event link hash recomputes",
+        lambda: (
+            commitments.event_link_hash(
+                bytes.fromhex(event["prev_mutation_hash"]),
+                bytes.fromhex(event["content_hash"]),
+                event["nonce"],
+                event["ts_signed"],
+            ).hex()
+            == event["mutation_hash"]
+        ),
+    )
+
+    def event_binds() -> bool | str:
+        meta = event_body()["metadata"]
+        expected = {
+            "receipt_id": doc["receipt_id"],
+            "merkle_root": doc["merkle_root"],
+            "result_count": doc["result_count"],
+            "evidence": doc["evidence"],
+            "decision_sha256": doc["decision_sha256"],
+            "command_hash": doc["command_hash"],
+            "request_hash": request.get("request_hash"),
+            "grant_mutation_hash": grant.get("mutation_hash") if grant else None,
+        }
+        diff = [k for k, v in expected.items() if meta.get(k) != v]
+        return True if not diff else "event metadata differs in " + ", ".join(diff)
+
+    _run(
+        checks, "signed event binds the receipt (root, count, evidence, request, command, grant)", event_binds
+    )
+    _run(
+        checks,
+        "event is a recall_receipt signed by the housekeeper",
+        lambda: (
+            event_body()["operation"] == "recall_receipt" and event_body()["signer_agent_id"] == "housekeeper"
+        ),
+    )
+
+    def housekeeper_cert() -> bool:
+        cert = parse_certificate(housekeeper["certificate"])
+        verify_certificate(cert, master["public_key_b64u"], at=event["ts_signed"])
+        return cert.agent_id == "housekeeper" and cert.pubkey == housekeeper["public_key_b64u"]
+
+    _run(checks, "housekeeper certificate is issued by the master", housekeeper_cert)
+    _run(
+        checks,
+        "housekeeper signature on the event verifies",
+        lambda: verify(
+            housekeeper["public_key_b64u"],
+            payload_message(
+                None, event["nonce"], event["ts_signed"], body_bytes=event["signed_body"].encode()
+            ),
+            b64u_decode(event["signature_b64u"]),
+        ),
+    )
+
+    def agent_request() -> bool | str:
+        cert = parse_certificate(request["certificate"])
+        verify_certificate(cert, master["public_key_b64u"], at=request["ts_signed"])
+        if cert.agent_id != request["agent_id"] or cert.valid_from != request["agent_valid_from"]:
+            return "certificate is not the requesting epoch's"
+        if canonical_sha256_hex(request["body"]) != request["request_hash"]:
+            return "request hash does not recompute"
+        message = request_message(
+            request["body"], "POST", "/aimos/recall", request["nonce"], request["ts_signed"]
+        )
+        return verify(cert.pubkey, message, b64u_decode(request["signature_b64u"]))
+
+    _run(checks, "agent's signed recall request verifies (request form 3)", agent_request)
+
+    def grant_ok() -> bool | str:
+        if grant is None:
+            return "grant missing"
+        body = json.loads(grant["signed_body"])
+        content = commitments.sha256(grant["signed_body"].encode())
+        prev = bytes.fromhex(grant["prev_mutation_hash"]) if grant["prev_mutation_hash"] else None
+        if content.hex() != grant["content_hash"]:
+            return "grant content hash does not recompute"
+        if (
+            commitments.recall_authorization_mutation_hash(
+                prev, content, grant["nonce"], grant["ts_signed"]
+            ).hex()
+            != grant["mutation_hash"]
+        ):
+            return "grant mutation hash does not recompute"
+        if body.get("subject_agent_id") != request.get("agent_id"):
+            return "grant is for another agent"
+        return verify(
+            master["public_key_b64u"],
+            payload_message(body, grant["nonce"], grant["ts_signed"]),
+            b64u_decode(grant["signature_b64u"]),
+        )
+
+    _run(checks, "master-signed grant verifies and covers the agent", grant_ok)
+    return checks
+
+
+def verdict(checks: list[Check]) -> bool:
+    return all(c["ok"] for c in checks)
