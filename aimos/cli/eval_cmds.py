@@ -33,3 +33,52 @@ def perf(
         f"  ratio signed save / bare parts  {report['ratio_save_to_bare_parts']:.3f}"
         f"  (target <= {report['target_ratio']})"
     )
+
+
+@eval_app.command("locomo")
+def locomo(
+    data: str = typer.Option(
+        None, "--data", help="LoCoMo JSON (default: ../shared/data/locomo/locomo-dev.json)."
+    ),
+    k: list[int] = typer.Option(None, "-k", help="Cut-offs (repeatable); default 5 10 20 25."),
+    json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+) -> None:
+    """Turn-level retrieval on LoCoMo in scratch brains, beside a plain FTS5 BM25 baseline."""
+    from pathlib import Path
+
+    from aimos.eval.locomo import DEFAULT_KS, run_locomo
+
+    report = run_locomo(Path(data) if data else None, tuple(k) if k else DEFAULT_KS)
+    if json_out:
+        emit_json(report)
+        return
+    c = report["counts"]
+    out(
+        f"LoCoMo {report['data']}: {c['conversations']} conversations, {c['turns']} turns, "
+        f"{c['questions']} questions ({c['skipped_no_evidence']} without resolvable evidence skipped), "
+        f"{report['seconds']} s"
+    )
+    ks = report["ks"]
+    headers = (
+        ["arm / slice", "hit@1", "mrr"]
+        + [f"any@{x}" for x in ks]
+        + [f"rec@{x}" for x in ks]
+        + [f"ndcg@{x}" for x in ks]
+    )
+    lines = []
+    for arm in ("aimos", "bm25"):
+        slices = {
+            "overall": report[arm]["overall"],
+            "no adversarial": report[arm]["overall_without_adversarial"],
+        }
+        slices.update(report[arm]["per_category"])
+        for name, m in slices.items():
+            lines.append(
+                [f"{arm} {name}", f"{m['hit@1']:.4f}", f"{m['mrr']:.4f}"]
+                + [f"{m[f'any_hit@{x}']:.4f}" for x in ks]
+                + [f"{m[f'evidence_recall@{x}']:.4f}" for x in ks]
+                + [f"{m[f'ndcg@{x}']:.4f}" for x in ks]
+            )
+    from aimos.cli.output import table
+
+    out(table(headers, lines))

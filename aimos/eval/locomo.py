@@ -1,0 +1,178 @@
+"""`aimos eval locomo`: turn-level retrieval on LoCoMo through the real signed paths.
+
+Each conversation gets its own scratch brain under a temporary home. Every dialog turn is saved
+through the signed save (value `[session date] Speaker: text [image: caption]`, type
+`dialog_turn`, source = the session), every question is asked through the signed recall, and
+the returned memories are mapped back to dialog ids. A plain FTS5 BM25 baseline (the memory's
+own text only, no context, no policy) is computed on the same brains in the same run.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from aimos.errors import UsageError
+from aimos.eval.metrics import mean_scores, scores_for
+from aimos.eval.perf import scratch_home
+
+DEFAULT_KS = (5, 10, 20, 25)
+CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
+
+
+def default_data_path() -> Path:
+    return Path(__file__).resolve().parents[3] / "shared" / "data" / "locomo" / "locomo-dev.json"
+
+
+def load_conversations(path: Path) -> list[dict[str, Any]]:
+    try:
+        data = json.loads(path.read_text("utf-8"))
+    except FileNotFoundError:
+        raise UsageError(f"no LoCoMo file at {path}", "Give the data file with --data FILE.") from None
+    except (ValueError, UnicodeDecodeError):
+        raise UsageError(f"{path} is not LoCoMo JSON", "Give locomo10.json or a split of it.") from None
+    if not isinstance(data, list) or not all(isinstance(c, dict) and "conversation" in c for c in data):
+        raise UsageError(f"{path} is not a list of LoCoMo conversations")
+    return data
+
+
+def turns_of(conversation: dict[str, Any]) -> list[dict[str, str]]:
+    c = conversation["conversation"]
+    sessions = sorted(
+        (k for k in c if re.fullmatch(r"session_\d+", k) and isinstance(c[k], list)),
+        key=lambda k: int(k.split("_")[1]),
+    )
+    turns = []
+    for session in sessions:
+        date = c.get(f"{session}_date_time", "")
+        for t in c[session]:
+            text = t["text"]
+            if t.get("blip_caption"):
+                text += f" [image: {t['blip_caption']}]"
+            turns.append(
+                {
+                    "dia_id": t["dia_id"],
+                    "value": f"[{date}] {t['speaker']}: {text}",
+                    "source": f"locomo:{conversation.get('sample_id', '?')}:{session}",
+                }
+            )
+    return turns
+
+
+def _progress(done: int, total: int, label: str) -> None:
+    if sys.stderr.isatty():
+        width = 30
+        filled = int(width * done / max(total, 1))
+        sys.stderr.write(f"\r{label} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
+        if done == total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+
+def run_locomo(
+    path: Path | None = None,
+    ks: Sequence[int] = DEFAULT_KS,
+    progress: Callable[[int, int, str], None] = _progress,
+) -> dict[str, Any]:
+    from aimos.identity.epochs import HOUSEKEEPER, load_signer
+    from aimos.identity.keystore import open_keystore
+    from aimos.identity.requests import PATH_RECALL, PATH_SAVE, sign_request
+    from aimos.memory.save import build_save_body, save
+    from aimos.recall.candidates import PreciseChannel, Scope, open_candidates
+    from aimos.recall.pipeline import build_recall_body, recall
+    from aimos.recall.text import query_terms
+    from aimos.store.connection import open_writer
+    from installer.setup import InstallOptions, install
+
+    ks = tuple(sorted(set(ks)))
+    if not ks or ks[0] < 1 or ks[-1] > 200:
+        raise UsageError("-k values must be between 1 and 200")
+    conversations = load_conversations(path or default_data_path())
+    total_q = sum(len(c.get("qa", [])) for c in conversations)
+    rows: dict[str, dict[int, list[dict[str, float]]]] = {
+        "aimos": defaultdict(list),
+        "bm25": defaultdict(list),
+    }
+    counts = {"conversations": 0, "turns": 0, "questions": 0, "skipped_no_evidence": 0}
+    started = time.perf_counter()
+    asked = 0
+    for conv in conversations:
+        with scratch_home("aimos-eval-locomo-"):
+            now = int(time.time())
+            result = install(InstallOptions(keystore="file"), secrets.token_urlsafe(24), now)
+            conn = open_writer()
+            try:
+                store = open_keystore(result.keystore_kind, result.brain_id)
+                agent = load_signer(conn, store, "cli", now)
+                housekeeper = load_signer(conn, store, HOUSEKEEPER, now)
+                dia_of: dict[str, set[str]] = defaultdict(set)
+                rowid_to_memory: dict[int, str] = {}
+                for turn in turns_of(conv):
+                    body = build_save_body(
+                        company_id="personal",
+                        value=turn["value"],
+                        source=turn["source"],
+                        memory_type="dialog_turn",
+                        clearance_level=5,
+                        data_class="internal",
+                    )
+                    t = int(time.time())
+                    saved = save(conn, housekeeper, sign_request(agent, body, PATH_SAVE, t), t)
+                    dia_of[saved.memory_id].add(turn["dia_id"])
+                    counts["turns"] += 1
+                for rowid, mid in conn.execute("SELECT rowid, memory_id FROM memories"):
+                    rowid_to_memory[rowid] = mid
+                known = {d for ids in dia_of.values() for d in ids}
+                scope = Scope("personal", 10, "confidential")
+                for qa in conv.get("qa", []):
+                    asked += 1
+                    progress(asked, total_q, "locomo")
+                    relevant = set(qa.get("evidence", [])) & known
+                    if not relevant:
+                        counts["skipped_no_evidence"] += 1
+                        continue
+                    counts["questions"] += 1
+                    t = int(time.time())
+                    req = sign_request(
+                        agent, build_recall_body(query=qa["question"], limit=max(ks)), PATH_RECALL, t
+                    )
+                    got = recall(conn, housekeeper, req, t)
+                    ranked = _expand([r["memory_id"] for r in got.results], dia_of)
+                    base = open_candidates(
+                        conn, query_terms(qa["question"]), scope, [PreciseChannel()], max(ks)
+                    )
+                    base_ranked = _expand([rowid_to_memory[r] for r, _ in base], dia_of)
+                    category = int(qa.get("category", 0))
+                    rows["aimos"][category].append(scores_for(ranked, relevant, ks))
+                    rows["bm25"][category].append(scores_for(base_ranked, relevant, ks))
+            finally:
+                conn.close()
+        counts["conversations"] += 1
+    report: dict[str, Any] = {"data": str(path or default_data_path()), "ks": list(ks), "counts": counts}
+    for arm, by_cat in rows.items():
+        everything = [r for cat_rows in by_cat.values() for r in cat_rows]
+        report[arm] = {
+            "overall": mean_scores(everything),
+            "overall_without_adversarial": mean_scores([r for c, rs in by_cat.items() if c != 5 for r in rs]),
+            "per_category": {
+                f"{c} {CATEGORY_NAMES.get(c, '?')} (n={len(rs)})": mean_scores(rs)
+                for c, rs in sorted(by_cat.items())
+            },
+        }
+    report["seconds"] = round(time.perf_counter() - started, 1)
+    return report
+
+
+def _expand(memory_ids: list[str], dia_of: dict[str, set[str]]) -> list[str]:
+    """Memories to dialog ids, in rank order (a memory saved for two identical turns counts for both)."""
+    out: list[str] = []
+    for mid in memory_ids:
+        out.extend(sorted(dia_of.get(mid, ())))
+    return out
