@@ -6,7 +6,9 @@ import typer
 
 from aimos.cli.output import emit_json, out, say, table
 
-agent_app = typer.Typer(help="Enrol, rotate, revoke and list agent identities.", no_args_is_help=True)
+agent_app = typer.Typer(
+    help="Enrol, rotate, revoke and list agent identities.", no_args_is_help=True, rich_markup_mode=None
+)
 
 _PASS_FD = typer.Option(None, "--passphrase-fd", help="Read the master passphrase from this file descriptor.")
 

@@ -23,6 +23,7 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
     pretty_exceptions_show_locals=False,
+    rich_markup_mode=None,  # plain help: no rich import on the --help path
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 

@@ -6,18 +6,41 @@ import typer
 
 from aimos.cli.output import emit_json, out
 
-eval_app = typer.Typer(help="Benchmarks and evaluations, in scratch brains.", no_args_is_help=True)
+eval_app = typer.Typer(
+    help="Benchmarks and evaluations, in scratch brains.", no_args_is_help=True, rich_markup_mode=None
+)
 
 
 @eval_app.command("perf")
 def perf(
-    saves: int = typer.Option(1000, "--saves", help="Number of signed saves to time."),
+    saves: int = typer.Option(None, "--saves", help="Time N signed saves against their bare parts."),
+    recall_n: int = typer.Option(None, "--recall", help="Time recalls over a scratch brain of N memories."),
     json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
-    """Median and p95 of a signed save against its bare parts (sign, verify, durable commit)."""
+    """Signed-save cost against its bare parts (--saves N), or recall latency (--recall N)."""
     from aimos.errors import UsageError
-    from aimos.eval.perf import run_perf
+    from aimos.eval.perf import run_perf, run_recall_perf
 
+    if recall_n is not None:
+        if not 10 <= recall_n <= 1_000_000:
+            raise UsageError("--recall must be between 10 and 1,000,000 memories")
+        rep = run_recall_perf(recall_n)
+        if json_out:
+            emit_json(rep)
+            return
+        built = f"built in {rep['build_seconds']} s"
+        out(f"recall over {rep['memories']:,} memories ({built}), {rep['recalls']} recalls")
+        for name in ("recall", "cold_help", "cold_recall"):
+            s = rep[name]
+            out(f"  {name:<12} median {s['median_ms']:>9.2f} ms   p95 {s['p95_ms']:>9.2f} ms")
+        out("  share of recall time: " + ", ".join(f"{k} {v:.1%}" for k, v in rep["share"].items()))
+        t = rep["targets"]
+        out(
+            f"  targets: recall p95 <= {t['recall_p95_ms']} ms, --help <= {t['help_ms']} ms, "
+            f"cold recall <= {t['cold_recall_ms']} ms"
+        )
+        return
+    saves = 1000 if saves is None else saves
     if not 1 <= saves <= 1_000_000:
         raise UsageError("--saves must be between 1 and 1,000,000")
     report = run_perf(saves)

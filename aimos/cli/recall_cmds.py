@@ -9,8 +9,10 @@ import typer
 
 from aimos.cli.output import emit_json, first_line, out, say, table, when
 
-receipt_app = typer.Typer(help="Show and verify recall receipts.", no_args_is_help=True)
-index_app = typer.Typer(help="The brain's search indexes.", no_args_is_help=True)
+receipt_app = typer.Typer(
+    help="Show and verify recall receipts.", no_args_is_help=True, rich_markup_mode=None
+)
+index_app = typer.Typer(help="The brain's search indexes.", no_args_is_help=True, rich_markup_mode=None)
 
 
 def register(app: typer.Typer) -> None:

@@ -124,3 +124,97 @@ def run_perf(saves: int = 1000, keystore: str = "file") -> dict[str, Any]:
     report["ratio_save_to_bare_parts"] = round(report["signed_save"]["median_ms"] / bare, 3)
     report["target_ratio"] = 2.0
     return report
+
+
+def _vocabulary(rng: secrets.SystemRandom, size: int = 6000) -> list[str]:
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    words: set[str] = set()
+    while len(words) < size:
+        words.add("".join(rng.choice(letters) for _ in range(rng.randint(3, 9))))
+    return sorted(words)
+
+
+def _zipf_text(rng: secrets.SystemRandom, vocab: list[str], weights: list[float], n: int) -> str:
+    return " ".join(rng.choices(vocab, weights=weights, k=n))
+
+
+def run_recall_perf(memories: int = 10_000, recalls: int = 200, cold_runs: int = 5) -> dict[str, Any]:
+    """Recall latency over a scratch brain of ``memories`` synthetic memories (Zipf-distributed
+    words), with the share of retrieval, verification and receipt, and cold-start wall times
+    of `aimos --help` and `aimos recall` as subprocesses on that brain."""
+    import subprocess
+    import sys
+
+    from aimos.identity.epochs import HOUSEKEEPER, load_signer
+    from aimos.identity.keystore import open_keystore
+    from aimos.identity.requests import PATH_RECALL, PATH_SAVE, sign_request
+    from aimos.memory.save import build_save_body, save_in_transaction
+    from aimos.recall.pipeline import build_recall_body, recall
+    from aimos.store.connection import open_writer, write_transaction
+    from installer.setup import InstallOptions, install
+
+    rng = secrets.SystemRandom()
+    vocab = _vocabulary(rng)
+    weights = [1.0 / (i + 1) for i in range(len(vocab))]
+    passphrase = secrets.token_urlsafe(24)
+    with scratch_home("aimos-eval-recall-") as home:
+        result = install(InstallOptions(keystore="file"), passphrase, int(time.time()))
+        conn = open_writer()
+        store = open_keystore(result.keystore_kind, result.brain_id)
+        now = int(time.time())
+        agent = load_signer(conn, store, "cli", now)
+        housekeeper = load_signer(conn, store, HOUSEKEEPER, now)
+        texts: list[str] = []
+        build_started = time.perf_counter()
+        batch = 1000
+        for start in range(0, memories, batch):
+            with write_transaction(conn):
+                for i in range(start, min(memories, start + batch)):
+                    text = f"note {i}: " + _zipf_text(rng, vocab, weights, rng.randint(8, 30))
+                    texts.append(text)
+                    t = int(time.time())
+                    body = build_save_body(company_id="personal", value=text)
+                    save_in_transaction(conn, housekeeper, sign_request(agent, body, PATH_SAVE, t), t)
+        build_seconds = time.perf_counter() - build_started
+
+        def query() -> str:
+            words = [w for w in rng.choice(texts).split()[2:] if w.isalpha()]
+            return " ".join(rng.sample(words, min(len(words), rng.randint(2, 4))))
+
+        totals, parts = [], {"retrieval_s": 0.0, "verification_s": 0.0, "receipt_s": 0.0}
+        for _ in range(recalls):
+            t = int(time.time())
+            req = sign_request(agent, build_recall_body(query=query(), limit=10), PATH_RECALL, t)
+            t0 = time.perf_counter()
+            got = recall(conn, housekeeper, req, t)
+            totals.append(time.perf_counter() - t0)
+            for k in parts:
+                parts[k] += got.timings[k]
+        conn.close()
+
+        env = dict(os.environ, AIMOS_HOME=str(home))
+        pass_file = home / "passphrase"
+        pass_file.write_text(passphrase)
+        pass_file.chmod(0o600)
+        env["AIMOS_PASSPHRASE_FILE"] = str(pass_file)
+        script = [sys.executable, "-c", "from aimos.cli.app import main; main()"]
+
+        def wall(args: list[str]) -> float:
+            t0 = time.perf_counter()
+            subprocess.run(script + args, env=env, capture_output=True, check=True)
+            return time.perf_counter() - t0
+
+        help_times = [wall(["--help"]) for _ in range(cold_runs)]
+        cold_recall = [wall(["recall", query()]) for _ in range(cold_runs)]
+
+    spent = sum(parts.values()) or 1.0
+    return {
+        "memories": memories,
+        "recalls": recalls,
+        "build_seconds": round(build_seconds, 1),
+        "recall": summary_ms(totals),
+        "share": {k.removesuffix("_s"): round(v / spent, 3) for k, v in parts.items()},
+        "cold_help": summary_ms(help_times),
+        "cold_recall": summary_ms(cold_recall),
+        "targets": {"recall_p95_ms": 30, "help_ms": 150, "cold_recall_ms": 300},
+    }
