@@ -56,6 +56,21 @@ def _fail(memory_id: str, reason: str) -> DisclosureError:
     return DisclosureError(memory_id, reason)
 
 
+def expected_live_state(conn: apsw.Connection, memory: dict[str, Any]) -> tuple[int, str]:
+    """The live weight and label the signed record allows: the initial ones (1.000, or 0.100 in
+    retained quarantine; `unverified`) until the writers of the weight and label chains append
+    transitions and classifications, whose terminal rows then decide."""
+    return (100 if memory["quarantine"] else 1000), "unverified"
+
+
+def _check_live_projections(conn: apsw.Connection, memory: dict[str, Any]) -> None:
+    weight, label = expected_live_state(conn, memory)
+    if memory["retrieval_weight_milli"] != weight:
+        raise _fail(memory["memory_id"], "live_weight_differs_from_signed_chain")
+    if memory["epistemic_label"] != label:
+        raise _fail(memory["memory_id"], "live_label_differs_from_signed_chain")
+
+
 def verify_for_disclosure(
     conn: apsw.Connection, memory: dict[str, Any], *, allow_superseded: bool
 ) -> Disclosed:
@@ -154,7 +169,22 @@ def verify_for_disclosure(
         esig,
     ):
         raise _fail(mid, "memory_saved_event_signature_invalid")
+    if bool(meta.get("retained_quarantine")) != bool(memory["quarantine"]):
+        raise _fail(mid, "quarantine_state_differs_from_signed_save")
+    _check_live_projections(conn, memory)
     superseded = one(conn, "SELECT new_memory_id FROM memory_supersessions WHERE old_memory_id = ?", (mid,))
+    signed_successor = one(
+        conn,
+        "SELECT memory_id FROM memory_provenance WHERE json_extract(body_json, '$.supersedes') = ?"
+        " AND json_extract(body_json, '$.supersedes') IS NOT NULL AND event_type = 'SAVE'",
+        (mid,),
+    )
+    if (signed_successor is None) != (superseded is None) or (
+        superseded is not None
+        and signed_successor is not None
+        and superseded["new_memory_id"] != signed_successor["memory_id"]
+    ):
+        raise _fail(mid, "supersession_link_differs_from_signed_saves")
     state = "superseded" if superseded else "current"
     if superseded and not allow_superseded:
         raise _fail(mid, "superseded_version_selected")

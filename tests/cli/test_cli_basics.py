@@ -27,7 +27,9 @@ from aimos_cli_support import (
 
 pytestmark = pytest.mark.timeout(120)
 
-COMMANDS = ("install", "save", "show", "list", "correct", "status", "agent", "eval")
+COMMANDS = (
+    "install", "save", "show", "list", "correct", "recall", "status", "receipt", "index", "agent", "eval",
+)
 
 
 def saved_id(result: Result) -> str:

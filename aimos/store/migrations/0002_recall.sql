@@ -7,8 +7,8 @@
 --   memory_context_fts  for conversation turns (memory_type dialog_turn or message), the turn
 --                       with its neighbours of the same source, type and company: two saved
 --                       before it and one after (the contextual channel), so a conversation
---                       saved turn by turn is searchable by what was said around each turn;
---                       any other memory is its own context.
+--                       saved turn by turn is searchable by what was said around each turn.
+--                       Other memories are not in it: recall counts their own text instead.
 
 CREATE VIRTUAL TABLE memory_fts USING fts5(
     text, content = '', contentless_delete = 1, tokenize = 'porter unicode61 remove_diacritics 2'
@@ -17,22 +17,26 @@ CREATE VIRTUAL TABLE memory_context_fts USING fts5(
     text, content = '', contentless_delete = 1, tokenize = 'porter unicode61 remove_diacritics 2'
 );
 
+-- document frequencies of indexed terms, to leave out query terms that nearly every memory has
+CREATE VIRTUAL TABLE memory_fts_vocab USING fts5vocab(memory_fts, 'row');
+
 CREATE INDEX memories_source_order ON memories (company_id, source, memory_type);
+
+-- which signed save supersedes a memory (disclosure checks the link table against it)
+CREATE INDEX memory_provenance_supersedes ON memory_provenance (json_extract(body_json, '$.supersedes'))
+    WHERE json_extract(body_json, '$.supersedes') IS NOT NULL;
 
 CREATE TRIGGER memories_index_insert AFTER INSERT ON memories
 BEGIN
     INSERT INTO memory_fts (rowid, text) VALUES (NEW.rowid, COALESCE(NEW.key, '') || ' ' || NEW.value);
-    -- a memory that is not a conversation turn is its own context
-    INSERT INTO memory_context_fts (rowid, text)
-    SELECT NEW.rowid, COALESCE(NEW.key, '') || ' ' || NEW.value
-    WHERE NEW.memory_type NOT IN ('dialog_turn', 'message');
     -- a turn's context: the two turns saved before it from the same source, and itself
     INSERT INTO memory_context_fts (rowid, text)
-    SELECT NEW.rowid, group_concat(t, ' ') FROM (
-        SELECT COALESCE(key, '') || ' ' || value AS t FROM memories
-        WHERE company_id = NEW.company_id AND source = NEW.source AND memory_type = NEW.memory_type
-          AND rowid <= NEW.rowid
-        ORDER BY rowid DESC LIMIT 3)
+    SELECT NEW.rowid, context FROM (
+        SELECT group_concat(t, ' ') AS context FROM (
+            SELECT COALESCE(key, '') || ' ' || value AS t FROM memories
+            WHERE company_id = NEW.company_id AND source = NEW.source AND memory_type = NEW.memory_type
+              AND rowid <= NEW.rowid
+            ORDER BY rowid DESC LIMIT 3))
     WHERE NEW.memory_type IN ('dialog_turn', 'message');
     -- the previous turn's context now ends with the new one
     DELETE FROM memory_context_fts
