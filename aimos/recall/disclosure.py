@@ -23,7 +23,7 @@ from aimos.crypto.encoding import b64u_decode
 from aimos.crypto.messages import payload_message, request_message
 from aimos.errors import AimosError, IntegrityError
 from aimos.identity.epochs import master_row
-from aimos.store.connection import one
+from aimos.store.connection import rows
 
 _certs = CertificateCache()
 
@@ -56,34 +56,111 @@ def _fail(memory_id: str, reason: str) -> DisclosureError:
     return DisclosureError(memory_id, reason)
 
 
-def expected_live_state(conn: apsw.Connection, memory: dict[str, Any]) -> tuple[int, str]:
+def expected_live_state(memory: dict[str, Any]) -> tuple[int, str]:
     """The live weight and label the signed record allows: the initial ones (1.000, or 0.100 in
     retained quarantine; `unverified`) until the writers of the weight and label chains append
     transitions and classifications, whose terminal rows then decide."""
     return (100 if memory["quarantine"] else 1000), "unverified"
 
 
-def _check_live_projections(conn: apsw.Connection, memory: dict[str, Any]) -> None:
-    weight, label = expected_live_state(conn, memory)
+def _check_live_projections(memory: dict[str, Any]) -> None:
+    weight, label = expected_live_state(memory)
     if memory["retrieval_weight_milli"] != weight:
         raise _fail(memory["memory_id"], "live_weight_differs_from_signed_chain")
     if memory["epistemic_label"] != label:
         raise _fail(memory["memory_id"], "live_label_differs_from_signed_chain")
 
 
+def _in(ids: list[str]) -> str:
+    return ", ".join("?" * len(ids))
+
+
+@dataclass
+class _Records:
+    """The signed records of a batch of memories, read with one query per table."""
+
+    provenance: dict[str, dict[str, Any]]
+    epochs: dict[tuple[str, int], dict[str, Any]]
+    events: dict[str, dict[str, Any]]
+    links: dict[str, str]
+    signed_successors: dict[str, str]
+
+    @classmethod
+    def load(cls, conn: apsw.Connection, memories: list[dict[str, Any]]) -> _Records:
+        ids = [m["memory_id"] for m in memories]
+        hashes = [m["save_mutation_hash"] for m in memories]
+        provenance = {
+            r["memory_id"]: r
+            for r in rows(
+                conn, f"SELECT * FROM memory_provenance WHERE mutation_hash IN ({_in(hashes)})", hashes
+            )
+        }
+        epochs = {
+            (r["agent_id"], r["valid_from"]): r
+            for r in rows(
+                conn,
+                "SELECT e.agent_id, e.valid_from, e.valid_until, e.public_key_b64u, e.certificate,"
+                " e.cert_fingerprint, r.revoked_at FROM identity_epochs e LEFT JOIN agent_revocations r"
+                " ON r.agent_id = e.agent_id AND r.agent_valid_from = e.valid_from",
+            )
+        }
+        events = {
+            r["subject_memory_id"]: r
+            for r in rows(
+                conn,
+                f"SELECT * FROM events WHERE subject_memory_id IN ({_in(ids)})"
+                " AND operation = 'memory_saved'",
+                ids,
+            )
+        }
+        links = {
+            r["old_memory_id"]: r["new_memory_id"]
+            for r in rows(
+                conn,
+                "SELECT old_memory_id, new_memory_id FROM memory_supersessions"
+                f" WHERE old_memory_id IN ({_in(ids)})",
+                ids,
+            )
+        }
+        successors = {
+            r["old_id"]: r["memory_id"]
+            for r in rows(
+                conn,
+                "SELECT json_extract(body_json, '$.supersedes') AS old_id, memory_id FROM memory_provenance"
+                f" WHERE json_extract(body_json, '$.supersedes') IN ({_in(ids)})"
+                " AND json_extract(body_json, '$.supersedes') IS NOT NULL AND event_type = 'SAVE'",
+                ids,
+            )
+        }
+        return cls(provenance, epochs, events, links, successors)
+
+
 def verify_for_disclosure(
     conn: apsw.Connection, memory: dict[str, Any], *, allow_superseded: bool
+) -> Disclosed:
+    return verify_many(conn, [memory], allow_superseded=allow_superseded)[0]
+
+
+def verify_many(
+    conn: apsw.Connection, memories: list[dict[str, Any]], *, allow_superseded: bool
+) -> list[Disclosed]:
+    """Verify each memory (in order) before disclosure; the first failure raises."""
+    if not memories:
+        return []
+    records = _Records.load(conn, memories)
+    master_key = master_row(conn)["public_key_b64u"]
+    return [_verify_one(m, records, master_key, allow_superseded) for m in memories]
+
+
+def _verify_one(
+    memory: dict[str, Any], records: _Records, master_key: str, allow_superseded: bool
 ) -> Disclosed:
     mid = memory["memory_id"]
     live = commitments.live_content_hash(memory).hex()
     if live != memory["live_content_hash"]:
         raise _fail(mid, "live_content_hash_mismatch")
-    p = one(
-        conn,
-        "SELECT * FROM memory_provenance WHERE mutation_hash = ? AND memory_id = ?",
-        (memory["save_mutation_hash"], mid),
-    )
-    if p is None or p["event_type"] != "SAVE":
+    p = records.provenance.get(mid)
+    if p is None or p["event_type"] != "SAVE" or p["mutation_hash"] != memory["save_mutation_hash"]:
         raise _fail(mid, "save_provenance_missing")
     try:
         body = json.loads(p["body_json"])
@@ -97,22 +174,12 @@ def verify_for_disclosure(
         raise _fail(mid, "save_provenance_content_hash_mismatch")
     if commitments.live_content_hash(body).hex() != live:
         raise _fail(mid, "live_row_differs_from_signed_save")
-    if (
-        commitments.provenance_mutation_hash(content, None, p["nonce"], p["ts_signed"]).hex()
-        != p["mutation_hash"]
-    ):
+    mutation = commitments.provenance_mutation_hash(content, None, p["nonce"], p["ts_signed"]).hex()
+    if mutation != p["mutation_hash"]:
         raise _fail(mid, "save_provenance_mutation_hash_mismatch")
-    epoch = one(
-        conn,
-        "SELECT e.public_key_b64u, e.certificate, e.cert_fingerprint, e.valid_from, e.valid_until,"
-        " r.revoked_at FROM identity_epochs e LEFT JOIN agent_revocations r"
-        " ON r.agent_id = e.agent_id AND r.agent_valid_from = e.valid_from"
-        " WHERE e.agent_id = ? AND e.valid_from = ?",
-        (p["signer_agent_id"], p["signer_valid_from"]),
-    )
+    epoch = records.epochs.get((p["signer_agent_id"], p["signer_valid_from"]))
     if epoch is None or epoch["cert_fingerprint"] != p["cert_fingerprint"]:
         raise _fail(mid, "save_signer_epoch_missing")
-    master_key = master_row(conn)["public_key_b64u"]
     if not _certs.seen(epoch["cert_fingerprint"], master_key):
         try:
             cert = _certs.parse(epoch["certificate"])
@@ -135,15 +202,10 @@ def verify_for_disclosure(
     )
     if not verify(epoch["public_key_b64u"], message, sig):
         raise _fail(mid, "save_signature_invalid")
-    event = one(
-        conn,
-        "SELECT e.*, i.public_key_b64u FROM events e JOIN identity_epochs i"
-        " ON i.agent_id = e.signer_agent_id AND i.valid_from = e.signer_valid_from"
-        " WHERE e.subject_memory_id = ? AND e.operation = 'memory_saved'",
-        (mid,),
-    )
+    event = records.events.get(mid)
     if event is None:
         raise _fail(mid, "memory_saved_event_missing")
+    signer = records.epochs.get((event["signer_agent_id"], event["signer_valid_from"]))
     try:
         ebody = json.loads(event["signed_body"])
         ebytes = canonical_json(ebody)
@@ -163,29 +225,16 @@ def verify_for_disclosure(
     )
     if econtent.hex() != event["content_hash"] or link.hex() != event["mutation_hash"]:
         raise _fail(mid, "memory_saved_event_hash_mismatch")
-    if not verify(
-        event["public_key_b64u"],
-        payload_message(ebody, event["nonce"], event["ts_signed"], body_bytes=ebytes),
-        esig,
-    ):
+    emessage = payload_message(ebody, event["nonce"], event["ts_signed"], body_bytes=ebytes)
+    if signer is None or not verify(signer["public_key_b64u"], emessage, esig):
         raise _fail(mid, "memory_saved_event_signature_invalid")
     if bool(meta.get("retained_quarantine")) != bool(memory["quarantine"]):
         raise _fail(mid, "quarantine_state_differs_from_signed_save")
-    _check_live_projections(conn, memory)
-    superseded = one(conn, "SELECT new_memory_id FROM memory_supersessions WHERE old_memory_id = ?", (mid,))
-    signed_successor = one(
-        conn,
-        "SELECT memory_id FROM memory_provenance WHERE json_extract(body_json, '$.supersedes') = ?"
-        " AND json_extract(body_json, '$.supersedes') IS NOT NULL AND event_type = 'SAVE'",
-        (mid,),
-    )
-    if (signed_successor is None) != (superseded is None) or (
-        superseded is not None
-        and signed_successor is not None
-        and superseded["new_memory_id"] != signed_successor["memory_id"]
-    ):
+    _check_live_projections(memory)
+    linked = records.links.get(mid)
+    if linked != records.signed_successors.get(mid):
         raise _fail(mid, "supersession_link_differs_from_signed_saves")
-    state = "superseded" if superseded else "current"
-    if superseded and not allow_superseded:
+    if linked is not None and not allow_superseded:
         raise _fail(mid, "superseded_version_selected")
+    state = "superseded" if linked is not None else "current"
     return Disclosed(mid, live, p["mutation_hash"], event["mutation_hash"], state)

@@ -19,7 +19,7 @@ from aimos.identity.epochs import DATA_CLASSES, Signer, data_class_rank
 from aimos.identity.requests import PATH_RECALL, SignedRequest, verify_request
 from aimos.ledger.events import append_event
 from aimos.recall.candidates import CANDIDATES, Channel, LexicalChannel, Scope, open_candidates
-from aimos.recall.disclosure import DisclosureError, verify_for_disclosure
+from aimos.recall.disclosure import DisclosureError, verify_many
 from aimos.recall.policy import Candidate, Scored, decide
 from aimos.recall.receipts import evidence_entry, record_receipt
 from aimos.recall.text import query_terms
@@ -197,12 +197,12 @@ def recall_in_transaction(
         bypass_trust=bypass_trust,
     )
     rows_by_id = {m["memory_id"]: m for _, m in loaded}
-    evidence, results = [], []
-    for ordinal, s in enumerate(decision.selected):
-        m = rows_by_id[s.memory_id]
-        disclosed = verify_for_disclosure(conn, m, allow_superseded=scope.include_history)
-        evidence.append(evidence_entry(ordinal, s, disclosed))
-        results.append(_result(ordinal, s, m))
+    chosen = [rows_by_id[s.memory_id] for s in decision.selected]
+    disclosed = verify_many(conn, chosen, allow_superseded=scope.include_history)
+    evidence = [
+        evidence_entry(i, s, d) for i, (s, d) in enumerate(zip(decision.selected, disclosed, strict=True))
+    ]
+    results = [_result(i, s, m) for i, (s, m) in enumerate(zip(decision.selected, chosen, strict=True))]
     t2 = time.perf_counter()
     withheld = [
         {"memory_id": s.memory_id, "label": s.candidate.label, "reason": s.trust.reason, "untrusted": True}
