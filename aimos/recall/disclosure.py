@@ -109,7 +109,7 @@ class _Records:
             for r in rows(
                 conn,
                 f"SELECT * FROM events WHERE subject_memory_id IN ({_in(ids)})"
-                " AND operation = 'memory_saved'",
+                " AND +operation = 'memory_saved'",  # the subject index, not the operation one
                 ids,
             )
         }
