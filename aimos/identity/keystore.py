@@ -57,7 +57,8 @@ class OsKeystore:
             any(module.startswith(m) for m in _REFUSED_BACKEND_MODULES)
             or "Plaintext" in type(backend).__name__
         ):
-            raise KeychainError(f"keyring backend {type(backend).__name__} is not an OS keychain")
+            name = f"{type(backend).__module__}.{type(backend).__name__}"
+            raise KeychainError(f"keyring chose {name}, which is not an OS keychain")
         return backend
 
     def _call(self, what: str, fn: Any, *args: Any) -> Any:
