@@ -44,11 +44,20 @@ def _root(
 
 
 def _register() -> None:
-    from aimos.cli import agent_cmds, eval_cmds, install_cmd, memory_cmds, recall_cmds, status_cmd
+    from aimos.cli import (
+        agent_cmds,
+        eval_cmds,
+        install_cmd,
+        learning_cmds,
+        memory_cmds,
+        recall_cmds,
+        status_cmd,
+    )
 
     install_cmd.register(app)
     memory_cmds.register(app)
     recall_cmds.register(app)
+    learning_cmds.register(app)
     status_cmd.register(app)
     app.add_typer(recall_cmds.receipt_app, name="receipt")
     app.add_typer(recall_cmds.index_app, name="index")

@@ -56,15 +56,16 @@ def _fail(memory_id: str, reason: str) -> DisclosureError:
     return DisclosureError(memory_id, reason)
 
 
-def expected_live_state(memory: dict[str, Any]) -> tuple[int, str]:
-    """The live weight and label the signed record allows: the initial ones (1.000, or 0.100 in
-    retained quarantine; `unverified`) until the writers of the weight and label chains append
-    transitions and classifications, whose terminal rows then decide."""
-    return (100 if memory["quarantine"] else 1000), "unverified"
+def expected_live_state(memory: dict[str, Any], terminal_weight: int | None) -> tuple[int, str]:
+    """The live weight and label the signed record allows: the newest authorized transition's
+    new weight, else the initial one (1.000, or 0.100 in retained quarantine); the label stays
+    `unverified` until the classification chain's writer exists."""
+    weight = terminal_weight if terminal_weight is not None else (100 if memory["quarantine"] else 1000)
+    return weight, "unverified"
 
 
-def _check_live_projections(memory: dict[str, Any]) -> None:
-    weight, label = expected_live_state(memory)
+def _check_live_projections(memory: dict[str, Any], terminal_weight: int | None) -> None:
+    weight, label = expected_live_state(memory, terminal_weight)
     if memory["retrieval_weight_milli"] != weight:
         raise _fail(memory["memory_id"], "live_weight_differs_from_signed_chain")
     if memory["epistemic_label"] != label:
@@ -84,6 +85,7 @@ class _Records:
     events: dict[str, dict[str, Any]]
     links: dict[str, str]
     signed_successors: dict[str, str]
+    terminal_weights: dict[str, int]
 
     @classmethod
     def load(cls, conn: apsw.Connection, memories: list[dict[str, Any]]) -> _Records:
@@ -132,7 +134,15 @@ class _Records:
                 ids,
             )
         }
-        return cls(provenance, epochs, events, links, successors)
+        terminal_weights: dict[str, int] = {}
+        for r in rows(
+            conn,
+            f"SELECT memory_id, new_weight_milli FROM weight_projections WHERE memory_id IN ({_in(ids)})"
+            " ORDER BY rowid",
+            ids,
+        ):
+            terminal_weights[r["memory_id"]] = int(r["new_weight_milli"])
+        return cls(provenance, epochs, events, links, successors, terminal_weights)
 
 
 def verify_for_disclosure(
@@ -230,7 +240,7 @@ def _verify_one(
         raise _fail(mid, "memory_saved_event_signature_invalid")
     if bool(meta.get("retained_quarantine")) != bool(memory["quarantine"]):
         raise _fail(mid, "quarantine_state_differs_from_signed_save")
-    _check_live_projections(memory)
+    _check_live_projections(memory, records.terminal_weights.get(mid))
     linked = records.links.get(mid)
     if linked != records.signed_successors.get(mid):
         raise _fail(mid, "supersession_link_differs_from_signed_saves")

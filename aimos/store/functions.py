@@ -160,6 +160,25 @@ def merkle_root_sql(entries_json: str) -> str | None:
         return None
 
 
+def projection_hash_sql(
+    memory_id: str, old: int, new: int, sigma_hex: str, prev_hex: str | None
+) -> str | None:
+    try:
+        prev = hex32(prev_hex) if prev_hex is not None else None
+        return commitments.projection_hash(memory_id, int(old), int(new), hex32(sigma_hex), prev).hex()
+    except (AimosError, TypeError, ValueError):
+        return None
+
+
+def transition_hash_sql(company: str, memory_id: str, old: int, new: int, sigma_hex: str) -> str | None:
+    try:
+        return commitments.transition_commitment(
+            company, memory_id, int(old), int(new), hex32(sigma_hex)
+        ).hex()
+    except (AimosError, TypeError, ValueError):
+        return None
+
+
 def occurrence_message(commitment_hex: str) -> bytes | None:
     try:
         return commitments.occurrence_v3_signature_message(hex32(commitment_hex))
@@ -184,6 +203,8 @@ SQL_FUNCTIONS: dict[str, tuple[Any, int]] = {
     "aimos_fingerprint": (fingerprint, 1),
     "aimos_iso_seconds": (iso_seconds, 1),
     "aimos_merkle_root": (merkle_root_sql, 1),
+    "aimos_projection_hash": (projection_hash_sql, 5),
+    "aimos_transition_hash": (transition_hash_sql, 5),
     "aimos_revocation_prior": (revocation_prior, 3),
     "aimos_revocation_mutation": (revocation_mutation, 3),
 }

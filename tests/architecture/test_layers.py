@@ -20,8 +20,11 @@ ALLOWED: dict[str, set[str]] = {
     "memory": {"crypto", "store", "identity", "ledger"},
     "verify": {"crypto"},
     "recall": {"crypto", "store", "identity", "ledger", "memory", "verify"},
-    "eval": {"crypto", "store", "identity", "ledger", "memory", "recall", "installer"},
-    "cli": {"crypto", "store", "identity", "ledger", "memory", "recall", "verify", "eval", "installer", "cli"},
+    "learning": {"crypto", "store", "identity", "ledger", "memory", "recall", "verify"},
+    "eval": {"crypto", "store", "identity", "ledger", "memory", "recall", "learning", "verify", "installer"},
+    "cli": {
+        "crypto", "store", "identity", "ledger", "memory", "recall", "learning", "verify", "eval", "installer", "cli",
+    },
 }
 COMMON = {"errors", "exit_codes", "paths", ""}
 

@@ -315,12 +315,17 @@ BEGIN
             NEW.signature_b64u) IS NOT 1;
 END;
 
+-- This schema knows one node: the agent-signed SAVE genesis. Later node types come with the
+-- migrations of the writers that append them (they replace this guard).
+CREATE TRIGGER memory_provenance_known_kind BEFORE INSERT ON memory_provenance
+WHEN NEW.event_type IS NOT 'SAVE'
+BEGIN SELECT RAISE(ABORT, 'aimos: unknown provenance node type'); END;
+
 CREATE TRIGGER memory_provenance_verify_insert BEFORE INSERT ON memory_provenance
+WHEN NEW.event_type = 'SAVE'
 BEGIN
-    -- This schema knows one node: the agent-signed SAVE genesis. Later node types come with
-    -- the migrations of the writers that append them.
     SELECT RAISE(ABORT, 'aimos: only a SAVE genesis node signed in request form 3 for POST /aimos/save')
-        WHERE NEW.event_type IS NOT 'SAVE' OR NEW.is_genesis IS NOT 1
+        WHERE NEW.is_genesis IS NOT 1
            OR NEW.signature_form IS NOT 3 OR NEW.signed_method IS NOT 'POST'
            OR NEW.signed_path IS NOT '/aimos/save';
     SELECT RAISE(ABORT, 'aimos: provenance body is not canonical JSON')

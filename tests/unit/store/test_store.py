@@ -114,7 +114,7 @@ def test_sqlite_shell_cannot_edit_or_append(brain) -> None:  # type: ignore[no-u
     before = sqlite_shell(db, "SELECT value, retrieval_weight_milli FROM memories").stdout
     attempts = {
         "UPDATE memories SET value = 'edited'": "append-only",
-        "UPDATE memories SET retrieval_weight_milli = 3000": "append-only",
+        "UPDATE memories SET retrieval_weight_milli = 3000": "signed, authorized transition",
         "DELETE FROM memories": "never deleted",
         "UPDATE events SET operation = 'x'": "append-only",
         "DELETE FROM events": "append-only",

@@ -1,0 +1,60 @@
+"""`aimos feedback`: signed outcome evidence that moves a memory's retrieval weight."""
+
+from __future__ import annotations
+
+import typer
+
+from aimos.cli.output import emit_json, out, say
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("feedback")
+    def feedback_cmd(
+        memory_id: str = typer.Argument(..., help="The memory (id or unique prefix) a recall returned."),
+        good: bool = typer.Option(False, "--good", help="It helped: raise its weight."),
+        bad: bool = typer.Option(False, "--bad", help="It did not help: lower its weight."),
+        receipt: str = typer.Option(
+            None, "--receipt", help="The recall receipt that disclosed it (default: latest)."
+        ),
+        occurrence: bool = typer.Option(
+            False, "--occurrence", help="Evidence about this occurrence only: kept, with no weight authority."
+        ),
+        agent: str = typer.Option("cli", "--as", help="The enrolled agent that signs the outcome."),
+        json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+    ) -> None:
+        """Report an outcome for a recalled memory; a signed, housekeeper-authorized reweight follows."""
+        from aimos.cli.context import now, open_brain
+        from aimos.errors import UsageError
+        from aimos.identity.requests import PATH_OUTCOME, sign_request
+        from aimos.learning.outcomes import build_outcome_body, latest_receipt_for, record_outcome
+        from aimos.memory.versions import resolve_memory_id
+        from aimos.recall.receipts import resolve_receipt_id
+
+        if good == bad:
+            raise UsageError("say whether the memory helped", "Give exactly one of --good or --bad.")
+        with open_brain(write=True) as brain:
+            mid = resolve_memory_id(brain.conn, memory_id)
+            rid = resolve_receipt_id(brain.conn, receipt) if receipt else latest_receipt_for(brain.conn, mid)
+            signer = brain.signer(agent)
+            housekeeper = brain.housekeeper()
+            body = build_outcome_body(
+                memory_id=mid,
+                receipt_id=rid,
+                outcome="good" if good else "bad",
+                target_scope="occurrence_observation" if occurrence else "principal_state",
+            )
+            result = record_outcome(
+                brain.conn, housekeeper, sign_request(signer, body, PATH_OUTCOME, now()), now()
+            )
+        if json_out:
+            emit_json(result.to_json())
+            return
+        if result.terminal == "authorized_transition":
+            out(f"weight {result.old_weight_milli / 1000:.3f} -> {result.new_weight_milli / 1000:.3f}")
+            say(f"signed transition {result.transition_hash}")
+        elif result.terminal == "signed_noop":
+            out(f"weight stays {result.old_weight_milli / 1000:.3f}")
+            say("the evidence is kept; the quantized weight did not move (signed no-op)")
+        else:
+            out(f"weight stays {result.old_weight_milli / 1000:.3f}")
+            say("kept as an occurrence observation (no weight authority)")

@@ -1,0 +1,1 @@
+"""Outcomes, valence and authorized reweight transitions (MutMem sections 4-6)."""

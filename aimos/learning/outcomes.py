@@ -1,0 +1,342 @@
+"""Outcome evidence and the one writer of retrieval weights.
+
+An outcome is a request signed by an agent epoch (`POST /aimos/outcome`) about a memory that a
+recall receipt disclosed. In one transaction: the outcome row and its housekeeper event; then
+either an occurrence observation (no weight authority), a signed no-op (the quantized weight
+does not move), or an authorized transition: a housekeeper-signed REWEIGHT provenance node, the
+signed transition commitment t_i, the projection h_i, and the live weight. The store's triggers
+re-check every precondition of MutMem section 5.6 before any of it exists.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+import apsw
+
+from aimos.crypto import commitments
+from aimos.crypto.canonical import canonical_json
+from aimos.crypto.encoding import b64u_encode
+from aimos.crypto.messages import new_nonce, payload_message
+from aimos.errors import MemoryNotFoundError, NotFoundError, UsageError
+from aimos.identity.epochs import Signer
+from aimos.identity.requests import PATH_OUTCOME, SignedRequest, verify_request
+from aimos.learning.rule import next_weight_milli
+from aimos.ledger.events import append_event
+from aimos.store.connection import one, rows, write_transaction
+
+OUTCOMES = {"good": 1, "bad": -1}
+SCOPES = ("principal_state", "occurrence_observation")
+BODY_FIELDS = {"memory_id", "receipt_id", "outcome", "target_scope"}
+
+
+class ReceiptMissingError(NotFoundError):
+    default_hint = "Feedback is about a memory a recall disclosed: recall it first (`aimos recall ...`)."
+
+
+@dataclass(frozen=True)
+class OutcomeResult:
+    outcome_id: str
+    memory_id: str
+    receipt_id: str
+    terminal: str  # authorized_transition | signed_noop | occurrence_observation
+    old_weight_milli: int
+    new_weight_milli: int
+    projection_hash: str | None
+    transition_hash: str | None
+    event_id: str
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def build_outcome_body(
+    *, memory_id: str, receipt_id: str, outcome: str, target_scope: str = "principal_state"
+) -> dict[str, Any]:
+    return {
+        "memory_id": memory_id,
+        "receipt_id": receipt_id,
+        "outcome": outcome,
+        "target_scope": target_scope,
+    }
+
+
+def latest_receipt_for(conn: apsw.Connection, memory_id: str) -> str:
+    """The newest recall receipt that disclosed ``memory_id``."""
+    row = one(
+        conn,
+        "SELECT r.receipt_id FROM recall_receipts r, json_each(r.evidence) e"
+        " WHERE json_extract(e.value, '$.memory_id') = ? ORDER BY r.created_at DESC, r.rowid DESC LIMIT 1",
+        (memory_id,),
+    )
+    if row is None:
+        raise ReceiptMissingError(f"no recall receipt has disclosed memory {memory_id}")
+    return str(row["receipt_id"])
+
+
+def _validate(body: dict[str, Any]) -> None:
+    unknown = set(body) - BODY_FIELDS
+    if unknown:
+        raise UsageError(f"unknown outcome fields: {', '.join(sorted(unknown))}")
+    if body.get("outcome") not in OUTCOMES:
+        raise UsageError("an outcome is good or bad", "Use --good or --bad.")
+    if body.get("target_scope", "principal_state") not in SCOPES:
+        raise UsageError(f"target_scope must be one of {', '.join(SCOPES)}")
+    for field in ("memory_id", "receipt_id"):
+        if not isinstance(body.get(field), str):
+            raise UsageError(f"{field} is required")
+
+
+def _rewards(conn: apsw.Connection, memory_id: str) -> list[int]:
+    return [
+        int(r["reward_sign"])
+        for r in rows(
+            conn,
+            "SELECT reward_sign FROM outcomes WHERE memory_id = ? AND target_scope = 'principal_state'"
+            " ORDER BY created_at, rowid",
+            (memory_id,),
+        )
+    ]
+
+
+def record_outcome_in_transaction(
+    conn: apsw.Connection, housekeeper: Signer, request: SignedRequest, now: int
+) -> OutcomeResult:
+    verified = verify_request(conn, request, path=PATH_OUTCOME, now=now)
+    body = request.body
+    _validate(body)
+    memory = one(conn, "SELECT * FROM memories WHERE memory_id = ?", (body["memory_id"],))
+    if memory is None:
+        raise MemoryNotFoundError(f"no memory with id {body['memory_id']}")
+    receipt = one(
+        conn, "SELECT receipt_id, evidence FROM recall_receipts WHERE receipt_id = ?", (body["receipt_id"],)
+    )
+    if receipt is None:
+        raise ReceiptMissingError(f"no recall receipt {body['receipt_id']}")
+    if memory["memory_id"] not in receipt["evidence"]:
+        raise ReceiptMissingError(
+            f"receipt {body['receipt_id']} did not disclose memory {memory['memory_id']}",
+            "Give the receipt of a recall that returned this memory, or leave --receipt out.",
+        )
+    scope = body.get("target_scope", "principal_state")
+    reward = OUTCOMES[body["outcome"]]
+    old = int(memory["retrieval_weight_milli"])
+    outcome_id = str(uuid.uuid4())
+    if scope == "occurrence_observation":
+        terminal, new, j = "occurrence_observation", old, 0.0
+    else:
+        new, j = next_weight_milli(old, [*_rewards(conn, memory["memory_id"]), reward])
+        terminal = "signed_noop" if new == old else "authorized_transition"
+    company = memory["company_id"]
+    conn.execute(
+        "INSERT INTO outcomes (outcome_id, company_id, memory_id, receipt_id, target_scope, reward_sign,"
+        " live_content_hash, agent_id, agent_valid_from, request_body, request_hash, request_nonce,"
+        " request_ts, request_signature_b64u, terminal, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        (
+            outcome_id,
+            company,
+            memory["memory_id"],
+            body["receipt_id"],
+            scope,
+            reward,
+            memory["live_content_hash"],
+            verified.agent_id,
+            verified.valid_from,
+            verified.body_bytes.decode("utf-8"),
+            verified.request_hash,
+            request.nonce,
+            request.ts,
+            request.signature_b64u,
+            terminal,
+            now,
+        ),
+    )
+    evidence_event = append_event(
+        conn,
+        housekeeper,
+        operation="mutation_outcome_evidence_v2",
+        company_id=company,
+        metadata={
+            "outcome_id": outcome_id,
+            "memory_id": memory["memory_id"],
+            "receipt_id": body["receipt_id"],
+            "reward_sign": reward,
+            "target_scope": scope,
+            "request_hash": verified.request_hash,
+            "live_content_hash": memory["live_content_hash"],
+        },
+        now=now,
+        actor_agent_id=verified.agent_id,
+        actor_valid_from=verified.valid_from,
+        subject_memory_id=memory["memory_id"],
+    )
+    if terminal != "authorized_transition":
+        operation = (
+            "mutation_occurrence_observation_retained"
+            if terminal == "occurrence_observation"
+            else "cognitive_weight_unchanged"
+        )
+        event = append_event(
+            conn,
+            housekeeper,
+            operation=operation,
+            company_id=company,
+            metadata={
+                "outcome_id": outcome_id,
+                "memory_id": memory["memory_id"],
+                "weight_milli": old,
+                "judge_valence": round(j, 6),
+                "projection_appended": False,
+            },
+            now=now,
+            subject_memory_id=memory["memory_id"],
+            parent_event_id=evidence_event["event_id"],
+        )
+        return OutcomeResult(
+            outcome_id,
+            memory["memory_id"],
+            body["receipt_id"],
+            terminal,
+            old,
+            old,
+            None,
+            None,
+            event["event_id"],
+        )
+    return _transition(conn, housekeeper, memory, outcome_id, old, new, j, evidence_event["event_id"], now)
+
+
+def _transition(
+    conn: apsw.Connection,
+    housekeeper: Signer,
+    memory: dict[str, Any],
+    outcome_id: str,
+    old: int,
+    new: int,
+    j: float,
+    parent_event_id: str,
+    now: int,
+) -> OutcomeResult:
+    mid, company = memory["memory_id"], memory["company_id"]
+    prev_node = one(
+        conn,
+        "SELECT mutation_hash FROM memory_provenance WHERE memory_id = ? AND event_type = 'REWEIGHT'"
+        " ORDER BY ts_signed DESC, rowid DESC LIMIT 1",
+        (mid,),
+    )
+    prev_node_hash = prev_node["mutation_hash"] if prev_node else None
+    body = {
+        "event_type": "REWEIGHT",
+        "company_id": company,
+        "memory_id": mid,
+        "old_weight": old / 1000,
+        "new_weight": new / 1000,
+        "old_weight_milli": old,
+        "new_weight_milli": new,
+        "judge_valence": round(j, 6),
+        "governor_flag": "SIGNED_VALENCE_REFERENCE_POINT",
+        "reason": "outcome_evidence",
+        "outcome_id": outcome_id,
+        "ts_signed": now,
+    }
+    body_bytes = canonical_json(body)
+    nonce = new_nonce()
+    signature = housekeeper.key.sign(payload_message(body, nonce, now, body_bytes=body_bytes))
+    content = commitments.sha256(body_bytes)
+    sigma = commitments.provenance_mutation_hash(
+        content, bytes.fromhex(prev_node_hash) if prev_node_hash else None, nonce, now
+    )
+    conn.execute(
+        "INSERT INTO memory_provenance (provenance_id, memory_id, company_id, event_type, body_json,"
+        " content_hash, prev_mutation_hash, mutation_hash, nonce, ts_signed, signature_b64u,"
+        " signature_form, signed_method, signed_path, signer_agent_id, signer_valid_from,"
+        " cert_fingerprint, identity_tier, is_genesis, backfilled, binding_schema_version, created_at)"
+        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        (
+            str(uuid.uuid4()),
+            mid,
+            company,
+            "REWEIGHT",
+            body_bytes.decode("utf-8"),
+            content.hex(),
+            prev_node_hash,
+            sigma.hex(),
+            nonce,
+            now,
+            b64u_encode(signature),
+            1,
+            None,
+            None,
+            housekeeper.agent_id,
+            housekeeper.valid_from,
+            housekeeper.cert_fingerprint,
+            housekeeper.identity_tier,
+            0 if prev_node_hash else 1,
+            0,
+            2,
+            now,
+        ),
+    )
+    prev_projection = one(
+        conn,
+        "SELECT projection_hash FROM weight_projections WHERE memory_id = ? ORDER BY rowid DESC LIMIT 1",
+        (mid,),
+    )
+    prev_h = bytes.fromhex(prev_projection["projection_hash"]) if prev_projection else None
+    t_i = commitments.transition_commitment(company, mid, old, new, sigma)
+    h_i = commitments.projection_hash(mid, old, new, sigma, prev_h)
+    conn.execute(
+        "INSERT INTO weight_projections (projection_id, company_id, memory_id, outcome_id, old_weight_milli,"
+        " new_weight_milli, provenance_mutation_hash, prev_projection_hash, projection_hash, transition_hash,"
+        " transition_signature_b64u, signer_valid_from, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        (
+            str(uuid.uuid4()),
+            company,
+            mid,
+            outcome_id,
+            old,
+            new,
+            sigma.hex(),
+            prev_h.hex() if prev_h else None,
+            h_i.hex(),
+            t_i.hex(),
+            b64u_encode(housekeeper.key.sign(t_i)),
+            housekeeper.valid_from,
+            now,
+        ),
+    )
+    conn.execute("UPDATE memories SET retrieval_weight_milli = ? WHERE memory_id = ?", (new, mid))
+    event = append_event(
+        conn,
+        housekeeper,
+        operation="cognitive_weight_adjusted",
+        company_id=company,
+        metadata={
+            "outcome_id": outcome_id,
+            "memory_id": mid,
+            "old_weight_milli": old,
+            "new_weight_milli": new,
+            "provenance_mutation_hash": sigma.hex(),
+            "projection_hash": h_i.hex(),
+            "transition_hash": t_i.hex(),
+            "judge_valence": round(j, 6),
+        },
+        now=now,
+        subject_memory_id=mid,
+        parent_event_id=parent_event_id,
+    )
+    return OutcomeResult(
+        outcome_id, mid, "", "authorized_transition", old, new, h_i.hex(), t_i.hex(), event["event_id"]
+    )
+
+
+def record_outcome(
+    conn: apsw.Connection, housekeeper: Signer, request: SignedRequest, now: int
+) -> OutcomeResult:
+    with write_transaction(conn):
+        result = record_outcome_in_transaction(conn, housekeeper, request, now)
+    if not result.receipt_id:
+        result = OutcomeResult(**{**result.to_json(), "receipt_id": request.body["receipt_id"]})
+    return result
