@@ -52,12 +52,14 @@ def _register() -> None:
         memory_cmds,
         recall_cmds,
         status_cmd,
+        verify_cmds,
     )
 
     install_cmd.register(app)
     memory_cmds.register(app)
     recall_cmds.register(app)
     learning_cmds.register(app)
+    verify_cmds.register(app)
     status_cmd.register(app)
     app.add_typer(recall_cmds.receipt_app, name="receipt")
     app.add_typer(recall_cmds.index_app, name="index")

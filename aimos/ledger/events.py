@@ -62,6 +62,7 @@ def append_event(
     actor_valid_from: int | None = None,
     subject_memory_id: str | None = None,
     parent_event_id: str | None = None,
+    key: str | None = None,
 ) -> dict[str, Any]:
     """Sign and append one event; call inside a write transaction."""
     seq, prev = chain_head(conn, signer, brain_company(conn))
@@ -80,6 +81,7 @@ def append_event(
         "subject_memory_id": subject_memory_id,
         "parent_event_id": parent_event_id,
         "metadata": metadata,
+        **({"key": key} if key is not None else {}),
         "ledger_seq": seq + 1,
         "prev_mutation_hash": prev,
         "ts_signed": now,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import struct
 import uuid
 from dataclasses import dataclass
 from typing import Any
@@ -354,6 +355,7 @@ def save_in_transaction(
             (supersedes, memory_id, company, mutation, now),
         )
     if canary.detected:
+        attest_baseline(conn, housekeeper, memory_id, company, live_hash, QUARANTINE_WEIGHT_MILLI, now)
         append_event(
             conn,
             housekeeper,
@@ -378,6 +380,70 @@ def save_in_transaction(
         mutation,
         event["event_id"],
         supersedes,
+    )
+
+
+def attest_baseline(
+    conn: apsw.Connection,
+    housekeeper: Signer,
+    memory_id: str,
+    company: str,
+    live_hash: str,
+    milli: int,
+    now: int,
+) -> None:
+    """The housekeeper's signed retained baseline for a memory that starts away from 1.000:
+    a `cognitive_initial_weight_attested` event and the `aimos.cognitive-baseline/v1` commitment."""
+    observed_float4 = struct.pack(">f", milli / 1000).hex()
+    event = append_event(
+        conn,
+        housekeeper,
+        operation="cognitive_initial_weight_attested",
+        company_id=company,
+        metadata={
+            "schema": "hom.aimos.cognitive-initial-weight/v1",
+            "observed_weight_float4": observed_float4,
+            "weight_milli": milli,
+            "observed_ts": now,
+            "memory_content_hash": live_hash,
+            "historical_origin_claimed": False,
+            "canonical_memory_mutation": False,
+        },
+        now=now,
+        subject_memory_id=memory_id,
+        key=memory_id,
+    )
+    baseline = commitments.cognitive_baseline_hash(
+        company,
+        memory_id,
+        event["event_id"],
+        bytes.fromhex(event["mutation_hash"]),
+        bytes.fromhex(live_hash),
+        milli / 1000,
+        milli,
+        now,
+        housekeeper.valid_from,
+        bytes.fromhex(housekeeper.cert_fingerprint),
+    )
+    conn.execute(
+        "INSERT INTO weight_baselines (memory_id, company_id, live_content_hash, observed_weight_float4,"
+        " observed_weight_milli, observed_at, attestation_reason, signer_valid_from, certificate_fingerprint,"
+        " event_id, event_mutation_hash, baseline_hash, signature_b64u) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        (
+            memory_id,
+            company,
+            live_hash,
+            observed_float4,
+            milli,
+            now,
+            "retained_nondefault_weight_baseline",
+            housekeeper.valid_from,
+            housekeeper.cert_fingerprint,
+            event["event_id"],
+            event["mutation_hash"],
+            baseline.hex(),
+            b64u_encode(housekeeper.key.sign(baseline)),
+        ),
     )
 
 

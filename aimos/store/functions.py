@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import struct
 from typing import Any
 
 from aimos.crypto import commitments
@@ -179,6 +180,36 @@ def transition_hash_sql(company: str, memory_id: str, old: int, new: int, sigma_
         return None
 
 
+def baseline_hash_sql(
+    company: str,
+    memory_id: str,
+    event_id: str,
+    event_mh: str,
+    live: str,
+    float4_hex: str,
+    milli: int,
+    observed_at: int,
+    signer_valid_from: int,
+    cert_fp: str,
+) -> str | None:
+    try:
+        observed = struct.unpack(">f", bytes.fromhex(float4_hex))[0]
+        return commitments.cognitive_baseline_hash(
+            company,
+            memory_id,
+            event_id,
+            hex32(event_mh),
+            hex32(live),
+            observed,
+            int(milli),
+            int(observed_at),
+            int(signer_valid_from),
+            hex32(cert_fp),
+        ).hex()
+    except (AimosError, TypeError, ValueError, struct.error):
+        return None
+
+
 def occurrence_message(commitment_hex: str) -> bytes | None:
     try:
         return commitments.occurrence_v3_signature_message(hex32(commitment_hex))
@@ -205,6 +236,7 @@ SQL_FUNCTIONS: dict[str, tuple[Any, int]] = {
     "aimos_merkle_root": (merkle_root_sql, 1),
     "aimos_projection_hash": (projection_hash_sql, 5),
     "aimos_transition_hash": (transition_hash_sql, 5),
+    "aimos_baseline_hash": (baseline_hash_sql, 10),
     "aimos_revocation_prior": (revocation_prior, 3),
     "aimos_revocation_mutation": (revocation_mutation, 3),
 }

@@ -49,6 +49,50 @@ CREATE UNIQUE INDEX weight_projections_no_fork ON weight_projections (prev_proje
 CREATE UNIQUE INDEX weight_projections_one_genesis ON weight_projections (memory_id)
     WHERE prev_projection_hash IS NULL;
 
+-- A signed retained baseline: a memory that starts away from 1.000 (a canary kept in quarantine
+-- at 0.100) has its initial weight attested by the housekeeper (`aimos.cognitive-baseline/v1`).
+CREATE TABLE weight_baselines (
+    memory_id               TEXT PRIMARY KEY REFERENCES memories (memory_id),
+    company_id              TEXT NOT NULL,
+    live_content_hash       TEXT NOT NULL,
+    observed_weight_float4  TEXT NOT NULL,
+    observed_weight_milli   INTEGER NOT NULL CHECK (observed_weight_milli BETWEEN 100 AND 3000),
+    observed_at             INTEGER NOT NULL,
+    attestation_reason      TEXT NOT NULL CHECK (attestation_reason = 'retained_nondefault_weight_baseline'),
+    signer_valid_from       INTEGER NOT NULL,
+    certificate_fingerprint TEXT NOT NULL,
+    event_id                TEXT NOT NULL UNIQUE REFERENCES events (event_id),
+    event_mutation_hash     TEXT NOT NULL,
+    baseline_hash           TEXT NOT NULL UNIQUE,
+    signature_b64u          TEXT NOT NULL
+) STRICT;
+CREATE TRIGGER weight_baselines_no_update BEFORE UPDATE ON weight_baselines
+BEGIN SELECT RAISE(ABORT, 'aimos: weight_baselines is append-only'); END;
+CREATE TRIGGER weight_baselines_no_delete BEFORE DELETE ON weight_baselines
+BEGIN SELECT RAISE(ABORT, 'aimos: weight_baselines is append-only'); END;
+CREATE TRIGGER weight_baselines_verify_insert BEFORE INSERT ON weight_baselines
+BEGIN
+    SELECT RAISE(ABORT, 'aimos: a baseline needs its signed cognitive_initial_weight_attested event')
+        WHERE NOT EXISTS (
+            SELECT 1 FROM events e
+            WHERE e.event_id = NEW.event_id AND e.mutation_hash = NEW.event_mutation_hash
+              AND e.operation = 'cognitive_initial_weight_attested' AND e.signer_agent_id = 'housekeeper'
+              AND e.signer_valid_from = NEW.signer_valid_from
+              AND json_extract(e.signed_body, '$.key') = NEW.memory_id
+              AND json_extract(e.signed_body, '$.metadata.weight_milli') = NEW.observed_weight_milli
+              AND json_extract(e.signed_body, '$.metadata.memory_content_hash') = NEW.live_content_hash)
+           OR NEW.live_content_hash IS NOT (SELECT live_content_hash FROM memories WHERE memory_id = NEW.memory_id);
+    SELECT RAISE(ABORT, 'aimos: baseline hash or housekeeper signature does not verify')
+        WHERE NEW.baseline_hash IS NOT aimos_baseline_hash(
+                NEW.company_id, NEW.memory_id, NEW.event_id, NEW.event_mutation_hash, NEW.live_content_hash,
+                NEW.observed_weight_float4, NEW.observed_weight_milli, NEW.observed_at, NEW.signer_valid_from,
+                NEW.certificate_fingerprint)
+           OR aimos_ed25519_verify(
+                (SELECT public_key_b64u FROM identity_epochs
+                 WHERE agent_id = 'housekeeper' AND valid_from = NEW.signer_valid_from),
+                unhex(NEW.baseline_hash), NEW.signature_b64u) IS NOT 1;
+END;
+
 CREATE TRIGGER outcomes_no_update BEFORE UPDATE ON outcomes
 BEGIN SELECT RAISE(ABORT, 'aimos: outcomes are append-only'); END;
 CREATE TRIGGER outcomes_no_delete BEFORE DELETE ON outcomes
@@ -175,11 +219,10 @@ BEGIN
     SELECT RAISE(ABORT, 'aimos: transition_live_weight: the live weight is not the old weight')
         WHERE NEW.old_weight_milli IS NOT (
             SELECT retrieval_weight_milli FROM memories WHERE memory_id = NEW.memory_id);
-    SELECT RAISE(ABORT, 'aimos: transition_genesis: a first transition starts at 1000 or at the signed quarantine baseline')
+    SELECT RAISE(ABORT, 'aimos: transition_genesis: a first transition starts at 1000 or at a signed baseline')
         WHERE NEW.prev_projection_hash IS NULL
-          AND NEW.old_weight_milli IS NOT (
-            SELECT CASE m.quarantine WHEN 1 THEN 100 ELSE 1000 END FROM memories m
-            WHERE m.memory_id = NEW.memory_id);
+          AND NEW.old_weight_milli IS NOT COALESCE(
+            (SELECT observed_weight_milli FROM weight_baselines WHERE memory_id = NEW.memory_id), 1000);
     SELECT RAISE(ABORT, 'aimos: transition_hash: h_i does not recompute')
         WHERE NEW.projection_hash IS NOT aimos_projection_hash(
             NEW.memory_id, NEW.old_weight_milli, NEW.new_weight_milli, NEW.provenance_mutation_hash,

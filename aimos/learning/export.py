@@ -1,0 +1,206 @@
+"""Export a brain's cognitive evidence as `hom.aimos.mutmem-cognitive-evidence/v1` (the reference's
+bundle format, PROTOCOL-NOTES section 6): master identity, event streams, every memory with its
+weight projections and their REWEIGHT provenance (with the signer's identity), and the in-database
+verifier's own per-memory records, so a portable verifier can re-derive and compare them."""
+
+from __future__ import annotations
+
+import json
+import struct
+from typing import Any
+
+import apsw
+
+from aimos.crypto.encoding import b64u_decode
+from aimos.identity.epochs import brain_meta, master_row
+from aimos.learning.verifier import verify_brain
+from aimos.store.connection import rows
+
+FORMAT = {
+    "schema": "hom.aimos.mutmem-cognitive-evidence/v1",
+    "version": 1,
+    "authority": "descriptive_only",
+    "binary_encoding": "lowercase_hex",
+    "time_encoding": "unix_seconds",
+}
+
+
+def float4_hex(milli: int) -> str:
+    return struct.pack(">f", milli / 1000).hex()
+
+
+def _hex_sig(b64u: str) -> str:
+    return b64u_decode(b64u).hex()
+
+
+def _identity(epoch: dict[str, Any]) -> dict[str, Any]:
+    revocation = None
+    if epoch.get("revoked_at") is not None:
+        revocation = {
+            "revoked_at": epoch["revoked_at"],
+            "mutation_hash": epoch.get("revocation_mutation_hash"),
+        }
+    return {
+        "agent_id": epoch["agent_id"],
+        "pubkey_b64u": epoch["public_key_b64u"],
+        "certificate_b64u": epoch["certificate"],
+        "device_fingerprint": epoch["device_fp"],
+        "valid_from": epoch["valid_from"],
+        "valid_until": epoch["valid_until"],
+        "revocation": revocation,
+    }
+
+
+def export_cognitive(conn: apsw.Connection, *, memory_id: str | None = None) -> dict[str, Any]:
+    meta = brain_meta(conn)
+    master = master_row(conn)
+    epochs = {
+        (e["agent_id"], e["valid_from"]): e
+        for e in rows(
+            conn,
+            "SELECT e.*, r.revoked_at, r.mutation_hash AS revocation_mutation_hash FROM identity_epochs e"
+            " LEFT JOIN agent_revocations r ON r.agent_id = e.agent_id AND r.agent_valid_from = e.valid_from",
+        )
+    }
+    streams: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    for ev in rows(conn, "SELECT * FROM events ORDER BY signer_agent_id, signer_valid_from, ledger_seq"):
+        body = json.loads(ev["signed_body"])
+        streams.setdefault((ev["signer_agent_id"], ev["signer_valid_from"]), []).append(
+            {
+                "event_id": ev["event_id"],
+                "company_id": ev["company_id"],
+                "signer_agent_id": ev["signer_agent_id"],
+                "signer_valid_from": ev["signer_valid_from"],
+                "certificate_fingerprint": body.get("cert_fingerprint"),
+                "identity_tier": body.get("identity_tier"),
+                "operation": ev["operation"],
+                "subject_agent_id": body.get("subject_agent_id"),
+                "authority_kind": body.get("authority_kind"),
+                "key": body.get("key"),
+                "metadata": body.get("metadata"),
+                "parent_event_id": body.get("parent_event_id"),
+                "ledger_sequence": ev["ledger_seq"],
+                "previous_mutation_hash": ev["prev_mutation_hash"],
+                "content_hash": ev["content_hash"],
+                "mutation_hash": ev["mutation_hash"],
+                "signed_at": ev["ts_signed"],
+                "nonce": ev["nonce"],
+                "signature": _hex_sig(ev["signature_b64u"]),
+                "proof_required": True,
+                "ledger_version": 1,
+                "signed_body": body,
+            }
+        )
+    event_streams = [
+        {"signer_agent_id": a, "signer_valid_from": vf, "identity": _identity(epochs[(a, vf)]), "events": evs}
+        for (a, vf), evs in streams.items()
+    ]
+    where, params = ("WHERE memory_id = ?", (memory_id,)) if memory_id else ("", ())
+    memories = []
+    projections: dict[str, list[dict[str, Any]]] = {}
+    for w in rows(
+        conn,
+        "SELECT w.*, p.provenance_id, p.body_json, p.content_hash, p.prev_mutation_hash, p.ts_signed,"
+        " p.nonce,"
+        " p.signature_b64u, p.binding_schema_version, p.signer_agent_id, p.signer_valid_from,"
+        " p.cert_fingerprint, p.identity_tier, p.is_genesis, p.backfilled"
+        " FROM weight_projections w JOIN memory_provenance p ON p.mutation_hash = w.provenance_mutation_hash"
+        " ORDER BY w.memory_id, w.rowid",
+    ):
+        epoch = epochs[(w["signer_agent_id"], w["signer_valid_from"])]
+        projections.setdefault(w["memory_id"], []).append(
+            {
+                "projection_id": w["projection_id"],
+                "company_id": w["company_id"],
+                "memory_id": w["memory_id"],
+                "old_weight_milli": w["old_weight_milli"],
+                "new_weight_milli": w["new_weight_milli"],
+                "old_weight_float4": float4_hex(w["old_weight_milli"]),
+                "new_weight_float4": float4_hex(w["new_weight_milli"]),
+                "provenance_mutation_hash": w["provenance_mutation_hash"],
+                "previous_projection_hash": w["prev_projection_hash"],
+                "projection_hash": w["projection_hash"],
+                "transition_hash": w["transition_hash"],
+                "transition_signature": _hex_sig(w["transition_signature_b64u"]),
+                "provenance": {
+                    "provenance_id": w["provenance_id"],
+                    "body": json.loads(w["body_json"]),
+                    "content_hash": w["content_hash"],
+                    "mutation_hash": w["provenance_mutation_hash"],
+                    "previous_mutation_hash": w["prev_mutation_hash"],
+                    "signed_at": w["ts_signed"],
+                    "nonce": w["nonce"],
+                    "signature": _hex_sig(w["signature_b64u"]),
+                    "event_type": "REWEIGHT",
+                    "binding_schema_version": w["binding_schema_version"],
+                    "signer_agent_id": w["signer_agent_id"],
+                    "signer_valid_from": w["signer_valid_from"],
+                    "certificate_fingerprint": w["cert_fingerprint"],
+                    "identity_tier": w["identity_tier"],
+                    "signature_form": 1,
+                    "request_signature_form": 1,
+                    "signed_method": None,
+                    "signed_path": None,
+                    "signed_claims": None,
+                    "is_genesis": bool(w["is_genesis"]),
+                    "backfilled": bool(w["backfilled"]),
+                    "memory_originated_at": None,
+                    "identity": _identity(epoch),
+                },
+            }
+        )
+    baselines = {b["memory_id"]: b for b in rows(conn, "SELECT * FROM weight_baselines")}
+    for m in rows(conn, f"SELECT * FROM memories {where} ORDER BY memory_id", params):
+        b = baselines.get(m["memory_id"])
+        memories.append(
+            {
+                "memory_id": m["memory_id"],
+                "company_id": m["company_id"],
+                "content_hash": m["live_content_hash"],
+                "retrieval_weight_milli": m["retrieval_weight_milli"],
+                "retrieval_weight_float4": float4_hex(m["retrieval_weight_milli"]),
+                "baseline": None
+                if b is None
+                else {
+                    "company_id": b["company_id"],
+                    "memory_id": b["memory_id"],
+                    "live_content_hash": b["live_content_hash"],
+                    "observed_weight_float4": b["observed_weight_float4"],
+                    "observed_weight_milli": b["observed_weight_milli"],
+                    "observed_at": b["observed_at"],
+                    "attestation_reason": b["attestation_reason"],
+                    "historical_origin_claimed": False,
+                    "signer_agent_id": "housekeeper",
+                    "signer_valid_from": b["signer_valid_from"],
+                    "certificate_fingerprint": b["certificate_fingerprint"],
+                    "event_id": b["event_id"],
+                    "event_mutation_hash": b["event_mutation_hash"],
+                    "baseline_hash": b["baseline_hash"],
+                    "signature": _hex_sig(b["signature_b64u"]),
+                    "identity": _identity(epochs[("housekeeper", b["signer_valid_from"])]),
+                },
+                "projections": projections.get(m["memory_id"], []),
+            }
+        )
+    report = verify_brain(conn, memory_id)
+    return {
+        "format": dict(FORMAT),
+        "company_id": meta["company_id"],
+        "master_identity": {
+            "public_key_b64u": master["public_key_b64u"],
+            "fingerprint": master["fingerprint"],
+        },
+        "event_streams": event_streams,
+        "memories": memories,
+        "sql_records": [
+            {
+                "memory_id": r.memory_id,
+                "certification_status": r.certification_status,
+                "ok": r.ok,
+                "chain_length": r.chain_length,
+                "signatures_verified": r.sigs_verified,
+                "reason": r.reason,
+            }
+            for r in report.records
+        ],
+    }
