@@ -300,7 +300,7 @@ def issue_grant(
     prev = one(
         conn,
         "SELECT mutation_hash FROM recall_grants WHERE subject_agent_id = ? AND subject_valid_from = ?"
-        " ORDER BY ts_signed DESC, rowid DESC LIMIT 1",
+        " ORDER BY rowid DESC LIMIT 1",
         (agent_id, valid_from),
     )
     prev_hash = prev["mutation_hash"] if prev else None
@@ -355,7 +355,7 @@ def current_grant(conn: apsw.Connection, agent_id: str, valid_from: int) -> dict
     return one(
         conn,
         "SELECT * FROM recall_grants WHERE subject_agent_id = ? AND subject_valid_from = ?"
-        " ORDER BY ts_signed DESC, rowid DESC LIMIT 1",
+        " ORDER BY rowid DESC LIMIT 1",
         (agent_id, valid_from),
     )
 

@@ -92,7 +92,12 @@ def export_cognitive(conn: apsw.Connection, *, memory_id: str | None = None) -> 
             }
         )
     event_streams = [
-        {"signer_agent_id": a, "signer_valid_from": vf, "identity": _identity(epochs[(a, vf)]), "events": evs}
+        {
+            "signer_agent_id": a,
+            "signer_valid_from": vf,
+            "identity": _identity(epochs[(a, vf)]) if (a, vf) in epochs else None,
+            "events": evs,
+        }
         for (a, vf), evs in streams.items()
     ]
     where, params = ("WHERE memory_id = ?", (memory_id,)) if memory_id else ("", ())
@@ -107,7 +112,7 @@ def export_cognitive(conn: apsw.Connection, *, memory_id: str | None = None) -> 
         " FROM weight_projections w JOIN memory_provenance p ON p.mutation_hash = w.provenance_mutation_hash"
         " ORDER BY w.memory_id, w.rowid",
     ):
-        epoch = epochs[(w["signer_agent_id"], w["signer_valid_from"])]
+        epoch = epochs.get((w["signer_agent_id"], w["signer_valid_from"]))
         projections.setdefault(w["memory_id"], []).append(
             {
                 "projection_id": w["projection_id"],
@@ -145,7 +150,7 @@ def export_cognitive(conn: apsw.Connection, *, memory_id: str | None = None) -> 
                     "is_genesis": bool(w["is_genesis"]),
                     "backfilled": bool(w["backfilled"]),
                     "memory_originated_at": None,
-                    "identity": _identity(epoch),
+                    "identity": _identity(epoch) if epoch else None,
                 },
             }
         )
@@ -177,7 +182,9 @@ def export_cognitive(conn: apsw.Connection, *, memory_id: str | None = None) -> 
                     "event_mutation_hash": b["event_mutation_hash"],
                     "baseline_hash": b["baseline_hash"],
                     "signature": _hex_sig(b["signature_b64u"]),
-                    "identity": _identity(epochs[("housekeeper", b["signer_valid_from"])]),
+                    "identity": _identity(epochs[("housekeeper", b["signer_valid_from"])])
+                    if ("housekeeper", b["signer_valid_from"]) in epochs
+                    else None,
                 },
                 "projections": projections.get(m["memory_id"], []),
             }

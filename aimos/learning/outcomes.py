@@ -223,7 +223,7 @@ def _transition(
     prev_node = one(
         conn,
         "SELECT mutation_hash FROM memory_provenance WHERE memory_id = ? AND event_type = 'REWEIGHT'"
-        " ORDER BY ts_signed DESC, rowid DESC LIMIT 1",
+        " ORDER BY rowid DESC LIMIT 1",
         (mid,),
     )
     prev_node_hash = prev_node["mutation_hash"] if prev_node else None

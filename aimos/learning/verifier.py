@@ -42,6 +42,7 @@ REASONS = frozenset(
         "provenance_event_type_invalid",
         "provenance_signer_revoked_before_evidence",
         "provenance_cert_expired",
+        "provenance_signer_certificate_row_mismatch",
         "unattested_initial_weight",
         "baseline_binding_invalid",
         "save_record_invalid",
@@ -92,7 +93,8 @@ SELECT w.*, m.company_id AS memory_company, m.retrieval_weight_milli AS live_wei
        p.body_json, p.content_hash AS p_content_hash, p.event_type AS p_event_type,
        p.memory_id AS p_memory_id, p.signer_agent_id AS p_signer, p.signer_valid_from AS p_signer_vf,
        p.ts_signed AS p_ts, p.nonce AS p_nonce, p.prev_mutation_hash AS p_prev,
-       p.signature_b64u AS p_sig, p.backfilled AS p_backfilled,
+       p.signature_b64u AS p_sig, p.backfilled AS p_backfilled, p.cert_fingerprint AS p_cert_fp,
+       p.company_id AS p_company, e.cert_fingerprint AS e_cert_fp,
        e.valid_from AS e_valid_from, e.valid_until AS e_valid_until, e.role AS e_role,
        (SELECT r.revoked_at FROM agent_revocations r
          WHERE r.agent_id = 'housekeeper' AND r.agent_valid_from = w.signer_valid_from) AS e_revoked_at,
@@ -186,8 +188,12 @@ def _chain_reason(
             or body.get("new_weight_milli") != r["new_weight_milli"]
         ):
             return "provenance_event_type_invalid", sigs
+        if r["company_id"] != r["memory_company"] or r["p_company"] != r["memory_company"]:
+            return "provenance_event_type_invalid", sigs  # cross-tenant replay, as the reference names it
         if r["e_role"] != "housekeeper" or r["p_signer"] != "housekeeper":
             return "provenance_binding_invalid", sigs
+        if r["p_signer_vf"] != r["signer_valid_from"] or r["p_cert_fp"] != r["e_cert_fp"]:
+            return "provenance_signer_certificate_row_mismatch", sigs
         if r["e_revoked_at"] is not None and r["e_revoked_at"] <= r["p_ts"]:
             return "provenance_signer_revoked_before_evidence", sigs
         if not r["e_valid_from"] <= r["p_ts"] <= r["e_valid_until"]:
@@ -207,6 +213,17 @@ def verify_brain(conn: apsw.Connection, memory_id: str | None = None) -> Report:
     for r in rows(conn, _PROJECTIONS_SQL):
         chains[r["memory_id"]].append(r)
     baselines = {r["memory_id"]: r for r in rows(conn, _BASELINES_SQL)}
+    dangling = {
+        r["memory_id"]
+        for r in rows(
+            conn,
+            "SELECT p.memory_id FROM memory_provenance p WHERE p.event_type = 'REWEIGHT' AND NOT EXISTS"
+            " (SELECT 1 FROM weight_projections w WHERE w.provenance_mutation_hash = p.mutation_hash)"
+            " UNION SELECT o.memory_id FROM outcomes o WHERE o.terminal = 'authorized_transition'"
+            " AND NOT EXISTS"
+            " (SELECT 1 FROM weight_projections w WHERE w.outcome_id = o.outcome_id)",
+        )
+    }
     records = []
     for m in memories:
         chain = chains.get(m["memory_id"], [])
@@ -240,6 +257,9 @@ def verify_brain(conn: apsw.Connection, memory_id: str | None = None) -> Report:
             reason = reason or "unattested_initial_weight"
         if reason is None and not chain and m["retrieval_weight_milli"] != initial:
             reason = "terminal_weight_mismatch"
+        if reason is None and m["memory_id"] in dangling:
+            # a signed REWEIGHT node or an authorized outcome whose projection is gone
+            reason = "unreachable_rows"
         # the weight chain's own reason first; a broken save record otherwise
         reason = reason or save_reason
         records.append(MemoryRecord(m["memory_id"], status, reason is None, len(chain), sigs, reason, detail))

@@ -355,7 +355,7 @@ BEGIN
                 SELECT * FROM recall_grants g
                 WHERE g.subject_agent_id = NEW.signer_agent_id
                   AND g.subject_valid_from = NEW.signer_valid_from
-                ORDER BY g.ts_signed DESC, g.rowid DESC LIMIT 1) g
+                ORDER BY g.rowid DESC LIMIT 1) g
             WHERE g.allowed = 1 AND g.write_allowed = 1 AND g.company_id = NEW.company_id
               AND json_extract(NEW.body_json, '$.clearance_level') <= g.clearance_ceiling
               AND (CASE json_extract(NEW.body_json, '$.data_class')
@@ -464,7 +464,7 @@ BEGIN
             SELECT mutation_hash FROM recall_grants
             WHERE subject_agent_id = NEW.subject_agent_id
               AND subject_valid_from = NEW.subject_valid_from
-            ORDER BY ts_signed DESC, rowid DESC LIMIT 1);
+            ORDER BY rowid DESC LIMIT 1);
     SELECT RAISE(ABORT, 'aimos: grant is not signed by the master')
         WHERE aimos_ed25519_verify(
             (SELECT public_key_b64u FROM master_identity WHERE fingerprint = NEW.master_fingerprint),

@@ -155,6 +155,7 @@ BEGIN
               AND r.revoked_at <= NEW.ts_signed);
     SELECT RAISE(ABORT, 'aimos: REWEIGHT body is not canonical or does not bind this memory')
         WHERE aimos_is_canonical(NEW.body_json) IS NOT 1
+           OR NEW.company_id IS NOT (SELECT company_id FROM memories WHERE memory_id = NEW.memory_id)
            OR NEW.content_hash IS NOT aimos_sha256_hex(NEW.body_json)
            OR json_extract(NEW.body_json, '$.event_type') IS NOT 'REWEIGHT'
            OR json_extract(NEW.body_json, '$.company_id') IS NOT NEW.company_id
@@ -164,7 +165,7 @@ BEGIN
         WHERE NEW.prev_mutation_hash IS NOT (
             SELECT mutation_hash FROM memory_provenance
             WHERE memory_id = NEW.memory_id AND event_type = 'REWEIGHT'
-            ORDER BY ts_signed DESC, rowid DESC LIMIT 1);
+            ORDER BY rowid DESC LIMIT 1);
     SELECT RAISE(ABORT, 'aimos: REWEIGHT mutation hash does not recompute')
         WHERE NEW.mutation_hash IS NOT aimos_provenance_mutation(
             NEW.content_hash, NEW.prev_mutation_hash, NEW.nonce, NEW.ts_signed);
@@ -187,6 +188,8 @@ BEGIN
            OR EXISTS (
             SELECT 1 FROM agent_revocations r
             WHERE r.agent_id = 'housekeeper' AND r.agent_valid_from = NEW.signer_valid_from);
+    SELECT RAISE(ABORT, 'aimos: transition_company: the transition is not in the memory''s company')
+        WHERE NEW.company_id IS NOT (SELECT company_id FROM memories WHERE memory_id = NEW.memory_id);
     SELECT RAISE(ABORT, 'aimos: transition_bounds: weights must be 100..3000 and differ')
         WHERE NEW.old_weight_milli NOT BETWEEN 100 AND 3000
            OR NEW.new_weight_milli NOT BETWEEN 100 AND 3000
@@ -203,7 +206,7 @@ BEGIN
            OR NEW.provenance_mutation_hash IS NOT (
             SELECT mutation_hash FROM memory_provenance
             WHERE memory_id = NEW.memory_id AND event_type = 'REWEIGHT'
-            ORDER BY ts_signed DESC, rowid DESC LIMIT 1);
+            ORDER BY rowid DESC LIMIT 1);
     SELECT RAISE(ABORT, 'aimos: transition_signature: the housekeeper signature over t_i does not verify')
         WHERE NEW.transition_hash IS NOT aimos_transition_hash(
                 NEW.company_id, NEW.memory_id, NEW.old_weight_milli, NEW.new_weight_milli,

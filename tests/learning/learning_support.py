@@ -1,0 +1,179 @@
+"""Helpers for the outcome and reweighting tests (SPEC section 6, PROTOCOL-NOTES sections 3, 7, 8).
+
+Imported by the test modules of this folder as a plain module (tests/ is not a package; pytest puts
+this folder on sys.path). Nothing here mocks aimos: saves, recalls and outcomes are real signed
+requests through the real writer on a real brain.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import apsw
+
+from aimos.identity.epochs import Signer
+from aimos.identity.requests import PATH_OUTCOME, PATH_RECALL, PATH_SAVE, SignedRequest, sign_request
+from aimos.learning.outcomes import OutcomeResult, build_outcome_body, record_outcome
+from aimos.memory.save import build_save_body, save
+from aimos.recall.pipeline import RecallResult, build_recall_body, recall
+from aimos.store.connection import one, rows
+
+PASSPHRASE = "correct horse battery staple"
+CANARY = "SECRET-0A1B2C3D"
+
+# The tables whose row counts a refused outcome must leave alone.
+OUTCOME_TABLES = ("outcomes", "weight_projections", "memory_provenance", "events", "request_nonces")
+
+
+def now() -> int:
+    return int(time.time())
+
+
+def put(brain: Any, text: str, **fields: Any) -> str:
+    """Save ``text`` as the brain's `cli` agent; the new memory's id."""
+    body = build_save_body(company_id="personal", value=text, **fields)
+    t = now()
+    result = save(brain.conn, brain.housekeeper, sign_request(brain.agent, body, PATH_SAVE, t), t)
+    assert result.status in ("saved", "quarantined"), result
+    return result.memory_id
+
+
+def ask(brain: Any, query: str, *, limit: int = 20, signer: Signer | None = None) -> RecallResult:
+    body = build_recall_body(query=query, limit=limit)
+    t = now()
+    return recall(brain.conn, brain.housekeeper, sign_request(signer or brain.agent, body, PATH_RECALL, t), t)
+
+
+def disclosing_receipt(brain: Any, query: str, *memory_ids: str) -> str:
+    """Recall ``query`` and check the receipt disclosed every one of ``memory_ids``; its id."""
+    result = ask(brain, query)
+    disclosed = {r["memory_id"] for r in result.results}
+    missing = set(memory_ids) - disclosed
+    assert not missing, f"recall {query!r} did not disclose {missing}: {result.results}"
+    return str(result.receipt["receipt_id"])
+
+
+def outcome_request(
+    brain: Any,
+    memory_id: str,
+    receipt_id: str,
+    outcome: str = "good",
+    *,
+    scope: str = "principal_state",
+    signer: Signer | None = None,
+    t: int | None = None,
+) -> SignedRequest:
+    body = build_outcome_body(memory_id=memory_id, receipt_id=receipt_id, outcome=outcome, target_scope=scope)
+    return sign_request(signer or brain.agent, body, PATH_OUTCOME, now() if t is None else t)
+
+
+def give(
+    brain: Any,
+    memory_id: str,
+    receipt_id: str,
+    outcome: str = "good",
+    *,
+    scope: str = "principal_state",
+    t: int | None = None,
+) -> OutcomeResult:
+    """One signed outcome through the writer."""
+    stamp = now() if t is None else t
+    request = outcome_request(brain, memory_id, receipt_id, outcome, scope=scope, t=stamp)
+    return record_outcome(brain.conn, brain.housekeeper, request, stamp)
+
+
+def counts(conn: apsw.Connection, tables: Iterable[str] = OUTCOME_TABLES) -> dict[str, int]:
+    return {t: int(conn.execute(f"SELECT COUNT(*) FROM {t}").fetchall()[0][0]) for t in tables}
+
+
+def weight(conn: apsw.Connection, memory_id: str) -> int:
+    row = one(conn, "SELECT retrieval_weight_milli FROM memories WHERE memory_id = ?", (memory_id,))
+    assert row is not None, memory_id
+    return int(row["retrieval_weight_milli"])
+
+
+def projections(conn: apsw.Connection, memory_id: str) -> list[dict[str, Any]]:
+    return rows(conn, "SELECT * FROM weight_projections WHERE memory_id = ? ORDER BY rowid", (memory_id,))
+
+
+def reweight_nodes(conn: apsw.Connection, memory_id: str) -> list[dict[str, Any]]:
+    return rows(
+        conn,
+        "SELECT * FROM memory_provenance WHERE memory_id = ? AND event_type = 'REWEIGHT' ORDER BY rowid",
+        (memory_id,),
+    )
+
+
+def events_of(conn: apsw.Connection, operation: str, memory_id: str) -> list[dict[str, Any]]:
+    return rows(
+        conn,
+        "SELECT * FROM events WHERE operation = ? AND subject_memory_id = ? ORDER BY rowid",
+        (operation, memory_id),
+    )
+
+
+def principal_rewards(conn: apsw.Connection, memory_id: str) -> list[int]:
+    return [
+        int(r["reward_sign"])
+        for r in rows(
+            conn,
+            "SELECT reward_sign FROM outcomes WHERE memory_id = ? AND target_scope = 'principal_state'"
+            " ORDER BY created_at, rowid",
+            (memory_id,),
+        )
+    ]
+
+
+@dataclass
+class FreshBrain:
+    """An installed brain in its own temporary AIMOS_HOME (the shape of tests/conftest.py `brain`)."""
+
+    home: Path
+    conn: Any
+    keystore: Any
+    brain_id: str
+    master: Any
+    agent: Signer
+    housekeeper: Signer
+
+
+@contextlib.contextmanager
+def fresh_brain() -> Iterator[FreshBrain]:
+    """Install a brain in a new temporary AIMOS_HOME (for tests that need one per example,
+    such as hypothesis tests, where a function-scoped fixture would be shared between examples)."""
+    from aimos.identity.epochs import HOUSEKEEPER, load_signer, unlock_master
+    from aimos.identity.keystore import open_keystore
+    from aimos.store.connection import open_writer
+    from installer.setup import InstallOptions, install
+
+    saved = {k: os.environ.get(k) for k in ("AIMOS_HOME", "AIMOS_KEYSTORE")}
+    with tempfile.TemporaryDirectory(prefix="aimos-learning-") as tmp:
+        home = Path(tmp) / "home"
+        home.mkdir(mode=0o700)
+        os.environ["AIMOS_HOME"] = str(home)
+        os.environ.pop("AIMOS_KEYSTORE", None)
+        conn = None
+        try:
+            t = now()
+            result = install(InstallOptions(keystore="file"), PASSPHRASE, t)
+            conn = open_writer()
+            keystore = open_keystore("file", result.brain_id)
+            master = unlock_master(conn, keystore, PASSPHRASE)
+            agent = load_signer(conn, keystore, "cli", t)
+            housekeeper = load_signer(conn, keystore, HOUSEKEEPER, t)
+            yield FreshBrain(home, conn, keystore, result.brain_id, master, agent, housekeeper)
+        finally:
+            if conn is not None:
+                conn.close()
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
