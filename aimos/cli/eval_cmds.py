@@ -105,3 +105,38 @@ def locomo(
     from aimos.cli.output import table
 
     out(table(headers, lines))
+
+
+@eval_app.command("mutation")
+def mutation(
+    transitions: int = typer.Option(200, "--transitions", help="Signed transitions to time (10..100000)."),
+    json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+) -> None:
+    """The mutation-integrity suite (MutMem 9.2) and the cost of a signed transition."""
+    from aimos.errors import UsageError
+    from aimos.eval.mutation import run_mutation
+
+    if not 10 <= transitions <= 100_000:
+        raise UsageError("--transitions must be between 10 and 100,000")
+    report = run_mutation(transitions)
+    if json_out:
+        emit_json(report)
+        return
+    for c in report["cases"]:
+        out(
+            f"{'ok  ' if c['as_declared'] else 'DIFF'}  {c['case']}: {c['observed']}"
+            + ("" if c["as_declared"] else f"  (declared: {c['declared']})")
+        )
+    t = report["transition"]
+    out(
+        f"signed transition: median {t['median_ms']:.4f} ms, p95 {t['p95_ms']:.4f} ms (n={t['n']}), "
+        f"{report['logical_bytes_per_transition']} logical bytes"
+    )
+    for name, s in report["bare"].items():
+        out(f"  bare {name:<24} median {s['median_ms']:.4f} ms  p95 {s['p95_ms']:.4f} ms")
+    tg = report["targets"]
+    out(
+        f"  ratio to bare parts {report['ratio_to_bare']:.3f}  (targets: median <= {tg['median_ms']} ms, "
+        f"p95 <= {tg['p95_ms']} ms, ratio <= {tg['ratio']}, <= {tg['bytes']} bytes)"
+    )
+    out("all cases as declared" if report["all_as_declared"] else "SOME CASES DIFFER FROM THEIR DECLARATION")
