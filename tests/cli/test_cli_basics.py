@@ -28,7 +28,8 @@ from aimos_cli_support import (
 pytestmark = pytest.mark.timeout(120)
 
 COMMANDS = (
-    "install", "save", "show", "list", "correct", "recall", "status", "receipt", "index", "agent", "eval",
+    "install", "save", "show", "list", "correct", "recall", "feedback", "verify", "export", "verify-bundle",
+    "status", "receipt", "index", "agent", "eval",
 )
 
 
@@ -49,7 +50,7 @@ def test_help_lists_every_command_with_one_line_help() -> None:
     found: dict[str, str] = {}
     for raw in result.out.splitlines():
         line = raw.strip().strip("│|").strip()
-        match = re.match(r"^([a-z]+)\s{2,}(\S.*)$", line)
+        match = re.match(r"^([a-z-]+)\s{2,}(\S.*)$", line)
         if match and match.group(1) in COMMANDS:
             found[match.group(1)] = match.group(2).strip()
     assert sorted(found) == sorted(COMMANDS), f"commands in --help: {sorted(found)}\n{result.out}"
@@ -66,7 +67,7 @@ def test_help_lists_every_command_with_one_line_help() -> None:
         section.append(line)
     assert len(section) == len(COMMANDS), "\n".join(section)
     for line in section:
-        assert re.match(r"^[a-z]+\s{2,}\S", line), f"a help line wrapped: {line!r}"
+        assert re.match(r"^[a-z-]+\s{2,}\S", line), f"a help line wrapped: {line!r}"
 
 
 def test_no_arguments_shows_help() -> None:

@@ -175,7 +175,9 @@ def test_canary_is_retained_in_quarantine(brain) -> None:  # type: ignore[no-unt
             brain.conn, "SELECT operation FROM events WHERE subject_memory_id = ?", (result.memory_id,)
         )
     ]
-    assert ops == ["memory_saved", "canary_write_retained_quarantine"]
+    assert ops == ["memory_saved", "cognitive_initial_weight_attested", "canary_write_retained_quarantine"]
+    baseline = one(brain.conn, "SELECT * FROM weight_baselines WHERE memory_id = ?", (result.memory_id,))
+    assert baseline is not None and baseline["observed_weight_milli"] == 100
 
 
 @pytest.mark.parametrize(

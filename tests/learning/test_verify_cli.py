@@ -1,0 +1,91 @@
+"""`aimos verify`, `aimos export --cognitive` and `aimos verify-bundle` through the real CLI."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.timeout(300)
+
+
+def aimos(*args: str, home: Path, passfile: Path) -> subprocess.CompletedProcess[str]:
+    env = {"AIMOS_HOME": str(home), "AIMOS_PASSPHRASE_FILE": str(passfile), "PATH": "/usr/bin:/bin"}
+    return subprocess.run([sys.executable, "-m", "aimos", *args], capture_output=True, text=True, env=env,
+                          check=False)
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> tuple[Path, Path]:
+    passfile = tmp_path / "pass"
+    passfile.write_text("verify cli passphrase\n")
+    passfile.chmod(0o600)
+    h = tmp_path / "home"
+    assert aimos("install", "--yes", "--keystore", "file", home=h, passfile=passfile).returncode == 0
+    mid = aimos("save", "the otter sleeps under the boathouse", home=h, passfile=passfile).stdout.strip()
+    aimos("save", "canary SECRET-0A1B2C3D in a note", home=h, passfile=passfile)
+    assert aimos("recall", "otter boathouse", home=h, passfile=passfile).returncode == 0
+    assert aimos("feedback", mid, "--good", home=h, passfile=passfile).returncode == 0
+    return h, passfile
+
+
+def test_verify_export_and_verify_bundle(home: tuple[Path, Path], tmp_path: Path) -> None:
+    h, passfile = home
+    result = aimos("verify", "--json", home=h, passfile=passfile)
+    assert result.returncode == 0, result.stdout + result.stderr
+    report = json.loads(result.stdout)
+    assert report["parity"] is True and report["portable"]["verdict"] == "valid"
+    assert report["in_database"]["corpus_proof_root"] == report["portable"]["corpus_proof_root"]
+    bundle = tmp_path / "bundle.json"
+    assert aimos("export", "--cognitive", str(bundle), home=h, passfile=passfile).returncode == 0
+    assert bundle.stat().st_mode & 0o777 == 0o600
+    fingerprint = json.loads(bundle.read_text())["master_identity"]["fingerprint"]
+    ok = aimos("verify-bundle", str(bundle), "--master-fingerprint", fingerprint, "--json", home=h, passfile=passfile)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    verdict = json.loads(ok.stdout)
+    assert verdict["verdict"] == "valid" and verdict["corpus_proof_root"] == report["portable"]["corpus_proof_root"]
+    statuses = sorted(r["certification_status"] for r in verdict["records"])
+    assert statuses == ["certified_chain", "signed_initial_weight"]
+
+
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        ('{"format": {', None),
+        ("not json at all", None),
+        ("[" * 40 + "]" * 40, "canonical_json_depth_limit"),
+    ],
+)
+def test_verify_bundle_bad_files_are_invalid_with_a_closed_reason(
+    home: tuple[Path, Path], tmp_path: Path, content: str, reason: str | None
+) -> None:
+    h, passfile = home
+    bad = tmp_path / "bad.json"
+    bad.write_text(content)
+    result = aimos("verify-bundle", str(bad), "--json", home=h, passfile=passfile)
+    assert result.returncode == 4, result.stderr
+    assert "Traceback" not in result.stdout + result.stderr
+    verdict = json.loads(result.stdout)
+    assert verdict["verdict"] == "invalid" and verdict["primary_reason"]
+    if reason:
+        assert verdict["primary_reason"] == reason
+
+
+def test_uppercase_hex_and_bad_fingerprint(home: tuple[Path, Path], tmp_path: Path) -> None:
+    h, passfile = home
+    bundle = tmp_path / "bundle.json"
+    assert aimos("export", "--cognitive", str(bundle), home=h, passfile=passfile).returncode == 0
+    doc = json.loads(bundle.read_text())
+    doc["memories"][0]["content_hash"] = doc["memories"][0]["content_hash"].upper()
+    upper = tmp_path / "upper.json"
+    upper.write_text(json.dumps(doc))
+    result = aimos("verify-bundle", str(upper), "--json", home=h, passfile=passfile)
+    assert result.returncode == 4
+    assert json.loads(result.stdout)["primary_reason"] == "cognitive_evidence_memory_content_invalid"
+    wrong = aimos("verify-bundle", str(bundle), "--master-fingerprint", "ABC", home=h, passfile=passfile)
+    assert wrong.returncode == 2 and "64 lowercase hex" in wrong.stderr
+    missing = aimos("verify-bundle", str(tmp_path / "nope.json"), home=h, passfile=passfile)
+    assert missing.returncode == 2 and "Traceback" not in missing.stderr
