@@ -3,14 +3,22 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+# The subprocess helpers (`aimos_cli_support`: the real `aimos` in a subprocess, the real sqlite3
+# shell) live in tests/cli and are importable from every test folder.
+sys.path.insert(0, str(Path(__file__).resolve().parent / "cli"))
+
+from aimos_cli_support import PASSPHRASE_ENV, run_aimos
 
 PASSPHRASE = "correct horse battery staple"
 REPO = Path(__file__).resolve().parents[1]
@@ -95,3 +103,42 @@ def brain(aimos_home: Path) -> Iterator[InProcessBrain]:
         )
     finally:
         conn.close()
+
+
+@pytest.fixture(scope="session")
+def brain_template(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """A factory: the AIMOS_HOME of a brain installed (once per session) with the file keystore
+    and the given passphrase, by a real `aimos install --yes --keystore file`."""
+    made: dict[str, Path] = {}
+
+    def template(passphrase: str) -> Path:
+        if passphrase not in made:
+            root = tmp_path_factory.mktemp("template")
+            home = root / "home"
+            home.mkdir(mode=0o700)
+            pass_file = root / "passphrase"
+            pass_file.write_text(passphrase + "\n")
+            pass_file.chmod(0o600)
+            run_aimos(
+                "install", "--yes", "--keystore", "file",
+                env={"AIMOS_HOME": str(home), PASSPHRASE_ENV: str(pass_file)},
+                unset=("AIMOS_KEYSTORE",),
+            ).ok()
+            made[passphrase] = home
+        return made[passphrase]
+
+    return template
+
+
+@pytest.fixture
+def passphrase(aimos_home: Path) -> str:
+    """The master passphrase the `aimos_home` fixture wrote to its 0600 passphrase file."""
+    return Path(os.environ[PASSPHRASE_ENV]).read_text("utf-8").rstrip("\r\n")
+
+
+@pytest.fixture
+def installed(aimos_home: Path, passphrase: str, brain_template: Any) -> Path:
+    """AIMOS_HOME (already exported) holding an installed brain: a byte-for-byte copy of the
+    session's template home (brain file, anchors, file keystore), which keeps the suites fast."""
+    shutil.copytree(brain_template(passphrase), aimos_home, dirs_exist_ok=True)
+    return aimos_home
