@@ -34,7 +34,13 @@ def register(app: typer.Typer) -> None:
             raise UsageError("say whether the memory helped", "Give exactly one of --good or --bad.")
         with open_brain(write=True) as brain:
             mid = resolve_memory_id(brain.conn, memory_id)
-            rid = resolve_receipt_id(brain.conn, receipt) if receipt else latest_receipt_for(brain.conn, mid)
+            if receipt is not None and not receipt.strip():
+                raise UsageError("--receipt is empty", "Give a receipt id, or leave --receipt out.")
+            rid = (
+                resolve_receipt_id(brain.conn, receipt)
+                if receipt
+                else latest_receipt_for(brain.conn, mid, agent)
+            )
             signer = brain.signer(agent)
             housekeeper = brain.housekeeper()
             body = build_outcome_body(

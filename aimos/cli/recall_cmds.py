@@ -111,7 +111,14 @@ def receipt_verify(
     from aimos.errors import UsageError, VerificationError
     from aimos.verify.receipt import verdict, verify_receipt_document
 
+    if not receipt.strip():
+        raise UsageError("no receipt given", "Give a receipt id or a receipt JSON file.")
+    fingerprint = master_fingerprint or _anchor_fingerprint()
+    if len(fingerprint) != 64 or any(c not in "0123456789abcdef" for c in fingerprint):
+        raise UsageError("the master fingerprint must be 64 lowercase hex characters")
     path = Path(receipt)
+    if path.is_dir():
+        raise UsageError(f"{path} is a folder, not a receipt file")
     if path.suffix == ".json" or path.exists():
         try:
             doc = json.loads(path.read_text("utf-8"))
@@ -123,7 +130,6 @@ def receipt_verify(
             ) from None
         if not isinstance(doc, dict):
             raise UsageError(f"{path} is not a JSON receipt")
-        fingerprint = master_fingerprint or _anchor_fingerprint()
         checks = verify_receipt_document(doc, expected_master_fingerprint=fingerprint)
         subject = str(path)
     else:
@@ -131,7 +137,7 @@ def receipt_verify(
         from aimos.recall.receipts import verify_receipt_in_brain
 
         with open_brain(write=False) as brain:
-            checks = verify_receipt_in_brain(brain.conn, receipt)
+            checks = verify_receipt_in_brain(brain.conn, receipt, expected_master_fingerprint=fingerprint)
         subject = receipt
     ok = verdict(checks)
     if json_out:

@@ -29,7 +29,7 @@ def register(app: typer.Typer) -> None:
         """Run the in-database and the portable verifier; report verdicts, reasons, roots and parity."""
         from aimos.cli.context import open_brain
         from aimos.cli.recall_cmds import _anchor_fingerprint
-        from aimos.errors import IntegrityError, UsageError
+        from aimos.errors import UsageError, VerificationError
         from aimos.learning.export import export_cognitive
         from aimos.learning.verifier import verify_brain
         from aimos.memory.versions import resolve_memory_id
@@ -37,6 +37,10 @@ def register(app: typer.Typer) -> None:
         fingerprint = master_fingerprint or _anchor_fingerprint()
         if len(fingerprint) != 64 or any(c not in "0123456789abcdef" for c in fingerprint):
             raise UsageError("the master fingerprint must be 64 lowercase hex characters")
+        if memory is not None and not memory.strip():
+            raise UsageError(
+                "--memory is empty", "Give a memory id, or leave --memory out to verify everything."
+            )
         with open_brain(write=True) as brain:
             mid = resolve_memory_id(brain.conn, memory) if memory else None
             report = verify_brain(brain.conn, mid)
@@ -52,11 +56,12 @@ def register(app: typer.Typer) -> None:
                 or (mine.ok, mine.certification_status, mine.chain_length, mine.sigs_verified) != theirs
             ):
                 mismatches.append(rec["memory_id"])
-        parity = (
-            not mismatches
-            and len(portable.records) == len(report.records)
-            and (portable.corpus_proof_root == report.corpus_proof_root)
-        )
+        # parity: the same memories with the same (ok, class, chain length, signatures); when both
+        # verdicts are valid their corpus roots must be equal too (a reason's wording may differ
+        # between the two under tampering, and the reason is part of the root)
+        parity = not mismatches and len(portable.records) == len(report.records)
+        if report.ok and portable.verdict == "valid":
+            parity = parity and portable.corpus_proof_root == report.corpus_proof_root
         result = {
             "in_database": {
                 "ok": report.ok,
@@ -98,7 +103,7 @@ def register(app: typer.Typer) -> None:
             out(f"  corpus proof root   {portable.corpus_proof_root}")
             out(f"parity                {'yes' if parity else 'NO: ' + ', '.join(mismatches[:5])}")
         if not (report.ok and portable.verdict == "valid" and parity):
-            raise IntegrityError(
+            raise VerificationError(
                 "the brain does not verify", "See the failing memories above; restore from a backup."
             )
 
@@ -112,13 +117,18 @@ def register(app: typer.Typer) -> None:
         """Export portable evidence (hom.aimos.mutmem-cognitive-evidence/v1) for offline verification."""
         from aimos import paths
         from aimos.cli.context import open_brain
+        from aimos.errors import UsageError
         from aimos.learning.export import export_cognitive
         from aimos.memory.versions import resolve_memory_id
 
+        target = Path(cognitive)
+        if not cognitive.strip() or target.is_dir():
+            raise UsageError(
+                "--cognitive needs a file name", "For example: aimos export --cognitive brain.json"
+            )
         with open_brain(write=True) as brain:
             mid = resolve_memory_id(brain.conn, memory) if memory else None
             bundle = export_cognitive(brain.conn, memory_id=mid)
-        target = Path(cognitive)
         paths.write_private_file(target, (json.dumps(bundle, indent=2, sort_keys=True) + "\n").encode())
         say(f"wrote {len(bundle['memories'])} memories to {target}")
 
@@ -138,8 +148,13 @@ def register(app: typer.Typer) -> None:
             len(master_fingerprint) != 64 or any(c not in "0123456789abcdef" for c in master_fingerprint)
         ):
             raise UsageError("the master fingerprint must be 64 lowercase hex characters")
-        if not Path(file).exists():
+        if not Path(file).is_file():
             raise UsageError(f"no file {file}")
+        if master_fingerprint is None:
+            from aimos.cli.recall_cmds import _anchor_fingerprint
+
+            master_fingerprint = _anchor_fingerprint()
+            say("verifying against the master fingerprint in anchors.json")
         verdict = verify_cognitive_file(Path(file), expected_master_fingerprint=master_fingerprint)
         result = {
             "verdict": verdict.verdict,

@@ -24,6 +24,7 @@ from aimos.crypto.messages import payload_message
 from aimos.errors import AimosError
 from aimos.eval.perf import scratch_home
 from aimos.eval.stats import summary_ms
+from aimos.store.connection import one
 
 
 @dataclass
@@ -280,13 +281,31 @@ def run_mutation(transitions: int = 200) -> dict[str, Any]:
         old = w.weight(a)
 
         def outcome_row(memory_id: str) -> str:
+            """Real signed evidence (request, nonce, event, outcome row) for a crafted transition."""
+            from aimos.identity.requests import PATH_OUTCOME, sign_request, verify_request
+            from aimos.learning.outcomes import _record_evidence, build_outcome_body
+
+            t = int(time.time())
+            request = sign_request(
+                w.agent,
+                build_outcome_body(memory_id=memory_id, receipt_id=receipt, outcome="good"),
+                PATH_OUTCOME,
+                t,
+            )
+            verified = verify_request(w.conn, request, path=PATH_OUTCOME, now=t)
+            memory = one(w.conn, "SELECT * FROM memories WHERE memory_id = ?", (memory_id,))
             oid = str(uuid.uuid4())
-            w.conn.execute(
-                "INSERT INTO outcomes SELECT ?, company_id, ?, receipt_id, target_scope, reward_sign,"
-                " live_content_hash, agent_id, agent_valid_from, request_body, request_hash, request_nonce,"
-                " request_ts, request_signature_b64u, terminal, created_at FROM outcomes"
-                " WHERE memory_id = ? AND terminal = 'authorized_transition' LIMIT 1",
-                (oid, memory_id, memory_id),
+            _record_evidence(
+                w.conn,
+                w.housekeeper,
+                verified,
+                request,
+                memory or {},
+                oid,
+                "principal_state",
+                1,
+                "authorized_transition",
+                t,
             )
             return oid
 

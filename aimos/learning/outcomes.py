@@ -20,7 +20,7 @@ from aimos.crypto import commitments
 from aimos.crypto.canonical import canonical_json
 from aimos.crypto.encoding import b64u_encode
 from aimos.crypto.messages import new_nonce, payload_message
-from aimos.errors import MemoryNotFoundError, NotFoundError, UsageError
+from aimos.errors import GrantError, MemoryNotFoundError, NotFoundError, UsageError
 from aimos.identity.epochs import Signer
 from aimos.identity.requests import PATH_OUTCOME, SignedRequest, verify_request
 from aimos.learning.rule import next_weight_milli
@@ -63,16 +63,17 @@ def build_outcome_body(
     }
 
 
-def latest_receipt_for(conn: apsw.Connection, memory_id: str) -> str:
-    """The newest recall receipt that disclosed ``memory_id``."""
+def latest_receipt_for(conn: apsw.Connection, memory_id: str, agent_id: str) -> str:
+    """The newest recall receipt that disclosed ``memory_id`` to ``agent_id``."""
     row = one(
         conn,
         "SELECT r.receipt_id FROM recall_receipts r, json_each(r.evidence) e"
-        " WHERE json_extract(e.value, '$.memory_id') = ? ORDER BY r.created_at DESC, r.rowid DESC LIMIT 1",
-        (memory_id,),
+        " WHERE json_extract(e.value, '$.memory_id') = ? AND r.agent_id = ?"
+        " ORDER BY r.rowid DESC LIMIT 1",
+        (memory_id, agent_id),
     )
     if row is None:
-        raise ReceiptMissingError(f"no recall receipt has disclosed memory {memory_id}")
+        raise ReceiptMissingError(f"no recall by agent {agent_id} has disclosed memory {memory_id}")
     return str(row["receipt_id"])
 
 
@@ -101,35 +102,41 @@ def _rewards(conn: apsw.Connection, memory_id: str) -> list[int]:
     ]
 
 
-def record_outcome_in_transaction(
-    conn: apsw.Connection, housekeeper: Signer, request: SignedRequest, now: int
-) -> OutcomeResult:
-    verified = verify_request(conn, request, path=PATH_OUTCOME, now=now)
+def _record_evidence(
+    conn: apsw.Connection,
+    housekeeper: Signer,
+    verified: Any,
+    request: SignedRequest,
+    memory: dict[str, Any],
+    outcome_id: str,
+    scope: str,
+    reward: int,
+    terminal: str,
+    now: int,
+) -> dict[str, Any]:
+    """The housekeeper's evidence event, then the outcome row (its trigger requires the event)."""
     body = request.body
-    _validate(body)
-    memory = one(conn, "SELECT * FROM memories WHERE memory_id = ?", (body["memory_id"],))
-    if memory is None:
-        raise MemoryNotFoundError(f"no memory with id {body['memory_id']}")
-    receipt = one(
-        conn, "SELECT receipt_id, evidence FROM recall_receipts WHERE receipt_id = ?", (body["receipt_id"],)
-    )
-    if receipt is None:
-        raise ReceiptMissingError(f"no recall receipt {body['receipt_id']}")
-    if memory["memory_id"] not in receipt["evidence"]:
-        raise ReceiptMissingError(
-            f"receipt {body['receipt_id']} did not disclose memory {memory['memory_id']}",
-            "Give the receipt of a recall that returned this memory, or leave --receipt out.",
-        )
-    scope = body.get("target_scope", "principal_state")
-    reward = OUTCOMES[body["outcome"]]
-    old = int(memory["retrieval_weight_milli"])
-    outcome_id = str(uuid.uuid4())
-    if scope == "occurrence_observation":
-        terminal, new, j = "occurrence_observation", old, 0.0
-    else:
-        new, j = next_weight_milli(old, [*_rewards(conn, memory["memory_id"]), reward])
-        terminal = "signed_noop" if new == old else "authorized_transition"
     company = memory["company_id"]
+    # the housekeeper's evidence event first: the outcomes trigger requires it
+    evidence_event = append_event(
+        conn,
+        housekeeper,
+        operation="mutation_outcome_evidence_v2",
+        company_id=company,
+        metadata={
+            "outcome_id": outcome_id,
+            "memory_id": memory["memory_id"],
+            "receipt_id": body["receipt_id"],
+            "reward_sign": reward,
+            "target_scope": scope,
+            "request_hash": verified.request_hash,
+            "live_content_hash": memory["live_content_hash"],
+        },
+        now=now,
+        actor_agent_id=verified.agent_id,
+        actor_valid_from=verified.valid_from,
+        subject_memory_id=memory["memory_id"],
+    )
     conn.execute(
         "INSERT INTO outcomes (outcome_id, company_id, memory_id, receipt_id, target_scope, reward_sign,"
         " live_content_hash, agent_id, agent_valid_from, request_body, request_hash, request_nonce,"
@@ -153,24 +160,49 @@ def record_outcome_in_transaction(
             now,
         ),
     )
-    evidence_event = append_event(
+    return evidence_event
+
+
+def record_outcome_in_transaction(
+    conn: apsw.Connection, housekeeper: Signer, request: SignedRequest, now: int
+) -> OutcomeResult:
+    verified = verify_request(conn, request, path=PATH_OUTCOME, now=now)
+    body = request.body
+    _validate(body)
+    memory = one(conn, "SELECT * FROM memories WHERE memory_id = ?", (body["memory_id"],))
+    if memory is None:
+        raise MemoryNotFoundError(f"no memory with id {body['memory_id']}")
+    receipt = one(
         conn,
-        housekeeper,
-        operation="mutation_outcome_evidence_v2",
-        company_id=company,
-        metadata={
-            "outcome_id": outcome_id,
-            "memory_id": memory["memory_id"],
-            "receipt_id": body["receipt_id"],
-            "reward_sign": reward,
-            "target_scope": scope,
-            "request_hash": verified.request_hash,
-            "live_content_hash": memory["live_content_hash"],
-        },
-        now=now,
-        actor_agent_id=verified.agent_id,
-        actor_valid_from=verified.valid_from,
-        subject_memory_id=memory["memory_id"],
+        "SELECT receipt_id, evidence, agent_id FROM recall_receipts WHERE receipt_id = ?",
+        (body["receipt_id"],),
+    )
+    if receipt is None:
+        raise ReceiptMissingError(f"no recall receipt {body['receipt_id']}")
+    if receipt["agent_id"] != verified.agent_id:
+        raise GrantError(
+            f"receipt {body['receipt_id']} is another agent's recall",
+            "An agent reports outcomes about what its own recalls disclosed.",
+        )
+    if not verified.grant["write_allowed"]:
+        raise GrantError(f"agent {verified.agent_id} has a read-only grant: its outcomes do not move weights")
+    if memory["memory_id"] not in receipt["evidence"]:
+        raise ReceiptMissingError(
+            f"receipt {body['receipt_id']} did not disclose memory {memory['memory_id']}",
+            "Give the receipt of a recall that returned this memory, or leave --receipt out.",
+        )
+    scope = body.get("target_scope", "principal_state")
+    reward = OUTCOMES[body["outcome"]]
+    old = int(memory["retrieval_weight_milli"])
+    outcome_id = str(uuid.uuid4())
+    if scope == "occurrence_observation":
+        terminal, new, j = "occurrence_observation", old, 0.0
+    else:
+        new, j = next_weight_milli(old, [*_rewards(conn, memory["memory_id"]), reward])
+        terminal = "signed_noop" if new == old else "authorized_transition"
+    company = memory["company_id"]
+    evidence_event = _record_evidence(
+        conn, housekeeper, verified, request, memory, outcome_id, scope, reward, terminal, now
     )
     if terminal != "authorized_transition":
         operation = (

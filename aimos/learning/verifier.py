@@ -10,7 +10,6 @@ computes the corpus proof root over the per-memory records.
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,7 +18,9 @@ import apsw
 
 from aimos.crypto import commitments
 from aimos.errors import AimosError
+from aimos.learning.rule import next_weight_milli
 from aimos.recall.disclosure import DisclosureError, verify_many
+from aimos.recall.weight_chain import chain_reasons
 from aimos.store.connection import rows
 
 # The closed vocabulary (the reference's names where it has one).
@@ -45,6 +46,7 @@ REASONS = frozenset(
         "provenance_signer_certificate_row_mismatch",
         "unattested_initial_weight",
         "baseline_binding_invalid",
+        "valence_replay_mismatch",
         "save_record_invalid",
         "event_chain_break",
         "event_hash_mismatch",
@@ -88,131 +90,12 @@ class Report:
         return commitments.corpus_proof_root(r.proof_record() for r in self.records).hex()
 
 
-_PROJECTIONS_SQL = """
-SELECT w.*, m.company_id AS memory_company, m.retrieval_weight_milli AS live_weight, m.quarantine,
-       p.body_json, p.content_hash AS p_content_hash, p.event_type AS p_event_type,
-       p.memory_id AS p_memory_id, p.signer_agent_id AS p_signer, p.signer_valid_from AS p_signer_vf,
-       p.ts_signed AS p_ts, p.nonce AS p_nonce, p.prev_mutation_hash AS p_prev,
-       p.signature_b64u AS p_sig, p.backfilled AS p_backfilled, p.cert_fingerprint AS p_cert_fp,
-       p.company_id AS p_company, e.cert_fingerprint AS e_cert_fp,
-       e.valid_from AS e_valid_from, e.valid_until AS e_valid_until, e.role AS e_role,
-       (SELECT r.revoked_at FROM agent_revocations r
-         WHERE r.agent_id = 'housekeeper' AND r.agent_valid_from = w.signer_valid_from) AS e_revoked_at,
-       aimos_projection_hash(w.memory_id, w.old_weight_milli, w.new_weight_milli,
-                             w.provenance_mutation_hash, w.prev_projection_hash) AS h_recomputed,
-       aimos_transition_hash(w.company_id, w.memory_id, w.old_weight_milli, w.new_weight_milli,
-                             w.provenance_mutation_hash) AS t_recomputed,
-       aimos_ed25519_verify(e.public_key_b64u, unhex(w.transition_hash),
-                            w.transition_signature_b64u) AS t_sig_ok,
-       aimos_sha256_hex(p.body_json) AS p_content_recomputed,
-       aimos_provenance_mutation(p.content_hash, p.prev_mutation_hash, p.nonce,
-                                 p.ts_signed) AS p_mutation_recomputed,
-       aimos_ed25519_verify(e.public_key_b64u, aimos_payload_message(p.body_json, p.nonce, p.ts_signed),
-                            p.signature_b64u) AS p_sig_ok
-FROM weight_projections w
-JOIN memories m ON m.memory_id = w.memory_id
-LEFT JOIN memory_provenance p ON p.mutation_hash = w.provenance_mutation_hash
-LEFT JOIN identity_epochs e ON e.agent_id = 'housekeeper' AND e.valid_from = w.signer_valid_from
-ORDER BY w.memory_id, w.rowid
-"""
-
-
-_BASELINES_SQL = """
-SELECT b.*,
-       (b.baseline_hash = aimos_baseline_hash(b.company_id, b.memory_id, b.event_id, b.event_mutation_hash,
-            b.live_content_hash, b.observed_weight_float4, b.observed_weight_milli, b.observed_at,
-            b.signer_valid_from, b.certificate_fingerprint)) AS hash_ok,
-       aimos_ed25519_verify(e.public_key_b64u, unhex(b.baseline_hash), b.signature_b64u) AS sig_ok,
-       EXISTS (SELECT 1 FROM events v WHERE v.event_id = b.event_id
-               AND v.mutation_hash = b.event_mutation_hash
-               AND v.operation = 'cognitive_initial_weight_attested') AS event_ok
-FROM weight_baselines b
-LEFT JOIN identity_epochs e ON e.agent_id = 'housekeeper' AND e.valid_from = b.signer_valid_from
-"""
-
-
-def _chain_reason(
-    memory: dict[str, Any], chain: list[dict[str, Any]], initial: int
-) -> tuple[str | None, int]:
-    """First failing reason of one memory's weight chain (None when it holds), and sigs verified."""
-    geneses = [r for r in chain if r["prev_projection_hash"] is None]
-    if len(geneses) != 1:
-        return "cognitive_projection_genesis_invalid", 0
-    by_prev: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for r in chain:
-        if r["prev_projection_hash"] is not None:
-            by_prev[r["prev_projection_hash"]].append(r)
-    if any(len(v) > 1 for v in by_prev.values()):
-        return "cognitive_projection_fork", 0
-    ordered = [geneses[0]]
-    while ordered[-1]["projection_hash"] in by_prev:
-        ordered.append(by_prev[ordered[-1]["projection_hash"]][0])
-        if len(ordered) > len(chain):
-            return "cognitive_projection_fork", 0
-    if len(ordered) != len(chain):
-        return "cognitive_projection_disconnected", 0
-    if ordered[0]["old_weight_milli"] != initial:
-        return "cognitive_projection_genesis_invalid", 0
-    sigs = 0
-    previous_new = None
-    for r in ordered:
-        for w in (r["old_weight_milli"], r["new_weight_milli"]):
-            if not 100 <= w <= 3000:
-                return "projection_display_invalid", sigs
-        if r["old_weight_milli"] == r["new_weight_milli"]:
-            return "projection_display_invalid", sigs
-        if previous_new is not None and r["old_weight_milli"] != previous_new:
-            return "continuity_break", sigs
-        previous_new = r["new_weight_milli"]
-        if r["h_recomputed"] != r["projection_hash"]:
-            return "hash_mismatch", sigs
-        if r["t_recomputed"] != r["transition_hash"]:
-            return "transition_hash_invalid", sigs
-        if r["t_sig_ok"] != 1:
-            return "transition_signature_invalid", sigs
-        sigs += 1
-        if r["body_json"] is None:
-            return "provenance_binding_invalid", sigs
-        if r["p_content_recomputed"] != r["p_content_hash"]:
-            return "provenance_signed_body_content_hash_mismatch", sigs
-        if r["p_mutation_recomputed"] != r["provenance_mutation_hash"]:
-            return "provenance_hash_invalid", sigs
-        body = json.loads(r["body_json"])
-        if (
-            r["p_event_type"] != "REWEIGHT"
-            or body.get("event_type") != "REWEIGHT"
-            or r["p_memory_id"] != r["memory_id"]
-            or body.get("memory_id") != r["memory_id"]
-            or body.get("company_id") != r["company_id"]
-            or body.get("old_weight_milli") != r["old_weight_milli"]
-            or body.get("new_weight_milli") != r["new_weight_milli"]
-        ):
-            return "provenance_event_type_invalid", sigs
-        if r["company_id"] != r["memory_company"] or r["p_company"] != r["memory_company"]:
-            return "provenance_event_type_invalid", sigs  # cross-tenant replay, as the reference names it
-        if r["e_role"] != "housekeeper" or r["p_signer"] != "housekeeper":
-            return "provenance_binding_invalid", sigs
-        if r["p_signer_vf"] != r["signer_valid_from"] or r["p_cert_fp"] != r["e_cert_fp"]:
-            return "provenance_signer_certificate_row_mismatch", sigs
-        if r["e_revoked_at"] is not None and r["e_revoked_at"] <= r["p_ts"]:
-            return "provenance_signer_revoked_before_evidence", sigs
-        if not r["e_valid_from"] <= r["p_ts"] <= r["e_valid_until"]:
-            return "provenance_cert_expired", sigs
-        if r["p_sig_ok"] != 1:
-            return "signature_invalid", sigs
-    if memory["retrieval_weight_milli"] != ordered[-1]["new_weight_milli"]:
-        return "terminal_weight_mismatch", sigs
-    return None, sigs
-
-
 def verify_brain(conn: apsw.Connection, memory_id: str | None = None) -> Report:
     """Run the in-database verifier over every memory (or one) and every event chain."""
     where, params = ("WHERE memory_id = ?", (memory_id,)) if memory_id else ("", ())
     memories = rows(conn, f"SELECT * FROM memories {where} ORDER BY memory_id", params)
-    chains: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for r in rows(conn, _PROJECTIONS_SQL):
-        chains[r["memory_id"]].append(r)
-    baselines = {r["memory_id"]: r for r in rows(conn, _BASELINES_SQL)}
+    chains = chain_reasons(conn, memories)
+    replays = _replay_reasons(conn)
     dangling = {
         r["memory_id"]
         for r in rows(
@@ -220,50 +103,70 @@ def verify_brain(conn: apsw.Connection, memory_id: str | None = None) -> Report:
             "SELECT p.memory_id FROM memory_provenance p WHERE p.event_type = 'REWEIGHT' AND NOT EXISTS"
             " (SELECT 1 FROM weight_projections w WHERE w.provenance_mutation_hash = p.mutation_hash)"
             " UNION SELECT o.memory_id FROM outcomes o WHERE o.terminal = 'authorized_transition'"
-            " AND NOT EXISTS"
-            " (SELECT 1 FROM weight_projections w WHERE w.outcome_id = o.outcome_id)",
+            " AND NOT EXISTS (SELECT 1 FROM weight_projections w WHERE w.outcome_id = o.outcome_id)",
         )
     }
+    baselined = {r["memory_id"] for r in rows(conn, "SELECT memory_id FROM weight_baselines")}
     records = []
     for m in memories:
-        chain = chains.get(m["memory_id"], [])
-        reason: str | None = None
+        mid = m["memory_id"]
+        reason, sigs, length = chains[mid]
         detail: str | None = None
-        sigs = 0
-        save_reason: str | None = None
-        try:
-            verify_many(conn, [m], allow_superseded=True)
-        except DisclosureError as exc:
-            save_reason, detail = "save_record_invalid", exc.reason
-        except AimosError as exc:
-            save_reason, detail = "save_record_invalid", exc.message
-        baseline = baselines.get(m["memory_id"])
-        initial = 1000
-        if baseline is not None:
-            if baseline["hash_ok"] != 1 or baseline["sig_ok"] != 1 or baseline["event_ok"] != 1:
-                reason = reason or "baseline_binding_invalid"
-            initial = int(baseline["observed_weight_milli"])
-        if chain:
+        if length:
             status = "certified_chain"
-            chain_reason, sigs = _chain_reason(m, chain, initial)
-            reason = reason or chain_reason
-        elif baseline is not None:
+        elif mid in baselined:
             status = "signed_initial_weight"
-            sigs = 0  # as the reference counts: the baseline is not a transition signature
         elif m["retrieval_weight_milli"] == 1000:
             status = "default_empty_chain"
         else:
             status = "unattested_initial_weight"
-            reason = reason or "unattested_initial_weight"
-        if reason is None and not chain and m["retrieval_weight_milli"] != initial:
-            reason = "terminal_weight_mismatch"
-        if reason is None and m["memory_id"] in dangling:
-            # a signed REWEIGHT node or an authorized outcome whose projection is gone
-            reason = "unreachable_rows"
-        # the weight chain's own reason first; a broken save record otherwise
-        reason = reason or save_reason
-        records.append(MemoryRecord(m["memory_id"], status, reason is None, len(chain), sigs, reason, detail))
+        if reason is None and mid in dangling:
+            reason = (
+                "unreachable_rows"  # a signed REWEIGHT node or authorized outcome whose projection is gone
+            )
+        if reason is None and mid in replays:
+            reason, detail = "valence_replay_mismatch", replays[mid]
+        if reason is None:
+            try:
+                verify_many(conn, [m], allow_superseded=True)
+            except DisclosureError as exc:
+                reason, detail = "save_record_invalid", exc.reason
+            except AimosError as exc:
+                reason, detail = "save_record_invalid", exc.message
+        records.append(MemoryRecord(mid, status, reason is None, length, sigs, reason, detail))
     return Report(records, [] if memory_id else verify_event_chains(conn))
+
+
+def _replay_reasons(conn: apsw.Connection) -> dict[str, str]:
+    """Replay the update rule over each memory's retained principal outcomes in write order: each
+    outcome's terminal and each transition's weights must be what the rule gives. Catches outcome
+    rows that did not come through the writer (forged or replayed evidence)."""
+    by_memory: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in rows(
+        conn,
+        "SELECT o.memory_id, o.outcome_id, o.reward_sign, o.terminal, w.old_weight_milli, w.new_weight_milli,"
+        " b.observed_weight_milli AS baseline FROM outcomes o"
+        " LEFT JOIN weight_projections w ON w.outcome_id = o.outcome_id"
+        " LEFT JOIN weight_baselines b ON b.memory_id = o.memory_id"
+        " WHERE o.target_scope = 'principal_state' ORDER BY o.rowid",
+    ):
+        by_memory[r["memory_id"]].append(r)
+    out: dict[str, str] = {}
+    for mid, outcomes in by_memory.items():
+        weight = outcomes[0]["baseline"] or 1000
+        rewards: list[int] = []
+        for o in outcomes:
+            rewards.append(int(o["reward_sign"]))
+            new, _ = next_weight_milli(weight, rewards)
+            kind = "authorized_transition" if new != weight else "signed_noop"
+            moved = (
+                (o["old_weight_milli"], o["new_weight_milli"]) if o["old_weight_milli"] is not None else None
+            )
+            if o["terminal"] != kind or (kind == "authorized_transition" and moved != (weight, new)):
+                out[mid] = f"outcome {o['outcome_id']} is not what the rule gives"
+                break
+            weight = new
+    return out
 
 
 def verify_event_chains(conn: apsw.Connection) -> list[dict[str, Any]]:

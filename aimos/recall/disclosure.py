@@ -23,6 +23,7 @@ from aimos.crypto.encoding import b64u_decode
 from aimos.crypto.messages import payload_message, request_message
 from aimos.errors import AimosError, IntegrityError
 from aimos.identity.epochs import master_row
+from aimos.recall.weight_chain import chain_reasons
 from aimos.store.connection import rows
 
 _certs = CertificateCache()
@@ -56,22 +57,6 @@ def _fail(memory_id: str, reason: str) -> DisclosureError:
     return DisclosureError(memory_id, reason)
 
 
-def expected_live_state(memory: dict[str, Any], terminal_weight: int | None) -> tuple[int, str]:
-    """The live weight and label the signed record allows: the newest authorized transition's
-    new weight, else the initial one (1.000, or 0.100 in retained quarantine); the label stays
-    `unverified` until the classification chain's writer exists."""
-    weight = terminal_weight if terminal_weight is not None else (100 if memory["quarantine"] else 1000)
-    return weight, "unverified"
-
-
-def _check_live_projections(memory: dict[str, Any], terminal_weight: int | None) -> None:
-    weight, label = expected_live_state(memory, terminal_weight)
-    if memory["retrieval_weight_milli"] != weight:
-        raise _fail(memory["memory_id"], "live_weight_differs_from_signed_chain")
-    if memory["epistemic_label"] != label:
-        raise _fail(memory["memory_id"], "live_label_differs_from_signed_chain")
-
-
 def _in(ids: list[str]) -> str:
     return ", ".join("?" * len(ids))
 
@@ -85,7 +70,7 @@ class _Records:
     events: dict[str, dict[str, Any]]
     links: dict[str, str]
     signed_successors: dict[str, str]
-    terminal_weights: dict[str, int]
+    chains: dict[str, tuple[str | None, int, int]]
 
     @classmethod
     def load(cls, conn: apsw.Connection, memories: list[dict[str, Any]]) -> _Records:
@@ -134,15 +119,7 @@ class _Records:
                 ids,
             )
         }
-        terminal_weights: dict[str, int] = {}
-        for r in rows(
-            conn,
-            f"SELECT memory_id, new_weight_milli FROM weight_projections WHERE memory_id IN ({_in(ids)})"
-            " ORDER BY rowid",
-            ids,
-        ):
-            terminal_weights[r["memory_id"]] = int(r["new_weight_milli"])
-        return cls(provenance, epochs, events, links, successors, terminal_weights)
+        return cls(provenance, epochs, events, links, successors, chain_reasons(conn, memories))
 
 
 def verify_for_disclosure(
@@ -240,7 +217,11 @@ def _verify_one(
         raise _fail(mid, "memory_saved_event_signature_invalid")
     if bool(meta.get("retained_quarantine")) != bool(memory["quarantine"]):
         raise _fail(mid, "quarantine_state_differs_from_signed_save")
-    _check_live_projections(memory, records.terminal_weights.get(mid))
+    chain_reason = records.chains.get(mid, (None, 0, 0))[0]
+    if chain_reason is not None:
+        raise _fail(mid, f"weight_chain:{chain_reason}")
+    if memory["epistemic_label"] != "unverified":  # until the classification chain has its writer
+        raise _fail(mid, "live_label_differs_from_signed_chain")
     linked = records.links.get(mid)
     if linked != records.signed_successors.get(mid):
         raise _fail(mid, "supersession_link_differs_from_signed_saves")

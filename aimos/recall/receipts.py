@@ -212,13 +212,15 @@ def receipt_document(conn: apsw.Connection, ref: str) -> dict[str, Any]:
     }
 
 
-def verify_receipt_in_brain(conn: apsw.Connection, ref: str) -> list[dict[str, Any]]:
-    """Every check of the exported document, plus: the memories still verify and still hold
-    the content the receipt disclosed."""
+def verify_receipt_in_brain(
+    conn: apsw.Connection, ref: str, *, expected_master_fingerprint: str
+) -> list[dict[str, Any]]:
+    """Every check of the exported document against the fingerprint the caller trusts (never the
+    brain's own), plus: the memories still verify and still hold the content it disclosed."""
     from aimos.verify.receipt import verify_receipt_document
 
     doc = receipt_document(conn, ref)
-    checks = verify_receipt_document(doc, expected_master_fingerprint=doc["master"]["fingerprint"])
+    checks = verify_receipt_document(doc, expected_master_fingerprint=expected_master_fingerprint)
     for entry in doc["evidence"]:
         name = f"memory {entry['memory_id']} still verifies with the disclosed content"
         memory = one(conn, "SELECT * FROM memories WHERE memory_id = ?", (entry["memory_id"],))

@@ -180,6 +180,7 @@ def open_reader(path: Path | None = None) -> apsw.Connection:
         _refuse_newer(conn)
         if schema_version(conn) == 0:
             raise NotInstalledError(f"the brain at {path} was never set up")
+        register_functions(conn)  # verification re-computes hashes in SQL; writes stay denied
         conn.set_authorizer(_reader_authorizer)
     return conn
 

@@ -44,14 +44,20 @@ def _body_message(body_text: str, tail: list[bytes]) -> bytes:
     return b"\n".join([body_text.encode("utf-8"), *tail])
 
 
-def payload_message_sql(body_text: str, nonce: str, ts: int) -> bytes:
-    return _body_message(body_text, [nonce.encode(), str(int(ts)).encode()])
+def payload_message_sql(body_text: str | None, nonce: str | None, ts: int | None) -> bytes | None:
+    if body_text is None or nonce is None or ts is None:
+        return None
+    return _body_message(str(body_text), [str(nonce).encode(), str(int(ts)).encode()])
 
 
-def request_message_sql(body_text: str, method: str, path: str, nonce: str, ts: int) -> bytes:
+def request_message_sql(
+    body_text: str | None, method: str | None, path: str | None, nonce: str | None, ts: int | None
+) -> bytes | None:
+    if body_text is None or method is None or path is None or nonce is None or ts is None:
+        return None
     return _body_message(
-        body_text,
-        [str(method).upper().encode(), str(path).encode(), nonce.encode(), str(int(ts)).encode()],
+        str(body_text),
+        [str(method).upper().encode(), str(path).encode(), str(nonce).encode(), str(int(ts)).encode()],
     )
 
 
@@ -65,6 +71,8 @@ def ed25519_verify(public_key_b64u: Any, message: Any, signature_b64u: Any) -> i
 
 
 def event_link(prev_hex: str, content_hex: str, nonce: str, ts: int) -> str | None:
+    if nonce is None or ts is None:
+        return None
     try:
         return commitments.event_link_hash(hex32(prev_hex), hex32(content_hex), nonce, ts).hex()
     except (AimosError, TypeError):
@@ -78,6 +86,8 @@ def event_genesis(company: str, agent_id: str, valid_from: int) -> str | None:
 
 
 def provenance_mutation(content_hex: str, prev_hex: str | None, nonce: str, ts: int) -> str | None:
+    if nonce is None or ts is None:
+        return None
     try:
         prev = hex32(prev_hex) if prev_hex is not None else None
         return commitments.provenance_mutation_hash(hex32(content_hex), prev, nonce, ts).hex()
@@ -86,6 +96,8 @@ def provenance_mutation(content_hex: str, prev_hex: str | None, nonce: str, ts: 
 
 
 def grant_mutation(prev_hex: str | None, content_hex: str, nonce: str, ts: int) -> str | None:
+    if nonce is None or ts is None:
+        return None
     try:
         prev = hex32(prev_hex) if prev_hex is not None else None
         return commitments.recall_authorization_mutation_hash(prev, hex32(content_hex), nonce, ts).hex()
@@ -93,7 +105,7 @@ def grant_mutation(prev_hex: str | None, content_hex: str, nonce: str, ts: int) 
         return None
 
 
-def live_content_hash_sql(*fields: Any) -> str:
+def live_content_hash_sql(*fields: Any) -> str | None:
     row = dict(zip(commitments.LIVE_ROW_FIELDS, fields, strict=True))
     return commitments.live_content_hash(row).hex()
 

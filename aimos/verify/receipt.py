@@ -14,7 +14,7 @@ from aimos.crypto import commitments
 from aimos.crypto.canonical import canonical_json, canonical_sha256_hex
 from aimos.crypto.certs import parse_certificate, verify_certificate
 from aimos.crypto.ed25519 import fingerprint_of_b64u, verify
-from aimos.crypto.encoding import b64u_decode, is_hex64
+from aimos.crypto.encoding import b64u_decode, is_hex64, iso_ms
 from aimos.crypto.merkle import merkle_root
 from aimos.crypto.messages import payload_message, request_message
 from aimos.errors import AimosError
@@ -114,6 +114,19 @@ def verify_receipt_document(doc: dict[str, Any], *, expected_master_fingerprint:
     _run(
         checks, "signed event binds the receipt (root, count, evidence, request, command, grant)", event_binds
     )
+
+    def unsigned_fields_match() -> bool | str:
+        body = event_body()
+        diff = []
+        if doc.get("company_id") != body.get("company_id"):
+            diff.append("company_id")
+        if doc.get("created_at") != body.get("ts_signed") or event.get("ts_signed") != body.get("ts_signed"):
+            diff.append("created_at")
+        if iso_ms(int(housekeeper.get("valid_from", -1))) != body.get("signer_valid_from"):
+            diff.append("housekeeper.valid_from")
+        return True if not diff else "differs from the signed event in " + ", ".join(diff)
+
+    _run(checks, "company, time and housekeeper epoch agree with the signed event", unsigned_fields_match)
     _run(
         checks,
         "event is a recall_receipt signed by the housekeeper",

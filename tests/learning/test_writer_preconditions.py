@@ -29,7 +29,7 @@ from aimos.errors import IntegrityError
 from aimos.exit_codes import exit_code_for
 from aimos.identity.epochs import revoke_epoch
 from aimos.identity.requests import PATH_OUTCOME, sign_request, verify_request
-from aimos.learning.outcomes import build_outcome_body
+from aimos.learning.outcomes import _record_evidence, build_outcome_body
 from aimos.learning.verifier import verify_brain
 from aimos.store.connection import one, rows, write_transaction
 
@@ -90,7 +90,7 @@ def new_outcome(
     scope: str = "principal_state",
     terminal: str = "authorized_transition",
 ) -> str:
-    """A fresh, properly signed outcome row (a copy of the real one); call inside the transaction."""
+    """A fresh, properly signed outcome (request, nonce, evidence event, row); call inside the transaction."""
     brain = w.brain
     t = now()
     body = build_outcome_body(memory_id=memory_id, receipt_id=w.receipt, outcome=outcome, target_scope=scope)
@@ -98,24 +98,13 @@ def new_outcome(
     verified = verify_request(brain.conn, request, path=PATH_OUTCOME, now=t)  # records the nonce
     memory = one(brain.conn, "SELECT * FROM memories WHERE memory_id = ?", (memory_id,))
     assert memory
-    row = dict(
-        w.outcome,
-        outcome_id=str(uuid.uuid4()),
-        memory_id=memory_id,
-        receipt_id=w.receipt,
-        target_scope=scope,
-        reward_sign=1 if outcome == "good" else -1,
-        live_content_hash=memory["live_content_hash"],
-        request_body=verified.body_bytes.decode("utf-8"),
-        request_hash=verified.request_hash,
-        request_nonce=request.nonce,
-        request_ts=request.ts,
-        request_signature_b64u=request.signature_b64u,
-        terminal=terminal,
-        created_at=t,
+    outcome_id = str(uuid.uuid4())
+    # the writer's own evidence step (housekeeper event, then the outcome row), with the terminal given
+    _record_evidence(
+        brain.conn, brain.housekeeper, verified, request, memory, outcome_id, scope,
+        1 if outcome == "good" else -1, terminal, t,
     )
-    insert(brain.conn, "outcomes", row)
-    return str(row["outcome_id"])
+    return outcome_id
 
 
 HEAD = object()  # "the current head", resolved when the row is built
@@ -260,18 +249,19 @@ def refused(world: World) -> Iterator[Any]:
 # --- the control: unchanged copies are accepted ----------------------------------------------------------
 def test_control_crafted_copies_of_real_rows_are_accepted_and_verify(world: World) -> None:
     conn = world.brain.conn
+    # crafted rows with the weights the rule gives (the verifier replays the rule over the outcomes)
     with write_transaction(conn):
-        oid, node = next_for_a(world)
-        insert(conn, "weight_projections", projection(world, world.a, oid, 1165, 1357, node["mutation_hash"]))
-        conn.execute("UPDATE memories SET retrieval_weight_milli = 1357 WHERE memory_id = ?", (world.a,))
-        oid_b = new_outcome(world, world.b)
+        oid, node = next_for_a(world, new=1413)
+        insert(conn, "weight_projections", projection(world, world.a, oid, 1165, 1413, node["mutation_hash"]))
+        conn.execute("UPDATE memories SET retrieval_weight_milli = 1413 WHERE memory_id = ?", (world.a,))
+        oid_b = new_outcome(world, world.b, outcome="bad")
         node_b = reweight_node(world, world.b, oid_b, 1000, 859)
         insert(conn, "memory_provenance", node_b)
         insert(
             conn, "weight_projections", projection(world, world.b, oid_b, 1000, 859, node_b["mutation_hash"])
         )
         conn.execute("UPDATE memories SET retrieval_weight_milli = 859 WHERE memory_id = ?", (world.b,))
-    assert (weight(conn, world.a), weight(conn, world.b)) == (1357, 859)
+    assert (weight(conn, world.a), weight(conn, world.b)) == (1413, 859)
     report = verify_brain(conn)
     assert report.ok, report.records
     by_id = {r.memory_id: r for r in report.records}

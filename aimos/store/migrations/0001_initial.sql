@@ -402,7 +402,7 @@ BEGIN
     SELECT RAISE(ABORT, 'aimos: a memory needs the housekeeper''s signed memory_saved event')
         WHERE NOT EXISTS (
             SELECT 1 FROM events e
-            WHERE e.subject_memory_id = NEW.memory_id AND e.operation = 'memory_saved'
+            WHERE e.subject_memory_id = NEW.memory_id AND +e.operation = 'memory_saved'
               AND e.company_id = NEW.company_id
               AND json_extract(e.signed_body, '$.metadata.save_mutation_hash') = NEW.save_mutation_hash
               AND json_extract(e.signed_body, '$.metadata.live_content_hash') = NEW.live_content_hash

@@ -24,6 +24,8 @@ CREATE TABLE outcomes (
     request_signature_b64u TEXT NOT NULL,
     terminal            TEXT NOT NULL CHECK (terminal IN ('authorized_transition', 'signed_noop', 'occurrence_observation')),
     created_at          INTEGER NOT NULL,
+    UNIQUE (agent_id, request_nonce),
+    CHECK ((target_scope = 'occurrence_observation') = (terminal = 'occurrence_observation')),
     FOREIGN KEY (agent_id, agent_valid_from) REFERENCES identity_epochs (agent_id, valid_from)
 ) STRICT;
 CREATE INDEX outcomes_memory ON outcomes (memory_id, created_at);
@@ -118,15 +120,24 @@ BEGIN
                 aimos_request_message(NEW.request_body, 'POST', '/aimos/outcome', NEW.request_nonce,
                                       NEW.request_ts),
                 NEW.request_signature_b64u) IS NOT 1;
-    SELECT RAISE(ABORT, 'aimos: an outcome must name the memory, receipt and sign its request body says')
+    SELECT RAISE(ABORT, 'aimos: an outcome must name the memory, receipt, sign and scope its request body says')
         WHERE json_extract(NEW.request_body, '$.memory_id') IS NOT NEW.memory_id
            OR json_extract(NEW.request_body, '$.receipt_id') IS NOT NEW.receipt_id
+           OR COALESCE(json_extract(NEW.request_body, '$.target_scope'), 'principal_state') IS NOT NEW.target_scope
            OR (CASE json_extract(NEW.request_body, '$.outcome') WHEN 'good' THEN 1 WHEN 'bad' THEN -1 END)
                 IS NOT NEW.reward_sign;
-    SELECT RAISE(ABORT, 'aimos: the receipt did not disclose this memory with this content')
+    SELECT RAISE(ABORT, 'aimos: an outcome needs the housekeeper''s mutation_outcome_evidence_v2 event')
+        WHERE NOT EXISTS (
+            SELECT 1 FROM events e
+            WHERE e.subject_memory_id = NEW.memory_id AND +e.operation = 'mutation_outcome_evidence_v2'
+              AND json_extract(e.signed_body, '$.metadata.outcome_id') = NEW.outcome_id
+              AND json_extract(e.signed_body, '$.metadata.request_hash') = NEW.request_hash
+              AND json_extract(e.signed_body, '$.metadata.target_scope') = NEW.target_scope
+              AND json_extract(e.signed_body, '$.metadata.reward_sign') = NEW.reward_sign);
+    SELECT RAISE(ABORT, 'aimos: the receipt did not disclose this memory with this content to this agent')
         WHERE NOT EXISTS (
             SELECT 1 FROM recall_receipts r, json_each(r.evidence) e
-            WHERE r.receipt_id = NEW.receipt_id
+            WHERE r.receipt_id = NEW.receipt_id AND r.agent_id = NEW.agent_id
               AND json_extract(e.value, '$.memory_id') = NEW.memory_id
               AND json_extract(e.value, '$.live_content_hash') = NEW.live_content_hash);
 END;

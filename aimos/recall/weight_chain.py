@@ -1,0 +1,176 @@
+"""Weight chains as the brain holds them, re-checked with the writer's registered SQL functions.
+
+Shared by disclosure verification (before a weight is shown or signed into a receipt) and by the
+in-database verifier: h_i and t_i recomputed, transition and REWEIGHT signatures, single genesis
+(1000 or a signed baseline), forks, disconnected rows, continuity, bounds, company, signer epoch,
+revocation, window and terminal fidelity. Reasons use the reference's names.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from typing import Any
+
+import apsw
+
+from aimos.store.connection import rows
+
+_PROJECTIONS_SQL = """
+SELECT w.*, m.company_id AS memory_company, m.retrieval_weight_milli AS live_weight, m.quarantine,
+       p.body_json, p.content_hash AS p_content_hash, p.event_type AS p_event_type,
+       p.memory_id AS p_memory_id, p.signer_agent_id AS p_signer, p.signer_valid_from AS p_signer_vf,
+       p.ts_signed AS p_ts, p.nonce AS p_nonce, p.prev_mutation_hash AS p_prev,
+       p.signature_b64u AS p_sig, p.backfilled AS p_backfilled, p.cert_fingerprint AS p_cert_fp,
+       p.company_id AS p_company, e.cert_fingerprint AS e_cert_fp,
+       e.valid_from AS e_valid_from, e.valid_until AS e_valid_until, e.role AS e_role,
+       (SELECT r.revoked_at FROM agent_revocations r
+         WHERE r.agent_id = 'housekeeper' AND r.agent_valid_from = w.signer_valid_from) AS e_revoked_at,
+       aimos_projection_hash(w.memory_id, w.old_weight_milli, w.new_weight_milli,
+                             w.provenance_mutation_hash, w.prev_projection_hash) AS h_recomputed,
+       aimos_transition_hash(w.company_id, w.memory_id, w.old_weight_milli, w.new_weight_milli,
+                             w.provenance_mutation_hash) AS t_recomputed,
+       aimos_ed25519_verify(e.public_key_b64u, unhex(w.transition_hash),
+                            w.transition_signature_b64u) AS t_sig_ok,
+       aimos_sha256_hex(p.body_json) AS p_content_recomputed,
+       aimos_provenance_mutation(p.content_hash, p.prev_mutation_hash, p.nonce,
+                                 p.ts_signed) AS p_mutation_recomputed,
+       aimos_ed25519_verify(e.public_key_b64u, aimos_payload_message(p.body_json, p.nonce, p.ts_signed),
+                            p.signature_b64u) AS p_sig_ok
+FROM weight_projections w
+JOIN memories m ON m.memory_id = w.memory_id
+LEFT JOIN memory_provenance p ON p.mutation_hash = w.provenance_mutation_hash
+LEFT JOIN identity_epochs e ON e.agent_id = 'housekeeper' AND e.valid_from = w.signer_valid_from
+ORDER BY w.memory_id, w.rowid
+"""
+
+
+_BASELINES_SQL = """
+SELECT b.*,
+       (b.baseline_hash = aimos_baseline_hash(b.company_id, b.memory_id, b.event_id, b.event_mutation_hash,
+            b.live_content_hash, b.observed_weight_float4, b.observed_weight_milli, b.observed_at,
+            b.signer_valid_from, b.certificate_fingerprint)) AS hash_ok,
+       aimos_ed25519_verify(e.public_key_b64u, unhex(b.baseline_hash), b.signature_b64u) AS sig_ok,
+       EXISTS (SELECT 1 FROM events v WHERE v.event_id = b.event_id
+               AND v.mutation_hash = b.event_mutation_hash
+               AND v.operation = 'cognitive_initial_weight_attested') AS event_ok
+FROM weight_baselines b
+LEFT JOIN identity_epochs e ON e.agent_id = 'housekeeper' AND e.valid_from = b.signer_valid_from
+"""
+
+
+def _chain_reason(
+    memory: dict[str, Any], chain: list[dict[str, Any]], initial: int
+) -> tuple[str | None, int]:
+    """First failing reason of one memory's weight chain (None when it holds), and sigs verified."""
+    geneses = [r for r in chain if r["prev_projection_hash"] is None]
+    if len(geneses) != 1:
+        return "cognitive_projection_genesis_invalid", 0
+    by_prev: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in chain:
+        if r["prev_projection_hash"] is not None:
+            by_prev[r["prev_projection_hash"]].append(r)
+    if any(len(v) > 1 for v in by_prev.values()):
+        return "cognitive_projection_fork", 0
+    ordered = [geneses[0]]
+    while ordered[-1]["projection_hash"] in by_prev:
+        ordered.append(by_prev[ordered[-1]["projection_hash"]][0])
+        if len(ordered) > len(chain):
+            return "cognitive_projection_fork", 0
+    if len(ordered) != len(chain):
+        return "cognitive_projection_disconnected", 0
+    if ordered[0]["old_weight_milli"] != initial:
+        return "cognitive_projection_genesis_invalid", 0
+    sigs = 0
+    previous_new = None
+    for r in ordered:
+        for w in (r["old_weight_milli"], r["new_weight_milli"]):
+            if not 100 <= w <= 3000:
+                return "projection_display_invalid", sigs
+        if r["old_weight_milli"] == r["new_weight_milli"]:
+            return "projection_display_invalid", sigs
+        if previous_new is not None and r["old_weight_milli"] != previous_new:
+            return "continuity_break", sigs
+        previous_new = r["new_weight_milli"]
+        if r["h_recomputed"] != r["projection_hash"]:
+            return "hash_mismatch", sigs
+        if r["t_recomputed"] != r["transition_hash"]:
+            return "transition_hash_invalid", sigs
+        if r["t_sig_ok"] != 1:
+            return "transition_signature_invalid", sigs
+        sigs += 1
+        if r["body_json"] is None:
+            return "provenance_binding_invalid", sigs
+        if r["p_content_recomputed"] != r["p_content_hash"]:
+            return "provenance_signed_body_content_hash_mismatch", sigs
+        if r["p_mutation_recomputed"] != r["provenance_mutation_hash"]:
+            return "provenance_hash_invalid", sigs
+        body = json.loads(r["body_json"])
+        if (
+            r["p_event_type"] != "REWEIGHT"
+            or body.get("event_type") != "REWEIGHT"
+            or r["p_memory_id"] != r["memory_id"]
+            or body.get("memory_id") != r["memory_id"]
+            or body.get("company_id") != r["company_id"]
+            or body.get("old_weight_milli") != r["old_weight_milli"]
+            or body.get("new_weight_milli") != r["new_weight_milli"]
+        ):
+            return "provenance_event_type_invalid", sigs
+        if r["company_id"] != r["memory_company"] or r["p_company"] != r["memory_company"]:
+            return "provenance_event_type_invalid", sigs  # cross-tenant replay, as the reference names it
+        if r["e_role"] != "housekeeper" or r["p_signer"] != "housekeeper":
+            return "provenance_binding_invalid", sigs
+        if r["p_signer_vf"] != r["signer_valid_from"] or r["p_cert_fp"] != r["e_cert_fp"]:
+            return "provenance_signer_certificate_row_mismatch", sigs
+        if r["e_revoked_at"] is not None and r["e_revoked_at"] <= r["p_ts"]:
+            return "provenance_signer_revoked_before_evidence", sigs
+        if not r["e_valid_from"] <= r["p_ts"] <= r["e_valid_until"]:
+            return "provenance_cert_expired", sigs
+        if r["p_sig_ok"] != 1:
+            return "signature_invalid", sigs
+    if memory["retrieval_weight_milli"] != ordered[-1]["new_weight_milli"]:
+        return "terminal_weight_mismatch", sigs
+    return None, sigs
+
+
+def chain_reasons(
+    conn: apsw.Connection, memories: list[dict[str, Any]]
+) -> dict[str, tuple[str | None, int, int]]:
+    """For each memory (rows of the memories table): (first failing reason or None, signatures
+    verified, chain length), counting its signed baseline as the genesis weight when present."""
+    if not memories:
+        return {}
+    ids = [m["memory_id"] for m in memories]
+    marks = ", ".join("?" * len(ids))
+    chains: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in rows(
+        conn,
+        _PROJECTIONS_SQL.replace(
+            "ORDER BY w.memory_id", f"WHERE w.memory_id IN ({marks}) ORDER BY w.memory_id"
+        ),
+        ids,
+    ):
+        chains[r["memory_id"]].append(r)
+    baselines = {
+        r["memory_id"]: r for r in rows(conn, _BASELINES_SQL + f" WHERE b.memory_id IN ({marks})", ids)
+    }
+    out: dict[str, tuple[str | None, int, int]] = {}
+    for m in memories:
+        chain = chains.get(m["memory_id"], [])
+        baseline = baselines.get(m["memory_id"])
+        reason: str | None = None
+        initial = 1000
+        if baseline is not None:
+            if baseline["hash_ok"] != 1 or baseline["sig_ok"] != 1 or baseline["event_ok"] != 1:
+                reason = "baseline_binding_invalid"
+            initial = int(baseline["observed_weight_milli"])
+        sigs = 0
+        if chain:
+            chain_reason, sigs = _chain_reason(m, chain, initial)
+            reason = reason or chain_reason
+        elif m["retrieval_weight_milli"] != initial:
+            reason = reason or (
+                "terminal_weight_mismatch" if baseline is not None else "unattested_initial_weight"
+            )
+        out[m["memory_id"]] = (reason, sigs, len(chain))
+    return out
