@@ -481,15 +481,20 @@ def run_mutation(transitions: int = 200) -> dict[str, Any]:
             )
         )
 
-        # cost of a signed transition, alternating good/bad on a fresh memory so each one moves
+        # cost of a signed transition on a fresh memory: the evidence sum cycles 1, 2, 1, 0, -1, -2,
+        # -1, 0, so the weight rises and falls within bounds; only authorized transitions are timed
         c = w.save("the egret wades in the shallows")
         receipt_c = w.recall("egret shallows").receipt["receipt_id"]
+        cycle = ("good", "good", "bad", "bad", "bad", "bad", "good", "good")
         times, sizes = [], []
-        for i in range(transitions):
+        i = 0
+        while len(times) < transitions:
             t0 = time.perf_counter()
-            result = w.outcome(c, receipt_c, "good" if i % 2 == 0 else "bad")
-            times.append(time.perf_counter() - t0)
+            result = w.outcome(c, receipt_c, cycle[i % len(cycle)])
+            elapsed = time.perf_counter() - t0
+            i += 1
             if result.terminal == "authorized_transition":
+                times.append(elapsed)
                 sizes.append(_logical_bytes(w.conn, result.projection_hash))
         bare = _bare_cost(w, transitions)
         w.conn.close()
