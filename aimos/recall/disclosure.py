@@ -193,6 +193,8 @@ def _verify_one(
     if event is None:
         raise _fail(mid, "memory_saved_event_missing")
     signer = records.epochs.get((event["signer_agent_id"], event["signer_valid_from"]))
+    if event["signer_agent_id"] != "housekeeper":
+        raise _fail(mid, "memory_saved_event_not_signed_by_housekeeper")
     try:
         ebody = json.loads(event["signed_body"])
         ebytes = canonical_json(ebody)
