@@ -486,7 +486,8 @@ def run_mutation(transitions: int = 200) -> dict[str, Any]:
         c = w.save("the egret wades in the shallows")
         receipt_c = w.recall("egret shallows").receipt["receipt_id"]
         cycle = ("good", "good", "bad", "bad", "bad", "bad", "good", "good")
-        times, sizes = [], []
+        times: list[float] = []
+        sizes: list[int] = []
         i = 0
         while len(times) < transitions:
             t0 = time.perf_counter()
