@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -36,37 +35,6 @@ def aimos_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("AIMOS_PASSPHRASE_FILE", str(pass_file))
     monkeypatch.delenv("AIMOS_KEYSTORE", raising=False)
     return home
-
-
-@dataclass
-class Run:
-    code: int
-    out: str
-    err: str
-
-
-def run_cli(
-    *args: str, input: str | None = None, env: dict[str, str] | None = None, timeout: float = 120
-) -> Run:
-    """Run the real `aimos` command in a subprocess (python -m aimos)."""
-    full_env = dict(os.environ)
-    if env:
-        full_env.update(env)
-    proc = subprocess.run(
-        [sys.executable, "-m", "aimos", *args],
-        input=input,
-        capture_output=True,
-        text=True,
-        env=full_env,
-        timeout=timeout,
-        check=False,
-    )
-    return Run(proc.returncode, proc.stdout, proc.stderr)
-
-
-@pytest.fixture
-def cli() -> type[Run]:
-    return Run
 
 
 @dataclass

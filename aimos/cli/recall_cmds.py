@@ -113,9 +113,9 @@ def receipt_verify(
 
     if not receipt.strip():
         raise UsageError("no receipt given", "Give a receipt id or a receipt JSON file.")
-    fingerprint = master_fingerprint or _anchor_fingerprint()
-    if len(fingerprint) != 64 or any(c not in "0123456789abcdef" for c in fingerprint):
-        raise UsageError("the master fingerprint must be 64 lowercase hex characters")
+    from aimos.cli.context import expected_master_fingerprint
+
+    fingerprint = expected_master_fingerprint(master_fingerprint)
     path = Path(receipt)
     if path.is_dir():
         raise UsageError(f"{path} is a folder, not a receipt file")
@@ -151,23 +151,6 @@ def receipt_verify(
     if not ok:
         failed = next(c for c in checks if not c["ok"])
         raise VerificationError(f"receipt does not verify: {failed['check']} failed")
-
-
-def _anchor_fingerprint() -> str:
-    from aimos import paths
-    from aimos.errors import UsageError
-
-    try:
-        anchors = json.loads(paths.anchors_path().read_text("utf-8"))
-        fingerprints = {b["master_fingerprint"] for b in anchors.get("brains", {}).values()}
-    except (OSError, ValueError, KeyError, AttributeError, TypeError):
-        fingerprints = set()
-    if len(fingerprints) != 1:
-        raise UsageError(
-            "no single master fingerprint in anchors.json to verify against",
-            "Give the expected one with --master-fingerprint HEX (the one `aimos install` printed).",
-        )
-    return str(fingerprints.pop())
 
 
 @receipt_app.command("list")

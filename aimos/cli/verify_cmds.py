@@ -27,16 +27,13 @@ def register(app: typer.Typer) -> None:
         json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
     ) -> None:
         """Run the in-database and the portable verifier; report verdicts, reasons, roots and parity."""
-        from aimos.cli.context import open_brain
-        from aimos.cli.recall_cmds import _anchor_fingerprint
+        from aimos.cli.context import expected_master_fingerprint, open_brain
         from aimos.errors import UsageError, VerificationError
         from aimos.learning.export import export_cognitive
         from aimos.learning.verifier import verify_brain
         from aimos.memory.versions import resolve_memory_id
 
-        fingerprint = master_fingerprint or _anchor_fingerprint()
-        if len(fingerprint) != 64 or any(c not in "0123456789abcdef" for c in fingerprint):
-            raise UsageError("the master fingerprint must be 64 lowercase hex characters")
+        fingerprint = expected_master_fingerprint(master_fingerprint)
         if memory is not None and not memory.strip():
             raise UsageError(
                 "--memory is empty", "Give a memory id, or leave --memory out to verify everything."
@@ -141,21 +138,14 @@ def register(app: typer.Typer) -> None:
         json_out: bool = typer.Option(False, "--json", help="Print the verdict as JSON."),
     ) -> None:
         """Verify a cognitive-evidence bundle offline, whoever made it; exit 4 when invalid."""
+        from aimos.cli.context import expected_master_fingerprint
         from aimos.errors import UsageError, VerificationError
         from aimos.verify.cognitive import verify_cognitive_file
 
-        if master_fingerprint is not None and (
-            len(master_fingerprint) != 64 or any(c not in "0123456789abcdef" for c in master_fingerprint)
-        ):
-            raise UsageError("the master fingerprint must be 64 lowercase hex characters")
+        fingerprint = expected_master_fingerprint(master_fingerprint)
         if not Path(file).is_file():
             raise UsageError(f"no file {file}")
-        if master_fingerprint is None:
-            from aimos.cli.recall_cmds import _anchor_fingerprint
-
-            master_fingerprint = _anchor_fingerprint()
-            say("verifying against the master fingerprint in anchors.json")
-        verdict = verify_cognitive_file(Path(file), expected_master_fingerprint=master_fingerprint)
+        verdict = verify_cognitive_file(Path(file), expected_master_fingerprint=fingerprint)
         result = {
             "verdict": verdict.verdict,
             "primary_reason": verdict.primary_reason,

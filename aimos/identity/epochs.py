@@ -435,16 +435,3 @@ def revocation_at(conn: apsw.Connection, agent_id: str, valid_from: int) -> int 
         (agent_id, valid_from),
     )
     return int(row["revoked_at"]) if row else None
-
-
-def grant_summary(grant: dict[str, Any] | None) -> dict[str, Any] | None:
-    if grant is None:
-        return None
-    return {
-        "allowed": bool(grant["allowed"]),
-        "write_allowed": bool(grant["write_allowed"]),
-        "clearance_ceiling": grant["clearance_ceiling"],
-        "data_class_ceiling": grant["data_class_ceiling"],
-        "mutation_hash": grant["mutation_hash"],
-        "signed_at": iso_ms(grant["ts_signed"]),
-    }

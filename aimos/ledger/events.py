@@ -17,7 +17,7 @@ from aimos.crypto.canonical import canonical_json
 from aimos.crypto.encoding import b64u_encode, iso_ms
 from aimos.crypto.messages import new_nonce, payload_message
 from aimos.identity.epochs import Signer
-from aimos.store.connection import one, rows
+from aimos.store.connection import one
 
 LEDGER_VERSION = "aimos-ledger/v1"
 
@@ -112,12 +112,3 @@ def append_event(
         tuple(record.values()),
     )
     return record
-
-
-def events_for_memory(conn: apsw.Connection, memory_id: str) -> list[dict[str, Any]]:
-    return rows(
-        conn,
-        "SELECT event_id, operation, signer_agent_id, ledger_seq, ts_signed, mutation_hash"
-        " FROM events WHERE subject_memory_id = ? ORDER BY ts_signed, rowid",
-        (memory_id,),
-    )

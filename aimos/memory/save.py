@@ -12,7 +12,7 @@ import apsw
 from aimos.crypto import commitments
 from aimos.crypto.canonical import canonical_json
 from aimos.crypto.encoding import b64u_decode, b64u_encode
-from aimos.errors import GrantError, IntegrityError, UsageError, ValueTooLargeError
+from aimos.errors import GrantError, UsageError, ValueTooLargeError
 from aimos.identity.epochs import (
     CLEARANCE_MAX,
     Signer,
@@ -451,8 +451,3 @@ def save(conn: apsw.Connection, housekeeper: Signer, req: SignedRequest, now: in
     """Verify and apply one signed save in its own write transaction (all or nothing)."""
     with write_transaction(conn):
         return save_in_transaction(conn, housekeeper, req, now)
-
-
-def assert_head(conn: apsw.Connection, memory_id: str) -> None:
-    if head_of(conn, memory_id) != memory_id:
-        raise IntegrityError(f"memory {memory_id} is not the head of its version chain")

@@ -2,35 +2,26 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import apsw
 
 from aimos.errors import MemoryNotFoundError, UsageError
-from aimos.store.connection import one, rows
-
-_ID_PREFIX = re.compile(r"^[0-9a-f-]{4,36}$")
+from aimos.store.connection import one, resolve_uuid_prefix, rows
 
 
 def resolve_memory_id(conn: apsw.Connection, ref: str, *, company_id: str | None = None) -> str:
     """A full memory id from a full id or a unique prefix of at least 4 characters."""
-    ref = (ref or "").strip().lower()
-    if not _ID_PREFIX.fullmatch(ref):
-        raise MemoryNotFoundError(
-            f"{ref!r} is not a memory id", "Memory ids look like 3f2a9c1e-...; run `aimos list`."
-        )
-    sql = "SELECT memory_id FROM memories WHERE memory_id >= ? AND memory_id < ?"
-    params: list[Any] = [ref, ref + "\U0010ffff"]
-    if company_id is not None:
-        sql += " AND company_id = ?"
-        params.append(company_id)
-    found = rows(conn, sql + " LIMIT 2", params)
-    if not found:
-        raise MemoryNotFoundError(f"no memory with id {ref}")
-    if len(found) > 1:
-        raise UsageError(f"memory id prefix {ref!r} is ambiguous", "Give more characters of the id.")
-    return str(found[0]["memory_id"])
+    return resolve_uuid_prefix(
+        conn,
+        ref,
+        table="memories",
+        column="memory_id",
+        what="memory",
+        not_found=MemoryNotFoundError,
+        extra_where="" if company_id is None else " AND company_id = ?",
+        extra_params=() if company_id is None else (company_id,),
+    )
 
 
 def head_of(conn: apsw.Connection, memory_id: str) -> str:
@@ -128,8 +119,3 @@ def list_memories(
         f"SELECT {MEMORY_COLUMNS} FROM memories{where} ORDER BY created_at DESC, rowid DESC LIMIT ?",
         (limit,),
     )
-
-
-def count_memories(conn: apsw.Connection) -> int:
-    row = one(conn, "SELECT COUNT(*) AS n FROM memories")
-    return int(row["n"]) if row else 0

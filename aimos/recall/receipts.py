@@ -11,12 +11,12 @@ import apsw
 
 from aimos.crypto.canonical import canonical_sha256_hex, canonical_text
 from aimos.crypto.merkle import merkle_root
-from aimos.errors import AimosError, NotFoundError, UsageError
+from aimos.errors import AimosError, NotFoundError
 from aimos.identity.epochs import Signer, master_row
 from aimos.ledger.events import append_event
 from aimos.recall.disclosure import Disclosed, verify_for_disclosure
 from aimos.recall.policy import Scored
-from aimos.store.connection import one, rows
+from aimos.store.connection import one, resolve_uuid_prefix
 
 RECEIPT_SCHEMA = "aimos.recall-receipt/v1"
 EVIDENCE_SCHEMA = "aimos.recall-evidence-entry/v1"
@@ -114,19 +114,14 @@ def record_receipt(
 
 
 def resolve_receipt_id(conn: apsw.Connection, ref: str) -> str:
-    ref = (ref or "").strip().lower()
-    if len(ref) < 4 or any(ch not in "0123456789abcdef-" for ch in ref):
-        raise ReceiptNotFoundError("that is not a receipt id")
-    found = rows(
+    return resolve_uuid_prefix(
         conn,
-        "SELECT receipt_id FROM recall_receipts WHERE receipt_id >= ? AND receipt_id < ? LIMIT 2",
-        (ref, ref + "\U0010ffff"),
+        ref,
+        table="recall_receipts",
+        column="receipt_id",
+        what="recall receipt",
+        not_found=ReceiptNotFoundError,
     )
-    if not found:
-        raise ReceiptNotFoundError(f"no recall receipt with id {ref}")
-    if len(found) > 1:
-        raise UsageError(f"receipt id prefix {ref} is ambiguous", "Give more characters of the id.")
-    return str(found[0]["receipt_id"])
 
 
 def receipt_document(conn: apsw.Connection, ref: str) -> dict[str, Any]:

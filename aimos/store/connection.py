@@ -212,3 +212,38 @@ def rows(conn: apsw.Connection, sql: str, params: Any = ()) -> list[dict[str, An
 def one(conn: apsw.Connection, sql: str, params: Any = ()) -> dict[str, Any] | None:
     found = rows(conn, sql, params)
     return found[0] if found else None
+
+
+_UUID_PREFIX = re.compile(r"[0-9a-f-]{4,36}")
+
+
+def resolve_uuid_prefix(
+    conn: apsw.Connection,
+    ref: str,
+    *,
+    table: str,
+    column: str,
+    what: str,
+    not_found: type[Exception],
+    extra_where: str = "",
+    extra_params: tuple[Any, ...] = (),
+) -> str:
+    """A full UUID from a full one or a unique prefix of at least 4 characters (case-insensitive).
+
+    ``not_found`` (an AimosError subclass) is raised for a malformed or unknown id; an ambiguous
+    prefix is a usage error."""
+    from aimos.errors import UsageError
+
+    ref = (ref or "").strip().lower()
+    if not _UUID_PREFIX.fullmatch(ref):
+        raise not_found(f"that is not a {what} id")
+    found = rows(
+        conn,
+        f"SELECT {column} AS id FROM {table} WHERE {column} >= ? AND {column} < ?{extra_where} LIMIT 2",
+        (ref, ref + "\U0010ffff", *extra_params),
+    )
+    if not found:
+        raise not_found(f"no {what} with id {ref}")
+    if len(found) > 1:
+        raise UsageError(f"{what} id prefix {ref} is ambiguous", "Give more characters of the id.")
+    return str(found[0]["id"])

@@ -17,7 +17,6 @@ from aimos.crypto.certs import parse_certificate, verify_certificate
 from aimos.crypto.ed25519 import fingerprint_of_b64u, verify
 from aimos.crypto.encoding import b64u_decode, hex32, parse_iso_ms
 from aimos.crypto.merkle import merkle_root
-from aimos.crypto.messages import payload_message
 from aimos.errors import AimosError
 
 
@@ -252,6 +251,3 @@ SQL_FUNCTIONS: dict[str, tuple[Any, int]] = {
     "aimos_revocation_prior": (revocation_prior, 3),
     "aimos_revocation_mutation": (revocation_mutation, 3),
 }
-
-# Kept for the test that checks the SQL message forms equal the kernel's.
-KERNEL_PAYLOAD_MESSAGE = payload_message

@@ -8,6 +8,7 @@ SQLite file read with the real `sqlite3` shell.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import subprocess
@@ -58,6 +59,11 @@ class Result:
         assert self.code == 0, self.describe()
         assert "Traceback" not in self.both, self.describe()
         return self
+
+    def json(self) -> Any:
+        """Assert success and parse stdout as JSON."""
+        self.ok()
+        return json.loads(self.out)
 
 
 def run_aimos(

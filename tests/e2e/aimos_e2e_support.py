@@ -2,7 +2,8 @@
 the secrets as the keystores hold them (file keystore files, or the OS keychain through keyring).
 
 Imported by the test modules of this folder as a plain module (tests/ is not a package; pytest puts
-this folder on sys.path).
+this folder on sys.path, and tests/conftest.py puts tests/cli there for `aimos_cli_support`, whose
+subprocess runner and `Result` this module re-exports).
 """
 
 from __future__ import annotations
@@ -10,74 +11,19 @@ from __future__ import annotations
 import base64
 import json
 import os
-import re
 import subprocess
-import sys
-from collections.abc import Iterable
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-SQLITE3 = "/usr/bin/sqlite3"
-BRAIN = "brain.sqlite3"
-PASSPHRASE_ENV = "AIMOS_PASSPHRASE_FILE"
-UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+from aimos_cli_support import BRAIN, PASSPHRASE_ENV, SQLITE3, UUID_RE, Result, run_aimos
+
+__all__ = ["BRAIN", "PASSPHRASE_ENV", "SQLITE3", "UUID_RE", "Result", "run_aimos"]
+
 KEYCHAIN_HELP = (
     "the keychain tests need a real Secret Service: run them with "
     "`dbus-run-session -- bash scripts/test-in-keyring-session.sh tests/e2e`"
 )
-
-
-@dataclass
-class Result:
-    args: tuple[str, ...]
-    code: int
-    out: str
-    err: str
-
-    @property
-    def both(self) -> str:
-        return self.out + self.err
-
-    def describe(self) -> str:
-        return (
-            f"aimos {' '.join(self.args)[:200]} -> exit {self.code}\nstdout:\n{self.out}\nstderr:\n{self.err}"
-        )
-
-    def ok(self) -> Result:
-        assert self.code == 0, self.describe()
-        assert "Traceback" not in self.both, self.describe()
-        return self
-
-    def json(self) -> Any:
-        self.ok()
-        return json.loads(self.out)
-
-
-def run_aimos(
-    *args: str,
-    input: str | None = None,
-    env: dict[str, str] | None = None,
-    unset: Iterable[str] = (),
-    timeout: float = 120,
-) -> Result:
-    """Run `python -m aimos ARGS` as a real subprocess (stdin is empty unless ``input`` is given)."""
-    full_env = dict(os.environ)
-    full_env.update(env or {})
-    for name in unset:
-        full_env.pop(name, None)
-    proc = subprocess.run(
-        [sys.executable, "-m", "aimos", *args],
-        input=input,
-        stdin=subprocess.DEVNULL if input is None else None,
-        capture_output=True,
-        text=True,
-        env=full_env,
-        timeout=timeout,
-        check=False,
-    )
-    return Result(tuple(args), proc.returncode, proc.stdout, proc.stderr)
 
 
 def sqlite_rows(brain: Path, sql: str) -> list[dict[str, Any]]:
