@@ -20,7 +20,7 @@ from aimos.crypto import commitments
 from aimos.errors import AimosError
 from aimos.learning.rule import next_weight_milli
 from aimos.recall.disclosure import DisclosureError, verify_many
-from aimos.recall.weight_chain import chain_reasons
+from aimos.recall.weight_chain import BATCH, chain_reasons
 from aimos.store.connection import rows
 
 # The closed vocabulary (the reference's names where it has one).
@@ -126,15 +126,35 @@ def verify_brain(conn: apsw.Connection, memory_id: str | None = None) -> Report:
             )
         if reason is None and mid in replays:
             reason, detail = "valence_replay_mismatch", replays[mid]
-        if reason is None:
+        records.append(MemoryRecord(mid, status, reason is None, length, sigs, reason, detail))
+    by_id = {m["memory_id"]: m for m in memories}
+    failures = _save_failures(conn, [by_id[r.memory_id] for r in records if r.reason is None])
+    for record in records:
+        failure = failures.get(record.memory_id)
+        if failure is not None:
+            record.reason, record.detail, record.ok = "save_record_invalid", failure, False
+    return Report(records, [] if memory_id else verify_event_chains(conn))
+
+
+def _save_failures(conn: apsw.Connection, memories: list[dict[str, Any]]) -> dict[str, str]:
+    """Disclosure verification of every memory's signed save record, a batch at a time; a batch
+    that fails is re-checked one memory at a time to name each failure."""
+    failures: dict[str, str] = {}
+    for start in range(0, len(memories), BATCH):
+        batch = memories[start : start + BATCH]
+        try:
+            verify_many(conn, batch, allow_superseded=True)
+            continue
+        except AimosError:
+            pass
+        for m in batch:
             try:
                 verify_many(conn, [m], allow_superseded=True)
             except DisclosureError as exc:
-                reason, detail = "save_record_invalid", exc.reason
+                failures[m["memory_id"]] = exc.reason or exc.message
             except AimosError as exc:
-                reason, detail = "save_record_invalid", exc.message
-        records.append(MemoryRecord(mid, status, reason is None, length, sigs, reason, detail))
-    return Report(records, [] if memory_id else verify_event_chains(conn))
+                failures[m["memory_id"]] = exc.message
+    return failures
 
 
 def _replay_reasons(conn: apsw.Connection) -> dict[str, str]:

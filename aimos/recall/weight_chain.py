@@ -133,11 +133,23 @@ def _chain_reason(
     return None, sigs
 
 
+BATCH = 500  # memory ids per query, well under SQLite's bound on variables
+
+
 def chain_reasons(
     conn: apsw.Connection, memories: list[dict[str, Any]]
 ) -> dict[str, tuple[str | None, int, int]]:
     """For each memory (rows of the memories table): (first failing reason or None, signatures
     verified, chain length), counting its signed baseline as the genesis weight when present."""
+    out: dict[str, tuple[str | None, int, int]] = {}
+    for start in range(0, len(memories), BATCH):
+        out.update(_chain_reasons_batch(conn, memories[start : start + BATCH]))
+    return out
+
+
+def _chain_reasons_batch(
+    conn: apsw.Connection, memories: list[dict[str, Any]]
+) -> dict[str, tuple[str | None, int, int]]:
     if not memories:
         return {}
     ids = [m["memory_id"] for m in memories]
