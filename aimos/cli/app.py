@@ -47,6 +47,7 @@ def _register() -> None:
     from aimos.cli import (
         agent_cmds,
         eval_cmds,
+        housekeeper_cmds,
         install_cmd,
         learning_cmds,
         memory_cmds,
@@ -61,6 +62,7 @@ def _register() -> None:
     learning_cmds.register(app)
     verify_cmds.register(app)
     status_cmd.register(app)
+    housekeeper_cmds.register(app)
     app.add_typer(recall_cmds.receipt_app, name="receipt")
     app.add_typer(recall_cmds.index_app, name="index")
     app.add_typer(agent_cmds.agent_app, name="agent")

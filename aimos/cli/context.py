@@ -78,25 +78,21 @@ def open_brain(*, write: bool) -> Brain:
 def expected_master_fingerprint(option: str | None) -> str:
     """The trust anchor for a verifier: the fingerprint the user gave, else the one `aimos install`
     wrote to anchors.json (outside the brain); never one taken from the data being verified."""
-    import json
     import sys
 
     from aimos.crypto.encoding import is_hex64
     from aimos.errors import UsageError
+    from aimos.identity.anchors import anchored_fingerprints
 
     if option is not None:
         if not is_hex64(option):
             raise UsageError("the master fingerprint must be 64 lowercase hex characters")
         return option
-    try:
-        anchors = json.loads(paths.anchors_path().read_text("utf-8"))
-        fingerprints = {b["master_fingerprint"] for b in anchors.get("brains", {}).values()}
-    except (OSError, ValueError, KeyError, AttributeError, TypeError):
-        fingerprints = set()
-    if len(fingerprints) != 1 or not is_hex64(next(iter(fingerprints))):
+    fingerprints = anchored_fingerprints()
+    if len(fingerprints) != 1:
         raise UsageError(
             "no single master fingerprint in anchors.json to verify against",
             "Give the expected one with --master-fingerprint HEX (the one `aimos install` printed).",
         )
     sys.stderr.write("verifying against the master fingerprint in anchors.json\n")
-    return str(fingerprints.pop())
+    return fingerprints.pop()

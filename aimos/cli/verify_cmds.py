@@ -29,8 +29,7 @@ def register(app: typer.Typer) -> None:
         """Run the in-database and the portable verifier; report verdicts, reasons, roots and parity."""
         from aimos.cli.context import expected_master_fingerprint, open_brain
         from aimos.errors import UsageError, VerificationError
-        from aimos.learning.export import export_cognitive
-        from aimos.learning.verifier import verify_brain
+        from aimos.learning.verifier import verify_everything
         from aimos.memory.versions import resolve_memory_id
 
         fingerprint = expected_master_fingerprint(master_fingerprint)
@@ -40,66 +39,32 @@ def register(app: typer.Typer) -> None:
             )
         with open_brain(write=True) as brain:
             mid = resolve_memory_id(brain.conn, memory) if memory else None
-            report = verify_brain(brain.conn, mid)
-            bundle = export_cognitive(brain.conn, memory_id=mid)
-        portable = _portable(bundle, fingerprint)
-        in_db = {r.memory_id: r for r in report.records}
-        mismatches = []
-        for rec in portable.records:
-            mine = in_db.get(rec["memory_id"])
-            theirs = (rec["ok"], rec["certification_status"], rec["chain_length"], rec["sigs_verified"])
-            if (
-                mine is None
-                or (mine.ok, mine.certification_status, mine.chain_length, mine.sigs_verified) != theirs
-            ):
-                mismatches.append(rec["memory_id"])
-        # parity: the same memories with the same (ok, class, chain length, signatures); when both
-        # verdicts are valid their corpus roots must be equal too (a reason's wording may differ
-        # between the two under tampering, and the reason is part of the root)
-        parity = not mismatches and len(portable.records) == len(report.records)
-        if report.ok and portable.verdict == "valid":
-            parity = parity and portable.corpus_proof_root == report.corpus_proof_root
-        result = {
-            "in_database": {
-                "ok": report.ok,
-                "corpus_proof_root": report.corpus_proof_root,
-                "memories": len(report.records),
-                "failures": [r.__dict__ for r in report.records if not r.ok],
-                "event_chains": report.event_chains,
-            },
-            "portable": {
-                "verdict": portable.verdict,
-                "primary_reason": portable.primary_reason,
-                "corpus_proof_root": portable.corpus_proof_root,
-                "memories": len(portable.records),
-            },
-            "parity": parity,
-            "parity_mismatches": mismatches,
-        }
+            result = verify_everything(brain.conn, fingerprint, mid)
+        in_db, portable = result["in_database"], result["portable"]
         if json_out:
             emit_json(result)
         else:
             out(
-                f"in-database verifier  {'ok' if report.ok else 'FAILED'}  {len(report.records)} memories, "
-                f"{len(report.event_chains)} event chains"
+                f"in-database verifier  {'ok' if in_db['ok'] else 'FAILED'}  {in_db['memories']} memories, "
+                f"{len(in_db['event_chains'])} event chains"
             )
-            out(f"  corpus proof root   {report.corpus_proof_root}")
-            for r in report.records:
-                if not r.ok:
-                    out(
-                        f"  FAIL {r.memory_id}  {r.certification_status}  {r.reason}"
-                        + (f" ({r.detail})" if r.detail else "")
-                    )
-            for c in report.event_chains:
+            out(f"  corpus proof root   {in_db['corpus_proof_root']}")
+            for r in in_db["failures"]:
+                out(
+                    f"  FAIL {r['memory_id']}  {r['certification_status']}  {r['reason']}"
+                    + (f" ({r['detail']})" if r["detail"] else "")
+                )
+            for c in in_db["event_chains"]:
                 if not c["ok"]:
                     out(f"  FAIL events of {c['signer_agent_id']}  {c['reason']}")
             out(
-                f"portable verifier     {portable.verdict}"
-                + (f"  {portable.primary_reason}" if portable.primary_reason else "")
+                f"portable verifier     {portable['verdict']}"
+                + (f"  {portable['primary_reason']}" if portable["primary_reason"] else "")
             )
-            out(f"  corpus proof root   {portable.corpus_proof_root}")
-            out(f"parity                {'yes' if parity else 'NO: ' + ', '.join(mismatches[:5])}")
-        if not (report.ok and portable.verdict == "valid" and parity):
+            out(f"  corpus proof root   {portable['corpus_proof_root']}")
+            mismatches = result["parity_mismatches"]
+            out(f"parity                {'yes' if result['parity'] else 'NO: ' + ', '.join(mismatches[:5])}")
+        if not result["ok"]:
             raise VerificationError(
                 "the brain does not verify", "See the failing memories above; restore from a backup."
             )

@@ -230,3 +230,50 @@ def verify_event_chains(conn: apsw.Connection) -> list[dict[str, Any]]:
             }
         )
     return out
+
+
+def verify_everything(
+    conn: apsw.Connection, expected_master_fingerprint: str, memory_id: str | None = None
+) -> dict[str, Any]:
+    """Both verifiers over the brain (or one memory) and their parity, as one report.
+
+    The in-database verifier runs here; the portable one gets the exported cognitive bundle and
+    the trust anchor from outside the data. Parity: the same memories with the same (ok, class,
+    chain length, signatures), and equal corpus roots when both verdicts are valid (a reason's
+    wording may differ between the two under tampering, and the reason is part of the root).
+    """
+    from aimos.learning.export import export_cognitive
+    from aimos.verify.cognitive import verify_cognitive_bundle
+
+    report = verify_brain(conn, memory_id)
+    bundle = export_cognitive(conn, memory_id=memory_id)
+    portable = verify_cognitive_bundle(bundle, expected_master_fingerprint=expected_master_fingerprint)
+    in_db = {r.memory_id: r for r in report.records}
+    mismatches = []
+    for rec in portable.records:
+        mine = in_db.get(rec["memory_id"])
+        theirs = (rec["ok"], rec["certification_status"], rec["chain_length"], rec["sigs_verified"])
+        ours = (mine.ok, mine.certification_status, mine.chain_length, mine.sigs_verified) if mine else None
+        if ours != theirs:
+            mismatches.append(rec["memory_id"])
+    parity = not mismatches and len(portable.records) == len(report.records)
+    if report.ok and portable.verdict == "valid":
+        parity = parity and portable.corpus_proof_root == report.corpus_proof_root
+    return {
+        "ok": bool(report.ok and portable.verdict == "valid" and parity),
+        "in_database": {
+            "ok": report.ok,
+            "corpus_proof_root": report.corpus_proof_root,
+            "memories": len(report.records),
+            "failures": [r.__dict__ for r in report.records if not r.ok],
+            "event_chains": report.event_chains,
+        },
+        "portable": {
+            "verdict": portable.verdict,
+            "primary_reason": portable.primary_reason,
+            "corpus_proof_root": portable.corpus_proof_root,
+            "memories": len(portable.records),
+        },
+        "parity": parity,
+        "parity_mismatches": mismatches,
+    }

@@ -21,9 +21,11 @@ ALLOWED: dict[str, set[str]] = {
     "verify": {"crypto"},
     "recall": {"crypto", "store", "identity", "ledger", "memory", "verify"},
     "learning": {"crypto", "store", "identity", "ledger", "memory", "recall", "verify"},
+    "housekeeper": {"crypto", "store", "identity", "ledger", "memory", "recall", "learning", "verify"},
     "eval": {"crypto", "store", "identity", "ledger", "memory", "recall", "learning", "verify", "installer"},
     "cli": {
         "crypto", "store", "identity", "ledger", "memory", "recall", "learning", "verify", "eval", "installer", "cli",
+        "housekeeper",
     },
 }
 COMMON = {"errors", "exit_codes", "paths", ""}

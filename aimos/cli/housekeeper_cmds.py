@@ -1,0 +1,127 @@
+"""`aimos housekeeper run|start|stop|status|run-job`: the scheduler of the housekeeper's jobs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+
+from aimos.cli.output import emit_json, out, say, table, when
+
+housekeeper_app = typer.Typer(
+    help="The housekeeper: five scheduled jobs, each on the signed record.",
+    no_args_is_help=True,
+)
+
+
+def _require_brain() -> None:
+    from aimos import paths
+    from aimos.errors import NotInstalledError
+
+    if not paths.brain_path().exists():
+        raise NotInstalledError(f"no aimos brain at {paths.brain_path()}")
+
+
+def print_readiness(report: dict[str, Any]) -> None:
+    service = report["service"]
+    manager = f" via {service['manager']}" if service else ""
+    if report["running"]:
+        ready = "ready" if report["ready"] else "NOT ready"
+        out(f"housekeeper  running{manager} (pid {report['pid']}), {ready}")
+    else:
+        out(f"housekeeper  not running{manager}")
+    out(f"jobs         {report['jobs_registered']} of {len(report['jobs'])} registered")
+    rows = []
+    for job in report["jobs"]:
+        last = job["last_run"]
+        rows.append(
+            [
+                job["name"],
+                "yes" if job["registered"] else "no",
+                when(last["finished_at"]) if last else "never",
+                last["status"] if last else "-",
+                when(job["next_run"]),
+            ]
+        )
+    out(table(["job", "registered", "last run", "result", "next run"], rows))
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(housekeeper_app, name="housekeeper")
+
+
+@housekeeper_app.command("run")
+def run_cmd() -> None:
+    """Run the housekeeper in the foreground (what the service runs).
+
+    Ctrl-C or SIGTERM lets the running job finish, then exits."""
+    from aimos.housekeeper.scheduler import Housekeeper
+
+    _require_brain()
+    raise typer.Exit(Housekeeper().run())
+
+
+@housekeeper_app.command("run-job")
+def run_job_cmd(
+    name: str = typer.Argument(
+        ..., help="heartbeat, bottleneck-scan, nightly-dream, weekly-assessment or weekly-audit."
+    ),
+    json_out: bool = typer.Option(False, "--json", help="Print the run as JSON."),
+) -> None:
+    """Run one job now, on the signed record (exit 1 when it fails)."""
+    from aimos.errors import AimosError
+    from aimos.housekeeper.jobs import job_spec
+    from aimos.housekeeper.runs import run_job
+
+    spec = job_spec(name)
+    _require_brain()
+    run = run_job(spec, trigger="manual")
+    if json_out:
+        emit_json(run.to_json())
+    else:
+        out(f"{run.job}  {run.status}  {run.duration_ms} ms  (run {run.run_id})")
+        for key, value in run.result.items():
+            out(f"  {key}: {value}")
+    for item in run.attention:
+        say(f"attention: {item}")
+    if run.status == "FAILED":
+        raise AimosError(f"the {run.job} job failed: {run.error}", "The signed terminal event records it.")
+
+
+@housekeeper_app.command("start")
+def start_cmd(json_out: bool = typer.Option(False, "--json", help="Print as JSON.")) -> None:
+    """Start the housekeeper (exit 7 when it already runs)."""
+    from installer.service import start
+
+    _require_brain()
+    started = start()
+    if json_out:
+        emit_json(started)
+    else:
+        out(f"housekeeper started via {started['manager']} (pid {started['pid']}), 5 jobs registered")
+
+
+@housekeeper_app.command("stop")
+def stop_cmd(json_out: bool = typer.Option(False, "--json", help="Print as JSON.")) -> None:
+    """Stop the housekeeper after its running job (exit 3 when none runs)."""
+    from installer.service import stop
+
+    _require_brain()
+    stopped = stop()
+    if json_out:
+        emit_json(stopped)
+    else:
+        out(f"housekeeper stopped (pid {stopped['pid']})")
+
+
+@housekeeper_app.command("status")
+def status_cmd(json_out: bool = typer.Option(False, "--json", help="Print as JSON.")) -> None:
+    """Running or not; each job's last run, result and next run."""
+    from aimos.housekeeper.scheduler import readiness
+
+    _require_brain()
+    report = readiness()
+    if json_out:
+        emit_json(report)
+    else:
+        print_readiness(report)

@@ -1,0 +1,158 @@
+"""Nightly dream (02:00 UTC): full verification with a signed corpus proof root, then an online
+backup of the brain with SQLite's backup API, checked by opening it and verifying it, keeping
+the newest 7.
+
+The trust anchor for the portable verifier comes from anchors.json (outside the brain); a brain
+without one is verified against its own master row and the event says so.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import apsw
+
+from aimos import paths
+from aimos.housekeeper.jobs import JobContext
+from aimos.housekeeper.state import backups_dir
+from aimos.identity.anchors import anchored_fingerprint
+from aimos.identity.epochs import master_row
+from aimos.learning.verifier import verify_brain, verify_everything
+from aimos.ledger.events import append_event
+from aimos.store.connection import open_reader, write_transaction
+
+KEEP_BACKUPS = 7
+BACKUP_PREFIX = "brain-"
+BACKUP_SUFFIX = ".sqlite3"
+
+
+def backup_files() -> list[Path]:
+    """The brain's backups, oldest first (names sort by their UTC time)."""
+    folder = backups_dir()
+    if not folder.exists():
+        return []
+    return sorted(
+        p for p in folder.iterdir() if p.name.startswith(BACKUP_PREFIX) and p.name.endswith(BACKUP_SUFFIX)
+    )
+
+
+def _sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def online_backup(now: int) -> Path:
+    """Copy the live brain with the backup API (one step: a consistent WAL snapshot) to a 0600 file."""
+    folder = paths.ensure_private_dir(backups_dir())
+    stamp = datetime.fromtimestamp(now, tz=UTC).strftime("%Y%m%dT%H%M%SZ")
+    target = folder / f"{BACKUP_PREFIX}{stamp}{BACKUP_SUFFIX}"
+    n = 1
+    while target.exists():
+        target = folder / f"{BACKUP_PREFIX}{stamp}-{n}{BACKUP_SUFFIX}"
+        n += 1
+    partial = folder / f".{target.name}.{os.getpid()}.partial"
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    os.close(fd)
+    source = open_reader(paths.brain_path())
+    try:
+        destination = apsw.Connection(str(partial))
+        try:
+            with destination.backup("main", source, "main") as backup:
+                backup.step(-1)
+            destination.execute("PRAGMA journal_mode = DELETE")
+        finally:
+            destination.close()
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    finally:
+        source.close()
+    os.chmod(partial, 0o600)
+    os.replace(partial, target)
+    return target
+
+
+def check_backup(path: Path) -> dict[str, Any]:
+    """Open the backup read-only: SQLite's integrity check, then the in-database verifier."""
+    conn = open_reader(path)
+    try:
+        integrity = [r[0] for r in conn.execute("PRAGMA integrity_check").fetchall()]
+        report = verify_brain(conn)
+        return {
+            "integrity": integrity == ["ok"],
+            "verifies": report.ok,
+            "memories": len(report.records),
+            "corpus_proof_root": report.corpus_proof_root,
+        }
+    finally:
+        conn.close()
+
+
+def prune_backups(keep: int = KEEP_BACKUPS) -> list[str]:
+    files = backup_files()
+    removed = []
+    for old in files[: max(0, len(files) - keep)]:
+        old.unlink(missing_ok=True)
+        removed.append(old.name)
+    return removed
+
+
+def run(ctx: JobContext) -> dict[str, Any]:
+    started = time.perf_counter()
+    anchor = anchored_fingerprint(ctx.brain_id)
+    fingerprint = anchor or str(master_row(ctx.conn)["fingerprint"])
+    report = verify_everything(ctx.conn, fingerprint)
+    verify_ms = round((time.perf_counter() - started) * 1000, 1)
+    in_db, portable = report["in_database"], report["portable"]
+    if not report["ok"]:
+        ctx.attention.append(
+            f"the brain does not verify (portable: {portable['verdict']} {portable['primary_reason'] or ''})"
+        )
+    attested = {
+        "run_id": ctx.run_id,
+        "corpus_proof_root": in_db["corpus_proof_root"],
+        "portable_corpus_proof_root": portable["corpus_proof_root"],
+        "memories": in_db["memories"],
+        "in_database_ok": in_db["ok"],
+        "portable_verdict": portable["verdict"],
+        "portable_primary_reason": portable["primary_reason"],
+        "parity": report["parity"],
+        "trust_anchor": "anchors.json" if anchor else "brain master row (no anchors.json entry)",
+        "master_fingerprint": fingerprint,
+    }
+    with write_transaction(ctx.conn):
+        event = append_event(
+            ctx.conn,
+            ctx.housekeeper,
+            operation="corpus_proof_root_attested",
+            company_id=ctx.company_id,
+            metadata=attested,
+            now=ctx.now,
+        )
+    backup = online_backup(ctx.now)
+    checked = check_backup(backup)
+    if not (checked["integrity"] and checked["verifies"]):
+        ctx.attention.append(f"the backup {backup.name} does not verify")
+    removed = prune_backups()
+    return {
+        "verified": report["ok"],
+        "verify_ms": verify_ms,
+        "corpus_proof_root": in_db["corpus_proof_root"],
+        "corpus_root_event_id": event["event_id"],
+        "backup": {
+            "file": backup.name,
+            "bytes": backup.stat().st_size,
+            "sha256": _sha256_file(backup),
+            **checked,
+        },
+        "backups_kept": len(backup_files()),
+        "backups_removed": removed,
+    }

@@ -1,0 +1,224 @@
+"""Run one job on the signed record: `system_job_started`, the job, `system_job_terminal`.
+
+The started event is committed before the job begins, so a run that dies part-way (a crash, a
+SIGKILL) leaves an open run in the ledger; the next start reconciles it with a terminal event
+of status INTERRUPTED (the reference's boot recovery of open runs).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+import apsw
+
+from aimos import paths
+from aimos.errors import AimosError, NotInstalledError
+from aimos.housekeeper.jobs import JobContext, JobSpec, job_specs
+from aimos.identity.epochs import HOUSEKEEPER, brain_meta, load_signer
+from aimos.identity.keystore import open_keystore
+from aimos.ledger.events import append_event
+from aimos.store.connection import open_writer, rows, write_transaction
+
+STARTED = "system_job_started"
+TERMINAL = "system_job_terminal"
+
+
+@dataclass
+class JobRun:
+    job: str
+    job_id: str
+    run_id: str
+    status: str  # SUCCESS | ATTENTION | FAILED
+    trigger: str
+    started_at: int
+    finished_at: int
+    duration_ms: float
+    result: dict[str, Any]
+    attention: list[str]
+    error: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def open_housekeeper_writer() -> tuple[apsw.Connection, dict[str, str]]:
+    path = paths.brain_path()
+    if not path.exists():
+        raise NotInstalledError(f"no aimos brain at {path}")
+    conn = open_writer(path)
+    meta = brain_meta(conn)
+    if "brain_id" not in meta:
+        conn.close()
+        raise NotInstalledError(f"no aimos brain at {path}")
+    return conn, meta
+
+
+def _append(
+    conn: apsw.Connection, signer: Any, company: str, operation: str, metadata: dict[str, Any]
+) -> str:
+    with write_transaction(conn):
+        event = append_event(
+            conn, signer, operation=operation, company_id=company, metadata=metadata, now=int(time.time())
+        )
+    return str(event["event_id"])
+
+
+def run_job(spec: JobSpec, *, trigger: str, scheduled_for: int | None = None) -> JobRun:
+    """Run one job now in this process, bracketed by its signed events. Never raises for a job
+    failure (the terminal event records it); raises only when the brain cannot be opened or the
+    started event cannot be written."""
+    conn, meta = open_housekeeper_writer()
+    try:
+        keystore = open_keystore(meta["keystore"], meta["brain_id"])
+        started_at = int(time.time())
+        housekeeper = load_signer(conn, keystore, HOUSEKEEPER, started_at)
+        company = meta["company_id"]
+        run_id = str(uuid.uuid4())
+        base = {"job": spec.name, "job_id": spec.job_id, "run_id": run_id, "trigger": trigger}
+        _append(
+            conn, housekeeper, company, STARTED, {**base, "scheduled_for": scheduled_for, "pid": os.getpid()}
+        )
+        ctx = JobContext(conn, housekeeper, company, meta["brain_id"], started_at, run_id)
+        clock = time.perf_counter()
+        error: str | None = None
+        result: dict[str, Any] = {}
+        try:
+            result = spec.run(ctx)
+        except AimosError as exc:
+            error = f"{type(exc).__name__}: {exc.message}"
+        except Exception as exc:  # a job's failure is recorded, never lost and never fatal
+            error = f"{type(exc).__name__}: {exc}"
+        duration_ms = round((time.perf_counter() - clock) * 1000, 1)
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        status = "FAILED" if error else ("ATTENTION" if ctx.attention else "SUCCESS")
+        finished_at = int(time.time())
+        _append(
+            conn,
+            housekeeper,
+            company,
+            TERMINAL,
+            {
+                **base,
+                "status": status,
+                "duration_ms": duration_ms,
+                "result": result,
+                "attention": ctx.attention,
+                "error": error,
+            },
+        )
+        return JobRun(
+            spec.name,
+            spec.job_id,
+            run_id,
+            status,
+            trigger,
+            started_at,
+            finished_at,
+            duration_ms,
+            result,
+            ctx.attention,
+            error,
+        )
+    finally:
+        conn.close()
+
+
+def last_runs(conn: apsw.Connection) -> dict[str, dict[str, Any]]:
+    """Each job's newest terminal event (status, when, duration, attention) from the ledger."""
+    found: dict[str, dict[str, Any]] = {}
+    for spec in job_specs():
+        row = rows(
+            conn,
+            "SELECT event_id, ts_signed, signed_body FROM events WHERE operation = ?"
+            " AND json_extract(signed_body, '$.metadata.job_id') = ?"
+            " ORDER BY ts_signed DESC, rowid DESC LIMIT 1",
+            (TERMINAL, spec.job_id),
+        )
+        if row:
+            metadata = json.loads(row[0]["signed_body"])["metadata"]
+            found[spec.name] = {
+                "event_id": row[0]["event_id"],
+                "finished_at": int(row[0]["ts_signed"]),
+                "status": metadata.get("status"),
+                "trigger": metadata.get("trigger"),
+                "duration_ms": metadata.get("duration_ms"),
+                "attention": metadata.get("attention") or [],
+                "error": metadata.get("error"),
+            }
+    return found
+
+
+def _pid_alive(pid: Any) -> bool:
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def open_runs(conn: apsw.Connection) -> list[dict[str, Any]]:
+    """Started events with no terminal event whose process is gone: runs a killed process never
+    finished (a run still going in another live process is left alone)."""
+    finished = {
+        r["run_id"]
+        for r in rows(
+            conn,
+            "SELECT json_extract(signed_body, '$.metadata.run_id') AS run_id FROM events WHERE operation = ?",
+            (TERMINAL,),
+        )
+    }
+    found = []
+    for r in rows(
+        conn,
+        "SELECT event_id, ts_signed, json_extract(signed_body, '$.metadata') AS metadata FROM events"
+        " WHERE operation = ?",
+        (STARTED,),
+    ):
+        metadata = json.loads(r["metadata"])
+        if metadata.get("run_id") in finished or _pid_alive(metadata.get("pid")):
+            continue
+        found.append({"event_id": r["event_id"], "started_at": int(r["ts_signed"]), **metadata})
+    return found
+
+
+def reconcile_open_runs() -> list[str]:
+    """Close every open run with a signed INTERRUPTED terminal event; returns their run ids."""
+    conn, meta = open_housekeeper_writer()
+    try:
+        open_now = open_runs(conn)
+        if not open_now:
+            return []
+        keystore = open_keystore(meta["keystore"], meta["brain_id"])
+        housekeeper = load_signer(conn, keystore, HOUSEKEEPER, int(time.time()))
+        for run in open_now:
+            _append(
+                conn,
+                housekeeper,
+                meta["company_id"],
+                TERMINAL,
+                {
+                    "job": run.get("job"),
+                    "job_id": run.get("job_id"),
+                    "run_id": run.get("run_id"),
+                    "trigger": run.get("trigger"),
+                    "status": "INTERRUPTED",
+                    "duration_ms": None,
+                    "result": {},
+                    "attention": ["the process running this job stopped before it finished"],
+                    "error": None,
+                    "started_event_id": run["event_id"],
+                },
+            )
+        return [str(r.get("run_id")) for r in open_now]
+    finally:
+        conn.close()

@@ -1,0 +1,63 @@
+"""The trust anchors file (anchors.json): each installed brain's master fingerprint, kept outside
+the brain so a verifier never takes its trust anchor from the data it checks."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from aimos import paths
+from aimos.crypto.encoding import is_hex64
+
+SCHEMA = "aimos.anchors/v1"
+
+
+def read_anchors() -> dict[str, Any]:
+    """The anchors document; an empty one when the file is missing or unreadable."""
+    try:
+        document = json.loads(paths.anchors_path().read_text("utf-8"))
+    except (OSError, ValueError):
+        return {"schema": SCHEMA, "brains": {}}
+    if not isinstance(document, dict) or not isinstance(document.get("brains"), dict):
+        return {"schema": SCHEMA, "brains": {}}
+    return document
+
+
+def anchored_fingerprints() -> set[str]:
+    """Every well-formed master fingerprint recorded in anchors.json."""
+    found = set()
+    for entry in read_anchors()["brains"].values():
+        fingerprint = entry.get("master_fingerprint") if isinstance(entry, dict) else None
+        if isinstance(fingerprint, str) and is_hex64(fingerprint):
+            found.add(fingerprint)
+    return found
+
+
+def anchored_fingerprint(brain_id: str) -> str | None:
+    """The master fingerprint anchors.json holds for this brain, if any."""
+    entry = read_anchors()["brains"].get(brain_id)
+    fingerprint = entry.get("master_fingerprint") if isinstance(entry, dict) else None
+    return fingerprint if isinstance(fingerprint, str) and is_hex64(fingerprint) else None
+
+
+def add_anchor(brain_id: str, entry: dict[str, Any]) -> None:
+    """Record (or replace) one brain's entry, keeping the others; written 0600 atomically."""
+    document = read_anchors()
+    document["brains"][brain_id] = entry
+    document.setdefault("schema", SCHEMA)
+    paths.write_private_file(
+        paths.anchors_path(), (json.dumps(document, indent=2, sort_keys=True) + "\n").encode()
+    )
+
+
+def remove_anchor(brain_id: str) -> None:
+    """Drop one brain's entry (the file goes when it was the last)."""
+    document = read_anchors()
+    if document["brains"].pop(brain_id, None) is None:
+        return
+    if document["brains"]:
+        paths.write_private_file(
+            paths.anchors_path(), (json.dumps(document, indent=2, sort_keys=True) + "\n").encode()
+        )
+    else:
+        paths.anchors_path().unlink(missing_ok=True)

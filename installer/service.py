@@ -1,0 +1,324 @@
+"""Register, start and stop the housekeeper as a user service.
+
+Where a user service manager answers, the housekeeper is a systemd user unit (Linux) or a
+launchd agent (macOS), rendered from the templates in `packaging/` (shipped in the wheel as
+`installer/packaging/`); elsewhere (a container, no user session) it is a detached process with
+a pid file. What was chosen is recorded in the state dir, so `aimos housekeeper start|stop` and a
+rollback use the same manager.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from string import Template
+from typing import Any
+from xml.sax.saxutils import escape
+
+from aimos import paths
+from aimos.errors import AimosError, BusyError, NotFoundError, UsageError
+from aimos.housekeeper import state
+
+MANAGERS = ("systemd", "launchd", "process")
+SERVICE_CHOICES = ("auto", *MANAGERS, "none")
+READY_TIMEOUT_SECONDS = 30.0
+STOP_TIMEOUT_SECONDS = 150.0
+ENV_PASSED = ("AIMOS_HOME", "AIMOS_KEYSTORE")
+
+
+class ServiceError(AimosError):
+    """The housekeeper service could not be registered, started or stopped."""
+
+
+def templates_dir() -> Path:
+    """`installer/packaging` inside an installed wheel; `packaging/` beside it in a checkout."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "packaging", here.parent / "packaging"):
+        if (candidate / "systemd").is_dir():
+            return candidate
+    raise ServiceError(
+        "the service templates (packaging/) are missing from this aimos installation",
+        "Reinstall aimos, or install with --no-service.",
+    )
+
+
+@dataclass
+class ServiceRecord:
+    manager: str
+    name: str  # the unit name, launchd label or "process"
+    path: str | None  # the unit or plist file written, if any
+
+    def to_json(self) -> dict[str, Any]:
+        return {"schema": "aimos.housekeeper-service/v1", **self.__dict__}
+
+
+def read_record() -> ServiceRecord | None:
+    data = state.read_service_record()
+    if data is None:
+        return None
+    return ServiceRecord(str(data["manager"]), str(data.get("name", data["manager"])), data.get("path"))
+
+
+def _write_record(record: ServiceRecord) -> None:
+    paths.write_private_file(
+        state.service_record_path(), (json.dumps(record.to_json(), indent=2) + "\n").encode()
+    )
+
+
+def _run(argv: list[str], timeout: float = 30.0) -> subprocess.CompletedProcess[str]:
+    try:
+        return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return subprocess.CompletedProcess(argv, 127, "", str(exc))
+
+
+def systemd_user_available() -> bool:
+    if not sys.platform.startswith("linux") or shutil.which("systemctl") is None:
+        return False
+    done = _run(["systemctl", "--user", "is-system-running"], timeout=10)
+    return done.stdout.strip() in ("running", "degraded", "starting")
+
+
+def detect_manager() -> str:
+    if sys.platform == "darwin" and shutil.which("launchctl"):
+        return "launchd"
+    if systemd_user_available():
+        return "systemd"
+    return "process"
+
+
+def choose_manager(choice: str) -> str | None:
+    """The manager for ``--service CHOICE``; None for none."""
+    if choice not in SERVICE_CHOICES:
+        raise UsageError(
+            f"unknown service choice {choice!r}", f"Use --service {' | '.join(SERVICE_CHOICES)}."
+        )
+    if choice == "none":
+        return None
+    if choice == "auto":
+        return detect_manager()
+    if choice == "systemd" and not systemd_user_available():
+        raise UsageError(
+            "no systemd user session answers here",
+            "Use --service process (a detached process) or --no-service.",
+        )
+    if choice == "launchd" and sys.platform != "darwin":
+        raise UsageError("launchd exists only on macOS", "Use --service auto.")
+    return choice
+
+
+def command() -> list[str]:
+    return [sys.executable, "-m", "aimos", "housekeeper", "run"]
+
+
+def _environment() -> dict[str, str]:
+    return {k: os.environ[k] for k in ENV_PASSED if os.environ.get(k)}
+
+
+def _unit_name(brain_id: str) -> str:
+    return f"aimos-housekeeper-{brain_id[:8]}.service"
+
+
+def _label(brain_id: str) -> str:
+    return f"org.aimos.housekeeper.{brain_id[:8]}"
+
+
+def render_systemd_unit(brain_id: str) -> str:
+    def systemd_escape(value: str) -> str:
+        return value.replace("%", "%%")
+
+    def quoted(value: str) -> str:  # inside Environment="...": backslash and quote escaped
+        return systemd_escape(value).replace("\\", "\\\\").replace('"', '\\"')
+
+    env = "\n".join(f'Environment="{quoted(k)}={quoted(v)}"' for k, v in _environment().items())
+    template = Template((templates_dir() / "systemd" / "aimos-housekeeper.service.in").read_text("utf-8"))
+    return template.substitute(
+        description=f"aimos housekeeper for brain {brain_id}",
+        exec_start=systemd_escape(shlex.join(command())),
+        environment=env,
+        working_directory=systemd_escape(str(paths.data_dir())),
+    )
+
+
+def render_launchd_plist(brain_id: str) -> str:
+    indent = " " * 8
+    arguments = "\n".join(f"{indent}<string>{escape(a)}</string>" for a in command())
+    env = "\n".join(
+        f"{indent}<key>{escape(k)}</key>\n{indent}<string>{escape(v)}</string>"
+        for k, v in _environment().items()
+    )
+    log = str(state.log_path())
+    template = Template((templates_dir() / "launchd" / "org.aimos.housekeeper.plist.in").read_text("utf-8"))
+    return template.substitute(
+        label=escape(_label(brain_id)),
+        program_arguments=arguments,
+        environment=env,
+        working_directory=escape(str(paths.data_dir())),
+        stdout_path=escape(log),
+        stderr_path=escape(log),
+    )
+
+
+def _systemd_dir() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "systemd" / "user"
+
+
+def _check(done: subprocess.CompletedProcess[str], what: str) -> None:
+    if done.returncode != 0:
+        raise ServiceError(
+            f"{what} failed: {(done.stderr or done.stdout).strip()[:300]}",
+            "Install with --service process (a detached process) or --no-service, "
+            "then start it with `aimos housekeeper start`.",
+        )
+
+
+def register(brain_id: str, manager: str) -> ServiceRecord:
+    """Write the unit (or plist) for this brain and record the manager; starts nothing."""
+    paths.ensure_private_dir(paths.log_dir())
+    if manager == "systemd":
+        unit = _systemd_dir() / _unit_name(brain_id)
+        unit.parent.mkdir(parents=True, exist_ok=True)
+        paths.write_private_file(unit, render_systemd_unit(brain_id).encode())
+        _check(_run(["systemctl", "--user", "daemon-reload"]), "systemctl --user daemon-reload")
+        _check(_run(["systemctl", "--user", "enable", unit.name]), f"systemctl --user enable {unit.name}")
+        record = ServiceRecord("systemd", unit.name, str(unit))
+    elif manager == "launchd":
+        plist = Path.home() / "Library" / "LaunchAgents" / f"{_label(brain_id)}.plist"
+        plist.parent.mkdir(parents=True, exist_ok=True)
+        paths.write_private_file(plist, render_launchd_plist(brain_id).encode())
+        record = ServiceRecord("launchd", _label(brain_id), str(plist))
+    else:
+        record = ServiceRecord("process", "process", None)
+    _write_record(record)
+    return record
+
+
+def unregister() -> None:
+    """Stop the housekeeper if it runs and remove what `register` wrote (best effort, complete)."""
+    record = read_record()
+    if state.is_running():
+        try:
+            stop()
+        except AimosError:
+            _kill_pid(signal.SIGKILL)
+    if record is not None and record.manager == "systemd":
+        _run(["systemctl", "--user", "disable", record.name])
+        if record.path:
+            Path(record.path).unlink(missing_ok=True)
+        _run(["systemctl", "--user", "daemon-reload"])
+    elif record is not None and record.manager == "launchd" and record.path:
+        Path(record.path).unlink(missing_ok=True)
+    state.service_record_path().unlink(missing_ok=True)
+
+
+def _spawn_detached() -> int:
+    paths.ensure_private_dir(paths.log_dir())
+    log_fd = os.open(state.log_path(), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        proc = subprocess.Popen(
+            command(),
+            stdin=subprocess.DEVNULL,
+            stdout=log_fd,
+            stderr=log_fd,
+            start_new_session=True,  # no controlling terminal: a closed shell does not stop it
+            close_fds=True,
+            cwd=str(paths.ensure_private_dir(paths.data_dir())),
+        )
+    finally:
+        os.close(log_fd)
+    return _wait_ready(lambda: proc.poll())
+
+
+def _log_tail(lines: int = 8) -> str:
+    try:
+        text = state.log_path().read_text("utf-8", errors="replace").strip().splitlines()
+    except OSError:
+        return ""
+    return " | ".join(text[-lines:])
+
+
+def _wait_ready(exited: Any = None) -> int:
+    deadline = time.monotonic() + READY_TIMEOUT_SECONDS
+    while time.monotonic() < deadline:
+        status = state.read_status()
+        pid = state.read_pid()
+        if status and status.get("ready") and status.get("pid") == pid and state.is_running():
+            return int(pid) if pid is not None else 0
+        if exited is not None and exited() is not None:
+            raise ServiceError(
+                f"the housekeeper exited at start: {_log_tail()}",
+                f"See {state.log_path()}.",
+            )
+        time.sleep(0.05)
+    raise ServiceError(
+        f"the housekeeper did not report ready within {READY_TIMEOUT_SECONDS:.0f} s: {_log_tail()}",
+        f"See {state.log_path()}; `aimos housekeeper run` shows it in the foreground.",
+    )
+
+
+def start() -> dict[str, Any]:
+    """Start the housekeeper through its recorded manager; BUSY when it already runs."""
+    if state.is_running():
+        raise BusyError(
+            f"the housekeeper is already running (pid {state.read_pid()})",
+            "`aimos housekeeper status` shows its jobs; `aimos housekeeper stop` stops it.",
+        )
+    record = read_record() or ServiceRecord("process", "process", None)
+    if record.manager == "systemd":
+        _check(_run(["systemctl", "--user", "start", record.name]), f"systemctl --user start {record.name}")
+        pid = _wait_ready()
+    elif record.manager == "launchd":
+        domain = f"gui/{os.getuid()}"
+        _run(["launchctl", "bootout", f"{domain}/{record.name}"])
+        _check(_run(["launchctl", "bootstrap", domain, str(record.path)]), "launchctl bootstrap")
+        pid = _wait_ready()
+    else:
+        pid = _spawn_detached()
+    return {"manager": record.manager, "name": record.name, "pid": pid}
+
+
+def _kill_pid(sig: signal.Signals) -> int | None:
+    pid = state.read_pid()
+    if pid is not None:
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            return None
+    return pid
+
+
+def stop() -> dict[str, Any]:
+    """Ask the running housekeeper to finish its job and exit; wait until its lock is free."""
+    if not state.is_running():
+        raise NotFoundError(
+            "no housekeeper is running for this brain",
+            "Start it with `aimos housekeeper start`; `aimos housekeeper status` shows its last runs.",
+        )
+    record = read_record() or ServiceRecord("process", "process", None)
+    pid = state.read_pid()
+    if record.manager == "systemd":
+        _check(
+            _run(["systemctl", "--user", "stop", record.name], timeout=STOP_TIMEOUT_SECONDS), "systemctl stop"
+        )
+    elif record.manager == "launchd":
+        _run(["launchctl", "bootout", f"gui/{os.getuid()}/{record.name}"], timeout=STOP_TIMEOUT_SECONDS)
+    else:
+        _kill_pid(signal.SIGTERM)
+    deadline = time.monotonic() + STOP_TIMEOUT_SECONDS
+    while state.is_running():
+        if time.monotonic() > deadline:
+            raise ServiceError(
+                f"the housekeeper (pid {pid}) did not stop within {STOP_TIMEOUT_SECONDS:.0f} s",
+                f"It may be in a long job; wait, or end it with `kill {pid}`.",
+            )
+        time.sleep(0.05)
+    return {"manager": record.manager, "name": record.name, "pid": pid}
