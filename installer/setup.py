@@ -1,22 +1,38 @@
-"""Create a brain: file and migrations, master, housekeeper and first agent epoch, grant, anchors.
+"""Onboarding (`aimos install`): the plan, then the steps, each undone if a later one fails.
 
-A failure part-way removes exactly what this run created (brain file, keystore items,
-anchors file), so a failed install leaves nothing behind.
+Steps: check the guide corpus against its manifest (before anything is created); check the
+keystore; create the brain and migrate; master, housekeeper and agent epochs, the agent's
+master-signed grant (and the housekeeper's, for the system scope), the signed
+`first_launch_onboarding_started` event; the 8 guide memories through the real signed save
+path as the housekeeper; the trust anchor (anchors.json); register and start the housekeeper;
+the signed `first_launch_onboarding_terminal` event and the receipt file
+(`<state>/onboarding/first-launch-receipt.json`, with its own hash).
+
+A failure part-way removes exactly what this run created (brain file, keystore items, anchors
+entry, service, receipt, the folders it made), so a failed install leaves nothing behind.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
+import re
+import shutil
 import socket
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from aimos import __version__, paths
-from aimos.errors import UsageError
+from aimos.crypto import commitments, domains
+from aimos.crypto.encoding import iso_ms
+from aimos.errors import AimosError, UsageError
 from aimos.identity.epochs import (
     HOUSEKEEPER,
+    Signer,
     check_agent_id,
     check_clearance,
     check_validity_days,
@@ -28,8 +44,28 @@ from aimos.identity.epochs import (
 from aimos.identity.keystore import Keystore, choose_keystore
 from aimos.ledger.events import append_event
 from aimos.store.connection import open_writer, write_transaction
+from installer import guide_corpus
 
-_COMPANY_RE_HINT = "Company and brain names are 1-64 characters of letters, digits, '_', '-' and '.'."
+_NAME_HINT = "Company and brain names are 1-64 characters of letters, digits, '_', '-' and '.'."
+_MODEL_RE = re.compile(r"[A-Za-z0-9_.:/@+-]{1,128}")
+GRANT_REASON = "First-launch ordinary AIMOS memory authority"
+HOUSEKEEPER_GRANT_REASON = "Housekeeper system-scope authority (guide memories)"
+GUIDE_SOURCE = "guide:aimos-install"
+STEPS = (
+    "check_guides",
+    "check_keystore",
+    "create_brain",
+    "enrol_identities",
+    "ingest_guides",
+    "write_anchors",
+    "start_housekeeper",
+    "finish",
+)
+
+
+def after_step(name: str) -> None:
+    """Called after each install step completes. A seam for failure-injection tests (a test
+    replaces it to raise at a chosen step); it does nothing in normal use."""
 
 
 @dataclass
@@ -42,6 +78,10 @@ class InstallOptions:
     clearance: int = 10
     data_class: str = "confidential"
     read_only: bool = False
+    model_provider: str | None = None
+    model: str | None = None
+    guides: bool = True
+    service: str = "none"  # auto | systemd | launchd | process | none (the CLI defaults to auto)
 
 
 @dataclass
@@ -55,53 +95,79 @@ class InstallResult:
     agent_valid_from: int
     housekeeper_valid_from: int
     anchors_path: str
+    guide_memory_ids: list[str]
+    service: dict[str, Any] | None
+    plan_sha256: str
+    receipt_path: str | None
+    receipt_sha256: str | None
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
 
 
-@dataclass
-class _Tracking:
-    """A keystore wrapper that remembers what this run put, to undo it on failure."""
-
-    inner: Keystore
-    created: list[str] = field(default_factory=list)
-
-    @property
-    def kind(self) -> str:
-        return self.inner.kind
-
-    def put(self, name: str, secret: str) -> None:
-        self.inner.put(name, secret)
-        self.created.append(name)
-
-    def get(self, name: str) -> str:
-        return self.inner.get(name)
-
-    def delete(self, name: str) -> bool:
-        return self.inner.delete(name)
-
-    def describe(self) -> str:
-        return self.inner.describe()
-
-    def undo(self) -> None:
-        for name in reversed(self.created):
-            try:
-                self.inner.delete(name)
-            except Exception:  # noqa: S112 - best effort; the error that caused the undo wins
-                continue
-
-
 def validate(options: InstallOptions) -> None:
-    import re
-
     for what, value in (("brain name", options.brain_name), ("company", options.company_id)):
         if not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", value or ""):
-            raise UsageError(f"invalid {what} {value!r}", _COMPANY_RE_HINT)
+            raise UsageError(f"invalid {what} {value!r}", _NAME_HINT)
     check_agent_id(options.agent_id)
     check_validity_days(options.validity_days)
     check_clearance(options.clearance, ceiling=10)
     data_class_rank(options.data_class)
+    optional: tuple[tuple[str, str | None], ...] = (
+        ("model provider", options.model_provider),
+        ("model", options.model),
+    )
+    for label, given in optional:
+        if given is not None and not _MODEL_RE.fullmatch(given):
+            raise UsageError(
+                f"invalid {label} {given!r}",
+                "Use 1-128 letters, digits and . _ : / @ + - (for example anthropic, claude-sonnet-4).",
+            )
+
+
+def receipt_path() -> Path:
+    return paths.state_dir() / "onboarding" / "first-launch-receipt.json"
+
+
+def build_plan(options: InstallOptions, manager: str | None) -> dict[str, Any]:
+    """The onboarding plan (`hom.aimos.first-launch-onboarding-plan/v1`): what install will do,
+    with no clock in it, so the same choices give the same plan hash."""
+    guides: dict[str, Any] | None = None
+    if options.guides:
+        manifest = guide_corpus.build_manifest()
+        guides = {
+            "count": len(manifest["files"]),
+            "corpus_root": manifest["corpus_root"],
+            "manifest_version": manifest["version"],
+            "scope": "system",
+            "memory_type": "guide",
+        }
+    return {
+        "schema": domains.ONBOARDING_PLAN_SCHEMA,
+        "aimos_version": __version__,
+        "brain": {
+            "name": options.brain_name,
+            "company_id": options.company_id,
+            "path": str(paths.brain_path()),
+        },
+        "keystore": options.keystore or "os",
+        "agent": {
+            "agent_id": options.agent_id,
+            "model_provider": options.model_provider,
+            "model": options.model,
+            "validity_days": options.validity_days,
+            "clearance": options.clearance,
+            "data_class": options.data_class,
+            "write_allowed": not options.read_only,
+        },
+        "guides": guides,
+        "housekeeper": {"service": manager or "none"},
+        "steps": list(STEPS),
+    }
+
+
+def plan_sha256(plan: dict[str, Any]) -> str:
+    return commitments.document_sha256(plan).hex()
 
 
 def installed_brain_id(path: Path | None = None) -> str | None:
@@ -152,31 +218,155 @@ def is_unfinished_install(path: Path | None = None) -> bool:
 
 def _remove_brain_files(path: Path) -> None:
     for suffix in ("", "-wal", "-shm", "-journal"):
-        try:
+        with contextlib.suppress(FileNotFoundError):
             Path(str(path) + suffix).unlink()
-        except FileNotFoundError:
-            pass
+
+
+@dataclass
+class _Tracking:
+    """A keystore wrapper that remembers what this run put, to undo it on failure."""
+
+    inner: Keystore
+    created: list[str] = field(default_factory=list)
+
+    @property
+    def kind(self) -> str:
+        return self.inner.kind
+
+    def put(self, name: str, secret: str) -> None:
+        self.inner.put(name, secret)
+        self.created.append(name)
+
+    def get(self, name: str) -> str:
+        return self.inner.get(name)
+
+    def delete(self, name: str) -> bool:
+        return self.inner.delete(name)
+
+    def describe(self) -> str:
+        return self.inner.describe()
+
+    def undo(self) -> None:
+        for name in reversed(self.created):
+            with contextlib.suppress(Exception):  # best effort; the error that caused the undo wins
+                self.inner.delete(name)
+
+
+class _Run:
+    """One install run: the undo actions of what it created, run in reverse on failure."""
+
+    def __init__(self) -> None:
+        self.undo: list[tuple[str, Callable[[], None]]] = []
+        self.step = ""
+
+    def did(self, what: str, action: Callable[[], None]) -> None:
+        self.undo.append((what, action))
+
+    def mkdirs(self, folder: Path) -> None:
+        """Create ``folder`` 0700 and remember the folders this run made (removed if left empty)."""
+        missing = []
+        probe = folder
+        while not probe.exists():
+            missing.append(probe)
+            probe = probe.parent
+        paths.ensure_private_dir(folder)
+        for made in missing:  # deepest first
+            self.did(f"folder {made}", functools.partial(_rmdir_if_empty, made))
+
+    def rollback(self) -> list[str]:
+        failed = []
+        for what, action in reversed(self.undo):
+            try:
+                action()
+            except Exception as exc:  # keep undoing; report what could not be undone
+                failed.append(f"{what}: {exc}")
+        return failed
+
+
+def _rmdir_if_empty(folder: Path) -> None:
+    with contextlib.suppress(FileNotFoundError, OSError):
+        folder.rmdir()
+
+
+def _save_guides(
+    conn: Any, housekeeper: Signer, company_id: str, now: int
+) -> tuple[list[str], dict[str, Any]]:
+    from aimos.identity.requests import PATH_SAVE, sign_request
+    from aimos.memory.save import build_save_body, save_in_transaction
+
+    guides, manifest = guide_corpus.load_verified()
+    memory_ids = []
+    files = []
+    for guide in guides:
+        body = build_save_body(
+            company_id=company_id,
+            value=guide.text,
+            key=guide.key,
+            scope="system",
+            memory_type="guide",
+            clearance_level=10,
+            data_class="public",
+            source=GUIDE_SOURCE,
+        )
+        result = save_in_transaction(conn, housekeeper, sign_request(housekeeper, body, PATH_SAVE, now), now)
+        if result.status != "saved":
+            raise AimosError(f"the guide {guide.path} was not saved ({result.status})")
+        memory_ids.append(result.memory_id)
+        files.append(
+            {"path": guide.path, "sha256": guide.sha256, "bytes": guide.bytes, "memory_id": result.memory_id}
+        )
+    ingest = {
+        "manifest_schema": manifest["schema"],
+        "manifest_version": manifest["version"],
+        "corpus_root": manifest["corpus_root"],
+        "files": files,
+    }
+    append_event(
+        conn, housekeeper, operation="guide_corpus_ingested", company_id=company_id, metadata=ingest, now=now
+    )
+    return memory_ids, ingest
 
 
 def install(options: InstallOptions, passphrase: str, now: int) -> InstallResult:
     """Create and enrol a new brain. The caller has checked that none is installed."""
+    from installer import service
+
     validate(options)
-    brain_path = paths.brain_path()
-    if is_unfinished_install(brain_path):
-        _remove_brain_files(brain_path)
-    if brain_path.exists():
-        raise UsageError(
-            f"a file is already at {brain_path} but it is not an installed brain",
-            "Move it away or choose another AIMOS_HOME; aimos will not overwrite it.",
-        )
-    brain_id = str(uuid.uuid4())
-    chosen, note = choose_keystore(options.keystore, brain_id)
-    keystore = _Tracking(chosen)
-    anchors = paths.anchors_path()
-    created_anchors = False
+    manager = service.choose_manager(options.service)
+    plan = build_plan(options, manager)
+    plan_hash = plan_sha256(plan)
+    run = _Run()
     try:
+        # check_guides: every guide byte against the manifest and its root, before anything exists
+        run.step = "check_guides"
+        if options.guides:
+            guide_corpus.load_verified()
+        after_step(run.step)
+
+        run.step = "check_keystore"
+        brain_path = paths.brain_path()
+        if is_unfinished_install(brain_path):
+            _remove_brain_files(brain_path)
+        if brain_path.exists():
+            raise UsageError(
+                f"a file is already at {brain_path} but it is not an installed brain",
+                "Move it away or choose another AIMOS_HOME; aimos will not overwrite it.",
+            )
+        brain_id = str(uuid.uuid4())
+        chosen, note = choose_keystore(options.keystore, brain_id)
+        keystore = _Tracking(chosen)
+        run.did("keystore items", keystore.undo)
+        if keystore.kind == "file":
+            run.mkdirs(paths.keystore_dir(brain_id))
+        after_step(run.step)
+
+        run.step = "create_brain"
+        run.mkdirs(brain_path.parent)
+        run.did(f"brain file {brain_path}", lambda: _remove_brain_files(brain_path))
         conn = open_writer(brain_path, create=True)
         try:
+            after_step(run.step)
+            run.step = "enrol_identities"
             device_fp = f"aimos-device:{uuid.uuid5(uuid.NAMESPACE_DNS, socket.gethostname())}"
             with write_transaction(conn):
                 meta = {
@@ -199,6 +389,14 @@ def install(options: InstallOptions, passphrase: str, now: int) -> InstallResult
                     now=now,
                     device_fp=device_fp,
                 )
+                started_event = append_event(
+                    conn,
+                    housekeeper,
+                    operation="first_launch_onboarding_started",
+                    company_id=options.company_id,
+                    metadata={"plan_sha256": plan_hash, "plan": plan},
+                    now=now,
+                )
                 agent = enrol_epoch(
                     conn,
                     master,
@@ -219,7 +417,19 @@ def install(options: InstallOptions, passphrase: str, now: int) -> InstallResult
                     data_class_ceiling=options.data_class,
                     write_allowed=not options.read_only,
                     now=now,
-                    reason="First-launch ordinary AIMOS memory authority",
+                    reason=GRANT_REASON,
+                )
+                housekeeper_grant = issue_grant(
+                    conn,
+                    master,
+                    company_id=options.company_id,
+                    agent_id=HOUSEKEEPER,
+                    valid_from=housekeeper.valid_from,
+                    clearance_ceiling=10,
+                    data_class_ceiling="public",
+                    write_allowed=True,
+                    now=now,
+                    reason=HOUSEKEEPER_GRANT_REASON,
                 )
                 append_event(
                     conn,
@@ -231,42 +441,127 @@ def install(options: InstallOptions, passphrase: str, now: int) -> InstallResult
                         "master_fingerprint": master.fingerprint,
                         "keystore": keystore.kind,
                         "agent_id": options.agent_id,
+                        "model_provider": options.model_provider,
+                        "model": options.model,
                         "grant_mutation_hash": grant["mutation_hash"],
+                        "housekeeper_grant_mutation_hash": housekeeper_grant["mutation_hash"],
                         "aimos_version": __version__,
+                    },
+                    now=now,
+                )
+                after_step(run.step)
+                run.step = "ingest_guides"
+                guide_ids: list[str] = []
+                ingest: dict[str, Any] | None = None
+                if options.guides:
+                    guide_ids, ingest = _save_guides(conn, housekeeper, options.company_id, now)
+                after_step(run.step)
+        finally:
+            conn.close()
+
+        run.step = "write_anchors"
+        from aimos.identity.anchors import add_anchor, remove_anchor
+
+        run.mkdirs(paths.anchors_path().parent)
+        run.did("anchors.json entry", lambda: remove_anchor(brain_id))
+        add_anchor(
+            brain_id,
+            {
+                "master_fingerprint": master.fingerprint,
+                "brain_path": str(brain_path),
+                "brain_name": options.brain_name,
+                "company_id": options.company_id,
+            },
+        )
+        after_step(run.step)
+
+        run.step = "start_housekeeper"
+        service_info: dict[str, Any] | None = None
+        run.mkdirs(paths.state_dir())
+        if manager is not None:
+            from aimos.housekeeper import state
+
+            run.mkdirs(paths.log_dir())
+            log_existed = state.log_path().exists()
+            run.did(
+                "housekeeper log", lambda: None if log_existed else state.log_path().unlink(missing_ok=True)
+            )
+            run.did(
+                "housekeeper state files",
+                functools.partial(_remove_housekeeper_state, backups_existed=state.backups_dir().exists()),
+            )
+            run.did("housekeeper service", service.unregister)
+            record = service.register(brain_id, manager)
+            service_info = {"manager": record.manager, "name": record.name, "path": record.path}
+            service_info.update(service.start())
+        after_step(run.step)
+
+        run.step = "finish"
+        receipt_file = receipt_path()
+        run.mkdirs(receipt_file.parent)
+        run.did("onboarding receipt", lambda: receipt_file.unlink(missing_ok=True))
+        conn = open_writer(brain_path)
+        try:
+            from aimos.identity.epochs import load_signer
+
+            signer = load_signer(conn, keystore, HOUSEKEEPER, now)
+            with write_transaction(conn):
+                terminal = append_event(
+                    conn,
+                    signer,
+                    operation="first_launch_onboarding_terminal",
+                    company_id=options.company_id,
+                    metadata={
+                        "status": "SUCCESS",
+                        "plan_sha256": plan_hash,
+                        "started_event_id": started_event["event_id"],
+                        "guide_memories": len(guide_ids),
+                        "housekeeper_service": service_info["manager"] if service_info else "none",
                     },
                     now=now,
                 )
         finally:
             conn.close()
-        paths.ensure_private_dir(anchors.parent)
-        document = {
-            "schema": "aimos.anchors/v1",
-            "brains": {
-                brain_id: {
-                    "master_fingerprint": master.fingerprint,
-                    "brain_path": str(brain_path),
-                    "brain_name": options.brain_name,
-                    "company_id": options.company_id,
-                }
+        receipt: dict[str, Any] = {
+            "schema": domains.ONBOARDING_RECEIPT_SCHEMA,
+            "status": "SUCCESS",
+            "aimos_version": __version__,
+            "brain": {"brain_id": brain_id, "name": options.brain_name, "company_id": options.company_id},
+            "brain_path": str(brain_path),
+            "master_fingerprint": master.fingerprint,
+            "keystore": keystore.kind,
+            "agent": {
+                "agent_id": options.agent_id,
+                "valid_from": iso_ms(agent.valid_from),
+                "valid_until": iso_ms(agent.valid_until),
+                "cert_fingerprint": agent.cert_fingerprint,
+                "model_provider": options.model_provider,
+                "model": options.model,
+                "grant": {
+                    "clearance_ceiling": options.clearance,
+                    "data_class_ceiling": options.data_class,
+                    "write_allowed": not options.read_only,
+                    "mutation_hash": grant["mutation_hash"],
+                },
             },
+            "housekeeper": {"valid_from": iso_ms(housekeeper.valid_from), "service": service_info},
+            "guides": None if ingest is None else {**ingest, "count": len(guide_ids)},
+            "plan_sha256": plan_hash,
+            "started_event_id": started_event["event_id"],
+            "terminal_event_id": terminal["event_id"],
+            "created_at": iso_ms(now),
         }
-        if anchors.exists():
-            try:
-                existing = json.loads(anchors.read_text("utf-8"))
-                existing.setdefault("brains", {}).update(document["brains"])
-                document = existing
-            except (ValueError, AttributeError):
-                pass
-        paths.write_private_file(anchors, (json.dumps(document, indent=2, sort_keys=True) + "\n").encode())
-        created_anchors = True
-    except BaseException:
-        keystore.undo()
-        _remove_brain_files(brain_path)
-        keystore_dir = paths.keystore_dir(brain_id)
-        if keystore.kind == "file" and keystore_dir.exists() and not any(keystore_dir.iterdir()):
-            keystore_dir.rmdir()
-        if created_anchors:
-            anchors.unlink(missing_ok=True)
+        receipt["receipt_sha256"] = commitments.document_sha256(receipt).hex()
+        paths.write_private_file(
+            receipt_file, (json.dumps(receipt, indent=2, sort_keys=True) + "\n").encode()
+        )
+        after_step(run.step)
+    except BaseException as exc:
+        problems = run.rollback()
+        if isinstance(exc, AimosError):
+            exc.message = f"install failed at step {run.step}: {exc.message}"
+            if problems:
+                exc.message += f" (and could not undo: {'; '.join(problems)})"
         raise
     return InstallResult(
         brain_id=brain_id,
@@ -277,5 +572,29 @@ def install(options: InstallOptions, passphrase: str, now: int) -> InstallResult
         agent_id=options.agent_id,
         agent_valid_from=agent.valid_from,
         housekeeper_valid_from=housekeeper.valid_from,
-        anchors_path=str(anchors),
+        anchors_path=str(paths.anchors_path()),
+        guide_memory_ids=guide_ids,
+        service=service_info,
+        plan_sha256=plan_hash,
+        receipt_path=str(receipt_file),
+        receipt_sha256=str(receipt["receipt_sha256"]),
+    )
+
+
+def _remove_housekeeper_state(*, backups_existed: bool) -> None:
+    from aimos.housekeeper import state
+
+    for path in (state.pid_path(), state.status_path(), state.lock_path(), state.service_record_path()):
+        path.unlink(missing_ok=True)
+    backups = state.backups_dir()
+    if not backups_existed and backups.exists():  # only backups this run's housekeeper made
+        shutil.rmtree(backups)
+
+
+def verify_receipt(document: dict[str, Any]) -> bool:
+    """True when a receipt file's receipt_sha256 matches its other fields."""
+    claimed = document.get("receipt_sha256")
+    return (
+        isinstance(claimed, str)
+        and claimed == commitments.document_sha256(document, without="receipt_sha256").hex()
     )

@@ -20,6 +20,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "cli"))
 from aimos_cli_support import PASSPHRASE_ENV, run_aimos
 
 PASSPHRASE = "correct horse battery staple"
+
+# `aimos install` starts the housekeeper by default; the suites install many throwaway brains, so
+# they run with no service unless a test asks for one (`--service process` beats the variable).
+os.environ.setdefault("AIMOS_SERVICE", "none")
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 
@@ -59,7 +63,7 @@ def brain(aimos_home: Path) -> Iterator[InProcessBrain]:
     from installer.setup import InstallOptions, install
 
     now = int(time.time())
-    result = install(InstallOptions(keystore="file"), PASSPHRASE, now)
+    result = install(InstallOptions(keystore="file", guides=False), PASSPHRASE, now)
     conn = open_writer()
     keystore = open_keystore("file", result.brain_id)
     master = unlock_master(conn, keystore, PASSPHRASE)
@@ -88,7 +92,7 @@ def brain_template(tmp_path_factory: pytest.TempPathFactory) -> Any:
             pass_file.write_text(passphrase + "\n")
             pass_file.chmod(0o600)
             run_aimos(
-                "install", "--yes", "--keystore", "file",
+                "install", "--yes", "--no-guides", "--keystore", "file",
                 env={"AIMOS_HOME": str(home), PASSPHRASE_ENV: str(pass_file)},
                 unset=("AIMOS_KEYSTORE",),
             ).ok()

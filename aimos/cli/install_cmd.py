@@ -1,12 +1,90 @@
-"""`aimos install`: create a brain with its master, housekeeper and first agent."""
+"""`aimos install`: onboarding. Interactive by default, every prompt also a flag; `--yes` asks
+nothing, `--dry-run` prints the plan and changes nothing, `--add-agent ID` enrols another agent."""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import typer
 
 from aimos.cli.output import emit_json, out, say
+
+T = TypeVar("T")
+
+
+def _ask(label: str, default: T, check: Callable[[T], object], kind: type[T]) -> T:
+    """Prompt until the answer passes ``check``; each refusal says what is wrong and how to fix it."""
+    from aimos.errors import AimosError
+
+    while True:
+        value: T = typer.prompt(label, default=default, type=kind)
+        try:
+            check(value)
+            return value
+        except AimosError as exc:
+            say(f"  {exc.message}. {exc.hint}")
+
+
+def _interview(options: Any) -> None:
+    from aimos.identity.epochs import check_agent_id, check_clearance, check_validity_days, data_class_rank
+    from installer.setup import InstallOptions, validate
+
+    options.brain_name = _ask(
+        "Brain name", options.brain_name, lambda v: validate(InstallOptions(brain_name=v)), str
+    )
+    options.company_id = _ask(
+        "Company", options.company_id, lambda v: validate(InstallOptions(company_id=v)), str
+    )
+    options.agent_id = _ask("Agent id for this CLI", options.agent_id, check_agent_id, str)
+    provider = typer.prompt(
+        "Model provider (optional)", default=options.model_provider or "", show_default=False
+    )
+    options.model_provider = provider.strip() or None
+    model = typer.prompt("Model identifier (optional)", default=options.model or "", show_default=False)
+    options.model = model.strip() or None
+    options.validity_days = _ask(
+        "Agent validity in days (1-365)", options.validity_days, check_validity_days, int
+    )
+    options.clearance = _ask(
+        "Clearance ceiling (0-10)", options.clearance, lambda c: check_clearance(c, ceiling=10), int
+    )
+    options.data_class = _ask(
+        "Data-class ceiling (public, internal, confidential, restricted)",
+        options.data_class,
+        data_class_rank,
+        str,
+    )
+    options.read_only = typer.confirm(
+        "Read-only agent (may recall, may not save)?", default=options.read_only
+    )
+
+
+def _already_installed(json_out: bool, brain_id: str) -> None:
+    from aimos import paths
+    from aimos.store.connection import one, open_reader
+
+    conn = open_reader()
+    try:
+        master = one(conn, "SELECT fingerprint FROM master_identity")
+    finally:
+        conn.close()
+    fingerprint = master["fingerprint"] if master else "?"
+    if json_out:
+        emit_json(
+            {
+                "status": "already_installed",
+                "brain_id": brain_id,
+                "brain_path": str(paths.brain_path()),
+                "master_fingerprint": fingerprint,
+            }
+        )
+        return
+    out(f"aimos is already installed at {paths.brain_path()}; nothing was changed.")
+    out(f"master fingerprint: {fingerprint}")
+    say("To enrol another agent: aimos install --add-agent ID   (or: aimos agent enroll ID)")
+    say("Housekeeper: aimos housekeeper status")
 
 
 def register(app: typer.Typer) -> None:
@@ -15,6 +93,8 @@ def register(app: typer.Typer) -> None:
         brain_name: str = typer.Option("personal", "--brain-name", help="A name for this brain."),
         company: str = typer.Option("personal", "--company", help="The tenant the memories belong to."),
         agent_id: str = typer.Option("cli", "--agent-id", help="The first agent to enrol (the CLI)."),
+        model_provider: str = typer.Option(None, "--model-provider", help="The agent's model provider."),
+        model: str = typer.Option(None, "--model", help="The agent's model identifier."),
         keystore: str = typer.Option(
             None, "--keystore", help="os (the OS keychain, default), file (aimos's 0600 files) or auto."
         ),
@@ -25,42 +105,54 @@ def register(app: typer.Typer) -> None:
         ),
         read_only: bool = typer.Option(False, "--read-only", help="The agent may recall but not save."),
         passphrase_fd: int = typer.Option(
-            None, "--passphrase-fd", help="Read the new master passphrase from this file descriptor."
+            None, "--passphrase-fd", help="Read the master passphrase from this file descriptor."
         ),
+        service: str = typer.Option(
+            "auto",
+            "--service",
+            envvar="AIMOS_SERVICE",
+            help="How the housekeeper runs: auto, systemd, launchd, process or none (env AIMOS_SERVICE).",
+        ),
+        no_service: bool = typer.Option(
+            False, "--no-service", help="Do not register or start the housekeeper."
+        ),
+        no_guides: bool = typer.Option(False, "--no-guides", help="Do not save the 8 guide memories."),
+        add_agent: str = typer.Option(
+            None, "--add-agent", help="On an installed brain: enrol another agent."
+        ),
+        dry_run: bool = typer.Option(False, "--dry-run", help="Print the plan and its hash; change nothing."),
         yes: bool = typer.Option(False, "--yes", "-y", help="Ask no questions; use flags and defaults."),
         json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     ) -> None:
-        """Set up a brain: keystore, master key, housekeeper and agent epochs, grant."""
-        from aimos import paths
+        """Set up a brain: keystore, keys, grant, guide memories and the housekeeper."""
         from aimos.cli.context import now
+        from aimos.crypto.canonical import canonical_json
+        from aimos.errors import UsageError
         from aimos.identity.keystore import keystore_env_override
         from aimos.identity.passphrase import read_passphrase
-        from installer.setup import InstallOptions, installed_brain_id, validate
+        from installer.setup import InstallOptions, build_plan, installed_brain_id, plan_sha256, validate
         from installer.setup import install as do_install
 
+        if no_service:
+            service = "none"
         existing = installed_brain_id()
-        if existing is not None:
-            from aimos.store.connection import one, open_reader
+        if add_agent is not None:
+            if existing is None:
+                raise UsageError("--add-agent needs an installed brain", "Run `aimos install` first.")
+            from aimos.cli.agent_cmds import enroll
 
-            conn = open_reader()
-            try:
-                master = one(conn, "SELECT fingerprint FROM master_identity")
-            finally:
-                conn.close()
-            fingerprint = master["fingerprint"] if master else "?"
-            if json_out:
-                emit_json(
-                    {
-                        "status": "already_installed",
-                        "brain_id": existing,
-                        "brain_path": str(paths.brain_path()),
-                        "master_fingerprint": fingerprint,
-                    }
-                )
-            else:
-                out(f"aimos is already installed at {paths.brain_path()}; nothing was changed.")
-                out(f"master fingerprint: {fingerprint}")
-                say("To enrol another agent: aimos agent enroll ID")
+            enroll(
+                agent_id=add_agent,
+                validity_days=validity_days,
+                clearance=clearance,
+                data_class=data_class,
+                read_only=read_only,
+                passphrase_fd=passphrase_fd,
+                json_out=json_out,
+            )
+            return
+        if existing is not None:
+            _already_installed(json_out, existing)
             return
         options = InstallOptions(
             brain_name=brain_name,
@@ -71,23 +163,52 @@ def register(app: typer.Typer) -> None:
             clearance=clearance,
             data_class=data_class,
             read_only=read_only,
+            model_provider=model_provider,
+            model=model,
+            guides=not no_guides,
+            service=service,
         )
-        if not yes and sys.stdin.isatty() and passphrase_fd is None:
-            options.brain_name = typer.prompt("Brain name", default=options.brain_name)
-            options.company_id = typer.prompt("Company", default=options.company_id)
-            options.agent_id = typer.prompt("Agent id for this CLI", default=options.agent_id)
+        interactive = not yes and not dry_run and sys.stdin.isatty() and passphrase_fd is None
+        if interactive:
+            say("Setting up aimos. Press Enter to keep a default.")
+            _interview(options)
         validate(options)
+        if dry_run:
+            from installer.service import choose_manager
+
+            plan = build_plan(options, choose_manager(options.service))
+            document = {"plan": plan, "plan_sha256": plan_sha256(plan)}
+            if json_out:
+                emit_json(document)
+            else:
+                out(canonical_json(plan).decode("utf-8"))
+                out(f"plan_sha256 {document['plan_sha256']}")
+                say("dry run: nothing was changed")
+            return
         passphrase = read_passphrase(fd=passphrase_fd, confirm=True, purpose="choose one")
         result = do_install(options, passphrase, now())
         if json_out:
             emit_json(result.to_json())
             return
-        out(f"Installed brain {options.brain_name!r} at {result.brain_path}")
-        out(f"keystore: {result.keystore_note}")
-        out(f"master fingerprint: {result.master_fingerprint}")
-        out(
-            f"agent: {result.agent_id} (grant: clearance <= {options.clearance}, "
-            f"data class <= {options.data_class}{', read-only' if options.read_only else ''})"
-        )
-        say(f"The master fingerprint is also in {result.anchors_path}; keep a copy elsewhere.")
-        say('Next: aimos save "something worth remembering"   then   aimos list')
+        _report(options, result)
+
+
+def _report(options: Any, result: Any) -> None:
+    out(f"Installed brain {options.brain_name!r} at {result.brain_path}")
+    out(f"keystore: {result.keystore_note}")
+    out(f"master fingerprint: {result.master_fingerprint}")
+    out(
+        f"agent: {result.agent_id} (grant: clearance <= {options.clearance}, "
+        f"data class <= {options.data_class}{', read-only' if options.read_only else ''})"
+    )
+    out(f"guide memories: {len(result.guide_memory_ids)}")
+    if result.service:
+        out(f"housekeeper: running via {result.service['manager']} (pid {result.service.get('pid')}), 5 jobs")
+    else:
+        out("housekeeper: not started (--no-service); start it with `aimos housekeeper start`")
+    out(f"receipt: {result.receipt_path}")
+    say(f"The master fingerprint is also in {result.anchors_path}; keep a copy elsewhere.")
+    say("Next, try:")
+    say('  aimos recall "how do I verify a recall"')
+    say('  aimos save "something worth remembering"')
+    say("  aimos status")

@@ -23,6 +23,7 @@ from aimos.crypto.encoding import (
     u64,
     uuid16,
 )
+from aimos.crypto.merkle import merkle_root
 from aimos.errors import EncodingError
 
 ZERO32 = bytes(32)
@@ -373,3 +374,18 @@ def v2_bundle_hash(
         + u64(result_count)
         + _check_hash(object_root, "object root")
     )
+
+
+# --- installer documents ----------------------------------------------------------------------
+def guide_corpus_root(files: Iterable[Mapping[str, Any]]) -> bytes:
+    """RFC 6962 root over the guide files' {path, sha256, bytes}, in path order."""
+    entries = sorted(
+        ({"path": f["path"], "sha256": f["sha256"], "bytes": f["bytes"]} for f in files),
+        key=lambda e: str(e["path"]),
+    )
+    return merkle_root(entries)
+
+
+def document_sha256(document: Mapping[str, Any], *, without: str | None = None) -> bytes:
+    """SHA-256 of a document's canonical JSON, leaving out its own hash field (plans, receipts)."""
+    return sha256(canonical_json({k: v for k, v in document.items() if k != without}))

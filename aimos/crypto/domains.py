@@ -34,6 +34,10 @@ V2_MUTATION_WITNESS = _d("hom.aimos.mutmem-portable-mutation-witness/v1")
 RECALL_AUTHORIZATION_SCHEMA = "hom.aimos.recall-authorization/v1"
 AGENT_REVOCATION_SCHEMA = "hom.aimos.agent-revocation/v1"
 OCCURRENCE_V3_SCHEMA = "hom.aimos.memory-occurrence/v3"
+ONBOARDING_PLAN_SCHEMA = "hom.aimos.first-launch-onboarding-plan/v1"
+ONBOARDING_RECEIPT_SCHEMA = "hom.aimos.first-launch-onboarding-receipt/v1"
+# aimos's own: the guide corpus manifest (its root is an RFC 6962 tree over the file entries)
+GUIDE_MANIFEST_SCHEMA = "aimos.guide-manifest/v1"
 
 ALL_DOMAINS: dict[str, bytes] = {
     name: value for name, value in globals().items() if name.isupper() and isinstance(value, bytes)

@@ -106,7 +106,7 @@ def run_locomo(
     for conv in conversations:
         with scratch_home("aimos-eval-locomo-"):
             now = int(time.time())
-            result = install(InstallOptions(keystore="file"), secrets.token_urlsafe(24), now)
+            result = install(InstallOptions(keystore="file", guides=False), secrets.token_urlsafe(24), now)
             conn = open_writer()
             try:
                 store = open_keystore(result.keystore_kind, result.brain_id)

@@ -68,7 +68,7 @@ def run_perf(saves: int = 1000, keystore: str = "file") -> dict[str, Any]:
 
     rng = secrets.SystemRandom()
     with scratch_home() as home:
-        result = install(InstallOptions(keystore=keystore), secrets.token_urlsafe(24), int(time.time()))
+        result = install(InstallOptions(keystore=keystore, guides=False), secrets.token_urlsafe(24), int(time.time()))
         conn = open_writer()
         store = open_keystore(result.keystore_kind, result.brain_id)
         now = int(time.time())
@@ -158,7 +158,7 @@ def run_recall_perf(memories: int = 10_000, recalls: int = 200, cold_runs: int =
     weights = [1.0 / (i + 1) for i in range(len(vocab))]
     passphrase = secrets.token_urlsafe(24)
     with scratch_home("aimos-eval-recall-") as home:
-        result = install(InstallOptions(keystore="file"), passphrase, int(time.time()))
+        result = install(InstallOptions(keystore="file", guides=False), passphrase, int(time.time()))
         conn = open_writer()
         store = open_keystore(result.keystore_kind, result.brain_id)
         now = int(time.time())

@@ -93,7 +93,11 @@ def verify_request(conn: apsw.Connection, req: SignedRequest, *, path: str, now:
         " FROM identity_epochs WHERE cert_fingerprint = ?",
         (cert.fingerprint,),
     )
-    if epoch is None or epoch["role"] != "agent":
+    # the housekeeper signs saves only (the system-scope guide memories); every other request
+    # comes from an agent epoch
+    if epoch is None or not (
+        epoch["role"] == "agent" or (epoch["role"] == "housekeeper" and path == PATH_SAVE)
+    ):
         raise SignatureError(
             "the request's certificate is not an enrolled agent epoch of this brain",
             "Enrol the agent with `aimos agent enroll ID` and sign with its key.",

@@ -15,6 +15,7 @@ from aimos.crypto.encoding import b64u_decode, b64u_encode
 from aimos.errors import GrantError, UsageError, ValueTooLargeError
 from aimos.identity.epochs import (
     CLEARANCE_MAX,
+    HOUSEKEEPER,
     Signer,
     check_clearance,
     data_class_rank,
@@ -121,9 +122,17 @@ def validate_body(body: dict[str, Any], body_bytes: bytes | None = None) -> None
     data_class_rank(body["data_class"])
 
 
+SYSTEM_SCOPE = "system"
+
+
 def _check_grant(verified: VerifiedRequest, body: dict[str, Any]) -> None:
     grant = verified.grant
     who = f"agent {verified.agent_id!r}"
+    if (body["scope"] == SYSTEM_SCOPE) != (verified.agent_id == HOUSEKEEPER):
+        raise GrantError(
+            "the system scope holds aimos's own guide memories, written by the housekeeper alone",
+            "Save with another scope (the default is personal).",
+        )
     if not grant["write_allowed"]:
         raise GrantError(f"{who} has a read-only grant", "Enrol the agent without --read-only to save.")
     if body["company_id"] != grant["company_id"]:

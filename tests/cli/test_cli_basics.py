@@ -29,7 +29,7 @@ pytestmark = pytest.mark.timeout(120)
 
 COMMANDS = (
     "install", "save", "show", "list", "correct", "recall", "feedback", "verify", "export", "verify-bundle",
-    "status", "receipt", "index", "agent", "eval",
+    "status", "housekeeper", "receipt", "index", "agent", "eval",
 )
 
 
@@ -78,7 +78,7 @@ def test_no_arguments_shows_help() -> None:
 
 # --- install -------------------------------------------------------------------------------
 def test_install_prints_fingerprint_and_keystore_and_writes_anchors(aimos_home: Path) -> None:
-    result = run_aimos("install", "--yes", "--keystore", "file").ok()
+    result = run_aimos("install", "--yes", "--no-guides", "--keystore", "file").ok()
     match = re.search(r"master fingerprint: ([0-9a-f]+)\s*$", result.out, re.MULTILINE)
     assert match, result.describe()
     fingerprint = match.group(1)
@@ -96,7 +96,7 @@ def test_install_prints_fingerprint_and_keystore_and_writes_anchors(aimos_home: 
 
 
 def test_install_creates_private_files_and_directories(aimos_home: Path) -> None:
-    run_aimos("install", "--yes", "--keystore", "file").ok()
+    run_aimos("install", "--yes", "--no-guides", "--keystore", "file").ok()
     run_aimos("save", "one memory so every file exists").ok()
     brain = aimos_home / BRAIN
     assert mode(brain) == 0o600

@@ -50,7 +50,7 @@ def keystore_items(home: Path, kind: str, bid: str, names: list[str]) -> set[str
 def test_install_save_revoke_rotate_save(aimos_home: Path, keystore: str) -> None:
     if keystore == "os":
         require_keychain()
-    installed = run_aimos("install", "--yes", "--keystore", keystore).ok()
+    installed = run_aimos("install", "--yes", "--no-guides", "--keystore", keystore).ok()
     fingerprint = re.search(r"master fingerprint: ([0-9a-f]{64})\b", installed.out)
     assert fingerprint, installed.describe()
     expected_note = "OS keychain" if keystore == "os" else "file keystore"

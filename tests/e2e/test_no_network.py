@@ -135,7 +135,7 @@ def test_main_commands_open_no_network_connection(aimos_home: Path, keystore: st
         assert not hook.attempts(), f"network attempt during aimos {' '.join(args)}:\n{hook.attempts()}"
         return result.ok()
 
-    run("install", "--yes", "--keystore", keystore)
+    run("install", "--yes", "--no-guides", "--keystore", keystore)
     memory_id = run("save", "aimos stays on this machine").out.strip()
     run("save", input="and so does this memory from stdin")
     run("show", memory_id)

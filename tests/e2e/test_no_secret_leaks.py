@@ -74,7 +74,7 @@ def test_no_secret_reaches_files_or_output(aimos_home: Path, passphrase: str, ke
         return result
 
     seeds: dict[str, bytes] = {}
-    run("install", "--yes", "--keystore", keystore)
+    run("install", "--yes", "--no-guides", "--keystore", keystore)
     seeds.update(read_seeds(aimos_home, keystore, passphrase))
     assert {n.split("@")[0] for n in seeds} == {"master", "housekeeper", "cli"}
 

@@ -48,7 +48,7 @@ def count(brain: Path, table: str) -> int:
 
 
 def test_recall_verify_tamper_fail_closed(aimos_home: Path, tmp_path: Path) -> None:
-    installed = run_aimos("install", "--yes", "--keystore", "file").ok()
+    installed = run_aimos("install", "--yes", "--no-guides", "--keystore", "file").ok()
     fingerprint = re.search(r"master fingerprint: ([0-9a-f]{64})\b", installed.out)
     assert fingerprint, installed.describe()
     brain = aimos_home / BRAIN

@@ -162,7 +162,7 @@ def fresh_brain() -> Iterator[FreshBrain]:
         conn = None
         try:
             t = now()
-            result = install(InstallOptions(keystore="file"), PASSPHRASE, t)
+            result = install(InstallOptions(keystore="file", guides=False), PASSPHRASE, t)
             conn = open_writer()
             keystore = open_keystore("file", result.brain_id)
             master = unlock_master(conn, keystore, PASSPHRASE)

@@ -119,7 +119,7 @@ def test_trust_anchor_and_odd_input_through_the_cli(tmp_path: Path) -> None:
     passfile.write_text("regression passphrase\n")
     passfile.chmod(0o600)
     home = tmp_path / "home"
-    assert _cli(home, passfile, "install", "--yes", "--keystore", "file").returncode == 0
+    assert _cli(home, passfile, "install", "--yes", "--no-guides", "--keystore", "file").returncode == 0
     _cli(home, passfile, "save", "the lighthouse keeper's log")
     rid = json.loads(_cli(home, passfile, "recall", "lighthouse", "--json").stdout)["receipt"]["receipt_id"]
     assert _cli(home, passfile, "receipt", "verify", rid).returncode == 0

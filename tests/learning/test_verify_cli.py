@@ -24,7 +24,7 @@ def home(tmp_path: Path) -> tuple[Path, Path]:
     passfile.write_text("verify cli passphrase\n")
     passfile.chmod(0o600)
     h = tmp_path / "home"
-    assert aimos("install", "--yes", "--keystore", "file", home=h, passfile=passfile).returncode == 0
+    assert aimos("install", "--yes", "--no-guides", "--keystore", "file", home=h, passfile=passfile).returncode == 0
     mid = aimos("save", "the otter sleeps under the boathouse", home=h, passfile=passfile).stdout.strip()
     aimos("save", "canary SECRET-0A1B2C3D in a note", home=h, passfile=passfile)
     assert aimos("recall", "otter boathouse", home=h, passfile=passfile).returncode == 0

@@ -28,7 +28,7 @@ from aimos.identity.epochs import load_signer
 from aimos.identity.requests import PATH_RECALL, PATH_SAVE, sign_request
 from aimos.memory.save import build_save_body, save
 from aimos.memory.versions import head_of, list_memories, memory_detail, version_chain
-from aimos.store.connection import one, rows
+from aimos.store.connection import one, rows, write_transaction
 
 COUNTED = (
     "memories",
@@ -215,7 +215,7 @@ def test_tampered_or_misdirected_requests_are_refused(brain) -> None:  # type: i
         save(brain.conn, brain.housekeeper, tampered, now)
     with pytest.raises(UsageError):
         save(brain.conn, brain.housekeeper, replace(req, path=PATH_RECALL), now)
-    with pytest.raises(SignatureError, match="not an enrolled agent"):
+    with pytest.raises(SignatureError, match="does not verify"):
         save(brain.conn, brain.housekeeper, replace(req, certificate=brain.housekeeper.certificate), now)
     assert counts(brain.conn) == before
     assert save(brain.conn, brain.housekeeper, req, now).status == "saved"
@@ -248,4 +248,60 @@ def test_revocation_refuses_every_request_delivered_after_it(brain) -> None:  # 
     for request in (at_rev, before_rev):
         with pytest.raises(EpochRevokedError):
             save(brain.conn, brain.housekeeper, request, revoke_at)
+    assert counts(brain.conn) == before
+
+
+def test_the_system_scope_is_the_housekeepers_alone(brain) -> None:  # type: ignore[no-untyped-def]
+    """The housekeeper signs saves only for scope system (the guide memories) and no agent may
+    write there; the writer's trigger holds the same line as the Python check."""
+    now = int(time.time())
+    from aimos.identity.epochs import issue_grant
+
+    with write_transaction(brain.conn):
+        issue_grant(
+            brain.conn, brain.master, company_id="personal", agent_id="housekeeper",
+            valid_from=brain.housekeeper.valid_from, clearance_ceiling=10, data_class_ceiling="public",
+            write_allowed=True, now=now,
+        )
+    before = counts(brain.conn)
+    by_agent = sign_request(
+        brain.agent, build_save_body(company_id="personal", value="agent in system", scope="system"), PATH_SAVE, now
+    )
+    with pytest.raises(GrantError, match="system scope"):
+        save(brain.conn, brain.housekeeper, by_agent, now)
+    personal = build_save_body(company_id="personal", value="housekeeper note", data_class="public")
+    with pytest.raises(GrantError, match="system scope"):
+        save(brain.conn, brain.housekeeper, sign_request(brain.housekeeper, personal, PATH_SAVE, now), now)
+    recall_body = {"company_id": "personal", "query": "x"}
+    with pytest.raises(SignatureError, match="not an enrolled agent"):
+        from aimos.identity.requests import verify_request
+
+        with write_transaction(brain.conn):
+            verify_request(
+                brain.conn, sign_request(brain.housekeeper, recall_body, PATH_RECALL, now), path=PATH_RECALL, now=now
+            )
+    assert counts(brain.conn) == before
+    system = build_save_body(
+        company_id="personal", value="a guide", scope="system", memory_type="guide", data_class="public",
+        clearance_level=10,
+    )
+    assert save(brain.conn, brain.housekeeper, sign_request(brain.housekeeper, system, PATH_SAVE, now), now).status == "saved"
+
+
+def test_the_writer_trigger_refuses_an_agent_save_in_the_system_scope(brain) -> None:  # type: ignore[no-untyped-def]
+    """Bypass the Python check: the SAVE node's insert trigger (migration 4) still refuses."""
+    import aimos.memory.save as save_module
+
+    now = int(time.time())
+    req = sign_request(
+        brain.agent, build_save_body(company_id="personal", value="sneaky system", scope="system"), PATH_SAVE, now
+    )
+    before = counts(brain.conn)
+    original = save_module._check_grant
+    save_module._check_grant = lambda verified, body: None
+    try:
+        with pytest.raises(Exception, match="system scope is the housekeeper"):
+            save(brain.conn, brain.housekeeper, req, now)
+    finally:
+        save_module._check_grant = original
     assert counts(brain.conn) == before
