@@ -137,6 +137,10 @@ class SignatureError(IdentityError):
 
 
 # --- busy (exit 7) -------------------------------------------------------------------------
+class HomeNotWritableError(AimosError):
+    default_hint = "Choose a writable AIMOS_HOME, or fix the folder's owner and permissions."
+
+
 class BusyError(AimosError):
     default_hint = "Another aimos process holds the brain for writing: try again in a moment."
 

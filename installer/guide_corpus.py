@@ -44,7 +44,8 @@ def _title(text: str, path: str) -> str:
     return first[2:].strip()
 
 
-def build_manifest(folder: Path = GUIDES_DIR) -> dict[str, Any]:
+def build_manifest(folder: Path | None = None) -> dict[str, Any]:
+    folder = folder or GUIDES_DIR
     files = []
     for path in sorted(folder.glob("*.md")):
         data = path.read_bytes()
@@ -61,11 +62,12 @@ def render_manifest(manifest: dict[str, Any]) -> str:
     return json.dumps(manifest, indent=2, sort_keys=True) + "\n"
 
 
-def load_verified(folder: Path = GUIDES_DIR) -> tuple[list[Guide], dict[str, Any]]:
+def load_verified(folder: Path | None = None) -> tuple[list[Guide], dict[str, Any]]:
     """The guides, after checking every byte against the manifest and the manifest's root.
 
     Raises IntegrityError naming the first file that does not match (so install stops before it
     creates anything)."""
+    folder = folder or GUIDES_DIR
     fix = "Reinstall aimos; a developer who edited a guide runs `python -m installer.guide_corpus --write`."
     try:
         manifest = json.loads((folder / MANIFEST).read_text("utf-8"))

@@ -53,7 +53,7 @@ HOUSEKEEPER_GRANT_REASON = "Housekeeper system-scope authority (guide memories)"
 GUIDE_SOURCE = "guide:aimos-install"
 STEPS = (
     "check_guides",
-    "check_keystore",
+    "check_home_and_keystore",
     "create_brain",
     "enrol_identities",
     "ingest_guides",
@@ -288,6 +288,22 @@ def _rmdir_if_empty(folder: Path) -> None:
         folder.rmdir()
 
 
+def _check_writable(run: _Run, folder: Path) -> None:
+    """Create ``folder`` (remembered for undo) and prove a file can be written in it."""
+    from aimos.errors import HomeNotWritableError
+
+    try:
+        run.mkdirs(folder)
+        probe = folder / f".aimos-write-probe-{uuid.uuid4().hex}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        raise HomeNotWritableError(
+            f"aimos cannot write to {folder}: {exc.strerror or exc}",
+            "Set AIMOS_HOME to a folder you can write (or fix its permissions), then run `aimos install`.",
+        ) from None
+
+
 def _save_guides(
     conn: Any, housekeeper: Signer, company_id: str, now: int
 ) -> tuple[list[str], dict[str, Any]]:
@@ -343,7 +359,9 @@ def install(options: InstallOptions, passphrase: str, now: int) -> InstallResult
             guide_corpus.load_verified()
         after_step(run.step)
 
-        run.step = "check_keystore"
+        run.step = "check_home_and_keystore"
+        for folder in (paths.data_dir(), paths.config_dir(), paths.state_dir()):
+            _check_writable(run, folder)
         brain_path = paths.brain_path()
         if is_unfinished_install(brain_path):
             _remove_brain_files(brain_path)

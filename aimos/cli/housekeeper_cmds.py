@@ -30,6 +30,7 @@ def print_readiness(report: dict[str, Any]) -> None:
         out(f"housekeeper  running{manager} (pid {report['pid']}), {ready}")
     else:
         out(f"housekeeper  not running{manager}")
+        say("Start the housekeeper with: aimos housekeeper start")
     out(f"jobs         {report['jobs_registered']} of {len(report['jobs'])} registered")
     rows = []
     for job in report["jobs"]:

@@ -29,6 +29,8 @@ def status_report() -> dict[str, Any]:
             )
         }
         schema = schema_version(conn)
+        from aimos.housekeeper.scheduler import readiness
+
         return {
             "brain_id": brain.meta["brain_id"],
             "brain_name": brain.meta.get("brain_name"),
@@ -41,13 +43,14 @@ def status_report() -> dict[str, Any]:
             "anchors_path": str(paths.anchors_path()),
             "identities": agent_listing(conn, now()),
             "counts": counts,
+            "housekeeper": readiness(),
         }
 
 
 def register(app: typer.Typer) -> None:
     @app.command("status")
     def status(json_out: bool = typer.Option(False, "--json", help="Print as JSON.")) -> None:
-        """Show the brain, keystore, master fingerprint, identities and counts."""
+        """Show the brain, keystore, master fingerprint, counts, housekeeper and identities."""
         report = status_report()
         if json_out:
             emit_json(report)
@@ -59,6 +62,10 @@ def register(app: typer.Typer) -> None:
         out(f"keystore     {report['keystore']['detail']}")
         out(f"master       {report['master_fingerprint']}")
         out("counts       " + ", ".join(f"{k} {v}" for k, v in report["counts"].items()))
+        out("")
+        from aimos.cli.housekeeper_cmds import print_readiness
+
+        print_readiness(report["housekeeper"])
         out("")
         out(
             table(

@@ -45,7 +45,9 @@ class _World:
         from aimos.store.connection import open_writer
         from installer.setup import InstallOptions, install
 
-        result = install(InstallOptions(keystore="file", guides=False), secrets.token_urlsafe(24), int(time.time()))
+        result = install(
+            InstallOptions(keystore="file", guides=False), secrets.token_urlsafe(24), int(time.time())
+        )
         self.conn: apsw.Connection = open_writer()
         store = open_keystore(result.keystore_kind, result.brain_id)
         now = int(time.time())

@@ -68,7 +68,9 @@ def run_perf(saves: int = 1000, keystore: str = "file") -> dict[str, Any]:
 
     rng = secrets.SystemRandom()
     with scratch_home() as home:
-        result = install(InstallOptions(keystore=keystore, guides=False), secrets.token_urlsafe(24), int(time.time()))
+        result = install(
+            InstallOptions(keystore=keystore, guides=False), secrets.token_urlsafe(24), int(time.time())
+        )
         conn = open_writer()
         store = open_keystore(result.keystore_kind, result.brain_id)
         now = int(time.time())

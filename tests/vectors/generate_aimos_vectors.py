@@ -434,6 +434,35 @@ def build_merkle() -> list[dict[str, Any]]:
     return out
 
 
+def build_installer_documents() -> dict[str, Any]:
+    """The guide corpus root (RFC 6962 over {path, sha256, bytes} in path order) and the hashes of
+    an onboarding plan and receipt (SHA-256 of canonical JSON, the receipt without its own hash)."""
+    files = [
+        {"path": f"guide-{k}.md", "sha256": hashlib.sha256(f"guide {k}".encode()).hexdigest(), "bytes": 7}
+        for k in (2, 0, 1)
+    ]
+    plan = {
+        "schema": domains.ONBOARDING_PLAN_SCHEMA,
+        "brain": {"name": "personal", "company_id": "personal"},
+        "agent": {"agent_id": "cli", "clearance": 10, "data_class": "confidential", "write_allowed": True},
+        "guides": {"count": 3, "corpus_root": commitments.guide_corpus_root(files).hex()},
+    }
+    receipt = {
+        "schema": domains.ONBOARDING_RECEIPT_SCHEMA,
+        "status": "SUCCESS",
+        "plan_sha256": commitments.document_sha256(plan).hex(),
+        "master_fingerprint": vector_key("master").fingerprint,
+    }
+    return {
+        "guide_corpus": {"files": files, "corpus_root": commitments.guide_corpus_root(files).hex()},
+        "onboarding_plan": {"plan": plan, "plan_sha256": commitments.document_sha256(plan).hex()},
+        "onboarding_receipt": {
+            "receipt": receipt,
+            "receipt_sha256": commitments.document_sha256(receipt, without="receipt_sha256").hex(),
+        },
+    }
+
+
 def build() -> dict[str, Any]:
     """Every aimos vector, computed from the fixed inputs above."""
     return {
@@ -459,6 +488,7 @@ def build() -> dict[str, Any]:
         "request_receipt_mutation_hash": build_request_receipt(),
         "occurrence_v3_minimal": build_occurrence(),
         "merkle": build_merkle(),
+        "installer": build_installer_documents(),
     }
 
 

@@ -404,3 +404,27 @@ def test_inclusion_path_index_out_of_range() -> None:
         inclusion_path(entries, 3)
     with pytest.raises(IndexError):
         inclusion_path([], 0)
+
+
+def test_installer_documents_by_hand(vectors: dict[str, Any]) -> None:
+    """Guide corpus root, plan and receipt hashes recomputed without aimos.crypto.commitments:
+    RFC 6962 leaves 0x00 || canonical JSON of {bytes, path, sha256} in path order, and SHA-256 of
+    the canonical JSON of the plan / of the receipt less its own hash field."""
+    import hashlib as h
+
+    import rfc8785
+
+    docs = vectors["installer"]
+    files = sorted(docs["guide_corpus"]["files"], key=lambda f: f["path"])
+    leaves = [h.sha256(b"\x00" + rfc8785.dumps({k: f[k] for k in ("path", "sha256", "bytes")})).digest() for f in files]
+    assert len(leaves) == 3  # MTH(3) = H(0x01 || H(0x01 || l0 || l1) || l2)
+    left = h.sha256(b"\x01" + leaves[0] + leaves[1]).digest()
+    assert h.sha256(b"\x01" + left + leaves[2]).hexdigest() == docs["guide_corpus"]["corpus_root"]
+    plan = docs["onboarding_plan"]
+    assert plan["plan"]["schema"] == "hom.aimos.first-launch-onboarding-plan/v1"
+    assert h.sha256(rfc8785.dumps(plan["plan"])).hexdigest() == plan["plan_sha256"]
+    receipt = docs["onboarding_receipt"]
+    assert receipt["receipt"]["schema"] == "hom.aimos.first-launch-onboarding-receipt/v1"
+    assert "receipt_sha256" not in receipt["receipt"]
+    assert h.sha256(rfc8785.dumps(receipt["receipt"])).hexdigest() == receipt["receipt_sha256"]
+    assert receipt["receipt"]["plan_sha256"] == plan["plan_sha256"]
