@@ -235,7 +235,7 @@ def _spawn_detached() -> int:
         )
     finally:
         os.close(log_fd)
-    return _wait_ready(lambda: proc.poll())
+    return _wait_ready(lambda: proc.poll(), expected_pid=proc.pid)
 
 
 def _log_tail(lines: int = 8) -> str:
@@ -246,12 +246,18 @@ def _log_tail(lines: int = 8) -> str:
     return " | ".join(text[-lines:])
 
 
-def _wait_ready(exited: Any = None) -> int:
+def _wait_ready(exited: Any = None, expected_pid: int | None = None) -> int:
     deadline = time.monotonic() + READY_TIMEOUT_SECONDS
     while time.monotonic() < deadline:
         status = state.read_status()
         pid = state.read_pid()
-        if status and status.get("ready") and status.get("pid") == pid and state.is_running():
+        if (
+            status
+            and status.get("ready")
+            and status.get("pid") == pid
+            and (expected_pid is None or pid == expected_pid)
+            and state.is_running()
+        ):
             return int(pid) if pid is not None else 0
         if exited is not None and exited() is not None:
             raise ServiceError(
@@ -273,6 +279,10 @@ def start() -> dict[str, Any]:
             "`aimos housekeeper status` shows its jobs; `aimos housekeeper stop` stops it.",
         )
     record = read_record() or ServiceRecord("process", "process", None)
+    # A killed predecessor leaves its pid and a "ready" status behind; clear them, so readiness
+    # can only be reported by the process started now.
+    state.clear_process_files()
+    state.status_path().unlink(missing_ok=True)
     if record.manager == "systemd":
         _check(_run(["systemctl", "--user", "start", record.name]), f"systemctl --user start {record.name}")
         pid = _wait_ready()

@@ -129,14 +129,18 @@ def run_job(spec: JobSpec, *, trigger: str, scheduled_for: int | None = None) ->
         conn.close()
 
 
-def last_runs(conn: apsw.Connection) -> dict[str, dict[str, Any]]:
-    """Each job's newest terminal event (status, when, duration, attention) from the ledger."""
+def last_runs(conn: apsw.Connection, *, completed_only: bool = False) -> dict[str, dict[str, Any]]:
+    """Each job's newest terminal event (status, when, duration, attention) from the ledger;
+    with ``completed_only``, the newest run that finished (not one closed as INTERRUPTED)."""
     found: dict[str, dict[str, Any]] = {}
+    completed = (
+        " AND json_extract(signed_body, '$.metadata.status') <> 'INTERRUPTED'" if completed_only else ""
+    )
     for spec in job_specs():
         row = rows(
             conn,
             "SELECT event_id, ts_signed, signed_body FROM events WHERE operation = ?"
-            " AND json_extract(signed_body, '$.metadata.job_id') = ?"
+            " AND json_extract(signed_body, '$.metadata.job_id') = ?" + completed + ""
             " ORDER BY ts_signed DESC, rowid DESC LIMIT 1",
             (TERMINAL, spec.job_id),
         )
@@ -155,6 +159,7 @@ def last_runs(conn: apsw.Connection) -> dict[str, dict[str, Any]]:
 
 
 def _pid_alive(pid: Any) -> bool:
+    """True while ``pid`` is a live process (a zombie, dead but not yet reaped, counts as gone)."""
     if not isinstance(pid, int) or pid <= 0:
         return False
     try:
@@ -163,7 +168,11 @@ def _pid_alive(pid: Any) -> bool:
         return False
     except PermissionError:
         return True
-    return True
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
+            return handle.read().rsplit(")", 1)[-1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True  # no /proc (macOS): kill(0) is all there is
 
 
 def open_runs(conn: apsw.Connection) -> list[dict[str, Any]]:

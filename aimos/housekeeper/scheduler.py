@@ -46,7 +46,7 @@ def missed_jobs(now: int) -> list[tuple[JobSpec, int]]:
     """Jobs whose scheduled time came and went with no run since (the run they owe, once)."""
     conn, meta = open_housekeeper_writer()
     try:
-        last = last_runs(conn)
+        last = last_runs(conn, completed_only=True)  # a run closed as INTERRUPTED is still owed
     finally:
         conn.close()
     installed = int(meta.get("created_at", now))
@@ -87,6 +87,9 @@ class Housekeeper:
         self._lock = threading.Lock()
 
     def _job(self, name: str, trigger: str, scheduled_for: int | None) -> None:
+        if self.stop_requested.is_set():  # stopping: jobs still queued in the executor do not start
+            self._log(f"{name} ({trigger}) not started: stopping")
+            return
         spec = next(s for s in job_specs() if s.name == name)
         run = run_job(spec, trigger=trigger, scheduled_for=scheduled_for)
         with self._lock:
@@ -174,7 +177,7 @@ class Housekeeper:
             )
         while not self.stop_requested.wait(timeout=60):
             pass
-        self.scheduler.shutdown(wait=True)  # the running job finishes; queued ones do not start
+        self.scheduler.shutdown(wait=True)  # the running job finishes; queued ones return at once
         self.write_status(running=False)
         self._log("stopped")
         return 0

@@ -34,11 +34,20 @@ def _now() -> int:
 
 def _setup(brain: Any) -> tuple[str, str]:
     t = _now()
-    mid = save(brain.conn, brain.housekeeper,
-               sign_request(brain.agent, build_save_body(company_id="personal", value="zebra crossing at dawn"),
-                            PATH_SAVE, t), t).memory_id
-    got = recall(brain.conn, brain.housekeeper,
-                 sign_request(brain.agent, build_recall_body(query="zebra dawn"), PATH_RECALL, t), t)
+    mid = save(
+        brain.conn,
+        brain.housekeeper,
+        sign_request(
+            brain.agent, build_save_body(company_id="personal", value="zebra crossing at dawn"), PATH_SAVE, t
+        ),
+        t,
+    ).memory_id
+    got = recall(
+        brain.conn,
+        brain.housekeeper,
+        sign_request(brain.agent, build_recall_body(query="zebra dawn"), PATH_RECALL, t),
+        t,
+    )
     return mid, got.receipt["receipt_id"]
 
 
@@ -55,8 +64,10 @@ def test_copied_outcome_rows_are_refused(brain: Any) -> None:
     forged = dict(row, outcome_id="00000000-0000-4000-8000-00000000abcd")
     with pytest.raises(IntegrityError):
         with write_transaction(brain.conn):
-            brain.conn.execute(f"INSERT INTO outcomes ({', '.join(forged)}) VALUES ({', '.join('?' * len(forged))})",
-                               tuple(forged.values()))
+            brain.conn.execute(
+                f"INSERT INTO outcomes ({', '.join(forged)}) VALUES ({', '.join('?' * len(forged))})",
+                tuple(forged.values()),
+            )
     assert one(brain.conn, "SELECT COUNT(*) AS n FROM outcomes")["n"] == 1
 
 
@@ -71,15 +82,32 @@ def test_forged_weight_chain_fails_recall_closed(brain: Any, tmp_path: Path) -> 
     head = raw.execute("SELECT * FROM weight_projections").fetchall()[0]
     raw.execute(
         "INSERT INTO weight_projections VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-        ("00000000-0000-4000-8000-0000000000f1", head[1], mid, "00000000-0000-4000-8000-0000000000f2", 1165, 2900, "aa" * 32, head[8], "bb" * 32,
-         "cc" * 32, "AAAA", head[11], head[12]),
+        (
+            "00000000-0000-4000-8000-0000000000f1",
+            head[1],
+            mid,
+            "00000000-0000-4000-8000-0000000000f2",
+            1165,
+            2900,
+            "aa" * 32,
+            head[8],
+            "bb" * 32,
+            "cc" * 32,
+            "AAAA",
+            head[11],
+            head[12],
+        ),
     )
     raw.execute("UPDATE memories SET retrieval_weight_milli = 2900 WHERE memory_id = ?", (mid,))
     raw.close()
     t = _now()
     with pytest.raises(IntegrityError) as err:
-        recall(brain.conn, brain.housekeeper,
-               sign_request(brain.agent, build_recall_body(query="zebra dawn"), PATH_RECALL, t), t)
+        recall(
+            brain.conn,
+            brain.housekeeper,
+            sign_request(brain.agent, build_recall_body(query="zebra dawn"), PATH_RECALL, t),
+            t,
+        )
     assert exit_code_for(err.value) == 5 and mid in err.value.message
     assert not verify_brain(brain.conn).ok
 
@@ -99,8 +127,9 @@ def test_verifier_survives_a_deleted_reweight_node(brain: Any) -> None:
 def test_outcomes_bind_to_the_recalling_agent_and_a_writable_grant(brain: Any) -> None:
     mid, receipt = _setup(brain)
     now = _now()
-    agents.enroll_agent(brain.conn, brain.master, brain.keystore, agent_id="low", now=now, clearance=2,
-                        data_class="public")
+    agents.enroll_agent(
+        brain.conn, brain.master, brain.keystore, agent_id="low", now=now, clearance=2, data_class="public"
+    )
     agents.enroll_agent(brain.conn, brain.master, brain.keystore, agent_id="ro", now=now, write_allowed=False)
     for agent_id in ("low", "ro"):
         signer = load_signer(brain.conn, brain.keystore, agent_id, now)
@@ -110,8 +139,15 @@ def test_outcomes_bind_to_the_recalling_agent_and_a_writable_grant(brain: Any) -
 
 
 def _cli(home: Path, passfile: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {"AIMOS_HOME": str(home), "AIMOS_PASSPHRASE_FILE": str(passfile), "PATH": "/usr/bin:/bin"}
-    return subprocess.run([sys.executable, "-m", "aimos", *args], capture_output=True, text=True, env=env, check=False)
+    env = {
+        "AIMOS_HOME": str(home),
+        "AIMOS_PASSPHRASE_FILE": str(passfile),
+        "PATH": "/usr/bin:/bin",
+        "AIMOS_SERVICE": "none",
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "aimos", *args], capture_output=True, text=True, env=env, check=False
+    )
 
 
 def test_trust_anchor_and_odd_input_through_the_cli(tmp_path: Path) -> None:
@@ -132,9 +168,14 @@ def test_trust_anchor_and_odd_input_through_the_cli(tmp_path: Path) -> None:
     edited.write_text(json.dumps(doc))
     result = _cli(home, passfile, "receipt", "verify", str(edited), "--master-fingerprint", fingerprint)
     assert result.returncode == 4 and "company" in result.stdout
-    for args in (("receipt", "verify", ""), ("receipt", "verify", str(tmp_path)),
-                 ("export", "--cognitive", str(tmp_path)), ("export", "--cognitive", ""),
-                 ("verify", "--memory", ""), ("feedback", "x", "--good", "--receipt", "")):
+    for args in (
+        ("receipt", "verify", ""),
+        ("receipt", "verify", str(tmp_path)),
+        ("export", "--cognitive", str(tmp_path)),
+        ("export", "--cognitive", ""),
+        ("verify", "--memory", ""),
+        ("feedback", "x", "--good", "--receipt", ""),
+    ):
         r = _cli(home, passfile, *args)
         assert r.returncode in (2, 3), (args, r.returncode, r.stderr)
         assert "Traceback" not in r.stdout + r.stderr and "internal error" not in r.stderr, (args, r.stderr)

@@ -13,9 +13,15 @@ pytestmark = pytest.mark.timeout(300)
 
 
 def aimos(*args: str, home: Path, passfile: Path) -> subprocess.CompletedProcess[str]:
-    env = {"AIMOS_HOME": str(home), "AIMOS_PASSPHRASE_FILE": str(passfile), "PATH": "/usr/bin:/bin"}
-    return subprocess.run([sys.executable, "-m", "aimos", *args], capture_output=True, text=True, env=env,
-                          check=False)
+    env = {
+        "AIMOS_HOME": str(home),
+        "AIMOS_PASSPHRASE_FILE": str(passfile),
+        "PATH": "/usr/bin:/bin",
+        "AIMOS_SERVICE": "none",
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "aimos", *args], capture_output=True, text=True, env=env, check=False
+    )
 
 
 @pytest.fixture
@@ -24,7 +30,10 @@ def home(tmp_path: Path) -> tuple[Path, Path]:
     passfile.write_text("verify cli passphrase\n")
     passfile.chmod(0o600)
     h = tmp_path / "home"
-    assert aimos("install", "--yes", "--no-guides", "--keystore", "file", home=h, passfile=passfile).returncode == 0
+    assert (
+        aimos("install", "--yes", "--no-guides", "--keystore", "file", home=h, passfile=passfile).returncode
+        == 0
+    )
     mid = aimos("save", "the otter sleeps under the boathouse", home=h, passfile=passfile).stdout.strip()
     aimos("save", "canary SECRET-0A1B2C3D in a note", home=h, passfile=passfile)
     assert aimos("recall", "otter boathouse", home=h, passfile=passfile).returncode == 0
@@ -43,10 +52,15 @@ def test_verify_export_and_verify_bundle(home: tuple[Path, Path], tmp_path: Path
     assert aimos("export", "--cognitive", str(bundle), home=h, passfile=passfile).returncode == 0
     assert bundle.stat().st_mode & 0o777 == 0o600
     fingerprint = json.loads(bundle.read_text())["master_identity"]["fingerprint"]
-    ok = aimos("verify-bundle", str(bundle), "--master-fingerprint", fingerprint, "--json", home=h, passfile=passfile)
+    ok = aimos(
+        "verify-bundle", str(bundle), "--master-fingerprint", fingerprint, "--json", home=h, passfile=passfile
+    )
     assert ok.returncode == 0, ok.stdout + ok.stderr
     verdict = json.loads(ok.stdout)
-    assert verdict["verdict"] == "valid" and verdict["corpus_proof_root"] == report["portable"]["corpus_proof_root"]
+    assert (
+        verdict["verdict"] == "valid"
+        and verdict["corpus_proof_root"] == report["portable"]["corpus_proof_root"]
+    )
     statuses = sorted(r["certification_status"] for r in verdict["records"])
     assert statuses == ["certified_chain", "signed_initial_weight"]
 

@@ -32,13 +32,25 @@ BACKUP_SUFFIX = ".sqlite3"
 
 
 def backup_files() -> list[Path]:
-    """The brain's backups, oldest first (names sort by their UTC time)."""
+    """The brain's backups, oldest first: names are brain-<UTC second>-<sequence>.sqlite3 with a
+    zero-padded sequence, so they sort in the order they were made."""
     folder = backups_dir()
     if not folder.exists():
         return []
     return sorted(
         p for p in folder.iterdir() if p.name.startswith(BACKUP_PREFIX) and p.name.endswith(BACKUP_SUFFIX)
     )
+
+
+def _next_backup_name(folder: Path, now: int) -> Path:
+    stamp = datetime.fromtimestamp(now, tz=UTC).strftime("%Y%m%dT%H%M%SZ")
+    taken = [p.name for p in folder.glob(f"{BACKUP_PREFIX}{stamp}-*{BACKUP_SUFFIX}")]
+    sequences = [
+        int(n[len(BACKUP_PREFIX) + len(stamp) + 1 : -len(BACKUP_SUFFIX)] or 0)
+        for n in taken
+        if n[len(BACKUP_PREFIX) + len(stamp) + 1 : -len(BACKUP_SUFFIX)].isdigit()
+    ]
+    return folder / f"{BACKUP_PREFIX}{stamp}-{max(sequences, default=-1) + 1:04d}{BACKUP_SUFFIX}"
 
 
 def _sha256_file(path: Path) -> str:
@@ -52,12 +64,7 @@ def _sha256_file(path: Path) -> str:
 def online_backup(now: int) -> Path:
     """Copy the live brain with the backup API (one step: a consistent WAL snapshot) to a 0600 file."""
     folder = paths.ensure_private_dir(backups_dir())
-    stamp = datetime.fromtimestamp(now, tz=UTC).strftime("%Y%m%dT%H%M%SZ")
-    target = folder / f"{BACKUP_PREFIX}{stamp}{BACKUP_SUFFIX}"
-    n = 1
-    while target.exists():
-        target = folder / f"{BACKUP_PREFIX}{stamp}-{n}{BACKUP_SUFFIX}"
-        n += 1
+    target = _next_backup_name(folder, now)
     partial = folder / f".{target.name}.{os.getpid()}.partial"
     fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     os.close(fd)
