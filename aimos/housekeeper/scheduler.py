@@ -91,7 +91,17 @@ class Housekeeper:
             self._log(f"{name} ({trigger}) not started: stopping")
             return
         spec = next(s for s in job_specs() if s.name == name)
-        run = run_job(spec, trigger=trigger, scheduled_for=scheduled_for)
+        try:
+            run = run_job(spec, trigger=trigger, scheduled_for=scheduled_for)
+        except Exception as exc:  # the brain could not even record the run (busy, missing, locked)
+            with self._lock:
+                self.last_result[name] = {
+                    "status": "NOT_RUN",
+                    "finished_at": int(time.time()),
+                    "error": str(exc),
+                }
+            self._log(f"{name} ({trigger}) could not run: {type(exc).__name__}: {exc}")
+            return
         with self._lock:
             self.last_result[name] = {
                 "status": run.status,
