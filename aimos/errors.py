@@ -63,6 +63,10 @@ class SchemaTooNewError(StoreError):
     default_hint = "This brain was written by a newer aimos: upgrade aimos to open it."
 
 
+class HomeNotWritableError(AimosError):
+    default_hint = "Choose a writable AIMOS_HOME, or fix the folder's owner and permissions."
+
+
 # --- not found (exit 3) ---------------------------------------------------------------------
 class NotFoundError(AimosError):
     default_hint = "Run `aimos list` to see what exists."
@@ -137,10 +141,6 @@ class SignatureError(IdentityError):
 
 
 # --- busy (exit 7) -------------------------------------------------------------------------
-class HomeNotWritableError(AimosError):
-    default_hint = "Choose a writable AIMOS_HOME, or fix the folder's owner and permissions."
-
-
 class BusyError(AimosError):
     default_hint = "Another aimos process holds the brain for writing: try again in a moment."
 

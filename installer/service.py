@@ -26,6 +26,7 @@ from xml.sax.saxutils import escape
 from aimos import paths
 from aimos.errors import AimosError, BusyError, NotFoundError, UsageError
 from aimos.housekeeper import state
+from aimos.housekeeper.runs import pid_alive
 
 MANAGERS = ("systemd", "launchd", "process")
 SERVICE_CHOICES = ("auto", *MANAGERS, "none")
@@ -296,6 +297,17 @@ def start() -> dict[str, Any]:
     return {"manager": record.manager, "name": record.name, "pid": pid}
 
 
+def _process_alive(pid: int) -> bool:
+    """True while ``pid`` runs; a child of ours that exited is reaped here, and a zombie (dead,
+    not yet reaped by another parent) counts as gone."""
+    try:
+        if os.waitpid(pid, os.WNOHANG)[0] == pid:
+            return False
+    except ChildProcessError:
+        pass  # not our child
+    return pid_alive(pid)
+
+
 def _kill_pid(sig: signal.Signals) -> int | None:
     pid = state.read_pid()
     if pid is not None:
@@ -324,7 +336,8 @@ def stop() -> dict[str, Any]:
     else:
         _kill_pid(signal.SIGTERM)
     deadline = time.monotonic() + STOP_TIMEOUT_SECONDS
-    while state.is_running():
+    # the lock goes first, then the process finishes exiting: wait for both
+    while state.is_running() or (pid is not None and _process_alive(pid)):
         if time.monotonic() > deadline:
             raise ServiceError(
                 f"the housekeeper (pid {pid}) did not stop within {STOP_TIMEOUT_SECONDS:.0f} s",

@@ -270,7 +270,7 @@ class _Run:
             missing.append(probe)
             probe = probe.parent
         paths.ensure_private_dir(folder)
-        for made in missing:  # deepest first
+        for made in reversed(missing):  # shallowest first, so the undo (in reverse) removes the deepest first
             self.did(f"folder {made}", functools.partial(_rmdir_if_empty, made))
 
     def rollback(self) -> list[str]:
@@ -373,9 +373,9 @@ def install(options: InstallOptions, passphrase: str, now: int) -> InstallResult
         brain_id = str(uuid.uuid4())
         chosen, note = choose_keystore(options.keystore, brain_id)
         keystore = _Tracking(chosen)
-        run.did("keystore items", keystore.undo)
-        if keystore.kind == "file":
+        if keystore.kind == "file":  # the folder first: its undo must run after the items' undo
             run.mkdirs(paths.keystore_dir(brain_id))
+        run.did("keystore items", keystore.undo)
         after_step(run.step)
 
         run.step = "create_brain"

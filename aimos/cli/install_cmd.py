@@ -19,7 +19,7 @@ def _ask(label: str, default: T, check: Callable[[T], object], kind: type[T]) ->
     from aimos.errors import AimosError
 
     while True:
-        value: T = typer.prompt(label, default=default, type=kind)
+        value: T = typer.prompt(label, default=default, type=kind, show_default=default != "")
         try:
             check(value)
             return value
@@ -38,11 +38,15 @@ def _interview(options: Any) -> None:
         "Company", options.company_id, lambda v: validate(InstallOptions(company_id=v)), str
     )
     options.agent_id = _ask("Agent id for this CLI", options.agent_id, check_agent_id, str)
-    provider = typer.prompt(
-        "Model provider (optional)", default=options.model_provider or "", show_default=False
+
+    def optional(field: str) -> Callable[[str], object]:
+        return lambda v: validate(InstallOptions(**{field: v.strip() or None}))  # type: ignore[arg-type]
+
+    provider = _ask(
+        "Model provider (optional)", options.model_provider or "", optional("model_provider"), str
     )
     options.model_provider = provider.strip() or None
-    model = typer.prompt("Model identifier (optional)", default=options.model or "", show_default=False)
+    model = _ask("Model identifier (optional)", options.model or "", optional("model"), str)
     options.model = model.strip() or None
     options.validity_days = _ask(
         "Agent validity in days (1-365)", options.validity_days, check_validity_days, int

@@ -158,7 +158,7 @@ def last_runs(conn: apsw.Connection, *, completed_only: bool = False) -> dict[st
     return found
 
 
-def _pid_alive(pid: Any) -> bool:
+def pid_alive(pid: Any) -> bool:
     """True while ``pid`` is a live process (a zombie, dead but not yet reaped, counts as gone)."""
     if not isinstance(pid, int) or pid <= 0:
         return False
@@ -194,7 +194,7 @@ def open_runs(conn: apsw.Connection) -> list[dict[str, Any]]:
         (STARTED,),
     ):
         metadata = json.loads(r["metadata"])
-        if metadata.get("run_id") in finished or _pid_alive(metadata.get("pid")):
+        if metadata.get("run_id") in finished or pid_alive(metadata.get("pid")):
             continue
         found.append({"event_id": r["event_id"], "started_at": int(r["ts_signed"]), **metadata})
     return found
