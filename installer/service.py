@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import shutil
 import signal
 import subprocess
@@ -32,7 +31,9 @@ MANAGERS = ("systemd", "launchd", "process")
 SERVICE_CHOICES = ("auto", *MANAGERS, "none")
 READY_TIMEOUT_SECONDS = 30.0
 STOP_TIMEOUT_SECONDS = 150.0
-ENV_PASSED = ("AIMOS_HOME", "AIMOS_KEYSTORE")
+# what decides where the brain is (and its keystore), passed to the service as absolute paths
+ENV_PASSED = ("AIMOS_HOME", "AIMOS_KEYSTORE", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME")
+ENV_PATHS = ("AIMOS_HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME")
 
 
 class ServiceError(AimosError):
@@ -121,7 +122,17 @@ def command() -> list[str]:
 
 
 def _environment() -> dict[str, str]:
-    return {k: os.environ[k] for k in ENV_PASSED if os.environ.get(k)}
+    env = {k: os.environ[k] for k in ENV_PASSED if os.environ.get(k)}
+    for k in ENV_PATHS:  # the service runs in another working directory: no relative paths
+        if k in env:
+            env[k] = str(Path(env[k]).expanduser().absolute())
+    return env
+
+
+def systemd_quote(word: str) -> str:
+    """One word of an ExecStart= line: double-quoted, with backslash, quote, $ and % escaped."""
+    escaped = word.replace("\\", "\\\\").replace('"', '\\"').replace("$", "$$").replace("%", "%%")
+    return f'"{escaped}"'
 
 
 def _unit_name(brain_id: str) -> str:
@@ -143,7 +154,7 @@ def render_systemd_unit(brain_id: str) -> str:
     template = Template((templates_dir() / "systemd" / "aimos-housekeeper.service.in").read_text("utf-8"))
     return template.substitute(
         description=f"aimos housekeeper for brain {brain_id}",
-        exec_start=systemd_escape(shlex.join(command())),
+        exec_start=" ".join(systemd_quote(word) for word in command()),
         environment=env,
         working_directory=systemd_escape(str(paths.data_dir())),
     )
@@ -182,24 +193,38 @@ def _check(done: subprocess.CompletedProcess[str], what: str) -> None:
         )
 
 
+def _write_unit_file(path: Path, text: str) -> None:
+    """Write a unit or plist 0600 atomically without tightening the user's own folder's mode."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.write(fd, text.encode("utf-8"))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+
+
 def register(brain_id: str, manager: str) -> ServiceRecord:
-    """Write the unit (or plist) for this brain and record the manager; starts nothing."""
+    """Write the unit (or plist) for this brain and record the manager; starts nothing. The
+    record is written first, so an undo finds the unit even when enabling it failed."""
     paths.ensure_private_dir(paths.log_dir())
     if manager == "systemd":
         unit = _systemd_dir() / _unit_name(brain_id)
-        unit.parent.mkdir(parents=True, exist_ok=True)
-        paths.write_private_file(unit, render_systemd_unit(brain_id).encode())
+        record = ServiceRecord("systemd", unit.name, str(unit))
+        _write_record(record)
+        _write_unit_file(unit, render_systemd_unit(brain_id))
         _check(_run(["systemctl", "--user", "daemon-reload"]), "systemctl --user daemon-reload")
         _check(_run(["systemctl", "--user", "enable", unit.name]), f"systemctl --user enable {unit.name}")
-        record = ServiceRecord("systemd", unit.name, str(unit))
     elif manager == "launchd":
         plist = Path.home() / "Library" / "LaunchAgents" / f"{_label(brain_id)}.plist"
-        plist.parent.mkdir(parents=True, exist_ok=True)
-        paths.write_private_file(plist, render_launchd_plist(brain_id).encode())
         record = ServiceRecord("launchd", _label(brain_id), str(plist))
+        _write_record(record)
+        _write_unit_file(plist, render_launchd_plist(brain_id))
     else:
         record = ServiceRecord("process", "process", None)
-    _write_record(record)
+        _write_record(record)
     return record
 
 
@@ -211,13 +236,16 @@ def unregister() -> None:
             stop()
         except AimosError:
             _kill_pid(signal.SIGKILL)
+    # also when nothing holds the lock: a unit in a restart loop, or a job launchd keeps alive
     if record is not None and record.manager == "systemd":
-        _run(["systemctl", "--user", "disable", record.name])
+        _run(["systemctl", "--user", "disable", "--now", record.name], timeout=STOP_TIMEOUT_SECONDS)
         if record.path:
             Path(record.path).unlink(missing_ok=True)
         _run(["systemctl", "--user", "daemon-reload"])
-    elif record is not None and record.manager == "launchd" and record.path:
-        Path(record.path).unlink(missing_ok=True)
+    elif record is not None and record.manager == "launchd":
+        _run(["launchctl", "bootout", f"gui/{os.getuid()}/{record.name}"], timeout=STOP_TIMEOUT_SECONDS)
+        if record.path:
+            Path(record.path).unlink(missing_ok=True)
     state.service_record_path().unlink(missing_ok=True)
 
 
@@ -233,6 +261,7 @@ def _spawn_detached() -> int:
             start_new_session=True,  # no controlling terminal: a closed shell does not stop it
             close_fds=True,
             cwd=str(paths.ensure_private_dir(paths.data_dir())),
+            env={**os.environ, **_environment()},  # absolute paths: the working directory differs
         )
     finally:
         os.close(log_fd)

@@ -258,6 +258,7 @@ class _Run:
     def __init__(self) -> None:
         self.undo: list[tuple[str, Callable[[], None]]] = []
         self.step = ""
+        self.release: Callable[[], None] = lambda: None  # what a successful run lets go of
 
     def did(self, what: str, action: Callable[[], None]) -> None:
         self.undo.append((what, action))
@@ -286,6 +287,37 @@ class _Run:
 def _rmdir_if_empty(folder: Path) -> None:
     with contextlib.suppress(FileNotFoundError, OSError):
         folder.rmdir()
+
+
+def _hold_install_lock(run: _Run) -> None:
+    """One install at a time per home: held until this run ends (its undo releases it), so a
+    concurrent install can never take this run's half-made brain for an abandoned one."""
+    import fcntl
+    import os
+
+    from aimos.errors import BusyError
+
+    lock = paths.state_dir() / "install.lock"
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise BusyError(
+            "another `aimos install` is running for this home",
+            "Wait for it to finish, then run `aimos status`.",
+        ) from None
+    run.did("install lock", functools.partial(_release_install_lock, fd, lock))
+    run.release = functools.partial(_release_install_lock, fd, lock, remove=False)
+
+
+def _release_install_lock(fd: int, lock: Path, remove: bool = True) -> None:
+    import os
+
+    if remove:
+        lock.unlink(missing_ok=True)
+    with contextlib.suppress(OSError):
+        os.close(fd)
 
 
 def _check_writable(run: _Run, folder: Path) -> None:
@@ -362,6 +394,7 @@ def install(options: InstallOptions, passphrase: str, now: int) -> InstallResult
         run.step = "check_home_and_keystore"
         for folder in (paths.data_dir(), paths.config_dir(), paths.state_dir()):
             _check_writable(run, folder)
+        _hold_install_lock(run)
         brain_path = paths.brain_path()
         if is_unfinished_install(brain_path):
             _remove_brain_files(brain_path)
@@ -576,11 +609,14 @@ def install(options: InstallOptions, passphrase: str, now: int) -> InstallResult
         after_step(run.step)
     except BaseException as exc:
         problems = run.rollback()
+        run.release = lambda: None
         if isinstance(exc, AimosError):
             exc.message = f"install failed at step {run.step}: {exc.message}"
             if problems:
                 exc.message += f" (and could not undo: {'; '.join(problems)})"
         raise
+    finally:
+        run.release()
     return InstallResult(
         brain_id=brain_id,
         brain_path=str(brain_path),
@@ -602,8 +638,12 @@ def install(options: InstallOptions, passphrase: str, now: int) -> InstallResult
 def _remove_housekeeper_state(*, backups_existed: bool) -> None:
     from aimos.housekeeper import state
 
-    for path in (state.pid_path(), state.status_path(), state.lock_path(), state.service_record_path()):
+    for path in (state.pid_path(), state.status_path(), state.service_record_path()):
         path.unlink(missing_ok=True)
+    # the lock file only once no process holds it (removing a held lock file would let a second
+    # housekeeper lock a new file beside the first)
+    if not state.is_running():
+        state.lock_path().unlink(missing_ok=True)
     backups = state.backups_dir()
     if not backups_existed and backups.exists():  # only backups this run's housekeeper made
         shutil.rmtree(backups)

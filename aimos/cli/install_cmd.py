@@ -19,7 +19,7 @@ def _ask(label: str, default: T, check: Callable[[T], object], kind: type[T]) ->
     from aimos.errors import AimosError
 
     while True:
-        value: T = typer.prompt(label, default=default, type=kind, show_default=default != "")
+        value: T = typer.prompt(label, default=default, type=kind, show_default=default != "", err=True)
         try:
             check(value)
             return value
@@ -143,7 +143,48 @@ def register(app: typer.Typer) -> None:
         if add_agent is not None:
             if existing is None:
                 raise UsageError("--add-agent needs an installed brain", "Run `aimos install` first.")
+            not_for_add = {
+                "--brain-name": brain_name != "personal",
+                "--company": company != "personal",
+                "--agent-id": agent_id != "cli",
+                "--model-provider": model_provider is not None,
+                "--model": model is not None,
+                "--keystore": keystore is not None,
+                "--no-guides": no_guides,
+            }
+            given = [flag for flag, used in not_for_add.items() if used]
+            if given:
+                raise UsageError(
+                    f"{', '.join(given)} do not apply with --add-agent",
+                    "--add-agent takes --validity-days, --clearance, --data-class, --read-only and "
+                    "--passphrase-fd; the rest was fixed when the brain was installed.",
+                )
             from aimos.cli.agent_cmds import enroll
+            from aimos.identity.epochs import (
+                check_agent_id,
+                check_clearance,
+                check_validity_days,
+                data_class_rank,
+            )
+
+            if dry_run:
+                check_agent_id(add_agent)
+                check_validity_days(validity_days)
+                check_clearance(clearance, ceiling=10)
+                data_class_rank(data_class)
+                plan = {
+                    "add_agent": add_agent,
+                    "validity_days": validity_days,
+                    "clearance": clearance,
+                    "data_class": data_class,
+                    "write_allowed": not read_only,
+                }
+                if json_out:
+                    emit_json(plan)
+                else:
+                    out(canonical_json(plan).decode("utf-8"))
+                say("dry run: nothing was changed")
+                return
 
             enroll(
                 agent_id=add_agent,

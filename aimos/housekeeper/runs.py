@@ -81,7 +81,16 @@ def run_job(spec: JobSpec, *, trigger: str, scheduled_for: int | None = None) ->
         run_id = str(uuid.uuid4())
         base = {"job": spec.name, "job_id": spec.job_id, "run_id": run_id, "trigger": trigger}
         _append(
-            conn, housekeeper, company, STARTED, {**base, "scheduled_for": scheduled_for, "pid": os.getpid()}
+            conn,
+            housekeeper,
+            company,
+            STARTED,
+            {
+                **base,
+                "scheduled_for": scheduled_for,
+                "pid": os.getpid(),
+                "process": process_identity(os.getpid()),
+            },
         )
         ctx = JobContext(conn, housekeeper, company, meta["brain_id"], started_at, run_id)
         clock = time.perf_counter()
@@ -158,6 +167,28 @@ def last_runs(conn: apsw.Connection, *, completed_only: bool = False) -> dict[st
     return found
 
 
+def process_identity(pid: int) -> str | None:
+    """The boot and the start time of process ``pid`` (Linux), so a reused pid is not the same
+    process; None where /proc does not tell."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as handle:
+            boot = handle.read().strip()
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
+            started = handle.read().rsplit(")", 1)[-1].split()[19]
+    except (OSError, IndexError):
+        return None
+    return f"{boot}:{started}"
+
+
+def run_still_alive(metadata: dict[str, Any]) -> bool:
+    """The process that wrote a started event still runs (same pid and, where known, same start)."""
+    pid = metadata.get("pid")
+    if not isinstance(pid, int) or not pid_alive(pid):
+        return False
+    recorded = metadata.get("process")
+    return recorded is None or recorded == process_identity(pid)
+
+
 def pid_alive(pid: Any) -> bool:
     """True while ``pid`` is a live process (a zombie, dead but not yet reaped, counts as gone)."""
     if not isinstance(pid, int) or pid <= 0:
@@ -194,7 +225,7 @@ def open_runs(conn: apsw.Connection) -> list[dict[str, Any]]:
         (STARTED,),
     ):
         metadata = json.loads(r["metadata"])
-        if metadata.get("run_id") in finished or pid_alive(metadata.get("pid")):
+        if metadata.get("run_id") in finished or run_still_alive(metadata):
             continue
         found.append({"event_id": r["event_id"], "started_at": int(r["ts_signed"]), **metadata})
     return found

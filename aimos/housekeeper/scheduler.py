@@ -80,7 +80,8 @@ class Housekeeper:
         self.started_at = int(time.time())
         self.scheduler = BackgroundScheduler(
             executors={"default": ThreadPoolExecutor(max_workers=1)},
-            job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": 3600},
+            # no grace limit: a machine that slept through 02:00 runs the job once when it wakes
+            job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": None},
             timezone=UTC,
         )
         self.last_result: dict[str, Any] = {}

@@ -40,9 +40,29 @@ def anchored_fingerprint(brain_id: str) -> str | None:
     return fingerprint if isinstance(fingerprint, str) and is_hex64(fingerprint) else None
 
 
+def _read_for_update() -> dict[str, Any]:
+    """The anchors document to change; refuses a file that exists but cannot be read, rather
+    than replace it (and the other brains' fingerprints in it) with a new one."""
+    from aimos.errors import IntegrityError
+
+    path = paths.anchors_path()
+    if not path.exists():
+        return {"schema": SCHEMA, "brains": {}}
+    try:
+        document = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError):
+        document = None
+    if not isinstance(document, dict) or not isinstance(document.get("brains"), dict):
+        raise IntegrityError(
+            f"{path} exists but is not a readable anchors file",
+            "Move it aside (it may hold other brains' master fingerprints) and try again.",
+        )
+    return document
+
+
 def add_anchor(brain_id: str, entry: dict[str, Any]) -> None:
     """Record (or replace) one brain's entry, keeping the others; written 0600 atomically."""
-    document = read_anchors()
+    document = _read_for_update()
     document["brains"][brain_id] = entry
     document.setdefault("schema", SCHEMA)
     paths.write_private_file(
@@ -52,7 +72,7 @@ def add_anchor(brain_id: str, entry: dict[str, Any]) -> None:
 
 def remove_anchor(brain_id: str) -> None:
     """Drop one brain's entry (the file goes when it was the last)."""
-    document = read_anchors()
+    document = _read_for_update()
     if document["brains"].pop(brain_id, None) is None:
         return
     if document["brains"]:

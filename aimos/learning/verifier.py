@@ -245,8 +245,16 @@ def verify_everything(
     from aimos.learning.export import export_cognitive
     from aimos.verify.cognitive import verify_cognitive_bundle
 
-    report = verify_brain(conn, memory_id)
-    bundle = export_cognitive(conn, memory_id=memory_id)
+    # one read snapshot for both: a save landing between them must not look like a disagreement
+    own_snapshot = not conn.in_transaction
+    if own_snapshot:
+        conn.execute("BEGIN DEFERRED")
+    try:
+        report = verify_brain(conn, memory_id)
+        bundle = export_cognitive(conn, memory_id=memory_id)
+    finally:
+        if own_snapshot:
+            conn.execute("COMMIT")
     portable = verify_cognitive_bundle(bundle, expected_master_fingerprint=expected_master_fingerprint)
     in_db = {r.memory_id: r for r in report.records}
     mismatches = []

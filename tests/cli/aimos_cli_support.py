@@ -73,6 +73,7 @@ def run_aimos(
     unset: Iterable[str] = (),
     pass_fds: Iterable[int] = (),
     timeout: float = 60,
+    cwd: str | os.PathLike[str] | None = None,
 ) -> Result:
     """Run `python -m aimos ARGS` as a real subprocess (stdin is empty unless ``input`` is given)."""
     full_env = dict(os.environ)
@@ -90,6 +91,7 @@ def run_aimos(
         timeout=timeout,
         check=False,
         pass_fds=tuple(pass_fds),
+        cwd=cwd,
     )
     out = proc.stdout if text_mode else proc.stdout.decode("utf-8", "replace")
     err = proc.stderr if text_mode else proc.stderr.decode("utf-8", "replace")

@@ -24,7 +24,9 @@ def test_nightly_dream_keeps_the_newest_seven(stocked: Path) -> None:
     # eight older real backups, one a day from 2020-01-01
     first = calendar.timegm((2020, 1, 1, 0, 0, 0))
     old = [online_backup(first + day * 86400).name for day in range(8)]
-    assert old[0] == "brain-20200101T000000Z-0000.sqlite3" and old[-1] == "brain-20200108T000000Z-0000.sqlite3"
+    assert (
+        old[0] == "brain-20200101T000000Z-0000.sqlite3" and old[-1] == "brain-20200108T000000Z-0000.sqlite3"
+    )
     assert backup_names(stocked) == old
 
     run = run_job("nightly-dream")
@@ -63,3 +65,31 @@ def test_backups_made_in_the_same_second_keep_the_newest(stocked: Path) -> None:
             f"left: {backup_names(stocked)}"
         )
     assert len(backup_names(stocked)) == KEEP
+
+
+def test_without_a_trust_anchor_the_nightly_job_asks_for_attention(stocked: Path) -> None:
+    """The anchor comes from anchors.json, outside the brain; with none for this brain the job
+    still verifies (against the brain's own master) but says what that does not prove."""
+    (stocked / "config" / "anchors.json").unlink()
+    run = run_job("nightly-dream")
+    assert run["status"] == "ATTENTION", run
+    assert any("anchors.json holds no master fingerprint" in a for a in run["attention"]), run
+
+
+def test_a_backup_that_does_not_verify_prunes_nothing(stocked: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from aimos.housekeeper.jobs import nightly_dream
+
+    first = calendar.timegm((2020, 1, 1, 0, 0, 0))
+    old = [nightly_dream.online_backup(first + day * 86400).name for day in range(KEEP)]
+    monkeypatch.setattr(
+        nightly_dream,
+        "check_backup",
+        lambda path: {"integrity": False, "verifies": False, "memories": 0, "corpus_proof_root": ""},
+    )
+    from aimos.housekeeper.jobs import job_spec
+    from aimos.housekeeper.runs import run_job as run_in_process
+
+    run = run_in_process(job_spec("nightly-dream"), trigger="manual")
+    assert run.status == "ATTENTION" and run.result["backups_removed"] == []
+    assert set(old) <= set(backup_names(stocked))
+    assert len(backup_names(stocked)) == KEEP + 1

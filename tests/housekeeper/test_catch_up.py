@@ -55,7 +55,7 @@ def utc(ts: int) -> datetime:
     return datetime.fromtimestamp(ts, tz=UTC)
 
 
-def open_run(job: str, pid: int, trigger: str = "schedule") -> tuple[str, str]:
+def open_run(job: str, pid: int, trigger: str = "schedule", process: str | None = None) -> tuple[str, str]:
     """Append a housekeeper-signed `system_job_started` event as a process with ``pid`` would
     have before it died; returns (run_id, event_id)."""
     from aimos.housekeeper.runs import STARTED as started_op
@@ -75,6 +75,7 @@ def open_run(job: str, pid: int, trigger: str = "schedule") -> tuple[str, str]:
             "trigger": trigger,
             "scheduled_for": int(time.time()),
             "pid": pid,
+            **({"process": process} if process is not None else {}),
         }
         event_id = _append(conn, signer, meta["company_id"], started_op, metadata)
     finally:
@@ -221,3 +222,16 @@ def test_started_housekeeper_catches_up_each_missed_job_once(install_at: Any, re
     assert len(backups_of(home)) == 1
     assert owed(max(e["ts_signed"] for e in done)) == {}
     chains_ok(home)
+
+
+def test_a_reused_pid_does_not_keep_a_dead_run_open(brain: Any) -> None:
+    """pids repeat (containers especially): a started event whose pid is alive but whose
+    recorded process start differs belongs to a dead process and is closed."""
+    from aimos.housekeeper.runs import process_identity, reconcile_open_runs
+
+    mine = process_identity(os.getpid())
+    assert mine is not None  # Linux: boot id and start time
+    reused, _ = open_run("heartbeat", os.getpid(), process="another-boot:12345")
+    same, _ = open_run("weekly-audit", os.getpid(), process=mine)
+    assert reconcile_open_runs() == [reused]
+    assert events(brain.home, TERMINAL, run_id=same) == []

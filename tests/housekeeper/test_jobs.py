@@ -143,7 +143,8 @@ def test_bottleneck_scan_reports_a_checkpoint_a_reader_blocks(stocked: Path) -> 
         reader.execute("COMMIT")
     run = result.json()
     check_bracket(stocked, run, "bottleneck-scan", status="ATTENTION")
-    assert run["result"]["wal_checkpoint"]["busy"] == 1
+    checkpoint = run["result"]["wal_checkpoint"]  # PASSIVE: it copies what it can and never waits
+    assert checkpoint["checkpointed"] < checkpoint["log_frames"], checkpoint
     assert any("WAL checkpoint" in a for a in run["attention"]), run
     assert "attention:" in result.err
 

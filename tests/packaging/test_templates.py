@@ -75,6 +75,7 @@ def test_unit_renders_with_the_agreed_service_settings() -> None:
         "Environment": '"A=b"',
         "ExecStart": '"/opt/aimos venv/bin/aimos" housekeeper run',
         "Restart": "on-failure",
+        "RestartPreventExitStatus": "3 7",
         "RestartSec": "5",
         "KillSignal": "SIGTERM",
         "TimeoutStopSec": "120",

@@ -24,9 +24,10 @@ def run(ctx: JobContext) -> dict[str, Any]:
     pending_outcomes = int(pending["n"]) if pending else 0
     if pending_outcomes:
         ctx.attention.append(f"{pending_outcomes} authorized outcomes have no signed transition")
-    row: tuple[Any, ...] = tuple(ctx.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()[0])
+    # PASSIVE: copy what no reader still needs, never wait and never block a writer
+    row: tuple[Any, ...] = tuple(ctx.conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()[0])
     busy, log_frames, checkpointed = (int(v) for v in row)
-    if busy:
+    if busy or checkpointed < log_frames:
         ctx.attention.append("the WAL checkpoint could not finish (a reader held it); it retries next hour")
     return {
         "pending_outcomes": pending_outcomes,

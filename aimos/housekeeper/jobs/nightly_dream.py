@@ -104,6 +104,9 @@ def check_backup(path: Path) -> dict[str, Any]:
 
 
 def prune_backups(keep: int = KEEP_BACKUPS) -> list[str]:
+    """Keep the newest ``keep`` backups; also drop partial files a killed backup left behind."""
+    for partial in backups_dir().glob(f".{BACKUP_PREFIX}*.partial"):
+        partial.unlink(missing_ok=True)
     files = backup_files()
     removed = []
     for old in files[: max(0, len(files) - keep)]:
@@ -116,6 +119,11 @@ def run(ctx: JobContext) -> dict[str, Any]:
     started = time.perf_counter()
     anchor = anchored_fingerprint(ctx.brain_id)
     fingerprint = anchor or str(master_row(ctx.conn)["fingerprint"])
+    if anchor is None:
+        ctx.attention.append(
+            "anchors.json holds no master fingerprint for this brain: it was verified against its "
+            "own master key, which proves consistency, not that it is the brain you installed"
+        )
     report = verify_everything(ctx.conn, fingerprint)
     verify_ms = round((time.perf_counter() - started) * 1000, 1)
     in_db, portable = report["in_database"], report["portable"]
@@ -146,9 +154,13 @@ def run(ctx: JobContext) -> dict[str, Any]:
         )
     backup = online_backup(ctx.now)
     checked = check_backup(backup)
+    removed: list[str] = []
     if not (checked["integrity"] and checked["verifies"]):
-        ctx.attention.append(f"the backup {backup.name} does not verify")
-    removed = prune_backups()
+        ctx.attention.append(f"the backup {backup.name} does not verify; older backups are kept")
+    elif not report["ok"]:
+        ctx.attention.append("older backups are kept while the brain does not verify")
+    else:  # retention only when tonight's brain and backup are both good
+        removed = prune_backups()
     return {
         "verified": report["ok"],
         "verify_ms": verify_ms,
