@@ -339,6 +339,7 @@ def _check_writable(run: _Run, folder: Path) -> None:
 def _save_guides(
     conn: Any, housekeeper: Signer, company_id: str, now: int
 ) -> tuple[list[str], dict[str, Any]]:
+    from aimos.epistemic.chain import classify_at_save
     from aimos.identity.requests import PATH_SAVE, sign_request
     from aimos.memory.save import build_save_body, save_in_transaction
 
@@ -357,6 +358,7 @@ def _save_guides(
             source=GUIDE_SOURCE,
         )
         result = save_in_transaction(conn, housekeeper, sign_request(housekeeper, body, PATH_SAVE, now), now)
+        classify_at_save(conn, housekeeper, result.memory_id, now)
         if result.status != "saved":
             raise AimosError(f"the guide {guide.path} was not saved ({result.status})")
         memory_ids.append(result.memory_id)

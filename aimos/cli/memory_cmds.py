@@ -25,15 +25,15 @@ def _read_text(text: str | None) -> str:
 
 def _signed_save(agent: str, build: Any) -> Any:
     from aimos.cli.context import now, open_brain
+    from aimos.epistemic.chain import save_and_classify
     from aimos.identity.requests import PATH_SAVE, sign_request
-    from aimos.memory.save import save
 
     with open_brain(write=True) as brain:
         signer = brain.signer(agent)
         housekeeper = brain.housekeeper()
         body = build(brain)
         request = sign_request(signer, body, PATH_SAVE, now())
-        return save(brain.conn, housekeeper, request, now())
+        return save_and_classify(brain.conn, housekeeper, request, now())
 
 
 def _report_save(result: Any, json_out: bool) -> None:

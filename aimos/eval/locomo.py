@@ -81,10 +81,11 @@ def run_locomo(
     ks: Sequence[int] = DEFAULT_KS,
     progress: Callable[[int, int, str], None] = _progress,
 ) -> dict[str, Any]:
+    from aimos.epistemic.chain import save_and_classify
     from aimos.identity.epochs import HOUSEKEEPER, load_signer
     from aimos.identity.keystore import open_keystore
     from aimos.identity.requests import PATH_RECALL, PATH_SAVE, sign_request
-    from aimos.memory.save import build_save_body, save
+    from aimos.memory.save import build_save_body
     from aimos.recall.candidates import PreciseChannel, Scope, open_candidates
     from aimos.recall.pipeline import build_recall_body, recall
     from aimos.recall.text import query_terms
@@ -124,7 +125,7 @@ def run_locomo(
                         data_class="internal",
                     )
                     t = int(time.time())
-                    saved = save(conn, housekeeper, sign_request(agent, body, PATH_SAVE, t), t)
+                    saved = save_and_classify(conn, housekeeper, sign_request(agent, body, PATH_SAVE, t), t)
                     dia_of[saved.memory_id].add(turn["dia_id"])
                     counts["turns"] += 1
                 for rowid, mid in conn.execute("SELECT rowid, memory_id FROM memories"):

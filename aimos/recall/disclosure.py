@@ -23,6 +23,7 @@ from aimos.crypto.encoding import b64u_decode
 from aimos.crypto.messages import payload_message, request_message
 from aimos.errors import AimosError, IntegrityError
 from aimos.identity.epochs import master_row
+from aimos.recall.label_chain import label_chain_reasons
 from aimos.recall.weight_chain import chain_reasons
 from aimos.store.connection import rows
 
@@ -71,6 +72,7 @@ class _Records:
     links: dict[str, str]
     signed_successors: dict[str, str]
     chains: dict[str, tuple[str | None, int, int]]
+    labels: dict[str, tuple[str | None, int, str]]
 
     @classmethod
     def load(cls, conn: apsw.Connection, memories: list[dict[str, Any]]) -> _Records:
@@ -119,7 +121,15 @@ class _Records:
                 ids,
             )
         }
-        return cls(provenance, epochs, events, links, successors, chain_reasons(conn, memories))
+        return cls(
+            provenance,
+            epochs,
+            events,
+            links,
+            successors,
+            chain_reasons(conn, memories),
+            label_chain_reasons(conn, memories),
+        )
 
 
 def verify_for_disclosure(
@@ -222,8 +232,9 @@ def _verify_one(
     chain_reason = records.chains.get(mid, (None, 0, 0))[0]
     if chain_reason is not None:
         raise _fail(mid, f"weight_chain:{chain_reason}")
-    if memory["epistemic_label"] != "unverified":  # until the classification chain has its writer
-        raise _fail(mid, "live_label_differs_from_signed_chain")
+    label_reason = records.labels.get(mid, (None, 0, "unverified"))[0]
+    if label_reason is not None:
+        raise _fail(mid, f"label_chain:{label_reason}")
     linked = records.links.get(mid)
     if linked != records.signed_successors.get(mid):
         raise _fail(mid, "supersession_link_differs_from_signed_saves")

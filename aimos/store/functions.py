@@ -228,6 +228,18 @@ def occurrence_message(commitment_hex: str) -> bytes | None:
         return None
 
 
+def epistemic_hash_sql(
+    memory_id: str, label: str, confidence: int, live_hex: str, event_hex: str, prev_hex: str | None
+) -> str | None:
+    try:
+        prev = hex32(prev_hex) if prev_hex is not None else None
+        return commitments.epistemic_classification_hash(
+            memory_id, label, int(confidence), hex32(live_hex), hex32(event_hex), prev
+        ).hex()
+    except (AimosError, TypeError, ValueError):
+        return None
+
+
 # name -> (function, number of arguments)
 SQL_FUNCTIONS: dict[str, tuple[Any, int]] = {
     "aimos_sha256_hex": (sha256_hex, 1),
@@ -250,4 +262,5 @@ SQL_FUNCTIONS: dict[str, tuple[Any, int]] = {
     "aimos_baseline_hash": (baseline_hash_sql, 10),
     "aimos_revocation_prior": (revocation_prior, 3),
     "aimos_revocation_mutation": (revocation_mutation, 3),
+    "aimos_epistemic_hash": (epistemic_hash_sql, 6),
 }

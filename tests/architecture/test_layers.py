@@ -21,11 +21,14 @@ ALLOWED: dict[str, set[str]] = {
     "verify": {"crypto"},
     "recall": {"crypto", "store", "identity", "ledger", "memory", "verify"},
     "learning": {"crypto", "store", "identity", "ledger", "memory", "recall", "verify"},
-    "housekeeper": {"crypto", "store", "identity", "ledger", "memory", "recall", "learning", "verify"},
-    "eval": {"crypto", "store", "identity", "ledger", "memory", "recall", "learning", "verify", "installer"},
+    "epistemic": {"crypto", "store", "identity", "ledger", "memory"},
+    "housekeeper": {"crypto", "store", "identity", "ledger", "memory", "recall", "learning", "verify", "epistemic"},
+    "eval": {
+        "crypto", "store", "identity", "ledger", "memory", "recall", "learning", "verify", "installer", "epistemic",
+    },
     "cli": {
         "crypto", "store", "identity", "ledger", "memory", "recall", "learning", "verify", "eval", "installer", "cli",
-        "housekeeper",
+        "housekeeper", "epistemic",
     },
 }
 COMMON = {"errors", "exit_codes", "paths", ""}

@@ -1,0 +1,1 @@
+"""Epistemic labels: the classifier kernel (pure) and the signed, chained classification record."""

@@ -1,0 +1,279 @@
+"""The classification chain's writer: signed label transitions, the classifier at save time,
+retroactive relabelling of a growing cluster, and a person's judgments.
+
+Every change is a housekeeper-signed `memory_epistemic_classified` event plus a chained
+`memory_classifications` row (g_j, PROTOCOL-NOTES 3) and the memory's live-label projection, in
+the caller's write transaction. Content, weight and retention never change.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+import apsw
+
+from aimos.crypto import commitments
+from aimos.epistemic.classifier import (
+    DETECTOR_VERSION,
+    JUDGMENTS,
+    SCHEMA,
+    Classification,
+    MemoryView,
+    classify,
+    leading_question,
+)
+from aimos.errors import MemoryNotFoundError, UsageError
+from aimos.identity.epochs import Signer
+from aimos.identity.requests import SignedRequest, VerifiedRequest
+from aimos.ledger.events import append_event
+from aimos.memory.save import SaveResult, save_in_transaction
+from aimos.store.connection import one, rows, write_transaction
+
+PATH_LABEL = "/aimos/label"
+
+
+@dataclass(frozen=True)
+class Transition:
+    memory_id: str
+    label: str
+    confidence_milli: int
+    basis: str
+    classification_hash: str
+    event_id: str
+    previous_label: str
+
+
+def _memory(conn: apsw.Connection, memory_id: str) -> dict[str, Any]:
+    row = one(
+        conn,
+        "SELECT memory_id, company_id, key, value, source, memory_type, live_content_hash, epistemic_label"
+        " FROM memories WHERE memory_id = ?",
+        (memory_id,),
+    )
+    if row is None:
+        raise MemoryNotFoundError(f"no memory {memory_id}")
+    return row
+
+
+def _view(row: dict[str, Any]) -> MemoryView:
+    return MemoryView(row["memory_id"], row["value"], row["key"], row["source"], row["memory_type"])
+
+
+def newest(conn: apsw.Connection, memory_id: str) -> dict[str, Any] | None:
+    return one(
+        conn,
+        "SELECT classification_hash, label, basis FROM memory_classifications WHERE memory_id = ?"
+        " ORDER BY rowid DESC LIMIT 1",
+        (memory_id,),
+    )
+
+
+def append_classification(
+    conn: apsw.Connection,
+    housekeeper: Signer,
+    memory_id: str,
+    *,
+    label: str,
+    confidence_milli: int,
+    basis: str,
+    now: int,
+    signals: dict[str, Any] | None = None,
+    reason: str | None = None,
+    evidence: dict[str, Any] | None = None,
+) -> Transition:
+    """One signed label transition (call inside a write transaction)."""
+    memory = _memory(conn, memory_id)
+    head = newest(conn, memory_id)
+    prev = head["classification_hash"] if head else None
+    metadata = {
+        "schema": SCHEMA,
+        "detector_version": DETECTOR_VERSION,
+        "memory_id": memory_id,
+        "label": label,
+        "confidence_milli": confidence_milli,
+        "basis": basis,
+        "live_content_hash": memory["live_content_hash"],
+        "prev_classification_hash": prev,
+        "previous_label": memory["epistemic_label"],
+        "signals": signals,
+        "reason": reason,
+        "evidence": evidence,
+    }
+    event = append_event(
+        conn,
+        housekeeper,
+        operation="memory_epistemic_classified",
+        company_id=memory["company_id"],
+        metadata=metadata,
+        now=now,
+        subject_memory_id=memory_id,
+    )
+    g = commitments.epistemic_classification_hash(
+        memory_id,
+        label,
+        confidence_milli,
+        bytes.fromhex(memory["live_content_hash"]),
+        bytes.fromhex(event["mutation_hash"]),
+        bytes.fromhex(prev) if prev else None,
+    ).hex()
+    conn.execute(
+        "INSERT INTO memory_classifications (classification_id, memory_id, company_id, label,"
+        " confidence_milli, basis, live_content_hash, authority_event_id, authority_mutation_hash,"
+        " prev_classification_hash, classification_hash, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+        (
+            str(uuid.uuid4()),
+            memory_id,
+            memory["company_id"],
+            label,
+            confidence_milli,
+            basis,
+            memory["live_content_hash"],
+            event["event_id"],
+            event["mutation_hash"],
+            prev,
+            g,
+            now,
+        ),
+    )
+    if memory["epistemic_label"] != label:
+        conn.execute("UPDATE memories SET epistemic_label = ? WHERE memory_id = ?", (label, memory_id))
+    return Transition(
+        memory_id, label, confidence_milli, basis, g, event["event_id"], memory["epistemic_label"]
+    )
+
+
+def _cluster(conn: apsw.Connection, company_id: str, fingerprint: str) -> list[dict[str, Any]]:
+    return rows(
+        conn,
+        "SELECT m.memory_id, m.company_id, m.key, m.value, m.source, m.memory_type, m.live_content_hash,"
+        " m.epistemic_label FROM epistemic_fingerprints f JOIN memories m ON m.memory_id = f.memory_id"
+        " WHERE f.company_id = ? AND f.fingerprint = ? ORDER BY f.rowid",
+        (company_id, fingerprint),
+    )
+
+
+def classify_at_save(
+    conn: apsw.Connection, housekeeper: Signer, memory_id: str, now: int
+) -> list[Transition]:
+    """Run the classifier on a newly saved memory (inside the save's transaction). A memory with
+    no leading question gets no row (it stays `unverified`, the implicit genesis). A fingerprinted
+    one gets its first classification; when it grows a cluster, every earlier member whose label
+    the larger cluster changes gets a new transition (its first judgment stays in its chain), except
+    members a person has judged."""
+    memory = _memory(conn, memory_id)
+    lq = leading_question(memory["value"])
+    if lq is None:
+        return []
+    conn.execute(
+        "INSERT INTO epistemic_fingerprints (memory_id, company_id, fingerprint, created_at)"
+        " VALUES (?,?,?,?)",
+        (memory_id, memory["company_id"], lq.fingerprint, now),
+    )
+    members = _cluster(conn, memory["company_id"], lq.fingerprint)
+    views = [_view(m) for m in members]
+    done = []
+    result = classify(_view(memory), views)
+    done.append(_record(conn, housekeeper, memory_id, result, now, retroactive_for=None))
+    for member in members:
+        if member["memory_id"] == memory_id:
+            continue
+        head = newest(conn, member["memory_id"])
+        if head is not None and head["basis"] == "explicit":
+            continue  # a person's judgment is not overruled by the classifier
+        again = classify(_view(member), views)
+        if again.label != member["epistemic_label"]:
+            done.append(
+                _record(conn, housekeeper, member["memory_id"], again, now, retroactive_for=memory_id)
+            )
+    return done
+
+
+def _record(
+    conn: apsw.Connection,
+    housekeeper: Signer,
+    memory_id: str,
+    result: Classification,
+    now: int,
+    *,
+    retroactive_for: str | None,
+) -> Transition:
+    signals = dict(result.signals)
+    if retroactive_for is not None:
+        signals["retroactive"] = True
+        signals["cluster_grew_with"] = retroactive_for
+    return append_classification(
+        conn,
+        housekeeper,
+        memory_id,
+        label=result.label,
+        confidence_milli=result.confidence_milli,
+        basis="classifier",
+        now=now,
+        signals=signals,
+        reason="cluster grew" if retroactive_for else "classified at save",
+    )
+
+
+def save_and_classify(conn: apsw.Connection, housekeeper: Signer, req: SignedRequest, now: int) -> SaveResult:
+    """The signed save followed by the classifier, in one write transaction (all or nothing)."""
+    with write_transaction(conn):
+        result = save_in_transaction(conn, housekeeper, req, now)
+        if result.status in ("saved", "quarantined"):
+            classify_at_save(conn, housekeeper, result.memory_id, now)
+        return result
+
+
+def build_label_body(*, company_id: str, memory_id: str, judgment: str, reason: str) -> dict[str, Any]:
+    """The body an agent signs to record a person's judgment (POST /aimos/label)."""
+    return {"company_id": company_id, "memory_id": memory_id, "judgment": judgment, "reason": reason}
+
+
+def judge(conn: apsw.Connection, housekeeper: Signer, req: SignedRequest, now: int) -> Transition:
+    """Record a person's judgment (confirm | refute | support | dispute) carried by an agent's
+    signed request; the housekeeper signs the transition with the request as its evidence."""
+    from aimos.errors import GrantError
+    from aimos.identity.requests import verify_request
+
+    body = req.body
+    judgment = body.get("judgment")
+    if judgment not in JUDGMENTS:
+        raise UsageError(f"unknown judgment {judgment!r}", f"Use one of: {', '.join(JUDGMENTS)}.")
+    reason = body.get("reason")
+    if not isinstance(reason, str) or not reason.strip():
+        raise UsageError("a judgment needs a reason", 'Add --reason "why you judge it so".')
+    with write_transaction(conn):
+        verified: VerifiedRequest = verify_request(conn, req, path=PATH_LABEL, now=now)
+        if not verified.grant["write_allowed"]:
+            raise GrantError(
+                f"agent {verified.agent_id!r} has a read-only grant", "Judge with a writing agent."
+            )
+        memory = _memory(conn, str(body.get("memory_id")))
+        if (
+            memory["company_id"] != verified.grant["company_id"]
+            or body.get("company_id") != memory["company_id"]
+        ):
+            raise GrantError(f"agent {verified.agent_id!r} has no grant for this memory's company")
+        label, confidence = JUDGMENTS[judgment]
+        evidence = {
+            "judgment": judgment,
+            "agent_id": verified.agent_id,
+            "agent_valid_from": verified.valid_from,
+            "request_hash": verified.request_hash,
+            "nonce": req.nonce,
+            "ts": req.ts,
+            "signature_b64u": req.signature_b64u,
+            "body": body,
+        }
+        return append_classification(
+            conn,
+            housekeeper,
+            memory["memory_id"],
+            label=label,
+            confidence_milli=confidence,
+            basis="explicit",
+            now=now,
+            reason=reason.strip(),
+            evidence=evidence,
+        )

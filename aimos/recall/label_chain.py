@@ -1,0 +1,114 @@
+"""Label (classification) chains as the brain holds them, re-checked in SQL with the writer's
+registered functions. Shared by disclosure verification and the in-database verifier.
+
+Per memory: rows in write order must form one chain from a single genesis (prev NULL), each g_j
+recomputed, each bound to the housekeeper's signed `memory_epistemic_classified` event (signature
+re-verified) and to the memory's live content; the memory's live label must be the newest row's
+label, or `unverified` when there is none.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from typing import Any
+
+import apsw
+
+from aimos.store.connection import rows
+
+BATCH = 500
+
+_SQL = """
+SELECT c.*, aimos_epistemic_hash(c.memory_id, c.label, c.confidence_milli, c.live_content_hash,
+                                 c.authority_mutation_hash, c.prev_classification_hash) AS g_recomputed,
+       e.mutation_hash AS e_mutation_hash, e.operation AS e_operation, e.subject_memory_id AS e_subject,
+       e.signed_body AS e_body, i.role AS e_role,
+       aimos_ed25519_verify(i.public_key_b64u, aimos_payload_message(e.signed_body, e.nonce, e.ts_signed),
+                            e.signature_b64u) AS e_sig_ok
+FROM memory_classifications c
+LEFT JOIN events e ON e.event_id = c.authority_event_id
+LEFT JOIN identity_epochs i ON i.agent_id = e.signer_agent_id AND i.valid_from = e.signer_valid_from
+WHERE c.memory_id IN ({ids})
+ORDER BY c.memory_id, c.rowid
+"""
+
+
+def _row_reason(r: dict[str, Any], memory: dict[str, Any]) -> str | None:
+    if r["g_recomputed"] != r["classification_hash"]:
+        return "epistemic_hash_invalid"
+    if r["live_content_hash"] != memory["live_content_hash"]:
+        return "epistemic_live_content_mismatch"
+    if (
+        r["e_mutation_hash"] != r["authority_mutation_hash"]
+        or r["e_operation"] != "memory_epistemic_classified"
+        or r["e_subject"] != r["memory_id"]
+        or r["e_role"] != "housekeeper"
+        or r["e_sig_ok"] != 1
+    ):
+        return "epistemic_authority_invalid"
+    meta = json.loads(r["e_body"]).get("metadata") or {}
+    if (
+        meta.get("label") != r["label"]
+        or meta.get("confidence_milli") != r["confidence_milli"]
+        or meta.get("live_content_hash") != r["live_content_hash"]
+        or meta.get("prev_classification_hash") != r["prev_classification_hash"]
+    ):
+        return "epistemic_authority_invalid"
+    return None
+
+
+def label_chain_reasons(
+    conn: apsw.Connection, memories: list[dict[str, Any]]
+) -> dict[str, tuple[str | None, int, str]]:
+    """memory_id -> (first failing reason or None, chain length, the label the chain ends in)."""
+    out: dict[str, tuple[str | None, int, str]] = {}
+    for start in range(0, len(memories), BATCH):
+        batch = memories[start : start + BATCH]
+        ids = [m["memory_id"] for m in batch]
+        by_memory: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for r in rows(conn, _SQL.format(ids=",".join("?" * len(ids))), ids):
+            by_memory[r["memory_id"]].append(r)
+        for m in batch:
+            chain = by_memory.get(m["memory_id"], [])
+            reason: str | None = None
+            prev: str | None = None
+            for r in chain:
+                if r["prev_classification_hash"] != prev:
+                    reason = "fork_or_disconnected_history"
+                    break
+                reason = _row_reason(r, m)
+                if reason:
+                    break
+                prev = r["classification_hash"]
+            ends_in = chain[-1]["label"] if chain else "unverified"
+            if reason is None and m["epistemic_label"] != ends_in:
+                reason = "unbacked_projection"
+            out[m["memory_id"]] = (reason, len(chain), ends_in)
+    return out
+
+
+def label_history(conn: apsw.Connection, memory_id: str) -> list[dict[str, Any]]:
+    """Every classification of a memory, oldest first, with who signed it and why."""
+    history = []
+    for r in rows(
+        conn,
+        "SELECT c.*, e.signed_body FROM memory_classifications c JOIN events e"
+        " ON e.event_id = c.authority_event_id WHERE c.memory_id = ? ORDER BY c.rowid",
+        (memory_id,),
+    ):
+        meta = json.loads(r["signed_body"]).get("metadata") or {}
+        history.append(
+            {
+                "label": r["label"],
+                "confidence_milli": r["confidence_milli"],
+                "basis": r["basis"],
+                "created_at": r["created_at"],
+                "classification_hash": r["classification_hash"],
+                "authority_event_id": r["authority_event_id"],
+                "reason": meta.get("reason"),
+                "evidence": meta.get("evidence"),
+                "signals": meta.get("signals"),
+            }
+        )
+    return history
