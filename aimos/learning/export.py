@@ -155,6 +155,20 @@ def export_cognitive(conn: apsw.Connection, *, memory_id: str | None = None) -> 
             }
         )
     baselines = {b["memory_id"]: b for b in rows(conn, "SELECT * FROM weight_baselines")}
+    labels: dict[str, list[dict[str, Any]]] = {}
+    for c in rows(conn, "SELECT * FROM memory_classifications ORDER BY memory_id, rowid"):
+        labels.setdefault(c["memory_id"], []).append(
+            {
+                "label": c["label"],
+                "confidence_milli": c["confidence_milli"],
+                "basis": c["basis"],
+                "live_content_hash": c["live_content_hash"],
+                "authority_event_id": c["authority_event_id"],
+                "authority_mutation_hash": c["authority_mutation_hash"],
+                "previous_classification_hash": c["prev_classification_hash"],
+                "classification_hash": c["classification_hash"],
+            }
+        )
     for m in rows(conn, f"SELECT * FROM memories {where} ORDER BY memory_id", params):
         b = baselines.get(m["memory_id"])
         memories.append(
@@ -187,6 +201,7 @@ def export_cognitive(conn: apsw.Connection, *, memory_id: str | None = None) -> 
                     else None,
                 },
                 "projections": projections.get(m["memory_id"], []),
+                "epistemic": {"label": m["epistemic_label"], "chain": labels.get(m["memory_id"], [])},
             }
         )
     report = verify_brain(conn, memory_id)

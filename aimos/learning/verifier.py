@@ -20,6 +20,7 @@ from aimos.crypto import commitments
 from aimos.errors import AimosError
 from aimos.learning.rule import next_weight_milli
 from aimos.recall.disclosure import DisclosureError, verify_many
+from aimos.recall.label_chain import label_chain_reasons
 from aimos.recall.weight_chain import BATCH, chain_reasons
 from aimos.store.connection import rows
 
@@ -51,6 +52,11 @@ REASONS = frozenset(
         "event_chain_break",
         "event_hash_mismatch",
         "event_signature_invalid",
+        "unbacked_projection",
+        "fork_or_disconnected_history",
+        "epistemic_hash_invalid",
+        "epistemic_live_content_mismatch",
+        "epistemic_authority_invalid",
     }
 )
 
@@ -95,6 +101,7 @@ def verify_brain(conn: apsw.Connection, memory_id: str | None = None) -> Report:
     where, params = ("WHERE memory_id = ?", (memory_id,)) if memory_id else ("", ())
     memories = rows(conn, f"SELECT * FROM memories {where} ORDER BY memory_id", params)
     chains = chain_reasons(conn, memories)
+    label_chains = label_chain_reasons(conn, memories)
     replays = _replay_reasons(conn)
     dangling = {
         r["memory_id"]
@@ -124,6 +131,8 @@ def verify_brain(conn: apsw.Connection, memory_id: str | None = None) -> Report:
             reason = (
                 "unreachable_rows"  # a signed REWEIGHT node or authorized outcome whose projection is gone
             )
+        if reason is None:
+            reason = label_chains[mid][0]  # the label chain counts in the record (and the root)
         if reason is None and mid in replays:
             reason, detail = "valence_replay_mismatch", replays[mid]
         records.append(MemoryRecord(mid, status, reason is None, length, sigs, reason, detail))

@@ -165,6 +165,12 @@ class R:
     EVENT_TYPE_INVALID: Final = "event_type_invalid"  # verified, but bound to another memory/weights
     # -- memory records --
     PORTABLE_EVIDENCE_MALFORMED: Final = "portable_evidence_malformed"
+    # -- label (classification) chains, aimos's own --
+    UNBACKED_PROJECTION: Final = "unbacked_projection"
+    FORK_OR_DISCONNECTED_HISTORY: Final = "fork_or_disconnected_history"
+    EPISTEMIC_HASH_INVALID: Final = "epistemic_hash_invalid"
+    EPISTEMIC_LIVE_CONTENT_MISMATCH: Final = "epistemic_live_content_mismatch"
+    EPISTEMIC_AUTHORITY_INVALID: Final = "epistemic_authority_invalid"
     UNATTESTED_INITIAL_WEIGHT: Final = "unattested_initial_weight"
     BASELINE_TERMINAL_WEIGHT_MISMATCH: Final = "baseline_terminal_weight_mismatch"
     PROJECTION_FORK: Final = "cognitive_projection_fork"
@@ -1287,6 +1293,71 @@ def _check_envelope(
     return company, _Master(public_key=public_key, fingerprint=fingerprint)
 
 
+LABELS = frozenset(
+    {
+        "unverified",
+        "supported",
+        "disputed",
+        "poison_suspect",
+        "poison_likely",
+        "poison_confirmed",
+        "poison_refuted",
+    }
+)
+
+
+def _verify_label_chain(memory: Mapping[str, Any], events: Mapping[str, _IndexedEvent]) -> str | None:
+    """A memory's classification chain (aimos.memory-epistemic/v1): one chain from a single
+    genesis, each g_j recomputed, each bound to a verified housekeeper `memory_epistemic_classified`
+    event and to the live content; the live label is the newest row's (unverified with none)."""
+    block = memory.get("epistemic")
+    if not isinstance(block, dict) or not isinstance(block.get("chain"), list):
+        return R.PORTABLE_EVIDENCE_MALFORMED
+    previous: str | None = None
+    for row in block["chain"]:
+        if not isinstance(row, dict) or row.get("label") not in LABELS:
+            return R.PORTABLE_EVIDENCE_MALFORMED
+        if row.get("previous_classification_hash") != previous:
+            return R.FORK_OR_DISCONNECTED_HISTORY
+        try:
+            g = commitments.epistemic_classification_hash(
+                memory["memory_id"],
+                row["label"],
+                row["confidence_milli"],
+                bytes.fromhex(row["live_content_hash"]),
+                bytes.fromhex(row["authority_mutation_hash"]),
+                bytes.fromhex(previous) if previous else None,
+            ).hex()
+        except (AimosError, KeyError, TypeError, ValueError):
+            return R.PORTABLE_EVIDENCE_MALFORMED
+        if g != row.get("classification_hash"):
+            return R.EPISTEMIC_HASH_INVALID
+        if row["live_content_hash"] != memory.get("content_hash"):
+            return R.EPISTEMIC_LIVE_CONTENT_MISMATCH
+        indexed = events.get(str(row.get("authority_event_id")))
+        event: Mapping[str, Any] = indexed.event if indexed else {}
+        meta = event.get("metadata")
+        if (
+            indexed is None
+            or not indexed.verified
+            or not isinstance(meta, Mapping)
+            or event.get("operation") != "memory_epistemic_classified"
+            or event.get("signer_agent_id") != "housekeeper"
+            or event.get("mutation_hash") != row.get("authority_mutation_hash")
+            or meta.get("memory_id") != memory["memory_id"]
+            or meta.get("label") != row["label"]
+            or meta.get("confidence_milli") != row["confidence_milli"]
+            or meta.get("live_content_hash") != row["live_content_hash"]
+            or meta.get("prev_classification_hash") != previous
+        ):
+            return R.EPISTEMIC_AUTHORITY_INVALID
+        previous = g
+    ends_in = block["chain"][-1]["label"] if block["chain"] else "unverified"
+    if block.get("label") != ends_in:
+        return R.UNBACKED_PROJECTION
+    return None
+
+
 def _check_memories(memories: list[Any], company: str) -> None:
     previous: str | None = None
     for i, memory in enumerate(memories):
@@ -1389,6 +1460,11 @@ def _verify(bundle: Any, expected_master_fingerprint: str | None) -> CognitiveVe
     records: list[CognitiveRecord] = []
     for index, memory in enumerate(memories):
         record, detail = _verify_memory(memory, f"memories[{index}]", master, events)
+        if record["ok"] and "epistemic" in memory:
+            label_reason = _verify_label_chain(memory, events)
+            if label_reason is not None:
+                record = CognitiveRecord(**{**record, "ok": False, "reason": label_reason})
+                detail = f"memories[{index}].epistemic: {label_reason}"
         records.append(record)
         if record["reason"] is not None and not record["ok"]:
             failures.append((record["reason"], detail))
