@@ -49,6 +49,7 @@ def _register() -> None:
         eval_cmds,
         housekeeper_cmds,
         install_cmd,
+        label_cmds,
         learning_cmds,
         memory_cmds,
         recall_cmds,
@@ -60,6 +61,7 @@ def _register() -> None:
     memory_cmds.register(app)
     recall_cmds.register(app)
     learning_cmds.register(app)
+    label_cmds.register(app)
     verify_cmds.register(app)
     status_cmd.register(app)
     housekeeper_cmds.register(app)

@@ -120,9 +120,11 @@ def register(app: typer.Typer) -> None:
         """Show one memory: value, fields, version chain, provenance and events."""
         from aimos.cli.context import open_brain
         from aimos.memory.versions import memory_detail
+        from aimos.recall.label_chain import label_history
 
         with open_brain(write=False) as brain:
             detail = memory_detail(brain.conn, memory_id)
+            detail["label_history"] = label_history(brain.conn, detail["memory_id"])
         if json_out:
             emit_json(detail)
             return
@@ -164,6 +166,15 @@ def register(app: typer.Typer) -> None:
         out("events:")
         for e in detail["events"]:
             out(f"  {e['operation']:<34} {e['signer_agent_id']} #{e['ledger_seq']} at {when(e['ts_signed'])}")
+        out("label history:" if detail["label_history"] else "label history: none (unverified since saved)")
+        for h in detail["label_history"]:
+            by = (
+                f"judged by {h['evidence']['agent_id']}: {h['reason']}"
+                if h["evidence"]
+                else f"score {h['confidence_milli']}"
+                + (f" ({h['reason']})" if h["reason"] else "")
+            )
+            out(f"  {when(h['created_at'])}  {h['label']:<16} {h['basis']:<10} {by}")
 
     @app.command("list")
     def list_cmd(

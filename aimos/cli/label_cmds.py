@@ -1,0 +1,59 @@
+"""`aimos label ID confirm|refute|support|dispute --reason TEXT`: a person's signed judgment."""
+
+from __future__ import annotations
+
+import typer
+
+from aimos.cli.output import emit_json, out, say
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("label")
+    def label_cmd(
+        memory_id: str = typer.Argument(..., help="Memory id or a unique prefix of it."),
+        judgment: str = typer.Argument(
+            ..., help="confirm (poison), refute (not poison), support or dispute."
+        ),
+        reason: str = typer.Option(
+            None, "--reason", help="Why you judge it so (required; kept in the record)."
+        ),
+        agent: str = typer.Option("cli", "--as", help="The agent whose key signs the judgment."),
+        json_out: bool = typer.Option(False, "--json", help="Print the transition as JSON."),
+    ) -> None:
+        """Record a person's judgment of a memory as a signed, chained label transition."""
+        from aimos.cli.context import now, open_brain
+        from aimos.epistemic.chain import PATH_LABEL, build_label_body, judge
+        from aimos.epistemic.classifier import JUDGMENTS
+        from aimos.errors import UsageError
+        from aimos.identity.requests import sign_request
+        from aimos.memory.versions import resolve_memory_id
+
+        if judgment not in JUDGMENTS:
+            raise UsageError(
+                f"unknown judgment {judgment!r}",
+                "Use confirm (it is poison), refute (it is not), support or dispute.",
+            )
+        if reason is None or not reason.strip():
+            raise UsageError("a judgment needs a reason", f'Add --reason "why you {judgment} it".')
+        with open_brain(write=True) as brain:
+            mid = resolve_memory_id(brain.conn, memory_id)
+            signer = brain.signer(agent)
+            body = build_label_body(
+                company_id=brain.company_id, memory_id=mid, judgment=judgment, reason=reason
+            )
+            t = now()
+            moved = judge(brain.conn, brain.housekeeper(), sign_request(signer, body, PATH_LABEL, t), t)
+        result = {
+            "memory_id": moved.memory_id,
+            "label": moved.label,
+            "previous_label": moved.previous_label,
+            "confidence_milli": moved.confidence_milli,
+            "basis": moved.basis,
+            "classification_hash": moved.classification_hash,
+            "event_id": moved.event_id,
+        }
+        if json_out:
+            emit_json(result)
+            return
+        out(f"{moved.memory_id}  {moved.previous_label} -> {moved.label}")
+        say("The earlier labels stay in `aimos show ID`'s label history.")
