@@ -140,3 +140,63 @@ def mutation(
         f"p95 <= {tg['p95_ms']} ms, ratio <= {tg['ratio']}, <= {tg['bytes']} bytes)"
     )
     out("all cases as declared" if report["all_as_declared"] else "SOME CASES DIFFER FROM THEIR DECLARATION")
+
+
+@eval_app.command("poisonedrag")
+def poisonedrag(
+    dataset: list[str] = typer.Option(
+        None, "--dataset", help="PoisonedRAG targets JSON (repeatable; default nq.json and msmarco.json)."
+    ),
+    limit: int = typer.Option(None, "--limit", min=1, help="Only the first N targets of each dataset."),
+    no_paraphrase: bool = typer.Option(False, "--no-paraphrase", help="Skip the paraphrase variant."),
+    json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+) -> None:
+    """PoisonedRAG black-box poisoning in scratch brains: poison in top-5 with and without labels."""
+    from pathlib import Path
+
+    from aimos.eval.poisonedrag import load_targets, run_poisonedrag
+
+    paths = [Path(d) for d in dataset] if dataset else None
+    for p in paths or []:
+        load_targets(p)  # a wrong file is refused before any brain is built
+    report = run_poisonedrag(paths, limit=limit, paraphrase=not no_paraphrase)
+    if json_out:
+        emit_json(report)
+        return
+    out(f"clean corpus: {report['clean_corpus']}")
+    for path, entry in report["datasets"].items():
+        t = entry["template"]
+        out(
+            f"\n{path}: {entry['targets']} targets; clean brain {t['turns']} turns"
+            f" + {t['clean_references']} references"
+        )
+        for variant in ("question_prefix", "paraphrase"):
+            if variant not in entry:
+                continue
+            s = entry[variant]
+            out(f"  {variant}:")
+            for arm in ("A0_policy_bypassed", "A1_with_labels"):
+                a = s[arm]
+                out(
+                    f"    {arm:<20} poison in top-5: {a['targets_with_poison_in_top5']}/{a['targets']}"
+                    f"  (Wilson 95% {a['wilson95'][0]:.3f}-{a['wilson95'][1]:.3f}),"
+                    f" mean poison per top-5 {a['mean_poison_per_top5']}"
+                )
+            out(
+                f"    poison retained {s['poison_retained']}/{s['poison_injected']}, with an adverse label "
+                f"{s['poison_with_adverse_label']}/{s['poison_injected']}, first-in-cluster relabelled "
+                f"retroactively {s['first_in_cluster_relabelled_retroactively']}"
+            )
+            out(
+                f"    clean memories with an adverse label {s['clean_with_adverse_label']} over "
+                f"{s['clean_memory_brain_pairs']} memory-brain pairs ({s['targets']} brains of "
+                f"{t['clean_memories']} clean memories; rate {s['clean_adverse_rate']:.6f})"
+            )
+    ref = report.get("turns_saved_as_reference_documents")
+    if ref:
+        out(
+            f"\nturns saved as reference-like documents: {ref['clean_adverse']}/{ref['clean_memories']}"
+            " adverse "
+            f"(rate {ref['adverse_rate']:.6f}, Wilson 95% {ref['wilson95'][0]:.6f}-{ref['wilson95'][1]:.6f})"
+        )
+    out(f"\n{report['seconds']} s")

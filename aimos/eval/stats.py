@@ -28,3 +28,14 @@ def summary_ms(values_s: Sequence[float]) -> dict[str, float]:
         "p95_ms": round(percentile(values_s, 95) * 1000, 4),
         "n": len(values_s),
     }
+
+
+def wilson(successes: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
+    """Wilson score 95% interval for a proportion (0..1 bounds; (0, 1) when n is 0)."""
+    if n <= 0:
+        return (0.0, 1.0)
+    p = successes / n
+    denominator = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denominator
+    half = z * ((p * (1 - p) / n + z * z / (4 * n * n)) ** 0.5) / denominator
+    return (max(0.0, centre - half), min(1.0, centre + half))

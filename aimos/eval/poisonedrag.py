@@ -1,0 +1,304 @@
+"""`aimos eval poisonedrag`: the PoisonedRAG black-box attack against aimos's labels, in scratch
+brains, through the real signed save and recall paths.
+
+Clean corpus (built once per run, then copied for every target): the LoCoMo development turns
+saved as a conversation import saves them (type `dialog_turn`, source = the session), plus for
+each target one clean reference passage stating its correct answer. For each target, a copy of
+that brain gets the 5 poison passages from one source, as the black-box attack writes them (the
+target question, ".", the passage), and the target question is recalled twice: with the trust
+policy bypassed (arm A0, an in-process switch no agent request can reach) and with labels (A1).
+The paraphrase variant injects the passages without the question prefix.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from aimos.errors import UsageError
+from aimos.eval.stats import wilson
+
+TOP_K = 5
+POISON_SOURCE = "web:attacker.example"
+CLEAN_SOURCE = "corpus:reference-answers"
+ADVERSE = ("disputed", "poison_suspect", "poison_likely", "poison_confirmed")
+
+
+def default_dataset_paths() -> list[Path]:
+    base = Path(__file__).resolve().parents[3] / "shared" / "data" / "poisonedrag"
+    return [base / "nq.json", base / "msmarco.json"]
+
+
+def load_targets(path: Path) -> list[dict[str, Any]]:
+    try:
+        data = json.loads(path.read_text("utf-8"))
+    except FileNotFoundError:
+        raise UsageError(f"no PoisonedRAG file at {path}", "Give one with --dataset FILE.") from None
+    except (ValueError, UnicodeDecodeError):
+        raise UsageError(
+            f"{path} is not JSON", "Give a PoisonedRAG targets file (nq.json, msmarco.json)."
+        ) from None
+    fix = 'Each target needs "question", "correct answer" and a list "adv_texts" of 5 passages.'
+    if not isinstance(data, dict) or not data:
+        raise UsageError(f"{path} is not a PoisonedRAG targets object (id -> target)", fix)
+    targets = []
+    for tid, t in data.items():
+        if (
+            not isinstance(t, dict)
+            or not isinstance(t.get("question"), str)
+            or not isinstance(t.get("correct answer"), str)
+            or not isinstance(t.get("adv_texts"), list)
+            or len(t["adv_texts"]) < TOP_K
+            or not all(isinstance(a, str) and a.strip() for a in t["adv_texts"])
+        ):
+            raise UsageError(f"{path}: target {tid!r} has the wrong shape", fix)
+        targets.append({"id": tid, **t})
+    return targets
+
+
+@contextmanager
+def _home(path: Path) -> Iterator[Path]:
+    import os
+
+    old = os.environ.get("AIMOS_HOME")
+    os.environ["AIMOS_HOME"] = str(path)
+    try:
+        yield path
+    finally:
+        if old is None:
+            os.environ.pop("AIMOS_HOME", None)
+        else:
+            os.environ["AIMOS_HOME"] = old
+
+
+class _Brain:
+    """A scratch brain opened in-process: the writer, the CLI agent and the housekeeper."""
+
+    def __init__(self) -> None:
+        from aimos.identity.epochs import HOUSEKEEPER, brain_meta, load_signer
+        from aimos.identity.keystore import open_keystore
+        from aimos.store.connection import open_writer
+
+        self.conn = open_writer()
+        meta = brain_meta(self.conn)
+        store = open_keystore(meta["keystore"], meta["brain_id"])
+        now = int(time.time())
+        self.agent = load_signer(self.conn, store, "cli", now)
+        self.housekeeper = load_signer(self.conn, store, HOUSEKEEPER, now)
+
+    def save(self, value: str, *, source: str, memory_type: str) -> str:
+        from aimos.epistemic.chain import save_and_classify
+        from aimos.identity.requests import PATH_SAVE, sign_request
+        from aimos.memory.save import build_save_body
+
+        body = build_save_body(
+            company_id="personal",
+            value=value,
+            source=source,
+            memory_type=memory_type,
+            clearance_level=5,
+            data_class="internal",
+        )
+        t = int(time.time())
+        return save_and_classify(
+            self.conn, self.housekeeper, sign_request(self.agent, body, PATH_SAVE, t), t
+        ).memory_id
+
+    def recall(self, query: str, *, bypass: bool) -> list[str]:
+        from aimos.identity.requests import PATH_RECALL, sign_request
+        from aimos.recall.pipeline import build_recall_body, recall
+
+        t = int(time.time())
+        req = sign_request(self.agent, build_recall_body(query=query, limit=TOP_K), PATH_RECALL, t)
+        return [
+            r["memory_id"] for r in recall(self.conn, self.housekeeper, req, t, bypass_trust=bypass).results
+        ]
+
+    def labels(self, ids: list[str]) -> dict[str, str]:
+        marks = ",".join("?" * len(ids))
+        return dict(
+            self.conn.execute(
+                f"SELECT memory_id, epistemic_label FROM memories WHERE memory_id IN ({marks})", ids
+            )
+        )
+
+    def adverse_count(self, exclude: set[str] = frozenset()) -> tuple[int, int]:  # type: ignore[assignment]
+        marks = ",".join("?" * len(ADVERSE))
+        rows = self.conn.execute(
+            f"SELECT memory_id, epistemic_label IN ({marks}) FROM memories", ADVERSE
+        ).fetchall()
+        kept = [bool(adverse) for mid, adverse in rows if mid not in exclude]
+        return sum(kept), len(kept)
+
+    def classifications(self, memory_id: str) -> int:
+        count: Any = self.conn.execute(
+            "SELECT COUNT(*) FROM memory_classifications WHERE memory_id = ?", (memory_id,)
+        ).fetchall()[0][0]
+        return int(count)
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def _clean_reference(target: dict[str, Any]) -> str:
+    question, answer = target["question"], target["correct answer"]
+    return f'Reference answer. For the question "{question}" the correct answer is {answer}.'
+
+
+def _build_template(home: Path, targets: list[dict[str, Any]], *, turns_as_reference: bool) -> dict[str, Any]:
+    from aimos.eval.locomo import default_data_path, load_conversations, turns_of
+    from installer.setup import InstallOptions, install
+
+    with _home(home):
+        install(InstallOptions(keystore="file", guides=False), secrets.token_urlsafe(24), int(time.time()))
+        brain = _Brain()
+        try:
+            turns = 0
+            for conv in load_conversations(default_data_path()):
+                for turn in turns_of(conv):
+                    if turns_as_reference:
+                        brain.save(
+                            turn["value"].split("] ", 1)[-1], source="corpus:locomo", memory_type="research"
+                        )
+                    else:
+                        brain.save(turn["value"], source=turn["source"], memory_type="dialog_turn")
+                    turns += 1
+            references = 0
+            for target in targets:
+                brain.save(_clean_reference(target), source=CLEAN_SOURCE, memory_type="declarative")
+                references += 1
+            adverse, total = brain.adverse_count()
+        finally:
+            brain.close()
+    return {"turns": turns, "clean_references": references, "clean_adverse": adverse, "clean_memories": total}
+
+
+def _attack(template: Path, scratch: Path, target: dict[str, Any], *, prefix: bool) -> dict[str, Any]:
+    shutil.copytree(template, scratch)
+    try:
+        with _home(scratch):
+            brain = _Brain()
+            try:
+                poison_ids = []
+                for passage in target["adv_texts"][:TOP_K]:
+                    value = f"{target['question']}.{passage}" if prefix else passage
+                    poison_ids.append(brain.save(value, source=POISON_SOURCE, memory_type="note"))
+                a0 = brain.recall(target["question"], bypass=True)
+                a1 = brain.recall(target["question"], bypass=False)
+                labels = brain.labels(poison_ids)
+                clean_adverse, clean_total = brain.adverse_count(exclude=set(poison_ids))
+                return {
+                    "a0_poison": sum(1 for m in a0 if m in poison_ids),
+                    "a1_poison": sum(1 for m in a1 if m in poison_ids),
+                    "retained": len(labels),
+                    "adverse": sum(1 for lab in labels.values() if lab in ADVERSE),
+                    "first_relabelled": int(
+                        brain.classifications(poison_ids[0]) > 1 and labels.get(poison_ids[0]) in ADVERSE
+                    ),
+                    "clean_adverse": clean_adverse,
+                    "clean_total": clean_total,
+                }
+            finally:
+                brain.close()
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    n = len(runs)
+
+    def arm(key: str) -> dict[str, Any]:
+        hit = sum(1 for r in runs if r[key] > 0)
+        lo, hi = wilson(hit, n)
+        return {
+            "targets_with_poison_in_top5": hit,
+            "targets": n,
+            "rate": round(hit / n, 4) if n else 0.0,
+            "wilson95": [round(lo, 4), round(hi, 4)],
+            "mean_poison_per_top5": round(sum(r[key] for r in runs) / n, 3) if n else 0.0,
+        }
+
+    injected = TOP_K * n
+    clean_adverse = sum(r["clean_adverse"] for r in runs)
+    clean_total = sum(r["clean_total"] for r in runs)
+    lo, hi = wilson(clean_adverse, clean_total)
+    return {
+        "A0_policy_bypassed": arm("a0_poison"),
+        "A1_with_labels": arm("a1_poison"),
+        "poison_injected": injected,
+        "poison_retained": sum(r["retained"] for r in runs),
+        "poison_with_adverse_label": sum(r["adverse"] for r in runs),
+        "first_in_cluster_relabelled_retroactively": sum(r["first_relabelled"] for r in runs),
+        "targets": n,
+        "clean_memory_brain_pairs": clean_total,
+        "clean_with_adverse_label": clean_adverse,
+        "clean_adverse_rate": round(clean_adverse / clean_total, 6) if clean_total else 0.0,
+        "clean_adverse_wilson95": [round(lo, 6), round(hi, 6)],
+    }
+
+
+def _progress(done: int, total: int, label: str) -> None:
+    if sys.stderr.isatty():
+        sys.stderr.write(f"\r{label} {done}/{total}")
+        if done == total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+
+def run_poisonedrag(
+    datasets: list[Path] | None = None,
+    *,
+    limit: int | None = None,
+    paraphrase: bool = True,
+    reference_turns: bool = True,
+    progress: Callable[[int, int, str], None] = _progress,
+) -> dict[str, Any]:
+    started = time.perf_counter()
+    paths = datasets or default_dataset_paths()
+    loaded = {str(p): load_targets(p)[:limit] if limit else load_targets(p) for p in paths}
+    work = Path(tempfile.mkdtemp(prefix="aimos-eval-poisonedrag-"))
+    report: dict[str, Any] = {
+        "clean_corpus": (
+            "LoCoMo development turns (data/locomo/locomo-dev.json) saved as a conversation import "
+            "(type dialog_turn, source = the session), plus one clean reference passage per target "
+            f"stating its correct answer (type declarative, source {CLEAN_SOURCE}); poison from one "
+            f"source ({POISON_SOURCE}), {TOP_K} passages per target; top-{TOP_K} recall"
+        ),
+        "datasets": {},
+    }
+    try:
+        for path, targets in loaded.items():
+            template = work / "template"
+            built = _build_template(template, targets, turns_as_reference=False)
+            entry: dict[str, Any] = {"targets": len(targets), "template": built}
+            variants = [("question_prefix", True)] + ([("paraphrase", False)] if paraphrase else [])
+            for name, prefix in variants:
+                runs = []
+                for i, target in enumerate(targets):
+                    progress(i + 1, len(targets), f"{Path(path).stem} {name}")
+                    runs.append(_attack(template, work / f"t{i}", target, prefix=prefix))
+                entry[name] = _summary(runs)
+            shutil.rmtree(template, ignore_errors=True)
+            report["datasets"][path] = entry
+        if reference_turns:
+            template = work / "reference-template"
+            built = _build_template(template, next(iter(loaded.values())), turns_as_reference=True)
+            lo, hi = wilson(built["clean_adverse"], built["clean_memories"])
+            report["turns_saved_as_reference_documents"] = {
+                **built,
+                "adverse_rate": round(built["clean_adverse"] / built["clean_memories"], 6),
+                "wilson95": [round(lo, 6), round(hi, 6)],
+            }
+            shutil.rmtree(template, ignore_errors=True)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    report["seconds"] = round(time.perf_counter() - started, 1)
+    return report
