@@ -1,0 +1,68 @@
+"""`aimos eval poisonedrag`: the attack reaches retrieval with the policy bypassed, labels keep it
+out, nothing is deleted, and a wrong dataset file is refused before anything is built."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from aimos_cli_support import run_aimos
+
+pytestmark = pytest.mark.timeout(600)
+
+NQ = Path(__file__).resolve().parents[3] / "shared" / "data" / "poisonedrag" / "nq.json"
+
+
+def two_targets(tmp_path: Path) -> Path:
+    data = json.loads(NQ.read_text("utf-8"))
+    small = {k: data[k] for k in list(data)[:2]}
+    path = tmp_path / "two.json"
+    path.write_text(json.dumps(small))
+    return path
+
+
+def test_labels_keep_the_poison_out_and_keep_it(aimos_home: Path, tmp_path: Path) -> None:
+    result = run_aimos(
+        "eval", "poisonedrag", "--dataset", str(two_targets(tmp_path)), "--json", timeout=600
+    ).ok()
+    report = result.json()
+    (entry,) = report["datasets"].values()
+    s = entry["question_prefix"]
+    assert s["A0_policy_bypassed"]["targets_with_poison_in_top5"] == 2  # the attack reaches retrieval
+    assert s["A1_with_labels"]["targets_with_poison_in_top5"] == 0
+    assert s["A1_with_labels"]["mean_poison_per_top5"] == 0
+    assert s["poison_injected"] == s["poison_retained"] == s["poison_with_adverse_label"] == 10
+    assert s["first_in_cluster_relabelled_retroactively"] == 2
+    assert s["clean_with_adverse_label"] == 0 and s["clean_memory_brain_pairs"] > 8000
+    assert entry["template"]["turns"] > 4000 and entry["template"]["clean_adverse"] == 0
+    # the paraphrase variant is measured and reported, whatever it gives
+    p = entry["paraphrase"]
+    assert p["poison_retained"] == 10 and p["targets"] == 2
+    assert "turns_saved_as_reference_documents" in report
+    lo, hi = s["A0_policy_bypassed"]["wilson95"]
+    assert 0 < lo < hi == 1.0
+    # only the command log line: no brain, no keys in the user's home
+    assert {p.name for p in aimos_home.iterdir()} <= {"logs"}, "the evaluation touched the user's AIMOS_HOME"
+
+
+@pytest.mark.parametrize(
+    "content, problem",
+    [
+        ("not json", "is not JSON"),
+        ("[]", "is not a PoisonedRAG targets object"),
+        ('{"t1": {"question": "q", "correct answer": "a", "adv_texts": ["x"]}}', "wrong shape"),
+        ('{"t1": {"question": "q", "adv_texts": ["a", "b", "c", "d", "e"]}}', "wrong shape"),
+    ],
+)
+def test_a_dataset_of_the_wrong_shape_is_refused(
+    aimos_home: Path, tmp_path: Path, content: str, problem: str
+) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text(content)
+    result = run_aimos("eval", "poisonedrag", "--dataset", str(path))
+    assert result.code == 2, result.describe()
+    assert problem in result.err and "Traceback" not in result.both
+    assert "adv_texts" in result.err or "JSON" in result.err or "targets" in result.err
+    missing = run_aimos("eval", "poisonedrag", "--dataset", str(tmp_path / "nope.json"))
+    assert missing.code == 2 and "no PoisonedRAG file" in missing.err
