@@ -65,7 +65,9 @@ INTERROGATIVES = (
 
 _KEPT_SYMBOLS = frozenset("%$€£")
 _BOUNDARY = re.compile(r"[?!.](?=\s*[A-Z0-9\"'“‘])")
-_INTERROGATIVE = re.compile(r"^(?:" + "|".join(INTERROGATIVES) + r")(?![A-Za-z0-9_])", re.IGNORECASE | re.ASCII)
+_INTERROGATIVE = re.compile(
+    r"^(?:" + "|".join(INTERROGATIVES) + r")(?![A-Za-z0-9_])", re.IGNORECASE | re.ASCII
+)
 
 
 def normalize(text: str) -> str:

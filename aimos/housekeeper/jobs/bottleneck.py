@@ -3,8 +3,8 @@
 aimos applies an authorized outcome in the same transaction that records it, so an outcome
 waiting for its transition can only be a row whose projection is missing; the scan counts them
 (the verifier names them `unreachable_rows`) and asks for attention rather than inventing the
-missing signature. Labels are not reclassified in the background yet (the epistemic-labels
-issue), so that count is reported as not applicable.
+missing signature. Likewise the classifier runs inside each save (and relabels a growing cluster
+there), so a pending reclassification is a fingerprinted memory with no classification at all.
 """
 
 from __future__ import annotations
@@ -24,6 +24,14 @@ def run(ctx: JobContext) -> dict[str, Any]:
     pending_outcomes = int(pending["n"]) if pending else 0
     if pending_outcomes:
         ctx.attention.append(f"{pending_outcomes} authorized outcomes have no signed transition")
+    unlabelled = one(
+        ctx.conn,
+        "SELECT COUNT(*) AS n FROM epistemic_fingerprints f WHERE NOT EXISTS"
+        " (SELECT 1 FROM memory_classifications c WHERE c.memory_id = f.memory_id)",
+    )
+    pending_labels = int(unlabelled["n"]) if unlabelled else 0
+    if pending_labels:
+        ctx.attention.append(f"{pending_labels} fingerprinted memories have no classification")
     # PASSIVE: copy what no reader still needs, never wait and never block a writer
     row: tuple[Any, ...] = tuple(ctx.conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()[0])
     busy, log_frames, checkpointed = (int(v) for v in row)
@@ -31,8 +39,7 @@ def run(ctx: JobContext) -> dict[str, Any]:
         ctx.attention.append("the WAL checkpoint could not finish (a reader held it); it retries next hour")
     return {
         "pending_outcomes": pending_outcomes,
-        "pending_reclassification": None,
-        "reclassification": "not applicable: background relabelling is not built yet",
+        "pending_reclassification": pending_labels,
         "wal_checkpoint": {
             "busy": int(busy),
             "log_frames": int(log_frames),
