@@ -62,10 +62,12 @@ def _view(row: dict[str, Any]) -> MemoryView:
 
 
 def newest(conn: apsw.Connection, memory_id: str) -> dict[str, Any] | None:
+    """The memory's newest classification; its basis as the signed event says (not the row)."""
     return one(
         conn,
-        "SELECT classification_hash, label, basis FROM memory_classifications WHERE memory_id = ?"
-        " ORDER BY rowid DESC LIMIT 1",
+        "SELECT c.classification_hash, c.label, json_extract(e.signed_body, '$.metadata.basis') AS basis"
+        " FROM memory_classifications c JOIN events e ON e.event_id = c.authority_event_id"
+        " WHERE c.memory_id = ? ORDER BY c.rowid DESC LIMIT 1",
         (memory_id,),
     )
 

@@ -50,6 +50,8 @@ def _row_reason(r: dict[str, Any], memory: dict[str, Any]) -> str | None:
     meta = json.loads(r["e_body"]).get("metadata") or {}
     if (
         meta.get("label") != r["label"]
+        or meta.get("basis") != r["basis"]
+        or meta.get("memory_id") != r["memory_id"]
         or meta.get("confidence_milli") != r["confidence_milli"]
         or meta.get("live_content_hash") != r["live_content_hash"]
         or meta.get("prev_classification_hash") != r["prev_classification_hash"]
@@ -66,9 +68,20 @@ def label_chain_reasons(
     for start in range(0, len(memories), BATCH):
         batch = memories[start : start + BATCH]
         ids = [m["memory_id"] for m in batch]
+        marks = ",".join("?" * len(ids))
         by_memory: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for r in rows(conn, _SQL.format(ids=",".join("?" * len(ids))), ids):
+        for r in rows(conn, _SQL.format(ids=marks), ids):
             by_memory[r["memory_id"]].append(r)
+        # every signed classification event must have its row: a chain cut short (rows deleted,
+        # the projection rolled back to what is left) still leaves the signed events behind
+        signed: dict[str, set[str]] = defaultdict(set)
+        for r in rows(
+            conn,
+            f"SELECT subject_memory_id, event_id FROM events WHERE subject_memory_id IN ({marks})"
+            " AND +operation = 'memory_epistemic_classified'",
+            ids,
+        ):
+            signed[r["subject_memory_id"]].add(r["event_id"])
         for m in batch:
             chain = by_memory.get(m["memory_id"], [])
             reason: str | None = None
@@ -84,6 +97,9 @@ def label_chain_reasons(
             ends_in = chain[-1]["label"] if chain else "unverified"
             if reason is None and m["epistemic_label"] != ends_in:
                 reason = "unbacked_projection"
+            backed = {r["authority_event_id"] for r in chain}
+            if reason is None and signed.get(m["memory_id"], set()) != backed:
+                reason = "fork_or_disconnected_history"
             out[m["memory_id"]] = (reason, len(chain), ends_in)
     return out
 

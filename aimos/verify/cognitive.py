@@ -1306,7 +1306,9 @@ LABELS = frozenset(
 )
 
 
-def _verify_label_chain(memory: Mapping[str, Any], events: Mapping[str, _IndexedEvent]) -> str | None:
+def _verify_label_chain(
+    memory: Mapping[str, Any], events: Mapping[str, _IndexedEvent], signed: set[str]
+) -> str | None:
     """A memory's classification chain (aimos.memory-epistemic/v1): one chain from a single
     genesis, each g_j recomputed, each bound to a verified housekeeper `memory_epistemic_classified`
     event and to the live content; the live label is the newest row's (unverified with none)."""
@@ -1346,6 +1348,7 @@ def _verify_label_chain(memory: Mapping[str, Any], events: Mapping[str, _Indexed
             or event.get("mutation_hash") != row.get("authority_mutation_hash")
             or meta.get("memory_id") != memory["memory_id"]
             or meta.get("label") != row["label"]
+            or meta.get("basis") != row.get("basis")
             or meta.get("confidence_milli") != row["confidence_milli"]
             or meta.get("live_content_hash") != row["live_content_hash"]
             or meta.get("prev_classification_hash") != previous
@@ -1355,6 +1358,8 @@ def _verify_label_chain(memory: Mapping[str, Any], events: Mapping[str, _Indexed
     ends_in = block["chain"][-1]["label"] if block["chain"] else "unverified"
     if block.get("label") != ends_in:
         return R.UNBACKED_PROJECTION
+    if signed != {str(row.get("authority_event_id")) for row in block["chain"]}:
+        return R.FORK_OR_DISCONNECTED_HISTORY
     return None
 
 
@@ -1457,11 +1462,20 @@ def _verify(bundle: Any, expected_master_fingerprint: str | None) -> CognitiveVe
         if result.reason is not None:
             failures.append((result.reason, detail))
 
+    # every signed classification event, by the memory it classifies: a label chain must hold a
+    # row for each (a chain cut short leaves its signed events behind)
+    classified: dict[str, set[str]] = {}
+    for event_id, indexed in events.items():
+        ev = indexed.event
+        meta = ev.get("metadata") if isinstance(ev, Mapping) else None
+        if ev.get("operation") == "memory_epistemic_classified" and isinstance(meta, Mapping):
+            classified.setdefault(str(meta.get("memory_id")), set()).add(event_id)
+
     records: list[CognitiveRecord] = []
     for index, memory in enumerate(memories):
         record, detail = _verify_memory(memory, f"memories[{index}]", master, events)
-        if record["ok"] and "epistemic" in memory:
-            label_reason = _verify_label_chain(memory, events)
+        if record["ok"] and ("epistemic" in memory or memory["memory_id"] in classified):
+            label_reason = _verify_label_chain(memory, events, classified.get(memory["memory_id"], set()))
             if label_reason is not None:
                 record = CognitiveRecord(**{**record, "ok": False, "reason": label_reason})
                 detail = f"memories[{index}].epistemic: {label_reason}"
