@@ -222,7 +222,8 @@ def save_and_classify(conn: apsw.Connection, housekeeper: Signer, req: SignedReq
     """The signed save followed by the classifier, in one write transaction (all or nothing)."""
     with write_transaction(conn):
         result = save_in_transaction(conn, housekeeper, req, now)
-        if result.status in ("saved", "quarantined"):
+        # most memories do not open with a question: skip the classifier's reads for them
+        if result.status in ("saved", "quarantined") and leading_question(str(req.body.get("value", ""))):
             classify_at_save(conn, housekeeper, result.memory_id, now)
         return result
 

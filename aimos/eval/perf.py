@@ -59,10 +59,11 @@ def run_perf(saves: int = 1000, keystore: str = "file") -> dict[str, Any]:
     from nacl.signing import SigningKey, VerifyKey
 
     from aimos.crypto.messages import request_message
+    from aimos.epistemic.chain import save_and_classify
     from aimos.identity.epochs import HOUSEKEEPER, load_signer
     from aimos.identity.keystore import open_keystore
     from aimos.identity.requests import PATH_SAVE, sign_request
-    from aimos.memory.save import build_save_body, save
+    from aimos.memory.save import build_save_body
     from aimos.store.connection import open_writer
     from installer.setup import InstallOptions, install
 
@@ -83,7 +84,8 @@ def run_perf(saves: int = 1000, keystore: str = "file") -> dict[str, Any]:
             i = next(counter)
             body = build_save_body(company_id="personal", value=_text(i, rng))
             t = int(time.time())
-            save(conn, housekeeper, sign_request(agent, body, PATH_SAVE, t), t)
+            # the save every caller makes: signed save, then the classifier, in one transaction
+            save_and_classify(conn, housekeeper, sign_request(agent, body, PATH_SAVE, t), t)
 
         for _ in range(min(20, saves)):  # warm-up (certificate cache, page cache)
             one_save()
