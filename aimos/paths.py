@@ -48,6 +48,11 @@ def anchors_path() -> Path:
     return config_dir() / "anchors.json"
 
 
+def purge_receipts_dir() -> Path:
+    """Where the purge ceremony writes its signed intents and receipts (outside the brain)."""
+    return data_dir() / "purge-receipts"
+
+
 def keystore_dir(brain_id: str) -> Path:
     return state_dir() / "keys" / brain_id
 

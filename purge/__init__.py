@@ -1,5 +1,5 @@
-"""The offline purge ceremony (`aimos purge`), imported by nothing in aimos/.
+"""The offline purge ceremony (`aimos purge`): the only way to destroy a brain.
 
-The ceremony itself is built by its own issue; until then this package only reserves the
-import name in the wheel, and `aimos` has no purge command.
+Reached only through a lazy import in `aimos.cli.purge_cmds`; nothing else in aimos/ imports it
+(tests/architecture proves it). It needs neither the housekeeper nor the scheduler nor the TUI.
 """

@@ -52,6 +52,7 @@ def _register() -> None:
         label_cmds,
         learning_cmds,
         memory_cmds,
+        purge_cmds,
         recall_cmds,
         status_cmd,
         verify_cmds,
@@ -69,6 +70,7 @@ def _register() -> None:
     app.add_typer(recall_cmds.index_app, name="index")
     app.add_typer(agent_cmds.agent_app, name="agent")
     app.add_typer(eval_cmds.eval_app, name="eval")
+    app.add_typer(purge_cmds.purge_app, name="purge")
 
 
 _register()

@@ -1,0 +1,140 @@
+"""`aimos purge`: the offline purge ceremony (the `purge` package, imported here lazily and
+nowhere else in aimos) and `aimos purge verify-receipt`."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import typer
+
+from aimos.cli.output import emit_json, out, say
+
+purge_app = typer.Typer(
+    help="Destroy this brain, offline, with a signed categorical receipt (dry run by default).",
+    invoke_without_command=True,
+)
+
+
+def _read_confirmation(expected: str) -> str:
+    if sys.stdin.isatty():
+        return str(
+            typer.prompt(f"Type exactly `{expected}` to confirm", default="", show_default=False, err=True)
+        )
+    line = sys.stdin.readline()
+    return line.rstrip("\r\n")
+
+
+@purge_app.callback()
+def purge(
+    ctx: typer.Context,
+    live: bool = typer.Option(
+        False, "--live", help="Execute (after the master passphrase and the typed text)."
+    ),
+    recreate: bool = typer.Option(False, "--recreate", help="Leave an empty migrated brain in its place."),
+    receipt_file: str = typer.Option(
+        None, "--receipt-file", help="Write the receipt here (intent beside it)."
+    ),
+    passphrase_fd: int = typer.Option(
+        None, "--passphrase-fd", help="Read the master passphrase from this fd."
+    ),
+    json_out: bool = typer.Option(False, "--json", help="Print the inventory or the result as JSON."),
+) -> None:
+    """Dry run: the inventory and the confirmation text. --live: the ceremony."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from purge import ceremony
+
+    pending = ceremony.interrupted()
+    if not live:
+        if pending:
+            say(
+                f"an interrupted purge ceremony ({pending[0]['ceremony_id']}) was found: its intent is "
+                "signed; `aimos purge --live` finishes it"
+            )
+            if not Path(pending[0]["brain_path"]).exists():
+                if json_out:
+                    emit_json({"interrupted": pending})
+                return
+        inv = ceremony.inventory()
+        if json_out:
+            emit_json(inv.to_json())
+            return
+        out(f"brain        {inv.brain_name} ({inv.brain_id}) of company {inv.company_id}")
+        out(f"path         {inv.brain_path}")
+        out(f"keystore     {inv.keystore_kind}, {len(inv.key_items)} items")
+        out("rows by class:")
+        for c in inv.classes:
+            out(f"  {c['class']:<24} {c['row_count']}")
+        out(f"owned files  {len(inv.files)} besides the brain")
+        for f in inv.files:
+            out(f"  {f}")
+        out("")
+        out(f"To destroy it: aimos purge --live   and type exactly: {inv.confirmation}")
+        say("dry run: nothing was changed")
+        return
+    from aimos.identity.passphrase import read_passphrase
+
+    passphrase = read_passphrase(fd=passphrase_fd, purpose="purge this brain")
+    result = ceremony.start(
+        passphrase,
+        _read_confirmation,
+        recreate=recreate,
+        receipt_file=Path(receipt_file) if receipt_file else None,
+    )
+    if json_out:
+        emit_json(result)
+        return
+    out(f"purged: ceremony {result['ceremony_id']}")
+    out(f"receipt: {result['receipt']}")
+    out(f"intent:  {result['intent']}")
+    say(
+        f"Check it any time: aimos purge verify-receipt {result['receipt']} "
+        f"--master-fingerprint {result['master_fingerprint']}"
+    )
+
+
+@purge_app.command("verify-receipt")
+def verify_receipt_cmd(
+    file: str = typer.Argument(..., help="A purge receipt (its .intent.json must be beside it)."),
+    master_fingerprint: str = typer.Option(
+        ..., "--master-fingerprint", help="The brain's master fingerprint."
+    ),
+    json_out: bool = typer.Option(False, "--json", help="Print the verdict as JSON."),
+) -> None:
+    """Check a purge receipt: signature, intent binding and master fingerprint (exit 4 if not)."""
+    from aimos.crypto.encoding import is_hex64
+    from aimos.errors import NotFoundError, UsageError, VerificationError
+    from purge.artifacts import verify_receipt
+
+    if not is_hex64(master_fingerprint):
+        raise UsageError("the master fingerprint must be 64 lowercase hex characters")
+    path = Path(file)
+    intent_path = Path(str(path).removesuffix(".receipt.json").removesuffix(".json") + ".intent.json")
+    documents = []
+    for p in (path, intent_path):
+        try:
+            documents.append(json.loads(p.read_text("utf-8")))
+        except FileNotFoundError:
+            raise NotFoundError(
+                f"no file {p}", "The intent is written beside the receipt; keep them together."
+            ) from None
+        except (OSError, ValueError, UnicodeDecodeError):
+            documents.append(None)
+    reason = verify_receipt(documents[0], documents[1], master_fingerprint)
+    verdict = {"valid": reason is None, "reason": reason, "receipt": str(path), "intent": str(intent_path)}
+    if reason is None:
+        body = documents[0]["body"]
+        verdict.update(
+            ceremony_id=body["ceremony_id"],
+            completed_at=body["completed_at"],
+            postcondition=body["postcondition"]["mode"],
+            affected_table_classes=body["affected_table_classes"],
+        )
+    if json_out:
+        emit_json(verdict)
+    else:
+        out(f"{'valid' if reason is None else 'INVALID'}  {path}" + (f"  {reason}" if reason else ""))
+    if reason is not None:
+        raise VerificationError(f"the purge receipt does not verify: {reason}", "Do not rely on it.")

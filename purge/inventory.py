@@ -1,0 +1,194 @@
+"""What a purge would destroy, by category: table classes with row counts, the brain's keychain
+items and the files aimos owns for it. Counts and names of things, never their content."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import apsw
+
+from aimos import paths
+from aimos.housekeeper import state
+
+CLASSES = (
+    "memory_and_index",
+    "cryptographic_proof",
+    "credential_reference",
+    "identity_and_execution",
+    "operational_projection",
+)
+# Every table of the schema, mapped explicitly (a test checks none is missing). The reference
+# assigns by name pattern; the explicit map keeps that order and puts aimos's own tables where
+# their contents belong (identity epochs with identities, grants and signed chains with proofs).
+TABLE_CLASSES: dict[str, str] = {
+    "memories": "memory_and_index",
+    "memory_fts": "memory_and_index",
+    "memory_fts_config": "memory_and_index",
+    "memory_fts_data": "memory_and_index",
+    "memory_fts_docsize": "memory_and_index",
+    "memory_fts_idx": "memory_and_index",
+    "memory_fts_vocab": "memory_and_index",
+    "memory_context_fts": "memory_and_index",
+    "memory_context_fts_config": "memory_and_index",
+    "memory_context_fts_data": "memory_and_index",
+    "memory_context_fts_docsize": "memory_and_index",
+    "memory_context_fts_idx": "memory_and_index",
+    "memory_supersessions": "memory_and_index",
+    "memory_occurrences": "memory_and_index",
+    "epistemic_fingerprints": "memory_and_index",
+    "memory_provenance": "cryptographic_proof",
+    "memory_classifications": "cryptographic_proof",
+    "events": "cryptographic_proof",
+    "recall_grants": "cryptographic_proof",
+    "agent_revocations": "cryptographic_proof",
+    "recall_receipts": "cryptographic_proof",
+    "request_nonces": "cryptographic_proof",
+    "outcomes": "cryptographic_proof",
+    "weight_projections": "cryptographic_proof",
+    "weight_baselines": "cryptographic_proof",
+    "master_identity": "identity_and_execution",
+    "identity_epochs": "identity_and_execution",
+    "brain_meta": "operational_projection",
+    "schema_migrations": "operational_projection",
+}
+# Tables that must be empty in a recreated brain (the reference's sensitive set, in aimos names).
+SENSITIVE_TABLES = (
+    "memories",
+    "memory_provenance",
+    "events",
+    "recall_grants",
+    "agent_revocations",
+    "master_identity",
+    "identity_epochs",
+    "memory_classifications",
+    "outcomes",
+    "recall_receipts",
+)
+_PATTERNS = (
+    (
+        "memory_and_index",
+        r"memory|quim|codebook|embedding|entity|relation|graph|timeline|temporal|supersession",
+    ),
+    ("cryptographic_proof", r"provenance|envelope|event|ledger|authorization|revocation|config"),
+    ("credential_reference", r"credential|integration_token"),
+    ("identity_and_execution", r"agent|master|session|task|directive"),
+)
+
+
+def class_by_pattern(table: str) -> str:
+    """The reference's rule: the first class whose pattern the table name matches."""
+    for name, pattern in _PATTERNS:
+        if re.search(pattern, table):
+            return name
+    return "operational_projection"
+
+
+def class_of(table: str) -> str:
+    if table not in TABLE_CLASSES:
+        return class_by_pattern(table)
+    return TABLE_CLASSES[table]
+
+
+def schema_tables(conn: apsw.Connection) -> list[tuple[str, bool]]:
+    """(name, is_virtual) of every table of the brain."""
+    return [
+        (str(name), str(sql or "").upper().startswith("CREATE VIRTUAL TABLE"))
+        for name, sql in conn.execute(
+            "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+            " ORDER BY name"
+        )
+    ]
+
+
+def table_class_counts(conn: apsw.Connection) -> list[dict[str, Any]]:
+    """[{class, row_count}] for all five classes, sorted by class (virtual tables count through
+    their shadow tables)."""
+    counts = dict.fromkeys(CLASSES, 0)
+    for name, virtual in schema_tables(conn):
+        if virtual:
+            continue
+        n: Any = conn.execute(f'SELECT COUNT(*) FROM "{name}"').fetchall()[0][0]
+        counts[class_of(name)] += int(n)
+    return [{"class": c, "row_count": counts[c]} for c in sorted(counts)]
+
+
+def owned_files(record: dict[str, Any] | None = None) -> list[Path]:
+    """The files aimos keeps for the brain here, beside the brain itself (which exist now)."""
+    brain = paths.brain_path()
+    found = [Path(str(brain) + s) for s in ("-wal", "-shm", "-journal")]
+    backups = state.backups_dir()
+    if backups.is_dir():
+        found += sorted(p for p in backups.iterdir() if p.is_file())
+    found += [
+        state.pid_path(),
+        state.status_path(),
+        state.lock_path(),
+        state.service_record_path(),
+        state.log_path(),
+        paths.state_dir() / "install.lock",
+        paths.state_dir() / "onboarding" / "first-launch-receipt.json",
+    ]
+    unit = (record or {}).get("path")
+    if unit:
+        found.append(Path(unit))
+    return [p for p in found if p.exists()]
+
+
+@dataclass
+class Inventory:
+    brain_id: str
+    brain_name: str
+    company_id: str
+    brain_path: str
+    keystore_kind: str
+    master_fingerprint: str
+    master_created_at: int
+    classes: list[dict[str, Any]]
+    key_items: list[str]
+    files: list[str] = field(default_factory=list)
+
+    @property
+    def confirmation(self) -> str:
+        return f"PURGE AIMOS {self.company_id} {self.brain_name}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "brain_id": self.brain_id,
+            "brain_name": self.brain_name,
+            "company_id": self.company_id,
+            "brain_path": self.brain_path,
+            "keystore": self.keystore_kind,
+            "master_fingerprint": self.master_fingerprint,
+            "affected_table_classes": self.classes,
+            "credential_items": len(self.key_items),
+            "owned_files": self.files,
+            "confirmation": self.confirmation,
+        }
+
+
+def take_inventory(conn: apsw.Connection) -> Inventory:
+    from aimos.identity.epochs import MASTER_ITEM, brain_meta, key_item_name, master_row
+
+    meta = brain_meta(conn)
+    master = master_row(conn)
+    items = [MASTER_ITEM] + [
+        key_item_name(str(a), int(v))
+        for a, v in conn.execute(
+            "SELECT agent_id, valid_from FROM identity_epochs ORDER BY agent_id, valid_from"
+        )
+    ]
+    return Inventory(
+        brain_id=meta["brain_id"],
+        brain_name=meta.get("brain_name", "personal"),
+        company_id=meta["company_id"],
+        brain_path=str(paths.brain_path()),
+        keystore_kind=meta["keystore"],
+        master_fingerprint=str(master["fingerprint"]),
+        master_created_at=int(master["created_at"]),
+        classes=table_class_counts(conn),
+        key_items=items,
+        files=[str(p) for p in owned_files(state.read_service_record())],
+    )
