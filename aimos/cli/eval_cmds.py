@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import typer
 
 from aimos.cli.output import emit_json, out
@@ -9,6 +12,27 @@ from aimos.cli.output import emit_json, out
 eval_app = typer.Typer(
     help="Benchmarks and evaluations, in scratch brains.", no_args_is_help=True, rich_markup_mode=None
 )
+
+
+def _purging(run: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """Run an evaluation whose scratch brains are purged with signed receipts as they finish."""
+    import time
+
+    from aimos import paths
+    from aimos.cli.output import say
+    from aimos.cli.purge_cmds import scratch_purger
+    from aimos.eval import scratch
+
+    receipts_dir = paths.purge_receipts_dir() / f"eval-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}"
+    scratch.set_purger(scratch_purger(receipts_dir))
+    try:
+        report = run()
+        receipts = scratch.receipts()
+    finally:
+        scratch.set_purger(None)
+    report["scratch_brains_purged"] = {"receipts": len(receipts), "receipts_dir": str(receipts_dir)}
+    say(f"{len(receipts)} scratch brain(s) purged; their signed receipts are in {receipts_dir}")
+    return report
 
 
 @eval_app.command("perf")
@@ -24,7 +48,7 @@ def perf(
     if recall_n is not None:
         if not 10 <= recall_n <= 1_000_000:
             raise UsageError("--recall must be between 10 and 1,000,000 memories")
-        rep = run_recall_perf(recall_n)
+        rep = _purging(lambda: run_recall_perf(recall_n))
         if json_out:
             emit_json(rep)
             return
@@ -43,7 +67,7 @@ def perf(
     saves = 1000 if saves is None else saves
     if not 1 <= saves <= 1_000_000:
         raise UsageError("--saves must be between 1 and 1,000,000")
-    report = run_perf(saves)
+    report = _purging(lambda: run_perf(saves))
     if json_out:
         emit_json(report)
         return
@@ -71,7 +95,7 @@ def locomo(
 
     from aimos.eval.locomo import DEFAULT_KS, run_locomo
 
-    report = run_locomo(Path(data) if data else None, tuple(k) if k else DEFAULT_KS)
+    report = _purging(lambda: run_locomo(Path(data) if data else None, tuple(k) if k else DEFAULT_KS))
     if json_out:
         emit_json(report)
         return
@@ -118,7 +142,7 @@ def mutation(
 
     if not 10 <= transitions <= 100_000:
         raise UsageError("--transitions must be between 10 and 100,000")
-    report = run_mutation(transitions)
+    report = _purging(lambda: run_mutation(transitions))
     if json_out:
         emit_json(report)
         return
@@ -159,7 +183,7 @@ def poisonedrag(
     paths = [Path(d) for d in dataset] if dataset else None
     for p in paths or []:
         load_targets(p)  # a wrong file is refused before any brain is built
-    report = run_poisonedrag(paths, limit=limit, paraphrase=not no_paraphrase)
+    report = _purging(lambda: run_poisonedrag(paths, limit=limit, paraphrase=not no_paraphrase))
     if json_out:
         emit_json(report)
         return

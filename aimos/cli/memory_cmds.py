@@ -171,8 +171,7 @@ def register(app: typer.Typer) -> None:
             by = (
                 f"judged by {h['evidence']['agent_id']}: {h['reason']}"
                 if h["evidence"]
-                else f"score {h['confidence_milli']}"
-                + (f" ({h['reason']})" if h["reason"] else "")
+                else f"score {h['confidence_milli']}" + (f" ({h['reason']})" if h["reason"] else "")
             )
             out(f"  {when(h['created_at'])}  {h['label']:<16} {h['basis']:<10} {by}")
 

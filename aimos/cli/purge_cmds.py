@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -24,6 +25,32 @@ def _read_confirmation(expected: str) -> str:
         )
     line = sys.stdin.readline()
     return line.rstrip("\r\n")
+
+
+def scratch_purger(receipts_dir: Path) -> Any:
+    """What the evaluation commands hand their finished scratch brains to: the ceremony for a
+    batch of one eval-* brain, confirmed by the evaluation that made it, a receipt in
+    ``receipts_dir`` (outside the scratch home, which is removed afterwards)."""
+
+    def purge_one(home: Path, passphrase: str) -> str:
+        import os
+
+        from purge import ceremony
+        from purge.batch import batch_confirmation, purge_scratch_batch
+
+        old = os.environ.get("AIMOS_HOME")
+        os.environ["AIMOS_HOME"] = str(home)
+        try:
+            inv = ceremony.inventory()
+        finally:
+            if old is None:
+                os.environ.pop("AIMOS_HOME", None)
+            else:
+                os.environ["AIMOS_HOME"] = old
+        confirmation = batch_confirmation(inv.company_id, [f"{inv.brain_name}:{inv.brain_id}"])
+        return purge_scratch_batch([(home, passphrase)], confirmation, receipts_dir)[0]
+
+    return purge_one
 
 
 @purge_app.callback()

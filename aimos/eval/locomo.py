@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import re
-import secrets
 import sys
 import time
 from collections import defaultdict
@@ -21,7 +20,7 @@ from typing import Any
 
 from aimos.errors import UsageError
 from aimos.eval.metrics import mean_scores, scores_for
-from aimos.eval.perf import scratch_home
+from aimos.eval.scratch import install_scratch, scratch_home
 
 DEFAULT_KS = (5, 10, 20, 25)
 CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
@@ -90,7 +89,6 @@ def run_locomo(
     from aimos.recall.pipeline import build_recall_body, recall
     from aimos.recall.text import query_terms
     from aimos.store.connection import open_writer
-    from installer.setup import InstallOptions, install
 
     ks = tuple(sorted(set(ks)))
     if not ks or ks[0] < 1 or ks[-1] > 200:
@@ -107,7 +105,7 @@ def run_locomo(
     for conv in conversations:
         with scratch_home("aimos-eval-locomo-"):
             now = int(time.time())
-            result = install(InstallOptions(keystore="file", guides=False), secrets.token_urlsafe(24), now)
+            result = install_scratch("locomo")
             conn = open_writer()
             try:
                 store = open_keystore(result.keystore_kind, result.brain_id)

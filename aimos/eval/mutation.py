@@ -22,7 +22,7 @@ from aimos.crypto.canonical import canonical_json
 from aimos.crypto.encoding import b64u_encode, be32, be64, uuid16
 from aimos.crypto.messages import payload_message
 from aimos.errors import AimosError
-from aimos.eval.perf import scratch_home
+from aimos.eval.scratch import install_scratch, scratch_home
 from aimos.eval.stats import summary_ms
 from aimos.store.connection import one
 
@@ -43,11 +43,8 @@ class _World:
         from aimos.identity.epochs import HOUSEKEEPER, load_signer
         from aimos.identity.keystore import open_keystore
         from aimos.store.connection import open_writer
-        from installer.setup import InstallOptions, install
 
-        result = install(
-            InstallOptions(keystore="file", guides=False), secrets.token_urlsafe(24), int(time.time())
-        )
+        result = install_scratch("mutation")
         self.conn: apsw.Connection = open_writer()
         store = open_keystore(result.keystore_kind, result.brain_id)
         now = int(time.time())

@@ -9,36 +9,17 @@ from __future__ import annotations
 
 import os
 import secrets
-import shutil
-import tempfile
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
+from aimos.eval.scratch import install_scratch, scratch_home
 from aimos.eval.stats import summary_ms
 
 WORDS = (
     "river lamp orbit cedar violet anchor meadow signal copper harbor tundra quill ember "
     "lattice pylon saffron glacier beacon prism willow"
 ).split()
-
-
-@contextmanager
-def scratch_home(prefix: str = "aimos-eval-") -> Iterator[Path]:
-    """A temporary AIMOS_HOME for a scratch brain; removed afterwards."""
-    old = os.environ.get("AIMOS_HOME")
-    home = Path(tempfile.mkdtemp(prefix=prefix))
-    os.environ["AIMOS_HOME"] = str(home)
-    try:
-        yield home
-    finally:
-        if old is None:
-            os.environ.pop("AIMOS_HOME", None)
-        else:
-            os.environ["AIMOS_HOME"] = old
-        shutil.rmtree(home, ignore_errors=True)
 
 
 def _text(i: int, rng: secrets.SystemRandom) -> str:
@@ -65,13 +46,10 @@ def run_perf(saves: int = 1000, keystore: str = "file") -> dict[str, Any]:
     from aimos.identity.requests import PATH_SAVE, sign_request
     from aimos.memory.save import build_save_body
     from aimos.store.connection import open_writer
-    from installer.setup import InstallOptions, install
 
     rng = secrets.SystemRandom()
     with scratch_home() as home:
-        result = install(
-            InstallOptions(keystore=keystore, guides=False), secrets.token_urlsafe(24), int(time.time())
-        )
+        result = install_scratch("perf-saves", keystore)
         conn = open_writer()
         store = open_keystore(result.keystore_kind, result.brain_id)
         now = int(time.time())
@@ -155,14 +133,13 @@ def run_recall_perf(memories: int = 10_000, recalls: int = 200, cold_runs: int =
     from aimos.memory.save import build_save_body, save_in_transaction
     from aimos.recall.pipeline import build_recall_body, recall
     from aimos.store.connection import open_writer, write_transaction
-    from installer.setup import InstallOptions, install
 
     rng = secrets.SystemRandom()
     vocab = _vocabulary(rng)
     weights = [1.0 / (i + 1) for i in range(len(vocab))]
     passphrase = secrets.token_urlsafe(24)
     with scratch_home("aimos-eval-recall-") as home:
-        result = install(InstallOptions(keystore="file", guides=False), passphrase, int(time.time()))
+        result = install_scratch("perf-recall", passphrase=passphrase)
         conn = open_writer()
         store = open_keystore(result.keystore_kind, result.brain_id)
         now = int(time.time())

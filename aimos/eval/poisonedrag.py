@@ -153,12 +153,16 @@ def _clean_reference(target: dict[str, Any]) -> str:
     return f'Reference answer. For the question "{question}" the correct answer is {answer}.'
 
 
-def _build_template(home: Path, targets: list[dict[str, Any]], *, turns_as_reference: bool) -> dict[str, Any]:
+def _build_template(
+    home: Path, targets: list[dict[str, Any]], *, turns_as_reference: bool, passphrase: str
+) -> dict[str, Any]:
     from aimos.eval.locomo import default_data_path, load_conversations, turns_of
-    from installer.setup import InstallOptions, install
+    from aimos.eval.scratch import install_scratch
 
     with _home(home):
-        install(InstallOptions(keystore="file", guides=False), secrets.token_urlsafe(24), int(time.time()))
+        install_scratch(
+            "poisonedrag-reference" if turns_as_reference else "poisonedrag", passphrase=passphrase
+        )
         brain = _Brain()
         try:
             turns = 0
@@ -181,8 +185,13 @@ def _build_template(home: Path, targets: list[dict[str, Any]], *, turns_as_refer
     return {"turns": turns, "clean_references": references, "clean_adverse": adverse, "clean_memories": total}
 
 
-def _attack(template: Path, scratch: Path, target: dict[str, Any], *, prefix: bool) -> dict[str, Any]:
+def _attack(
+    template: Path, scratch: Path, target: dict[str, Any], *, prefix: bool, passphrase: str
+) -> dict[str, Any]:
+    from aimos.eval.scratch import finish, register
+
     shutil.copytree(template, scratch)
+    register(scratch, passphrase)  # a copy of a scratch brain is purged like one
     try:
         with _home(scratch):
             brain = _Brain()
@@ -209,7 +218,8 @@ def _attack(template: Path, scratch: Path, target: dict[str, Any], *, prefix: bo
             finally:
                 brain.close()
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        with _home(scratch):
+            finish(scratch)
 
 
 def _summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -261,6 +271,8 @@ def run_poisonedrag(
     reference_turns: bool = True,
     progress: Callable[[int, int, str], None] = _progress,
 ) -> dict[str, Any]:
+    from aimos.eval.scratch import finish
+
     started = time.perf_counter()
     paths = datasets or default_dataset_paths()
     loaded = {str(p): load_targets(p)[:limit] if limit else load_targets(p) for p in paths}
@@ -277,27 +289,35 @@ def run_poisonedrag(
     try:
         for path, targets in loaded.items():
             template = work / "template"
-            built = _build_template(template, targets, turns_as_reference=False)
+            passphrase = secrets.token_urlsafe(24)
+            built = _build_template(template, targets, turns_as_reference=False, passphrase=passphrase)
             entry: dict[str, Any] = {"targets": len(targets), "template": built}
             variants = [("question_prefix", True)] + ([("paraphrase", False)] if paraphrase else [])
             for name, prefix in variants:
                 runs = []
                 for i, target in enumerate(targets):
                     progress(i + 1, len(targets), f"{Path(path).stem} {name}")
-                    runs.append(_attack(template, work / f"t{i}", target, prefix=prefix))
+                    runs.append(
+                        _attack(template, work / f"t{i}", target, prefix=prefix, passphrase=passphrase)
+                    )
                 entry[name] = _summary(runs)
-            shutil.rmtree(template, ignore_errors=True)
+            with _home(template):
+                finish(template)
             report["datasets"][path] = entry
         if reference_turns:
             template = work / "reference-template"
-            built = _build_template(template, next(iter(loaded.values())), turns_as_reference=True)
+            passphrase = secrets.token_urlsafe(24)
+            built = _build_template(
+                template, next(iter(loaded.values())), turns_as_reference=True, passphrase=passphrase
+            )
             lo, hi = wilson(built["clean_adverse"], built["clean_memories"])
             report["turns_saved_as_reference_documents"] = {
                 **built,
                 "adverse_rate": round(built["clean_adverse"] / built["clean_memories"], 6),
                 "wilson95": [round(lo, 6), round(hi, 6)],
             }
-            shutil.rmtree(template, ignore_errors=True)
+            with _home(template):
+                finish(template)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     report["seconds"] = round(time.perf_counter() - started, 1)
