@@ -42,8 +42,18 @@ def test_labels_keep_the_poison_out_and_keep_it(aimos_home: Path, tmp_path: Path
     assert "turns_saved_as_reference_documents" in report
     lo, hi = s["A0_policy_bypassed"]["wilson95"]
     assert 0 < lo < hi == 1.0
-    # only the command log line: no brain, no keys in the user's home
-    assert {p.name for p in aimos_home.iterdir()} <= {"logs"}, "the evaluation touched the user's AIMOS_HOME"
+    # the user's home gets the command log and the scratch brains' purge receipts, nothing else
+    assert {p.name for p in aimos_home.iterdir()} <= {"logs", "purge-receipts"}, "the user's home was touched"
+    purged = report["scratch_brains_purged"]
+    receipts = sorted(Path(purged["receipts_dir"]).glob("*.receipt.json"))
+    # 1 template + 2 targets x 2 variants, and the reference-document template
+    assert purged["receipts"] == len(receipts) == 6
+    body = json.loads(receipts[0].read_text("utf-8"))["body"]
+    assert body["target"]["brain"].startswith("eval-poisonedrag")
+    checked = run_aimos(
+        "purge", "verify-receipt", str(receipts[0]), "--master-fingerprint", body["actor"]["fingerprint"]
+    )
+    assert checked.code == 0, checked.describe()
 
 
 @pytest.mark.parametrize(
