@@ -241,6 +241,10 @@ def resume(
     journal: dict[str, Any], passphrase: str, read_confirmation: Callable[[str], str]
 ) -> dict[str, Any]:
     """Finish a ceremony whose intent was signed but which stopped before its receipt."""
+    if not Path(journal["intent_path"]).exists():
+        # stopped before its intent was written: nothing was authorized and nothing removed
+        _journal_path(journal["ceremony_id"]).unlink(missing_ok=True)
+        return start(passphrase, read_confirmation, recreate=journal["recreate"], receipt_file=None)
     if "receipt" in journal["done"] or Path(journal["receipt_path"]).exists():
         return _finish(journal)  # only the master's item and the journal were left
     master = _unlock(journal, passphrase)
