@@ -30,7 +30,7 @@ from typing import Any
 
 from aimos import __version__, paths
 from aimos.crypto.ed25519 import KeyPair
-from aimos.errors import AbortedError, AimosError, BusyError, NotFoundError, PassphraseError
+from aimos.errors import AbortedError, AimosError, BusyError, NotFoundError, PassphraseError, UsageError
 from aimos.housekeeper import state
 from purge.artifacts import INTENT_SCHEMA, RECEIPT_SCHEMA, artifact_sha256, sign_artifact
 from purge.inventory import SENSITIVE_TABLES, Inventory, take_inventory
@@ -48,8 +48,10 @@ def _iso(ts: float) -> str:
 
 
 def _write_durably(path: Path, data: bytes) -> None:
-    """Exclusive create, 0600, fsync of the file and of its folder."""
-    paths.ensure_private_dir(path.parent)
+    """Exclusive create, 0600, fsync of the file and of its folder (a folder that exists keeps
+    its mode: a receipt file may go into the user's own folder)."""
+    if not path.parent.exists():
+        paths.ensure_private_dir(path.parent)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         os.write(fd, data)
@@ -131,9 +133,13 @@ def inventory() -> Inventory:
         raise NotFoundError(f"no aimos brain at {brain}", "Check AIMOS_HOME; there is nothing to purge here.")
     conn = open_reader(brain)
     try:
-        return take_inventory(conn)
+        inv = take_inventory(conn)
     finally:
         conn.close()
+    from purge.inventory import owned_files
+
+    inv.files = [str(p) for p in owned_files(state.read_service_record())]  # without our own WAL/SHM
+    return inv
 
 
 def _unlock(journal: dict[str, Any], passphrase: str) -> KeyPair:
@@ -188,6 +194,12 @@ def start(
     folder = paths.purge_receipts_dir()
     receipt_path = receipt_file or folder / f"{ceremony_id}.receipt.json"
     intent_path = Path(str(receipt_path).removesuffix(".receipt.json").removesuffix(".json") + ".intent.json")
+    for existing in (receipt_path, intent_path):
+        if existing.exists():
+            raise UsageError(
+                f"{existing} already exists; the ceremony writes a new receipt and intent",
+                "Give --receipt-file a path that does not exist yet.",
+            )
     target = {
         "brain": inv.brain_name,
         "brain_id": inv.brain_id,
@@ -245,13 +257,33 @@ def resume(
         # stopped before its intent was written: nothing was authorized and nothing removed
         _journal_path(journal["ceremony_id"]).unlink(missing_ok=True)
         return start(passphrase, read_confirmation, recreate=journal["recreate"], receipt_file=None)
-    if "receipt" in journal["done"] or Path(journal["receipt_path"]).exists():
+    if "receipt" in journal["done"] or _is_our_receipt(journal):
         return _finish(journal)  # only the master's item and the journal were left
+    brain = Path(journal["brain_path"])
+    if (
+        "brain" in journal["done"]
+        and brain.exists()
+        and not (journal["recreate"] and "recreate" in journal["done"])
+    ):
+        raise UsageError(
+            f"an interrupted purge of brain {journal['brain_id']} is pending, but another brain is at "
+            f"{brain} now",
+            f"Move {brain.name} (with its -wal and -shm) aside, finish the old ceremony with "
+            "`aimos purge --live`, then move it back.",
+        )
     master = _unlock(journal, passphrase)
     _confirm(journal["confirmation"], read_confirmation)
     if "brain" not in journal["done"]:
         check_offline()
     return _run(journal, master, resumed=True)
+
+
+def _is_our_receipt(journal: dict[str, Any]) -> bool:
+    try:
+        receipt = json.loads(Path(journal["receipt_path"]).read_text("utf-8"))
+        return bool(receipt["body"]["ceremony_id"] == journal["ceremony_id"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
 
 
 def _step(journal: dict[str, Any], name: str, work: Callable[[], None]) -> None:
@@ -325,6 +357,11 @@ def _run(journal: dict[str, Any], master: KeyPair, *, resumed: bool = False) -> 
 
     completed = time.time()
     post = journal["postcondition"]
+    try:  # the master's item is deleted right after the receipt is written
+        keystore.get(MASTER_ITEM)
+        master_present = 1
+    except AimosError:
+        master_present = 0
     intent = json.loads(Path(journal["intent_path"]).read_text("utf-8"))
     body = {
         "schema": RECEIPT_SCHEMA,
@@ -335,7 +372,7 @@ def _run(journal: dict[str, Any], master: KeyPair, *, resumed: bool = False) -> 
         "started_at": journal["started_at"],
         "completed_at": _iso(completed),
         "affected_table_classes": journal["classes"],
-        "credential_items_deleted": len(journal["key_items"]),  # the master's item goes right after
+        "credential_items_deleted": journal["credential_items_deleted"] + master_present,
         "derived_files_deleted": journal["derived_files_deleted"],
         "postcondition": post,
         "migration_count": post["migration_count"],
@@ -344,7 +381,7 @@ def _run(journal: dict[str, Any], master: KeyPair, *, resumed: bool = False) -> 
         "intent_sha256": artifact_sha256(intent),
     }
     receipt_path = Path(journal["receipt_path"])
-    if not receipt_path.exists():
+    if not _is_our_receipt(journal):
         _write_durably(receipt_path, _json_bytes(sign_artifact(master, body, int(completed))))
     journal["done"].append("receipt")
     _save_journal(journal)

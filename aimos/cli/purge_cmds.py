@@ -80,9 +80,9 @@ def purge(
                 f"an interrupted purge ceremony ({pending[0]['ceremony_id']}) was found: its intent is "
                 "signed; `aimos purge --live` finishes it"
             )
-            if not Path(pending[0]["brain_path"]).exists():
+            if "brain" in pending[0].get("done", []) or not Path(pending[0]["brain_path"]).exists():
                 if json_out:
-                    emit_json({"interrupted": pending})
+                    emit_json({"interrupted": pending[0]["ceremony_id"], "done": pending[0].get("done", [])})
                 return
         inv = ceremony.inventory()
         if json_out:
