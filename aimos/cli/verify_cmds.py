@@ -96,27 +96,65 @@ def register(app: typer.Typer) -> None:
 
     @app.command("verify-bundle")
     def verify_bundle_cmd(
-        file: str = typer.Argument(..., help="A cognitive-evidence bundle (JSON)."),
+        file: str = typer.Argument(
+            ..., help="A bundle: V2 recall, V2 mutation or cognitive evidence (JSON)."
+        ),
         master_fingerprint: str = typer.Option(
-            None, "--master-fingerprint", help="Expected master fingerprint (64 hex)."
+            None,
+            "--master-fingerprint",
+            help="Expected master fingerprint (64 hex); required for V2 bundles.",
+        ),
+        witness: str = typer.Option(None, "--witness", help="V2 mutation: the P2 witness (JSON)."),
+        trust_context: str = typer.Option(
+            None, "--trust-context", help="V2 mutation: the V2 recall envelope it rests on (JSON)."
         ),
         json_out: bool = typer.Option(False, "--json", help="Print the verdict as JSON."),
     ) -> None:
-        """Verify a cognitive-evidence bundle offline, whoever made it; exit 4 when invalid."""
-        from aimos.cli.context import expected_master_fingerprint
+        """Verify an evidence bundle offline, whoever made it; exit 4 when invalid.
+
+        A valid verdict proves that the bundle is internally consistent and signed by keys that
+        chain to the master fingerprint you supplied, so what it says was disclosed or changed is
+        what that brain's master authorized. It does not prove that the memories are true, that
+        the bundle is the brain's only evidence, or that the master key was not misused.
+        """
+        from aimos.crypto.encoding import is_hex64
         from aimos.errors import UsageError, VerificationError
+
+        path = Path(file)
+        if not path.is_file():
+            raise UsageError(f"no file {file}", "Give the path of a bundle file.")
+        schema = _bundle_schema(path)
+        if schema in (V2_RECALL, V2_MUTATION):
+            if master_fingerprint is None:
+                raise UsageError(
+                    "a V2 bundle is verified against a master fingerprint you supply",
+                    "Add --master-fingerprint HEX (the fingerprint `aimos install` printed).",
+                )
+            if not is_hex64(master_fingerprint):
+                raise UsageError("the master fingerprint must be 64 lowercase hex characters")
+            verdict = _verify_v2(path, schema, master_fingerprint, witness, trust_context)
+            if json_out:
+                emit_json({"schema": schema, **verdict.to_json()})
+            else:
+                where = f" at {verdict.where}" if verdict.where else ""
+                out(f"{verdict.verdict}" + (f": {verdict.reason}{where}" if verdict.reason else ""))
+                if verdict.detail and verdict.reason:
+                    out(f"  {verdict.detail}")
+                out(f"signatures verified: {verdict.signatures_verified}")
+            if verdict.verdict != "valid":
+                raise VerificationError(f"the bundle is {verdict.verdict}: {verdict.reason}")
+            return
+        from aimos.cli.context import expected_master_fingerprint
         from aimos.verify.cognitive import verify_cognitive_file
 
         fingerprint = expected_master_fingerprint(master_fingerprint)
-        if not Path(file).is_file():
-            raise UsageError(f"no file {file}")
-        verdict = verify_cognitive_file(Path(file), expected_master_fingerprint=fingerprint)
+        verdict_c = verify_cognitive_file(path, expected_master_fingerprint=fingerprint)
         result = {
-            "verdict": verdict.verdict,
-            "primary_reason": verdict.primary_reason,
-            "corpus_proof_root": verdict.corpus_proof_root,
-            "bundle_sha256": verdict.bundle_sha256,
-            "records": verdict.records,
+            "verdict": verdict_c.verdict,
+            "primary_reason": verdict_c.primary_reason,
+            "corpus_proof_root": verdict_c.corpus_proof_root,
+            "bundle_sha256": verdict_c.bundle_sha256,
+            "records": verdict_c.records,
         }
         if json_out:
             emit_json(result)
@@ -133,11 +171,81 @@ def register(app: typer.Typer) -> None:
                             str(r["sigs_verified"]),
                             r["reason"] or "-",
                         ]
-                        for r in verdict.records
+                        for r in verdict_c.records
                     ],
                 )
             )
-            out(f"{verdict.verdict}" + (f": {verdict.primary_reason}" if verdict.primary_reason else ""))
-            out(f"corpus proof root {verdict.corpus_proof_root}")
-        if verdict.verdict != "valid":
-            raise VerificationError(f"the bundle is {verdict.verdict}: {verdict.primary_reason}")
+            out(
+                f"{verdict_c.verdict}" + (f": {verdict_c.primary_reason}" if verdict_c.primary_reason else "")
+            )
+            out(f"corpus proof root {verdict_c.corpus_proof_root}")
+        if verdict_c.verdict != "valid":
+            raise VerificationError(f"the bundle is {verdict_c.verdict}: {verdict_c.primary_reason}")
+
+
+V2_RECALL = "hom.aimos.mutmem-portable-evidence/v2"
+V2_MUTATION = "hom.aimos.mutmem-portable-mutation-evidence/v2"
+MAX_V2_BYTES = 16 * 1024 * 1024
+
+
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _strict_load(path: Path) -> Any:
+    """Strict JSON (no duplicate keys, no NaN); raises ValueError on anything else."""
+
+    def no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in out:
+                raise _DuplicateKey(key)
+            out[key] = value
+        return out
+
+    def no_constants(name: str) -> Any:
+        raise ValueError(f"non-finite number {name}")
+
+    data = path.read_bytes()
+    if len(data) > MAX_V2_BYTES:
+        raise ValueError(f"over {MAX_V2_BYTES} bytes")
+    try:
+        return json.loads(data.decode("utf-8"), object_pairs_hook=no_duplicates, parse_constant=no_constants)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+
+
+def _bundle_schema(path: Path) -> str | None:
+    try:
+        document = _strict_load(path)
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
+    fmt = document.get("format") if isinstance(document, dict) else None
+    schema = fmt.get("schema") if isinstance(fmt, dict) else None
+    return schema if isinstance(schema, str) else None
+
+
+def _verify_v2(
+    path: Path, schema: str, fingerprint: str, witness: str | None, trust_context: str | None
+) -> Any:
+    from aimos.errors import UsageError
+    from aimos.verify.v2_mutation import verify_mutation_bundle
+    from aimos.verify.v2_recall import verify_recall_envelope
+
+    bundle = _strict_load(path)
+    if schema == V2_RECALL:
+        return verify_recall_envelope(bundle, fingerprint)
+    documents: list[Any] = []
+    for name, given in (("--witness", witness), ("--trust-context", trust_context)):
+        if given is None:
+            documents.append(None)
+            continue
+        try:
+            documents.append(_strict_load(Path(given)))
+        except FileNotFoundError:
+            raise UsageError(f"no file {given}", f"Give {name} the path of a JSON file.") from None
+        except (OSError, ValueError, UnicodeDecodeError):
+            documents.append(f"unreadable {name}")
+    return verify_mutation_bundle(
+        bundle, witness=documents[0], trust_context=documents[1], expected_master_fingerprint=fingerprint
+    )
