@@ -49,15 +49,21 @@ def _iso(ts: float) -> str:
 
 def _write_durably(path: Path, data: bytes) -> None:
     """Exclusive create, 0600, fsync of the file and of its folder (a folder that exists keeps
-    its mode: a receipt file may go into the user's own folder)."""
+    its mode: a receipt file may go into the user's own folder). Written under a temporary name
+    and linked into place, so the file exists whole or not at all."""
     if not path.parent.exists():
         paths.ensure_private_dir(path.parent)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.partial")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         os.write(fd, data)
         os.fsync(fd)
     finally:
         os.close(fd)
+    try:
+        os.link(tmp, path)  # fails when the path exists: an exclusive create, atomically
+    finally:
+        tmp.unlink(missing_ok=True)
     dfd = os.open(path.parent, os.O_RDONLY)
     try:
         os.fsync(dfd)
@@ -93,7 +99,8 @@ def _save_journal(journal: dict[str, Any]) -> None:
 
 def other_holders(brain: Path) -> list[int]:
     """Other processes with the brain (or its WAL) open, where /proc tells (Linux)."""
-    targets = {str(brain), str(brain) + "-wal", str(brain) + "-shm"}
+    real = os.path.realpath(brain)
+    targets = {real, real + "-wal", real + "-shm"}
     holders = []
     proc = Path("/proc")
     if not proc.is_dir():
@@ -103,7 +110,7 @@ def other_holders(brain: Path) -> list[int]:
             continue
         try:
             for fd in (entry / "fd").iterdir():
-                if os.readlink(fd) in targets:
+                if os.path.realpath(os.readlink(fd)) in targets:
                     holders.append(int(entry.name))
                     break
         except OSError:
@@ -192,7 +199,7 @@ def start(
     now = time.time()
     ceremony_id = str(uuid.uuid4())
     folder = paths.purge_receipts_dir()
-    receipt_path = receipt_file or folder / f"{ceremony_id}.receipt.json"
+    receipt_path = Path(os.path.abspath(receipt_file or folder / f"{ceremony_id}.receipt.json"))
     intent_path = Path(str(receipt_path).removesuffix(".receipt.json").removesuffix(".json") + ".intent.json")
     for existing in (receipt_path, intent_path):
         if existing.exists():
@@ -253,13 +260,17 @@ def resume(
     journal: dict[str, Any], passphrase: str, read_confirmation: Callable[[str], str]
 ) -> dict[str, Any]:
     """Finish a ceremony whose intent was signed but which stopped before its receipt."""
-    if not Path(journal["intent_path"]).exists():
+    if "intent" not in journal["done"] and not Path(journal["intent_path"]).exists():
         # stopped before its intent was written: nothing was authorized and nothing removed
         _journal_path(journal["ceremony_id"]).unlink(missing_ok=True)
         return start(passphrase, read_confirmation, recreate=journal["recreate"], receipt_file=None)
+    _check_intent(journal)
     if "receipt" in journal["done"] or _is_our_receipt(journal):
         return _finish(journal)  # only the master's item and the journal were left
     brain = Path(journal["brain_path"])
+    if "brain" in journal["done"] and "recreate" not in journal["done"] and _unfinished_empty_brain(brain):
+        for suffix in ("", "-wal", "-shm", "-journal"):  # the half-made empty brain of --recreate
+            Path(str(brain) + suffix).unlink(missing_ok=True)
     if (
         "brain" in journal["done"]
         and brain.exists()
@@ -276,6 +287,51 @@ def resume(
     if "brain" not in journal["done"]:
         check_offline()
     return _run(journal, master, resumed=True)
+
+
+def _unfinished_empty_brain(brain: Path) -> bool:
+    """True for a brain file with no master identity (nothing signed can be in it)."""
+    if not brain.exists():
+        return False
+    import apsw
+
+    try:
+        conn = apsw.Connection(str(brain), flags=apsw.SQLITE_OPEN_READONLY)
+    except apsw.Error:
+        return False
+    try:
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if "master_identity" not in tables:
+            return not tables
+        count: Any = conn.execute("SELECT COUNT(*) FROM master_identity").fetchall()[0][0]
+        return int(count) == 0
+    except apsw.Error:
+        return False
+    finally:
+        conn.close()
+
+
+def _check_intent(journal: dict[str, Any]) -> None:
+    """The interrupted ceremony's signed intent must be whole and its own before anything more
+    is removed."""
+    from aimos.errors import IntegrityError
+    from purge.artifacts import check_artifact
+
+    path = Path(journal["intent_path"])
+    try:
+        intent = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError):
+        intent = None
+    reason = check_artifact(intent, INTENT_SCHEMA, journal["actor"]["fingerprint"])
+    if reason is None and intent["body"].get("ceremony_id") != journal["ceremony_id"]:
+        reason = "ceremony_mismatch"
+    if reason is not None:
+        raise IntegrityError(
+            f"the interrupted ceremony {journal['ceremony_id']} has no valid signed intent at {path}"
+            f" ({reason})",
+            f"Restore the intent file beside its journal ({_journal_path(journal['ceremony_id'])}); "
+            "without it the ceremony cannot finish.",
+        )
 
 
 def _is_our_receipt(journal: dict[str, Any]) -> bool:

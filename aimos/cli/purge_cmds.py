@@ -20,9 +20,13 @@ purge_app = typer.Typer(
 
 def _read_confirmation(expected: str) -> str:
     if sys.stdin.isatty():
-        return str(
-            typer.prompt(f"Type exactly `{expected}` to confirm", default="", show_default=False, err=True)
-        )
+        try:
+            typed = typer.prompt(
+                f"Type exactly `{expected}` to confirm", default="", show_default=False, err=True
+            )
+        except typer.Abort:
+            raise KeyboardInterrupt from None  # Ctrl-C at the prompt: exit 130, nothing changed
+        return str(typed)
     line = sys.stdin.readline()
     return line.rstrip("\r\n")
 
@@ -104,12 +108,18 @@ def purge(
     from aimos.identity.passphrase import read_passphrase
 
     passphrase = read_passphrase(fd=passphrase_fd, purpose="purge this brain")
-    result = ceremony.start(
-        passphrase,
-        _read_confirmation,
-        recreate=recreate,
-        receipt_file=Path(receipt_file) if receipt_file else None,
-    )
+    try:
+        result = ceremony.start(
+            passphrase,
+            _read_confirmation,
+            recreate=recreate,
+            receipt_file=Path(receipt_file) if receipt_file else None,
+        )
+    except KeyboardInterrupt:
+        if ceremony.interrupted():
+            say("interrupted: the ceremony's intent is signed; `aimos purge --live` finishes it")
+            raise typer.Exit(130) from None
+        raise
     if json_out:
         emit_json(result)
         return
