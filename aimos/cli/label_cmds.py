@@ -18,9 +18,15 @@ def register(app: typer.Typer) -> None:
             None, "--reason", help="Why you judge it so (required; kept in the record)."
         ),
         agent: str = typer.Option("cli", "--as", help="The agent whose key signs the judgment."),
+        passphrase_fd: int = typer.Option(
+            None, "--passphrase-fd", help="Read the master passphrase (refute, support) from this fd."
+        ),
         json_out: bool = typer.Option(False, "--json", help="Print the transition as JSON."),
     ) -> None:
-        """Record a person's judgment of a memory as a signed, chained label transition."""
+        """Record a person's judgment of a memory as a signed, chained label transition.
+
+        confirm and dispute are signed by the agent; refute and support raise trust, so they also
+        need the master passphrase."""
         from aimos.cli.context import now, open_brain
         from aimos.epistemic.chain import PATH_LABEL, build_label_body, judge
         from aimos.epistemic.classifier import JUDGMENTS
@@ -35,14 +41,21 @@ def register(app: typer.Typer) -> None:
             )
         if reason is None or not reason.strip():
             raise UsageError("a judgment needs a reason", f'Add --reason "why you {judgment} it".')
+        from aimos.epistemic.classifier import TRUST_RAISING
+
         with open_brain(write=True) as brain:
             mid = resolve_memory_id(brain.conn, memory_id)
+            master = (
+                brain.master(passphrase_fd, f"{judgment} a memory") if judgment in TRUST_RAISING else None
+            )
             signer = brain.signer(agent)
             body = build_label_body(
                 company_id=brain.company_id, memory_id=mid, judgment=judgment, reason=reason
             )
             t = now()
-            moved = judge(brain.conn, brain.housekeeper(), sign_request(signer, body, PATH_LABEL, t), t)
+            moved = judge(
+                brain.conn, brain.housekeeper(), sign_request(signer, body, PATH_LABEL, t), t, master=master
+            )
         result = {
             "memory_id": moved.memory_id,
             "label": moved.label,

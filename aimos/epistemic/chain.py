@@ -15,17 +15,21 @@ from typing import Any
 import apsw
 
 from aimos.crypto import commitments
+from aimos.crypto.ed25519 import KeyPair
+from aimos.crypto.encoding import b64u_encode
+from aimos.crypto.messages import payload_message
 from aimos.epistemic.classifier import (
     DETECTOR_VERSION,
     JUDGMENTS,
     SCHEMA,
+    TRUST_RAISING,
     Classification,
     MemoryView,
     classify,
     leading_question,
 )
-from aimos.errors import MemoryNotFoundError, UsageError
-from aimos.identity.epochs import Signer
+from aimos.errors import MemoryNotFoundError, PassphraseError, UsageError
+from aimos.identity.epochs import Signer, data_class_rank, master_row
 from aimos.identity.requests import SignedRequest, VerifiedRequest
 from aimos.ledger.events import append_event
 from aimos.memory.save import SaveResult, save_in_transaction
@@ -48,7 +52,8 @@ class Transition:
 def _memory(conn: apsw.Connection, memory_id: str) -> dict[str, Any]:
     row = one(
         conn,
-        "SELECT memory_id, company_id, key, value, source, memory_type, live_content_hash, epistemic_label"
+        "SELECT memory_id, company_id, key, value, source, memory_type, live_content_hash, epistemic_label,"
+        " clearance_level, data_class"
         " FROM memories WHERE memory_id = ?",
         (memory_id,),
     )
@@ -233,9 +238,13 @@ def build_label_body(*, company_id: str, memory_id: str, judgment: str, reason: 
     return {"company_id": company_id, "memory_id": memory_id, "judgment": judgment, "reason": reason}
 
 
-def judge(conn: apsw.Connection, housekeeper: Signer, req: SignedRequest, now: int) -> Transition:
+def judge(
+    conn: apsw.Connection, housekeeper: Signer, req: SignedRequest, now: int, *, master: KeyPair | None = None
+) -> Transition:
     """Record a person's judgment (confirm | refute | support | dispute) carried by an agent's
-    signed request; the housekeeper signs the transition with the request as its evidence."""
+    signed request; the housekeeper signs the transition with the request as its evidence. A
+    judgment that raises trust (refute, support) also needs the master's signature over the same
+    request (``master``): an agent alone cannot clear a suspicion."""
     from aimos.errors import GrantError
     from aimos.identity.requests import verify_request
 
@@ -258,7 +267,23 @@ def judge(conn: apsw.Connection, housekeeper: Signer, req: SignedRequest, now: i
             or body.get("company_id") != memory["company_id"]
         ):
             raise GrantError(f"agent {verified.agent_id!r} has no grant for this memory's company")
+        if memory["clearance_level"] > verified.grant["clearance_ceiling"] or data_class_rank(
+            memory["data_class"]
+        ) > data_class_rank(verified.grant["data_class_ceiling"]):
+            raise GrantError(f"agent {verified.agent_id!r} may not see this memory, so it may not judge it")
         label, confidence = JUDGMENTS[judgment]
+        master_evidence: dict[str, Any] = {}
+        if judgment in TRUST_RAISING:
+            if master is None or master.fingerprint != master_row(conn)["fingerprint"]:
+                raise PassphraseError(
+                    f"{judgment} raises trust in a memory and needs the master's signature",
+                    "Give the master passphrase (the CLI asks for it).",
+                )
+            message = payload_message(body, req.nonce, req.ts)
+            master_evidence = {
+                "master_fingerprint": master.fingerprint,
+                "master_signature_b64u": b64u_encode(master.sign(message)),
+            }
         evidence = {
             "judgment": judgment,
             "agent_id": verified.agent_id,
@@ -268,6 +293,7 @@ def judge(conn: apsw.Connection, housekeeper: Signer, req: SignedRequest, now: i
             "ts": req.ts,
             "signature_b64u": req.signature_b64u,
             "body": body,
+            **master_evidence,
         }
         return append_classification(
             conn,

@@ -32,6 +32,9 @@ LABELS = (
 ADVERSE = frozenset({"disputed", "poison_suspect", "poison_likely", "poison_confirmed"})
 POISON = frozenset({"poison_suspect", "poison_likely", "poison_confirmed"})
 
+# Judgments that raise trust need the master's signature too (an agent alone could clear the
+# suspicion on what it saved itself); the others may be signed by any writing agent.
+TRUST_RAISING = frozenset({"refute", "support"})
 # A person's judgment (explicit evidence) and its default confidence.
 JUDGMENTS = {
     "confirm": ("poison_confirmed", 1000),

@@ -57,6 +57,7 @@ REASONS = frozenset(
         "epistemic_hash_invalid",
         "epistemic_live_content_mismatch",
         "epistemic_authority_invalid",
+        "epistemic_evidence_invalid",
     }
 )
 

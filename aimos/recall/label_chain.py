@@ -34,7 +34,43 @@ ORDER BY c.memory_id, c.rowid
 """
 
 
-def _row_reason(r: dict[str, Any], memory: dict[str, Any]) -> str | None:
+TRUST_RAISING_LABELS = {"poison_refuted": "refute", "supported": "support"}
+JUDGED = {
+    "poison_confirmed": "confirm",
+    "poison_refuted": "refute",
+    "supported": "support",
+    "disputed": "dispute",
+}
+
+
+def evidence_reason(meta: dict[str, Any], memory_id: str, master_public_key: str) -> str | None:
+    """A person's judgment must judge this memory with the label's judgment; one that raises
+    trust must carry the master's signature over the judged request body."""
+    from aimos.crypto.ed25519 import verify
+    from aimos.crypto.encoding import b64u_decode
+    from aimos.crypto.messages import payload_message
+    from aimos.errors import AimosError
+
+    label = meta.get("label")
+    evidence = meta.get("evidence")
+    if not isinstance(evidence, dict) or not isinstance(evidence.get("body"), dict):
+        return "epistemic_evidence_invalid"
+    body = evidence["body"]
+    if body.get("memory_id") != memory_id or JUDGED.get(str(label)) != body.get("judgment"):
+        return "epistemic_evidence_invalid"
+    if label in TRUST_RAISING_LABELS:
+        try:
+            signature = b64u_decode(str(evidence.get("master_signature_b64u")))
+            ts: Any = evidence.get("ts")
+            message = payload_message(body, str(evidence.get("nonce")), int(ts))
+        except (AimosError, TypeError, ValueError):
+            return "epistemic_evidence_invalid"
+        if not verify(master_public_key, message, signature):
+            return "epistemic_evidence_invalid"
+    return None
+
+
+def _row_reason(r: dict[str, Any], memory: dict[str, Any], master_public_key: str) -> str | None:
     if r["g_recomputed"] != r["classification_hash"]:
         return "epistemic_hash_invalid"
     if r["live_content_hash"] != memory["live_content_hash"]:
@@ -57,6 +93,10 @@ def _row_reason(r: dict[str, Any], memory: dict[str, Any]) -> str | None:
         or meta.get("prev_classification_hash") != r["prev_classification_hash"]
     ):
         return "epistemic_authority_invalid"
+    if r["basis"] == "explicit":
+        return evidence_reason(meta, r["memory_id"], master_public_key)
+    if r["label"] not in ("unverified", "poison_suspect", "poison_likely"):
+        return "epistemic_evidence_invalid"  # the classifier never gives any other label
     return None
 
 
@@ -65,6 +105,8 @@ def label_chain_reasons(
 ) -> dict[str, tuple[str | None, int, str]]:
     """memory_id -> (first failing reason or None, chain length, the label the chain ends in)."""
     out: dict[str, tuple[str | None, int, str]] = {}
+    master = rows(conn, "SELECT public_key_b64u FROM master_identity")
+    master_public_key = str(master[0]["public_key_b64u"]) if master else ""
     for start in range(0, len(memories), BATCH):
         batch = memories[start : start + BATCH]
         ids = [m["memory_id"] for m in batch]
@@ -90,7 +132,7 @@ def label_chain_reasons(
                 if r["prev_classification_hash"] != prev:
                     reason = "fork_or_disconnected_history"
                     break
-                reason = _row_reason(r, m)
+                reason = _row_reason(r, m, master_public_key)
                 if reason:
                     break
                 prev = r["classification_hash"]

@@ -171,6 +171,7 @@ class R:
     EPISTEMIC_HASH_INVALID: Final = "epistemic_hash_invalid"
     EPISTEMIC_LIVE_CONTENT_MISMATCH: Final = "epistemic_live_content_mismatch"
     EPISTEMIC_AUTHORITY_INVALID: Final = "epistemic_authority_invalid"
+    EPISTEMIC_EVIDENCE_INVALID: Final = "epistemic_evidence_invalid"
     UNATTESTED_INITIAL_WEIGHT: Final = "unattested_initial_weight"
     BASELINE_TERMINAL_WEIGHT_MISMATCH: Final = "baseline_terminal_weight_mismatch"
     PROJECTION_FORK: Final = "cognitive_projection_fork"
@@ -1306,8 +1307,41 @@ LABELS = frozenset(
 )
 
 
+_JUDGED = {
+    "poison_confirmed": "confirm",
+    "poison_refuted": "refute",
+    "supported": "support",
+    "disputed": "dispute",
+}
+_CLASSIFIER_LABELS = frozenset({"unverified", "poison_suspect", "poison_likely"})
+
+
+def _judgment_reason(meta: Mapping[str, Any], memory_id: str, master_public_key: str) -> str | None:
+    """A person's judgment judges this memory with the label's judgment; one that raises trust
+    (refuted, supported) carries the master's signature over the judged request body."""
+    evidence = meta.get("evidence")
+    body = evidence.get("body") if isinstance(evidence, Mapping) else None
+    label = meta.get("label")
+    if not isinstance(evidence, Mapping) or not isinstance(body, Mapping):
+        return R.EPISTEMIC_EVIDENCE_INVALID
+    if body.get("memory_id") != memory_id or _JUDGED.get(str(label)) != body.get("judgment"):
+        return R.EPISTEMIC_EVIDENCE_INVALID
+    if label in ("poison_refuted", "supported"):
+        try:
+            signature = b64u_decode(str(evidence.get("master_signature_b64u")))
+            ts = evidence.get("ts")
+            if not isinstance(ts, int):
+                return R.EPISTEMIC_EVIDENCE_INVALID
+            message = payload_message(dict(body), str(evidence.get("nonce")), ts)
+        except (AimosError, TypeError, ValueError):
+            return R.EPISTEMIC_EVIDENCE_INVALID
+        if not verify(master_public_key, message, signature):
+            return R.EPISTEMIC_EVIDENCE_INVALID
+    return None
+
+
 def _verify_label_chain(
-    memory: Mapping[str, Any], events: Mapping[str, _IndexedEvent], signed: set[str]
+    memory: Mapping[str, Any], events: Mapping[str, _IndexedEvent], signed: set[str], master_public_key: str
 ) -> str | None:
     """A memory's classification chain (aimos.memory-epistemic/v1): one chain from a single
     genesis, each g_j recomputed, each bound to a verified housekeeper `memory_epistemic_classified`
@@ -1354,6 +1388,12 @@ def _verify_label_chain(
             or meta.get("prev_classification_hash") != previous
         ):
             return R.EPISTEMIC_AUTHORITY_INVALID
+        if meta.get("basis") == "explicit":
+            judged = _judgment_reason(meta, memory["memory_id"], master_public_key)
+            if judged is not None:
+                return judged
+        elif row["label"] not in _CLASSIFIER_LABELS:
+            return R.EPISTEMIC_EVIDENCE_INVALID
         previous = g
     ends_in = block["chain"][-1]["label"] if block["chain"] else "unverified"
     if block.get("label") != ends_in:
@@ -1475,7 +1515,9 @@ def _verify(bundle: Any, expected_master_fingerprint: str | None) -> CognitiveVe
     for index, memory in enumerate(memories):
         record, detail = _verify_memory(memory, f"memories[{index}]", master, events)
         if record["ok"] and ("epistemic" in memory or memory["memory_id"] in classified):
-            label_reason = _verify_label_chain(memory, events, classified.get(memory["memory_id"], set()))
+            label_reason = _verify_label_chain(
+                memory, events, classified.get(memory["memory_id"], set()), master.public_key
+            )
             if label_reason is not None:
                 record = CognitiveRecord(**{**record, "ok": False, "reason": label_reason})
                 detail = f"memories[{index}].epistemic: {label_reason}"

@@ -271,6 +271,44 @@ def test_the_writer_refuses_a_bad_signed_judgment(
             now(),
         ),
         now(),
+        master=brain.master,  # refute raises trust: the master signs too
     )
     assert (moved.label, moved.basis, moved.previous_label) == ("poison_refuted", "explicit", "poison_likely")
     assert chain(conn, first)[-1]["body"]["metadata"]["evidence"]["agent_id"] == "cli"
+
+
+def test_an_agent_alone_cannot_raise_trust_and_the_verifiers_check_the_master_evidence(poisons) -> None:  # type: ignore[no-untyped-def]
+    """refute and support need the master's signature; a forged explicit row without it (or with
+    a judgment for another memory) fails both verifiers with epistemic_evidence_invalid."""
+    import json
+
+    from aimos import errors
+    from aimos.epistemic.chain import PATH_LABEL, append_classification, build_label_body, judge
+    from aimos.identity.requests import sign_request
+    from aimos.learning.verifier import verify_everything
+    from aimos.store.connection import write_transaction
+
+    brain, first, second = poisons
+    conn = brain.conn
+    for judgment in ("refute", "support"):
+        body = build_label_body(company_id="personal", memory_id=first, judgment=judgment, reason="trust me")
+        t = now()
+        with pytest.raises(errors.PassphraseError, match="master"):
+            judge(conn, brain.housekeeper, sign_request(brain.agent, body, PATH_LABEL, t), t)
+    assert memory_row(conn, first)["epistemic_label"] == "poison_likely"
+    # confirm stays an agent's judgment
+    t = now()
+    body = build_label_body(company_id="personal", memory_id=second, judgment="confirm", reason="planted")
+    assert judge(conn, brain.housekeeper, sign_request(brain.agent, body, PATH_LABEL, t), t).label == "poison_confirmed"
+    # a housekeeper-signed explicit 'poison_refuted' row whose evidence has no master signature
+    with write_transaction(conn):
+        append_classification(
+            conn, brain.housekeeper, first, label="poison_refuted", confidence_milli=1000, basis="explicit",
+            now=now(), reason="forged", evidence={"judgment": "refute", "body": {"memory_id": first, "judgment": "refute"}},
+        )
+    report = verify_everything(conn, brain.master.fingerprint)
+    failures = {f["memory_id"]: f["reason"] for f in report["in_database"]["failures"]}
+    assert failures == {first: "epistemic_evidence_invalid"}
+    assert report["portable"]["verdict"] == "invalid"
+    assert report["portable"]["primary_reason"] == "epistemic_evidence_invalid"
+    assert json.dumps(report)  # plain data
