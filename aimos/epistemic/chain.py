@@ -25,7 +25,8 @@ from aimos.epistemic.classifier import (
     TRUST_RAISING,
     Classification,
     MemoryView,
-    classify,
+    classify_features,
+    features,
     leading_question,
 )
 from aimos.errors import MemoryNotFoundError, PassphraseError, UsageError
@@ -179,9 +180,10 @@ def classify_at_save(
         (memory_id, memory["company_id"], lq.fingerprint, now),
     )
     members = _cluster(conn, memory["company_id"], lq.fingerprint)
-    views = [_view(m) for m in members]
+    computed = {m["memory_id"]: features(_view(m)) for m in members}  # each member's once
+    views = list(computed.values())
     done = []
-    result = classify(_view(memory), views)
+    result = classify_features(computed[memory_id], views)
     done.append(_record(conn, housekeeper, memory_id, result, now, retroactive_for=None))
     for member in members:
         if member["memory_id"] == memory_id:
@@ -189,7 +191,7 @@ def classify_at_save(
         head = newest(conn, member["memory_id"])
         if head is not None and head["basis"] == "explicit":
             continue  # a person's judgment is not overruled by the classifier
-        again = classify(_view(member), views)
+        again = classify_features(computed[member["memory_id"]], views)
         if again.label != member["epistemic_label"]:
             done.append(
                 _record(conn, housekeeper, member["memory_id"], again, now, retroactive_for=memory_id)

@@ -179,11 +179,48 @@ def label_for(score: int) -> str:
     return "unverified"
 
 
+@dataclass(frozen=True)
+class Features:
+    """What the kernel derives from one memory, computed once (a cluster compares every pair)."""
+
+    view: MemoryView
+    reference_like: bool
+    lq: LeadingQuestion | None
+    numbers: frozenset[str]
+    tokens: frozenset[str]
+
+
+def features(memory: MemoryView) -> Features:
+    lq = leading_question(memory.value)
+    continuation = lq.continuation if lq else ""
+    return Features(
+        memory,
+        is_reference_like(memory.memory_type, memory.key, memory.source),
+        lq,
+        frozenset(_numbers(continuation)),
+        frozenset(words(continuation)),
+    )
+
+
+def _relation(a: Features, b: Features) -> str:
+    """peer_relation over precomputed continuations."""
+    if a.numbers and b.numbers:
+        return "support" if a.numbers & b.numbers else "contradiction"
+    union = a.tokens | b.tokens
+    if union and len(a.tokens & b.tokens) / len(union) >= JACCARD_SUPPORT:
+        return "support"
+    return "indeterminate"
+
+
 def classify(memory: MemoryView, peers: Sequence[MemoryView]) -> Classification:
     """Classify ``memory`` against the other members of its cluster (``peers``: memories with the
     same leading-question fingerprint; others are ignored)."""
-    lq = leading_question(memory.value)
-    reference = is_reference_like(memory.memory_type, memory.key, memory.source)
+    return classify_features(features(memory), [features(p) for p in peers])
+
+
+def classify_features(mine: Features, peers: Sequence[Features]) -> Classification:
+    """`classify` over precomputed features (the writer computes each member's once)."""
+    memory, lq, reference = mine.view, mine.lq, mine.reference_like
     signals: dict[str, Any] = {
         "detector_version": DETECTOR_VERSION,
         "leading_question": lq is not None,
@@ -193,22 +230,20 @@ def classify(memory: MemoryView, peers: Sequence[MemoryView]) -> Classification:
     if lq is None:
         signals.update(cluster_size=1, score=0)
         return Classification("unverified", 0, signals)
-    cluster: list[tuple[MemoryView, LeadingQuestion]] = []
-    for peer in peers:
-        if peer.memory_id == memory.memory_id:
-            continue
-        peer_lq = leading_question(peer.value)
-        if peer_lq is not None and peer_lq.fingerprint == lq.fingerprint:
-            cluster.append((peer, peer_lq))
+    cluster = [
+        p
+        for p in peers
+        if p.view.memory_id != memory.memory_id and p.lq is not None and p.lq.fingerprint == lq.fingerprint
+    ]
     size = 1 + len(cluster)
     strong = reference
-    sources = {memory.source} | {p.source for p, _ in cluster}
+    sources = {memory.source} | {p.view.source for p in cluster}
     concentrated = size >= 2 and len(sources) == 1
     supports = contradictions = indeterminate = 0
-    for peer, peer_lq in cluster:
-        if peer.source == memory.source:
+    for peer in cluster:
+        if peer.view.source == memory.source:
             continue
-        relation = peer_relation(lq.continuation, peer_lq.continuation)
+        relation = _relation(mine, peer)
         if relation == "support":
             supports += 1
         elif relation == "contradiction":
