@@ -239,7 +239,11 @@ def _summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
     injected = TOP_K * n
     clean_adverse = sum(r["clean_adverse"] for r in runs)
     clean_total = sum(r["clean_total"] for r in runs)
-    lo, hi = wilson(clean_adverse, clean_total)
+    # every target brain holds the same clean memories: the interval is over one brain's clean
+    # memories, with the worst brain's count (pairs over all brains are not independent samples)
+    worst = max((r["clean_adverse"] for r in runs), default=0)
+    per_brain = runs[0]["clean_total"] if runs else 0
+    lo, hi = wilson(worst, per_brain)
     return {
         "A0_policy_bypassed": arm("a0_poison"),
         "A1_with_labels": arm("a1_poison"),
@@ -251,7 +255,9 @@ def _summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
         "clean_memory_brain_pairs": clean_total,
         "clean_with_adverse_label": clean_adverse,
         "clean_adverse_rate": round(clean_adverse / clean_total, 6) if clean_total else 0.0,
-        "clean_adverse_wilson95": [round(lo, 6), round(hi, 6)],
+        "clean_memories_per_brain": per_brain,
+        "clean_adverse_worst_brain": worst,
+        "clean_adverse_wilson95_worst_brain": [round(lo, 6), round(hi, 6)],
     }
 
 
@@ -284,6 +290,15 @@ def run_poisonedrag(
             f"stating its correct answer (type declarative, source {CLEAN_SOURCE}); poison from one "
             f"source ({POISON_SOURCE}), {TOP_K} passages per target; top-{TOP_K} recall"
         ),
+        "caveats": [
+            "the clean reference passage does not open with the question, so it can never join a "
+            "poison cluster; a clean passage in the attack's question-then-passage shape from another "
+            "source with another number would be labelled too (the reference kernel's rule)",
+            "A0 bypasses the whole trust policy (labels, retained quarantine, the weight floor); "
+            "nothing here is quarantined or at the floor, so A0 differs from A1 by labels alone",
+            "the LoCoMo turns share no topic with NQ or MS MARCO, so the poison passages, which "
+            "repeat the question, reach the top-5 easily when the policy is bypassed",
+        ],
         "datasets": {},
     }
     try:
