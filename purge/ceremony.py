@@ -291,24 +291,9 @@ def resume(
 
 def _unfinished_empty_brain(brain: Path) -> bool:
     """True for a brain file with no master identity (nothing signed can be in it)."""
-    if not brain.exists():
-        return False
-    import apsw
+    from installer.setup import is_unfinished_install
 
-    try:
-        conn = apsw.Connection(str(brain), flags=apsw.SQLITE_OPEN_READONLY)
-    except apsw.Error:
-        return False
-    try:
-        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        if "master_identity" not in tables:
-            return not tables
-        count: Any = conn.execute("SELECT COUNT(*) FROM master_identity").fetchall()[0][0]
-        return int(count) == 0
-    except apsw.Error:
-        return False
-    finally:
-        conn.close()
+    return is_unfinished_install(brain)
 
 
 def _check_intent(journal: dict[str, Any]) -> None:

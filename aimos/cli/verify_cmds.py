@@ -188,29 +188,15 @@ V2_MUTATION = "hom.aimos.mutmem-portable-mutation-evidence/v2"
 MAX_V2_BYTES = 16 * 1024 * 1024
 
 
-class _DuplicateKey(ValueError):
-    pass
-
-
 def _strict_load(path: Path) -> Any:
-    """Strict JSON (no duplicate keys, no NaN); raises ValueError on anything else."""
-
-    def no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for key, value in pairs:
-            if key in out:
-                raise _DuplicateKey(key)
-            out[key] = value
-        return out
-
-    def no_constants(name: str) -> Any:
-        raise ValueError(f"non-finite number {name}")
+    """Strict JSON (no duplicate keys, no NaN) of at most MAX_V2_BYTES; raises ValueError."""
+    from aimos.verify.cognitive import strict_json_loads
 
     data = path.read_bytes()
     if len(data) > MAX_V2_BYTES:
         raise ValueError(f"over {MAX_V2_BYTES} bytes")
     try:
-        return json.loads(data.decode("utf-8"), object_pairs_hook=no_duplicates, parse_constant=no_constants)
+        return strict_json_loads(data.decode("utf-8"))
     except RecursionError:
         raise ValueError("nested too deeply") from None
 

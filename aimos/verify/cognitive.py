@@ -1543,8 +1543,11 @@ def _verify(bundle: Any, expected_master_fingerprint: str | None) -> CognitiveVe
 
 
 # --- bytes and files --------------------------------------------------------------------------
-class _DuplicateKey(ValueError):
-    pass
+class DuplicateKeyError(ValueError):
+    """A JSON object repeats a key (strict parsing refuses it)."""
+
+
+_DuplicateKey = DuplicateKeyError
 
 
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -1556,8 +1559,17 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
-class _NonFinite(ValueError):
-    pass
+class NonFiniteError(ValueError):
+    """A JSON document holds NaN or Infinity (strict parsing refuses it)."""
+
+
+_NonFinite = NonFiniteError
+
+
+def strict_json_loads(text: str) -> Any:
+    """JSON with no duplicate keys and no NaN/Infinity; raises DuplicateKeyError,
+    NonFiniteError, RecursionError or ValueError."""
+    return json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_reject_constant)
 
 
 def _reject_constant(name: str) -> Any:
@@ -1572,7 +1584,7 @@ def verify_cognitive_bytes(
         return _invalid(R.BUNDLE_SIZE_LIMIT, f"the bundle exceeds {MAX_BUNDLE_BYTES} bytes")
     try:
         text = data if isinstance(data, str) else data.decode("utf-8")
-        parsed = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_reject_constant)
+        parsed = strict_json_loads(text)
     except _DuplicateKey as exc:
         return _invalid(R.JSON_DUPLICATE_KEY, f"duplicate JSON key {exc}")
     except _NonFinite as exc:
