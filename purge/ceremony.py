@@ -346,7 +346,13 @@ def _run(journal: dict[str, Any], master: KeyPair, *, resumed: bool = False) -> 
     def service() -> None:
         from installer.service import unregister
 
+        record = state.read_service_record()
+        owned = [state.service_record_path()]
+        if record and record.get("path"):
+            owned.append(Path(record["path"]))
+        present = sum(1 for p in owned if p.exists())
         unregister()
+        journal["derived_files_deleted"] += present - sum(1 for p in owned if p.exists())
 
     def remove_brain() -> None:
         for suffix in ("", "-wal", "-shm", "-journal"):
