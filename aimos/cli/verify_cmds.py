@@ -1,4 +1,4 @@
-"""`aimos verify`, `aimos export --cognitive`, `aimos verify-bundle`."""
+"""`aimos verify`, `aimos export --cognitive`, `aimos export-recall`, `aimos verify-bundle`."""
 
 from __future__ import annotations
 
@@ -93,6 +93,27 @@ def register(app: typer.Typer) -> None:
             bundle = export_cognitive(brain.conn, memory_id=mid)
         paths.write_private_file(target, (json.dumps(bundle, indent=2, sort_keys=True) + "\n").encode())
         say(f"wrote {len(bundle['memories'])} memories to {target}")
+
+    @app.command("export-recall")
+    def export_recall_cmd(
+        receipt: str = typer.Argument(..., help="A recall receipt id (or unique prefix)."),
+        output: str = typer.Option(..., "-o", "--output", help="Write the V2 recall envelope to FILE."),
+    ) -> None:
+        """Export one recall as a MutMem V2 recall-disclosure envelope (verify it with verify-bundle)."""
+        from aimos import paths
+        from aimos.cli.context import open_brain
+        from aimos.errors import UsageError
+        from aimos.recall.export_v2 import build_recall_envelope
+
+        target = Path(output)
+        if not output.strip() or target.is_dir():
+            raise UsageError(
+                "-o needs a file name", "For example: aimos export-recall RECEIPT -o recall.json"
+            )
+        with open_brain(write=False) as brain:
+            bundle = build_recall_envelope(brain.conn, receipt)
+        paths.write_private_file(target, (json.dumps(bundle, indent=2, sort_keys=True) + "\n").encode())
+        say(f"wrote a V2 recall envelope ({bundle['result_count']} results) to {target}")
 
     @app.command("verify-bundle")
     def verify_bundle_cmd(

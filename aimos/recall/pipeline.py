@@ -20,6 +20,7 @@ from aimos.identity.requests import PATH_RECALL, SignedRequest, verify_request
 from aimos.ledger.events import append_event
 from aimos.recall.candidates import CANDIDATES, Channel, LexicalChannel, Scope, open_candidates
 from aimos.recall.disclosure import DisclosureError, verify_many
+from aimos.recall.export_v2 import record_v2_receipt
 from aimos.recall.policy import Candidate, Scored, decide
 from aimos.recall.receipts import evidence_entry, record_receipt
 from aimos.recall.text import query_terms
@@ -230,6 +231,15 @@ def recall_in_transaction(
         evidence=evidence,
         decision=decision.body,
         decision_sha256=decision.sha256,
+        now=now,
+    )
+    record_v2_receipt(
+        conn,
+        housekeeper,
+        verified=verified,
+        native_receipt=receipt,
+        decision=decision,
+        disclosed=disclosed,
         now=now,
     )
     t3 = time.perf_counter()

@@ -28,7 +28,8 @@ from aimos_cli_support import (
 pytestmark = pytest.mark.timeout(120)
 
 COMMANDS = (
-    "install", "save", "show", "list", "correct", "recall", "feedback", "label", "verify", "export", "verify-bundle",
+    "install", "save", "show", "list", "correct", "recall", "feedback", "label", "verify", "export", "export-recall",
+    "verify-bundle",
     "status", "housekeeper", "receipt", "index", "agent", "eval", "purge",
 )
 
