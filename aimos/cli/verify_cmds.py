@@ -1,4 +1,5 @@
-"""`aimos verify`, `aimos export --cognitive`, `aimos export-recall`, `aimos verify-bundle`."""
+"""`aimos verify`, `aimos export --cognitive`, `aimos export-recall`, `aimos export-outcome`,
+`aimos verify-bundle`."""
 
 from __future__ import annotations
 
@@ -114,6 +115,40 @@ def register(app: typer.Typer) -> None:
             bundle = build_recall_envelope(brain.conn, receipt)
         paths.write_private_file(target, (json.dumps(bundle, indent=2, sort_keys=True) + "\n").encode())
         say(f"wrote a V2 recall envelope ({bundle['result_count']} results) to {target}")
+
+    @app.command("export-outcome")
+    def export_outcome_cmd(
+        outcome: str = typer.Argument(
+            ..., help="An outcome id (or unique prefix) from `aimos feedback --json`."
+        ),
+        output: str = typer.Option(
+            ..., "-o", "--output", help="Write the V2 mutation bundle to FILE (and FILE.witness.json, ...)."
+        ),
+    ) -> None:
+        """Export one outcome as a MutMem V2 mutation bundle, with its witness and trust context."""
+        from aimos import paths
+        from aimos.cli.context import open_brain
+        from aimos.errors import UsageError
+        from aimos.learning.export_v2 import build_outcome_export
+
+        target = Path(output)
+        if not output.strip() or target.is_dir():
+            raise UsageError(
+                "-o needs a file name", "For example: aimos export-outcome OUTCOME -o outcome.json"
+            )
+        with open_brain(write=False) as brain:
+            bundle, witness, trust_context = build_outcome_export(brain.conn, outcome)
+        files = (
+            (target, bundle),
+            (Path(f"{target}.witness.json"), witness),
+            (Path(f"{target}.trust-context.json"), trust_context),
+        )
+        for path, document in files:
+            paths.write_private_file(path, (json.dumps(document, indent=2, sort_keys=True) + "\n").encode())
+        say(
+            f"wrote a V2 mutation bundle ({bundle['terminal']['kind']}) to {target},"
+            f" its witness to {files[1][0]} and its trust context to {files[2][0]}"
+        )
 
     @app.command("verify-bundle")
     def verify_bundle_cmd(

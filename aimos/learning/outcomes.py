@@ -23,6 +23,7 @@ from aimos.crypto.messages import new_nonce, payload_message
 from aimos.errors import GrantError, MemoryNotFoundError, NotFoundError, UsageError
 from aimos.identity.epochs import Signer
 from aimos.identity.requests import PATH_OUTCOME, SignedRequest, verify_request
+from aimos.learning.export_v2 import RecallBinding, recall_binding, sign_valence_row
 from aimos.learning.rule import next_weight_milli
 from aimos.ledger.events import append_event
 from aimos.store.connection import one, rows, write_transaction
@@ -113,8 +114,12 @@ def _record_evidence(
     reward: int,
     terminal: str,
     now: int,
+    binding: RecallBinding | None = None,
 ) -> dict[str, Any]:
-    """The housekeeper's evidence event, then the outcome row (its trigger requires the event)."""
+    """The housekeeper's evidence event, then the outcome row (its trigger requires the event).
+
+    With a V2-bound recall (``binding``) the event is the V2 outcome event: its parent is the V2
+    recall_receipt event and its metadata names the disclosed occurrence."""
     body = request.body
     company = memory["company_id"]
     # the housekeeper's evidence event first: the outcomes trigger requires it
@@ -131,11 +136,13 @@ def _record_evidence(
             "target_scope": scope,
             "request_hash": verified.request_hash,
             "live_content_hash": memory["live_content_hash"],
+            **({"occurrence_ref": binding.occurrence_ref} if binding is not None else {}),
         },
         now=now,
         actor_agent_id=verified.agent_id,
         actor_valid_from=verified.valid_from,
         subject_memory_id=memory["memory_id"],
+        parent_event_id=binding.event_id if binding is not None else None,
     )
     conn.execute(
         "INSERT INTO outcomes (outcome_id, company_id, memory_id, receipt_id, target_scope, reward_sign,"
@@ -174,7 +181,7 @@ def record_outcome_in_transaction(
         raise MemoryNotFoundError(f"no memory with id {body['memory_id']}")
     receipt = one(
         conn,
-        "SELECT receipt_id, evidence, agent_id FROM recall_receipts WHERE receipt_id = ?",
+        "SELECT receipt_id, evidence, agent_id, event_id FROM recall_receipts WHERE receipt_id = ?",
         (body["receipt_id"],),
     )
     if receipt is None:
@@ -201,9 +208,31 @@ def record_outcome_in_transaction(
         new, j = next_weight_milli(old, [*_rewards(conn, memory["memory_id"]), reward])
         terminal = "signed_noop" if new == old else "authorized_transition"
     company = memory["company_id"]
+    binding = recall_binding(conn, receipt["event_id"], memory["memory_id"], memory["live_content_hash"])
     evidence_event = _record_evidence(
-        conn, housekeeper, verified, request, memory, outcome_id, scope, reward, terminal, now
+        conn, housekeeper, verified, request, memory, outcome_id, scope, reward, terminal, now, binding
     )
+    # the signed V2 valence row (one signature), carried in the terminal event's metadata
+    valence = (
+        sign_valence_row(
+            housekeeper,
+            binding,
+            company_id=company,
+            memory_id=memory["memory_id"],
+            outcome_id=outcome_id,
+            target_scope=scope,
+            reward_sign=reward,
+            outcome_event=evidence_event,
+            now=now,
+        )
+        if binding is not None
+        else None
+    )
+    v2_metadata: dict[str, Any] = {}
+    if valence is not None:
+        v2_metadata = {"valence_row_hash": valence["row_hash"], "valence_row": valence}
+        if terminal == "occurrence_observation":
+            v2_metadata["occurrence_ref"] = binding.occurrence_ref if binding is not None else None
     if terminal != "authorized_transition":
         operation = (
             "mutation_occurrence_observation_retained"
@@ -221,6 +250,7 @@ def record_outcome_in_transaction(
                 "weight_milli": old,
                 "judge_valence": round(j, 6),
                 "projection_appended": False,
+                **v2_metadata,
             },
             now=now,
             subject_memory_id=memory["memory_id"],
@@ -237,7 +267,9 @@ def record_outcome_in_transaction(
             None,
             event["event_id"],
         )
-    return _transition(conn, housekeeper, memory, outcome_id, old, new, j, evidence_event["event_id"], now)
+    return _transition(
+        conn, housekeeper, memory, outcome_id, old, new, j, evidence_event["event_id"], now, v2_metadata
+    )
 
 
 def _transition(
@@ -250,6 +282,7 @@ def _transition(
     j: float,
     parent_event_id: str,
     now: int,
+    v2_metadata: dict[str, Any],
 ) -> OutcomeResult:
     mid, company = memory["memory_id"], memory["company_id"]
     prev_node = one(
@@ -272,6 +305,7 @@ def _transition(
         "reason": "outcome_evidence",
         "outcome_id": outcome_id,
         "ts_signed": now,
+        **({"valence_row_hash": v2_metadata["valence_row_hash"]} if v2_metadata else {}),
     }
     body_bytes = canonical_json(body)
     nonce = new_nonce()
@@ -354,6 +388,7 @@ def _transition(
             "projection_hash": h_i.hex(),
             "transition_hash": t_i.hex(),
             "judge_valence": round(j, 6),
+            **v2_metadata,
         },
         now=now,
         subject_memory_id=mid,

@@ -29,7 +29,7 @@ pytestmark = pytest.mark.timeout(120)
 
 COMMANDS = (
     "install", "save", "show", "list", "correct", "recall", "feedback", "label", "verify", "export", "export-recall",
-    "verify-bundle",
+    "export-outcome", "verify-bundle",
     "status", "housekeeper", "receipt", "index", "agent", "eval", "purge",
 )
 

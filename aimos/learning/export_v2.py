@@ -1,0 +1,441 @@
+"""MutMem V2 mutation-outcome bundles (`hom.aimos.mutmem-portable-mutation-evidence/v2`) from
+aimos outcomes, with their P2 witness and trust context.
+
+Two halves, as for the recall export (:mod:`aimos.recall.export_v2`):
+
+* at outcome time, inside the outcome's write transaction, :func:`recall_binding` finds the V2
+  ``recall_receipt`` event of the recall the outcome rests on, and :func:`sign_valence_row` signs
+  the one record aimos has no native counterpart for: the housekeeper's VALENCE row binding the
+  outcome to that recall and to the outcome event (one Ed25519 signature). The writer
+  (:mod:`aimos.learning.outcomes`) makes the outcome event the V2 outcome event (parent = the V2
+  recall event, metadata naming the occurrence), names the valence row hash in the REWEIGHT body
+  or the no-op event, and carries the signed row in the terminal event's metadata;
+* :func:`build_outcome_export` reads those rows and assembles the bundle, the witness and the
+  trust context (the V2 recall envelope of :func:`aimos.recall.export_v2.build_recall_envelope`).
+  It signs nothing: an outcome recorded before this module existed has no V2 binding and
+  cannot be exported (:class:`V2OutcomeUnavailableError`).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Final
+
+import apsw
+
+from aimos.crypto import commitments, domains
+from aimos.crypto.canonical import canonical_json
+from aimos.crypto.encoding import b64u_encode, iso_ms
+from aimos.crypto.messages import new_nonce, payload_message
+from aimos.errors import NotFoundError
+from aimos.identity.epochs import Signer, master_row
+from aimos.store.connection import one, resolve_uuid_prefix
+from aimos.verify import v2_mutation as vm
+from aimos.verify import v2_recall as v2
+
+__all__ = [
+    "RecallBinding",
+    "V2OutcomeUnavailableError",
+    "build_outcome_export",
+    "recall_binding",
+    "sign_valence_row",
+]
+
+RECALL_EVENT_PROFILE: Final = "aimos.recall-receipt-v2-binding/v1"  # aimos.recall.export_v2
+TERMINAL_OPERATIONS: Final = {
+    "authorized_transition": "cognitive_weight_adjusted",
+    vm.SIGNED_NOOP: vm.NOOP_OPERATION,
+    vm.OCCURRENCE_OBSERVATION: vm.OBSERVATION_OPERATION,
+}
+
+
+class V2OutcomeUnavailableError(NotFoundError):
+    default_hint = (
+        "Only outcomes recorded by this aimos version, about a recall that carries the signed V2 "
+        "binding, can be exported; recall again, give feedback on the new recall and export that outcome."
+    )
+
+
+class OutcomeNotFoundError(NotFoundError):
+    default_hint = "Give the outcome_id that `aimos feedback --json` printed."
+
+
+@dataclass(frozen=True)
+class RecallBinding:
+    """What an outcome's V2 evidence names of the V2 recall it rests on."""
+
+    event_id: str
+    mutation_hash: str
+    merkle_root: str
+    security_closure_sha256: str
+    memory_id: str
+    live_content_hash: str
+    occurrence_ref: str
+
+
+# --- at outcome time -----------------------------------------------------------------------------
+def recall_binding(
+    conn: apsw.Connection, native_event_id: str, memory_id: str, live_content_hash: str
+) -> RecallBinding | None:
+    """The V2 recall event bound to a native recall-receipt event and its evidence entry for
+    ``memory_id``; None for a recall made before the V2 binding existed."""
+    # The V2 event is appended by the same housekeeper right after the native receipt event, in
+    # the same transaction: look a few ledger positions ahead through the chain's unique index
+    # (a scan of every recall_receipt event would grow with the number of recalls).
+    row = one(
+        conn,
+        "SELECT v.event_id, v.mutation_hash, v.signed_body FROM events n JOIN events v"
+        " ON v.signer_agent_id = n.signer_agent_id AND v.signer_valid_from = n.signer_valid_from"
+        " AND v.ledger_seq BETWEEN n.ledger_seq + 1 AND n.ledger_seq + 4"
+        " WHERE n.event_id = ? AND v.operation = ?"
+        " AND json_extract(v.signed_body, '$.parent_event_id') = n.event_id"
+        " AND json_extract(v.signed_body, '$.metadata.profile') = ? ORDER BY v.ledger_seq LIMIT 1",
+        (native_event_id, v2.RECALL_OPERATION, RECALL_EVENT_PROFILE),
+    )
+    if row is None:
+        return None
+    meta: dict[str, Any] = json.loads(row["signed_body"])["metadata"]
+    entry = next(
+        (
+            e
+            for e in meta["evidence"]
+            if e["memory_id"] == memory_id and e["live_content_hash"] == live_content_hash
+        ),
+        None,
+    )
+    if entry is None:
+        return None
+    return RecallBinding(
+        event_id=str(row["event_id"]),
+        mutation_hash=str(row["mutation_hash"]),
+        merkle_root=str(meta["merkle_root"]),
+        security_closure_sha256=str(meta["canary_final_security_closure_sha256"]),
+        memory_id=memory_id,
+        live_content_hash=live_content_hash,
+        occurrence_ref=str(entry["occurrence_ref"]),
+    )
+
+
+def sign_valence_row(
+    housekeeper: Signer,
+    binding: RecallBinding,
+    *,
+    company_id: str,
+    memory_id: str,
+    outcome_id: str,
+    target_scope: str,
+    reward_sign: int,
+    outcome_event: dict[str, Any],
+    now: int,
+) -> dict[str, Any]:
+    """The housekeeper-signed VALENCE row of one outcome (payload form; a standalone row, so its
+    ``prev_hash`` is null): ``{body, nonce, ts_signed, prev_hash, content_hash, row_hash,
+    signature_b64u}``, to be kept in the terminal event's signed metadata."""
+    body: dict[str, Any] = {
+        "evidence_schema": vm.OUTCOME_SCHEMA,
+        "target_scope": target_scope,
+        "memory_id": memory_id,
+        "target_live_content_hash": binding.live_content_hash,
+        "target_occurrence_ref": binding.occurrence_ref,
+        "recall_event_id": binding.event_id,
+        "recall_event_mutation_hash": binding.mutation_hash,
+        "recall_merkle_root": binding.merkle_root,
+        "security_closure_sha256": binding.security_closure_sha256,
+        "outcome_id": outcome_id,
+        "outcome_event_id": outcome_event["event_id"],
+        "outcome_event_mutation_hash": outcome_event["mutation_hash"],
+        "event_type": vm.VALENCE,
+        "company_id": company_id,
+        "reward_sign": reward_sign,
+        "context_hash": None,
+        "signer_agent_id": housekeeper.agent_id,
+        "signer_valid_from": iso_ms(housekeeper.valid_from),
+        "cert_fingerprint": housekeeper.cert_fingerprint,
+        "identity_tier": housekeeper.identity_tier,
+        "ts_signed": now,
+    }
+    body_bytes = canonical_json(body)
+    nonce = new_nonce()
+    signature = housekeeper.key.sign(payload_message(body, nonce, now, body_bytes=body_bytes))
+    content = commitments.sha256(body_bytes)
+    row_hash = commitments.provenance_mutation_hash(content, None, nonce, now)
+    return {
+        "body": body,
+        "nonce": nonce,
+        "ts_signed": now,
+        "prev_hash": None,
+        "content_hash": content.hex(),
+        "row_hash": row_hash.hex(),
+        "signature_b64u": b64u_encode(signature),
+    }
+
+
+# --- export ----------------------------------------------------------------------------------------
+def _event_by_outcome(conn: apsw.Connection, operation: str, outcome_id: str) -> dict[str, Any] | None:
+    return one(
+        conn,
+        "SELECT * FROM events WHERE operation = ? AND json_extract(signed_body, '$.metadata.outcome_id') = ?"
+        " ORDER BY rowid LIMIT 1",
+        (operation, outcome_id),
+    )
+
+
+def _signer_fields(hk: dict[str, Any], *, agent: str, start: str) -> dict[str, Any]:
+    return {
+        agent: hk["agent_id"],
+        start: iso_ms(hk["valid_from"]),
+        start.replace("_from", "_until"): iso_ms(hk["valid_until"]),
+        "cert_fingerprint": hk["cert_fingerprint"],
+        "identity_tier": hk["identity_tier"],
+        "signer_public_key_b64u": hk["public_key_b64u"],
+        "signer_certificate": hk["certificate"],
+    }
+
+
+def _event_summary(event: dict[str, Any]) -> dict[str, Any]:
+    body: dict[str, Any] = json.loads(event["signed_body"])
+    return {
+        "event_id": event["event_id"],
+        "operation": event["operation"],
+        "parent_event_id": body.get("parent_event_id"),
+        "mutation_hash": event["mutation_hash"],
+        "metadata": body["metadata"],
+    }
+
+
+def _event_proof(event: dict[str, Any], hk: dict[str, Any]) -> dict[str, Any]:
+    """A full signed event proof of one aimos event (every field restates its signed body)."""
+    body: dict[str, Any] = json.loads(event["signed_body"])
+    proof: dict[str, Any] = {
+        "event_id": event["event_id"],
+        "timestamp": iso_ms(int(event["ts_signed"])),
+        "company_id": body["company_id"],
+        "operation": body["operation"],
+        "metadata": body["metadata"],
+        "parent_event_id": body.get("parent_event_id"),
+        "proof_required": True,
+        "ledger_version": 1,
+        "ledger_seq": body["ledger_seq"],
+        **_signer_fields(hk, agent="signer_agent_id", start="signer_valid_from"),
+        "signed_body": body,
+        "content_hash": event["content_hash"],
+        "mutation_hash": event["mutation_hash"],
+        "prev_mutation_hash": event["prev_mutation_hash"],
+        "ts_signed": event["ts_signed"],
+        "nonce": event["nonce"],
+        "signature_b64u": event["signature_b64u"],
+    }
+    if "key" in body:
+        proof["key"] = body["key"]
+    return proof
+
+
+def _hk_epoch(conn: apsw.Connection, agent_id: str, valid_from: int) -> dict[str, Any]:
+    row = one(
+        conn, "SELECT * FROM identity_epochs WHERE agent_id = ? AND valid_from = ?", (agent_id, valid_from)
+    )
+    if row is None:
+        raise V2OutcomeUnavailableError(f"identity epoch {agent_id}@{iso_ms(valid_from)} is missing")
+    return row
+
+
+def _commit(value: dict[str, Any], domain: bytes, field: str) -> dict[str, Any]:
+    committed = json.loads(canonical_json(value))
+    assert isinstance(committed, dict)
+    committed[field] = commitments.sha256(domain + canonical_json(value)).hex()
+    return committed
+
+
+def build_outcome_export(
+    conn: apsw.Connection, outcome_ref: str
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """(bundle, witness, trust context) of one aimos outcome; public material only, nothing signed."""
+    from aimos.recall.export_v2 import build_recall_envelope
+
+    outcome_id = resolve_uuid_prefix(
+        conn,
+        outcome_ref,
+        table="outcomes",
+        column="outcome_id",
+        what="outcome",
+        not_found=OutcomeNotFoundError,
+    )
+    o = one(conn, "SELECT * FROM outcomes WHERE outcome_id = ?", (outcome_id,))
+    assert o is not None
+    terminal_kind = str(o["terminal"])
+    outcome_event = _event_by_outcome(conn, vm.OUTCOME_OPERATION, outcome_id)
+    terminal_event = _event_by_outcome(conn, TERMINAL_OPERATIONS[terminal_kind], outcome_id)
+    if outcome_event is None or terminal_event is None:
+        raise V2OutcomeUnavailableError(f"outcome {outcome_id} has no outcome or terminal event")
+    terminal_meta: dict[str, Any] = json.loads(terminal_event["signed_body"])["metadata"]
+    valence_row = terminal_meta.get("valence_row")
+    outcome_meta: dict[str, Any] = json.loads(outcome_event["signed_body"])["metadata"]
+    if not isinstance(valence_row, dict) or "occurrence_ref" not in outcome_meta:
+        raise V2OutcomeUnavailableError(
+            f"outcome {outcome_id} was recorded without the signed V2 binding (no valence row)"
+        )
+    receipt = one(conn, "SELECT event_id FROM recall_receipts WHERE receipt_id = ?", (o["receipt_id"],))
+    assert receipt is not None
+    binding = recall_binding(conn, receipt["event_id"], o["memory_id"], o["live_content_hash"])
+    if binding is None or binding.event_id != _event_summary(outcome_event)["parent_event_id"]:
+        raise V2OutcomeUnavailableError(f"outcome {outcome_id}'s recall has no matching V2 recall event")
+    trust_context = build_recall_envelope(conn, o["receipt_id"])
+
+    hk = _hk_epoch(conn, outcome_event["signer_agent_id"], int(outcome_event["signer_valid_from"]))
+    trust_hk = next(x["body"] for x in trust_context["objects"] if x["kind"] == vm.HOUSEKEEPER_EPOCH_KIND)
+    if trust_hk["valid_from"] != iso_ms(hk["valid_from"]) or trust_hk["agent_id"] != hk["agent_id"]:
+        raise V2OutcomeUnavailableError(
+            "the outcome was signed by another housekeeper epoch than the recall it rests on",
+            "A mutation bundle is verified against the recall's housekeeper epoch; recall again.",
+        )
+    company = str(o["company_id"])
+    valence_body: dict[str, Any] = valence_row["body"]
+
+    outcome_evidence = {
+        "schema": vm.OUTCOME_SCHEMA,
+        "company_id": company,
+        "memory_id": o["memory_id"],
+        "outcome_id": outcome_id,
+        "target_scope": o["target_scope"],
+        "live_content_hash": binding.live_content_hash,
+        "occurrence_ref": binding.occurrence_ref,
+        "recall_event_id": binding.event_id,
+        "recall_event_mutation_hash": binding.mutation_hash,
+        "recall_merkle_root": binding.merkle_root,
+        "security_closure_sha256": binding.security_closure_sha256,
+    }
+    recall_receipt = {
+        "event_id": binding.event_id,
+        "mutation_hash": binding.mutation_hash,
+        "merkle_root": binding.merkle_root,
+        "security_closure_sha256": binding.security_closure_sha256,
+        "evidence": {
+            "memory_id": binding.memory_id,
+            "live_content_hash": binding.live_content_hash,
+            "occurrence_ref": binding.occurrence_ref,
+        },
+    }
+    valence_evidence = {
+        "row_hash": valence_row["row_hash"],
+        "reward_sign": o["reward_sign"],
+        "body_json": valence_body,
+        "signature_b64u": valence_row["signature_b64u"],
+        "signer_agent_id": valence_body["signer_agent_id"],
+        "signer_valid_from": valence_body["signer_valid_from"],
+        "cert_fingerprint": valence_body["cert_fingerprint"],
+    }
+    valence_proof = {
+        "row_id": valence_row["row_hash"],
+        "memory_id": o["memory_id"],
+        "company_id": company,
+        "reward_sign": o["reward_sign"],
+        "context_hash": valence_body["context_hash"],
+        "body_json": valence_body,
+        "content_hash": valence_row["content_hash"],
+        "prev_hash": valence_row["prev_hash"],
+        "row_hash": valence_row["row_hash"],
+        "ts_signed": valence_row["ts_signed"],
+        "nonce": valence_row["nonce"],
+        "signature_b64u": valence_row["signature_b64u"],
+        "proof_required": True,
+        **_signer_fields(hk, agent="signer_agent_id", start="signer_valid_from"),
+    }
+
+    projection: dict[str, Any] | None = None
+    if terminal_kind == vm.AUTHORIZED_TRANSITION:
+        p = one(conn, "SELECT * FROM weight_projections WHERE outcome_id = ?", (outcome_id,))
+        node = (
+            one(
+                conn,
+                "SELECT * FROM memory_provenance WHERE mutation_hash = ?",
+                (p["provenance_mutation_hash"],),
+            )
+            if p is not None
+            else None
+        )
+        if p is None or node is None:
+            raise V2OutcomeUnavailableError(f"outcome {outcome_id}'s projection or REWEIGHT node is missing")
+        node_body: dict[str, Any] = json.loads(node["body_json"])
+        if node_body.get("valence_row_hash") != valence_row["row_hash"]:
+            raise V2OutcomeUnavailableError(
+                f"outcome {outcome_id}'s REWEIGHT node does not name its valence row"
+            )
+        terminal: dict[str, Any] = {
+            "kind": terminal_kind,
+            "reweight_provenance": {
+                "provenance_id": node["provenance_id"],
+                "event_type": vm.REWEIGHT,
+                "memory_id": node["memory_id"],
+                "mutation_hash": node["mutation_hash"],
+                "body_json": node_body,
+            },
+        }
+        terminal_proof: dict[str, Any] = {
+            "kind": vm.REWEIGHT_PROOF_KIND,
+            "provenance": {
+                "provenance_id": node["provenance_id"],
+                "memory_id": node["memory_id"],
+                **_signer_fields(hk, agent="agent_id", start="agent_valid_from"),
+                "content_hash": node["content_hash"],
+                "mutation_hash": node["mutation_hash"],
+                "prev_mutation_hash": node["prev_mutation_hash"],
+                "ts_signed": node["ts_signed"],
+                "nonce": node["nonce"],
+                "signature_b64u": node["signature_b64u"],
+                "is_genesis": node["prev_mutation_hash"] is None,
+                "backfilled": bool(node["backfilled"]),
+                "memory_originated_at": None,
+                "event_type": vm.REWEIGHT,
+                "body_json": node_body,
+                "sig_form_version": node["signature_form"],
+                "request_sig_form": node["signature_form"],
+                "signed_method": None,
+                "signed_path": None,
+                "signed_claims": None,
+            },
+        }
+        projection = {
+            "memory_id": p["memory_id"],
+            "old_weight_milli": p["old_weight_milli"],
+            "new_weight_milli": p["new_weight_milli"],
+            "provenance_mutation_hash": p["provenance_mutation_hash"],
+            "prev_projection_hash": p["prev_projection_hash"],
+            "projection_hash": p["projection_hash"],
+            "transition_hash": p["transition_hash"],
+            "transition_signature_b64u": p["transition_signature_b64u"],
+        }
+    else:
+        terminal = {"kind": terminal_kind, "event": _event_summary(terminal_event)}
+        terminal_proof = {"kind": vm.TERMINAL_EVENT_PROOF_KIND, "event": _event_proof(terminal_event, hk)}
+
+    bundle = _commit(
+        {
+            "format": dict(vm.BUNDLE_FORMAT),
+            "bundle_id": f"aimos-outcome-{outcome_id}",
+            "company_id": company,
+            "recall_evidence_sha256": commitments.sha256(canonical_json(recall_receipt)).hex(),
+            "outcome_evidence": outcome_evidence,
+            "recall_receipt": recall_receipt,
+            "outcome_event": _event_summary(outcome_event),
+            "valence_evidence": valence_evidence,
+            "terminal": terminal,
+            "cognitive_projection": projection,
+        },
+        domains.V2_MUTATION_BUNDLE,
+        "bundle_sha256",
+    )
+    witness = _commit(
+        {
+            "format": dict(vm.WITNESS_FORMAT),
+            "mutation_bundle_sha256": bundle["bundle_sha256"],
+            "trust_context_bundle_sha256": trust_context["bundle_sha256"],
+            "expected_master_fingerprint": master_row(conn)["fingerprint"],
+            "outcome_event": _event_proof(outcome_event, hk),
+            "valence_evidence": valence_proof,
+            "terminal_proof": terminal_proof,
+        },
+        domains.V2_MUTATION_WITNESS,
+        "witness_sha256",
+    )
+    return bundle, witness, trust_context
