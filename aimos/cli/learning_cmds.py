@@ -64,3 +64,4 @@ def register(app: typer.Typer) -> None:
         else:
             out(f"weight stays {result.old_weight_milli / 1000:.3f}")
             say("kept as an occurrence observation (no weight authority)")
+        say(f"outcome {result.outcome_id} (aimos export-outcome {result.outcome_id} -o FILE exports it)")
