@@ -7,6 +7,8 @@ keystore) lives under it, so one variable isolates a brain completely (tests rel
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import platformdirs
@@ -18,6 +20,20 @@ BRAIN_FILENAME = "brain.sqlite3"
 def _home() -> Path | None:
     value = os.environ.get("AIMOS_HOME")
     return Path(value).expanduser().absolute() if value else None
+
+
+@contextmanager
+def using_home(home: Path) -> Iterator[Path]:
+    """Point AIMOS_HOME at ``home`` for the block (scratch brains, purge batches), then restore it."""
+    old = os.environ.get("AIMOS_HOME")
+    os.environ["AIMOS_HOME"] = str(home)
+    try:
+        yield home
+    finally:
+        if old is None:
+            os.environ.pop("AIMOS_HOME", None)
+        else:
+            os.environ["AIMOS_HOME"] = old
 
 
 def data_dir() -> Path:

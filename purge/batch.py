@@ -5,30 +5,16 @@ brain. The confirmation names the count and a hash of the brains' names:
 
 from __future__ import annotations
 
-import os
 import uuid
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 
 from aimos.crypto.canonical import canonical_sha256_hex
 from aimos.errors import AbortedError, UsageError
+from aimos.paths import using_home
 
 SCRATCH_PREFIX = "eval-"
 DOMAIN = "aimos-multi-target-purge/v1"
-
-
-@contextmanager
-def _home(home: Path) -> Iterator[None]:
-    old = os.environ.get("AIMOS_HOME")
-    os.environ["AIMOS_HOME"] = str(home)
-    try:
-        yield
-    finally:
-        if old is None:
-            os.environ.pop("AIMOS_HOME", None)
-        else:
-            os.environ["AIMOS_HOME"] = old
 
 
 def batch_confirmation(company: str, names: Sequence[str]) -> str:
@@ -45,7 +31,7 @@ def purge_scratch_batch(
 
     names, companies = [], set()
     for home, _ in targets:
-        with _home(home):
+        with using_home(home):
             inv = ceremony.inventory()
         if not inv.brain_name.startswith(SCRATCH_PREFIX):
             raise UsageError(
@@ -63,7 +49,7 @@ def purge_scratch_batch(
         )
     receipts = []
     for home, passphrase in targets:
-        with _home(home):
+        with using_home(home):
             result = ceremony.start(
                 passphrase,
                 lambda typed: typed,  # the batch was confirmed above

@@ -37,20 +37,12 @@ def scratch_purger(receipts_dir: Path) -> Any:
     ``receipts_dir`` (outside the scratch home, which is removed afterwards)."""
 
     def purge_one(home: Path, passphrase: str) -> str:
-        import os
-
+        from aimos.paths import using_home
         from purge import ceremony
         from purge.batch import batch_confirmation, purge_scratch_batch
 
-        old = os.environ.get("AIMOS_HOME")
-        os.environ["AIMOS_HOME"] = str(home)
-        try:
+        with using_home(home):
             inv = ceremony.inventory()
-        finally:
-            if old is None:
-                os.environ.pop("AIMOS_HOME", None)
-            else:
-                os.environ["AIMOS_HOME"] = old
         confirmation = batch_confirmation(inv.company_id, [f"{inv.brain_name}:{inv.brain_id}"])
         return purge_scratch_batch([(home, passphrase)], confirmation, receipts_dir)[0]
 

@@ -23,7 +23,7 @@ from aimos.crypto.encoding import b64u_encode, be32, be64, uuid16
 from aimos.crypto.messages import payload_message
 from aimos.errors import AimosError
 from aimos.eval.scratch import install_scratch, scratch_home
-from aimos.eval.stats import summary_ms
+from aimos.eval.stats import summary_ms, time_calls
 from aimos.store.connection import one
 
 
@@ -534,16 +534,10 @@ def _bare_cost(w: _World, n: int) -> dict[str, Any]:
     message = secrets.token_bytes(200)
     signature = key.sign(message).signature
 
-    def timed(fn: Callable[[], Any]) -> list[float]:
-        out = []
-        for _ in range(n):
-            t0 = time.perf_counter()
-            fn()
-            out.append(time.perf_counter() - t0)
-        return out
-
-    sign = timed(lambda: (key.sign(message), key.sign(message[:32])))
-    verify = timed(lambda: (verify_key.verify(message, signature), verify_key.verify(message, signature)))
+    sign = time_calls(lambda: (key.sign(message), key.sign(message[:32])), n)
+    verify = time_calls(
+        lambda: (verify_key.verify(message, signature), verify_key.verify(message, signature)), n
+    )
     from aimos import paths
 
     scratch = apsw.Connection(str(paths.data_dir() / "bare-commit.sqlite3"))
@@ -561,7 +555,7 @@ def _bare_cost(w: _World, n: int) -> dict[str, Any]:
         scratch.execute("INSERT INTO b (body) VALUES (?)", (payload,))
         scratch.execute("COMMIT")
 
-    commits = timed(commit)
+    commits = time_calls(commit, n)
     scratch.close()
     return {
         "two_signatures": summary_ms(sign),

@@ -10,11 +10,10 @@ from __future__ import annotations
 import os
 import secrets
 import time
-from collections.abc import Callable
 from typing import Any
 
 from aimos.eval.scratch import install_scratch, scratch_home
-from aimos.eval.stats import summary_ms
+from aimos.eval.stats import summary_ms, time_calls
 
 WORDS = (
     "river lamp orbit cedar violet anchor meadow signal copper harbor tundra quill ember "
@@ -24,15 +23,6 @@ WORDS = (
 
 def _text(i: int, rng: secrets.SystemRandom) -> str:
     return f"perf memory {i}: " + " ".join(rng.choice(WORDS) for _ in range(30))
-
-
-def _timed(fn: Callable[[], Any], n: int) -> list[float]:
-    out = []
-    for _ in range(n):
-        t0 = time.perf_counter()
-        fn()
-        out.append(time.perf_counter() - t0)
-    return out
 
 
 def run_perf(saves: int = 1000, keystore: str = "file") -> dict[str, Any]:
@@ -67,7 +57,7 @@ def run_perf(saves: int = 1000, keystore: str = "file") -> dict[str, Any]:
 
         for _ in range(min(20, saves)):  # warm-up (certificate cache, page cache)
             one_save()
-        save_times = _timed(one_save, saves)
+        save_times = time_calls(one_save, saves)
 
         # Bare parts use PyNaCl directly: no aimos wrapper, no verified-signature memory.
         sample_body = build_save_body(company_id="personal", value=_text(0, rng))
@@ -75,8 +65,8 @@ def run_perf(saves: int = 1000, keystore: str = "file") -> dict[str, Any]:
         signing_key = SigningKey(agent.key.seed)
         verify_key = VerifyKey(agent.key.raw_public)
         signature = signing_key.sign(message).signature
-        sign_times = _timed(lambda: signing_key.sign(message), saves)
-        verify_times = _timed(lambda: verify_key.verify(message, signature), saves)
+        sign_times = time_calls(lambda: signing_key.sign(message), saves)
+        verify_times = time_calls(lambda: verify_key.verify(message, signature), saves)
 
         scratch = apsw.Connection(str(home / "commit-baseline.sqlite3"))
         scratch.execute("PRAGMA journal_mode = WAL")
@@ -89,7 +79,7 @@ def run_perf(saves: int = 1000, keystore: str = "file") -> dict[str, Any]:
             scratch.execute("INSERT INTO t (body) VALUES (?)", (payload,))
             scratch.execute("COMMIT")
 
-        commit_times = _timed(one_commit, saves)
+        commit_times = time_calls(one_commit, saves)
         scratch.close()
         conn.close()
 

@@ -18,13 +18,13 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from aimos.errors import UsageError
 from aimos.eval.stats import wilson
+from aimos.paths import using_home
 
 TOP_K = 5
 POISON_SOURCE = "web:attacker.example"
@@ -62,21 +62,6 @@ def load_targets(path: Path) -> list[dict[str, Any]]:
             raise UsageError(f"{path}: target {tid!r} has the wrong shape", fix)
         targets.append({"id": tid, **t})
     return targets
-
-
-@contextmanager
-def _home(path: Path) -> Iterator[Path]:
-    import os
-
-    old = os.environ.get("AIMOS_HOME")
-    os.environ["AIMOS_HOME"] = str(path)
-    try:
-        yield path
-    finally:
-        if old is None:
-            os.environ.pop("AIMOS_HOME", None)
-        else:
-            os.environ["AIMOS_HOME"] = old
 
 
 class _Brain:
@@ -159,7 +144,7 @@ def _build_template(
     from aimos.eval.locomo import default_data_path, load_conversations, turns_of
     from aimos.eval.scratch import install_scratch
 
-    with _home(home):
+    with using_home(home):
         install_scratch(
             "poisonedrag-reference" if turns_as_reference else "poisonedrag", passphrase=passphrase
         )
@@ -193,7 +178,7 @@ def _attack(
     shutil.copytree(template, scratch)
     register(scratch, passphrase)  # a copy of a scratch brain is purged like one
     try:
-        with _home(scratch):
+        with using_home(scratch):
             brain = _Brain()
             try:
                 poison_ids = []
@@ -218,7 +203,7 @@ def _attack(
             finally:
                 brain.close()
     finally:
-        with _home(scratch):
+        with using_home(scratch):
             finish(scratch)
 
 
@@ -316,7 +301,7 @@ def run_poisonedrag(
                         _attack(template, work / f"t{i}", target, prefix=prefix, passphrase=passphrase)
                     )
                 entry[name] = _summary(runs)
-            with _home(template):
+            with using_home(template):
                 finish(template)
             report["datasets"][path] = entry
         if reference_turns:
@@ -331,7 +316,7 @@ def run_poisonedrag(
                 "adverse_rate": round(built["clean_adverse"] / built["clean_memories"], 6),
                 "wilson95": [round(lo, 6), round(hi, 6)],
             }
-            with _home(template):
+            with using_home(template):
                 finish(template)
     finally:
         shutil.rmtree(work, ignore_errors=True)

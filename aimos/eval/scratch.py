@@ -6,7 +6,6 @@ temporary home is removed. The user's brain is never touched.
 
 from __future__ import annotations
 
-import os
 import secrets
 import shutil
 import tempfile
@@ -68,16 +67,11 @@ def finish(home: Path) -> None:
 @contextmanager
 def scratch_home(prefix: str = "aimos-eval-") -> Iterator[Path]:
     """A temporary AIMOS_HOME for a scratch brain; purged and removed afterwards."""
-    old = os.environ.get("AIMOS_HOME")
+    from aimos.paths import using_home
+
     home = Path(tempfile.mkdtemp(prefix=prefix))
-    os.environ["AIMOS_HOME"] = str(home)
-    try:
-        yield home
-    finally:
+    with using_home(home):
         try:
-            finish(home)
+            yield home
         finally:
-            if old is None:
-                os.environ.pop("AIMOS_HOME", None)
-            else:
-                os.environ["AIMOS_HOME"] = old
+            finish(home)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
 
 
 def percentile(values: Sequence[float], q: float) -> float:
@@ -39,3 +41,13 @@ def wilson(successes: int, n: int, z: float = 1.959963984540054) -> tuple[float,
     centre = (p + z * z / (2 * n)) / denominator
     half = z * ((p * (1 - p) / n + z * z / (4 * n * n)) ** 0.5) / denominator
     return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def time_calls(fn: Callable[[], Any], n: int) -> list[float]:
+    """Seconds each of ``n`` calls of ``fn`` took (perf_counter)."""
+    out = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - t0)
+    return out

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from aimos_cli_support import UUID_RE, parse_json, run_aimos
+from json_leaves import changed, leaves, set_at
 
 from aimos.verify.v2_mutation import MUTATION_REASONS, verify_mutation_bundle
 
@@ -70,43 +70,6 @@ def _verify_cli(target: Path, fingerprint: str) -> Any:
         fingerprint,
         "--json",
     )
-
-
-def _leaves(node: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[Any, ...], Any]]:
-    if isinstance(node, dict) and node:
-        for key, value in node.items():
-            yield from _leaves(value, (*path, key))
-    elif isinstance(node, list) and node:
-        for index, value in enumerate(node):
-            yield from _leaves(value, (*path, index))
-    else:
-        yield path, node
-
-
-def _changed(value: Any) -> Any:
-    """A different JSON value of a nearby kind (nothing recomputed)."""
-    if isinstance(value, bool):
-        return not value
-    if isinstance(value, int):
-        return value + 1
-    if isinstance(value, float):
-        return value + 0.5
-    if isinstance(value, str):
-        if not value:
-            return "x"
-        return value[:-1] + ("0" if value[-1] != "0" else "1")
-    if value is None:
-        return "x"
-    if isinstance(value, list):
-        return ["x"]
-    return {"x": 1}
-
-
-def _set(document: Any, path: tuple[Any, ...], value: Any) -> None:
-    node = document
-    for step in path[:-1]:
-        node = node[step]
-    node[path[-1]] = value
 
 
 def _exported(
@@ -175,9 +138,9 @@ def test_every_leaf_change_is_refused_with_a_closed_reason(
     _, _, bundle, witness, trust = _exported(tmp_path, "--good")
     documents = {"bundle": bundle, "witness": witness}
     for name, document in documents.items():
-        for path, value in _leaves(document):
+        for path, value in leaves(document):
             tampered = copy.deepcopy(documents)
-            _set(tampered[name], path, _changed(value))
+            set_at(tampered[name], path, changed(value))
             verdict = verify_mutation_bundle(
                 tampered["bundle"],
                 witness=tampered["witness"],

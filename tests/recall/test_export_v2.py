@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from aimos_cli_support import UUID_RE, parse_json, run_aimos
+from json_leaves import changed, leaves, set_at
 
 from aimos.verify.v2_recall import RECALL_REASONS, verify_recall_envelope
 
@@ -37,44 +37,6 @@ def _export(receipt_id: str, target: Path) -> dict[str, Any]:
     run_aimos("export-recall", receipt_id, "-o", str(target)).ok()
     bundle: dict[str, Any] = json.loads(target.read_text("utf-8"))
     return bundle
-
-
-def _leaves(node: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[Any, ...], Any]]:
-    if isinstance(node, dict) and node:
-        for key, value in node.items():
-            yield from _leaves(value, (*path, key))
-    elif isinstance(node, list) and node:
-        for index, value in enumerate(node):
-            yield from _leaves(value, (*path, index))
-    else:
-        yield path, node
-
-
-def _changed(value: Any) -> Any:
-    """A different JSON value of a nearby kind (nothing recomputed)."""
-    if isinstance(value, bool):
-        return not value
-    if isinstance(value, int):
-        return value + 1
-    if isinstance(value, float):
-        return value + 0.5
-    if isinstance(value, str):
-        if not value:
-            return "x"
-        last = value[-1]
-        return value[:-1] + ("0" if last != "0" else "1")
-    if value is None:
-        return "x"
-    if isinstance(value, list):  # an empty list
-        return ["x"]
-    return {"x": 1}  # an empty object
-
-
-def _set(bundle: Any, path: tuple[Any, ...], value: Any) -> None:
-    node = bundle
-    for step in path[:-1]:
-        node = node[step]
-    node[path[-1]] = value
 
 
 def test_export_recall_verifies_offline(installed: Path, master_fingerprint: str, tmp_path: Path) -> None:
@@ -134,12 +96,12 @@ def test_every_leaf_change_is_refused(installed: Path, master_fingerprint: str, 
     bundle = _export(data["receipt"]["receipt_id"], tmp_path / "one.json")
     assert verify_recall_envelope(bundle, master_fingerprint).ok
 
-    leaves = list(_leaves(bundle))
-    assert len(leaves) > 300
+    every_leaf = list(leaves(bundle))
+    assert len(every_leaf) > 300
     accepted = []
-    for path, value in leaves:
+    for path, value in every_leaf:
         tampered = copy.deepcopy(bundle)
-        _set(tampered, path, _changed(value))
+        set_at(tampered, path, changed(value))
         verdict = verify_recall_envelope(tampered, master_fingerprint)
         if verdict.ok or verdict.reason not in RECALL_REASONS:
             accepted.append((path, verdict.to_json()))
