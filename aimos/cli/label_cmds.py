@@ -27,35 +27,18 @@ def register(app: typer.Typer) -> None:
 
         confirm and dispute are signed by the agent; refute and support raise trust, so they also
         need the master passphrase."""
-        from aimos.cli.context import now, open_brain
-        from aimos.epistemic.chain import PATH_LABEL, build_label_body, judge
-        from aimos.epistemic.classifier import JUDGMENTS
-        from aimos.errors import UsageError
-        from aimos.identity.requests import sign_request
+        from aimos.epistemic.chain import check_judgment, judge_memory
+        from aimos.epistemic.classifier import TRUST_RAISING
+        from aimos.identity.session import open_brain
         from aimos.memory.versions import resolve_memory_id
 
-        if judgment not in JUDGMENTS:
-            raise UsageError(
-                f"unknown judgment {judgment!r}",
-                "Use confirm (it is poison), refute (it is not), support or dispute.",
-            )
-        if reason is None or not reason.strip():
-            raise UsageError("a judgment needs a reason", f'Add --reason "why you {judgment} it".')
-        from aimos.epistemic.classifier import TRUST_RAISING
-
+        check_judgment(judgment, reason)  # before the passphrase is asked for
         with open_brain(write=True) as brain:
-            mid = resolve_memory_id(brain.conn, memory_id)
+            resolve_memory_id(brain.conn, memory_id)  # an unknown memory exits 3 before the prompt
             master = (
                 brain.master(passphrase_fd, f"{judgment} a memory") if judgment in TRUST_RAISING else None
             )
-            signer = brain.signer(agent)
-            body = build_label_body(
-                company_id=brain.company_id, memory_id=mid, judgment=judgment, reason=reason
-            )
-            t = now()
-            moved = judge(
-                brain.conn, brain.housekeeper(), sign_request(signer, body, PATH_LABEL, t), t, master=master
-            )
+            moved = judge_memory(brain, agent, memory_id, judgment, reason, master=master)
         result = {
             "memory_id": moved.memory_id,
             "label": moved.label,

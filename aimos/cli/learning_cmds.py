@@ -23,34 +23,17 @@ def register(app: typer.Typer) -> None:
         json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     ) -> None:
         """Report an outcome for a recalled memory; a signed, housekeeper-authorized reweight follows."""
-        from aimos.cli.context import now, open_brain
         from aimos.errors import UsageError
-        from aimos.identity.requests import PATH_OUTCOME, sign_request
-        from aimos.learning.outcomes import build_outcome_body, latest_receipt_for, record_outcome
-        from aimos.memory.versions import resolve_memory_id
-        from aimos.recall.receipts import resolve_receipt_id
+        from aimos.identity.session import open_brain
+        from aimos.learning.outcomes import give_feedback
 
         if good == bad:
             raise UsageError("say whether the memory helped", "Give exactly one of --good or --bad.")
+        if receipt is not None and not receipt.strip():
+            raise UsageError("--receipt is empty", "Give a receipt id, or leave --receipt out.")
         with open_brain(write=True) as brain:
-            mid = resolve_memory_id(brain.conn, memory_id)
-            if receipt is not None and not receipt.strip():
-                raise UsageError("--receipt is empty", "Give a receipt id, or leave --receipt out.")
-            rid = (
-                resolve_receipt_id(brain.conn, receipt)
-                if receipt
-                else latest_receipt_for(brain.conn, mid, agent)
-            )
-            signer = brain.signer(agent)
-            housekeeper = brain.housekeeper()
-            body = build_outcome_body(
-                memory_id=mid,
-                receipt_id=rid,
-                outcome="good" if good else "bad",
-                target_scope="occurrence_observation" if occurrence else "principal_state",
-            )
-            result = record_outcome(
-                brain.conn, housekeeper, sign_request(signer, body, PATH_OUTCOME, now()), now()
+            result = give_feedback(
+                brain, agent, memory_id, good=good, receipt_ref=receipt, occurrence=occurrence
             )
         if json_out:
             emit_json(result.to_json())

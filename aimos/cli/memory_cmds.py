@@ -24,16 +24,11 @@ def _read_text(text: str | None) -> str:
 
 
 def _signed_save(agent: str, build: Any) -> Any:
-    from aimos.cli.context import now, open_brain
-    from aimos.epistemic.chain import save_and_classify
-    from aimos.identity.requests import PATH_SAVE, sign_request
+    from aimos.epistemic.chain import signed_save
+    from aimos.identity.session import open_brain
 
     with open_brain(write=True) as brain:
-        signer = brain.signer(agent)
-        housekeeper = brain.housekeeper()
-        body = build(brain)
-        request = sign_request(signer, body, PATH_SAVE, now())
-        return save_and_classify(brain.conn, housekeeper, request, now())
+        return signed_save(brain, agent, build)
 
 
 def _report_save(result: Any, json_out: bool) -> None:
@@ -91,26 +86,13 @@ def register(app: typer.Typer) -> None:
         json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     ) -> None:
         """Save a corrected version that supersedes a memory (the old one is kept)."""
-        from aimos.memory.save import build_save_body
-        from aimos.memory.versions import get_memory
+        from aimos.epistemic.chain import correct_memory
+        from aimos.identity.session import open_brain
 
         value = _read_text(text)
-
-        def build(brain: Any) -> dict[str, Any]:
-            old = get_memory(brain.conn, memory_id)
-            return build_save_body(
-                company_id=old["company_id"],
-                value=value,
-                key=old["key"],
-                scope=old["scope"],
-                memory_type=old["memory_type"],
-                clearance_level=old["clearance_level"],
-                data_class=old["data_class"],
-                source=old["source"],
-                supersedes=old["memory_id"],
-            )
-
-        _report_save(_signed_save(agent, build), json_out)
+        with open_brain(write=True) as brain:
+            result = correct_memory(brain, agent, memory_id, value)
+        _report_save(result, json_out)
 
     @app.command("show")
     def show_cmd(
@@ -118,7 +100,7 @@ def register(app: typer.Typer) -> None:
         json_out: bool = typer.Option(False, "--json", help="Print the memory as JSON."),
     ) -> None:
         """Show one memory: value, fields, version chain, provenance and events."""
-        from aimos.cli.context import open_brain
+        from aimos.identity.session import open_brain
         from aimos.memory.versions import memory_detail
         from aimos.recall.label_chain import label_history
 
@@ -184,7 +166,7 @@ def register(app: typer.Typer) -> None:
         json_out: bool = typer.Option(False, "--json", help="Print the memories as JSON."),
     ) -> None:
         """List memories, newest first (current versions only unless --history)."""
-        from aimos.cli.context import open_brain
+        from aimos.identity.session import open_brain
         from aimos.memory.versions import list_memories
 
         with open_brain(write=False) as brain:

@@ -28,8 +28,8 @@ def register(app: typer.Typer) -> None:
         json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
     ) -> None:
         """Run the in-database and the portable verifier; report verdicts, reasons, roots and parity."""
-        from aimos.cli.context import expected_master_fingerprint, open_brain
         from aimos.errors import UsageError, VerificationError
+        from aimos.identity.session import expected_master_fingerprint, open_brain
         from aimos.learning.verifier import verify_everything
         from aimos.memory.versions import resolve_memory_id
 
@@ -79,8 +79,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Export portable evidence (hom.aimos.mutmem-cognitive-evidence/v1) for offline verification."""
         from aimos import paths
-        from aimos.cli.context import open_brain
         from aimos.errors import UsageError
+        from aimos.identity.session import open_brain
         from aimos.learning.export import export_cognitive
         from aimos.memory.versions import resolve_memory_id
 
@@ -102,8 +102,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Export one recall as a MutMem V2 recall-disclosure envelope (verify it with verify-bundle)."""
         from aimos import paths
-        from aimos.cli.context import open_brain
         from aimos.errors import UsageError
+        from aimos.identity.session import open_brain
         from aimos.recall.export_v2 import build_recall_envelope
 
         target = Path(output)
@@ -127,8 +127,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Export one outcome as a MutMem V2 mutation bundle, with its witness and trust context."""
         from aimos import paths
-        from aimos.cli.context import open_brain
         from aimos.errors import UsageError
+        from aimos.identity.session import open_brain
         from aimos.learning.export_v2 import build_outcome_export
 
         target = Path(output)
@@ -200,7 +200,7 @@ def register(app: typer.Typer) -> None:
             if verdict.verdict != "valid":
                 raise VerificationError(f"the bundle is {verdict.verdict}: {verdict.reason}")
             return
-        from aimos.cli.context import expected_master_fingerprint
+        from aimos.identity.session import expected_master_fingerprint
         from aimos.verify.cognitive import verify_cognitive_file
 
         fingerprint = expected_master_fingerprint(master_fingerprint)

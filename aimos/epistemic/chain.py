@@ -9,8 +9,9 @@ the caller's write transaction. Content, weight and retention never change.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import apsw
 
@@ -35,6 +36,9 @@ from aimos.identity.requests import SignedRequest, VerifiedRequest
 from aimos.ledger.events import append_event
 from aimos.memory.save import SaveResult, save_in_transaction
 from aimos.store.connection import one, rows, write_transaction
+
+if TYPE_CHECKING:
+    from aimos.identity.session import Brain
 
 PATH_LABEL = "/aimos/label"
 
@@ -308,3 +312,71 @@ def judge(
             reason=reason.strip(),
             evidence=evidence,
         )
+
+
+# The signed actions as a user runs them (the CLI and the TUI both call these, so a memory saved,
+# corrected or judged from either is signed and checked the same way).
+
+
+def signed_save(brain: Brain, agent: str, build: Callable[[Brain], dict[str, Any]]) -> SaveResult:
+    """Sign the body ``build(brain)`` gives as ``agent`` (POST /aimos/save) and save it."""
+    from aimos.identity.requests import PATH_SAVE, sign_request
+    from aimos.identity.session import now
+
+    signer = brain.signer(agent)
+    housekeeper = brain.housekeeper()
+    request = sign_request(signer, build(brain), PATH_SAVE, now())
+    return save_and_classify(brain.conn, housekeeper, request, now())
+
+
+def correct_memory(brain: Brain, agent: str, memory_ref: str, value: str) -> SaveResult:
+    """A corrected version that supersedes ``memory_ref``, with its key, type, scope and ceilings."""
+    from aimos.memory.save import build_save_body
+    from aimos.memory.versions import get_memory
+
+    def build(b: Brain) -> dict[str, Any]:
+        old = get_memory(b.conn, memory_ref)
+        return build_save_body(
+            company_id=old["company_id"],
+            value=value,
+            key=old["key"],
+            scope=old["scope"],
+            memory_type=old["memory_type"],
+            clearance_level=old["clearance_level"],
+            data_class=old["data_class"],
+            source=old["source"],
+            supersedes=old["memory_id"],
+        )
+
+    return signed_save(brain, agent, build)
+
+
+def check_judgment(judgment: str, reason: str | None) -> str:
+    """The judgment's reason, stripped; a usage error naming the fix for a bad pair."""
+    if judgment not in JUDGMENTS:
+        raise UsageError(
+            f"unknown judgment {judgment!r}",
+            "Use confirm (it is poison), refute (it is not), support or dispute.",
+        )
+    if reason is None or not reason.strip():
+        raise UsageError(
+            "a judgment needs a reason", f'Say why you {judgment} it (--reason "..." in the CLI).'
+        )
+    return reason.strip()
+
+
+def judge_memory(
+    brain: Brain, agent: str, memory_ref: str, judgment: str, reason: str | None, *, master: KeyPair | None
+) -> Transition:
+    """A person's judgment of ``memory_ref`` signed by ``agent`` (and by the master when it raises
+    trust: refute, support), recorded as a housekeeper-signed label transition."""
+    from aimos.identity.requests import sign_request
+    from aimos.identity.session import now
+    from aimos.memory.versions import resolve_memory_id
+
+    why = check_judgment(judgment, reason)
+    mid = resolve_memory_id(brain.conn, memory_ref)
+    signer = brain.signer(agent)
+    body = build_label_body(company_id=brain.company_id, memory_id=mid, judgment=judgment, reason=why)
+    t = now()
+    return judge(brain.conn, brain.housekeeper(), sign_request(signer, body, PATH_LABEL, t), t, master=master)

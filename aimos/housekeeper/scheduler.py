@@ -194,10 +194,10 @@ class Housekeeper:
         return 0
 
 
-def readiness() -> dict[str, Any]:
+def readiness(now: int | None = None) -> dict[str, Any]:
     """What `aimos housekeeper status` and `aimos status` report: running, the jobs registered,
     each job's last run (from the signed ledger) and next run, and the service manager."""
-    now = int(time.time())
+    now = int(time.time()) if now is None else now
     running = state.is_running()
     status = state.read_status() if running else None
     registered = {j["name"]: j.get("next_run") for j in (status or {}).get("jobs", [])}

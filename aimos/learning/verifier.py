@@ -11,6 +11,7 @@ computes the corpus proof root over the per-memory records.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -242,8 +243,15 @@ def verify_event_chains(conn: apsw.Connection) -> list[dict[str, Any]]:
     return out
 
 
+VERIFY_PHASES = ("in-database verifier", "cognitive export", "portable verifier", "parity")
+
+
 def verify_everything(
-    conn: apsw.Connection, expected_master_fingerprint: str, memory_id: str | None = None
+    conn: apsw.Connection,
+    expected_master_fingerprint: str,
+    memory_id: str | None = None,
+    *,
+    progress: Callable[[int, str], None] | None = None,
 ) -> dict[str, Any]:
     """Both verifiers over the brain (or one memory) and their parity, as one report.
 
@@ -251,7 +259,9 @@ def verify_everything(
     the trust anchor from outside the data. Parity: the same memories with the same (ok, class,
     chain length, signatures), and equal corpus roots when both verdicts are valid (a reason's
     wording may differ between the two under tampering, and the reason is part of the root).
+    ``progress(done, phase)`` is told as each of the VERIFY_PHASES starts and (done = 4) at the end.
     """
+    tell = progress or (lambda _done, _phase: None)
     from aimos.learning.export import export_cognitive
     from aimos.verify.cognitive import verify_cognitive_bundle
 
@@ -260,12 +270,16 @@ def verify_everything(
     if own_snapshot:
         conn.execute("BEGIN DEFERRED")
     try:
+        tell(0, VERIFY_PHASES[0])
         report = verify_brain(conn, memory_id)
+        tell(1, VERIFY_PHASES[1])
         bundle = export_cognitive(conn, memory_id=memory_id)
     finally:
         if own_snapshot:
             conn.execute("COMMIT")
+    tell(2, VERIFY_PHASES[2])
     portable = verify_cognitive_bundle(bundle, expected_master_fingerprint=expected_master_fingerprint)
+    tell(3, VERIFY_PHASES[3])
     in_db = {r.memory_id: r for r in report.records}
     mismatches = []
     for rec in portable.records:
@@ -277,6 +291,7 @@ def verify_everything(
     parity = not mismatches and len(portable.records) == len(report.records)
     if report.ok and portable.verdict == "valid":
         parity = parity and portable.corpus_proof_root == report.corpus_proof_root
+    tell(4, "done")
     return {
         "ok": bool(report.ok and portable.verdict == "valid" and parity),
         "in_database": {

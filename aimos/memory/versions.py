@@ -119,3 +119,82 @@ def list_memories(
         f"SELECT {MEMORY_COLUMNS} FROM memories{where} ORDER BY created_at DESC, rowid DESC LIMIT ?",
         (limit,),
     )
+
+
+# Browsing (the TUI's memory list): a filter and sort give the ordered rowids of every matching
+# memory in one indexed query, then rows are fetched a page at a time by rowid. Holding only the
+# rowids keeps a 100,000-memory brain cheap to scroll: any page is one primary-key lookup away.
+
+SORTS: dict[str, str] = {
+    "created": "m.created_at",
+    "weight": "m.retrieval_weight_milli",
+    "key": "COALESCE(m.key, '')",
+    "type": "m.memory_type",
+    "label": "m.epistemic_label",
+    "clearance": "m.clearance_level",
+}
+BROWSE_COLUMNS = (
+    "rowid, memory_id, key, value, scope, memory_type, clearance_level, data_class, created_at,"
+    " retrieval_weight_milli, epistemic_label, quarantine"
+)
+
+
+def _fts_prefix_query(text: str) -> str | None:
+    """Every word of the filter as a quoted FTS5 prefix term (so no FTS syntax leaks through)."""
+    import re
+
+    words = re.findall(r"\w+", text.lower())
+    return " ".join(f'"{w}"*' for w in words) if words else None
+
+
+def browse_rowids(
+    conn: apsw.Connection,
+    *,
+    text: str = "",
+    memory_type: str | None = None,
+    label: str | None = None,
+    scope: str | None = None,
+    include_history: bool = False,
+    sort: str = "created",
+    descending: bool = True,
+) -> list[int]:
+    """The rowids of the memories that match, in display order (ties broken by newest rowid)."""
+    if sort not in SORTS:
+        raise UsageError(f"unknown sort {sort!r}", f"Sort by one of: {', '.join(SORTS)}.")
+    where: list[str] = []
+    params: list[object] = []
+    match = _fts_prefix_query(text)
+    if text.strip() and match is None:
+        return []  # only punctuation: nothing can contain it as a word
+    if match is not None:
+        where.append("m.rowid IN (SELECT rowid FROM memory_fts WHERE memory_fts MATCH ?)")
+        params.append(match)
+    for column, value in (("memory_type", memory_type), ("epistemic_label", label), ("scope", scope)):
+        if value is not None:
+            where.append(f"m.{column} = ?")
+            params.append(value)
+    if not include_history:
+        where.append("NOT EXISTS (SELECT 1 FROM memory_supersessions s WHERE s.old_memory_id = m.memory_id)")
+    direction = "DESC" if descending else "ASC"
+    sql = (
+        "SELECT m.rowid FROM memories m"
+        + (" WHERE " + " AND ".join(where) if where else "")
+        + f" ORDER BY {SORTS[sort]} {direction}, m.rowid {direction}"
+    )
+    return [int(r[0]) for r in conn.execute(sql, params)]
+
+
+def rows_by_rowid(conn: apsw.Connection, rowids: list[int]) -> dict[int, dict[str, Any]]:
+    """The listed memories (one page) keyed by rowid."""
+    if not rowids:
+        return {}
+    marks = ",".join("?" * len(rowids))
+    found = rows(conn, f"SELECT {BROWSE_COLUMNS} FROM memories WHERE rowid IN ({marks})", rowids)
+    return {int(r["rowid"]): r for r in found}
+
+
+def distinct_values(conn: apsw.Connection, column: str) -> list[str]:
+    """The values a filter can take (memory types, labels, scopes) as found in the brain."""
+    if column not in ("memory_type", "epistemic_label", "scope"):
+        raise UsageError(f"cannot filter by {column!r}")
+    return [str(r[0]) for r in conn.execute(f"SELECT DISTINCT {column} FROM memories ORDER BY 1")]

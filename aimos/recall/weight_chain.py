@@ -186,3 +186,31 @@ def _chain_reasons_batch(
             )
         out[m["memory_id"]] = (reason, sigs, len(chain))
     return out
+
+
+def weight_trajectory(conn: apsw.Connection, memory_id: str) -> dict[str, Any]:
+    """How a memory's weight moved, oldest first: where it started (1.000, or a signed baseline)
+    and every outcome about it with the weight before and after. An outcome that moved nothing
+    (a signed no-op, an occurrence observation) is listed as evidence with no step."""
+    baseline = rows(
+        conn,
+        "SELECT observed_weight_milli, observed_at FROM weight_baselines WHERE memory_id = ?",
+        (memory_id,),
+    )
+    created = rows(conn, "SELECT created_at FROM memories WHERE memory_id = ?", (memory_id,))
+    start = {
+        "at": baseline[0]["observed_at"] if baseline else (created[0]["created_at"] if created else None),
+        "weight_milli": baseline[0]["observed_weight_milli"] if baseline else 1000,
+        "basis": "signed baseline" if baseline else "default",
+    }
+    steps = rows(
+        conn,
+        "SELECT o.outcome_id, o.created_at AS at, o.reward_sign, o.agent_id, o.receipt_id, o.terminal,"
+        " o.target_scope, w.old_weight_milli, w.new_weight_milli, w.transition_hash"
+        " FROM outcomes o LEFT JOIN weight_projections w ON w.outcome_id = o.outcome_id"
+        " WHERE o.memory_id = ? ORDER BY o.created_at, o.rowid",
+        (memory_id,),
+    )
+    for s in steps:
+        s["outcome"] = "good" if s.pop("reward_sign") > 0 else "bad"
+    return {"start": start, "steps": steps}

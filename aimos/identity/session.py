@@ -1,4 +1,5 @@
-"""What a command needs from the brain: its connection, metadata, keystore, signers, the clock."""
+"""What a command (CLI or TUI) needs from the brain: its connection, metadata, keystore, signers,
+the clock."""
 
 from __future__ import annotations
 
@@ -46,7 +47,11 @@ class Brain:
         return load_signer(self.conn, self.keystore, HOUSEKEEPER, now())
 
     def master(self, passphrase_fd: int | None, purpose: str) -> KeyPair:
-        passphrase = read_passphrase(fd=passphrase_fd, purpose=purpose)
+        """The master key, with the passphrase from the fd, AIMOS_PASSPHRASE_FILE or a TTY prompt."""
+        return self.master_with(read_passphrase(fd=passphrase_fd, purpose=purpose))
+
+    def master_with(self, passphrase: str) -> KeyPair:
+        """The master key, with a passphrase the caller already has (the TUI's password box)."""
         return unlock_master(self.conn, self.keystore, passphrase)
 
     def close(self) -> None:
@@ -75,7 +80,7 @@ def open_brain(*, write: bool) -> Brain:
     return Brain(conn, meta, open_keystore(meta["keystore"], meta["brain_id"]))
 
 
-def expected_master_fingerprint(option: str | None) -> str:
+def expected_master_fingerprint(option: str | None, *, announce: bool = True) -> str:
     """The trust anchor for a verifier: the fingerprint the user gave, else the one `aimos install`
     wrote to anchors.json (outside the brain); never one taken from the data being verified."""
     import sys
@@ -94,5 +99,6 @@ def expected_master_fingerprint(option: str | None) -> str:
             "no single master fingerprint in anchors.json to verify against",
             "Give the expected one with --master-fingerprint HEX (the one `aimos install` printed).",
         )
-    sys.stderr.write("verifying against the master fingerprint in anchors.json\n")
+    if announce:
+        sys.stderr.write("verifying against the master fingerprint in anchors.json\n")
     return fingerprints.pop()

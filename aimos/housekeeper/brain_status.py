@@ -1,0 +1,70 @@
+"""The brain's status as one report: what `aimos status` prints and the TUI's status screen shows
+(brain, keystore, master fingerprint, counts, identities with expiry, the housekeeper's jobs and
+the last corpus proof root the nightly job attested). Read-only; no passphrase needed."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import apsw
+
+from aimos import paths
+from aimos.housekeeper.scheduler import readiness
+from aimos.identity.agents import agent_listing
+from aimos.identity.epochs import master_row
+from aimos.identity.session import now as clock_now
+from aimos.identity.session import open_brain
+from aimos.store.connection import code_schema_version, one, schema_version
+
+COUNTED = (
+    ("memories", "memories"),
+    ("events", "events"),
+    ("provenance_nodes", "memory_provenance"),
+    ("occurrences", "memory_occurrences"),
+    ("supersessions", "memory_supersessions"),
+)
+
+
+def last_corpus_root(conn: apsw.Connection) -> dict[str, Any] | None:
+    """The newest corpus proof root the housekeeper signed (nightly dream), or None."""
+    row = one(
+        conn,
+        "SELECT event_id, signed_body, ts_signed FROM events WHERE operation = 'corpus_proof_root_attested'"
+        " ORDER BY ts_signed DESC, rowid DESC LIMIT 1",
+    )
+    if row is None:
+        return None
+    meta = json.loads(row["signed_body"]).get("metadata", {})
+    return {
+        "event_id": row["event_id"],
+        "computed_at": row["ts_signed"],
+        "corpus_proof_root": meta.get("corpus_proof_root"),
+        "memories": meta.get("memories"),
+        "verified": bool(meta.get("in_database_ok")) and meta.get("portable_verdict") == "valid",
+    }
+
+
+def status_report(now: int | None = None) -> dict[str, Any]:
+    at = clock_now() if now is None else now
+    with open_brain(write=False) as brain:
+        conn = brain.conn
+        counts = {
+            name: int(one(conn, f"SELECT COUNT(*) AS n FROM {table_name}")["n"])  # type: ignore[index]
+            for name, table_name in COUNTED
+        }
+        return {
+            "brain_id": brain.meta["brain_id"],
+            "brain_name": brain.meta.get("brain_name"),
+            "company_id": brain.company_id,
+            "brain_path": str(paths.brain_path()),
+            "schema_version": schema_version(conn),
+            "code_schema_version": code_schema_version(),
+            "keystore": {"kind": brain.keystore.kind, "detail": brain.keystore.describe()},
+            "master_fingerprint": master_row(conn)["fingerprint"],
+            "anchors_path": str(paths.anchors_path()),
+            "identities": agent_listing(conn, at),
+            "counts": counts,
+            "last_corpus_root": last_corpus_root(conn),
+            "housekeeper": readiness(at),
+        }
