@@ -55,6 +55,7 @@ def _register() -> None:
         purge_cmds,
         recall_cmds,
         status_cmd,
+        tui_cmd,
         verify_cmds,
     )
 
@@ -66,6 +67,7 @@ def _register() -> None:
     verify_cmds.register(app)
     status_cmd.register(app)
     housekeeper_cmds.register(app)
+    tui_cmd.register(app)
     app.add_typer(recall_cmds.receipt_app, name="receipt")
     app.add_typer(recall_cmds.index_app, name="index")
     app.add_typer(agent_cmds.agent_app, name="agent")

@@ -1,0 +1,30 @@
+"""`aimos tui`: open the Textual app (imported only here, and only when the command runs)."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("tui")
+    def tui_cmd(
+        agent: str = typer.Option("cli", "--as", help="The enrolled agent that signs recalls and actions."),
+        light: bool = typer.Option(False, "--light", help="Start with the light theme."),
+    ) -> None:
+        """Browse memories, run recalls, inspect receipts, trajectories and labels, verify the brain."""
+        from aimos.errors import UsageError
+        from aimos.identity.epochs import check_agent_id, latest_epoch
+        from aimos.identity.session import open_brain
+
+        check_agent_id(agent)
+        with open_brain(write=False) as brain:  # not installed: exit 3 before any screen
+            latest_epoch(brain.conn, agent)
+        if not (sys.stdin.isatty() and sys.stdout.isatty()):
+            raise UsageError(
+                "aimos tui needs a terminal", "Run it in an interactive terminal (not in a pipe or a script)."
+            )
+        from aimos.tui.app import run
+
+        run(agent=agent, light=light)

@@ -1,0 +1,43 @@
+"""Running a brain call from the TUI: aimos's own errors become a message on screen with the fix,
+a busy brain says so, and nothing unexpected reaches the user as a traceback."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
+
+import apsw
+
+from aimos.errors import AimosError
+
+T = TypeVar("T")
+
+
+class Failure:
+    """What went wrong, worded for a person: a title, the problem and the fix."""
+
+    def __init__(self, title: str, message: str, hint: str | None) -> None:
+        self.title = title
+        self.message = message
+        self.hint = hint
+
+    def text(self) -> str:
+        return self.message + (f"\n{self.hint}" if self.hint else "")
+
+
+def attempt(call: Callable[[], T], *, doing: str) -> T | Failure:
+    """``call()``, or a Failure saying what ``doing`` could not do and why."""
+    try:
+        return call()
+    except AimosError as exc:
+        return Failure(f"Could not {doing}", exc.message, exc.hint)
+    except apsw.BusyError:
+        return Failure(
+            f"Could not {doing}", "the brain is busy (another process holds its write lock)", "Try again."
+        )
+    except Exception as exc:  # a bug or an environment problem: no traceback, no locals
+        return Failure(
+            f"Could not {doing}",
+            f"internal error ({type(exc).__name__})",
+            "Nothing was changed. Run the same action with the `aimos` CLI (AIMOS_DEBUG=1) to see why.",
+        )

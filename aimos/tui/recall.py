@@ -1,0 +1,245 @@
+"""The recall screen (a signed recall, its results with score parts, the withheld) and the
+receipt screen (evidence entries, Merkle root, the signed event; v verifies it on screen)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar, cast
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Input, Static
+
+from aimos.epistemic.classifier import ADVERSE
+from aimos.recall.receipts import receipt_document, verify_receipt_in_brain
+from aimos.tui.format import first_line, when
+
+if TYPE_CHECKING:
+    from aimos.recall.pipeline import RecallResult
+    from aimos.tui.app import AimosApp
+
+
+class RecallScreen(Screen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("slash", "focus_query", "Query"),
+        Binding("t", "receipt", "Receipt"),
+        Binding("w", "toggle_withheld", "Withheld"),
+        Binding("g", "feedback(True)", "Good"),
+        Binding("b", "feedback(False)", "Bad"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.result: RecallResult | None = None
+        self.show_withheld = False
+
+    @property
+    def aimos(self) -> AimosApp:
+        return cast("AimosApp", self.app)
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Input(placeholder="recall: ask in plain words, then enter", id="query")
+        yield Static(
+            "Every recall is signed by your agent and returns a signed receipt.", id="recall-summary"
+        )
+        table: DataTable[Any] = DataTable(id="results", cursor_type="row", zebra_stripes=True)
+        table.add_columns("#", "id", "score", "relev.", "trust", "weight", "label", "memory")
+        yield table
+        yield Static("", id="withheld")
+        yield Footer(compact=True, show_command_palette=False)
+
+    def on_mount(self) -> None:
+        self.query_one("#withheld").display = False
+        self.query_one("#query", Input).focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        query = event.value.strip()
+        if not query:
+            self.query_one("#recall-summary", Static).update(
+                Text("Type what to look for first.", style="yellow")
+            )
+            return
+        result = self.aimos.run_recall(query)
+        if result is None:
+            return
+        self.result = result
+        self._show()
+        self.query_one("#results", DataTable).focus()
+
+    def _show(self) -> None:
+        assert self.result is not None
+        r = self.result
+        table = self.query_one("#results", DataTable)
+        table.clear()
+        for row in r.results:
+            label = Text(row["label"], style="red" if row["label"] in ADVERSE else "")
+            table.add_row(
+                str(row["rank"]),
+                row["memory_id"][:8],
+                f"{row['score']:.3f}",
+                f"{row['relevance']:.3f}",
+                f"{row['trust']:.2f}",
+                f"{row['weight']:.3f}",
+                label,
+                first_line(row["value"], 200),
+                key=row["memory_id"],
+            )
+        receipt = r.receipt
+        summary = Text()
+        if r.results:
+            summary.append(f"{len(r.results)} result(s)")
+        else:
+            summary.append("No trusted memory matches: aimos abstains.", style="yellow")
+        if r.withheld:
+            summary.append(f"  ·  {len(r.withheld)} withheld as untrusted (w)", style="red")
+        summary.append(
+            f"\nreceipt {receipt['receipt_id'][:8]}  root {receipt['merkle_root'][:32]}…  (t opens it)"
+        )
+        self.query_one("#recall-summary", Static).update(summary)
+        self._show_withheld()
+
+    def _show_withheld(self) -> None:
+        widget = self.query_one("#withheld", Static)
+        withheld = self.result.withheld if self.result else []
+        widget.display = self.show_withheld and bool(withheld)
+        text = Text("withheld as untrusted (content not shown):\n", style="bold red")
+        for w in withheld:
+            text.append(f"  {w['memory_id']}  {w['label']}  ({w['reason']})\n", style="red")
+        widget.update(text)
+
+    def _selected(self) -> str | None:
+        table = self.query_one("#results", DataTable)
+        if not self.result or not self.result.results or table.cursor_row < 0:
+            return None
+        return str(self.result.results[table.cursor_row]["memory_id"])
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        if event.row_key.value:
+            self.aimos.open_memory(str(event.row_key.value))
+
+    def action_focus_query(self) -> None:
+        self.query_one("#query", Input).focus()
+
+    def action_toggle_withheld(self) -> None:
+        self.show_withheld = not self.show_withheld
+        if self.result is not None and not self.result.withheld and self.show_withheld:
+            self.notify("This recall withheld nothing.")
+        self._show_withheld()
+
+    def action_receipt(self) -> None:
+        if self.result is None:
+            self.notify("Run a recall first: every recall returns a receipt.")
+            return
+        self.app.push_screen(ReceiptScreen(str(self.result.receipt["receipt_id"])))
+
+    def action_feedback(self, good: bool) -> None:
+        memory_id = self._selected()
+        if memory_id is None or self.result is None:
+            self.notify("Select a result first.")
+            return
+        self.aimos.feedback(memory_id, good, receipt_id=str(self.result.receipt["receipt_id"]))
+
+
+class ReceiptScreen(Screen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "back", "Back"),
+        Binding("v", "verify", "Verify"),
+    ]
+
+    def __init__(self, receipt_id: str) -> None:
+        super().__init__()
+        self.receipt_id = receipt_id
+        self.checks: list[dict[str, Any]] | None = None
+
+    @property
+    def aimos(self) -> AimosApp:
+        return cast("AimosApp", self.app)
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with VerticalScroll(id="receipt"):
+            yield Static("", id="receipt-head", classes="section")
+            yield Static("", id="receipt-evidence", classes="section")
+            yield Static(
+                "press v to verify: recompute the Merkle root and check every signature",
+                id="receipt-verify",
+                classes="section",
+            )
+        yield Footer(compact=True, show_command_palette=False)
+
+    def on_mount(self) -> None:
+        doc = self.aimos.read(
+            lambda: receipt_document(self.aimos.reader, self.receipt_id), doing="read the receipt"
+        )
+        if doc is None:
+            return
+        self.sub_title = f"receipt {doc['receipt_id'][:8]}"
+        head = Table.grid(padding=(0, 2))
+        head.add_column(style="bold", no_wrap=True)
+        head.add_column(overflow="fold")
+        for k, v in (
+            ("receipt", doc["receipt_id"]),
+            ("created", when(doc["created_at"], seconds=True)),
+            ("agent", doc["request"]["agent_id"]),
+            ("query", doc["command"]["query"]),
+            ("merkle root", doc["merkle_root"]),
+            ("signed event", f"{doc['event']['event_id']}"),
+            ("event hash", doc["event"]["mutation_hash"]),
+            (
+                "signed by",
+                f"housekeeper (epoch {doc['housekeeper']['valid_from'] if doc['housekeeper'] else '?'})",
+            ),
+            ("results", f"{doc['result_count']}  (withheld {len(doc['decision']['withheld'])})"),
+        ):
+            head.add_row(k, str(v))
+        self.query_one("#receipt-head", Static).update(head)
+        ev = Table(box=None, padding=(0, 1), header_style="bold")
+        for h in ("#", "memory", "score", "weight", "label", "version", "leaf"):
+            ev.add_column(h, overflow="fold")
+        for e in doc["evidence"]:
+            ev.add_row(
+                str(e["ordinal"]),
+                e["memory_id"][:8],
+                f"{e['score']:.3f}",
+                f"{e['weight_milli'] / 1000:.3f}",
+                e["label"],
+                e["version_state"],
+                str(e.get("live_content_hash", ""))[:16] + "…",
+            )
+        self.query_one("#receipt-evidence", Static).update(ev)
+        self.query_one("#receipt").focus()
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
+
+    def action_verify(self) -> None:
+        fingerprint = self.aimos.anchor()
+        if fingerprint is None:
+            return
+        checks = self.aimos.read(
+            lambda: verify_receipt_in_brain(
+                self.aimos.reader, self.receipt_id, expected_master_fingerprint=fingerprint
+            ),
+            doing="verify the receipt",
+        )
+        if checks is None:
+            return
+        self.checks = checks
+        ok = all(c["ok"] for c in checks)
+        text = Text()
+        text.append(
+            "VALID: every check passed\n" if ok else "INVALID: a check failed\n",
+            style="bold green" if ok else "bold red",
+        )
+        for c in checks:
+            mark, style = ("✓", "green") if c["ok"] else ("✗", "bold red")
+            text.append(
+                f"{mark} {c['check']}" + (f": {c['detail']}" if c["detail"] else "") + "\n", style=style
+            )
+        widget = self.query_one("#receipt-verify", Static)
+        widget.set_class(not ok, "failed")
+        widget.update(text)

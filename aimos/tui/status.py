@@ -1,0 +1,228 @@
+"""The status screen: brain, keystore, identities and epochs, the housekeeper's jobs, the last
+attested corpus proof root, and Verify all (both verifiers and parity, with a progress bar)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar, cast
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Header, ProgressBar, Static
+
+from aimos.housekeeper.brain_status import status_report
+from aimos.learning.verifier import VERIFY_PHASES, verify_everything
+from aimos.tui.format import when
+
+if TYPE_CHECKING:
+    from aimos.tui.app import AimosApp
+
+
+def _table(*headers: str) -> Table:
+    table = Table(box=None, padding=(0, 1), header_style="bold")
+    for h in headers:
+        table.add_column(h, overflow="fold")
+    return table
+
+
+class StatusScreen(Screen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("v", "verify_all", "Verify all"),
+        Binding("r", "refresh_status", "Refresh"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.verifying = False
+        self.verdict: dict[str, Any] | None = None
+
+    @property
+    def aimos(self) -> AimosApp:
+        return cast("AimosApp", self.app)
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with VerticalScroll(id="status"):
+            yield Static("", id="status-brain", classes="section")
+            yield Static("", id="status-root", classes="section")
+            yield Static("press v to verify everything", id="status-verify", classes="section")
+            yield ProgressBar(total=len(VERIFY_PHASES), show_eta=False, id="verify-progress")
+            yield Static("", id="status-housekeeper", classes="section")
+            yield Static("", id="status-identities", classes="section")
+        yield Footer(compact=True, show_command_palette=False)
+
+    def on_mount(self) -> None:
+        self.query_one("#verify-progress").display = False
+        self.action_refresh_status()
+        self.query_one("#status").focus()
+
+    def action_refresh_status(self) -> None:
+        report = self.aimos.read(lambda: status_report(self.aimos.now()), doing="read the brain's status")
+        if report is None:
+            return
+        grid = Table.grid(padding=(0, 2))
+        grid.add_column(style="bold", no_wrap=True)
+        grid.add_column(overflow="fold")
+        for k, v in (
+            ("brain", f"{report['brain_name']} ({report['brain_id']})"),
+            ("path", report["brain_path"]),
+            ("company", report["company_id"]),
+            ("schema", str(report["schema_version"])),
+            ("keystore", report["keystore"]["detail"]),
+            ("master", report["master_fingerprint"]),
+            ("counts", ", ".join(f"{k.replace('_', ' ')} {n:,}" for k, n in report["counts"].items())),
+        ):
+            grid.add_row(k, v)
+        self.query_one("#status-brain", Static).update(grid)
+        root = report["last_corpus_root"]
+        if root is None:
+            root_text = Text(
+                "last corpus proof root: none yet (the housekeeper's nightly job attests one)", style="dim"
+            )
+        else:
+            root_text = Text()
+            root_text.append("last corpus proof root  ", style="bold")
+            root_text.append(f"{root['corpus_proof_root']}\n")
+            root_text.append(f"  attested {when(root['computed_at'])} over {root['memories']} memories, ")
+            root_text.append(
+                "verified" if root["verified"] else "NOT verified",
+                style="green" if root["verified"] else "bold red",
+            )
+        self.query_one("#status-root", Static).update(root_text)
+        self._show_housekeeper(report["housekeeper"])
+        ids = _table("identity", "role", "state", "valid until", "grant")
+        for e in report["identities"]:
+            grant = e["grant"]
+            g = (
+                "-"
+                if grant is None
+                else (
+                    f"≤{grant['clearance_ceiling']} {grant['data_class_ceiling']}"
+                    + ("" if grant["write_allowed"] else " read-only")
+                )
+            )
+            state = Text(e["state"], style="" if e["state"] == "active" else "yellow")
+            ids.add_row(e["agent_id"], e["role"], state, e["valid_until"][:16].replace("T", " "), g)
+        self.query_one("#status-identities", Static).update(ids)
+
+    def _show_housekeeper(self, hk: dict[str, Any]) -> None:
+        head = Text()
+        if hk["running"]:
+            head.append(f"housekeeper running (pid {hk['pid']}), ", style="bold")
+            head.append("ready" if hk["ready"] else "not ready", style="green" if hk["ready"] else "yellow")
+            head.append(f", {hk['jobs_registered']} jobs registered\n")
+        else:
+            head.append("housekeeper NOT running", style="bold yellow")
+            head.append(": start it with `aimos housekeeper start`\n")
+        jobs = _table("job", "last run", "result", "next run")
+        for j in hk["jobs"]:
+            last = j["last_run"] or {}
+            result = str(last.get("status", "-"))
+            jobs.add_row(
+                j["name"],
+                when(last.get("finished_at") or last.get("started_at")) if last else "never",
+                Text(
+                    result,
+                    style={
+                        "SUCCESS": "green",
+                        "ATTENTION": "yellow",
+                        "FAILED": "red",
+                        "INTERRUPTED": "yellow",
+                    }.get(result, ""),
+                ),
+                when(j["next_run"]),
+            )
+        self.query_one("#status-housekeeper", Static).update(Group(head, jobs))
+
+    # --- verify all ---------------------------------------------------------------------------
+    def action_verify_all(self) -> None:
+        if self.verifying:
+            self.notify("Verification is already running.")
+            return
+        fingerprint = self.aimos.anchor()
+        if fingerprint is None:
+            return
+        self.verifying = True
+        bar = self.query_one("#verify-progress", ProgressBar)
+        bar.update(total=len(VERIFY_PHASES), progress=0)
+        bar.display = True
+        self.query_one("#status-verify", Static).update("verifying: starting…")
+        self._verify(fingerprint)
+
+    @work(thread=True, exclusive=True, group="verify")
+    def _verify(self, fingerprint: str) -> None:
+        from aimos.identity.session import open_brain
+        from aimos.tui.guard import Failure, attempt
+
+        def tell(done: int, phase: str) -> None:
+            self.app.call_from_thread(self._progress, done, phase)
+
+        def run() -> dict[str, Any]:
+            with open_brain(write=False) as brain:  # its own connection: this is another thread
+                return verify_everything(brain.conn, fingerprint, progress=tell)
+
+        outcome = attempt(run, doing="verify the brain")
+        if isinstance(outcome, Failure):
+            self.app.call_from_thread(self._failed, outcome)
+        else:
+            self.app.call_from_thread(self._verified, outcome)
+
+    def _progress(self, done: int, phase: str) -> None:
+        self.query_one("#verify-progress", ProgressBar).update(progress=done)
+        if done < len(VERIFY_PHASES):
+            self.query_one("#status-verify", Static).update(f"verifying: {phase}…")
+
+    def _failed(self, failure: Any) -> None:
+        self.verifying = False
+        self.query_one("#status-verify", Static).update(Text(f"✗ {failure.text()}", style="bold red"))
+
+    def _verified(self, result: dict[str, Any]) -> None:
+        self.verifying = False
+        self.verdict = result
+        in_db, portable = result["in_database"], result["portable"]
+        text = Text()
+        if result["ok"]:
+            text.append(
+                f"✓ the brain verifies: {in_db['memories']:,} memories, "
+                f"{len(in_db['event_chains'])} event chains, both verifiers agree\n",
+                style="bold green",
+            )
+        else:
+            text.append("✗ THE BRAIN DOES NOT VERIFY\n", style="bold red")
+        text.append(
+            f"  in-database verifier  {'ok' if in_db['ok'] else 'FAILED'}\n",
+            style="" if in_db["ok"] else "red",
+        )
+        text.append(
+            f"  portable verifier     {portable['verdict']}"
+            + (f" ({portable['primary_reason']})" if portable["primary_reason"] else "")
+            + "\n",
+            style="" if portable["verdict"] == "valid" else "red",
+        )
+        text.append(
+            f"  parity                {'yes' if result['parity'] else 'NO'}\n",
+            style="" if result["parity"] else "red",
+        )
+        text.append(f"  corpus proof root     {in_db['corpus_proof_root']}\n")
+        for f in in_db["failures"][:20]:
+            text.append(
+                f"  ✗ memory {f['memory_id']}: {f['reason']}"
+                + (f" ({f['detail']})" if f["detail"] else "")
+                + "\n",
+                style="bold red",
+            )
+        if len(in_db["failures"]) > 20:
+            text.append(
+                f"  … and {len(in_db['failures']) - 20} more (aimos verify --json lists all)\n", style="red"
+            )
+        for c in in_db["event_chains"]:
+            if not c["ok"]:
+                text.append(f"  ✗ events of {c['signer_agent_id']}: {c['reason']}\n", style="bold red")
+        widget = self.query_one("#status-verify", Static)
+        widget.set_class(not result["ok"], "failed")
+        widget.update(text)
