@@ -82,6 +82,42 @@ def perf(
     )
 
 
+@eval_app.command("tui")
+def tui_perf(
+    memories: int = typer.Option(
+        100_000, "--memories", help="Memories in the scratch brain (100..1,000,000)."
+    ),
+    runs: int = typer.Option(5, "--runs", help="Cold first-paint runs (1..50)."),
+    json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+) -> None:
+    """Time to first paint of `aimos tui` and to load a page while scrolling, on a scratch brain."""
+    from aimos.errors import UsageError
+    from aimos.tui.bench import run_tui_perf
+
+    if not 100 <= memories <= 1_000_000:
+        raise UsageError("--memories must be between 100 and 1,000,000")
+    if not 1 <= runs <= 50:
+        raise UsageError("--runs must be between 1 and 50")
+    rep = _purging(lambda: run_tui_perf(memories, runs))
+    if json_out:
+        emit_json(rep)
+        return
+    out(
+        f"aimos tui over {rep['memories']:,} memories"
+        f" ({rep['brain_mb']} MB, built in {rep['build_seconds']} s)"
+    )
+    for name in ("first_paint", "import_app", "cli_list_20", "press_with_fetch", "press_cached", "filter"):
+        s = rep[name]
+        if s is not None:
+            out(f"  {name:<18} median {s['median_ms']:>9.2f} ms   p95 {s['p95_ms']:>9.2f} ms   n {s['n']}")
+    out(f"  jump to the end    {rep['jump_to_end_ms']:.2f} ms over {rep['rows']:,} rows")
+    out(f"  filter {rep['filter_word']!r} matched {rep['filter_matches']:,}")
+    out(
+        f"  first paint / `aimos list -n 20`  {rep['ratio_first_paint_to_cli_list']:.2f}"
+        f"  (target: first paint <= {rep['target_first_paint_ms']} ms)"
+    )
+
+
 @eval_app.command("locomo")
 def locomo(
     data: str = typer.Option(

@@ -110,6 +110,30 @@ def _zipf_text(rng: secrets.SystemRandom, vocab: list[str], weights: list[float]
     return " ".join(rng.choices(vocab, weights=weights, k=n))
 
 
+def fill_synthetic(
+    conn: Any, agent: Any, housekeeper: Any, memories: int, rng: secrets.SystemRandom
+) -> list[str]:
+    """Save ``memories`` synthetic notes (Zipf-distributed words) through the real signed save,
+    1,000 to a transaction; returns their texts."""
+    from aimos.identity.requests import PATH_SAVE, sign_request
+    from aimos.memory.save import build_save_body, save_in_transaction
+    from aimos.store.connection import write_transaction
+
+    vocab = _vocabulary(rng)
+    weights = [1.0 / (i + 1) for i in range(len(vocab))]
+    texts: list[str] = []
+    batch = 1000
+    for start in range(0, memories, batch):
+        with write_transaction(conn):
+            for i in range(start, min(memories, start + batch)):
+                text = f"note {i}: " + _zipf_text(rng, vocab, weights, rng.randint(8, 30))
+                texts.append(text)
+                t = int(time.time())
+                body = build_save_body(company_id="personal", value=text)
+                save_in_transaction(conn, housekeeper, sign_request(agent, body, PATH_SAVE, t), t)
+    return texts
+
+
 def run_recall_perf(memories: int = 10_000, recalls: int = 200, cold_runs: int = 5) -> dict[str, Any]:
     """Recall latency over a scratch brain of ``memories`` synthetic memories (Zipf-distributed
     words), with the share of retrieval, verification and receipt, and cold-start wall times
@@ -119,14 +143,11 @@ def run_recall_perf(memories: int = 10_000, recalls: int = 200, cold_runs: int =
 
     from aimos.identity.epochs import HOUSEKEEPER, load_signer
     from aimos.identity.keystore import open_keystore
-    from aimos.identity.requests import PATH_RECALL, PATH_SAVE, sign_request
-    from aimos.memory.save import build_save_body, save_in_transaction
+    from aimos.identity.requests import PATH_RECALL, sign_request
     from aimos.recall.pipeline import build_recall_body, recall
-    from aimos.store.connection import open_writer, write_transaction
+    from aimos.store.connection import open_writer
 
     rng = secrets.SystemRandom()
-    vocab = _vocabulary(rng)
-    weights = [1.0 / (i + 1) for i in range(len(vocab))]
     passphrase = secrets.token_urlsafe(24)
     with scratch_home("aimos-eval-recall-") as home:
         result = install_scratch("perf-recall", passphrase=passphrase)
@@ -135,17 +156,8 @@ def run_recall_perf(memories: int = 10_000, recalls: int = 200, cold_runs: int =
         now = int(time.time())
         agent = load_signer(conn, store, "cli", now)
         housekeeper = load_signer(conn, store, HOUSEKEEPER, now)
-        texts: list[str] = []
         build_started = time.perf_counter()
-        batch = 1000
-        for start in range(0, memories, batch):
-            with write_transaction(conn):
-                for i in range(start, min(memories, start + batch)):
-                    text = f"note {i}: " + _zipf_text(rng, vocab, weights, rng.randint(8, 30))
-                    texts.append(text)
-                    t = int(time.time())
-                    body = build_save_body(company_id="personal", value=text)
-                    save_in_transaction(conn, housekeeper, sign_request(agent, body, PATH_SAVE, t), t)
+        texts = fill_synthetic(conn, agent, housekeeper, memories, rng)
         build_seconds = time.perf_counter() - build_started
 
         def query() -> str:

@@ -189,7 +189,12 @@ def rows_by_rowid(conn: apsw.Connection, rowids: list[int]) -> dict[int, dict[st
     if not rowids:
         return {}
     marks = ",".join("?" * len(rowids))
-    found = rows(conn, f"SELECT {BROWSE_COLUMNS} FROM memories WHERE rowid IN ({marks})", rowids)
+    found = rows(
+        conn,
+        f"SELECT {BROWSE_COLUMNS}, EXISTS (SELECT 1 FROM memory_supersessions s"
+        f" WHERE s.old_memory_id = memories.memory_id) AS superseded FROM memories WHERE rowid IN ({marks})",
+        rowids,
+    )
     return {int(r["rowid"]): r for r in found}
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 from textual.app import App
@@ -30,7 +31,7 @@ T = TypeVar("T")
 
 
 class AimosApp(App[None]):
-    CSS_PATH = "app.tcss"
+    CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses may live elsewhere
     TITLE = "aimos"
     MODES: ClassVar[dict[str, str | Callable[[], Screen[Any]]]] = {
         "memories": MemoriesScreen,

@@ -203,13 +203,17 @@ class MemoryScreen(Screen[None]):
                 Text("label history: none (unverified since saved)", style="dim")
             )
             return
-        table = _table("at", "label", "basis", "signed by", "reason")
+        table = _table("at", "label", "basis", "judged by", "reason")
+        table.caption = (
+            "each label is a transition the housekeeper signed; a judgment carries the judge's request"
+        )
+        table.caption_justify = "left"
         for h in history:
             ev = h["evidence"] or {}
             if ev:
                 by = f"{ev.get('agent_id')}" + (" + master" if ev.get("master_fingerprint") else "")
             else:
-                by = f"housekeeper (score {h['confidence_milli']})"
+                by = f"classifier (score {h['confidence_milli']})"
             label = Text(h["label"], style="red" if h["label"] in ADVERSE else "")
             table.add_row(when(h["created_at"]), label, h["basis"], by, first_line(h["reason"] or "-", 60))
         self.query_one("#detail-labels", Static).update(table)

@@ -45,7 +45,7 @@ _ALL = {
     "key": Column("key", "key", 18),
     "type": Column("type", "type", 10),
     "label": Column("label", "label", 14),
-    "weight": Column("weight", "weight", 6),
+    "weight": Column("weight", "weight", 7),
     "clearance": Column("clearance", "clr", 3),
     "created": Column("created", "created", 16),
     "text": Column("text", "memory", 0),
@@ -85,7 +85,8 @@ def cell(column: str, memory: dict[str, Any], *, with_key: bool) -> str:
     if column == "created":
         return when(memory["created_at"])
     text = first_line(memory["value"], 10_000)
-    return f"{memory['key']} · {text}" if with_key and memory["key"] else text
+    text = f"{memory['key']} · {text}" if with_key and memory["key"] else text
+    return f"(superseded) {text}" if memory.get("superseded") else text
 
 
 def row_text(columns: list[Column], memory: dict[str, Any]) -> str:

@@ -189,7 +189,7 @@ class StatusScreen(Screen[None]):
         if result["ok"]:
             text.append(
                 f"✓ the brain verifies: {in_db['memories']:,} memories, "
-                f"{len(in_db['event_chains'])} event chains, both verifiers agree\n",
+                f"{len(in_db['event_chains'])} event chain(s), both verifiers agree\n",
                 style="bold green",
             )
         else:

@@ -1,0 +1,216 @@
+"""Helpers for the TUI's Pilot tests: run the real app on a real brain, read what a person would
+see (the screen as text, a widget's content as text, which lines are drawn in red), and look at
+the brain from outside with the real `sqlite3` shell.
+
+Imported by the test modules of this folder as a plain module (tests/ is not a package; pytest
+puts this folder on sys.path). Nothing here mocks aimos: the brain is installed and filled by the
+real `aimos` CLI in a subprocess, the app opens it from $AIMOS_HOME as `aimos tui` does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import shutil
+from collections.abc import Awaitable, Callable, Iterable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from aimos_cli_support import BRAIN, keystore_dir, run_aimos, sqlite, sqlite_value, table_counts
+from rich.console import Console, RenderableType
+from rich.text import Text
+from textual.pilot import Pilot
+from textual.widgets import Select, Static
+
+T = TypeVar("T")
+
+# what a signed action adds to, and what must not move when one is refused or cancelled
+SIGNED_TABLES = (
+    "memories",
+    "events",
+    "memory_provenance",
+    "memory_supersessions",
+    "outcomes",
+    "weight_projections",
+    "memory_classifications",
+    "recall_receipts",
+    "request_nonces",
+)
+
+
+# --- running the app --------------------------------------------------------------------------
+def drive(
+    scenario: Callable[[Pilot[Any]], Awaitable[T]],
+    *,
+    size: tuple[int, int] = (80, 24),
+    agent: str = "cli",
+    light: bool = False,
+) -> T:
+    """Run the real AimosApp headless at ``size`` and play ``scenario`` against it."""
+    from aimos.tui.app import AimosApp
+
+    async def main() -> T:
+        app = AimosApp(agent=agent, light=light)
+        async with app.run_test(size=size) as pilot:
+            await pilot.pause()
+            result = await scenario(pilot)
+            await pilot.pause()
+            assert app.is_running, "the app stopped during the scenario"
+            return result
+
+    return asyncio.run(main())
+
+
+async def settle(pilot: Pilot[Any]) -> None:
+    """Let workers finish and every message and refresh run."""
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+    await pilot.pause()
+
+
+async def choose(pilot: Pilot[Any], select: Select[Any], value: str) -> None:
+    """Pick ``value`` in a Select with the keyboard: focus, enter opens the list, arrows, enter."""
+    values = [v for _prompt, v in select._options]
+    assert value in values, f"{value!r} is not offered by {select.id}: {values}"
+    current = values.index(select.value) if select.value in values else 0
+    select.focus()
+    await pilot.pause()
+    await pilot.press("enter")
+    await pilot.pause()
+    steps = values.index(value) - current
+    await pilot.press(*(["down"] * steps if steps >= 0 else ["up"] * -steps))
+    await pilot.press("enter")
+    await pilot.pause()
+    assert select.value == value, f"{select.id} shows {select.value!r}, not {value!r}"
+
+
+async def type_text(pilot: Pilot[Any], text: str) -> None:
+    """Type ``text`` key by key (a space is the `space` key)."""
+    await pilot.press(*["space" if c == " " else c for c in text])
+
+
+# --- reading what is on screen -----------------------------------------------------------------
+def screen_text(app: Any) -> str:
+    """The whole terminal as plain text, dialogs over the screens below them (as a person sees it)."""
+    width, height = app.size
+    console = Console(
+        width=width,
+        height=height,
+        file=io.StringIO(),
+        force_terminal=True,
+        color_system="truecolor",
+        record=True,
+        legacy_windows=False,
+        safe_box=False,
+    )
+    console.print(app.screen._compositor.render_update(full=True, screen_stack=app._background_screens))
+    return console.export_text()
+
+
+def _console(width: int) -> Console:
+    return Console(width=width, file=io.StringIO(), color_system="truecolor", force_terminal=True, record=True)
+
+
+def content_of(widget: Static) -> RenderableType:
+    return widget.content  # what the app last gave update(): a str, a rich Text, Table or Group
+
+
+def text_of(widget_or_content: Any, *, width: int = 200) -> str:
+    """A Static's content (or any rich renderable) as plain text, whatever its height on screen."""
+    content = content_of(widget_or_content) if isinstance(widget_or_content, Static) else widget_or_content
+    if isinstance(content, str):
+        return content
+    if isinstance(content, Text):
+        return content.plain
+    console = _console(width)
+    console.print(content)
+    return console.export_text()
+
+
+def styled_lines(widget_or_content: Any, *, width: int = 200) -> list[tuple[str, set[str]]]:
+    """Each rendered line of a content with the colour names used on its non-blank text."""
+    content = content_of(widget_or_content) if isinstance(widget_or_content, Static) else widget_or_content
+    if isinstance(content, str):
+        content = Text(content)
+    console = _console(width)
+    lines = console.render_lines(content, console.options.update_width(width), pad=False)
+    found = []
+    for segments in lines:
+        colours: set[str] = set()
+        for seg in segments:
+            if seg.text.strip() and seg.style is not None and seg.style.color is not None:
+                colours.add(seg.style.color.name)
+        found.append(("".join(seg.text for seg in segments).rstrip(), colours))
+    return found
+
+
+def lines_in(widget_or_content: Any, colour: str, *, width: int = 200) -> list[str]:
+    """The rendered lines drawn (at least partly) in ``colour``."""
+    return [line for line, colours in styled_lines(widget_or_content, width=width) if colour in colours]
+
+
+def table_rows(widget: Static) -> int:
+    """How many rows the rich Table (or the last Table of a Group) in a Static holds."""
+    from rich.console import Group
+    from rich.table import Table
+
+    content = content_of(widget)
+    if isinstance(content, Group):
+        tables = [r for r in content.renderables if isinstance(r, Table)]
+        if not tables:
+            return 0
+        content = tables[-1]
+    if not isinstance(content, Table):
+        return 0
+    return content.row_count
+
+
+# --- the brain, through the real CLI and the sqlite3 shell --------------------------------------
+def save(text: str, *options: str) -> str:
+    """`aimos save TEXT OPTIONS`: the new memory's id."""
+    return run_aimos("save", text, *options).ok().out.strip()
+
+
+def recall(query: str) -> dict[str, Any]:
+    """`aimos recall QUERY --json`: the results and the receipt."""
+    found: dict[str, Any] = run_aimos("recall", query, "--json").json()
+    return found
+
+
+def counts(home: Path, tables: Iterable[str] = SIGNED_TABLES) -> dict[str, int]:
+    return table_counts(home / BRAIN, tables)
+
+
+def value(home: Path, sql: str) -> str:
+    return sqlite_value(home / BRAIN, sql)
+
+
+def memory_field(home: Path, memory_id: str, column: str) -> str:
+    return value(home, f"SELECT {column} FROM memories WHERE memory_id = '{memory_id}'")
+
+
+def break_initial_weight(home: Path, memory_id: str, weight_milli: int = 1500) -> None:
+    """Edit a memory's live weight outside aimos (drop the guard triggers, UPDATE with the sqlite3
+    shell), so its weight chain no longer attests the weight it has: the verifiers must say so."""
+    db = home / BRAIN
+    names = sqlite(
+        db,
+        "SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'memories'"
+        " AND (sql LIKE '%BEFORE UPDATE%' OR sql LIKE '%BEFORE DELETE%')",
+    ).stdout.split()
+    assert names, "no guard triggers on memories?"
+    drops = " ".join(f"DROP TRIGGER {n};" for n in names)
+    done = sqlite(
+        db, f"{drops} UPDATE memories SET retrieval_weight_milli = {weight_milli} WHERE memory_id = '{memory_id}';"
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def lock_keystore(home: Path) -> Path:
+    """Make the file keystore unreadable to aimos (as a locked keychain is): move its folder away.
+    Returns where it went."""
+    keys = keystore_dir(home)
+    assert keys.is_dir(), keys
+    aside = home.parent / "keys-moved-away"
+    shutil.move(str(keys), str(aside))
+    return aside
