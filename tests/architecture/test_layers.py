@@ -26,9 +26,13 @@ ALLOWED: dict[str, set[str]] = {
     "eval": {
         "crypto", "store", "identity", "ledger", "memory", "recall", "learning", "verify", "installer", "epistemic",
     },
+    "tui": {
+        "crypto", "store", "identity", "ledger", "memory", "recall", "learning", "verify", "epistemic", "housekeeper",
+        "eval",  # only its benchmark (aimos/tui/bench.py) builds a scratch brain with eval's builder
+    },
     "cli": {
         "crypto", "store", "identity", "ledger", "memory", "recall", "learning", "verify", "eval", "installer", "cli",
-        "housekeeper", "epistemic", "purge",
+        "housekeeper", "epistemic", "purge", "tui",
     },
 }
 COMMON = {"errors", "exit_codes", "paths", ""}
@@ -87,6 +91,31 @@ def test_runtime_does_not_load_installer_purge_or_textual() -> None:
     loaded = modules_after("import aimos.memory.save, aimos.identity.agents, aimos.ledger.events")
     for forbidden in ("purge", "installer", "textual", "apscheduler", "typer"):
         assert forbidden not in loaded, forbidden
+
+
+def test_importing_aimos_does_not_import_textual() -> None:
+    """Textual is the TUI's alone: the package, the runtime, the CLI and every layer but tui load
+    without it; the TUI app loads it."""
+    every_layer = ", ".join(
+        f"aimos.{p}" for p in sorted(ALLOWED) if p != "tui" and (ROOT / "aimos" / p / "__init__.py").exists()
+    )
+    for statement in ("import aimos", f"import {every_layer}", "import aimos.cli.app, aimos.cli.tui_cmd"):
+        loaded = modules_after(statement)
+        assert not any(m == "textual" or m.startswith("textual.") for m in loaded), statement
+    assert "textual" in modules_after("import aimos.tui.app")
+
+
+def test_only_the_tui_imports_textual() -> None:
+    importers = set()
+    for module in (ROOT / "aimos").rglob("*.py"):
+        tree = ast.parse(module.read_text("utf-8"))
+        for node in ast.walk(tree):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
+                [node.module] if isinstance(node, ast.ImportFrom) and node.module else []
+            )
+            if any(n == "textual" or n.startswith("textual.") for n in names):
+                importers.add(module.relative_to(ROOT).parts[1])
+    assert importers == {"tui"}, importers
 
 
 def test_cli_help_path_stays_light() -> None:

@@ -182,9 +182,6 @@ def test_sort_cycles_through_every_column_and_reverses(installed: Path) -> None:
             await pilot.pause()
             seen.append(screen.sort)
             assert f"sorted by {screen.sort} ▼" in summary(pilot)
-            header = text_of(screen.query_one("#list-header", Static))
-            if screen.sort != "key" and any(c.name == screen.sort for c in screen.query_one(MemoryTable).columns()):
-                assert any(word.endswith("▼") for word in header.split()), header
         assert seen == [*names, names[0]], "o cycles through every sort and back"
 
         while screen.sort != "key":
@@ -203,6 +200,37 @@ def test_sort_cycles_through_every_column_and_reverses(installed: Path) -> None:
     drive(scenario, size=(120, 24))
 
 
+def test_the_header_marks_the_sorted_column_for_every_sort(installed: Path) -> None:
+    save("one memory", "--key", "k")
+
+    async def scenario(pilot: Pilot[Any]) -> dict[str, str]:
+        screen = pilot.app.screen
+        assert isinstance(screen, MemoriesScreen)
+        headers = {}
+        for _ in SORTS:
+            for arrow, reverse in (("▼", False), ("▲", True)):
+                if reverse:
+                    await pilot.press("v")
+                    await pilot.pause()
+                header = text_of(screen.query_one("#list-header", Static))
+                titles = {c.name: c.title for c in screen.query_one(MemoryTable).columns()}
+                assert screen.sort in titles, f"at 120 columns the {screen.sort} column is shown"
+                headers[f"{screen.sort}{arrow}"] = header
+            await pilot.press("v", "o")  # back to descending, next sort
+            await pilot.pause()
+        return headers
+
+    headers = drive(scenario, size=(120, 24))
+    assert len(headers) == 2 * len(SORTS)
+    title = {"clearance": "clr"}
+    unmarked = [
+        f"{name}: {header!r}"
+        for name, header in headers.items()
+        if f"{title.get(name[:-1], name[:-1])}{name[-1]}" not in header
+    ]
+    assert not unmarked, "the header does not show which column is sorted:\n" + "\n".join(unmarked)
+
+
 def test_history_toggle_shows_superseded_versions(installed: Path) -> None:
     old = save("The meeting is on Monday")
     other = save("Buy milk on the way home")
@@ -217,6 +245,8 @@ def test_history_toggle_shows_superseded_versions(installed: Path) -> None:
         await pilot.pause()
         assert sorted(shown_ids(pilot)) == sorted([old, new, other])
         assert summary(pilot).startswith("3 memories and superseded versions")
+        old_row = next(line for line in screen_text(pilot.app).splitlines() if line.startswith(old[:8]))
+        assert "superseded" in old_row, f"the old version is not marked as superseded: {old_row!r}"
         assert isinstance(screen, MemoriesScreen) and screen.include_history
         await pilot.press("h")
         await pilot.pause()
