@@ -13,6 +13,7 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
 from aimos.identity.session import Brain, expected_master_fingerprint, open_brain
+from aimos.store.connection import code_schema_version, schema_version
 from aimos.tui.detail import MemoryScreen
 from aimos.tui.dialogs import (
     ConfirmDialog,
@@ -40,9 +41,10 @@ class AimosApp(App[None]):
     }
     DEFAULT_MODE = "memories"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("1", "switch_mode('memories')", "Memories"),
-        Binding("2", "switch_mode('recall')", "Recall"),
-        Binding("3", "switch_mode('status')", "Status"),
+        # screens: listed in the help (?) and the header; the footer keeps room for each screen's keys
+        Binding("1", "switch_mode('memories')", "Memories", show=False),
+        Binding("2", "switch_mode('recall')", "Recall", show=False),
+        Binding("3", "switch_mode('status')", "Status", show=False),
         Binding("question_mark", "help", "Help"),
         Binding("t", "toggle_theme", "Theme", show=False),
         Binding("q", "quit", "Quit"),
@@ -61,7 +63,12 @@ class AimosApp(App[None]):
         self._clock = clock
         self._master_fingerprint = master_fingerprint
         self.brain: Brain = open_brain(write=False)  # the reading connection every screen shares
-        self.sub_title = f"{self.brain.meta.get('brain_name') or 'brain'} · agent {agent}"
+        if schema_version(self.brain.conn) < code_schema_version():
+            # a brain from an older aimos: migrate it as any writing command would, then read
+            self.brain.close()
+            open_brain(write=True).close()
+            self.brain = open_brain(write=False)
+        self.title = f"aimos: {self.brain.meta.get('brain_name') or 'brain'} ({agent})"
         if light:
             self.theme = "textual-light"
 

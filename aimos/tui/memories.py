@@ -33,6 +33,7 @@ FILTERS = (
 
 
 class MemoriesScreen(Screen[None]):
+    SUB_TITLE = "memories · 2 recall · 3 status"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("slash", "focus_filter", "Filter"),
         Binding("o", "cycle_sort", "Sort"),

@@ -23,8 +23,10 @@ if TYPE_CHECKING:
 
 
 class RecallScreen(Screen[None]):
+    SUB_TITLE = "recall · 1 memories · 3 status"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("slash", "focus_query", "Query"),
+        Binding("escape", "leave_query", "Leave box", show=False),
         Binding("t", "receipt", "Receipt"),
         Binding("w", "toggle_withheld", "Withheld"),
         Binding("g", "feedback(True)", "Good"),
@@ -42,7 +44,7 @@ class RecallScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Header()
-        yield Input(placeholder="recall: ask in plain words, then enter", id="query")
+        yield Input(placeholder="recall: ask in plain words; enter runs it, esc leaves the box", id="query")
         yield Static(
             "Every recall is signed by your agent and returns a signed receipt.", id="recall-summary"
         )
@@ -120,6 +122,9 @@ class RecallScreen(Screen[None]):
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         if event.row_key.value:
             self.aimos.open_memory(str(event.row_key.value))
+
+    def action_leave_query(self) -> None:
+        self.query_one("#results", DataTable).focus()
 
     def action_focus_query(self) -> None:
         self.query_one("#query", Input).focus()

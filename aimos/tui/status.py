@@ -31,6 +31,7 @@ def _table(*headers: str) -> Table:
 
 
 class StatusScreen(Screen[None]):
+    SUB_TITLE = "status · 1 memories · 2 recall"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("v", "verify_all", "Verify all"),
         Binding("r", "refresh_status", "Refresh"),
