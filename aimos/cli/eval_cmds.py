@@ -106,7 +106,15 @@ def tui_perf(
         f"aimos tui over {rep['memories']:,} memories"
         f" ({rep['brain_mb']} MB, built in {rep['build_seconds']} s)"
     )
-    for name in ("first_paint", "import_app", "cli_list_20", "press_with_fetch", "press_cached", "filter"):
+    for name in (
+        "first_paint",
+        "import_app",
+        "cli_list_20",
+        "press_with_fetch",
+        "press_cached",
+        "open_memory",
+        "filter",
+    ):
         s = rep[name]
         if s is not None:
             out(f"  {name:<18} median {s['median_ms']:>9.2f} ms   p95 {s['p95_ms']:>9.2f} ms   n {s['n']}")

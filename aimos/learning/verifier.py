@@ -105,14 +105,18 @@ def verify_brain(conn: apsw.Connection, memory_id: str | None = None) -> Report:
     chains = chain_reasons(conn, memories)
     label_chains = label_chain_reasons(conn, memories)
     replays = _replay_reasons(conn)
+    # one memory: by its id (indexed), not a scan of every provenance node
+    only_p, only_o = ("AND p.memory_id = ? ", "AND o.memory_id = ? ") if memory_id else ("", "")
     dangling = {
         r["memory_id"]
         for r in rows(
             conn,
-            "SELECT p.memory_id FROM memory_provenance p WHERE p.event_type = 'REWEIGHT' AND NOT EXISTS"
-            " (SELECT 1 FROM weight_projections w WHERE w.provenance_mutation_hash = p.mutation_hash)"
-            " UNION SELECT o.memory_id FROM outcomes o WHERE o.terminal = 'authorized_transition'"
-            " AND NOT EXISTS (SELECT 1 FROM weight_projections w WHERE w.outcome_id = o.outcome_id)",
+            "SELECT p.memory_id FROM memory_provenance p"
+            f" WHERE p.event_type = 'REWEIGHT' {only_p}AND NOT EXISTS (SELECT 1 FROM weight_projections w"
+            " WHERE w.provenance_mutation_hash = p.mutation_hash)"
+            f" UNION SELECT o.memory_id FROM outcomes o WHERE o.terminal = 'authorized_transition' {only_o}"
+            "AND NOT EXISTS (SELECT 1 FROM weight_projections w WHERE w.outcome_id = o.outcome_id)",
+            params * 2,
         )
     }
     baselined = {r["memory_id"] for r in rows(conn, "SELECT memory_id FROM weight_baselines")}

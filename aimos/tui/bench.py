@@ -66,6 +66,7 @@ async def _scroll(presses: int) -> dict[str, Any]:
 
     from aimos.memory.versions import browse_rowids
     from aimos.tui.app import AimosApp
+    from aimos.tui.detail import load
     from aimos.tui.memory_table import MemoryTable
 
     app = AimosApp()
@@ -91,21 +92,28 @@ async def _scroll(presses: int) -> dict[str, Any]:
         end = time.perf_counter() - t0
         await pilot.pause()
         current = table.current
+        opens = []
+        for _ in range(5):  # everything the memory screen reads, its one-memory verification included
+            t0 = time.perf_counter()
+            load(app.reader, str(current["memory_id"]) if current else "")
+            opens.append(time.perf_counter() - t0)
         words = str(current["value"]).split()[2:] if current else []
         word = next((w for w in words if w.isalpha()), "note")
         filters, rowids = [], []
-        for _ in range(5):
+        for _ in range(5):  # the query, then drawing the first screen of matches
             t0 = time.perf_counter()
             rowids = browse_rowids(app.reader, text=word)
             table.show(rowids)
-            await pilot.pause()
+            table.render_lines(region)
             filters.append(time.perf_counter() - t0)
+            await pilot.pause()
         return {
             "rows": rows,
             "page_presses": presses,
             "press_with_fetch": summary_ms(fetched) if fetched else None,
             "press_cached": summary_ms(cached) if cached else None,
             "jump_to_end_ms": round(end * 1000, 2),
+            "open_memory": summary_ms(opens),
             "filter_word": word,
             "filter_matches": len(rowids),
             "filter": summary_ms(filters),
