@@ -228,8 +228,8 @@ class AimosApp(App[None]):
                     "event": saved.event_id,
                 }
             )
-            self.push_screen(MessageDialog("Signed new version saved", lines))
             self.open_memory(saved.memory_id)
+            self.push_screen(MessageDialog("Signed new version saved", lines))
 
         self.push_screen(CorrectDialog(memory_id, value, self.agent), answered)
 

@@ -54,7 +54,7 @@ class LabelDialog(ModalScreen["dict[str, str] | None"]):
         self._agent = agent
 
     def compose(self) -> ComposeResult:
-        with Vertical(classes="dialog"):
+        with VerticalScroll(classes="dialog"):  # scrolls rather than hide its buttons on a small screen
             yield Label(f"Label memory {self._memory_id[:8]}", classes="dialog-title")
             yield Select(
                 [
@@ -65,9 +65,15 @@ class LabelDialog(ModalScreen["dict[str, str] | None"]):
                 ],
                 prompt="judgment",
                 id="judgment",
+                compact=True,
             )
-            yield Input(placeholder="reason (kept in the record)", id="reason")
-            yield Input(placeholder="master passphrase (refute, support)", password=True, id="passphrase")
+            yield Input(placeholder="reason (kept in the record)", id="reason", compact=True)
+            yield Input(
+                placeholder="master passphrase (refute, support)",
+                password=True,
+                id="passphrase",
+                compact=True,
+            )
             yield Static(
                 f"Signed by agent {self._agent}; refute and support also by the master.",
                 classes="dialog-body",

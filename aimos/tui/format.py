@@ -43,10 +43,10 @@ class Column:
 _ALL = {
     "id": Column("id", "id", 8),
     "key": Column("key", "key", 18),
-    "type": Column("type", "type", 10),
-    "label": Column("label", "label", 14),
+    "type": Column("type", "type", 10),  # every title is shorter than its width: room for ▲/▼
+    "label": Column("label", "label", 16),
     "weight": Column("weight", "weight", 7),
-    "clearance": Column("clearance", "clr", 3),
+    "clearance": Column("clearance", "clr", 4),
     "created": Column("created", "created", 16),
     "text": Column("text", "memory", 0),
 }

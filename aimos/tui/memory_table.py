@@ -62,7 +62,7 @@ class MemoryTable(ScrollView, can_focus=True):
         self.rowids = rowids
         self._pages.clear()
         self.cursor = min(self.cursor, max(len(rowids) - 1, 0)) if keep_cursor else 0
-        self.virtual_size = Size(self.size.width, len(rowids))
+        self.virtual_size = Size(self._width(), len(rowids))
         if not keep_cursor:
             self.scroll_to(y=0, animate=False)
         self.refresh()
@@ -87,16 +87,24 @@ class MemoryTable(ScrollView, can_focus=True):
         return self.memory_at(self.cursor)
 
     # --- drawing --------------------------------------------------------------------------------
-    def columns(self) -> list[Column]:
-        return layout(self.size.width)
+    def _width(self) -> int:
+        """The width rows are drawn in: inside the vertical scrollbar (never wider, so no
+        horizontal scrollbar appears to hide the last row)."""
+        return self.scrollable_content_region.width
 
-    def on_resize(self, event: events.Resize) -> None:
-        self.virtual_size = Size(event.size.width, len(self.rowids))
+    def _height(self) -> int:
+        return max(self.scrollable_content_region.height, 1)
+
+    def columns(self) -> list[Column]:
+        return layout(self._width())
+
+    def on_resize(self, _event: events.Resize) -> None:
+        self.virtual_size = Size(self._width(), len(self.rowids))
         self.refresh()
 
     def render_line(self, y: int) -> Strip:
         index = y + int(self.scroll_offset.y)
-        width = self.size.width
+        width = self._width()
         memory = self.memory_at(index)
         if memory is None:
             return Strip.blank(width)
@@ -127,7 +135,7 @@ class MemoryTable(ScrollView, can_focus=True):
         old = self.cursor
         self.cursor = max(0, min(index, len(self.rowids) - 1))
         top = int(self.scroll_offset.y)
-        height = max(self.size.height, 1)
+        height = self._height()
         if self.cursor < top:
             self.scroll_to(y=self.cursor, animate=False)
         elif self.cursor >= top + height:
@@ -139,7 +147,7 @@ class MemoryTable(ScrollView, can_focus=True):
         self._move_to(self.cursor + delta)
 
     def action_page(self, direction: int) -> None:
-        self._move_to(self.cursor + direction * max(self.size.height - 1, 1))
+        self._move_to(self.cursor + direction * max(self._height() - 1, 1))
 
     def action_jump(self, where: int) -> None:
         self._move_to(0 if where == 0 else len(self.rowids) - 1)

@@ -153,6 +153,7 @@ class StatusScreen(Screen[None]):
         bar.update(total=len(VERIFY_PHASES), progress=0)
         bar.display = True
         self.query_one("#status-verify", Static).update("verifying: starting…")
+        self.query_one("#status-verify", Static).scroll_visible(animate=False)
         self._verify(fingerprint)
 
     @work(thread=True, exclusive=True, group="verify")
@@ -180,7 +181,9 @@ class StatusScreen(Screen[None]):
 
     def _failed(self, failure: Any) -> None:
         self.verifying = False
-        self.query_one("#status-verify", Static).update(Text(f"✗ {failure.text()}", style="bold red"))
+        widget = self.query_one("#status-verify", Static)
+        widget.update(Text(f"✗ {failure.text()}", style="bold red"))
+        self.call_after_refresh(widget.scroll_visible, animate=False)
 
     def _verified(self, result: dict[str, Any]) -> None:
         self.verifying = False
@@ -227,3 +230,4 @@ class StatusScreen(Screen[None]):
         widget = self.query_one("#status-verify", Static)
         widget.set_class(not result["ok"], "failed")
         widget.update(text)
+        self.call_after_refresh(widget.scroll_visible, animate=False)

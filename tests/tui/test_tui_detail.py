@@ -35,7 +35,7 @@ async def open_memory(pilot: Pilot[Any], memory_id: str) -> MemoryScreen:
     app = pilot.app
     table = app.screen.query_one(MemoryTable)
     ids = [table.memory_at(i)["memory_id"] for i in range(len(table.rowids))]  # type: ignore[index]
-    await pilot.press(*["down"] * ids.index(memory_id))
+    await pilot.press("home", *["down"] * ids.index(memory_id))
     await pilot.press("enter")
     await pilot.pause()
     screen = app.screen
@@ -336,7 +336,8 @@ async def correct_to(pilot: Pilot[Any], old_text: str, new_text: str) -> Correct
     area = dialog.query_one("#correction", TextArea)
     assert area.text == old_text
     area.focus()
-    await pilot.press("end", *["backspace"] * len(old_text))
+    await pilot.press("end", "ctrl+u")  # to the end of the (one) line, delete back to its start
+    assert area.text == ""
     await paste(pilot, new_text)
     assert area.text == new_text
     await pilot.press("ctrl+s")
@@ -387,7 +388,10 @@ def test_correct_saves_a_new_version_and_opens_it(installed: Path) -> None:
     after = counts(installed)
     assert after["memories"] == before["memories"] + 1
     assert after["memory_supersessions"] == before["memory_supersessions"] + 1
-    assert value(installed, f"SELECT old_memory_id FROM memory_supersessions WHERE new_memory_id = '{new}'") == old
+    assert (
+        value(installed, f"SELECT old_memory_id FROM memory_supersessions WHERE new_memory_id = '{new}'")
+        == old
+    )
     assert memory_field(installed, old, "value") == "The meeting is on Monday", "the old version is kept"
 
 

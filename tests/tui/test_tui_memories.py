@@ -8,7 +8,17 @@ from typing import Any
 
 from textual.pilot import Pilot
 from textual.widgets import Input, Select, Static
-from tui_support import choose, drive, memory_field, run_aimos, save, screen_text, text_of, type_text
+from tui_support import (
+    choose,
+    cli_save,
+    drive,
+    memory_field,
+    run_aimos,
+    save,
+    screen_text,
+    text_of,
+    type_text,
+)
 
 from aimos.memory.versions import SORTS
 from aimos.tui.detail import MemoryScreen
@@ -40,7 +50,7 @@ def test_empty_brain_says_what_to_run_then_reload_shows_the_first_memory(install
         await pilot.pause()
         assert app.screen is screen
 
-        memory = save("The boiler is serviced every October")
+        memory = cli_save("The boiler is serviced every October")  # from another shell
         await pilot.press("r")
         await pilot.pause()
         assert not screen.query_one("#empty-brain").display
@@ -104,7 +114,9 @@ def test_text_filter_narrows_the_list_and_escape_clears_it(installed: Path) -> N
         await pilot.pause()
         assert shown_ids(pilot) == []
         assert "nothing matches: escape clears the filter" in summary(pilot)
-        assert not app.screen.query_one("#empty-brain").display, "a filter with no match is not an empty brain"
+        assert not app.screen.query_one("#empty-brain").display, (
+            "a filter with no match is not an empty brain"
+        )
 
         await pilot.press("escape")
         await pilot.pause()

@@ -86,7 +86,9 @@ def check(name: str, svg: str, text: str, tmp_path: Path) -> None:
     if svg != path.read_text("utf-8"):
         (tmp_path / f"{name}.svg").write_text(svg, "utf-8")
         before = text_path.read_text("utf-8").splitlines() if text_path.exists() else []
-        diff = "\n".join(list(difflib.unified_diff(before, text.splitlines(), "snapshot", "now", lineterm=""))[:40])
+        diff = "\n".join(
+            list(difflib.unified_diff(before, text.splitlines(), "snapshot", "now", lineterm=""))[:40]
+        )
         pytest.fail(
             f"{name} differs from its snapshot (new SVG: {tmp_path / (name + '.svg')})\n"
             + (diff or "(same text: colours or layout changed)")
@@ -107,7 +109,9 @@ def test_the_fixture_is_current_and_verifies() -> None:
 
     conn = open_reader(HOME / "brain.sqlite3")
     try:
-        assert schema_version(conn) == code_schema_version(), "rebuild: python tests/tui/seeded_brain.py --write"
+        assert schema_version(conn) == code_schema_version(), (
+            "rebuild: python tests/tui/seeded_brain.py --write"
+        )
         report = verify_brain(conn)
         assert report.ok, [r for r in report.records if not r.ok]
     finally:

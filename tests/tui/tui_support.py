@@ -22,6 +22,8 @@ from rich.text import Text
 from textual.pilot import Pilot
 from textual.widgets import Select, Static
 
+from aimos.tui.recall import RecallScreen
+
 T = TypeVar("T")
 
 # what a signed action adds to, and what must not move when one is refused or cancelled
@@ -94,9 +96,9 @@ async def paste(pilot: Pilot[Any], text: str) -> None:
     much faster than typing a long passphrase key by key)."""
     from textual import events
 
-    focused = pilot.app.focused
-    assert focused is not None, "nothing has the focus to paste into"
-    focused.post_message(events.Paste(text))
+    await pilot.pause()  # a focus() just made takes effect first
+    assert pilot.app.focused is not None, "nothing has the focus to paste into"
+    pilot.app.post_message(events.Paste(text))  # the app forwards it to the focused widget
     await pilot.pause()
 
 
@@ -118,8 +120,15 @@ def screen_text(app: Any) -> str:
     return console.export_text()
 
 
+def notifications(app: Any) -> list[str]:
+    """The messages of the toasts (app.notify) currently shown."""
+    return [str(n.message) for n in app._notifications]
+
+
 def _console(width: int) -> Console:
-    return Console(width=width, file=io.StringIO(), color_system="truecolor", force_terminal=True, record=True)
+    return Console(
+        width=width, file=io.StringIO(), color_system="truecolor", force_terminal=True, record=True
+    )
 
 
 def content_of(widget: Static) -> RenderableType:
@@ -177,15 +186,43 @@ def table_rows(widget: Static) -> int:
 
 
 # --- the brain, through the real CLI and the sqlite3 shell --------------------------------------
+_SAVE_OPTIONS = {"--key": "key", "--type": "memory_type", "--scope": "scope"}
+
+
 def save(text: str, *options: str) -> str:
-    """`aimos save TEXT OPTIONS`: the new memory's id."""
+    """What `aimos save TEXT OPTIONS` does (the same library call, in this process: a subprocess
+    per save would make the suite slow): a signed save by agent cli. The new memory's id."""
+    from aimos.epistemic.chain import signed_save
+    from aimos.identity.session import open_brain
+    from aimos.memory.save import build_save_body
+
+    assert len(options) % 2 == 0 and all(o in _SAVE_OPTIONS for o in options[::2]), options
+    fields = {_SAVE_OPTIONS[o]: v for o, v in zip(options[::2], options[1::2], strict=True)}
+    with open_brain(write=True) as brain:
+        result = signed_save(
+            brain, "cli", lambda b: build_save_body(company_id=b.company_id, value=text, **fields)
+        )
+    assert result.status == "saved", result
+    return str(result.memory_id)
+
+
+def cli_save(text: str, *options: str) -> str:
+    """`aimos save TEXT OPTIONS` in a subprocess (as from another shell): the new memory's id."""
     return run_aimos("save", text, *options).ok().out.strip()
 
 
 def recall(query: str) -> dict[str, Any]:
-    """`aimos recall QUERY --json`: the results and the receipt."""
-    found: dict[str, Any] = run_aimos("recall", query, "--json").json()
-    return found
+    """What `aimos recall QUERY` does, in this process: a recall signed by agent cli. Its
+    results and receipt."""
+    from aimos.identity.requests import PATH_RECALL, sign_request
+    from aimos.identity.session import now, open_brain
+    from aimos.recall.pipeline import build_recall_body
+    from aimos.recall.pipeline import recall as run
+
+    with open_brain(write=True) as brain:
+        request = sign_request(brain.signer("cli"), build_recall_body(query=query), PATH_RECALL, now())
+        result = run(brain.conn, brain.housekeeper(), request, now())
+    return {"results": result.results, "withheld": result.withheld, "receipt": result.receipt}
 
 
 def counts(home: Path, tables: Iterable[str] = SIGNED_TABLES) -> dict[str, int]:
@@ -200,21 +237,28 @@ def memory_field(home: Path, memory_id: str, column: str) -> str:
     return value(home, f"SELECT {column} FROM memories WHERE memory_id = '{memory_id}'")
 
 
-def break_initial_weight(home: Path, memory_id: str, weight_milli: int = 1500) -> None:
-    """Edit a memory's live weight outside aimos (drop the guard triggers, UPDATE with the sqlite3
-    shell), so its weight chain no longer attests the weight it has: the verifiers must say so."""
+def edit_outside(home: Path, table: str, sql: str) -> None:
+    """Edit the brain outside aimos, as someone with the file could: drop ``table``'s BEFORE
+    UPDATE / DELETE guard triggers and run ``sql`` with the sqlite3 shell."""
     db = home / BRAIN
     names = sqlite(
         db,
-        "SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'memories'"
+        f"SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = '{table}'"
         " AND (sql LIKE '%BEFORE UPDATE%' OR sql LIKE '%BEFORE DELETE%')",
     ).stdout.split()
-    assert names, "no guard triggers on memories?"
-    drops = " ".join(f"DROP TRIGGER {n};" for n in names)
-    done = sqlite(
-        db, f"{drops} UPDATE memories SET retrieval_weight_milli = {weight_milli} WHERE memory_id = '{memory_id}';"
-    )
+    assert names, f"no guard triggers on {table}?"
+    done = sqlite(db, " ".join(f"DROP TRIGGER {n};" for n in names) + f" {sql}")
     assert done.returncode == 0, done.stderr
+
+
+def break_initial_weight(home: Path, memory_id: str, weight_milli: int = 1500) -> None:
+    """Change a memory's live weight outside aimos, so its weight chain no longer attests the
+    weight it has: the verifiers must say so (unattested_initial_weight)."""
+    edit_outside(
+        home,
+        "memories",
+        f"UPDATE memories SET retrieval_weight_milli = {weight_milli} WHERE memory_id = '{memory_id}';",
+    )
 
 
 def lock_keystore(home: Path) -> Path:
@@ -225,3 +269,18 @@ def lock_keystore(home: Path) -> Path:
     aside = home.parent / "keys-moved-away"
     shutil.move(str(keys), str(aside))
     return aside
+
+
+async def run_recall(pilot: Pilot[Any], query: str) -> RecallScreen:
+    """2, type the query, enter: the recall screen after a signed recall (or an error dialog)."""
+    from textual.widgets import Input
+
+    await pilot.press("2")
+    await pilot.pause()
+    screen = pilot.app.screen
+    assert isinstance(screen, RecallScreen)
+    assert pilot.app.focused is screen.query_one("#query", Input)
+    await paste(pilot, query)
+    await pilot.press("enter")
+    await pilot.pause()
+    return screen

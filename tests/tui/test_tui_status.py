@@ -1,0 +1,112 @@
+"""The status screen, driven with Pilot on real brains: the brain, its keystore, identities and
+housekeeper jobs (and what to run when the housekeeper is not running), Verify all in its worker
+thread, refresh."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from aimos_cli_support import BRAIN
+from textual.pilot import Pilot
+from textual.widgets import ProgressBar, Static
+from tui_support import cli_save, drive, lines_in, save, screen_text, settle, text_of, value
+
+from aimos.tui.status import StatusScreen
+
+
+async def to_status(pilot: Pilot[Any]) -> StatusScreen:
+    await pilot.press("3")
+    await pilot.pause()
+    screen = pilot.app.screen
+    assert isinstance(screen, StatusScreen)
+    return screen
+
+
+def test_status_shows_the_brain_identities_and_that_the_housekeeper_is_not_running(installed: Path) -> None:
+    save("The boiler is serviced every October")
+    brain_id = value(installed, "SELECT value FROM brain_meta WHERE key = 'brain_id'")
+    fingerprint = value(installed, "SELECT fingerprint FROM master_identity")
+
+    async def scenario(pilot: Pilot[Any]) -> None:
+        screen = await to_status(pilot)
+        brain = text_of(screen.query_one("#status-brain", Static))
+        assert brain_id in brain and fingerprint in brain
+        assert str(installed / BRAIN) in brain
+        assert "file keystore" in brain
+        assert "memories 1" in brain
+        housekeeper = screen.query_one("#status-housekeeper", Static)
+        hk = text_of(housekeeper)
+        assert "housekeeper NOT running" in hk
+        assert "aimos housekeeper start" in hk, "it says what to run"
+        for job in ("heartbeat", "nightly-dream", "weekly-audit"):
+            assert job in hk
+        assert any("NOT running" in line for line in lines_in(housekeeper, "yellow"))
+        identities = text_of(screen.query_one("#status-identities", Static))
+        assert "cli" in identities and "housekeeper" in identities and "active" in identities
+        assert "none yet" in text_of(screen.query_one("#status-root", Static))
+        assert "press v to verify everything" in screen_text(pilot.app)
+
+    drive(scenario, size=(100, 40))
+
+
+def test_verify_all_runs_in_a_worker_and_says_the_brain_verifies(installed: Path) -> None:
+    save("The boiler is serviced every October")
+    save("Alice prefers tea over coffee")
+
+    async def scenario(pilot: Pilot[Any]) -> None:
+        screen = await to_status(pilot)
+        bar = screen.query_one("#verify-progress", ProgressBar)
+        assert not bar.display
+        await pilot.press("v")
+        assert screen.verifying or screen.verdict is not None
+        assert bar.display
+        await settle(pilot)
+        assert not screen.verifying
+        assert screen.verdict is not None and screen.verdict["ok"]
+        verdict = screen.query_one("#status-verify", Static)
+        text = text_of(verdict)
+        assert text.startswith("✓ the brain verifies: 2 memories"), text
+        assert "parity                yes" in text
+        assert screen.verdict["in_database"]["corpus_proof_root"] in text
+        assert not lines_in(verdict, "red")
+        assert not verdict.has_class("failed")
+        assert bar.progress == bar.total
+        assert "the brain verifies" in screen_text(pilot.app)
+
+    drive(scenario, size=(100, 40))
+
+
+def test_verify_all_without_a_trust_anchor_says_what_to_give(installed: Path) -> None:
+    anchors = installed / "config" / "anchors.json"
+    assert json.loads(anchors.read_text("utf-8")), "install writes the trust anchor"
+    anchors.rename(anchors.with_name("anchors.json.away"))
+
+    async def scenario(pilot: Pilot[Any]) -> None:
+        app = pilot.app
+        screen = await to_status(pilot)
+        await pilot.press("v")
+        await settle(pilot)
+        assert type(app.screen).__name__ == "MessageDialog"
+        text = screen_text(app)
+        assert "Could not find the trust anchor" in text
+        assert "--master-fingerprint" in text or "anchors.json" in text
+        assert not screen.verifying, "a refused verify can be started again"
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is screen
+
+    drive(scenario, size=(100, 30))
+
+
+def test_refresh_shows_what_changed_outside(installed: Path) -> None:
+    async def scenario(pilot: Pilot[Any]) -> None:
+        screen = await to_status(pilot)
+        assert "memories 0" in text_of(screen.query_one("#status-brain", Static))
+        cli_save("Saved from another shell while the TUI is open")
+        await pilot.press("r")
+        await pilot.pause()
+        assert "memories 1" in text_of(screen.query_one("#status-brain", Static))
+
+    drive(scenario, size=(100, 30))

@@ -1,0 +1,260 @@
+"""Bad input the TUI must meet with a clear screen, never a crash: a brain that fails
+verification (edited outside aimos), a keychain that cannot give the agent's key when an action
+needs a signature. Each case is a real brain, broken from outside the way a person's could be."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+from textual.pilot import Pilot
+from textual.widgets import Select, Static, TextArea
+from tui_support import (
+    break_initial_weight,
+    choose,
+    counts,
+    drive,
+    edit_outside,
+    lines_in,
+    lock_keystore,
+    paste,
+    recall,
+    run_recall,
+    save,
+    screen_text,
+    settle,
+    text_of,
+)
+
+from aimos.tui.detail import MemoryScreen
+from aimos.tui.dialogs import ConfirmDialog, MessageDialog
+from aimos.tui.memories import MemoriesScreen
+from aimos.tui.memory_table import MemoryTable
+from aimos.tui.recall import ReceiptScreen
+from aimos.tui.status import StatusScreen
+
+
+async def open_by_id(pilot: Pilot[Any], memory_id: str) -> MemoryScreen:
+    table = pilot.app.screen.query_one(MemoryTable)
+    ids = [table.memory_at(i)["memory_id"] for i in range(len(table.rowids))]  # type: ignore[index]
+    await pilot.press("home", *["down"] * ids.index(memory_id), "enter")
+    await pilot.pause()
+    screen = pilot.app.screen
+    assert isinstance(screen, MemoryScreen) and screen.memory_id == memory_id
+    return screen
+
+
+# --- a brain that fails verification -------------------------------------------------------------
+def test_an_edited_memory_says_it_does_not_verify_and_why_in_red(installed: Path) -> None:
+    edited = save("The heron colony nests by the east lake")
+    intact = save("Herons eat fish and frogs")
+    break_initial_weight(installed, edited)
+
+    async def scenario(pilot: Pilot[Any]) -> None:
+        app = pilot.app
+        assert isinstance(app.screen, MemoriesScreen)
+        assert len(app.screen.query_one(MemoryTable).rowids) == 2, "the list still shows every memory"
+        screen = await open_by_id(pilot, edited)
+        verification = screen.query_one("#detail-verification", Static)
+        text = text_of(verification)
+        assert text.startswith("✗ DOES NOT VERIFY"), text
+        assert "unattested_initial_weight" in text, "it says why"
+        assert lines_in(verification, "red") == [text], "the whole verdict is red"
+        assert verification.has_class("failed")
+        assert "DOES NOT VERIFY" in screen_text(app), "visible without scrolling"
+        await pilot.press("escape")
+        await pilot.pause()
+        other = await open_by_id(pilot, intact)
+        assert text_of(other.query_one("#detail-verification", Static)).startswith("✓ verifies")
+
+    drive(scenario, size=(100, 40))
+
+
+def test_verify_all_names_the_memory_that_fails_in_red(installed: Path) -> None:
+    edited = save("The heron colony nests by the east lake")
+    save("Herons eat fish and frogs")
+    break_initial_weight(installed, edited)
+
+    async def scenario(pilot: Pilot[Any]) -> None:
+        app = pilot.app
+        await pilot.press("3")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, StatusScreen)
+        await pilot.press("v")
+        await settle(pilot)
+        assert app.screen is screen, "no error dialog: the verdict is the answer"
+        assert screen.verdict is not None and not screen.verdict["ok"]
+        verdict = screen.query_one("#status-verify", Static)
+        text = text_of(verdict)
+        assert text.startswith("✗ THE BRAIN DOES NOT VERIFY"), text
+        red = lines_in(verdict, "red")
+        assert any(edited in line and "unattested_initial_weight" in line for line in red), red
+        assert verdict.has_class("failed")
+        assert edited in screen_text(app)
+        assert not screen.verifying
+        await pilot.press("v")  # it can be run again
+        await settle(pilot)
+        assert edited in text_of(verdict)
+
+    drive(scenario, size=(100, 40))
+
+
+def test_a_recall_that_meets_the_edited_memory_fails_closed_on_screen(installed: Path) -> None:
+    edited = save("The heron colony nests by the east lake")
+    break_initial_weight(installed, edited)
+    before = counts(installed, ("recall_receipts",))
+
+    async def scenario(pilot: Pilot[Any]) -> None:
+        app = pilot.app
+        screen = await run_recall(pilot, "heron colony")
+        assert isinstance(app.screen, MessageDialog)
+        text = screen_text(app)
+        assert "Could not recall" in text
+        assert edited in text, "it names the memory"
+        assert "east lake" not in text, "nothing of it is disclosed"
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is screen and screen.result is None
+
+    drive(scenario, size=(100, 30))
+    assert counts(installed, ("recall_receipts",)) == before
+
+
+def test_a_receipt_edited_after_the_recall_verifies_invalid_in_red(installed: Path) -> None:
+    save("The boiler is serviced every October")
+
+    async def scenario(pilot: Pilot[Any]) -> None:
+        app = pilot.app
+        screen = await run_recall(pilot, "boiler")
+        assert screen.result is not None
+        receipt = str(screen.result.receipt["receipt_id"])
+        root = str(screen.result.receipt["merkle_root"])
+        forged = ("0" if root[0] != "0" else "1") + root[1:]
+        edit_outside(
+            installed,
+            "recall_receipts",
+            f"UPDATE recall_receipts SET merkle_root = '{forged}' WHERE receipt_id = '{receipt}';",
+        )
+        await pilot.press("t")
+        await pilot.pause()
+        receipt_screen = app.screen
+        assert isinstance(receipt_screen, ReceiptScreen)
+        await pilot.press("v")
+        await pilot.pause()
+        verdict = receipt_screen.query_one("#receipt-verify", Static)
+        text = text_of(verdict)
+        assert text.startswith("INVALID: a check failed"), text
+        red = lines_in(verdict, "red")
+        assert any(line.startswith("✗ Merkle root") for line in red), red
+        assert verdict.has_class("failed")
+        assert "INVALID" in screen_text(app)
+
+    drive(scenario, size=(100, 40))
+
+
+# --- the keychain cannot give the key --------------------------------------------------------------
+def test_locked_keychain_feedback_says_nothing_was_signed(installed: Path) -> None:
+    memory = save("The boiler is serviced every October")
+    recall("boiler serviced")
+    lock_keystore(installed)
+    before = counts(installed)
+
+    async def scenario(pilot: Pilot[Any]) -> None:
+        app = pilot.app
+        screen = await open_by_id(pilot, memory)
+        await pilot.press("g")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmDialog)
+        await pilot.press("y")
+        await pilot.pause()
+        assert isinstance(app.screen, MessageDialog)
+        text = screen_text(app)
+        assert "Could not give feedback" in text
+        assert "keystore" in text, "it says what is wrong"
+        assert "Nothing was signed or changed." in text
+        assert "Traceback" not in text
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.screen is screen
+        assert "1 point(s)" in text_of(screen.query_one("#detail-trajectory", Static))
+
+    drive(scenario, size=(100, 40))
+    assert counts(installed) == before
+
+
+def test_locked_keychain_label_correct_and_recall_sign_nothing(installed: Path) -> None:
+    memory = save("The boiler is serviced every October")
+    lock_keystore(installed)
+    before = counts(installed)
+
+    async def scenario(pilot: Pilot[Any]) -> None:
+        app = pilot.app
+        screen = await open_by_id(pilot, memory)
+        await pilot.press("l")
+        await pilot.pause()
+        await choose(pilot, app.screen.query_one("#judgment", Select), "dispute")
+        await pilot.press("tab")
+        await paste(pilot, "doubtful")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, MessageDialog)
+        assert "Could not dispute the memory" in screen_text(app)
+        assert "Nothing was signed or changed." in screen_text(app)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.screen is screen
+
+        await pilot.press("c")
+        await pilot.pause()
+        area = app.screen.query_one("#correction", TextArea)
+        area.focus()
+        await pilot.press("end", "ctrl+u")
+        await paste(pilot, "The boiler is serviced every November")
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert isinstance(app.screen, MessageDialog)
+        text = screen_text(app)
+        assert "Could not save the correction" in text and "Nothing was signed or changed." in text
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.screen is screen, "no new version is opened"
+        await pilot.press("escape")
+        await pilot.pause()
+
+        await run_recall(pilot, "boiler")
+        assert isinstance(app.screen, MessageDialog)
+        text = screen_text(app)
+        assert "Could not recall" in text and "Nothing was signed or changed." in text
+
+    drive(scenario, size=(100, 30))
+    assert counts(installed) == before
+
+
+def test_unlocking_the_keychain_again_lets_the_same_session_sign(installed: Path) -> None:
+    memory = save("The boiler is serviced every October")
+    recall("boiler serviced")
+    aside = lock_keystore(installed)
+    before = counts(installed)
+
+    async def scenario(pilot: Pilot[Any]) -> None:
+        app = pilot.app
+        screen = await open_by_id(pilot, memory)
+        await pilot.press("g", "y")
+        await pilot.pause()
+        assert isinstance(app.screen, MessageDialog) and "Nothing was signed" in screen_text(app)
+        await pilot.press("enter")
+        await pilot.pause()
+        from aimos_cli_support import keystore_dir
+
+        shutil.move(str(aside), str(keystore_dir(installed)))  # unlocked again
+        await pilot.press("g", "y")
+        await pilot.pause()
+        assert "Signed outcome recorded" in screen_text(app)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert "2 point(s)" in text_of(screen.query_one("#detail-trajectory", Static))
+
+    drive(scenario, size=(100, 40))
+    assert counts(installed)["outcomes"] == before["outcomes"] + 1
