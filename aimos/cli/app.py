@@ -51,6 +51,7 @@ def _register() -> None:
         install_cmd,
         label_cmds,
         learning_cmds,
+        mcp_cmds,
         memory_cmds,
         purge_cmds,
         recall_cmds,
@@ -73,6 +74,7 @@ def _register() -> None:
     app.add_typer(agent_cmds.agent_app, name="agent")
     app.add_typer(eval_cmds.eval_app, name="eval")
     app.add_typer(purge_cmds.purge_app, name="purge")
+    app.add_typer(mcp_cmds.mcp_app, name="mcp")
 
 
 _register()

@@ -28,15 +28,11 @@ def register(app: typer.Typer) -> None:
         agent: str = typer.Option("cli", "--as", help="The enrolled agent that signs the recall."),
     ) -> None:
         """Recall memories through a signed request; every recall returns a signed receipt."""
-        from aimos.identity.requests import PATH_RECALL, sign_request
-        from aimos.identity.session import now, open_brain
-        from aimos.recall.pipeline import build_recall_body, recall
+        from aimos.identity.session import open_brain
+        from aimos.recall.pipeline import recall_as
 
         with open_brain(write=True) as brain:
-            signer = brain.signer(agent)
-            housekeeper = brain.housekeeper()
-            body = build_recall_body(query=query, limit=k, history=history)
-            result = recall(brain.conn, housekeeper, sign_request(signer, body, PATH_RECALL, now()), now())
+            result = recall_as(brain, agent, query, limit=k, history=history)
         if json_out:
             emit_json(result.to_json(show_withheld=show_withheld))
             return

@@ -30,6 +30,7 @@ METHOD = "POST"
 PATH_SAVE = "/aimos/save"
 PATH_RECALL = "/aimos/recall"
 PATH_OUTCOME = "/aimos/outcome"
+PATH_SHOW = "/aimos/show"  # one memory read by id (MCP show_memory); recorded by its nonce row
 SIG_FORM = 3
 
 

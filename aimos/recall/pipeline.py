@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import apsw
 
@@ -25,6 +25,9 @@ from aimos.recall.policy import Candidate, Scored, decide
 from aimos.recall.receipts import evidence_entry, record_receipt
 from aimos.recall.text import query_terms
 from aimos.store.connection import write_transaction
+
+if TYPE_CHECKING:
+    from aimos.identity.session import Brain
 
 MAX_LIMIT = 200
 DEFAULT_LIMIT = 10
@@ -290,3 +293,16 @@ def _company(conn: apsw.Connection) -> str:
     from aimos.ledger.events import brain_company
 
     return brain_company(conn)
+
+
+def recall_as(
+    brain: Brain, agent: str, query: str, *, limit: int = DEFAULT_LIMIT, history: bool = False
+) -> RecallResult:
+    """A recall signed by ``agent`` (POST /aimos/recall), as the CLI, the TUI and MCP run it."""
+    from aimos.identity.requests import sign_request
+    from aimos.identity.session import now
+
+    signer = brain.signer(agent)
+    housekeeper = brain.housekeeper()
+    body = build_recall_body(query=query, limit=limit, history=history)
+    return recall(brain.conn, housekeeper, sign_request(signer, body, PATH_RECALL, now()), now())

@@ -30,9 +30,10 @@ ALLOWED: dict[str, set[str]] = {
         "crypto", "store", "identity", "ledger", "memory", "recall", "learning", "verify", "epistemic", "housekeeper",
         "eval",  # only its benchmark (aimos/tui/bench.py) builds a scratch brain with eval's builder
     },
+    "mcp": {"crypto", "store", "identity", "ledger", "memory", "recall", "learning", "verify", "epistemic"},
     "cli": {
         "crypto", "store", "identity", "ledger", "memory", "recall", "learning", "verify", "eval", "installer", "cli",
-        "housekeeper", "epistemic", "purge", "tui",
+        "housekeeper", "epistemic", "purge", "tui", "mcp",
     },
 }
 COMMON = {"errors", "exit_codes", "paths", ""}
@@ -116,6 +117,26 @@ def test_only_the_tui_imports_textual() -> None:
             if any(n == "textual" or n.startswith("textual.") for n in names):
                 importers.add(module.relative_to(ROOT).parts[1])
     assert importers == {"tui"}, importers
+
+
+def test_only_aimos_mcp_server_imports_the_mcp_sdk() -> None:
+    """The SDK (and the pydantic, anyio and HTTP stack under it) loads only when `aimos mcp` serves."""
+    importers = set()
+    for module in (ROOT / "aimos").rglob("*.py"):
+        for node in ast.walk(ast.parse(module.read_text("utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names = [node.module]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            else:
+                continue
+            if any(n == "mcp" or n.startswith("mcp.") or n.startswith("mcp_types") for n in names):
+                importers.add(module.relative_to(ROOT).as_posix())
+    assert importers == {"aimos/mcp/server.py"}, importers
+    for statement in ("import aimos.cli.app, aimos.cli.mcp_cmds, aimos.mcp.config", "import aimos.tui.app"):
+        loaded = modules_after(statement)
+        assert not {"mcp", "mcp_types", "pydantic", "starlette", "uvicorn"} & loaded, statement
+    assert "mcp" in modules_after("import aimos.mcp.server")
 
 
 def test_cli_help_path_stays_light() -> None:

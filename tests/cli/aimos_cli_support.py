@@ -191,3 +191,41 @@ def parse_json(result: Result) -> Any:
         return json.loads(result.out)
     except ValueError as exc:  # pragma: no cover - the assertion message is the point
         raise AssertionError(f"--json output is not JSON ({exc})\n{result.describe()}") from None
+
+
+# --- the OS keychain (Secret Service), probed without aimos ---------------------------------------
+KEYCHAIN_HELP = (
+    "the keychain tests need a real Secret Service: run them with "
+    "`dbus-run-session -- bash scripts/test-in-keyring-session.sh tests/...`"
+)
+
+
+def keychain_problem() -> str | None:
+    """None when a real OS keychain stores, reads and deletes an item from this process."""
+    try:
+        import keyring
+
+        backend = keyring.get_keyring()
+        module = type(backend).__module__
+        if module.startswith(("keyring.backends.fail", "keyring.backends.null", "keyrings.alt")):
+            return f"keyring has no OS backend here ({module}.{type(backend).__name__})"
+        service, name = "aimos:test-probe", f"probe-{os.getpid()}"
+        keyring.set_password(service, name, "ok")
+        value = keyring.get_password(service, name)
+        keyring.delete_password(service, name)
+    except Exception as exc:  # any backend failure means: no keychain
+        return f"{type(exc).__name__}: {exc}"
+    return None if value == "ok" else "the keychain returned another value than it stored"
+
+
+def require_keychain() -> Any:
+    """The `keyring` module once a real OS keychain answered; otherwise FAIL (never skip) saying how
+    to run the keychain tests."""
+    import pytest
+
+    problem = keychain_problem()
+    if problem is not None:
+        pytest.fail(f"no OS keychain reachable ({problem}); {KEYCHAIN_HELP}", pytrace=False)
+    import keyring
+
+    return keyring

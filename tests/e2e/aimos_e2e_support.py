@@ -10,20 +10,32 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import subprocess
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from aimos_cli_support import BRAIN, PASSPHRASE_ENV, SQLITE3, UUID_RE, Result, run_aimos
-
-__all__ = ["BRAIN", "PASSPHRASE_ENV", "SQLITE3", "UUID_RE", "Result", "run_aimos"]
-
-KEYCHAIN_HELP = (
-    "the keychain tests need a real Secret Service: run them with "
-    "`dbus-run-session -- bash scripts/test-in-keyring-session.sh tests/e2e`"
+from aimos_cli_support import (
+    BRAIN,
+    PASSPHRASE_ENV,
+    SQLITE3,
+    UUID_RE,
+    Result,
+    keychain_problem,
+    require_keychain,
+    run_aimos,
 )
+
+__all__ = [
+    "BRAIN",
+    "PASSPHRASE_ENV",
+    "SQLITE3",
+    "UUID_RE",
+    "Result",
+    "keychain_problem",
+    "require_keychain",
+    "run_aimos",
+]
 
 
 def sqlite_rows(brain: Path, sql: str) -> list[dict[str, Any]]:
@@ -68,34 +80,3 @@ def secret_forms(secret: bytes) -> dict[str, bytes]:
         "base64url": url.rstrip(b"="),
         "base64": std.rstrip(b"="),
     }
-
-
-def keychain_problem() -> str | None:
-    """None when a real OS keychain stores, reads and deletes an item from this process."""
-    try:
-        import keyring
-
-        backend = keyring.get_keyring()
-        module = type(backend).__module__
-        if module.startswith(("keyring.backends.fail", "keyring.backends.null", "keyrings.alt")):
-            return f"keyring has no OS backend here ({module}.{type(backend).__name__})"
-        service, name = "aimos:e2e-probe", f"probe-{os.getpid()}"
-        keyring.set_password(service, name, "ok")
-        value = keyring.get_password(service, name)
-        keyring.delete_password(service, name)
-    except Exception as exc:  # any backend failure means: no keychain
-        return f"{type(exc).__name__}: {exc}"
-    return None if value == "ok" else "the keychain returned another value than it stored"
-
-
-def require_keychain() -> Any:
-    """The `keyring` module once a real OS keychain answered; otherwise FAIL (never skip) saying how
-    to run the keychain tests."""
-    import pytest
-
-    problem = keychain_problem()
-    if problem is not None:
-        pytest.fail(f"no OS keychain reachable ({problem}); {KEYCHAIN_HELP}", pytrace=False)
-    import keyring
-
-    return keyring

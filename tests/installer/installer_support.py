@@ -25,6 +25,8 @@ from typing import Any
 
 import apsw
 from aimos_cli_support import BRAIN, PASSPHRASE_ENV, Result, run_aimos
+from aimos_cli_support import keychain_problem as keychain_problem  # re-exported
+from aimos_cli_support import require_keychain as require_keychain  # re-exported
 from process_support import (  # re-exported for the suite's modules
     is_housekeeper as is_housekeeper,
 )
@@ -45,10 +47,6 @@ __all__ = ["BRAIN", "PASSPHRASE_ENV", "Result", "run_aimos"]
 
 REPO = Path(__file__).resolve().parents[2]
 GUIDES = REPO / "installer" / "guides"
-KEYCHAIN_HELP = (
-    "the keychain tests need a real Secret Service: run them with "
-    "`dbus-run-session -- bash scripts/test-in-keyring-session.sh tests/installer`"
-)
 # What any aimos command may add to a home it refuses to touch: its one-line command log.
 CLI_LOG = ("logs", "logs/aimos.log")
 
@@ -163,37 +161,6 @@ def event_signature_ok(home: Path, event: dict[str, Any]) -> bool:
     except Exception:
         return False
     return True
-
-
-# --- the OS keychain (Secret Service), read without aimos ----------------------------------------
-def keychain_problem() -> str | None:
-    """None when a real OS keychain stores, reads and deletes an item from this process."""
-    try:
-        import keyring
-
-        backend = keyring.get_keyring()
-        module = type(backend).__module__
-        if module.startswith(("keyring.backends.fail", "keyring.backends.null", "keyrings.alt")):
-            return f"keyring has no OS backend here ({module}.{type(backend).__name__})"
-        service, name = "aimos:installer-test-probe", f"probe-{os.getpid()}"
-        keyring.set_password(service, name, "ok")
-        value = keyring.get_password(service, name)
-        keyring.delete_password(service, name)
-    except Exception as exc:  # any backend failure means: no keychain
-        return f"{type(exc).__name__}: {exc}"
-    return None if value == "ok" else "the keychain returned another value than it stored"
-
-
-def require_keychain() -> Any:
-    """The `keyring` module once a real OS keychain answered; otherwise FAIL (never skip)."""
-    import pytest
-
-    problem = keychain_problem()
-    if problem is not None:
-        pytest.fail(f"no OS keychain reachable ({problem}); {KEYCHAIN_HELP}", pytrace=False)
-    import keyring
-
-    return keyring
 
 
 def keychain_usernames(service: str) -> set[str]:

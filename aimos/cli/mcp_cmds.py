@@ -1,0 +1,91 @@
+"""`aimos mcp --agent ID` (the MCP server over stdio) and `aimos mcp config` (a client's snippet)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import typer
+
+from aimos.cli.output import out, say
+
+mcp_app = typer.Typer(
+    help="Connect agents over MCP (Model Context Protocol): each signs with its own enrolled identity.",
+    invoke_without_command=True,
+    rich_markup_mode=None,
+)
+
+
+def aimos_command() -> list[str]:
+    """How a client that knows nothing of this shell's PATH starts this aimos: its absolute path."""
+    argv0 = Path(sys.argv[0])
+    if argv0.name == "aimos" and argv0.is_file() and os.access(argv0, os.X_OK):
+        return [str(argv0.absolute())]
+    found = shutil.which("aimos")
+    if found:
+        return [str(Path(found).absolute())]
+    return [sys.executable, "-m", "aimos"]
+
+
+def _enrolled(agent: str) -> str:
+    """Refuse an agent that is not enrolled (exit 3); the brain's keystore kind."""
+    from aimos.identity.epochs import check_agent_id, latest_epoch
+    from aimos.identity.session import open_brain
+
+    check_agent_id(agent)
+    with open_brain(write=False) as brain:
+        latest_epoch(brain.conn, agent)
+        return str(brain.keystore.kind)
+
+
+@mcp_app.callback(invoke_without_command=True)
+def mcp_main(
+    ctx: typer.Context,
+    agent: str = typer.Option(None, "--agent", help="The enrolled agent this server signs as."),
+) -> None:
+    """Serve MCP on stdin/stdout for one enrolled agent (an MCP client starts this command)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from aimos.errors import UsageError
+
+    if agent is None:
+        raise UsageError(
+            "say which agent this server serves",
+            "Run `aimos mcp --agent ID` (enrol one first with `aimos install --add-agent ID`).",
+        )
+    from aimos.identity.session import open_brain
+
+    _enrolled(agent)
+    with open_brain(write=True) as brain:
+        brain.signer(agent)  # revoked, expired or a locked keychain: refused now, not at the first call
+    if sys.stdin.isatty():
+        say(f"aimos mcp: serving agent {agent} over stdio; an MCP client talks to it (Ctrl-C stops)")
+    import anyio
+
+    from aimos.mcp.server import build_server, serve_stdio
+
+    anyio.run(serve_stdio, build_server(agent))
+
+
+@mcp_app.command("config")
+def config_cmd(
+    agent: str = typer.Option(..., "--agent", help="The enrolled agent the client will sign as."),
+    client: str = typer.Option("generic", "--client", help="claude-desktop, claude-code, cursor or generic."),
+) -> None:
+    """Print the JSON an MCP client needs to start `aimos mcp --agent ID` (absolute paths)."""
+    from aimos import paths
+    from aimos.errors import UsageError
+    from aimos.mcp.config import CLIENTS, WHERE, client_config
+
+    if client not in CLIENTS:
+        raise UsageError(f"unknown client {client!r}", f"Use one of: {', '.join(CLIENTS)}.")
+    keystore = _enrolled(agent)
+    env = {"AIMOS_HOME": str(paths.data_dir().absolute())} if os.environ.get("AIMOS_HOME") else {}
+    # clients start servers with a small environment of their own: pass on what finds the keys
+    passed = ["AIMOS_KEYSTORE"] + (["DBUS_SESSION_BUS_ADDRESS"] if keystore == "os" else [])
+    env.update({name: os.environ[name] for name in passed if os.environ.get(name)})
+    out(json.dumps(client_config(client, aimos_command(), agent, env), indent=2))
+    say(WHERE[client].replace("AGENT", agent))

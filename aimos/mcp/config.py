@@ -1,0 +1,42 @@
+"""The configuration snippet an MCP client needs to start `aimos mcp --agent ID` (pure).
+
+Clients start servers with a small environment of their own, and a command that is not on the
+client's PATH is the usual reason an MCP setup fails: the snippet names aimos by its absolute
+path and passes AIMOS_HOME when one is set, so the client reaches the same brain.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+CLIENTS = ("claude-desktop", "claude-code", "cursor", "generic")
+
+WHERE = {
+    "claude-desktop": "Add this to claude_desktop_config.json (Settings > Developer > Edit Config), "
+    "then restart Claude Desktop.",
+    "claude-code": "Add this to .mcp.json in your project "
+    "(or run `claude mcp add-json aimos-AGENT '<the inner object>'`).",
+    "cursor": "Add this to ~/.cursor/mcp.json (or .cursor/mcp.json in a project).",
+    "generic": "Start this command with these arguments and environment; it speaks MCP over stdio.",
+}
+
+
+def server_name(agent: str) -> str:
+    return f"aimos-{agent}"
+
+
+def server_entry(command: list[str], agent: str, env: dict[str, str]) -> dict[str, Any]:
+    entry: dict[str, Any] = {"command": command[0], "args": [*command[1:], "mcp", "--agent", agent]}
+    if env:
+        entry["env"] = dict(sorted(env.items()))
+    return entry
+
+
+def client_config(client: str, command: list[str], agent: str, env: dict[str, str]) -> dict[str, Any]:
+    """The JSON object to give ``client`` (one of CLIENTS)."""
+    entry = server_entry(command, agent, env)
+    if client == "generic":
+        return entry
+    if client == "claude-code":
+        entry = {"type": "stdio", **entry}
+    return {"mcpServers": {server_name(agent): entry}}
