@@ -22,12 +22,13 @@ mcp_app = typer.Typer(
 def aimos_command() -> list[str]:
     """How a client that knows nothing of this shell's PATH starts this aimos: its absolute path."""
     argv0 = Path(sys.argv[0])
-    if argv0.name == "aimos" and argv0.is_file() and os.access(argv0, os.X_OK):
-        return [str(argv0.absolute())]
-    found = shutil.which("aimos")
-    if found:
-        return [str(Path(found).absolute())]
-    return [sys.executable, "-m", "aimos"]
+    beside_python = Path(sys.executable).parent / "aimos"  # the console script of this environment
+    on_path = shutil.which("aimos")
+    candidates = (argv0 if argv0.name == "aimos" else None, beside_python, Path(on_path) if on_path else None)
+    for candidate in candidates:
+        if candidate is not None and candidate.is_file() and os.access(candidate, os.X_OK):
+            return [str(candidate.absolute())]
+    return [str(Path(sys.executable).absolute()), "-m", "aimos"]
 
 
 def _enrolled(agent: str) -> str:
