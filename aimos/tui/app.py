@@ -86,10 +86,16 @@ class AimosApp(App[None]):
     def _fail(self, failure: Failure) -> None:
         self.push_screen(MessageDialog(failure.title, failure.text().splitlines(), error=True))
 
-    def read(self, call: Callable[[], T], *, doing: str) -> T | None:
+    def read(self, call: Callable[[], T], *, doing: str, quiet: bool = False) -> T | None:
+        """``call()``, or None with the error on screen: in a dialog, or (``quiet``: a screen
+        refreshing itself as it comes back to the front, where closing a dialog would bring it to
+        the front again, and fail again) in a notification."""
         outcome = attempt(call, doing=doing)
         if isinstance(outcome, Failure):
-            self._fail(outcome)
+            if quiet:
+                self.notify(outcome.text(), title=outcome.title, severity="error", timeout=10)
+            else:
+                self._fail(outcome)
             return None
         return outcome
 
@@ -186,12 +192,20 @@ class AimosApp(App[None]):
             if not choice:
                 return
             judgment, reason = choice["judgment"], choice["reason"]
+            # the passphrase leaves the dict the dialog returned (Textual's frames hold it) and is
+            # dropped as soon as the master key is unlocked: no frame that runs after the signing
+            # (drawing the result, refreshing the screen) holds it, so a traceback printed with
+            # its locals could not show it
+            secret = [choice.pop("passphrase", "")]
 
             def call(brain: Brain) -> Any:
-                master = brain.master_with(choice["passphrase"]) if judgment in TRUST_RAISING else None
+                passphrase, secret[0] = secret[0], ""
+                master = brain.master_with(passphrase) if judgment in TRUST_RAISING else None
+                del passphrase
                 return judge_memory(brain, self.agent, memory_id, judgment, reason, master=master)
 
             moved = self.signed(call, doing=f"{judgment} the memory")
+            secret[0] = ""
             if moved is None:
                 return
             lines = event_lines(

@@ -97,13 +97,20 @@ class MemoryScreen(Screen[None]):
 
     def on_screen_resume(self) -> None:
         if self.detail:
-            self.refresh_detail()
+            self.refresh_detail(quiet=True)
 
-    def refresh_detail(self) -> None:
-        found = self.aimos.read(lambda: load(self.aimos.reader, self.memory_id), doing="read the memory")
+    def refresh_detail(self, *, quiet: bool = False) -> None:
+        found = self.aimos.read(
+            lambda: load(self.aimos.reader, self.memory_id), doing="read the memory", quiet=quiet
+        )
         if found is None:
             return
-        self.detail = d = found
+        self.detail = found
+        # what the brain holds may have been edited outside aimos: a part that cannot be drawn is
+        # said (the parts before it, the verification verdict among them, are already shown)
+        self.aimos.read(lambda: self._draw(found), doing="show all of the memory", quiet=quiet)
+
+    def _draw(self, d: dict[str, Any]) -> None:
         self.sub_title = f"memory {d['memory_id'][:8]}"
         self.query_one("#detail-value", Static).update(Text(d["value"]))
         v = d["version"]
@@ -209,13 +216,14 @@ class MemoryScreen(Screen[None]):
         )
         table.caption_justify = "left"
         for h in history:
-            ev = h["evidence"] or {}
+            ev = h["evidence"] if isinstance(h["evidence"], dict) else {}  # signed JSON, as recorded
             if ev:
                 by = f"{ev.get('agent_id')}" + (" + master" if ev.get("master_fingerprint") else "")
             else:
                 by = f"classifier (score {h['confidence_milli']})"
             label = Text(h["label"], style="red" if h["label"] in ADVERSE else "")
-            table.add_row(when(h["created_at"]), label, h["basis"], by, first_line(h["reason"] or "-", 60))
+            reason = str(h["reason"]) if h["reason"] is not None else "-"
+            table.add_row(when(h["created_at"]), label, h["basis"], by, first_line(reason, 60))
         self.query_one("#detail-labels", Static).update(table)
 
     # --- actions ------------------------------------------------------------------------------

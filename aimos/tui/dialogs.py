@@ -96,7 +96,7 @@ class LabelDialog(ModalScreen["dict[str, str] | None"]):
         if event.button.id == "sign":
             self._submit()
         else:
-            self.dismiss(None)
+            self.action_cancel()
 
     def _submit(self) -> None:
         judgment = self.query_one("#judgment", Select).value
@@ -112,9 +112,12 @@ class LabelDialog(ModalScreen["dict[str, str] | None"]):
         if judgment in TRUST_RAISING and not passphrase:
             error.update(f"{judgment} raises trust: type the master passphrase.")
             return
-        self.dismiss({"judgment": str(judgment), "reason": reason, "passphrase": passphrase})
+        self.query_one("#passphrase", Input).clear()  # the box does not keep it once it is handed over
+        kept = passphrase if judgment in TRUST_RAISING else ""  # only refute and support use it
+        self.dismiss({"judgment": str(judgment), "reason": reason, "passphrase": kept})
 
     def action_cancel(self) -> None:
+        self.query_one("#passphrase", Input).clear()
         self.dismiss(None)
 
 

@@ -31,9 +31,17 @@ def attempt(call: Callable[[], T], *, doing: str) -> T | Failure:
         return call()
     except AimosError as exc:
         return Failure(f"Could not {doing}", exc.message, exc.hint)
-    except apsw.BusyError:
+    except (apsw.BusyError, apsw.LockedError):
         return Failure(
             f"Could not {doing}", "the brain is busy (another process holds its write lock)", "Try again."
+        )
+    except (apsw.CorruptError, apsw.NotADBError):
+        return Failure(
+            f"Could not {doing}",
+            "the brain file, or one of its search indexes, is damaged",
+            "If only the word filter fails, `aimos index rebuild` rebuilds the search indexes (they hold"
+            " nothing else). Otherwise run `aimos verify` and restore from a backup in the brain's"
+            " backups folder.",
         )
     except Exception as exc:  # a bug or an environment problem: no traceback, no locals
         return Failure(

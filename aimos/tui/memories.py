@@ -23,7 +23,7 @@ This brain has no memories yet.
 
 Save one from a shell:      aimos save "The boiler is serviced every October"
 Or connect an agent:        aimos install --add-agent ID
-Then press r here (or 1) to reload."""
+Then press r here to reload."""
 
 FILTERS = (
     ("filter-type", "memory_type", "type"),
@@ -50,6 +50,7 @@ class MemoriesScreen(Screen[None]):
         self.include_history = False
         self.total = 0
         self._debounce: Timer | None = None
+        self._fetch_failed = False
 
     @property
     def aimos(self) -> AimosApp:
@@ -68,7 +69,19 @@ class MemoriesScreen(Screen[None]):
         yield Footer(compact=True, show_command_palette=False)
 
     def _fetch(self, rowids: list[int]) -> dict[int, dict[str, Any]]:
-        return rows_by_rowid(self.aimos.reader, rowids)
+        """One page of rows, for drawing: a failure leaves those lines blank and is said once (in
+        a notification: this runs while the screen is being drawn), until the next reload."""
+        from aimos.tui.guard import Failure, attempt
+
+        found = attempt(lambda: rows_by_rowid(self.aimos.reader, rowids), doing="read the memories")
+        if isinstance(found, Failure):
+            if not self._fetch_failed:
+                self._fetch_failed = True
+                self.app.call_later(
+                    self.app.notify, found.text(), title=found.title, severity="error", timeout=10
+                )
+            return {}
+        return found
 
     def on_mount(self) -> None:
         self.reload()
@@ -79,11 +92,18 @@ class MemoriesScreen(Screen[None]):
     def on_screen_resume(self) -> None:
         """Back from a memory, a dialog or another screen: show what signed actions changed."""
         if self.is_mounted and self.query(MemoryTable):
-            self.reload(keep_cursor=True)
+            self.reload(keep_cursor=True, quiet=True)
 
     def _load_filter_choices(self) -> None:
+        found = self.aimos.read(
+            lambda: {column: distinct_values(self.aimos.reader, column) for _w, column, _p in FILTERS},
+            doing="read the filter choices",
+            quiet=True,
+        )
+        if found is None:
+            return
         for widget_id, column, _prompt in FILTERS:
-            values = distinct_values(self.aimos.reader, column)
+            values = found[column]
             select = self.query_one(f"#{widget_id}", Select)
             current = select.value
             select.set_options([(v, v) for v in values])
@@ -103,22 +123,32 @@ class MemoriesScreen(Screen[None]):
             "scope": chosen["scope"],
         }
 
-    def reload(self, *, keep_cursor: bool = False) -> None:
+    def reload(self, *, keep_cursor: bool = False, quiet: bool = False) -> None:
+        """Query the list again (a failure is shown and leaves the list as it was)."""
         filters = self._filters()
-        rowids = browse_rowids(
-            self.aimos.reader,
-            **filters,
-            include_history=self.include_history,
-            sort=self.sort,
-            descending=self.descending,
-        )
         filtered = bool(filters["text"].strip()) or any(
             filters[k] is not None for k in ("memory_type", "label", "scope")
         )
-        if not filtered:
-            self.total = len(rowids)
-        elif not self.total:
-            self.total = len(browse_rowids(self.aimos.reader, include_history=self.include_history))
+
+        def query() -> tuple[list[int], int]:
+            rowids = browse_rowids(
+                self.aimos.reader,
+                **filters,
+                include_history=self.include_history,
+                sort=self.sort,
+                descending=self.descending,
+            )
+            if not filtered:
+                return rowids, len(rowids)
+            if self.total:
+                return rowids, self.total
+            return rowids, len(browse_rowids(self.aimos.reader, include_history=self.include_history))
+
+        found = self.aimos.read(query, doing="list the memories", quiet=quiet)
+        if found is None:
+            return
+        rowids, self.total = found
+        self._fetch_failed = False
         table = self.query_one(MemoryTable)
         table.show(rowids, keep_cursor=keep_cursor)
         empty = self.total == 0 and not filtered

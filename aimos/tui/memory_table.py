@@ -58,13 +58,23 @@ class MemoryTable(ScrollView, can_focus=True):
 
     # --- data -----------------------------------------------------------------------------------
     def show(self, rowids: list[int], *, keep_cursor: bool = False) -> None:
-        """Show these rowids in this order (a new filter or sort); drops the page cache."""
+        """Show these rowids in this order (a new filter or sort); drops the page cache.
+
+        ``keep_cursor`` (the same list, reloaded): the cursor stays on the memory it was on, though
+        a signed action or another process moved it in the order (else on the same line)."""
+        old = self.rowids[self.cursor] if keep_cursor and 0 <= self.cursor < len(self.rowids) else None
         self.rowids = rowids
         self._pages.clear()
-        self.cursor = min(self.cursor, max(len(rowids) - 1, 0)) if keep_cursor else 0
         self.virtual_size = Size(self._width(), len(rowids))
         if not keep_cursor:
+            self.cursor = 0
             self.scroll_to(y=0, animate=False)
+        else:
+            try:
+                index = rowids.index(old) if old is not None else self.cursor
+            except ValueError:  # no longer listed (superseded by a correction, say)
+                index = self.cursor
+            self._move_to(index)
         self.refresh()
 
     def memory_at(self, index: int) -> dict[str, Any] | None:
@@ -131,6 +141,7 @@ class MemoryTable(ScrollView, can_focus=True):
     # --- moving ---------------------------------------------------------------------------------
     def _move_to(self, index: int) -> None:
         if not self.rowids:
+            self.cursor = 0
             return
         old = self.cursor
         self.cursor = max(0, min(index, len(self.rowids) - 1))

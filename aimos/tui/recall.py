@@ -16,10 +16,18 @@ from textual.widgets import DataTable, Footer, Header, Input, Static
 from aimos.epistemic.classifier import ADVERSE
 from aimos.recall.receipts import receipt_document, verify_receipt_in_brain
 from aimos.tui.format import first_line, when
+from aimos.tui.guard import Failure, attempt
 
 if TYPE_CHECKING:
     from aimos.recall.pipeline import RecallResult
     from aimos.tui.app import AimosApp
+
+
+def _recorded(value: Any, *, scale: int = 1) -> str:
+    """A number as the receipt records it (3 decimals), or as written if it is not a number."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return f"{value / scale:.3f}"
+    return "?" if value is None else str(value)
 
 
 class RecallScreen(Screen[None]):
@@ -182,41 +190,52 @@ class ReceiptScreen(Screen[None]):
         )
         if doc is None:
             return
-        self.sub_title = f"receipt {doc['receipt_id'][:8]}"
+        self.sub_title = f"receipt {self.receipt_id[:8]}"
+        # a receipt edited outside aimos may hold anything: show what it holds, or say it cannot
+        # be shown, and leave v to say what is wrong with it
+        drawn = attempt(lambda: self._draw(doc), doing="show the receipt")
+        if isinstance(drawn, Failure):
+            self.query_one("#receipt-head", Static).update(
+                Text(
+                    f"✗ receipt {self.receipt_id}: what it records cannot be shown ({drawn.message})."
+                    " Press v to verify it.",
+                    style="bold red",
+                )
+            )
+        self.query_one("#receipt").focus()
+
+    def _draw(self, doc: dict[str, Any]) -> None:
         head = Table.grid(padding=(0, 2))
         head.add_column(style="bold", no_wrap=True)
         head.add_column(overflow="fold")
+        hk = doc["housekeeper"]
         for k, v in (
             ("receipt", doc["receipt_id"]),
             ("created", when(doc["created_at"], seconds=True)),
             ("agent", doc["request"]["agent_id"]),
-            ("query", doc["command"]["query"]),
+            ("query", doc["command"].get("query", "?")),
             ("merkle root", doc["merkle_root"]),
             ("signed event", f"{doc['event']['event_id']}"),
             ("event hash", doc["event"]["mutation_hash"]),
-            (
-                "signed by",
-                f"housekeeper (epoch {doc['housekeeper']['valid_from'] if doc['housekeeper'] else '?'})",
-            ),
-            ("results", f"{doc['result_count']}  (withheld {len(doc['decision']['withheld'])})"),
+            ("signed by", f"housekeeper (epoch {hk['valid_from'] if hk else '?'})"),
+            ("results", f"{doc['result_count']}  (withheld {len(doc['decision'].get('withheld', []))})"),
         ):
             head.add_row(k, str(v))
-        self.query_one("#receipt-head", Static).update(head)
         ev = Table(box=None, padding=(0, 1), header_style="bold")
-        for h in ("#", "memory", "score", "weight", "label", "version", "leaf"):
+        for h in ("#", "memory", "score", "weight", "label", "version", "content hash"):
             ev.add_column(h, overflow="fold")
         for e in doc["evidence"]:
             ev.add_row(
-                str(e["ordinal"]),
-                e["memory_id"][:8],
-                f"{e['score']:.3f}",
-                f"{e['weight_milli'] / 1000:.3f}",
-                e["label"],
-                e["version_state"],
+                str(e.get("ordinal", "?")),
+                str(e.get("memory_id", "?"))[:8],
+                _recorded(e.get("score")),
+                _recorded(e.get("weight_milli"), scale=1000),
+                str(e.get("label", "?")),
+                str(e.get("version_state", "?")),
                 str(e.get("live_content_hash", ""))[:16] + "…",
             )
+        self.query_one("#receipt-head", Static).update(head)
         self.query_one("#receipt-evidence", Static).update(ev)
-        self.query_one("#receipt").focus()
 
     def action_back(self) -> None:
         self.app.pop_screen()

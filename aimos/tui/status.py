@@ -62,8 +62,18 @@ class StatusScreen(Screen[None]):
         self.action_refresh_status()
         self.query_one("#status").focus()
 
+    def on_screen_resume(self) -> None:
+        """Back from another screen or a dialog: counts, jobs and identities as they are now."""
+        if self.is_mounted:
+            self.refresh_status(quiet=True)
+
     def action_refresh_status(self) -> None:
-        report = self.aimos.read(lambda: status_report(self.aimos.now()), doing="read the brain's status")
+        self.refresh_status()
+
+    def refresh_status(self, *, quiet: bool = False) -> None:
+        report = self.aimos.read(
+            lambda: status_report(self.aimos.now()), doing="read the brain's status", quiet=quiet
+        )
         if report is None:
             return
         grid = Table.grid(padding=(0, 2))
@@ -158,17 +168,37 @@ class StatusScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="verify")
     def _verify(self, fingerprint: str) -> None:
+        """Both verifiers, in a daemon thread this worker waits for. Quitting cancels the worker:
+        it stops waiting, and the daemon thread (a read-only connection: nothing to lose) ends
+        with the process, instead of holding the terminal until a long verification finishes."""
+        import threading
+
+        from textual.worker import get_current_worker
+
         from aimos.identity.session import open_brain
         from aimos.tui.guard import Failure, attempt
 
-        def tell(done: int, phase: str) -> None:
-            self.app.call_from_thread(self._progress, done, phase)
+        worker = get_current_worker()
+        done: list[Any] = []
+
+        def tell(step: int, phase: str) -> None:
+            if not worker.is_cancelled:
+                self.app.call_from_thread(self._progress, step, phase)
 
         def run() -> dict[str, Any]:
             with open_brain(write=False) as brain:  # its own connection: this is another thread
                 return verify_everything(brain.conn, fingerprint, progress=tell)
 
-        outcome = attempt(run, doing="verify the brain")
+        def answer() -> None:
+            done.append(attempt(run, doing="verify the brain"))
+
+        thread = threading.Thread(target=answer, name="aimos-verify", daemon=True)
+        thread.start()
+        while thread.is_alive():
+            thread.join(0.1)
+            if worker.is_cancelled:
+                return
+        outcome = done[0] if done else Failure("Could not verify the brain", "it stopped early", "Press v.")
         if isinstance(outcome, Failure):
             self.app.call_from_thread(self._failed, outcome)
         else:

@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input, Select, Static, TextArea
 from tui_support import (
@@ -440,3 +441,61 @@ def test_cancelled_correction_and_label_change_nothing(installed: Path) -> None:
     drive(scenario, size=(100, 40))
     assert counts(installed) == before
     assert memory_field(installed, memory, "epistemic_label") == "unverified"
+
+
+def test_the_master_passphrase_is_gone_once_the_refute_is_signed(
+    installed: Path, passphrase: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Textual prints an unexpected error's traceback with every frame's locals. Whatever goes
+    wrong after the signing (here: drawing its result), no frame may still hold the master
+    passphrase, and the dialog's password box is emptied when it hands it over."""
+    import asyncio
+    import io
+
+    from rich.console import Console
+    from rich.traceback import Traceback
+
+    from aimos.tui.app import AimosApp
+
+    memory = save("The moon is made of cheese")
+
+    def broken_drawing(result: Any) -> list[str]:
+        raise RuntimeError("drawing the signed result failed")
+
+    monkeypatch.setattr("aimos.tui.app.event_lines", broken_drawing)
+    boxes: list[Input] = []
+
+    async def main() -> None:
+        app = AimosApp()
+        async with app.run_test(size=(100, 40)) as pilot:
+            await pilot.pause()
+            await open_memory(pilot, memory)
+            await pilot.press("l")
+            await pilot.pause()
+            dialog = app.screen
+            await choose(pilot, dialog.query_one("#judgment", Select), "refute")
+            dialog.query_one("#reason", Input).focus()
+            await type_text(pilot, "checked it")
+            box = dialog.query_one("#passphrase", Input)
+            boxes.append(box)
+            box.focus()
+            await paste(pilot, passphrase)
+            await pilot.press("enter")
+            await pilot.pause()
+            await pilot.pause()
+
+    try:
+        asyncio.run(main())
+    except RuntimeError as exc:
+        assert "drawing the signed result failed" in str(exc)
+        printed = io.StringIO()
+        Console(file=printed, width=200).print(
+            Traceback.from_exception(type(exc), exc, exc.__traceback__, show_locals=True, locals_max_length=5)
+        )
+        traceback = printed.getvalue()
+    else:
+        raise AssertionError("the injected drawing error did not happen")
+    assert "answered" in traceback, "the traceback shows the frame that ran the signing"
+    assert passphrase not in traceback, "the master passphrase is in a traceback's locals"
+    assert boxes and boxes[0].value == "", "the password box still holds the passphrase"
+    assert memory_field(installed, memory, "epistemic_label") == "poison_refuted", "the refute was signed"

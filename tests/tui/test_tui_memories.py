@@ -296,3 +296,58 @@ def test_the_list_scrolls_with_the_cursor(installed: Path) -> None:
         assert table.cursor > 1
 
     drive(scenario)
+
+
+def test_the_cursor_stays_on_its_memory_when_the_list_refreshes(installed: Path) -> None:
+    """Coming back to the list (from help, a memory, a dialog) reloads it; a memory saved from
+    elsewhere meanwhile moves every row down one. The cursor must stay on the memory it was on,
+    not on the line, or enter opens a memory the person did not choose."""
+    save("The boiler is serviced every October")
+    chosen = save("Herons eat fish and frogs")
+    save("Alice prefers tea over coffee")
+
+    async def scenario(pilot: Pilot[Any]) -> None:
+        app = pilot.app
+        screen = app.screen
+        table = screen.query_one(MemoryTable)
+        await pilot.press("down")
+        await pilot.pause()
+        assert table.current is not None and table.current["memory_id"] == chosen
+        newer = save("The recycling goes out on Thursdays")  # as from another shell
+        await pilot.press("question_mark")
+        await pilot.pause()
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is screen
+        assert shown_ids(pilot)[0] == newer, "the refresh shows the new memory"
+        assert table.current is not None and table.current["memory_id"] == chosen, (
+            f"the cursor moved to {table.current and table.current['memory_id']}"
+        )
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, MemoryScreen) and app.screen.memory_id == chosen
+
+    drive(scenario)
+
+
+def test_every_key_the_empty_state_names_reloads_the_list(installed: Path) -> None:
+    """The empty state tells a person which key to press after saving from a shell: each key it
+    names must bring the new memory in (1 does not: it is the screen already shown)."""
+    import re
+
+    from aimos.tui.memories import EMPTY_BRAIN
+
+    line = next(x for x in EMPTY_BRAIN.splitlines() if "reload" in x)
+    keys = re.findall(r"\b(?:press|or) (\w)\b", line)
+    assert keys, line
+
+    async def scenario(pilot: Pilot[Any]) -> None:
+        app = pilot.app
+        assert "no memories yet" in screen_text(app)
+        for n, key in enumerate(keys):
+            memory = cli_save(f"Saved from another shell, number {n}")
+            await pilot.press(key)
+            await pilot.pause()
+            assert memory in shown_ids(pilot), f"{key!r} (named in {line!r}) did not reload the list"
+
+    drive(scenario)

@@ -226,3 +226,23 @@ def test_the_global_keys_work_from_the_recall_screen(installed: Path) -> None:
         )
 
     drive(scenario)
+
+
+def test_the_receipt_names_each_evidence_hash_for_what_it_is(installed: Path) -> None:
+    """The evidence table shows each entry's live content hash: its column must say so, not
+    "leaf" (a Merkle leaf is H(00 || JCS(entry)), a different hash a person may try to check)."""
+    boiler = save("The boiler is serviced every October")
+    content_hash = value(installed, f"SELECT live_content_hash FROM memories WHERE memory_id = '{boiler}'")
+
+    async def scenario(pilot: Pilot[Any]) -> None:
+        await run_recall(pilot, "boiler serviced")
+        await pilot.press("t")
+        await pilot.pause()
+        evidence = text_of(pilot.app.screen.query_one("#receipt-evidence", Static))
+        header, row = evidence.splitlines()[:2]
+        assert "leaf" not in header, header
+        assert "content hash" in header, header
+        column = header.index("content hash")
+        assert row[column:].startswith(content_hash[:16]), (header, row)
+
+    drive(scenario, size=(100, 40))

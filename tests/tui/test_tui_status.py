@@ -8,10 +8,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from aimos_cli_support import BRAIN
 from textual.pilot import Pilot
 from textual.widgets import ProgressBar, Static
-from tui_support import cli_save, drive, lines_in, save, screen_text, settle, text_of, value
+from tui_support import cli_save, drive, lines_in, run_aimos, save, screen_text, settle, text_of, value
 
 from aimos.tui.status import StatusScreen
 
@@ -110,3 +111,67 @@ def test_refresh_shows_what_changed_outside(installed: Path) -> None:
         assert "memories 1" in text_of(screen.query_one("#status-brain", Static))
 
     drive(scenario, size=(100, 30))
+
+
+def test_coming_back_to_status_shows_what_a_signed_action_changed(installed: Path) -> None:
+    """A correction made on the memories screen adds a memory and a supersession: switching back
+    to the status screen (3) shows the new counts, without having to know about r."""
+    old = save("The meeting is on Monday")
+
+    async def scenario(pilot: Pilot[Any]) -> None:
+        screen = await to_status(pilot)
+        brain = screen.query_one("#status-brain", Static)
+        assert "memories 1" in text_of(brain) and "supersessions 0" in text_of(brain)
+        await pilot.press("1")
+        await pilot.pause()
+        run_aimos("correct", old, "The meeting is on Tuesday").ok()
+        assert await to_status(pilot) is screen
+        await pilot.pause()
+        assert "memories 2" in text_of(brain) and "supersessions 1" in text_of(brain), text_of(brain)
+
+    drive(scenario, size=(100, 30))
+
+
+def test_quitting_while_verify_all_runs_does_not_wait_for_it(
+    installed: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Verify all on a big brain takes a minute (100,000 memories: about 80 s). q during it must
+    end the app at once, not leave the terminal blank until the verifier finishes."""
+    import asyncio
+    import threading
+    import time
+
+    from aimos.tui.app import AimosApp
+
+    started, release = threading.Event(), threading.Event()
+
+    def long_verification(conn: Any, fingerprint: str, memory_id: str | None = None, **kw: Any) -> Any:
+        kw["progress"](0, "in-database verifier")
+        started.set()
+        release.wait(60)  # a verifier still walking a big brain
+        return None
+
+    monkeypatch.setattr("aimos.tui.status.verify_everything", long_verification)
+
+    async def main() -> float:
+        app = AimosApp()
+        async with app.run_test(size=(100, 30)) as pilot:
+            await to_status(pilot)
+            await pilot.press("v")
+            for _ in range(200):
+                if started.is_set():
+                    break
+                await asyncio.sleep(0.05)
+            assert started.is_set(), "the verification did not start"
+            await pilot.pause()
+            assert "verifying: in-database verifier" in screen_text(app)
+            t0 = time.monotonic()
+            await pilot.press("q")
+        return t0
+
+    try:
+        t0 = asyncio.run(main())  # returns once the app and its worker threads have ended
+        waited = time.monotonic() - t0
+    finally:
+        release.set()
+    assert waited < 30, f"q waited {waited:.0f} s for the verification to finish"

@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from aimos_cli_support import BRAIN, sqlite
 from textual.pilot import Pilot
 from textual.widgets import Select, Static, TextArea
 from tui_support import (
@@ -18,13 +19,16 @@ from tui_support import (
     edit_outside,
     lines_in,
     lock_keystore,
+    notifications,
     paste,
     recall,
+    run_aimos,
     run_recall,
     save,
     screen_text,
     settle,
     text_of,
+    value,
 )
 
 from aimos.tui.detail import MemoryScreen
@@ -258,3 +262,119 @@ def test_unlocking_the_keychain_again_lets_the_same_session_sign(installed: Path
 
     drive(scenario, size=(100, 40))
     assert counts(installed)["outcomes"] == before["outcomes"] + 1
+
+
+# --- a damaged search index ------------------------------------------------------------------------
+def damage_search_index(home: Path) -> None:
+    """Damage the word index outside aimos (its segments gone, as a bad disk or a crash could)."""
+    done = sqlite(home / BRAIN, "DELETE FROM memory_fts_data WHERE id > 1;")
+    assert done.returncode == 0, done.stderr
+
+
+def test_a_damaged_search_index_says_so_when_filtering_and_the_list_stays(installed: Path) -> None:
+    """The word filter reads the search index: damaged, it must name the problem and the fix
+    (aimos index rebuild) in a dialog, not end the app with a traceback; closing the dialog must
+    not bring it back in a loop (the list refreshes itself when it comes to the front again)."""
+    first = save("The boiler is serviced every October")
+    second = save("Herons eat fish and frogs")
+    damage_search_index(installed)
+
+    async def scenario(pilot: Pilot[Any]) -> None:
+        app = pilot.app
+        screen = app.screen
+        assert isinstance(screen, MemoriesScreen)
+        table = screen.query_one(MemoryTable)
+        assert len(table.rowids) == 2, "listing does not need the word index"
+        await pilot.press("slash")
+        await paste(pilot, "boiler")
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.is_running
+        assert isinstance(app.screen, MessageDialog), type(app.screen).__name__
+        text = screen_text(app)
+        assert "Could not list the memories" in text
+        assert "damaged" in text and "aimos index rebuild" in text, text
+        assert "Traceback" not in text
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.screen is screen, f"closing the error opened another: {type(app.screen).__name__}"
+        assert any("damaged" in n for n in notifications(app)), "the refresh on return says so quietly"
+        ids = {table.memory_at(i)["memory_id"] for i in range(len(table.rowids))}  # type: ignore[index]
+        assert ids == {first, second}, "the list is left as it was"
+        await pilot.press("escape")  # clears the filter: the whole list, no index needed
+        await settle(pilot)
+        assert app.screen is screen and len(table.rowids) == 2
+
+    drive(scenario, size=(100, 30))
+
+
+def test_a_receipt_whose_evidence_was_rewritten_opens_and_verifies_invalid(installed: Path) -> None:
+    """A receipt edited outside aimos may hold anything where its numbers were: the receipt
+    screen shows what it holds (or says it cannot), never a traceback, and v says INVALID."""
+    save("The boiler is serviced every October")
+    first = recall("boiler")["receipt"]["receipt_id"]
+    second = recall("boiler serviced")["receipt"]["receipt_id"]
+    edit_outside(
+        installed,
+        "recall_receipts",
+        "UPDATE recall_receipts SET evidence = json_set(evidence, '$[0].score', 'high')"
+        f" WHERE receipt_id = '{first}';"
+        f" UPDATE recall_receipts SET evidence = '\"not a list\"' WHERE receipt_id = '{second}';",
+    )
+
+    async def scenario(pilot: Pilot[Any]) -> None:
+        app = pilot.app
+        for receipt, shown in ((first, "high"), (second, "cannot be shown")):
+            screen = ReceiptScreen(receipt)
+            await app.push_screen(screen)
+            await pilot.pause()
+            assert app.is_running and app.screen is screen
+            text = screen_text(app)
+            assert shown in text, text
+            assert "Traceback" not in text
+            await pilot.press("v")
+            await pilot.pause()
+            assert app.is_running
+            if receipt == second and app.screen is not screen:  # the verifier could not read it
+                assert isinstance(app.screen, MessageDialog)
+                assert "Could not verify the receipt" in screen_text(app)
+                await pilot.press("escape")
+                await pilot.pause()
+            else:
+                assert screen.checks is not None and not all(c["ok"] for c in screen.checks)
+                assert text_of(screen.query_one("#receipt-verify", Static)).startswith("INVALID")
+            await pilot.press("escape")
+            await pilot.pause()
+
+    drive(scenario, size=(100, 40))
+
+
+def test_a_label_event_rewritten_outside_shows_the_memory_failing_not_a_traceback(installed: Path) -> None:
+    """The label history is read from the signed events: one edited outside aimos (its reason
+    no longer text) must still open, say DOES NOT VERIFY in red, and show what it now records."""
+    memory = save("The heron colony nests by the east lake")
+    run_aimos("label", memory, "dispute", "--reason", "not sure about it").ok()
+    event = value(
+        installed,
+        f"SELECT authority_event_id FROM memory_classifications WHERE memory_id = '{memory}'"
+        " ORDER BY rowid DESC LIMIT 1",
+    )
+    edit_outside(
+        installed,
+        "events",
+        f"UPDATE events SET signed_body = json_set(signed_body, '$.metadata.reason', 42)"
+        f" WHERE event_id = '{event}';",
+    )
+
+    async def scenario(pilot: Pilot[Any]) -> None:
+        app = pilot.app
+        screen = await open_by_id(pilot, memory)
+        assert app.is_running and app.screen is screen
+        verification = screen.query_one("#detail-verification", Static)
+        assert text_of(verification).startswith("✗ DOES NOT VERIFY"), text_of(verification)
+        assert lines_in(verification, "red")
+        labels = text_of(screen.query_one("#detail-labels", Static))
+        assert "disputed" in labels and "42" in labels, labels
+        assert "Traceback" not in screen_text(app)
+
+    drive(scenario, size=(100, 50))
