@@ -86,8 +86,14 @@ def receipt_show(
     out(f"query        {doc['command']['query']}")
     out(f"merkle root  {doc['merkle_root']}")
     out(f"event        {doc['event']['event_id']}  {doc['event']['mutation_hash']}")
-    out(f"results      {doc['result_count']}  (withheld {len(doc['decision']['withheld'])})")
-    for e in doc["evidence"]:
+    withheld = doc["decision"].get("withheld") if isinstance(doc["decision"], dict) else None
+    count = len(withheld) if isinstance(withheld, list) else "?"
+    out(f"results      {doc['result_count']}  (withheld {count})")
+    evidence = doc["evidence"]
+    if not isinstance(evidence, list) or not all(isinstance(e, dict) for e in evidence):
+        say("the evidence is not a list of entries: the receipt was altered (aimos receipt verify says so)")
+        return
+    for e in evidence:
         weight = e["weight_milli"] / 1000
         out(
             f"  {e['ordinal']:>3}  {e['memory_id']}  score {e['score']:.3f}  weight {weight:.3f}"

@@ -27,4 +27,6 @@ def register(app: typer.Typer) -> None:
             )
         from aimos.tui.app import run
 
-        run(agent=agent, light=light)
+        code = run(agent=agent, light=light)
+        if code:
+            raise typer.Exit(code)

@@ -359,9 +359,7 @@ def check_judgment(judgment: str, reason: str | None) -> str:
             "Use confirm (it is poison), refute (it is not), support or dispute.",
         )
     if reason is None or not reason.strip():
-        raise UsageError(
-            "a judgment needs a reason", f'Say why you {judgment} it (--reason "..." in the CLI).'
-        )
+        raise UsageError("a judgment needs a reason", f'Add --reason "why you {judgment} it".')
     return reason.strip()
 
 

@@ -104,7 +104,7 @@ def verify_brain(conn: apsw.Connection, memory_id: str | None = None) -> Report:
     memories = rows(conn, f"SELECT * FROM memories {where} ORDER BY memory_id", params)
     chains = chain_reasons(conn, memories)
     label_chains = label_chain_reasons(conn, memories)
-    replays = _replay_reasons(conn)
+    replays = _replay_reasons(conn, memory_id)
     # one memory: by its id (indexed), not a scan of every provenance node
     only_p, only_o = ("AND p.memory_id = ? ", "AND o.memory_id = ? ") if memory_id else ("", "")
     dangling = {
@@ -119,7 +119,8 @@ def verify_brain(conn: apsw.Connection, memory_id: str | None = None) -> Report:
             params * 2,
         )
     }
-    baselined = {r["memory_id"] for r in rows(conn, "SELECT memory_id FROM weight_baselines")}
+    baselines = rows(conn, f"SELECT memory_id FROM weight_baselines {where}", params)
+    baselined = {r["memory_id"] for r in baselines}
     records = []
     for m in memories:
         mid = m["memory_id"]
@@ -172,7 +173,7 @@ def _save_failures(conn: apsw.Connection, memories: list[dict[str, Any]]) -> dic
     return failures
 
 
-def _replay_reasons(conn: apsw.Connection) -> dict[str, str]:
+def _replay_reasons(conn: apsw.Connection, memory_id: str | None = None) -> dict[str, str]:
     """Replay the update rule over each memory's retained principal outcomes in write order: each
     outcome's terminal and each transition's weights must be what the rule gives. Catches outcome
     rows that did not come through the writer (forged or replayed evidence)."""
@@ -183,7 +184,9 @@ def _replay_reasons(conn: apsw.Connection) -> dict[str, str]:
         " b.observed_weight_milli AS baseline FROM outcomes o"
         " LEFT JOIN weight_projections w ON w.outcome_id = o.outcome_id"
         " LEFT JOIN weight_baselines b ON b.memory_id = o.memory_id"
-        " WHERE o.target_scope = 'principal_state' ORDER BY o.rowid",
+        " WHERE o.target_scope = 'principal_state'" + (" AND o.memory_id = ?" if memory_id else "")
+        + " ORDER BY o.rowid",
+        (memory_id,) if memory_id else (),
     ):
         by_memory[r["memory_id"]].append(r)
     out: dict[str, str] = {}

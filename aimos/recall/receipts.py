@@ -216,7 +216,13 @@ def verify_receipt_in_brain(
 
     doc = receipt_document(conn, ref)
     checks = verify_receipt_document(doc, expected_master_fingerprint=expected_master_fingerprint)
-    for entry in doc["evidence"]:
+    evidence = doc["evidence"]
+    if not isinstance(evidence, list) or not all(
+        isinstance(e, dict) and isinstance(e.get("memory_id"), str) for e in evidence
+    ):  # altered outside aimos: a failed check, not a crash
+        checks.append({"check": "evidence entries name their memories", "ok": False, "detail": "malformed"})
+        return checks
+    for entry in evidence:
         name = f"memory {entry['memory_id']} still verifies with the disclosed content"
         memory = one(conn, "SELECT * FROM memories WHERE memory_id = ?", (entry["memory_id"],))
         if memory is None:

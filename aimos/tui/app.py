@@ -3,6 +3,7 @@ the CLI makes, and the signed actions the CLI has (feedback, label, correct), ea
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -29,6 +30,12 @@ from aimos.tui.recall import RecallScreen
 from aimos.tui.status import StatusScreen
 
 T = TypeVar("T")
+INK_VARIABLES = {
+    "green": "text-success",
+    "red": "text-error",
+    "yellow": "text-warning",
+    "cyan": "text-primary",
+}
 
 
 class AimosApp(App[None]):
@@ -46,7 +53,7 @@ class AimosApp(App[None]):
         Binding("2", "switch_mode('recall')", "Recall", show=False),
         Binding("3", "switch_mode('status')", "Status", show=False),
         Binding("question_mark", "help", "Help"),
-        Binding("t", "toggle_theme", "Theme", show=False),
+        Binding("ctrl+t", "toggle_theme", "Theme", show=False),
         Binding("q", "quit", "Quit"),
     ]
 
@@ -62,6 +69,7 @@ class AimosApp(App[None]):
         self.agent = agent
         self._clock = clock
         self._master_fingerprint = master_fingerprint
+        self._inks: dict[str, str] = {}
         self.brain: Brain = open_brain(write=False)  # the reading connection every screen shares
         if schema_version(self.brain.conn) < code_schema_version():
             # a brain from an older aimos: migrate it as any writing command would, then read
@@ -72,12 +80,52 @@ class AimosApp(App[None]):
         if light:
             self.theme = "textual-light"
 
+    def ink(self, style: str) -> str:
+        """A Rich style with its colour words (green, red, yellow, cyan) in the current theme's
+        text colours for success, error, warning and primary: readable on light and dark."""
+        if self._inks.get("theme") != self.theme:
+            variables = self.get_css_variables()
+            self._inks = {
+                "theme": self.theme,
+                **{word: variables[var] for word, var in INK_VARIABLES.items()},
+            }
+        return " ".join(self._inks.get(word, word) for word in style.split())
+
+    def watch_theme(self) -> None:
+        """Screens draw with the theme's colours: redraw the ones open when the theme changes."""
+        if not self.is_running:
+            return
+        for screen in self.screen_stack:
+            repaint = getattr(screen, "repaint", None)
+            if callable(repaint):
+                repaint()
+
     @property
     def reader(self) -> Any:
         return self.brain.conn
 
     def now(self) -> int:
         return self._clock() if self._clock is not None else int(time.time())
+
+    def _fatal_error(self) -> None:
+        """A bug reached Textual: say so in one line, as the CLI does. Textual's own report is a
+        traceback with every frame's local variables, which may hold memory text or a passphrase;
+        it is shown only with AIMOS_DEBUG=1."""
+        if os.environ.get("AIMOS_DEBUG") == "1":
+            super()._fatal_error()
+            return
+        from rich.text import Text
+
+        name = type(self._exception).__name__ if self._exception is not None else "error"
+        self.bell()
+        self._exit_renderables.append(
+            Text(
+                f"error: internal error in aimos tui ({name}); nothing secret was printed\n"
+                "hint: every signed action is one transaction, so nothing was half done; run again with "
+                "AIMOS_DEBUG=1 to see the traceback, and report it"
+            )
+        )
+        self._close_messages_no_wait()
 
     def on_unmount(self) -> None:
         self.brain.close()
@@ -133,18 +181,9 @@ class AimosApp(App[None]):
 
     # --- the signed actions -------------------------------------------------------------------
     def run_recall(self, query: str) -> Any:
-        from aimos.identity.requests import PATH_RECALL, sign_request
-        from aimos.recall.pipeline import build_recall_body, recall
+        from aimos.recall.pipeline import recall_as
 
-        def call(brain: Brain) -> Any:
-            signer = brain.signer(self.agent)
-            housekeeper = brain.housekeeper()
-            body = build_recall_body(query=query, limit=10)
-            return recall(
-                brain.conn, housekeeper, sign_request(signer, body, PATH_RECALL, self.now()), self.now()
-            )
-
-        return self.signed(call, doing="recall")
+        return self.signed(lambda brain: recall_as(brain, self.agent, query, limit=10), doing="recall")
 
     def feedback(
         self, memory_id: str, good: bool, *, receipt_id: str | None, then: Callable[[], None] | None = None
@@ -248,5 +287,8 @@ class AimosApp(App[None]):
         self.push_screen(CorrectDialog(memory_id, value, self.agent), answered)
 
 
-def run(*, agent: str, light: bool) -> None:
-    AimosApp(agent=agent, light=light).run()
+def run(*, agent: str, light: bool) -> int:
+    """Run the app; its return code (1 after an internal error)."""
+    app = AimosApp(agent=agent, light=light)
+    app.run()
+    return int(app.return_code or 0)

@@ -95,6 +95,11 @@ class MemoryScreen(Screen[None]):
         self.refresh_detail()
         self.query_one("#detail").focus()
 
+    def repaint(self) -> None:
+        """Redraw in the current theme's colours."""
+        if self.detail:
+            self.refresh_detail()
+
     def on_screen_resume(self) -> None:
         if self.detail:
             self.refresh_detail(quiet=True)
@@ -128,7 +133,7 @@ class MemoryScreen(Screen[None]):
             ("live content hash", d["live_content_hash"]),
             ("occurrences", str(len(d["occurrences"]))),
         ):
-            style = "bold red" if k == "label" and val in ADVERSE else ""
+            style = self.aimos.ink("bold red") if k == "label" and val in ADVERSE else ""
             fields.add_row(k, Text(str(val), style=style))
         self.query_one("#detail-fields", Static).update(fields)
         self._show_verification(d["verification"])
@@ -158,12 +163,12 @@ class MemoryScreen(Screen[None]):
                 Text(
                     f"✓ verifies: {ver['status']}, weight chain of {ver['chain_length']},"
                     f" {ver['sigs_verified']} signatures checked",
-                    style="green",
+                    style=self.aimos.ink("green"),
                 )
             )
         else:
             why = ver["reason"] + (f" ({ver['detail']})" if ver["detail"] else "")
-            widget.update(Text(f"✗ DOES NOT VERIFY: {why}", style="bold red"))
+            widget.update(Text(f"✗ DOES NOT VERIFY: {why}", style=self.aimos.ink("bold red")))
 
     def _show_versions(self, d: dict[str, Any]) -> None:
         chain = d["version"]["chain"]
@@ -184,7 +189,7 @@ class MemoryScreen(Screen[None]):
             style="bold",
         )
         for line in chart(points, height=3, width=max(self.size.width - 8, 10)):
-            body.append(line + "\n", style="cyan")
+            body.append(line + "\n", style=self.aimos.ink("cyan"))
         steps = _table("at", "outcome", "by", "weight", "terminal", "receipt")
         for s in trajectory["steps"]:
             moved = (
@@ -221,7 +226,7 @@ class MemoryScreen(Screen[None]):
                 by = f"{ev.get('agent_id')}" + (" + master" if ev.get("master_fingerprint") else "")
             else:
                 by = f"classifier (score {h['confidence_milli']})"
-            label = Text(h["label"], style="red" if h["label"] in ADVERSE else "")
+            label = Text(h["label"], style=self.aimos.ink("red") if h["label"] in ADVERSE else "")
             reason = str(h["reason"]) if h["reason"] is not None else "-"
             table.add_row(when(h["created_at"]), label, h["basis"], by, first_line(reason, 60))
         self.query_one("#detail-labels", Static).update(table)

@@ -200,7 +200,7 @@ aimos tui: browse your brain, run recalls, inspect receipts and sign actions.
 Everywhere
   1 / 2 / 3     memories, recall, status
   ?             this help             q   quit
-  t             light or dark theme   ctrl+p  command palette
+  ctrl+t        light or dark theme   ctrl+p  command palette
 
 Memories
   /             filter by words       escape  clear the filter

@@ -51,6 +51,7 @@ class MemoriesScreen(Screen[None]):
         self.total = 0
         self._debounce: Timer | None = None
         self._fetch_failed = False
+        self._shown = False  # the first ScreenResume comes right after on_mount has loaded
 
     @property
     def aimos(self) -> AimosApp:
@@ -90,7 +91,11 @@ class MemoriesScreen(Screen[None]):
         self.call_after_refresh(self._load_filter_choices)
 
     def on_screen_resume(self) -> None:
-        """Back from a memory, a dialog or another screen: show what signed actions changed."""
+        """Back from a memory, a dialog or another screen: show what signed actions changed (not
+        on the first showing, which on_mount has just loaded)."""
+        if not self._shown:
+            self._shown = True
+            return
         if self.is_mounted and self.query(MemoryTable):
             self.reload(keep_cursor=True, quiet=True)
 
@@ -149,6 +154,7 @@ class MemoriesScreen(Screen[None]):
             return
         rowids, self.total = found
         self._fetch_failed = False
+        self._shown = False  # the first ScreenResume comes right after on_mount has loaded
         table = self.query_one(MemoryTable)
         table.show(rowids, keep_cursor=keep_cursor)
         empty = self.total == 0 and not filtered
@@ -201,9 +207,10 @@ class MemoriesScreen(Screen[None]):
         self.query_one("#filter-text", Input).focus()
 
     def action_clear_filter(self) -> None:
-        self.query_one("#filter-text", Input).value = ""
-        for widget_id, _column, _prompt in FILTERS:
-            self.query_one(f"#{widget_id}", Select).clear()
+        with self.prevent(Input.Changed, Select.Changed):  # one reload, not one per box cleared
+            self.query_one("#filter-text", Input).value = ""
+            for widget_id, _column, _prompt in FILTERS:
+                self.query_one(f"#{widget_id}", Select).clear()
         self.reload()
         self.query_one(MemoryTable).focus()
 

@@ -70,7 +70,7 @@ class RecallScreen(Screen[None]):
         query = event.value.strip()
         if not query:
             self.query_one("#recall-summary", Static).update(
-                Text("Type what to look for first.", style="yellow")
+                Text("Type what to look for first.", style=self.aimos.ink("yellow"))
             )
             return
         result = self.aimos.run_recall(query)
@@ -86,7 +86,7 @@ class RecallScreen(Screen[None]):
         table = self.query_one("#results", DataTable)
         table.clear()
         for row in r.results:
-            label = Text(row["label"], style="red" if row["label"] in ADVERSE else "")
+            label = Text(row["label"], style=self.aimos.ink("red") if row["label"] in ADVERSE else "")
             table.add_row(
                 str(row["rank"]),
                 row["memory_id"][:8],
@@ -103,22 +103,30 @@ class RecallScreen(Screen[None]):
         if r.results:
             summary.append(f"{len(r.results)} result(s)")
         else:
-            summary.append("No trusted memory matches: aimos abstains.", style="yellow")
+            summary.append("No trusted memory matches: aimos abstains.", style=self.aimos.ink("yellow"))
         if r.withheld:
-            summary.append(f"  ·  {len(r.withheld)} withheld as untrusted (w)", style="red")
+            summary.append(f"  ·  {len(r.withheld)} withheld as untrusted (w)", style=self.aimos.ink("red"))
         summary.append(
             f"\nreceipt {receipt['receipt_id'][:8]}  root {receipt['merkle_root'][:32]}…  (t opens it)"
         )
         self.query_one("#recall-summary", Static).update(summary)
         self._show_withheld()
 
+    def repaint(self) -> None:
+        """Redraw in the current theme's colours."""
+        if self.result is not None:
+            self._show()
+
+    def on_screen_resume(self) -> None:
+        self.repaint()  # the theme may have changed while another screen was in front
+
     def _show_withheld(self) -> None:
         widget = self.query_one("#withheld", Static)
         withheld = self.result.withheld if self.result else []
         widget.display = self.show_withheld and bool(withheld)
-        text = Text("withheld as untrusted (content not shown):\n", style="bold red")
+        text = Text("withheld as untrusted (content not shown):\n", style=self.aimos.ink("bold red"))
         for w in withheld:
-            text.append(f"  {w['memory_id']}  {w['label']}  ({w['reason']})\n", style="red")
+            text.append(f"  {w['memory_id']}  {w['label']}  ({w['reason']})\n", style=self.aimos.ink("red"))
         widget.update(text)
 
     def _selected(self) -> str | None:
@@ -199,7 +207,7 @@ class ReceiptScreen(Screen[None]):
                 Text(
                     f"✗ receipt {self.receipt_id}: what it records cannot be shown ({drawn.message})."
                     " Press v to verify it.",
-                    style="bold red",
+                    style=self.aimos.ink("bold red"),
                 )
             )
         self.query_one("#receipt").focus()
@@ -253,14 +261,23 @@ class ReceiptScreen(Screen[None]):
         if checks is None:
             return
         self.checks = checks
+        self._show_checks(checks)
+
+    def repaint(self) -> None:
+        """Redraw in the current theme's colours."""
+        self.on_mount()
+        if self.checks is not None:
+            self._show_checks(self.checks)
+
+    def _show_checks(self, checks: list[dict[str, Any]]) -> None:
         ok = all(c["ok"] for c in checks)
         text = Text()
         text.append(
             "VALID: every check passed\n" if ok else "INVALID: a check failed\n",
-            style="bold green" if ok else "bold red",
+            style=self.aimos.ink("bold green" if ok else "bold red"),
         )
         for c in checks:
-            mark, style = ("✓", "green") if c["ok"] else ("✗", "bold red")
+            mark, style = ("✓", self.aimos.ink("green")) if c["ok"] else ("✗", self.aimos.ink("bold red"))
             text.append(
                 f"{mark} {c['check']}" + (f": {c['detail']}" if c["detail"] else "") + "\n", style=style
             )

@@ -67,6 +67,12 @@ class StatusScreen(Screen[None]):
         if self.is_mounted:
             self.refresh_status(quiet=True)
 
+    def repaint(self) -> None:
+        """Redraw in the current theme's colours (the last verdict too)."""
+        self.refresh_status(quiet=True)
+        if self.verdict is not None and not self.verifying:
+            self._verified(self.verdict)
+
     def action_refresh_status(self) -> None:
         self.refresh_status()
 
@@ -102,7 +108,7 @@ class StatusScreen(Screen[None]):
             root_text.append(f"  attested {when(root['computed_at'])} over {root['memories']} memories, ")
             root_text.append(
                 "verified" if root["verified"] else "NOT verified",
-                style="green" if root["verified"] else "bold red",
+                style=self.aimos.ink("green" if root["verified"] else "bold red"),
             )
         self.query_one("#status-root", Static).update(root_text)
         self._show_housekeeper(report["housekeeper"])
@@ -117,7 +123,7 @@ class StatusScreen(Screen[None]):
                     + ("" if grant["write_allowed"] else " read-only")
                 )
             )
-            state = Text(e["state"], style="" if e["state"] == "active" else "yellow")
+            state = Text(e["state"], style="" if e["state"] == "active" else self.aimos.ink("yellow"))
             ids.add_row(e["agent_id"], e["role"], state, e["valid_until"][:16].replace("T", " "), g)
         self.query_one("#status-identities", Static).update(ids)
 
@@ -125,10 +131,13 @@ class StatusScreen(Screen[None]):
         head = Text()
         if hk["running"]:
             head.append(f"housekeeper running (pid {hk['pid']}), ", style="bold")
-            head.append("ready" if hk["ready"] else "not ready", style="green" if hk["ready"] else "yellow")
+            head.append(
+                "ready" if hk["ready"] else "not ready",
+                style=self.aimos.ink("green" if hk["ready"] else "yellow"),
+            )
             head.append(f", {hk['jobs_registered']} jobs registered\n")
         else:
-            head.append("housekeeper NOT running", style="bold yellow")
+            head.append("housekeeper NOT running", style=self.aimos.ink("bold yellow"))
             head.append(": start it with `aimos housekeeper start`\n")
         jobs = _table("job", "last run", "result", "next run")
         for j in hk["jobs"]:
@@ -139,12 +148,14 @@ class StatusScreen(Screen[None]):
                 when(last.get("finished_at") or last.get("started_at")) if last else "never",
                 Text(
                     result,
-                    style={
-                        "SUCCESS": "green",
-                        "ATTENTION": "yellow",
-                        "FAILED": "red",
-                        "INTERRUPTED": "yellow",
-                    }.get(result, ""),
+                    style=self.aimos.ink(
+                        {
+                            "SUCCESS": "green",
+                            "ATTENTION": "yellow",
+                            "FAILED": "red",
+                            "INTERRUPTED": "yellow",
+                        }.get(result, "")
+                    ),
                 ),
                 when(j["next_run"]),
             )
@@ -212,7 +223,7 @@ class StatusScreen(Screen[None]):
     def _failed(self, failure: Any) -> None:
         self.verifying = False
         widget = self.query_one("#status-verify", Static)
-        widget.update(Text(f"✗ {failure.text()}", style="bold red"))
+        widget.update(Text(f"✗ {failure.text()}", style=self.aimos.ink("bold red")))
         self.call_after_refresh(widget.scroll_visible, animate=False)
 
     def _verified(self, result: dict[str, Any]) -> None:
@@ -224,23 +235,23 @@ class StatusScreen(Screen[None]):
             text.append(
                 f"✓ the brain verifies: {in_db['memories']:,} memories, "
                 f"{len(in_db['event_chains'])} event chain(s), both verifiers agree\n",
-                style="bold green",
+                style=self.aimos.ink("bold green"),
             )
         else:
-            text.append("✗ THE BRAIN DOES NOT VERIFY\n", style="bold red")
+            text.append("✗ THE BRAIN DOES NOT VERIFY\n", style=self.aimos.ink("bold red"))
         text.append(
             f"  in-database verifier  {'ok' if in_db['ok'] else 'FAILED'}\n",
-            style="" if in_db["ok"] else "red",
+            style="" if in_db["ok"] else self.aimos.ink("red"),
         )
         text.append(
             f"  portable verifier     {portable['verdict']}"
             + (f" ({portable['primary_reason']})" if portable["primary_reason"] else "")
             + "\n",
-            style="" if portable["verdict"] == "valid" else "red",
+            style="" if portable["verdict"] == "valid" else self.aimos.ink("red"),
         )
         text.append(
             f"  parity                {'yes' if result['parity'] else 'NO'}\n",
-            style="" if result["parity"] else "red",
+            style="" if result["parity"] else self.aimos.ink("red"),
         )
         text.append(f"  corpus proof root     {in_db['corpus_proof_root']}\n")
         for f in in_db["failures"][:20]:
@@ -248,15 +259,18 @@ class StatusScreen(Screen[None]):
                 f"  ✗ memory {f['memory_id']}: {f['reason']}"
                 + (f" ({f['detail']})" if f["detail"] else "")
                 + "\n",
-                style="bold red",
+                style=self.aimos.ink("bold red"),
             )
         if len(in_db["failures"]) > 20:
             text.append(
-                f"  … and {len(in_db['failures']) - 20} more (aimos verify --json lists all)\n", style="red"
+                f"  … and {len(in_db['failures']) - 20} more (aimos verify --json lists all)\n",
+                style=self.aimos.ink("red"),
             )
         for c in in_db["event_chains"]:
             if not c["ok"]:
-                text.append(f"  ✗ events of {c['signer_agent_id']}: {c['reason']}\n", style="bold red")
+                text.append(
+                    f"  ✗ events of {c['signer_agent_id']}: {c['reason']}\n", style=self.aimos.ink("bold red")
+                )
         widget = self.query_one("#status-verify", Static)
         widget.set_class(not result["ok"], "failed")
         widget.update(text)

@@ -229,3 +229,17 @@ def require_keychain() -> Any:
     import keyring
 
     return keyring
+
+
+def edit_outside(home: Path, table: str, sql: str) -> None:
+    """Edit the brain outside aimos, as someone with the file could: drop ``table``'s BEFORE
+    UPDATE / DELETE guard triggers and run ``sql`` with the sqlite3 shell."""
+    db = home / BRAIN
+    names = sqlite(
+        db,
+        f"SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = '{table}'"
+        " AND (sql LIKE '%BEFORE UPDATE%' OR sql LIKE '%BEFORE DELETE%')",
+    ).stdout.split()
+    assert names, f"no guard triggers on {table}?"
+    done = sqlite(db, " ".join(f"DROP TRIGGER {n};" for n in names) + f" {sql}")
+    assert done.returncode == 0, done.stderr

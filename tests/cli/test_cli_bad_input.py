@@ -13,6 +13,7 @@ from aimos_cli_support import (
     PASSPHRASE_ENV,
     assert_refused,
     assert_unchanged,
+    edit_outside,
     keystore_dir,
     listing,
     parse_json,
@@ -423,3 +424,20 @@ def test_the_housekeeper_cannot_be_used_as_an_agent(installed: Path) -> None:
     before = snapshot(installed)
     assert_refused(run_aimos("save", "x", "--agent", "housekeeper"), USAGE, "agent id")
     assert_unchanged(installed, before)
+
+
+def test_a_receipt_whose_evidence_was_rewritten_is_invalid_not_a_crash(installed: Path) -> None:
+    """Evidence edited outside aimos into something that is not a list of entries: `receipt
+    verify` says INVALID (exit 4) and `receipt show` says what it holds; neither crashes."""
+    run_aimos("save", "The boiler is serviced every October").ok()
+    receipt = parse_json(run_aimos("recall", "boiler", "--json"))["receipt"]["receipt_id"]
+    edit_outside(
+        installed,
+        "recall_receipts",
+        f"UPDATE recall_receipts SET evidence = '\"not a list\"' WHERE receipt_id = '{receipt}';",
+    )
+    verified = run_aimos("receipt", "verify", receipt)
+    assert verified.code == 4, verified.describe()
+    assert "evidence entries name their memories" in verified.out and "invalid" in verified.out
+    shown = run_aimos("receipt", "show", receipt)
+    assert "Traceback" not in shown.both and "internal error" not in shown.err, shown.describe()

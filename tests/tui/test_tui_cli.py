@@ -89,3 +89,50 @@ def test_starts_in_a_real_terminal_and_quits_on_q(installed: Path) -> None:
         os.close(primary)
     assert code == 0, (painted + rest)[-2000:]
     assert b"Traceback" not in painted + rest
+
+
+BROKEN_APP = """
+import sys
+from aimos.tui.app import AimosApp
+
+class Broken(AimosApp):  # a bug in an action, to see what reaches the person at the terminal
+    def action_help(self) -> None:
+        secret_local = "do-not-show-this-local"
+        raise RuntimeError(secret_local)
+
+app = Broken()
+app.run()
+sys.exit(app.return_code or 0)
+"""
+
+
+def test_an_internal_error_ends_the_app_with_one_line_and_no_locals(installed: Path) -> None:
+    memory = cli_save("The boiler is serviced every October")
+    primary, secondary = pty.openpty()
+    fcntl.ioctl(secondary, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
+    env = dict(os.environ, TERM="xterm-256color", COLUMNS="80", LINES="24")
+    env.pop("AIMOS_DEBUG", None)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", BROKEN_APP],
+        stdin=secondary,
+        stdout=secondary,
+        stderr=secondary,
+        env=env,
+        close_fds=True,
+        start_new_session=True,
+    )
+    os.close(secondary)
+    try:
+        painted = _read_until(primary, proc, memory[:8].encode(), timeout=30)
+        assert memory[:8].encode() in painted, painted[-2000:]
+        os.write(primary, b"?")
+        rest = _read_until(primary, proc, b"never printed", timeout=30)
+        code = proc.wait(timeout=5)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+        os.close(primary)
+    assert code == 1
+    assert b"internal error in aimos tui (RuntimeError)" in rest, rest[-2000:]
+    assert b"Traceback" not in rest and b"do-not-show-this-local" not in painted + rest

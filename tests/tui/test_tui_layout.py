@@ -9,7 +9,7 @@ from typing import Any
 
 from textual.pilot import Pilot
 from textual.widgets import Select, Static
-from tui_support import choose, drive, paste, recall, save, screen_text, settle, text_of
+from tui_support import choose, drive, lines_in, paste, recall, save, screen_text, settle, text_of
 
 from aimos.tui.detail import MemoryScreen
 from aimos.tui.dialogs import HELP, ConfirmDialog, HelpScreen, LabelDialog
@@ -205,13 +205,28 @@ def test_help_is_reachable_from_every_screen(installed: Path) -> None:
 
 
 def test_theme_toggles_and_light_starts_light(installed: Path) -> None:
+    """ctrl+t switches light and dark from any screen (even with the recall box focused), and the
+    open screens redraw in the new theme's colours: the yellow of "housekeeper NOT running" is the
+    light theme's warning text colour after the switch, not the dark one's."""
+
     async def dark(pilot: Pilot[Any]) -> None:
         app = pilot.app
         assert app.theme == "textual-dark"
-        await pilot.press("t")
+        await pilot.press("3")
+        await pilot.pause()
+        housekeeper = app.screen.query_one("#status-housekeeper", Static)
+        dark_yellow = app.ink("yellow")
+        assert any("NOT running" in line for line in lines_in(housekeeper, "yellow"))
+        await pilot.press("ctrl+t")
         await pilot.pause()
         assert app.theme == "textual-light"
-        await pilot.press("t")
+        assert app.ink("yellow") != dark_yellow
+        assert any("NOT running" in line for line in lines_in(housekeeper, "yellow")), (
+            "redrawn in the new colours"
+        )
+        await pilot.press("2")
+        await pilot.pause()
+        await pilot.press("ctrl+t")
         await pilot.pause()
         assert app.theme == "textual-dark"
 

@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from aimos_cli_support import BRAIN, keystore_dir, run_aimos, sqlite, sqlite_value, table_counts
+from aimos_cli_support import BRAIN, edit_outside, keystore_dir, run_aimos, sqlite_value, table_counts
 from rich.console import Console, RenderableType
 from rich.text import Text
 from textual.pilot import Pilot
@@ -164,9 +164,14 @@ def styled_lines(widget_or_content: Any, *, width: int = 200) -> list[tuple[str,
     return found
 
 
-def lines_in(widget_or_content: Any, colour: str, *, width: int = 200) -> list[str]:
-    """The rendered lines drawn (at least partly) in ``colour``."""
-    return [line for line, colours in styled_lines(widget_or_content, width=width) if colour in colours]
+def lines_in(widget: Static, colour: str, *, width: int = 200) -> list[str]:
+    """The rendered lines of a widget drawn (at least partly) in ``colour``: green, red, yellow or
+    cyan, as the app inks them in its current theme (the theme's success, error, warning and
+    primary text colours)."""
+    wanted = widget.app.ink(colour).split()[-1].lower()  # type: ignore[attr-defined]
+    return [
+        line for line, colours in styled_lines(widget, width=width) if wanted in {c.lower() for c in colours}
+    ]
 
 
 def table_rows(widget: Static) -> int:
@@ -235,20 +240,6 @@ def value(home: Path, sql: str) -> str:
 
 def memory_field(home: Path, memory_id: str, column: str) -> str:
     return value(home, f"SELECT {column} FROM memories WHERE memory_id = '{memory_id}'")
-
-
-def edit_outside(home: Path, table: str, sql: str) -> None:
-    """Edit the brain outside aimos, as someone with the file could: drop ``table``'s BEFORE
-    UPDATE / DELETE guard triggers and run ``sql`` with the sqlite3 shell."""
-    db = home / BRAIN
-    names = sqlite(
-        db,
-        f"SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = '{table}'"
-        " AND (sql LIKE '%BEFORE UPDATE%' OR sql LIKE '%BEFORE DELETE%')",
-    ).stdout.split()
-    assert names, f"no guard triggers on {table}?"
-    done = sqlite(db, " ".join(f"DROP TRIGGER {n};" for n in names) + f" {sql}")
-    assert done.returncode == 0, done.stderr
 
 
 def break_initial_weight(home: Path, memory_id: str, weight_milli: int = 1500) -> None:
