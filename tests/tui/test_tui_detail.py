@@ -15,6 +15,7 @@ from tui_support import (
     choose,
     counts,
     drive,
+    fill_label,
     memory_field,
     paste,
     recall,
@@ -270,14 +271,7 @@ def test_refute_with_a_wrong_passphrase_shows_an_error_and_changes_nothing(
     async def scenario(pilot: Pilot[Any]) -> None:
         app = pilot.app
         screen = await open_memory(pilot, memory)
-        await pilot.press("l")
-        await pilot.pause()
-        dialog = app.screen
-        await choose(pilot, dialog.query_one("#judgment", Select), "refute")
-        dialog.query_one("#reason", Input).focus()
-        await type_text(pilot, "checked it")
-        dialog.query_one("#passphrase", Input).focus()
-        await paste(pilot, "not-the-" + passphrase)
+        await fill_label(pilot, "refute", "checked it", "not-the-" + passphrase)
         await pilot.press("enter")
         await pilot.pause()
         assert isinstance(app.screen, MessageDialog)
@@ -304,14 +298,7 @@ def test_refute_with_the_master_passphrase_is_signed_by_agent_and_master(
     async def scenario(pilot: Pilot[Any]) -> None:
         app = pilot.app
         screen = await open_memory(pilot, memory)
-        await pilot.press("l")
-        await pilot.pause()
-        dialog = app.screen
-        await choose(pilot, dialog.query_one("#judgment", Select), "refute")
-        dialog.query_one("#reason", Input).focus()
-        await type_text(pilot, "checked it")
-        dialog.query_one("#passphrase", Input).focus()
-        await paste(pilot, passphrase)
+        await fill_label(pilot, "refute", "checked it", passphrase)
         assert passphrase not in screen_text(app), "the passphrase is never shown"
         await pilot.press("enter")
         await pilot.pause()

@@ -275,3 +275,20 @@ async def run_recall(pilot: Pilot[Any], query: str) -> RecallScreen:
     await pilot.press("enter")
     await pilot.pause()
     return screen
+
+
+async def fill_label(pilot: Pilot[Any], judgment: str, reason: str, passphrase: str | None = None) -> Any:
+    """On a memory's screen: l, choose the judgment, type the reason (and the passphrase); the
+    label dialog, not yet submitted."""
+    from textual.widgets import Input
+
+    await pilot.press("l")
+    await pilot.pause()
+    dialog = pilot.app.screen
+    await choose(pilot, dialog.query_one("#judgment", Select), judgment)
+    dialog.query_one("#reason", Input).focus()
+    await type_text(pilot, reason)
+    if passphrase is not None:
+        dialog.query_one("#passphrase", Input).focus()
+        await paste(pilot, passphrase)
+    return dialog
