@@ -19,6 +19,9 @@ mcp_app = typer.Typer(
 )
 
 
+XDG_DIRS = ("XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME")
+
+
 def aimos_command() -> list[str]:
     """How a client that knows nothing of this shell's PATH starts this aimos: its absolute path."""
     argv0 = Path(sys.argv[0])
@@ -68,7 +71,10 @@ def mcp_main(
 
     from aimos.mcp.server import build_server, serve_stdio
 
-    anyio.run(serve_stdio, build_server(agent))
+    try:
+        anyio.run(serve_stdio, build_server(agent))
+    except* (BrokenPipeError, ConnectionResetError):
+        pass  # the client closed its end: nobody is left to answer, so leave quietly (exit 0)
 
 
 @mcp_app.command("config")
@@ -85,8 +91,11 @@ def config_cmd(
         raise UsageError(f"unknown client {client!r}", f"Use one of: {', '.join(CLIENTS)}.")
     keystore = _enrolled(agent)
     env = {"AIMOS_HOME": str(paths.data_dir().absolute())} if os.environ.get("AIMOS_HOME") else {}
-    # clients start servers with a small environment of their own: pass on what finds the keys
-    passed = ["AIMOS_KEYSTORE"] + (["DBUS_SESSION_BUS_ADDRESS"] if keystore == "os" else [])
+    # clients start servers with a small environment of their own (HOME, PATH, ...): pass on what
+    # finds the brain and the keys. Without AIMOS_HOME the brain, config and keystore are in the
+    # platformdirs user dirs, which the XDG variables move when they are set.
+    passed = ["AIMOS_KEYSTORE"] + ([] if env else list(XDG_DIRS))
+    passed += ["DBUS_SESSION_BUS_ADDRESS"] if keystore == "os" else []
     env.update({name: os.environ[name] for name in passed if os.environ.get(name)})
     out(json.dumps(client_config(client, aimos_command(), agent, env), indent=2))
     say(WHERE[client].replace("AGENT", agent))

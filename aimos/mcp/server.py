@@ -7,12 +7,15 @@ the CLI words them (never a traceback, never a secret); the server keeps running
 
 from __future__ import annotations
 
+import os
+import re
+import signal
+import sys
 import threading
 from collections.abc import Callable
 from typing import Annotated, Any, Literal, TypeVar
 
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, ErrorData, JSONRPCError, TextContent, ToolAnnotations
 from mcp_types.jsonrpc import INVALID_REQUEST, PARSE_ERROR
 from pydantic import Field
@@ -31,6 +34,14 @@ INSTRUCTIONS = (
     "is signed with your own identity and kept on the record; nothing saved is ever deleted."
 )
 MAX_LIMIT = 200
+CLEARANCE_MAX = 12
+# Ids are taken whole: a prefix would let an agent probe for the ids of memories (and receipts)
+# beyond its grant, since resolving one names the full id in the refusal before any grant check.
+UUID_PATTERN = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+# Tools run in worker threads; the brain is written one call at a time (one server per process).
+BRAIN_CALLS = threading.Lock()
+STOPPING = threading.Event()  # set on SIGINT/SIGTERM: no call starts after it
+STOP_WAIT_SECONDS = 30.0  # how long a signal waits for the call in progress before leaving
 
 
 class SavedMemory(TypedDict):
@@ -99,29 +110,72 @@ def result(text: str, structured: Any) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
 
 
+class Refused(Exception):
+    """A refusal worded as the CLI words it; the tool returns it as a tool error, text unchanged
+    (a ToolError would come back prefixed "Error executing tool NAME: ")."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.text = text
+
+    def result(self) -> CallToolResult:
+        return CallToolResult(content=[TextContent(type="text", text=self.text)], is_error=True)
+
+
+INTERNAL = (
+    "error: internal error ({name}); nothing secret was printed\n"
+    "hint: run the same action with the aimos CLI (AIMOS_DEBUG=1) to see why"
+)
+
+
+def guarded(tool: Callable[..., CallToolResult], *args: Any) -> CallToolResult:
+    """The tool's result, or its refusal as a tool error. A bug is an internal error without a
+    traceback: the SDK would log one (with the exception's text, which may quote a memory) on
+    stderr, and clients keep a server's stderr in their logs."""
+    try:
+        return tool(*args)
+    except Refused as refused:
+        return refused.result()
+    except Exception as exc:
+        return Refused(INTERNAL.format(name=type(exc).__name__)).result()
+
+
+def full_id(value: str, what: str) -> str:
+    """A whole id (as recall or save_memory returned it), lowercased; refuses a prefix."""
+    value = value.strip()
+    if not re.fullmatch(UUID_PATTERN, value):
+        raise Refused(
+            cli_words(
+                UsageError(
+                    f"that is not a full {what} id",
+                    f"Give the whole {what} id (36 characters) as aimos returned it.",
+                )
+            )
+        )
+    return value.lower()
+
+
 def build_server(agent: str) -> MCPServer:
     """An MCP server whose every tool call is signed as ``agent``."""
     server = MCPServer(name="aimos", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
-    one_at_a_time = threading.Lock()  # tools run in worker threads; the brain is written one call at a time
 
     def call(work: Callable[[Brain], T]) -> T:
         import apsw
 
-        with one_at_a_time:
+        with BRAIN_CALLS:
+            if STOPPING.is_set():
+                raise Refused("error: aimos mcp is stopping\nhint: the client will start it again")
             try:
                 with open_brain(write=True) as brain:
                     return work(brain)
             except AimosError as exc:
-                raise ToolError(cli_words(exc)) from None
+                raise Refused(cli_words(exc)) from None
             except apsw.BusyError:
-                raise ToolError(
+                raise Refused(
                     "error: the brain is busy (another process holds its write lock)\nhint: try again"
                 ) from None
             except Exception as exc:  # a bug: say so, without a traceback or anything it held
-                raise ToolError(
-                    f"error: internal error ({type(exc).__name__}); nothing secret was printed\n"
-                    "hint: run the same action with the aimos CLI (AIMOS_DEBUG=1) to see why"
-                ) from None
+                raise Refused(INTERNAL.format(name=type(exc).__name__)) from None
 
     @server.tool(
         annotations=ToolAnnotations(title="Save a memory", read_only_hint=False, destructive_hint=False),
@@ -139,11 +193,23 @@ def build_server(agent: str) -> MCPServer:
             str, Field(description="Memory type, e.g. note, fact, preference, procedure.")
         ] = "note",
         scope: Annotated[str, Field(description="Scope, e.g. personal or work.")] = "personal",
-        clearance: Annotated[int, Field(description="Clearance level 0..12, within your grant.")] = 5,
+        clearance: Annotated[
+            int,
+            Field(
+                description="Clearance level 0..12, within your grant.",
+                json_schema_extra={"minimum": 0, "maximum": CLEARANCE_MAX},
+            ),
+        ] = 5,
         data_class: Annotated[
-            Literal["public", "internal", "confidential", "restricted"], Field(description="Data class.")
+            Literal["public", "internal", "confidential", "restricted"],
+            Field(description="Data class, within your grant."),
         ] = "internal",
     ) -> Annotated[CallToolResult, SavedMemory]:
+        return guarded(save, text, key, type, scope, clearance, data_class)
+
+    def save(
+        text: str, key: str | None, type: str, scope: str, clearance: int, data_class: str
+    ) -> CallToolResult:
         from aimos.epistemic.chain import signed_save
         from aimos.memory.save import build_save_body
 
@@ -193,10 +259,13 @@ def build_server(agent: str) -> MCPServer:
             Field(description="How many results, 1..200.", json_schema_extra={"minimum": 1, "maximum": 200}),
         ] = 10,
     ) -> Annotated[CallToolResult, Recalled]:
+        return guarded(recall_memories, query, limit)
+
+    def recall_memories(query: str, limit: int) -> CallToolResult:
         from aimos.recall.pipeline import recall_as
 
         if isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
-            raise ToolError(
+            raise Refused(
                 cli_words(UsageError(f"limit must be an integer from 1 to {MAX_LIMIT}", "Use 1..200."))
             )
         got = call(lambda brain: recall_as(brain, agent, query, limit=limit))
@@ -242,19 +311,30 @@ def build_server(agent: str) -> MCPServer:
         ),
     )
     def report_outcome(
-        memory_id: Annotated[str, Field(description="The memory's id, as recall returned it.")],
+        memory_id: Annotated[
+            str,
+            Field(
+                description="The memory's id, as recall returned it.",
+                json_schema_extra={"pattern": UUID_PATTERN},
+            ),
+        ],
         outcome: Annotated[Literal["good", "bad"], Field(description="good: it helped; bad: it did not.")],
         receipt_id: Annotated[
-            str | None, Field(description="The recall's receipt id (default: your latest recall of it).")
+            str | None,
+            Field(
+                description="The recall's receipt id (default: your latest recall of it).",
+                json_schema_extra={"pattern": UUID_PATTERN},
+            ),
         ] = None,
     ) -> Annotated[CallToolResult, Outcome]:
+        return guarded(report, memory_id, outcome, receipt_id)
+
+    def report(memory_id: str, outcome: str, receipt_id: str | None) -> CallToolResult:
         from aimos.learning.outcomes import give_feedback
 
-        done = call(
-            lambda brain: give_feedback(
-                brain, agent, memory_id, good=outcome == "good", receipt_ref=receipt_id
-            )
-        )
+        mid = full_id(memory_id, "memory")
+        rid = None if receipt_id is None else full_id(receipt_id, "receipt")
+        done = call(lambda brain: give_feedback(brain, agent, mid, good=outcome == "good", receipt_ref=rid))
         old, new = done.old_weight_milli / 1000, done.new_weight_milli / 1000
         said = (
             f"weight {old:.3f} -> {new:.3f}"
@@ -283,12 +363,20 @@ def build_server(agent: str) -> MCPServer:
     )
     def show_memory(
         memory_id: Annotated[
-            str, Field(description="The memory's id (or a unique prefix of 8+ characters).")
+            str,
+            Field(
+                description="The memory's id, as recall or save_memory returned it.",
+                json_schema_extra={"pattern": UUID_PATTERN},
+            ),
         ],
     ) -> Annotated[CallToolResult, ShownMemory]:
+        return guarded(show, memory_id)
+
+    def show(memory_id: str) -> CallToolResult:
         from aimos.memory.versions import show_as
 
-        d: dict[str, Any] = call(lambda brain: show_as(brain, agent, memory_id))
+        mid = full_id(memory_id, "memory")
+        d: dict[str, Any] = call(lambda brain: show_as(brain, agent, mid))
         v = d["version"]
         shown = ShownMemory(
             memory_id=d["memory_id"],
@@ -317,28 +405,77 @@ def build_server(agent: str) -> MCPServer:
     return server
 
 
-def protocol_error(problem: Exception) -> JSONRPCError:
-    """The JSON-RPC answer to a line that is not a message: -32700 for text that is not JSON,
-    -32600 for JSON that is not a JSON-RPC message (the id cannot be known, so it is null)."""
+def read_line(problem: Exception) -> tuple[str, dict[str, Any] | None]:
+    """What a line the SDK refused is: "not_json", "unreadable" (JSON to Python, not to the SDK's
+    parser: a lone UTF-16 surrogate escape, which JavaScript's JSON.stringify writes for a string
+    cut inside a pair, or NaN) or "json" (JSON, not a JSON-RPC message); and the request object it
+    holds, if it is one (a JSON object with a method)."""
+    import json
+
     from pydantic import ValidationError
 
-    not_json = isinstance(problem, ValidationError) and any(
-        e.get("type") == "json_invalid" for e in problem.errors()
-    )
-    if not_json:
-        return JSONRPCError(
-            jsonrpc="2.0", id=None, error=ErrorData(code=PARSE_ERROR, message="Parse error: not JSON")
-        )
-    return JSONRPCError(
-        jsonrpc="2.0",
-        id=None,
-        error=ErrorData(code=INVALID_REQUEST, message="Invalid request: not a JSON-RPC message"),
-    )
+    if not isinstance(problem, ValidationError):
+        return "json", None
+    kind, request = "json", None
+    for e in problem.errors():
+        raw = e.get("input")
+        if e.get("type") == "json_invalid":
+            try:
+                raw = json.loads(raw) if isinstance(raw, str) else None
+            except (ValueError, RecursionError):
+                return "not_json", None
+            kind = "unreadable" if raw is not None else "not_json"
+        if request is None and isinstance(raw, dict) and "method" in raw:
+            request = raw
+    return kind, request
+
+
+def protocol_error(problem: Exception) -> JSONRPCError:
+    """The JSON-RPC answer to a line that is not a message: -32700 for text that is not JSON,
+    -32600 for JSON that is not a JSON-RPC message. The id is null unless the line is a request
+    whose id can be read: then the answer carries it, so the client's call fails at once instead
+    of waiting for its timeout."""
+    kind, request = read_line(problem)
+    raw_id = request.get("id") if request is not None else None
+    request_id = raw_id if isinstance(raw_id, str | int) and not isinstance(raw_id, bool) else None
+    message = {
+        "not_json": "Parse error: not JSON",
+        "unreadable": "Parse error: JSON this server cannot read (a lone UTF-16 surrogate escape?)",
+        "json": "Invalid request: not a JSON-RPC message",
+    }[kind]
+    code = INVALID_REQUEST if kind == "json" else PARSE_ERROR
+    return JSONRPCError(jsonrpc="2.0", id=request_id, error=ErrorData(code=code, message=message))
+
+
+def stop_now(signum: int) -> None:
+    """Leave on SIGINT (Ctrl-C; exit 130) or SIGTERM (exit 0) once the brain call in progress has
+    finished (its transaction commits or rolls back whole); no call starts after the signal.
+
+    The exit is immediate (os._exit): stdin is read by a worker thread blocked in readline, which
+    nothing interrupts, so an orderly shutdown would wait for the client's next line (Ctrl-C in a
+    terminal did nothing until Ctrl-D)."""
+    STOPPING.set()
+    BRAIN_CALLS.acquire(timeout=STOP_WAIT_SECONDS)
+    interrupted = signum == signal.SIGINT
+    if interrupted and sys.stderr.isatty():
+        sys.stderr.write("aimos mcp: stopped\n")
+    sys.stderr.flush()
+    os._exit(130 if interrupted else 0)
+
+
+async def stop_on_signal() -> None:
+    import anyio
+
+    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        async for signum in signals:
+            # its own thread limiter: the default one may be taken by calls waiting for the brain
+            await anyio.to_thread.run_sync(stop_now, signum, limiter=anyio.CapacityLimiter(1))
 
 
 async def serve_stdio(server: MCPServer) -> None:
     """Serve MCP on stdin/stdout. The SDK skips a line it cannot parse without a word; here the
-    client gets a JSON-RPC error for it, and the server goes on reading."""
+    client gets a JSON-RPC error for it, and the server goes on reading. SIGINT and SIGTERM stop
+    it once the call in progress has finished."""
     import anyio
     from mcp.server.stdio import stdio_server
     from mcp.shared.message import SessionMessage
@@ -356,5 +493,8 @@ async def serve_stdio(server: MCPServer) -> None:
 
         lowlevel = server._lowlevel_server  # what MCPServer.run_stdio_async runs, with our stream in front
         async with anyio.create_task_group() as group:
+            if sys.platform != "win32" and threading.current_thread() is threading.main_thread():
+                group.start_soon(stop_on_signal)
             group.start_soon(screen_lines)
             await lowlevel.run(receive, outgoing, lowlevel.create_initialization_options())
+            group.cancel_scope.cancel()  # end of input: stop watching for signals
