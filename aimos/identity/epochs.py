@@ -225,7 +225,7 @@ def latest_epoch(conn: apsw.Connection, agent_id: str) -> dict[str, Any]:
 
 
 def epoch_state(epoch: dict[str, Any], now: int) -> str:
-    if epoch["revoked_at"] is not None and epoch["revoked_at"] <= now:
+    if epoch["revoked_at"] is not None:  # revoked from the moment the revocation is recorded
         return "revoked"
     if now < epoch["valid_from"]:
         return "not_yet_valid"
@@ -388,6 +388,21 @@ def revoke_epoch(
             f"agent {agent_id}'s epoch valid from {iso_ms(valid_from)} is already revoked",
             f"Run `aimos agent rotate {agent_id}` for a new epoch.",
         )
+    # Timestamps are whole seconds: a request this epoch signed in this very second was accepted
+    # before the revocation existed, and every verifier reads "revoked_at <= ts_signed" as signed
+    # after it. The revocation therefore falls after the newest thing the epoch signed; requests
+    # stop at once all the same, because from now on any recorded revocation refuses them.
+    newest = one(
+        conn,
+        "SELECT MAX(ts) AS ts FROM (SELECT MAX(ts_signed) AS ts FROM request_nonces"
+        " WHERE agent_id = ?1 AND valid_from = ?2"
+        " UNION ALL SELECT MAX(ts_signed) FROM events WHERE signer_agent_id = ?1 AND signer_valid_from = ?2"
+        " UNION ALL SELECT MAX(ts_signed) FROM memory_provenance"
+        " WHERE signer_agent_id = ?1 AND signer_valid_from = ?2)",
+        (agent_id, valid_from),
+    )
+    if newest is not None and newest["ts"] is not None:
+        now = max(now, int(newest["ts"]) + 1)
     prior = commitments.revocation_prior_identity_hash(agent_id, valid_from, epoch["certificate"])
     body = {
         "schema": AGENT_REVOCATION_SCHEMA,

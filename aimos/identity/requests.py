@@ -124,8 +124,9 @@ def verify_request(conn: apsw.Connection, req: SignedRequest, *, path: str, now:
             f"Run `aimos agent rotate {agent_id}` to enrol a new epoch.",
         )
     revoked_at = revocation_at(conn, agent_id, valid_from)
-    # A revoked epoch's requests are refused from the revocation on, whatever time they claim.
-    if revoked_at is not None and (req.ts >= revoked_at or now >= revoked_at):
+    # A revoked epoch's requests are refused from the moment the revocation is recorded, whatever
+    # time they claim (revoked_at itself may be a second ahead: see identity.epochs.revoke_epoch).
+    if revoked_at is not None:
         raise EpochRevokedError(
             f"agent {agent_id}'s epoch was revoked at {iso_ms(revoked_at)}; "
             "its requests are refused from then on",
