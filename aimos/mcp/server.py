@@ -91,7 +91,8 @@ class Version(TypedDict):
 
 class ShownMemory(TypedDict):
     memory_id: str
-    text: str
+    text: str  # empty when withheld
+    withheld: str | None  # why the text is withheld (as recall would withhold it), else null
     key: str | None
     type: str
     scope: str
@@ -373,7 +374,7 @@ def build_server(agent: str) -> MCPServer:
         return guarded(show, memory_id)
 
     def show(memory_id: str) -> CallToolResult:
-        from aimos.memory.versions import show_as
+        from aimos.recall.pipeline import show_as
 
         mid = full_id(memory_id, "memory")
         d: dict[str, Any] = call(lambda brain: show_as(brain, agent, mid))
@@ -381,6 +382,7 @@ def build_server(agent: str) -> MCPServer:
         shown = ShownMemory(
             memory_id=d["memory_id"],
             text=d["value"],
+            withheld=d["withheld"],
             key=d["key"],
             type=d["memory_type"],
             scope=d["scope"],
@@ -396,8 +398,9 @@ def build_server(agent: str) -> MCPServer:
             ),
         )
         state = v["state"] + (f", superseded by {v['superseded_by']}" if v["superseded_by"] else "")
+        said = d["value"] if d["withheld"] is None else f"(text withheld as untrusted: {d['withheld']})"
         return result(
-            f"{d['value']}\n[{d['memory_id']}] version {v['number']} of {v['of']} ({state}), "
+            f"{said}\n[{d['memory_id']}] version {v['number']} of {v['of']} ({state}), "
             f"weight {d['weight']:.3f}, label {d['epistemic_label']}",
             shown,
         )

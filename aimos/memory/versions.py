@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import apsw
 
 from aimos.errors import MemoryNotFoundError, UsageError
 from aimos.store.connection import one, resolve_uuid_prefix, rows
-
-if TYPE_CHECKING:
-    from aimos.identity.session import Brain
 
 
 def resolve_memory_id(conn: apsw.Connection, ref: str, *, company_id: str | None = None) -> str:
@@ -105,34 +102,6 @@ def memory_detail(conn: apsw.Connection, ref: str) -> dict[str, Any]:
         (mid,),
     )
     return memory
-
-
-def show_as(brain: Brain, agent: str, ref: str) -> dict[str, Any]:
-    """One memory read by an agent through a signed request (POST /aimos/show): the request is
-    verified and recorded like any other (its nonce row), and the memory must be within the
-    agent's grant (company, clearance, data class)."""
-    from aimos.errors import GrantError
-    from aimos.identity.epochs import data_class_rank
-    from aimos.identity.requests import PATH_SHOW, sign_request, verify_request
-    from aimos.identity.session import now
-    from aimos.store.connection import write_transaction
-
-    signer = brain.signer(agent)
-    memory_id = resolve_memory_id(brain.conn, ref)
-    request = sign_request(signer, {"memory_id": memory_id}, PATH_SHOW, now())
-    with write_transaction(brain.conn):
-        grant = verify_request(brain.conn, request, path=PATH_SHOW, now=now()).grant
-        detail = memory_detail(brain.conn, memory_id)
-        if (
-            detail["company_id"] != grant["company_id"]
-            or detail["clearance_level"] > grant["clearance_ceiling"]
-            or data_class_rank(detail["data_class"]) > data_class_rank(grant["data_class_ceiling"])
-        ):
-            raise GrantError(
-                f"agent {agent!r} may not see memory {memory_id}",
-                "Its grant's company, clearance or data class does not cover it.",
-            )
-        return detail
 
 
 def list_memories(

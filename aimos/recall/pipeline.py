@@ -21,7 +21,7 @@ from aimos.ledger.events import append_event
 from aimos.recall.candidates import CANDIDATES, Channel, LexicalChannel, Scope, open_candidates
 from aimos.recall.disclosure import DisclosureError, verify_many
 from aimos.recall.export_v2 import record_v2_receipt
-from aimos.recall.policy import Candidate, Scored, decide
+from aimos.recall.policy import Candidate, Scored, decide, trust_of
 from aimos.recall.receipts import evidence_entry, record_receipt
 from aimos.recall.text import query_terms
 from aimos.store.connection import write_transaction
@@ -306,3 +306,48 @@ def recall_as(
     housekeeper = brain.housekeeper()
     body = build_recall_body(query=query, limit=limit, history=history)
     return recall(brain.conn, housekeeper, sign_request(signer, body, PATH_RECALL, now()), now())
+
+
+def show_as(brain: Brain, agent: str, memory_id: str) -> dict[str, Any]:
+    """One memory read by an agent through a signed request (POST /aimos/show), held to what a
+    recall would disclose: the request is verified and recorded like any other (its nonce row),
+    the memory must be within the agent's grant (company, clearance, data class), its signed
+    record is re-verified before anything is shown (failing closed, as recall does), and the text
+    of a memory recall would withhold as untrusted is withheld here too (``withheld`` says why)."""
+    from aimos.identity.requests import PATH_SHOW, sign_request
+    from aimos.identity.session import now
+    from aimos.memory.versions import memory_detail, resolve_memory_id
+
+    signer = brain.signer(agent)
+    request = sign_request(signer, {"memory_id": memory_id}, PATH_SHOW, now())
+    with write_transaction(brain.conn):
+        grant = verify_request(brain.conn, request, path=PATH_SHOW, now=now()).grant
+        mid = resolve_memory_id(brain.conn, memory_id, company_id=grant["company_id"])
+        detail = memory_detail(brain.conn, mid)
+        if detail["clearance_level"] > grant["clearance_ceiling"] or data_class_rank(
+            detail["data_class"]
+        ) > data_class_rank(grant["data_class_ceiling"]):
+            raise GrantError(
+                f"agent {agent!r} may not see memory {mid}",
+                "Its grant's clearance or data class does not cover it.",
+            )
+    row = brain.conn.execute("SELECT * FROM memories WHERE memory_id = ?", (mid,))
+    names = [d[0] for d in row.getdescription()]
+    verify_many(brain.conn, [dict(zip(names, row.fetchall()[0], strict=True))], allow_superseded=True)
+    trust = trust_of(
+        Candidate(
+            memory_id=mid,
+            value=detail["value"],
+            key=detail["key"],
+            weight_milli=detail["retrieval_weight_milli"],
+            label=detail["epistemic_label"],
+            quarantine=detail["quarantine"],
+            relevance=1.0,
+            scope=detail["scope"],
+            memory_type=detail["memory_type"],
+        )
+    )
+    detail["withheld"] = trust.reason if trust.untrusted else None
+    if trust.untrusted:
+        detail["value"] = ""
+    return detail
