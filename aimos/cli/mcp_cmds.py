@@ -34,14 +34,17 @@ def aimos_command() -> list[str]:
     return [str(Path(sys.executable).absolute()), "-m", "aimos"]
 
 
-def _enrolled(agent: str) -> str:
+def _enrolled(agent: str, *, warn: bool = False) -> str:
     """Refuse an agent that is not enrolled (exit 3); the brain's keystore kind."""
-    from aimos.identity.epochs import check_agent_id, latest_epoch
-    from aimos.identity.session import open_brain
+    from aimos.identity.epochs import check_agent_id, epoch_state, latest_epoch
+    from aimos.identity.session import now, open_brain
 
     check_agent_id(agent)
     with open_brain(write=False) as brain:
-        latest_epoch(brain.conn, agent)
+        epoch = latest_epoch(brain.conn, agent)
+        state = epoch_state(epoch, now())
+        if warn and state != "active":  # the snippet works again once the agent has a current epoch
+            say(f"warning: agent {agent}'s epoch is {state}: run `aimos agent rotate {agent}` first")
         return str(brain.keystore.kind)
 
 
@@ -89,7 +92,7 @@ def config_cmd(
 
     if client not in CLIENTS:
         raise UsageError(f"unknown client {client!r}", f"Use one of: {', '.join(CLIENTS)}.")
-    keystore = _enrolled(agent)
+    keystore = _enrolled(agent, warn=True)
     env = {"AIMOS_HOME": str(paths.data_dir().absolute())} if os.environ.get("AIMOS_HOME") else {}
     # clients start servers with a small environment of their own (HOME, PATH, ...): pass on what
     # finds the brain and the keys. Without AIMOS_HOME the brain, config and keystore are in the

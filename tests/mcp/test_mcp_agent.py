@@ -263,3 +263,13 @@ def test_show_memory_holds_back_what_recall_would(installed: Path) -> None:
             assert (await call(session, "show_memory", {"memory_id": fine["memory_id"]}))["withheld"] is None
 
     asyncio.run(scenario())
+
+
+def test_config_for_a_revoked_agent_warns_and_says_how_to_fix_it(installed: Path) -> None:
+    run_aimos("agent", "enroll", "gone").ok()
+    run_aimos("agent", "revoke", "gone").ok()
+    result = run_aimos("mcp", "config", "--agent", "gone", "--client", "cursor").ok()
+    assert "aimos-gone" in json.loads(result.out)["mcpServers"]
+    assert "epoch is revoked" in result.err and "aimos agent rotate gone" in result.err
+    fresh = run_aimos("mcp", "config", "--agent", "cli", "--client", "cursor").ok()
+    assert "warning" not in fresh.err
