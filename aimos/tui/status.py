@@ -3,6 +3,7 @@ attested corpus proof root, and Verify all (both verifiers and parity, with a pr
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from rich.console import Group
@@ -41,6 +42,7 @@ class StatusScreen(Screen[None]):
         super().__init__()
         self.verifying = False
         self.verdict: dict[str, Any] | None = None
+        self._phase: tuple[int, str, float] | None = None  # (phase index, name, when verifying began)
 
     @property
     def aimos(self) -> AimosApp:
@@ -59,6 +61,7 @@ class StatusScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.query_one("#verify-progress").display = False
+        self.set_interval(1.0, self._show_phase)
         self.action_refresh_status()
         self.query_one("#status").focus()
 
@@ -218,7 +221,19 @@ class StatusScreen(Screen[None]):
     def _progress(self, done: int, phase: str) -> None:
         self.query_one("#verify-progress", ProgressBar).update(progress=done)
         if done < len(VERIFY_PHASES):
-            self.query_one("#status-verify", Static).update(f"verifying: {phase}…")
+            began = self._phase[2] if self._phase is not None and done > 0 else time.monotonic()
+            self._phase = (done, phase, began)
+            self._show_phase()
+
+    def _show_phase(self) -> None:
+        """The phase under way and the time so far (a phase of a big brain takes many seconds)."""
+        if not self.verifying or self._phase is None:
+            return
+        done, phase, started = self._phase
+        elapsed = int(time.monotonic() - started)
+        self.query_one("#status-verify", Static).update(
+            f"verifying: {phase} ({done + 1} of {len(VERIFY_PHASES)}), {elapsed} s so far…"
+        )
 
     def _failed(self, failure: Any) -> None:
         self.verifying = False
