@@ -14,8 +14,8 @@ CLIENTS = ("claude-desktop", "claude-code", "cursor", "generic")
 WHERE = {
     "claude-desktop": "Add this to claude_desktop_config.json (Settings > Developer > Edit Config), "
     "then restart Claude Desktop.",
-    "claude-code": "Add this to .mcp.json in your project "
-    "(or run `claude mcp add-json aimos-AGENT '<the inner object>'`).",
+    "claude-code": "Add it for yourself: `claude mcp add-json --scope user aimos-AGENT '<the inner "
+    "object>'` (a project's .mcp.json is shared, and this snippet holds paths of your own).",
     "cursor": "Add this to ~/.cursor/mcp.json (or .cursor/mcp.json in a project).",
     "generic": "Start this command with these arguments and environment; it speaks MCP over stdio.",
 }

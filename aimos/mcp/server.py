@@ -35,6 +35,8 @@ INSTRUCTIONS = (
 )
 MAX_LIMIT = 200
 CLEARANCE_MAX = 12
+DEFAULT_CLEARANCE = 5  # the CLI's defaults for a save
+DEFAULT_DATA_CLASS = "internal"
 # Ids are taken whole: a prefix would let an agent probe for the ids of memories (and receipts)
 # beyond its grant, since resolving one names the full id in the refusal before any grant check.
 UUID_PATTERN = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
@@ -195,41 +197,57 @@ def build_server(agent: str) -> MCPServer:
         ] = "note",
         scope: Annotated[str, Field(description="Scope, e.g. personal or work.")] = "personal",
         clearance: Annotated[
-            int,
+            int | None,
             Field(
-                description="Clearance level 0..12, within your grant.",
+                description="Clearance level 0..12 within your grant (default 5, or your ceiling if lower).",
                 json_schema_extra={"minimum": 0, "maximum": CLEARANCE_MAX},
             ),
-        ] = 5,
+        ] = None,
         data_class: Annotated[
-            Literal["public", "internal", "confidential", "restricted"],
-            Field(description="Data class, within your grant."),
-        ] = "internal",
+            Literal["public", "internal", "confidential", "restricted"] | None,
+            Field(description="Data class within your grant (default internal, or your ceiling if lower)."),
+        ] = None,
     ) -> Annotated[CallToolResult, SavedMemory]:
         return guarded(save, text, key, type, scope, clearance, data_class)
 
+    def within_grant(brain: Brain, clearance: int | None, data_class: str | None) -> tuple[int, str]:
+        """The CLI's defaults (clearance 5, internal), lowered to the agent's grant ceilings when
+        those are lower, so an agent with a narrow grant can save without naming them; values the
+        agent gives are kept as given (the grant check refuses them if they exceed it)."""
+        from aimos.identity.epochs import current_grant, data_class_rank, latest_epoch
+
+        grant = current_grant(brain.conn, agent, latest_epoch(brain.conn, agent)["valid_from"])
+        if clearance is None:
+            clearance = min(DEFAULT_CLEARANCE, grant["clearance_ceiling"]) if grant else DEFAULT_CLEARANCE
+        if data_class is None:
+            ceiling = grant["data_class_ceiling"] if grant else DEFAULT_DATA_CLASS
+            lower = data_class_rank(ceiling) < data_class_rank(DEFAULT_DATA_CLASS)
+            data_class = ceiling if lower else DEFAULT_DATA_CLASS
+        return clearance, data_class
+
     def save(
-        text: str, key: str | None, type: str, scope: str, clearance: int, data_class: str
+        text: str, key: str | None, type: str, scope: str, clearance: int | None, data_class: str | None
     ) -> CallToolResult:
         from aimos.epistemic.chain import signed_save
         from aimos.memory.save import build_save_body
 
-        saved = call(
-            lambda brain: signed_save(
-                brain,
-                agent,
-                lambda b: build_save_body(
-                    company_id=b.company_id,
-                    value=text,
-                    key=key,
-                    scope=scope,
-                    memory_type=type,
-                    clearance_level=clearance,
-                    data_class=data_class,
-                    source=f"mcp:{agent}",
-                ),
+        if clearance is not None and (isinstance(clearance, bool) or not 0 <= clearance <= CLEARANCE_MAX):
+            raise Refused(cli_words(UsageError(f"clearance must be from 0 to {CLEARANCE_MAX}", "Use 0..12.")))
+
+        def body(b: Brain) -> dict[str, Any]:
+            level, data = within_grant(b, clearance, data_class)
+            return build_save_body(
+                company_id=b.company_id,
+                value=text,
+                key=key,
+                scope=scope,
+                memory_type=type,
+                clearance_level=level,
+                data_class=data,
+                source=f"mcp:{agent}",
             )
-        )
+
+        saved = call(lambda brain: signed_save(brain, agent, body))
         said = {
             "saved": f"saved memory {saved.memory_id}",
             "duplicate": f"already saved as {saved.memory_id}; recorded that it was seen again",

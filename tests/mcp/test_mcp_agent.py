@@ -273,3 +273,35 @@ def test_config_for_a_revoked_agent_warns_and_says_how_to_fix_it(installed: Path
     assert "epoch is revoked" in result.err and "aimos agent rotate gone" in result.err
     fresh = run_aimos("mcp", "config", "--agent", "cli", "--client", "cursor").ok()
     assert "warning" not in fresh.err
+
+
+def test_an_agent_with_a_narrow_grant_saves_without_naming_levels(installed: Path) -> None:
+    """save_memory's defaults (the CLI's: clearance 5, internal) come down to the agent's grant
+    ceilings when those are lower; levels the agent names are kept and checked as given."""
+    run_aimos("agent", "enroll", "narrow", "--clearance", "2", "--data-class", "public").ok()
+    brain = installed / "brain.sqlite3"
+
+    async def scenario() -> None:
+        async with connect("narrow") as session:
+            saved = await call(session, "save_memory", {"text": "The recycling goes out on Tuesdays"})
+            row = sqlite_value(
+                brain,
+                f"SELECT clearance_level || ' ' || data_class FROM memories WHERE memory_id = '{saved['memory_id']}'",
+            )
+            assert row == "2 public"
+            await refused(session, "save_memory", {"text": "above the grant", "clearance": 4}, "error:")
+            await refused(
+                session,
+                "save_memory",
+                {"text": "out of range", "clearance": 13},
+                "clearance must be from 0 to 12",
+            )
+        async with connect("cli") as wide:
+            saved = await call(wide, "save_memory", {"text": "The gas meter is read in March"})
+            row = sqlite_value(
+                brain,
+                f"SELECT clearance_level || ' ' || data_class FROM memories WHERE memory_id = '{saved['memory_id']}'",
+            )
+            assert row == "5 internal"
+
+    asyncio.run(scenario())
