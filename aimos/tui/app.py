@@ -185,9 +185,7 @@ class AimosApp(App[None]):
 
         return self.signed(lambda brain: recall_as(brain, self.agent, query, limit=10), doing="recall")
 
-    def feedback(
-        self, memory_id: str, good: bool, *, receipt_id: str | None, then: Callable[[], None] | None = None
-    ) -> None:
+    def feedback(self, memory_id: str, good: bool, *, receipt_id: str | None) -> None:
         from aimos.learning.outcomes import give_feedback
 
         about = (
@@ -218,12 +216,10 @@ class AimosApp(App[None]):
                 }
             )
             self.push_screen(MessageDialog("Signed outcome recorded", lines))
-            if then is not None:
-                then()
 
         self.push_screen(ConfirmDialog("Sign feedback?", body), answered)
 
-    def label(self, memory_id: str, *, then: Callable[[], None] | None = None) -> None:
+    def label(self, memory_id: str) -> None:
         from aimos.epistemic.chain import judge_memory
         from aimos.epistemic.classifier import TRUST_RAISING
 
@@ -257,8 +253,6 @@ class AimosApp(App[None]):
                 }
             )
             self.push_screen(MessageDialog("Signed label recorded", lines))
-            if then is not None:
-                then()
 
         self.push_screen(LabelDialog(memory_id, self.agent), answered)
 

@@ -236,10 +236,10 @@ class MemoryScreen(Screen[None]):
         self.app.pop_screen()
 
     def action_feedback(self, good: bool) -> None:
-        self.aimos.feedback(self.memory_id, good, receipt_id=None, then=self.refresh_detail)
+        self.aimos.feedback(self.memory_id, good, receipt_id=None)  # the screen refreshes on return
 
     def action_label(self) -> None:
-        self.aimos.label(self.memory_id, then=self.refresh_detail)
+        self.aimos.label(self.memory_id)
 
     def action_correct(self) -> None:
         if self.detail:

@@ -60,14 +60,16 @@ def _read_until(fd: int, proc: subprocess.Popen[bytes], wanted: bytes, timeout: 
     return seen
 
 
-def test_starts_in_a_real_terminal_and_quits_on_q(installed: Path) -> None:
-    memory = cli_save("The boiler is serviced every October")
+def in_a_terminal(argv: list[str], wait_for: bytes, key: bytes) -> tuple[int, bytes, bytes]:
+    """Run ``argv`` in a real 80x24 pseudo-terminal, wait until it has drawn ``wait_for``, press
+    ``key``, and read until it exits: (exit code, what it drew first, what came after the key)."""
     primary, secondary = pty.openpty()
     fcntl.ioctl(secondary, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
     env = dict(os.environ, TERM="xterm-256color", COLUMNS="80", LINES="24")
     env.pop("TEXTUAL", None)
+    env.pop("AIMOS_DEBUG", None)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "aimos", "tui"],
+        argv,
         stdin=secondary,
         stdout=secondary,
         stderr=secondary,
@@ -77,9 +79,9 @@ def test_starts_in_a_real_terminal_and_quits_on_q(installed: Path) -> None:
     )
     os.close(secondary)
     try:
-        painted = _read_until(primary, proc, memory[:8].encode(), timeout=30)
-        assert memory[:8].encode() in painted, f"the memory list was not painted:\n{painted[-2000:]!r}"
-        os.write(primary, b"q")
+        painted = _read_until(primary, proc, wait_for, timeout=30)
+        assert wait_for in painted, f"not drawn:\n{painted[-2000:]!r}"
+        os.write(primary, key)
         rest = _read_until(primary, proc, b"never printed", timeout=30)  # drained until it exits
         code = proc.wait(timeout=5)
     finally:
@@ -87,6 +89,12 @@ def test_starts_in_a_real_terminal_and_quits_on_q(installed: Path) -> None:
             proc.kill()
             proc.wait(timeout=10)
         os.close(primary)
+    return code, painted, rest
+
+
+def test_starts_in_a_real_terminal_and_quits_on_q(installed: Path) -> None:
+    memory = cli_save("The boiler is serviced every October")
+    code, painted, rest = in_a_terminal([sys.executable, "-m", "aimos", "tui"], memory[:8].encode(), b"q")
     assert code == 0, (painted + rest)[-2000:]
     assert b"Traceback" not in painted + rest
 
@@ -108,31 +116,7 @@ sys.exit(app.return_code or 0)
 
 def test_an_internal_error_ends_the_app_with_one_line_and_no_locals(installed: Path) -> None:
     memory = cli_save("The boiler is serviced every October")
-    primary, secondary = pty.openpty()
-    fcntl.ioctl(secondary, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
-    env = dict(os.environ, TERM="xterm-256color", COLUMNS="80", LINES="24")
-    env.pop("AIMOS_DEBUG", None)
-    proc = subprocess.Popen(
-        [sys.executable, "-c", BROKEN_APP],
-        stdin=secondary,
-        stdout=secondary,
-        stderr=secondary,
-        env=env,
-        close_fds=True,
-        start_new_session=True,
-    )
-    os.close(secondary)
-    try:
-        painted = _read_until(primary, proc, memory[:8].encode(), timeout=30)
-        assert memory[:8].encode() in painted, painted[-2000:]
-        os.write(primary, b"?")
-        rest = _read_until(primary, proc, b"never printed", timeout=30)
-        code = proc.wait(timeout=5)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(timeout=10)
-        os.close(primary)
+    code, painted, rest = in_a_terminal([sys.executable, "-c", BROKEN_APP], memory[:8].encode(), b"?")
     assert code == 1
     assert b"internal error in aimos tui (RuntimeError)" in rest, rest[-2000:]
     assert b"Traceback" not in rest and b"do-not-show-this-local" not in painted + rest
