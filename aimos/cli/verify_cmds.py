@@ -18,6 +18,21 @@ def _portable(bundle: dict[str, Any], fingerprint: str | None) -> Any:
     return verify_cognitive_bundle(bundle, expected_master_fingerprint=fingerprint)
 
 
+def _verify_hint(result: dict[str, Any]) -> str:
+    reasons = {f["reason"] for f in (result["brain"] or {}).get("failures", [])}
+    if reasons and reasons <= {"search_index_mismatch"}:
+        return "The search indexes disagree with the memories: run `aimos index rebuild`."
+    if "brain_rolled_back" in reasons or "brain_history_mismatch" in reasons:
+        return (
+            "This brain is older than the one last written (or another one): if you meant to go "
+            "back, `aimos restore BACKUP` does it with a signed record; otherwise put the newer "
+            "brain file back."
+        )
+    return (
+        "See the failures above: the brain was changed outside aimos. Restore it with `aimos restore BACKUP`."
+    )
+
+
 def register(app: typer.Typer) -> None:
     @app.command("verify")
     def verify_cmd(
@@ -65,10 +80,22 @@ def register(app: typer.Typer) -> None:
             out(f"  corpus proof root   {portable['corpus_proof_root']}")
             mismatches = result["parity_mismatches"]
             out(f"parity                {'yes' if result['parity'] else 'NO: ' + ', '.join(mismatches[:5])}")
+            brain_state = result["brain"]
+            if brain_state is not None:
+                anchored = brain_state["anchored_seal"]
+                out(
+                    f"brain                 {'ok' if brain_state['ok'] else 'FAILED'}  "
+                    f"{brain_state['rows']} rows under {brain_state['seals']} seals, schema, search indexes, "
+                    + (
+                        f"newest seal #{brain_state['head_seal']} (anchored #{anchored})"
+                        if anchored
+                        else "no freshness anchor outside the brain"
+                    )
+                )
+                for f in brain_state["failures"]:
+                    out(f"  FAIL {f['check']}  {f['reason']}  ({f['detail']})")
         if not result["ok"]:
-            raise VerificationError(
-                "the brain does not verify", "See the failing memories above; restore from a backup."
-            )
+            raise VerificationError("the brain does not verify", _verify_hint(result))
 
     @app.command("export")
     def export_cmd(

@@ -42,7 +42,7 @@ class _World:
     def __init__(self) -> None:
         from aimos.identity.epochs import HOUSEKEEPER, load_signer
         from aimos.identity.keystore import open_keystore
-        from aimos.store.connection import open_writer
+        from aimos.store.connection import open_writer, seal_with
 
         result = install_scratch("mutation")
         self.conn: apsw.Connection = open_writer()
@@ -50,6 +50,7 @@ class _World:
         now = int(time.time())
         self.agent = load_signer(self.conn, store, "cli", now)
         self.housekeeper = load_signer(self.conn, store, HOUSEKEEPER, now)
+        seal_with(self.conn, self.housekeeper)  # its writes are sealed by the housekeeper
 
     def save(self, text: str) -> str:
         from aimos.identity.requests import PATH_SAVE, sign_request

@@ -35,7 +35,7 @@ def run_perf(saves: int = 1000, keystore: str = "file") -> dict[str, Any]:
     from aimos.identity.keystore import open_keystore
     from aimos.identity.requests import PATH_SAVE, sign_request
     from aimos.memory.save import build_save_body
-    from aimos.store.connection import open_writer
+    from aimos.store.connection import open_writer, seal_with
 
     rng = secrets.SystemRandom()
     with scratch_home() as home:
@@ -45,6 +45,7 @@ def run_perf(saves: int = 1000, keystore: str = "file") -> dict[str, Any]:
         now = int(time.time())
         agent = load_signer(conn, store, "cli", now)
         housekeeper = load_signer(conn, store, HOUSEKEEPER, now)
+        seal_with(conn, housekeeper)  # its writes are sealed by the housekeeper
 
         counter = iter(range(10**9))
 
@@ -124,7 +125,7 @@ def fill_synthetic(
     texts: list[str] = []
     batch = 1000
     for start in range(0, memories, batch):
-        with write_transaction(conn):
+        with write_transaction(conn, housekeeper):
             for i in range(start, min(memories, start + batch)):
                 text = f"note {i}: " + _zipf_text(rng, vocab, weights, rng.randint(8, 30))
                 texts.append(text)
@@ -145,7 +146,7 @@ def run_recall_perf(memories: int = 10_000, recalls: int = 200, cold_runs: int =
     from aimos.identity.keystore import open_keystore
     from aimos.identity.requests import PATH_RECALL, sign_request
     from aimos.recall.pipeline import build_recall_body, recall
-    from aimos.store.connection import open_writer
+    from aimos.store.connection import open_writer, seal_with
 
     rng = secrets.SystemRandom()
     passphrase = secrets.token_urlsafe(24)
@@ -156,6 +157,7 @@ def run_recall_perf(memories: int = 10_000, recalls: int = 200, cold_runs: int =
         now = int(time.time())
         agent = load_signer(conn, store, "cli", now)
         housekeeper = load_signer(conn, store, HOUSEKEEPER, now)
+        seal_with(conn, housekeeper)  # its writes are sealed by the housekeeper
         build_started = time.perf_counter()
         texts = fill_synthetic(conn, agent, housekeeper, memories, rng)
         build_seconds = time.perf_counter() - build_started

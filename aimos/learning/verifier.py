@@ -184,7 +184,8 @@ def _replay_reasons(conn: apsw.Connection, memory_id: str | None = None) -> dict
         " b.observed_weight_milli AS baseline FROM outcomes o"
         " LEFT JOIN weight_projections w ON w.outcome_id = o.outcome_id"
         " LEFT JOIN weight_baselines b ON b.memory_id = o.memory_id"
-        " WHERE o.target_scope = 'principal_state'" + (" AND o.memory_id = ?" if memory_id else "")
+        " WHERE o.target_scope = 'principal_state'"
+        + (" AND o.memory_id = ?" if memory_id else "")
         + " ORDER BY o.rowid",
         (memory_id,) if memory_id else (),
     ):
@@ -250,6 +251,33 @@ def verify_event_chains(conn: apsw.Connection) -> list[dict[str, Any]]:
     return out
 
 
+def verify_brain_state(conn: apsw.Connection) -> dict[str, Any]:
+    """The checks of the brain as a whole, beside the per-memory records: every row of every
+    retained table against the seal chain (existence, every column), the schema against the
+    migrations (guard triggers), the search indexes against the memories, and the newest seal
+    against the anchor outside the brain (freshness: a rollback or a lost WAL)."""
+    from aimos.recall.candidates import index_failures
+    from aimos.store.schema import schema_failures
+    from aimos.store.seals import freshness_failure, read_freshness, verify_seals
+
+    sealed = verify_seals(conn)
+    failures = schema_failures(conn) + sealed.failures
+    stale = freshness_failure(conn, sealed.head)
+    if stale is not None:
+        failures.append(stale)
+    failures += index_failures(conn.db_filename("main"))
+    brain_id = next(iter(conn.execute("SELECT value FROM brain_meta WHERE key = 'brain_id'")), [None])[0]
+    anchor = read_freshness(str(brain_id)) if brain_id is not None else None
+    return {
+        "ok": not failures,
+        "failures": failures,
+        "seals": sealed.seals,
+        "head_seal": sealed.head.seq if sealed.head else None,
+        "rows": sealed.rows,
+        "anchored_seal": anchor["seq"] if anchor else None,
+    }
+
+
 VERIFY_PHASES = ("in-database verifier", "cognitive export", "portable verifier", "parity")
 
 
@@ -279,8 +307,9 @@ def verify_everything(
     try:
         tell(0, VERIFY_PHASES[0])
         report = verify_brain(conn, memory_id)
+        brain = None if memory_id else verify_brain_state(conn)
         tell(1, VERIFY_PHASES[1])
-        bundle = export_cognitive(conn, memory_id=memory_id)
+        bundle = export_cognitive(conn, memory_id=memory_id, report=report)
     finally:
         if own_snapshot:
             conn.execute("COMMIT")
@@ -300,7 +329,8 @@ def verify_everything(
         parity = parity and portable.corpus_proof_root == report.corpus_proof_root
     tell(4, "done")
     return {
-        "ok": bool(report.ok and portable.verdict == "valid" and parity),
+        "ok": bool(report.ok and portable.verdict == "valid" and parity and (brain is None or brain["ok"])),
+        "brain": brain,
         "in_database": {
             "ok": report.ok,
             "corpus_proof_root": report.corpus_proof_root,

@@ -267,12 +267,12 @@ def recall(
     """One signed recall in its own write transaction. A result that fails verification fails
     the whole recall closed: nothing is disclosed, and a signed failure event is recorded."""
     try:
-        with write_transaction(conn):
+        with write_transaction(conn, housekeeper):
             return recall_in_transaction(
                 conn, housekeeper, request, now, channels=channels, bypass_trust=bypass_trust
             )
     except DisclosureError as exc:
-        with write_transaction(conn):
+        with write_transaction(conn, housekeeper):
             append_event(
                 conn,
                 housekeeper,
