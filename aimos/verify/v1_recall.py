@@ -957,10 +957,11 @@ def document_schema(document: Any) -> str | None:
 
 
 def verify_v1_recall_document(
-    document: Any, *, expected_master_fingerprint: str | None = None
+    document: Any, *, expected_master_fingerprint: str | None = None, corpus: bool | None = None
 ) -> RecallEvidenceVerdict | RecallCorpusVerdict:
-    """A corpus when ``format.schema`` says so, else recall evidence."""
-    if document_schema(document) == CORPUS_SCHEMA:
+    """A corpus when ``corpus`` says so or, when it is None, when ``format.schema`` says so; else
+    recall evidence."""
+    if corpus if corpus is not None else document_schema(document) == CORPUS_SCHEMA:
         return verify_recall_corpus(document, expected_master_fingerprint=expected_master_fingerprint)
     return verify_recall_evidence(document, expected_master_fingerprint=expected_master_fingerprint)
 
