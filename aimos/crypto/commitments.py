@@ -293,6 +293,18 @@ def corpus_proof_root(records: Iterable[Mapping[str, Any]]) -> bytes:
     return sha256(domains.CORPUS_PROOF + canonical_json(rows))
 
 
+# --- V1 recall corpus ------------------------------------------------------------------------
+def recall_corpus_root(intended_n: int, members: Sequence[Mapping[str, Any]]) -> bytes:
+    """H(domain || be64(intended_n) || RFC 6962 root of [{ordinal, bundle_id, bundle_sha256}])."""
+    if isinstance(intended_n, bool) or not isinstance(intended_n, int) or intended_n < 1:
+        raise EncodingError("a recall corpus intends at least one bundle", reason="intended_n_invalid")
+    summaries = [
+        {"ordinal": m["ordinal"], "bundle_id": m["bundle_id"], "bundle_sha256": m["bundle_sha256"]}
+        for m in members
+    ]
+    return sha256(domains.RECALL_CORPUS + be64(intended_n) + merkle_root(summaries))
+
+
 # --- occurrence v3 --------------------------------------------------------------------------
 def _tlv(tag: int, value: bytes) -> bytes:
     return u16(tag) + u32(len(value)) + value
