@@ -443,8 +443,12 @@ def seal_table_genesis(table: str) -> bytes:
 
 
 def seal_table_step(prev_chain: bytes, row_hashes: Sequence[bytes]) -> bytes:
-    """A table's chain after one transaction: H(prev || be64 n || the n row hashes in rowid order)."""
-    return sha256(_check_hash(prev_chain, "table chain") + be64(len(row_hashes)) + b"".join(row_hashes))
+    """A table's chain after more rows: each row hash folded in, in rowid order, as
+    c' = H(c || row hash); so the chain of a whole table is recomputable from its rows alone."""
+    chain = _check_hash(prev_chain, "table chain")
+    for h in row_hashes:
+        chain = sha256(chain + h)
+    return chain
 
 
 SealEntry = tuple[int, int, bytes]  # (row count, highest rowid, chain)

@@ -251,23 +251,21 @@ def verify_event_chains(conn: apsw.Connection) -> list[dict[str, Any]]:
     return out
 
 
-def verify_brain_state(conn: apsw.Connection) -> dict[str, Any]:
+def verify_brain_state(conn: apsw.Connection, anchor: dict[str, Any] | None) -> dict[str, Any]:
     """The checks of the brain as a whole, beside the per-memory records: every row of every
     retained table against the seal chain (existence, every column), the schema against the
     migrations (guard triggers), the search indexes against the memories, and the newest seal
     against the anchor outside the brain (freshness: a rollback or a lost WAL)."""
     from aimos.recall.candidates import index_failures
     from aimos.store.schema import schema_failures
-    from aimos.store.seals import freshness_failure, read_freshness, verify_seals
+    from aimos.store.seals import freshness_failure, verify_seals
 
     sealed = verify_seals(conn)
     failures = schema_failures(conn) + sealed.failures
-    stale = freshness_failure(conn, sealed.head)
+    stale = freshness_failure(conn, sealed.head, anchor)
     if stale is not None:
         failures.append(stale)
     failures += index_failures(conn.db_filename("main"))
-    brain_id = next(iter(conn.execute("SELECT value FROM brain_meta WHERE key = 'brain_id'")), [None])[0]
-    anchor = read_freshness(str(brain_id)) if brain_id is not None else None
     return {
         "ok": not failures,
         "failures": failures,
@@ -298,8 +296,10 @@ def verify_everything(
     """
     tell = progress or (lambda _done, _phase: None)
     from aimos.learning.export import export_cognitive
+    from aimos.store.seals import anchor_for
     from aimos.verify.cognitive import verify_cognitive_bundle
 
+    anchor = None if memory_id else anchor_for(conn)  # before the snapshot (see anchor_for)
     # one read snapshot for both: a save landing between them must not look like a disagreement
     own_snapshot = not conn.in_transaction
     if own_snapshot:
@@ -307,7 +307,7 @@ def verify_everything(
     try:
         tell(0, VERIFY_PHASES[0])
         report = verify_brain(conn, memory_id)
-        brain = None if memory_id else verify_brain_state(conn)
+        brain = None if memory_id else verify_brain_state(conn, anchor)
         tell(1, VERIFY_PHASES[1])
         bundle = export_cognitive(conn, memory_id=memory_id, report=report)
     finally:

@@ -196,7 +196,9 @@ def seal_with(conn: apsw.Connection, source: Any) -> None:
 
 
 @contextlib.contextmanager
-def write_transaction(conn: apsw.Connection, seal: Any = None) -> Iterator[apsw.Connection]:
+def write_transaction(
+    conn: apsw.Connection, seal: Any = None, *, check_anchor: bool = True
+) -> Iterator[apsw.Connection]:
     """BEGIN IMMEDIATE ... seal ... COMMIT; waits within the busy timeout, then fails with BusyError.
 
     The transaction begins by checking the brain's seal chain (no row outside it) and ends with
@@ -208,7 +210,7 @@ def write_transaction(conn: apsw.Connection, seal: Any = None) -> Iterator[apsw.
     with translate_errors():
         conn.execute("BEGIN IMMEDIATE")
         try:
-            ctx = seals.begin(conn)
+            ctx = seals.begin(conn, check_anchor=check_anchor)
             yield conn
             seals.seal(conn, ctx, seal if seal is not None else _SEALERS.get(conn))
         except BaseException:

@@ -203,6 +203,34 @@ def check_head(conn: apsw.Connection, head: Seal, heads: dict[str, SealEntry]) -
     return None
 
 
+def check_tables(conn: apsw.Connection, names: tuple[str, ...]) -> None:
+    """Before a read that decides (whose grant, which epoch, revoked or not): the newest seal
+    verifies and these (small) tables hold exactly the rows it seals, re-hashed in full. An edited,
+    deleted or injected grant, revocation, epoch or master row is refused here, not only found by
+    `aimos verify` later. Raises SealError naming the table."""
+    head = head_seal(conn)
+    if head is None:
+        return  # a brain no write has sealed yet (its first sealed write seals it whole)
+    heads = _heads(conn)
+    reason = check_head(conn, head, heads)
+    if reason is not None:
+        raise SealError(f"the brain's newest seal does not verify ({reason})", reason=reason)
+    shapes = sealed_tables(conn)
+    for name in names:
+        shape = shapes.get(name)
+        if shape is None:
+            raise SealError(f"table {name} is missing from the brain", reason="schema_object_missing")
+        count, top, chain = 0, 0, commitments.seal_table_genesis(name)
+        for row in conn.execute(shape.select() + " ORDER BY rowid"):
+            chain = commitments.seal_table_step(chain, [shape.row_hash(row)])
+            count, top = count + 1, int(row[0])
+        if (count, top, chain) != heads.get(name, (0, 0, commitments.seal_table_genesis(name))):
+            raise SealError(
+                f"table {name} differs from what the brain's seals say: it was changed outside aimos",
+                reason="row_altered",
+            )
+
+
 # --- writing ------------------------------------------------------------------------------------
 @dataclass
 class SealContext:
@@ -216,8 +244,10 @@ class SealContext:
     sealed: tuple[int, bytes] | None = field(default=None)
 
 
-def begin(conn: apsw.Connection) -> SealContext:
-    """Inside BEGIN IMMEDIATE: check the newest seal and that every row is sealed."""
+def begin(conn: apsw.Connection, *, check_anchor: bool = True) -> SealContext:
+    """Inside BEGIN IMMEDIATE: check the newest seal and that every row is sealed, and (unless
+    ``check_anchor`` is off: only `aimos restore` recording its own restore) that the brain is not
+    behind the anchor outside it."""
     shapes = sealed_tables(conn)
     head = head_seal(conn)
     heads = _heads(conn)
@@ -229,6 +259,14 @@ def begin(conn: apsw.Connection) -> SealContext:
     reason = check_head(conn, head, heads)
     if reason is not None:
         raise SealError(f"the brain's newest seal does not verify ({reason})", reason=reason)
+    stale = freshness_failure(conn, head, anchor_for(conn)) if check_anchor else None
+    if stale is not None:  # writing on would seal over the rollback and move the anchor past it
+        raise SealError(
+            f"this brain is not the newest one aimos wrote here: {stale['detail']}",
+            "If you put an older copy or a backup back on purpose, `aimos restore BACKUP` does it with "
+            "a signed record; otherwise put the newer brain file back.",
+            reason=stale["reason"],
+        )
     for name, top in live.items():
         sealed = heads.get(name, (0, 0, b""))[1]
         if top > sealed:
@@ -410,13 +448,36 @@ def after_commit(ctx: SealContext) -> None:
         write_freshness(ctx.brain_id, *ctx.sealed)
 
 
-def freshness_failure(conn: apsw.Connection, head: Seal | None) -> dict[str, Any] | None:
+def _restored_over(conn: apsw.Connection, anchor: dict[str, Any]) -> bool:
+    """True when the brain's newest restore record (master-signed, sealed) says it replaced exactly
+    this anchored seal: the brain went back on purpose (`aimos restore`), even if the anchor file
+    was not moved before a crash."""
+    found = conn.execute(
+        "SELECT CAST(signed_body AS BLOB) FROM brain_restores ORDER BY rowid DESC LIMIT 1"
+    ).fetchall()
+    if not found:
+        return False
+    try:
+        replaced = json.loads(text_of(found[0][0])).get("replaced_anchor") or {}
+    except (ValueError, AttributeError, RecursionError):
+        return False
+    return bool(replaced.get("seq") == anchor["seq"] and replaced.get("link") == anchor["link"])
+
+
+def anchor_for(conn: apsw.Connection) -> dict[str, Any] | None:
+    """This brain's anchor. Read it before the snapshot a check reads the brain in: anchors are
+    written after their commit, so a snapshot taken afterwards is never behind the anchor read."""
+    brain_id = _brain_id(conn)
+    return read_freshness(brain_id) if brain_id else None
+
+
+def freshness_failure(
+    conn: apsw.Connection, head: Seal | None, anchor: dict[str, Any] | None
+) -> dict[str, Any] | None:
     """Compare the brain's newest seal with the anchor outside it: a brain behind its anchor was
     rolled back (an older copy, a backup put back by hand, a lost WAL); one whose seal at the
     anchored number differs is another history."""
-    brain_id = _brain_id(conn)
-    anchor = read_freshness(brain_id) if brain_id else None
-    if anchor is None:
+    if anchor is None or _restored_over(conn, anchor):
         return None
     seq, link = anchor["seq"], anchor["link"]
     have = head.seq if head else 0
@@ -426,6 +487,7 @@ def freshness_failure(conn: apsw.Connection, head: Seal | None) -> dict[str, Any
             "reason": "brain_rolled_back",
             "detail": f"the brain's newest seal is #{have}, but seal #{seq} was committed and anchored "
             f"outside it: {seq - have} write(s) are missing",
+            "table": None,
         }
     at = head if head is not None and head.seq == seq else seal_at(conn, seq)
     if at is None or at.link.hex() != link:
@@ -433,6 +495,7 @@ def freshness_failure(conn: apsw.Connection, head: Seal | None) -> dict[str, Any
             "check": "freshness",
             "reason": "brain_history_mismatch",
             "detail": f"seal #{seq} of this brain is not the one anchored outside it",
+            "table": None,
         }
     return None
 
@@ -499,6 +562,25 @@ def verify_seals(conn: apsw.Connection) -> SealReport:
                 _failure("seal_heads_mismatch", "seal_heads differs from the state the seals give")
             )
     total = 0
+    if not seals:
+        rowed = [n for n in sorted(shapes) if conn.execute(f'SELECT 1 FROM "{n}" LIMIT 1').fetchall()]
+        if rowed:
+            failures.append(
+                _failure(
+                    "brain_unsealed",
+                    "no seal covers this brain's rows ("
+                    + ", ".join(rowed[:4])
+                    + ("..." if len(rowed) > 4 else "")
+                    + "): an aimos from before seals made it, or its seals were removed; aimos seals a "
+                    "brain from before seals at its next write",
+                )
+            )
+        return SealReport(
+            failures,
+            0,
+            None,
+            sum(int(str(conn.execute(f'SELECT COUNT(*) FROM "{n}"').fetchall()[0][0])) for n in rowed),
+        )
     for name in sorted(shapes):
         found, count = _verify_table(conn, shapes[name], ranges.get(name, []))
         failures.extend(found)
@@ -545,3 +627,23 @@ def _verify_table(
         )
         seen += 1 + sum(1 for _ in cursor)
     return failures, seen
+
+
+def freshness_state(conn: apsw.Connection) -> dict[str, Any]:
+    """For `aimos status`: the newest seal, the anchored one, and whether they agree (ok,
+    rolled_back, history_mismatch, unanchored or unsealed), without re-hashing every row."""
+    anchor = anchor_for(conn)
+    head = head_seal(conn)
+    state = {"head_seal": head.seq if head else None, "anchored_seal": anchor["seq"] if anchor else None}
+    problem = freshness_failure(conn, head, anchor)
+    if problem is not None:
+        return {**state, "state": problem["reason"], "detail": problem["detail"]}
+    if head is None:
+        return {**state, "state": "unsealed", "detail": "no write has sealed this brain yet"}
+    if anchor is None:
+        return {
+            **state,
+            "state": "unanchored",
+            "detail": "no anchor outside the brain for it (a copy, or a new home): rollback cannot be told",
+        }
+    return {**state, "state": "ok", "detail": f"newest seal #{head.seq}, anchored outside the brain"}
