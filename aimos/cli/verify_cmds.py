@@ -44,7 +44,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Run the in-database and the portable verifier; report verdicts, reasons, roots and parity."""
         from aimos.errors import UsageError, VerificationError
-        from aimos.identity.session import expected_master_fingerprint, open_brain
+        from aimos.identity.session import expected_master_fingerprint, open_for_verification
         from aimos.learning.verifier import verify_everything
         from aimos.memory.versions import resolve_memory_id
 
@@ -53,9 +53,12 @@ def register(app: typer.Typer) -> None:
             raise UsageError(
                 "--memory is empty", "Give a memory id, or leave --memory out to verify everything."
             )
-        with open_brain(write=True) as brain:
-            mid = resolve_memory_id(brain.conn, memory) if memory else None
-            result = verify_everything(brain.conn, fingerprint, mid)
+        conn = open_for_verification()
+        try:
+            mid = resolve_memory_id(conn, memory) if memory else None
+            result = verify_everything(conn, fingerprint, mid)
+        finally:
+            conn.close()
         in_db, portable = result["in_database"], result["portable"]
         if json_out:
             emit_json(result)

@@ -13,7 +13,7 @@ import time
 from typing import Any
 
 from aimos.eval.scratch import install_scratch, scratch_home
-from aimos.eval.stats import summary_ms, time_calls
+from aimos.eval.stats import sealing_report, summary_ms, time_calls
 
 WORDS = (
     "river lamp orbit cedar violet anchor meadow signal copper harbor tundra quill ember "
@@ -35,6 +35,7 @@ def run_perf(saves: int = 1000, keystore: str = "file") -> dict[str, Any]:
     from aimos.identity.keystore import open_keystore
     from aimos.identity.requests import PATH_SAVE, sign_request
     from aimos.memory.save import build_save_body
+    from aimos.store import seals
     from aimos.store.connection import open_writer, seal_with
 
     rng = secrets.SystemRandom()
@@ -58,7 +59,12 @@ def run_perf(saves: int = 1000, keystore: str = "file") -> dict[str, Any]:
 
         for _ in range(min(20, saves)):  # warm-up (certificate cache, page cache)
             one_save()
-        save_times = time_calls(one_save, saves)
+        seals.COSTS = seals.SealCosts()  # what sealing and anchoring cost inside each save
+        try:
+            save_times = time_calls(one_save, saves)
+            sealing = dict(seals.COSTS.parts)
+        finally:
+            seals.COSTS = None
 
         # Bare parts use PyNaCl directly: no aimos wrapper, no verified-signature memory.
         sample_body = build_save_body(company_id="personal", value=_text(0, rng))
@@ -92,6 +98,7 @@ def run_perf(saves: int = 1000, keystore: str = "file") -> dict[str, Any]:
         "bare_verify": summary_ms(verify_times),
         "bare_durable_commit": summary_ms(commit_times),
     }
+    report["sealing"] = sealing_report(sealing, report["signed_save"]["median_ms"])
     bare = sum(report[k]["median_ms"] for k in ("bare_sign", "bare_verify", "bare_durable_commit"))
     report["bare_parts_median_ms"] = round(bare, 4)
     report["ratio_save_to_bare_parts"] = round(report["signed_save"]["median_ms"] / bare, 3)

@@ -239,7 +239,7 @@ def restore(backup: Path, passphrase: str, fingerprint: str, now: int | None = N
             Path(f"{copy_path}{suffix}").unlink(missing_ok=True)
         raise
     if new_head is not None:
-        seals.write_freshness(meta["brain_id"], new_head.seq, new_head.link, force=True, note="restored")
+        seals.write_freshness(meta["brain_id"], new_head.seq, new_head.link, note="restored")
     return {
         **body,
         "replaced_brain_kept_at": str(kept) if kept else None,

@@ -87,6 +87,15 @@ def open_brain(*, write: bool) -> Brain:
     return brain
 
 
+def open_for_verification() -> apsw.Connection:
+    """The writer's connection for `aimos verify` (migrated, with the registered functions), with no
+    need of brain_meta or the keystore: a damaged brain_meta is a finding, not a reason not to look."""
+    path = paths.brain_path()
+    if not path.exists():
+        raise _not_installed()
+    return open_writer(path)
+
+
 def expected_master_fingerprint(option: str | None, *, announce: bool = True) -> str:
     """The trust anchor for a verifier: the fingerprint the user gave, else the one `aimos install`
     wrote to anchors.json (outside the brain); never one taken from the data being verified."""

@@ -20,7 +20,7 @@ from aimos.errors import AimosError, IntegrityError
 from aimos.identity.anchors import anchored_fingerprint
 from aimos.identity.epochs import brain_meta, current_grant, master_row
 from aimos.store.functions import payload_message_sql
-from aimos.store.seals import RESTORE_HINT, check_tables
+from aimos.store.seals import RESTORE_HINT, check_tables, costed
 
 IDENTITY_TABLES = ("master_identity", "identity_epochs", "recall_grants", "agent_revocations")
 # grant columns and the signed body's fields they must equal
@@ -41,6 +41,11 @@ _GRANT_FIELDS = (
 def check_identities(conn: apsw.Connection) -> None:
     """The identity tables hold exactly what the brain's seals say, and the brain's master is the
     one anchors.json names for it (when it names one). Raises IntegrityError (exit 5)."""
+    with costed("identities"):
+        _check_identities(conn)
+
+
+def _check_identities(conn: apsw.Connection) -> None:
     check_tables(conn, IDENTITY_TABLES)
     brain_id = brain_meta(conn).get("brain_id")
     anchored = anchored_fingerprint(brain_id) if brain_id else None

@@ -277,6 +277,40 @@ def verify_brain_state(conn: apsw.Connection, anchor: dict[str, Any] | None) -> 
 
 
 VERIFY_PHASES = ("in-database verifier", "cognitive export", "portable verifier", "parity")
+# what damaged bytes can raise while a verifier walks them (an edited brain_meta, a NULL where a
+# signed field belongs, text that is not UTF-8): reported as a failure, never an internal error
+DAMAGED = (AimosError, apsw.Error, KeyError, AttributeError, TypeError, ValueError, RecursionError)
+
+
+def _unwalkable(reason: str, exc: BaseException) -> dict[str, Any]:
+    return {
+        "signer_agent_id": "-",
+        "signer_valid_from": 0,
+        "events": 0,
+        "ok": False,
+        "reason": reason,
+        "detail": type(exc).__name__,
+    }
+
+
+def _guarded_brain_state(conn: apsw.Connection, anchor: dict[str, Any] | None) -> dict[str, Any]:
+    try:
+        return verify_brain_state(conn, anchor)
+    except DAMAGED as exc:
+        failure = {
+            "check": "brain",
+            "reason": "brain_check_failed",
+            "detail": type(exc).__name__,
+            "table": None,
+        }
+        return {
+            "ok": False,
+            "failures": [failure],
+            "seals": 0,
+            "head_seal": None,
+            "rows": 0,
+            "anchored_seal": anchor,
+        }
 
 
 def verify_everything(
@@ -297,24 +331,34 @@ def verify_everything(
     tell = progress or (lambda _done, _phase: None)
     from aimos.learning.export import export_cognitive
     from aimos.store.seals import anchor_for
-    from aimos.verify.cognitive import verify_cognitive_bundle
+    from aimos.verify.cognitive import CognitiveVerdict, verify_cognitive_bundle
 
     anchor = None if memory_id else anchor_for(conn)  # before the snapshot (see anchor_for)
     # one read snapshot for both: a save landing between them must not look like a disagreement
     own_snapshot = not conn.in_transaction
     if own_snapshot:
         conn.execute("BEGIN DEFERRED")
+    bundle: dict[str, Any] | None = None
     try:
         tell(0, VERIFY_PHASES[0])
-        report = verify_brain(conn, memory_id)
-        brain = None if memory_id else verify_brain_state(conn, anchor)
+        brain = None if memory_id else _guarded_brain_state(conn, anchor)
+        try:
+            report = verify_brain(conn, memory_id)
+        except DAMAGED as exc:  # data too damaged to walk: the seal checks above name what
+            report = Report([], [_unwalkable("in_database_verifier_failed", exc)])
         tell(1, VERIFY_PHASES[1])
-        bundle = export_cognitive(conn, memory_id=memory_id, report=report)
+        try:
+            bundle = export_cognitive(conn, memory_id=memory_id, report=report)
+        except DAMAGED:
+            bundle = None
     finally:
         if own_snapshot:
             conn.execute("COMMIT")
     tell(2, VERIFY_PHASES[2])
-    portable = verify_cognitive_bundle(bundle, expected_master_fingerprint=expected_master_fingerprint)
+    if bundle is None:
+        portable = CognitiveVerdict("invalid", "cognitive_export_failed")
+    else:
+        portable = verify_cognitive_bundle(bundle, expected_master_fingerprint=expected_master_fingerprint)
     tell(3, VERIFY_PHASES[3])
     in_db = {r.memory_id: r for r in report.records}
     mismatches = []

@@ -210,14 +210,19 @@ def write_transaction(
     with translate_errors():
         conn.execute("BEGIN IMMEDIATE")
         try:
-            ctx = seals.begin(conn, check_anchor=check_anchor)
+            with seals.costed("begin"):
+                ctx = seals.begin(conn, check_anchor=check_anchor)
             yield conn
-            seals.seal(conn, ctx, seal if seal is not None else _SEALERS.get(conn))
+            with seals.costed("seal"):
+                seals.seal(conn, ctx, seal if seal is not None else _SEALERS.get(conn))
         except BaseException:
+            seals.end(conn)
             conn.execute("ROLLBACK")
             raise
+        seals.end(conn)
         conn.execute("COMMIT")
-    seals.after_commit(ctx)
+    with seals.costed("anchor"):
+        seals.after_commit(ctx)
 
 
 def rows(conn: apsw.Connection, sql: str, params: Any = ()) -> list[dict[str, Any]]:

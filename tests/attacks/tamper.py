@@ -6,7 +6,7 @@ drops the guard triggers of the table it edits, changes exactly one cell to a pl
 value (integers +1, text changed by one character, hex changed by one hex digit, JSON with one
 value changed and still valid JSON, NULL where the column allows it), then re-creates the dropped
 triggers from their original SQL, so the schema reads as it did. The verification opens the copy
-the way `aimos verify` does (`open_brain(write=True)` under the copy's AIMOS_HOME, the master
+the way `aimos verify` does (`open_for_verification()` under the copy's AIMOS_HOME, the master
 fingerprint from its config/anchors.json, which is the original's) and calls `verify_everything`.
 
 Cases run in a pool of forked workers (one private AIMOS_HOME each), since each verification of
@@ -462,12 +462,15 @@ def sided_reasons(result: dict[str, Any]) -> list[str]:
 
 def verify_home() -> dict[str, Any]:
     """What `aimos verify --json` computes, for the brain of the current AIMOS_HOME."""
-    from aimos.identity.session import expected_master_fingerprint, open_brain
+    from aimos.identity.session import expected_master_fingerprint, open_for_verification
     from aimos.learning.verifier import verify_everything
 
     fingerprint = expected_master_fingerprint(None, announce=False)
-    with open_brain(write=True) as brain:
-        return verify_everything(brain.conn, fingerprint)
+    conn = open_for_verification()
+    try:
+        return verify_everything(conn, fingerprint)
+    finally:
+        conn.close()
 
 
 # --- running cases ------------------------------------------------------------------------------

@@ -10,7 +10,8 @@ temporary AIMOS_HOME with the file keystore:
 - recalls (receipts) and outcomes: authorized transitions, signed no-ops, an occurrence observation;
 - explicit judgments: confirm and dispute (agent alone), refute and support (with the master);
 - `alpha` rotated (its first epoch revoked by the rotation; its new epoch saves, recalls and gives
-  an outcome) and `beta` revoked.
+  an outcome) and `beta` revoked;
+- a backup restored at once (the master's signed restore record; nothing lost).
 
 The WAL is checkpointed into the main file at the end, so copying ``brain.sqlite3`` copies the
 whole brain. Nothing here edits the file from outside: that is the harness's job.
@@ -71,6 +72,8 @@ def build_used_brain(home: Path) -> UsedBrain:
     """Install a brain in ``home`` (an empty directory) and use it; AIMOS_HOME is restored after."""
     from aimos import paths
     from aimos.epistemic.chain import correct_memory, judge_memory, signed_save
+    from aimos.housekeeper.jobs.nightly_dream import online_backup
+    from aimos.housekeeper.restore import restore
     from aimos.identity.agents import enroll_agent, revoke_agent, rotate_agent
     from aimos.identity.requests import PATH_RECALL, sign_request
     from aimos.identity.session import now, open_brain
@@ -173,6 +176,11 @@ def build_used_brain(home: Path) -> UsedBrain:
             # beta revoked
             revoke_agent(brain.conn, master, brain.keystore, agent_id="beta", reason="lost laptop", now=now())
 
+        # a backup, restored at once (nothing lost): the master's signed restore record
+        backup = online_backup(now())
+        record = restore(backup, PASSPHRASE, result.master_fingerprint)
+        assert record["lost"]["writes"] == 0, record
+        with open_brain(write=True) as brain:
             brain.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             counts = {
                 name: int(brain.conn.execute(f"SELECT COUNT(*) FROM {name}").fetchall()[0][0])

@@ -6,7 +6,7 @@
 -- folded with the hashes of the new rows, in rowid order); the state root over every table; and
 -- the link to the previous seal. `aimos verify` re-hashes every row against the seals, so an edit,
 -- a deletion or an injected row of any retained table is found and named, and the newest seal is
--- anchored outside the brain (freshness.json beside anchors.json), so a rollback is found too.
+-- anchored outside the brain (freshness-<brain id>.json beside anchors.json), so a rollback is found too.
 -- seal_heads is the newest (count, rowid, chain) per table, kept so a write need not replay every
 -- seal; it is checked against the newest seal's signed state root whenever it is used.
 
