@@ -503,43 +503,57 @@ def test_plain_connection_cannot_append(home: Path, ids: dict[str, str], sql: st
 
 
 # --- 9. a label taken back -------------------------------------------------------------------------
-def unconfirm(home: Path, poison: str) -> None:
-    """Take back the poison confirmation: its classification row and its event deleted, the
-    memory's label reset to what it was before (neither row is the newest of its table)."""
-    attack(
-        home,
-        "DELETE FROM events WHERE event_id = (SELECT authority_event_id FROM memory_classifications"
-        f" WHERE memory_id = '{poison}' ORDER BY rowid DESC LIMIT 1);\n"
-        "DELETE FROM memory_classifications WHERE rowid = (SELECT MAX(rowid) FROM memory_classifications"
-        f" WHERE memory_id = '{poison}');\n"
-        f"UPDATE memories SET epistemic_label = 'unverified' WHERE memory_id = '{poison}'",
-        "events",
-        "memory_classifications",
-        "memories",
-    )
+def unconfirm(home: Path, ids: dict[str, str], how: str) -> None:
+    """Take back the poison confirmation and reset the memory's label to what it was before.
+    ``deleted``: its classification row and its event deleted (neither is the newest of its table).
+    ``moved``: both moved to another memory (the victim's note), so every table keeps its row count."""
+    poison, other = ids["poison"], ids["victim_note"]
+    if how == "deleted":
+        sql = (
+            "DELETE FROM events WHERE event_id = (SELECT authority_event_id FROM memory_classifications"
+            f" WHERE memory_id = '{poison}' ORDER BY rowid DESC LIMIT 1);\n"
+            "DELETE FROM memory_classifications WHERE rowid = (SELECT MAX(rowid) FROM memory_classifications"
+            f" WHERE memory_id = '{poison}')"
+        )
+    else:
+        sql = (
+            f"UPDATE events SET subject_memory_id = '{other}' WHERE event_id = (SELECT authority_event_id"
+            f" FROM memory_classifications WHERE memory_id = '{poison}' ORDER BY rowid DESC LIMIT 1);\n"
+            f"UPDATE memory_classifications SET memory_id = '{other}' WHERE rowid = (SELECT MAX(rowid)"
+            f" FROM memory_classifications WHERE memory_id = '{poison}')"
+        )
+    sql += f";\nUPDATE memories SET epistemic_label = 'unverified' WHERE memory_id = '{poison}'"
+    attack(home, sql, "events", "memory_classifications", "memories")
 
 
-def test_confirmed_poison_relabelled_in_the_file_is_named_by_verify(home: Path, ids: dict[str, str]) -> None:
-    unconfirm(home, ids["poison"])
-    _, failures = verify()
-    assert_failure(failures, "row_missing", "memory_classifications")
-    assert_failure(failures, "row_missing", "events")
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG (issue 15): a recall discloses a confirmed poison whose newest classification row and "
-    "event were deleted in the file and its label reset; only `aimos verify` notices",
-)
-def test_confirmed_poison_relabelled_in_the_file_fails_the_recall_closed(
-    home: Path, ids: dict[str, str]
+@pytest.mark.parametrize("how", ["deleted", "moved"])
+def test_confirmed_poison_relabelled_in_the_file_is_named_by_verify(
+    home: Path, ids: dict[str, str], how: str
 ) -> None:
-    poison = ids["poison"]
-    assert poison not in run_aimos("recall", "ferry island free sundays").ok().out
-    unconfirm(home, poison)
+    unconfirm(home, ids, how)
+    _, failures = verify()
+    reason = "row_missing" if how == "deleted" else "row_altered"
+    assert_failure(failures, reason, "memory_classifications")
+    assert_failure(failures, reason, "events")
+
+
+MOVED_LABEL_BUG = pytest.mark.xfail(
+    strict=True,
+    reason="BUG (issue 15): a recall discloses a confirmed poison whose confirmation (classification "
+    "row and event) was moved to another memory in the file and its label reset: row counts are "
+    "unchanged, so check_counts passes; only `aimos verify` notices (row_altered)",
+)
+
+
+@pytest.mark.parametrize("how", ["deleted", pytest.param("moved", marks=MOVED_LABEL_BUG)])
+def test_confirmed_poison_relabelled_in_the_file_fails_the_recall_closed(
+    home: Path, ids: dict[str, str], how: str
+) -> None:
+    assert ids["poison"] not in run_aimos("recall", "ferry island free sundays").ok().out
+    unconfirm(home, ids, how)
     before = snapshot(home)
     result = run_aimos("recall", "ferry island free sundays")
-    refused(result, INTEGRITY, never=(POISON,))
+    refused(result, INTEGRITY, never=(POISON, ids["poison"][:8]))
     assert_unchanged(home, before)
 
 
@@ -635,3 +649,21 @@ def test_untouched_brain_verifies_after_every_normal_command(home: Path, ids: di
     run_aimos("agent", "list").ok()
     assert run_aimos("status").code == OK
     verify(expect=OK)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG (issue 15, minor): with another brain's housekeeper epoch injected and no key for it, "
+    "requests load the newest housekeeper key before checking the identity rows: exit 6 with the hint "
+    "'restore the keystore folder or reinstall' instead of exit 5 naming identity_epochs",
+)
+def test_injected_epoch_without_its_key_is_refused_as_integrity(home: Path, other_brain: Path) -> None:
+    attack(
+        home,
+        "INSERT INTO identity_epochs SELECT * FROM other.identity_epochs WHERE agent_id = 'housekeeper'",
+        "identity_epochs",
+        before=f"ATTACH '{other_brain / BRAIN}' AS other",
+    )
+    before = snapshot(home)
+    refused(run_aimos("recall", "otter boathouse"), INTEGRITY, "identity_epochs")
+    assert_unchanged(home, before)
