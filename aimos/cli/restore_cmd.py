@@ -63,6 +63,11 @@ def register(app: typer.Typer) -> None:
         seal = record["backup_seal"]
         out(f"restored the brain from {path.name}" + (f" (its newest seal #{seal['seq']})" if seal else ""))
         out(f"lost since then: {restoring.describe_lost(record['lost'])}")
+        for agent in record["lost"].get("revocations_undone", []):
+            say(
+                f"warning: the revocation of agent {agent} was after this backup, so its key is valid again; "
+                f"revoke it again with `aimos agent revoke {agent}` (or rotate it)"
+            )
         if record["replaced_brain_kept_at"]:
             out(f"the replaced brain is kept at {record['replaced_brain_kept_at']}")
         out(f"signed restore record {record['restore_id']}; newest seal now #{record['newest_seal']}")

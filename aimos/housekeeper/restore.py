@@ -112,6 +112,13 @@ def _counts(conn: apsw.Connection) -> dict[str, int]:
     }
 
 
+def _revoked(conn: apsw.Connection) -> set[tuple[str, int]]:
+    return {
+        (text_of(a), int(str(v)))
+        for a, v in conn.execute("SELECT CAST(agent_id AS BLOB), agent_valid_from FROM agent_revocations")
+    }
+
+
 def _what_is_lost(copy: apsw.Connection, anchor: dict[str, Any] | None) -> dict[str, Any]:
     """What the brain being replaced holds beyond the backup: writes (seals) and rows by table,
     read from the current brain file when it is readable, else from the anchor alone."""
@@ -127,12 +134,14 @@ def _what_is_lost(copy: apsw.Connection, anchor: dict[str, Any] | None) -> dict[
         try:
             now_counts, then_counts = _counts(current), _counts(copy)
             current_head = seals.head_seal(current)
+            undone = sorted(_revoked(current) - _revoked(copy))
         finally:
             current.close()
     except Exception as exc:
         lost["current_brain"] = f"unreadable ({type(exc).__name__})"
         return lost
     lost["current_brain"] = "readable"
+    lost["revocations_undone"] = [agent for agent, _valid_from in undone]
     lost["rows"] = {
         k: n - then_counts.get(k, 0) for k, n in now_counts.items() if n - then_counts.get(k, 0) > 0
     }

@@ -11,7 +11,7 @@ import apsw
 
 from aimos import paths
 from aimos.crypto.ed25519 import KeyPair
-from aimos.errors import NotInstalledError
+from aimos.errors import KeychainError, NotInstalledError
 from aimos.identity.epochs import (
     HOUSEKEEPER,
     Signer,
@@ -42,13 +42,25 @@ class Brain:
 
     def signer(self, agent_id: str) -> Signer:
         check_agent_id(agent_id)  # refuses reserved ids (housekeeper) with a usage error
-        return load_signer(self.conn, self.keystore, agent_id, now())
+        return self._load(agent_id)
 
     def housekeeper(self) -> Signer:
         """The housekeeper's epoch with its key, loaded once per session (it also seals writes)."""
         if self._housekeeper is None:
-            self._housekeeper = load_signer(self.conn, self.keystore, HOUSEKEEPER, now())
+            self._housekeeper = self._load(HOUSEKEEPER)
         return self._housekeeper
+
+    def _load(self, agent_id: str) -> Signer:
+        """An epoch's key; when the keystore has none for the brain's newest epoch, first ask
+        whether that epoch row is the brain's own (one copied in from another brain is an edit
+        outside aimos: exit 5, not a keychain problem)."""
+        try:
+            return load_signer(self.conn, self.keystore, agent_id, now())
+        except KeychainError:
+            from aimos.identity.trusted import check_identities
+
+            check_identities(self.conn)
+            raise
 
     def master(self, passphrase_fd: int | None, purpose: str) -> KeyPair:
         """The master key, with the passphrase from the fd, AIMOS_PASSPHRASE_FILE or a TTY prompt."""

@@ -117,13 +117,16 @@ def label_chain_reasons(
         # every signed classification event must have its row: a chain cut short (rows deleted,
         # the projection rolled back to what is left) still leaves the signed events behind
         signed: dict[str, set[str]] = defaultdict(set)
+        # found by the subject the housekeeper signed, not the subject column (which an edit could
+        # point at another memory along with the rows): migration 6's expression index
         for r in rows(
             conn,
-            f"SELECT subject_memory_id, event_id FROM events WHERE subject_memory_id IN ({marks})"
-            " AND +operation = 'memory_epistemic_classified'",
-            ids,
+            "SELECT ids.value AS subject, e.event_id FROM json_each(?) ids CROSS JOIN events e"
+            " WHERE e.operation = 'memory_epistemic_classified'"
+            " AND json_extract(e.signed_body, '$.subject_memory_id') = ids.value",
+            (json.dumps(ids),),
         ):
-            signed[r["subject_memory_id"]].add(r["event_id"])
+            signed[r["subject"]].add(r["event_id"])
         for m in batch:
             chain = by_memory.get(m["memory_id"], [])
             reason: str | None = None

@@ -166,6 +166,18 @@ def _chain_reasons_batch(
     baselines = {
         r["memory_id"]: r for r in rows(conn, _BASELINES_SQL + f" WHERE b.memory_id IN ({marks})", ids)
     }
+    # every REWEIGHT node signed for the memory (found by its signed body, migration 6's expression
+    # index) must be in its chain: a chain moved to another memory leaves its signed nodes behind
+    signed_nodes = {
+        r["mid"]: int(r["n"])
+        for r in rows(
+            conn,
+            "SELECT ids.value AS mid, COUNT(*) AS n FROM json_each(?) ids CROSS JOIN memory_provenance p"
+            " WHERE p.event_type = 'REWEIGHT' AND json_extract(p.body_json, '$.memory_id') = ids.value"
+            " GROUP BY ids.value",
+            (json.dumps(ids),),
+        )
+    }
     out: dict[str, tuple[str | None, int, int]] = {}
     for m in memories:
         chain = chains.get(m["memory_id"], [])
@@ -184,6 +196,8 @@ def _chain_reasons_batch(
             reason = reason or (
                 "terminal_weight_mismatch" if baseline is not None else "unattested_initial_weight"
             )
+        if reason is None and signed_nodes.get(m["memory_id"], 0) != len(chain):
+            reason = "unreachable_rows"  # signed REWEIGHT nodes of this memory outside its chain
         out[m["memory_id"]] = (reason, sigs, len(chain))
     return out
 

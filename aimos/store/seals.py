@@ -327,6 +327,12 @@ def begin(conn: apsw.Connection, *, check_anchor: bool = True) -> SealContext:
             raise SealError("the brain's seal heads exist without any seal", reason="seal_heads_mismatch")
         return SealContext(shapes, None, {}, {name: 0 for name in shapes})
     reason = check_head(conn, head, heads)
+    if reason is None and head.seq > 1:  # and it follows the seal before it (the rest: verify)
+        before = seal_at(conn, head.seq - 1)
+        try:
+            reason = None if before is not None and before.link == head.prev_link else "seal_chain_break"
+        except AimosError:
+            reason = "seal_chain_break"
     if reason is not None:
         raise SealError(f"the brain's newest seal does not verify ({reason})", reason=reason)
     stale = freshness_failure(conn, head, anchor_for(conn)) if check_anchor else None

@@ -91,6 +91,16 @@ BEGIN
             NEW.signature_b64u) IS NOT 1;
 END;
 
+-- A memory's signed label and weight history, found by what was signed (the event's and the
+-- REWEIGHT node's own bodies), not by a column an edit outside aimos could point elsewhere: a chain
+-- moved to another memory, with the label or weight set back, leaves these behind.
+CREATE INDEX events_signed_classification_subject
+    ON events (json_extract(signed_body, '$.subject_memory_id'))
+    WHERE operation = 'memory_epistemic_classified';
+CREATE INDEX memory_provenance_signed_reweight
+    ON memory_provenance (json_extract(body_json, '$.memory_id'))
+    WHERE event_type = 'REWEIGHT';
+
 -- Tables whose insert check needed no registered function took rows from any connection, and a
 -- plain connection's REPLACE (which deletes the old row without firing the delete guard when
 -- recursive triggers are off) could swap their rows: now only the writer appends to them.
