@@ -51,6 +51,9 @@ TABLE_CLASSES: dict[str, str] = {
     "weight_baselines": "cryptographic_proof",
     "master_identity": "identity_and_execution",
     "identity_epochs": "identity_and_execution",
+    "brain_seals": "cryptographic_proof",
+    "brain_restores": "cryptographic_proof",
+    "seal_heads": "operational_projection",
     "brain_meta": "operational_projection",
     "schema_migrations": "operational_projection",
 }
@@ -66,6 +69,8 @@ SENSITIVE_TABLES = (
     "memory_classifications",
     "outcomes",
     "recall_receipts",
+    "brain_seals",
+    "brain_restores",
 )
 _PATTERNS = (
     (
