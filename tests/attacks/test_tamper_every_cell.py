@@ -5,8 +5,8 @@ verdict fails (which cases only one verifier noticed is recorded in the report, 
 
 One test per (table, column) loops over the table's rows (an edit of the cell, and NULL where the
 column allows it); one test per table for deleting each row, and one per FTS5 index for editing
-and deleting its rows. With AIMOS_TAMPER_MOVES=1, also one per table for moving each row to the
-end of the write order (its rowid; beyond the done-when, so expected to fail: xfail).
+and deleting its rows, and one per table for moving each row to the
+end of the write order (its rowid, which the seals hash with the row).
 
 An edit the table's own constraints refuse for every plausible value (a UNIQUE partial index, a
 CHECK, a STRICT type) cannot be made by an attacker who leaves the schema as it was: such a case
@@ -52,10 +52,8 @@ TABLES = list(SCHEMA.tables)
 ROWID_IS_A_COLUMN = {t for t, cols in SCHEMA.tables.items() if [c.type for c in cols if c.pk] == ["INTEGER"]}
 EDIT_GROUPS = [(EDIT, t, c) for t, c in SCHEMA.column_pairs()]
 DELETE_GROUPS = [(DELETE, t) for t in TABLES]
-# Moving rows in write order is beyond the done-when and costs ~6% more time: AIMOS_TAMPER_MOVES=1.
-MOVE_GROUPS = (
-    [(MOVE, t) for t in TABLES if t not in ROWID_IS_A_COLUMN] if os.environ.get("AIMOS_TAMPER_MOVES") else []
-)
+# Moving a row in write order (its rowid): the seals hash each row's rowid, so this is detected too.
+MOVE_GROUPS = [(MOVE, t) for t in TABLES if t not in ROWID_IS_A_COLUMN]
 CONTROL_GROUPS = [(CONTROL, t) for t in TABLES]
 FTS_GROUPS = [(kind, t) for t in SCHEMA.fts for kind in (FTS_EDIT, FTS_DELETE)]
 
@@ -160,11 +158,6 @@ def test_every_deleted_row_is_detected(
     assert_all_detected(tamper_run.get(group, []), f"deleting a row of {group[1]}")
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="beyond issue 15's done-when (the rowid is not a column), recorded for the lead: aimos reads"
-    " write order by rowid (current grant, label and weight chains, outcome replay)",
-)
 @pytest.mark.parametrize("group", MOVE_GROUPS, ids=ids)
 def test_every_row_moved_in_write_order_is_detected(
     group: tuple[str, ...], tamper_run: dict[tuple[str, ...], list[Outcome]]
