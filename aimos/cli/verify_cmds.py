@@ -245,16 +245,14 @@ MAX_V2_BYTES = 16 * 1024 * 1024
 
 
 def _strict_load(path: Path) -> Any:
-    """Strict JSON (no duplicate keys, no NaN) of at most MAX_V2_BYTES; raises ValueError."""
+    """Strict JSON (no duplicate keys, no NaN, depth <= 32) of at most MAX_V2_BYTES; raises
+    ValueError (JSONDepthError for nesting deeper than the canonical limit)."""
     from aimos.verify.cognitive import strict_json_loads
 
     data = path.read_bytes()
     if len(data) > MAX_V2_BYTES:
         raise ValueError(f"over {MAX_V2_BYTES} bytes")
-    try:
-        return strict_json_loads(data.decode("utf-8"))
-    except RecursionError:
-        raise ValueError("nested too deeply") from None
+    return strict_json_loads(data.decode("utf-8"))
 
 
 def _bundle_schema(path: Path) -> str | None:

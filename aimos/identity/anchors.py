@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from aimos import paths
+from aimos.crypto.canonical import json_loads
 from aimos.crypto.encoding import is_hex64
 
 SCHEMA = "aimos.anchors/v1"
@@ -15,7 +16,7 @@ SCHEMA = "aimos.anchors/v1"
 def read_anchors() -> dict[str, Any]:
     """The anchors document; an empty one when the file is missing or unreadable."""
     try:
-        document = json.loads(paths.anchors_path().read_text("utf-8"))
+        document = json_loads(paths.anchors_path().read_text("utf-8"))
     except (OSError, ValueError):
         return {"schema": SCHEMA, "brains": {}}
     if not isinstance(document, dict) or not isinstance(document.get("brains"), dict):
@@ -49,7 +50,7 @@ def _read_for_update() -> dict[str, Any]:
     if not path.exists():
         return {"schema": SCHEMA, "brains": {}}
     try:
-        document = json.loads(path.read_text("utf-8"))
+        document = json_loads(path.read_text("utf-8"))
     except (OSError, ValueError):
         document = None
     if not isinstance(document, dict) or not isinstance(document.get("brains"), dict):

@@ -7,13 +7,12 @@ before disclosure (fail closed) -> evidence entries, Merkle root, signed `recall
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import apsw
 
-from aimos.crypto.canonical import canonical_sha256_hex
+from aimos.crypto.canonical import canonical_sha256_hex, json_loads
 from aimos.errors import GrantError, UsageError
 from aimos.identity.epochs import DATA_CLASSES, Signer, data_class_rank
 from aimos.identity.requests import PATH_RECALL, SignedRequest, verify_request
@@ -56,7 +55,7 @@ class RecallResult:
                 "command_hash": self.receipt["command_hash"],
                 "grant_mutation_hash": self.receipt["grant_mutation_hash"],
                 "decision_sha256": self.receipt["decision_sha256"],
-                "evidence": json.loads(self.receipt["evidence"]),
+                "evidence": json_loads(self.receipt["evidence"]),
             },
             "withheld_count": len(self.withheld),
         }

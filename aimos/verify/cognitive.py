@@ -32,7 +32,6 @@ from the closed vocabulary :data:`REASONS`; the names follow the HOM-AIMOS refer
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import struct
 import uuid
@@ -42,7 +41,7 @@ from os import PathLike
 from typing import Any, Final, Literal, TypedDict, TypeGuard
 
 from aimos.crypto import commitments, domains
-from aimos.crypto.canonical import MAX_SAFE_INTEGER, canonical_json
+from aimos.crypto.canonical import MAX_SAFE_INTEGER, JSONDepthError, canonical_json, json_loads
 from aimos.crypto.certs import (
     MASTER_ISSUER,
     PERPETUAL_UNTIL,
@@ -502,8 +501,8 @@ def _decode_identity(raw: object, where: str) -> _Identity:
 def _parse_cert(text: str) -> Certificate | str:
     """The certificate, or the reason it cannot be read."""
     try:
-        outer = json.loads(b64u_decode(text))
-    except (AimosError, ValueError, UnicodeDecodeError, RecursionError):
+        outer = json_loads(b64u_decode(text))
+    except (AimosError, ValueError, UnicodeDecodeError):
         return R.CERT_MALFORMED
     if (
         not isinstance(outer, dict)
@@ -1567,9 +1566,10 @@ _NonFinite = NonFiniteError
 
 
 def strict_json_loads(text: str) -> Any:
-    """JSON with no duplicate keys and no NaN/Infinity; raises DuplicateKeyError,
-    NonFiniteError, RecursionError or ValueError."""
-    return json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_reject_constant)
+    """JSON with no duplicate keys, no NaN/Infinity and no nesting deeper than the canonical
+    limit; raises DuplicateKeyError, NonFiniteError, JSONDepthError or ValueError (all
+    ValueErrors; the depth is checked before parsing, so no RecursionError)."""
+    return json_loads(text, object_pairs_hook=_no_duplicates, parse_constant=_reject_constant)
 
 
 def _reject_constant(name: str) -> Any:
@@ -1589,8 +1589,8 @@ def verify_cognitive_bytes(
         return _invalid(R.JSON_DUPLICATE_KEY, f"duplicate JSON key {exc}")
     except _NonFinite as exc:
         return _invalid(R.CANONICAL_NON_FINITE, f"non-finite JSON number {exc}")
-    except RecursionError:
-        return _invalid(R.CANONICAL_DEPTH_LIMIT, "JSON nested too deeply to parse")
+    except JSONDepthError as exc:
+        return _invalid(R.CANONICAL_DEPTH_LIMIT, exc.message)
     except (UnicodeDecodeError, ValueError) as exc:
         return _invalid(R.BUNDLE_JSON_MALFORMED, f"not UTF-8 JSON: {exc}")
     return verify_cognitive_bundle(parsed, expected_master_fingerprint=expected_master_fingerprint)
