@@ -97,6 +97,17 @@ class IntegrityError(AimosError):
     )
 
 
+class DamagedBrainError(IntegrityError):
+    """The brain file holds what aimos never writes (changed outside aimos, or damaged on disk):
+    nothing is read from it as if it were sound, and nothing is changed."""
+
+    default_hint = (
+        "The brain file was changed outside aimos or is damaged; this command changed nothing. "
+        "Restore the brain from a backup (the housekeeper keeps them in the backups folder of "
+        "aimos's data folder), then run `aimos verify`."
+    )
+
+
 # --- identity or keychain (exit 6) ---------------------------------------------------------
 class IdentityError(AimosError):
     default_hint = "Run `aimos agent list` to check the agent's epochs and grants."

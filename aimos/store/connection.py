@@ -16,6 +16,7 @@ import apsw
 from aimos import paths
 from aimos.errors import (
     BusyError,
+    DamagedBrainError,
     IntegrityError,
     NotInstalledError,
     SchemaTooNewError,
@@ -117,7 +118,33 @@ def schema_version(conn: apsw.Connection) -> int:
 
 
 def _refuse_newer(conn: apsw.Connection) -> None:
+    """Refuse a brain whose schema version (PRAGMA user_version) disagrees with the migrations
+    it records as applied (an edit made outside aimos: running migrations from it would re-run
+    or skip some half-way), then one newer than this code. Reads only; changes nothing."""
     version = schema_version(conn)
+    recorded = bool(
+        conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
+        ).fetchall()
+    )
+    applied = (
+        [r[0] for r in conn.execute("SELECT version FROM schema_migrations ORDER BY version")]
+        if recorded
+        else []
+    )
+    if version < 0 or recorded != (version > 0) or applied != list(range(1, version + 1)):
+        if applied and applied == list(range(1, len(applied) + 1)):
+            shown = f"1..{len(applied)}"
+        else:
+            shown = ", ".join(str(v) for v in applied[:8]) + (", ..." if len(applied) > 8 else "")
+        raise DamagedBrainError(
+            f"the brain's schema version (PRAGMA user_version = {version}) disagrees with the "
+            f"migrations it records as applied ({shown or 'none'}): the file was changed outside "
+            "aimos, so it is neither read nor migrated",
+            "Nothing was changed. Restore the brain from a backup (the housekeeper keeps them in "
+            f"{paths.data_dir() / 'backups'}), then run `aimos verify`.",
+            reason="schema_version_mismatch",
+        )
     if version > code_schema_version():
         raise SchemaTooNewError(
             f"this brain has schema version {version}, newer than this aimos understands "
