@@ -107,6 +107,18 @@ class DamagedBrainError(IntegrityError):
         "aimos's data folder), then run `aimos verify`."
     )
 
+    def __init__(
+        self,
+        message: str,
+        hint: str | None = None,
+        *,
+        reason: str | None = None,
+        where: tuple[str, ...] = (),
+    ):
+        super().__init__(message, hint, reason=reason)
+        # the damaged places, when they are known (e.g. "memories.value (memory ID)")
+        self.where = where
+
 
 # --- identity or keychain (exit 6) ---------------------------------------------------------
 class IdentityError(AimosError):

@@ -38,6 +38,17 @@ def is_canonical(text: Any) -> int:
         return 0
 
 
+def is_utf8(value: Any) -> int:
+    """1 when ``value`` (a TEXT cell cast to BLOB) is valid UTF-8; finds damage no read could decode."""
+    if not isinstance(value, bytes):
+        return 1
+    try:
+        value.decode("utf-8")
+    except UnicodeDecodeError:
+        return 0
+    return 1
+
+
 def _body_message(body_text: str, tail: list[bytes]) -> bytes:
     return b"\n".join([body_text.encode("utf-8"), *tail])
 
@@ -262,4 +273,5 @@ SQL_FUNCTIONS: dict[str, tuple[Any, int]] = {
     "aimos_revocation_prior": (revocation_prior, 3),
     "aimos_revocation_mutation": (revocation_mutation, 3),
     "aimos_epistemic_hash": (epistemic_hash_sql, 6),
+    "aimos_is_utf8": (is_utf8, 1),
 }
