@@ -421,7 +421,14 @@ def install(options: InstallOptions, passphrase: str, now: int) -> InstallResult
             after_step(run.step)
             run.step = "enrol_identities"
             device_fp = f"aimos-device:{uuid.uuid5(uuid.NAMESPACE_DNS, socket.gethostname())}"
-            with write_transaction(conn):
+            # the housekeeper enrolled below seals this first transaction (the brain's genesis seal)
+            housekeeper: Signer | None = None
+
+            def the_housekeeper() -> Signer:
+                assert housekeeper is not None  # enrolled inside the transaction, before it commits
+                return housekeeper
+
+            with write_transaction(conn, the_housekeeper):
                 meta = {
                     "brain_id": brain_id,
                     "brain_name": options.brain_name,
@@ -558,7 +565,7 @@ def install(options: InstallOptions, passphrase: str, now: int) -> InstallResult
             from aimos.identity.epochs import load_signer
 
             signer = load_signer(conn, keystore, HOUSEKEEPER, now)
-            with write_transaction(conn):
+            with write_transaction(conn, signer):
                 terminal = append_event(
                     conn,
                     signer,

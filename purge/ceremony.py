@@ -97,34 +97,13 @@ def _save_journal(journal: dict[str, Any]) -> None:
     paths.write_private_file(_journal_path(journal["ceremony_id"]), _json_bytes(journal))
 
 
-def other_holders(brain: Path) -> list[int]:
-    """Other processes with the brain (or its WAL) open, where /proc tells (Linux)."""
-    real = os.path.realpath(brain)
-    targets = {real, real + "-wal", real + "-shm"}
-    holders = []
-    proc = Path("/proc")
-    if not proc.is_dir():
-        return []
-    for entry in proc.iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            for fd in (entry / "fd").iterdir():
-                if os.path.realpath(os.readlink(fd)) in targets:
-                    holders.append(int(entry.name))
-                    break
-        except OSError:
-            continue
-    return sorted(holders)
-
-
 def check_offline() -> None:
     if state.is_running():
         raise BusyError(
             f"the housekeeper is running (pid {state.read_pid()}); the purge ceremony runs offline",
             "Stop it with `aimos housekeeper stop`, then run the ceremony again.",
         )
-    holders = other_holders(paths.brain_path())
+    holders = state.brain_holders(paths.brain_path())
     if holders:
         raise BusyError(
             f"other processes hold the brain open: pid {', '.join(map(str, holders))}",

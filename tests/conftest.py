@@ -59,7 +59,7 @@ def brain(aimos_home: Path) -> Iterator[InProcessBrain]:
     """A brain installed with the file keystore, opened with the writer's connection."""
     from aimos.identity.epochs import HOUSEKEEPER, load_signer, unlock_master
     from aimos.identity.keystore import open_keystore
-    from aimos.store.connection import open_writer
+    from aimos.store.connection import open_writer, seal_with
     from installer.setup import InstallOptions, install
 
     now = int(time.time())
@@ -69,6 +69,7 @@ def brain(aimos_home: Path) -> Iterator[InProcessBrain]:
     master = unlock_master(conn, keystore, PASSPHRASE)
     agent = load_signer(conn, keystore, "cli", now)
     housekeeper = load_signer(conn, keystore, HOUSEKEEPER, now)
+    seal_with(conn, housekeeper)  # writes in tests are sealed as aimos's own are
     try:
         yield InProcessBrain(
             aimos_home, conn, keystore, result.brain_id, master, agent, housekeeper

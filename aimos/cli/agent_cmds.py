@@ -126,8 +126,10 @@ def list_agents(json_out: bool = typer.Option(False, "--json", help="Print as JS
     """List identity epochs: agents and the housekeeper, with state and grant."""
     from aimos.identity.agents import agent_listing
     from aimos.identity.session import now, open_brain
+    from aimos.identity.trusted import check_identities
 
     with open_brain(write=False) as brain:
+        check_identities(brain.conn)  # a deleted revocation must not list a revoked agent as active
         listing = agent_listing(brain.conn, now())
     if json_out:
         emit_json(listing)

@@ -55,6 +55,7 @@ def _register() -> None:
         memory_cmds,
         purge_cmds,
         recall_cmds,
+        restore_cmd,
         status_cmd,
         tui_cmd,
         verify_cmds,
@@ -67,6 +68,7 @@ def _register() -> None:
     label_cmds.register(app)
     verify_cmds.register(app)
     status_cmd.register(app)
+    restore_cmd.register(app)
     housekeeper_cmds.register(app)
     tui_cmd.register(app)
     app.add_typer(recall_cmds.receipt_app, name="receipt")

@@ -80,6 +80,20 @@ def perf(
         f"  ratio signed save / bare parts  {report['ratio_save_to_bare_parts']:.3f}"
         f"  (target <= {report['target_ratio']})"
     )
+    _print_sealing(report["sealing"], "save")
+
+
+def _print_sealing(sealing: dict[str, Any], write: str) -> None:
+    """The seal chain's part of each write: begin check, seal, anchor outside the brain, identities."""
+    for name in ("begin", "seal", "anchor", "identities"):
+        if name in sealing:
+            s = sealing[name]
+            out(f"  sealing: {name:<14} median {s['median_ms']:>9.4f} ms   p95 {s['p95_ms']:>9.4f} ms")
+    share = sealing.get("share_of_write_median")
+    out(
+        f"  sealing and anchoring in all  {sealing['sum_of_medians_ms']:.4f} ms per {write}"
+        + (f" ({share:.1%} of its median)" if share is not None else "")
+    )
 
 
 @eval_app.command("tui")
@@ -202,6 +216,7 @@ def mutation(
     )
     for name, s in report["bare"].items():
         out(f"  bare {name:<24} median {s['median_ms']:.4f} ms  p95 {s['p95_ms']:.4f} ms")
+    _print_sealing(report["sealing"], "transition")
     tg = report["targets"]
     out(
         f"  ratio to bare parts {report['ratio_to_bare']:.3f}  (targets: median <= {tg['median_ms']} ms, "

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import typer
 
 from aimos.cli.output import emit_json, out, table, when
@@ -27,6 +29,10 @@ def register(app: typer.Typer) -> None:
         root = report["last_corpus_root"]
         attested = f"{root['corpus_proof_root']} (attested {when(root['computed_at'])})" if root else None
         out("corpus root  " + (attested or "none yet (the nightly job attests one)"))
+        fresh = report["freshness"]
+        out(f"freshness    {fresh['state']}: {fresh['detail']}")
+        if report["identities_problem"]:
+            out(f"identities   FAILED: {report['identities_problem']}")
         out("")
         from aimos.cli.housekeeper_cmds import print_readiness
 
@@ -37,4 +43,26 @@ def register(app: typer.Typer) -> None:
                 ["identity", "role", "state", "valid until"],
                 [[e["agent_id"], e["role"], e["state"], e["valid_until"][:19]] for e in report["identities"]],
             )
+        )
+        _refuse_damaged(report)
+
+
+def _refuse_damaged(report: dict[str, Any]) -> None:
+    """After the report: a brain behind its anchor, or with identity rows that do not verify,
+    exits 5 with the fix."""
+    from aimos.errors import IntegrityError
+
+    fresh = report["freshness"]
+    if fresh["state"] in ("brain_rolled_back", "brain_history_mismatch"):
+        raise IntegrityError(
+            f"this brain is not the newest one aimos wrote here: {fresh['detail']}",
+            "If you put an older copy or a backup back on purpose, `aimos restore BACKUP` does it with a "
+            "signed record; otherwise put the newer brain file back. `aimos verify` shows the details.",
+            reason=fresh["state"],
+        )
+    if report["identities_problem"]:
+        raise IntegrityError(
+            f"the brain's identity rows do not verify: {report['identities_problem']}",
+            "Run `aimos verify` for details, then `aimos restore BACKUP`.",
+            reason="identities_invalid",
         )

@@ -18,6 +18,21 @@ def _portable(bundle: dict[str, Any], fingerprint: str | None) -> Any:
     return verify_cognitive_bundle(bundle, expected_master_fingerprint=fingerprint)
 
 
+def _verify_hint(result: dict[str, Any]) -> str:
+    reasons = {f["reason"] for f in (result["brain"] or {}).get("failures", [])}
+    if reasons and reasons <= {"search_index_mismatch"}:
+        return "The search indexes disagree with the memories: run `aimos index rebuild`."
+    if "brain_rolled_back" in reasons or "brain_history_mismatch" in reasons:
+        return (
+            "This brain is older than the one last written (or another one): if you meant to go "
+            "back, `aimos restore BACKUP` does it with a signed record; otherwise put the newer "
+            "brain file back."
+        )
+    return (
+        "See the failures above: the brain was changed outside aimos. Restore it with `aimos restore BACKUP`."
+    )
+
+
 def register(app: typer.Typer) -> None:
     @app.command("verify")
     def verify_cmd(
@@ -29,7 +44,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Run the in-database and the portable verifier; report verdicts, reasons, roots and parity."""
         from aimos.errors import UsageError, VerificationError
-        from aimos.identity.session import expected_master_fingerprint, open_brain
+        from aimos.identity.session import expected_master_fingerprint, open_for_verification
         from aimos.learning.verifier import verify_everything
         from aimos.memory.versions import resolve_memory_id
 
@@ -38,9 +53,12 @@ def register(app: typer.Typer) -> None:
             raise UsageError(
                 "--memory is empty", "Give a memory id, or leave --memory out to verify everything."
             )
-        with open_brain(write=True) as brain:
-            mid = resolve_memory_id(brain.conn, memory) if memory else None
-            result = verify_everything(brain.conn, fingerprint, mid)
+        conn = open_for_verification()
+        try:
+            mid = resolve_memory_id(conn, memory) if memory else None
+            result = verify_everything(conn, fingerprint, mid)
+        finally:
+            conn.close()
         in_db, portable = result["in_database"], result["portable"]
         if json_out:
             emit_json(result)
@@ -65,10 +83,22 @@ def register(app: typer.Typer) -> None:
             out(f"  corpus proof root   {portable['corpus_proof_root']}")
             mismatches = result["parity_mismatches"]
             out(f"parity                {'yes' if result['parity'] else 'NO: ' + ', '.join(mismatches[:5])}")
+            brain_state = result["brain"]
+            if brain_state is not None:
+                anchored = brain_state["anchored_seal"]
+                out(
+                    f"brain                 {'ok' if brain_state['ok'] else 'FAILED'}  "
+                    f"{brain_state['rows']} rows under {brain_state['seals']} seals, schema, search indexes, "
+                    + (
+                        f"newest seal #{brain_state['head_seal']} (anchored #{anchored})"
+                        if anchored
+                        else "no freshness anchor outside the brain"
+                    )
+                )
+                for f in brain_state["failures"]:
+                    out(f"  FAIL {f['check']}  {f['reason']}  ({f['detail']})")
         if not result["ok"]:
-            raise VerificationError(
-                "the brain does not verify", "See the failing memories above; restore from a backup."
-            )
+            raise VerificationError("the brain does not verify", _verify_hint(result))
 
     @app.command("export")
     def export_cmd(
@@ -153,12 +183,13 @@ def register(app: typer.Typer) -> None:
     @app.command("verify-bundle")
     def verify_bundle_cmd(
         file: str = typer.Argument(
-            ..., help="A bundle: V2 recall, V2 mutation or cognitive evidence (JSON)."
+            ...,
+            help="A bundle (JSON): V2 recall or mutation, V1 recall evidence or corpus, or cognitive.",
         ),
         master_fingerprint: str = typer.Option(
             None,
             "--master-fingerprint",
-            help="Expected master fingerprint (64 hex); required for V2 bundles.",
+            help="Expected master fingerprint (64 hex); required for V2 bundles, else anchors.json's.",
         ),
         witness: str = typer.Option(None, "--witness", help="V2 mutation: the P2 witness (JSON)."),
         trust_context: str = typer.Option(
@@ -179,8 +210,12 @@ def register(app: typer.Typer) -> None:
         path = Path(file)
         if not path.is_file():
             raise UsageError(f"no file {file}", "Give the path of a bundle file.")
-        schema = _bundle_schema(path)
-        if schema in (V2_RECALL, V2_MUTATION):
+        document = _load_document(path)
+        kind, schema = _bundle_kind(document)
+        if kind == "unknown":
+            _unsupported(schema, json_out)
+        if kind == "v2":
+            assert schema is not None
             if master_fingerprint is None:
                 raise UsageError(
                     "a V2 bundle is verified against a master fingerprint you supply",
@@ -200,6 +235,9 @@ def register(app: typer.Typer) -> None:
             if verdict.verdict != "valid":
                 raise VerificationError(f"the bundle is {verdict.verdict}: {verdict.reason}")
             return
+        if kind in ("v1_recall", "v1_corpus"):
+            _verify_v1_recall(document, kind == "v1_corpus", master_fingerprint, json_out)
+            return
         from aimos.identity.session import expected_master_fingerprint
         from aimos.verify.cognitive import verify_cognitive_file
 
@@ -215,33 +253,43 @@ def register(app: typer.Typer) -> None:
         if json_out:
             emit_json(result)
         else:
-            out(
-                table(
-                    ["memory", "status", "ok", "chain", "sigs", "reason"],
-                    [
+            if verdict_c.records:
+                out(
+                    table(
+                        ["memory", "status", "ok", "chain", "sigs", "reason"],
                         [
-                            r["memory_id"][:8],
-                            r["certification_status"],
-                            str(r["ok"]),
-                            str(r["chain_length"]),
-                            str(r["sigs_verified"]),
-                            r["reason"] or "-",
-                        ]
-                        for r in verdict_c.records
-                    ],
+                            [
+                                r["memory_id"][:8],
+                                r["certification_status"],
+                                str(r["ok"]),
+                                str(r["chain_length"]),
+                                str(r["sigs_verified"]),
+                                r["reason"] or "-",
+                            ]
+                            for r in verdict_c.records
+                        ],
+                    )
                 )
-            )
             out(
                 f"{verdict_c.verdict}" + (f": {verdict_c.primary_reason}" if verdict_c.primary_reason else "")
             )
-            out(f"corpus proof root {verdict_c.corpus_proof_root}")
+            if verdict_c.corpus_proof_root is not None:
+                out(f"corpus proof root {verdict_c.corpus_proof_root}")
         if verdict_c.verdict != "valid":
             raise VerificationError(f"the bundle is {verdict_c.verdict}: {verdict_c.primary_reason}")
 
 
 V2_RECALL = "hom.aimos.mutmem-portable-evidence/v2"
 V2_MUTATION = "hom.aimos.mutmem-portable-mutation-evidence/v2"
+V1_RECALL = "hom.aimos.mutmem-recall-evidence/v1"
+V1_CORPUS = "hom.aimos.mutmem-recall-corpus/v1"
+COGNITIVE = "hom.aimos.mutmem-cognitive-evidence/v1"
 MAX_V2_BYTES = 16 * 1024 * 1024
+# Top-level fields that say which verifier a document without a known schema was meant for, so
+# that a bundle whose format was tampered with still gets that verifier's own reason.
+_COGNITIVE_FIELDS = frozenset({"master_identity", "event_streams", "sql_records"})
+_V1_RECALL_FIELDS = frozenset({"trust_anchors", "request", "recall_receipt"})
+_V1_CORPUS_FIELDS = frozenset({"intended_n", "members", "corpus_root"})
 
 
 def _strict_load(path: Path) -> Any:
@@ -255,14 +303,110 @@ def _strict_load(path: Path) -> Any:
     return strict_json_loads(data.decode("utf-8"))
 
 
-def _bundle_schema(path: Path) -> str | None:
+def _load_document(path: Path) -> Any:
+    """The file as strict JSON, or None when it is not (the cognitive verifier then says why)."""
+    from aimos.verify.bundle_json import MAX_BUNDLE_BYTES, BundleParseError, load_bundle
+
     try:
-        document = _strict_load(path)
-    except (OSError, ValueError, UnicodeDecodeError):
+        with path.open("rb") as handle:
+            return load_bundle(handle.read(MAX_BUNDLE_BYTES + 1))
+    except (OSError, BundleParseError):
         return None
-    fmt = document.get("format") if isinstance(document, dict) else None
-    schema = fmt.get("schema") if isinstance(fmt, dict) else None
-    return schema if isinstance(schema, str) else None
+
+
+def _bundle_kind(document: Any) -> tuple[str, str | None]:
+    """Which verifier takes the document ("v2", "v1_recall", "v1_corpus", "cognitive" or "unknown"), and its
+    format.schema. A document that is not a JSON object goes to the cognitive verifier, which
+    reports why it cannot be read, as the reference does."""
+    from aimos.verify.v1_recall import document_schema
+
+    schema = document_schema(document)
+    if schema in (V2_RECALL, V2_MUTATION):
+        return "v2", schema
+    if schema == V1_RECALL:
+        return "v1_recall", schema
+    if schema == V1_CORPUS:
+        return "v1_corpus", schema
+    if schema == COGNITIVE or not isinstance(document, dict):
+        return "cognitive", schema
+    fields = set(document)
+    if fields & _COGNITIVE_FIELDS:
+        return "cognitive", schema
+    if fields & _V1_RECALL_FIELDS:
+        return "v1_recall", schema
+    if fields & _V1_CORPUS_FIELDS:
+        return "v1_corpus", schema
+    return "unknown", schema
+
+
+def _unsupported(schema: str | None, json_out: bool) -> None:
+    from aimos.errors import VerificationError
+
+    said = f"format.schema {schema!r}" if schema is not None else "no format.schema"
+    detail = f"the file is a JSON object with {said}, not an evidence bundle verify-bundle knows"
+    if json_out:
+        emit_json(
+            {"schema": schema, "verdict": "invalid", "primary_reason": "unsupported_schema", "detail": detail}
+        )
+    else:
+        out("invalid: unsupported_schema")
+        out(f"  {detail}")
+    raise VerificationError(
+        f"the bundle is invalid: unsupported_schema ({said})",
+        "verify-bundle takes MutMem V2 recall and mutation bundles, V1 recall evidence and corpora"
+        " (hom.aimos.mutmem-recall-evidence/v1, hom.aimos.mutmem-recall-corpus/v1) and cognitive"
+        " evidence (hom.aimos.mutmem-cognitive-evidence/v1).",
+    )
+
+
+def _verify_v1_recall(document: Any, corpus: bool, master_fingerprint: str | None, json_out: bool) -> None:
+    """MutMem V1 recall evidence or a recall corpus, against the caller's master fingerprint."""
+    from aimos.errors import VerificationError
+    from aimos.identity.session import expected_master_fingerprint
+    from aimos.verify.v1_recall import RecallCorpusVerdict, verify_v1_recall_document
+
+    fingerprint = expected_master_fingerprint(master_fingerprint)
+    verdict = verify_v1_recall_document(document, expected_master_fingerprint=fingerprint, corpus=corpus)
+    if json_out:
+        emit_json(verdict.as_dict())
+    elif isinstance(verdict, RecallCorpusVerdict):
+        if verdict.members:
+            out(
+                table(
+                    ["member", "bundle", "verdict", "reason"],
+                    [
+                        [str(m.ordinal), m.bundle_id, m.verdict, m.primary_reason or "-"]
+                        for m in verdict.members
+                    ],
+                )
+            )
+        out(f"{verdict.verdict}" + (f": {verdict.primary_reason}" if verdict.primary_reason else ""))
+        if verdict.detail:
+            out(f"  {verdict.detail}")
+        out(f"members {verdict.observed_n} of {verdict.intended_n} intended")
+        out(f"corpus root {verdict.corpus_root}")
+    else:
+        out(f"{verdict.verdict}" + (f": {verdict.primary_reason}" if verdict.primary_reason else ""))
+        if verdict.detail:
+            out(f"  {verdict.detail}")
+        counts = [
+            f"{name} {value}"
+            for name, value in (("memories", verdict.memories), ("Merkle leaves", verdict.recall_leaves))
+            if value is not None
+        ]
+        out(", ".join([*counts, f"signatures verified {verdict.signatures_verified}"]))
+        if verdict.merkle_root:
+            out(f"merkle root {verdict.merkle_root}")
+        if verdict.bundle_sha256:
+            out(f"bundle sha256 {verdict.bundle_sha256}")
+    if verdict.verdict == "indeterminate":
+        raise VerificationError(
+            f"the bundle is indeterminate: {verdict.primary_reason}",
+            "Mandatory evidence is missing, so nothing is proved either way: ask its producer for the"
+            " complete bundle.",
+        )
+    if verdict.verdict != "valid":
+        raise VerificationError(f"the bundle is {verdict.verdict}: {verdict.primary_reason}")
 
 
 def _verify_v2(

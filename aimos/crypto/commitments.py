@@ -7,6 +7,7 @@ path as integers q = round(1000 w) in 100..3000.
 from __future__ import annotations
 
 import hashlib
+import struct
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -292,6 +293,18 @@ def corpus_proof_root(records: Iterable[Mapping[str, Any]]) -> bytes:
     return sha256(domains.CORPUS_PROOF + canonical_json(rows))
 
 
+# --- V1 recall corpus ------------------------------------------------------------------------
+def recall_corpus_root(intended_n: int, members: Sequence[Mapping[str, Any]]) -> bytes:
+    """H(domain || be64(intended_n) || RFC 6962 root of [{ordinal, bundle_id, bundle_sha256}])."""
+    if isinstance(intended_n, bool) or not isinstance(intended_n, int) or intended_n < 1:
+        raise EncodingError("a recall corpus intends at least one bundle", reason="intended_n_invalid")
+    summaries = [
+        {"ordinal": m["ordinal"], "bundle_id": m["bundle_id"], "bundle_sha256": m["bundle_sha256"]}
+        for m in members
+    ]
+    return sha256(domains.RECALL_CORPUS + be64(intended_n) + merkle_root(summaries))
+
+
 # --- occurrence v3 --------------------------------------------------------------------------
 def _tlv(tag: int, value: bytes) -> bytes:
     return u16(tag) + u32(len(value)) + value
@@ -389,3 +402,123 @@ def guide_corpus_root(files: Iterable[Mapping[str, Any]]) -> bytes:
 def document_sha256(document: Mapping[str, Any], *, without: str | None = None) -> bytes:
     """SHA-256 of a document's canonical JSON, leaving out its own hash field (plans, receipts)."""
     return sha256(canonical_json({k: v for k, v in document.items() if k != without}))
+
+
+# --- brain seals (aimos's own) ----------------------------------------------------------------
+# Every retained row of every table is accounted for by a chain of housekeeper-signed seals, one
+# per write transaction. A row hashes to H(BRAIN_ROW || framed table || be64 rowid || cells); a
+# table's chain folds the hashes of each transaction's new rows (in rowid order) into its previous
+# value; a seal binds the tables it changed (name, row count, highest rowid, chain) and the state
+# root over every table, and links to the previous seal through H(seal hash || signature).
+SEAL_NULL, SEAL_INTEGER, SEAL_REAL, SEAL_TEXT, SEAL_BLOB = 0, 1, 2, 3, 4
+
+
+def seal_cell(value: Any, text: bool = False) -> bytes:
+    """One cell: a type tag and its bytes. TEXT cells arrive as their raw bytes (``text=True``),
+    so a damaged, non-UTF-8 text hashes instead of failing to decode."""
+    if value is None:
+        return b"\x00"
+    if isinstance(value, bool):
+        raise EncodingError("a cell is never a boolean", reason="seal_cell_invalid")
+    if isinstance(value, int):
+        return b"\x01" + be64(value)
+    if isinstance(value, float):
+        return b"\x02" + struct.pack(">d", value)
+    if isinstance(value, str):
+        value = value.encode("utf-8", "surrogatepass")
+        text = True
+    if isinstance(value, bytes | bytearray | memoryview):
+        data = bytes(value)
+        return (b"\x03" if text else b"\x04") + u32(len(data)) + data
+    raise EncodingError(f"a cell of type {type(value).__name__}", reason="seal_cell_invalid")
+
+
+def seal_row_hash(table: str, rowid: int, cells: Sequence[bytes]) -> bytes:
+    """H(BRAIN_ROW || framed(table) || be64(rowid) || each encoded cell)."""
+    return sha256(domains.BRAIN_ROW + framed(table) + be64(rowid) + b"".join(cells))
+
+
+def seal_table_genesis(table: str) -> bytes:
+    return sha256(domains.BRAIN_TABLE + framed(table))
+
+
+def seal_table_step(prev_chain: bytes, row_hashes: Sequence[bytes]) -> bytes:
+    """A table's chain after more rows: each row hash folded in, in rowid order, as
+    c' = H(c || row hash); so the chain of a whole table is recomputable from its rows alone."""
+    chain = _check_hash(prev_chain, "table chain")
+    for h in row_hashes:
+        chain = sha256(chain + h)
+    return chain
+
+
+SealEntry = tuple[int, int, bytes]  # (row count, highest rowid, chain)
+
+
+def seal_state_root(state: Mapping[str, SealEntry]) -> bytes:
+    """H(BRAIN_STATE || for each table with rows, by name: framed name, be64 count, be64 max rowid,
+    chain)."""
+    parts = [domains.BRAIN_STATE]
+    for name in sorted(state):
+        count, max_rowid, chain = state[name]
+        parts.append(framed(name) + be64(count) + be64(max_rowid) + _check_hash(chain, "table chain"))
+    return sha256(b"".join(parts))
+
+
+def encode_seal_changes(changes: Mapping[str, SealEntry]) -> bytes:
+    """The tables a seal changed, by name: u32 n, then per table framed name, be64 count,
+    be64 max rowid, chain."""
+    out = [u32(len(changes))]
+    for name in sorted(changes):
+        count, max_rowid, chain = changes[name]
+        out.append(framed(name) + be64(count) + be64(max_rowid) + _check_hash(chain, "table chain"))
+    return b"".join(out)
+
+
+def decode_seal_changes(data: bytes) -> dict[str, SealEntry]:
+    """The inverse of encode_seal_changes; malformed bytes raise EncodingError(seal_changes_invalid)."""
+    bad = EncodingError("a seal's table changes do not decode", reason="seal_changes_invalid")
+    try:
+        (n,) = struct.unpack_from(">I", data, 0)
+        at, out = 4, {}
+        for _ in range(n):
+            (length,) = struct.unpack_from(">I", data, at)
+            name = data[at + 4 : at + 4 + length].decode("utf-8")
+            at += 4 + length
+            count, max_rowid = struct.unpack_from(">qq", data, at)
+            chain = data[at + 16 : at + 48]
+            at += 48
+            if len(chain) != 32 or not name or name in out:
+                raise bad
+            out[name] = (count, max_rowid, chain)
+    except (struct.error, UnicodeDecodeError) as exc:
+        raise bad from exc
+    if at != len(data) or list(out) != sorted(out):
+        raise bad
+    return out
+
+
+def seal_genesis_link(brain_id: str) -> bytes:
+    """The predecessor of a brain's first seal: H(BRAIN_SEAL_GENESIS || framed brain id)."""
+    return sha256(domains.BRAIN_SEAL_GENESIS + framed(brain_id))
+
+
+def seal_hash(
+    seq: int, sealed_at: int, signer_valid_from: int, prev_link: bytes, state_root: bytes, changes: bytes
+) -> bytes:
+    """H(BRAIN_SEAL || be64 seq || be64 sealed_at || be64 signer epoch || prev link || state root ||
+    encoded changes): what the housekeeper signs."""
+    return sha256(
+        domains.BRAIN_SEAL
+        + be64(seq)
+        + be64(sealed_at)
+        + be64(signer_valid_from)
+        + _check_hash(prev_link, "previous seal link")
+        + _check_hash(state_root, "state root")
+        + changes
+    )
+
+
+def seal_link(seal: bytes, signature: bytes) -> bytes:
+    """What the next seal chains to: H(BRAIN_SEAL_LINK || seal hash || signature), so an edited
+    signature of any seal breaks the chain, not only the newest one's."""
+    return sha256(domains.BRAIN_SEAL_LINK + _check_hash(seal, "seal hash") + signature)

@@ -29,6 +29,13 @@ V2_OBJECT = _d("hom.aimos.mutmem-portable-object/v2")
 V2_BUNDLE = _d("hom.aimos.mutmem-portable-evidence/v2")
 V2_MUTATION_BUNDLE = _d("hom.aimos.mutmem-portable-mutation-evidence/v2")
 V2_MUTATION_WITNESS = _d("hom.aimos.mutmem-portable-mutation-witness/v1")
+# aimos's own: the brain seal chain that accounts for every retained row (existence, freshness)
+BRAIN_ROW = _d("aimos.brain-row/v1")
+BRAIN_TABLE = _d("aimos.brain-table/v1")
+BRAIN_STATE = _d("aimos.brain-state/v1")
+BRAIN_SEAL = _d("aimos.brain-seal/v1")
+BRAIN_SEAL_LINK = _d("aimos.brain-seal-link/v1")
+BRAIN_SEAL_GENESIS = _d("aimos.brain-seal-genesis/v1")
 
 # Schemas of signed bodies aimos produces (reference vocabulary).
 RECALL_AUTHORIZATION_SCHEMA = "hom.aimos.recall-authorization/v1"

@@ -231,7 +231,7 @@ def _record(
 
 def save_and_classify(conn: apsw.Connection, housekeeper: Signer, req: SignedRequest, now: int) -> SaveResult:
     """The signed save followed by the classifier, in one write transaction (all or nothing)."""
-    with write_transaction(conn):
+    with write_transaction(conn, housekeeper):
         result = save_in_transaction(conn, housekeeper, req, now)
         # most memories do not open with a question: skip the classifier's reads for them
         if result.status in ("saved", "quarantined") and leading_question(str(req.body.get("value", ""))):
@@ -261,7 +261,7 @@ def judge(
     reason = body.get("reason")
     if not isinstance(reason, str) or not reason.strip():
         raise UsageError("a judgment needs a reason", 'Add --reason "why you judge it so".')
-    with write_transaction(conn):
+    with write_transaction(conn, housekeeper):
         verified: VerifiedRequest = verify_request(conn, req, path=PATH_LABEL, now=now)
         if not verified.grant["write_allowed"]:
             raise GrantError(

@@ -88,7 +88,7 @@ def run_locomo(
     from aimos.recall.candidates import PreciseChannel, Scope, open_candidates
     from aimos.recall.pipeline import build_recall_body, recall
     from aimos.recall.text import query_terms
-    from aimos.store.connection import open_writer
+    from aimos.store.connection import open_writer, seal_with
 
     ks = tuple(sorted(set(ks)))
     if not ks or ks[0] < 1 or ks[-1] > 200:
@@ -111,6 +111,7 @@ def run_locomo(
                 store = open_keystore(result.keystore_kind, result.brain_id)
                 agent = load_signer(conn, store, "cli", now)
                 housekeeper = load_signer(conn, store, HOUSEKEEPER, now)
+                seal_with(conn, housekeeper)  # its writes are sealed by the housekeeper
                 dia_of: dict[str, set[str]] = defaultdict(set)
                 rowid_to_memory: dict[int, str] = {}
                 for turn in turns_of(conv):

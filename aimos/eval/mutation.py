@@ -23,7 +23,7 @@ from aimos.crypto.encoding import b64u_encode, be32, be64, uuid16
 from aimos.crypto.messages import payload_message
 from aimos.errors import AimosError
 from aimos.eval.scratch import install_scratch, scratch_home
-from aimos.eval.stats import summary_ms, time_calls
+from aimos.eval.stats import sealing_report, summary_ms, time_calls
 from aimos.store.connection import one
 
 
@@ -42,7 +42,7 @@ class _World:
     def __init__(self) -> None:
         from aimos.identity.epochs import HOUSEKEEPER, load_signer
         from aimos.identity.keystore import open_keystore
-        from aimos.store.connection import open_writer
+        from aimos.store.connection import open_writer, seal_with
 
         result = install_scratch("mutation")
         self.conn: apsw.Connection = open_writer()
@@ -50,6 +50,7 @@ class _World:
         now = int(time.time())
         self.agent = load_signer(self.conn, store, "cli", now)
         self.housekeeper = load_signer(self.conn, store, HOUSEKEEPER, now)
+        seal_with(self.conn, self.housekeeper)  # its writes are sealed by the housekeeper
 
     def save(self, text: str) -> str:
         from aimos.identity.requests import PATH_SAVE, sign_request
@@ -487,15 +488,25 @@ def run_mutation(transitions: int = 200) -> dict[str, Any]:
         cycle = ("good", "good", "bad", "bad", "bad", "bad", "good", "good")
         times: list[float] = []
         sizes: list[int] = []
+        sealing: dict[str, list[float]] = {}
         i = 0
-        while len(times) < transitions:
-            t0 = time.perf_counter()
-            result = w.outcome(c, receipt_c, cycle[i % len(cycle)])
-            elapsed = time.perf_counter() - t0
-            i += 1
-            if result.terminal == "authorized_transition":
-                times.append(elapsed)
-                sizes.append(_logical_bytes(w.conn, result.projection_hash))
+        from aimos.store import seals
+
+        seals.COSTS = seals.SealCosts()  # what sealing and anchoring cost inside each transition
+        try:
+            while len(times) < transitions:
+                seals.COSTS.reset()
+                t0 = time.perf_counter()
+                result = w.outcome(c, receipt_c, cycle[i % len(cycle)])
+                elapsed = time.perf_counter() - t0
+                i += 1
+                if result.terminal == "authorized_transition":
+                    times.append(elapsed)
+                    sizes.append(_logical_bytes(w.conn, result.projection_hash))
+                    for part, values in seals.COSTS.parts.items():
+                        sealing.setdefault(part, []).extend(values)
+        finally:
+            seals.COSTS = None
         bare = _bare_cost(w, transitions)
         w.conn.close()
     median_transition = summary_ms(times)
@@ -508,6 +519,7 @@ def run_mutation(transitions: int = 200) -> dict[str, Any]:
         "all_as_declared": all(x.as_declared for x in cases),
         "transition": median_transition,
         "logical_bytes_per_transition": round(sum(sizes) / len(sizes), 1) if sizes else None,
+        "sealing": sealing_report(sealing, median_transition["median_ms"]),
         "bare": bare,
         "bare_median_ms": round(bare_median, 4),
         "ratio_to_bare": round(median_transition["median_ms"] / bare_median, 3),

@@ -13,7 +13,7 @@ import time
 from typing import Any
 
 from aimos.eval.scratch import install_scratch, scratch_home
-from aimos.eval.stats import summary_ms, time_calls
+from aimos.eval.stats import sealing_report, summary_ms, time_calls
 
 WORDS = (
     "river lamp orbit cedar violet anchor meadow signal copper harbor tundra quill ember "
@@ -35,7 +35,8 @@ def run_perf(saves: int = 1000, keystore: str = "file") -> dict[str, Any]:
     from aimos.identity.keystore import open_keystore
     from aimos.identity.requests import PATH_SAVE, sign_request
     from aimos.memory.save import build_save_body
-    from aimos.store.connection import open_writer
+    from aimos.store import seals
+    from aimos.store.connection import open_writer, seal_with
 
     rng = secrets.SystemRandom()
     with scratch_home() as home:
@@ -45,6 +46,7 @@ def run_perf(saves: int = 1000, keystore: str = "file") -> dict[str, Any]:
         now = int(time.time())
         agent = load_signer(conn, store, "cli", now)
         housekeeper = load_signer(conn, store, HOUSEKEEPER, now)
+        seal_with(conn, housekeeper)  # its writes are sealed by the housekeeper
 
         counter = iter(range(10**9))
 
@@ -57,7 +59,12 @@ def run_perf(saves: int = 1000, keystore: str = "file") -> dict[str, Any]:
 
         for _ in range(min(20, saves)):  # warm-up (certificate cache, page cache)
             one_save()
-        save_times = time_calls(one_save, saves)
+        seals.COSTS = seals.SealCosts()  # what sealing and anchoring cost inside each save
+        try:
+            save_times = time_calls(one_save, saves)
+            sealing = dict(seals.COSTS.parts)
+        finally:
+            seals.COSTS = None
 
         # Bare parts use PyNaCl directly: no aimos wrapper, no verified-signature memory.
         sample_body = build_save_body(company_id="personal", value=_text(0, rng))
@@ -91,6 +98,7 @@ def run_perf(saves: int = 1000, keystore: str = "file") -> dict[str, Any]:
         "bare_verify": summary_ms(verify_times),
         "bare_durable_commit": summary_ms(commit_times),
     }
+    report["sealing"] = sealing_report(sealing, report["signed_save"]["median_ms"])
     bare = sum(report[k]["median_ms"] for k in ("bare_sign", "bare_verify", "bare_durable_commit"))
     report["bare_parts_median_ms"] = round(bare, 4)
     report["ratio_save_to_bare_parts"] = round(report["signed_save"]["median_ms"] / bare, 3)
@@ -124,7 +132,7 @@ def fill_synthetic(
     texts: list[str] = []
     batch = 1000
     for start in range(0, memories, batch):
-        with write_transaction(conn):
+        with write_transaction(conn, housekeeper):
             for i in range(start, min(memories, start + batch)):
                 text = f"note {i}: " + _zipf_text(rng, vocab, weights, rng.randint(8, 30))
                 texts.append(text)
@@ -145,7 +153,7 @@ def run_recall_perf(memories: int = 10_000, recalls: int = 200, cold_runs: int =
     from aimos.identity.keystore import open_keystore
     from aimos.identity.requests import PATH_RECALL, sign_request
     from aimos.recall.pipeline import build_recall_body, recall
-    from aimos.store.connection import open_writer
+    from aimos.store.connection import open_writer, seal_with
 
     rng = secrets.SystemRandom()
     passphrase = secrets.token_urlsafe(24)
@@ -156,6 +164,7 @@ def run_recall_perf(memories: int = 10_000, recalls: int = 200, cold_runs: int =
         now = int(time.time())
         agent = load_signer(conn, store, "cli", now)
         housekeeper = load_signer(conn, store, HOUSEKEEPER, now)
+        seal_with(conn, housekeeper)  # its writes are sealed by the housekeeper
         build_started = time.perf_counter()
         texts = fill_synthetic(conn, agent, housekeeper, memories, rng)
         build_seconds = time.perf_counter() - build_started

@@ -70,7 +70,7 @@ class _Brain:
     def __init__(self) -> None:
         from aimos.identity.epochs import HOUSEKEEPER, brain_meta, load_signer
         from aimos.identity.keystore import open_keystore
-        from aimos.store.connection import open_writer
+        from aimos.store.connection import open_writer, seal_with
 
         self.conn = open_writer()
         meta = brain_meta(self.conn)
@@ -78,6 +78,7 @@ class _Brain:
         now = int(time.time())
         self.agent = load_signer(self.conn, store, "cli", now)
         self.housekeeper = load_signer(self.conn, store, HOUSEKEEPER, now)
+        seal_with(self.conn, self.housekeeper)  # its writes are sealed by the housekeeper
 
     def save(self, value: str, *, source: str, memory_type: str) -> str:
         from aimos.epistemic.chain import save_and_classify

@@ -51,3 +51,13 @@ def time_calls(fn: Callable[[], Any], n: int) -> list[float]:
         fn()
         out.append(time.perf_counter() - t0)
     return out
+
+
+def sealing_report(parts: dict[str, list[float]], write_median_ms: float) -> dict[str, Any]:
+    """The sealing parts of each write (begin check, seal, anchor, identity check) as figures, their
+    medians' sum and its share of the write's median."""
+    out: dict[str, Any] = {name: summary_ms(v) for name, v in parts.items() if v}
+    total = sum(out[name]["median_ms"] for name in out)
+    out["sum_of_medians_ms"] = round(total, 4)
+    out["share_of_write_median"] = round(total / write_median_ms, 3) if write_median_ms else None
+    return out

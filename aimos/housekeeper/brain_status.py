@@ -10,12 +10,15 @@ import apsw
 
 from aimos import paths
 from aimos.crypto.canonical import json_loads
+from aimos.errors import AimosError
 from aimos.housekeeper.scheduler import readiness
 from aimos.identity.agents import agent_listing
 from aimos.identity.epochs import master_row
 from aimos.identity.session import now as clock_now
 from aimos.identity.session import open_brain
+from aimos.identity.trusted import check_identities
 from aimos.store.connection import code_schema_version, one, schema_version
+from aimos.store.seals import freshness_state
 
 COUNTED = (
     ("memories", "memories"),
@@ -53,7 +56,14 @@ def status_report(now: int | None = None) -> dict[str, Any]:
             name: int(one(conn, f"SELECT COUNT(*) AS n FROM {table_name}")["n"])  # type: ignore[index]
             for name, table_name in COUNTED
         }
+        try:
+            check_identities(conn)
+            identities_verified: str | None = None
+        except AimosError as exc:
+            identities_verified = exc.message
         return {
+            "freshness": freshness_state(conn),
+            "identities_problem": identities_verified,
             "brain_id": brain.meta["brain_id"],
             "brain_name": brain.meta.get("brain_name"),
             "company_id": brain.company_id,

@@ -22,7 +22,7 @@ from aimos.housekeeper.jobs import JobContext, JobSpec, job_specs
 from aimos.identity.epochs import HOUSEKEEPER, brain_meta, load_signer
 from aimos.identity.keystore import open_keystore
 from aimos.ledger.events import append_event
-from aimos.store.connection import open_writer, rows, write_transaction
+from aimos.store.connection import open_writer, rows, seal_with, write_transaction
 
 STARTED = "system_job_started"
 TERMINAL = "system_job_terminal"
@@ -61,7 +61,7 @@ def open_housekeeper_writer() -> tuple[apsw.Connection, dict[str, str]]:
 def _append(
     conn: apsw.Connection, signer: Any, company: str, operation: str, metadata: dict[str, Any]
 ) -> str:
-    with write_transaction(conn):
+    with write_transaction(conn, signer):
         event = append_event(
             conn, signer, operation=operation, company_id=company, metadata=metadata, now=int(time.time())
         )
@@ -77,6 +77,7 @@ def run_job(spec: JobSpec, *, trigger: str, scheduled_for: int | None = None) ->
         keystore = open_keystore(meta["keystore"], meta["brain_id"])
         started_at = int(time.time())
         housekeeper = load_signer(conn, keystore, HOUSEKEEPER, started_at)
+        seal_with(conn, housekeeper)  # its writes are sealed by the housekeeper
         company = meta["company_id"]
         run_id = str(uuid.uuid4())
         base = {"job": spec.name, "job_id": spec.job_id, "run_id": run_id, "trigger": trigger}
@@ -240,6 +241,7 @@ def reconcile_open_runs() -> list[str]:
             return []
         keystore = open_keystore(meta["keystore"], meta["brain_id"])
         housekeeper = load_signer(conn, keystore, HOUSEKEEPER, int(time.time()))
+        seal_with(conn, housekeeper)  # its writes are sealed by the housekeeper
         for run in open_now:
             _append(
                 conn,

@@ -136,3 +136,24 @@ def read_service_record() -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     return value if isinstance(value, dict) and isinstance(value.get("manager"), str) else None
+
+
+def brain_holders(brain: Path) -> list[int]:
+    """Other processes with the brain (or its WAL) open, where /proc tells (Linux)."""
+    real = os.path.realpath(brain)
+    targets = {real, real + "-wal", real + "-shm"}
+    holders = []
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return []
+    for entry in proc.iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            for fd in (entry / "fd").iterdir():
+                if os.path.realpath(os.readlink(fd)) in targets:
+                    holders.append(int(entry.name))
+                    break
+        except OSError:
+            continue
+    return sorted(holders)

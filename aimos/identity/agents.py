@@ -6,7 +6,8 @@ then fails is removed again, so nothing is left half-done.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -19,6 +20,7 @@ from aimos.identity.epochs import (
     DEFAULT_CLEARANCE,
     DEFAULT_DATA_CLASS,
     DEFAULT_VALIDITY_DAYS,
+    HOUSEKEEPER,
     Signer,
     brain_meta,
     check_agent_id,
@@ -29,10 +31,16 @@ from aimos.identity.epochs import (
     issue_grant,
     key_item_name,
     latest_epoch,
+    load_signer,
     revoke_epoch,
 )
 from aimos.identity.keystore import Keystore
 from aimos.store.connection import write_transaction
+
+
+def _sealer(conn: apsw.Connection, keystore: Keystore) -> Callable[[], Signer]:
+    """The housekeeper, loaded from the keystore when the write has rows to seal."""
+    return lambda: load_signer(conn, keystore, HOUSEKEEPER, int(time.time()))
 
 
 def _enrol_with_grant(
@@ -84,7 +92,7 @@ def _transaction_keeping_new_keys(conn: apsw.Connection, keystore: Keystore) -> 
     the keystore again if the transaction does not commit."""
     created: list[Signer] = []
     try:
-        with write_transaction(conn):
+        with write_transaction(conn, _sealer(conn, keystore)):
             yield created
     except BaseException:
         for s in created:
@@ -192,7 +200,7 @@ def revoke_agent(
 ) -> dict[str, Any]:
     """Revoke the agent's newest epoch; its secret is then removed from the keystore."""
     epoch = latest_epoch(conn, agent_id)
-    with write_transaction(conn):
+    with write_transaction(conn, _sealer(conn, keystore)):
         record = revoke_epoch(
             conn,
             master,

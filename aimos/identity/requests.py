@@ -23,7 +23,8 @@ from aimos.errors import (
     SignatureError,
     UsageError,
 )
-from aimos.identity.epochs import Signer, current_grant, master_row, revocation_at
+from aimos.identity.epochs import Signer, master_row, revocation_at
+from aimos.identity.trusted import check_identities, verified_grant
 from aimos.store.connection import one
 
 METHOD = "POST"
@@ -83,6 +84,7 @@ def verify_request(conn: apsw.Connection, req: SignedRequest, *, path: str, now:
     """Check a request against the brain; records its nonce (call inside the write transaction)."""
     if req.method.upper() != METHOD or req.path != path:
         raise UsageError(f"this endpoint takes POST {path}, not {req.method} {req.path}")
+    check_identities(conn)  # the epoch, revocation and grant rows read below are the sealed ones
     try:
         cert = _verified_certs.parse(req.certificate)
         signature = b64u_decode(req.signature_b64u)
@@ -137,7 +139,7 @@ def verify_request(conn: apsw.Connection, req: SignedRequest, *, path: str, now:
             f"request time is {req.ts - now:+d} s from the brain's clock "
             f"(at most {CLOCK_SKEW_SECONDS} s allowed)"
         )
-    grant = current_grant(conn, agent_id, valid_from)
+    grant = verified_grant(conn, agent_id, valid_from)
     if grant is None or not grant["allowed"]:
         raise GrantError(f"agent {agent_id!r} has no master-signed grant for this epoch")
     if one(conn, "SELECT 1 AS x FROM request_nonces WHERE agent_id = ? AND nonce = ?", (agent_id, req.nonce)):

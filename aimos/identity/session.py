@@ -4,7 +4,7 @@ the clock."""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import apsw
@@ -22,7 +22,13 @@ from aimos.identity.epochs import (
 )
 from aimos.identity.keystore import Keystore, open_keystore
 from aimos.identity.passphrase import read_passphrase
-from aimos.store.connection import damaged_text_error, open_reader, open_writer, unreadable_text
+from aimos.store.connection import (
+    damaged_text_error,
+    open_reader,
+    open_writer,
+    seal_with,
+    unreadable_text,
+)
 
 
 def now() -> int:
@@ -34,6 +40,7 @@ class Brain:
     conn: apsw.Connection
     meta: dict[str, str]
     keystore: Keystore
+    _housekeeper: Signer | None = field(default=None, repr=False)
 
     @property
     def company_id(self) -> str:
@@ -44,7 +51,10 @@ class Brain:
         return load_signer(self.conn, self.keystore, agent_id, now())
 
     def housekeeper(self) -> Signer:
-        return load_signer(self.conn, self.keystore, HOUSEKEEPER, now())
+        """The housekeeper's epoch with its key, loaded once per session (it also seals writes)."""
+        if self._housekeeper is None:
+            self._housekeeper = load_signer(self.conn, self.keystore, HOUSEKEEPER, now())
+        return self._housekeeper
 
     def master(self, passphrase_fd: int | None, purpose: str) -> KeyPair:
         """The master key, with the passphrase from the fd, AIMOS_PASSPHRASE_FILE or a TTY prompt."""
@@ -86,7 +96,19 @@ def open_brain(*, write: bool) -> Brain:
     if "brain_id" not in meta:
         conn.close()
         raise _not_installed()
-    return Brain(conn, meta, open_keystore(meta["keystore"], meta["brain_id"]))
+    brain = Brain(conn, meta, open_keystore(meta["keystore"], meta["brain_id"]))
+    if write:
+        seal_with(conn, brain.housekeeper)  # writes are sealed by the housekeeper, loaded when needed
+    return brain
+
+
+def open_for_verification() -> apsw.Connection:
+    """The writer's connection for `aimos verify` (migrated, with the registered functions), with no
+    need of brain_meta or the keystore: a damaged brain_meta is a finding, not a reason not to look."""
+    path = paths.brain_path()
+    if not path.exists():
+        raise _not_installed()
+    return open_writer(path)
 
 
 def expected_master_fingerprint(option: str | None, *, announce: bool = True) -> str:

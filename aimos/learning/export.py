@@ -13,7 +13,7 @@ import apsw
 from aimos.crypto.canonical import json_loads
 from aimos.crypto.encoding import b64u_decode
 from aimos.identity.epochs import brain_meta, master_row
-from aimos.learning.verifier import verify_brain
+from aimos.learning.verifier import Report, verify_brain
 from aimos.store.connection import rows
 
 FORMAT = {
@@ -51,7 +51,11 @@ def _identity(epoch: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def export_cognitive(conn: apsw.Connection, *, memory_id: str | None = None) -> dict[str, Any]:
+def export_cognitive(
+    conn: apsw.Connection, *, memory_id: str | None = None, report: Report | None = None
+) -> dict[str, Any]:
+    """The bundle; ``report`` is the in-database verifier's, when the caller already ran it on
+    the same snapshot (`aimos verify`), so it is not run twice."""
     meta = brain_meta(conn)
     master = master_row(conn)
     epochs = {
@@ -204,7 +208,8 @@ def export_cognitive(conn: apsw.Connection, *, memory_id: str | None = None) -> 
                 "epistemic": {"label": m["epistemic_label"], "chain": labels.get(m["memory_id"], [])},
             }
         )
-    report = verify_brain(conn, memory_id)
+    if report is None:
+        report = verify_brain(conn, memory_id)
     return {
         "format": dict(FORMAT),
         "company_id": meta["company_id"],

@@ -405,7 +405,7 @@ def _transition(
 def record_outcome(
     conn: apsw.Connection, housekeeper: Signer, request: SignedRequest, now: int
 ) -> OutcomeResult:
-    with write_transaction(conn):
+    with write_transaction(conn, housekeeper):
         result = record_outcome_in_transaction(conn, housekeeper, request, now)
     if not result.receipt_id:
         result = OutcomeResult(**{**result.to_json(), "receipt_id": request.body["receipt_id"]})

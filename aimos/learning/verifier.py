@@ -184,7 +184,8 @@ def _replay_reasons(conn: apsw.Connection, memory_id: str | None = None) -> dict
         " b.observed_weight_milli AS baseline FROM outcomes o"
         " LEFT JOIN weight_projections w ON w.outcome_id = o.outcome_id"
         " LEFT JOIN weight_baselines b ON b.memory_id = o.memory_id"
-        " WHERE o.target_scope = 'principal_state'" + (" AND o.memory_id = ?" if memory_id else "")
+        " WHERE o.target_scope = 'principal_state'"
+        + (" AND o.memory_id = ?" if memory_id else "")
         + " ORDER BY o.rowid",
         (memory_id,) if memory_id else (),
     ):
@@ -250,7 +251,66 @@ def verify_event_chains(conn: apsw.Connection) -> list[dict[str, Any]]:
     return out
 
 
+def verify_brain_state(conn: apsw.Connection, anchor: dict[str, Any] | None) -> dict[str, Any]:
+    """The checks of the brain as a whole, beside the per-memory records: every row of every
+    retained table against the seal chain (existence, every column), the schema against the
+    migrations (guard triggers), the search indexes against the memories, and the newest seal
+    against the anchor outside the brain (freshness: a rollback or a lost WAL)."""
+    from aimos.recall.candidates import index_failures
+    from aimos.store.schema import schema_failures
+    from aimos.store.seals import freshness_failure, verify_seals
+
+    sealed = verify_seals(conn)
+    failures = schema_failures(conn) + sealed.failures
+    stale = freshness_failure(conn, sealed.head, anchor)
+    if stale is not None:
+        failures.append(stale)
+    failures += index_failures(conn.db_filename("main"))
+    return {
+        "ok": not failures,
+        "failures": failures,
+        "seals": sealed.seals,
+        "head_seal": sealed.head.seq if sealed.head else None,
+        "rows": sealed.rows,
+        "anchored_seal": anchor["seq"] if anchor else None,
+    }
+
+
 VERIFY_PHASES = ("in-database verifier", "cognitive export", "portable verifier", "parity")
+# what damaged bytes can raise while a verifier walks them (an edited brain_meta, a NULL where a
+# signed field belongs, text that is not UTF-8): reported as a failure, never an internal error
+DAMAGED = (AimosError, apsw.Error, KeyError, AttributeError, TypeError, ValueError, RecursionError)
+
+
+def _unwalkable(reason: str, exc: BaseException) -> dict[str, Any]:
+    return {
+        "signer_agent_id": "-",
+        "signer_valid_from": 0,
+        "events": 0,
+        "ok": False,
+        "reason": reason,
+        "detail": type(exc).__name__,
+    }
+
+
+def _guarded_brain_state(conn: apsw.Connection, anchor: dict[str, Any] | None) -> dict[str, Any]:
+    try:
+        return verify_brain_state(conn, anchor)
+    except DAMAGED as exc:
+        failure = {
+            "check": "brain",
+            "reason": "brain_check_failed",
+            "detail": type(exc).__name__,
+            "table": None,
+        }
+        return {
+            "ok": False,
+            "failures": [failure],
+            "seals": 0,
+            "head_seal": None,
+            "rows": 0,
+            "anchored_seal": anchor,
+        }
 
 
 def verify_everything(
@@ -270,22 +330,35 @@ def verify_everything(
     """
     tell = progress or (lambda _done, _phase: None)
     from aimos.learning.export import export_cognitive
-    from aimos.verify.cognitive import verify_cognitive_bundle
+    from aimos.store.seals import anchor_for
+    from aimos.verify.cognitive import CognitiveVerdict, verify_cognitive_bundle
 
+    anchor = None if memory_id else anchor_for(conn)  # before the snapshot (see anchor_for)
     # one read snapshot for both: a save landing between them must not look like a disagreement
     own_snapshot = not conn.in_transaction
     if own_snapshot:
         conn.execute("BEGIN DEFERRED")
+    bundle: dict[str, Any] | None = None
     try:
         tell(0, VERIFY_PHASES[0])
-        report = verify_brain(conn, memory_id)
+        brain = None if memory_id else _guarded_brain_state(conn, anchor)
+        try:
+            report = verify_brain(conn, memory_id)
+        except DAMAGED as exc:  # data too damaged to walk: the seal checks above name what
+            report = Report([], [_unwalkable("in_database_verifier_failed", exc)])
         tell(1, VERIFY_PHASES[1])
-        bundle = export_cognitive(conn, memory_id=memory_id)
+        try:
+            bundle = export_cognitive(conn, memory_id=memory_id, report=report)
+        except DAMAGED:
+            bundle = None
     finally:
         if own_snapshot:
             conn.execute("COMMIT")
     tell(2, VERIFY_PHASES[2])
-    portable = verify_cognitive_bundle(bundle, expected_master_fingerprint=expected_master_fingerprint)
+    if bundle is None:
+        portable = CognitiveVerdict("invalid", "cognitive_export_failed")
+    else:
+        portable = verify_cognitive_bundle(bundle, expected_master_fingerprint=expected_master_fingerprint)
     tell(3, VERIFY_PHASES[3])
     in_db = {r.memory_id: r for r in report.records}
     mismatches = []
@@ -300,7 +373,8 @@ def verify_everything(
         parity = parity and portable.corpus_proof_root == report.corpus_proof_root
     tell(4, "done")
     return {
-        "ok": bool(report.ok and portable.verdict == "valid" and parity),
+        "ok": bool(report.ok and portable.verdict == "valid" and parity and (brain is None or brain["ok"])),
+        "brain": brain,
         "in_database": {
             "ok": report.ok,
             "corpus_proof_root": report.corpus_proof_root,

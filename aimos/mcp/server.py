@@ -214,9 +214,10 @@ def build_server(agent: str) -> MCPServer:
         """The CLI's defaults (clearance 5, internal), lowered to the agent's grant ceilings when
         those are lower, so an agent with a narrow grant can save without naming them; values the
         agent gives are kept as given (the grant check refuses them if they exceed it)."""
-        from aimos.identity.epochs import current_grant, data_class_rank, latest_epoch
+        from aimos.identity.epochs import data_class_rank, latest_epoch
+        from aimos.identity.trusted import verified_grant
 
-        grant = current_grant(brain.conn, agent, latest_epoch(brain.conn, agent)["valid_from"])
+        grant = verified_grant(brain.conn, agent, latest_epoch(brain.conn, agent)["valid_from"])
         if clearance is None:
             clearance = min(DEFAULT_CLEARANCE, grant["clearance_ceiling"]) if grant else DEFAULT_CLEARANCE
         if data_class is None:

@@ -458,5 +458,5 @@ def attest_baseline(
 
 def save(conn: apsw.Connection, housekeeper: Signer, req: SignedRequest, now: int) -> SaveResult:
     """Verify and apply one signed save in its own write transaction (all or nothing)."""
-    with write_transaction(conn):
+    with write_transaction(conn, housekeeper):
         return save_in_transaction(conn, housekeeper, req, now)

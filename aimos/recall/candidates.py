@@ -20,6 +20,7 @@ import apsw
 
 from aimos.identity.epochs import DATA_CLASSES
 from aimos.recall.text import fts_match, stem_prefix, tokens
+from aimos.store.connection import text_of
 
 RRF_K = 60
 CANDIDATES = 100
@@ -238,22 +239,27 @@ def open_candidates(
     return [(rowid, max(0.0, min(1.0, score / top))) for rowid, score in fused]
 
 
-def rebuild_indexes(conn: apsw.Connection) -> int:
+FTS_TABLES = ("memory_fts", "memory_context_fts")
+FTS_OPTIONS = "text, content = '', contentless_delete = 1, tokenize = 'porter unicode61 remove_diacritics 2'"
+
+
+def rebuild_indexes(conn: apsw.Connection, tables: Sequence[str] = FTS_TABLES) -> int:
     """Rebuild both FTS5 indexes from the memories table; returns the number of memories.
 
     The same texts as the insert trigger of migration 2 writes: a memory's own key and value,
     and for conversation turns a context of two turns before and one after from the same
-    company, source and type.
-    Call inside a write transaction."""
-    conn.execute("INSERT INTO memory_fts (memory_fts) VALUES ('delete-all')")
-    conn.execute("INSERT INTO memory_context_fts (memory_context_fts) VALUES ('delete-all')")
+    company, source and type. ``tables`` names the two indexes to fill (the verifier fills
+    scratch copies to compare). Call inside a write transaction."""
+    own, context = tables
+    conn.execute(f"INSERT INTO {own} ({own.split('.')[-1]}) VALUES ('delete-all')")
+    conn.execute(f"INSERT INTO {context} ({context.split('.')[-1]}) VALUES ('delete-all')")
     by_source: dict[tuple[str, str, str], list[tuple[int, str]]] = defaultdict(list)
     count = 0
     for rowid, company, source, memory_type, text in conn.execute(
         "SELECT rowid, company_id, source, memory_type, COALESCE(key, '') || ' ' || value"
-        " FROM memories ORDER BY rowid"
+        " FROM main.memories ORDER BY rowid"
     ):
-        conn.execute("INSERT INTO memory_fts (rowid, text) VALUES (?, ?)", (rowid, text))
+        conn.execute(f"INSERT INTO {own} (rowid, text) VALUES (?, ?)", (rowid, text))
         count += 1
         if memory_type in CONVERSATION_TYPES:
             by_source[(company, source, memory_type)].append((rowid, text))
@@ -261,7 +267,57 @@ def rebuild_indexes(conn: apsw.Connection) -> int:
         for i, (rowid, _text) in enumerate(items):
             window = items[max(0, i - 2) : i + 2]
             conn.execute(
-                "INSERT INTO memory_context_fts (rowid, text) VALUES (?, ?)",
+                f"INSERT INTO {context} (rowid, text) VALUES (?, ?)",
                 (rowid, " ".join(t for _, t in reversed(window))),
             )
     return count
+
+
+def index_failures(path: str) -> list[dict[str, object]]:
+    """Do the search indexes agree with the memories? Each index is rebuilt from the memories
+    table into a scratch copy (on a read-only connection of its own, in one snapshot) and every
+    indexed token (term, memory, column, position) is compared: a deleted, injected or altered
+    index row is named with the memory it belongs to. `aimos index rebuild` repairs either."""
+    conn = apsw.Connection(f"file:{path}?mode=ro", flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
+    failures: list[dict[str, object]] = []
+    try:
+        conn.execute("BEGIN")
+        scratch = tuple(f"temp.check_{name}" for name in FTS_TABLES)
+        for name, copy in zip(FTS_TABLES, scratch, strict=True):
+            conn.execute(f"CREATE VIRTUAL TABLE {copy} USING fts5({FTS_OPTIONS})")
+            conn.execute(f"CREATE VIRTUAL TABLE temp.{name}_live USING fts5vocab(main, {name}, instance)")
+            conn.execute(
+                f"CREATE VIRTUAL TABLE temp.{name}_want USING fts5vocab({copy.replace('.', ', ')}, instance)"
+            )
+        rebuild_indexes(conn, scratch)
+        for name in FTS_TABLES:
+            live, want = f"temp.{name}_live", f"temp.{name}_want"
+            differ = conn.execute(
+                f"SELECT doc FROM (SELECT * FROM {live} EXCEPT SELECT * FROM {want})"
+                f" UNION SELECT doc FROM (SELECT * FROM {want} EXCEPT SELECT * FROM {live})"
+                " ORDER BY doc LIMIT 6"
+            ).fetchall()
+            if not differ:
+                continue
+            rowids = [int(str(r[0])) for r in differ]
+            named = []
+            for rowid in rowids[:5]:
+                found = conn.execute(
+                    "SELECT CAST(memory_id AS BLOB) FROM main.memories WHERE rowid = ?", (rowid,)
+                ).fetchall()
+                named.append(text_of(found[0][0]) if found else f"rowid {rowid} (no memory)")
+            failures.append(
+                {
+                    "check": "indexes",
+                    "reason": "search_index_mismatch",
+                    "detail": f"{name} disagrees with the memories for "
+                    + ", ".join(named)
+                    + (" and more" if len(rowids) > 5 else "")
+                    + "; run `aimos index rebuild`",
+                    "table": name,
+                }
+            )
+        conn.execute("ROLLBACK")
+    finally:
+        conn.close()
+    return failures

@@ -228,6 +228,20 @@ def _verify_one(
         raise _fail(mid, "memory_saved_event_signature_invalid")
     if bool(meta.get("retained_quarantine")) != bool(memory["quarantine"]):
         raise _fail(mid, "quarantine_state_differs_from_signed_save")
+    # the row's own fields are what was signed: who saved it (the request's signer), where (the
+    # company in the signed body), when (the housekeeper's memory_saved event)
+    if (
+        memory["author_agent_id"] != p["signer_agent_id"]
+        or memory["author_valid_from"] != p["signer_valid_from"]
+        or ebody.get("actor_agent_id") != p["signer_agent_id"]
+    ):
+        raise _fail(mid, "author_differs_from_signed_save")
+    if not (memory["company_id"] == p["company_id"] == body.get("company_id") == event["company_id"]):
+        raise _fail(mid, "company_differs_from_signed_save")
+    if memory["save_provenance_id"] != p["provenance_id"] or p["memory_id"] != mid:
+        raise _fail(mid, "save_provenance_missing")
+    if not (memory["created_at"] == p["created_at"] == event["ts_signed"] == ebody.get("ts_signed")):
+        raise _fail(mid, "created_at_differs_from_signed_event")
     chain_reason = records.chains.get(mid, (None, 0, 0))[0]
     if chain_reason is not None:
         raise _fail(mid, f"weight_chain:{chain_reason}")

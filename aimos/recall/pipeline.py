@@ -24,6 +24,10 @@ from aimos.recall.policy import Candidate, Scored, decide, trust_of
 from aimos.recall.receipts import evidence_entry, record_receipt
 from aimos.recall.text import query_terms
 from aimos.store.connection import one, write_transaction
+from aimos.store.seals import check_counts
+
+# the tables whose rows a recall's trust and weight rest on (see store.seals.check_counts)
+DECIDING_CHAINS = ("memory_classifications", "weight_projections")
 
 if TYPE_CHECKING:
     from aimos.identity.session import Brain
@@ -185,6 +189,7 @@ def recall_in_transaction(
 
     t0 = time.perf_counter()
     verified = verify_request(conn, request, path=PATH_RECALL, now=now)
+    check_counts(conn, DECIDING_CHAINS)  # labels and weights below rest on whole chains
     body = request.body
     _validate(body)
     scope = _scope(body, verified.grant)
@@ -266,12 +271,12 @@ def recall(
     """One signed recall in its own write transaction. A result that fails verification fails
     the whole recall closed: nothing is disclosed, and a signed failure event is recorded."""
     try:
-        with write_transaction(conn):
+        with write_transaction(conn, housekeeper):
             return recall_in_transaction(
                 conn, housekeeper, request, now, channels=channels, bypass_trust=bypass_trust
             )
     except DisclosureError as exc:
-        with write_transaction(conn):
+        with write_transaction(conn, housekeeper):
             append_event(
                 conn,
                 housekeeper,
@@ -321,6 +326,7 @@ def show_as(brain: Brain, agent: str, memory_id: str) -> dict[str, Any]:
     request = sign_request(signer, {"memory_id": memory_id}, PATH_SHOW, now())
     with write_transaction(brain.conn):
         grant = verify_request(brain.conn, request, path=PATH_SHOW, now=now()).grant
+        check_counts(brain.conn, DECIDING_CHAINS)
         mid = resolve_memory_id(brain.conn, memory_id, company_id=grant["company_id"])
         detail = memory_detail(brain.conn, mid)
         if detail["clearance_level"] > grant["clearance_ceiling"] or data_class_rank(

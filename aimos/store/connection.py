@@ -6,6 +6,7 @@ import contextlib
 import os
 import re
 import time
+import weakref
 from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
@@ -309,17 +310,43 @@ def open_reader(path: Path | None = None) -> apsw.Connection:
     return conn
 
 
+_SEALERS: weakref.WeakKeyDictionary[apsw.Connection, Any] = weakref.WeakKeyDictionary()
+
+
+def seal_with(conn: apsw.Connection, source: Any) -> None:
+    """Who seals this connection's writes when a write names no one: the housekeeper, as a
+    ``Signer`` or a function returning one (loaded only when a write has rows to seal)."""
+    _SEALERS[conn] = source
+
+
 @contextlib.contextmanager
-def write_transaction(conn: apsw.Connection) -> Iterator[apsw.Connection]:
-    """BEGIN IMMEDIATE ... COMMIT; waits within the busy timeout, then fails with BusyError."""
+def write_transaction(
+    conn: apsw.Connection, seal: Any = None, *, check_anchor: bool = True
+) -> Iterator[apsw.Connection]:
+    """BEGIN IMMEDIATE ... seal ... COMMIT; waits within the busy timeout, then fails with BusyError.
+
+    The transaction begins by checking the brain's seal chain (no row outside it) and ends with
+    one housekeeper-signed seal over the rows it added (``seal``: a Signer or a function returning
+    one; default: the connection's ``seal_with``); the newest seal is then anchored outside the
+    brain (store/seals.py)."""
+    from aimos.store import seals
+
     with translate_errors():
         conn.execute("BEGIN IMMEDIATE")
         try:
+            with seals.costed("begin"):
+                ctx = seals.begin(conn, check_anchor=check_anchor)
             yield conn
+            with seals.costed("seal"):
+                seals.seal(conn, ctx, seal if seal is not None else _SEALERS.get(conn))
         except BaseException:
+            seals.end(conn)
             conn.execute("ROLLBACK")
             raise
+        seals.end(conn)
         conn.execute("COMMIT")
+    with seals.costed("anchor"):
+        seals.after_commit(ctx)
 
 
 def rows(conn: apsw.Connection, sql: str, params: Any = ()) -> list[dict[str, Any]]:
@@ -331,6 +358,14 @@ def rows(conn: apsw.Connection, sql: str, params: Any = ()) -> list[dict[str, An
         except apsw.ExecutionCompleteError:
             return []
         return [dict(zip(names, r, strict=True)) for r in cursor]
+
+
+def text_of(value: object) -> str:
+    """A cell read as ``CAST(x AS BLOB)`` (so damaged, non-UTF-8 text cannot fail to decode) as
+    text for a message, with undecodable bytes replaced."""
+    if isinstance(value, bytes | bytearray | memoryview):
+        return bytes(value).decode("utf-8", "replace")
+    return "" if value is None else str(value)
 
 
 def one(conn: apsw.Connection, sql: str, params: Any = ()) -> dict[str, Any] | None:

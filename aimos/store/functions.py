@@ -250,6 +250,52 @@ def epistemic_hash_sql(
         return None
 
 
+def _blob32(value: Any) -> bytes | None:
+    return value if isinstance(value, bytes) and len(value) == 32 else None
+
+
+def seal_hash_sql(
+    seq: Any, sealed_at: Any, signer_valid_from: Any, prev_link: Any, state_root: Any, changes: Any
+) -> bytes | None:
+    prev, root = _blob32(prev_link), _blob32(state_root)
+    if prev is None or root is None or not isinstance(changes, bytes):
+        return None
+    if not all(isinstance(v, int) for v in (seq, sealed_at, signer_valid_from)):
+        return None
+    try:
+        commitments.decode_seal_changes(changes)
+        return commitments.seal_hash(seq, sealed_at, signer_valid_from, prev, root, changes)
+    except (AimosError, struct.error):
+        return None
+
+
+def seal_link_sql(seal: Any, signature: Any) -> bytes | None:
+    if _blob32(seal) is None or not isinstance(signature, bytes):
+        return None
+    return commitments.seal_link(seal, signature)
+
+
+def seal_genesis_sql(brain_id: Any) -> bytes | None:
+    if not isinstance(brain_id, str) or not brain_id:
+        return None
+    return commitments.seal_genesis_link(brain_id)
+
+
+def ed25519_verify_blob(public_key_b64u: Any, message: Any, signature: Any) -> int:
+    """As aimos_ed25519_verify, for a raw 64-byte signature."""
+    try:
+        if not isinstance(public_key_b64u, str) or not isinstance(signature, bytes):
+            return 0
+        return int(verify(public_key_b64u, _bytes(message), signature))
+    except AimosError:
+        return 0
+
+
+def seal_aware() -> int:
+    """Registered only by writers that seal their transactions (migration 6)."""
+    return 1
+
+
 # name -> (function, number of arguments)
 SQL_FUNCTIONS: dict[str, tuple[Any, int]] = {
     "aimos_sha256_hex": (sha256_hex, 1),
@@ -273,5 +319,10 @@ SQL_FUNCTIONS: dict[str, tuple[Any, int]] = {
     "aimos_revocation_prior": (revocation_prior, 3),
     "aimos_revocation_mutation": (revocation_mutation, 3),
     "aimos_epistemic_hash": (epistemic_hash_sql, 6),
+    "aimos_seal_hash": (seal_hash_sql, 6),
+    "aimos_seal_link": (seal_link_sql, 2),
+    "aimos_seal_genesis": (seal_genesis_sql, 1),
+    "aimos_ed25519_verify_blob": (ed25519_verify_blob, 3),
+    "aimos_seal_aware": (seal_aware, 0),
     "aimos_is_utf8": (is_utf8, 1),
 }

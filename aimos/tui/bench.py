@@ -125,7 +125,7 @@ def run_tui_perf(memories: int = 100_000, runs: int = 5, presses: int = 200) -> 
     from aimos.eval.scratch import install_scratch, scratch_home
     from aimos.identity.epochs import HOUSEKEEPER, load_signer
     from aimos.identity.keystore import open_keystore
-    from aimos.store.connection import open_writer
+    from aimos.store.connection import open_writer, seal_with
 
     rng = secrets.SystemRandom()
     with scratch_home("aimos-eval-tui-") as home:
@@ -135,6 +135,7 @@ def run_tui_perf(memories: int = 100_000, runs: int = 5, presses: int = 200) -> 
         now = int(time.time())
         agent = load_signer(conn, store, "cli", now)
         housekeeper = load_signer(conn, store, HOUSEKEEPER, now)
+        seal_with(conn, housekeeper)  # its writes are sealed by the housekeeper
         t0 = time.perf_counter()
         fill_synthetic(conn, agent, housekeeper, memories, rng)
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")

@@ -41,7 +41,7 @@ from os import PathLike
 from typing import Any, Final, Literal, TypedDict, TypeGuard
 
 from aimos.crypto import commitments, domains
-from aimos.crypto.canonical import MAX_SAFE_INTEGER, JSONDepthError, canonical_json, json_loads
+from aimos.crypto.canonical import MAX_SAFE_INTEGER, canonical_json, json_loads
 from aimos.crypto.certs import (
     MASTER_ISSUER,
     PERPETUAL_UNTIL,
@@ -53,6 +53,13 @@ from aimos.crypto.ed25519 import fingerprint_of_der, raw_from_spki, verify
 from aimos.crypto.encoding import b64u_decode, float4_be, parse_iso_ms
 from aimos.crypto.messages import payload_message
 from aimos.errors import AimosError, CanonicalJSONError, NotFoundError, UsageError
+from aimos.verify.bundle_json import (  # re-exported: callers read strict JSON through this module
+    BundleParseError,
+    DuplicateKeyError,
+    NonFiniteError,
+    load_bundle,
+    strict_json_loads,
+)
 
 SCHEMA: Final = "hom.aimos.mutmem-cognitive-evidence/v1"
 FORMAT: Final[Mapping[str, object]] = {
@@ -1542,57 +1549,14 @@ def _verify(bundle: Any, expected_master_fingerprint: str | None) -> CognitiveVe
 
 
 # --- bytes and files --------------------------------------------------------------------------
-class DuplicateKeyError(ValueError):
-    """A JSON object repeats a key (strict parsing refuses it)."""
-
-
-_DuplicateKey = DuplicateKeyError
-
-
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise _DuplicateKey(key)
-        out[key] = value
-    return out
-
-
-class NonFiniteError(ValueError):
-    """A JSON document holds NaN or Infinity (strict parsing refuses it)."""
-
-
-_NonFinite = NonFiniteError
-
-
-def strict_json_loads(text: str) -> Any:
-    """JSON with no duplicate keys, no NaN/Infinity and no nesting deeper than the canonical
-    limit; raises DuplicateKeyError, NonFiniteError, JSONDepthError or ValueError (all
-    ValueErrors; the depth is checked before parsing, so no RecursionError)."""
-    return json_loads(text, object_pairs_hook=_no_duplicates, parse_constant=_reject_constant)
-
-
-def _reject_constant(name: str) -> Any:
-    raise _NonFinite(name)
-
-
 def verify_cognitive_bytes(
     data: bytes | str, *, expected_master_fingerprint: str | None = None
 ) -> CognitiveVerdict:
     """Parse UTF-8 JSON text strictly (no duplicate keys, no NaN/Infinity) and verify it."""
-    if len(data) > MAX_BUNDLE_BYTES:
-        return _invalid(R.BUNDLE_SIZE_LIMIT, f"the bundle exceeds {MAX_BUNDLE_BYTES} bytes")
     try:
-        text = data if isinstance(data, str) else data.decode("utf-8")
-        parsed = strict_json_loads(text)
-    except _DuplicateKey as exc:
-        return _invalid(R.JSON_DUPLICATE_KEY, f"duplicate JSON key {exc}")
-    except _NonFinite as exc:
-        return _invalid(R.CANONICAL_NON_FINITE, f"non-finite JSON number {exc}")
-    except JSONDepthError as exc:
-        return _invalid(R.CANONICAL_DEPTH_LIMIT, exc.message)
-    except (UnicodeDecodeError, ValueError) as exc:
-        return _invalid(R.BUNDLE_JSON_MALFORMED, f"not UTF-8 JSON: {exc}")
+        parsed = load_bundle(data, max_bytes=MAX_BUNDLE_BYTES)
+    except BundleParseError as exc:
+        return _invalid(exc.reason, exc.detail)
     return verify_cognitive_bundle(parsed, expected_master_fingerprint=expected_master_fingerprint)
 
 
@@ -1619,8 +1583,11 @@ __all__ = [
     "SCHEMA",
     "CognitiveRecord",
     "CognitiveVerdict",
+    "DuplicateKeyError",
     "EventStreamResult",
+    "NonFiniteError",
     "R",
+    "strict_json_loads",
     "verify_cognitive_bundle",
     "verify_cognitive_bytes",
     "verify_cognitive_file",

@@ -2,5 +2,33 @@
 with the real `sqlite3` shell or a crafted file, runs the real `aimos` CLI in a subprocess, and
 checks the refusal: its exit code, its closed reason, and that nothing was disclosed or changed.
 
-`aimos_home`, `passphrase`, `installed` and `brain_template` come from tests/conftest.py; the
-subprocess helpers from tests/cli/aimos_cli_support.py."""
+Fixtures for the tamper harness: this folder on sys.path (`used_brain`, `tamper`,
+`attack_support`), the used brain built once per session, and the report printed at the end of
+the run. `aimos_home`, `passphrase`, `installed` and `brain_template` come from tests/conftest.py;
+the subprocess helpers from tests/cli/aimos_cli_support.py."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import tamper
+from used_brain import UsedBrain, build_used_brain
+
+
+@pytest.fixture(scope="session")
+def used_brain(tmp_path_factory: pytest.TempPathFactory) -> UsedBrain:
+    home = tmp_path_factory.mktemp("used-brain") / "home"
+    home.mkdir(mode=0o700)
+    return build_used_brain(home)
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    for text in tamper.REPORTS:
+        terminalreporter.write_sep("=", "tamper harness report")
+        terminalreporter.write(text)

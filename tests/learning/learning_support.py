@@ -150,7 +150,7 @@ def fresh_brain() -> Iterator[FreshBrain]:
     such as hypothesis tests, where a function-scoped fixture would be shared between examples)."""
     from aimos.identity.epochs import HOUSEKEEPER, load_signer, unlock_master
     from aimos.identity.keystore import open_keystore
-    from aimos.store.connection import open_writer
+    from aimos.store.connection import open_writer, seal_with
     from installer.setup import InstallOptions, install
 
     saved = {k: os.environ.get(k) for k in ("AIMOS_HOME", "AIMOS_KEYSTORE")}
@@ -168,6 +168,7 @@ def fresh_brain() -> Iterator[FreshBrain]:
             master = unlock_master(conn, keystore, PASSPHRASE)
             agent = load_signer(conn, keystore, "cli", t)
             housekeeper = load_signer(conn, keystore, HOUSEKEEPER, t)
+            seal_with(conn, housekeeper)
             yield FreshBrain(home, conn, keystore, result.brain_id, master, agent, housekeeper)
         finally:
             if conn is not None:

@@ -152,4 +152,11 @@ def test_deleted_supersession_link_fails_closed(installed: Path) -> None:
     ] == [new]
     edit(installed, "memory_supersessions", f"DELETE FROM memory_supersessions WHERE old_memory_id = '{old}'")
     result = run_aimos("recall", "lynx enclosure", "--json")
-    assert_fails_closed(result, old, "zone four")
+    # the link was the table's newest row: the write's seal check refuses the recall before any
+    # memory is read, naming the table rather than the memory
+    assert result.code == INTEGRITY and result.out == "", result.describe()
+    assert "memory_supersessions" in result.err and "zone four" not in result.both, result.describe()
+    verified = run_aimos("verify", "--json")
+    assert verified.code == 4, verified.describe()
+    reasons = {f["reason"] for f in json.loads(verified.out)["brain"]["failures"]}
+    assert "row_missing" in reasons, verified.describe()

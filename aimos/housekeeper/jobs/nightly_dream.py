@@ -143,7 +143,7 @@ def run(ctx: JobContext) -> dict[str, Any]:
         "trust_anchor": "anchors.json" if anchor else "brain master row (no anchors.json entry)",
         "master_fingerprint": fingerprint,
     }
-    with write_transaction(ctx.conn):
+    with write_transaction(ctx.conn, ctx.housekeeper):
         event = append_event(
             ctx.conn,
             ctx.housekeeper,

@@ -1,0 +1,302 @@
+"""`aimos restore BACKUP`: the legitimate way back to an older brain.
+
+The backup is copied beside the brain and verified there (both verifiers, parity, every row
+against its seals, schema, search indexes), the master passphrase is asked for, and the master
+signs a restore record (`aimos.brain-restore/v1`) into the copy: which backup, its newest seal,
+the newest seal anchored outside the brain that it replaces and what the replaced brain held
+beyond the backup (writes, and rows by table). Only then is the copy moved into place; the
+replaced brain is kept beside it (`brain.sqlite3.replaced-<time>`), never deleted, and the anchor
+moves to the restored brain's newest seal. A crash between the move and the anchor leaves a brain
+whose signed record names the anchor it replaced, which the freshness check accepts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import apsw
+
+from aimos import paths
+from aimos.crypto.canonical import canonical_text
+from aimos.crypto.encoding import b64u_encode
+from aimos.crypto.messages import new_nonce, payload_message
+from aimos.errors import BusyError, NotFoundError, UsageError, VerificationError
+from aimos.housekeeper import state
+from aimos.housekeeper.jobs.nightly_dream import backup_files
+from aimos.identity.epochs import HOUSEKEEPER, brain_meta, load_signer, master_row, unlock_master
+from aimos.identity.keystore import open_keystore
+from aimos.store import seals
+from aimos.store.connection import open_reader, open_writer, text_of, write_transaction
+
+RESTORE_SCHEMA = "aimos.brain-restore/v1"
+# what may fail in the copy before its restore record exists: it is behind the anchor (that is
+# the point), or it predates seals (its first sealed write, the record, seals it whole)
+_EXPECTED_BEFORE_RECORD = {"brain_rolled_back", "brain_history_mismatch", "brain_unsealed"}
+
+
+@dataclass
+class RestorePlan:
+    backup: Path
+    backup_seal: int | None
+    replaced_anchor: dict[str, Any] | None
+    lost: dict[str, Any]
+
+
+def resolve_backup(ref: str) -> Path:
+    """A backup by path, or by file name in the brain's backups folder."""
+    if not ref or not ref.strip():
+        raise UsageError(
+            "no backup named", "Give a backup file; `aimos restore --list` lists the brain's backups."
+        )
+    path = Path(ref).expanduser()
+    if not path.exists():
+        by_name = [p for p in backup_files() if p.name == ref]
+        if not by_name:
+            raise NotFoundError(
+                f"no backup at {ref}", "`aimos restore --list` lists the brain's backups (newest last)."
+            )
+        path = by_name[0]
+    if not path.is_file():
+        raise UsageError(f"{path} is not a file", "Give a backup file (the nightly job makes them).")
+    if path.resolve() == paths.brain_path().resolve():
+        raise UsageError("that is the brain itself, not a backup", "Give a backup file.")
+    return path
+
+
+def listing() -> list[dict[str, Any]]:
+    """The brain's backups, oldest first, with their newest seal and memory count when readable."""
+    out = []
+    for path in backup_files():
+        entry: dict[str, Any] = {"file": path.name, "path": str(path), "bytes": path.stat().st_size}
+        try:
+            conn = open_reader(path)
+            try:
+                head = seals.head_seal(conn)
+                entry["newest_seal"] = head.seq if head else None
+                entry["sealed_at"] = head.sealed_at if head else None
+                entry["memories"] = int(str(conn.execute("SELECT COUNT(*) FROM memories").fetchall()[0][0]))
+            finally:
+                conn.close()
+        except Exception as exc:
+            entry["error"] = type(exc).__name__
+        out.append(entry)
+    return out
+
+
+def check_offline() -> None:
+    if state.is_running():
+        raise BusyError(
+            f"the housekeeper is running (pid {state.read_pid()}); a restore replaces the brain file",
+            "Stop it with `aimos housekeeper stop`, restore, then `aimos housekeeper start`.",
+        )
+    holders = state.brain_holders(paths.brain_path())
+    if holders:
+        raise BusyError(
+            f"other processes hold the brain open: pid {', '.join(map(str, holders))}",
+            "Close them (agents, MCP servers, a TUI) and run the restore again.",
+        )
+
+
+def _counts(conn: apsw.Connection) -> dict[str, int]:
+    shapes = seals.sealed_tables(conn)
+    return {
+        name: int(str(conn.execute(f'SELECT COUNT(*) FROM "{name}"').fetchall()[0][0]))
+        for name in sorted(shapes)
+    }
+
+
+def _what_is_lost(copy: apsw.Connection, anchor: dict[str, Any] | None) -> dict[str, Any]:
+    """What the brain being replaced holds beyond the backup: writes (seals) and rows by table,
+    read from the current brain file when it is readable, else from the anchor alone."""
+    head = seals.head_seal(copy)
+    have = head.seq if head else 0
+    lost: dict[str, Any] = {"writes": max(0, (anchor["seq"] if anchor else have) - have), "rows": {}}
+    brain = paths.brain_path()
+    if not brain.exists():
+        lost["current_brain"] = "missing"
+        return lost
+    try:
+        current = open_reader(brain)
+        try:
+            now_counts, then_counts = _counts(current), _counts(copy)
+            current_head = seals.head_seal(current)
+        finally:
+            current.close()
+    except Exception as exc:
+        lost["current_brain"] = f"unreadable ({type(exc).__name__})"
+        return lost
+    lost["current_brain"] = "readable"
+    lost["rows"] = {
+        k: n - then_counts.get(k, 0) for k, n in now_counts.items() if n - then_counts.get(k, 0) > 0
+    }
+    if current_head is not None:
+        lost["writes"] = max(lost["writes"], current_head.seq - have)
+    return lost
+
+
+def verify_copy(conn: apsw.Connection, fingerprint: str) -> dict[str, Any]:
+    """Both verifiers and the brain checks on the copy; only its being behind the anchor (or
+    predating seals) may fail before the restore record is in it."""
+    from aimos.learning.verifier import verify_everything
+
+    result = verify_everything(conn, fingerprint)
+    brain = result["brain"] or {"failures": []}
+    other = [f for f in brain["failures"] if f["reason"] not in _EXPECTED_BEFORE_RECORD]
+    if (
+        other
+        or not result["in_database"]["ok"]
+        or result["portable"]["verdict"] != "valid"
+        or not result["parity"]
+    ):
+        first = other[0] if other else None
+        why = (
+            f"{first['reason']} ({first['detail']})"
+            if first
+            else "its memories do not verify"
+            + (f": {result['portable']['primary_reason']}" if result["portable"]["primary_reason"] else "")
+        )
+        raise VerificationError(
+            f"the backup does not verify: {why}",
+            "Choose another backup (`aimos restore --list`); nothing was changed.",
+            reason=first["reason"] if first else "backup_invalid",
+        )
+    return result
+
+
+def restore(backup: Path, passphrase: str, fingerprint: str, now: int | None = None) -> dict[str, Any]:
+    """Verify the backup, sign the restore into a copy, move it into place. Returns the record."""
+    at = int(time.time()) if now is None else now
+    check_offline()
+    brain = paths.brain_path()
+    if brain.exists():
+        with contextlib.closing(open_reader(brain)) as current:
+            meta = brain_meta(current)
+    else:
+        with contextlib.closing(open_reader(backup)) as source:
+            meta = brain_meta(source)
+    copy_path = brain.with_name(f".{brain.name}.restore-{os.getpid()}")
+    _copy_brain(backup, copy_path)
+    try:
+        conn = open_writer(copy_path)
+        try:
+            copy_meta = brain_meta(conn)
+            if copy_meta.get("brain_id") != meta.get("brain_id"):
+                raise VerificationError(
+                    "the backup is of another brain "
+                    f"({copy_meta.get('brain_id')}, this one is {meta.get('brain_id')})",
+                    "Give a backup of this brain; nothing was changed.",
+                    reason="backup_of_another_brain",
+                )
+            verify_copy(conn, fingerprint)
+            keystore = open_keystore(meta["keystore"], meta["brain_id"])
+            master = unlock_master(conn, keystore, passphrase)
+            anchor = seals.read_freshness(meta["brain_id"])
+            head = seals.head_seal(conn)
+            lost = _what_is_lost(conn, anchor)
+            body = {
+                "schema": RESTORE_SCHEMA,
+                "restore_id": str(uuid.uuid4()),
+                "brain_id": meta["brain_id"],
+                "company_id": copy_meta["company_id"],
+                "backup_file": backup.name,
+                "backup_seal": None if head is None else {"seq": head.seq, "link": head.link.hex()},
+                "replaced_anchor": None if anchor is None else {"seq": anchor["seq"], "link": anchor["link"]},
+                "lost": lost,
+                "master_fingerprint": master_row(conn)["fingerprint"],
+                "ts_signed": at,
+            }
+            nonce = new_nonce()
+            signature = master.sign(payload_message(body, nonce, at))
+            housekeeper = load_signer(conn, keystore, HOUSEKEEPER, at)
+            with write_transaction(conn, housekeeper, check_anchor=False):
+                conn.execute(
+                    "INSERT INTO brain_restores (restore_id, signed_body, master_fingerprint, nonce,"
+                    " ts_signed, signature_b64u) VALUES (?, ?, ?, ?, ?, ?)",
+                    (
+                        body["restore_id"],
+                        canonical_text(body),
+                        body["master_fingerprint"],
+                        nonce,
+                        at,
+                        b64u_encode(signature),
+                    ),
+                )
+            new_head = seals.head_seal(conn)
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        finally:
+            conn.close()
+        kept = _move_aside(brain, at)
+        os.replace(copy_path, brain)
+    except BaseException:
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{copy_path}{suffix}").unlink(missing_ok=True)
+        raise
+    if new_head is not None:
+        seals.write_freshness(meta["brain_id"], new_head.seq, new_head.link, note="restored")
+    return {
+        **body,
+        "replaced_brain_kept_at": str(kept) if kept else None,
+        "newest_seal": new_head.seq if new_head else None,
+    }
+
+
+def _copy_brain(source: Path, target: Path) -> None:
+    """A consistent single-file copy (the backup API) at ``target``, 0600."""
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{target}{suffix}").unlink(missing_ok=True)
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    os.close(fd)
+    src = apsw.Connection(f"file:{source}?mode=ro", flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
+    try:
+        dst = apsw.Connection(str(target))
+        try:
+            with dst.backup("main", src, "main") as b:
+                b.step(-1)
+            dst.execute("PRAGMA journal_mode = DELETE")
+        finally:
+            dst.close()
+    except apsw.Error as exc:
+        target.unlink(missing_ok=True)
+        raise VerificationError(
+            f"the backup is not a readable SQLite brain ({text_of(type(exc).__name__)})",
+            "Choose another backup (`aimos restore --list`); nothing was changed.",
+            reason="backup_unreadable",
+        ) from exc
+    finally:
+        src.close()
+
+
+def _move_aside(brain: Path, at: int) -> Path | None:
+    """Keep the replaced brain (and its WAL) beside the restored one; nothing is deleted."""
+    if not brain.exists():
+        return None
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(at))
+    kept = brain.with_name(f"{brain.name}.replaced-{stamp}")
+    n = 1
+    while kept.exists():
+        kept = brain.with_name(f"{brain.name}.replaced-{stamp}-{n}")
+        n += 1
+    os.replace(brain, kept)
+    for suffix in ("-wal", "-shm"):
+        side = Path(f"{brain}{suffix}")
+        if side.exists():
+            os.replace(side, Path(f"{kept}{suffix}"))
+    return kept
+
+
+def describe_lost(lost: dict[str, Any]) -> str:
+    rows = lost.get("rows") or {}
+    parts = [f"{n} {table}" for table, n in sorted(rows.items())]
+    text = f"{lost.get('writes', 0)} write(s)"
+    return text + (": " + ", ".join(parts) if parts else "")
+
+
+def record_json(record: dict[str, Any]) -> str:
+    return json.dumps(record, indent=2, sort_keys=True)

@@ -1,0 +1,98 @@
+"""Verified reads of who may do what: the identity rows as the seals bind them, the master as it is
+anchored outside the brain, and each grant as the master signed it.
+
+Every read that decides (a request's epoch, its revocation, its grant: save, recall, show, label,
+feedback, MCP) goes through here first, so a grant edited outside aimos (a raised ceiling), a
+revocation deleted, an epoch copied in from another brain or a swapped master key is refused at
+once, not only found by `aimos verify` afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import apsw
+
+from aimos.crypto.ed25519 import verify
+from aimos.crypto.encoding import b64u_decode, parse_iso_ms
+from aimos.errors import AimosError, IntegrityError
+from aimos.identity.anchors import anchored_fingerprint
+from aimos.identity.epochs import brain_meta, current_grant, master_row
+from aimos.store.functions import payload_message_sql
+from aimos.store.seals import RESTORE_HINT, check_tables, costed
+
+IDENTITY_TABLES = ("master_identity", "identity_epochs", "recall_grants", "agent_revocations")
+# grant columns and the signed body's fields they must equal
+_GRANT_FIELDS = (
+    "company_id",
+    "subject_agent_id",
+    "clearance_ceiling",
+    "data_class_ceiling",
+    "allowed",
+    "write_allowed",
+    "master_fingerprint",
+    "reason",
+    "prev_mutation_hash",
+    "ts_signed",
+)
+
+
+def check_identities(conn: apsw.Connection) -> None:
+    """The identity tables hold exactly what the brain's seals say, and the brain's master is the
+    one anchors.json names for it (when it names one). Raises IntegrityError (exit 5)."""
+    with costed("identities"):
+        _check_identities(conn)
+
+
+def _check_identities(conn: apsw.Connection) -> None:
+    check_tables(conn, IDENTITY_TABLES)
+    brain_id = brain_meta(conn).get("brain_id")
+    anchored = anchored_fingerprint(brain_id) if brain_id else None
+    if anchored is not None and master_row(conn)["fingerprint"] != anchored:
+        raise IntegrityError(
+            "the brain's master identity is not the one anchors.json names for this brain",
+            RESTORE_HINT,
+            reason="master_not_anchored",
+        )
+
+
+def grant_reason(conn: apsw.Connection, grant: dict[str, Any]) -> str | None:
+    """None when the grant row is what its master-signed body says; else the reason."""
+    try:
+        body = json.loads(grant["signed_body"])
+        if not isinstance(body, dict):
+            return "grant_body_invalid"
+        for name in _GRANT_FIELDS:
+            value = body.get(name)
+            flag = name in ("allowed", "write_allowed")  # booleans signed, 0/1 stored
+            if isinstance(value, bool) is not flag or (int(bool(value)) if flag else value) != grant[name]:
+                return "grant_fields_differ"
+        if parse_iso_ms(str(body.get("subject_valid_from"))) != grant["subject_valid_from"]:
+            return "grant_fields_differ"
+        master = master_row(conn)
+        if master["fingerprint"] != grant["master_fingerprint"]:
+            return "grant_signature_invalid"
+        message = payload_message_sql(grant["signed_body"], grant["nonce"], grant["ts_signed"])
+        if message is None or not verify(
+            master["public_key_b64u"], message, b64u_decode(str(grant["signature_b64u"]))
+        ):
+            return "grant_signature_invalid"
+    except (AimosError, ValueError, TypeError, KeyError, RecursionError):
+        return "grant_body_invalid"
+    return None
+
+
+def verified_grant(conn: apsw.Connection, agent_id: str, valid_from: int) -> dict[str, Any] | None:
+    """The epoch's current grant, re-checked against the master's signature before it decides."""
+    grant = current_grant(conn, agent_id, valid_from)
+    if grant is None:
+        return None
+    reason = grant_reason(conn, grant)
+    if reason is not None:
+        raise IntegrityError(
+            f"agent {agent_id}'s grant does not verify ({reason}): it was changed outside aimos",
+            RESTORE_HINT,
+            reason=reason,
+        )
+    return grant

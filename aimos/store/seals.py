@@ -1,0 +1,689 @@
+"""The seal chain: every retained row accounted for, and the brain's newest state anchored outside it.
+
+Each write transaction ends with one housekeeper-signed seal (the hashing is the pure kernel in
+``aimos.crypto.commitments``): for every table the transaction added rows to, the table's row
+count, highest rowid and chain (the previous chain folded with the hashes of the new rows); the
+state root over all tables; the link to the previous seal. ``seal_heads`` caches the newest entry
+per table so a write need not replay the chain; it is checked against the newest seal's state root
+before it is used. After the commit the newest seal (sequence number and link) is written to
+``freshness-<brain id>.json`` beside anchors.json, outside the brain, so an older copy of the brain put back
+(a rollback, a lost WAL) is found by `aimos verify` and `aimos status`.
+
+A write begins by checking that the newest seal verifies, that ``seal_heads`` agrees with it and
+that no table holds rows beyond its sealed head: rows no seal covers are never sealed afterwards.
+A brain with no seal yet (a new install, or a brain from before seals) is sealed whole by its
+first sealed write.
+
+``verify_seals`` re-hashes every row of every sealed table against the seal chain and names what
+differs: an altered, deleted, injected or unsealed row of a table, within one seal's range.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import time
+import weakref
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import apsw
+
+from aimos import paths
+from aimos.crypto import commitments
+from aimos.crypto.commitments import SealEntry
+from aimos.crypto.ed25519 import verify as ed25519_verify
+from aimos.errors import AimosError, IntegrityError
+from aimos.store.connection import text_of
+
+# Not sealed: the seal chain itself and its cache (each checked against the chain instead).
+SEAL_TABLES = ("brain_seals", "seal_heads")
+# A memory's live weight and label are projections of their chains (terminal fidelity checks
+# them); every other column is sealed as saved.
+LIVE_PROJECTIONS: dict[str, frozenset[str]] = {
+    "memories": frozenset({"retrieval_weight_milli", "epistemic_label"}),
+}
+RESTORE_HINT = (
+    "Run `aimos verify` to see what differs; if the brain was put back from an older copy, "
+    "`aimos restore BACKUP` is the way back, with a signed record."
+)
+
+
+class SealKey(Protocol):
+    def sign(self, message: bytes) -> bytes: ...
+
+
+class SealSigner(Protocol):
+    """What signs a seal: the housekeeper's epoch (``aimos.identity.epochs.Signer``)."""
+
+    @property
+    def valid_from(self) -> int: ...
+
+    @property
+    def key(self) -> SealKey: ...
+
+
+SignerSource = SealSigner | Callable[[], SealSigner]
+
+
+class SealError(IntegrityError):
+    default_hint = RESTORE_HINT
+
+
+class SealCosts:
+    """What sealing costs per write, for the benchmarks (`aimos eval perf`, `eval mutation`): the
+    check at begin, the seal before COMMIT, the anchor written after it, and the identity check
+    of requests (identity/trusted.py). Seconds, one entry per write; off unless a benchmark sets
+    ``COSTS``."""
+
+    def __init__(self) -> None:
+        self.parts: dict[str, list[float]] = {"begin": [], "seal": [], "anchor": [], "identities": []}
+
+    def add(self, part: str, seconds: float) -> None:
+        self.parts[part].append(seconds)
+
+    def reset(self) -> None:
+        for values in self.parts.values():
+            values.clear()
+
+
+COSTS: SealCosts | None = None
+
+
+@contextlib.contextmanager
+def costed(part: str) -> Iterator[None]:
+    if COSTS is None:
+        yield
+        return
+    t0 = time.perf_counter()
+    try:
+        yield
+    finally:
+        COSTS.add(part, time.perf_counter() - t0)
+
+
+# --- the tables and their rows ------------------------------------------------------------------
+@dataclass(frozen=True)
+class TableShape:
+    name: str
+    columns: tuple[tuple[str, bool], ...]  # (name, declared TEXT)
+
+    def select(self) -> str:
+        cells = ", ".join(f'CAST("{c}" AS BLOB)' if text else f'"{c}"' for c, text in self.columns)
+        return f'SELECT rowid, {cells} FROM "{self.name}"'
+
+    def row_hash(self, row: tuple[Any, ...]) -> bytes:
+        cells = [commitments.seal_cell(v, text) for v, (_, text) in zip(row[1:], self.columns, strict=True)]
+        return commitments.seal_row_hash(self.name, row[0], cells)
+
+
+_SHAPES: weakref.WeakKeyDictionary[apsw.Connection, tuple[int, dict[str, TableShape]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def sealed_tables(conn: apsw.Connection) -> dict[str, TableShape]:
+    """Every ordinary table of the brain but the seal chain's own, with the columns each row hash
+    covers (in declared order). Virtual tables (the search indexes) and their shadow tables are
+    derived and checked by rebuilding them instead."""
+    version = int(str(conn.execute("PRAGMA schema_version").fetchall()[0][0]))
+    cached = _SHAPES.get(conn)
+    if cached is not None and cached[0] == version:
+        return cached[1]
+    shapes = {}
+    for _schema, name, kind, *_ in conn.execute("PRAGMA main.table_list"):
+        if kind != "table" or name.startswith("sqlite_") or name in SEAL_TABLES:
+            continue
+        skip = LIVE_PROJECTIONS.get(name, frozenset())
+        columns = tuple(
+            (col, str(decl).upper() == "TEXT")
+            for _cid, col, decl, *_ in conn.execute(f'PRAGMA main.table_info("{name}")')
+            if col not in skip
+        )
+        shapes[name] = TableShape(name, columns)
+    _SHAPES[conn] = (version, shapes)
+    return shapes
+
+
+def _max_rowids(conn: apsw.Connection, shapes: dict[str, TableShape]) -> dict[str, int]:
+    names = sorted(shapes)
+    sql = "SELECT " + ", ".join(f'(SELECT COALESCE(MAX(rowid), 0) FROM "{n}")' for n in names)
+    values = conn.execute(sql).fetchall()[0]
+    return {name: int(str(v)) for name, v in zip(names, values, strict=True)}
+
+
+# --- the chain ------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Seal:
+    seq: int
+    sealed_at: int
+    signer_valid_from: int
+    prev_link: bytes
+    state_root: bytes
+    changes: bytes
+    signature: bytes
+
+    @property
+    def hash(self) -> bytes:
+        return commitments.seal_hash(
+            self.seq, self.sealed_at, self.signer_valid_from, self.prev_link, self.state_root, self.changes
+        )
+
+    @property
+    def link(self) -> bytes:
+        return commitments.seal_link(self.hash, self.signature)
+
+
+_SEAL_COLUMNS = "seq, sealed_at, signer_valid_from, prev_link, state_root, changes, signature"
+
+
+def _seal(row: tuple[Any, ...]) -> Seal:
+    return Seal(*row)
+
+
+def head_seal(conn: apsw.Connection) -> Seal | None:
+    found = conn.execute(f"SELECT {_SEAL_COLUMNS} FROM brain_seals ORDER BY seq DESC LIMIT 1").fetchall()
+    return _seal(found[0]) if found else None
+
+
+def seal_at(conn: apsw.Connection, seq: int) -> Seal | None:
+    found = conn.execute(f"SELECT {_SEAL_COLUMNS} FROM brain_seals WHERE seq = ?", (seq,)).fetchall()
+    return _seal(found[0]) if found else None
+
+
+def _brain_id(conn: apsw.Connection) -> str | None:
+    found = conn.execute("SELECT value FROM brain_meta WHERE key = 'brain_id'").fetchall()
+    return str(found[0][0]) if found else None
+
+
+def _head_seqs(conn: apsw.Connection) -> dict[str, int]:
+    return {str(name): int(str(seq)) for name, seq in conn.execute("SELECT table_name, seq FROM seal_heads")}
+
+
+def _heads(conn: apsw.Connection) -> dict[str, SealEntry]:
+    return {
+        name: (int(count), int(max_rowid), bytes(chain))
+        for name, count, max_rowid, chain in conn.execute(
+            "SELECT table_name, row_count, max_rowid, chain FROM seal_heads"
+        )
+    }
+
+
+def _housekeeper_key(conn: apsw.Connection, valid_from: int) -> str | None:
+    """The public key of the housekeeper epoch, when its certificate is the master's."""
+    found = conn.execute(
+        "SELECT e.public_key_b64u FROM identity_epochs e, master_identity m"
+        " WHERE e.agent_id = 'housekeeper' AND e.role = 'housekeeper' AND e.valid_from = ?"
+        " AND aimos_certificate_matches(e.certificate, m.public_key_b64u, e.agent_id, e.public_key_b64u,"
+        " e.valid_from, e.valid_until) = 1",
+        (valid_from,),
+    ).fetchall()
+    return str(found[0][0]) if found else None
+
+
+def check_head(conn: apsw.Connection, head: Seal, heads: dict[str, SealEntry]) -> str | None:
+    """None when the newest seal is signed by a master-certified housekeeper epoch and the cached
+    heads are its state; else the reason."""
+    try:
+        key = _housekeeper_key(conn, head.signer_valid_from)
+        if key is None or not ed25519_verify(key, head.hash, head.signature):
+            return "brain_seal_signature_invalid"
+        if commitments.seal_state_root(heads) != head.state_root:
+            return "seal_heads_mismatch"
+    except AimosError:
+        return "brain_seal_invalid"
+    return None
+
+
+def check_tables(conn: apsw.Connection, names: tuple[str, ...]) -> None:
+    """Before a read that decides (whose grant, which epoch, revoked or not): the newest seal
+    verifies and these (small) tables hold exactly the rows it seals, re-hashed in full. An edited,
+    deleted or injected grant, revocation, epoch or master row is refused here, not only found by
+    `aimos verify` later. Raises SealError naming the table."""
+    head = head_seal(conn)
+    if head is None:
+        return  # a brain no write has sealed yet (its first sealed write seals it whole)
+    heads = _heads(conn)
+    if _CHECKED.get(conn) != head.seq:  # the write's own begin checked this head already
+        reason = check_head(conn, head, heads)
+        if reason is not None:
+            raise SealError(f"the brain's newest seal does not verify ({reason})", reason=reason)
+    shapes = sealed_tables(conn)
+    for name in names:
+        shape = shapes.get(name)
+        if shape is None:
+            raise SealError(f"table {name} is missing from the brain", reason="schema_object_missing")
+        count, top, chain = 0, 0, commitments.seal_table_genesis(name)
+        for row in conn.execute(shape.select() + " ORDER BY rowid"):
+            chain = commitments.seal_table_step(chain, [shape.row_hash(row)])
+            count, top = count + 1, int(row[0])
+        if (count, top, chain) != heads.get(name, (0, 0, commitments.seal_table_genesis(name))):
+            raise SealError(
+                f"table {name} differs from what the brain's seals say: it was changed outside aimos",
+                reason="row_altered",
+            )
+
+
+def check_counts(conn: apsw.Connection, names: tuple[str, ...]) -> None:
+    """Inside a write transaction (its begin verified seal_heads against the signed newest seal):
+    these tables still hold as many rows as sealed. Cheap for the small tables a decision rests
+    on (the label and weight chains): a row deleted from the middle of a chain, with the live
+    label or weight set back to match what is left, fails here instead of being disclosed."""
+    heads = _heads(conn)
+    if not heads:
+        return
+    for name in names:
+        count = int(str(conn.execute(f'SELECT COUNT(*) FROM "{name}"').fetchall()[0][0]))
+        sealed = heads.get(name, (0, 0, b""))[0]
+        if count != sealed:
+            raise SealError(
+                f"table {name} holds {count} rows but its seal says {sealed}: it was changed outside aimos",
+                reason="row_missing" if count < sealed else "row_injected",
+            )
+
+
+# --- writing ------------------------------------------------------------------------------------
+@dataclass
+class SealContext:
+    """What a write transaction knew of the seals when it began."""
+
+    shapes: dict[str, TableShape]
+    head: Seal | None
+    heads: dict[str, SealEntry]
+    start: dict[str, int]
+    brain_id: str | None = None
+    sealed: tuple[int, bytes] | None = field(default=None)
+
+
+def begin(conn: apsw.Connection, *, check_anchor: bool = True) -> SealContext:
+    """Inside BEGIN IMMEDIATE: check the newest seal and that every row is sealed, and (unless
+    ``check_anchor`` is off: only `aimos restore` recording its own restore) that the brain is not
+    behind the anchor outside it."""
+    shapes = sealed_tables(conn)
+    head = head_seal(conn)
+    heads = _heads(conn)
+    live = _max_rowids(conn, shapes)
+    if head is None:
+        if heads:
+            raise SealError("the brain's seal heads exist without any seal", reason="seal_heads_mismatch")
+        return SealContext(shapes, None, {}, {name: 0 for name in shapes})
+    reason = check_head(conn, head, heads)
+    if reason is not None:
+        raise SealError(f"the brain's newest seal does not verify ({reason})", reason=reason)
+    stale = freshness_failure(conn, head, anchor_for(conn)) if check_anchor else None
+    if stale is not None:  # writing on would seal over the rollback and move the anchor past it
+        raise SealError(
+            f"this brain is not the newest one aimos wrote here: {stale['detail']}",
+            "If you put an older copy or a backup back on purpose, `aimos restore BACKUP` does it with "
+            "a signed record; otherwise put the newer brain file back.",
+            reason=stale["reason"],
+        )
+    for name, top in live.items():
+        sealed = heads.get(name, (0, 0, b""))[1]
+        if top > sealed:
+            raise SealError(
+                f"table {name} holds rows no seal covers ({_describe(conn, shapes[name], sealed)}): "
+                "the brain was changed outside aimos",
+                reason="row_unsealed",
+            )
+        if top < sealed:
+            raise SealError(
+                f"table {name} lost its newest rows (rowid {top + 1}..{sealed} are sealed but gone): "
+                "the brain was changed outside aimos",
+                reason="row_missing",
+            )
+    _CHECKED[conn] = head.seq
+    return SealContext(shapes, head, heads, live)
+
+
+# connections inside a write transaction whose begin verified the newest seal (its number)
+_CHECKED: weakref.WeakKeyDictionary[apsw.Connection, int] = weakref.WeakKeyDictionary()
+
+
+def end(conn: apsw.Connection) -> None:
+    """The write transaction is over (committed or rolled back): its head check no longer holds."""
+    _CHECKED.pop(conn, None)
+
+
+def _describe(conn: apsw.Connection, shape: TableShape, after: int, upto: int | None = None) -> str:
+    """Rows by rowid, with the memory they belong to when the table names one."""
+    bound = "" if upto is None else f" AND rowid <= {int(upto)}"
+    found = conn.execute(f'SELECT rowid FROM "{shape.name}" WHERE rowid > ?{bound} ORDER BY rowid', (after,))
+    rowids = [int(r[0]) for r in found]
+    text = (
+        "no rows"
+        if not rowids
+        else (
+            f"rowid {rowids[0]}"
+            if len(rowids) == 1
+            else f"{len(rowids)} rows, rowid {rowids[0]}..{rowids[-1]}"
+        )
+    )
+    if rowids and "memory_id" in {c for c, _ in shape.columns}:
+        ids = conn.execute(
+            f'SELECT DISTINCT CAST(memory_id AS BLOB) FROM "{shape.name}" WHERE rowid > ?{bound} LIMIT 4',
+            (after,),
+        ).fetchall()
+        named = [text_of(r[0]) for r in ids if r[0] is not None]
+        if named:
+            text += ", memory " + ", ".join(named)
+    return text
+
+
+def _signer(source: SignerSource) -> SealSigner:
+    return source() if callable(source) else source
+
+
+def seal(
+    conn: apsw.Connection, ctx: SealContext, source: SignerSource | None, now: int | None = None
+) -> None:
+    """Before COMMIT: one signed seal over the rows this transaction added (none: no seal)."""
+    if not ctx.start:
+        return
+    live = _max_rowids(conn, ctx.shapes)
+    changes: dict[str, SealEntry] = {}
+    for name, top in live.items():
+        start = ctx.start.get(name, 0)
+        if top == start:
+            continue
+        if top < start:
+            raise SealError(f"rows of {name} vanished during a write", reason="row_missing")
+        shape = ctx.shapes[name]
+        hashes = [
+            shape.row_hash(row)
+            for row in conn.execute(shape.select() + " WHERE rowid > ? ORDER BY rowid", (start,))
+        ]
+        count, _, chain = ctx.heads.get(name, (0, 0, commitments.seal_table_genesis(name)))
+        changes[name] = (count + len(hashes), top, commitments.seal_table_step(chain, hashes))
+    if not changes:
+        return
+    if source is None:
+        raise SealError(
+            "this write has no housekeeper to seal it (a bug in aimos: nothing was changed)",
+            "Report it; the brain is unchanged.",
+            reason="seal_signer_missing",
+        )
+    signer = _signer(source)
+    state = {**ctx.heads, **changes}
+    seq = (ctx.head.seq if ctx.head else 0) + 1
+    if ctx.head is not None:
+        prev_link = ctx.head.link
+    else:
+        brain_id = _brain_id(conn)
+        if brain_id is None:
+            raise SealError("the brain has no id to seal under", reason="brain_seal_invalid")
+        prev_link = commitments.seal_genesis_link(brain_id)
+    sealed_at = int(time.time()) if now is None else now
+    encoded = commitments.encode_seal_changes(changes)
+    root = commitments.seal_state_root(state)
+    digest = commitments.seal_hash(seq, sealed_at, signer.valid_from, prev_link, root, encoded)
+    signature = signer.key.sign(digest)
+    conn.execute(
+        f"INSERT INTO brain_seals ({_SEAL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (seq, sealed_at, signer.valid_from, prev_link, root, encoded, signature),
+    )
+    conn.executemany(
+        "INSERT INTO seal_heads (table_name, row_count, max_rowid, chain, seq) VALUES (?, ?, ?, ?, ?)"
+        " ON CONFLICT (table_name) DO UPDATE SET row_count = excluded.row_count,"
+        " max_rowid = excluded.max_rowid, chain = excluded.chain, seq = excluded.seq",
+        [(name, count, top, chain, seq) for name, (count, top, chain) in changes.items()],
+    )
+    ctx.brain_id = _brain_id(conn)
+    ctx.sealed = (seq, commitments.seal_link(digest, signature))
+
+
+# --- freshness: the newest seal, outside the brain ---------------------------------------------
+def freshness_path(brain_id: str) -> Path:
+    """This brain's anchor file beside anchors.json: one small JSON object per brain."""
+    return paths.config_dir() / f"freshness-{brain_id}.json"
+
+
+def read_freshness(brain_id: str) -> dict[str, Any] | None:
+    """The anchored newest seal of this brain ({seq, link, anchored_at}), or None."""
+    try:
+        entry = json.loads(freshness_path(brain_id).read_text("utf-8"))
+    except (OSError, ValueError):
+        return None
+    if (
+        not isinstance(entry, dict)
+        or not isinstance(entry.get("seq"), int)
+        or isinstance(entry.get("seq"), bool)
+        or not isinstance(entry.get("link"), str)
+    ):
+        return None
+    return entry
+
+
+def write_freshness(brain_id: str, seq: int, link: bytes, *, note: str | None = None) -> None:
+    """Anchor this brain's newest seal outside it: a new file renamed over the old one.
+
+    Written after the commit, without fsync and without a lock: an anchor lost in a crash, or
+    overwritten by a concurrent writer's older one, is only older than the brain (nothing is
+    flagged; the next write moves it on), never newer."""
+    path = freshness_path(brain_id)
+    entry: dict[str, Any] = {"seq": seq, "link": link.hex(), "anchored_at": int(time.time())}
+    if note:
+        entry["note"] = note
+    paths.ensure_private_dir(path.parent)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(json.dumps(entry, sort_keys=True) + "\n")
+    os.replace(tmp, path)
+
+
+def after_commit(ctx: SealContext) -> None:
+    if ctx.sealed is None or ctx.brain_id is None:
+        return
+    with contextlib.suppress(OSError):  # an anchor that cannot move is only older: verify says so
+        write_freshness(ctx.brain_id, *ctx.sealed)
+
+
+def _restored_over(conn: apsw.Connection, anchor: dict[str, Any]) -> bool:
+    """True when the brain's newest restore record (master-signed, sealed) says it replaced exactly
+    this anchored seal: the brain went back on purpose (`aimos restore`), even if the anchor file
+    was not moved before a crash."""
+    found = conn.execute(
+        "SELECT CAST(signed_body AS BLOB) FROM brain_restores ORDER BY rowid DESC LIMIT 1"
+    ).fetchall()
+    if not found:
+        return False
+    try:
+        replaced = json.loads(text_of(found[0][0])).get("replaced_anchor") or {}
+    except (ValueError, AttributeError, RecursionError):
+        return False
+    return bool(replaced.get("seq") == anchor["seq"] and replaced.get("link") == anchor["link"])
+
+
+def anchor_for(conn: apsw.Connection) -> dict[str, Any] | None:
+    """This brain's anchor. Read it before the snapshot a check reads the brain in: anchors are
+    written after their commit, so a snapshot taken afterwards is never behind the anchor read."""
+    brain_id = _brain_id(conn)
+    return read_freshness(brain_id) if brain_id else None
+
+
+def freshness_failure(
+    conn: apsw.Connection, head: Seal | None, anchor: dict[str, Any] | None
+) -> dict[str, Any] | None:
+    """Compare the brain's newest seal with the anchor outside it: a brain behind its anchor was
+    rolled back (an older copy, a backup put back by hand, a lost WAL); one whose seal at the
+    anchored number differs is another history."""
+    if anchor is None or _restored_over(conn, anchor):
+        return None
+    seq, link = anchor["seq"], anchor["link"]
+    have = head.seq if head else 0
+    if have < seq:
+        return {
+            "check": "freshness",
+            "reason": "brain_rolled_back",
+            "detail": f"the brain's newest seal is #{have}, but seal #{seq} was committed and anchored "
+            f"outside it: {seq - have} write(s) are missing",
+            "table": None,
+        }
+    at = head if head is not None and head.seq == seq else seal_at(conn, seq)
+    try:
+        same = at is not None and at.link.hex() == link
+    except AimosError:  # a seal whose fields do not even hash: another history, named as such
+        same = False
+    if not same:
+        return {
+            "check": "freshness",
+            "reason": "brain_history_mismatch",
+            "detail": f"seal #{seq} of this brain is not the one anchored outside it",
+            "table": None,
+        }
+    return None
+
+
+# --- verification ---------------------------------------------------------------------------------
+def _failure(reason: str, detail: str, table: str | None = None) -> dict[str, Any]:
+    return {"check": "seals", "reason": reason, "detail": detail, "table": table}
+
+
+@dataclass
+class SealReport:
+    failures: list[dict[str, Any]]
+    seals: int
+    head: Seal | None
+    rows: int
+
+
+def verify_seals(conn: apsw.Connection) -> SealReport:
+    """Re-hash every row of every sealed table against the seal chain; name what differs.
+
+    The chain: sequence numbers from 1, each seal linked to the one before (the first to the
+    brain's genesis), its table changes decoding, its state root what the changes replayed give;
+    the newest seal signed by a master-certified housekeeper epoch; seal_heads equal to the replayed
+    state. The rows: each table's rows, in rowid order, split by the seals' ranges; within each
+    range the count and the chain must be what the seal says (fewer rows: row_missing, more:
+    row_injected, a changed cell: row_altered) and no row may lie beyond the newest range
+    (row_unsealed)."""
+    failures: list[dict[str, Any]] = []
+    shapes = sealed_tables(conn)
+    brain_id = _brain_id(conn) or ""
+    seals = [_seal(r) for r in conn.execute(f"SELECT {_SEAL_COLUMNS} FROM brain_seals ORDER BY seq")]
+    state: dict[str, SealEntry] = {}
+    last_seq: dict[str, int] = {}
+    ranges: dict[str, list[tuple[int, SealEntry, SealEntry]]] = {}
+    expected_prev = commitments.seal_genesis_link(brain_id) if brain_id else b""
+    for i, s in enumerate(seals, start=1):
+        if s.seq != i:
+            failures.append(_failure("seal_chain_break", f"seal #{i} is missing (the next is #{s.seq})"))
+            break
+        try:
+            if s.prev_link != expected_prev:
+                failures.append(_failure("seal_chain_break", f"seal #{s.seq} does not follow seal #{i - 1}"))
+                break
+            changes = commitments.decode_seal_changes(s.changes)
+            for name, entry in changes.items():
+                prev = state.get(name, (0, 0, commitments.seal_table_genesis(name)))
+                ranges.setdefault(name, []).append((s.seq, prev, entry))
+                state[name] = entry
+                last_seq[name] = s.seq
+            if commitments.seal_state_root(state) != s.state_root:
+                failures.append(
+                    _failure("seal_state_invalid", f"seal #{s.seq}'s state root does not recompute")
+                )
+                break
+            expected_prev = s.link
+        except AimosError as exc:
+            failures.append(_failure(exc.reason or "seal_changes_invalid", f"seal #{s.seq}: {exc.message}"))
+            break
+    head = seals[-1] if seals else None
+    if head is not None and not failures:
+        reason = check_head(conn, head, state)
+        if reason is not None:
+            failures.append(_failure(reason, f"the newest seal #{head.seq} is not the housekeeper's"))
+        elif _heads(conn) != state or _head_seqs(conn) != last_seq:
+            failures.append(
+                _failure("seal_heads_mismatch", "seal_heads differs from the state the seals give")
+            )
+    total = 0
+    if not seals:
+        rowed = [n for n in sorted(shapes) if conn.execute(f'SELECT 1 FROM "{n}" LIMIT 1').fetchall()]
+        if rowed:
+            failures.append(
+                _failure(
+                    "brain_unsealed",
+                    "no seal covers this brain's rows ("
+                    + ", ".join(rowed[:4])
+                    + ("..." if len(rowed) > 4 else "")
+                    + "): an aimos from before seals made it, or its seals were removed; aimos seals a "
+                    "brain from before seals at its next write",
+                )
+            )
+        return SealReport(
+            failures,
+            0,
+            None,
+            sum(int(str(conn.execute(f'SELECT COUNT(*) FROM "{n}"').fetchall()[0][0])) for n in rowed),
+        )
+    for name in sorted(shapes):
+        found, count = _verify_table(conn, shapes[name], ranges.get(name, []))
+        failures.extend(found)
+        total += count
+    return SealReport(failures, len(seals), head, total)
+
+
+def _verify_table(
+    conn: apsw.Connection, shape: TableShape, ranges: list[tuple[int, SealEntry, SealEntry]]
+) -> tuple[list[dict[str, Any]], int]:
+    failures: list[dict[str, Any]] = []
+    cursor = conn.execute(shape.select() + " ORDER BY rowid")
+    pending: tuple[Any, ...] | None = next(cursor, None)
+    seen = 0
+    for seq, (prev_count, prev_max, prev_chain), (count, top, chain) in ranges:
+        hashes = []
+        while pending is not None and pending[0] <= top:
+            hashes.append(shape.row_hash(pending))
+            pending = next(cursor, None)
+        seen += len(hashes)
+        want = count - prev_count
+        reason = None
+        if len(hashes) < want:
+            reason = "row_missing"
+        elif len(hashes) > want:
+            reason = "row_injected"
+        elif commitments.seal_table_step(prev_chain, hashes) != chain:
+            reason = "row_altered"
+        if reason is not None:
+            what = _describe(conn, shape, prev_max, top)
+            failures.append(
+                _failure(
+                    reason,
+                    f"{shape.name}: {what}, sealed by seal #{seq} as {want} row(s)",
+                    shape.name,
+                )
+            )
+    if pending is not None:
+        after = ranges[-1][2][1] if ranges else 0
+        failures.append(
+            _failure(
+                "row_unsealed", f"{shape.name}: {_describe(conn, shape, after)} beyond every seal", shape.name
+            )
+        )
+        seen += 1 + sum(1 for _ in cursor)
+    return failures, seen
+
+
+def freshness_state(conn: apsw.Connection) -> dict[str, Any]:
+    """For `aimos status`: the newest seal, the anchored one, and whether they agree (ok,
+    rolled_back, history_mismatch, unanchored or unsealed), without re-hashing every row."""
+    anchor = anchor_for(conn)
+    head = head_seal(conn)
+    state = {"head_seal": head.seq if head else None, "anchored_seal": anchor["seq"] if anchor else None}
+    problem = freshness_failure(conn, head, anchor)
+    if problem is not None:
+        return {**state, "state": problem["reason"], "detail": problem["detail"]}
+    if head is None:
+        return {**state, "state": "unsealed", "detail": "no write has sealed this brain yet"}
+    if anchor is None:
+        return {
+            **state,
+            "state": "unanchored",
+            "detail": "no anchor outside the brain for it (a copy, or a new home): rollback cannot be told",
+        }
+    return {**state, "state": "ok", "detail": f"newest seal #{head.seq}, anchored outside the brain"}
