@@ -60,7 +60,7 @@ def _verified(conn: Any, detail: dict[str, Any]) -> None:
         raise VerificationError(
             f"memory {mid} DOES NOT VERIFY: {why}; nothing of it is shown",
             "Its signed record no longer matches the brain: it may have been edited outside aimos. "
-            "Run `aimos verify` for details and restore the brain from a backup.",
+            "Run `aimos verify` for details and restore the brain from a backup (`aimos restore`).",
             reason=record.reason,
         )
     detail["label_history"] = label_history(conn, mid)

@@ -75,7 +75,10 @@ def register(app: typer.Typer) -> None:
                 )
             for c in in_db["event_chains"]:
                 if not c["ok"]:
-                    out(f"  FAIL events of {c['signer_agent_id']}  {c['reason']}")
+                    out(
+                        f"  FAIL events of {c['signer_agent_id']}  {c['reason']}"
+                        + (f" ({c['detail']})" if c.get("detail") else "")
+                    )
             out(
                 f"portable verifier     {portable['verdict']}"
                 + (f"  {portable['primary_reason']}" if portable["primary_reason"] else "")

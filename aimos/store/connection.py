@@ -135,8 +135,8 @@ def damaged_text_error(conn: apsw.Connection | None) -> DamagedBrainError:
 
 def restore_hint() -> str:
     return (
-        "Nothing was changed. Restore the brain from a backup (the housekeeper keeps them in "
-        f"{paths.data_dir() / 'backups'}), then run `aimos verify`."
+        "Nothing was changed. Restore the brain from a backup with `aimos restore BACKUP` "
+        f"(`aimos restore --list`; the housekeeper keeps them in {paths.data_dir() / 'backups'})."
     )
 
 

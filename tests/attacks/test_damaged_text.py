@@ -45,11 +45,31 @@ def damaged_value(installed: Path) -> dict[str, Any]:
     return {"home": installed, "target": target, "other": other, "receipt": receipt}
 
 
+@pytest.mark.parametrize("json_out", [False, True], ids=["text", "json"])
+def test_verify_reports_the_damaged_cell_with_exit_4(damaged_value: dict[str, Any], json_out: bool) -> None:
+    """`aimos verify` cannot walk the damaged memory: it says so as a finding (exit 4) naming the
+    cell, instead of dying with an internal error."""
+    home, target = damaged_value["home"], damaged_value["target"]
+    before = snapshot(home)
+    result = run_aimos("verify", *(["--json"] if json_out else []))
+    assert result.code == VERIFICATION_FAILED, result.describe()
+    assert "internal error" not in result.both and "Traceback" not in result.both, result.describe()
+    assert TEXT not in result.both
+    named = f"not valid UTF-8 in memories.value (memory {target})"
+    if json_out:
+        report = json.loads(result.out)
+        details = [c.get("detail") for c in report["in_database"]["event_chains"] if not c["ok"]]
+        assert any(named in str(d) for d in details), report
+        assert report["ok"] is False
+    else:
+        assert named in result.out, result.describe()
+        assert "error: the brain does not verify" in result.err
+    assert_unchanged(home, before)
+
+
 @pytest.mark.parametrize(
     "command",
     [
-        ("verify",),
-        ("verify", "--json"),
         ("recall", "heron colony"),
         ("recall", "heron colony", "--json"),
         ("show", "{target}"),
@@ -70,7 +90,7 @@ def test_a_value_that_is_not_utf8_is_named_with_exit_5(
     assert_refused_closed(
         result, INTEGRITY, "not valid UTF-8", f"memories.value (memory {target})", never=(TEXT,)
     )
-    assert "Restore the brain from a backup" in result.err and "backups" in result.err
+    assert "aimos restore" in result.err and "backups" in result.err
     assert_unchanged(home, before)  # no failure event, no receipt: nothing was written
     assert not (home / "out.json").exists()
 
@@ -110,11 +130,13 @@ def test_a_signed_event_that_is_not_utf8_is_named_with_exit_5(installed: Path) -
     for args, code in (
         (("show", target), VERIFICATION_FAILED),
         (("recall", "heron colony"), INTEGRITY),
-        (("verify",), INTEGRITY),
     ):
         assert_refused_closed(
             run_aimos(*args), code, f"events.signed_body (event_id {event})", never=(TEXT,)
         )
+    verify = run_aimos("verify")
+    assert verify.code == VERIFICATION_FAILED, verify.describe()
+    assert f"events.signed_body (event_id {event})" in verify.out, verify.describe()
 
 
 def test_brain_metadata_that_is_not_utf8_is_named_by_status(installed: Path) -> None:
@@ -136,7 +158,7 @@ def test_the_tui_memory_list_says_what_is_damaged(damaged_value: dict[str, Any])
 
     said = "\n".join(drive(scenario, size=(120, 30)))
     assert f"memories.value (memory {damaged_value['target']})" in said, said
-    assert "Restore the brain from a backup" in said, said
+    assert "aimos restore" in said, said
     assert "internal error" not in said
 
 

@@ -70,7 +70,7 @@ def test_a_consistently_newer_brain_keeps_its_own_error(installed: Path) -> None
     """Written by a newer aimos (its migrations recorded): not damage, so exit 1 and 'upgrade'."""
     run_sql(
         installed,
-        "DROP TRIGGER schema_migrations_writer_only;"
+        "DROP TRIGGER schema_migrations_writer_only; DROP TRIGGER IF EXISTS schema_migrations_seal_aware;"
         f" INSERT INTO schema_migrations (version, name, applied_at) VALUES ({CODE + 1}, 'future', 0);"
         f" PRAGMA user_version = {CODE + 1}",
     )

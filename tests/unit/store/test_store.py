@@ -74,7 +74,7 @@ def test_newer_schema_is_refused(aimos_home: Path) -> None:
     assert (
         sqlite_shell(
             db,
-            "DROP TRIGGER schema_migrations_writer_only; INSERT INTO schema_migrations"
+            "DROP TRIGGER schema_migrations_writer_only; DROP TRIGGER IF EXISTS schema_migrations_seal_aware; INSERT INTO schema_migrations"
             f" (version, name, applied_at) VALUES ({newer}, 'from_a_newer_aimos', 0);"
             f" PRAGMA user_version = {newer}",
         ).returncode
