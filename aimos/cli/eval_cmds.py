@@ -35,6 +35,33 @@ def _purging(run: Callable[[], dict[str, Any]]) -> dict[str, Any]:
     return report
 
 
+@eval_app.command("verify")
+def verify_perf(
+    memories: int = typer.Option(10_000, "--memories", help="Size of the scratch brain."),
+    runs: int = typer.Option(2, "--runs", help="How many times to verify it."),
+    json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+) -> None:
+    """Time `aimos verify` (both verifiers, parity, seals, schema, indexes) over a scratch brain."""
+    from aimos.errors import UsageError
+    from aimos.eval.perf import run_verify_perf
+
+    if not 10 <= memories <= 1_000_000 or not 1 <= runs <= 20:
+        raise UsageError("--memories must be 10..1,000,000 and --runs 1..20")
+    rep = _purging(lambda: run_verify_perf(memories, runs))
+    if json_out:
+        emit_json(rep)
+        return
+    out(
+        f"verify over {rep['memories']:,} memories ({rep['brain_bytes'] / 1e6:.1f} MB, built in "
+        f"{rep['build_seconds']} s): median {rep['median_seconds']} s"
+    )
+    for i, r in enumerate(rep["runs"], start=1):
+        phases = ", ".join(f"{k} {v:.1f} s" for k, v in r["phases"].items())
+        checks = ", ".join(f"{k} {v:.1f} s" for k, v in (r["brain_checks"] or {}).items())
+        verdict = "ok" if r["ok"] else "FAILED"
+        out(f"  run {i}: {r['seconds']:.1f} s ({verdict}): {phases}; brain checks: {checks}")
+
+
 @eval_app.command("perf")
 def perf(
     saves: int = typer.Option(None, "--saves", help="Time N signed saves against their bare parts."),

@@ -210,3 +210,59 @@ def run_recall_perf(memories: int = 10_000, recalls: int = 200, cold_runs: int =
         "cold_recall": summary_ms(cold_recall),
         "targets": {"recall_p95_ms": 30, "help_ms": 150, "cold_recall_ms": 300},
     }
+
+
+def run_verify_perf(memories: int = 10_000, runs: int = 2) -> dict[str, Any]:
+    """`aimos verify`'s work (both verifiers, parity and the brain checks: seals, schema, search
+    indexes) over a scratch brain of ``memories`` synthetic memories: wall time per run and where
+    it goes (the time each verify phase took, and the brain checks' own parts)."""
+    from aimos.identity.epochs import HOUSEKEEPER, load_signer
+    from aimos.identity.keystore import open_keystore
+    from aimos.learning.verifier import verify_everything
+    from aimos.store.connection import open_writer, seal_with
+
+    rng = secrets.SystemRandom()
+    with scratch_home("aimos-eval-verify-") as home:
+        result = install_scratch("perf-verify", "file")
+        conn = open_writer()
+        store = open_keystore(result.keystore_kind, result.brain_id)
+        now = int(time.time())
+        agent = load_signer(conn, store, "cli", now)
+        housekeeper = load_signer(conn, store, HOUSEKEEPER, now)
+        seal_with(conn, housekeeper)
+        started = time.perf_counter()
+        fill_synthetic(conn, agent, housekeeper, memories, rng)
+        build_seconds = time.perf_counter() - started
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        conn.close()
+        size = (home / "brain.sqlite3").stat().st_size
+        out: list[dict[str, Any]] = []
+        for _ in range(runs):
+            conn = open_writer()
+            marks: list[tuple[str, float]] = []
+            t0 = time.perf_counter()
+
+            def mark(_done: int, phase: str, marks: list[tuple[str, float]] = marks, t0: float = t0) -> None:
+                marks.append((phase, time.perf_counter() - t0))
+
+            report = verify_everything(conn, result.master_fingerprint, progress=mark)
+            total = time.perf_counter() - t0
+            conn.close()
+            phases = {
+                name: round(marks[i + 1][1] - marks[i][1], 3) for i, (name, _at) in enumerate(marks[:-1])
+            }
+            out.append(
+                {
+                    "seconds": round(total, 3),
+                    "ok": report["ok"],
+                    "phases": phases,
+                    "brain_checks": (report["brain"] or {}).get("seconds"),
+                }
+            )
+    return {
+        "memories": memories,
+        "build_seconds": round(build_seconds, 1),
+        "brain_bytes": size,
+        "runs": out,
+        "median_seconds": round(sorted(r["seconds"] for r in out)[len(out) // 2], 3),
+    }

@@ -3,7 +3,9 @@ the brain so a verifier never takes its trust anchor from the data it checks."""
 
 from __future__ import annotations
 
+import copy
 import json
+from pathlib import Path
 from typing import Any
 
 from aimos import paths
@@ -13,11 +15,25 @@ from aimos.crypto.encoding import is_hex64
 SCHEMA = "aimos.anchors/v1"
 
 
+_READ: dict[tuple[str, int, int], Any] = {}
+
+
+def _load(path: Path) -> Any:
+    """The parsed file, re-read only when its size or modification time changes (every request
+    reads the anchor)."""
+    stat = path.stat()
+    key = (str(path), stat.st_mtime_ns, stat.st_size)
+    if key not in _READ:
+        _READ.clear()
+        _READ[key] = json_loads(path.read_text("utf-8"))
+    return copy.deepcopy(_READ[key])
+
+
 def read_anchors() -> dict[str, Any]:
     """The anchors document; an empty one when the file is missing or unreadable."""
     try:
-        document = json_loads(paths.anchors_path().read_text("utf-8"))
-    except (OSError, ValueError):
+        document = _load(paths.anchors_path())
+    except (OSError, ValueError, RecursionError):
         return {"schema": SCHEMA, "brains": {}}
     if not isinstance(document, dict) or not isinstance(document.get("brains"), dict):
         return {"schema": SCHEMA, "brains": {}}

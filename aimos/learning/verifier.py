@@ -10,6 +10,7 @@ computes the corpus proof root over the per-memory records.
 
 from __future__ import annotations
 
+import time
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -260,13 +261,18 @@ def verify_brain_state(conn: apsw.Connection, anchor: dict[str, Any] | None) -> 
     from aimos.store.schema import schema_failures
     from aimos.store.seals import freshness_failure, verify_seals
 
+    t0 = time.perf_counter()
     sealed = verify_seals(conn)
+    t1 = time.perf_counter()
     failures = schema_failures(conn) + sealed.failures
     stale = freshness_failure(conn, sealed.head, anchor)
     if stale is not None:
         failures.append(stale)
+    t2 = time.perf_counter()
     failures += index_failures(conn.db_filename("main"))
+    t3 = time.perf_counter()
     return {
+        "seconds": {"seals": round(t1 - t0, 3), "schema": round(t2 - t1, 3), "indexes": round(t3 - t2, 3)},
         "ok": not failures,
         "failures": failures,
         "seals": sealed.seals,

@@ -265,6 +265,22 @@ def check_tables(conn: apsw.Connection, names: tuple[str, ...]) -> None:
                 f"table {name} differs from what the brain's seals say: it was changed outside aimos",
                 reason="row_altered",
             )
+    if _CHECKED.get(conn) == head.seq:  # inside a write transaction: remember until it ends
+        _TABLES_CHECKED[conn] = (names, _table_tops(conn, names))
+
+
+def _table_tops(conn: apsw.Connection, names: tuple[str, ...]) -> tuple[int, ...]:
+    return tuple(
+        int(str(conn.execute(f'SELECT COALESCE(MAX(rowid), 0) FROM "{n}"').fetchall()[0][0])) for n in names
+    )
+
+
+def checked_in_this_write(conn: apsw.Connection, names: tuple[str, ...]) -> bool:
+    """True when this write transaction already checked these tables and has not added rows to
+    them since (only it can write while it holds the lock): a bulk write of many requests (an
+    import, the benchmarks' fills) checks them once, not once per request."""
+    found = _TABLES_CHECKED.get(conn)
+    return found is not None and found[0] == names and found[1] == _table_tops(conn, names)
 
 
 def check_counts(conn: apsw.Connection, names: tuple[str, ...]) -> None:
@@ -343,9 +359,15 @@ def begin(conn: apsw.Connection, *, check_anchor: bool = True) -> SealContext:
 _CHECKED: weakref.WeakKeyDictionary[apsw.Connection, int] = weakref.WeakKeyDictionary()
 
 
+_TABLES_CHECKED: weakref.WeakKeyDictionary[apsw.Connection, tuple[tuple[str, ...], tuple[int, ...]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
 def end(conn: apsw.Connection) -> None:
-    """The write transaction is over (committed or rolled back): its head check no longer holds."""
+    """The write transaction is over (committed or rolled back): its checks no longer hold."""
     _CHECKED.pop(conn, None)
+    _TABLES_CHECKED.pop(conn, None)
 
 
 def _describe(conn: apsw.Connection, shape: TableShape, after: int, upto: int | None = None) -> str:

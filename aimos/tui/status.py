@@ -268,7 +268,18 @@ class StatusScreen(Screen[None]):
             f"  parity                {'yes' if result['parity'] else 'NO'}\n",
             style="" if result["parity"] else self.aimos.ink("red"),
         )
+        brain = result.get("brain")
+        if brain is not None:
+            text.append(
+                f"  rows, schema, indexes {'ok' if brain['ok'] else 'FAILED'}"
+                f" ({brain['rows']:,} rows under {brain['seals']:,} seals)\n",
+                style="" if brain["ok"] else self.aimos.ink("red"),
+            )
         text.append(f"  corpus proof root     {in_db['corpus_proof_root']}\n")
+        for f in (brain or {}).get("failures", [])[:20]:
+            text.append(
+                f"  ✗ {f['check']}: {f['reason']} ({f['detail']})\n", style=self.aimos.ink("bold red")
+            )
         for f in in_db["failures"][:20]:
             text.append(
                 f"  ✗ memory {f['memory_id']}: {f['reason']}"
