@@ -108,7 +108,7 @@ def open_for_verification() -> apsw.Connection:
     path = paths.brain_path()
     if not path.exists():
         raise _not_installed()
-    return open_writer(path)
+    return open_writer(path, verifying=True)
 
 
 def expected_master_fingerprint(option: str | None, *, announce: bool = True) -> str:

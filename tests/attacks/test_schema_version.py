@@ -64,6 +64,11 @@ def test_a_deleted_migration_record_is_refused(installed: Path) -> None:
         run_aimos("save", "x"), INTEGRITY, f"PRAGMA user_version = {CODE}", f"(1..{CODE - 1})"
     )
     assert_unchanged(installed, before)
+    # verify may look (the schema is this code's: nothing would be migrated) and names it
+    verify = run_aimos("verify")
+    assert verify.code == 4, verify.describe()
+    assert "schema_version_mismatch" in verify.out and "internal error" not in verify.both
+    assert_unchanged(installed, before)
 
 
 def test_a_consistently_newer_brain_keeps_its_own_error(installed: Path) -> None:
