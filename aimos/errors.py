@@ -97,6 +97,29 @@ class IntegrityError(AimosError):
     )
 
 
+class DamagedBrainError(IntegrityError):
+    """The brain file holds what aimos never writes (changed outside aimos, or damaged on disk):
+    nothing is read from it as if it were sound, and nothing is changed."""
+
+    default_hint = (
+        "The brain file was changed outside aimos or is damaged; this command changed nothing. "
+        "Restore the brain from a backup (the housekeeper keeps them in the backups folder of "
+        "aimos's data folder), then run `aimos verify`."
+    )
+
+    def __init__(
+        self,
+        message: str,
+        hint: str | None = None,
+        *,
+        reason: str | None = None,
+        where: tuple[str, ...] = (),
+    ):
+        super().__init__(message, hint, reason=reason)
+        # the damaged places, when they are known (e.g. "memories.value (memory ID)")
+        self.where = where
+
+
 # --- identity or keychain (exit 6) ---------------------------------------------------------
 class IdentityError(AimosError):
     default_hint = "Run `aimos agent list` to check the agent's epochs and grants."

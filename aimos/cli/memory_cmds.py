@@ -44,6 +44,34 @@ def _report_save(result: Any, json_out: bool) -> None:
         say(f"saved as a new version of {result.supersedes}")
 
 
+def _verified(conn: Any, detail: dict[str, Any]) -> None:
+    """Verify the memory in the brain (the in-database verifier on this one memory: its signed
+    save, weight and label chains, replayed outcomes) before anything of it is shown; a failure
+    raises VerificationError worded as the TUI's detail screen words it. On success ``detail``
+    gets its label history and the verdict."""
+    from aimos.errors import VerificationError
+    from aimos.learning.verifier import verify_brain
+    from aimos.recall.label_chain import label_history
+
+    mid = detail["memory_id"]
+    record = verify_brain(conn, mid).records[0]
+    if not record.ok:
+        why = f"{record.reason}" + (f" ({record.detail})" if record.detail else "")
+        raise VerificationError(
+            f"memory {mid} DOES NOT VERIFY: {why}; nothing of it is shown",
+            "Its signed record no longer matches the brain: it may have been edited outside aimos. "
+            "Run `aimos verify` for details and restore the brain from a backup (`aimos restore`).",
+            reason=record.reason,
+        )
+    detail["label_history"] = label_history(conn, mid)
+    detail["verification"] = {
+        "ok": True,
+        "status": record.certification_status,
+        "chain_length": record.chain_length,
+        "sigs_verified": record.sigs_verified,
+    }
+
+
 def register(app: typer.Typer) -> None:
     @app.command("save")
     def save_cmd(
@@ -99,14 +127,16 @@ def register(app: typer.Typer) -> None:
         memory_id: str = typer.Argument(..., help="Memory id or a unique prefix of it."),
         json_out: bool = typer.Option(False, "--json", help="Print the memory as JSON."),
     ) -> None:
-        """Show one memory: value, fields, version chain, provenance and events."""
+        """Show one memory: value, fields, version chain, provenance and events.
+
+        The memory's signed record is verified first (as the TUI and recall do): one that does
+        not verify is not shown (exit 4, with the reason)."""
         from aimos.identity.session import open_brain
         from aimos.memory.versions import memory_detail
-        from aimos.recall.label_chain import label_history
 
         with open_brain(write=False) as brain:
             detail = memory_detail(brain.conn, memory_id)
-            detail["label_history"] = label_history(brain.conn, detail["memory_id"])
+            _verified(brain.conn, detail)
         if json_out:
             emit_json(detail)
             return
@@ -134,6 +164,12 @@ def register(app: typer.Typer) -> None:
             ("live content hash", detail["live_content_hash"]),
             ("save mutation hash", detail["save_mutation_hash"]),
             ("occurrences", str(len(detail["occurrences"]))),
+            (
+                "verifies",
+                f"yes: {detail['verification']['status']}, weight chain of "
+                f"{detail['verification']['chain_length']}, "
+                f"{detail['verification']['sigs_verified']} signatures checked",
+            ),
         ]
         width = max(len(k) for k, _ in fields)
         for k, val in fields:

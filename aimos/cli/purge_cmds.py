@@ -3,7 +3,6 @@ nowhere else in aimos) and `aimos purge verify-receipt`."""
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -133,6 +132,7 @@ def verify_receipt_cmd(
     json_out: bool = typer.Option(False, "--json", help="Print the verdict as JSON."),
 ) -> None:
     """Check a purge receipt: signature, intent binding and master fingerprint (exit 4 if not)."""
+    from aimos.crypto.canonical import JSONDepthError, json_loads
     from aimos.crypto.encoding import is_hex64
     from aimos.errors import NotFoundError, UsageError, VerificationError
     from purge.artifacts import verify_receipt
@@ -142,16 +142,20 @@ def verify_receipt_cmd(
     path = Path(file)
     intent_path = Path(str(path).removesuffix(".receipt.json").removesuffix(".json") + ".intent.json")
     documents = []
-    for p in (path, intent_path):
+    too_deep: str | None = None
+    for p, role in ((path, "receipt"), (intent_path, "intent")):
         try:
-            documents.append(json.loads(p.read_text("utf-8")))
+            documents.append(json_loads(p.read_bytes()))
         except FileNotFoundError:
             raise NotFoundError(
                 f"no file {p}", "The intent is written beside the receipt; keep them together."
             ) from None
+        except JSONDepthError as exc:
+            too_deep = too_deep or f"{role}:{exc.reason}"
+            documents.append(None)
         except (OSError, ValueError, UnicodeDecodeError):
             documents.append(None)
-    reason = verify_receipt(documents[0], documents[1], master_fingerprint)
+    reason = too_deep or verify_receipt(documents[0], documents[1], master_fingerprint)
     verdict = {"valid": reason is None, "reason": reason, "receipt": str(path), "intent": str(intent_path)}
     if reason is None:
         body = documents[0]["body"]

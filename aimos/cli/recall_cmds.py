@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import typer
@@ -122,10 +121,16 @@ def receipt_verify(
     if path.is_dir():
         raise UsageError(f"{path} is a folder, not a receipt file")
     if path.suffix == ".json" or path.exists():
+        from aimos.crypto.canonical import JSONDepthError, json_loads
+
         try:
-            doc = json.loads(path.read_text("utf-8"))
+            doc = json_loads(path.read_bytes(), what=f"the receipt file {path}")
         except FileNotFoundError:
             raise UsageError(f"no file {path}") from None
+        except JSONDepthError as exc:
+            raise VerificationError(
+                f"receipt does not verify: {exc.message}", exc.hint, reason=exc.reason
+            ) from None
         except (ValueError, UnicodeDecodeError):
             raise UsageError(
                 f"{path} is not a JSON receipt", "Export one with `aimos receipt show ID --json`."

@@ -75,7 +75,10 @@ def register(app: typer.Typer) -> None:
                 )
             for c in in_db["event_chains"]:
                 if not c["ok"]:
-                    out(f"  FAIL events of {c['signer_agent_id']}  {c['reason']}")
+                    out(
+                        f"  FAIL events of {c['signer_agent_id']}  {c['reason']}"
+                        + (f" ({c['detail']})" if c.get("detail") else "")
+                    )
             out(
                 f"portable verifier     {portable['verdict']}"
                 + (f"  {portable['primary_reason']}" if portable["primary_reason"] else "")
@@ -293,16 +296,14 @@ _V1_CORPUS_FIELDS = frozenset({"intended_n", "members", "corpus_root"})
 
 
 def _strict_load(path: Path) -> Any:
-    """Strict JSON (no duplicate keys, no NaN) of at most MAX_V2_BYTES; raises ValueError."""
+    """Strict JSON (no duplicate keys, no NaN, depth <= 32) of at most MAX_V2_BYTES; raises
+    ValueError (JSONDepthError for nesting deeper than the canonical limit)."""
     from aimos.verify.cognitive import strict_json_loads
 
     data = path.read_bytes()
     if len(data) > MAX_V2_BYTES:
         raise ValueError(f"over {MAX_V2_BYTES} bytes")
-    try:
-        return strict_json_loads(data.decode("utf-8"))
-    except RecursionError:
-        raise ValueError("nested too deeply") from None
+    return strict_json_loads(data.decode("utf-8"))
 
 
 def _load_document(path: Path) -> Any:

@@ -10,11 +10,12 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from typing import Any
 
 import rfc8785
 
-from aimos.errors import CanonicalJSONError
+from aimos.errors import CanonicalJSONError, VerificationError
 
 _FAST = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True, allow_nan=False)
 
@@ -81,6 +82,82 @@ def canonical_json(value: Any) -> bytes:
         raise CanonicalJSONError(
             "string is not valid Unicode (lone surrogate)", reason="canonical_json_invalid_string"
         ) from exc
+
+
+class JSONDepthError(VerificationError, ValueError):
+    """JSON text nested deeper than the canonical limit, refused before it is parsed.
+
+    A ValueError, so a caller that maps malformed JSON to its own closed reason does the same for
+    this; and a VerificationError (exit 4, reason ``canonical_json_depth_limit``) where nothing
+    catches it: nothing aimos verifies may be nested deeper than it could have been signed."""
+
+    default_hint = (
+        "Signed aimos JSON is never nested deeper than 32 levels: this document or record was not "
+        "made by aimos, or was damaged. Do not trust it."
+    )
+
+    def __init__(self, what: str = "JSON") -> None:
+        super().__init__(
+            f"{what} is nested deeper than {MAX_DEPTH} levels (canonical_json_depth_limit)",
+            reason="canonical_json_depth_limit",
+        )
+
+
+# A JSON string with its escapes (unrolled, so linear), and every ASCII character but brackets
+# (outside strings JSON holds only ASCII; anything else is malformed and left for the parser).
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_NOT_BRACKET: dict[int, None] = {c: None for c in range(128) if chr(c) not in "[]{}"}
+_INNERMOST_PAIR = re.compile(r"[\[{][\]}]")
+
+
+def _max_open_containers(text: str) -> int:
+    """How many arrays and objects are open at the deepest point of JSON text (brackets inside
+    strings do not count). Linear, and never recursive, whatever the text holds."""
+    brackets = _JSON_STRING.sub("", text).translate(_NOT_BRACKET)
+    # fast path: each pass removes the innermost pairs, so balanced text of depth n empties in n
+    # passes (done in C); anything left after MAX_DEPTH + 1 passes is too deep or unbalanced
+    rest, passes = brackets, 0
+    while rest and passes <= MAX_DEPTH + 1:
+        rest, passes = _INNERMOST_PAIR.sub("", rest), passes + 1
+    if not rest:
+        return passes
+    depth = deepest = 0
+    for char in brackets:
+        if char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest
+
+
+def _deeper_than_limit(value: Any, depth: int = 0) -> bool:
+    """The canonical rule on a parsed value: anything at depth > MAX_DEPTH (root at 0)."""
+    if depth > MAX_DEPTH:
+        return True
+    if isinstance(value, dict):
+        return any(_deeper_than_limit(v, depth + 1) for v in value.values())
+    if isinstance(value, list):
+        return any(_deeper_than_limit(v, depth + 1) for v in value)
+    return False
+
+
+def json_loads(text: str | bytes, *, what: str = "JSON", **options: Any) -> Any:
+    """``json.loads`` for anything aimos verifies (files and the brain's own records): nesting
+    deeper than the canonical limit raises JSONDepthError before the parser could recurse into
+    it (a RecursionError never escapes); malformed text raises ValueError as json.loads does.
+    ``options`` go to json.loads (object_pairs_hook, parse_constant)."""
+    if isinstance(text, bytes | bytearray):
+        text = bytes(text).decode("utf-8")  # UnicodeDecodeError is a ValueError too
+    # the root container is at depth 0: n open containers put the innermost at depth n - 1, and
+    # its members (if it has any) at depth n
+    open_containers = _max_open_containers(text)
+    if open_containers > MAX_DEPTH + 1:
+        raise JSONDepthError(what)
+    value = json.loads(text, **options)
+    if open_containers == MAX_DEPTH + 1 and _deeper_than_limit(value):
+        raise JSONDepthError(what)
+    return value
 
 
 def canonical_text(value: Any) -> str:

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass
 from typing import Any
 
-from aimos.crypto.canonical import canonical_json
+from aimos.crypto.canonical import canonical_json, json_loads
 from aimos.crypto.ed25519 import KeyPair, verify
 from aimos.crypto.encoding import b64u_decode, b64u_encode
 from aimos.errors import AimosError, EncodingError, SignatureError
@@ -80,7 +79,7 @@ def issue_certificate(
 def parse_certificate(text: str) -> Certificate:
     """Parse and shape-check a certificate string (no signature check)."""
     try:
-        outer = json.loads(b64u_decode(text))
+        outer = json_loads(b64u_decode(text))
     except (EncodingError, ValueError, UnicodeDecodeError) as exc:
         raise SignatureError("certificate is not base64url JSON", reason="cert_malformed") from exc
     if not isinstance(outer, dict) or set(outer) != {"body", "sig"}:

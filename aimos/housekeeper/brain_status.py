@@ -4,12 +4,12 @@ the last corpus proof root the nightly job attested). Read-only; no passphrase n
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import apsw
 
 from aimos import paths
+from aimos.crypto.canonical import json_loads
 from aimos.errors import AimosError
 from aimos.housekeeper.scheduler import readiness
 from aimos.identity.agents import agent_listing
@@ -38,7 +38,7 @@ def last_corpus_root(conn: apsw.Connection) -> dict[str, Any] | None:
     )
     if row is None:
         return None
-    meta = json.loads(row["signed_body"]).get("metadata", {})
+    meta = json_loads(row["signed_body"]).get("metadata", {})
     return {
         "event_id": row["event_id"],
         "computed_at": row["ts_signed"],

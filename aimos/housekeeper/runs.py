@@ -7,7 +7,6 @@ of status INTERRUPTED (the reference's boot recovery of open runs).
 
 from __future__ import annotations
 
-import json
 import os
 import time
 import uuid
@@ -17,6 +16,7 @@ from typing import Any
 import apsw
 
 from aimos import paths
+from aimos.crypto.canonical import json_loads
 from aimos.errors import AimosError, NotInstalledError
 from aimos.housekeeper.jobs import JobContext, JobSpec, job_specs
 from aimos.identity.epochs import HOUSEKEEPER, brain_meta, load_signer
@@ -155,7 +155,7 @@ def last_runs(conn: apsw.Connection, *, completed_only: bool = False) -> dict[st
             (TERMINAL, spec.job_id),
         )
         if row:
-            metadata = json.loads(row[0]["signed_body"])["metadata"]
+            metadata = json_loads(row[0]["signed_body"])["metadata"]
             found[spec.name] = {
                 "event_id": row[0]["event_id"],
                 "finished_at": int(row[0]["ts_signed"]),
@@ -225,7 +225,7 @@ def open_runs(conn: apsw.Connection) -> list[dict[str, Any]]:
         " WHERE operation = ?",
         (STARTED,),
     ):
-        metadata = json.loads(r["metadata"])
+        metadata = json_loads(r["metadata"])
         if metadata.get("run_id") in finished or run_still_alive(metadata):
             continue
         found.append({"event_id": r["event_id"], "started_at": int(r["ts_signed"]), **metadata})

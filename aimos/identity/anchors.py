@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from aimos import paths
+from aimos.crypto.canonical import json_loads
 from aimos.crypto.encoding import is_hex64
 
 SCHEMA = "aimos.anchors/v1"
@@ -24,7 +25,7 @@ def _load(path: Path) -> Any:
     key = (str(path), stat.st_mtime_ns, stat.st_size)
     if key not in _READ:
         _READ.clear()
-        _READ[key] = json.loads(path.read_text("utf-8"))
+        _READ[key] = json_loads(path.read_text("utf-8"))
     return copy.deepcopy(_READ[key])
 
 
@@ -65,7 +66,7 @@ def _read_for_update() -> dict[str, Any]:
     if not path.exists():
         return {"schema": SCHEMA, "brains": {}}
     try:
-        document = json.loads(path.read_text("utf-8"))
+        document = json_loads(path.read_text("utf-8"))
     except (OSError, ValueError):
         document = None
     if not isinstance(document, dict) or not isinstance(document.get("brains"), dict):

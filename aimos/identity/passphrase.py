@@ -13,6 +13,7 @@ import nacl.pwhash
 import nacl.secret
 import nacl.utils
 
+from aimos.crypto.canonical import json_loads
 from aimos.crypto.encoding import b64u_decode, b64u_encode
 from aimos.errors import EncodingError, PassphraseError, PassphraseSourceError
 
@@ -92,7 +93,7 @@ def seal(secret: bytes, passphrase: str) -> str:
 
 def unseal(sealed: str, passphrase: str) -> bytes:
     try:
-        doc = json.loads(sealed)
+        doc = json_loads(sealed)
         salt = b64u_decode(doc["salt"])
         box = b64u_decode(doc["box"])
         ops, mem = int(doc["opslimit"]), int(doc["memlimit"])

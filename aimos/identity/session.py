@@ -22,7 +22,13 @@ from aimos.identity.epochs import (
 )
 from aimos.identity.keystore import Keystore, open_keystore
 from aimos.identity.passphrase import read_passphrase
-from aimos.store.connection import open_reader, open_writer, seal_with
+from aimos.store.connection import (
+    damaged_text_error,
+    open_reader,
+    open_writer,
+    seal_with,
+    unreadable_text,
+)
 
 
 def now() -> int:
@@ -76,8 +82,17 @@ class Brain:
     def __enter__(self) -> Brain:
         return self
 
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
+    def __exit__(self, kind: Any, exc: Any, traceback: Any) -> None:
+        try:
+            if unreadable_text(exc):
+                # text that is not valid UTF-8 met by any read of the command: name the damaged
+                # cells (the connection is still open here), whichever read met it; an error
+                # that did not come from the brain (nothing damaged in it) stays what it was
+                located = damaged_text_error(self.conn)
+                if located.where:
+                    raise located from exc
+        finally:
+            self.close()
 
 
 def _not_installed() -> NotInstalledError:
@@ -105,7 +120,7 @@ def open_for_verification() -> apsw.Connection:
     path = paths.brain_path()
     if not path.exists():
         raise _not_installed()
-    return open_writer(path)
+    return open_writer(path, verifying=True)
 
 
 def expected_master_fingerprint(option: str | None, *, announce: bool = True) -> str:

@@ -5,12 +5,12 @@ verifier's own per-memory records, so a portable verifier can re-derive and comp
 
 from __future__ import annotations
 
-import json
 import struct
 from typing import Any
 
 import apsw
 
+from aimos.crypto.canonical import json_loads
 from aimos.crypto.encoding import b64u_decode
 from aimos.identity.epochs import brain_meta, master_row
 from aimos.learning.verifier import Report, verify_brain
@@ -68,7 +68,7 @@ def export_cognitive(
     }
     streams: dict[tuple[str, int], list[dict[str, Any]]] = {}
     for ev in rows(conn, "SELECT * FROM events ORDER BY signer_agent_id, signer_valid_from, ledger_seq"):
-        body = json.loads(ev["signed_body"])
+        body = json_loads(ev["signed_body"])
         streams.setdefault((ev["signer_agent_id"], ev["signer_valid_from"]), []).append(
             {
                 "event_id": ev["event_id"],
@@ -133,7 +133,7 @@ def export_cognitive(
                 "transition_signature": _hex_sig(w["transition_signature_b64u"]),
                 "provenance": {
                     "provenance_id": w["provenance_id"],
-                    "body": json.loads(w["body_json"]),
+                    "body": json_loads(w["body_json"]),
                     "content_hash": w["content_hash"],
                     "mutation_hash": w["provenance_mutation_hash"],
                     "previous_mutation_hash": w["prev_mutation_hash"],

@@ -18,14 +18,13 @@ Two halves, as for the recall export (:mod:`aimos.recall.export_v2`):
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any, Final
 
 import apsw
 
 from aimos.crypto import commitments, domains
-from aimos.crypto.canonical import canonical_json
+from aimos.crypto.canonical import canonical_json, json_loads
 from aimos.crypto.encoding import b64u_encode, iso_ms
 from aimos.crypto.messages import new_nonce, payload_message
 from aimos.errors import NotFoundError
@@ -95,7 +94,7 @@ def recall_binding(
     )
     if row is None:
         return None
-    meta: dict[str, Any] = json.loads(row["signed_body"])["metadata"]
+    meta: dict[str, Any] = json_loads(row["signed_body"])["metadata"]
     entry = next(
         (
             e
@@ -194,7 +193,7 @@ def _signer_fields(hk: dict[str, Any], *, agent: str, start: str) -> dict[str, A
 
 
 def _event_summary(event: dict[str, Any]) -> dict[str, Any]:
-    body: dict[str, Any] = json.loads(event["signed_body"])
+    body: dict[str, Any] = json_loads(event["signed_body"])
     return {
         "event_id": event["event_id"],
         "operation": event["operation"],
@@ -206,7 +205,7 @@ def _event_summary(event: dict[str, Any]) -> dict[str, Any]:
 
 def _event_proof(event: dict[str, Any], hk: dict[str, Any]) -> dict[str, Any]:
     """A full signed event proof of one aimos event (every field restates its signed body)."""
-    body: dict[str, Any] = json.loads(event["signed_body"])
+    body: dict[str, Any] = json_loads(event["signed_body"])
     proof: dict[str, Any] = {
         "event_id": event["event_id"],
         "timestamp": iso_ms(int(event["ts_signed"])),
@@ -241,7 +240,7 @@ def _hk_epoch(conn: apsw.Connection, agent_id: str, valid_from: int) -> dict[str
 
 
 def _commit(value: dict[str, Any], domain: bytes, field: str) -> dict[str, Any]:
-    committed = json.loads(canonical_json(value))
+    committed = json_loads(canonical_json(value))
     assert isinstance(committed, dict)
     committed[field] = commitments.sha256(domain + canonical_json(value)).hex()
     return committed
@@ -268,9 +267,9 @@ def build_outcome_export(
     terminal_event = _event_by_outcome(conn, TERMINAL_OPERATIONS[terminal_kind], outcome_id)
     if outcome_event is None or terminal_event is None:
         raise V2OutcomeUnavailableError(f"outcome {outcome_id} has no outcome or terminal event")
-    terminal_meta: dict[str, Any] = json.loads(terminal_event["signed_body"])["metadata"]
+    terminal_meta: dict[str, Any] = json_loads(terminal_event["signed_body"])["metadata"]
     valence_row = terminal_meta.get("valence_row")
-    outcome_meta: dict[str, Any] = json.loads(outcome_event["signed_body"])["metadata"]
+    outcome_meta: dict[str, Any] = json_loads(outcome_event["signed_body"])["metadata"]
     if not isinstance(valence_row, dict) or "occurrence_ref" not in outcome_meta:
         raise V2OutcomeUnavailableError(
             f"outcome {outcome_id} was recorded without the signed V2 binding (no valence row)"
@@ -356,7 +355,7 @@ def build_outcome_export(
         )
         if p is None or node is None:
             raise V2OutcomeUnavailableError(f"outcome {outcome_id}'s projection or REWEIGHT node is missing")
-        node_body: dict[str, Any] = json.loads(node["body_json"])
+        node_body: dict[str, Any] = json_loads(node["body_json"])
         if node_body.get("valence_row_hash") != valence_row["row_hash"]:
             raise V2OutcomeUnavailableError(
                 f"outcome {outcome_id}'s REWEIGHT node does not name its valence row"

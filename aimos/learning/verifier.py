@@ -24,7 +24,7 @@ from aimos.learning.rule import next_weight_milli
 from aimos.recall.disclosure import DisclosureError, verify_many
 from aimos.recall.label_chain import label_chain_reasons
 from aimos.recall.weight_chain import BATCH, chain_reasons
-from aimos.store.connection import rows
+from aimos.store.connection import damaged_text_error, rows, unreadable_text
 
 # The closed vocabulary (the reference's names where it has one).
 REASONS = frozenset(
@@ -288,14 +288,24 @@ VERIFY_PHASES = ("in-database verifier", "cognitive export", "portable verifier"
 DAMAGED = (AimosError, apsw.Error, KeyError, AttributeError, TypeError, ValueError, RecursionError)
 
 
-def _unwalkable(reason: str, exc: BaseException) -> dict[str, Any]:
+def _damage_detail(conn: apsw.Connection, exc: BaseException) -> str:
+    """What stopped a walk: the damaged cells when it was text no read can decode (named by the
+    store), an aimos error's own words, else the exception's name."""
+    if unreadable_text(exc):
+        located = damaged_text_error(conn)
+        if located.where:
+            return located.message
+    return exc.message if isinstance(exc, AimosError) else type(exc).__name__
+
+
+def _unwalkable(reason: str, exc: BaseException, conn: apsw.Connection) -> dict[str, Any]:
     return {
         "signer_agent_id": "-",
         "signer_valid_from": 0,
         "events": 0,
         "ok": False,
         "reason": reason,
-        "detail": type(exc).__name__,
+        "detail": _damage_detail(conn, exc),
     }
 
 
@@ -306,7 +316,7 @@ def _guarded_brain_state(conn: apsw.Connection, anchor: dict[str, Any] | None) -
         failure = {
             "check": "brain",
             "reason": "brain_check_failed",
-            "detail": type(exc).__name__,
+            "detail": _damage_detail(conn, exc),
             "table": None,
         }
         return {
@@ -351,7 +361,7 @@ def verify_everything(
         try:
             report = verify_brain(conn, memory_id)
         except DAMAGED as exc:  # data too damaged to walk: the seal checks above name what
-            report = Report([], [_unwalkable("in_database_verifier_failed", exc)])
+            report = Report([], [_unwalkable("in_database_verifier_failed", exc, conn)])
         tell(1, VERIFY_PHASES[1])
         try:
             bundle = export_cognitive(conn, memory_id=memory_id, report=report)

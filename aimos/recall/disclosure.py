@@ -9,14 +9,13 @@ them (link hash and signature), and the version state. Any failure fails the rec
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
 import apsw
 
 from aimos.crypto import commitments
-from aimos.crypto.canonical import canonical_json
+from aimos.crypto.canonical import canonical_json, json_loads
 from aimos.crypto.certs import CertificateCache, verify_certificate
 from aimos.crypto.ed25519 import verify
 from aimos.crypto.encoding import b64u_decode
@@ -160,7 +159,7 @@ def _verify_one(
     if p is None or p["event_type"] != "SAVE" or p["mutation_hash"] != memory["save_mutation_hash"]:
         raise _fail(mid, "save_provenance_missing")
     try:
-        body = json.loads(p["body_json"])
+        body = json_loads(p["body_json"])
         body_bytes = canonical_json(body)
     except (ValueError, AimosError):
         raise _fail(mid, "save_provenance_body_invalid") from None
@@ -206,7 +205,7 @@ def _verify_one(
     if event["signer_agent_id"] != "housekeeper":
         raise _fail(mid, "memory_saved_event_not_signed_by_housekeeper")
     try:
-        ebody = json.loads(event["signed_body"])
+        ebody = json_loads(event["signed_body"])
         ebytes = canonical_json(ebody)
         esig = b64u_decode(event["signature_b64u"])
     except (ValueError, AimosError):

@@ -23,14 +23,13 @@ bind what aimos actually decided; calibration is aimos's effective score, uncali
 
 from __future__ import annotations
 
-import json
 import uuid
 from typing import Any, Final
 
 import apsw
 
 from aimos.crypto import commitments
-from aimos.crypto.canonical import canonical_sha256_hex
+from aimos.crypto.canonical import canonical_sha256_hex, json_loads
 from aimos.crypto.encoding import b64u_decode, b64u_encode, iso_ms
 from aimos.crypto.merkle import merkle_root
 from aimos.errors import NotFoundError
@@ -399,7 +398,7 @@ def build_recall_envelope(conn: apsw.Connection, receipt_ref: str) -> dict[str, 
     r = one(conn, "SELECT * FROM recall_receipts WHERE receipt_id = ?", (receipt_id,))
     assert r is not None
     event = _v2_event(conn, r["event_id"])
-    signed_body: dict[str, Any] = json.loads(event["signed_body"])
+    signed_body: dict[str, Any] = json_loads(event["signed_body"])
     meta: dict[str, Any] = signed_body["metadata"]
     company = r["company_id"]
     master = master_row(conn)
@@ -408,8 +407,8 @@ def build_recall_envelope(conn: apsw.Connection, receipt_ref: str) -> dict[str, 
     grant_row = one(conn, "SELECT * FROM recall_grants WHERE mutation_hash = ?", (r["grant_mutation_hash"],))
     if grant_row is None:
         raise V2ReceiptUnavailableError("the recall's grant is missing")
-    grant_body = json.loads(grant_row["signed_body"])
-    request_body: dict[str, Any] = json.loads(r["request_body"])
+    grant_body = json_loads(grant_row["signed_body"])
+    request_body: dict[str, Any] = json_loads(r["request_body"])
     actor_binding = {
         "company_id": company,
         "actor_agent_id": actor["agent_id"],
@@ -486,7 +485,7 @@ def build_recall_envelope(conn: apsw.Connection, receipt_ref: str) -> dict[str, 
                 "request_body": request_body,
                 "request_body_hash": r["request_hash"],
                 "outer_request_hash": r["request_hash"],
-                "normalized_command": json.loads(r["command"]),
+                "normalized_command": json_loads(r["command"]),
                 "command_hash": r["command_hash"],
                 "requested_clearance_level": request_body.get("clearance_level"),
                 "requested_data_class": request_body.get("data_class"),

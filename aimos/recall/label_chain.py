@@ -9,12 +9,12 @@ label, or `unverified` when there is none.
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from typing import Any
 
 import apsw
 
+from aimos.crypto.canonical import json_loads
 from aimos.store.connection import rows
 
 BATCH = 500
@@ -83,7 +83,7 @@ def _row_reason(r: dict[str, Any], memory: dict[str, Any], master_public_key: st
         or r["e_sig_ok"] != 1
     ):
         return "epistemic_authority_invalid"
-    meta = json.loads(r["e_body"]).get("metadata") or {}
+    meta = json_loads(r["e_body"]).get("metadata") or {}
     if (
         meta.get("label") != r["label"]
         or meta.get("basis") != r["basis"]
@@ -158,7 +158,7 @@ def label_history(conn: apsw.Connection, memory_id: str) -> list[dict[str, Any]]
         " ON e.event_id = c.authority_event_id WHERE c.memory_id = ? ORDER BY c.rowid",
         (memory_id,),
     ):
-        meta = json.loads(r["signed_body"]).get("metadata") or {}
+        meta = json_loads(r["signed_body"]).get("metadata") or {}
         history.append(
             {
                 "label": r["label"],

@@ -7,14 +7,13 @@ before disclosure (fail closed) -> evidence entries, Merkle root, signed `recall
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import apsw
 
-from aimos.crypto.canonical import canonical_sha256_hex
-from aimos.errors import GrantError, UsageError
+from aimos.crypto.canonical import canonical_sha256_hex, json_loads
+from aimos.errors import GrantError, MemoryNotFoundError, UsageError
 from aimos.identity.epochs import DATA_CLASSES, Signer, data_class_rank
 from aimos.identity.requests import PATH_RECALL, SignedRequest, verify_request
 from aimos.ledger.events import append_event
@@ -24,7 +23,7 @@ from aimos.recall.export_v2 import record_v2_receipt
 from aimos.recall.policy import Candidate, Scored, decide, trust_of
 from aimos.recall.receipts import evidence_entry, record_receipt
 from aimos.recall.text import query_terms
-from aimos.store.connection import write_transaction
+from aimos.store.connection import one, write_transaction
 from aimos.store.seals import check_counts
 
 # the tables whose rows a recall's trust and weight rest on (see store.seals.check_counts)
@@ -60,7 +59,7 @@ class RecallResult:
                 "command_hash": self.receipt["command_hash"],
                 "grant_mutation_hash": self.receipt["grant_mutation_hash"],
                 "decision_sha256": self.receipt["decision_sha256"],
-                "evidence": json.loads(self.receipt["evidence"]),
+                "evidence": json_loads(self.receipt["evidence"]),
             },
             "withheld_count": len(self.withheld),
         }
@@ -337,9 +336,10 @@ def show_as(brain: Brain, agent: str, memory_id: str) -> dict[str, Any]:
                 f"agent {agent!r} may not see memory {mid}",
                 "Its grant's clearance or data class does not cover it.",
             )
-    row = brain.conn.execute("SELECT * FROM memories WHERE memory_id = ?", (mid,))
-    names = [d[0] for d in row.getdescription()]
-    verify_many(brain.conn, [dict(zip(names, row.fetchall()[0], strict=True))], allow_superseded=True)
+    memory = one(brain.conn, "SELECT * FROM memories WHERE memory_id = ?", (mid,))
+    if memory is None:  # gone since it was resolved (a purge in between)
+        raise MemoryNotFoundError(f"no memory with id {mid}")
+    verify_many(brain.conn, [memory], allow_superseded=True)
     trust = trust_of(
         Candidate(
             memory_id=mid,

@@ -3,13 +3,12 @@
 
 from __future__ import annotations
 
-import json
 import uuid
 from typing import Any
 
 import apsw
 
-from aimos.crypto.canonical import canonical_sha256_hex, canonical_text
+from aimos.crypto.canonical import canonical_sha256_hex, canonical_text, json_loads
 from aimos.crypto.merkle import merkle_root
 from aimos.errors import AimosError, NotFoundError
 from aimos.identity.epochs import Signer, master_row
@@ -152,15 +151,15 @@ def receipt_document(conn: apsw.Connection, ref: str) -> dict[str, Any]:
         "created_at": r["created_at"],
         "merkle_root": r["merkle_root"],
         "result_count": r["result_count"],
-        "evidence": json.loads(r["evidence"]),
-        "decision": json.loads(r["decision"]),
+        "evidence": json_loads(r["evidence"], what=f"receipt {receipt_id}'s evidence"),
+        "decision": json_loads(r["decision"], what=f"receipt {receipt_id}'s decision"),
         "decision_sha256": r["decision_sha256"],
-        "command": json.loads(r["command"]),
+        "command": json_loads(r["command"], what=f"receipt {receipt_id}'s command"),
         "command_hash": r["command_hash"],
         "request": {
             "agent_id": r["agent_id"],
             "agent_valid_from": r["agent_valid_from"],
-            "body": json.loads(r["request_body"]),
+            "body": json_loads(r["request_body"], what=f"receipt {receipt_id}'s request body"),
             "request_hash": r["request_hash"],
             "method": "POST",
             "path": "/aimos/recall",

@@ -8,12 +8,12 @@ revocation, window and terminal fidelity. Reasons use the reference's names.
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from typing import Any
 
 import apsw
 
+from aimos.crypto.canonical import json_loads
 from aimos.store.connection import rows
 
 _PROJECTIONS_SQL = """
@@ -105,7 +105,7 @@ def _chain_reason(
             return "provenance_signed_body_content_hash_mismatch", sigs
         if r["p_mutation_recomputed"] != r["provenance_mutation_hash"]:
             return "provenance_hash_invalid", sigs
-        body = json.loads(r["body_json"])
+        body = json_loads(r["body_json"])
         if (
             r["p_event_type"] != "REWEIGHT"
             or body.get("event_type") != "REWEIGHT"

@@ -17,6 +17,7 @@ import apsw
 from aimos import paths
 from aimos.errors import (
     BusyError,
+    DamagedBrainError,
     IntegrityError,
     NotInstalledError,
     SchemaTooNewError,
@@ -68,11 +69,109 @@ def busy_timeout_ms() -> int:
         return DEFAULT_BUSY_TIMEOUT_MS
 
 
+TEXT_NOT_UTF8 = "text_not_utf8"
+JSON_NOT_VALID = "record_not_json"
+
+
+def damaged_text(conn: apsw.Connection, limit: int = 3) -> list[str]:
+    """Where the brain holds TEXT that is not valid UTF-8 (which aimos never writes and no read
+    can decode): up to ``limit`` cells as ``table.column (memory ID)`` or ``(row N)``. Every cell
+    is read as a BLOB, so the search itself cannot fail on what it looks for."""
+    found: list[str] = []
+    tables = [
+        str(r[0])
+        for r in conn.execute(
+            "SELECT name FROM pragma_table_list WHERE schema = 'main' AND type = 'table'"
+            " AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name"
+        )
+    ]
+    for table in tables:
+        info = conn.execute("SELECT name, pk FROM pragma_table_info(?)", (table,)).fetchall()
+        columns = [str(name) for name, _ in info]
+        keys = [str(name) for name, pk in info if pk]
+        # name the row by its memory, else its one-column primary key, else its rowid
+        key = "memory_id" if "memory_id" in columns else keys[0] if len(keys) == 1 else None
+        quoted = [f'"{c}"' for c in columns]
+        ident = f'CAST("{key}" AS BLOB)' if key else "NULL"
+        checks = [f"(typeof({q}) = 'text' AND NOT aimos_is_utf8(CAST({q} AS BLOB)))" for q in quoted]
+        try:
+            bad = conn.execute(
+                f'SELECT rowid, {ident}, {", ".join(checks)} FROM "{table}" WHERE {" OR ".join(checks)}'
+                f" LIMIT {limit}"
+            ).fetchall()
+        except apsw.Error:  # a table without rowid: none of aimos's own
+            continue
+        for rowid, ident_value, *flags in bad:
+            whose = f"row {rowid}"
+            if isinstance(ident_value, bytes):
+                with contextlib.suppress(UnicodeDecodeError):
+                    label = "memory" if key == "memory_id" else str(key)
+                    whose = f"{label} {ident_value.decode('utf-8')}"
+            found += [f"{table}.{c} ({whose})" for c, flag in zip(columns, flags, strict=True) if flag]
+            if len(found) >= limit:
+                return found[:limit]
+    return found
+
+
+def damaged_text_error(conn: apsw.Connection | None) -> DamagedBrainError:
+    """The error for a read that met text that is not valid UTF-8, naming the damaged cells when
+    the connection is at hand (``exc.where``), else pointing to `aimos verify`."""
+    where: list[str] = []
+    if conn is not None:
+        with contextlib.suppress(apsw.Error, UnicodeDecodeError):
+            where = damaged_text(conn)
+    if where:
+        message = (
+            f"the brain holds text that is not valid UTF-8 in {', '.join(where)}: it was changed "
+            "outside aimos or is damaged, and is not shown or trusted"
+        )
+    else:
+        message = (
+            "the brain holds text that is not valid UTF-8: a record was changed outside aimos or is "
+            "damaged, and is not shown or trusted (`aimos verify` names it)"
+        )
+    return DamagedBrainError(message, restore_hint(), reason=TEXT_NOT_UTF8, where=tuple(where))
+
+
+def restore_hint() -> str:
+    return (
+        "Nothing was changed. Restore the brain from a backup with `aimos restore BACKUP` "
+        f"(`aimos restore --list`; the housekeeper keeps them in {paths.data_dir() / 'backups'})."
+    )
+
+
+def unreadable_text(exc: BaseException | None) -> bool:
+    """True for a read that met text it could not decode (not UTF-8, or JSON that SQLite's JSON
+    functions refuse) and does not yet say where it is."""
+    if isinstance(exc, DamagedBrainError):
+        return exc.reason in (TEXT_NOT_UTF8, JSON_NOT_VALID) and not exc.where
+    return isinstance(exc, UnicodeDecodeError)
+
+
 @contextlib.contextmanager
-def translate_errors() -> Iterator[None]:
-    """Turn apsw errors into aimos errors with hints; no raw database error reaches a user."""
+def translate_errors(conn: apsw.Connection | None = None) -> Iterator[None]:
+    """Turn apsw errors into aimos errors with hints; no raw database error reaches a user.
+
+    Text that is not valid UTF-8 (which apsw cannot decode) is damage, not a bug: exit 5, naming
+    the damaged cells when ``conn`` is given."""
     try:
         yield
+    except UnicodeDecodeError as exc:
+        raise damaged_text_error(conn) from exc
+    except apsw.SQLError as exc:
+        # SQL's JSON functions over a record aimos wrote as canonical JSON: only an edit made
+        # outside aimos (or damage) makes one malformed; most often it is text that is not UTF-8
+        if "malformed JSON" not in str(exc):
+            raise
+        located = damaged_text_error(conn)
+        if located.where:
+            raise located from exc
+        raise DamagedBrainError(
+            "the brain holds a record that is not valid JSON where aimos keeps signed JSON: it was "
+            "changed outside aimos or is damaged, and is not shown or trusted",
+            restore_hint(),
+            reason=JSON_NOT_VALID,
+        ) from exc
     except apsw.BusyError as exc:
         raise BusyError("the brain is busy: another process is writing to it") from exc
     except apsw.LockedError as exc:
@@ -117,8 +216,36 @@ def schema_version(conn: apsw.Connection) -> int:
     return int(value) if isinstance(value, int) else 0
 
 
-def _refuse_newer(conn: apsw.Connection) -> None:
+def _refuse_newer(conn: apsw.Connection, *, verifying: bool = False) -> None:
+    """Refuse a brain whose schema version (PRAGMA user_version) disagrees with the migrations
+    it records as applied (an edit made outside aimos: running migrations from it would re-run
+    or skip some half-way), then one newer than this code. Reads only; changes nothing."""
     version = schema_version(conn)
+    recorded = bool(
+        conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
+        ).fetchall()
+    )
+    applied = (
+        [r[0] for r in conn.execute("SELECT version FROM schema_migrations ORDER BY version")]
+        if recorded
+        else []
+    )
+    mismatch = version < 0 or recorded != (version > 0) or applied != list(range(1, version + 1))
+    # a verifier may look at a brain whose schema is this code's (nothing would be migrated) but
+    # whose migration records were edited: the verifier's own checks name those rows
+    if mismatch and not (verifying and version == code_schema_version()):
+        if applied and applied == list(range(1, len(applied) + 1)):
+            shown = f"1..{len(applied)}"
+        else:
+            shown = ", ".join(str(v) for v in applied[:8]) + (", ..." if len(applied) > 8 else "")
+        raise DamagedBrainError(
+            f"the brain's schema version (PRAGMA user_version = {version}) disagrees with the "
+            f"migrations it records as applied ({shown or 'none'}): the file was changed outside "
+            "aimos, so it is neither read nor migrated",
+            restore_hint(),
+            reason="schema_version_mismatch",
+        )
     if version > code_schema_version():
         raise SchemaTooNewError(
             f"this brain has schema version {version}, newer than this aimos understands "
@@ -151,7 +278,9 @@ def _create_file(path: Path) -> None:
     os.close(fd)
 
 
-def open_writer(path: Path | None = None, *, create: bool = False) -> apsw.Connection:
+def open_writer(
+    path: Path | None = None, *, create: bool = False, verifying: bool = False
+) -> apsw.Connection:
     """The writer's connection: registered functions, WAL, synchronous=FULL, migrated."""
     path = path or paths.brain_path()
     if not path.exists():
@@ -161,7 +290,7 @@ def open_writer(path: Path | None = None, *, create: bool = False) -> apsw.Conne
     with translate_errors():
         conn = apsw.Connection(str(path))
         _configure(conn)
-        _refuse_newer(conn)
+        _refuse_newer(conn, verifying=verifying)
         register_functions(conn)
         mode = conn.execute("PRAGMA journal_mode = WAL").fetchall()[0][0]
         if str(mode).lower() != "wal":
@@ -227,7 +356,7 @@ def write_transaction(
 
 def rows(conn: apsw.Connection, sql: str, params: Any = ()) -> list[dict[str, Any]]:
     """Run a query and return each row as a dict keyed by column name."""
-    with translate_errors():
+    with translate_errors(conn):
         cursor = conn.execute(sql, params)
         try:
             names = [d[0] for d in cursor.getdescription()]

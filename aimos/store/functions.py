@@ -7,12 +7,11 @@ triggers fail with "no such function".
 from __future__ import annotations
 
 import hashlib
-import json
 import struct
 from typing import Any
 
 from aimos.crypto import commitments
-from aimos.crypto.canonical import canonical_json
+from aimos.crypto.canonical import canonical_json, json_loads
 from aimos.crypto.certs import parse_certificate, verify_certificate
 from aimos.crypto.ed25519 import fingerprint_of_b64u, verify
 from aimos.crypto.encoding import b64u_decode, hex32, parse_iso_ms
@@ -34,9 +33,20 @@ def sha256_hex(value: Any) -> str:
 
 def is_canonical(text: Any) -> int:
     try:
-        return int(isinstance(text, str) and canonical_json(json.loads(text)).decode() == text)
+        return int(isinstance(text, str) and canonical_json(json_loads(text)).decode() == text)
     except (ValueError, AimosError):
         return 0
+
+
+def is_utf8(value: Any) -> int:
+    """1 when ``value`` (a TEXT cell cast to BLOB) is valid UTF-8; finds damage no read could decode."""
+    if not isinstance(value, bytes):
+        return 1
+    try:
+        value.decode("utf-8")
+    except UnicodeDecodeError:
+        return 0
+    return 1
 
 
 def _body_message(body_text: str, tail: list[bytes]) -> bytes:
@@ -164,7 +174,7 @@ def revocation_mutation(prior_hex: str, content_hex: str, signature_b64u: str) -
 
 def merkle_root_sql(entries_json: str) -> str | None:
     try:
-        entries = json.loads(entries_json)
+        entries = json_loads(entries_json)
         if not isinstance(entries, list):
             return None
         return merkle_root(entries).hex()
@@ -314,4 +324,5 @@ SQL_FUNCTIONS: dict[str, tuple[Any, int]] = {
     "aimos_seal_genesis": (seal_genesis_sql, 1),
     "aimos_ed25519_verify_blob": (ed25519_verify_blob, 3),
     "aimos_seal_aware": (seal_aware, 0),
+    "aimos_is_utf8": (is_utf8, 1),
 }

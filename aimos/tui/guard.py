@@ -35,6 +35,11 @@ def attempt(call: Callable[[], T], *, doing: str) -> T | Failure:
         return Failure(
             f"Could not {doing}", "the brain is busy (another process holds its write lock)", "Try again."
         )
+    except UnicodeDecodeError:  # a read outside the store's helpers met text that is not UTF-8
+        from aimos.store.connection import damaged_text_error
+
+        damaged = damaged_text_error(None)
+        return Failure(f"Could not {doing}", damaged.message, damaged.hint)
     except (apsw.CorruptError, apsw.NotADBError):
         return Failure(
             f"Could not {doing}",

@@ -7,8 +7,9 @@ verifier can turn it into a verdict without catching anything else.
 
 from __future__ import annotations
 
-import json
 from typing import Any, Final
+
+from aimos.crypto.canonical import JSONDepthError, json_loads
 
 MAX_BUNDLE_BYTES: Final = 512 * 1024 * 1024
 
@@ -50,9 +51,10 @@ def _reject_constant(name: str) -> Any:
 
 
 def strict_json_loads(text: str) -> Any:
-    """JSON with no duplicate keys and no NaN/Infinity; raises DuplicateKeyError,
-    NonFiniteError, RecursionError or ValueError."""
-    return json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_reject_constant)
+    """JSON with no duplicate keys, no NaN/Infinity and no nesting deeper than the canonical
+    limit; raises DuplicateKeyError, NonFiniteError, JSONDepthError or ValueError (all
+    ValueErrors; the depth is checked before parsing, so no RecursionError)."""
+    return json_loads(text, object_pairs_hook=_no_duplicates, parse_constant=_reject_constant)
 
 
 def load_bundle(data: bytes | str, *, max_bytes: int = MAX_BUNDLE_BYTES) -> Any:
@@ -66,7 +68,7 @@ def load_bundle(data: bytes | str, *, max_bytes: int = MAX_BUNDLE_BYTES) -> Any:
         raise BundleParseError(JSON_DUPLICATE_KEY, f"duplicate JSON key {exc}") from None
     except NonFiniteError as exc:
         raise BundleParseError(CANONICAL_NON_FINITE, f"non-finite JSON number {exc}") from None
-    except RecursionError:
-        raise BundleParseError(CANONICAL_DEPTH_LIMIT, "JSON nested too deeply to parse") from None
+    except JSONDepthError as exc:
+        raise BundleParseError(CANONICAL_DEPTH_LIMIT, exc.message) from None
     except (UnicodeDecodeError, ValueError) as exc:
         raise BundleParseError(BUNDLE_JSON_MALFORMED, f"not UTF-8 JSON: {exc}") from None

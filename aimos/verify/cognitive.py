@@ -32,7 +32,6 @@ from the closed vocabulary :data:`REASONS`; the names follow the HOM-AIMOS refer
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import struct
 import uuid
@@ -42,7 +41,7 @@ from os import PathLike
 from typing import Any, Final, Literal, TypedDict, TypeGuard
 
 from aimos.crypto import commitments, domains
-from aimos.crypto.canonical import MAX_SAFE_INTEGER, canonical_json
+from aimos.crypto.canonical import MAX_SAFE_INTEGER, canonical_json, json_loads
 from aimos.crypto.certs import (
     MASTER_ISSUER,
     PERPETUAL_UNTIL,
@@ -509,8 +508,8 @@ def _decode_identity(raw: object, where: str) -> _Identity:
 def _parse_cert(text: str) -> Certificate | str:
     """The certificate, or the reason it cannot be read."""
     try:
-        outer = json.loads(b64u_decode(text))
-    except (AimosError, ValueError, UnicodeDecodeError, RecursionError):
+        outer = json_loads(b64u_decode(text))
+    except (AimosError, ValueError, UnicodeDecodeError):
         return R.CERT_MALFORMED
     if (
         not isinstance(outer, dict)

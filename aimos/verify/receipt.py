@@ -6,12 +6,11 @@ Each check is reported by name, so an edited file says which check it broke.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
 from aimos.crypto import commitments
-from aimos.crypto.canonical import canonical_json, canonical_sha256_hex
+from aimos.crypto.canonical import canonical_json, canonical_sha256_hex, json_loads
 from aimos.crypto.certs import parse_certificate, verify_certificate
 from aimos.crypto.ed25519 import fingerprint_of_b64u, verify
 from aimos.crypto.encoding import b64u_decode, is_hex64, iso_ms
@@ -71,7 +70,7 @@ def verify_receipt_document(doc: dict[str, Any], *, expected_master_fingerprint:
     )
 
     def event_body() -> dict[str, Any]:
-        body: dict[str, Any] = json.loads(event["signed_body"])
+        body: dict[str, Any] = json_loads(event["signed_body"])
         return body
 
     _run(
@@ -170,7 +169,7 @@ def verify_receipt_document(doc: dict[str, Any], *, expected_master_fingerprint:
     def grant_ok() -> bool | str:
         if grant is None:
             return "grant missing"
-        body = json.loads(grant["signed_body"])
+        body = json_loads(grant["signed_body"])
         content = commitments.sha256(grant["signed_body"].encode())
         prev = bytes.fromhex(grant["prev_mutation_hash"]) if grant["prev_mutation_hash"] else None
         if content.hex() != grant["content_hash"]:

@@ -1,5 +1,11 @@
-"""Fixtures for the tamper harness: this folder on sys.path (`used_brain`, `tamper`), the used
-brain built once per session, and the report printed at the end of the run."""
+"""Attacks by someone holding the brain file (or handing aimos a file): each test makes the attack
+with the real `sqlite3` shell or a crafted file, runs the real `aimos` CLI in a subprocess, and
+checks the refusal: its exit code, its closed reason, and that nothing was disclosed or changed.
+
+Fixtures for the tamper harness: this folder on sys.path (`used_brain`, `tamper`,
+`attack_support`), the used brain built once per session, and the report printed at the end of
+the run. `aimos_home`, `passphrase`, `installed` and `brain_template` come from tests/conftest.py;
+the subprocess helpers from tests/cli/aimos_cli_support.py."""
 
 from __future__ import annotations
 

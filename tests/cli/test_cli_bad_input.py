@@ -289,9 +289,19 @@ def test_no_passphrase_source_is_refused(installed: Path) -> None:
 
 # --- a brain from a newer aimos ----------------------------------------------------------------
 def test_brain_with_a_newer_schema_is_refused(installed: Path) -> None:
+    """A newer aimos records its migrations as it applies them; a version with no record is a
+    hand edit, refused as damage (tests/attacks/test_schema_version.py)."""
+    from aimos.store.connection import code_schema_version
+
+    newer = code_schema_version() + 1
     memory_id = _save("written before the upgrade")
     brain = installed / BRAIN
-    proc = sqlite(brain, "PRAGMA user_version=99")
+    proc = sqlite(
+        brain,
+        "DROP TRIGGER schema_migrations_writer_only; DROP TRIGGER IF EXISTS schema_migrations_seal_aware; INSERT INTO schema_migrations"
+        f" (version, name, applied_at) VALUES ({newer}, 'from_a_newer_aimos', 0);"
+        f" PRAGMA user_version={newer}",
+    )
     assert proc.returncode == 0, proc.stderr
     before = snapshot(installed)
     for command in (
@@ -308,7 +318,7 @@ def test_brain_with_a_newer_schema_is_refused(installed: Path) -> None:
         assert "upgrade" in result.err.lower(), result.describe()
         assert result.out == "", result.describe()
     assert_unchanged(installed, before)
-    assert sqlite_value(brain, "PRAGMA user_version") == "99"
+    assert sqlite_value(brain, "PRAGMA user_version") == str(newer)
 
 
 # --- edits through the sqlite3 shell -------------------------------------------------------------

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from aimos.errors import IntegrityError, NotInstalledError, SchemaTooNewError
+from aimos.errors import DamagedBrainError, IntegrityError, NotInstalledError, SchemaTooNewError
 from aimos.store import connection as store
 from aimos.store.functions import SQL_FUNCTIONS, is_canonical, payload_message_sql, request_message_sql
 
@@ -70,12 +70,36 @@ def test_missing_brain_is_not_installed(aimos_home: Path) -> None:
 def test_newer_schema_is_refused(aimos_home: Path) -> None:
     store.open_writer(create=True).close()
     db = aimos_home / "brain.sqlite3"
-    assert sqlite_shell(db, "PRAGMA user_version = 99").returncode == 0
+    newer = store.code_schema_version() + 1
+    assert (
+        sqlite_shell(
+            db,
+            "DROP TRIGGER schema_migrations_writer_only; DROP TRIGGER IF EXISTS schema_migrations_seal_aware; INSERT INTO schema_migrations"
+            f" (version, name, applied_at) VALUES ({newer}, 'from_a_newer_aimos', 0);"
+            f" PRAGMA user_version = {newer}",
+        ).returncode
+        == 0
+    )
     with pytest.raises(SchemaTooNewError) as err:
         store.open_writer()
     assert "upgrade" in err.value.hint
     with pytest.raises(SchemaTooNewError):
         store.open_reader()
+
+
+@pytest.mark.parametrize("forged", [-1, 0, 1, 99])
+def test_a_schema_version_that_disagrees_with_the_migrations_is_damage(
+    aimos_home: Path, forged: int
+) -> None:
+    store.open_writer(create=True).close()
+    db = aimos_home / "brain.sqlite3"
+    assert sqlite_shell(db, f"PRAGMA user_version = {forged}").returncode == 0
+    for opener in (store.open_writer, store.open_reader):
+        with pytest.raises(DamagedBrainError) as err:
+            opener()
+        assert err.value.reason == "schema_version_mismatch"
+        assert "backup" in err.value.hint
+    assert sqlite_shell(db, "PRAGMA user_version").stdout.strip() == str(forged)
 
 
 def test_reader_authorizer_denies_writes(brain) -> None:  # type: ignore[no-untyped-def]

@@ -1,0 +1,48 @@
+"""Helpers shared by the attack tests (imported as a plain module, like aimos_cli_support)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from aimos_cli_support import BRAIN, UUID_RE, Result, run_aimos, sqlite
+
+VERIFICATION_FAILED = 4
+INTEGRITY = 5
+
+
+def save(text: str, *options: str) -> str:
+    result = run_aimos("save", text, *options).ok()
+    memory_id = result.out.strip()
+    assert UUID_RE.match(memory_id), result.describe()
+    return memory_id
+
+
+def drop_guards(home: Path, table: str) -> None:
+    """Drop ``table``'s BEFORE UPDATE / DELETE guard triggers with the sqlite3 shell."""
+    names = sqlite(
+        home / BRAIN,
+        f"SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = '{table}'"
+        " AND (sql LIKE '%BEFORE UPDATE%' OR sql LIKE '%BEFORE DELETE%')",
+    ).stdout.split()
+    assert names, f"no guard triggers on {table}?"
+    done = sqlite(home / BRAIN, " ".join(f"DROP TRIGGER {n};" for n in names))
+    assert done.returncode == 0, done.stderr
+
+
+def run_sql(home: Path, sql: str) -> None:
+    done = sqlite(home / BRAIN, sql)
+    assert done.returncode == 0, done.stderr
+
+
+def assert_refused_closed(result: Result, code: int, *words: str, never: tuple[str, ...] = ()) -> None:
+    """Exit ``code``, an `error:` naming ``words`` and a `hint:`, nothing on stdout, no traceback,
+    no internal error, and none of ``never`` anywhere."""
+    assert result.code == code, result.describe()
+    assert "Traceback" not in result.both, result.describe()
+    assert "internal error" not in result.both, result.describe()
+    assert "error:" in result.err and "hint:" in result.err, result.describe()
+    assert result.out == "", f"a refused command printed data\n{result.describe()}"
+    for word in words:
+        assert word in result.err, f"stderr does not name {word!r}\n{result.describe()}"
+    for text in never:
+        assert text not in result.both, f"{text!r} was shown\n{result.describe()}"
