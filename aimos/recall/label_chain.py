@@ -9,6 +9,7 @@ label, or `unverified` when there is none.
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from typing import Any
 

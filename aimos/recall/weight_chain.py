@@ -8,6 +8,7 @@ revocation, window and terminal fidelity. Reasons use the reference's names.
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from typing import Any
 
