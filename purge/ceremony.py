@@ -124,7 +124,8 @@ def inventory() -> Inventory:
         conn.close()
     from purge.inventory import owned_files
 
-    inv.files = [str(p) for p in owned_files(state.read_service_record())]  # without our own WAL/SHM
+    # without our own WAL/SHM
+    inv.files = [str(p) for p in owned_files(state.read_service_record(), inv.brain_id)]
     return inv
 
 
@@ -350,7 +351,7 @@ def _run(journal: dict[str, Any], master: KeyPair, *, resumed: bool = False) -> 
         from aimos.identity.anchors import remove_anchor
         from purge.inventory import owned_files
 
-        for path in owned_files(state.read_service_record()):
+        for path in owned_files(state.read_service_record(), journal["brain_id"]):
             path.unlink(missing_ok=True)
             journal["derived_files_deleted"] += 1
         for folder in (state.backups_dir(), paths.state_dir() / "onboarding"):

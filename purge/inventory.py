@@ -120,10 +120,23 @@ def table_class_counts(conn: apsw.Connection) -> list[dict[str, Any]]:
     return [{"class": c, "row_count": counts[c]} for c in sorted(counts)]
 
 
-def owned_files(record: dict[str, Any] | None = None) -> list[Path]:
-    """The files aimos keeps for the brain here, beside the brain itself (which exist now)."""
+def owned_files(record: dict[str, Any] | None = None, brain_id: str | None = None) -> list[Path]:
+    """The files aimos keeps for the brain here, beside the brain itself (which exist now): its
+    WAL, backups, brains `aimos restore` replaced (they hold memories too), state and log files,
+    and the anchor of its newest seal."""
+    from aimos.store.seals import freshness_path
+
     brain = paths.brain_path()
     found = [Path(str(brain) + s) for s in ("-wal", "-shm", "-journal")]
+    if brain.parent.is_dir():
+        found += sorted(
+            p
+            for p in brain.parent.iterdir()
+            if p.is_file()
+            and (p.name.startswith(brain.name + ".replaced-") or p.name.startswith(f".{brain.name}.restore-"))
+        )
+    if brain_id:
+        found.append(freshness_path(brain_id))
     backups = state.backups_dir()
     if backups.is_dir():
         found += sorted(p for p in backups.iterdir() if p.is_file())
@@ -195,5 +208,5 @@ def take_inventory(conn: apsw.Connection) -> Inventory:
         master_created_at=int(master["created_at"]),
         classes=table_class_counts(conn),
         key_items=items,
-        files=[str(p) for p in owned_files(state.read_service_record())],
+        files=[str(p) for p in owned_files(state.read_service_record(), meta.get("brain_id"))],
     )
