@@ -416,6 +416,11 @@ def install(options: InstallOptions, passphrase: str, now: int) -> InstallResult
         run.step = "create_brain"
         run.mkdirs(brain_path.parent)
         run.did(f"brain file {brain_path}", lambda: _remove_brain_files(brain_path))
+        # every sealed commit anchors the brain's newest seal beside anchors.json
+        from aimos.store.seals import freshness_path
+
+        run.mkdirs(freshness_path(brain_id).parent)
+        run.did("freshness anchor", lambda: freshness_path(brain_id).unlink(missing_ok=True))
         conn = open_writer(brain_path, create=True)
         try:
             after_step(run.step)

@@ -77,6 +77,7 @@ def test_forged_weight_chain_fails_recall_closed(brain: Any, tmp_path: Path) -> 
     raw = apsw.Connection(str(brain.home / "brain.sqlite3"))  # no registered functions: an outside edit
     raw.execute("PRAGMA foreign_keys = OFF")
     raw.execute("DROP TRIGGER weight_projections_verify_insert")
+    raw.execute("DROP TRIGGER weight_projections_seal_aware")
     raw.execute("DROP TRIGGER memories_no_update")
     raw.execute("DROP INDEX weight_projections_no_fork")
     head = raw.execute("SELECT * FROM weight_projections").fetchall()[0]
