@@ -20,6 +20,11 @@ def _portable(bundle: dict[str, Any], fingerprint: str | None) -> Any:
 
 def _verify_hint(result: dict[str, Any]) -> str:
     reasons = {f["reason"] for f in (result["brain"] or {}).get("failures", [])}
+    if reasons == {"brain_unsealed"}:
+        return (
+            "This brain was made by an aimos from before seals: its next write seals it (for example "
+            "`aimos housekeeper run-job heartbeat`); then run `aimos verify` again."
+        )
     if reasons and reasons <= {"search_index_mismatch"}:
         return "The search indexes disagree with the memories: run `aimos index rebuild`."
     if "brain_rolled_back" in reasons or "brain_history_mismatch" in reasons:
