@@ -20,7 +20,7 @@ from aimos.errors import AimosError, IntegrityError
 from aimos.identity.anchors import anchored_fingerprint
 from aimos.identity.epochs import brain_meta, current_grant, master_row
 from aimos.store.functions import payload_message_sql
-from aimos.store.seals import RESTORE_HINT, check_tables, checked_in_this_write, costed
+from aimos.store.seals import RESTORE_HINT, already_checked, check_tables, costed
 
 IDENTITY_TABLES = ("master_identity", "identity_epochs", "recall_grants", "agent_revocations")
 # grant columns and the signed body's fields they must equal
@@ -46,8 +46,8 @@ def check_identities(conn: apsw.Connection) -> None:
 
 
 def _check_identities(conn: apsw.Connection) -> None:
-    if checked_in_this_write(conn, IDENTITY_TABLES):
-        return  # this write transaction already checked them, and only it can have changed them
+    if already_checked(conn, IDENTITY_TABLES):
+        return  # checked by this connection, and no other has committed since
     check_tables(conn, IDENTITY_TABLES)
     brain_id = brain_meta(conn).get("brain_id")
     anchored = anchored_fingerprint(brain_id) if brain_id else None

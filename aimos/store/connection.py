@@ -350,6 +350,7 @@ def write_transaction(
             raise
         seals.end(conn)
         conn.execute("COMMIT")
+        seals.settled(conn)
     with seals.costed("anchor"):
         seals.after_commit(ctx)
 

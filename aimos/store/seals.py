@@ -265,8 +265,7 @@ def check_tables(conn: apsw.Connection, names: tuple[str, ...]) -> None:
                 f"table {name} differs from what the brain's seals say: it was changed outside aimos",
                 reason="row_altered",
             )
-    if _CHECKED.get(conn) == head.seq:  # inside a write transaction: remember until it ends
-        _TABLES_CHECKED[conn] = (names, _table_tops(conn, names))
+    _TABLES_CHECKED[conn] = (_data_version(conn), names, _table_tops(conn, names))
 
 
 def _table_tops(conn: apsw.Connection, names: tuple[str, ...]) -> tuple[int, ...]:
@@ -275,12 +274,17 @@ def _table_tops(conn: apsw.Connection, names: tuple[str, ...]) -> tuple[int, ...
     )
 
 
-def checked_in_this_write(conn: apsw.Connection, names: tuple[str, ...]) -> bool:
-    """True when this write transaction already checked these tables and has not added rows to
-    them since (only it can write while it holds the lock): a bulk write of many requests (an
-    import, the benchmarks' fills) checks them once, not once per request."""
+def already_checked(conn: apsw.Connection, names: tuple[str, ...]) -> bool:
+    """True when this connection already checked these tables, no other connection has committed
+    since (PRAGMA data_version) and it has added no rows to them itself: a process making many
+    requests (an import, the housekeeper, the benchmarks' fills) checks them once."""
     found = _TABLES_CHECKED.get(conn)
-    return found is not None and found[0] == names and found[1] == _table_tops(conn, names)
+    return (
+        found is not None
+        and found[0] == _data_version(conn)
+        and found[1] == names
+        and found[2] == _table_tops(conn, names)
+    )
 
 
 def check_counts(conn: apsw.Connection, names: tuple[str, ...]) -> None:
@@ -326,8 +330,9 @@ def begin(conn: apsw.Connection, *, check_anchor: bool = True) -> SealContext:
         if heads:
             raise SealError("the brain's seal heads exist without any seal", reason="seal_heads_mismatch")
         return SealContext(shapes, None, {}, {name: 0 for name in shapes})
-    reason = check_head(conn, head, heads)
-    if reason is None and head.seq > 1:  # and it follows the seal before it (the rest: verify)
+    quiet = _quiet(conn)
+    reason = None if quiet else check_head(conn, head, heads)
+    if reason is None and not quiet and head.seq > 1:  # and it follows the seal before it (the rest: verify)
         before = seal_at(conn, head.seq - 1)
         try:
             reason = None if before is not None and before.link == head.prev_link else "seal_chain_break"
@@ -335,7 +340,7 @@ def begin(conn: apsw.Connection, *, check_anchor: bool = True) -> SealContext:
             reason = "seal_chain_break"
     if reason is not None:
         raise SealError(f"the brain's newest seal does not verify ({reason})", reason=reason)
-    stale = freshness_failure(conn, head, anchor_for(conn)) if check_anchor else None
+    stale = freshness_failure(conn, head, anchor_for(conn)) if check_anchor and not quiet else None
     if stale is not None:  # writing on would seal over the rollback and move the anchor past it
         raise SealError(
             f"this brain is not the newest one aimos wrote here: {stale['detail']}",
@@ -358,14 +363,35 @@ def begin(conn: apsw.Connection, *, check_anchor: bool = True) -> SealContext:
                 reason="row_missing",
             )
     _CHECKED[conn] = head.seq
+    _QUIET[conn] = _data_version(conn)
     return SealContext(shapes, head, heads, live)
 
 
 # connections inside a write transaction whose begin verified the newest seal (its number)
 _CHECKED: weakref.WeakKeyDictionary[apsw.Connection, int] = weakref.WeakKeyDictionary()
+# each connection's PRAGMA data_version when it last knew the seals to hold (its begin checked
+# them, or it committed its own seal): unchanged means no other connection has committed since
+_QUIET: weakref.WeakKeyDictionary[apsw.Connection, int] = weakref.WeakKeyDictionary()
 
 
-_TABLES_CHECKED: weakref.WeakKeyDictionary[apsw.Connection, tuple[tuple[str, ...], tuple[int, ...]]] = (
+def _data_version(conn: apsw.Connection) -> int:
+    return int(str(conn.execute("PRAGMA data_version").fetchall()[0][0]))
+
+
+def _quiet(conn: apsw.Connection) -> bool:
+    """No other connection (another process, the sqlite3 shell) has committed to the brain since
+    this connection last checked or wrote its seals, so what it checked still holds: a process
+    writing many times (the housekeeper, an import, a benchmark) checks the chain once."""
+    known = _QUIET.get(conn)
+    return known is not None and known == _data_version(conn)
+
+
+def settled(conn: apsw.Connection) -> None:
+    """After this connection's own commit: the seals hold as it left them."""
+    _QUIET[conn] = _data_version(conn)
+
+
+_TABLES_CHECKED: weakref.WeakKeyDictionary[apsw.Connection, tuple[int, tuple[str, ...], tuple[int, ...]]] = (
     weakref.WeakKeyDictionary()
 )
 
@@ -373,7 +399,6 @@ _TABLES_CHECKED: weakref.WeakKeyDictionary[apsw.Connection, tuple[tuple[str, ...
 def end(conn: apsw.Connection) -> None:
     """The write transaction is over (committed or rolled back): its checks no longer hold."""
     _CHECKED.pop(conn, None)
-    _TABLES_CHECKED.pop(conn, None)
 
 
 def _describe(conn: apsw.Connection, shape: TableShape, after: int, upto: int | None = None) -> str:
@@ -485,22 +510,30 @@ def read_freshness(brain_id: str) -> dict[str, Any] | None:
     return entry
 
 
-def write_freshness(brain_id: str, seq: int, link: bytes, *, note: str | None = None) -> None:
-    """Anchor this brain's newest seal outside it: a new file renamed over the old one.
+ANCHOR_BYTES = 256
 
-    Written after the commit, without fsync and without a lock: an anchor lost in a crash, or
-    overwritten by a concurrent writer's older one, is only older than the brain (nothing is
-    flagged; the next write moves it on), never newer."""
+
+def write_freshness(brain_id: str, seq: int, link: bytes, *, note: str | None = None) -> None:
+    """Anchor this brain's newest seal outside it: one small JSON object, written in place.
+
+    Written after the commit with one positioned write of a fixed-size block (no temporary file,
+    no rename: about 4 us instead of 130 us), without fsync and without a lock: an anchor lost or
+    torn in a crash, or overwritten by a concurrent writer's older one, reads as older than the
+    brain or as none (nothing is flagged; the next write moves it on), never as newer."""
     path = freshness_path(brain_id)
     entry: dict[str, Any] = {"seq": seq, "link": link.hex(), "anchored_at": int(time.time())}
     if note:
-        entry["note"] = note
-    paths.ensure_private_dir(path.parent)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(json.dumps(entry, sort_keys=True) + "\n")
-    os.replace(tmp, path)
+        entry["note"] = note[:64]
+    data = json.dumps(entry, sort_keys=True).encode("utf-8")
+    if len(data) >= ANCHOR_BYTES:
+        raise SealError("the freshness anchor does not fit its block (a bug)", reason="anchor_invalid")
+    if not path.parent.is_dir():
+        paths.ensure_private_dir(path.parent)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        os.pwrite(fd, data.ljust(ANCHOR_BYTES - 1) + b"\n", 0)
+    finally:
+        os.close(fd)
 
 
 def after_commit(ctx: SealContext) -> None:
