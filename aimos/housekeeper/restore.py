@@ -33,7 +33,8 @@ from aimos.housekeeper.jobs.nightly_dream import backup_files
 from aimos.identity.epochs import HOUSEKEEPER, brain_meta, load_signer, master_row, unlock_master
 from aimos.identity.keystore import open_keystore
 from aimos.store import seals
-from aimos.store.connection import open_reader, open_writer, text_of, write_transaction
+from aimos.store.cells import text_of
+from aimos.store.connection import open_reader, open_writer, write_transaction
 
 RESTORE_SCHEMA = "aimos.brain-restore/v1"
 # what may fail in the copy before its restore record exists: it is behind the anchor (that is

@@ -20,7 +20,7 @@ import apsw
 
 from aimos.identity.epochs import DATA_CLASSES
 from aimos.recall.text import fts_match, stem_prefix, tokens
-from aimos.store.connection import text_of
+from aimos.store.cells import text_of
 
 RRF_K = 60
 CANDIDATES = 100

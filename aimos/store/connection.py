@@ -366,14 +366,6 @@ def rows(conn: apsw.Connection, sql: str, params: Any = ()) -> list[dict[str, An
         return [dict(zip(names, r, strict=True)) for r in cursor]
 
 
-def text_of(value: object) -> str:
-    """A cell read as ``CAST(x AS BLOB)`` (so damaged, non-UTF-8 text cannot fail to decode) as
-    text for a message, with undecodable bytes replaced."""
-    if isinstance(value, bytes | bytearray | memoryview):
-        return bytes(value).decode("utf-8", "replace")
-    return "" if value is None else str(value)
-
-
 def one(conn: apsw.Connection, sql: str, params: Any = ()) -> dict[str, Any] | None:
     found = rows(conn, sql, params)
     return found[0] if found else None

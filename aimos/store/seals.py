@@ -37,7 +37,7 @@ from aimos.crypto import commitments
 from aimos.crypto.commitments import SealEntry
 from aimos.crypto.ed25519 import verify as ed25519_verify
 from aimos.errors import AimosError, IntegrityError
-from aimos.store.connection import text_of
+from aimos.store.cells import text_of
 
 # Not sealed: the seal chain itself and its cache (each checked against the chain instead).
 SEAL_TABLES = ("brain_seals", "seal_heads")
