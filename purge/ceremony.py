@@ -30,7 +30,7 @@ from typing import Any
 
 from aimos import __version__, paths
 from aimos.crypto.ed25519 import KeyPair
-from aimos.errors import AbortedError, AimosError, BusyError, NotFoundError, PassphraseError, UsageError
+from aimos.errors import AbortedError, AimosError, NotFoundError, PassphraseError, UsageError
 from aimos.housekeeper import state
 from purge.artifacts import INTENT_SCHEMA, RECEIPT_SCHEMA, artifact_sha256, sign_artifact
 from purge.inventory import SENSITIVE_TABLES, Inventory, take_inventory
@@ -98,17 +98,11 @@ def _save_journal(journal: dict[str, Any]) -> None:
 
 
 def check_offline() -> None:
-    if state.is_running():
-        raise BusyError(
-            f"the housekeeper is running (pid {state.read_pid()}); the purge ceremony runs offline",
-            "Stop it with `aimos housekeeper stop`, then run the ceremony again.",
-        )
-    holders = state.brain_holders(paths.brain_path())
-    if holders:
-        raise BusyError(
-            f"other processes hold the brain open: pid {', '.join(map(str, holders))}",
-            "Close them (agents, a TUI, a shell on the brain) and run the ceremony again.",
-        )
+    state.require_offline(
+        "the purge ceremony runs offline",
+        stop_hint="Stop it with `aimos housekeeper stop`, then run the ceremony again.",
+        close_hint="Close them (agents, a TUI, a shell on the brain) and run the ceremony again.",
+    )
 
 
 def inventory() -> Inventory:

@@ -27,14 +27,14 @@ from aimos import paths
 from aimos.crypto.canonical import canonical_text
 from aimos.crypto.encoding import b64u_encode
 from aimos.crypto.messages import new_nonce, payload_message
-from aimos.errors import BusyError, NotFoundError, UsageError, VerificationError
+from aimos.errors import NotFoundError, UsageError, VerificationError
 from aimos.housekeeper import state
 from aimos.housekeeper.jobs.nightly_dream import backup_files
 from aimos.identity.epochs import HOUSEKEEPER, brain_meta, load_signer, master_row, unlock_master
 from aimos.identity.keystore import open_keystore
 from aimos.store import seals
 from aimos.store.cells import text_of
-from aimos.store.connection import open_reader, open_writer, write_transaction
+from aimos.store.connection import copy_brain, open_reader, open_writer, write_transaction
 
 RESTORE_SCHEMA = "aimos.brain-restore/v1"
 # what may fail in the copy before its restore record exists: it is behind the anchor (that is
@@ -92,17 +92,11 @@ def listing() -> list[dict[str, Any]]:
 
 
 def check_offline() -> None:
-    if state.is_running():
-        raise BusyError(
-            f"the housekeeper is running (pid {state.read_pid()}); a restore replaces the brain file",
-            "Stop it with `aimos housekeeper stop`, restore, then `aimos housekeeper start`.",
-        )
-    holders = state.brain_holders(paths.brain_path())
-    if holders:
-        raise BusyError(
-            f"other processes hold the brain open: pid {', '.join(map(str, holders))}",
-            "Close them (agents, MCP servers, a TUI) and run the restore again.",
-        )
+    state.require_offline(
+        "a restore replaces the brain file",
+        stop_hint="Stop it with `aimos housekeeper stop`, restore, then `aimos housekeeper start`.",
+        close_hint="Close them (agents, MCP servers, a TUI) and run the restore again.",
+    )
 
 
 def _counts(conn: apsw.Connection) -> dict[str, int]:
@@ -261,19 +255,19 @@ def _copy_brain(source: Path, target: Path) -> None:
     """A consistent single-file copy (the backup API) at ``target``, 0600."""
     for suffix in ("", "-wal", "-shm"):
         Path(f"{target}{suffix}").unlink(missing_ok=True)
-    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    os.close(fd)
-    src = apsw.Connection(f"file:{source}?mode=ro", flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
     try:
-        dst = apsw.Connection(str(target))
-        try:
-            with dst.backup("main", src, "main") as b:
-                b.step(-1)
-            dst.execute("PRAGMA journal_mode = DELETE")
-        finally:
-            dst.close()
+        src = apsw.Connection(
+            f"file:{source}?mode=ro", flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI
+        )
     except apsw.Error as exc:
-        target.unlink(missing_ok=True)
+        raise VerificationError(
+            f"the backup cannot be opened ({type(exc).__name__})",
+            "Choose another backup (`aimos restore --list`); nothing was changed.",
+            reason="backup_unreadable",
+        ) from exc
+    try:
+        copy_brain(src, target)
+    except apsw.Error as exc:
         raise VerificationError(
             f"the backup is not a readable SQLite brain ({text_of(type(exc).__name__)})",
             "Choose another backup (`aimos restore --list`); nothing was changed.",

@@ -157,3 +157,15 @@ def brain_holders(brain: Path) -> list[int]:
         except OSError:
             continue
     return sorted(holders)
+
+
+def require_offline(action: str, *, stop_hint: str, close_hint: str) -> None:
+    """Refuse (BusyError) while the housekeeper runs or another process holds the brain open:
+    what needs the brain to itself (a purge, a restore)."""
+    if is_running():
+        raise BusyError(f"the housekeeper is running (pid {read_pid()}); {action}", stop_hint)
+    holders = brain_holders(paths.brain_path())
+    if holders:
+        raise BusyError(
+            f"other processes hold the brain open: pid {', '.join(map(str, holders))}", close_hint
+        )

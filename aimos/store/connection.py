@@ -355,6 +355,26 @@ def write_transaction(
         seals.after_commit(ctx)
 
 
+def copy_brain(source: apsw.Connection, target: Path) -> None:
+    """A consistent single-file copy of ``source`` (the backup API: one step over a WAL snapshot)
+    in a new 0600 file ``target`` (journal mode DELETE, so it needs no WAL beside it). ``target``
+    must not exist; it is removed again if the copy fails."""
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    os.close(fd)
+    try:
+        destination = apsw.Connection(str(target))
+        try:
+            with destination.backup("main", source, "main") as backup:
+                backup.step(-1)
+            destination.execute("PRAGMA journal_mode = DELETE")
+        finally:
+            destination.close()
+    except BaseException:
+        target.unlink(missing_ok=True)
+        raise
+    os.chmod(target, 0o600)
+
+
 def rows(conn: apsw.Connection, sql: str, params: Any = ()) -> list[dict[str, Any]]:
     """Run a query and return each row as a dict keyed by column name."""
     with translate_errors(conn):

@@ -15,8 +15,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import apsw
-
 from aimos import paths
 from aimos.housekeeper.jobs import JobContext
 from aimos.housekeeper.state import backups_dir
@@ -24,7 +22,7 @@ from aimos.identity.anchors import anchored_fingerprint
 from aimos.identity.epochs import master_row
 from aimos.learning.verifier import verify_brain, verify_everything
 from aimos.ledger.events import append_event
-from aimos.store.connection import open_reader, write_transaction
+from aimos.store.connection import copy_brain, open_reader, write_transaction
 
 KEEP_BACKUPS = 7
 BACKUP_PREFIX = "brain-"
@@ -66,23 +64,11 @@ def online_backup(now: int) -> Path:
     folder = paths.ensure_private_dir(backups_dir())
     target = _next_backup_name(folder, now)
     partial = folder / f".{target.name}.{os.getpid()}.partial"
-    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    os.close(fd)
     source = open_reader(paths.brain_path())
     try:
-        destination = apsw.Connection(str(partial))
-        try:
-            with destination.backup("main", source, "main") as backup:
-                backup.step(-1)
-            destination.execute("PRAGMA journal_mode = DELETE")
-        finally:
-            destination.close()
-    except BaseException:
-        partial.unlink(missing_ok=True)
-        raise
+        copy_brain(source, partial)
     finally:
         source.close()
-    os.chmod(partial, 0o600)
     os.replace(partial, target)
     return target
 
