@@ -16,14 +16,20 @@ from aimos.store.connection import migrations, schema_version
 SchemaObject = tuple[str, str, str | None]  # (type, table, sql)
 
 
+def migrated_in_memory() -> apsw.Connection:
+    """An empty in-memory database with every packaged migration applied (creating a trigger
+    needs none of its functions): the schema the code defines. The caller closes it."""
+    conn = apsw.Connection(":memory:")
+    for _version, _name, sql in migrations():
+        conn.execute(sql)
+    return conn
+
+
 @functools.cache
 def expected_objects() -> dict[str, SchemaObject]:
-    """Every schema object (table, index, trigger, view) the migrations create, by name: they are
-    applied to an empty in-memory database (creating a trigger needs none of its functions)."""
-    conn = apsw.Connection(":memory:")
+    """Every schema object (table, index, trigger, view) the migrations create, by name."""
+    conn = migrated_in_memory()
     try:
-        for _version, _name, sql in migrations():
-            conn.execute(sql)
         return _objects(conn)
     finally:
         conn.close()

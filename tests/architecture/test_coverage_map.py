@@ -9,9 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import apsw
-
-from aimos.store.connection import migrations
+from aimos.store.schema import migrated_in_memory
 from aimos.store.seals import LIVE_PROJECTIONS, SEAL_TABLES
 
 MAP = Path(__file__).resolve().parents[2] / "COVERAGE.md"
@@ -19,10 +17,8 @@ CLASSES = {"bound", "derived", "cache"}
 
 
 def live_columns() -> set[tuple[str, str]]:
-    conn = apsw.Connection(":memory:")
+    conn = migrated_in_memory()
     try:
-        for _version, _name, sql in migrations():
-            conn.execute(sql)
         found = set()
         for schema, table, _kind, *_ in conn.execute("PRAGMA table_list"):
             if schema != "main" or table.startswith("sqlite_"):

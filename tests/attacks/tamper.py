@@ -89,12 +89,10 @@ def read_schema(conn: apsw.Connection) -> Schema:
 def code_schema() -> Schema:
     """The schema the code's migrations make (an empty in-memory brain): what the tests are
     parametrized over, checked against the used brain's own sqlite_master."""
-    from aimos.store.connection import migrations
+    from aimos.store.schema import migrated_in_memory
 
-    conn = apsw.Connection(":memory:")
+    conn = migrated_in_memory()
     try:
-        for _, _, sql in migrations():
-            conn.execute(sql)
         return read_schema(conn)
     finally:
         conn.close()
