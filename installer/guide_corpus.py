@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from aimos.crypto import commitments, domains
+from aimos import vocabulary
+from aimos.crypto import commitments
 from aimos.errors import IntegrityError
 
 GUIDES_DIR = Path(__file__).resolve().parent / "guides"
@@ -51,7 +52,7 @@ def build_manifest(folder: Path | None = None) -> dict[str, Any]:
         data = path.read_bytes()
         files.append({"path": path.name, "sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)})
     return {
-        "schema": domains.GUIDE_MANIFEST_SCHEMA,
+        "schema": vocabulary.GUIDE_MANIFEST_SCHEMA,
         "version": MANIFEST_VERSION,
         "files": files,
         "corpus_root": commitments.guide_corpus_root(files).hex(),
@@ -77,7 +78,7 @@ def load_verified(folder: Path | None = None) -> tuple[list[Guide], dict[str, An
         raise IntegrityError(
             f"the guide manifest {folder / MANIFEST} is missing or unreadable: {exc}", fix
         ) from None
-    if manifest.get("schema") != domains.GUIDE_MANIFEST_SCHEMA or len(entries) != GUIDE_COUNT:
+    if manifest.get("schema") != vocabulary.GUIDE_MANIFEST_SCHEMA or len(entries) != GUIDE_COUNT:
         raise IntegrityError(f"the guide manifest must list {GUIDE_COUNT} guides", fix)
     if commitments.guide_corpus_root(entries).hex() != root:
         raise IntegrityError("the guide manifest's corpus root does not match its entries", fix)

@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from aimos import __version__, paths
-from aimos.crypto import commitments, domains
+from aimos import __version__, paths, vocabulary
+from aimos.crypto import commitments
 from aimos.crypto.encoding import iso_ms
 from aimos.errors import AimosError, UsageError
 from aimos.identity.epochs import (
@@ -143,7 +143,7 @@ def build_plan(options: InstallOptions, manager: str | None) -> dict[str, Any]:
             "memory_type": "guide",
         }
     return {
-        "schema": domains.ONBOARDING_PLAN_SCHEMA,
+        "schema": vocabulary.ONBOARDING_PLAN_SCHEMA,
         "aimos_version": __version__,
         "brain": {
             "name": options.brain_name,
@@ -588,7 +588,7 @@ def install(options: InstallOptions, passphrase: str, now: int) -> InstallResult
         finally:
             conn.close()
         receipt: dict[str, Any] = {
-            "schema": domains.ONBOARDING_RECEIPT_SCHEMA,
+            "schema": vocabulary.ONBOARDING_RECEIPT_SCHEMA,
             "status": "SUCCESS",
             "aimos_version": __version__,
             "brain": {"brain_id": brain_id, "name": options.brain_name, "company_id": options.company_id},

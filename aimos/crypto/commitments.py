@@ -11,7 +11,7 @@ import struct
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from aimos.crypto import domains
+from aimos import vocabulary
 from aimos.crypto.canonical import canonical_json
 from aimos.crypto.encoding import (
     be32,
@@ -90,7 +90,7 @@ def live_content_hash(row: Mapping[str, Any]) -> bytes:
 # --- event ledger ---------------------------------------------------------------------------
 def event_genesis_predecessor(company: str, signer_agent_id: str, signer_valid_from: int) -> bytes:
     return sha256(
-        domains.EVENT_GENESIS
+        vocabulary.EVENT_GENESIS
         + company.encode("utf-8")
         + b"\x00"
         + signer_agent_id.encode("utf-8")
@@ -101,7 +101,7 @@ def event_genesis_predecessor(company: str, signer_agent_id: str, signer_valid_f
 
 def event_link_hash(prev: bytes, content_hash: bytes, nonce: str, ts: int) -> bytes:
     return sha256(
-        domains.EVENT_LINK
+        vocabulary.EVENT_LINK
         + _check_hash(prev, "previous event hash")
         + _check_hash(content_hash, "event content hash")
         + nonce.encode("utf-8")
@@ -112,7 +112,7 @@ def event_link_hash(prev: bytes, content_hash: bytes, nonce: str, ts: int) -> by
 # --- grants, request receipts, revocations ---------------------------------------------------
 def recall_authorization_mutation_hash(prev: bytes | None, content_hash: bytes, nonce: str, ts: int) -> bytes:
     return sha256(
-        domains.RECALL_AUTHORIZATION
+        vocabulary.RECALL_AUTHORIZATION
         + (_check_hash(prev, "previous grant hash") if prev is not None else ZERO32)
         + _check_hash(content_hash, "grant content hash")
         + nonce.encode("utf-8")
@@ -133,7 +133,7 @@ def request_receipt_mutation_hash(
     if len(signature) != 64:
         raise EncodingError("signature must be 64 bytes", reason="signature_length_invalid")
     return sha256(
-        domains.REQUEST_RECEIPT
+        vocabulary.REQUEST_RECEIPT
         + (_check_hash(prev, "previous receipt hash") if prev is not None else ZERO32)
         + _check_hash(request_hash, "request hash")
         + (_check_hash(claims_hash, "claims hash") if claims_hash is not None else ZERO32)
@@ -164,7 +164,7 @@ def agent_revocation_mutation_hash(
     if len(signature) != 64:
         raise EncodingError("signature must be 64 bytes", reason="signature_length_invalid")
     return sha256(
-        domains.AGENT_REVOCATION
+        vocabulary.AGENT_REVOCATION
         + _check_hash(prior_identity_hash, "prior identity hash")
         + _check_hash(content_hash, "revocation content hash")
         + signature
@@ -190,7 +190,7 @@ def projection_hash(
 ) -> bytes:
     """h_i over the 109-byte preimage `aimos.cwc/v1`."""
     preimage = (
-        domains.PROJECTION_CHAIN
+        vocabulary.PROJECTION_CHAIN
         + uuid16(memory_id)
         + be64(old_milli)
         + be64(new_milli)
@@ -210,7 +210,7 @@ def transition_commitment(
         raise EncodingError("a transition must change the weight", reason="transition_noop")
     company_bytes = company.encode("utf-8")
     return sha256(
-        domains.TRANSITION_COMMITMENT
+        vocabulary.TRANSITION_COMMITMENT
         + be32(len(company_bytes))
         + company_bytes
         + uuid16(memory_id)
@@ -234,7 +234,7 @@ def cognitive_baseline_hash(
 ) -> bytes:
     company_bytes = company.encode("utf-8")
     return sha256(
-        domains.COGNITIVE_BASELINE
+        vocabulary.COGNITIVE_BASELINE
         + be32(len(company_bytes))
         + company_bytes
         + uuid16(memory_id)
@@ -262,7 +262,7 @@ def epistemic_classification_hash(
         raise EncodingError("confidence must be an integer in 0..1000", reason="confidence_invalid")
     label_bytes = label.encode("utf-8")
     return sha256(
-        domains.EPISTEMIC_CHAIN
+        vocabulary.EPISTEMIC_CHAIN
         + uuid16(memory_id)
         + be32(len(label_bytes))
         + label_bytes
@@ -290,7 +290,7 @@ def corpus_proof_root(records: Iterable[Mapping[str, Any]]) -> bytes:
         ),
         key=lambda r: str(r["memory_id"]),
     )
-    return sha256(domains.CORPUS_PROOF + canonical_json(rows))
+    return sha256(vocabulary.CORPUS_PROOF + canonical_json(rows))
 
 
 # --- V1 recall corpus ------------------------------------------------------------------------
@@ -302,7 +302,7 @@ def recall_corpus_root(intended_n: int, members: Sequence[Mapping[str, Any]]) ->
         {"ordinal": m["ordinal"], "bundle_id": m["bundle_id"], "bundle_sha256": m["bundle_sha256"]}
         for m in members
     ]
-    return sha256(domains.RECALL_CORPUS + be64(intended_n) + merkle_root(summaries))
+    return sha256(vocabulary.RECALL_CORPUS + be64(intended_n) + merkle_root(summaries))
 
 
 # --- occurrence v3 --------------------------------------------------------------------------
@@ -363,24 +363,24 @@ def occurrence_v3_commitment(
         b"\x01" if authorization_event_id is not None else b"\x00",
         uuid16(authorization_event_id) if authorization_event_id is not None else b"",
     )
-    return sha256(domains.OCCURRENCE_V3 + b"".join(_tlv(i + 1, v) for i, v in enumerate(fields)))
+    return sha256(vocabulary.OCCURRENCE_V3 + b"".join(_tlv(i + 1, v) for i, v in enumerate(fields)))
 
 
 def occurrence_v3_signature_message(commitment: bytes) -> bytes:
-    return domains.OCCURRENCE_V3_SIGNATURE + _check_hash(commitment, "occurrence commitment")
+    return vocabulary.OCCURRENCE_V3_SIGNATURE + _check_hash(commitment, "occurrence commitment")
 
 
 # --- V2 portable evidence -------------------------------------------------------------------
 def v2_object_hash(kind: str, schema: str, body: Any) -> bytes:
     body_bytes = canonical_json(body)
-    return sha256(domains.V2_OBJECT + framed(kind) + framed(schema) + u32(len(body_bytes)) + body_bytes)
+    return sha256(vocabulary.V2_OBJECT + framed(kind) + framed(schema) + u32(len(body_bytes)) + body_bytes)
 
 
 def v2_bundle_hash(
     bundle_id: str, company_id: str, fingerprint: bytes, result_count: int, object_root: bytes
 ) -> bytes:
     return sha256(
-        domains.V2_BUNDLE
+        vocabulary.V2_BUNDLE
         + framed(bundle_id)
         + framed(company_id)
         + _check_hash(fingerprint, "master fingerprint")
@@ -435,11 +435,11 @@ def seal_cell(value: Any, text: bool = False) -> bytes:
 
 def seal_row_hash(table: str, rowid: int, cells: Sequence[bytes]) -> bytes:
     """H(BRAIN_ROW || framed(table) || be64(rowid) || each encoded cell)."""
-    return sha256(domains.BRAIN_ROW + framed(table) + be64(rowid) + b"".join(cells))
+    return sha256(vocabulary.BRAIN_ROW + framed(table) + be64(rowid) + b"".join(cells))
 
 
 def seal_table_genesis(table: str) -> bytes:
-    return sha256(domains.BRAIN_TABLE + framed(table))
+    return sha256(vocabulary.BRAIN_TABLE + framed(table))
 
 
 def seal_table_step(prev_chain: bytes, row_hashes: Sequence[bytes]) -> bytes:
@@ -457,7 +457,7 @@ SealEntry = tuple[int, int, bytes]  # (row count, highest rowid, chain)
 def seal_state_root(state: Mapping[str, SealEntry]) -> bytes:
     """H(BRAIN_STATE || for each table with rows, by name: framed name, be64 count, be64 max rowid,
     chain)."""
-    parts = [domains.BRAIN_STATE]
+    parts = [vocabulary.BRAIN_STATE]
     for name in sorted(state):
         count, max_rowid, chain = state[name]
         parts.append(framed(name) + be64(count) + be64(max_rowid) + _check_hash(chain, "table chain"))
@@ -499,7 +499,7 @@ def decode_seal_changes(data: bytes) -> dict[str, SealEntry]:
 
 def seal_genesis_link(brain_id: str) -> bytes:
     """The predecessor of a brain's first seal: H(BRAIN_SEAL_GENESIS || framed brain id)."""
-    return sha256(domains.BRAIN_SEAL_GENESIS + framed(brain_id))
+    return sha256(vocabulary.BRAIN_SEAL_GENESIS + framed(brain_id))
 
 
 def seal_hash(
@@ -508,7 +508,7 @@ def seal_hash(
     """H(BRAIN_SEAL || be64 seq || be64 sealed_at || be64 signer epoch || prev link || state root ||
     encoded changes): what the housekeeper signs."""
     return sha256(
-        domains.BRAIN_SEAL
+        vocabulary.BRAIN_SEAL
         + be64(seq)
         + be64(sealed_at)
         + be64(signer_valid_from)
@@ -521,4 +521,4 @@ def seal_hash(
 def seal_link(seal: bytes, signature: bytes) -> bytes:
     """What the next seal chains to: H(BRAIN_SEAL_LINK || seal hash || signature), so an edited
     signature of any seal breaks the chain, not only the newest one's."""
-    return sha256(domains.BRAIN_SEAL_LINK + _check_hash(seal, "seal hash") + signature)
+    return sha256(vocabulary.BRAIN_SEAL_LINK + _check_hash(seal, "seal hash") + signature)

@@ -17,7 +17,8 @@ from typing import Any
 
 import apsw
 
-from aimos.crypto import commitments, domains
+from aimos import vocabulary
+from aimos.crypto import commitments
 from aimos.crypto.canonical import canonical_json
 from aimos.crypto.encoding import b64u_encode, be32, be64, uuid16
 from aimos.crypto.messages import payload_message
@@ -182,7 +183,7 @@ def _crafted(
     # t_i computed without the kernel's own bounds check: the trigger is what is under test
     company_bytes = company.encode()
     t_i = commitments.sha256(
-        domains.TRANSITION_COMMITMENT
+        vocabulary.TRANSITION_COMMITMENT
         + be32(len(company_bytes))
         + company_bytes
         + uuid16(memory_id)

@@ -14,7 +14,6 @@ import apsw
 from aimos.crypto import commitments
 from aimos.crypto.canonical import canonical_json, canonical_text
 from aimos.crypto.certs import PERPETUAL_UNTIL, issue_certificate
-from aimos.crypto.domains import AGENT_REVOCATION_SCHEMA, RECALL_AUTHORIZATION_SCHEMA
 from aimos.crypto.ed25519 import KeyPair
 from aimos.crypto.encoding import b64u_decode, b64u_encode, iso_ms
 from aimos.crypto.messages import new_nonce, payload_message
@@ -30,6 +29,7 @@ from aimos.errors import (
 from aimos.identity.keystore import Keystore
 from aimos.identity.passphrase import seal, unseal
 from aimos.store.connection import one, rows
+from aimos.vocabulary import AGENT_REVOCATION_SCHEMA, RECALL_AUTHORIZATION_SCHEMA
 
 AGENT_ID_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 RESERVED_AGENT_IDS = ("housekeeper", "aimos_flag_signer")

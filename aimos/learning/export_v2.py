@@ -23,7 +23,8 @@ from typing import Any, Final
 
 import apsw
 
-from aimos.crypto import commitments, domains
+from aimos import vocabulary
+from aimos.crypto import commitments
 from aimos.crypto.canonical import canonical_json, json_loads
 from aimos.crypto.encoding import b64u_encode, iso_ms
 from aimos.crypto.messages import new_nonce, payload_message
@@ -421,7 +422,7 @@ def build_outcome_export(
             "terminal": terminal,
             "cognitive_projection": projection,
         },
-        domains.V2_MUTATION_BUNDLE,
+        vocabulary.V2_MUTATION_BUNDLE,
         "bundle_sha256",
     )
     witness = _commit(
@@ -434,7 +435,7 @@ def build_outcome_export(
             "valence_evidence": valence_proof,
             "terminal_proof": terminal_proof,
         },
-        domains.V2_MUTATION_WITNESS,
+        vocabulary.V2_MUTATION_WITNESS,
         "witness_sha256",
     )
     return bundle, witness, trust_context

@@ -40,7 +40,8 @@ from dataclasses import dataclass, field
 from os import PathLike
 from typing import Any, Final, Literal, TypedDict, TypeGuard
 
-from aimos.crypto import commitments, domains
+from aimos import vocabulary
+from aimos.crypto import commitments
 from aimos.crypto.canonical import MAX_SAFE_INTEGER, canonical_json, json_loads
 from aimos.crypto.certs import (
     MASTER_ISSUER,
@@ -587,7 +588,7 @@ def _verify_revocation(rev: Mapping[str, Any], identity: _Identity, master: _Mas
     body = rev.get("signed_body")
     if (
         not isinstance(body, dict)
-        or body.get("schema") != domains.AGENT_REVOCATION_SCHEMA
+        or body.get("schema") != vocabulary.AGENT_REVOCATION_SCHEMA
         or body.get("event_type") != REVOKE_EVENT_TYPE
     ):
         return R.REVOCATION_BODY_INVALID

@@ -77,7 +77,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final, TypeGuard
 
-from aimos.crypto import commitments, domains
+from aimos import vocabulary
+from aimos.crypto import commitments
 from aimos.crypto.canonical import MAX_SAFE_INTEGER, canonical_json
 from aimos.crypto.ed25519 import verify
 from aimos.crypto.encoding import b64u_decode
@@ -169,7 +170,7 @@ MUTATION_REASONS: Final[frozenset[str]] = frozenset(
 BUNDLE_SCHEMA: Final = "hom.aimos.mutmem-portable-mutation-evidence/v2"
 OUTCOME_SCHEMA: Final = "hom.aimos.mutation-outcome-evidence/v2"
 WITNESS_SCHEMA: Final = "hom.aimos.mutmem-portable-mutation-witness/v1"
-CANONICALIZATION: Final = domains.CANONICAL_JSON_PROFILE
+CANONICALIZATION: Final = vocabulary.CANONICAL_JSON_PROFILE
 BUNDLE_FORMAT: Final[dict[str, Any]] = {
     "schema": BUNDLE_SCHEMA,
     "version": 2,
@@ -418,7 +419,7 @@ def _check_bundle_commitment(b: dict[str, Any]) -> None:
             BUNDLE_COMMITMENT_INVALID, f"the bundle does not canonicalize ({exc.reason})", where
         ) from None
     _require(
-        _sha256_hex(domains.V2_MUTATION_BUNDLE + body) == claimed,
+        _sha256_hex(vocabulary.V2_MUTATION_BUNDLE + body) == claimed,
         BUNDLE_COMMITMENT_INVALID,
         "bundle_sha256 does not recompute",
         where,
@@ -783,7 +784,7 @@ def _check_witness_commitment(witness: Any) -> None:
     except AimosError as exc:
         raise _Fail(reason, f"the witness does not canonicalize ({exc.reason})", where) from None
     _require(
-        _sha256_hex(domains.V2_MUTATION_WITNESS + body) == claimed,
+        _sha256_hex(vocabulary.V2_MUTATION_WITNESS + body) == claimed,
         reason,
         "witness_sha256 does not recompute",
         "witness.witness_sha256",

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from installer_support import GUIDES, REPO
 
-from aimos.crypto import domains
+from aimos import vocabulary
 from aimos.crypto.commitments import guide_corpus_root
 
 CHECK_WITH_FOLDER = (
@@ -47,7 +47,7 @@ def test_manifest_lists_exactly_the_eight_guides() -> None:
         assert entry["sha256"] == hashlib.sha256(data).hexdigest(), entry["path"]
         assert data.decode("utf-8").lstrip().startswith("# "), f"{entry['path']} has no H1 title"
     assert manifest["corpus_root"] == guide_corpus_root(manifest["files"]).hex()
-    assert manifest["schema"] == domains.GUIDE_MANIFEST_SCHEMA
+    assert manifest["schema"] == vocabulary.GUIDE_MANIFEST_SCHEMA
 
 
 def test_load_verified_gives_the_guides_with_their_keys() -> None:

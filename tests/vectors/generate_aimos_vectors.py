@@ -28,7 +28,8 @@ from typing import Any
 if __name__ == "__main__":  # run as a script: make the checkout importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from aimos.crypto import commitments, domains
+from aimos import vocabulary
+from aimos.crypto import commitments
 from aimos.crypto.canonical import canonical_json
 from aimos.crypto.certs import issue_certificate
 from aimos.crypto.ed25519 import KeyPair
@@ -269,7 +270,7 @@ def build_revocation() -> dict[str, Any]:
     revoked_at = T0 + 3_600
     # An illustrative body: the hashes below do not depend on which fields it carries.
     body = {
-        "schema": domains.AGENT_REVOCATION_SCHEMA,
+        "schema": vocabulary.AGENT_REVOCATION_SCHEMA,
         "event_type": "REVOKE_AGENT_IDENTITY",
         "company_id": COMPANY,
         "agent_id": "codex",
@@ -442,13 +443,13 @@ def build_installer_documents() -> dict[str, Any]:
         for k in (2, 0, 1)
     ]
     plan = {
-        "schema": domains.ONBOARDING_PLAN_SCHEMA,
+        "schema": vocabulary.ONBOARDING_PLAN_SCHEMA,
         "brain": {"name": "personal", "company_id": "personal"},
         "agent": {"agent_id": "cli", "clearance": 10, "data_class": "confidential", "write_allowed": True},
         "guides": {"count": 3, "corpus_root": commitments.guide_corpus_root(files).hex()},
     }
     receipt = {
-        "schema": domains.ONBOARDING_RECEIPT_SCHEMA,
+        "schema": vocabulary.ONBOARDING_RECEIPT_SCHEMA,
         "status": "SUCCESS",
         "plan_sha256": commitments.document_sha256(plan).hex(),
         "master_fingerprint": vector_key("master").fingerprint,

@@ -26,7 +26,8 @@ from typing import Any
 
 import pytest
 
-from aimos.crypto import commitments, domains
+from aimos import vocabulary
+from aimos.crypto import commitments
 from aimos.crypto.canonical import canonical_json
 from aimos.crypto.certs import MASTER_ISSUER, PERPETUAL_UNTIL, issue_certificate
 from aimos.crypto.ed25519 import KeyPair
@@ -517,7 +518,7 @@ class _Producer:
         target = hashlib.sha256(cert.encode()).hexdigest()
         prior = commitments.revocation_prior_identity_hash(identity["agent_id"], identity["valid_from"], cert)
         body = {
-            "schema": domains.AGENT_REVOCATION_SCHEMA,
+            "schema": vocabulary.AGENT_REVOCATION_SCHEMA,
             "event_type": "REVOKE_AGENT_IDENTITY",
             "agent_id": identity["agent_id"],
             "agent_valid_from": iso_ms(identity["valid_from"]),

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from aimos.crypto import domains
+from aimos import vocabulary
 from aimos.crypto.canonical import canonical_sha256_hex
 
 V2_FILES = (
@@ -113,7 +113,7 @@ def test_domains_match_protocol_manifest(v2_dir: Path) -> None:
     domain_hex: dict[str, str] = manifest["domain_hex"]
     assert set(domain_hex) == {*DOMAIN_NAMES, "recall_leaf", "recall_node"}
     for name, constant in DOMAIN_NAMES.items():
-        assert getattr(domains, constant).hex() == domain_hex[name], name
+        assert getattr(vocabulary, constant).hex() == domain_hex[name], name
     assert (domain_hex["recall_leaf"], domain_hex["recall_node"]) == ("00", "01")
     mutation_domain = manifest["mutation_profile"]["domain_hex"]
-    assert domains.V2_MUTATION_BUNDLE.hex() == mutation_domain
+    assert vocabulary.V2_MUTATION_BUNDLE.hex() == mutation_domain

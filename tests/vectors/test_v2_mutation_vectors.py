@@ -24,7 +24,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import aimos.verify.v2_mutation as v2m
-from aimos.crypto import commitments, domains
+from aimos import vocabulary
+from aimos.crypto import commitments
 from aimos.crypto.canonical import canonical_json, canonical_sha256, canonical_sha256_hex
 from aimos.crypto.ed25519 import KeyPair
 from aimos.crypto.encoding import b64u_decode, b64u_encode, iso_ms, parse_iso_ms
@@ -78,13 +79,13 @@ def without(data: dict[str, Any], field: str) -> dict[str, Any]:
 
 def bundle_hash(bundle: dict[str, Any]) -> str:
     return hashlib.sha256(
-        domains.V2_MUTATION_BUNDLE + canonical_json(without(bundle, "bundle_sha256"))
+        vocabulary.V2_MUTATION_BUNDLE + canonical_json(without(bundle, "bundle_sha256"))
     ).hexdigest()
 
 
 def witness_hash(witness: dict[str, Any]) -> str:
     return hashlib.sha256(
-        domains.V2_MUTATION_WITNESS + canonical_json(without(witness, "witness_sha256"))
+        vocabulary.V2_MUTATION_WITNESS + canonical_json(without(witness, "witness_sha256"))
     ).hexdigest()
 
 
@@ -237,14 +238,14 @@ def test_mutation_file_vectors_root_and_summaries() -> None:
 def test_mutation_file_header_matches_protocol_manifest() -> None:
     profile = PROTOCOL_MANIFEST["mutation_profile"]
     assert MUTATION_FILE["schema"] == profile["vectors"]["schema"]
-    assert MUTATION_FILE["canonicalization"] == domains.CANONICAL_JSON_PROFILE
+    assert MUTATION_FILE["canonicalization"] == vocabulary.CANONICAL_JSON_PROFILE
     assert (
         tuple(MUTATION_FILE["failure_codes"]) == tuple(profile["failure_codes"]) == MUTATION_STRUCTURAL_CODES
     )
     assert tuple(MUTATION_FILE["terminal_kinds"]) == tuple(profile["terminal_kinds"]) == v2m.TERMINAL_KINDS
     assert profile["schema"] == v2m.BUNDLE_SCHEMA
     assert profile["native_outcome_schema"] == v2m.OUTCOME_SCHEMA
-    assert profile["domain_hex"] == domains.V2_MUTATION_BUNDLE.hex()
+    assert profile["domain_hex"] == vocabulary.V2_MUTATION_BUNDLE.hex()
     for name in ("vectors_root_sha256", "manifest_sha256", "intended_n", "valid_n", "invalid_n"):
         assert profile["vectors"][name] == MUTATION_FILE[name], name
     raw = (V2_DIR / "mutation-vectors.json").read_bytes()
@@ -606,7 +607,7 @@ def test_fuzz_mutated_transition_bundle(data: st.DataObject, resealed: bool) -> 
                 bundle["recall_evidence_sha256"] = canonical_sha256_hex(bundle.get("recall_receipt"))
             except AimosError:
                 pass
-        try_reseal(bundle, "bundle_sha256", domains.V2_MUTATION_BUNDLE)
+        try_reseal(bundle, "bundle_sha256", vocabulary.V2_MUTATION_BUNDLE)
     result = verify_mutation_bundle(bundle, structural_only=True)
     assert result.verdict in ("valid", "invalid"), result.detail
     assert (result.reason is None) == (result.verdict == "valid")
@@ -627,7 +628,7 @@ def test_fuzz_mutated_transition_bundle(data: st.DataObject, resealed: bool) -> 
 def test_fuzz_mutated_transition_witness(data: st.DataObject) -> None:
     vector = P2_MUTATION[VALID_TRANSITION]
     witness = mutate(BASE_WITNESS, data, WITNESS_LEAVES, WITNESS_KEYS)
-    try_reseal(witness, "witness_sha256", domains.V2_MUTATION_WITNESS)
+    try_reseal(witness, "witness_sha256", vocabulary.V2_MUTATION_WITNESS)
     result = full(vector, witness=witness)
     assert result.verdict in ("valid", "invalid"), result.detail
     assert (result.reason is None) == (result.verdict == "valid")

@@ -1,0 +1,156 @@
+"""The protocol's words, defined once: domains, schemas, request paths, roles, labels,
+judgments, data classes and clearance ceilings.
+
+Everything that is signed, hashed, stored or compared as a protocol word comes from here. It sits
+below every other module (it imports nothing of aimos), so the verifiers, the store and the
+writers all read the same word. `tests/architecture/test_vocabulary.py` fails on a protocol
+string written anywhere else in `aimos/`, `installer/` or `purge/`; SQL reads these words through
+the functions `store.functions` registers or through fragments built from these tuples, and the
+CHECK lists the landed migrations spell out are held equal to these tuples by the same test.
+
+Each domain constant is the UTF-8 domain followed by its single 0x00 byte, exactly as hashed
+(PROTOCOL-NOTES section 3).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+
+def _d(name: str) -> bytes:
+    return name.encode("utf-8") + b"\x00"
+
+
+# --- hash domains (PROTOCOL-NOTES 3) -----------------------------------------------------------
+
+CANONICAL_JSON_PROFILE: Final = "hom-aimos/canonical-json/v1"
+
+PROJECTION_CHAIN: Final = _d("aimos.cwc/v1")
+TRANSITION_COMMITMENT: Final = _d("aimos.cognitive-transition/v2")
+COGNITIVE_BASELINE: Final = _d("aimos.cognitive-baseline/v1")
+CORPUS_PROOF: Final = _d("aimos.cognitive-corpus-proof/v1")
+EPISTEMIC_CHAIN: Final = _d("aimos.memory-epistemic/v1")
+EVENT_GENESIS: Final = _d("aimos-event-genesis/v1")
+EVENT_LINK: Final = _d("AIMOS-EVENT-LINK-v1")
+RECALL_AUTHORIZATION: Final = _d("aimos-recall-authorization-v1")
+REQUEST_RECEIPT: Final = _d("aimos-request-receipt-v1")
+AGENT_REVOCATION: Final = _d("aimos-agent-revocation-v1")
+OCCURRENCE_V3: Final = _d("hom.aimos.memory-occurrence/v3")
+OCCURRENCE_V3_SIGNATURE: Final = _d("hom.aimos.memory-occurrence-signature/v3")
+RECALL_CORPUS: Final = _d("aimos.mutmem-recall-corpus/v1")
+V2_OBJECT: Final = _d("hom.aimos.mutmem-portable-object/v2")
+V2_BUNDLE: Final = _d("hom.aimos.mutmem-portable-evidence/v2")
+V2_MUTATION_BUNDLE: Final = _d("hom.aimos.mutmem-portable-mutation-evidence/v2")
+V2_MUTATION_WITNESS: Final = _d("hom.aimos.mutmem-portable-mutation-witness/v1")
+# aimos's own: the brain seal chain that accounts for every retained row (existence, freshness)
+BRAIN_ROW: Final = _d("aimos.brain-row/v1")
+BRAIN_TABLE: Final = _d("aimos.brain-table/v1")
+BRAIN_STATE: Final = _d("aimos.brain-state/v1")
+BRAIN_SEAL: Final = _d("aimos.brain-seal/v1")
+BRAIN_SEAL_LINK: Final = _d("aimos.brain-seal-link/v1")
+BRAIN_SEAL_GENESIS: Final = _d("aimos.brain-seal-genesis/v1")
+
+# --- schemas of signed or exported bodies ------------------------------------------------------
+
+RECALL_AUTHORIZATION_SCHEMA: Final = "hom.aimos.recall-authorization/v1"
+AGENT_REVOCATION_SCHEMA: Final = "hom.aimos.agent-revocation/v1"
+OCCURRENCE_V3_SCHEMA: Final = "hom.aimos.memory-occurrence/v3"
+ONBOARDING_PLAN_SCHEMA: Final = "hom.aimos.first-launch-onboarding-plan/v1"
+ONBOARDING_RECEIPT_SCHEMA: Final = "hom.aimos.first-launch-onboarding-receipt/v1"
+INITIAL_WEIGHT_SCHEMA: Final = "hom.aimos.cognitive-initial-weight/v1"
+COGNITIVE_EVIDENCE_SCHEMA: Final = "hom.aimos.mutmem-cognitive-evidence/v1"
+V1_RECALL_CORPUS_SCHEMA: Final = "hom.aimos.mutmem-recall-corpus/v1"
+V1_RECALL_EVIDENCE_SCHEMA: Final = "hom.aimos.mutmem-recall-evidence/v1"
+V2_RECALL_BUNDLE_SCHEMA: Final = "hom.aimos.mutmem-portable-evidence/v2"
+V2_MUTATION_BUNDLE_SCHEMA: Final = "hom.aimos.mutmem-portable-mutation-evidence/v2"
+V2_MUTATION_WITNESS_SCHEMA: Final = "hom.aimos.mutmem-portable-mutation-witness/v1"
+# aimos's own
+GUIDE_MANIFEST_SCHEMA: Final = "aimos.guide-manifest/v1"
+CLASSIFICATION_SCHEMA: Final = "aimos.memory-epistemic-classification/v1"
+DETECTOR_VERSION: Final = "aimos-memory-epistemic-v1"
+RECALL_RECEIPT_SCHEMA: Final = "aimos.recall-receipt/v1"
+RECALL_EVIDENCE_ENTRY_SCHEMA: Final = "aimos.recall-evidence-entry/v1"
+RECALL_POLICY_VERSION: Final = "aimos-recall-policy/v1"
+RECEIPT_V2_BINDING_SCHEMA: Final = "aimos.recall-receipt-v2-binding/v1"
+EFFECTIVE_SCORE_SCHEMA: Final = "aimos.recall-effective-score/v1"
+CONTENT_ADMISSION_SCHEMA: Final = "aimos.v2-content-admission/v1"
+RETURN_SELECTION_SCHEMA: Final = "aimos.v2-return-selection/v1"
+ANCHORS_SCHEMA: Final = "aimos.anchors/v1"
+LEDGER_SCHEMA: Final = "aimos-ledger/v1"
+RESTORE_SCHEMA: Final = "aimos.brain-restore/v1"
+HOUSEKEEPER_STATUS_SCHEMA: Final = "aimos.housekeeper-status/v1"
+HOUSEKEEPER_SERVICE_SCHEMA: Final = "aimos.housekeeper-service/v1"
+PURGE_INTENT_SCHEMA: Final = "aimos-whole-brain-purge-intent/v1"
+PURGE_RECEIPT_SCHEMA: Final = "aimos-whole-brain-purge-receipt/v1"
+PURGE_BATCH_SCHEMA: Final = "aimos-multi-target-purge/v1"
+PURGE_JOURNAL_SCHEMA: Final = "aimos-purge-journal/v1"
+
+# --- signed requests ---------------------------------------------------------------------------
+
+REQUEST_METHOD: Final = "POST"
+REQUEST_SIG_FORM: Final = 3
+PATH_SAVE: Final = "/aimos/save"
+PATH_RECALL: Final = "/aimos/recall"
+PATH_OUTCOME: Final = "/aimos/outcome"
+PATH_SHOW: Final = "/aimos/show"  # one memory read by id (MCP show_memory); recorded by its nonce row
+PATH_LABEL: Final = "/aimos/label"
+
+# --- identities --------------------------------------------------------------------------------
+
+HOUSEKEEPER: Final = "housekeeper"
+MASTER_ISSUER: Final = "aimos-master"
+FLAG_SIGNER: Final = "aimos_flag_signer"
+RESERVED_AGENT_IDS: Final = (HOUSEKEEPER, FLAG_SIGNER)
+ROLES: Final = (HOUSEKEEPER, "agent")
+
+# --- data classes and clearance ----------------------------------------------------------------
+
+DATA_CLASSES: Final = ("public", "internal", "confidential", "restricted")
+CLEARANCE_MIN: Final = 0
+CLEARANCE_MAX: Final = 12  # the housekeeper's ceiling, and a memory's highest clearance
+AGENT_CLEARANCE_MAX: Final = 10  # the highest ceiling a grant gives an agent
+# What a new agent's grant allows unless the person says otherwise ...
+DEFAULT_GRANT_CLEARANCE: Final = 10
+DEFAULT_GRANT_DATA_CLASS: Final = "confidential"
+# ... and what a save is marked with unless the saver says otherwise (CLI, TUI and MCP alike).
+DEFAULT_SAVE_CLEARANCE: Final = 5
+DEFAULT_SAVE_DATA_CLASS: Final = "internal"
+
+# --- epistemic labels and a person's judgments -------------------------------------------------
+
+LABELS: Final = (
+    "unverified",
+    "supported",
+    "disputed",
+    "poison_suspect",
+    "poison_likely",
+    "poison_confirmed",
+    "poison_refuted",
+)
+ADVERSE: Final = frozenset({"disputed", "poison_suspect", "poison_likely", "poison_confirmed"})
+POISON: Final = frozenset({"poison_suspect", "poison_likely", "poison_confirmed"})
+# The labels the classifier (housekeeper) gives on its own; the others only follow a judgment.
+CLASSIFIER_LABELS: Final = frozenset({"unverified", "poison_suspect", "poison_likely"})
+# A person's judgment -> (the label it gives, its default confidence in per mille).
+JUDGMENTS: Final = {
+    "confirm": ("poison_confirmed", 1000),
+    "refute": ("poison_refuted", 1000),
+    "support": ("supported", 800),
+    "dispute": ("disputed", 800),
+}
+# label -> the judgment that gives it
+JUDGED: Final = {label: judgment for judgment, (label, _confidence) in JUDGMENTS.items()}
+# Judgments that raise trust need the master's signature too (an agent alone could clear the
+# suspicion on what it saved itself); the others may be signed by any writing agent.
+TRUST_RAISING: Final = frozenset({"refute", "support"})
+TRUST_RAISING_LABELS: Final = {JUDGMENTS[j][0]: j for j in sorted(TRUST_RAISING)}
+
+
+def data_class_rank(name: str) -> int:
+    """The order of a data class (public 0 .. restricted 3); ValueError for another word."""
+    return DATA_CLASSES.index(name)
+
+
+DOMAINS: Final[dict[str, bytes]] = {
+    name: value for name, value in dict(globals()).items() if name.isupper() and isinstance(value, bytes)
+}
