@@ -101,42 +101,48 @@ HOUSEKEEPER: Final = "housekeeper"
 MASTER_ISSUER: Final = "aimos-master"
 FLAG_SIGNER: Final = "aimos_flag_signer"
 RESERVED_AGENT_IDS: Final = (HOUSEKEEPER, FLAG_SIGNER)
-ROLES: Final = (HOUSEKEEPER, "agent")
+ROLE_AGENT: Final = "agent"
+ROLES: Final = (HOUSEKEEPER, ROLE_AGENT)
 
 # --- data classes and clearance ----------------------------------------------------------------
 
-DATA_CLASSES: Final = ("public", "internal", "confidential", "restricted")
+PUBLIC: Final = "public"
+INTERNAL: Final = "internal"
+CONFIDENTIAL: Final = "confidential"
+RESTRICTED: Final = "restricted"
+DATA_CLASSES: Final = (PUBLIC, INTERNAL, CONFIDENTIAL, RESTRICTED)
 CLEARANCE_MIN: Final = 0
 CLEARANCE_MAX: Final = 12  # the housekeeper's ceiling, and a memory's highest clearance
 AGENT_CLEARANCE_MAX: Final = 10  # the highest ceiling a grant gives an agent
 # What a new agent's grant allows unless the person says otherwise ...
 DEFAULT_GRANT_CLEARANCE: Final = 10
-DEFAULT_GRANT_DATA_CLASS: Final = "confidential"
+DEFAULT_GRANT_DATA_CLASS: Final = CONFIDENTIAL
 # ... and what a save is marked with unless the saver says otherwise (CLI, TUI and MCP alike).
 DEFAULT_SAVE_CLEARANCE: Final = 5
-DEFAULT_SAVE_DATA_CLASS: Final = "internal"
+DEFAULT_SAVE_DATA_CLASS: Final = INTERNAL
 
 # --- epistemic labels and a person's judgments -------------------------------------------------
 
+UNVERIFIED: Final = "unverified"
+SUPPORTED: Final = "supported"
+DISPUTED: Final = "disputed"
+POISON_SUSPECT: Final = "poison_suspect"
+POISON_LIKELY: Final = "poison_likely"
+POISON_CONFIRMED: Final = "poison_confirmed"
+POISON_REFUTED: Final = "poison_refuted"
 LABELS: Final = (
-    "unverified",
-    "supported",
-    "disputed",
-    "poison_suspect",
-    "poison_likely",
-    "poison_confirmed",
-    "poison_refuted",
+    UNVERIFIED, SUPPORTED, DISPUTED, POISON_SUSPECT, POISON_LIKELY, POISON_CONFIRMED, POISON_REFUTED,
 )
-ADVERSE: Final = frozenset({"disputed", "poison_suspect", "poison_likely", "poison_confirmed"})
-POISON: Final = frozenset({"poison_suspect", "poison_likely", "poison_confirmed"})
+ADVERSE: Final = frozenset({DISPUTED, POISON_SUSPECT, POISON_LIKELY, POISON_CONFIRMED})
+POISON: Final = frozenset({POISON_SUSPECT, POISON_LIKELY, POISON_CONFIRMED})
 # The labels the classifier (housekeeper) gives on its own; the others only follow a judgment.
-CLASSIFIER_LABELS: Final = frozenset({"unverified", "poison_suspect", "poison_likely"})
+CLASSIFIER_LABELS: Final = frozenset({UNVERIFIED, POISON_SUSPECT, POISON_LIKELY})
 # A person's judgment -> (the label it gives, its default confidence in per mille).
 JUDGMENTS: Final = {
-    "confirm": ("poison_confirmed", 1000),
-    "refute": ("poison_refuted", 1000),
-    "support": ("supported", 800),
-    "dispute": ("disputed", 800),
+    "confirm": (POISON_CONFIRMED, 1000),
+    "refute": (POISON_REFUTED, 1000),
+    "support": (SUPPORTED, 800),
+    "dispute": (DISPUTED, 800),
 }
 # label -> the judgment that gives it
 JUDGED: Final = {label: judgment for judgment, (label, _confidence) in JUDGMENTS.items()}
@@ -149,6 +155,16 @@ TRUST_RAISING_LABELS: Final = {JUDGMENTS[j][0]: j for j in sorted(TRUST_RAISING)
 def data_class_rank(name: str) -> int:
     """The order of a data class (public 0 .. restricted 3); ValueError for another word."""
     return DATA_CLASSES.index(name)
+
+
+def sql_word(word: str) -> str:
+    """A word as an SQL string literal, for SQL text built from this vocabulary."""
+    return "'" + word.replace("'", "''") + "'"
+
+
+def sql_words(words: tuple[str, ...] | frozenset[str]) -> str:
+    """Words as an SQL list, e.g. for `x IN (...)`, in a stable order."""
+    return ", ".join(sql_word(w) for w in (words if isinstance(words, tuple) else sorted(words)))
 
 
 DOMAINS: Final[dict[str, bytes]] = {

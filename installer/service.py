@@ -26,6 +26,7 @@ from aimos import paths
 from aimos.errors import AimosError, BusyError, NotFoundError, UsageError
 from aimos.housekeeper import state
 from aimos.housekeeper.runs import pid_alive
+from aimos.vocabulary import HOUSEKEEPER, HOUSEKEEPER_SERVICE_SCHEMA
 
 MANAGERS = ("systemd", "launchd", "process")
 SERVICE_CHOICES = ("auto", *MANAGERS, "none")
@@ -59,7 +60,7 @@ class ServiceRecord:
     path: str | None  # the unit or plist file written, if any
 
     def to_json(self) -> dict[str, Any]:
-        return {"schema": "aimos.housekeeper-service/v1", **self.__dict__}
+        return {"schema": HOUSEKEEPER_SERVICE_SCHEMA, **self.__dict__}
 
 
 def read_record() -> ServiceRecord | None:
@@ -118,7 +119,7 @@ def choose_manager(choice: str) -> str | None:
 
 
 def command() -> list[str]:
-    return [sys.executable, "-m", "aimos", "housekeeper", "run"]
+    return [sys.executable, "-m", "aimos", HOUSEKEEPER, "run"]
 
 
 def _environment() -> dict[str, str]:

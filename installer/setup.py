@@ -31,7 +31,6 @@ from aimos.crypto import commitments
 from aimos.crypto.encoding import iso_ms
 from aimos.errors import AimosError, UsageError
 from aimos.identity.epochs import (
-    HOUSEKEEPER,
     Signer,
     check_agent_id,
     check_clearance,
@@ -44,6 +43,7 @@ from aimos.identity.epochs import (
 from aimos.identity.keystore import Keystore, choose_keystore
 from aimos.ledger.events import append_event
 from aimos.store.connection import open_writer, write_transaction
+from aimos.vocabulary import DEFAULT_GRANT_CLEARANCE, DEFAULT_GRANT_DATA_CLASS, HOUSEKEEPER, PUBLIC
 from installer import guide_corpus
 
 _NAME_HINT = "Company and brain names are 1-64 characters of letters, digits, '_', '-' and '.'."
@@ -75,8 +75,8 @@ class InstallOptions:
     agent_id: str = "cli"
     keystore: str | None = None
     validity_days: int = 30
-    clearance: int = 10
-    data_class: str = "confidential"
+    clearance: int = DEFAULT_GRANT_CLEARANCE
+    data_class: str = DEFAULT_GRANT_DATA_CLASS
     read_only: bool = False
     model_provider: str | None = None
     model: str | None = None
@@ -161,7 +161,7 @@ def build_plan(options: InstallOptions, manager: str | None) -> dict[str, Any]:
             "write_allowed": not options.read_only,
         },
         "guides": guides,
-        "housekeeper": {"service": manager or "none"},
+        HOUSEKEEPER: {"service": manager or "none"},
         "steps": list(STEPS),
     }
 
@@ -340,8 +340,9 @@ def _save_guides(
     conn: Any, housekeeper: Signer, company_id: str, now: int
 ) -> tuple[list[str], dict[str, Any]]:
     from aimos.epistemic.chain import classify_at_save
-    from aimos.identity.requests import PATH_SAVE, sign_request
+    from aimos.identity.requests import sign_request
     from aimos.memory.save import build_save_body, save_in_transaction
+    from aimos.vocabulary import PATH_SAVE, PUBLIC
 
     guides, manifest = guide_corpus.load_verified()
     memory_ids = []
@@ -354,7 +355,7 @@ def _save_guides(
             scope="system",
             memory_type="guide",
             clearance_level=10,
-            data_class="public",
+            data_class=PUBLIC,
             source=GUIDE_SOURCE,
         )
         result = save_in_transaction(conn, housekeeper, sign_request(housekeeper, body, PATH_SAVE, now), now)
@@ -450,7 +451,7 @@ def install(options: InstallOptions, passphrase: str, now: int) -> InstallResult
                     master,
                     keystore,
                     agent_id=HOUSEKEEPER,
-                    role="housekeeper",
+                    role=HOUSEKEEPER,
                     now=now,
                     device_fp=device_fp,
                 )
@@ -491,7 +492,7 @@ def install(options: InstallOptions, passphrase: str, now: int) -> InstallResult
                     agent_id=HOUSEKEEPER,
                     valid_from=housekeeper.valid_from,
                     clearance_ceiling=10,
-                    data_class_ceiling="public",
+                    data_class_ceiling=PUBLIC,
                     write_allowed=True,
                     now=now,
                     reason=HOUSEKEEPER_GRANT_REASON,
@@ -609,7 +610,7 @@ def install(options: InstallOptions, passphrase: str, now: int) -> InstallResult
                     "mutation_hash": grant["mutation_hash"],
                 },
             },
-            "housekeeper": {"valid_from": iso_ms(housekeeper.valid_from), "service": service_info},
+            HOUSEKEEPER: {"valid_from": iso_ms(housekeeper.valid_from), "service": service_info},
             "guides": None if ingest is None else {**ingest, "count": len(guide_ids)},
             "plan_sha256": plan_hash,
             "started_event_id": started_event["event_id"],

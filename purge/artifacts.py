@@ -15,9 +15,7 @@ from aimos.crypto.ed25519 import KeyPair, fingerprint_of_b64u, verify
 from aimos.crypto.encoding import b64u_decode, b64u_encode
 from aimos.crypto.messages import new_nonce, payload_message
 from aimos.errors import AimosError
-
-INTENT_SCHEMA = "aimos-whole-brain-purge-intent/v1"
-RECEIPT_SCHEMA = "aimos-whole-brain-purge-receipt/v1"
+from aimos.vocabulary import PURGE_INTENT_SCHEMA, PURGE_RECEIPT_SCHEMA
 
 
 def sign_artifact(master: KeyPair, body: dict[str, Any], ts: int) -> dict[str, Any]:
@@ -71,7 +69,7 @@ def check_artifact(artifact: Any, schema: str, expected_fingerprint: str | None)
 
 def verify_receipt(receipt: Any, intent: Any, expected_fingerprint: str) -> str | None:
     """None when the receipt and its intent are signed by the expected master and bound together."""
-    for artifact, schema in ((receipt, RECEIPT_SCHEMA), (intent, INTENT_SCHEMA)):
+    for artifact, schema in ((receipt, PURGE_RECEIPT_SCHEMA), (intent, PURGE_INTENT_SCHEMA)):
         reason = check_artifact(artifact, schema, expected_fingerprint)
         if reason is not None:
             return f"{'receipt' if artifact is receipt else 'intent'}:{reason}"

@@ -1,7 +1,7 @@
 """Scratch (evaluation) brains: purged with one confirmation for the batch, never the canonical
 brain. The confirmation names the count and a hash of the brains' names:
 `PURGE AIMOS <company> <N> SCRATCH BRAINS <sha256>` with the sha256 of canonical JSON
-{domain: "aimos-multi-target-purge/v1", company, brains: [sorted names]}."""
+{domain: PURGE_BATCH_SCHEMA, company, brains: [sorted names]}."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from pathlib import Path
 from aimos.crypto.canonical import canonical_sha256_hex
 from aimos.errors import AbortedError, UsageError
 from aimos.paths import using_home
+from aimos.vocabulary import PURGE_BATCH_SCHEMA as DOMAIN
 
 SCRATCH_PREFIX = "eval-"
-DOMAIN = "aimos-multi-target-purge/v1"
 
 
 def batch_confirmation(company: str, names: Sequence[str]) -> str:

@@ -32,7 +32,8 @@ from aimos import __version__, paths
 from aimos.crypto.ed25519 import KeyPair
 from aimos.errors import AbortedError, AimosError, NotFoundError, PassphraseError, UsageError
 from aimos.housekeeper import state
-from purge.artifacts import INTENT_SCHEMA, RECEIPT_SCHEMA, artifact_sha256, sign_artifact
+from aimos.vocabulary import PURGE_INTENT_SCHEMA, PURGE_JOURNAL_SCHEMA, PURGE_RECEIPT_SCHEMA
+from purge.artifacts import artifact_sha256, sign_artifact
 from purge.inventory import SENSITIVE_TABLES, Inventory, take_inventory
 
 STEPS = ("intent", "service", "brain", "keys", "files", "recreate", "receipt")
@@ -189,7 +190,7 @@ def start(
     }
     actor = {"fingerprint": inv.master_fingerprint, "epoch": _iso(inv.master_created_at)}
     journal: dict[str, Any] = {
-        "schema": "aimos-purge-journal/v1",
+        "schema": PURGE_JOURNAL_SCHEMA,
         "ceremony_id": ceremony_id,
         "brain_path": inv.brain_path,
         "brain_id": inv.brain_id,
@@ -208,7 +209,7 @@ def start(
         "credential_items_deleted": 0,
     }
     intent_body = {
-        "schema": INTENT_SCHEMA,
+        "schema": PURGE_INTENT_SCHEMA,
         "ceremony_id": ceremony_id,
         "target": target,
         "software_release": f"aimos {__version__}",
@@ -281,7 +282,7 @@ def _check_intent(journal: dict[str, Any]) -> None:
         intent = json.loads(path.read_text("utf-8"))
     except (OSError, ValueError):
         intent = None
-    reason = check_artifact(intent, INTENT_SCHEMA, journal["actor"]["fingerprint"])
+    reason = check_artifact(intent, PURGE_INTENT_SCHEMA, journal["actor"]["fingerprint"])
     if reason is None and intent["body"].get("ceremony_id") != journal["ceremony_id"]:
         reason = "ceremony_mismatch"
     if reason is not None:
@@ -385,7 +386,7 @@ def _run(journal: dict[str, Any], master: KeyPair, *, resumed: bool = False) -> 
         master_present = 0
     intent = json.loads(Path(journal["intent_path"]).read_text("utf-8"))
     body = {
-        "schema": RECEIPT_SCHEMA,
+        "schema": PURGE_RECEIPT_SCHEMA,
         "ceremony_id": journal["ceremony_id"],
         "target": journal["target"],
         "software_release": f"aimos {__version__}",

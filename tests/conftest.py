@@ -57,9 +57,10 @@ class InProcessBrain:
 @pytest.fixture
 def brain(aimos_home: Path) -> Iterator[InProcessBrain]:
     """A brain installed with the file keystore, opened with the writer's connection."""
-    from aimos.identity.epochs import HOUSEKEEPER, load_signer, unlock_master
+    from aimos.identity.epochs import load_signer, unlock_master
     from aimos.identity.keystore import open_keystore
     from aimos.store.connection import open_writer, seal_with
+    from aimos.vocabulary import HOUSEKEEPER
     from installer.setup import InstallOptions, install
 
     now = int(time.time())

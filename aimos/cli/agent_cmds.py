@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from aimos.cli.output import emit_json, out, say, table
+from aimos.vocabulary import DEFAULT_GRANT_DATA_CLASS
 
 agent_app = typer.Typer(
     help="Enrol, rotate, revoke and list agent identities.", no_args_is_help=True, rich_markup_mode=None
@@ -18,7 +19,7 @@ def enroll(
     agent_id: str = typer.Argument(..., help="Agent id: 1-64 letters, digits, '_' or '-'."),
     validity_days: int = typer.Option(30, "--validity-days", help="Epoch validity, 1..365 days."),
     clearance: int = typer.Option(10, "--clearance", help="Clearance ceiling, 0..10."),
-    data_class: str = typer.Option("confidential", "--data-class", help="Data-class ceiling."),
+    data_class: str = typer.Option(DEFAULT_GRANT_DATA_CLASS, "--data-class", help="Data-class ceiling."),
     read_only: bool = typer.Option(False, "--read-only", help="Recall only; no saves."),
     passphrase_fd: int = _PASS_FD,
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),

@@ -7,6 +7,7 @@ from typing import Any
 import typer
 
 from aimos.cli.output import emit_json, out, say, table, when
+from aimos.vocabulary import HOUSEKEEPER
 
 housekeeper_app = typer.Typer(
     help="The housekeeper: five scheduled jobs, each on the signed record.",
@@ -48,7 +49,7 @@ def print_readiness(report: dict[str, Any]) -> None:
 
 
 def register(app: typer.Typer) -> None:
-    app.add_typer(housekeeper_app, name="housekeeper")
+    app.add_typer(housekeeper_app, name=HOUSEKEEPER)
 
 
 @housekeeper_app.command("run")

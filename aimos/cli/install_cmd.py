@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 import typer
 
 from aimos.cli.output import emit_json, out, say
+from aimos.vocabulary import DEFAULT_GRANT_DATA_CLASS
 
 T = TypeVar("T")
 
@@ -105,7 +106,7 @@ def register(app: typer.Typer) -> None:
         validity_days: int = typer.Option(30, "--validity-days", help="Agent epoch validity, 1..365."),
         clearance: int = typer.Option(10, "--clearance", help="Agent clearance ceiling, 0..10."),
         data_class: str = typer.Option(
-            "confidential", "--data-class", help="Agent data-class ceiling: public..restricted."
+            DEFAULT_GRANT_DATA_CLASS, "--data-class", help="Agent data-class ceiling: public..restricted."
         ),
         read_only: bool = typer.Option(False, "--read-only", help="The agent may recall but not save."),
         passphrase_fd: int = typer.Option(

@@ -28,9 +28,9 @@ def register(app: typer.Typer) -> None:
         confirm and dispute are signed by the agent; refute and support raise trust, so they also
         need the master passphrase."""
         from aimos.epistemic.chain import check_judgment, judge_memory
-        from aimos.epistemic.classifier import TRUST_RAISING
         from aimos.identity.session import open_brain
         from aimos.memory.versions import resolve_memory_id
+        from aimos.vocabulary import TRUST_RAISING
 
         check_judgment(judgment, reason)  # before the passphrase is asked for
         with open_brain(write=True) as brain:

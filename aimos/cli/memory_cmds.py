@@ -9,6 +9,7 @@ import typer
 
 from aimos.cli.output import emit_json, first_line, out, say, table, when
 from aimos.errors import UsageError
+from aimos.vocabulary import DEFAULT_SAVE_DATA_CLASS
 
 
 def _read_text(text: str | None) -> str:
@@ -81,7 +82,7 @@ def register(app: typer.Typer) -> None:
         scope: str = typer.Option("personal", "--scope", help="Scope of the memory."),
         clearance: int = typer.Option(5, "--clearance", help="Clearance level 0..12 (grant-bounded)."),
         data_class: str = typer.Option(
-            "internal", "--data-class", help="public|internal|confidential|restricted."
+            DEFAULT_SAVE_DATA_CLASS, "--data-class", help="public|internal|confidential|restricted."
         ),
         source: str = typer.Option("cli", "--source", help="Where the memory came from."),
         agent: str = typer.Option("cli", "--agent", help="The enrolled agent that signs the save."),

@@ -7,6 +7,7 @@ from typing import Any
 import typer
 
 from aimos.cli.output import emit_json, out, table, when
+from aimos.vocabulary import HOUSEKEEPER
 
 
 def register(app: typer.Typer) -> None:
@@ -36,7 +37,7 @@ def register(app: typer.Typer) -> None:
         out("")
         from aimos.cli.housekeeper_cmds import print_readiness
 
-        print_readiness(report["housekeeper"])
+        print_readiness(report[HOUSEKEEPER])
         out("")
         out(
             table(

@@ -10,6 +10,11 @@ from typing import Any
 import typer
 
 from aimos.cli.output import emit_json, out, say, table
+from aimos.vocabulary import COGNITIVE_EVIDENCE_SCHEMA as COGNITIVE
+from aimos.vocabulary import V1_RECALL_CORPUS_SCHEMA as V1_CORPUS
+from aimos.vocabulary import V1_RECALL_EVIDENCE_SCHEMA as V1_RECALL
+from aimos.vocabulary import V2_MUTATION_BUNDLE_SCHEMA as V2_MUTATION
+from aimos.vocabulary import V2_RECALL_BUNDLE_SCHEMA as V2_RECALL
 
 
 def _portable(bundle: dict[str, Any], fingerprint: str | None) -> Any:
@@ -287,11 +292,6 @@ def register(app: typer.Typer) -> None:
             raise VerificationError(f"the bundle is {verdict_c.verdict}: {verdict_c.primary_reason}")
 
 
-V2_RECALL = "hom.aimos.mutmem-portable-evidence/v2"
-V2_MUTATION = "hom.aimos.mutmem-portable-mutation-evidence/v2"
-V1_RECALL = "hom.aimos.mutmem-recall-evidence/v1"
-V1_CORPUS = "hom.aimos.mutmem-recall-corpus/v1"
-COGNITIVE = "hom.aimos.mutmem-cognitive-evidence/v1"
 MAX_V2_BYTES = 16 * 1024 * 1024
 # Top-level fields that say which verifier a document without a known schema was meant for, so
 # that a bundle whose format was tampered with still gets that verifier's own reason.

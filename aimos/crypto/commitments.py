@@ -26,6 +26,7 @@ from aimos.crypto.encoding import (
 )
 from aimos.crypto.merkle import merkle_root
 from aimos.errors import EncodingError
+from aimos.vocabulary import HOUSEKEEPER
 
 ZERO32 = bytes(32)
 WEIGHT_MIN_MILLI = 100
@@ -177,7 +178,7 @@ def housekeeper_system_principal_hash(company_id: str, valid_from: int) -> bytes
             {
                 "kind": "housekeeper_system_principal",
                 "company_id": company_id,
-                "agent_id": "housekeeper",
+                "agent_id": HOUSEKEEPER,
                 "valid_from": iso_ms(valid_from),
             }
         )

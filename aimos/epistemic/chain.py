@@ -20,10 +20,6 @@ from aimos.crypto.ed25519 import KeyPair
 from aimos.crypto.encoding import b64u_encode
 from aimos.crypto.messages import payload_message
 from aimos.epistemic.classifier import (
-    DETECTOR_VERSION,
-    JUDGMENTS,
-    SCHEMA,
-    TRUST_RAISING,
     Classification,
     MemoryView,
     classify_features,
@@ -36,11 +32,11 @@ from aimos.identity.requests import SignedRequest, VerifiedRequest
 from aimos.ledger.events import append_event
 from aimos.memory.save import SaveResult, save_in_transaction
 from aimos.store.connection import one, rows, write_transaction
+from aimos.vocabulary import CLASSIFICATION_SCHEMA, DETECTOR_VERSION, JUDGMENTS, PATH_LABEL, TRUST_RAISING
 
 if TYPE_CHECKING:
     from aimos.identity.session import Brain
 
-PATH_LABEL = "/aimos/label"
 
 
 @dataclass(frozen=True)
@@ -100,7 +96,7 @@ def append_classification(
     head = newest(conn, memory_id)
     prev = head["classification_hash"] if head else None
     metadata = {
-        "schema": SCHEMA,
+        "schema": CLASSIFICATION_SCHEMA,
         "detector_version": DETECTOR_VERSION,
         "memory_id": memory_id,
         "label": label,
@@ -320,8 +316,9 @@ def judge(
 
 def signed_save(brain: Brain, agent: str, build: Callable[[Brain], dict[str, Any]]) -> SaveResult:
     """Sign the body ``build(brain)`` gives as ``agent`` (POST /aimos/save) and save it."""
-    from aimos.identity.requests import PATH_SAVE, sign_request
+    from aimos.identity.requests import sign_request
     from aimos.identity.session import now
+    from aimos.vocabulary import PATH_SAVE
 
     signer = brain.signer(agent)
     housekeeper = brain.housekeeper()

@@ -17,31 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-DETECTOR_VERSION = "aimos-memory-epistemic-v1"
-SCHEMA = "aimos.memory-epistemic-classification/v1"
-
-LABELS = (
-    "unverified",
-    "supported",
-    "disputed",
-    "poison_suspect",
-    "poison_likely",
-    "poison_confirmed",
-    "poison_refuted",
-)
-ADVERSE = frozenset({"disputed", "poison_suspect", "poison_likely", "poison_confirmed"})
-POISON = frozenset({"poison_suspect", "poison_likely", "poison_confirmed"})
-
-# Judgments that raise trust need the master's signature too (an agent alone could clear the
-# suspicion on what it saved itself); the others may be signed by any writing agent.
-TRUST_RAISING = frozenset({"refute", "support"})
-# A person's judgment (explicit evidence) and its default confidence.
-JUDGMENTS = {
-    "confirm": ("poison_confirmed", 1000),
-    "refute": ("poison_refuted", 1000),
-    "support": ("supported", 800),
-    "dispute": ("disputed", 800),
-}
+from aimos.vocabulary import DETECTOR_VERSION, POISON_LIKELY, POISON_SUSPECT, UNVERIFIED
 
 STRONG_SHAPE = 450
 CLUSTER_STRONG = 250
@@ -173,10 +149,10 @@ def peer_relation(mine: str, theirs: str) -> str:
 
 def label_for(score: int) -> str:
     if score >= LIKELY_AT:
-        return "poison_likely"
+        return POISON_LIKELY
     if score >= SUSPECT_AT:
-        return "poison_suspect"
-    return "unverified"
+        return POISON_SUSPECT
+    return UNVERIFIED
 
 
 @dataclass(frozen=True)
@@ -229,7 +205,7 @@ def classify_features(mine: Features, peers: Sequence[Features]) -> Classificati
     }
     if lq is None:
         signals.update(cluster_size=1, score=0)
-        return Classification("unverified", 0, signals)
+        return Classification(UNVERIFIED, 0, signals)
     cluster = [
         p
         for p in peers

@@ -21,6 +21,7 @@ from typing import Any
 from aimos.errors import UsageError
 from aimos.eval.metrics import mean_scores, scores_for
 from aimos.eval.scratch import install_scratch, scratch_home
+from aimos.vocabulary import DEFAULT_GRANT_CLEARANCE, DEFAULT_GRANT_DATA_CLASS, DEFAULT_SAVE_DATA_CLASS
 
 DEFAULT_KS = (5, 10, 20, 25)
 CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
@@ -81,14 +82,15 @@ def run_locomo(
     progress: Callable[[int, int, str], None] = _progress,
 ) -> dict[str, Any]:
     from aimos.epistemic.chain import save_and_classify
-    from aimos.identity.epochs import HOUSEKEEPER, load_signer
+    from aimos.identity.epochs import load_signer
     from aimos.identity.keystore import open_keystore
-    from aimos.identity.requests import PATH_RECALL, PATH_SAVE, sign_request
+    from aimos.identity.requests import sign_request
     from aimos.memory.save import build_save_body
     from aimos.recall.candidates import PreciseChannel, Scope, open_candidates
     from aimos.recall.pipeline import build_recall_body, recall
     from aimos.recall.text import query_terms
     from aimos.store.connection import open_writer, seal_with
+    from aimos.vocabulary import HOUSEKEEPER, PATH_RECALL, PATH_SAVE
 
     ks = tuple(sorted(set(ks)))
     if not ks or ks[0] < 1 or ks[-1] > 200:
@@ -121,7 +123,7 @@ def run_locomo(
                         source=turn["source"],
                         memory_type="dialog_turn",
                         clearance_level=5,
-                        data_class="internal",
+                        data_class=DEFAULT_SAVE_DATA_CLASS,
                     )
                     t = int(time.time())
                     saved = save_and_classify(conn, housekeeper, sign_request(agent, body, PATH_SAVE, t), t)
@@ -130,7 +132,7 @@ def run_locomo(
                 for rowid, mid in conn.execute("SELECT rowid, memory_id FROM memories"):
                     rowid_to_memory[rowid] = mid
                 known = {d for ids in dia_of.values() for d in ids}
-                scope = Scope("personal", 10, "confidential")
+                scope = Scope("personal", DEFAULT_GRANT_CLEARANCE, DEFAULT_GRANT_DATA_CLASS)
                 for qa in conv.get("qa", []):
                     asked += 1
                     progress(asked, total_q, "locomo")

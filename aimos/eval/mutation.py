@@ -26,6 +26,7 @@ from aimos.errors import AimosError
 from aimos.eval.scratch import install_scratch, scratch_home
 from aimos.eval.stats import sealing_report, summary_ms, time_calls
 from aimos.store.connection import one
+from aimos.vocabulary import HOUSEKEEPER
 
 
 @dataclass
@@ -41,9 +42,10 @@ class Case:
 
 class _World:
     def __init__(self) -> None:
-        from aimos.identity.epochs import HOUSEKEEPER, load_signer
+        from aimos.identity.epochs import load_signer
         from aimos.identity.keystore import open_keystore
         from aimos.store.connection import open_writer, seal_with
+        from aimos.vocabulary import HOUSEKEEPER
 
         result = install_scratch("mutation")
         self.conn: apsw.Connection = open_writer()
@@ -54,8 +56,9 @@ class _World:
         seal_with(self.conn, self.housekeeper)  # its writes are sealed by the housekeeper
 
     def save(self, text: str) -> str:
-        from aimos.identity.requests import PATH_SAVE, sign_request
+        from aimos.identity.requests import sign_request
         from aimos.memory.save import build_save_body, save
+        from aimos.vocabulary import PATH_SAVE
 
         t = int(time.time())
         return save(
@@ -66,8 +69,9 @@ class _World:
         ).memory_id
 
     def recall(self, query: str) -> Any:
-        from aimos.identity.requests import PATH_RECALL, sign_request
+        from aimos.identity.requests import sign_request
         from aimos.recall.pipeline import build_recall_body, recall
+        from aimos.vocabulary import PATH_RECALL
 
         t = int(time.time())
         return recall(
@@ -78,8 +82,9 @@ class _World:
         )
 
     def outcome(self, memory_id: str, receipt_id: str, outcome: str) -> Any:
-        from aimos.identity.requests import PATH_OUTCOME, sign_request
+        from aimos.identity.requests import sign_request
         from aimos.learning.outcomes import build_outcome_body, record_outcome
+        from aimos.vocabulary import PATH_OUTCOME
 
         t = int(time.time())
         body = build_outcome_body(memory_id=memory_id, receipt_id=receipt_id, outcome=outcome)
@@ -171,7 +176,7 @@ def _crafted(
         "signature_form": 1,
         "signed_method": None,
         "signed_path": None,
-        "signer_agent_id": "housekeeper",
+        "signer_agent_id": HOUSEKEEPER,
         "signer_valid_from": hk.valid_from,
         "cert_fingerprint": hk.cert_fingerprint,
         "identity_tier": "T1",
@@ -283,8 +288,9 @@ def run_mutation(transitions: int = 200) -> dict[str, Any]:
 
         def outcome_row(memory_id: str) -> str:
             """Real signed evidence (request, nonce, event, outcome row) for a crafted transition."""
-            from aimos.identity.requests import PATH_OUTCOME, sign_request, verify_request
+            from aimos.identity.requests import sign_request, verify_request
             from aimos.learning.outcomes import _record_evidence, build_outcome_body
+            from aimos.vocabulary import PATH_OUTCOME
 
             t = int(time.time())
             request = sign_request(

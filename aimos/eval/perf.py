@@ -31,12 +31,13 @@ def run_perf(saves: int = 1000, keystore: str = "file") -> dict[str, Any]:
 
     from aimos.crypto.messages import request_message
     from aimos.epistemic.chain import save_and_classify
-    from aimos.identity.epochs import HOUSEKEEPER, load_signer
+    from aimos.identity.epochs import load_signer
     from aimos.identity.keystore import open_keystore
-    from aimos.identity.requests import PATH_SAVE, sign_request
+    from aimos.identity.requests import sign_request
     from aimos.memory.save import build_save_body
     from aimos.store import seals
     from aimos.store.connection import open_writer, seal_with
+    from aimos.vocabulary import HOUSEKEEPER, PATH_SAVE
 
     rng = secrets.SystemRandom()
     with scratch_home() as home:
@@ -123,9 +124,10 @@ def fill_synthetic(
 ) -> list[str]:
     """Save ``memories`` synthetic notes (Zipf-distributed words) through the real signed save,
     1,000 to a transaction; returns their texts."""
-    from aimos.identity.requests import PATH_SAVE, sign_request
+    from aimos.identity.requests import sign_request
     from aimos.memory.save import build_save_body, save_in_transaction
     from aimos.store.connection import write_transaction
+    from aimos.vocabulary import PATH_SAVE
 
     vocab = _vocabulary(rng)
     weights = [1.0 / (i + 1) for i in range(len(vocab))]
@@ -149,11 +151,12 @@ def run_recall_perf(memories: int = 10_000, recalls: int = 200, cold_runs: int =
     import subprocess
     import sys
 
-    from aimos.identity.epochs import HOUSEKEEPER, load_signer
+    from aimos.identity.epochs import load_signer
     from aimos.identity.keystore import open_keystore
-    from aimos.identity.requests import PATH_RECALL, sign_request
+    from aimos.identity.requests import sign_request
     from aimos.recall.pipeline import build_recall_body, recall
     from aimos.store.connection import open_writer, seal_with
+    from aimos.vocabulary import HOUSEKEEPER, PATH_RECALL
 
     rng = secrets.SystemRandom()
     passphrase = secrets.token_urlsafe(24)
@@ -216,10 +219,11 @@ def run_verify_perf(memories: int = 10_000, runs: int = 2) -> dict[str, Any]:
     """`aimos verify`'s work (both verifiers, parity and the brain checks: seals, schema, search
     indexes) over a scratch brain of ``memories`` synthetic memories: wall time per run and where
     it goes (the time each verify phase took, and the brain checks' own parts)."""
-    from aimos.identity.epochs import HOUSEKEEPER, load_signer
+    from aimos.identity.epochs import load_signer
     from aimos.identity.keystore import open_keystore
     from aimos.learning.verifier import verify_everything
     from aimos.store.connection import open_writer, seal_with
+    from aimos.vocabulary import HOUSEKEEPER
 
     rng = secrets.SystemRandom()
     with scratch_home("aimos-eval-verify-") as home:

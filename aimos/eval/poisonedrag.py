@@ -25,11 +25,11 @@ from typing import Any
 from aimos.errors import UsageError
 from aimos.eval.stats import wilson
 from aimos.paths import using_home
+from aimos.vocabulary import ADVERSE, DEFAULT_SAVE_DATA_CLASS
 
 TOP_K = 5
 POISON_SOURCE = "web:attacker.example"
 CLEAN_SOURCE = "corpus:reference-answers"
-ADVERSE = ("disputed", "poison_suspect", "poison_likely", "poison_confirmed")
 
 
 def default_dataset_paths() -> list[Path]:
@@ -68,9 +68,10 @@ class _Brain:
     """A scratch brain opened in-process: the writer, the CLI agent and the housekeeper."""
 
     def __init__(self) -> None:
-        from aimos.identity.epochs import HOUSEKEEPER, brain_meta, load_signer
+        from aimos.identity.epochs import brain_meta, load_signer
         from aimos.identity.keystore import open_keystore
         from aimos.store.connection import open_writer, seal_with
+        from aimos.vocabulary import HOUSEKEEPER
 
         self.conn = open_writer()
         meta = brain_meta(self.conn)
@@ -82,8 +83,9 @@ class _Brain:
 
     def save(self, value: str, *, source: str, memory_type: str) -> str:
         from aimos.epistemic.chain import save_and_classify
-        from aimos.identity.requests import PATH_SAVE, sign_request
+        from aimos.identity.requests import sign_request
         from aimos.memory.save import build_save_body
+        from aimos.vocabulary import PATH_SAVE
 
         body = build_save_body(
             company_id="personal",
@@ -91,7 +93,7 @@ class _Brain:
             source=source,
             memory_type=memory_type,
             clearance_level=5,
-            data_class="internal",
+            data_class=DEFAULT_SAVE_DATA_CLASS,
         )
         t = int(time.time())
         return save_and_classify(
@@ -99,8 +101,9 @@ class _Brain:
         ).memory_id
 
     def recall(self, query: str, *, bypass: bool) -> list[str]:
-        from aimos.identity.requests import PATH_RECALL, sign_request
+        from aimos.identity.requests import sign_request
         from aimos.recall.pipeline import build_recall_body, recall
+        from aimos.vocabulary import PATH_RECALL
 
         t = int(time.time())
         req = sign_request(self.agent, build_recall_body(query=query, limit=TOP_K), PATH_RECALL, t)
@@ -119,7 +122,7 @@ class _Brain:
     def adverse_count(self, exclude: set[str] = frozenset()) -> tuple[int, int]:  # type: ignore[assignment]
         marks = ",".join("?" * len(ADVERSE))
         rows = self.conn.execute(
-            f"SELECT memory_id, epistemic_label IN ({marks}) FROM memories", ADVERSE
+            f"SELECT memory_id, epistemic_label IN ({marks}) FROM memories", sorted(ADVERSE)
         ).fetchall()
         kept = [bool(adverse) for mid, adverse in rows if mid not in exclude]
         return sum(kept), len(kept)

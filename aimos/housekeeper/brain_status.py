@@ -19,6 +19,7 @@ from aimos.identity.session import open_brain
 from aimos.identity.trusted import check_identities
 from aimos.store.connection import code_schema_version, one, schema_version
 from aimos.store.seals import freshness_state
+from aimos.vocabulary import HOUSEKEEPER
 
 COUNTED = (
     ("memories", "memories"),
@@ -76,5 +77,5 @@ def status_report(now: int | None = None) -> dict[str, Any]:
             "identities": agent_listing(conn, at),
             "counts": counts,
             "last_corpus_root": last_corpus_root(conn),
-            "housekeeper": readiness(at),
+            HOUSEKEEPER: readiness(at),
         }

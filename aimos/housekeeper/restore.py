@@ -30,13 +30,13 @@ from aimos.crypto.messages import new_nonce, payload_message
 from aimos.errors import NotFoundError, UsageError, VerificationError
 from aimos.housekeeper import state
 from aimos.housekeeper.jobs.nightly_dream import backup_files
-from aimos.identity.epochs import HOUSEKEEPER, brain_meta, load_signer, master_row, unlock_master
+from aimos.identity.epochs import brain_meta, load_signer, master_row, unlock_master
 from aimos.identity.keystore import open_keystore
 from aimos.store import seals
 from aimos.store.cells import text_of
 from aimos.store.connection import copy_brain, open_reader, open_writer, write_transaction
+from aimos.vocabulary import HOUSEKEEPER, RESTORE_SCHEMA
 
-RESTORE_SCHEMA = "aimos.brain-restore/v1"
 # what may fail in the copy before its restore record exists: it is behind the anchor (that is
 # the point), or it predates seals (its first sealed write, the record, seals it whole)
 _EXPECTED_BEFORE_RECORD = {"brain_rolled_back", "brain_history_mismatch", "brain_unsealed"}

@@ -19,10 +19,11 @@ from aimos import paths
 from aimos.crypto.canonical import json_loads
 from aimos.errors import AimosError, NotInstalledError
 from aimos.housekeeper.jobs import JobContext, JobSpec, job_specs
-from aimos.identity.epochs import HOUSEKEEPER, brain_meta, load_signer
+from aimos.identity.epochs import brain_meta, load_signer
 from aimos.identity.keystore import open_keystore
 from aimos.ledger.events import append_event
 from aimos.store.connection import open_writer, rows, seal_with, write_transaction
+from aimos.vocabulary import HOUSEKEEPER
 
 STARTED = "system_job_started"
 TERMINAL = "system_job_terminal"

@@ -27,6 +27,7 @@ from aimos.housekeeper import state
 from aimos.housekeeper.jobs import JobSpec, job_specs
 from aimos.housekeeper.runs import last_runs, open_housekeeper_writer, reconcile_open_runs, run_job
 from aimos.store.connection import open_reader
+from aimos.vocabulary import HOUSEKEEPER_STATUS_SCHEMA
 
 
 def trigger_for(spec: JobSpec) -> CronTrigger:
@@ -131,7 +132,7 @@ class Housekeeper:
             last = dict(self.last_result)
         state.write_status(
             {
-                "schema": "aimos.housekeeper-status/v1",
+                "schema": HOUSEKEEPER_STATUS_SCHEMA,
                 "pid": os.getpid(),
                 "running": running,
                 "ready": running and sorted(j["name"] for j in jobs) == sorted(s.name for s in job_specs()),

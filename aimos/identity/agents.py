@@ -17,10 +17,7 @@ from aimos.crypto.ed25519 import KeyPair
 from aimos.crypto.encoding import iso_ms
 from aimos.errors import KeychainError, UsageError
 from aimos.identity.epochs import (
-    DEFAULT_CLEARANCE,
-    DEFAULT_DATA_CLASS,
     DEFAULT_VALIDITY_DAYS,
-    HOUSEKEEPER,
     Signer,
     brain_meta,
     check_agent_id,
@@ -36,6 +33,7 @@ from aimos.identity.epochs import (
 )
 from aimos.identity.keystore import Keystore
 from aimos.store.connection import write_transaction
+from aimos.vocabulary import DEFAULT_GRANT_CLEARANCE, DEFAULT_GRANT_DATA_CLASS, HOUSEKEEPER
 
 
 def _sealer(conn: apsw.Connection, keystore: Keystore) -> Callable[[], Signer]:
@@ -108,8 +106,8 @@ def enroll_agent(
     agent_id: str,
     now: int,
     validity_days: int = DEFAULT_VALIDITY_DAYS,
-    clearance: int = DEFAULT_CLEARANCE,
-    data_class: str = DEFAULT_DATA_CLASS,
+    clearance: int = DEFAULT_GRANT_CLEARANCE,
+    data_class: str = DEFAULT_GRANT_DATA_CLASS,
     write_allowed: bool = True,
 ) -> tuple[Signer, dict[str, Any]]:
     check_agent_id(agent_id)
@@ -171,8 +169,8 @@ def rotate_agent(
             agent_id=agent_id,
             now=now,
             validity_days=min(days, 365),
-            clearance=old_grant["clearance_ceiling"] if old_grant else DEFAULT_CLEARANCE,
-            data_class=old_grant["data_class_ceiling"] if old_grant else DEFAULT_DATA_CLASS,
+            clearance=old_grant["clearance_ceiling"] if old_grant else DEFAULT_GRANT_CLEARANCE,
+            data_class=old_grant["data_class_ceiling"] if old_grant else DEFAULT_GRANT_DATA_CLASS,
             write_allowed=bool(old_grant["write_allowed"]) if old_grant else True,
             reason="aimos agent rotation",
         )

@@ -11,9 +11,7 @@ from typing import Any
 from aimos import paths
 from aimos.crypto.canonical import json_loads
 from aimos.crypto.encoding import is_hex64
-
-SCHEMA = "aimos.anchors/v1"
-
+from aimos.vocabulary import ANCHORS_SCHEMA as SCHEMA
 
 _READ: dict[tuple[str, int, int], Any] = {}
 

@@ -29,17 +29,18 @@ from aimos.errors import (
 from aimos.identity.keystore import Keystore
 from aimos.identity.passphrase import seal, unseal
 from aimos.store.connection import one, rows
-from aimos.vocabulary import AGENT_REVOCATION_SCHEMA, RECALL_AUTHORIZATION_SCHEMA
+from aimos.vocabulary import (
+    AGENT_CLEARANCE_MAX,
+    AGENT_REVOCATION_SCHEMA,
+    CLEARANCE_MAX,
+    DATA_CLASSES,
+    HOUSEKEEPER,
+    RECALL_AUTHORIZATION_SCHEMA,
+    RESERVED_AGENT_IDS,
+)
 
 AGENT_ID_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-RESERVED_AGENT_IDS = ("housekeeper", "aimos_flag_signer")
-HOUSEKEEPER = "housekeeper"
 MASTER_ITEM = "master"
-DATA_CLASSES = ("public", "internal", "confidential", "restricted")
-CLEARANCE_MAX = 12
-AGENT_CLEARANCE_MAX = 10
-DEFAULT_CLEARANCE = 10
-DEFAULT_DATA_CLASS = "confidential"
 DEFAULT_VALIDITY_DAYS = 30
 DAY = 86_400
 NOT_YET_VALID_WAIT_SECONDS = 2
@@ -166,7 +167,7 @@ def enrol_epoch(
         check_agent_id(agent_id)
         check_validity_days(validity_days)
     valid_from = _next_valid_from(conn, agent_id, now)
-    valid_until = PERPETUAL_UNTIL if role == "housekeeper" else valid_from + validity_days * DAY
+    valid_until = PERPETUAL_UNTIL if role == HOUSEKEEPER else valid_from + validity_days * DAY
     key = KeyPair.generate()
     cert = issue_certificate(
         master,

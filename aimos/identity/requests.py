@@ -26,13 +26,12 @@ from aimos.errors import (
 from aimos.identity.epochs import Signer, master_row, revocation_at
 from aimos.identity.trusted import check_identities, verified_grant
 from aimos.store.connection import one
-
-METHOD = "POST"
-PATH_SAVE = "/aimos/save"
-PATH_RECALL = "/aimos/recall"
-PATH_OUTCOME = "/aimos/outcome"
-PATH_SHOW = "/aimos/show"  # one memory read by id (MCP show_memory); recorded by its nonce row
-SIG_FORM = 3
+from aimos.vocabulary import (
+    HOUSEKEEPER,
+    PATH_SAVE,
+    REQUEST_METHOD,
+    ROLE_AGENT,
+)
 
 
 @dataclass(frozen=True)
@@ -73,8 +72,8 @@ class VerifiedRequest:
 
 def sign_request(signer: Signer, body: dict[str, Any], path: str, now: int) -> SignedRequest:
     nonce = new_nonce()
-    signature = signer.key.sign(request_message(body, METHOD, path, nonce, now))
-    return SignedRequest(body, METHOD, path, nonce, now, b64u_encode(signature), signer.certificate)
+    signature = signer.key.sign(request_message(body, REQUEST_METHOD, path, nonce, now))
+    return SignedRequest(body, REQUEST_METHOD, path, nonce, now, b64u_encode(signature), signer.certificate)
 
 
 _verified_certs = CertificateCache()
@@ -82,7 +81,7 @@ _verified_certs = CertificateCache()
 
 def verify_request(conn: apsw.Connection, req: SignedRequest, *, path: str, now: int) -> VerifiedRequest:
     """Check a request against the brain; records its nonce (call inside the write transaction)."""
-    if req.method.upper() != METHOD or req.path != path:
+    if req.method.upper() != REQUEST_METHOD or req.path != path:
         raise UsageError(f"this endpoint takes POST {path}, not {req.method} {req.path}")
     check_identities(conn)  # the epoch, revocation and grant rows read below are the sealed ones
     try:
@@ -99,7 +98,7 @@ def verify_request(conn: apsw.Connection, req: SignedRequest, *, path: str, now:
     # the housekeeper signs saves only (the system-scope guide memories); every other request
     # comes from an agent epoch
     if epoch is None or not (
-        epoch["role"] == "agent" or (epoch["role"] == "housekeeper" and path == PATH_SAVE)
+        epoch["role"] == ROLE_AGENT or (epoch["role"] == HOUSEKEEPER and path == PATH_SAVE)
     ):
         raise SignatureError(
             "the request's certificate is not an enrolled agent epoch of this brain",

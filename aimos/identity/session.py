@@ -12,14 +12,7 @@ import apsw
 from aimos import paths
 from aimos.crypto.ed25519 import KeyPair
 from aimos.errors import KeychainError, NotInstalledError
-from aimos.identity.epochs import (
-    HOUSEKEEPER,
-    Signer,
-    brain_meta,
-    check_agent_id,
-    load_signer,
-    unlock_master,
-)
+from aimos.identity.epochs import Signer, brain_meta, check_agent_id, load_signer, unlock_master
 from aimos.identity.keystore import Keystore, open_keystore
 from aimos.identity.passphrase import read_passphrase
 from aimos.store.connection import (
@@ -29,6 +22,7 @@ from aimos.store.connection import (
     seal_with,
     unreadable_text,
 )
+from aimos.vocabulary import HOUSEKEEPER
 
 
 def now() -> int:

@@ -15,9 +15,10 @@ from aimos.crypto.encoding import b64u_decode
 from aimos.identity.epochs import brain_meta, master_row
 from aimos.learning.verifier import Report, verify_brain
 from aimos.store.connection import rows
+from aimos.vocabulary import COGNITIVE_EVIDENCE_SCHEMA, HOUSEKEEPER
 
 FORMAT = {
-    "schema": "hom.aimos.mutmem-cognitive-evidence/v1",
+    "schema": COGNITIVE_EVIDENCE_SCHEMA,
     "version": 1,
     "authority": "descriptive_only",
     "binary_encoding": "lowercase_hex",
@@ -193,15 +194,15 @@ def export_cognitive(
                     "observed_at": b["observed_at"],
                     "attestation_reason": b["attestation_reason"],
                     "historical_origin_claimed": False,
-                    "signer_agent_id": "housekeeper",
+                    "signer_agent_id": HOUSEKEEPER,
                     "signer_valid_from": b["signer_valid_from"],
                     "certificate_fingerprint": b["certificate_fingerprint"],
                     "event_id": b["event_id"],
                     "event_mutation_hash": b["event_mutation_hash"],
                     "baseline_hash": b["baseline_hash"],
                     "signature": _hex_sig(b["signature_b64u"]),
-                    "identity": _identity(epochs[("housekeeper", b["signer_valid_from"])])
-                    if ("housekeeper", b["signer_valid_from"]) in epochs
+                    "identity": _identity(epochs[(HOUSEKEEPER, b["signer_valid_from"])])
+                    if (HOUSEKEEPER, b["signer_valid_from"]) in epochs
                     else None,
                 },
                 "projections": projections.get(m["memory_id"], []),

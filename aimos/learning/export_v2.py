@@ -33,6 +33,7 @@ from aimos.identity.epochs import Signer, master_row
 from aimos.store.connection import one, resolve_uuid_prefix
 from aimos.verify import v2_mutation as vm
 from aimos.verify import v2_recall as v2
+from aimos.vocabulary import RECEIPT_V2_BINDING_SCHEMA as RECALL_EVENT_PROFILE
 
 __all__ = [
     "RecallBinding",
@@ -42,7 +43,6 @@ __all__ = [
     "sign_valence_row",
 ]
 
-RECALL_EVENT_PROFILE: Final = "aimos.recall-receipt-v2-binding/v1"  # aimos.recall.export_v2
 TERMINAL_OPERATIONS: Final = {
     "authorized_transition": "cognitive_weight_adjusted",
     vm.SIGNED_NOOP: vm.NOOP_OPERATION,

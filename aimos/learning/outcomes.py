@@ -22,11 +22,12 @@ from aimos.crypto.encoding import b64u_encode
 from aimos.crypto.messages import new_nonce, payload_message
 from aimos.errors import GrantError, MemoryNotFoundError, NotFoundError, UsageError
 from aimos.identity.epochs import Signer
-from aimos.identity.requests import PATH_OUTCOME, SignedRequest, verify_request
+from aimos.identity.requests import SignedRequest, verify_request
 from aimos.learning.export_v2 import RecallBinding, recall_binding, sign_valence_row
 from aimos.learning.rule import next_weight_milli
 from aimos.ledger.events import append_event
 from aimos.store.connection import one, rows, write_transaction
+from aimos.vocabulary import PATH_OUTCOME
 
 if TYPE_CHECKING:
     from aimos.identity.session import Brain

@@ -18,8 +18,7 @@ from aimos.crypto.encoding import b64u_encode, iso_ms
 from aimos.crypto.messages import new_nonce, payload_message
 from aimos.identity.epochs import Signer
 from aimos.store.connection import one
-
-LEDGER_VERSION = "aimos-ledger/v1"
+from aimos.vocabulary import LEDGER_SCHEMA as LEDGER_VERSION
 
 
 def chain_head(conn: apsw.Connection, signer: Signer, company_id: str) -> tuple[int, str]:

@@ -24,6 +24,7 @@ from typing_extensions import TypedDict  # pydantic needs this one on Python < 3
 from aimos import __version__
 from aimos.errors import AimosError, UsageError
 from aimos.identity.session import Brain, open_brain
+from aimos.vocabulary import CLEARANCE_MAX, DATA_CLASSES, DEFAULT_SAVE_CLEARANCE, DEFAULT_SAVE_DATA_CLASS
 
 T = TypeVar("T")
 
@@ -34,9 +35,6 @@ INSTRUCTIONS = (
     "is signed with your own identity and kept on the record; nothing saved is ever deleted."
 )
 MAX_LIMIT = 200
-CLEARANCE_MAX = 12
-DEFAULT_CLEARANCE = 5  # the CLI's defaults for a save
-DEFAULT_DATA_CLASS = "internal"
 # Ids are taken whole: a prefix would let an agent probe for the ids of memories (and receipts)
 # beyond its grant, since resolving one names the full id in the refusal before any grant check.
 UUID_PATTERN = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
@@ -204,8 +202,12 @@ def build_server(agent: str) -> MCPServer:
             ),
         ] = None,
         data_class: Annotated[
-            Literal["public", "internal", "confidential", "restricted"] | None,
-            Field(description="Data class within your grant (default internal, or your ceiling if lower)."),
+            str | None,
+            Field(
+                description="Data class within your grant (default internal, or your ceiling if lower).",
+                pattern="^(" + "|".join(DATA_CLASSES) + ")$",
+                json_schema_extra={"enum": list(DATA_CLASSES)},
+            ),
         ] = None,
     ) -> Annotated[CallToolResult, SavedMemory]:
         return guarded(save, text, key, type, scope, clearance, data_class)
@@ -219,11 +221,13 @@ def build_server(agent: str) -> MCPServer:
 
         grant = verified_grant(brain.conn, agent, latest_epoch(brain.conn, agent)["valid_from"])
         if clearance is None:
-            clearance = min(DEFAULT_CLEARANCE, grant["clearance_ceiling"]) if grant else DEFAULT_CLEARANCE
+            clearance = DEFAULT_SAVE_CLEARANCE
+            if grant:
+                clearance = min(clearance, grant["clearance_ceiling"])
         if data_class is None:
-            ceiling = grant["data_class_ceiling"] if grant else DEFAULT_DATA_CLASS
-            lower = data_class_rank(ceiling) < data_class_rank(DEFAULT_DATA_CLASS)
-            data_class = ceiling if lower else DEFAULT_DATA_CLASS
+            ceiling = grant["data_class_ceiling"] if grant else DEFAULT_SAVE_DATA_CLASS
+            lower = data_class_rank(ceiling) < data_class_rank(DEFAULT_SAVE_DATA_CLASS)
+            data_class = ceiling if lower else DEFAULT_SAVE_DATA_CLASS
         return clearance, data_class
 
     def save(

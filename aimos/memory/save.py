@@ -13,18 +13,21 @@ from aimos.crypto import commitments
 from aimos.crypto.canonical import canonical_json
 from aimos.crypto.encoding import b64u_decode, b64u_encode
 from aimos.errors import GrantError, UsageError, ValueTooLargeError
-from aimos.identity.epochs import (
-    CLEARANCE_MAX,
-    HOUSEKEEPER,
-    Signer,
-    check_clearance,
-    data_class_rank,
-)
-from aimos.identity.requests import PATH_SAVE, SignedRequest, VerifiedRequest, verify_request
+from aimos.identity.epochs import Signer, check_clearance, data_class_rank
+from aimos.identity.requests import SignedRequest, VerifiedRequest, verify_request
 from aimos.ledger.events import append_event
 from aimos.memory.gates import refuse_secrets, scan_canary
 from aimos.memory.versions import head_of, resolve_memory_id
 from aimos.store.connection import one, write_transaction
+from aimos.vocabulary import (
+    CLEARANCE_MAX,
+    DEFAULT_SAVE_CLEARANCE,
+    DEFAULT_SAVE_DATA_CLASS,
+    HOUSEKEEPER,
+    INITIAL_WEIGHT_SCHEMA,
+    PATH_SAVE,
+    UNVERIFIED,
+)
 
 MAX_CANONICAL_BYTES = 1_048_576
 BODY_FIELDS = (
@@ -70,8 +73,8 @@ def build_save_body(
     key: str | None = None,
     scope: str = "personal",
     memory_type: str = "note",
-    clearance_level: int = 5,
-    data_class: str = "internal",
+    clearance_level: int = DEFAULT_SAVE_CLEARANCE,
+    data_class: str = DEFAULT_SAVE_DATA_CLASS,
     source: str = "cli",
     supersedes: str | None = None,
 ) -> dict[str, Any]:
@@ -354,7 +357,7 @@ def save_in_transaction(
             mutation,
             quarantine,
             QUARANTINE_WEIGHT_MILLI if quarantine else DEFAULT_WEIGHT_MILLI,
-            "unverified",
+            UNVERIFIED,
         ),
     )
     if supersedes is not None:
@@ -410,7 +413,7 @@ def attest_baseline(
         operation="cognitive_initial_weight_attested",
         company_id=company,
         metadata={
-            "schema": "hom.aimos.cognitive-initial-weight/v1",
+            "schema": INITIAL_WEIGHT_SCHEMA,
             "observed_weight_float4": observed_float4,
             "weight_milli": milli,
             "observed_ts": now,

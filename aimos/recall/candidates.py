@@ -18,9 +18,9 @@ from typing import Protocol
 
 import apsw
 
-from aimos.identity.epochs import DATA_CLASSES
 from aimos.recall.text import fts_match, stem_prefix, tokens
 from aimos.store.cells import text_of
+from aimos.vocabulary import DATA_CLASSES
 
 RRF_K = 60
 CANDIDATES = 100

@@ -25,6 +25,7 @@ from aimos.identity.epochs import master_row
 from aimos.recall.label_chain import label_chain_reasons
 from aimos.recall.weight_chain import chain_reasons
 from aimos.store.connection import rows
+from aimos.vocabulary import HOUSEKEEPER, UNVERIFIED
 
 _certs = CertificateCache()
 
@@ -202,7 +203,7 @@ def _verify_one(
     if event is None:
         raise _fail(mid, "memory_saved_event_missing")
     signer = records.epochs.get((event["signer_agent_id"], event["signer_valid_from"]))
-    if event["signer_agent_id"] != "housekeeper":
+    if event["signer_agent_id"] != HOUSEKEEPER:
         raise _fail(mid, "memory_saved_event_not_signed_by_housekeeper")
     try:
         ebody = json_loads(event["signed_body"])
@@ -245,7 +246,7 @@ def _verify_one(
     chain_reason = records.chains.get(mid, (None, 0, 0))[0]
     if chain_reason is not None:
         raise _fail(mid, f"weight_chain:{chain_reason}")
-    label_reason = records.labels.get(mid, (None, 0, "unverified"))[0]
+    label_reason = records.labels.get(mid, (None, 0, UNVERIFIED))[0]
     if label_reason is not None:
         raise _fail(mid, f"label_chain:{label_reason}")
     linked = records.links.get(mid)

@@ -34,19 +34,20 @@ from aimos.crypto.encoding import b64u_decode, b64u_encode, iso_ms
 from aimos.crypto.merkle import merkle_root
 from aimos.errors import NotFoundError
 from aimos.identity.epochs import Signer, master_row
-from aimos.identity.requests import METHOD, PATH_RECALL, SIG_FORM, VerifiedRequest
+from aimos.identity.requests import VerifiedRequest
 from aimos.ledger.events import append_event
 from aimos.recall.disclosure import Disclosed
 from aimos.recall.policy import Decision
 from aimos.store.connection import one
 from aimos.verify import v2_recall as v2
+from aimos.vocabulary import CONTENT_ADMISSION_SCHEMA as ADMISSION_SCHEMA
+from aimos.vocabulary import EFFECTIVE_SCORE_SCHEMA as CALIBRATION_FORMULA
+from aimos.vocabulary import PATH_RECALL, REQUEST_METHOD, REQUEST_SIG_FORM
+from aimos.vocabulary import RECEIPT_V2_BINDING_SCHEMA as V2_EVENT_PROFILE
+from aimos.vocabulary import RETURN_SELECTION_SCHEMA as SELECTION_SCHEMA
 
-V2_EVENT_PROFILE: Final = "aimos.recall-receipt-v2-binding/v1"
 OCCURRENCE_EVENT_TYPE: Final = "RECALL_DISCLOSURE"
 RETURN_PATH: Final = "normal_recall"
-CALIBRATION_FORMULA: Final = "aimos.recall-effective-score/v1"  # relevance * trust * weight, uncalibrated
-ADMISSION_SCHEMA: Final = "aimos.v2-content-admission/v1"
-SELECTION_SCHEMA: Final = "aimos.v2-return-selection/v1"
 
 
 class V2ReceiptUnavailableError(NotFoundError):
@@ -167,10 +168,10 @@ def _occurrence_native(
         "signer_valid_from_unix_ms": verified_agent["valid_from"] * 1000,
         "cert_fingerprint_hex": verified_agent["cert_fingerprint"],
         "identity_tier": verified_agent["identity_tier"],
-        "sig_form_version": SIG_FORM,
+        "sig_form_version": REQUEST_SIG_FORM,
         "nonce_hex": b64u_decode(request["nonce"]).hex(),
         "ts_signed_unix_seconds": request["ts_signed"],
-        "signed_method": METHOD,
+        "signed_method": REQUEST_METHOD,
         "signed_path": PATH_RECALL,
         "request_body_hash_hex": request["request_hash"],
         "request_receipt_present": 1,
@@ -192,7 +193,7 @@ def _occurrence_commitment(native: dict[str, Any]) -> bytes:
         signer_valid_from_ms=native["signer_valid_from_unix_ms"],
         cert_fingerprint=bytes.fromhex(native["cert_fingerprint_hex"]),
         identity_tier=native["identity_tier"],
-        sig_form_version=SIG_FORM,
+        sig_form_version=REQUEST_SIG_FORM,
         nonce=bytes.fromhex(native["nonce_hex"]),
         ts_signed=native["ts_signed_unix_seconds"],
         signed_method=native["signed_method"],
@@ -210,7 +211,7 @@ def _request_receipt_mutation_hash(request: dict[str, Any]) -> str:
         bytes.fromhex(request["request_hash"]),
         None,
         b64u_decode(request["signature_b64u"]),
-        METHOD,
+        REQUEST_METHOD,
         PATH_RECALL,
         request["nonce"],
         request["ts_signed"],
@@ -416,8 +417,8 @@ def build_recall_envelope(conn: apsw.Connection, receipt_ref: str) -> dict[str, 
         "cert_fingerprint": actor["cert_fingerprint"],
     }
     request_common = {
-        "request_sig_form": SIG_FORM,
-        "signed_method": METHOD,
+        "request_sig_form": REQUEST_SIG_FORM,
+        "signed_method": REQUEST_METHOD,
         "signed_path": PATH_RECALL,
         "nonce": r["request_nonce"],
         "ts_signed": r["request_ts"],

@@ -17,6 +17,7 @@ import apsw
 
 from aimos.crypto.canonical import json_loads
 from aimos.store.connection import rows
+from aimos.vocabulary import CLASSIFIER_LABELS, HOUSEKEEPER, JUDGED, TRUST_RAISING_LABELS, UNVERIFIED
 
 BATCH = 500
 
@@ -33,15 +34,6 @@ LEFT JOIN identity_epochs i ON i.agent_id = e.signer_agent_id AND i.valid_from =
 WHERE c.memory_id IN ({ids})
 ORDER BY c.memory_id, c.rowid
 """
-
-
-TRUST_RAISING_LABELS = {"poison_refuted": "refute", "supported": "support"}
-JUDGED = {
-    "poison_confirmed": "confirm",
-    "poison_refuted": "refute",
-    "supported": "support",
-    "disputed": "dispute",
-}
 
 
 def evidence_reason(meta: dict[str, Any], memory_id: str, master_public_key: str) -> str | None:
@@ -80,7 +72,7 @@ def _row_reason(r: dict[str, Any], memory: dict[str, Any], master_public_key: st
         r["e_mutation_hash"] != r["authority_mutation_hash"]
         or r["e_operation"] != "memory_epistemic_classified"
         or r["e_subject"] != r["memory_id"]
-        or r["e_role"] != "housekeeper"
+        or r["e_role"] != HOUSEKEEPER
         or r["e_sig_ok"] != 1
     ):
         return "epistemic_authority_invalid"
@@ -96,7 +88,7 @@ def _row_reason(r: dict[str, Any], memory: dict[str, Any], master_public_key: st
         return "epistemic_authority_invalid"
     if r["basis"] == "explicit":
         return evidence_reason(meta, r["memory_id"], master_public_key)
-    if r["label"] not in ("unverified", "poison_suspect", "poison_likely"):
+    if r["label"] not in CLASSIFIER_LABELS:
         return "epistemic_evidence_invalid"  # the classifier never gives any other label
     return None
 
@@ -140,7 +132,7 @@ def label_chain_reasons(
                 if reason:
                     break
                 prev = r["classification_hash"]
-            ends_in = chain[-1]["label"] if chain else "unverified"
+            ends_in = chain[-1]["label"] if chain else UNVERIFIED
             if reason is None and m["epistemic_label"] != ends_in:
                 reason = "unbacked_projection"
             backed = {r["authority_event_id"] for r in chain}

@@ -14,8 +14,8 @@ import apsw
 
 from aimos.crypto.canonical import canonical_sha256_hex, json_loads
 from aimos.errors import GrantError, MemoryNotFoundError, UsageError
-from aimos.identity.epochs import DATA_CLASSES, Signer, data_class_rank
-from aimos.identity.requests import PATH_RECALL, SignedRequest, verify_request
+from aimos.identity.epochs import Signer, data_class_rank
+from aimos.identity.requests import SignedRequest, verify_request
 from aimos.ledger.events import append_event
 from aimos.recall.candidates import CANDIDATES, Channel, LexicalChannel, Scope, open_candidates
 from aimos.recall.disclosure import DisclosureError, verify_many
@@ -25,6 +25,7 @@ from aimos.recall.receipts import evidence_entry, record_receipt
 from aimos.recall.text import query_terms
 from aimos.store.connection import one, write_transaction
 from aimos.store.seals import check_counts
+from aimos.vocabulary import DATA_CLASSES, PATH_RECALL
 
 # the tables whose rows a recall's trust and weight rest on (see store.seals.check_counts)
 DECIDING_CHAINS = ("memory_classifications", "weight_projections")
@@ -318,9 +319,10 @@ def show_as(brain: Brain, agent: str, memory_id: str) -> dict[str, Any]:
     the memory must be within the agent's grant (company, clearance, data class), its signed
     record is re-verified before anything is shown (failing closed, as recall does), and the text
     of a memory recall would withhold as untrusted is withheld here too (``withheld`` says why)."""
-    from aimos.identity.requests import PATH_SHOW, sign_request
+    from aimos.identity.requests import sign_request
     from aimos.identity.session import now
     from aimos.memory.versions import memory_detail, resolve_memory_id
+    from aimos.vocabulary import PATH_SHOW
 
     signer = brain.signer(agent)
     request = sign_request(signer, {"memory_id": memory_id}, PATH_SHOW, now())

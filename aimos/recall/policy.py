@@ -14,20 +14,29 @@ from typing import Any
 
 from aimos.crypto.canonical import canonical_sha256_hex
 from aimos.recall.text import jaccard, token_set
+from aimos.vocabulary import (
+    DISPUTED,
+    POISON_CONFIRMED,
+    POISON_LIKELY,
+    POISON_REFUTED,
+    POISON_SUSPECT,
+    SUPPORTED,
+    UNVERIFIED,
+)
+from aimos.vocabulary import RECALL_POLICY_VERSION as POLICY_VERSION
 
-POLICY_VERSION = "aimos-recall-policy/v1"
 MMR_LAMBDA = 0.72
 DEFAULT_TRUST = 0.72
 FLOOR_WEIGHT_MILLI = 100
 
 LABEL_TRUST: dict[str, tuple[float, bool]] = {
-    "poison_confirmed": (0.1, True),
-    "poison_likely": (0.1, True),
-    "poison_suspect": (0.25, True),
-    "disputed": (0.4, False),
-    "supported": (1.0, False),
-    "poison_refuted": (1.0, False),
-    "unverified": (DEFAULT_TRUST, False),
+    POISON_CONFIRMED: (0.1, True),
+    POISON_LIKELY: (0.1, True),
+    POISON_SUSPECT: (0.25, True),
+    DISPUTED: (0.4, False),
+    SUPPORTED: (1.0, False),
+    POISON_REFUTED: (1.0, False),
+    UNVERIFIED: (DEFAULT_TRUST, False),
 }
 
 

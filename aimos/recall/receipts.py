@@ -16,9 +16,8 @@ from aimos.ledger.events import append_event
 from aimos.recall.disclosure import Disclosed, verify_for_disclosure
 from aimos.recall.policy import Scored
 from aimos.store.connection import one, resolve_uuid_prefix
-
-RECEIPT_SCHEMA = "aimos.recall-receipt/v1"
-EVIDENCE_SCHEMA = "aimos.recall-evidence-entry/v1"
+from aimos.vocabulary import HOUSEKEEPER, PATH_RECALL
+from aimos.vocabulary import RECALL_RECEIPT_SCHEMA as RECEIPT_SCHEMA
 
 
 class ReceiptNotFoundError(NotFoundError):
@@ -162,7 +161,7 @@ def receipt_document(conn: apsw.Connection, ref: str) -> dict[str, Any]:
             "body": json_loads(r["request_body"], what=f"receipt {receipt_id}'s request body"),
             "request_hash": r["request_hash"],
             "method": "POST",
-            "path": "/aimos/recall",
+            "path": PATH_RECALL,
             "nonce": r["request_nonce"],
             "ts_signed": r["request_ts"],
             "signature_b64u": r["request_signature_b64u"],
@@ -195,7 +194,7 @@ def receipt_document(conn: apsw.Connection, ref: str) -> dict[str, Any]:
                 "mutation_hash",
             )
         },
-        "housekeeper": None
+        HOUSEKEEPER: None
         if hk is None
         else {
             "valid_from": hk["valid_from"],

@@ -16,8 +16,11 @@ import apsw
 
 from aimos.crypto.canonical import json_loads
 from aimos.store.connection import rows
+from aimos.vocabulary import HOUSEKEEPER, sql_word
 
-_PROJECTIONS_SQL = """
+_HK = sql_word(HOUSEKEEPER)
+
+_PROJECTIONS_SQL = f"""
 SELECT w.*, m.company_id AS memory_company, m.retrieval_weight_milli AS live_weight, m.quarantine,
        p.body_json, p.content_hash AS p_content_hash, p.event_type AS p_event_type,
        p.memory_id AS p_memory_id, p.signer_agent_id AS p_signer, p.signer_valid_from AS p_signer_vf,
@@ -26,7 +29,7 @@ SELECT w.*, m.company_id AS memory_company, m.retrieval_weight_milli AS live_wei
        p.company_id AS p_company, e.cert_fingerprint AS e_cert_fp,
        e.valid_from AS e_valid_from, e.valid_until AS e_valid_until, e.role AS e_role,
        (SELECT r.revoked_at FROM agent_revocations r
-         WHERE r.agent_id = 'housekeeper' AND r.agent_valid_from = w.signer_valid_from) AS e_revoked_at,
+         WHERE r.agent_id = {_HK} AND r.agent_valid_from = w.signer_valid_from) AS e_revoked_at,
        aimos_projection_hash(w.memory_id, w.old_weight_milli, w.new_weight_milli,
                              w.provenance_mutation_hash, w.prev_projection_hash) AS h_recomputed,
        aimos_transition_hash(w.company_id, w.memory_id, w.old_weight_milli, w.new_weight_milli,
@@ -41,12 +44,12 @@ SELECT w.*, m.company_id AS memory_company, m.retrieval_weight_milli AS live_wei
 FROM weight_projections w
 JOIN memories m ON m.memory_id = w.memory_id
 LEFT JOIN memory_provenance p ON p.mutation_hash = w.provenance_mutation_hash
-LEFT JOIN identity_epochs e ON e.agent_id = 'housekeeper' AND e.valid_from = w.signer_valid_from
+LEFT JOIN identity_epochs e ON e.agent_id = {_HK} AND e.valid_from = w.signer_valid_from
 ORDER BY w.memory_id, w.rowid
 """
 
 
-_BASELINES_SQL = """
+_BASELINES_SQL = f"""
 SELECT b.*,
        (b.baseline_hash = aimos_baseline_hash(b.company_id, b.memory_id, b.event_id, b.event_mutation_hash,
             b.live_content_hash, b.observed_weight_float4, b.observed_weight_milli, b.observed_at,
@@ -56,7 +59,7 @@ SELECT b.*,
                AND v.mutation_hash = b.event_mutation_hash
                AND v.operation = 'cognitive_initial_weight_attested') AS event_ok
 FROM weight_baselines b
-LEFT JOIN identity_epochs e ON e.agent_id = 'housekeeper' AND e.valid_from = b.signer_valid_from
+LEFT JOIN identity_epochs e ON e.agent_id = {_HK} AND e.valid_from = b.signer_valid_from
 """
 
 
@@ -119,7 +122,7 @@ def _chain_reason(
             return "provenance_event_type_invalid", sigs
         if r["company_id"] != r["memory_company"] or r["p_company"] != r["memory_company"]:
             return "provenance_event_type_invalid", sigs  # cross-tenant replay, as the reference names it
-        if r["e_role"] != "housekeeper" or r["p_signer"] != "housekeeper":
+        if r["e_role"] != HOUSEKEEPER or r["p_signer"] != HOUSEKEEPER:
             return "provenance_binding_invalid", sigs
         if r["p_signer_vf"] != r["signer_valid_from"] or r["p_cert_fp"] != r["e_cert_fp"]:
             return "provenance_signer_certificate_row_mismatch", sigs

@@ -38,6 +38,7 @@ from aimos.crypto.commitments import SealEntry
 from aimos.crypto.ed25519 import verify as ed25519_verify
 from aimos.errors import AimosError, IntegrityError
 from aimos.store.cells import text_of
+from aimos.vocabulary import HOUSEKEEPER
 
 # Not sealed: the seal chain itself and its cache (each checked against the chain instead).
 SEAL_TABLES = ("brain_seals", "seal_heads")
@@ -216,10 +217,10 @@ def _housekeeper_key(conn: apsw.Connection, valid_from: int) -> str | None:
     """The public key of the housekeeper epoch, when its certificate is the master's."""
     found = conn.execute(
         "SELECT e.public_key_b64u FROM identity_epochs e, master_identity m"
-        " WHERE e.agent_id = 'housekeeper' AND e.role = 'housekeeper' AND e.valid_from = ?"
+        " WHERE e.agent_id = ? AND e.role = ? AND e.valid_from = ?"
         " AND aimos_certificate_matches(e.certificate, m.public_key_b64u, e.agent_id, e.public_key_b64u,"
         " e.valid_from, e.valid_until) = 1",
-        (valid_from,),
+        (HOUSEKEEPER, HOUSEKEEPER, valid_from),
     ).fetchall()
     return str(found[0][0]) if found else None
 

@@ -221,7 +221,7 @@ class AimosApp(App[None]):
 
     def label(self, memory_id: str) -> None:
         from aimos.epistemic.chain import judge_memory
-        from aimos.epistemic.classifier import TRUST_RAISING
+        from aimos.vocabulary import TRUST_RAISING
 
         def answered(choice: dict[str, str] | None) -> None:
             if not choice:

@@ -123,9 +123,10 @@ async def _scroll(presses: int) -> dict[str, Any]:
 def run_tui_perf(memories: int = 100_000, runs: int = 5, presses: int = 200) -> dict[str, Any]:
     from aimos.eval.perf import fill_synthetic
     from aimos.eval.scratch import install_scratch, scratch_home
-    from aimos.identity.epochs import HOUSEKEEPER, load_signer
+    from aimos.identity.epochs import load_signer
     from aimos.identity.keystore import open_keystore
     from aimos.store.connection import open_writer, seal_with
+    from aimos.vocabulary import HOUSEKEEPER
 
     rng = secrets.SystemRandom()
     with scratch_home("aimos-eval-tui-") as home:

@@ -14,12 +14,12 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
-from aimos.epistemic.classifier import ADVERSE
 from aimos.learning.verifier import verify_brain
 from aimos.memory.versions import memory_detail
 from aimos.recall.label_chain import label_history
 from aimos.recall.weight_chain import weight_trajectory
 from aimos.tui.format import chart, first_line, trajectory_points, when
+from aimos.vocabulary import ADVERSE
 
 if TYPE_CHECKING:
     from aimos.tui.app import AimosApp

@@ -11,7 +11,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, Static, TextArea
 
-from aimos.epistemic.classifier import JUDGMENTS, TRUST_RAISING
+from aimos.vocabulary import JUDGMENTS, TRUST_RAISING
 
 
 class ConfirmDialog(ModalScreen[bool]):

@@ -16,8 +16,8 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from aimos.epistemic.classifier import ADVERSE
 from aimos.tui.format import Column, cell, fit, layout
+from aimos.vocabulary import ADVERSE, POISON_REFUTED, SUPPORTED
 
 PAGE = 100
 CACHED_PAGES = 64
@@ -131,7 +131,7 @@ class MemoryTable(ScrollView, can_focus=True):
             if column.name == "label":
                 if memory["epistemic_label"] in ADVERSE:
                     style = base + self.get_component_rich_style("memory-table--adverse", partial=True)
-                elif memory["epistemic_label"] in ("supported", "poison_refuted"):
+                elif memory["epistemic_label"] in (SUPPORTED, POISON_REFUTED):
                     style = base + self.get_component_rich_style("memory-table--trusted", partial=True)
             segments.append(Segment(fit(cell(column.name, memory, with_key=show_key), column.width), style))
             if n < len(columns) - 1:

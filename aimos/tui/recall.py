@@ -13,10 +13,10 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
-from aimos.epistemic.classifier import ADVERSE
 from aimos.recall.receipts import receipt_document, verify_receipt_in_brain
 from aimos.tui.format import first_line, when
 from aimos.tui.guard import Failure, attempt
+from aimos.vocabulary import ADVERSE, HOUSEKEEPER
 
 if TYPE_CHECKING:
     from aimos.recall.pipeline import RecallResult
@@ -216,7 +216,7 @@ class ReceiptScreen(Screen[None]):
         head = Table.grid(padding=(0, 2))
         head.add_column(style="bold", no_wrap=True)
         head.add_column(overflow="fold")
-        hk = doc["housekeeper"]
+        hk = doc[HOUSEKEEPER]
         for k, v in (
             ("receipt", doc["receipt_id"]),
             ("created", when(doc["created_at"], seconds=True)),

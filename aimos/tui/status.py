@@ -19,6 +19,7 @@ from textual.widgets import Footer, Header, ProgressBar, Static
 from aimos.housekeeper.brain_status import status_report
 from aimos.learning.verifier import VERIFY_PHASES, verify_everything
 from aimos.tui.format import when
+from aimos.vocabulary import HOUSEKEEPER
 
 if TYPE_CHECKING:
     from aimos.tui.app import AimosApp
@@ -114,7 +115,7 @@ class StatusScreen(Screen[None]):
                 style=self.aimos.ink("green" if root["verified"] else "bold red"),
             )
         self.query_one("#status-root", Static).update(root_text)
-        self._show_housekeeper(report["housekeeper"])
+        self._show_housekeeper(report[HOUSEKEEPER])
         ids = _table("identity", "role", "state", "valid until", "grant")
         for e in report["identities"]:
             grant = e["grant"]

@@ -75,11 +75,12 @@ def build_used_brain(home: Path) -> UsedBrain:
     from aimos.housekeeper.jobs.nightly_dream import online_backup
     from aimos.housekeeper.restore import restore
     from aimos.identity.agents import enroll_agent, revoke_agent, rotate_agent
-    from aimos.identity.requests import PATH_RECALL, sign_request
+    from aimos.identity.requests import sign_request
     from aimos.identity.session import now, open_brain
     from aimos.learning.outcomes import give_feedback
     from aimos.memory.save import build_save_body
     from aimos.recall.pipeline import build_recall_body, recall
+    from aimos.vocabulary import PATH_RECALL
     from installer.setup import InstallOptions, install
 
     ids: dict[str, str] = {}

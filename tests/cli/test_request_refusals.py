@@ -22,8 +22,9 @@ from aimos.errors import (
 from aimos.exit_codes import exit_code_for
 from aimos.identity.agents import revoke_agent, rotate_agent
 from aimos.identity.epochs import load_signer
-from aimos.identity.requests import PATH_SAVE, sign_request
+from aimos.identity.requests import sign_request
 from aimos.memory.save import build_save_body, save
+from aimos.vocabulary import PATH_SAVE
 
 pytestmark = pytest.mark.timeout(60)
 

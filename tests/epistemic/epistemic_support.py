@@ -69,8 +69,9 @@ def g_hash(
 def save_text(brain: Any, value: str, *, source: str = EVIL, **fields: Any) -> Any:
     """A signed save through `save_and_classify`, as the CLI does; the SaveResult."""
     from aimos.epistemic.chain import save_and_classify
-    from aimos.identity.requests import PATH_SAVE, sign_request
+    from aimos.identity.requests import sign_request
     from aimos.memory.save import build_save_body
+    from aimos.vocabulary import PATH_SAVE
 
     body = build_save_body(company_id="personal", value=value, source=source, **fields)
     t = now()

@@ -83,9 +83,10 @@ def test_only_poisons_abstains(installed: Path) -> None:
 
 def test_arm_a0_is_in_process_only(brain: Any) -> None:
     from aimos.errors import UsageError
-    from aimos.identity.requests import PATH_RECALL, sign_request
+    from aimos.identity.requests import sign_request
     from aimos.recall.pipeline import build_recall_body, recall
     from aimos.recall.policy import Candidate, decide
+    from aimos.vocabulary import PATH_RECALL
 
     conn = brain.conn
     a = save_text(brain, POISON_1).memory_id

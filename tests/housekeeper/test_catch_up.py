@@ -60,8 +60,9 @@ def open_run(job: str, pid: int, trigger: str = "schedule", process: str | None 
     have before it died; returns (run_id, event_id)."""
     from aimos.housekeeper.runs import STARTED as started_op
     from aimos.housekeeper.runs import _append, open_housekeeper_writer
-    from aimos.identity.epochs import HOUSEKEEPER, load_signer
+    from aimos.identity.epochs import load_signer
     from aimos.identity.keystore import open_keystore
+    from aimos.vocabulary import HOUSEKEEPER
 
     conn, meta = open_housekeeper_writer()
     try:

@@ -19,11 +19,12 @@ from typing import Any
 import apsw
 
 from aimos.identity.epochs import Signer
-from aimos.identity.requests import PATH_OUTCOME, PATH_RECALL, PATH_SAVE, SignedRequest, sign_request
+from aimos.identity.requests import SignedRequest, sign_request
 from aimos.learning.outcomes import OutcomeResult, build_outcome_body, record_outcome
 from aimos.memory.save import build_save_body, save
 from aimos.recall.pipeline import RecallResult, build_recall_body, recall
 from aimos.store.connection import one, rows
+from aimos.vocabulary import PATH_OUTCOME, PATH_RECALL, PATH_SAVE
 
 PASSPHRASE = "correct horse battery staple"
 CANARY = "SECRET-0A1B2C3D"
@@ -148,9 +149,10 @@ class FreshBrain:
 def fresh_brain() -> Iterator[FreshBrain]:
     """Install a brain in a new temporary AIMOS_HOME (for tests that need one per example,
     such as hypothesis tests, where a function-scoped fixture would be shared between examples)."""
-    from aimos.identity.epochs import HOUSEKEEPER, load_signer, unlock_master
+    from aimos.identity.epochs import load_signer, unlock_master
     from aimos.identity.keystore import open_keystore
     from aimos.store.connection import open_writer, seal_with
+    from aimos.vocabulary import HOUSEKEEPER
     from installer.setup import InstallOptions, install
 
     saved = {k: os.environ.get(k) for k in ("AIMOS_HOME", "AIMOS_KEYSTORE")}

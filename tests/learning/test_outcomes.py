@@ -370,7 +370,8 @@ def test_outcome_values_other_than_good_or_bad(brain: Any, heron: tuple[str, str
     ids=["outcome-int", "outcome-null", "bad-scope", "unknown-field", "no-memory"],
 )
 def test_malformed_outcome_bodies(brain: Any, heron: tuple[str, str], body: dict[str, Any]) -> None:
-    from aimos.identity.requests import PATH_OUTCOME, sign_request
+    from aimos.identity.requests import sign_request
+    from aimos.vocabulary import PATH_OUTCOME
 
     mid, receipt = heron
     full = {

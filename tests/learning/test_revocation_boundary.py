@@ -13,9 +13,10 @@ import pytest
 from aimos.epistemic.chain import save_and_classify
 from aimos.errors import EpochRevokedError
 from aimos.identity.agents import revoke_agent
-from aimos.identity.requests import PATH_SAVE, sign_request
+from aimos.identity.requests import sign_request
 from aimos.learning.verifier import verify_everything
 from aimos.memory.save import build_save_body
+from aimos.vocabulary import PATH_SAVE
 
 
 def _save(brain: Any, text: str, ts: int) -> str:

@@ -28,10 +28,11 @@ from aimos.crypto.messages import new_nonce, payload_message
 from aimos.errors import IntegrityError
 from aimos.exit_codes import exit_code_for
 from aimos.identity.epochs import revoke_epoch
-from aimos.identity.requests import PATH_OUTCOME, sign_request, verify_request
+from aimos.identity.requests import sign_request, verify_request
 from aimos.learning.outcomes import _record_evidence, build_outcome_body
 from aimos.learning.verifier import verify_brain
 from aimos.store.connection import one, rows, write_transaction
+from aimos.vocabulary import PATH_OUTCOME
 
 pytestmark = pytest.mark.timeout(60)
 

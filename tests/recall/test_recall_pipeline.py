@@ -17,12 +17,13 @@ from aimos.errors import GrantError
 from aimos.exit_codes import exit_code_for
 from aimos.identity.agents import enroll_agent
 from aimos.identity.epochs import Signer, brain_meta, enrol_epoch, issue_grant
-from aimos.identity.requests import PATH_RECALL, PATH_SAVE, sign_request
+from aimos.identity.requests import sign_request
 from aimos.memory.save import build_save_body, save
 from aimos.recall.pipeline import RecallResult, build_recall_body, recall
 from aimos.recall.receipts import receipt_document, verify_receipt_in_brain
 from aimos.store.connection import write_transaction
 from aimos.verify.receipt import verdict
+from aimos.vocabulary import PATH_RECALL, PATH_SAVE
 
 pytestmark = pytest.mark.timeout(60)
 

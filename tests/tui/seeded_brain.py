@@ -62,11 +62,12 @@ def build(home: Path) -> None:
     from aimos.epistemic.chain import correct_memory, judge_memory, signed_save
     from aimos.housekeeper.jobs import job_specs
     from aimos.housekeeper.runs import run_job
-    from aimos.identity.requests import PATH_RECALL, sign_request
+    from aimos.identity.requests import sign_request
     from aimos.identity.session import now, open_brain
     from aimos.learning.outcomes import give_feedback
     from aimos.memory.save import build_save_body
     from aimos.recall.pipeline import build_recall_body, recall
+    from aimos.vocabulary import PATH_RECALL
     from installer.setup import InstallOptions, install
 
     with paths.using_home(home):

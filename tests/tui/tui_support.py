@@ -219,10 +219,11 @@ def cli_save(text: str, *options: str) -> str:
 def recall(query: str) -> dict[str, Any]:
     """What `aimos recall QUERY` does, in this process: a recall signed by agent cli. Its
     results and receipt."""
-    from aimos.identity.requests import PATH_RECALL, sign_request
+    from aimos.identity.requests import sign_request
     from aimos.identity.session import now, open_brain
     from aimos.recall.pipeline import build_recall_body
     from aimos.recall.pipeline import recall as run
+    from aimos.vocabulary import PATH_RECALL
 
     with open_brain(write=True) as brain:
         request = sign_request(brain.signer("cli"), build_recall_body(query=query), PATH_RECALL, now())

@@ -12,23 +12,17 @@ from typing import Any
 import pytest
 
 from aimos.epistemic.classifier import (
-    ADVERSE,
     CLUSTER_PLAIN,
     CLUSTER_STRONG,
-    DETECTOR_VERSION,
     INTERACTION_TYPES,
     INTERROGATIVES,
     JACCARD_SUPPORT,
-    JUDGMENTS,
-    LABELS,
     LIKELY_AT,
     PER_CONTRADICTION,
     PER_SUPPORT,
-    POISON,
     REFERENCE_KEY_SEGMENTS,
     REFERENCE_SOURCE_PREFIXES,
     REFERENCE_TYPES,
-    SCHEMA,
     SOURCE_CONCENTRATION,
     STRONG_SHAPE,
     SUSPECT_AT,
@@ -42,6 +36,8 @@ from aimos.epistemic.classifier import (
     peer_relation,
     words,
 )
+from aimos.vocabulary import ADVERSE, DETECTOR_VERSION, JUDGMENTS, LABELS, POISON
+from aimos.vocabulary import CLASSIFICATION_SCHEMA as SCHEMA
 
 RULE_INTERROGATIVES = (
     "who what when where why how which whose whom is are was were do does did can could should would "

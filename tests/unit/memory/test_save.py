@@ -25,10 +25,11 @@ from aimos.errors import (
 from aimos.exit_codes import ExitCode, exit_code_for
 from aimos.identity import agents
 from aimos.identity.epochs import load_signer
-from aimos.identity.requests import PATH_RECALL, PATH_SAVE, sign_request
+from aimos.identity.requests import sign_request
 from aimos.memory.save import build_save_body, save
 from aimos.memory.versions import head_of, list_memories, memory_detail, version_chain
 from aimos.store.connection import one, rows, write_transaction
+from aimos.vocabulary import PATH_RECALL, PATH_SAVE
 
 COUNTED = (
     "memories",

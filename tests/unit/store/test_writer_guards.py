@@ -16,10 +16,11 @@ from aimos.crypto.messages import request_message
 from aimos.errors import IntegrityError
 from aimos.identity import agents
 from aimos.identity.epochs import load_signer
-from aimos.identity.requests import PATH_SAVE, sign_request
+from aimos.identity.requests import sign_request
 from aimos.ledger.events import append_event
 from aimos.memory.save import build_save_body, save
 from aimos.store.connection import one, rows, translate_errors, write_transaction
+from aimos.vocabulary import PATH_SAVE
 
 
 def refused(conn: Any, sql: str, params: tuple[Any, ...] = ()) -> str:

@@ -1,0 +1,141 @@
+"""One vocabulary: every protocol word is defined in aimos/vocabulary.py and nowhere else.
+
+A schema string, domain, request path, label, data class or the housekeeper's name written as a
+literal anywhere else in aimos/, installer/ or purge/ fails here, and so does one spelled inside
+SQL text (SQL takes them from `vocabulary.sql_word(s)` or as bound parameters). The landed
+migrations cannot change, so their CHECK lists are held equal to the vocabulary's tuples instead.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+from aimos import vocabulary
+from aimos.store.schema import migrated_in_memory
+
+ROOT = Path(__file__).resolve().parents[2]
+SOURCES = [ROOT / "aimos", ROOT / "installer", ROOT / "purge"]
+# Rewritten on the verifier kit in this same issue; its words move into the vocabulary there.
+PENDING: tuple[str, ...] = ("aimos/verify/",)
+
+
+def protocol_words() -> dict[str, str]:
+    """word -> the vocabulary name that defines it (words distinctive enough to search for:
+    generic English such as the judgments' verbs or the role "agent" are left out)."""
+    words: dict[str, str] = {}
+    for name, value in vars(vocabulary).items():
+        if not name.isupper():
+            continue
+        if isinstance(value, bytes):
+            words.setdefault(value.rstrip(b"\x00").decode("utf-8"), name)
+        elif isinstance(value, str) and (
+            name.endswith(("_SCHEMA", "_VERSION", "_PROFILE")) or name.startswith("PATH_")
+        ):
+            words.setdefault(value, name)
+    for group in ("LABELS", "DATA_CLASSES", "RESERVED_AGENT_IDS"):
+        for word in getattr(vocabulary, group):
+            words.setdefault(word, group)
+    words.setdefault(vocabulary.MASTER_ISSUER, "MASTER_ISSUER")
+    return words
+
+
+def python_files() -> list[Path]:
+    files = [p for base in SOURCES for p in sorted(base.rglob("*.py"))]
+    return [p for p in files if p != ROOT / "aimos" / "vocabulary.py"]
+
+
+SQL_HINT = re.compile(r"\b(SELECT|INSERT|UPDATE|DELETE|WHERE|CREATE)\b")
+
+
+def stray_words(path: Path, words: dict[str, str]) -> list[str]:
+    found: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+        if not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
+            continue
+        text = node.value
+        if text in words:
+            found.append(f"line {node.lineno}: {text!r} is vocabulary.{words[text]}")
+        elif SQL_HINT.search(text):
+            found += [
+                f"line {node.lineno}: SQL spells '{w}' (vocabulary.{words[w]}; use sql_word or a parameter)"
+                for w in words
+                if f"'{w}'" in text
+            ]
+    return found
+
+
+def test_no_protocol_word_is_written_outside_the_vocabulary() -> None:
+    words = protocol_words()
+    problems = []
+    for path in python_files():
+        rel = path.relative_to(ROOT).as_posix()
+        if rel.startswith(PENDING):
+            continue
+        problems += [f"{rel} {p}" for p in stray_words(path, words)]
+    assert not problems, "protocol words outside aimos/vocabulary.py:\n" + "\n".join(problems)
+
+
+def test_the_check_finds_a_stray_word(tmp_path: Path) -> None:
+    """The scan itself can fail: a schema string, a label and an SQL-spelled role are all found."""
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        'SCHEMA = "aimos.recall-receipt/v1"\n'
+        'LABEL = "poison_likely"\n'
+        "SQL = \"SELECT 1 FROM identity_epochs WHERE agent_id = 'housekeeper'\"\n"
+        'FINE = "a sentence that mentions the housekeeper"\n',
+        "utf-8",
+    )
+    found = stray_words(sample, protocol_words())
+    assert [f.split(":")[0] for f in found] == ["line 1", "line 2", "line 3"], found
+
+
+def test_the_vocabulary_imports_nothing_of_aimos() -> None:
+    tree = ast.parse((ROOT / "aimos" / "vocabulary.py").read_text("utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            assert node.module == "__future__" or not (node.module or "").startswith("aimos"), node.module
+            assert node.module in ("__future__", "typing"), f"vocabulary.py imports {node.module}"
+        assert not isinstance(node, ast.Import), "vocabulary.py imports a module"
+
+
+def _check_lists(column: str) -> list[set[str]]:
+    conn = migrated_in_memory()
+    try:
+        sqls = [str(r[0]) for r in conn.execute("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL")]
+    finally:
+        conn.close()
+    pattern = re.compile(rf"\b{column}\s+IN\s*\(([^)]*)\)", re.IGNORECASE)
+    return [
+        {w.strip().strip("'") for w in m.group(1).split(",")} for sql in sqls for m in pattern.finditer(sql)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("column", "expected"),
+    [
+        ("data_class", set(vocabulary.DATA_CLASSES)),
+        ("data_class_ceiling", set(vocabulary.DATA_CLASSES)),
+        ("label", set(vocabulary.LABELS)),
+        ("role", set(vocabulary.ROLES)),
+    ],
+)
+def test_the_schema_checks_hold_the_vocabulary(column: str, expected: set[str]) -> None:
+    """The CHECK lists the migrations spelled out are the vocabulary's words, all of them."""
+    lists = _check_lists(column)
+    assert lists, f"no CHECK list for {column} found in the migrated schema"
+    for words in lists:
+        assert words == expected, f"{column}: {sorted(words)} != {sorted(expected)}"
+
+
+def test_the_domains_are_distinct_and_null_terminated() -> None:
+    values = list(vocabulary.DOMAINS.values())
+    assert len(set(values)) == len(values)
+    assert all(v.endswith(b"\x00") and v.count(b"\x00") == 1 for v in values)
+    assert vocabulary.JUDGED == {label: j for j, (label, _c) in vocabulary.JUDGMENTS.items()}
+    assert set(vocabulary.TRUST_RAISING_LABELS) <= set(vocabulary.LABELS)
+    assert vocabulary.CLASSIFIER_LABELS <= set(vocabulary.LABELS)
+    assert vocabulary.sql_words(("a", "b'c")) == "'a', 'b''c'"
