@@ -67,6 +67,10 @@ class HomeNotWritableError(AimosError):
     default_hint = "Choose a writable AIMOS_HOME, or fix the folder's owner and permissions."
 
 
+class ServiceError(AimosError):
+    """The housekeeper service could not be registered, started or stopped."""
+
+
 # --- not found (exit 3) ---------------------------------------------------------------------
 class NotFoundError(AimosError):
     default_hint = "Run `aimos list` to see what exists."
@@ -84,9 +88,57 @@ class AgentNotFoundError(NotFoundError):
     default_hint = "Run `aimos agent list` to see enrolled agents, or `aimos agent enroll ID`."
 
 
+class ReceiptNotFoundError(NotFoundError):
+    default_hint = "Receipt ids are printed by `aimos recall`; `aimos receipt list` shows recent ones."
+
+
+class ReceiptMissingError(NotFoundError):
+    default_hint = "Feedback is about a memory a recall disclosed: recall it first (`aimos recall ...`)."
+
+
+class OutcomeNotFoundError(NotFoundError):
+    default_hint = "Give the outcome_id that `aimos feedback --json` printed."
+
+
+class V2ReceiptUnavailableError(NotFoundError):
+    default_hint = (
+        "Only recalls made by this aimos version carry the signed V2 binding; run the recall again "
+        "and export the new receipt."
+    )
+
+
+class V2OutcomeUnavailableError(NotFoundError):
+    default_hint = (
+        "Only outcomes recorded by this aimos version, about a recall that carries the signed V2 "
+        "binding, can be exported; recall again, give feedback on the new recall and export that outcome."
+    )
+
+
 # --- verification failed (exit 4) -----------------------------------------------------------
 class VerificationError(AimosError):
     default_hint = "The data does not verify: do not trust it; run `aimos verify` for details."
+
+
+class JSONDepthError(VerificationError, ValueError):
+    """JSON text nested deeper than the canonical limit, refused before it is parsed
+    (aimos/crypto/canonical.py).
+
+    A ValueError, so a caller that maps malformed JSON to its own closed reason does the same for
+    this; and a VerificationError (exit 4, reason ``canonical_json_depth_limit``) where nothing
+    catches it: nothing aimos verifies may be nested deeper than it could have been signed."""
+
+    default_hint = (
+        "Signed aimos JSON is never nested deeper than 32 levels: this document or record was not "
+        "made by aimos, or was damaged. Do not trust it."
+    )
+
+    def __init__(self, what: str = "JSON") -> None:
+        from aimos.crypto.canonical import MAX_DEPTH  # the limit lives with the rule (imports this module)
+
+        super().__init__(
+            f"{what} is nested deeper than {MAX_DEPTH} levels (canonical_json_depth_limit)",
+            reason="canonical_json_depth_limit",
+        )
 
 
 # --- integrity (exit 5) --------------------------------------------------------------------
@@ -118,6 +170,30 @@ class DamagedBrainError(IntegrityError):
         super().__init__(message, hint, reason=reason)
         # the damaged places, when they are known (e.g. "memories.value (memory ID)")
         self.where = where
+
+
+class DisclosureError(IntegrityError):
+    """A memory about to be disclosed failed verification: the whole recall fails closed."""
+
+    default_hint = (
+        "The brain's record of this memory no longer verifies: it may have been edited outside "
+        "aimos. Nothing was disclosed. Run `aimos verify` and restore the brain from a backup."
+    )
+
+    def __init__(self, memory_id: str, reason: str):
+        super().__init__(
+            f"memory {memory_id} failed verification ({reason}); nothing was disclosed", reason=reason
+        )
+        self.memory_id = memory_id
+
+
+class SealError(IntegrityError):
+    """The brain's seal chain (aimos/store/seals.py) does not account for what the brain holds."""
+
+    default_hint = (
+        "Run `aimos verify` to see what differs; if the brain was put back from an older copy, "
+        "`aimos restore BACKUP` is the way back, with a signed record."
+    )
 
 
 # --- identity or keychain (exit 6) ---------------------------------------------------------

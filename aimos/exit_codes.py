@@ -34,7 +34,12 @@ _BY_CLASS: tuple[tuple[type[BaseException], ExitCode], ...] = (
 
 def exit_code_for(exc: BaseException) -> ExitCode:
     """The exit code for an exception; anything unrecognised is a plain failure (1)."""
+    return exit_code_for_class(type(exc))
+
+
+def exit_code_for_class(kind: type[BaseException]) -> ExitCode:
+    """The exit code for an exception class (the first category it belongs to; else failure, 1)."""
     for cls, code in _BY_CLASS:
-        if isinstance(exc, cls):
+        if issubclass(kind, cls):
             return code
     return ExitCode.FAILURE

@@ -23,7 +23,7 @@ from typing import Any
 from xml.sax.saxutils import escape
 
 from aimos import paths
-from aimos.errors import AimosError, BusyError, NotFoundError, UsageError
+from aimos.errors import AimosError, BusyError, NotFoundError, ServiceError, UsageError
 from aimos.housekeeper import state
 from aimos.housekeeper.runs import pid_alive
 from aimos.vocabulary import HOUSEKEEPER, HOUSEKEEPER_SERVICE_SCHEMA
@@ -35,10 +35,6 @@ STOP_TIMEOUT_SECONDS = 150.0
 # what decides where the brain is (and its keystore), passed to the service as absolute paths
 ENV_PASSED = ("AIMOS_HOME", "AIMOS_KEYSTORE", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME")
 ENV_PATHS = ("AIMOS_HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME")
-
-
-class ServiceError(AimosError):
-    """The housekeeper service could not be registered, started or stopped."""
 
 
 def templates_dir() -> Path:

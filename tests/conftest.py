@@ -27,6 +27,44 @@ os.environ.setdefault("AIMOS_SERVICE", "none")
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 
+# What aimos reads to find its files (aimos/paths.py): AIMOS_HOME, else the platformdirs user dirs,
+# which the XDG variables move (on Linux). Each test starts with all of them under its own temporary
+# directory, so no test can reach a real home; a test (or a fixture such as `aimos_home`) that sets
+# its own wins, since the autouse fixture below runs before the fixtures a test asks for.
+ISOLATED_ENV = ("AIMOS_HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME")
+_SESSION_ROOT = pytest.StashKey[Path]()
+
+
+def _isolated_env(root: Path) -> dict[str, str]:
+    """AIMOS_HOME and the XDG user dirs under ``root`` (not created: aimos makes what it needs)."""
+    return {name: str(root / name.lower().replace("_", "-")) for name in ISOLATED_ENV}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Before any fixture (session-scoped ones included) runs: a session-wide fallback under a
+    temporary directory, so even code run outside a test's own isolation never sees a real home."""
+    import tempfile
+
+    root = Path(tempfile.mkdtemp(prefix="aimos-tests-"))
+    config.stash[_SESSION_ROOT] = root
+    os.environ.update(_isolated_env(root))
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    root = config.stash.get(_SESSION_ROOT, None)
+    if root is not None:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test: AIMOS_HOME and the XDG user dirs point into a fresh temporary directory of its
+    own (outside ``tmp_path``, which stays the test's). Returns that AIMOS_HOME."""
+    env = _isolated_env(tmp_path_factory.mktemp("isolated"))
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    return Path(env["AIMOS_HOME"])
+
 
 @pytest.fixture
 def aimos_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:

@@ -132,9 +132,9 @@ def verify_receipt_cmd(
     json_out: bool = typer.Option(False, "--json", help="Print the verdict as JSON."),
 ) -> None:
     """Check a purge receipt: signature, intent binding and master fingerprint (exit 4 if not)."""
-    from aimos.crypto.canonical import JSONDepthError, json_loads
+    from aimos.crypto.canonical import json_loads
     from aimos.crypto.encoding import is_hex64
-    from aimos.errors import NotFoundError, UsageError, VerificationError
+    from aimos.errors import JSONDepthError, NotFoundError, UsageError, VerificationError
     from purge.artifacts import verify_receipt
 
     if not is_hex64(master_fingerprint):

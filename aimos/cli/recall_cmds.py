@@ -121,7 +121,8 @@ def receipt_verify(
     if path.is_dir():
         raise UsageError(f"{path} is a folder, not a receipt file")
     if path.suffix == ".json" or path.exists():
-        from aimos.crypto.canonical import JSONDepthError, json_loads
+        from aimos.crypto.canonical import json_loads
+        from aimos.errors import JSONDepthError
 
         try:
             doc = json_loads(path.read_bytes(), what=f"the receipt file {path}")

@@ -15,7 +15,8 @@ from typing import Any
 
 import rfc8785
 
-from aimos.errors import CanonicalJSONError, VerificationError
+from aimos.errors import CanonicalJSONError
+from aimos.errors import JSONDepthError as JSONDepthError  # re-exported: aimos/verify imports it from here
 
 _FAST = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True, allow_nan=False)
 
@@ -82,25 +83,6 @@ def canonical_json(value: Any) -> bytes:
         raise CanonicalJSONError(
             "string is not valid Unicode (lone surrogate)", reason="canonical_json_invalid_string"
         ) from exc
-
-
-class JSONDepthError(VerificationError, ValueError):
-    """JSON text nested deeper than the canonical limit, refused before it is parsed.
-
-    A ValueError, so a caller that maps malformed JSON to its own closed reason does the same for
-    this; and a VerificationError (exit 4, reason ``canonical_json_depth_limit``) where nothing
-    catches it: nothing aimos verifies may be nested deeper than it could have been signed."""
-
-    default_hint = (
-        "Signed aimos JSON is never nested deeper than 32 levels: this document or record was not "
-        "made by aimos, or was damaged. Do not trust it."
-    )
-
-    def __init__(self, what: str = "JSON") -> None:
-        super().__init__(
-            f"{what} is nested deeper than {MAX_DEPTH} levels (canonical_json_depth_limit)",
-            reason="canonical_json_depth_limit",
-        )
 
 
 # A JSON string with its escapes (unrolled, so linear), and every ASCII character but brackets

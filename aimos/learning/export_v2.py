@@ -28,7 +28,7 @@ from aimos.crypto import commitments
 from aimos.crypto.canonical import canonical_json, json_loads
 from aimos.crypto.encoding import b64u_encode, iso_ms
 from aimos.crypto.messages import new_nonce, payload_message
-from aimos.errors import NotFoundError
+from aimos.errors import OutcomeNotFoundError, V2OutcomeUnavailableError
 from aimos.identity.epochs import Signer, master_row
 from aimos.store.connection import one, resolve_uuid_prefix
 from aimos.verify import v2_mutation as vm
@@ -48,17 +48,6 @@ TERMINAL_OPERATIONS: Final = {
     vm.SIGNED_NOOP: vm.NOOP_OPERATION,
     vm.OCCURRENCE_OBSERVATION: vm.OBSERVATION_OPERATION,
 }
-
-
-class V2OutcomeUnavailableError(NotFoundError):
-    default_hint = (
-        "Only outcomes recorded by this aimos version, about a recall that carries the signed V2 "
-        "binding, can be exported; recall again, give feedback on the new recall and export that outcome."
-    )
-
-
-class OutcomeNotFoundError(NotFoundError):
-    default_hint = "Give the outcome_id that `aimos feedback --json` printed."
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from aimos.crypto import commitments
 from aimos.crypto.canonical import canonical_json
 from aimos.crypto.encoding import b64u_encode
 from aimos.crypto.messages import new_nonce, payload_message
-from aimos.errors import GrantError, MemoryNotFoundError, NotFoundError, UsageError
+from aimos.errors import GrantError, MemoryNotFoundError, ReceiptMissingError, UsageError
 from aimos.identity.epochs import Signer
 from aimos.identity.requests import SignedRequest, verify_request
 from aimos.learning.export_v2 import RecallBinding, recall_binding, sign_valence_row
@@ -35,10 +35,6 @@ if TYPE_CHECKING:
 OUTCOMES = {"good": 1, "bad": -1}
 SCOPES = ("principal_state", "occurrence_observation")
 BODY_FIELDS = {"memory_id", "receipt_id", "outcome", "target_scope"}
-
-
-class ReceiptMissingError(NotFoundError):
-    default_hint = "Feedback is about a memory a recall disclosed: recall it first (`aimos recall ...`)."
 
 
 @dataclass(frozen=True)

@@ -19,9 +19,9 @@ from typing import Any
 import apsw
 
 from aimos.crypto import commitments
-from aimos.errors import AimosError
+from aimos.errors import AimosError, DisclosureError
 from aimos.learning.rule import next_weight_milli
-from aimos.recall.disclosure import DisclosureError, verify_many
+from aimos.recall.disclosure import verify_many
 from aimos.recall.label_chain import label_chain_reasons
 from aimos.recall.weight_chain import BATCH, chain_reasons
 from aimos.store.connection import damaged_text_error, rows, unreadable_text

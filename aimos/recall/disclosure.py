@@ -20,7 +20,7 @@ from aimos.crypto.certs import CertificateCache, verify_certificate
 from aimos.crypto.ed25519 import verify
 from aimos.crypto.encoding import b64u_decode
 from aimos.crypto.messages import payload_message, request_message
-from aimos.errors import AimosError, IntegrityError
+from aimos.errors import AimosError, DisclosureError
 from aimos.identity.epochs import master_row
 from aimos.recall.label_chain import label_chain_reasons
 from aimos.recall.weight_chain import chain_reasons
@@ -28,21 +28,6 @@ from aimos.store.connection import rows
 from aimos.vocabulary import HOUSEKEEPER, UNVERIFIED
 
 _certs = CertificateCache()
-
-
-class DisclosureError(IntegrityError):
-    """A memory about to be disclosed failed verification: the whole recall fails closed."""
-
-    default_hint = (
-        "The brain's record of this memory no longer verifies: it may have been edited outside "
-        "aimos. Nothing was disclosed. Run `aimos verify` and restore the brain from a backup."
-    )
-
-    def __init__(self, memory_id: str, reason: str):
-        super().__init__(
-            f"memory {memory_id} failed verification ({reason}); nothing was disclosed", reason=reason
-        )
-        self.memory_id = memory_id
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ from aimos.crypto import commitments
 from aimos.crypto.canonical import canonical_sha256_hex, json_loads
 from aimos.crypto.encoding import b64u_decode, b64u_encode, iso_ms
 from aimos.crypto.merkle import merkle_root
-from aimos.errors import NotFoundError
+from aimos.errors import V2ReceiptUnavailableError
 from aimos.identity.epochs import Signer, master_row
 from aimos.identity.requests import VerifiedRequest
 from aimos.ledger.events import append_event
@@ -48,13 +48,6 @@ from aimos.vocabulary import RETURN_SELECTION_SCHEMA as SELECTION_SCHEMA
 
 OCCURRENCE_EVENT_TYPE: Final = "RECALL_DISCLOSURE"
 RETURN_PATH: Final = "normal_recall"
-
-
-class V2ReceiptUnavailableError(NotFoundError):
-    default_hint = (
-        "Only recalls made by this aimos version carry the signed V2 binding; run the recall again "
-        "and export the new receipt."
-    )
 
 
 # --- derived decisions (deterministic, from what aimos signed) ------------------------------------

@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING, Any
 import apsw
 
 from aimos.crypto.canonical import canonical_sha256_hex, json_loads
-from aimos.errors import GrantError, MemoryNotFoundError, UsageError
+from aimos.errors import DisclosureError, GrantError, MemoryNotFoundError, UsageError
 from aimos.identity.epochs import Signer, data_class_rank
 from aimos.identity.requests import SignedRequest, verify_request
 from aimos.ledger.events import append_event
 from aimos.recall.candidates import CANDIDATES, Channel, LexicalChannel, Scope, open_candidates
-from aimos.recall.disclosure import DisclosureError, verify_many
+from aimos.recall.disclosure import verify_many
 from aimos.recall.export_v2 import record_v2_receipt
 from aimos.recall.policy import Candidate, Scored, decide, trust_of
 from aimos.recall.receipts import evidence_entry, record_receipt

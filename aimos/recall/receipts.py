@@ -10,7 +10,7 @@ import apsw
 
 from aimos.crypto.canonical import canonical_sha256_hex, canonical_text, json_loads
 from aimos.crypto.merkle import merkle_root
-from aimos.errors import AimosError, NotFoundError
+from aimos.errors import AimosError, ReceiptNotFoundError
 from aimos.identity.epochs import Signer, master_row
 from aimos.ledger.events import append_event
 from aimos.recall.disclosure import Disclosed, verify_for_disclosure
@@ -18,10 +18,6 @@ from aimos.recall.policy import Scored
 from aimos.store.connection import one, resolve_uuid_prefix
 from aimos.vocabulary import HOUSEKEEPER, PATH_RECALL
 from aimos.vocabulary import RECALL_RECEIPT_SCHEMA as RECEIPT_SCHEMA
-
-
-class ReceiptNotFoundError(NotFoundError):
-    default_hint = "Receipt ids are printed by `aimos recall`; `aimos receipt list` shows recent ones."
 
 
 def evidence_entry(ordinal: int, s: Scored, d: Disclosed) -> dict[str, Any]:

@@ -36,7 +36,7 @@ from aimos import paths
 from aimos.crypto import commitments
 from aimos.crypto.commitments import SealEntry
 from aimos.crypto.ed25519 import verify as ed25519_verify
-from aimos.errors import AimosError, IntegrityError
+from aimos.errors import AimosError, SealError
 from aimos.store.cells import text_of
 from aimos.vocabulary import HOUSEKEEPER
 
@@ -47,10 +47,7 @@ SEAL_TABLES = ("brain_seals", "seal_heads")
 LIVE_PROJECTIONS: dict[str, frozenset[str]] = {
     "memories": frozenset({"retrieval_weight_milli", "epistemic_label"}),
 }
-RESTORE_HINT = (
-    "Run `aimos verify` to see what differs; if the brain was put back from an older copy, "
-    "`aimos restore BACKUP` is the way back, with a signed record."
-)
+RESTORE_HINT = SealError.default_hint
 
 
 class SealKey(Protocol):
@@ -68,10 +65,6 @@ class SealSigner(Protocol):
 
 
 SignerSource = SealSigner | Callable[[], SealSigner]
-
-
-class SealError(IntegrityError):
-    default_hint = RESTORE_HINT
 
 
 class SealCosts:

@@ -36,7 +36,7 @@ ALLOWED: dict[str, set[str]] = {
         "housekeeper", "epistemic", "purge", "tui", "mcp",
     },
 }
-COMMON = {"errors", "exit_codes", "paths", ""}
+COMMON = {"errors", "exit_codes", "paths", "vocabulary", ""}
 
 
 def imported_aimos_packages(path: Path) -> set[str]:

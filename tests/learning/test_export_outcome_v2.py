@@ -162,9 +162,9 @@ def test_outcome_without_the_v2_binding_is_not_exported(brain: Any, monkeypatch:
     is refused with NOT_FOUND: nothing is signed or faked at export time."""
     from learning_support import disclosing_receipt, give, put
 
-    from aimos.errors import NotFoundError
+    from aimos.errors import NotFoundError, V2OutcomeUnavailableError
     from aimos.learning import outcomes
-    from aimos.learning.export_v2 import V2OutcomeUnavailableError, build_outcome_export
+    from aimos.learning.export_v2 import build_outcome_export
 
     memory_id = put(brain, "the office wifi password rotates every Monday")
     receipt_id = disclosing_receipt(brain, "office wifi", memory_id)

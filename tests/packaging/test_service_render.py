@@ -35,8 +35,8 @@ def test_systemd_unit_runs_this_python_with_this_home(tmp_path: Path, monkeypatc
 def test_systemd_unit_without_aimos_home_sets_no_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     from installer import service
 
-    monkeypatch.delenv("AIMOS_HOME", raising=False)
-    monkeypatch.delenv("AIMOS_KEYSTORE", raising=False)
+    for name in ("AIMOS_HOME", "AIMOS_KEYSTORE", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME"):
+        monkeypatch.delenv(name, raising=False)
     assert "Environment" not in _unit_settings(service.render_systemd_unit("0123456789abcdef"))["Service"]
 
 
@@ -48,7 +48,8 @@ def test_launchd_plist_parses_with_the_arguments_and_environment(
 
     home = tmp_path / "home <&>"
     monkeypatch.setenv("AIMOS_HOME", str(home))
-    monkeypatch.delenv("AIMOS_KEYSTORE", raising=False)
+    for name in ("AIMOS_KEYSTORE", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME"):
+        monkeypatch.delenv(name, raising=False)
     plist = plistlib.loads(service.render_launchd_plist("0123456789abcdef").encode())
     assert plist["Label"] == "org.aimos.housekeeper.01234567"
     assert plist["ProgramArguments"] == [sys.executable, "-m", "aimos", "housekeeper", "run"]

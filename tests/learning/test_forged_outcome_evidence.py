@@ -1,11 +1,9 @@
-"""Regressions for the review of recall and outcomes: forged evidence, forged chains, verifier
-robustness, agent binding, trust anchors and odd input."""
+"""Outcome evidence aimos did not make is refused or found: copied outcome rows, a forged weight
+chain (recall fails closed), a deleted REWEIGHT node (the verifier names it, it does not crash), and
+outcomes from an agent that did not make the recall or may not write."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -138,46 +136,3 @@ def test_outcomes_bind_to_the_recalling_agent_and_a_writable_grant(brain: Any) -
         with pytest.raises(GrantError):
             _feedback(brain, signer, mid, receipt)
     assert one(brain.conn, "SELECT COUNT(*) AS n FROM outcomes")["n"] == 0
-
-
-def _cli(home: Path, passfile: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {
-        "AIMOS_HOME": str(home),
-        "AIMOS_PASSPHRASE_FILE": str(passfile),
-        "PATH": "/usr/bin:/bin",
-        "AIMOS_SERVICE": "none",
-    }
-    return subprocess.run(
-        [sys.executable, "-m", "aimos", *args], capture_output=True, text=True, env=env, check=False
-    )
-
-
-def test_trust_anchor_and_odd_input_through_the_cli(tmp_path: Path) -> None:
-    passfile = tmp_path / "pass"
-    passfile.write_text("regression passphrase\n")
-    passfile.chmod(0o600)
-    home = tmp_path / "home"
-    assert _cli(home, passfile, "install", "--yes", "--no-guides", "--keystore", "file").returncode == 0
-    _cli(home, passfile, "save", "the lighthouse keeper's log")
-    rid = json.loads(_cli(home, passfile, "recall", "lighthouse", "--json").stdout)["receipt"]["receipt_id"]
-    assert _cli(home, passfile, "receipt", "verify", rid).returncode == 0
-    wrong = _cli(home, passfile, "receipt", "verify", rid, "--master-fingerprint", "0" * 64)
-    assert wrong.returncode == 4
-    doc = json.loads(_cli(home, passfile, "receipt", "show", rid, "--json").stdout)
-    fingerprint = doc["master"]["fingerprint"]
-    doc["company_id"] = "someone-else"
-    edited = tmp_path / "edited.json"
-    edited.write_text(json.dumps(doc))
-    result = _cli(home, passfile, "receipt", "verify", str(edited), "--master-fingerprint", fingerprint)
-    assert result.returncode == 4 and "company" in result.stdout
-    for args in (
-        ("receipt", "verify", ""),
-        ("receipt", "verify", str(tmp_path)),
-        ("export", "--cognitive", str(tmp_path)),
-        ("export", "--cognitive", ""),
-        ("verify", "--memory", ""),
-        ("feedback", "x", "--good", "--receipt", ""),
-    ):
-        r = _cli(home, passfile, *args)
-        assert r.returncode in (2, 3), (args, r.returncode, r.stderr)
-        assert "Traceback" not in r.stdout + r.stderr and "internal error" not in r.stderr, (args, r.stderr)

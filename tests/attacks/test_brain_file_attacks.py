@@ -1,4 +1,4 @@
-"""Issue 15, end to end: attacks on the brain file, each refused or detected by the real `aimos` CLI.
+"""Attacks on the brain file, end to end: each refused or detected by the real `aimos` CLI.
 
 The attacker has the brain file and the `sqlite3` shell (none of aimos's SQL functions): it drops
 the guard triggers of the tables it edits, makes its change and, being the strongest attacker,
@@ -154,7 +154,7 @@ def used(brain_template: Any, tmp_path_factory: pytest.TempPathFactory) -> Used:
     and `victim` (revoked); a clearance-9 secret; an otter note recalled by lowbie (its receipt) and
     given good feedback; a memory confirmed as poison; a save and a label after it; an owl note
     corrected."""
-    root = tmp_path_factory.mktemp("issue15")
+    root = tmp_path_factory.mktemp("brain-file-attacks")
     home = root / "home"
     shutil.copytree(brain_template(PASSPHRASE), home)
     pass_file = root / "passphrase"

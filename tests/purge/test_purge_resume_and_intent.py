@@ -1,4 +1,5 @@
-"""Regressions from the review of the purge ceremony."""
+"""The purge ceremony resumes from its signed intent wherever it is run from, stops at a damaged
+intent before removing more, and never leaves a partial intent file."""
 
 from __future__ import annotations
 
