@@ -25,10 +25,10 @@ def enroll(
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
     """Enrol a new agent: a master-issued epoch certificate and a master-signed grant."""
+    from aimos.actions.session import now, open_brain
     from aimos.crypto.encoding import iso_ms
     from aimos.identity.agents import enroll_agent
     from aimos.identity.epochs import check_agent_id, check_clearance, check_validity_days, data_class_rank
-    from aimos.identity.session import now, open_brain
 
     check_agent_id(agent_id)
     check_validity_days(validity_days)
@@ -71,10 +71,10 @@ def rotate(
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
     """New key and epoch for an agent, same grant ceilings; the old epoch is revoked."""
+    from aimos.actions.session import now, open_brain
     from aimos.crypto.encoding import iso_ms
     from aimos.identity.agents import rotate_agent
     from aimos.identity.epochs import check_validity_days
-    from aimos.identity.session import now, open_brain
 
     if validity_days is not None:
         check_validity_days(validity_days)
@@ -107,9 +107,9 @@ def revoke(
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
     """Revoke an agent's current epoch with a master-signed revocation."""
+    from aimos.actions.session import now, open_brain
     from aimos.identity.agents import revoke_agent
     from aimos.identity.epochs import latest_epoch
-    from aimos.identity.session import now, open_brain
 
     with open_brain(write=True) as brain:
         latest_epoch(brain.conn, agent_id)
@@ -125,8 +125,8 @@ def revoke(
 @agent_app.command("list")
 def list_agents(json_out: bool = typer.Option(False, "--json", help="Print as JSON.")) -> None:
     """List identity epochs: agents and the housekeeper, with state and grant."""
+    from aimos.actions.session import now, open_brain
     from aimos.identity.agents import agent_listing
-    from aimos.identity.session import now, open_brain
     from aimos.identity.trusted import check_identities
 
     with open_brain(write=False) as brain:

@@ -130,11 +130,11 @@ def register(app: typer.Typer) -> None:
         json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     ) -> None:
         """Set up a brain: keystore, keys, grant, guide memories and the housekeeper."""
+        from aimos.actions.session import now
         from aimos.crypto.canonical import canonical_json
         from aimos.errors import UsageError
         from aimos.identity.keystore import keystore_env_override
         from aimos.identity.passphrase import read_passphrase
-        from aimos.identity.session import now
         from installer.setup import InstallOptions, build_plan, installed_brain_id, plan_sha256, validate
         from installer.setup import install as do_install
 

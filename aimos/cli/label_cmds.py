@@ -27,29 +27,20 @@ def register(app: typer.Typer) -> None:
 
         confirm and dispute are signed by the agent; refute and support raise trust, so they also
         need the master passphrase."""
-        from aimos.epistemic.chain import check_judgment, judge_memory
-        from aimos.identity.session import open_brain
+        from aimos.actions.labels import judge_memory, needs_master
+        from aimos.actions.session import open_brain
+        from aimos.epistemic.chain import check_judgment
         from aimos.memory.versions import resolve_memory_id
-        from aimos.vocabulary import TRUST_RAISING
 
         check_judgment(judgment, reason)  # before the passphrase is asked for
         with open_brain(write=True) as brain:
             resolve_memory_id(brain.conn, memory_id)  # an unknown memory exits 3 before the prompt
             master = (
-                brain.master(passphrase_fd, f"{judgment} a memory") if judgment in TRUST_RAISING else None
+                brain.master(passphrase_fd, f"{judgment} a memory") if needs_master(judgment) else None
             )
             moved = judge_memory(brain, agent, memory_id, judgment, reason, master=master)
-        result = {
-            "memory_id": moved.memory_id,
-            "label": moved.label,
-            "previous_label": moved.previous_label,
-            "confidence_milli": moved.confidence_milli,
-            "basis": moved.basis,
-            "classification_hash": moved.classification_hash,
-            "event_id": moved.event_id,
-        }
         if json_out:
-            emit_json(result)
+            emit_json(moved.to_json())
             return
         out(f"{moved.memory_id}  {moved.previous_label} -> {moved.label}")
         say("The earlier labels stay in `aimos show ID`'s label history.")

@@ -23,9 +23,9 @@ def register(app: typer.Typer) -> None:
         json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     ) -> None:
         """Report an outcome for a recalled memory; a signed, housekeeper-authorized reweight follows."""
+        from aimos.actions.feedback import give_feedback
+        from aimos.actions.session import open_brain
         from aimos.errors import UsageError
-        from aimos.identity.session import open_brain
-        from aimos.learning.outcomes import give_feedback
 
         if good == bad:
             raise UsageError("say whether the memory helped", "Give exactly one of --good or --bad.")

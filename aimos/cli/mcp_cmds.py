@@ -36,8 +36,8 @@ def aimos_command() -> list[str]:
 
 def _enrolled(agent: str, *, warn: bool = False) -> str:
     """Refuse an agent that is not enrolled (exit 3); the brain's keystore kind."""
+    from aimos.actions.session import now, open_brain
     from aimos.identity.epochs import check_agent_id, epoch_state, latest_epoch
-    from aimos.identity.session import now, open_brain
 
     check_agent_id(agent)
     with open_brain(write=False) as brain:
@@ -63,7 +63,7 @@ def mcp_main(
             "say which agent this server serves",
             "Run `aimos mcp --agent ID` (enrol one first with `aimos install --add-agent ID`).",
         )
-    from aimos.identity.session import open_brain
+    from aimos.actions.session import open_brain
 
     _enrolled(agent)
     with open_brain(write=True) as brain:

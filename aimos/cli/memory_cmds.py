@@ -24,12 +24,12 @@ def _read_text(text: str | None) -> str:
     return text
 
 
-def _signed_save(agent: str, build: Any) -> Any:
-    from aimos.epistemic.chain import signed_save
-    from aimos.identity.session import open_brain
+def _save(agent: str, memory: Any) -> Any:
+    from aimos.actions.memory import save
+    from aimos.actions.session import open_brain
 
     with open_brain(write=True) as brain:
-        return signed_save(brain, agent, build)
+        return save(brain, agent, memory)
 
 
 def _report_save(result: Any, json_out: bool) -> None:
@@ -89,18 +89,17 @@ def register(app: typer.Typer) -> None:
         json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     ) -> None:
         """Save a memory through a signed request; prints its id."""
-        from aimos.memory.save import build_save_body
+        from aimos.actions.memory import NewMemory
 
         value = _read_text(text)
-        result = _signed_save(
+        result = _save(
             agent,
-            lambda brain: build_save_body(
-                company_id=brain.company_id,
+            NewMemory(
                 value=value,
                 key=key,
                 scope=scope,
                 memory_type=memory_type,
-                clearance_level=clearance,
+                clearance=clearance,
                 data_class=data_class,
                 source=source,
             ),
@@ -115,12 +114,12 @@ def register(app: typer.Typer) -> None:
         json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     ) -> None:
         """Save a corrected version that supersedes a memory (the old one is kept)."""
-        from aimos.epistemic.chain import correct_memory
-        from aimos.identity.session import open_brain
+        from aimos.actions.memory import correct
+        from aimos.actions.session import open_brain
 
         value = _read_text(text)
         with open_brain(write=True) as brain:
-            result = correct_memory(brain, agent, memory_id, value)
+            result = correct(brain, agent, memory_id, value)
         _report_save(result, json_out)
 
     @app.command("show")
@@ -132,7 +131,7 @@ def register(app: typer.Typer) -> None:
 
         The memory's signed record is verified first (as the TUI and recall do): one that does
         not verify is not shown (exit 4, with the reason)."""
-        from aimos.identity.session import open_brain
+        from aimos.actions.session import open_brain
         from aimos.memory.versions import memory_detail
 
         with open_brain(write=False) as brain:
@@ -203,7 +202,7 @@ def register(app: typer.Typer) -> None:
         json_out: bool = typer.Option(False, "--json", help="Print the memories as JSON."),
     ) -> None:
         """List memories, newest first (current versions only unless --history)."""
-        from aimos.identity.session import open_brain
+        from aimos.actions.session import open_brain
         from aimos.memory.versions import list_memories
 
         with open_brain(write=False) as brain:

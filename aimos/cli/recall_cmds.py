@@ -27,8 +27,8 @@ def register(app: typer.Typer) -> None:
         agent: str = typer.Option("cli", "--as", help="The enrolled agent that signs the recall."),
     ) -> None:
         """Recall memories through a signed request; every recall returns a signed receipt."""
-        from aimos.identity.session import open_brain
-        from aimos.recall.pipeline import recall_as
+        from aimos.actions.recall import recall_as
+        from aimos.actions.session import open_brain
 
         with open_brain(write=True) as brain:
             result = recall_as(brain, agent, query, limit=k, history=history)
@@ -71,7 +71,7 @@ def receipt_show(
     json_out: bool = typer.Option(False, "--json", help="The whole receipt document as JSON."),
 ) -> None:
     """Show a recall receipt: its evidence entries, Merkle root and signed event."""
-    from aimos.identity.session import open_brain
+    from aimos.actions.session import open_brain
     from aimos.recall.receipts import receipt_document
 
     with open_brain(write=False) as brain:
@@ -114,7 +114,7 @@ def receipt_verify(
 
     if not receipt.strip():
         raise UsageError("no receipt given", "Give a receipt id or a receipt JSON file.")
-    from aimos.identity.session import expected_master_fingerprint
+    from aimos.actions.session import expected_master_fingerprint
 
     fingerprint = expected_master_fingerprint(master_fingerprint)
     path = Path(receipt)
@@ -141,7 +141,7 @@ def receipt_verify(
         checks = verify_receipt_document(doc, expected_master_fingerprint=fingerprint)
         subject = str(path)
     else:
-        from aimos.identity.session import open_brain
+        from aimos.actions.session import open_brain
         from aimos.recall.receipts import verify_receipt_in_brain
 
         with open_brain(write=False) as brain:
@@ -167,7 +167,7 @@ def receipt_list(
     json_out: bool = typer.Option(False, "--json", help="Print as JSON."),
 ) -> None:
     """List recent recall receipts."""
-    from aimos.identity.session import open_brain
+    from aimos.actions.session import open_brain
     from aimos.store.connection import rows
 
     with open_brain(write=False) as brain:
@@ -201,7 +201,7 @@ def receipt_list(
 @index_app.command("rebuild")
 def index_rebuild() -> None:
     """Rebuild the search indexes from the memories table (they hold nothing else)."""
-    from aimos.identity.session import open_brain
+    from aimos.actions.session import open_brain
     from aimos.recall.candidates import rebuild_indexes
     from aimos.store.connection import write_transaction
 

@@ -22,10 +22,10 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Put a backup back in place of the brain: verified first, signed by the master, the
         replaced brain kept beside it, and what it held beyond the backup said."""
+        from aimos.actions.session import expected_master_fingerprint
         from aimos.errors import UsageError
         from aimos.housekeeper import restore as restoring
         from aimos.identity.passphrase import read_passphrase
-        from aimos.identity.session import expected_master_fingerprint
 
         if list_backups:
             found = restoring.listing()

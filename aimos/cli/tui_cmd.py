@@ -14,9 +14,9 @@ def register(app: typer.Typer) -> None:
         light: bool = typer.Option(False, "--light", help="Start with the light theme."),
     ) -> None:
         """Browse memories, run recalls, inspect receipts, trajectories and labels, verify the brain."""
+        from aimos.actions.session import open_brain
         from aimos.errors import UsageError
         from aimos.identity.epochs import check_agent_id, latest_epoch
-        from aimos.identity.session import open_brain
 
         check_agent_id(agent)
         with open_brain(write=False) as brain:  # not installed: exit 3 before any screen

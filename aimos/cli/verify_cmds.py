@@ -53,8 +53,8 @@ def register(app: typer.Typer) -> None:
         json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
     ) -> None:
         """Run the in-database and the portable verifier; report verdicts, reasons, roots and parity."""
+        from aimos.actions.session import expected_master_fingerprint, open_for_verification
         from aimos.errors import UsageError, VerificationError
-        from aimos.identity.session import expected_master_fingerprint, open_for_verification
         from aimos.learning.verifier import verify_everything
         from aimos.memory.versions import resolve_memory_id
 
@@ -122,10 +122,9 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Export portable evidence (hom.aimos.mutmem-cognitive-evidence/v1) for offline verification."""
         from aimos import paths
+        from aimos.actions.export import cognitive_bundle
+        from aimos.actions.session import open_brain
         from aimos.errors import UsageError
-        from aimos.identity.session import open_brain
-        from aimos.learning.export import export_cognitive
-        from aimos.memory.versions import resolve_memory_id
 
         target = Path(cognitive)
         if not cognitive.strip() or target.is_dir():
@@ -133,8 +132,7 @@ def register(app: typer.Typer) -> None:
                 "--cognitive needs a file name", "For example: aimos export --cognitive brain.json"
             )
         with open_brain(write=True) as brain:
-            mid = resolve_memory_id(brain.conn, memory) if memory else None
-            bundle = export_cognitive(brain.conn, memory_id=mid)
+            bundle = cognitive_bundle(brain, memory)
         paths.write_private_file(target, (json.dumps(bundle, indent=2, sort_keys=True) + "\n").encode())
         say(f"wrote {len(bundle['memories'])} memories to {target}")
 
@@ -145,9 +143,9 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Export one recall as a MutMem V2 recall-disclosure envelope (verify it with verify-bundle)."""
         from aimos import paths
+        from aimos.actions.export import recall_envelope
+        from aimos.actions.session import open_brain
         from aimos.errors import UsageError
-        from aimos.identity.session import open_brain
-        from aimos.recall.export_v2 import build_recall_envelope
 
         target = Path(output)
         if not output.strip() or target.is_dir():
@@ -155,7 +153,7 @@ def register(app: typer.Typer) -> None:
                 "-o needs a file name", "For example: aimos export-recall RECEIPT -o recall.json"
             )
         with open_brain(write=False) as brain:
-            bundle = build_recall_envelope(brain.conn, receipt)
+            bundle = recall_envelope(brain, receipt)
         paths.write_private_file(target, (json.dumps(bundle, indent=2, sort_keys=True) + "\n").encode())
         say(f"wrote a V2 recall envelope ({bundle['result_count']} results) to {target}")
 
@@ -170,9 +168,9 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Export one outcome as a MutMem V2 mutation bundle, with its witness and trust context."""
         from aimos import paths
+        from aimos.actions.export import outcome_bundle
+        from aimos.actions.session import open_brain
         from aimos.errors import UsageError
-        from aimos.identity.session import open_brain
-        from aimos.learning.export_v2 import build_outcome_export
 
         target = Path(output)
         if not output.strip() or target.is_dir():
@@ -180,7 +178,7 @@ def register(app: typer.Typer) -> None:
                 "-o needs a file name", "For example: aimos export-outcome OUTCOME -o outcome.json"
             )
         with open_brain(write=False) as brain:
-            bundle, witness, trust_context = build_outcome_export(brain.conn, outcome)
+            bundle, witness, trust_context = outcome_bundle(brain, outcome)
         files = (
             (target, bundle),
             (Path(f"{target}.witness.json"), witness),
@@ -251,7 +249,7 @@ def register(app: typer.Typer) -> None:
         if kind in ("v1_recall", "v1_corpus"):
             _verify_v1_recall(document, kind == "v1_corpus", master_fingerprint, json_out)
             return
-        from aimos.identity.session import expected_master_fingerprint
+        from aimos.actions.session import expected_master_fingerprint
         from aimos.verify.cognitive import verify_cognitive_file
 
         fingerprint = expected_master_fingerprint(master_fingerprint)
@@ -369,8 +367,8 @@ def _unsupported(schema: str | None, json_out: bool) -> None:
 
 def _verify_v1_recall(document: Any, corpus: bool, master_fingerprint: str | None, json_out: bool) -> None:
     """MutMem V1 recall evidence or a recall corpus, against the caller's master fingerprint."""
+    from aimos.actions.session import expected_master_fingerprint
     from aimos.errors import VerificationError
-    from aimos.identity.session import expected_master_fingerprint
     from aimos.verify.v1_recall import RecallCorpusVerdict, verify_v1_recall_document
 
     fingerprint = expected_master_fingerprint(master_fingerprint)

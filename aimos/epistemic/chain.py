@@ -9,9 +9,8 @@ the caller's write transaction. Content, weight and retention never change.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import apsw
 
@@ -27,16 +26,13 @@ from aimos.epistemic.classifier import (
     leading_question,
 )
 from aimos.errors import MemoryNotFoundError, PassphraseError, UsageError
-from aimos.identity.epochs import Signer, data_class_rank, master_row
+from aimos.identity.epochs import Signer, master_row
 from aimos.identity.requests import SignedRequest, VerifiedRequest
+from aimos.identity.trusted import grant_covers
 from aimos.ledger.events import append_event
 from aimos.memory.save import SaveResult, save_in_transaction
 from aimos.store.connection import one, rows, write_transaction
 from aimos.vocabulary import CLASSIFICATION_SCHEMA, DETECTOR_VERSION, JUDGMENTS, PATH_LABEL, TRUST_RAISING
-
-if TYPE_CHECKING:
-    from aimos.identity.session import Brain
-
 
 
 @dataclass(frozen=True)
@@ -48,6 +44,17 @@ class Transition:
     classification_hash: str
     event_id: str
     previous_label: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "memory_id": self.memory_id,
+            "label": self.label,
+            "previous_label": self.previous_label,
+            "confidence_milli": self.confidence_milli,
+            "basis": self.basis,
+            "classification_hash": self.classification_hash,
+            "event_id": self.event_id,
+        }
 
 
 def _memory(conn: apsw.Connection, memory_id: str) -> dict[str, Any]:
@@ -269,9 +276,7 @@ def judge(
             or body.get("company_id") != memory["company_id"]
         ):
             raise GrantError(f"agent {verified.agent_id!r} has no grant for this memory's company")
-        if memory["clearance_level"] > verified.grant["clearance_ceiling"] or data_class_rank(
-            memory["data_class"]
-        ) > data_class_rank(verified.grant["data_class_ceiling"]):
+        if not grant_covers(verified.grant, memory["clearance_level"], memory["data_class"]):
             raise GrantError(f"agent {verified.agent_id!r} may not see this memory, so it may not judge it")
         label, confidence = JUDGMENTS[judgment]
         master_evidence: dict[str, Any] = {}
@@ -310,44 +315,6 @@ def judge(
         )
 
 
-# The signed actions as a user runs them (the CLI and the TUI both call these, so a memory saved,
-# corrected or judged from either is signed and checked the same way).
-
-
-def signed_save(brain: Brain, agent: str, build: Callable[[Brain], dict[str, Any]]) -> SaveResult:
-    """Sign the body ``build(brain)`` gives as ``agent`` (POST /aimos/save) and save it."""
-    from aimos.identity.requests import sign_request
-    from aimos.identity.session import now
-    from aimos.vocabulary import PATH_SAVE
-
-    signer = brain.signer(agent)
-    housekeeper = brain.housekeeper()
-    request = sign_request(signer, build(brain), PATH_SAVE, now())
-    return save_and_classify(brain.conn, housekeeper, request, now())
-
-
-def correct_memory(brain: Brain, agent: str, memory_ref: str, value: str) -> SaveResult:
-    """A corrected version that supersedes ``memory_ref``, with its key, type, scope and ceilings."""
-    from aimos.memory.save import build_save_body
-    from aimos.memory.versions import get_memory
-
-    def build(b: Brain) -> dict[str, Any]:
-        old = get_memory(b.conn, memory_ref)
-        return build_save_body(
-            company_id=old["company_id"],
-            value=value,
-            key=old["key"],
-            scope=old["scope"],
-            memory_type=old["memory_type"],
-            clearance_level=old["clearance_level"],
-            data_class=old["data_class"],
-            source=old["source"],
-            supersedes=old["memory_id"],
-        )
-
-    return signed_save(brain, agent, build)
-
-
 def check_judgment(judgment: str, reason: str | None) -> str:
     """The judgment's reason, stripped; a usage error naming the fix for a bad pair."""
     if judgment not in JUDGMENTS:
@@ -358,20 +325,3 @@ def check_judgment(judgment: str, reason: str | None) -> str:
     if reason is None or not reason.strip():
         raise UsageError("a judgment needs a reason", f'Add --reason "why you {judgment} it".')
     return reason.strip()
-
-
-def judge_memory(
-    brain: Brain, agent: str, memory_ref: str, judgment: str, reason: str | None, *, master: KeyPair | None
-) -> Transition:
-    """A person's judgment of ``memory_ref`` signed by ``agent`` (and by the master when it raises
-    trust: refute, support), recorded as a housekeeper-signed label transition."""
-    from aimos.identity.requests import sign_request
-    from aimos.identity.session import now
-    from aimos.memory.versions import resolve_memory_id
-
-    why = check_judgment(judgment, reason)
-    mid = resolve_memory_id(brain.conn, memory_ref)
-    signer = brain.signer(agent)
-    body = build_label_body(company_id=brain.company_id, memory_id=mid, judgment=judgment, reason=why)
-    t = now()
-    return judge(brain.conn, brain.housekeeper(), sign_request(signer, body, PATH_LABEL, t), t, master=master)

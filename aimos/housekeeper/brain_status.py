@@ -9,13 +9,13 @@ from typing import Any
 import apsw
 
 from aimos import paths
+from aimos.actions.session import now as clock_now
+from aimos.actions.session import open_brain
 from aimos.crypto.canonical import json_loads
 from aimos.errors import AimosError
 from aimos.housekeeper.scheduler import readiness
 from aimos.identity.agents import agent_listing
 from aimos.identity.epochs import master_row
-from aimos.identity.session import now as clock_now
-from aimos.identity.session import open_brain
 from aimos.identity.trusted import check_identities
 from aimos.store.connection import code_schema_version, one, schema_version
 from aimos.store.seals import freshness_state

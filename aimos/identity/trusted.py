@@ -18,9 +18,25 @@ from aimos.crypto.ed25519 import verify
 from aimos.crypto.encoding import b64u_decode, parse_iso_ms
 from aimos.errors import AimosError, IntegrityError
 from aimos.identity.anchors import anchored_fingerprint
-from aimos.identity.epochs import brain_meta, current_grant, master_row
+from aimos.identity.epochs import brain_meta, current_grant, data_class_rank, master_row
 from aimos.store.functions import payload_message_sql
 from aimos.store.seals import RESTORE_HINT, already_checked, check_tables, costed
+
+
+def grant_excess(grant: dict[str, Any], clearance: int, data_class: str) -> str | None:
+    """The one grant check (save, recall, show and label all ask it): None when the grant's
+    ceilings cover a memory or request of this clearance and data class, else the ceiling it
+    exceeds, "clearance" or "data_class" (an unknown data class is a usage error)."""
+    if clearance > grant["clearance_ceiling"]:
+        return "clearance"
+    if data_class_rank(data_class) > data_class_rank(grant["data_class_ceiling"]):
+        return "data_class"
+    return None
+
+
+def grant_covers(grant: dict[str, Any], clearance: int, data_class: str) -> bool:
+    return grant_excess(grant, clearance, data_class) is None
+
 
 IDENTITY_TABLES = ("master_identity", "identity_epochs", "recall_grants", "agent_revocations")
 # grant columns and the signed body's fields they must equal

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import apsw
 
@@ -28,9 +28,6 @@ from aimos.learning.rule import next_weight_milli
 from aimos.ledger.events import append_event
 from aimos.store.connection import one, rows, write_transaction
 from aimos.vocabulary import PATH_OUTCOME
-
-if TYPE_CHECKING:
-    from aimos.identity.session import Brain
 
 OUTCOMES = {"good": 1, "bad": -1}
 SCOPES = ("principal_state", "occurrence_observation")
@@ -407,38 +404,3 @@ def record_outcome(
     if not result.receipt_id:
         result = OutcomeResult(**{**result.to_json(), "receipt_id": request.body["receipt_id"]})
     return result
-
-
-def give_feedback(
-    brain: Brain,
-    agent: str,
-    memory_ref: str,
-    *,
-    good: bool,
-    receipt_ref: str | None = None,
-    occurrence: bool = False,
-) -> OutcomeResult:
-    """An outcome about ``memory_ref`` signed by ``agent`` (POST /aimos/outcome) about the recall
-    ``receipt_ref`` (default: the newest of this agent's recalls that disclosed the memory)."""
-    from aimos.identity.requests import sign_request
-    from aimos.identity.session import now
-    from aimos.memory.versions import resolve_memory_id
-    from aimos.recall.receipts import resolve_receipt_id
-
-    mid = resolve_memory_id(brain.conn, memory_ref)
-    if receipt_ref is not None and not receipt_ref.strip():
-        raise UsageError("the receipt id is empty", "Give a receipt id, or leave it out for the latest.")
-    rid = (
-        resolve_receipt_id(brain.conn, receipt_ref)
-        if receipt_ref
-        else latest_receipt_for(brain.conn, mid, agent)
-    )
-    signer = brain.signer(agent)
-    housekeeper = brain.housekeeper()
-    body = build_outcome_body(
-        memory_id=mid,
-        receipt_id=rid,
-        outcome="good" if good else "bad",
-        target_scope="occurrence_observation" if occurrence else "principal_state",
-    )
-    return record_outcome(brain.conn, housekeeper, sign_request(signer, body, PATH_OUTCOME, now()), now())

@@ -22,9 +22,9 @@ from pydantic import Field
 from typing_extensions import TypedDict  # pydantic needs this one on Python < 3.12
 
 from aimos import __version__
+from aimos.actions.session import Brain, open_brain
 from aimos.errors import AimosError, UsageError
-from aimos.identity.session import Brain, open_brain
-from aimos.vocabulary import CLEARANCE_MAX, DATA_CLASSES, DEFAULT_SAVE_CLEARANCE, DEFAULT_SAVE_DATA_CLASS
+from aimos.vocabulary import CLEARANCE_MAX, DATA_CLASSES
 
 T = TypeVar("T")
 
@@ -212,47 +212,25 @@ def build_server(agent: str) -> MCPServer:
     ) -> Annotated[CallToolResult, SavedMemory]:
         return guarded(save, text, key, type, scope, clearance, data_class)
 
-    def within_grant(brain: Brain, clearance: int | None, data_class: str | None) -> tuple[int, str]:
-        """The CLI's defaults (clearance 5, internal), lowered to the agent's grant ceilings when
-        those are lower, so an agent with a narrow grant can save without naming them; values the
-        agent gives are kept as given (the grant check refuses them if they exceed it)."""
-        from aimos.identity.epochs import data_class_rank, latest_epoch
-        from aimos.identity.trusted import verified_grant
-
-        grant = verified_grant(brain.conn, agent, latest_epoch(brain.conn, agent)["valid_from"])
-        if clearance is None:
-            clearance = DEFAULT_SAVE_CLEARANCE
-            if grant:
-                clearance = min(clearance, grant["clearance_ceiling"])
-        if data_class is None:
-            ceiling = grant["data_class_ceiling"] if grant else DEFAULT_SAVE_DATA_CLASS
-            lower = data_class_rank(ceiling) < data_class_rank(DEFAULT_SAVE_DATA_CLASS)
-            data_class = ceiling if lower else DEFAULT_SAVE_DATA_CLASS
-        return clearance, data_class
-
     def save(
         text: str, key: str | None, type: str, scope: str, clearance: int | None, data_class: str | None
     ) -> CallToolResult:
-        from aimos.epistemic.chain import signed_save
-        from aimos.memory.save import build_save_body
+        from aimos.actions.memory import NewMemory
+        from aimos.actions.memory import save as save_memory
 
         if clearance is not None and (isinstance(clearance, bool) or not 0 <= clearance <= CLEARANCE_MAX):
             raise Refused(cli_words(UsageError(f"clearance must be from 0 to {CLEARANCE_MAX}", "Use 0..12.")))
 
-        def body(b: Brain) -> dict[str, Any]:
-            level, data = within_grant(b, clearance, data_class)
-            return build_save_body(
-                company_id=b.company_id,
-                value=text,
-                key=key,
-                scope=scope,
-                memory_type=type,
-                clearance_level=level,
-                data_class=data,
-                source=f"mcp:{agent}",
-            )
-
-        saved = call(lambda brain: signed_save(brain, agent, body))
+        memory = NewMemory(
+            value=text,
+            key=key,
+            scope=scope,
+            memory_type=type,
+            clearance=clearance,
+            data_class=data_class,
+            source=f"mcp:{agent}",
+        )
+        saved = call(lambda brain: save_memory(brain, agent, memory))
         said = {
             "saved": f"saved memory {saved.memory_id}",
             "duplicate": f"already saved as {saved.memory_id}; recorded that it was seen again",
@@ -286,7 +264,7 @@ def build_server(agent: str) -> MCPServer:
         return guarded(recall_memories, query, limit)
 
     def recall_memories(query: str, limit: int) -> CallToolResult:
-        from aimos.recall.pipeline import recall_as
+        from aimos.actions.recall import recall_as
 
         if isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
             raise Refused(
@@ -354,7 +332,7 @@ def build_server(agent: str) -> MCPServer:
         return guarded(report, memory_id, outcome, receipt_id)
 
     def report(memory_id: str, outcome: str, receipt_id: str | None) -> CallToolResult:
-        from aimos.learning.outcomes import give_feedback
+        from aimos.actions.feedback import give_feedback
 
         mid = full_id(memory_id, "memory")
         rid = None if receipt_id is None else full_id(receipt_id, "receipt")
@@ -397,10 +375,10 @@ def build_server(agent: str) -> MCPServer:
         return guarded(show, memory_id)
 
     def show(memory_id: str) -> CallToolResult:
-        from aimos.recall.pipeline import show_as
+        from aimos.actions.memory import show as show_memory
 
         mid = full_id(memory_id, "memory")
-        d: dict[str, Any] = call(lambda brain: show_as(brain, agent, mid))
+        d: dict[str, Any] = call(lambda brain: show_memory(brain, agent, mid))
         v = d["version"]
         shown = ShownMemory(
             memory_id=d["memory_id"],

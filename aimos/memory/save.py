@@ -15,6 +15,7 @@ from aimos.crypto.encoding import b64u_decode, b64u_encode
 from aimos.errors import GrantError, UsageError, ValueTooLargeError
 from aimos.identity.epochs import Signer, check_clearance, data_class_rank
 from aimos.identity.requests import SignedRequest, VerifiedRequest, verify_request
+from aimos.identity.trusted import grant_excess
 from aimos.ledger.events import append_event
 from aimos.memory.gates import refuse_secrets, scan_canary
 from aimos.memory.versions import head_of, resolve_memory_id
@@ -140,13 +141,14 @@ def _check_grant(verified: VerifiedRequest, body: dict[str, Any]) -> None:
         raise GrantError(f"{who} has a read-only grant", "Enrol the agent without --read-only to save.")
     if body["company_id"] != grant["company_id"]:
         raise GrantError(f"{who} has no grant for company {body['company_id']!r}")
-    if body["clearance_level"] > grant["clearance_ceiling"]:
+    excess = grant_excess(grant, body["clearance_level"], body["data_class"])
+    if excess == "clearance":
         raise GrantError(
             f"clearance {body['clearance_level']} is above {who}'s grant ceiling "
             f"{grant['clearance_ceiling']}",
             f"Use --clearance {grant['clearance_ceiling']} or lower.",
         )
-    if data_class_rank(body["data_class"]) > data_class_rank(grant["data_class_ceiling"]):
+    if excess == "data_class":
         raise GrantError(
             f"data class {body['data_class']!r} is above {who}'s grant ceiling "
             f"{grant['data_class_ceiling']!r}",

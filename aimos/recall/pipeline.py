@@ -8,14 +8,15 @@ before disclosure (fail closed) -> evidence entries, Merkle root, signed `recall
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import apsw
 
 from aimos.crypto.canonical import canonical_sha256_hex, json_loads
 from aimos.errors import DisclosureError, GrantError, MemoryNotFoundError, UsageError
-from aimos.identity.epochs import Signer, data_class_rank
+from aimos.identity.epochs import Signer
 from aimos.identity.requests import SignedRequest, verify_request
+from aimos.identity.trusted import grant_covers, grant_excess
 from aimos.ledger.events import append_event
 from aimos.recall.candidates import CANDIDATES, Channel, LexicalChannel, Scope, open_candidates
 from aimos.recall.disclosure import verify_many
@@ -25,13 +26,10 @@ from aimos.recall.receipts import evidence_entry, record_receipt
 from aimos.recall.text import query_terms
 from aimos.store.connection import one, write_transaction
 from aimos.store.seals import check_counts
-from aimos.vocabulary import DATA_CLASSES, PATH_RECALL
+from aimos.vocabulary import CLEARANCE_MAX, DATA_CLASSES, PATH_RECALL
 
 # the tables whose rows a recall's trust and weight rest on (see store.seals.check_counts)
 DECIDING_CHAINS = ("memory_classifications", "weight_projections")
-
-if TYPE_CHECKING:
-    from aimos.identity.session import Brain
 
 MAX_LIMIT = 200
 DEFAULT_LIMIT = 10
@@ -112,16 +110,18 @@ def _scope(body: dict[str, Any], grant: dict[str, Any]) -> Scope:
     if company != grant["company_id"]:
         raise GrantError(f"the grant does not cover company {company!r}")
     clearance = body.get("clearance_level", grant["clearance_ceiling"])
-    if isinstance(clearance, bool) or not isinstance(clearance, int) or not 0 <= clearance <= 12:
-        raise UsageError("clearance_level must be an integer from 0 to 12")
-    if clearance > grant["clearance_ceiling"]:
+    if isinstance(clearance, bool) or not isinstance(clearance, int) or not 0 <= clearance <= CLEARANCE_MAX:
+        raise UsageError(f"clearance_level must be an integer from 0 to {CLEARANCE_MAX}")
+    data_class = body.get("data_class", grant["data_class_ceiling"])
+    known = isinstance(data_class, str) and data_class in DATA_CLASSES
+    excess = grant_excess(grant, clearance, data_class if known else grant["data_class_ceiling"])
+    if excess == "clearance":
         raise GrantError(
             f"requested clearance {clearance} is above the grant's ceiling {grant['clearance_ceiling']}"
         )
-    data_class = body.get("data_class", grant["data_class_ceiling"])
-    if not isinstance(data_class, str) or data_class not in DATA_CLASSES:
+    if not known:
         raise UsageError("unknown data class", f"Use one of: {', '.join(DATA_CLASSES)}.")
-    if data_class_rank(data_class) > data_class_rank(grant["data_class_ceiling"]):
+    if excess == "data_class":
         raise GrantError(
             f"requested data class {data_class} is above the grant's ceiling {grant['data_class_ceiling']}"
         )
@@ -300,48 +300,31 @@ def _company(conn: apsw.Connection) -> str:
     return brain_company(conn)
 
 
-def recall_as(
-    brain: Brain, agent: str, query: str, *, limit: int = DEFAULT_LIMIT, history: bool = False
-) -> RecallResult:
-    """A recall signed by ``agent`` (POST /aimos/recall), as the CLI, the TUI and MCP run it."""
-    from aimos.identity.requests import sign_request
-    from aimos.identity.session import now
-
-    signer = brain.signer(agent)
-    housekeeper = brain.housekeeper()
-    body = build_recall_body(query=query, limit=limit, history=history)
-    return recall(brain.conn, housekeeper, sign_request(signer, body, PATH_RECALL, now()), now())
-
-
-def show_as(brain: Brain, agent: str, memory_id: str) -> dict[str, Any]:
+def show(conn: apsw.Connection, request: SignedRequest, now: int) -> dict[str, Any]:
     """One memory read by an agent through a signed request (POST /aimos/show), held to what a
     recall would disclose: the request is verified and recorded like any other (its nonce row),
     the memory must be within the agent's grant (company, clearance, data class), its signed
     record is re-verified before anything is shown (failing closed, as recall does), and the text
     of a memory recall would withhold as untrusted is withheld here too (``withheld`` says why)."""
-    from aimos.identity.requests import sign_request
-    from aimos.identity.session import now
     from aimos.memory.versions import memory_detail, resolve_memory_id
     from aimos.vocabulary import PATH_SHOW
 
-    signer = brain.signer(agent)
-    request = sign_request(signer, {"memory_id": memory_id}, PATH_SHOW, now())
-    with write_transaction(brain.conn):
-        grant = verify_request(brain.conn, request, path=PATH_SHOW, now=now()).grant
-        check_counts(brain.conn, DECIDING_CHAINS)
-        mid = resolve_memory_id(brain.conn, memory_id, company_id=grant["company_id"])
-        detail = memory_detail(brain.conn, mid)
-        if detail["clearance_level"] > grant["clearance_ceiling"] or data_class_rank(
-            detail["data_class"]
-        ) > data_class_rank(grant["data_class_ceiling"]):
+    memory_id = str(request.body.get("memory_id", ""))
+    with write_transaction(conn):
+        verified = verify_request(conn, request, path=PATH_SHOW, now=now)
+        grant = verified.grant
+        check_counts(conn, DECIDING_CHAINS)
+        mid = resolve_memory_id(conn, memory_id, company_id=grant["company_id"])
+        detail = memory_detail(conn, mid)
+        if not grant_covers(grant, detail["clearance_level"], detail["data_class"]):
             raise GrantError(
-                f"agent {agent!r} may not see memory {mid}",
+                f"agent {verified.agent_id!r} may not see memory {mid}",
                 "Its grant's clearance or data class does not cover it.",
             )
-    memory = one(brain.conn, "SELECT * FROM memories WHERE memory_id = ?", (mid,))
+    memory = one(conn, "SELECT * FROM memories WHERE memory_id = ?", (mid,))
     if memory is None:  # gone since it was resolved (a purge in between)
         raise MemoryNotFoundError(f"no memory with id {mid}")
-    verify_many(brain.conn, [memory], allow_superseded=True)
+    verify_many(conn, [memory], allow_superseded=True)
     trust = trust_of(
         Candidate(
             memory_id=mid,

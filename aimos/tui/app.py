@@ -13,7 +13,7 @@ from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
-from aimos.identity.session import Brain, expected_master_fingerprint, open_brain
+from aimos.actions.session import Brain, expected_master_fingerprint, open_brain
 from aimos.store.connection import code_schema_version, schema_version
 from aimos.tui.detail import MemoryScreen
 from aimos.tui.dialogs import (
@@ -181,12 +181,12 @@ class AimosApp(App[None]):
 
     # --- the signed actions -------------------------------------------------------------------
     def run_recall(self, query: str) -> Any:
-        from aimos.recall.pipeline import recall_as
+        from aimos.actions.recall import recall_as
 
         return self.signed(lambda brain: recall_as(brain, self.agent, query, limit=10), doing="recall")
 
     def feedback(self, memory_id: str, good: bool, *, receipt_id: str | None) -> None:
-        from aimos.learning.outcomes import give_feedback
+        from aimos.actions.feedback import give_feedback
 
         about = (
             f"recall receipt {receipt_id[:8]}" if receipt_id else f"agent {self.agent}'s latest recall of it"
@@ -220,8 +220,7 @@ class AimosApp(App[None]):
         self.push_screen(ConfirmDialog("Sign feedback?", body), answered)
 
     def label(self, memory_id: str) -> None:
-        from aimos.epistemic.chain import judge_memory
-        from aimos.vocabulary import TRUST_RAISING
+        from aimos.actions.labels import judge_memory, needs_master
 
         def answered(choice: dict[str, str] | None) -> None:
             if not choice:
@@ -235,7 +234,7 @@ class AimosApp(App[None]):
 
             def call(brain: Brain) -> Any:
                 passphrase, secret[0] = secret[0], ""
-                master = brain.master_with(passphrase) if judgment in TRUST_RAISING else None
+                master = brain.master_with(passphrase) if needs_master(judgment) else None
                 del passphrase
                 return judge_memory(brain, self.agent, memory_id, judgment, reason, master=master)
 
@@ -257,13 +256,13 @@ class AimosApp(App[None]):
         self.push_screen(LabelDialog(memory_id, self.agent), answered)
 
     def correct(self, memory_id: str, value: str) -> None:
-        from aimos.epistemic.chain import correct_memory
+        from aimos.actions.memory import correct
 
         def answered(text: str | None) -> None:
             if text is None:
                 return
             saved = self.signed(
-                lambda brain: correct_memory(brain, self.agent, memory_id, text), doing="save the correction"
+                lambda brain: correct(brain, self.agent, memory_id, text), doing="save the correction"
             )
             if saved is None:
                 return

@@ -190,7 +190,7 @@ class StatusScreen(Screen[None]):
 
         from textual.worker import get_current_worker
 
-        from aimos.identity.session import open_brain
+        from aimos.actions.session import open_brain
         from aimos.tui.guard import Failure, attempt
 
         worker = get_current_worker()

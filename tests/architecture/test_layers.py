@@ -22,16 +22,18 @@ ALLOWED: dict[str, set[str]] = {
     "recall": {"crypto", "store", "identity", "ledger", "memory", "verify"},
     "learning": {"crypto", "store", "identity", "ledger", "memory", "recall", "verify"},
     "epistemic": {"crypto", "store", "identity", "ledger", "memory"},
-    "housekeeper": {"crypto", "store", "identity", "ledger", "memory", "recall", "learning", "verify", "epistemic"},
+    "housekeeper": {"actions", "crypto", "store", "identity", "ledger", "memory", "recall", "learning", "verify", "epistemic"},
+    "actions": {"crypto", "store", "identity", "ledger", "memory", "recall", "learning", "verify", "epistemic"},
     "eval": {
+        "actions",
         "crypto", "store", "identity", "ledger", "memory", "recall", "learning", "verify", "installer", "epistemic",
     },
-    "tui": {
+    "tui": {"actions", 
         "crypto", "store", "identity", "ledger", "memory", "recall", "learning", "verify", "epistemic", "housekeeper",
         "eval",  # only its benchmark (aimos/tui/bench.py) builds a scratch brain with eval's builder
     },
-    "mcp": {"crypto", "store", "identity", "ledger", "memory", "recall", "learning", "verify", "epistemic"},
-    "cli": {
+    "mcp": {"actions", "crypto", "store", "identity", "ledger", "memory", "recall", "learning", "verify", "epistemic"},
+    "cli": {"actions", 
         "crypto", "store", "identity", "ledger", "memory", "recall", "learning", "verify", "eval", "installer", "cli",
         "housekeeper", "epistemic", "purge", "tui", "mcp",
     },

@@ -71,14 +71,16 @@ def _wait_for(t: int) -> None:
 def build_used_brain(home: Path) -> UsedBrain:
     """Install a brain in ``home`` (an empty directory) and use it; AIMOS_HOME is restored after."""
     from aimos import paths
-    from aimos.epistemic.chain import correct_memory, judge_memory, signed_save
+    from aimos.actions.feedback import give_feedback
+    from aimos.actions.labels import judge_memory
+    from aimos.actions.memory import NewMemory
+    from aimos.actions.memory import correct as correct_memory
+    from aimos.actions.memory import save as signed_save
+    from aimos.actions.session import now, open_brain
     from aimos.housekeeper.jobs.nightly_dream import online_backup
     from aimos.housekeeper.restore import restore
     from aimos.identity.agents import enroll_agent, revoke_agent, rotate_agent
     from aimos.identity.requests import sign_request
-    from aimos.identity.session import now, open_brain
-    from aimos.learning.outcomes import give_feedback
-    from aimos.memory.save import build_save_body
     from aimos.recall.pipeline import build_recall_body, recall
     from aimos.vocabulary import PATH_RECALL
     from installer.setup import InstallOptions, install
@@ -90,11 +92,7 @@ def build_used_brain(home: Path) -> UsedBrain:
             master = brain.master_with(PASSPHRASE)
 
             def save(agent: str, value: str, **fields: Any) -> Any:
-                return signed_save(
-                    brain,
-                    agent,
-                    lambda b: build_save_body(company_id=b.company_id, value=value, **fields),
-                )
+                return signed_save(brain, agent, NewMemory(value=value, **fields))
 
             def ask(agent: str, query: str) -> dict[str, Any]:
                 request = sign_request(

@@ -206,11 +206,11 @@ def test_a_bug_in_a_tool_is_an_internal_error_with_no_traceback_logged(
 ) -> None:
     """A bug outside the brain call (here, rendering a memory) escaped to the SDK, which logs the
     traceback and the exception's text (which may quote the memory) on stderr."""
-    import aimos.recall.pipeline
+    import aimos.actions.memory
     from aimos.mcp.server import build_server
 
     memory = "the memory text must not reach a log"
-    monkeypatch.setattr(aimos.recall.pipeline, "show_as", lambda *_: {"memory_id": "x", "value": memory})
+    monkeypatch.setattr(aimos.actions.memory, "show", lambda *_: {"memory_id": "x", "value": memory})
     server = build_server("cli")
     some_id = "00000000-0000-4000-8000-000000000000"
     with caplog.at_level("DEBUG"):

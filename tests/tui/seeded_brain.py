@@ -59,13 +59,15 @@ MEMORIES = [
 def build(home: Path) -> None:
     """A fresh brain in ``home`` with everything the screens show."""
     from aimos import paths
-    from aimos.epistemic.chain import correct_memory, judge_memory, signed_save
+    from aimos.actions.feedback import give_feedback
+    from aimos.actions.labels import judge_memory
+    from aimos.actions.memory import NewMemory
+    from aimos.actions.memory import correct as correct_memory
+    from aimos.actions.memory import save as signed_save
+    from aimos.actions.session import now, open_brain
     from aimos.housekeeper.jobs import job_specs
     from aimos.housekeeper.runs import run_job
     from aimos.identity.requests import sign_request
-    from aimos.identity.session import now, open_brain
-    from aimos.learning.outcomes import give_feedback
-    from aimos.memory.save import build_save_body
     from aimos.recall.pipeline import build_recall_body, recall
     from aimos.vocabulary import PATH_RECALL
     from installer.setup import InstallOptions, install
@@ -76,11 +78,7 @@ def build(home: Path) -> None:
             ids = {}
             for value, key, memory_type, scope in MEMORIES:
                 saved = signed_save(
-                    brain,
-                    "cli",
-                    lambda b, v=value, k=key, t=memory_type, s=scope: build_save_body(
-                        company_id=b.company_id, value=v, key=k, memory_type=t, scope=s
-                    ),
+                    brain, "cli", NewMemory(value=value, key=key, memory_type=memory_type, scope=scope)
                 )
                 ids[key or "poison"] = saved.memory_id
             correct_memory(

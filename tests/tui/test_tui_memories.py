@@ -269,15 +269,13 @@ def test_history_toggle_shows_superseded_versions(installed: Path) -> None:
 
 def test_the_list_scrolls_with_the_cursor(installed: Path) -> None:
     # thirty saves through the CLI would be slow: real signed saves, in process, in one go
-    from aimos.epistemic.chain import signed_save
-    from aimos.identity.session import open_brain
-    from aimos.memory.save import build_save_body
+    from aimos.actions.memory import NewMemory
+    from aimos.actions.memory import save as signed_save
+    from aimos.actions.session import open_brain
 
     with open_brain(write=True) as brain:
         for n in range(30):
-            signed_save(
-                brain, "cli", lambda b, n=n: build_save_body(company_id=b.company_id, value=f"shelf item {n}")
-            )
+            signed_save(brain, "cli", NewMemory(value=f"shelf item {n}"))
 
     async def scenario(pilot: Pilot[Any]) -> None:
         table = pilot.app.screen.query_one(MemoryTable)

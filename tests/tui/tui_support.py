@@ -197,16 +197,14 @@ _SAVE_OPTIONS = {"--key": "key", "--type": "memory_type", "--scope": "scope"}
 def save(text: str, *options: str) -> str:
     """What `aimos save TEXT OPTIONS` does (the same library call, in this process: a subprocess
     per save would make the suite slow): a signed save by agent cli. The new memory's id."""
-    from aimos.epistemic.chain import signed_save
-    from aimos.identity.session import open_brain
-    from aimos.memory.save import build_save_body
+    from aimos.actions.memory import NewMemory
+    from aimos.actions.memory import save as signed_save
+    from aimos.actions.session import open_brain
 
     assert len(options) % 2 == 0 and all(o in _SAVE_OPTIONS for o in options[::2]), options
     fields = {_SAVE_OPTIONS[o]: v for o, v in zip(options[::2], options[1::2], strict=True)}
     with open_brain(write=True) as brain:
-        result = signed_save(
-            brain, "cli", lambda b: build_save_body(company_id=b.company_id, value=text, **fields)
-        )
+        result = signed_save(brain, "cli", NewMemory(value=text, **fields))
     assert result.status == "saved", result
     return str(result.memory_id)
 
@@ -219,8 +217,8 @@ def cli_save(text: str, *options: str) -> str:
 def recall(query: str) -> dict[str, Any]:
     """What `aimos recall QUERY` does, in this process: a recall signed by agent cli. Its
     results and receipt."""
+    from aimos.actions.session import now, open_brain
     from aimos.identity.requests import sign_request
-    from aimos.identity.session import now, open_brain
     from aimos.recall.pipeline import build_recall_body
     from aimos.recall.pipeline import recall as run
     from aimos.vocabulary import PATH_RECALL

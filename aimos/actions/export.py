@@ -1,0 +1,28 @@
+"""Portable evidence out of the brain, for verifiers that do not trust it: the cognitive bundle,
+a recall's V2 envelope and an outcome's V2 mutation bundle (with its witness and trust context)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aimos.actions.session import Brain
+from aimos.learning.export import export_cognitive
+from aimos.learning.export_v2 import build_outcome_export
+from aimos.memory.versions import resolve_memory_id
+from aimos.recall.export_v2 import build_recall_envelope
+
+
+def cognitive_bundle(brain: Brain, memory_ref: str | None = None) -> dict[str, Any]:
+    """hom.aimos.mutmem-cognitive-evidence/v1 for the whole brain, or one memory."""
+    mid = resolve_memory_id(brain.conn, memory_ref) if memory_ref else None
+    return export_cognitive(brain.conn, memory_id=mid)
+
+
+def recall_envelope(brain: Brain, receipt_ref: str) -> dict[str, Any]:
+    """One recall as a MutMem V2 recall-disclosure envelope."""
+    return build_recall_envelope(brain.conn, receipt_ref)
+
+
+def outcome_bundle(brain: Brain, outcome_ref: str) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """One outcome as a MutMem V2 mutation bundle, its witness and its trust context."""
+    return build_outcome_export(brain.conn, outcome_ref)

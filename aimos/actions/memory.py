@@ -1,0 +1,96 @@
+"""Save, correct and show a memory: signed requests as the CLI, the TUI and MCP run them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from aimos.actions.session import Brain, now
+from aimos.epistemic.chain import save_and_classify
+from aimos.identity.epochs import Signer, data_class_rank, latest_epoch
+from aimos.identity.requests import sign_request
+from aimos.identity.trusted import verified_grant
+from aimos.memory.save import SaveResult, build_save_body
+from aimos.memory.versions import get_memory
+from aimos.recall import pipeline
+from aimos.vocabulary import DEFAULT_SAVE_CLEARANCE, DEFAULT_SAVE_DATA_CLASS, PATH_SAVE, PATH_SHOW
+
+
+@dataclass(frozen=True)
+class NewMemory:
+    """What a save asks for. A clearance or data class left as None is the default for a save
+    (clearance 5, internal), lowered to the saving agent's grant ceilings when those are lower,
+    so an agent with a narrow grant can save without naming them; a value given is kept as
+    given (the grant check refuses it if it exceeds the grant)."""
+
+    value: str
+    key: str | None = None
+    memory_type: str = "note"
+    scope: str = "personal"
+    clearance: int | None = None
+    data_class: str | None = None
+    source: str = "cli"
+
+
+def _defaults(brain: Brain, agent: str, clearance: int | None, data_class: str | None) -> tuple[int, str]:
+    grant = None
+    if clearance is None or data_class is None:
+        grant = verified_grant(brain.conn, agent, latest_epoch(brain.conn, agent)["valid_from"])
+    if clearance is None:
+        clearance = DEFAULT_SAVE_CLEARANCE
+        if grant:
+            clearance = min(clearance, grant["clearance_ceiling"])
+    if data_class is None:
+        ceiling = grant["data_class_ceiling"] if grant else DEFAULT_SAVE_DATA_CLASS
+        lower = data_class_rank(ceiling) < data_class_rank(DEFAULT_SAVE_DATA_CLASS)
+        data_class = ceiling if lower else DEFAULT_SAVE_DATA_CLASS
+    return clearance, data_class
+
+
+def _signed_save(brain: Brain, signer: Signer, body: dict[str, Any]) -> SaveResult:
+    housekeeper = brain.housekeeper()
+    request = sign_request(signer, body, PATH_SAVE, now())
+    return save_and_classify(brain.conn, housekeeper, request, now())
+
+
+def save(brain: Brain, agent: str, memory: NewMemory) -> SaveResult:
+    """Sign ``memory`` as ``agent`` (POST /aimos/save), save it and classify it."""
+    signer = brain.signer(agent)  # an unknown or reserved agent fails before any grant read
+    clearance, data_class = _defaults(brain, signer.agent_id, memory.clearance, memory.data_class)
+    body = build_save_body(
+        company_id=brain.company_id,
+        value=memory.value,
+        key=memory.key,
+        scope=memory.scope,
+        memory_type=memory.memory_type,
+        clearance_level=clearance,
+        data_class=data_class,
+        source=memory.source,
+    )
+    return _signed_save(brain, signer, body)
+
+
+def correct(brain: Brain, agent: str, memory_ref: str, value: str) -> SaveResult:
+    """A corrected version that supersedes ``memory_ref``, with its key, type, scope and ceilings."""
+    signer = brain.signer(agent)
+    old = get_memory(brain.conn, memory_ref)
+    body = build_save_body(
+        company_id=old["company_id"],
+        value=value,
+        key=old["key"],
+        scope=old["scope"],
+        memory_type=old["memory_type"],
+        clearance_level=old["clearance_level"],
+        data_class=old["data_class"],
+        source=old["source"],
+        supersedes=old["memory_id"],
+    )
+    return _signed_save(brain, signer, body)
+
+
+def show(brain: Brain, agent: str, memory_id: str) -> dict[str, Any]:
+    """One memory read by ``agent`` through a signed request (POST /aimos/show), held to what a
+    recall would disclose (see recall.pipeline.show)."""
+    signer = brain.signer(agent)
+    request = sign_request(signer, {"memory_id": memory_id}, PATH_SHOW, now())
+    return pipeline.show(brain.conn, request, now())

@@ -1,0 +1,19 @@
+"""Recall: a signed request as the CLI, the TUI and MCP run it."""
+
+from __future__ import annotations
+
+from aimos.actions.session import Brain, now
+from aimos.identity.requests import sign_request
+from aimos.recall.pipeline import DEFAULT_LIMIT, RecallResult, build_recall_body, recall
+from aimos.vocabulary import PATH_RECALL
+
+
+def recall_as(
+    brain: Brain, agent: str, query: str, *, limit: int = DEFAULT_LIMIT, history: bool = False
+) -> RecallResult:
+    """A recall signed by ``agent`` (POST /aimos/recall): the ranked, verified results, what was
+    withheld and why, and the signed receipt."""
+    signer = brain.signer(agent)
+    housekeeper = brain.housekeeper()
+    body = build_recall_body(query=query, limit=limit, history=history)
+    return recall(brain.conn, housekeeper, sign_request(signer, body, PATH_RECALL, now()), now())
