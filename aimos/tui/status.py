@@ -17,7 +17,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, ProgressBar, Static
 
 from aimos.housekeeper.brain_status import status_report
-from aimos.learning.verifier import VERIFY_PHASES, verify_everything
+from aimos.learning.parity import VERIFY_PHASES, verify_everything
 from aimos.tui.format import when
 
 if TYPE_CHECKING:
