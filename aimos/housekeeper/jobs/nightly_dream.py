@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from aimos import paths
-from aimos.housekeeper.jobs import JobContext
+from aimos.housekeeper.jobs.context import JobContext
 from aimos.housekeeper.state import backups_dir
 from aimos.identity.anchors import anchored_fingerprint
 from aimos.identity.epochs import master_row
