@@ -6,6 +6,8 @@ Messages must never carry secret material (keys, passphrases, the text of a refu
 
 from __future__ import annotations
 
+from aimos.vocabulary import CANONICAL_JSON_MAX_DEPTH
+
 
 class AimosError(Exception):
     """Base of every error aimos raises on purpose. ``hint`` tells the user the fix."""
@@ -133,10 +135,8 @@ class JSONDepthError(VerificationError, ValueError):
     )
 
     def __init__(self, what: str = "JSON") -> None:
-        from aimos.crypto.canonical import MAX_DEPTH  # the limit lives with the rule (imports this module)
-
         super().__init__(
-            f"{what} is nested deeper than {MAX_DEPTH} levels (canonical_json_depth_limit)",
+            f"{what} is nested deeper than {CANONICAL_JSON_MAX_DEPTH} levels (canonical_json_depth_limit)",
             reason="canonical_json_depth_limit",
         )
 

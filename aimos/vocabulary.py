@@ -24,6 +24,7 @@ def _d(name: str) -> bytes:
 # --- hash domains (PROTOCOL-NOTES 3) -----------------------------------------------------------
 
 CANONICAL_JSON_PROFILE: Final = "hom-aimos/canonical-json/v1"
+CANONICAL_JSON_MAX_DEPTH: Final = 32  # nesting the profile allows (root at depth 0)
 
 PROJECTION_CHAIN: Final = _d("aimos.cwc/v1")
 TRANSITION_COMMITMENT: Final = _d("aimos.cognitive-transition/v2")

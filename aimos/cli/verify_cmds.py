@@ -55,7 +55,7 @@ def register(app: typer.Typer) -> None:
         """Run the in-database and the portable verifier; report verdicts, reasons, roots and parity."""
         from aimos.actions.session import expected_master_fingerprint, open_for_verification
         from aimos.errors import UsageError, VerificationError
-        from aimos.learning.verifier import verify_everything
+        from aimos.learning.parity import verify_everything
         from aimos.memory.versions import resolve_memory_id
 
         fingerprint = expected_master_fingerprint(master_fingerprint)

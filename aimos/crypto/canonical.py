@@ -17,10 +17,10 @@ import rfc8785
 
 from aimos.errors import CanonicalJSONError
 from aimos.errors import JSONDepthError as JSONDepthError  # re-exported: aimos/verify imports it from here
+from aimos.vocabulary import CANONICAL_JSON_MAX_DEPTH as MAX_DEPTH
 
 _FAST = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True, allow_nan=False)
 
-MAX_DEPTH = 32
 MAX_SAFE_INTEGER = 2**53 - 1
 
 

@@ -221,7 +221,7 @@ def run_verify_perf(memories: int = 10_000, runs: int = 2) -> dict[str, Any]:
     it goes (the time each verify phase took, and the brain checks' own parts)."""
     from aimos.identity.epochs import load_signer
     from aimos.identity.keystore import open_keystore
-    from aimos.learning.verifier import verify_everything
+    from aimos.learning.parity import verify_everything
     from aimos.store.connection import open_writer, seal_with
     from aimos.vocabulary import HOUSEKEEPER
 

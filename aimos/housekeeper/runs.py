@@ -18,7 +18,8 @@ import apsw
 from aimos import paths
 from aimos.crypto.canonical import json_loads
 from aimos.errors import AimosError, NotInstalledError
-from aimos.housekeeper.jobs import JobContext, JobSpec, job_specs
+from aimos.housekeeper.jobs import JobSpec, job_specs
+from aimos.housekeeper.jobs.context import JobContext
 from aimos.identity.epochs import brain_meta, load_signer
 from aimos.identity.keystore import open_keystore
 from aimos.ledger.events import append_event

@@ -7,7 +7,7 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from textual.app import App
 from textual.binding import Binding, BindingType
@@ -25,6 +25,7 @@ from aimos.tui.dialogs import (
     event_lines,
 )
 from aimos.tui.guard import Failure, attempt
+from aimos.tui.host import Host
 from aimos.tui.memories import MemoriesScreen
 from aimos.tui.recall import RecallScreen
 from aimos.tui.status import StatusScreen
@@ -278,6 +279,10 @@ class AimosApp(App[None]):
             self.push_screen(MessageDialog("Signed new version saved", lines))
 
         self.push_screen(CorrectDialog(memory_id, value, self.agent), answered)
+
+
+if TYPE_CHECKING:
+    _HOST: type[Host] = AimosApp  # the app is what its screens type against (mypy checks it here)
 
 
 def run(*, agent: str, light: bool) -> int:

@@ -4,7 +4,7 @@ events. g/b give signed feedback, l labels, c corrects; each asks before it sign
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+from typing import Any, ClassVar, cast
 
 from rich.table import Table
 from rich.text import Text
@@ -19,10 +19,8 @@ from aimos.memory.versions import memory_detail
 from aimos.recall.label_chain import label_history
 from aimos.recall.weight_chain import weight_trajectory
 from aimos.tui.format import chart, first_line, trajectory_points, when
+from aimos.tui.host import Host
 from aimos.vocabulary import ADVERSE
-
-if TYPE_CHECKING:
-    from aimos.tui.app import AimosApp
 
 
 def _grid() -> Table:
@@ -72,8 +70,8 @@ class MemoryScreen(Screen[None]):
         self.detail: dict[str, Any] = {}
 
     @property
-    def aimos(self) -> AimosApp:
-        return cast("AimosApp", self.app)
+    def aimos(self) -> Host:
+        return cast(Host, self.app)
 
     def compose(self) -> ComposeResult:
         yield Header()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+from typing import Any, ClassVar, cast
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -13,10 +13,8 @@ from textual.widgets import Footer, Header, Input, Select, Static
 
 from aimos.memory.versions import SORTS, browse_rowids, distinct_values, rows_by_rowid
 from aimos.tui.format import header_text
+from aimos.tui.host import Host
 from aimos.tui.memory_table import MemoryTable
-
-if TYPE_CHECKING:
-    from aimos.tui.app import AimosApp
 
 EMPTY_BRAIN = """\
 This brain has no memories yet.
@@ -54,8 +52,8 @@ class MemoriesScreen(Screen[None]):
         self._shown = False  # the first ScreenResume comes right after on_mount has loaded
 
     @property
-    def aimos(self) -> AimosApp:
-        return cast("AimosApp", self.app)
+    def aimos(self) -> Host:
+        return cast(Host, self.app)
 
     def compose(self) -> ComposeResult:
         yield Header()

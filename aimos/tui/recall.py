@@ -16,11 +16,11 @@ from textual.widgets import DataTable, Footer, Header, Input, Static
 from aimos.recall.receipts import receipt_document, verify_receipt_in_brain
 from aimos.tui.format import first_line, when
 from aimos.tui.guard import Failure, attempt
+from aimos.tui.host import Host
 from aimos.vocabulary import ADVERSE, HOUSEKEEPER
 
 if TYPE_CHECKING:
     from aimos.recall.pipeline import RecallResult
-    from aimos.tui.app import AimosApp
 
 
 def _recorded(value: Any, *, scale: int = 1) -> str:
@@ -47,8 +47,8 @@ class RecallScreen(Screen[None]):
         self.show_withheld = False
 
     @property
-    def aimos(self) -> AimosApp:
-        return cast("AimosApp", self.app)
+    def aimos(self) -> Host:
+        return cast(Host, self.app)
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -177,8 +177,8 @@ class ReceiptScreen(Screen[None]):
         self.checks: list[dict[str, Any]] | None = None
 
     @property
-    def aimos(self) -> AimosApp:
-        return cast("AimosApp", self.app)
+    def aimos(self) -> Host:
+        return cast(Host, self.app)
 
     def compose(self) -> ComposeResult:
         yield Header()

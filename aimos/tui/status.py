@@ -4,7 +4,7 @@ attested corpus proof root, and Verify all (both verifiers and parity, with a pr
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+from typing import Any, ClassVar, cast
 
 from rich.console import Group
 from rich.table import Table
@@ -17,12 +17,10 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, ProgressBar, Static
 
 from aimos.housekeeper.brain_status import status_report
-from aimos.learning.verifier import VERIFY_PHASES, verify_everything
+from aimos.learning.parity import VERIFY_PHASES, verify_everything
 from aimos.tui.format import when
+from aimos.tui.host import Host
 from aimos.vocabulary import HOUSEKEEPER
-
-if TYPE_CHECKING:
-    from aimos.tui.app import AimosApp
 
 
 def _table(*headers: str) -> Table:
@@ -46,8 +44,8 @@ class StatusScreen(Screen[None]):
         self._phase: tuple[int, str, float] | None = None  # (phase index, name, when verifying began)
 
     @property
-    def aimos(self) -> AimosApp:
-        return cast("AimosApp", self.app)
+    def aimos(self) -> Host:
+        return cast(Host, self.app)
 
     def compose(self) -> ComposeResult:
         yield Header()

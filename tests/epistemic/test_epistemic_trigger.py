@@ -285,7 +285,7 @@ def test_an_agent_alone_cannot_raise_trust_and_the_verifiers_check_the_master_ev
     from aimos import errors
     from aimos.epistemic.chain import PATH_LABEL, append_classification, build_label_body, judge
     from aimos.identity.requests import sign_request
-    from aimos.learning.verifier import verify_everything
+    from aimos.learning.parity import verify_everything
     from aimos.store.connection import write_transaction
 
     brain, first, second = poisons

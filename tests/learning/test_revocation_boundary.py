@@ -14,7 +14,7 @@ from aimos.epistemic.chain import save_and_classify
 from aimos.errors import EpochRevokedError
 from aimos.identity.agents import revoke_agent
 from aimos.identity.requests import sign_request
-from aimos.learning.verifier import verify_everything
+from aimos.learning.parity import verify_everything
 from aimos.memory.save import build_save_body
 from aimos.vocabulary import PATH_SAVE
 

@@ -7,23 +7,10 @@ A job returns a JSON-able result that goes into its signed `system_job_terminal`
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-import apsw
-
-from aimos.identity.epochs import Signer
-
-
-@dataclass
-class JobContext:
-    conn: apsw.Connection  # the writer's connection
-    housekeeper: Signer
-    company_id: str
-    brain_id: str
-    now: int
-    run_id: str
-    attention: list[str] = field(default_factory=list)
+from aimos.housekeeper.jobs.context import JobContext
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aimos.housekeeper.jobs import JobContext
+from aimos.housekeeper.jobs.context import JobContext
 from aimos.store.connection import one
 
 

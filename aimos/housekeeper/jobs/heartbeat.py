@@ -7,7 +7,7 @@ import time
 from typing import Any
 
 from aimos import paths
-from aimos.housekeeper.jobs import JobContext
+from aimos.housekeeper.jobs.context import JobContext
 from aimos.store.connection import one, rows
 
 WINDOW_SECONDS = 30 * 60

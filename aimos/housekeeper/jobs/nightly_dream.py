@@ -16,11 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from aimos import paths
-from aimos.housekeeper.jobs import JobContext
+from aimos.housekeeper.jobs.context import JobContext
 from aimos.housekeeper.state import backups_dir
 from aimos.identity.anchors import anchored_fingerprint
 from aimos.identity.epochs import master_row
-from aimos.learning.verifier import verify_brain, verify_everything
+from aimos.learning.parity import verify_everything
+from aimos.learning.verifier import verify_brain
 from aimos.ledger.events import append_event
 from aimos.store.connection import copy_brain, open_reader, write_transaction
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aimos.housekeeper.jobs import JobContext
+from aimos.housekeeper.jobs.context import JobContext
 from aimos.identity.epochs import epoch_state, epochs
 from aimos.learning.verifier import verify_event_chains
 from aimos.store.connection import one, rows
