@@ -54,7 +54,7 @@ from aimos.crypto.ed25519 import fingerprint_of_der, raw_from_spki, verify
 from aimos.crypto.encoding import b64u_decode, float4_be, parse_iso_ms
 from aimos.crypto.messages import payload_message
 from aimos.errors import AimosError, CanonicalJSONError, NotFoundError, UsageError
-from aimos.verify.bundle_json import (  # re-exported: callers read strict JSON through this module
+from aimos.verify.kit import (  # re-exported: callers read strict JSON through this module
     BundleParseError,
     DuplicateKeyError,
     NonFiniteError,

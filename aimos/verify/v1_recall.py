@@ -93,7 +93,7 @@ from aimos.crypto.encoding import b64u_decode, is_hex64
 from aimos.crypto.merkle import merkle_root
 from aimos.crypto.messages import payload_message, request_message
 from aimos.errors import AimosError, CanonicalJSONError
-from aimos.verify.bundle_json import BundleParseError, load_bundle, strict_json_loads
+from aimos.verify.kit import BundleParseError, load_bundle, strict_json_loads
 
 RECALL_SCHEMA: Final = "hom.aimos.mutmem-recall-evidence/v1"
 CORPUS_SCHEMA: Final = "hom.aimos.mutmem-recall-corpus/v1"
@@ -207,7 +207,7 @@ class R:
     """The closed vocabulary. ``MEMORY_BINDING_INVALID`` and ``UNKNOWN_FIELD`` are reported with a
     suffix: ``:<memory index>`` and ``:<field name>``."""
 
-    # -- the document as JSON (also from bundle_json when reading bytes) --
+    # -- the document as JSON (also from the kit's strict loader when reading bytes) --
     CANONICAL_DEPTH_LIMIT: Final = "canonical_json_depth_limit"
     CANONICAL_INVALID: Final = "canonical_json_invalid"
     # -- recall evidence, in check order --
