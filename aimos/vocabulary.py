@@ -154,3 +154,16 @@ def data_class_rank(name: str) -> int:
 DOMAINS: Final[dict[str, bytes]] = {
     name: value for name, value in dict(globals()).items() if name.isupper() and isinstance(value, bytes)
 }
+
+# --- Cognitive and V1 recall evidence words ----------------------------------------------------
+
+EVENT_REWEIGHT: Final = "REWEIGHT"  # the event type of a signed weight change
+EVENT_REVOKE_AGENT_IDENTITY: Final = "REVOKE_AGENT_IDENTITY"  # a master-signed revocation
+OPERATION_EPISTEMIC_CLASSIFIED: Final = "memory_epistemic_classified"
+OPERATION_INITIAL_WEIGHT_ATTESTED: Final = "cognitive_initial_weight_attested"
+OPERATION_RECALL_RECEIPT: Final = "recall_receipt"
+BASELINE_ATTESTATION_REASON: Final = "retained_nondefault_weight_baseline"
+RECALL_MERKLE_EPISTEMIC_SCHEMA: Final = "hom-aimos/recall-merkle/v2-epistemic-decision"
+EPISTEMIC_DECISION_ENTRY: Final = "epistemic_decision"
+DEFAULT_COMPANY: Final = "hom"  # the company a recall command names when its body names none
+BASIS_EXPLICIT: Final = "explicit"  # a classification that follows a person's judgment
