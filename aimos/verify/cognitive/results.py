@@ -3,7 +3,7 @@ stream, and the verdict (the kit's :class:`~aimos.verify.kit.Verdict` with the c
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
 from aimos.verify.cognitive.reasons import SCHEMA
@@ -36,6 +36,7 @@ class CognitiveVerdict(Verdict):
     """The verdict on one bundle: ``reason`` (also ``primary_reason``) is the first failure; the
     records and the corpus proof root exist once the envelope, identity and memory list passed."""
 
+    detail: str | None = field(default=None, compare=False)  # the reason says what failed
     records: tuple[CognitiveRecord, ...] = ()
     corpus_proof_root: str | None = None
     bundle_sha256: str | None = None
