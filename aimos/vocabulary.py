@@ -185,6 +185,13 @@ VALENCE_EVENT: Final = "VALENCE"
 MASTER_SIGNED_RECALL_GRANT: Final = "master_signed_recall_grant"
 HOUSEKEEPER_SYSTEM_PRINCIPAL: Final = "housekeeper_system_principal"
 HOUSEKEEPER_TIERS: Final = ("T1", "T1_SYSTEM_SELF")
+# a V2 mutation outcome's target scopes, terminal kinds and witness proof kinds
+TARGET_PRINCIPAL_STATE: Final = "principal_state"
+TARGET_OCCURRENCE_OBSERVATION: Final = "occurrence_observation"
+TERMINAL_AUTHORIZED_TRANSITION: Final = "authorized_transition"
+TERMINAL_SIGNED_NOOP: Final = "signed_noop"
+PROOF_REWEIGHT_PROVENANCE: Final = "reweight_provenance"
+PROOF_TERMINAL_EVENT: Final = "terminal_event"
 
 
 def data_class_rank(name: str) -> int:
