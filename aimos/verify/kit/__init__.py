@@ -55,6 +55,7 @@ from aimos.verify.kit.verdict import (
     VerdictWord,
     check,
     fail,
+    require_dict,
 )
 
 __all__ = [
@@ -95,6 +96,7 @@ __all__ = [
     "is_uuid",
     "load_bundle",
     "parse_time",
+    "require_dict",
     "same",
     "same_object",
     "sha256_hex",

@@ -42,6 +42,13 @@ def check(condition: bool, reason: str, detail: str = "", where: str | None = No
         raise CheckFailed(reason, detail, where)
 
 
+def require_dict(value: object, reason: str, detail: str = "", where: str | None = None) -> dict[str, Any]:
+    """``value`` if it is a JSON object, else fail with ``reason``."""
+    if not isinstance(value, dict):
+        raise CheckFailed(reason, detail, where)
+    return value
+
+
 class Cursor:
     """The check being evaluated (its reason and location), for verifiers whose checks run in a
     fixed order and fail with the reason of the step they are in: ``at`` moves to a step,
