@@ -205,11 +205,9 @@ DOMAINS: Final[dict[str, bytes]] = {
 
 # --- Cognitive and V1 recall evidence words ----------------------------------------------------
 
-EVENT_REWEIGHT: Final = "REWEIGHT"  # the event type of a signed weight change
 EVENT_REVOKE_AGENT_IDENTITY: Final = "REVOKE_AGENT_IDENTITY"  # a master-signed revocation
 OPERATION_EPISTEMIC_CLASSIFIED: Final = "memory_epistemic_classified"
 OPERATION_INITIAL_WEIGHT_ATTESTED: Final = "cognitive_initial_weight_attested"
-OPERATION_RECALL_RECEIPT: Final = "recall_receipt"
 BASELINE_ATTESTATION_REASON: Final = "retained_nondefault_weight_baseline"
 RECALL_MERKLE_EPISTEMIC_SCHEMA: Final = "hom-aimos/recall-merkle/v2-epistemic-decision"
 EPISTEMIC_DECISION_ENTRY: Final = "epistemic_decision"

@@ -89,7 +89,7 @@ EVENT_RECEIPT_FIELDS: Final = frozenset(
         "signature",
     }
 )
-RECALL_OPERATION: Final = vocabulary.OPERATION_RECALL_RECEIPT
+RECALL_OPERATION: Final = vocabulary.RECALL_RECEIPT_OPERATION
 LEDGER_VERSION: Final = 1
 # The recall command's fields (the reference's normalizeRecallCommand accepts these and no other).
 COMMAND_FIELDS: Final = frozenset(
