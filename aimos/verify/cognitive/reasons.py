@@ -234,18 +234,23 @@ IN_DATABASE_REASONS: Final[frozenset[str]] = frozenset(
 )
 #: The closed vocabulary of cognitive-evidence verification.
 REASONS: Final[frozenset[str]] = PORTABLE_REASONS | IN_DATABASE_REASONS
-#: Reasons after which no proof records exist (the envelope, identity or memory list is unusable).
-FATAL_REASONS: Final = frozenset(
+#: The canonical-JSON failures reported by their own name (any other is canonical_json_invalid).
+_CANONICAL_REASONS: Final = frozenset(
     {
-        R.BUNDLE_JSON_MALFORMED,
-        R.BUNDLE_SIZE_LIMIT,
-        R.JSON_DUPLICATE_KEY,
         R.CANONICAL_DEPTH_LIMIT,
         R.CANONICAL_UNSAFE_INTEGER,
         R.CANONICAL_NON_FINITE,
         R.CANONICAL_KEY_TYPE,
         R.CANONICAL_UNSUPPORTED_TYPE,
         R.CANONICAL_INVALID_STRING,
+    }
+)
+#: Reasons after which no proof records exist (the envelope, identity or memory list is unusable).
+FATAL_REASONS: Final = _CANONICAL_REASONS | frozenset(
+    {
+        R.BUNDLE_JSON_MALFORMED,
+        R.BUNDLE_SIZE_LIMIT,
+        R.JSON_DUPLICATE_KEY,
         R.CANONICAL_INVALID,
         R.BUNDLE_INVALID,
         R.BUNDLE_SCHEMA_INVALID,
@@ -257,15 +262,5 @@ FATAL_REASONS: Final = frozenset(
         R.SQL_RECORD_INVALID,
         R.SQL_COUNT_INVALID,
         R.VERIFIER_INTERNAL_ERROR,
-    }
-)
-_CANONICAL_REASONS: Final = frozenset(
-    {
-        R.CANONICAL_DEPTH_LIMIT,
-        R.CANONICAL_UNSAFE_INTEGER,
-        R.CANONICAL_NON_FINITE,
-        R.CANONICAL_KEY_TYPE,
-        R.CANONICAL_UNSUPPORTED_TYPE,
-        R.CANONICAL_INVALID_STRING,
     }
 )
