@@ -153,6 +153,54 @@ TRUST_RAISING: Final = frozenset({"refute", "support"})
 TRUST_RAISING_LABELS: Final = {JUDGMENTS[j][0]: j for j in sorted(TRUST_RAISING)}
 
 
+# --- V2 portable-evidence object schemas (the V2 recall and mutation verifiers, and their writers) -
+
+V2_NATIVE_RECALL_RECEIPT_SCHEMA: Final = "hom-aimos/recall-merkle/v3-epistemic-and-security-closure"
+V2_CONTENT_KERNEL_SCHEMA: Final = "hom.aimos.content-state-occurrence-kernel/v1"
+V2_SECURITY_CLOSURE_SCHEMA: Final = "hom-aimos/canary-recall-final-closure/v2-epistemic-scope"
+OCCURRENCE_LEGACY_SCHEMA: Final = "hom.aimos.memory-occurrence-ref/legacy-v1"
+V2_MUTATION_OUTCOME_SCHEMA: Final = "hom.aimos.mutation-outcome-evidence/v2"
+# the recall envelope's object kinds -> their schemas (13 singletons, then 5 per result)
+V2_OBJECT_SCHEMAS: Final = {
+    "trust_anchor": "hom.aimos.mutmem-trust-anchor/v2",
+    "actor_identity_epoch": "hom.aimos.mutmem-actor-identity-epoch/v2",
+    "actor_revocation_state": "hom.aimos.mutmem-actor-revocation-state/v2",
+    "housekeeper_identity_epoch": "hom.aimos.mutmem-housekeeper-identity-epoch/v2",
+    "housekeeper_revocation_state": "hom.aimos.mutmem-housekeeper-revocation-state/v2",
+    "effective_recall_grant": "hom.aimos.mutmem-effective-recall-grant/v2",
+    "request_envelope": "hom.aimos.mutmem-request-envelope/v2",
+    "request_receipt": "hom.aimos.mutmem-request-receipt/v2",
+    "content_state_projection": "hom.aimos.mutmem-content-state-projection/v2",
+    "epistemic_recall_decision": "hom.aimos.mutmem-epistemic-recall-decision/v2",
+    "final_security_closure": "hom.aimos.mutmem-final-security-closure/v2",
+    "return_projection": "hom-aimos/native-recall-return-projection/v1",
+    "native_recall_receipt": "hom.aimos.mutmem-native-recall-receipt/v2",
+    "memory_state": "hom.aimos.mutmem-memory-state/v2",
+    "provenance_chain": "hom.aimos.mutmem-provenance-chain/v2",
+    "occurrence": "hom.aimos.mutmem-occurrence-evidence/v2",
+    "epistemic_projection": "hom.aimos.mutmem-epistemic-projection/v2",
+    "receipt_evidence": "hom.aimos.mutmem-recall-evidence-entry/v2",
+}
+# the signed operations and event types the V2 evidence binds
+RECALL_RECEIPT_OPERATION: Final = "recall_receipt"
+MUTATION_OUTCOME_OPERATION: Final = "mutation_outcome_evidence_v2"
+WEIGHT_UNCHANGED_OPERATION: Final = "cognitive_weight_unchanged"
+OBSERVATION_RETAINED_OPERATION: Final = "mutation_occurrence_observation_retained"
+REWEIGHT_EVENT: Final = "REWEIGHT"
+VALENCE_EVENT: Final = "VALENCE"
+# the two recall authorities of a V2 envelope, and the housekeeper's identity tiers
+MASTER_SIGNED_RECALL_GRANT: Final = "master_signed_recall_grant"
+HOUSEKEEPER_SYSTEM_PRINCIPAL: Final = "housekeeper_system_principal"
+HOUSEKEEPER_TIERS: Final = ("T1", "T1_SYSTEM_SELF")
+# a V2 mutation outcome's target scopes, terminal kinds and witness proof kinds
+TARGET_PRINCIPAL_STATE: Final = "principal_state"
+TARGET_OCCURRENCE_OBSERVATION: Final = "occurrence_observation"
+TERMINAL_AUTHORIZED_TRANSITION: Final = "authorized_transition"
+TERMINAL_SIGNED_NOOP: Final = "signed_noop"
+PROOF_REWEIGHT_PROVENANCE: Final = "reweight_provenance"
+PROOF_TERMINAL_EVENT: Final = "terminal_event"
+
+
 def data_class_rank(name: str) -> int:
     """The order of a data class (public 0 .. restricted 3); ValueError for another word."""
     return DATA_CLASSES.index(name)
@@ -171,3 +219,14 @@ def sql_words(words: tuple[str, ...] | frozenset[str]) -> str:
 DOMAINS: Final[dict[str, bytes]] = {
     name: value for name, value in dict(globals()).items() if name.isupper() and isinstance(value, bytes)
 }
+
+# --- Cognitive and V1 recall evidence words ----------------------------------------------------
+
+EVENT_REVOKE_AGENT_IDENTITY: Final = "REVOKE_AGENT_IDENTITY"  # a master-signed revocation
+OPERATION_EPISTEMIC_CLASSIFIED: Final = "memory_epistemic_classified"
+OPERATION_INITIAL_WEIGHT_ATTESTED: Final = "cognitive_initial_weight_attested"
+BASELINE_ATTESTATION_REASON: Final = "retained_nondefault_weight_baseline"
+RECALL_MERKLE_EPISTEMIC_SCHEMA: Final = "hom-aimos/recall-merkle/v2-epistemic-decision"
+EPISTEMIC_DECISION_ENTRY: Final = "epistemic_decision"
+DEFAULT_COMPANY: Final = "hom"  # the company a recall command names when its body names none
+BASIS_EXPLICIT: Final = "explicit"  # a classification that follows a person's judgment

@@ -311,7 +311,7 @@ def _strict_load(path: Path) -> Any:
 
 def _load_document(path: Path) -> Any:
     """The file as strict JSON, or None when it is not (the cognitive verifier then says why)."""
-    from aimos.verify.bundle_json import MAX_BUNDLE_BYTES, BundleParseError, load_bundle
+    from aimos.verify.kit import MAX_BUNDLE_BYTES, BundleParseError, load_bundle
 
     try:
         with path.open("rb") as handle:

@@ -1,0 +1,108 @@
+"""A memory's classification chain (``aimos.memory-epistemic/v1``): one chain from a single
+genesis, each g_j recomputed and bound to a verified housekeeper classification event and to the
+live content; a person's judgment is checked against the label it gives."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from aimos import vocabulary
+from aimos.crypto import commitments
+from aimos.crypto.ed25519 import verify
+from aimos.crypto.encoding import b64u_decode
+from aimos.crypto.messages import payload_message
+from aimos.errors import AimosError
+from aimos.verify.cognitive.events import IndexedEvent
+from aimos.verify.cognitive.reasons import R
+
+# A frozenset, as this verifier has always held the labels (a row whose label is an array or object
+# therefore raises here, which the entry point reports as verifier_internal_error).
+_LABELS: Final = frozenset(vocabulary.LABELS)
+
+
+def _judgment_reason(meta: Mapping[str, Any], memory_id: str, master_public_key: str) -> str | None:
+    """A person's judgment judges this memory with the label's judgment; one that raises trust
+    (refuted, supported) carries the master's signature over the judged request body."""
+    evidence = meta.get("evidence")
+    body = evidence.get("body") if isinstance(evidence, Mapping) else None
+    label = meta.get("label")
+    if not isinstance(evidence, Mapping) or not isinstance(body, Mapping):
+        return R.EPISTEMIC_EVIDENCE_INVALID
+    if body.get("memory_id") != memory_id or vocabulary.JUDGED.get(str(label)) != body.get("judgment"):
+        return R.EPISTEMIC_EVIDENCE_INVALID
+    if label in vocabulary.TRUST_RAISING_LABELS:
+        try:
+            signature = b64u_decode(str(evidence.get("master_signature_b64u")))
+            ts = evidence.get("ts")
+            if not isinstance(ts, int):
+                return R.EPISTEMIC_EVIDENCE_INVALID
+            message = payload_message(dict(body), str(evidence.get("nonce")), ts)
+        except (AimosError, TypeError, ValueError):
+            return R.EPISTEMIC_EVIDENCE_INVALID
+        if not verify(master_public_key, message, signature):
+            return R.EPISTEMIC_EVIDENCE_INVALID
+    return None
+
+
+def verify_label_chain(
+    memory: Mapping[str, Any], events: Mapping[str, IndexedEvent], signed: set[str], master_public_key: str
+) -> str | None:
+    """A memory's classification chain (aimos.memory-epistemic/v1): one chain from a single
+    genesis, each g_j recomputed, each bound to a verified housekeeper `memory_epistemic_classified`
+    event and to the live content; the live label is the newest row's (unverified with none)."""
+    block = memory.get("epistemic")
+    if not isinstance(block, dict) or not isinstance(block.get("chain"), list):
+        return R.PORTABLE_EVIDENCE_MALFORMED
+    previous: str | None = None
+    for row in block["chain"]:
+        if not isinstance(row, dict) or row.get("label") not in _LABELS:
+            return R.PORTABLE_EVIDENCE_MALFORMED
+        if row.get("previous_classification_hash") != previous:
+            return R.FORK_OR_DISCONNECTED_HISTORY
+        try:
+            g = commitments.epistemic_classification_hash(
+                memory["memory_id"],
+                row["label"],
+                row["confidence_milli"],
+                bytes.fromhex(row["live_content_hash"]),
+                bytes.fromhex(row["authority_mutation_hash"]),
+                bytes.fromhex(previous) if previous else None,
+            ).hex()
+        except (AimosError, KeyError, TypeError, ValueError):
+            return R.PORTABLE_EVIDENCE_MALFORMED
+        if g != row.get("classification_hash"):
+            return R.EPISTEMIC_HASH_INVALID
+        if row["live_content_hash"] != memory.get("content_hash"):
+            return R.EPISTEMIC_LIVE_CONTENT_MISMATCH
+        indexed = events.get(str(row.get("authority_event_id")))
+        event: Mapping[str, Any] = indexed.event if indexed else {}
+        meta = event.get("metadata")
+        if (
+            indexed is None
+            or not indexed.verified
+            or not isinstance(meta, Mapping)
+            or event.get("operation") != vocabulary.OPERATION_EPISTEMIC_CLASSIFIED
+            or event.get("signer_agent_id") != vocabulary.HOUSEKEEPER
+            or event.get("mutation_hash") != row.get("authority_mutation_hash")
+            or meta.get("memory_id") != memory["memory_id"]
+            or meta.get("label") != row["label"]
+            or meta.get("basis") != row.get("basis")
+            or meta.get("confidence_milli") != row["confidence_milli"]
+            or meta.get("live_content_hash") != row["live_content_hash"]
+            or meta.get("prev_classification_hash") != previous
+        ):
+            return R.EPISTEMIC_AUTHORITY_INVALID
+        if meta.get("basis") == vocabulary.BASIS_EXPLICIT:
+            judged = _judgment_reason(meta, memory["memory_id"], master_public_key)
+            if judged is not None:
+                return judged
+        elif row["label"] not in vocabulary.CLASSIFIER_LABELS:
+            return R.EPISTEMIC_EVIDENCE_INVALID
+        previous = g
+    ends_in = block["chain"][-1]["label"] if block["chain"] else "unverified"
+    if block.get("label") != ends_in:
+        return R.UNBACKED_PROJECTION
+    if signed != {str(row.get("authority_event_id")) for row in block["chain"]}:
+        return R.FORK_OR_DISCONNECTED_HISTORY
+    return None

@@ -1,0 +1,66 @@
+"""What the cognitive-evidence verifier reports: one proof record per memory, one result per event
+stream, and the verdict (the kit's :class:`~aimos.verify.kit.Verdict` with the corpus fields)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, TypedDict
+
+from aimos.verify.cognitive.reasons import SCHEMA
+from aimos.verify.kit import Verdict
+
+
+class CognitiveRecord(TypedDict):
+    """One memory's proof record (a plain dict: JSON-ready, and exactly the six fields the corpus
+    proof root is computed over)."""
+
+    memory_id: str
+    certification_status: str
+    ok: bool
+    chain_length: int
+    sigs_verified: int
+    reason: str | None
+
+
+@dataclass(frozen=True)
+class EventStreamResult:
+    signer_agent_id: str
+    signer_valid_from: int | None
+    event_count: int
+    valid: bool
+    reason: str | None
+
+
+@dataclass(frozen=True)
+class CognitiveVerdict(Verdict):
+    """The verdict on one bundle: ``reason`` (also ``primary_reason``) is the first failure; the
+    records and the corpus proof root exist once the envelope, identity and memory list passed."""
+
+    detail: str | None = field(default=None, compare=False)  # the reason says what failed
+    records: tuple[CognitiveRecord, ...] = ()
+    corpus_proof_root: str | None = None
+    bundle_sha256: str | None = None
+    event_streams: tuple[EventStreamResult, ...] = ()
+    sql_parity: bool | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "schema": SCHEMA,
+            "verdict": self.verdict,
+            "primary_reason": self.primary_reason,
+            "detail": self.detail,
+            "bundle_sha256": self.bundle_sha256,
+            "corpus_proof_root": self.corpus_proof_root,
+            "sql_parity": self.sql_parity,
+            "records": [dict(r) for r in self.records],
+            "event_streams": [
+                {
+                    "signer_agent_id": s.signer_agent_id,
+                    "signer_valid_from": s.signer_valid_from,
+                    "event_count": s.event_count,
+                    "valid": s.valid,
+                    "reason": s.reason,
+                }
+                for s in self.event_streams
+            ],
+        }

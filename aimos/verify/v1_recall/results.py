@@ -1,0 +1,78 @@
+"""What the V1 recall verifier reports: the kit's :class:`~aimos.verify.kit.Verdict` with the
+hashes it recomputed (one bundle), or with the corpus root and each member's verdict (a corpus)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from aimos.verify.kit import Verdict, VerdictWord
+from aimos.verify.v1_recall.shape import CORPUS_SCHEMA, RECALL_SCHEMA
+
+
+@dataclass(frozen=True)
+class RecallEvidenceVerdict(Verdict):
+    """The verdict on one recall-evidence bundle. Hashes are set when the checks reached them."""
+
+    detail: str | None = field(default=None, compare=False)  # the reason says what failed
+    bundle_sha256: str | None = None
+    command_hash: str | None = None
+    outer_request_hash: str | None = None
+    merkle_root: str | None = None
+    memories: int | None = None
+    recall_leaves: int | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "schema": RECALL_SCHEMA,
+            "verdict": self.verdict,
+            "primary_reason": self.primary_reason,
+            "detail": self.detail,
+            "bundle_sha256": self.bundle_sha256,
+            "command_hash": self.command_hash,
+            "outer_request_hash": self.outer_request_hash,
+            "merkle_root": self.merkle_root,
+            "counts": {"memories": self.memories, "recall_leaves": self.recall_leaves},
+            "signatures_verified": self.signatures_verified,
+        }
+
+
+@dataclass(frozen=True)
+class CorpusMemberVerdict:
+    """One member's line in a corpus verdict."""
+
+    ordinal: int
+    bundle_id: str
+    verdict: VerdictWord
+    primary_reason: str | None
+
+
+@dataclass(frozen=True)
+class RecallCorpusVerdict(Verdict):
+    """The verdict on a recall corpus; ``members`` holds every member verified before a failure."""
+
+    detail: str | None = field(default=None, compare=False)  # the reason says what failed
+    intended_n: int | None = None
+    observed_n: int | None = None
+    corpus_root: str | None = None
+    members: tuple[CorpusMemberVerdict, ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "schema": CORPUS_SCHEMA,
+            "verdict": self.verdict,
+            "primary_reason": self.primary_reason,
+            "detail": self.detail,
+            "intended_n": self.intended_n,
+            "observed_n": self.observed_n,
+            "corpus_root": self.corpus_root,
+            "members": [
+                {
+                    "ordinal": m.ordinal,
+                    "bundle_id": m.bundle_id,
+                    "verdict": m.verdict,
+                    "primary_reason": m.primary_reason,
+                }
+                for m in self.members
+            ],
+        }
