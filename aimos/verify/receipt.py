@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from aimos import vocabulary
 from aimos.crypto import commitments
 from aimos.crypto.canonical import canonical_json, json_loads
 from aimos.crypto.certs import parse_certificate, verify_certificate
@@ -21,13 +22,6 @@ from aimos.crypto.merkle import merkle_root
 from aimos.crypto.messages import payload_message, request_message
 from aimos.errors import AimosError
 from aimos.verify.kit import CheckFailed, canonical_sha256_hex, is_hex64, sha256_hex
-from aimos.vocabulary import (
-    HOUSEKEEPER,
-    PATH_RECALL,
-    RECALL_RECEIPT_OPERATION,
-    RECALL_RECEIPT_SCHEMA,
-    REQUEST_METHOD,
-)
 
 Check = dict[str, Any]
 
@@ -54,7 +48,11 @@ def verify_receipt_document(doc: dict[str, Any], *, expected_master_fingerprint:
     grant = doc.get("grant")
     housekeeper = doc.get("housekeeper") or {}
 
-    _run(checks, f"schema is {RECALL_RECEIPT_SCHEMA}", lambda: doc.get("schema") == RECALL_RECEIPT_SCHEMA)
+    _run(
+        checks,
+        f"schema is {vocabulary.RECALL_RECEIPT_SCHEMA}",
+        lambda: doc.get("schema") == vocabulary.RECALL_RECEIPT_SCHEMA,
+    )
     _run(
         checks,
         "master key matches the expected fingerprint",
@@ -143,15 +141,15 @@ def verify_receipt_document(doc: dict[str, Any], *, expected_master_fingerprint:
         checks,
         "event is a recall_receipt signed by the housekeeper",
         lambda: (
-            event_body()["operation"] == RECALL_RECEIPT_OPERATION
-            and event_body()["signer_agent_id"] == HOUSEKEEPER
+            event_body()["operation"] == vocabulary.RECALL_RECEIPT_OPERATION
+            and event_body()["signer_agent_id"] == vocabulary.HOUSEKEEPER
         ),
     )
 
     def housekeeper_cert() -> bool:
         cert = parse_certificate(housekeeper["certificate"])
         verify_certificate(cert, master["public_key_b64u"], at=event["ts_signed"])
-        return cert.agent_id == HOUSEKEEPER and cert.pubkey == housekeeper["public_key_b64u"]
+        return cert.agent_id == vocabulary.HOUSEKEEPER and cert.pubkey == housekeeper["public_key_b64u"]
 
     _run(checks, "housekeeper certificate is issued by the master", housekeeper_cert)
     _run(
@@ -174,7 +172,11 @@ def verify_receipt_document(doc: dict[str, Any], *, expected_master_fingerprint:
         if canonical_sha256_hex(request["body"]) != request["request_hash"]:
             return "request hash does not recompute"
         message = request_message(
-            request["body"], REQUEST_METHOD, PATH_RECALL, request["nonce"], request["ts_signed"]
+            request["body"],
+            vocabulary.REQUEST_METHOD,
+            vocabulary.PATH_RECALL,
+            request["nonce"],
+            request["ts_signed"],
         )
         return verify(cert.pubkey, message, b64u_decode(request["signature_b64u"]))
 

@@ -6,6 +6,7 @@ company, then the housekeeper's signed proofs (:mod:`aimos.verify.v2.mutation_pr
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from typing import Any
 
 from aimos import vocabulary
@@ -186,6 +187,15 @@ def signed(failure: str | None, reason: str, where: str, count: Count) -> None:
     count.n += 1
 
 
+def terminal_proof_failure(
+    proof: dict[str, Any], kind: str, prove: Callable[[dict[str, Any]], str | None]
+) -> str | None:
+    """Why the witness's terminal proof does not prove the terminal: its kind, then ``prove``."""
+    if proof.get("kind") != kind:
+        return f"terminal_proof.kind is not {kind}"
+    return prove(proof)
+
+
 def check_witness(
     checked: Checked, witness: dict[str, Any], trust_context: Any, expected: str | None, count: Count
 ) -> None:
@@ -199,10 +209,10 @@ def check_witness(
     proof = as_dict(witness.get("terminal_proof")) or {}
     if checked.kind == AUTHORIZED_TRANSITION:
         provenance = as_dict(checked.terminal.get("reweight_provenance")) or {}
-        failure = (
-            provenance_proof_failure(proof.get("provenance"), provenance, checked, hk)
-            if proof.get("kind") == REWEIGHT_PROOF_KIND
-            else "terminal_proof.kind is not reweight_provenance"
+        failure = terminal_proof_failure(
+            proof,
+            REWEIGHT_PROOF_KIND,
+            lambda p: provenance_proof_failure(p.get("provenance"), provenance, checked, hk),
         )
         signed(failure, PROVENANCE_SIGNATURE_INVALID, "witness.terminal_proof.provenance", count)
         projection = as_dict(checked.bundle.get("cognitive_projection")) or {}
@@ -216,9 +226,9 @@ def check_witness(
         )
         return
     terminal_event = as_dict(checked.terminal.get("event")) or {}
-    failure = (
-        event_proof_failure(proof.get("event"), terminal_event, hk, company)
-        if proof.get("kind") == TERMINAL_EVENT_PROOF_KIND
-        else "terminal_proof.kind is not terminal_event"
+    failure = terminal_proof_failure(
+        proof,
+        TERMINAL_EVENT_PROOF_KIND,
+        lambda p: event_proof_failure(p.get("event"), terminal_event, hk, company),
     )
     signed(failure, TERMINAL_SIGNATURE_INVALID, "witness.terminal_proof.event", count)
