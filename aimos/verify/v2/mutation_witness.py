@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from aimos import vocabulary
@@ -187,13 +188,12 @@ def signed(failure: str | None, reason: str, where: str, count: Count) -> None:
     count.n += 1
 
 
-def terminal_proof_failure(
-    proof: dict[str, Any], kind: str, prove: Callable[[dict[str, Any]], str | None]
-) -> str | None:
-    """Why the witness's terminal proof does not prove the terminal: its kind, then ``prove``."""
-    if proof.get("kind") != kind:
-        return f"terminal_proof.kind is not {kind}"
-    return prove(proof)
+def signed_terminal(
+    proof: dict[str, Any], kind: str, key: str, prove: Callable[[Any], str | None], reason: str, count: Count
+) -> None:
+    """The witness's terminal proof is of ``kind`` and its ``key`` proves the terminal."""
+    failure = f"terminal_proof.kind is not {kind}" if proof.get("kind") != kind else prove(proof.get(key))
+    signed(failure, reason, f"witness.terminal_proof.{key}", count)
 
 
 def check_witness(
@@ -209,12 +209,10 @@ def check_witness(
     proof = as_dict(witness.get("terminal_proof")) or {}
     if checked.kind == AUTHORIZED_TRANSITION:
         provenance = as_dict(checked.terminal.get("reweight_provenance")) or {}
-        failure = terminal_proof_failure(
-            proof,
-            REWEIGHT_PROOF_KIND,
-            lambda p: provenance_proof_failure(p.get("provenance"), provenance, checked, hk),
+        prove_provenance = partial(provenance_proof_failure, summary=provenance, checked=checked, hk=hk)
+        signed_terminal(
+            proof, REWEIGHT_PROOF_KIND, "provenance", prove_provenance, PROVENANCE_SIGNATURE_INVALID, count
         )
-        signed(failure, PROVENANCE_SIGNATURE_INVALID, "witness.terminal_proof.provenance", count)
         projection = as_dict(checked.bundle.get("cognitive_projection")) or {}
         signature = b64u_decode(projection["transition_signature_b64u"])
         holds = verify(str(hk.public_key), bytes.fromhex(projection["transition_hash"]), signature)
@@ -226,9 +224,5 @@ def check_witness(
         )
         return
     terminal_event = as_dict(checked.terminal.get("event")) or {}
-    failure = terminal_proof_failure(
-        proof,
-        TERMINAL_EVENT_PROOF_KIND,
-        lambda p: event_proof_failure(p.get("event"), terminal_event, hk, company),
-    )
-    signed(failure, TERMINAL_SIGNATURE_INVALID, "witness.terminal_proof.event", count)
+    prove_event = partial(event_proof_failure, summary=terminal_event, hk=hk, company=company)
+    signed_terminal(proof, TERMINAL_EVENT_PROOF_KIND, "event", prove_event, TERMINAL_SIGNATURE_INVALID, count)
