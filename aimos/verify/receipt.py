@@ -1,7 +1,10 @@
 """Offline verification of an exported recall receipt (pure: no store, no I/O).
 
 The trust anchor is the master fingerprint the caller supplies, never the document's own.
-Each check is reported by name, so an edited file says which check it broke.
+Each check is reported by name, so an edited file says which check it broke: a check holds when
+it returns True or None, fails with its message when it returns a string or raises the kit's
+:class:`~aimos.verify.kit.CheckFailed`, and fails with the exception's name when reading the
+document raises.
 """
 
 from __future__ import annotations
@@ -9,14 +12,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from aimos import vocabulary
 from aimos.crypto import commitments
-from aimos.crypto.canonical import canonical_json, canonical_sha256_hex, json_loads
+from aimos.crypto.canonical import canonical_json, json_loads
 from aimos.crypto.certs import parse_certificate, verify_certificate
 from aimos.crypto.ed25519 import fingerprint_of_b64u, verify
-from aimos.crypto.encoding import b64u_decode, is_hex64, iso_ms
+from aimos.crypto.encoding import b64u_decode, iso_ms
 from aimos.crypto.merkle import merkle_root
 from aimos.crypto.messages import payload_message, request_message
 from aimos.errors import AimosError
+from aimos.verify.kit import CheckFailed, canonical_sha256_hex, is_hex64, sha256_hex
 
 Check = dict[str, Any]
 
@@ -24,6 +29,8 @@ Check = dict[str, Any]
 def _run(checks: list[Check], name: str, fn: Callable[[], bool | str | None]) -> bool:
     try:
         result = fn()
+    except CheckFailed as failure:
+        result = failure.detail or False
     except (AimosError, KeyError, TypeError, ValueError, AttributeError) as exc:
         checks.append({"check": name, "ok": False, "detail": f"{type(exc).__name__}: {exc}"})
         return False
@@ -41,7 +48,11 @@ def verify_receipt_document(doc: dict[str, Any], *, expected_master_fingerprint:
     grant = doc.get("grant")
     housekeeper = doc.get("housekeeper") or {}
 
-    _run(checks, "schema is aimos.recall-receipt/v1", lambda: doc.get("schema") == "aimos.recall-receipt/v1")
+    _run(
+        checks,
+        f"schema is {vocabulary.RECALL_RECEIPT_SCHEMA}",
+        lambda: doc.get("schema") == vocabulary.RECALL_RECEIPT_SCHEMA,
+    )
     _run(
         checks,
         "master key matches the expected fingerprint",
@@ -78,7 +89,7 @@ def verify_receipt_document(doc: dict[str, Any], *, expected_master_fingerprint:
         "event body is canonical and its content hash recomputes",
         lambda: (
             canonical_json(event_body()).decode() == event["signed_body"]
-            and commitments.sha256(event["signed_body"].encode()).hex() == event["content_hash"]
+            and sha256_hex(event["signed_body"]) == event["content_hash"]
         ),
     )
     _run(
@@ -130,14 +141,15 @@ def verify_receipt_document(doc: dict[str, Any], *, expected_master_fingerprint:
         checks,
         "event is a recall_receipt signed by the housekeeper",
         lambda: (
-            event_body()["operation"] == "recall_receipt" and event_body()["signer_agent_id"] == "housekeeper"
+            event_body()["operation"] == vocabulary.RECALL_RECEIPT_OPERATION
+            and event_body()["signer_agent_id"] == vocabulary.HOUSEKEEPER
         ),
     )
 
     def housekeeper_cert() -> bool:
         cert = parse_certificate(housekeeper["certificate"])
         verify_certificate(cert, master["public_key_b64u"], at=event["ts_signed"])
-        return cert.agent_id == "housekeeper" and cert.pubkey == housekeeper["public_key_b64u"]
+        return cert.agent_id == vocabulary.HOUSEKEEPER and cert.pubkey == housekeeper["public_key_b64u"]
 
     _run(checks, "housekeeper certificate is issued by the master", housekeeper_cert)
     _run(
@@ -160,7 +172,11 @@ def verify_receipt_document(doc: dict[str, Any], *, expected_master_fingerprint:
         if canonical_sha256_hex(request["body"]) != request["request_hash"]:
             return "request hash does not recompute"
         message = request_message(
-            request["body"], "POST", "/aimos/recall", request["nonce"], request["ts_signed"]
+            request["body"],
+            vocabulary.REQUEST_METHOD,
+            vocabulary.PATH_RECALL,
+            request["nonce"],
+            request["ts_signed"],
         )
         return verify(cert.pubkey, message, b64u_decode(request["signature_b64u"]))
 

@@ -14,12 +14,12 @@ from typing import Any, Final, Literal, TypeGuard
 
 from aimos.crypto.canonical import MAX_SAFE_INTEGER, canonical_json
 from aimos.crypto.encoding import b64u_decode, parse_iso_ms
+from aimos.crypto.encoding import is_hex64 as _is_hex64
 from aimos.errors import AimosError
 
 SIGNATURE_BYTES: Final = 64
 DETAIL_LIMIT: Final = 300
 
-_HEX64: Final = re.compile(r"[0-9a-f]{64}")
 _HEX: Final = re.compile(r"(?:[0-9a-f]{2})+")
 _UUID: Final = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _UUID_ANY_CASE: Final = re.compile(_UUID.pattern, re.IGNORECASE)
@@ -86,7 +86,7 @@ def short(text: str, limit: int = DETAIL_LIMIT) -> str:
 
 def is_hex64(value: object) -> TypeGuard[str]:
     """A lowercase 64-hex hash."""
-    return isinstance(value, str) and _HEX64.fullmatch(value) is not None
+    return _is_hex64(value)
 
 
 def is_hex(value: object, nbytes: int | None = None) -> TypeGuard[str]:

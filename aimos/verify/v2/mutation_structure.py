@@ -6,7 +6,7 @@ and transition hashes. Each check fails with its closed reason and the path it r
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from aimos import vocabulary
 from aimos.crypto import commitments
@@ -27,6 +27,7 @@ from aimos.verify.kit import (
     signature_bytes,
 )
 from aimos.verify.v2_mutation import (
+    AUTHORIZED_TRANSITION,
     BUNDLE_COMMITMENT_INVALID,
     BUNDLE_FORMAT,
     NOOP_OPERATION,
@@ -265,39 +266,58 @@ def check_terminal(
         "terminal.kind is not one of the three terminal kinds",
         "bundle.terminal.kind",
     )
-    assert isinstance(terminal, dict)
-    if kind == OCCURRENCE_OBSERVATION:
-        check_signed_terminal(
-            b,
-            terminal,
-            outcome,
-            OBSERVATION_TERMINAL_INVALID,
-            (OCCURRENCE_OBSERVATION, "an observation terminal", "an observation"),
-            OBSERVATION_OPERATION,
-            {"parent_event_id": event["event_id"]},
-            {name: outcome[name] for name in ("outcome_id", "occurrence_ref")},
-        )
-    elif kind == SIGNED_NOOP:
-        check_signed_terminal(
-            b,
-            terminal,
-            outcome,
-            NOOP_TERMINAL_INVALID,
-            (PRINCIPAL_STATE, "a signed no-op", "a signed no-op"),
-            NOOP_OPERATION,
-            {},
-            {"valence_row_hash": valence["row_hash"]},
-        )
-    else:
+    assert isinstance(terminal, dict) and isinstance(kind, str)
+    if kind == AUTHORIZED_TRANSITION:
         check_transition(b, terminal, outcome, valence)
+    else:
+        values = {"outcome": outcome, "event": event, "valence": valence}
+        check_signed_terminal(b, terminal, outcome, SIGNED_TERMINALS[kind], values)
     return terminal
 
 
-TERMINAL_BINDING_DETAILS = {
-    "parent_event_id": "the observation's parent is not the outcome event",
-    "outcome_id": "metadata.outcome_id is not the outcome's",
-    "occurrence_ref": "metadata.occurrence_ref is not the outcome's",
-    "valence_row_hash": "metadata.valence_row_hash is not the valence row hash",
+class SignedTerminal(NamedTuple):
+    """How an observation or a signed no-op binds: its reason, target scope, the words its
+    details use, its event's operation, and the terminal event's (``event_bindings``) and its
+    metadata's fields, each equal to ``(source, field)`` of the outcome, outcome event or valence
+    row, with the detail its failure gives."""
+
+    reason: str
+    target_scope: str
+    needs: str
+    appends: str
+    operation: str
+    event_bindings: tuple[tuple[str, tuple[str, str], str], ...]
+    metadata_bindings: tuple[tuple[str, tuple[str, str], str], ...]
+
+
+SIGNED_TERMINALS: Mapping[str, SignedTerminal] = {
+    OCCURRENCE_OBSERVATION: SignedTerminal(
+        OBSERVATION_TERMINAL_INVALID,
+        OCCURRENCE_OBSERVATION,
+        "an observation terminal",
+        "an observation",
+        OBSERVATION_OPERATION,
+        (("parent_event_id", ("event", "event_id"), "the observation's parent is not the outcome event"),),
+        (
+            ("outcome_id", ("outcome", "outcome_id"), "metadata.outcome_id is not the outcome's"),
+            ("occurrence_ref", ("outcome", "occurrence_ref"), "metadata.occurrence_ref is not the outcome's"),
+        ),
+    ),
+    SIGNED_NOOP: SignedTerminal(
+        NOOP_TERMINAL_INVALID,
+        PRINCIPAL_STATE,
+        "a signed no-op",
+        "a signed no-op",
+        NOOP_OPERATION,
+        (),
+        (
+            (
+                "valence_row_hash",
+                ("valence", "row_hash"),
+                "metadata.valence_row_hash is not the valence row hash",
+            ),
+        ),
+    ),
 }
 
 
@@ -305,25 +325,22 @@ def check_signed_terminal(
     b: dict[str, Any],
     terminal: dict[str, Any],
     outcome: dict[str, Any],
-    reason: str,
-    scope: tuple[str, str, str],
-    operation: str,
-    event_bindings: Mapping[str, object],
-    metadata_bindings: Mapping[str, object],
+    spec: SignedTerminal,
+    values: Mapping[str, Mapping[str, Any]],
 ) -> None:
     """An observation or a signed no-op: its target scope, no projection, and a terminal event
-    with ``operation`` whose fields and metadata bind the outcome (``TERMINAL_BINDING_DETAILS``)."""
-    target_scope, needs, appends = scope
+    with its operation whose fields and metadata bind the outcome (:data:`SIGNED_TERMINALS`)."""
+    reason = spec.reason
     check(
-        outcome["target_scope"] == target_scope,
+        outcome["target_scope"] == spec.target_scope,
         reason,
-        f"{needs} needs target_scope {target_scope}",
+        f"{spec.needs} needs target_scope {spec.target_scope}",
         "bundle.outcome_evidence.target_scope",
     )
     check(
         b.get("cognitive_projection") is None,
         reason,
-        f"{appends} appends no projection",
+        f"{spec.appends} appends no projection",
         "bundle.cognitive_projection",
     )
     where = "bundle.terminal.event"
@@ -338,13 +355,18 @@ def check_signed_terminal(
         "projection_appended must be false",
         f"{where}.metadata.projection_appended",
     )
-    check(event.get("operation") == operation, reason, f"operation is not {operation}", f"{where}.operation")
+    check(
+        event.get("operation") == spec.operation,
+        reason,
+        f"operation is not {spec.operation}",
+        f"{where}.operation",
+    )
     for source, bindings, at in (
-        (event, event_bindings, where),
-        (metadata, metadata_bindings, f"{where}.metadata"),
+        (event, spec.event_bindings, where),
+        (metadata, spec.metadata_bindings, f"{where}.metadata"),
     ):
-        for name, value in bindings.items():
-            check(source.get(name) == value, reason, TERMINAL_BINDING_DETAILS[name], f"{at}.{name}")
+        for name, (of, field), detail in bindings:
+            check(source.get(name) == values[of][field], reason, detail, f"{at}.{name}")
 
 
 def check_transition(

@@ -6,6 +6,8 @@ company, then the housekeeper's signed proofs (:mod:`aimos.verify.v2.mutation_pr
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from aimos import vocabulary
@@ -186,6 +188,14 @@ def signed(failure: str | None, reason: str, where: str, count: Count) -> None:
     count.n += 1
 
 
+def signed_terminal(
+    proof: dict[str, Any], kind: str, key: str, prove: Callable[[Any], str | None], reason: str, count: Count
+) -> None:
+    """The witness's terminal proof is of ``kind`` and its ``key`` proves the terminal."""
+    failure = f"terminal_proof.kind is not {kind}" if proof.get("kind") != kind else prove(proof.get(key))
+    signed(failure, reason, f"witness.terminal_proof.{key}", count)
+
+
 def check_witness(
     checked: Checked, witness: dict[str, Any], trust_context: Any, expected: str | None, count: Count
 ) -> None:
@@ -199,12 +209,10 @@ def check_witness(
     proof = as_dict(witness.get("terminal_proof")) or {}
     if checked.kind == AUTHORIZED_TRANSITION:
         provenance = as_dict(checked.terminal.get("reweight_provenance")) or {}
-        failure = (
-            provenance_proof_failure(proof.get("provenance"), provenance, checked, hk)
-            if proof.get("kind") == REWEIGHT_PROOF_KIND
-            else "terminal_proof.kind is not reweight_provenance"
+        prove_provenance = partial(provenance_proof_failure, summary=provenance, checked=checked, hk=hk)
+        signed_terminal(
+            proof, REWEIGHT_PROOF_KIND, "provenance", prove_provenance, PROVENANCE_SIGNATURE_INVALID, count
         )
-        signed(failure, PROVENANCE_SIGNATURE_INVALID, "witness.terminal_proof.provenance", count)
         projection = as_dict(checked.bundle.get("cognitive_projection")) or {}
         signature = b64u_decode(projection["transition_signature_b64u"])
         holds = verify(str(hk.public_key), bytes.fromhex(projection["transition_hash"]), signature)
@@ -216,9 +224,5 @@ def check_witness(
         )
         return
     terminal_event = as_dict(checked.terminal.get("event")) or {}
-    failure = (
-        event_proof_failure(proof.get("event"), terminal_event, hk, company)
-        if proof.get("kind") == TERMINAL_EVENT_PROOF_KIND
-        else "terminal_proof.kind is not terminal_event"
-    )
-    signed(failure, TERMINAL_SIGNATURE_INVALID, "witness.terminal_proof.event", count)
+    prove_event = partial(event_proof_failure, summary=terminal_event, hk=hk, company=company)
+    signed_terminal(proof, TERMINAL_EVENT_PROOF_KIND, "event", prove_event, TERMINAL_SIGNATURE_INVALID, count)

@@ -84,16 +84,7 @@ def check_authority(run: RecallRun) -> None:
     agent_id = identity.get("agent_id")
     valid_from = run.iso(identity.get("valid_from"), "actor valid_from", IDENTITY_SCOPE_MISMATCH)
     cert_fp = run.hex64(identity.get("cert_fingerprint"), "actor cert_fingerprint", IDENTITY_SCOPE_MISMATCH)
-    certificate = identity.get("certificate")
-    run.need(
-        is_text(certificate) and is_text(identity.get("public_key_b64u")),
-        "actor certificate and public key must be non-empty strings",
-    )
-    assert isinstance(certificate, str)
-    run.need(
-        sha256_hex(certificate.encode("utf-8")) == cert_fp,
-        "H(actor certificate) differs from cert_fingerprint",
-    )
+    certificate = run.certificate_binds(identity, cert_fp, "actor")
 
     run.at(IDENTITY_SCOPE_MISMATCH, singleton_where("actor_identity_epoch"))
     run.need(is_text(agent_id), "actor agent_id must be a non-empty string")
@@ -119,18 +110,9 @@ def check_authority(run: RecallRun) -> None:
     run.at(HOUSEKEEPER_IDENTITY_INVALID, singleton_where("housekeeper_identity_epoch"))
     hk_valid_from = run.iso(hk.get("valid_from"), "housekeeper valid_from")
     hk_fp = run.hex64(hk.get("cert_fingerprint"), "housekeeper cert_fingerprint")
-    hk_certificate = hk.get("certificate")
     run.need(hk.get("company_id") == company, "housekeeper epoch company differs from the bundle's")
     run.need(hk.get("agent_id") == HOUSEKEEPER, "housekeeper epoch agent_id must be housekeeper")
-    run.need(
-        is_text(hk_certificate) and is_text(hk.get("public_key_b64u")),
-        "housekeeper certificate and public key must be non-empty strings",
-    )
-    assert isinstance(hk_certificate, str)
-    run.need(
-        sha256_hex(hk_certificate.encode("utf-8")) == hk_fp,
-        "H(housekeeper certificate) differs from cert_fingerprint",
-    )
+    hk_certificate = run.certificate_binds(hk, hk_fp, "housekeeper")
     run.hk_valid_from, run.hk_fingerprint = hk_valid_from, hk_fp
 
     if agent_id == HOUSEKEEPER:
@@ -180,14 +162,12 @@ def check_authority(run: RecallRun) -> None:
         and native.get("authority_mutation_hash") == grant["mutation_hash"],
         "native receipt authority_mutation_hash differs from the grant's mutation_hash",
     )
-    run.at(REQUEST_CONTEXT_INVALID, singleton_where("native_recall_receipt"))
-    run.need(
-        native.get("outer_request_hash") == request.get("outer_request_hash"),
-        "native receipt outer_request_hash differs from the request's",
-    )
-    run.need(
-        native.get("command_hash") == request.get("command_hash"),
-        "native receipt command_hash differs from the request's",
+    run.bind(
+        (REQUEST_CONTEXT_INVALID, "native_recall_receipt", field, request.get(field), detail)
+        for field, detail in (
+            ("outer_request_hash", "native receipt outer_request_hash differs from the request's"),
+            ("command_hash", "native receipt command_hash differs from the request's"),
+        )
     )
 
 

@@ -35,6 +35,7 @@ from aimos.verify.v2.recall_profile import (
     HOUSEKEEPER_OCCURRENCE_SIGNATURE_INVALID,
     MASTER_GRANT,
     MASTER_GRANT_SIGNATURE_INVALID,
+    MASTER_ISSUER,
     MERKLE_ENTRY_BINDING_INVALID,
     MERKLE_ROOT_MISMATCH,
     RECALL_OPERATION,
@@ -45,7 +46,6 @@ from aimos.verify.v2.recall_profile import (
     singleton_where,
 )
 from aimos.verify.v2.recall_run import RecallRun
-from aimos.vocabulary import MASTER_ISSUER
 
 
 # -- 33..37: Merkle entries, root, the housekeeper's event, revocation binding --

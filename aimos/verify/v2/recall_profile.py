@@ -7,26 +7,16 @@ from collections.abc import Mapping
 from typing import Final
 
 from aimos import vocabulary
-from aimos.vocabulary import (
-    CANONICAL_JSON_PROFILE,
-    HOUSEKEEPER,
-    HOUSEKEEPER_TIERS,
-    OCCURRENCE_LEGACY_SCHEMA,
-    OCCURRENCE_V3_SCHEMA,
-    RECALL_AUTHORIZATION_SCHEMA,
-    REQUEST_METHOD,
-    REQUEST_SIG_FORM,
-)
 
-__all__ = [
-    "HOUSEKEEPER",
-    "HOUSEKEEPER_TIERS",
-    "OCCURRENCE_LEGACY_SCHEMA",
-    "OCCURRENCE_V3_SCHEMA",
-    "RECALL_AUTHORIZATION_SCHEMA",
-    "REQUEST_METHOD",
-    "REQUEST_SIG_FORM",
-]
+# protocol words the checks read through this module
+HOUSEKEEPER: Final = vocabulary.HOUSEKEEPER
+HOUSEKEEPER_TIERS: Final = vocabulary.HOUSEKEEPER_TIERS
+OCCURRENCE_LEGACY_SCHEMA: Final = vocabulary.OCCURRENCE_LEGACY_SCHEMA
+OCCURRENCE_V3_SCHEMA: Final = vocabulary.OCCURRENCE_V3_SCHEMA
+RECALL_AUTHORIZATION_SCHEMA: Final = vocabulary.RECALL_AUTHORIZATION_SCHEMA
+REQUEST_METHOD: Final = vocabulary.REQUEST_METHOD
+REQUEST_SIG_FORM: Final = vocabulary.REQUEST_SIG_FORM
+MASTER_ISSUER: Final = vocabulary.MASTER_ISSUER
 
 # --- the closed vocabulary --------------------------------------------------------------------
 ENVELOPE_COMMITMENT_INVALID: Final = "ENVELOPE_COMMITMENT_INVALID"
@@ -134,7 +124,7 @@ FORMAT: Final[Mapping[str, object]] = {
     "schema": BUNDLE_SCHEMA,
     "version": 2,
     "profile": "recall_disclosure",
-    "canonicalization": CANONICAL_JSON_PROFILE,
+    "canonicalization": vocabulary.CANONICAL_JSON_PROFILE,
     "hash": "sha256",
     "signature": "ed25519",
     "trust_anchor_mode": "external_expected_master_fingerprint_required",

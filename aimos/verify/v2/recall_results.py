@@ -69,49 +69,75 @@ def check_decisions(run: RecallRun) -> None:
     run.epistemic_hash = hashes["epistemic_recall_decision.decision_sha256"]
     run.security_hash = hashes["final_security_closure.decision_sha256"]
 
-    run.at(OBJECT_SCHEMA_INVALID, singleton_where("content_state_projection"))
-    run.need(
-        content.get("native_decision_schema") == CONTENT_KERNEL_SCHEMA,
-        f"content_state_projection native_decision_schema must be {CONTENT_KERNEL_SCHEMA}",
-    )
-    run.where = singleton_where("final_security_closure")
-    run.need(
-        security.get("native_decision_schema") == SECURITY_CLOSURE_SCHEMA,
-        f"final_security_closure native_decision_schema must be {SECURITY_CLOSURE_SCHEMA}",
-    )
-
-    run.at(CONTENT_STATE_BINDING_INVALID, singleton_where("return_projection"))
-    run.need(
-        projection.get("content_state_selection_sha256") == selection,
-        "return projection content_state_selection_sha256 differs from the return-selection decision",
-    )
-    run.where = singleton_where("final_security_closure")
-    run.need(
-        security.get("state_view_root_sha256") == state_root
-        and security.get("occurrence_view_root_sha256") == occurrence_root,
-        "security closure state/occurrence view roots differ from the content projection's",
-    )
-
-    run.at(EPISTEMIC_BINDING_INVALID, singleton_where("final_security_closure"))
-    run.need(
-        security.get("epistemic_decision_sha256") == run.epistemic_hash,
-        "security closure epistemic_decision_sha256 differs from the epistemic decision",
-    )
-    run.where = singleton_where("native_recall_receipt")
-    run.need(
-        native.get("epistemic_decision_sha256") == run.epistemic_hash,
-        "native receipt epistemic_decision_sha256 differs from the epistemic decision",
-    )
-
-    run.at(SECURITY_CLOSURE_BINDING_INVALID, singleton_where("return_projection"))
-    run.need(
-        projection.get("final_security_closure_sha256") == run.security_hash,
-        "return projection final_security_closure_sha256 differs from the security decision",
-    )
-    run.where = singleton_where("native_recall_receipt")
-    run.need(
-        native.get("canary_final_security_closure_sha256") == run.security_hash,
-        "native receipt canary_final_security_closure_sha256 differs from the security decision",
+    views = "security closure state/occurrence view roots differ from the content projection's"
+    epistemic_differs = "epistemic_decision_sha256 differs from the epistemic decision"
+    security_differs = "final_security_closure_sha256 differs from the security decision"
+    run.bind(
+        (
+            (
+                OBJECT_SCHEMA_INVALID,
+                "content_state_projection",
+                "native_decision_schema",
+                CONTENT_KERNEL_SCHEMA,
+                f"content_state_projection native_decision_schema must be {CONTENT_KERNEL_SCHEMA}",
+            ),
+            (
+                OBJECT_SCHEMA_INVALID,
+                "final_security_closure",
+                "native_decision_schema",
+                SECURITY_CLOSURE_SCHEMA,
+                f"final_security_closure native_decision_schema must be {SECURITY_CLOSURE_SCHEMA}",
+            ),
+            (
+                CONTENT_STATE_BINDING_INVALID,
+                "return_projection",
+                "content_state_selection_sha256",
+                selection,
+                "return projection content_state_selection_sha256 differs from the return-selection decision",
+            ),
+            (
+                CONTENT_STATE_BINDING_INVALID,
+                "final_security_closure",
+                "state_view_root_sha256",
+                state_root,
+                views,
+            ),
+            (
+                CONTENT_STATE_BINDING_INVALID,
+                "final_security_closure",
+                "occurrence_view_root_sha256",
+                occurrence_root,
+                views,
+            ),
+            (
+                EPISTEMIC_BINDING_INVALID,
+                "final_security_closure",
+                "epistemic_decision_sha256",
+                run.epistemic_hash,
+                f"security closure {epistemic_differs}",
+            ),
+            (
+                EPISTEMIC_BINDING_INVALID,
+                "native_recall_receipt",
+                "epistemic_decision_sha256",
+                run.epistemic_hash,
+                f"native receipt {epistemic_differs}",
+            ),
+            (
+                SECURITY_CLOSURE_BINDING_INVALID,
+                "return_projection",
+                "final_security_closure_sha256",
+                run.security_hash,
+                f"return projection {security_differs}",
+            ),
+            (
+                SECURITY_CLOSURE_BINDING_INVALID,
+                "native_recall_receipt",
+                "canary_final_security_closure_sha256",
+                run.security_hash,
+                f"native receipt canary_{security_differs}",
+            ),
+        )
     )
 
     run.at(RETURN_PROJECTION_BINDING_INVALID, singleton_where("return_projection"))

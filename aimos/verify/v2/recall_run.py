@@ -3,10 +3,14 @@ earlier checks established, which later checks bind to."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
-from aimos.verify.kit import Cursor, is_hex64, parse_time
-from aimos.verify.v2.recall_profile import ENVELOPE_COMMITMENT_INVALID
+from aimos.verify.kit import Cursor, is_hex64, is_text, parse_time, sha256_hex
+from aimos.verify.v2.recall_profile import ENVELOPE_COMMITMENT_INVALID, singleton_where
+
+# (reason, singleton kind, field, expected value, detail)
+Binding = tuple[str, str, str, object, str]
 
 
 class RecallRun(Cursor):
@@ -48,3 +52,23 @@ class RecallRun(Cursor):
 
     def body(self, kind: str) -> dict[str, Any]:
         return self.singletons[kind]
+
+    def bind(self, bindings: Iterable[Binding]) -> None:
+        """Each singleton's field equals the value an earlier check established, in order; each
+        row is its own check (its reason, at its object)."""
+        for reason, kind, field, expected, detail in bindings:
+            self.at(reason, singleton_where(kind))
+            self.need(self.body(kind).get(field) == expected, detail)
+
+    def certificate_binds(self, epoch: dict[str, Any], fingerprint: str, who: str) -> str:
+        """The epoch's certificate and key are strings and H(certificate) is its fingerprint."""
+        certificate = epoch.get("certificate")
+        self.need(
+            is_text(certificate) and is_text(epoch.get("public_key_b64u")),
+            f"{who} certificate and public key must be non-empty strings",
+        )
+        assert isinstance(certificate, str)
+        self.need(
+            sha256_hex(certificate) == fingerprint, f"H({who} certificate) differs from cert_fingerprint"
+        )
+        return certificate
