@@ -10,9 +10,7 @@ from aimos.crypto.canonical import canonical_json, json_loads
 from aimos.crypto.ed25519 import KeyPair, verify
 from aimos.crypto.encoding import b64u_decode, b64u_encode
 from aimos.errors import AimosError, EncodingError, SignatureError
-from aimos.vocabulary import (
-    MASTER_ISSUER as MASTER_ISSUER,  # re-exported until the verifiers import it from vocabulary
-)
+from aimos.vocabulary import MASTER_ISSUER
 
 PERPETUAL_UNTIL = 253402300799  # 9999-12-31T23:59:59Z
 _FIELDS = ("v", "agent_id", "pubkey", "device_fp", "valid_from", "valid_until", "issuer", "issued_at")

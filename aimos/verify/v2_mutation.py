@@ -73,12 +73,157 @@ observation, 4 for a transition). Structural-only verification checks none.
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any
 
-from aimos import vocabulary
-from aimos.crypto import commitments
 from aimos.verify.kit import Verdict
-from aimos.verify.v2_recall import RECALL_REASONS
+from aimos.verify.v2.mutation_witness import verify_mutation
+from aimos.verify.v2.mutation_words import (
+    AUTHORIZED_TRANSITION as AUTHORIZED_TRANSITION,
+)
+from aimos.verify.v2.mutation_words import (  # re-exported: the names callers and tests know
+    BUNDLE_COMMITMENT_INVALID as BUNDLE_COMMITMENT_INVALID,
+)
+from aimos.verify.v2.mutation_words import (
+    BUNDLE_FORMAT as BUNDLE_FORMAT,
+)
+from aimos.verify.v2.mutation_words import (
+    BUNDLE_SCHEMA as BUNDLE_SCHEMA,
+)
+from aimos.verify.v2.mutation_words import (
+    CANONICALIZATION as CANONICALIZATION,
+)
+from aimos.verify.v2.mutation_words import (
+    HOUSEKEEPER as HOUSEKEEPER,
+)
+from aimos.verify.v2.mutation_words import (
+    HOUSEKEEPER_EPOCH_KIND as HOUSEKEEPER_EPOCH_KIND,
+)
+from aimos.verify.v2.mutation_words import (
+    MUTATION_REASONS as MUTATION_REASONS,
+)
+from aimos.verify.v2.mutation_words import (
+    MUTATION_STRUCTURAL_CODES as MUTATION_STRUCTURAL_CODES,
+)
+from aimos.verify.v2.mutation_words import (
+    MUTATION_WITNESS_CODES as MUTATION_WITNESS_CODES,
+)
+from aimos.verify.v2.mutation_words import (
+    NOOP_OPERATION as NOOP_OPERATION,
+)
+from aimos.verify.v2.mutation_words import (
+    NOOP_TERMINAL_INVALID as NOOP_TERMINAL_INVALID,
+)
+from aimos.verify.v2.mutation_words import (
+    OBSERVATION_OPERATION as OBSERVATION_OPERATION,
+)
+from aimos.verify.v2.mutation_words import (
+    OBSERVATION_TERMINAL_INVALID as OBSERVATION_TERMINAL_INVALID,
+)
+from aimos.verify.v2.mutation_words import (
+    OCCURRENCE_OBSERVATION as OCCURRENCE_OBSERVATION,
+)
+from aimos.verify.v2.mutation_words import (
+    OUTCOME_EVENT_INVALID as OUTCOME_EVENT_INVALID,
+)
+from aimos.verify.v2.mutation_words import (
+    OUTCOME_EVENT_SIGNATURE_INVALID as OUTCOME_EVENT_SIGNATURE_INVALID,
+)
+from aimos.verify.v2.mutation_words import (
+    OUTCOME_OPERATION as OUTCOME_OPERATION,
+)
+from aimos.verify.v2.mutation_words import (
+    OUTCOME_SCHEMA as OUTCOME_SCHEMA,
+)
+from aimos.verify.v2.mutation_words import (
+    OUTCOME_SCHEMA_INVALID as OUTCOME_SCHEMA_INVALID,
+)
+from aimos.verify.v2.mutation_words import (
+    PRINCIPAL_STATE as PRINCIPAL_STATE,
+)
+from aimos.verify.v2.mutation_words import (
+    PROJECTION_BINDING_INVALID as PROJECTION_BINDING_INVALID,
+)
+from aimos.verify.v2.mutation_words import (
+    PROJECTION_HASH_INVALID as PROJECTION_HASH_INVALID,
+)
+from aimos.verify.v2.mutation_words import (
+    PROVENANCE_SIGNATURE_INVALID as PROVENANCE_SIGNATURE_INVALID,
+)
+from aimos.verify.v2.mutation_words import (
+    RECALL_BINDING_INVALID as RECALL_BINDING_INVALID,
+)
+from aimos.verify.v2.mutation_words import (
+    RECALL_TRUST_CONTEXT_REASONS as RECALL_TRUST_CONTEXT_REASONS,
+)
+from aimos.verify.v2.mutation_words import (
+    REWEIGHT as REWEIGHT,
+)
+from aimos.verify.v2.mutation_words import (
+    REWEIGHT_PROOF_KIND as REWEIGHT_PROOF_KIND,
+)
+from aimos.verify.v2.mutation_words import (
+    SIGNED_NOOP as SIGNED_NOOP,
+)
+from aimos.verify.v2.mutation_words import (
+    TARGET_SCOPES as TARGET_SCOPES,
+)
+from aimos.verify.v2.mutation_words import (
+    TERMINAL_EVENT_PROOF_KIND as TERMINAL_EVENT_PROOF_KIND,
+)
+from aimos.verify.v2.mutation_words import (
+    TERMINAL_KIND_INVALID as TERMINAL_KIND_INVALID,
+)
+from aimos.verify.v2.mutation_words import (
+    TERMINAL_KINDS as TERMINAL_KINDS,
+)
+from aimos.verify.v2.mutation_words import (
+    TERMINAL_SIGNATURE_INVALID as TERMINAL_SIGNATURE_INVALID,
+)
+from aimos.verify.v2.mutation_words import (
+    TRANSITION_HASH_INVALID as TRANSITION_HASH_INVALID,
+)
+from aimos.verify.v2.mutation_words import (
+    TRANSITION_PROVENANCE_INVALID as TRANSITION_PROVENANCE_INVALID,
+)
+from aimos.verify.v2.mutation_words import (
+    TRANSITION_SIGNATURE_INVALID as TRANSITION_SIGNATURE_INVALID,
+)
+from aimos.verify.v2.mutation_words import (
+    TRUST_CONTEXT_INVALID as TRUST_CONTEXT_INVALID,
+)
+from aimos.verify.v2.mutation_words import (
+    VALENCE as VALENCE,
+)
+from aimos.verify.v2.mutation_words import (
+    VALENCE_BINDING_INVALID as VALENCE_BINDING_INVALID,
+)
+from aimos.verify.v2.mutation_words import (
+    VALENCE_SIGNATURE_INVALID as VALENCE_SIGNATURE_INVALID,
+)
+from aimos.verify.v2.mutation_words import (
+    VERIFIER_INTERNAL_ERROR as VERIFIER_INTERNAL_ERROR,
+)
+from aimos.verify.v2.mutation_words import (
+    WEIGHT_MAX_MILLI as WEIGHT_MAX_MILLI,
+)
+from aimos.verify.v2.mutation_words import (
+    WEIGHT_MIN_MILLI as WEIGHT_MIN_MILLI,
+)
+from aimos.verify.v2.mutation_words import (
+    WITNESS_COMMITMENT_INVALID as WITNESS_COMMITMENT_INVALID,
+)
+from aimos.verify.v2.mutation_words import (
+    WITNESS_FORMAT as WITNESS_FORMAT,
+)
+from aimos.verify.v2.mutation_words import (
+    WITNESS_REQUIRED as WITNESS_REQUIRED,
+)
+from aimos.verify.v2.mutation_words import (
+    WITNESS_SCHEMA as WITNESS_SCHEMA,
+)
+from aimos.verify.v2.mutation_words import (
+    WITNESS_SCOPE_INVALID as WITNESS_SCOPE_INVALID,
+)
 
 V2Verdict = Verdict  # the name the V2 verifiers' callers know
 
@@ -90,115 +235,6 @@ __all__ = [
     "V2Verdict",
     "verify_mutation_bundle",
 ]
-
-# --- vocabulary ---------------------------------------------------------------------------------
-BUNDLE_COMMITMENT_INVALID: Final = "MUTATION_BUNDLE_COMMITMENT_INVALID"
-OUTCOME_SCHEMA_INVALID: Final = "MUTATION_OUTCOME_SCHEMA_INVALID"
-RECALL_BINDING_INVALID: Final = "MUTATION_RECALL_BINDING_INVALID"
-OUTCOME_EVENT_INVALID: Final = "MUTATION_OUTCOME_EVENT_INVALID"
-VALENCE_BINDING_INVALID: Final = "MUTATION_VALENCE_BINDING_INVALID"
-TERMINAL_KIND_INVALID: Final = "MUTATION_TERMINAL_KIND_INVALID"
-OBSERVATION_TERMINAL_INVALID: Final = "MUTATION_OBSERVATION_TERMINAL_INVALID"
-NOOP_TERMINAL_INVALID: Final = "MUTATION_NOOP_TERMINAL_INVALID"
-TRANSITION_PROVENANCE_INVALID: Final = "MUTATION_TRANSITION_PROVENANCE_INVALID"
-PROJECTION_BINDING_INVALID: Final = "MUTATION_PROJECTION_BINDING_INVALID"
-PROJECTION_HASH_INVALID: Final = "MUTATION_PROJECTION_HASH_INVALID"
-TRANSITION_HASH_INVALID: Final = "MUTATION_TRANSITION_HASH_INVALID"
-
-WITNESS_REQUIRED: Final = "MUTATION_CRYPTOGRAPHIC_WITNESS_REQUIRED"
-WITNESS_COMMITMENT_INVALID: Final = "MUTATION_CRYPTOGRAPHIC_WITNESS_COMMITMENT_INVALID"
-WITNESS_SCOPE_INVALID: Final = "MUTATION_CRYPTOGRAPHIC_WITNESS_SCOPE_INVALID"
-OUTCOME_EVENT_SIGNATURE_INVALID: Final = "MUTATION_OUTCOME_EVENT_SIGNATURE_INVALID"
-VALENCE_SIGNATURE_INVALID: Final = "MUTATION_VALENCE_SIGNATURE_INVALID"
-PROVENANCE_SIGNATURE_INVALID: Final = "MUTATION_PROVENANCE_SIGNATURE_INVALID"
-TRANSITION_SIGNATURE_INVALID: Final = "MUTATION_TRANSITION_SIGNATURE_INVALID"
-TERMINAL_SIGNATURE_INVALID: Final = "MUTATION_TERMINAL_SIGNATURE_INVALID"
-
-# aimos's own: a trust-context outcome outside the reference recall codes, and a verifier bug
-TRUST_CONTEXT_INVALID: Final = "MUTATION_TRUST_CONTEXT_INVALID"
-VERIFIER_INTERNAL_ERROR: Final = "MUTATION_VERIFIER_INTERNAL_ERROR"
-
-MUTATION_STRUCTURAL_CODES: Final[tuple[str, ...]] = (
-    BUNDLE_COMMITMENT_INVALID,
-    OUTCOME_SCHEMA_INVALID,
-    RECALL_BINDING_INVALID,
-    OUTCOME_EVENT_INVALID,
-    VALENCE_BINDING_INVALID,
-    TERMINAL_KIND_INVALID,
-    OBSERVATION_TERMINAL_INVALID,
-    NOOP_TERMINAL_INVALID,
-    TRANSITION_PROVENANCE_INVALID,
-    PROJECTION_BINDING_INVALID,
-    PROJECTION_HASH_INVALID,
-    TRANSITION_HASH_INVALID,
-)
-"""The reference's ``failure_codes`` list order. The check order differs in one place: the
-``recall_evidence_sha256`` half of RECALL_BINDING runs before OUTCOME_SCHEMA."""
-
-MUTATION_WITNESS_CODES: Final[tuple[str, ...]] = (
-    WITNESS_REQUIRED,
-    WITNESS_COMMITMENT_INVALID,
-    # (here the trust context is verified as a V2 recall envelope, with crypto)
-    WITNESS_SCOPE_INVALID,
-    OUTCOME_EVENT_SIGNATURE_INVALID,
-    VALENCE_SIGNATURE_INVALID,
-    PROVENANCE_SIGNATURE_INVALID,  # authorized_transition ...
-    TRANSITION_SIGNATURE_INVALID,  # ... authorized_transition
-    TERMINAL_SIGNATURE_INVALID,  # signed_noop / occurrence_observation
-)
-
-RECALL_TRUST_CONTEXT_REASONS: Final[frozenset[str]] = RECALL_REASONS
-"""Recall reasons a failing trust context surfaces unprefixed (see the module docstring)."""
-
-MUTATION_REASONS: Final[frozenset[str]] = frozenset(
-    {
-        *MUTATION_STRUCTURAL_CODES,
-        *MUTATION_WITNESS_CODES,
-        TRUST_CONTEXT_INVALID,
-        VERIFIER_INTERNAL_ERROR,
-        *RECALL_TRUST_CONTEXT_REASONS,
-    }
-)
-"""Closed: every reason :func:`verify_mutation_bundle` can return."""
-
-# --- profile constants ------------------------------------------------------------------------
-BUNDLE_SCHEMA: Final = vocabulary.V2_MUTATION_BUNDLE_SCHEMA
-OUTCOME_SCHEMA: Final = vocabulary.V2_MUTATION_OUTCOME_SCHEMA
-WITNESS_SCHEMA: Final = vocabulary.V2_MUTATION_WITNESS_SCHEMA
-CANONICALIZATION: Final = vocabulary.CANONICAL_JSON_PROFILE
-BUNDLE_FORMAT: Final[dict[str, Any]] = {
-    "schema": BUNDLE_SCHEMA,
-    "version": 2,
-    "native_outcome_schema": OUTCOME_SCHEMA,
-    "canonicalization": CANONICALIZATION,
-    "hash": "sha256",
-    "signature": "ed25519",
-}
-WITNESS_FORMAT: Final[dict[str, Any]] = {
-    "schema": WITNESS_SCHEMA,
-    "version": 1,
-    "canonicalization": CANONICALIZATION,
-    "hash": "sha256",
-    "signature": "ed25519",
-}
-PRINCIPAL_STATE: Final = vocabulary.TARGET_PRINCIPAL_STATE
-OCCURRENCE_OBSERVATION: Final = vocabulary.TARGET_OCCURRENCE_OBSERVATION
-TARGET_SCOPES: Final = (PRINCIPAL_STATE, OCCURRENCE_OBSERVATION)
-AUTHORIZED_TRANSITION: Final = vocabulary.TERMINAL_AUTHORIZED_TRANSITION
-SIGNED_NOOP: Final = vocabulary.TERMINAL_SIGNED_NOOP
-TERMINAL_KINDS: Final = (AUTHORIZED_TRANSITION, SIGNED_NOOP, OCCURRENCE_OBSERVATION)
-OUTCOME_OPERATION: Final = vocabulary.MUTATION_OUTCOME_OPERATION
-NOOP_OPERATION: Final = vocabulary.WEIGHT_UNCHANGED_OPERATION
-OBSERVATION_OPERATION: Final = vocabulary.OBSERVATION_RETAINED_OPERATION
-REWEIGHT: Final = vocabulary.REWEIGHT_EVENT
-VALENCE: Final = vocabulary.VALENCE_EVENT
-HOUSEKEEPER: Final = vocabulary.HOUSEKEEPER
-HOUSEKEEPER_EPOCH_KIND: Final = "housekeeper_identity_epoch"  # the V2 recall envelope's object kind
-REWEIGHT_PROOF_KIND: Final = vocabulary.PROOF_REWEIGHT_PROVENANCE
-TERMINAL_EVENT_PROOF_KIND: Final = vocabulary.PROOF_TERMINAL_EVENT
-WEIGHT_MIN_MILLI: Final = commitments.WEIGHT_MIN_MILLI
-WEIGHT_MAX_MILLI: Final = commitments.WEIGHT_MAX_MILLI
-
 
 # --- public entry point -----------------------------------------------------------------------
 def verify_mutation_bundle(
@@ -212,9 +248,6 @@ def verify_mutation_bundle(
     """Verify one parsed mutation bundle; with ``structural_only`` only the 12 structural
     checks run, otherwise the P2 witness is required and checked against ``trust_context``
     under ``expected_master_fingerprint``. Never raises on any input."""
-    # imported here: the check modules import this module's vocabulary
-    from aimos.verify.v2.mutation_witness import verify_mutation
-
     try:
         return verify_mutation(bundle, witness, trust_context, expected_master_fingerprint, structural_only)
     except Exception as exc:  # a verifier bug, never a property of the input: say so, do not guess

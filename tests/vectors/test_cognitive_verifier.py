@@ -32,7 +32,7 @@ import pytest
 from aimos import vocabulary
 from aimos.crypto import commitments
 from aimos.crypto.canonical import canonical_json
-from aimos.crypto.certs import MASTER_ISSUER, PERPETUAL_UNTIL, issue_certificate
+from aimos.crypto.certs import PERPETUAL_UNTIL, issue_certificate
 from aimos.crypto.ed25519 import KeyPair
 from aimos.crypto.encoding import b64u_encode, float4_be, iso_ms
 from aimos.crypto.messages import payload_message
@@ -49,6 +49,7 @@ from aimos.verify.cognitive import (
     verify_cognitive_bytes,
     verify_cognitive_file,
 )
+from aimos.vocabulary import MASTER_ISSUER
 
 MANIFEST_REL = Path("verifiers") / "mutmem-python" / "fixtures" / "manifest.json"
 

@@ -15,11 +15,12 @@ import pytest
 
 from aimos.crypto import commitments, messages
 from aimos.crypto.canonical import canonical_sha256, canonical_sha256_hex
-from aimos.crypto.certs import MASTER_ISSUER, parse_certificate, verify_certificate
+from aimos.crypto.certs import parse_certificate, verify_certificate
 from aimos.crypto.ed25519 import KeyPair, fingerprint_of_b64u, verify
 from aimos.crypto.encoding import b64u_decode, parse_iso_ms
 from aimos.crypto.merkle import merkle_root
 from aimos.errors import AimosError
+from aimos.vocabulary import MASTER_ISSUER
 
 VALID_ID = "P2-CRYPTO-RECALL-VALID"
 P2_MASTER_FINGERPRINT = "8c12a6d2a41305c434bdbb4d1e1bf7d477d43985c4d568786ea1fb3980f53cfd"

@@ -17,10 +17,11 @@ import pytest
 
 from aimos.crypto import commitments, messages
 from aimos.crypto.canonical import canonical_sha256_hex
-from aimos.crypto.certs import MASTER_ISSUER, parse_certificate, verify_certificate
+from aimos.crypto.certs import parse_certificate, verify_certificate
 from aimos.crypto.ed25519 import fingerprint_of_b64u, verify
 from aimos.crypto.encoding import float4_be, iso_ms
 from aimos.errors import AimosError
+from aimos.vocabulary import MASTER_ISSUER
 
 # vector id -> the checks that fail, and why (each established against the valid sibling).
 TAMPERED: dict[str, tuple[set[str], str]] = {

@@ -31,6 +31,7 @@ from aimos.crypto.ed25519 import KeyPair
 from aimos.crypto.encoding import b64u_decode, b64u_encode, iso_ms, parse_iso_ms
 from aimos.crypto.messages import payload_message
 from aimos.errors import AimosError
+from aimos.verify.v2 import mutation_words
 from aimos.verify.v2_mutation import (
     MUTATION_REASONS,
     MUTATION_STRUCTURAL_CODES,
@@ -310,7 +311,7 @@ def test_recall_reasons_are_the_reference_recall_codes() -> None:
 
 
 def test_module_declares_no_reason_outside_the_vocabulary() -> None:
-    source = Path(v2m.__file__).read_text("utf-8")
+    source = Path(mutation_words.__file__).read_text("utf-8")
     literals = set(re.findall(r'"(MUTATION_[A-Z_]+)"', source)) - set(v2m.__all__)
     assert literals and literals <= MUTATION_REASONS, literals - MUTATION_REASONS
 

@@ -100,7 +100,7 @@ def verify_label_chain(
         elif row["label"] not in vocabulary.CLASSIFIER_LABELS:
             return R.EPISTEMIC_EVIDENCE_INVALID
         previous = g
-    ends_in = block["chain"][-1]["label"] if block["chain"] else "unverified"
+    ends_in = block["chain"][-1]["label"] if block["chain"] else vocabulary.UNVERIFIED
     if block.get("label") != ends_in:
         return R.UNBACKED_PROJECTION
     if signed != {str(row.get("authority_event_id")) for row in block["chain"]}:

@@ -26,7 +26,7 @@ from aimos.verify.kit import (
     signature_bytes,
 )
 from aimos.verify.v2.mutation_structure import Checked
-from aimos.verify.v2_mutation import HOUSEKEEPER, REWEIGHT, VALENCE
+from aimos.verify.v2.mutation_words import HOUSEKEEPER, REWEIGHT, VALENCE
 
 Rows = tuple[tuple[Callable[[], bool], str], ...]
 

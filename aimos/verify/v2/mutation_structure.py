@@ -26,7 +26,7 @@ from aimos.verify.kit import (
     sha256_hex,
     signature_bytes,
 )
-from aimos.verify.v2_mutation import (
+from aimos.verify.v2.mutation_words import (
     AUTHORIZED_TRANSITION,
     BUNDLE_COMMITMENT_INVALID,
     BUNDLE_FORMAT,

@@ -24,8 +24,7 @@ from aimos.verify.v2.mutation_proofs import (
     valence_proof_failure,
 )
 from aimos.verify.v2.mutation_structure import Checked, check_structure, commitment
-from aimos.verify.v2.recall_profile import OBJECT_ROOT_FIELDS
-from aimos.verify.v2_mutation import (
+from aimos.verify.v2.mutation_words import (
     AUTHORIZED_TRANSITION,
     HOUSEKEEPER_EPOCH_KIND,
     OUTCOME_EVENT_SIGNATURE_INVALID,
@@ -42,6 +41,7 @@ from aimos.verify.v2_mutation import (
     WITNESS_REQUIRED,
     WITNESS_SCOPE_INVALID,
 )
+from aimos.verify.v2.recall_profile import OBJECT_ROOT_FIELDS
 from aimos.verify.v2_recall import verify_recall_envelope
 
 

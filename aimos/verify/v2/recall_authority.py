@@ -54,6 +54,7 @@ from aimos.verify.v2.recall_profile import (
     singleton_where,
 )
 from aimos.verify.v2.recall_run import RecallRun
+from aimos.vocabulary import RESTRICTED
 
 
 # -- 3..20: trust anchor, identities, revocations, grant, request, receipt --
@@ -112,7 +113,7 @@ def check_authority(run: RecallRun) -> None:
     hk_fp = run.hex64(hk.get("cert_fingerprint"), "housekeeper cert_fingerprint")
     run.need(hk.get("company_id") == company, "housekeeper epoch company differs from the bundle's")
     run.need(hk.get("agent_id") == HOUSEKEEPER, "housekeeper epoch agent_id must be housekeeper")
-    hk_certificate = run.certificate_binds(hk, hk_fp, "housekeeper")
+    hk_certificate = run.certificate_binds(hk, hk_fp, HOUSEKEEPER)
     run.hk_valid_from, run.hk_fingerprint = hk_valid_from, hk_fp
 
     if agent_id == HOUSEKEEPER:
@@ -150,7 +151,7 @@ def check_authority(run: RecallRun) -> None:
     run.need(evaluated >= request_ts, "actor revocation state was evaluated before the request")
 
     run.at(HOUSEKEEPER_REVOCATION_STATE_INVALID, singleton_where("housekeeper_revocation_state"))
-    check_revocation_state(run, hk_revocation, HOUSEKEEPER, hk_valid_from, "housekeeper")
+    check_revocation_state(run, hk_revocation, HOUSEKEEPER, hk_valid_from, HOUSEKEEPER)
 
     check_grant(run, grant, request)
     check_request(run, request)
@@ -293,7 +294,7 @@ def check_system_principal(run: RecallRun, grant: dict[str, Any], clearance: int
         "system_principal_body does not name this company's housekeeper epoch",
     )
     run.need(
-        clearance == MAX_CLEARANCE and ceiling == "restricted",
+        clearance == MAX_CLEARANCE and ceiling == RESTRICTED,
         "the system principal has clearance 12 and data class restricted",
     )
     principal = {
