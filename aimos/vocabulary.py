@@ -96,6 +96,11 @@ PATH_OUTCOME: Final = "/aimos/outcome"
 PATH_SHOW: Final = "/aimos/show"  # one memory read by id (MCP show_memory); recorded by its nonce row
 PATH_LABEL: Final = "/aimos/label"
 
+# --- recall ---------------------------------------------------------------------------------
+
+RECALL_DEFAULT_LIMIT: Final = 10  # results a recall asks for unless told otherwise
+RECALL_MAX_LIMIT: Final = 200
+
 # --- identities --------------------------------------------------------------------------------
 
 HOUSEKEEPER: Final = "housekeeper"

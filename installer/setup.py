@@ -339,9 +339,10 @@ def _check_writable(run: _Run, folder: Path) -> None:
 def _save_guides(
     conn: Any, housekeeper: Signer, company_id: str, now: int
 ) -> tuple[list[str], dict[str, Any]]:
+    from aimos.actions.bodies import build_save_body
     from aimos.epistemic.chain import classify_at_save
     from aimos.identity.requests import sign_request
-    from aimos.memory.save import build_save_body, save_in_transaction
+    from aimos.memory.save import save_in_transaction
     from aimos.vocabulary import PATH_SAVE, PUBLIC
 
     guides, manifest = guide_corpus.load_verified()

@@ -3,10 +3,11 @@ reweight (or a signed no-op, or an occurrence observation)."""
 
 from __future__ import annotations
 
+from aimos.actions.bodies import build_outcome_body
 from aimos.actions.session import Brain, now
 from aimos.errors import UsageError
 from aimos.identity.requests import sign_request
-from aimos.learning.outcomes import OutcomeResult, build_outcome_body, latest_receipt_for, record_outcome
+from aimos.learning.outcomes import OutcomeResult, latest_receipt_for, record_outcome
 from aimos.memory.versions import resolve_memory_id
 from aimos.recall.receipts import resolve_receipt_id
 from aimos.vocabulary import PATH_OUTCOME

@@ -3,9 +3,10 @@ label transition."""
 
 from __future__ import annotations
 
+from aimos.actions.bodies import build_label_body
 from aimos.actions.session import Brain, now
 from aimos.crypto.ed25519 import KeyPair
-from aimos.epistemic.chain import Transition, build_label_body, check_judgment, judge
+from aimos.epistemic.chain import Transition, check_judgment, judge
 from aimos.identity.requests import sign_request
 from aimos.memory.versions import resolve_memory_id
 from aimos.vocabulary import PATH_LABEL, TRUST_RAISING

@@ -5,14 +5,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import apsw
+
+from aimos.actions.bodies import build_save_body
 from aimos.actions.session import Brain, now
-from aimos.epistemic.chain import save_and_classify
+from aimos.epistemic.chain import classify_at_save
+from aimos.epistemic.classifier import leading_question
 from aimos.identity.epochs import Signer, data_class_rank, latest_epoch
-from aimos.identity.requests import sign_request
+from aimos.identity.requests import SignedRequest, sign_request
 from aimos.identity.trusted import verified_grant
-from aimos.memory.save import SaveResult, build_save_body
+from aimos.memory.save import SaveResult, save_in_transaction
 from aimos.memory.versions import get_memory
 from aimos.recall import pipeline
+from aimos.store.connection import write_transaction
 from aimos.vocabulary import DEFAULT_SAVE_CLEARANCE, DEFAULT_SAVE_DATA_CLASS, PATH_SAVE, PATH_SHOW
 
 
@@ -45,6 +50,17 @@ def _defaults(brain: Brain, agent: str, clearance: int | None, data_class: str |
         lower = data_class_rank(ceiling) < data_class_rank(DEFAULT_SAVE_DATA_CLASS)
         data_class = ceiling if lower else DEFAULT_SAVE_DATA_CLASS
     return clearance, data_class
+
+
+def save_and_classify(conn: apsw.Connection, housekeeper: Signer, req: SignedRequest, now: int) -> SaveResult:
+    """A signed save: the memory writer, then the classifier, in one write transaction (all or
+    nothing). The one composition every save takes (CLI, TUI, MCP, the installer's guides, eval)."""
+    with write_transaction(conn, housekeeper):
+        result = save_in_transaction(conn, housekeeper, req, now)
+        # most memories do not open with a question: skip the classifier's reads for them
+        if result.status in ("saved", "quarantined") and leading_question(str(req.body.get("value", ""))):
+            classify_at_save(conn, housekeeper, result.memory_id, now)
+        return result
 
 
 def _signed_save(brain: Brain, signer: Signer, body: dict[str, Any]) -> SaveResult:

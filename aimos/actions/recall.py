@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from aimos.actions.bodies import build_recall_body
 from aimos.actions.session import Brain, now
 from aimos.identity.requests import sign_request
-from aimos.recall.pipeline import DEFAULT_LIMIT, RecallResult, build_recall_body, recall
+from aimos.recall.pipeline import RecallResult, recall
 from aimos.vocabulary import PATH_RECALL
+from aimos.vocabulary import RECALL_DEFAULT_LIMIT as DEFAULT_LIMIT
 
 
 def recall_as(

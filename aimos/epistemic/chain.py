@@ -30,7 +30,6 @@ from aimos.identity.epochs import Signer, master_row
 from aimos.identity.requests import SignedRequest, VerifiedRequest
 from aimos.identity.trusted import grant_covers
 from aimos.ledger.events import append_event
-from aimos.memory.save import SaveResult, save_in_transaction
 from aimos.store.connection import one, rows, write_transaction
 from aimos.vocabulary import CLASSIFICATION_SCHEMA, DETECTOR_VERSION, JUDGMENTS, PATH_LABEL, TRUST_RAISING
 
@@ -230,21 +229,6 @@ def _record(
         signals=signals,
         reason="cluster grew" if retroactive_for else "classified at save",
     )
-
-
-def save_and_classify(conn: apsw.Connection, housekeeper: Signer, req: SignedRequest, now: int) -> SaveResult:
-    """The signed save followed by the classifier, in one write transaction (all or nothing)."""
-    with write_transaction(conn, housekeeper):
-        result = save_in_transaction(conn, housekeeper, req, now)
-        # most memories do not open with a question: skip the classifier's reads for them
-        if result.status in ("saved", "quarantined") and leading_question(str(req.body.get("value", ""))):
-            classify_at_save(conn, housekeeper, result.memory_id, now)
-        return result
-
-
-def build_label_body(*, company_id: str, memory_id: str, judgment: str, reason: str) -> dict[str, Any]:
-    """The body an agent signs to record a person's judgment (POST /aimos/label)."""
-    return {"company_id": company_id, "memory_id": memory_id, "judgment": judgment, "reason": reason}
 
 
 def judge(

@@ -81,13 +81,13 @@ def run_locomo(
     ks: Sequence[int] = DEFAULT_KS,
     progress: Callable[[int, int, str], None] = _progress,
 ) -> dict[str, Any]:
-    from aimos.epistemic.chain import save_and_classify
+    from aimos.actions.bodies import build_recall_body, build_save_body
+    from aimos.actions.memory import save_and_classify
     from aimos.identity.epochs import load_signer
     from aimos.identity.keystore import open_keystore
     from aimos.identity.requests import sign_request
-    from aimos.memory.save import build_save_body
     from aimos.recall.candidates import PreciseChannel, Scope, open_candidates
-    from aimos.recall.pipeline import build_recall_body, recall
+    from aimos.recall.pipeline import recall
     from aimos.recall.text import query_terms
     from aimos.store.connection import open_writer, seal_with
     from aimos.vocabulary import HOUSEKEEPER, PATH_RECALL, PATH_SAVE

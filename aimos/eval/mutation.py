@@ -56,8 +56,9 @@ class _World:
         seal_with(self.conn, self.housekeeper)  # its writes are sealed by the housekeeper
 
     def save(self, text: str) -> str:
+        from aimos.actions.bodies import build_save_body
         from aimos.identity.requests import sign_request
-        from aimos.memory.save import build_save_body, save
+        from aimos.memory.save import save
         from aimos.vocabulary import PATH_SAVE
 
         t = int(time.time())
@@ -69,8 +70,9 @@ class _World:
         ).memory_id
 
     def recall(self, query: str) -> Any:
+        from aimos.actions.bodies import build_recall_body
         from aimos.identity.requests import sign_request
-        from aimos.recall.pipeline import build_recall_body, recall
+        from aimos.recall.pipeline import recall
         from aimos.vocabulary import PATH_RECALL
 
         t = int(time.time())
@@ -82,8 +84,9 @@ class _World:
         )
 
     def outcome(self, memory_id: str, receipt_id: str, outcome: str) -> Any:
+        from aimos.actions.bodies import build_outcome_body
         from aimos.identity.requests import sign_request
-        from aimos.learning.outcomes import build_outcome_body, record_outcome
+        from aimos.learning.outcomes import record_outcome
         from aimos.vocabulary import PATH_OUTCOME
 
         t = int(time.time())
@@ -288,8 +291,9 @@ def run_mutation(transitions: int = 200) -> dict[str, Any]:
 
         def outcome_row(memory_id: str) -> str:
             """Real signed evidence (request, nonce, event, outcome row) for a crafted transition."""
+            from aimos.actions.bodies import build_outcome_body
             from aimos.identity.requests import sign_request, verify_request
-            from aimos.learning.outcomes import _record_evidence, build_outcome_body
+            from aimos.learning.outcomes import _record_evidence
             from aimos.vocabulary import PATH_OUTCOME
 
             t = int(time.time())

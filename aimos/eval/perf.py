@@ -29,12 +29,12 @@ def run_perf(saves: int = 1000, keystore: str = "file") -> dict[str, Any]:
     import apsw
     from nacl.signing import SigningKey, VerifyKey
 
+    from aimos.actions.bodies import build_save_body
+    from aimos.actions.memory import save_and_classify
     from aimos.crypto.messages import request_message
-    from aimos.epistemic.chain import save_and_classify
     from aimos.identity.epochs import load_signer
     from aimos.identity.keystore import open_keystore
     from aimos.identity.requests import sign_request
-    from aimos.memory.save import build_save_body
     from aimos.store import seals
     from aimos.store.connection import open_writer, seal_with
     from aimos.vocabulary import HOUSEKEEPER, PATH_SAVE
@@ -124,8 +124,9 @@ def fill_synthetic(
 ) -> list[str]:
     """Save ``memories`` synthetic notes (Zipf-distributed words) through the real signed save,
     1,000 to a transaction; returns their texts."""
+    from aimos.actions.bodies import build_save_body
     from aimos.identity.requests import sign_request
-    from aimos.memory.save import build_save_body, save_in_transaction
+    from aimos.memory.save import save_in_transaction
     from aimos.store.connection import write_transaction
     from aimos.vocabulary import PATH_SAVE
 
@@ -151,10 +152,11 @@ def run_recall_perf(memories: int = 10_000, recalls: int = 200, cold_runs: int =
     import subprocess
     import sys
 
+    from aimos.actions.bodies import build_recall_body
     from aimos.identity.epochs import load_signer
     from aimos.identity.keystore import open_keystore
     from aimos.identity.requests import sign_request
-    from aimos.recall.pipeline import build_recall_body, recall
+    from aimos.recall.pipeline import recall
     from aimos.store.connection import open_writer, seal_with
     from aimos.vocabulary import HOUSEKEEPER, PATH_RECALL
 

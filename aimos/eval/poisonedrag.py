@@ -82,9 +82,9 @@ class _Brain:
         seal_with(self.conn, self.housekeeper)  # its writes are sealed by the housekeeper
 
     def save(self, value: str, *, source: str, memory_type: str) -> str:
-        from aimos.epistemic.chain import save_and_classify
+        from aimos.actions.bodies import build_save_body
+        from aimos.actions.memory import save_and_classify
         from aimos.identity.requests import sign_request
-        from aimos.memory.save import build_save_body
         from aimos.vocabulary import PATH_SAVE
 
         body = build_save_body(
@@ -101,8 +101,9 @@ class _Brain:
         ).memory_id
 
     def recall(self, query: str, *, bypass: bool) -> list[str]:
+        from aimos.actions.bodies import build_recall_body
         from aimos.identity.requests import sign_request
-        from aimos.recall.pipeline import build_recall_body, recall
+        from aimos.recall.pipeline import recall
         from aimos.vocabulary import PATH_RECALL
 
         t = int(time.time())

@@ -50,17 +50,6 @@ class OutcomeResult:
         return dict(self.__dict__)
 
 
-def build_outcome_body(
-    *, memory_id: str, receipt_id: str, outcome: str, target_scope: str = "principal_state"
-) -> dict[str, Any]:
-    return {
-        "memory_id": memory_id,
-        "receipt_id": receipt_id,
-        "outcome": outcome,
-        "target_scope": target_scope,
-    }
-
-
 def latest_receipt_for(conn: apsw.Connection, memory_id: str, agent_id: str) -> str:
     """The newest recall receipt that disclosed ``memory_id`` to ``agent_id``."""
     row = one(

@@ -25,6 +25,7 @@ from aimos import __version__
 from aimos.actions.session import Brain, open_brain
 from aimos.errors import AimosError, UsageError
 from aimos.vocabulary import CLEARANCE_MAX, DATA_CLASSES
+from aimos.vocabulary import RECALL_MAX_LIMIT as MAX_LIMIT
 
 T = TypeVar("T")
 
@@ -34,7 +35,6 @@ INSTRUCTIONS = (
     "will clearly matter later; after using recalled memories, report whether they helped. Every call "
     "is signed with your own identity and kept on the record; nothing saved is ever deleted."
 )
-MAX_LIMIT = 200
 # Ids are taken whole: a prefix would let an agent probe for the ids of memories (and receipts)
 # beyond its grant, since resolving one names the full id in the refusal before any grant check.
 UUID_PATTERN = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"

@@ -22,8 +22,6 @@ from aimos.memory.versions import head_of, resolve_memory_id
 from aimos.store.connection import one, write_transaction
 from aimos.vocabulary import (
     CLEARANCE_MAX,
-    DEFAULT_SAVE_CLEARANCE,
-    DEFAULT_SAVE_DATA_CLASS,
     HOUSEKEEPER,
     INITIAL_WEIGHT_SCHEMA,
     PATH_SAVE,
@@ -65,34 +63,6 @@ class SaveResult:
             "event_id": self.event_id,
             "supersedes": self.supersedes,
         }
-
-
-def build_save_body(
-    *,
-    company_id: str,
-    value: str,
-    key: str | None = None,
-    scope: str = "personal",
-    memory_type: str = "note",
-    clearance_level: int = DEFAULT_SAVE_CLEARANCE,
-    data_class: str = DEFAULT_SAVE_DATA_CLASS,
-    source: str = "cli",
-    supersedes: str | None = None,
-) -> dict[str, Any]:
-    """The request body an agent signs for POST /aimos/save."""
-    body: dict[str, Any] = {
-        "company_id": company_id,
-        "key": key,
-        "value": value,
-        "scope": scope,
-        "memory_type": memory_type,
-        "clearance_level": clearance_level,
-        "data_class": data_class,
-        "source": source,
-    }
-    if supersedes is not None:
-        body["supersedes"] = supersedes
-    return body
 
 
 def _nonempty_text(body: dict[str, Any], field: str) -> str:

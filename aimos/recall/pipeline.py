@@ -27,12 +27,12 @@ from aimos.recall.text import query_terms
 from aimos.store.connection import one, write_transaction
 from aimos.store.seals import check_counts
 from aimos.vocabulary import CLEARANCE_MAX, DATA_CLASSES, PATH_RECALL
+from aimos.vocabulary import RECALL_DEFAULT_LIMIT as DEFAULT_LIMIT
+from aimos.vocabulary import RECALL_MAX_LIMIT as MAX_LIMIT
 
 # the tables whose rows a recall's trust and weight rest on (see store.seals.check_counts)
 DECIDING_CHAINS = ("memory_classifications", "weight_projections")
 
-MAX_LIMIT = 200
-DEFAULT_LIMIT = 10
 MAX_QUERY_CHARS = 4096
 BODY_FIELDS = {"query", "limit", "history", "company_id", "clearance_level", "data_class"}
 
@@ -65,25 +65,6 @@ class RecallResult:
         if show_withheld:
             out["withheld"] = self.withheld
         return out
-
-
-def build_recall_body(
-    *,
-    query: str,
-    limit: int = DEFAULT_LIMIT,
-    history: bool = False,
-    company_id: str | None = None,
-    clearance_level: int | None = None,
-    data_class: str | None = None,
-) -> dict[str, Any]:
-    body: dict[str, Any] = {"query": query, "limit": limit, "history": history}
-    if company_id is not None:
-        body["company_id"] = company_id
-    if clearance_level is not None:
-        body["clearance_level"] = clearance_level
-    if data_class is not None:
-        body["data_class"] = data_class
-    return body
 
 
 def _validate(body: dict[str, Any]) -> None:

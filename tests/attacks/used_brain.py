@@ -71,6 +71,7 @@ def _wait_for(t: int) -> None:
 def build_used_brain(home: Path) -> UsedBrain:
     """Install a brain in ``home`` (an empty directory) and use it; AIMOS_HOME is restored after."""
     from aimos import paths
+    from aimos.actions.bodies import build_recall_body
     from aimos.actions.feedback import give_feedback
     from aimos.actions.labels import judge_memory
     from aimos.actions.memory import NewMemory
@@ -81,7 +82,7 @@ def build_used_brain(home: Path) -> UsedBrain:
     from aimos.housekeeper.restore import restore
     from aimos.identity.agents import enroll_agent, revoke_agent, rotate_agent
     from aimos.identity.requests import sign_request
-    from aimos.recall.pipeline import build_recall_body, recall
+    from aimos.recall.pipeline import recall
     from aimos.vocabulary import PATH_RECALL
     from installer.setup import InstallOptions, install
 

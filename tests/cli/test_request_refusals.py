@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from aimos.actions.bodies import build_save_body
 from aimos.errors import (
     ClockSkewError,
     EpochExpiredError,
@@ -23,7 +24,7 @@ from aimos.exit_codes import exit_code_for
 from aimos.identity.agents import revoke_agent, rotate_agent
 from aimos.identity.epochs import load_signer
 from aimos.identity.requests import sign_request
-from aimos.memory.save import build_save_body, save
+from aimos.memory.save import save
 from aimos.vocabulary import PATH_SAVE
 
 pytestmark = pytest.mark.timeout(60)

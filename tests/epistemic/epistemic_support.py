@@ -68,9 +68,9 @@ def g_hash(
 # --- in-process (the `brain` fixture) -----------------------------------------------------------------
 def save_text(brain: Any, value: str, *, source: str = EVIL, **fields: Any) -> Any:
     """A signed save through `save_and_classify`, as the CLI does; the SaveResult."""
-    from aimos.epistemic.chain import save_and_classify
+    from aimos.actions.bodies import build_save_body
+    from aimos.actions.memory import save_and_classify
     from aimos.identity.requests import sign_request
-    from aimos.memory.save import build_save_body
     from aimos.vocabulary import PATH_SAVE
 
     body = build_save_body(company_id="personal", value=value, source=source, **fields)

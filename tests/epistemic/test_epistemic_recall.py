@@ -82,9 +82,10 @@ def test_only_poisons_abstains(installed: Path) -> None:
 
 
 def test_arm_a0_is_in_process_only(brain: Any) -> None:
+    from aimos.actions.bodies import build_recall_body
     from aimos.errors import UsageError
     from aimos.identity.requests import sign_request
-    from aimos.recall.pipeline import build_recall_body, recall
+    from aimos.recall.pipeline import recall
     from aimos.recall.policy import Candidate, decide
     from aimos.vocabulary import PATH_RECALL
 

@@ -244,7 +244,8 @@ def test_the_writer_refuses_a_bad_signed_judgment(
 ) -> None:
     """`judge` itself (not only the CLI) refuses a signed judgment body it cannot apply."""
     from aimos import errors
-    from aimos.epistemic.chain import PATH_LABEL, build_label_body, judge
+    from aimos.actions.bodies import build_label_body
+    from aimos.epistemic.chain import PATH_LABEL, judge
     from aimos.identity.requests import sign_request
 
     brain, first, _ = poisons
@@ -283,7 +284,8 @@ def test_an_agent_alone_cannot_raise_trust_and_the_verifiers_check_the_master_ev
     import json
 
     from aimos import errors
-    from aimos.epistemic.chain import PATH_LABEL, append_classification, build_label_body, judge
+    from aimos.actions.bodies import build_label_body
+    from aimos.epistemic.chain import PATH_LABEL, append_classification, judge
     from aimos.identity.requests import sign_request
     from aimos.learning.parity import verify_everything
     from aimos.store.connection import write_transaction

@@ -18,11 +18,12 @@ from typing import Any
 
 import apsw
 
+from aimos.actions.bodies import build_outcome_body, build_recall_body, build_save_body
 from aimos.identity.epochs import Signer
 from aimos.identity.requests import SignedRequest, sign_request
-from aimos.learning.outcomes import OutcomeResult, build_outcome_body, record_outcome
-from aimos.memory.save import build_save_body, save
-from aimos.recall.pipeline import RecallResult, build_recall_body, recall
+from aimos.learning.outcomes import OutcomeResult, record_outcome
+from aimos.memory.save import save
+from aimos.recall.pipeline import RecallResult, recall
 from aimos.store.connection import one, rows
 from aimos.vocabulary import PATH_OUTCOME, PATH_RECALL, PATH_SAVE
 

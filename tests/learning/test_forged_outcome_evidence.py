@@ -10,15 +10,16 @@ from typing import Any
 import apsw
 import pytest
 
+from aimos.actions.bodies import build_outcome_body, build_recall_body, build_save_body
 from aimos.errors import GrantError, IntegrityError
 from aimos.exit_codes import exit_code_for
 from aimos.identity import agents
 from aimos.identity.epochs import load_signer
 from aimos.identity.requests import sign_request
-from aimos.learning.outcomes import build_outcome_body, record_outcome
+from aimos.learning.outcomes import record_outcome
 from aimos.learning.verifier import verify_brain
-from aimos.memory.save import build_save_body, save
-from aimos.recall.pipeline import build_recall_body, recall
+from aimos.memory.save import save
+from aimos.recall.pipeline import recall
 from aimos.store.connection import one, write_transaction
 from aimos.vocabulary import PATH_OUTCOME, PATH_RECALL, PATH_SAVE
 

@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-from aimos.epistemic.chain import save_and_classify
+from aimos.actions.bodies import build_save_body
+from aimos.actions.memory import save_and_classify
 from aimos.errors import EpochRevokedError
 from aimos.identity.agents import revoke_agent
 from aimos.identity.requests import sign_request
 from aimos.learning.parity import verify_everything
-from aimos.memory.save import build_save_body
 from aimos.vocabulary import PATH_SAVE
 
 

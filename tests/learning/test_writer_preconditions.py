@@ -21,6 +21,7 @@ import apsw
 import pytest
 from learning_support import counts, disclosing_receipt, give, now, projections, put, reweight_nodes, weight
 
+from aimos.actions.bodies import build_outcome_body
 from aimos.crypto import commitments
 from aimos.crypto.canonical import canonical_json
 from aimos.crypto.encoding import b64u_decode, b64u_encode
@@ -29,7 +30,7 @@ from aimos.errors import IntegrityError
 from aimos.exit_codes import exit_code_for
 from aimos.identity.epochs import revoke_epoch
 from aimos.identity.requests import sign_request, verify_request
-from aimos.learning.outcomes import _record_evidence, build_outcome_body
+from aimos.learning.outcomes import _record_evidence
 from aimos.learning.verifier import verify_brain
 from aimos.store.connection import one, rows, write_transaction
 from aimos.vocabulary import PATH_OUTCOME

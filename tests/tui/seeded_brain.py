@@ -59,6 +59,7 @@ MEMORIES = [
 def build(home: Path) -> None:
     """A fresh brain in ``home`` with everything the screens show."""
     from aimos import paths
+    from aimos.actions.bodies import build_recall_body
     from aimos.actions.feedback import give_feedback
     from aimos.actions.labels import judge_memory
     from aimos.actions.memory import NewMemory
@@ -68,7 +69,7 @@ def build(home: Path) -> None:
     from aimos.housekeeper.jobs import job_specs
     from aimos.housekeeper.runs import run_job
     from aimos.identity.requests import sign_request
-    from aimos.recall.pipeline import build_recall_body, recall
+    from aimos.recall.pipeline import recall
     from aimos.vocabulary import PATH_RECALL
     from installer.setup import InstallOptions, install
 

@@ -217,9 +217,9 @@ def cli_save(text: str, *options: str) -> str:
 def recall(query: str) -> dict[str, Any]:
     """What `aimos recall QUERY` does, in this process: a recall signed by agent cli. Its
     results and receipt."""
+    from aimos.actions.bodies import build_recall_body
     from aimos.actions.session import now, open_brain
     from aimos.identity.requests import sign_request
-    from aimos.recall.pipeline import build_recall_body
     from aimos.recall.pipeline import recall as run
     from aimos.vocabulary import PATH_RECALL
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from aimos.actions.bodies import build_save_body
 from aimos.crypto import commitments
 from aimos.crypto.canonical import canonical_json
 from aimos.crypto.ed25519 import verify
@@ -26,7 +27,7 @@ from aimos.exit_codes import ExitCode, exit_code_for
 from aimos.identity import agents
 from aimos.identity.epochs import load_signer
 from aimos.identity.requests import sign_request
-from aimos.memory.save import build_save_body, save
+from aimos.memory.save import save
 from aimos.memory.versions import head_of, list_memories, memory_detail, version_chain
 from aimos.store.connection import one, rows, write_transaction
 from aimos.vocabulary import PATH_RECALL, PATH_SAVE

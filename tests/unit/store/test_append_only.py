@@ -163,9 +163,10 @@ def test_seal_heads_refuses_a_delete_and_a_move_backward() -> None:
 def test_an_installed_brain_refuses_updates_and_deletes_of_its_rows(brain: Any) -> None:
     """Through the writer's own connection (its functions registered, inside a write transaction),
     every guarded table that holds rows after a save and a recall refuses to change or lose one."""
+    from aimos.actions.bodies import build_recall_body, build_save_body
     from aimos.identity.requests import sign_request
-    from aimos.memory.save import build_save_body, save
-    from aimos.recall.pipeline import build_recall_body, recall
+    from aimos.memory.save import save
+    from aimos.recall.pipeline import recall
     from aimos.vocabulary import PATH_RECALL, PATH_SAVE
 
     now = int(time.time())

@@ -113,8 +113,9 @@ def test_reader_authorizer_denies_writes(brain) -> None:  # type: ignore[no-unty
 def test_sqlite_shell_cannot_edit_or_append(brain) -> None:  # type: ignore[no-untyped-def]
     import time
 
+    from aimos.actions.bodies import build_save_body
     from aimos.identity.requests import sign_request
-    from aimos.memory.save import build_save_body, save
+    from aimos.memory.save import save
     from aimos.vocabulary import PATH_SAVE
 
     now = int(time.time())

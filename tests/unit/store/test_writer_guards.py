@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from aimos.actions.bodies import build_save_body
 from aimos.crypto import commitments
 from aimos.crypto.canonical import canonical_text
 from aimos.crypto.encoding import b64u_encode
@@ -18,7 +19,7 @@ from aimos.identity import agents
 from aimos.identity.epochs import load_signer
 from aimos.identity.requests import sign_request
 from aimos.ledger.events import append_event
-from aimos.memory.save import build_save_body, save
+from aimos.memory.save import save
 from aimos.store.connection import one, rows, translate_errors, write_transaction
 from aimos.vocabulary import PATH_SAVE
 
