@@ -379,7 +379,7 @@ def _save_guides(
     return memory_ids, ingest
 
 
-def install(options: InstallOptions, passphrase: str, now: int) -> InstallResult:
+def install(options: InstallOptions, passphrase: str, now: int) -> InstallResult:  # noqa: PLR0915 (the onboarding steps in their order, one short step each)
     """Create and enrol a new brain. The caller has checked that none is installed."""
     from installer import service
 

@@ -311,7 +311,7 @@ def _step(journal: dict[str, Any], name: str, work: Callable[[], None]) -> None:
     after_step(name)
 
 
-def _run(journal: dict[str, Any], master: KeyPair, *, resumed: bool = False) -> dict[str, Any]:
+def _run(journal: dict[str, Any], master: KeyPair, *, resumed: bool = False) -> dict[str, Any]:  # noqa: C901 (the ceremony's steps in their order)
     from aimos.identity.epochs import MASTER_ITEM
     from aimos.identity.keystore import open_keystore
 

@@ -76,7 +76,7 @@ def _progress(done: int, total: int, label: str) -> None:
         sys.stderr.flush()
 
 
-def run_locomo(
+def run_locomo(  # noqa: PLR0915 (an evaluation: build, run and report in one readable sequence)
     path: Path | None = None,
     ks: Sequence[int] = DEFAULT_KS,
     progress: Callable[[int, int, str], None] = _progress,

@@ -241,7 +241,7 @@ def _head(conn: apsw.Connection, memory_id: str) -> tuple[str | None, str | None
     return (str(p[0][0]) if p else None), (str(n[0][0]) if n else None)
 
 
-def run_mutation(transitions: int = 200) -> dict[str, Any]:
+def run_mutation(transitions: int = 200) -> dict[str, Any]:  # noqa: PLR0915 (an evaluation: build, run and report in one readable sequence)
     cases: list[Case] = []
     with scratch_home("aimos-eval-mutation-"):
         w = _World()

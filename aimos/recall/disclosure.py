@@ -134,7 +134,7 @@ def verify_many(
     return [_verify_one(m, records, master_key, allow_superseded) for m in memories]
 
 
-def _verify_one(
+def _verify_one(  # noqa: C901, PLR0912, PLR0915 (one fail-closed check per stored field, in order)
     memory: dict[str, Any], records: _Records, master_key: str, allow_superseded: bool
 ) -> Disclosed:
     mid = memory["memory_id"]

@@ -63,7 +63,7 @@ LEFT JOIN identity_epochs e ON e.agent_id = {_HK} AND e.valid_from = b.signer_va
 """
 
 
-def _chain_reason(
+def _chain_reason(  # noqa: C901, PLR0912 (one fail-closed check per chain link field, in order)
     memory: dict[str, Any], chain: list[dict[str, Any]], initial: int
 ) -> tuple[str | None, int]:
     """First failing reason of one memory's weight chain (None when it holds), and sigs verified."""

@@ -116,7 +116,7 @@ def _order(projections: list[_Projection]) -> list[_Projection]:
     return ordered
 
 
-def verify_memory(
+def verify_memory(  # noqa: C901, PLR0912 (the verifier's checks in the reference's order)
     memory: Mapping[str, Any], where: str, master: Master, events: Mapping[str, IndexedEvent]
 ) -> tuple[CognitiveRecord, str | None]:
     memory_id: str = memory["memory_id"]

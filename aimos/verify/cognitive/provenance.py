@@ -81,7 +81,7 @@ def _provenance_message(prov: Mapping[str, Any], body: Mapping[str, Any], identi
     return b"\n".join([canonical, *tail])
 
 
-def verify_provenance(prov: Mapping[str, Any], identity: Identity, master: Master) -> str | None:
+def verify_provenance(prov: Mapping[str, Any], identity: Identity, master: Master) -> str | None:  # noqa: C901 (the verifier's checks in the reference's order)
     """The node's own proof; returns None or an atomic provenance reason."""
     body = prov.get("body")
     if not isinstance(body, dict):
