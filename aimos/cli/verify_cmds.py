@@ -17,6 +17,22 @@ from aimos.vocabulary import V2_MUTATION_BUNDLE_SCHEMA as V2_MUTATION
 from aimos.vocabulary import V2_RECALL_BUNDLE_SCHEMA as V2_RECALL
 
 
+def _export_target(value: str, option: str, example: str) -> Path:
+    """The file an export writes: a usage error (before the brain is opened) for no name or a folder."""
+    from aimos.errors import UsageError
+
+    target = Path(value)
+    if not value.strip() or target.is_dir():
+        raise UsageError(f"{option} needs a file name", f"For example: {example}")
+    return target
+
+
+def _write_json(path: Path, document: Any) -> None:
+    from aimos import paths
+
+    paths.write_private_file(path, (json.dumps(document, indent=2, sort_keys=True) + "\n").encode())
+
+
 def _portable(bundle: dict[str, Any], fingerprint: str | None) -> Any:
     from aimos.verify.cognitive import verify_cognitive_bundle
 
@@ -121,19 +137,13 @@ def register(app: typer.Typer) -> None:  # noqa: C901, PLR0915 (the command grou
         memory: str = typer.Option(None, "--memory", help="Only this memory."),
     ) -> None:
         """Export portable evidence (hom.aimos.mutmem-cognitive-evidence/v1) for offline verification."""
-        from aimos import paths
         from aimos.actions.export import cognitive_bundle
         from aimos.actions.session import open_brain
-        from aimos.errors import UsageError
 
-        target = Path(cognitive)
-        if not cognitive.strip() or target.is_dir():
-            raise UsageError(
-                "--cognitive needs a file name", "For example: aimos export --cognitive brain.json"
-            )
+        target = _export_target(cognitive, "--cognitive", "aimos export --cognitive brain.json")
         with open_brain(write=True) as brain:
             bundle = cognitive_bundle(brain, memory)
-        paths.write_private_file(target, (json.dumps(bundle, indent=2, sort_keys=True) + "\n").encode())
+        _write_json(target, bundle)
         say(f"wrote {len(bundle['memories'])} memories to {target}")
 
     @app.command("export-recall")
@@ -142,19 +152,13 @@ def register(app: typer.Typer) -> None:  # noqa: C901, PLR0915 (the command grou
         output: str = typer.Option(..., "-o", "--output", help="Write the V2 recall envelope to FILE."),
     ) -> None:
         """Export one recall as a MutMem V2 recall-disclosure envelope (verify it with verify-bundle)."""
-        from aimos import paths
         from aimos.actions.export import recall_envelope
         from aimos.actions.session import open_brain
-        from aimos.errors import UsageError
 
-        target = Path(output)
-        if not output.strip() or target.is_dir():
-            raise UsageError(
-                "-o needs a file name", "For example: aimos export-recall RECEIPT -o recall.json"
-            )
+        target = _export_target(output, "-o", "aimos export-recall RECEIPT -o recall.json")
         with open_brain(write=False) as brain:
             bundle = recall_envelope(brain, receipt)
-        paths.write_private_file(target, (json.dumps(bundle, indent=2, sort_keys=True) + "\n").encode())
+        _write_json(target, bundle)
         say(f"wrote a V2 recall envelope ({bundle['result_count']} results) to {target}")
 
     @app.command("export-outcome")
@@ -167,16 +171,10 @@ def register(app: typer.Typer) -> None:  # noqa: C901, PLR0915 (the command grou
         ),
     ) -> None:
         """Export one outcome as a MutMem V2 mutation bundle, with its witness and trust context."""
-        from aimos import paths
         from aimos.actions.export import outcome_bundle
         from aimos.actions.session import open_brain
-        from aimos.errors import UsageError
 
-        target = Path(output)
-        if not output.strip() or target.is_dir():
-            raise UsageError(
-                "-o needs a file name", "For example: aimos export-outcome OUTCOME -o outcome.json"
-            )
+        target = _export_target(output, "-o", "aimos export-outcome OUTCOME -o outcome.json")
         with open_brain(write=False) as brain:
             bundle, witness, trust_context = outcome_bundle(brain, outcome)
         files = (
@@ -185,7 +183,7 @@ def register(app: typer.Typer) -> None:  # noqa: C901, PLR0915 (the command grou
             (Path(f"{target}.trust-context.json"), trust_context),
         )
         for path, document in files:
-            paths.write_private_file(path, (json.dumps(document, indent=2, sort_keys=True) + "\n").encode())
+            _write_json(path, document)
         say(
             f"wrote a V2 mutation bundle ({bundle['terminal']['kind']}) to {target},"
             f" its witness to {files[1][0]} and its trust context to {files[2][0]}"

@@ -45,8 +45,8 @@ __all__ = [
 
 TERMINAL_OPERATIONS: Final = {
     "authorized_transition": "cognitive_weight_adjusted",
-    vm.SIGNED_NOOP: vm.NOOP_OPERATION,
-    vm.OCCURRENCE_OBSERVATION: vm.OBSERVATION_OPERATION,
+    vocabulary.TERMINAL_SIGNED_NOOP: vocabulary.WEIGHT_UNCHANGED_OPERATION,
+    vocabulary.TARGET_OCCURRENCE_OBSERVATION: vocabulary.OBSERVATION_RETAINED_OPERATION,
 }
 
 
@@ -122,7 +122,7 @@ def sign_valence_row(
     ``prev_hash`` is null): ``{body, nonce, ts_signed, prev_hash, content_hash, row_hash,
     signature_b64u}``, to be kept in the terminal event's signed metadata."""
     body: dict[str, Any] = {
-        "evidence_schema": vm.OUTCOME_SCHEMA,
+        "evidence_schema": vocabulary.V2_MUTATION_OUTCOME_SCHEMA,
         "target_scope": target_scope,
         "memory_id": memory_id,
         "target_live_content_hash": binding.live_content_hash,
@@ -134,7 +134,7 @@ def sign_valence_row(
         "outcome_id": outcome_id,
         "outcome_event_id": outcome_event["event_id"],
         "outcome_event_mutation_hash": outcome_event["mutation_hash"],
-        "event_type": vm.VALENCE,
+        "event_type": vocabulary.VALENCE_EVENT,
         "company_id": company_id,
         "reward_sign": reward_sign,
         "context_hash": None,
@@ -253,7 +253,7 @@ def build_outcome_export(
     o = one(conn, "SELECT * FROM outcomes WHERE outcome_id = ?", (outcome_id,))
     assert o is not None
     terminal_kind = str(o["terminal"])
-    outcome_event = _event_by_outcome(conn, vm.OUTCOME_OPERATION, outcome_id)
+    outcome_event = _event_by_outcome(conn, vocabulary.MUTATION_OUTCOME_OPERATION, outcome_id)
     terminal_event = _event_by_outcome(conn, TERMINAL_OPERATIONS[terminal_kind], outcome_id)
     if outcome_event is None or terminal_event is None:
         raise V2OutcomeUnavailableError(f"outcome {outcome_id} has no outcome or terminal event")
@@ -282,7 +282,7 @@ def build_outcome_export(
     valence_body: dict[str, Any] = valence_row["body"]
 
     outcome_evidence = {
-        "schema": vm.OUTCOME_SCHEMA,
+        "schema": vocabulary.V2_MUTATION_OUTCOME_SCHEMA,
         "company_id": company,
         "memory_id": o["memory_id"],
         "outcome_id": outcome_id,
@@ -332,7 +332,7 @@ def build_outcome_export(
     }
 
     projection: dict[str, Any] | None = None
-    if terminal_kind == vm.AUTHORIZED_TRANSITION:
+    if terminal_kind == vocabulary.TERMINAL_AUTHORIZED_TRANSITION:
         p = one(conn, "SELECT * FROM weight_projections WHERE outcome_id = ?", (outcome_id,))
         node = (
             one(
@@ -354,14 +354,14 @@ def build_outcome_export(
             "kind": terminal_kind,
             "reweight_provenance": {
                 "provenance_id": node["provenance_id"],
-                "event_type": vm.REWEIGHT,
+                "event_type": vocabulary.REWEIGHT_EVENT,
                 "memory_id": node["memory_id"],
                 "mutation_hash": node["mutation_hash"],
                 "body_json": node_body,
             },
         }
         terminal_proof: dict[str, Any] = {
-            "kind": vm.REWEIGHT_PROOF_KIND,
+            "kind": vocabulary.PROOF_REWEIGHT_PROVENANCE,
             "provenance": {
                 "provenance_id": node["provenance_id"],
                 "memory_id": node["memory_id"],
@@ -375,7 +375,7 @@ def build_outcome_export(
                 "is_genesis": node["prev_mutation_hash"] is None,
                 "backfilled": bool(node["backfilled"]),
                 "memory_originated_at": None,
-                "event_type": vm.REWEIGHT,
+                "event_type": vocabulary.REWEIGHT_EVENT,
                 "body_json": node_body,
                 "sig_form_version": node["signature_form"],
                 "request_sig_form": node["signature_form"],
@@ -396,7 +396,7 @@ def build_outcome_export(
         }
     else:
         terminal = {"kind": terminal_kind, "event": _event_summary(terminal_event)}
-        terminal_proof = {"kind": vm.TERMINAL_EVENT_PROOF_KIND, "event": _event_proof(terminal_event, hk)}
+        terminal_proof = {"kind": vocabulary.PROOF_TERMINAL_EVENT, "event": _event_proof(terminal_event, hk)}
 
     bundle = _commit(
         {

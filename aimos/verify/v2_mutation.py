@@ -77,23 +77,11 @@ from typing import Any
 
 from aimos.verify.kit import Verdict
 from aimos.verify.v2.mutation_witness import verify_mutation
-from aimos.verify.v2.mutation_words import (
-    AUTHORIZED_TRANSITION as AUTHORIZED_TRANSITION,
-)
 from aimos.verify.v2.mutation_words import (  # re-exported: the names callers and tests know
     BUNDLE_COMMITMENT_INVALID as BUNDLE_COMMITMENT_INVALID,
 )
 from aimos.verify.v2.mutation_words import (
     BUNDLE_FORMAT as BUNDLE_FORMAT,
-)
-from aimos.verify.v2.mutation_words import (
-    BUNDLE_SCHEMA as BUNDLE_SCHEMA,
-)
-from aimos.verify.v2.mutation_words import (
-    CANONICALIZATION as CANONICALIZATION,
-)
-from aimos.verify.v2.mutation_words import (
-    HOUSEKEEPER as HOUSEKEEPER,
 )
 from aimos.verify.v2.mutation_words import (
     HOUSEKEEPER_EPOCH_KIND as HOUSEKEEPER_EPOCH_KIND,
@@ -108,19 +96,10 @@ from aimos.verify.v2.mutation_words import (
     MUTATION_WITNESS_CODES as MUTATION_WITNESS_CODES,
 )
 from aimos.verify.v2.mutation_words import (
-    NOOP_OPERATION as NOOP_OPERATION,
-)
-from aimos.verify.v2.mutation_words import (
     NOOP_TERMINAL_INVALID as NOOP_TERMINAL_INVALID,
 )
 from aimos.verify.v2.mutation_words import (
-    OBSERVATION_OPERATION as OBSERVATION_OPERATION,
-)
-from aimos.verify.v2.mutation_words import (
     OBSERVATION_TERMINAL_INVALID as OBSERVATION_TERMINAL_INVALID,
-)
-from aimos.verify.v2.mutation_words import (
-    OCCURRENCE_OBSERVATION as OCCURRENCE_OBSERVATION,
 )
 from aimos.verify.v2.mutation_words import (
     OUTCOME_EVENT_INVALID as OUTCOME_EVENT_INVALID,
@@ -129,16 +108,7 @@ from aimos.verify.v2.mutation_words import (
     OUTCOME_EVENT_SIGNATURE_INVALID as OUTCOME_EVENT_SIGNATURE_INVALID,
 )
 from aimos.verify.v2.mutation_words import (
-    OUTCOME_OPERATION as OUTCOME_OPERATION,
-)
-from aimos.verify.v2.mutation_words import (
-    OUTCOME_SCHEMA as OUTCOME_SCHEMA,
-)
-from aimos.verify.v2.mutation_words import (
     OUTCOME_SCHEMA_INVALID as OUTCOME_SCHEMA_INVALID,
-)
-from aimos.verify.v2.mutation_words import (
-    PRINCIPAL_STATE as PRINCIPAL_STATE,
 )
 from aimos.verify.v2.mutation_words import (
     PROJECTION_BINDING_INVALID as PROJECTION_BINDING_INVALID,
@@ -156,19 +126,7 @@ from aimos.verify.v2.mutation_words import (
     RECALL_TRUST_CONTEXT_REASONS as RECALL_TRUST_CONTEXT_REASONS,
 )
 from aimos.verify.v2.mutation_words import (
-    REWEIGHT as REWEIGHT,
-)
-from aimos.verify.v2.mutation_words import (
-    REWEIGHT_PROOF_KIND as REWEIGHT_PROOF_KIND,
-)
-from aimos.verify.v2.mutation_words import (
-    SIGNED_NOOP as SIGNED_NOOP,
-)
-from aimos.verify.v2.mutation_words import (
     TARGET_SCOPES as TARGET_SCOPES,
-)
-from aimos.verify.v2.mutation_words import (
-    TERMINAL_EVENT_PROOF_KIND as TERMINAL_EVENT_PROOF_KIND,
 )
 from aimos.verify.v2.mutation_words import (
     TERMINAL_KIND_INVALID as TERMINAL_KIND_INVALID,
@@ -190,9 +148,6 @@ from aimos.verify.v2.mutation_words import (
 )
 from aimos.verify.v2.mutation_words import (
     TRUST_CONTEXT_INVALID as TRUST_CONTEXT_INVALID,
-)
-from aimos.verify.v2.mutation_words import (
-    VALENCE as VALENCE,
 )
 from aimos.verify.v2.mutation_words import (
     VALENCE_BINDING_INVALID as VALENCE_BINDING_INVALID,
@@ -219,11 +174,9 @@ from aimos.verify.v2.mutation_words import (
     WITNESS_REQUIRED as WITNESS_REQUIRED,
 )
 from aimos.verify.v2.mutation_words import (
-    WITNESS_SCHEMA as WITNESS_SCHEMA,
-)
-from aimos.verify.v2.mutation_words import (
     WITNESS_SCOPE_INVALID as WITNESS_SCOPE_INVALID,
 )
+from aimos.vocabulary import HOUSEKEEPER as HOUSEKEEPER
 
 V2Verdict = Verdict  # the name the V2 verifiers' callers know
 

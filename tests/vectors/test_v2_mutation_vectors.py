@@ -244,8 +244,8 @@ def test_mutation_file_header_matches_protocol_manifest() -> None:
         tuple(MUTATION_FILE["failure_codes"]) == tuple(profile["failure_codes"]) == MUTATION_STRUCTURAL_CODES
     )
     assert tuple(MUTATION_FILE["terminal_kinds"]) == tuple(profile["terminal_kinds"]) == v2m.TERMINAL_KINDS
-    assert profile["schema"] == v2m.BUNDLE_SCHEMA
-    assert profile["native_outcome_schema"] == v2m.OUTCOME_SCHEMA
+    assert profile["schema"] == vocabulary.V2_MUTATION_BUNDLE_SCHEMA
+    assert profile["native_outcome_schema"] == vocabulary.V2_MUTATION_OUTCOME_SCHEMA
     assert profile["domain_hex"] == vocabulary.V2_MUTATION_BUNDLE.hex()
     for name in ("vectors_root_sha256", "manifest_sha256", "intended_n", "valid_n", "invalid_n"):
         assert profile["vectors"][name] == MUTATION_FILE[name], name

@@ -56,7 +56,6 @@ from aimos.verify.cognitive.reasons import (
     MAX_BUNDLE_BYTES,
     PORTABLE_REASONS,
     REASONS,
-    SCHEMA,
     CertificationStatus,
     R,
 )
@@ -66,6 +65,7 @@ from aimos.verify.kit import (  # re-exported: callers read strict JSON through 
     NonFiniteError,
     strict_json_loads,
 )
+from aimos.vocabulary import COGNITIVE_EVIDENCE_SCHEMA as SCHEMA
 
 __all__ = [
     "ATOMIC_REASONS",

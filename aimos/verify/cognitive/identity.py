@@ -19,9 +19,11 @@ from aimos.crypto.ed25519 import verify
 from aimos.crypto.encoding import b64u_decode
 from aimos.crypto.messages import payload_message
 from aimos.errors import AimosError
-from aimos.verify.cognitive.reasons import HOUSEKEEPER, REVOKE_EVENT_TYPE, R
+from aimos.verify.cognitive.reasons import R
 from aimos.verify.kit import fail, hex_bytes, is_int, parse_time, same, sha256_hex
 from aimos.verify.kit_extra import CERT_BODY_FIELDS
+from aimos.vocabulary import EVENT_REVOKE_AGENT_IDENTITY as REVOKE_EVENT_TYPE
+from aimos.vocabulary import HOUSEKEEPER as HOUSEKEEPER
 
 
 @dataclass(frozen=True)

@@ -19,18 +19,14 @@ from aimos.crypto.encoding import float4_be
 from aimos.errors import AimosError
 from aimos.verify.cognitive.events import IndexedEvent, event_proof
 from aimos.verify.cognitive.identity import Identity, Master, identity_epoch
-from aimos.verify.cognitive.reasons import (
-    _BASELINE_EVENT,
-    BASELINE_ATTESTATION,
-    BASELINE_EVENT_SKEW,
-    BASELINE_METADATA_SCHEMA,
-    BASELINE_OPERATION,
-    HOUSEKEEPER,
-    REWEIGHT,
-    R,
-)
+from aimos.verify.cognitive.reasons import _BASELINE_EVENT, BASELINE_EVENT_SKEW, R
 from aimos.verify.kit import b64u, hex_bytes, is_int, same
 from aimos.verify.kit_extra import finite_number, js_round
+from aimos.vocabulary import BASELINE_ATTESTATION_REASON as BASELINE_ATTESTATION
+from aimos.vocabulary import HOUSEKEEPER as HOUSEKEEPER
+from aimos.vocabulary import INITIAL_WEIGHT_SCHEMA as BASELINE_METADATA_SCHEMA
+from aimos.vocabulary import OPERATION_INITIAL_WEIGHT_ATTESTED as BASELINE_OPERATION
+from aimos.vocabulary import REWEIGHT_EVENT as REWEIGHT
 
 
 def _provenance_message(prov: Mapping[str, Any], body: Mapping[str, Any], identity: Identity) -> bytes | str:

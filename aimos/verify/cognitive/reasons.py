@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final, Literal
 
-from aimos import vocabulary
 from aimos.verify import kit
+from aimos.vocabulary import COGNITIVE_EVIDENCE_SCHEMA as SCHEMA
+from aimos.vocabulary import HOUSEKEEPER as HOUSEKEEPER
 
-SCHEMA: Final = vocabulary.COGNITIVE_EVIDENCE_SCHEMA
 FORMAT: Final[Mapping[str, object]] = {
     "schema": SCHEMA,
     "version": 1,
@@ -26,12 +26,6 @@ TOP_LEVEL_FIELDS: Final = frozenset(
 )
 MAX_BUNDLE_BYTES: Final = kit.MAX_BUNDLE_BYTES
 
-HOUSEKEEPER: Final = vocabulary.HOUSEKEEPER
-REWEIGHT: Final = vocabulary.REWEIGHT_EVENT
-REVOKE_EVENT_TYPE: Final = vocabulary.EVENT_REVOKE_AGENT_IDENTITY
-BASELINE_ATTESTATION: Final = vocabulary.BASELINE_ATTESTATION_REASON
-BASELINE_OPERATION: Final = vocabulary.OPERATION_INITIAL_WEIGHT_ATTESTED
-BASELINE_METADATA_SCHEMA: Final = vocabulary.INITIAL_WEIGHT_SCHEMA
 BASELINE_EVENT_SKEW: Final = 5  # seconds between a baseline's observation and its signed event
 DEFAULT_WEIGHT_MILLI: Final = 1000
 

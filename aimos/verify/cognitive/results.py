@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
-from aimos.verify.cognitive.reasons import SCHEMA
 from aimos.verify.kit import Verdict
+from aimos.vocabulary import COGNITIVE_EVIDENCE_SCHEMA as SCHEMA
 
 
 class CognitiveRecord(TypedDict):

@@ -84,7 +84,7 @@ entries), ``run`` (the checks of one bundle in order) and ``verify`` (the entry 
 from __future__ import annotations
 
 from aimos.verify.v1_recall.results import CorpusMemberVerdict, RecallCorpusVerdict, RecallEvidenceVerdict
-from aimos.verify.v1_recall.shape import CORPUS_SCHEMA, INDETERMINATE_REASONS, RECALL_SCHEMA, R
+from aimos.verify.v1_recall.shape import INDETERMINATE_REASONS, R
 from aimos.verify.v1_recall.verify import (
     document_schema,
     verify_recall_corpus,
@@ -92,6 +92,8 @@ from aimos.verify.v1_recall.verify import (
     verify_v1_recall_bytes,
     verify_v1_recall_document,
 )
+from aimos.vocabulary import V1_RECALL_CORPUS_SCHEMA as CORPUS_SCHEMA
+from aimos.vocabulary import V1_RECALL_EVIDENCE_SCHEMA as RECALL_SCHEMA
 
 __all__ = [
     "CORPUS_SCHEMA",

@@ -26,9 +26,6 @@ from aimos.verify.v1_recall.shape import (
     CLEARANCE_MAX,
     CLEARANCE_MIN,
     COMMAND_FIELDS,
-    DEFAULT_COMPANY,
-    EPISTEMIC_ENTRY_TYPE,
-    EPISTEMIC_MERKLE_SCHEMA,
     EVIDENCE_FIELDS,
     LIMIT_DEFAULT,
     LIMIT_MAX,
@@ -39,6 +36,9 @@ from aimos.verify.v1_recall.shape import (
     PROOF_HASH_FIELDS,
     R,
 )
+from aimos.vocabulary import DEFAULT_COMPANY as DEFAULT_COMPANY
+from aimos.vocabulary import EPISTEMIC_DECISION_ENTRY as EPISTEMIC_ENTRY_TYPE
+from aimos.vocabulary import RECALL_MERKLE_EPISTEMIC_SCHEMA as EPISTEMIC_MERKLE_SCHEMA
 
 
 def metadata(body: Mapping[str, Any]) -> dict[str, Any] | None:

@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aimos.verify.kit import Verdict, VerdictWord
-from aimos.verify.v1_recall.shape import CORPUS_SCHEMA, RECALL_SCHEMA
+from aimos.vocabulary import V1_RECALL_CORPUS_SCHEMA as CORPUS_SCHEMA
+from aimos.vocabulary import V1_RECALL_EVIDENCE_SCHEMA as RECALL_SCHEMA
 
 
 @dataclass(frozen=True)

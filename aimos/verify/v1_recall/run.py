@@ -47,15 +47,15 @@ from aimos.verify.v1_recall.shape import (
     MAX_CERTIFICATE_ANCHORS,
     RECALL_FIELDS,
     RECALL_FORMAT,
-    RECALL_METHOD,
-    RECALL_OPERATION,
-    RECALL_PATH,
     RECEIPT_OPTIONAL_FIELDS,
     RECEIPT_REQUIRED_FIELDS,
     REQUEST_FIELDS,
     TRUST_ANCHOR_FIELDS,
     R,
 )
+from aimos.vocabulary import PATH_RECALL as RECALL_PATH
+from aimos.vocabulary import RECALL_RECEIPT_OPERATION as RECALL_OPERATION
+from aimos.vocabulary import REQUEST_METHOD as RECALL_METHOD
 
 
 @dataclass

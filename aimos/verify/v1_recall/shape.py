@@ -8,9 +8,10 @@ from typing import Final
 
 from aimos import vocabulary
 from aimos.verify import kit
+from aimos.vocabulary import DEFAULT_COMPANY as DEFAULT_COMPANY
+from aimos.vocabulary import V1_RECALL_CORPUS_SCHEMA as CORPUS_SCHEMA
+from aimos.vocabulary import V1_RECALL_EVIDENCE_SCHEMA as RECALL_SCHEMA
 
-RECALL_SCHEMA: Final = vocabulary.V1_RECALL_EVIDENCE_SCHEMA
-CORPUS_SCHEMA: Final = vocabulary.V1_RECALL_CORPUS_SCHEMA
 RECALL_FORMAT: Final[Mapping[str, object]] = {
     "schema": RECALL_SCHEMA,
     "version": 1,
@@ -36,8 +37,6 @@ MAX_CERTIFICATE_ANCHORS: Final = 16
 REQUEST_FIELDS: Final = frozenset(
     {"body", "method", "path", "nonce", "ts_signed", "signature", "certificate"}
 )
-RECALL_METHOD: Final = vocabulary.REQUEST_METHOD
-RECALL_PATH: Final = vocabulary.PATH_RECALL
 RECEIPT_REQUIRED_FIELDS: Final = frozenset(
     {
         "command_hash",
@@ -52,8 +51,6 @@ RECEIPT_REQUIRED_FIELDS: Final = frozenset(
 RECEIPT_OPTIONAL_FIELDS: Final = frozenset(
     {"event_receipt", "merkle_schema", "epistemic_decision_sha256", "merkle_entries"}
 )
-EPISTEMIC_MERKLE_SCHEMA: Final = vocabulary.RECALL_MERKLE_EPISTEMIC_SCHEMA
-EPISTEMIC_ENTRY_TYPE: Final = vocabulary.EPISTEMIC_DECISION_ENTRY
 MEMORY_FIELDS: Final = frozenset({"id", "source", "memory_type", "provenance_proof"})
 PROOF_HASH_FIELDS: Final = ("live_content_hash", "save_mutation_hash", "binding_mutation_hash")
 EVIDENCE_FIELDS: Final = frozenset(
@@ -89,7 +86,6 @@ EVENT_RECEIPT_FIELDS: Final = frozenset(
         "signature",
     }
 )
-RECALL_OPERATION: Final = vocabulary.RECALL_RECEIPT_OPERATION
 LEDGER_VERSION: Final = 1
 # The recall command's fields (the reference's normalizeRecallCommand accepts these and no other).
 COMMAND_FIELDS: Final = frozenset(
@@ -102,7 +98,6 @@ COMMAND_FIELDS: Final = frozenset(
         "answer_shape", "requested_shape", "answer_mode", "ts_signed",
     }
 )  # fmt: skip
-DEFAULT_COMPANY: Final = vocabulary.DEFAULT_COMPANY
 LIMIT_DEFAULT, LIMIT_MIN, LIMIT_MAX = 10, 1, 200
 CLEARANCE_MIN, CLEARANCE_MAX = vocabulary.CLEARANCE_MIN, vocabulary.CLEARANCE_MAX
 MAX_HOPS_MIN, MAX_HOPS_MAX = 1, 4

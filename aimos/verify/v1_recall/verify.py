@@ -28,13 +28,8 @@ from aimos.verify.kit import (
 )
 from aimos.verify.v1_recall.results import CorpusMemberVerdict, RecallCorpusVerdict, RecallEvidenceVerdict
 from aimos.verify.v1_recall.run import RecallRun
-from aimos.verify.v1_recall.shape import (
-    CORPUS_FIELDS,
-    CORPUS_FORMAT,
-    CORPUS_MEMBER_FIELDS,
-    CORPUS_SCHEMA,
-    R,
-)
+from aimos.verify.v1_recall.shape import CORPUS_FIELDS, CORPUS_FORMAT, CORPUS_MEMBER_FIELDS, R
+from aimos.vocabulary import V1_RECALL_CORPUS_SCHEMA as CORPUS_SCHEMA
 
 
 def _canonical_failure(document: Any) -> tuple[str | None, CheckFailed | None]:

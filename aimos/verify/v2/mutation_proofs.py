@@ -26,7 +26,9 @@ from aimos.verify.kit import (
     signature_bytes,
 )
 from aimos.verify.v2.mutation_structure import Checked
-from aimos.verify.v2.mutation_words import HOUSEKEEPER, REWEIGHT, VALENCE
+from aimos.vocabulary import HOUSEKEEPER as HOUSEKEEPER
+from aimos.vocabulary import REWEIGHT_EVENT as REWEIGHT
+from aimos.vocabulary import VALENCE_EVENT as VALENCE
 
 Rows = tuple[tuple[Callable[[], bool], str], ...]
 

@@ -25,13 +25,10 @@ from aimos.verify.v2.mutation_proofs import (
 )
 from aimos.verify.v2.mutation_structure import Checked, check_structure, commitment
 from aimos.verify.v2.mutation_words import (
-    AUTHORIZED_TRANSITION,
     HOUSEKEEPER_EPOCH_KIND,
     OUTCOME_EVENT_SIGNATURE_INVALID,
     PROVENANCE_SIGNATURE_INVALID,
     RECALL_TRUST_CONTEXT_REASONS,
-    REWEIGHT_PROOF_KIND,
-    TERMINAL_EVENT_PROOF_KIND,
     TERMINAL_SIGNATURE_INVALID,
     TRANSITION_SIGNATURE_INVALID,
     TRUST_CONTEXT_INVALID,
@@ -43,6 +40,9 @@ from aimos.verify.v2.mutation_words import (
 )
 from aimos.verify.v2.recall_profile import OBJECT_ROOT_FIELDS
 from aimos.verify.v2_recall import verify_recall_envelope
+from aimos.vocabulary import PROOF_REWEIGHT_PROVENANCE as REWEIGHT_PROOF_KIND
+from aimos.vocabulary import PROOF_TERMINAL_EVENT as TERMINAL_EVENT_PROOF_KIND
+from aimos.vocabulary import TERMINAL_AUTHORIZED_TRANSITION as AUTHORIZED_TRANSITION
 
 
 class Count:

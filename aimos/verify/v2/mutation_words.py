@@ -6,9 +6,17 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from aimos import vocabulary
 from aimos.crypto import commitments
 from aimos.verify.v2_recall import RECALL_REASONS
+from aimos.vocabulary import CANONICAL_JSON_PROFILE as CANONICALIZATION
+from aimos.vocabulary import HOUSEKEEPER as HOUSEKEEPER
+from aimos.vocabulary import TARGET_OCCURRENCE_OBSERVATION as OCCURRENCE_OBSERVATION
+from aimos.vocabulary import TARGET_PRINCIPAL_STATE as PRINCIPAL_STATE
+from aimos.vocabulary import TERMINAL_AUTHORIZED_TRANSITION as AUTHORIZED_TRANSITION
+from aimos.vocabulary import TERMINAL_SIGNED_NOOP as SIGNED_NOOP
+from aimos.vocabulary import V2_MUTATION_BUNDLE_SCHEMA as BUNDLE_SCHEMA
+from aimos.vocabulary import V2_MUTATION_OUTCOME_SCHEMA as OUTCOME_SCHEMA
+from aimos.vocabulary import V2_MUTATION_WITNESS_SCHEMA as WITNESS_SCHEMA
 
 # --- vocabulary ---------------------------------------------------------------------------------
 BUNDLE_COMMITMENT_INVALID: Final = "MUTATION_BUNDLE_COMMITMENT_INVALID"
@@ -81,10 +89,6 @@ MUTATION_REASONS: Final[frozenset[str]] = frozenset(
 """Closed: every reason :func:`verify_mutation_bundle` can return."""
 
 # --- profile constants ------------------------------------------------------------------------
-BUNDLE_SCHEMA: Final = vocabulary.V2_MUTATION_BUNDLE_SCHEMA
-OUTCOME_SCHEMA: Final = vocabulary.V2_MUTATION_OUTCOME_SCHEMA
-WITNESS_SCHEMA: Final = vocabulary.V2_MUTATION_WITNESS_SCHEMA
-CANONICALIZATION: Final = vocabulary.CANONICAL_JSON_PROFILE
 BUNDLE_FORMAT: Final[dict[str, Any]] = {
     "schema": BUNDLE_SCHEMA,
     "version": 2,
@@ -100,20 +104,8 @@ WITNESS_FORMAT: Final[dict[str, Any]] = {
     "hash": "sha256",
     "signature": "ed25519",
 }
-PRINCIPAL_STATE: Final = vocabulary.TARGET_PRINCIPAL_STATE
-OCCURRENCE_OBSERVATION: Final = vocabulary.TARGET_OCCURRENCE_OBSERVATION
 TARGET_SCOPES: Final = (PRINCIPAL_STATE, OCCURRENCE_OBSERVATION)
-AUTHORIZED_TRANSITION: Final = vocabulary.TERMINAL_AUTHORIZED_TRANSITION
-SIGNED_NOOP: Final = vocabulary.TERMINAL_SIGNED_NOOP
 TERMINAL_KINDS: Final = (AUTHORIZED_TRANSITION, SIGNED_NOOP, OCCURRENCE_OBSERVATION)
-OUTCOME_OPERATION: Final = vocabulary.MUTATION_OUTCOME_OPERATION
-NOOP_OPERATION: Final = vocabulary.WEIGHT_UNCHANGED_OPERATION
-OBSERVATION_OPERATION: Final = vocabulary.OBSERVATION_RETAINED_OPERATION
-REWEIGHT: Final = vocabulary.REWEIGHT_EVENT
-VALENCE: Final = vocabulary.VALENCE_EVENT
-HOUSEKEEPER: Final = vocabulary.HOUSEKEEPER
 HOUSEKEEPER_EPOCH_KIND: Final = "housekeeper_identity_epoch"  # the V2 recall envelope's object kind
-REWEIGHT_PROOF_KIND: Final = vocabulary.PROOF_REWEIGHT_PROVENANCE
-TERMINAL_EVENT_PROOF_KIND: Final = vocabulary.PROOF_TERMINAL_EVENT
 WEIGHT_MIN_MILLI: Final = commitments.WEIGHT_MIN_MILLI
 WEIGHT_MAX_MILLI: Final = commitments.WEIGHT_MAX_MILLI

@@ -28,24 +28,24 @@ from aimos.verify.v2.recall_profile import (
     EVENT_RECEIPT_BINDING_INVALID,
     EVENT_RECEIPT_COMMITMENT_INVALID,
     EXPECTED_TRUST_ANCHOR_REQUIRED,
-    HOUSEKEEPER,
     HOUSEKEEPER_CERTIFICATE_SIGNATURE_INVALID,
     HOUSEKEEPER_EVENT_SIGNATURE_INVALID,
     HOUSEKEEPER_IDENTITY_INVALID,
     HOUSEKEEPER_OCCURRENCE_SIGNATURE_INVALID,
-    MASTER_GRANT,
     MASTER_GRANT_SIGNATURE_INVALID,
-    MASTER_ISSUER,
     MERKLE_ENTRY_BINDING_INVALID,
     MERKLE_ROOT_MISMATCH,
-    RECALL_OPERATION,
-    REQUEST_METHOD,
-    REQUEST_PATH,
     REVOCATION_EVENT_BINDING_INVALID,
     result_object_ordinal,
     singleton_where,
 )
 from aimos.verify.v2.recall_run import RecallRun
+from aimos.vocabulary import HOUSEKEEPER as HOUSEKEEPER
+from aimos.vocabulary import MASTER_ISSUER as MASTER_ISSUER
+from aimos.vocabulary import MASTER_SIGNED_RECALL_GRANT as MASTER_GRANT
+from aimos.vocabulary import PATH_RECALL as REQUEST_PATH
+from aimos.vocabulary import RECALL_RECEIPT_OPERATION as RECALL_OPERATION
+from aimos.vocabulary import REQUEST_METHOD as REQUEST_METHOD
 
 
 # -- 33..37: Merkle entries, root, the housekeeper's event, revocation binding --

@@ -7,16 +7,19 @@ from collections.abc import Mapping
 from typing import Final
 
 from aimos import vocabulary
+from aimos.vocabulary import DATA_CLASSES as DATA_CLASSES
+from aimos.vocabulary import HOUSEKEEPER as HOUSEKEEPER
+from aimos.vocabulary import HOUSEKEEPER_TIERS as HOUSEKEEPER_TIERS
+from aimos.vocabulary import MASTER_ISSUER as MASTER_ISSUER
+from aimos.vocabulary import OCCURRENCE_LEGACY_SCHEMA as OCCURRENCE_LEGACY_SCHEMA
+from aimos.vocabulary import OCCURRENCE_V3_SCHEMA as OCCURRENCE_V3_SCHEMA
+from aimos.vocabulary import RECALL_AUTHORIZATION_SCHEMA as RECALL_AUTHORIZATION_SCHEMA
+from aimos.vocabulary import REQUEST_METHOD as REQUEST_METHOD
+from aimos.vocabulary import REQUEST_SIG_FORM as REQUEST_SIG_FORM
+from aimos.vocabulary import V2_NATIVE_RECALL_RECEIPT_SCHEMA as NATIVE_RECEIPT_SCHEMA
+from aimos.vocabulary import V2_RECALL_BUNDLE_SCHEMA as BUNDLE_SCHEMA
 
 # protocol words the checks read through this module
-HOUSEKEEPER: Final = vocabulary.HOUSEKEEPER
-HOUSEKEEPER_TIERS: Final = vocabulary.HOUSEKEEPER_TIERS
-OCCURRENCE_LEGACY_SCHEMA: Final = vocabulary.OCCURRENCE_LEGACY_SCHEMA
-OCCURRENCE_V3_SCHEMA: Final = vocabulary.OCCURRENCE_V3_SCHEMA
-RECALL_AUTHORIZATION_SCHEMA: Final = vocabulary.RECALL_AUTHORIZATION_SCHEMA
-REQUEST_METHOD: Final = vocabulary.REQUEST_METHOD
-REQUEST_SIG_FORM: Final = vocabulary.REQUEST_SIG_FORM
-MASTER_ISSUER: Final = vocabulary.MASTER_ISSUER
 
 # --- the closed vocabulary --------------------------------------------------------------------
 ENVELOPE_COMMITMENT_INVALID: Final = "ENVELOPE_COMMITMENT_INVALID"
@@ -118,8 +121,6 @@ RECALL_CRYPTO_CODES: tuple[str, ...] = (
 RECALL_REASONS: frozenset[str] = frozenset(RECALL_STRUCTURAL_CODES + RECALL_CRYPTO_CODES)
 
 # --- the profile ------------------------------------------------------------------------------
-BUNDLE_SCHEMA: Final = vocabulary.V2_RECALL_BUNDLE_SCHEMA
-NATIVE_RECEIPT_SCHEMA: Final = vocabulary.V2_NATIVE_RECALL_RECEIPT_SCHEMA
 FORMAT: Final[Mapping[str, object]] = {
     "schema": BUNDLE_SCHEMA,
     "version": 2,
@@ -175,8 +176,6 @@ RESULT_OBJECT_COUNT: Final = len(RESULT_KINDS)
 MAX_RESULTS: Final = 200
 MAX_BODY_BYTES: Final = 1024 * 1024
 MAX_TEXT_UNITS: Final = 200  # bundle_id, company_id and object schemas (UTF-16 code units, as JS)
-MASTER_GRANT: Final = vocabulary.MASTER_SIGNED_RECALL_GRANT
-SYSTEM_PRINCIPAL: Final = vocabulary.HOUSEKEEPER_SYSTEM_PRINCIPAL
 SYSTEM_PRINCIPAL_FORBIDDEN: Final = (
     "signed_body",
     "content_hash",
@@ -185,15 +184,9 @@ SYSTEM_PRINCIPAL_FORBIDDEN: Final = (
     "nonce",
     "signature_b64u",
 )
-REQUEST_PATH: Final = vocabulary.PATH_RECALL
-MAX_CLEARANCE: Final = vocabulary.CLEARANCE_MAX
-DATA_CLASSES: Final = vocabulary.DATA_CLASSES
 RETURN_PATHS: Final = frozenset(
     {"identifier_exact", "post_compaction_handoff", "semantic_cache", "adaptive_early_exit", "normal_recall"}
 )
-CONTENT_KERNEL_SCHEMA: Final = vocabulary.V2_CONTENT_KERNEL_SCHEMA
-SECURITY_CLOSURE_SCHEMA: Final = vocabulary.V2_SECURITY_CLOSURE_SCHEMA
-RECALL_OPERATION: Final = vocabulary.RECALL_RECEIPT_OPERATION
 
 
 def object_where(ordinal: int) -> str:

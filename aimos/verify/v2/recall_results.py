@@ -17,17 +17,13 @@ from aimos.verify.kit import (
     same,
 )
 from aimos.verify.v2.recall_profile import (
-    CONTENT_KERNEL_SCHEMA,
     CONTENT_STATE_BINDING_INVALID,
     DECISION_HASH_MALFORMED,
     EPISTEMIC_BINDING_INVALID,
     EPISTEMIC_PROJECTION_BINDING_INVALID,
-    NATIVE_RECEIPT_SCHEMA,
     OBJECT_SCHEMA_INVALID,
     OCCURRENCE_BINDING_INVALID,
-    OCCURRENCE_LEGACY_SCHEMA,
     OCCURRENCE_NATIVE_BODY_INVALID,
-    OCCURRENCE_V3_SCHEMA,
     PROVENANCE_BINDING_INVALID,
     RECEIPT_EVIDENCE_BINDING_INVALID,
     RESULT_CARDINALITY_INVALID,
@@ -35,11 +31,15 @@ from aimos.verify.v2.recall_profile import (
     RETURN_PATHS,
     RETURN_PROJECTION_BINDING_INVALID,
     SECURITY_CLOSURE_BINDING_INVALID,
-    SECURITY_CLOSURE_SCHEMA,
     result_object_ordinal,
     singleton_where,
 )
 from aimos.verify.v2.recall_run import RecallRun
+from aimos.vocabulary import OCCURRENCE_LEGACY_SCHEMA as OCCURRENCE_LEGACY_SCHEMA
+from aimos.vocabulary import OCCURRENCE_V3_SCHEMA as OCCURRENCE_V3_SCHEMA
+from aimos.vocabulary import V2_CONTENT_KERNEL_SCHEMA as CONTENT_KERNEL_SCHEMA
+from aimos.vocabulary import V2_NATIVE_RECALL_RECEIPT_SCHEMA as NATIVE_RECEIPT_SCHEMA
+from aimos.vocabulary import V2_SECURITY_CLOSURE_SCHEMA as SECURITY_CLOSURE_SCHEMA
 
 
 # -- 21..25: decisions and the return projection --
