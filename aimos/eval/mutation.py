@@ -23,7 +23,7 @@ from aimos.crypto.canonical import canonical_json
 from aimos.crypto.encoding import b64u_encode, be32, be64, uuid16
 from aimos.crypto.messages import payload_message
 from aimos.errors import AimosError
-from aimos.eval.scratch import install_scratch, scratch_home
+from aimos.eval.scratch import install_scratch, open_scratch, scratch_home
 from aimos.eval.stats import sealing_report, summary_ms, time_calls
 from aimos.store.connection import one
 from aimos.vocabulary import HOUSEKEEPER
@@ -42,18 +42,8 @@ class Case:
 
 class _World:
     def __init__(self) -> None:
-        from aimos.identity.epochs import load_signer
-        from aimos.identity.keystore import open_keystore
-        from aimos.store.connection import open_writer, seal_with
-        from aimos.vocabulary import HOUSEKEEPER
-
-        result = install_scratch("mutation")
-        self.conn: apsw.Connection = open_writer()
-        store = open_keystore(result.keystore_kind, result.brain_id)
-        now = int(time.time())
-        self.agent = load_signer(self.conn, store, "cli", now)
-        self.housekeeper = load_signer(self.conn, store, HOUSEKEEPER, now)
-        seal_with(self.conn, self.housekeeper)  # its writes are sealed by the housekeeper
+        install_scratch("mutation")
+        self.conn, self.agent, self.housekeeper = open_scratch()
 
     def save(self, text: str) -> str:
         from aimos.actions.bodies import build_save_body

@@ -12,7 +12,7 @@ import secrets
 import time
 from typing import Any
 
-from aimos.eval.scratch import install_scratch, scratch_home
+from aimos.eval.scratch import install_scratch, open_scratch, scratch_home
 from aimos.eval.stats import sealing_report, summary_ms, time_calls
 
 WORDS = (
@@ -32,22 +32,14 @@ def run_perf(saves: int = 1000, keystore: str = "file") -> dict[str, Any]:
     from aimos.actions.bodies import build_save_body
     from aimos.actions.memory import save_and_classify
     from aimos.crypto.messages import request_message
-    from aimos.identity.epochs import load_signer
-    from aimos.identity.keystore import open_keystore
     from aimos.identity.requests import sign_request
     from aimos.store import seals
-    from aimos.store.connection import open_writer, seal_with
-    from aimos.vocabulary import HOUSEKEEPER, PATH_SAVE
+    from aimos.vocabulary import PATH_SAVE
 
     rng = secrets.SystemRandom()
     with scratch_home() as home:
-        result = install_scratch("perf-saves", keystore)
-        conn = open_writer()
-        store = open_keystore(result.keystore_kind, result.brain_id)
-        now = int(time.time())
-        agent = load_signer(conn, store, "cli", now)
-        housekeeper = load_signer(conn, store, HOUSEKEEPER, now)
-        seal_with(conn, housekeeper)  # its writes are sealed by the housekeeper
+        install_scratch("perf-saves", keystore)
+        conn, agent, housekeeper = open_scratch()
 
         counter = iter(range(10**9))
 
@@ -69,7 +61,7 @@ def run_perf(saves: int = 1000, keystore: str = "file") -> dict[str, Any]:
 
         # Bare parts use PyNaCl directly: no aimos wrapper, no verified-signature memory.
         sample_body = build_save_body(company_id="personal", value=_text(0, rng))
-        message = request_message(sample_body, "POST", PATH_SAVE, "nonce-nonce-nonce", now)
+        message = request_message(sample_body, "POST", PATH_SAVE, "nonce-nonce-nonce", int(time.time()))
         signing_key = SigningKey(agent.key.seed)
         verify_key = VerifyKey(agent.key.raw_public)
         signature = signing_key.sign(message).signature
@@ -153,23 +145,15 @@ def run_recall_perf(memories: int = 10_000, recalls: int = 200, cold_runs: int =
     import sys
 
     from aimos.actions.bodies import build_recall_body
-    from aimos.identity.epochs import load_signer
-    from aimos.identity.keystore import open_keystore
     from aimos.identity.requests import sign_request
     from aimos.recall.pipeline import recall
-    from aimos.store.connection import open_writer, seal_with
-    from aimos.vocabulary import HOUSEKEEPER, PATH_RECALL
+    from aimos.vocabulary import PATH_RECALL
 
     rng = secrets.SystemRandom()
     passphrase = secrets.token_urlsafe(24)
     with scratch_home("aimos-eval-recall-") as home:
-        result = install_scratch("perf-recall", passphrase=passphrase)
-        conn = open_writer()
-        store = open_keystore(result.keystore_kind, result.brain_id)
-        now = int(time.time())
-        agent = load_signer(conn, store, "cli", now)
-        housekeeper = load_signer(conn, store, HOUSEKEEPER, now)
-        seal_with(conn, housekeeper)  # its writes are sealed by the housekeeper
+        install_scratch("perf-recall", passphrase=passphrase)
+        conn, agent, housekeeper = open_scratch()
         build_started = time.perf_counter()
         texts = fill_synthetic(conn, agent, housekeeper, memories, rng)
         build_seconds = time.perf_counter() - build_started
@@ -221,21 +205,13 @@ def run_verify_perf(memories: int = 10_000, runs: int = 2) -> dict[str, Any]:
     """`aimos verify`'s work (both verifiers, parity and the brain checks: seals, schema, search
     indexes) over a scratch brain of ``memories`` synthetic memories: wall time per run and where
     it goes (the time each verify phase took, and the brain checks' own parts)."""
-    from aimos.identity.epochs import load_signer
-    from aimos.identity.keystore import open_keystore
     from aimos.learning.parity import verify_everything
-    from aimos.store.connection import open_writer, seal_with
-    from aimos.vocabulary import HOUSEKEEPER
+    from aimos.store.connection import open_writer
 
     rng = secrets.SystemRandom()
     with scratch_home("aimos-eval-verify-") as home:
         result = install_scratch("perf-verify", "file")
-        conn = open_writer()
-        store = open_keystore(result.keystore_kind, result.brain_id)
-        now = int(time.time())
-        agent = load_signer(conn, store, "cli", now)
-        housekeeper = load_signer(conn, store, HOUSEKEEPER, now)
-        seal_with(conn, housekeeper)
+        conn, agent, housekeeper = open_scratch()
         started = time.perf_counter()
         fill_synthetic(conn, agent, housekeeper, memories, rng)
         build_seconds = time.perf_counter() - started

@@ -68,18 +68,10 @@ class _Brain:
     """A scratch brain opened in-process: the writer, the CLI agent and the housekeeper."""
 
     def __init__(self) -> None:
-        from aimos.identity.epochs import brain_meta, load_signer
-        from aimos.identity.keystore import open_keystore
-        from aimos.store.connection import open_writer, seal_with
-        from aimos.vocabulary import HOUSEKEEPER
 
-        self.conn = open_writer()
-        meta = brain_meta(self.conn)
-        store = open_keystore(meta["keystore"], meta["brain_id"])
-        now = int(time.time())
-        self.agent = load_signer(self.conn, store, "cli", now)
-        self.housekeeper = load_signer(self.conn, store, HOUSEKEEPER, now)
-        seal_with(self.conn, self.housekeeper)  # its writes are sealed by the housekeeper
+        from aimos.eval.scratch import open_scratch
+
+        self.conn, self.agent, self.housekeeper = open_scratch()
 
     def save(self, value: str, *, source: str, memory_type: str) -> str:
         from aimos.actions.bodies import build_save_body

@@ -54,6 +54,24 @@ def install_scratch(kind: str, keystore: str = "file", passphrase: str | None = 
     return result
 
 
+def open_scratch() -> tuple[Any, Any, Any]:
+    """The brain in the current AIMOS_HOME opened in-process for an evaluation: the writer (its
+    writes sealed by the housekeeper), the CLI agent's signer and the housekeeper's."""
+    from aimos.identity.epochs import brain_meta, load_signer
+    from aimos.identity.keystore import open_keystore
+    from aimos.store.connection import open_writer, seal_with
+    from aimos.vocabulary import HOUSEKEEPER
+
+    conn = open_writer()
+    meta = brain_meta(conn)
+    store = open_keystore(meta["keystore"], meta["brain_id"])
+    now = int(time.time())
+    agent = load_signer(conn, store, "cli", now)
+    housekeeper = load_signer(conn, store, HOUSEKEEPER, now)
+    seal_with(conn, housekeeper)
+    return conn, agent, housekeeper
+
+
 def finish(home: Path) -> None:
     """Purge the scratch brain at ``home`` with a receipt (when a purger is set), then remove it."""
     passphrase = _PASSPHRASES.pop(str(home), None)

@@ -19,6 +19,17 @@ from aimos.store.connection import one, resolve_uuid_prefix
 from aimos.vocabulary import HOUSEKEEPER, PATH_RECALL
 from aimos.vocabulary import RECALL_RECEIPT_SCHEMA as RECEIPT_SCHEMA
 
+# the columns of a signed, chained row (a grant, an event) that a receipt document carries
+SIGNED_ROW_FIELDS = (
+    "signed_body",
+    "content_hash",
+    "nonce",
+    "ts_signed",
+    "signature_b64u",
+    "prev_mutation_hash",
+    "mutation_hash",
+)
+
 
 def evidence_entry(ordinal: int, s: Scored, d: Disclosed) -> dict[str, Any]:
     c = s.candidate
@@ -163,33 +174,8 @@ def receipt_document(conn: apsw.Connection, ref: str) -> dict[str, Any]:
             "signature_b64u": r["request_signature_b64u"],
             "certificate": agent["certificate"] if agent else None,
         },
-        "grant": None
-        if grant is None
-        else {
-            k: grant[k]
-            for k in (
-                "signed_body",
-                "content_hash",
-                "nonce",
-                "ts_signed",
-                "signature_b64u",
-                "prev_mutation_hash",
-                "mutation_hash",
-            )
-        },
-        "event": {
-            k: event[k]
-            for k in (
-                "event_id",
-                "signed_body",
-                "content_hash",
-                "nonce",
-                "ts_signed",
-                "signature_b64u",
-                "prev_mutation_hash",
-                "mutation_hash",
-            )
-        },
+        "grant": None if grant is None else {k: grant[k] for k in SIGNED_ROW_FIELDS},
+        "event": {k: event[k] for k in ("event_id", *SIGNED_ROW_FIELDS)},
         HOUSEKEEPER: None
         if hk is None
         else {

@@ -122,21 +122,12 @@ async def _scroll(presses: int) -> dict[str, Any]:
 
 def run_tui_perf(memories: int = 100_000, runs: int = 5, presses: int = 200) -> dict[str, Any]:
     from aimos.eval.perf import fill_synthetic
-    from aimos.eval.scratch import install_scratch, scratch_home
-    from aimos.identity.epochs import load_signer
-    from aimos.identity.keystore import open_keystore
-    from aimos.store.connection import open_writer, seal_with
-    from aimos.vocabulary import HOUSEKEEPER
+    from aimos.eval.scratch import install_scratch, open_scratch, scratch_home
 
     rng = secrets.SystemRandom()
     with scratch_home("aimos-eval-tui-") as home:
-        result = install_scratch("perf-tui")
-        conn = open_writer()
-        store = open_keystore(result.keystore_kind, result.brain_id)
-        now = int(time.time())
-        agent = load_signer(conn, store, "cli", now)
-        housekeeper = load_signer(conn, store, HOUSEKEEPER, now)
-        seal_with(conn, housekeeper)  # its writes are sealed by the housekeeper
+        install_scratch("perf-tui")
+        conn, agent, housekeeper = open_scratch()
         t0 = time.perf_counter()
         fill_synthetic(conn, agent, housekeeper, memories, rng)
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
