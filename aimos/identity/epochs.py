@@ -225,6 +225,13 @@ def latest_epoch(conn: apsw.Connection, agent_id: str) -> dict[str, Any]:
     return found[-1]
 
 
+def epoch_at(conn: apsw.Connection, agent_id: str, valid_from: int) -> dict[str, Any] | None:
+    """The identity epoch row of ``agent_id`` starting at ``valid_from``, if there is one."""
+    return one(
+        conn, "SELECT * FROM identity_epochs WHERE agent_id = ? AND valid_from = ?", (agent_id, valid_from)
+    )
+
+
 def epoch_state(epoch: dict[str, Any], now: int) -> str:
     if epoch["revoked_at"] is not None:  # revoked from the moment the revocation is recorded
         return "revoked"

@@ -29,7 +29,7 @@ from aimos.crypto.canonical import canonical_json, json_loads
 from aimos.crypto.encoding import b64u_encode, iso_ms
 from aimos.crypto.messages import new_nonce, payload_message
 from aimos.errors import OutcomeNotFoundError, V2OutcomeUnavailableError
-from aimos.identity.epochs import Signer, master_row
+from aimos.identity.epochs import Signer, epoch_at, master_row
 from aimos.store.connection import one, resolve_uuid_prefix
 from aimos.verify import v2_mutation as vm
 from aimos.verify import v2_recall as v2
@@ -221,9 +221,7 @@ def _event_proof(event: dict[str, Any], hk: dict[str, Any]) -> dict[str, Any]:
 
 
 def _hk_epoch(conn: apsw.Connection, agent_id: str, valid_from: int) -> dict[str, Any]:
-    row = one(
-        conn, "SELECT * FROM identity_epochs WHERE agent_id = ? AND valid_from = ?", (agent_id, valid_from)
-    )
+    row = epoch_at(conn, agent_id, valid_from)
     if row is None:
         raise V2OutcomeUnavailableError(f"identity epoch {agent_id}@{iso_ms(valid_from)} is missing")
     return row

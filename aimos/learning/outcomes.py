@@ -26,7 +26,7 @@ from aimos.identity.requests import SignedRequest, verify_request
 from aimos.learning.export_v2 import RecallBinding, recall_binding, sign_valence_row
 from aimos.learning.rule import next_weight_milli
 from aimos.ledger.events import append_event
-from aimos.store.connection import one, rows, write_transaction
+from aimos.store.connection import insert, one, rows, write_transaction
 from aimos.vocabulary import PATH_OUTCOME
 
 OUTCOMES = {"good": 1, "bad": -1}
@@ -300,36 +300,33 @@ def _transition(
     sigma = commitments.provenance_mutation_hash(
         content, bytes.fromhex(prev_node_hash) if prev_node_hash else None, nonce, now
     )
-    conn.execute(
-        "INSERT INTO memory_provenance (provenance_id, memory_id, company_id, event_type, body_json,"
-        " content_hash, prev_mutation_hash, mutation_hash, nonce, ts_signed, signature_b64u,"
-        " signature_form, signed_method, signed_path, signer_agent_id, signer_valid_from,"
-        " cert_fingerprint, identity_tier, is_genesis, backfilled, binding_schema_version, created_at)"
-        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-        (
-            str(uuid.uuid4()),
-            mid,
-            company,
-            "REWEIGHT",
-            body_bytes.decode("utf-8"),
-            content.hex(),
-            prev_node_hash,
-            sigma.hex(),
-            nonce,
-            now,
-            b64u_encode(signature),
-            1,
-            None,
-            None,
-            housekeeper.agent_id,
-            housekeeper.valid_from,
-            housekeeper.cert_fingerprint,
-            housekeeper.identity_tier,
-            0 if prev_node_hash else 1,
-            0,
-            2,
-            now,
-        ),
+    insert(
+        conn,
+        "memory_provenance",
+        {
+            "provenance_id": str(uuid.uuid4()),
+            "memory_id": mid,
+            "company_id": company,
+            "event_type": "REWEIGHT",
+            "body_json": body_bytes.decode("utf-8"),
+            "content_hash": content.hex(),
+            "prev_mutation_hash": prev_node_hash,
+            "mutation_hash": sigma.hex(),
+            "nonce": nonce,
+            "ts_signed": now,
+            "signature_b64u": b64u_encode(signature),
+            "signature_form": 1,
+            "signed_method": None,
+            "signed_path": None,
+            "signer_agent_id": housekeeper.agent_id,
+            "signer_valid_from": housekeeper.valid_from,
+            "cert_fingerprint": housekeeper.cert_fingerprint,
+            "identity_tier": housekeeper.identity_tier,
+            "is_genesis": 0 if prev_node_hash else 1,
+            "backfilled": 0,
+            "binding_schema_version": 2,
+            "created_at": now,
+        },
     )
     prev_projection = one(
         conn,

@@ -19,7 +19,7 @@ from aimos.identity.trusted import grant_excess
 from aimos.ledger.events import append_event
 from aimos.memory.gates import refuse_secrets, scan_canary
 from aimos.memory.versions import head_of, resolve_memory_id
-from aimos.store.connection import one, write_transaction
+from aimos.store.connection import insert, one, write_transaction
 from aimos.vocabulary import (
     CLEARANCE_MAX,
     HOUSEKEEPER,
@@ -255,36 +255,33 @@ def save_in_transaction(
     provenance_id = str(uuid.uuid4())
     content_hash = bytes.fromhex(verified.request_hash)  # H(canonicalJSON(body))
     mutation = commitments.provenance_mutation_hash(content_hash, None, req.nonce, req.ts).hex()
-    conn.execute(
-        "INSERT INTO memory_provenance (provenance_id, memory_id, company_id, event_type, body_json,"
-        " content_hash, prev_mutation_hash, mutation_hash, nonce, ts_signed, signature_b64u,"
-        " signature_form, signed_method, signed_path, signer_agent_id, signer_valid_from,"
-        " cert_fingerprint, identity_tier, is_genesis, backfilled, binding_schema_version, created_at)"
-        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-        (
-            provenance_id,
-            memory_id,
-            company,
-            "SAVE",
-            verified.body_bytes.decode("utf-8"),
-            content_hash.hex(),
-            None,
-            mutation,
-            req.nonce,
-            req.ts,
-            req.signature_b64u,
-            3,
-            req.method,
-            req.path,
-            verified.agent_id,
-            verified.valid_from,
-            verified.cert_fingerprint,
-            verified.identity_tier,
-            1,
-            0,
-            BINDING_SCHEMA_VERSION,
-            now,
-        ),
+    insert(
+        conn,
+        "memory_provenance",
+        {
+            "provenance_id": provenance_id,
+            "memory_id": memory_id,
+            "company_id": company,
+            "event_type": "SAVE",
+            "body_json": verified.body_bytes.decode("utf-8"),
+            "content_hash": content_hash.hex(),
+            "prev_mutation_hash": None,
+            "mutation_hash": mutation,
+            "nonce": req.nonce,
+            "ts_signed": req.ts,
+            "signature_b64u": req.signature_b64u,
+            "signature_form": 3,
+            "signed_method": req.method,
+            "signed_path": req.path,
+            "signer_agent_id": verified.agent_id,
+            "signer_valid_from": verified.valid_from,
+            "cert_fingerprint": verified.cert_fingerprint,
+            "identity_tier": verified.identity_tier,
+            "is_genesis": 1,
+            "backfilled": 0,
+            "binding_schema_version": BINDING_SCHEMA_VERSION,
+            "created_at": now,
+        },
     )
     quarantine = 1 if canary.detected else 0
     # The housekeeper's event first: the memories trigger requires it.

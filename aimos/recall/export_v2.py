@@ -33,7 +33,7 @@ from aimos.crypto.canonical import canonical_sha256_hex, json_loads
 from aimos.crypto.encoding import b64u_decode, b64u_encode, iso_ms
 from aimos.crypto.merkle import merkle_root
 from aimos.errors import V2ReceiptUnavailableError
-from aimos.identity.epochs import Signer, master_row
+from aimos.identity.epochs import Signer, epoch_at, master_row
 from aimos.identity.requests import VerifiedRequest
 from aimos.ledger.events import append_event
 from aimos.recall.disclosure import Disclosed
@@ -317,9 +317,7 @@ def record_v2_receipt(
 
 # --- export --------------------------------------------------------------------------------------
 def _epoch(conn: apsw.Connection, agent_id: str, valid_from: int) -> dict[str, Any]:
-    row = one(
-        conn, "SELECT * FROM identity_epochs WHERE agent_id = ? AND valid_from = ?", (agent_id, valid_from)
-    )
+    row = epoch_at(conn, agent_id, valid_from)
     if row is None:
         raise V2ReceiptUnavailableError(f"identity epoch {agent_id}@{iso_ms(valid_from)} is missing")
     return row

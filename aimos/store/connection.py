@@ -386,6 +386,12 @@ def rows(conn: apsw.Connection, sql: str, params: Any = ()) -> list[dict[str, An
         return [dict(zip(names, r, strict=True)) for r in cursor]
 
 
+def insert(conn: apsw.Connection, table: str, row: dict[str, Any]) -> None:
+    """INSERT one row given as column -> value (the table and column names are the code's own)."""
+    columns = ", ".join(row)
+    conn.execute(f"INSERT INTO {table} ({columns}) VALUES ({', '.join('?' * len(row))})", tuple(row.values()))
+
+
 def one(conn: apsw.Connection, sql: str, params: Any = ()) -> dict[str, Any] | None:
     found = rows(conn, sql, params)
     return found[0] if found else None

@@ -14,32 +14,37 @@ from typing import Any
 from aimos.housekeeper.jobs.context import JobContext
 from aimos.store.connection import one
 
-
-def run(ctx: JobContext) -> dict[str, Any]:
-    pending = one(
-        ctx.conn,
+# work a write left undone: (its key in the result, a count query, what the count is of)
+_BACKLOGS = (
+    (
+        "pending_outcomes",
         "SELECT COUNT(*) AS n FROM outcomes o WHERE o.terminal = 'authorized_transition'"
         " AND NOT EXISTS (SELECT 1 FROM weight_projections w WHERE w.outcome_id = o.outcome_id)",
-    )
-    pending_outcomes = int(pending["n"]) if pending else 0
-    if pending_outcomes:
-        ctx.attention.append(f"{pending_outcomes} authorized outcomes have no signed transition")
-    unlabelled = one(
-        ctx.conn,
+        "authorized outcomes have no signed transition",
+    ),
+    (
+        "pending_reclassification",
         "SELECT COUNT(*) AS n FROM epistemic_fingerprints f WHERE NOT EXISTS"
         " (SELECT 1 FROM memory_classifications c WHERE c.memory_id = f.memory_id)",
-    )
-    pending_labels = int(unlabelled["n"]) if unlabelled else 0
-    if pending_labels:
-        ctx.attention.append(f"{pending_labels} fingerprinted memories have no classification")
+        "fingerprinted memories have no classification",
+    ),
+)
+
+
+def run(ctx: JobContext) -> dict[str, Any]:
+    counts: dict[str, int] = {}
+    for key, sql, what in _BACKLOGS:
+        found = one(ctx.conn, sql)
+        counts[key] = int(found["n"]) if found else 0
+        if counts[key]:
+            ctx.attention.append(f"{counts[key]} {what}")
     # PASSIVE: copy what no reader still needs, never wait and never block a writer
     row: tuple[Any, ...] = tuple(ctx.conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()[0])
     busy, log_frames, checkpointed = (int(v) for v in row)
     if busy or checkpointed < log_frames:
         ctx.attention.append("the WAL checkpoint could not finish (a reader held it); it retries next hour")
     return {
-        "pending_outcomes": pending_outcomes,
-        "pending_reclassification": pending_labels,
+        **counts,
         "wal_checkpoint": {
             "busy": int(busy),
             "log_frames": int(log_frames),
