@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import typer
 
 from aimos.cli.output import emit_json, out, say, table
@@ -25,30 +27,23 @@ def enroll(
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
     """Enrol a new agent: a master-issued epoch certificate and a master-signed grant."""
-    from aimos.actions.session import now, open_brain
-    from aimos.crypto.encoding import iso_ms
-    from aimos.identity.agents import enroll_agent
-    from aimos.identity.epochs import check_agent_id, check_clearance, check_validity_days, data_class_rank
+    from aimos.actions.agents import Enrolment
 
-    check_agent_id(agent_id)
-    check_validity_days(validity_days)
-    check_clearance(clearance, ceiling=10)
-    data_class_rank(data_class)
+    enrol(Enrolment(agent_id, validity_days, clearance, data_class, not read_only), passphrase_fd, json_out)
+
+
+def enrol(enrolment: Any, passphrase_fd: int | None, json_out: bool) -> None:
+    """`aimos agent enroll` and `aimos install --add-agent`: sign the enrolment, print the result."""
+    from aimos.actions import agents
+    from aimos.actions.session import open_brain
+    from aimos.crypto.encoding import iso_ms
+
+    enrolment.checked()
     with open_brain(write=True) as brain:
         master = brain.master(passphrase_fd, "enrol an agent")
-        signer, grant = enroll_agent(
-            brain.conn,
-            master,
-            brain.keystore,
-            agent_id=agent_id,
-            now=now(),
-            validity_days=validity_days,
-            clearance=clearance,
-            data_class=data_class,
-            write_allowed=not read_only,
-        )
+        signer, grant = agents.enroll(brain, master, enrolment)
     result = {
-        "agent_id": agent_id,
+        "agent_id": enrolment.agent_id,
         "valid_from": iso_ms(signer.valid_from),
         "valid_until": iso_ms(signer.valid_until),
         "cert_fingerprint": signer.cert_fingerprint,
@@ -58,8 +53,9 @@ def enroll(
         emit_json(result)
     else:
         out(
-            f"enrolled {agent_id}: valid until {result['valid_until']}, clearance <= {clearance}, "
-            f"data class <= {data_class}{', read-only' if read_only else ''}"
+            f"enrolled {enrolment.agent_id}: valid until {result['valid_until']}, "
+            f"clearance <= {enrolment.clearance}, data class <= {enrolment.data_class}"
+            f"{'' if enrolment.write_allowed else ', read-only'}"
         )
 
 
@@ -71,18 +67,16 @@ def rotate(
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
     """New key and epoch for an agent, same grant ceilings; the old epoch is revoked."""
-    from aimos.actions.session import now, open_brain
+    from aimos.actions import agents
+    from aimos.actions.session import open_brain
     from aimos.crypto.encoding import iso_ms
-    from aimos.identity.agents import rotate_agent
     from aimos.identity.epochs import check_validity_days
 
     if validity_days is not None:
         check_validity_days(validity_days)
     with open_brain(write=True) as brain:
         master = brain.master(passphrase_fd, "rotate an agent")
-        signer, grant, revoked = rotate_agent(
-            brain.conn, master, brain.keystore, agent_id=agent_id, now=now(), validity_days=validity_days
-        )
+        signer, grant, revoked = agents.rotate(brain, master, agent_id, validity_days)
     result = {
         "agent_id": agent_id,
         "valid_from": iso_ms(signer.valid_from),
@@ -107,14 +101,13 @@ def revoke(
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
     """Revoke an agent's current epoch with a master-signed revocation."""
-    from aimos.actions.session import now, open_brain
-    from aimos.identity.agents import revoke_agent
-    from aimos.identity.epochs import latest_epoch
+    from aimos.actions import agents
+    from aimos.actions.session import open_brain
 
     with open_brain(write=True) as brain:
-        latest_epoch(brain.conn, agent_id)
+        agents.require_enrolled(brain, agent_id)
         master = brain.master(passphrase_fd, "revoke an agent")
-        record = revoke_agent(brain.conn, master, brain.keystore, agent_id=agent_id, reason=reason, now=now())
+        record = agents.revoke(brain, master, agent_id, reason)
     if json_out:
         emit_json({k: record[k] for k in ("revocation_id", "agent_id", "revoked_at", "mutation_hash")})
     else:
@@ -125,13 +118,11 @@ def revoke(
 @agent_app.command("list")
 def list_agents(json_out: bool = typer.Option(False, "--json", help="Print as JSON.")) -> None:
     """List identity epochs: agents and the housekeeper, with state and grant."""
-    from aimos.actions.session import now, open_brain
-    from aimos.identity.agents import agent_listing
-    from aimos.identity.trusted import check_identities
+    from aimos.actions import agents
+    from aimos.actions.session import open_brain
 
     with open_brain(write=False) as brain:
-        check_identities(brain.conn)  # a deleted revocation must not list a revoked agent as active
-        listing = agent_listing(brain.conn, now())
+        listing = agents.listing(brain)
     if json_out:
         emit_json(listing)
         return

@@ -160,26 +160,12 @@ def register(app: typer.Typer) -> None:
                     "--add-agent takes --validity-days, --clearance, --data-class, --read-only and "
                     "--passphrase-fd; the rest was fixed when the brain was installed.",
                 )
-            from aimos.cli.agent_cmds import enroll
-            from aimos.identity.epochs import (
-                check_agent_id,
-                check_clearance,
-                check_validity_days,
-                data_class_rank,
-            )
+            from aimos.actions.agents import Enrolment
+            from aimos.cli.agent_cmds import enrol
 
+            enrolment = Enrolment(add_agent, validity_days, clearance, data_class, not read_only)
             if dry_run:
-                check_agent_id(add_agent)
-                check_validity_days(validity_days)
-                check_clearance(clearance, ceiling=10)
-                data_class_rank(data_class)
-                plan = {
-                    "add_agent": add_agent,
-                    "validity_days": validity_days,
-                    "clearance": clearance,
-                    "data_class": data_class,
-                    "write_allowed": not read_only,
-                }
+                plan = enrolment.checked().plan()
                 if json_out:
                     emit_json(plan)
                 else:
@@ -187,15 +173,7 @@ def register(app: typer.Typer) -> None:
                 say("dry run: nothing was changed")
                 return
 
-            enroll(
-                agent_id=add_agent,
-                validity_days=validity_days,
-                clearance=clearance,
-                data_class=data_class,
-                read_only=read_only,
-                passphrase_fd=passphrase_fd,
-                json_out=json_out,
-            )
+            enrol(enrolment, passphrase_fd, json_out)
             return
         if existing is not None:
             _already_installed(json_out, existing)

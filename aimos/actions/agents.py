@@ -1,0 +1,95 @@
+"""Agents: enrol, rotate, revoke and list identity epochs, each change signed by the master
+(a master-issued epoch certificate, a master-signed grant or revocation)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from aimos.actions.session import Brain, now
+from aimos.crypto.ed25519 import KeyPair
+from aimos.identity import agents
+from aimos.identity.epochs import (
+    DEFAULT_VALIDITY_DAYS,
+    Signer,
+    check_agent_id,
+    check_clearance,
+    check_validity_days,
+    data_class_rank,
+    latest_epoch,
+)
+from aimos.identity.trusted import check_identities
+from aimos.vocabulary import AGENT_CLEARANCE_MAX, DEFAULT_GRANT_CLEARANCE, DEFAULT_GRANT_DATA_CLASS
+
+
+@dataclass(frozen=True)
+class Enrolment:
+    """A new agent and the grant the master signs for it."""
+
+    agent_id: str
+    validity_days: int = DEFAULT_VALIDITY_DAYS
+    clearance: int = DEFAULT_GRANT_CLEARANCE
+    data_class: str = DEFAULT_GRANT_DATA_CLASS
+    write_allowed: bool = True
+
+    def checked(self) -> Enrolment:
+        """Itself, when every field is valid; else a usage error naming the field and the fix
+        (before any passphrase is asked for)."""
+        check_agent_id(self.agent_id)
+        check_validity_days(self.validity_days)
+        check_clearance(self.clearance, ceiling=AGENT_CLEARANCE_MAX)
+        data_class_rank(self.data_class)
+        return self
+
+    def plan(self) -> dict[str, Any]:
+        """What an enrolment would do (a dry run prints it)."""
+        return {
+            "add_agent": self.agent_id,
+            "validity_days": self.validity_days,
+            "clearance": self.clearance,
+            "data_class": self.data_class,
+            "write_allowed": self.write_allowed,
+        }
+
+
+def enroll(brain: Brain, master: KeyPair, enrolment: Enrolment) -> tuple[Signer, dict[str, Any]]:
+    """The agent's first epoch and its master-signed grant."""
+    e = enrolment.checked()
+    return agents.enroll_agent(
+        brain.conn,
+        master,
+        brain.keystore,
+        agent_id=e.agent_id,
+        now=now(),
+        validity_days=e.validity_days,
+        clearance=e.clearance,
+        data_class=e.data_class,
+        write_allowed=e.write_allowed,
+    )
+
+
+def rotate(
+    brain: Brain, master: KeyPair, agent_id: str, validity_days: int | None
+) -> tuple[Signer, dict[str, Any], bool]:
+    """A new key and epoch with the same grant ceilings; the previous epoch is revoked."""
+    return agents.rotate_agent(
+        brain.conn, master, brain.keystore, agent_id=agent_id, now=now(), validity_days=validity_days
+    )
+
+
+def require_enrolled(brain: Brain, agent_id: str) -> None:
+    """A usage error for an agent with no epoch (before the passphrase is asked for)."""
+    latest_epoch(brain.conn, agent_id)
+
+
+def revoke(brain: Brain, master: KeyPair, agent_id: str, reason: str) -> dict[str, Any]:
+    """A master-signed revocation of the agent's current epoch."""
+    keystore = brain.keystore
+    return agents.revoke_agent(brain.conn, master, keystore, agent_id=agent_id, reason=reason, now=now())
+
+
+def listing(brain: Brain) -> list[dict[str, Any]]:
+    """Every identity epoch with its state and grant, read through the verified identities (a
+    deleted revocation must not list a revoked agent as active)."""
+    check_identities(brain.conn)
+    return agents.agent_listing(brain.conn, now())
