@@ -204,9 +204,9 @@ def build_server(agent: str) -> MCPServer:  # noqa: C901 (the tools are nested i
         data_class: Annotated[
             str | None,
             Field(
-                description="Data class within your grant (default internal, or your ceiling if lower).",
+                description=f"Data class within your grant: {', '.join(DATA_CLASSES)} "
+                "(default internal, or your ceiling if lower).",
                 pattern="^(" + "|".join(DATA_CLASSES) + ")$",
-                json_schema_extra={"enum": list(DATA_CLASSES)},
             ),
         ] = None,
     ) -> Annotated[CallToolResult, SavedMemory]:
