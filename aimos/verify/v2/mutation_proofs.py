@@ -14,17 +14,7 @@ from aimos.crypto import commitments
 from aimos.crypto.ed25519 import verify
 from aimos.crypto.messages import payload_message
 from aimos.errors import AimosError
-from aimos.verify.kit import (
-    as_dict,
-    canonical_sha256_hex,
-    is_hex64,
-    is_int,
-    is_text,
-    is_uuid,
-    parse_time,
-    same,
-    signature_bytes,
-)
+from aimos.verify import kit
 from aimos.verify.v2.mutation_structure import Checked
 from aimos.vocabulary import HOUSEKEEPER as HOUSEKEEPER
 from aimos.vocabulary import REWEIGHT_EVENT as REWEIGHT
@@ -53,7 +43,7 @@ EVENT_FIELDS_SIGNED = (
 
 
 def _ms(value: object) -> int | None:
-    return parse_time(value, form="iso", unit="ms")
+    return kit.parse_time(value, form="iso", unit="ms")
 
 
 class Housekeeper:
@@ -73,9 +63,9 @@ class Housekeeper:
             self.agent_id == HOUSEKEEPER
             and self.valid_from_ms is not None
             and self.valid_until_ms is not None
-            and is_hex64(self.cert_fingerprint)
-            and is_text(self.public_key)
-            and is_text(self.certificate)
+            and kit.is_hex64(self.cert_fingerprint)
+            and kit.is_text(self.public_key)
+            and kit.is_text(self.certificate)
         )
 
     def within(self, ts: int) -> bool:
@@ -83,7 +73,7 @@ class Housekeeper:
         return self.valid_from_ms <= ts * 1000 <= self.valid_until_ms
 
     def ts_ok(self, ts: object) -> bool:
-        return is_int(ts) and ts >= 0 and self.within(ts)
+        return kit.is_int(ts) and ts >= 0 and self.within(ts)
 
     def signs(self, proof: dict[str, Any], agent_field: str, from_field: str) -> bool:
         """The proof names this epoch (its end too, when it states one) as its signer."""
@@ -125,15 +115,17 @@ def signed_tail(
     payload-form signature over the body."""
 
     def content_hash() -> str:
-        return canonical_sha256_hex(body)
+        return kit.canonical_sha256_hex(body)
 
     def link_holds() -> bool:
-        return is_text(proof["nonce"]) and link(bytes.fromhex(content_hash())).hex() == proof.get(hash_field)
+        return kit.is_text(proof["nonce"]) and link(bytes.fromhex(content_hash())).hex() == proof.get(
+            hash_field
+        )
 
     def signature_holds() -> bool:
         nonce, ts = proof.get("nonce"), proof.get("ts_signed")
-        signature = signature_bytes(proof.get("signature_b64u"))
-        if not is_text(nonce) or not is_int(ts) or signature is None:
+        signature = kit.signature_bytes(proof.get("signature_b64u"))
+        if not kit.is_text(nonce) or not kit.is_int(ts) or signature is None:
             return False
         return verify(str(hk.public_key), payload_message(body, nonce, ts), signature)
 
@@ -149,7 +141,7 @@ def provenance_link(proof: dict[str, Any], prev_field: str) -> Callable[[bytes],
 
     def link(content: bytes) -> bytes:
         prev = proof.get(prev_field)
-        if prev is not None and not is_hex64(prev):
+        if prev is not None and not kit.is_hex64(prev):
             raise ValueError(f"{prev_field} is neither null nor 64-hex")
         ts: Any = proof.get("ts_signed")
         return commitments.provenance_mutation_hash(
@@ -163,10 +155,10 @@ def event_proof_failure(
     proof_value: Any, summary: dict[str, Any], hk: Housekeeper, company: str
 ) -> str | None:
     """Why a full signed event proof does not prove ``summary``; None when it does."""
-    proof = as_dict(proof_value)
+    proof = kit.as_dict(proof_value)
     if proof is None:
         return "the event proof is not an object"
-    body = as_dict(proof.get("signed_body"))
+    body = kit.as_dict(proof.get("signed_body"))
     if body is None:
         return "signed_body is not an object"
     ts: Any = proof.get("ts_signed")
@@ -174,32 +166,34 @@ def event_proof_failure(
     def event_link(content: bytes) -> bytes:
         prev = proof["prev_mutation_hash"]
         link = commitments.event_link_hash(bytes.fromhex(prev), content, proof["nonce"], ts)
-        if not is_hex64(prev):
+        if not kit.is_hex64(prev):
             raise ValueError("prev_mutation_hash is not lowercase 64-hex")
         return link
 
     return first_failure(
         (
             (
-                lambda: is_uuid(proof.get("event_id")) and proof.get("event_id") == summary.get("event_id"),
+                lambda: (
+                    kit.is_uuid(proof.get("event_id")) and proof.get("event_id") == summary.get("event_id")
+                ),
                 "event_id is not the bundle's",
             ),
             (
                 lambda: all(
-                    same(proof.get(f), summary.get(f))
+                    kit.same(proof.get(f), summary.get(f))
                     for f in ("operation", "parent_event_id", "mutation_hash")
                 ),
                 "operation, parent or mutation hash is not the bundle's",
             ),
             (
                 lambda: (
-                    as_dict(proof.get("metadata")) is not None
-                    and same(proof.get("metadata"), summary.get("metadata"))
+                    kit.as_dict(proof.get("metadata")) is not None
+                    and kit.same(proof.get("metadata"), summary.get("metadata"))
                 ),
                 "metadata is not the bundle's",
             ),
             (
-                lambda: proof.get("proof_required") is True and is_int(proof.get("ledger_version"), 1, 1),
+                lambda: proof.get("proof_required") is True and kit.is_int(proof.get("ledger_version"), 1, 1),
                 "not a proof-required ledger_version 1 event",
             ),
             (
@@ -209,12 +203,12 @@ def event_proof_failure(
             (lambda: proof.get("company_id") == company, "the event is for another company"),
             (
                 lambda: (
-                    all(same(body.get(f), proof.get(f)) for f in EVENT_FIELDS_SIGNED)
+                    all(kit.same(body.get(f), proof.get(f)) for f in EVENT_FIELDS_SIGNED)
                     and _ms(body.get("signer_valid_from")) == _ms(proof.get("signer_valid_from"))
                 ),
                 "signed_body does not match the proof's fields",
             ),
-            (lambda: is_int(proof.get("ledger_seq"), 1), "ledger_seq is not a positive integer"),
+            (lambda: kit.is_int(proof.get("ledger_seq"), 1), "ledger_seq is not a positive integer"),
             (lambda: hk.ts_ok(ts), "ts_signed is outside the housekeeper epoch"),
             (lambda: _ms(proof.get("timestamp")) == ts * 1000, "timestamp is not ts_signed"),
             *signed_tail(
@@ -226,10 +220,10 @@ def event_proof_failure(
 
 def _body_of(proof_value: Any, what: str) -> tuple[dict[str, Any], dict[str, Any]] | str:
     """A provenance-row proof and its ``body_json``, or why it has none."""
-    proof = as_dict(proof_value)
+    proof = kit.as_dict(proof_value)
     if proof is None:
         return f"the {what} proof is not an object"
-    body = as_dict(proof.get("body_json"))
+    body = kit.as_dict(proof.get("body_json"))
     if body is None:
         return "body_json is not an object"
     return proof, body
@@ -253,11 +247,11 @@ def valence_proof_failure(proof_value: Any, checked: Checked, hk: Housekeeper) -
             (
                 lambda: (
                     proof.get("row_hash") == summary.get("row_hash")
-                    and same(proof.get("reward_sign"), summary.get("reward_sign"))
+                    and kit.same(proof.get("reward_sign"), summary.get("reward_sign"))
                 ),
                 "row hash or reward sign is not the bundle's",
             ),
-            (lambda: same(body, summary.get("body_json")), "body_json is not the bundle's"),
+            (lambda: kit.same(body, summary.get("body_json")), "body_json is not the bundle's"),
             (
                 lambda: (
                     proof.get("memory_id") == checked.outcome["memory_id"]
@@ -269,17 +263,20 @@ def valence_proof_failure(proof_value: Any, checked: Checked, hk: Housekeeper) -
                 lambda: (
                     body.get("event_type") == VALENCE
                     and body.get("company_id") == checked.company
-                    and same(body.get("reward_sign"), proof.get("reward_sign"))
+                    and kit.same(body.get("reward_sign"), proof.get("reward_sign"))
                 ),
                 "the signed body is not this company's VALENCE row with this reward sign",
             ),
             (
                 lambda: (
-                    same(body.get("ts_signed"), ts)
+                    kit.same(body.get("ts_signed"), ts)
                     and body.get("cert_fingerprint") == proof.get("cert_fingerprint")
                     and body.get("signer_agent_id") == proof.get("signer_agent_id")
                     and ("identity_tier" not in body or body["identity_tier"] == proof.get("identity_tier"))
-                    and ("context_hash" not in proof or same(proof["context_hash"], body.get("context_hash")))
+                    and (
+                        "context_hash" not in proof
+                        or kit.same(proof["context_hash"], body.get("context_hash"))
+                    )
                     and _ms(body.get("signer_valid_from")) == _ms(proof.get("signer_valid_from"))
                 ),
                 "the signed body does not name the proof's signer and time",
@@ -322,12 +319,12 @@ def provenance_proof_failure(
         (
             (
                 lambda: all(
-                    same(proof.get(f), summary.get(f))
+                    kit.same(proof.get(f), summary.get(f))
                     for f in ("provenance_id", "memory_id", "event_type", "mutation_hash")
                 ),
                 "provenance id, memory, event type or mutation hash is not the bundle's",
             ),
-            (lambda: same(body, summary.get("body_json")), "body_json is not the bundle's"),
+            (lambda: kit.same(body, summary.get("body_json")), "body_json is not the bundle's"),
             (
                 lambda: proof.get("event_type") == REWEIGHT and body.get("event_type") == REWEIGHT,
                 "not a REWEIGHT provenance row",
@@ -351,8 +348,8 @@ def provenance_proof_failure(
             (body_names_signer, "the signed body names another signer"),
             (
                 lambda: (
-                    is_int(proof.get("sig_form_version"), 1, 1)
-                    and is_int(proof.get("request_sig_form"), 1, 1)
+                    kit.is_int(proof.get("sig_form_version"), 1, 1)
+                    and kit.is_int(proof.get("request_sig_form"), 1, 1)
                 ),
                 "not a payload-form (v1) provenance signature",
             ),

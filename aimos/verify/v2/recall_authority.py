@@ -7,19 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from aimos.crypto import commitments
-from aimos.verify.kit import (
-    b64u,
-    canonical_sha256_hex,
-    is_dict,
-    is_hex64,
-    is_int,
-    is_text,
-    is_uuid,
-    parse_time,
-    same,
-    sha256_hex,
-    signature_bytes,
-)
+from aimos.verify import kit
 from aimos.verify.v2.recall_profile import (
     AUTHORITY_MUTATION_BINDING_INVALID,
     COMMAND_HASH_MISMATCH,
@@ -76,10 +64,10 @@ def check_authority(run: RecallRun) -> None:  # noqa: PLR0915 (the verifier's ch
     run.need(master_fp == run.fingerprint, "master_fingerprint differs from expected_master_fingerprint")
 
     run.at(TRUST_ANCHOR_KEY_MISMATCH, singleton_where("trust_anchor"))
-    master_key = b64u(trust.get("master_public_key_b64u"), nonempty=True)
+    master_key = kit.b64u(trust.get("master_public_key_b64u"), nonempty=True)
     run.need(master_key is not None, "master_public_key_b64u is not canonical base64url")
     assert master_key is not None
-    run.need(sha256_hex(master_key) == master_fp, "H(master public key) differs from master_fingerprint")
+    run.need(kit.sha256_hex(master_key) == master_fp, "H(master public key) differs from master_fingerprint")
 
     run.at(IDENTITY_CERTIFICATE_BINDING_INVALID, singleton_where("actor_identity_epoch"))
     agent_id = identity.get("agent_id")
@@ -88,7 +76,7 @@ def check_authority(run: RecallRun) -> None:  # noqa: PLR0915 (the verifier's ch
     certificate = run.certificate_binds(identity, cert_fp, "actor")
 
     run.at(IDENTITY_SCOPE_MISMATCH, singleton_where("actor_identity_epoch"))
-    run.need(is_text(agent_id), "actor agent_id must be a non-empty string")
+    run.need(kit.is_text(agent_id), "actor agent_id must be a non-empty string")
     assert isinstance(agent_id, str)
     run.need(identity.get("company_id") == company, "actor epoch company differs from the bundle's")
     for kind, body, agent_field in (
@@ -126,17 +114,17 @@ def check_authority(run: RecallRun) -> None:  # noqa: PLR0915 (the verifier's ch
             valid_from == hk_valid_from
             and cert_fp == hk_fp
             and certificate == hk_certificate
-            and same(identity.get("public_key_b64u"), hk.get("public_key_b64u")),
+            and kit.same(identity.get("public_key_b64u"), hk.get("public_key_b64u")),
             "the housekeeper actor epoch differs from the housekeeper epoch",
         )
 
     run.at(IDENTITY_EPOCH_INVALID, singleton_where("request_envelope"))
     request_ts = request.get("ts_signed")
-    run.need(is_int(request_ts), "request ts_signed must be a safe integer")
+    run.need(kit.is_int(request_ts), "request ts_signed must be a safe integer")
     assert isinstance(request_ts, int)
     run.where = singleton_where("actor_identity_epoch")
     valid_until = run.iso(identity.get("valid_until"), "actor valid_until")
-    start, end = parse_time(valid_from), parse_time(valid_until)
+    start, end = kit.parse_time(valid_from), kit.parse_time(valid_until)
     assert start is not None and end is not None
     run.need(
         start <= request_ts <= end,
@@ -159,7 +147,7 @@ def check_authority(run: RecallRun) -> None:  # noqa: PLR0915 (the verifier's ch
 
     run.at(AUTHORITY_MUTATION_BINDING_INVALID, singleton_where("native_recall_receipt"))
     run.need(
-        is_hex64(grant.get("mutation_hash"))
+        kit.is_hex64(grant.get("mutation_hash"))
         and native.get("authority_mutation_hash") == grant["mutation_hash"],
         "native receipt authority_mutation_hash differs from the grant's mutation_hash",
     )
@@ -183,7 +171,7 @@ def check_revocation_state(
     )
     run.need(state.get("revoked") is False, f"{who} revocation state must have revoked = false")
     run.need(
-        is_int(state.get("evaluated_at_unix_seconds")),
+        kit.is_int(state.get("evaluated_at_unix_seconds")),
         f"{who} revocation evaluated_at_unix_seconds must be a safe integer",
     )
 
@@ -203,14 +191,14 @@ def check_grant(run: RecallRun, grant: dict[str, Any], request: dict[str, Any]) 
     )
     clearance = grant.get("clearance_ceiling")
     run.need(
-        is_int(clearance) and 0 <= clearance <= MAX_CLEARANCE,
+        kit.is_int(clearance) and 0 <= clearance <= MAX_CLEARANCE,
         f"grant clearance_ceiling must be an integer 0..{MAX_CLEARANCE}",
     )
     assert isinstance(clearance, int)
     requested = request.get("requested_clearance_level")
     requested = clearance if requested is None else requested
     run.need(
-        is_int(requested) and 0 <= requested <= clearance,
+        kit.is_int(requested) and 0 <= requested <= clearance,
         "requested_clearance_level must be an integer 0..clearance_ceiling",
     )
     ceiling = grant.get("data_class_ceiling")
@@ -241,7 +229,7 @@ def check_master_grant(run: RecallRun, grant: dict[str, Any], clearance: int, ce
     run.at(GRANT_COMMITMENT_INVALID, singleton_where("effective_recall_grant"))
     run.need(run.agent_id != HOUSEKEEPER, "the housekeeper cannot hold a master-signed recall grant")
     body = grant.get("signed_body")
-    run.need(is_dict(body), "grant signed_body is not an object")
+    run.need(kit.is_dict(body), "grant signed_body is not an object")
     assert isinstance(body, dict)
     run.need(body.get("schema") == RECALL_AUTHORIZATION_SCHEMA, "grant signed_body schema is wrong")
     run.need(
@@ -255,24 +243,24 @@ def check_master_grant(run: RecallRun, grant: dict[str, Any], clearance: int, ce
     )
     run.need(body.get("allowed") is True, "grant signed_body allowed is not true")
     run.need(
-        is_int(body.get("clearance_ceiling"), clearance, clearance)
+        kit.is_int(body.get("clearance_ceiling"), clearance, clearance)
         and body.get("data_class_ceiling") == ceiling
         and body.get("master_fingerprint") == grant.get("master_fingerprint"),
         "grant signed_body ceilings or master fingerprint differ from the grant",
     )
-    content = canonical_sha256_hex(body)
+    content = kit.canonical_sha256_hex(body)
     run.need(grant.get("content_hash") == content, "grant content_hash is not H(canonical signed_body)")
     prev = grant.get("prev_mutation_hash")
-    run.need(prev is None or is_hex64(prev), "grant prev_mutation_hash is neither null nor a hash")
+    run.need(prev is None or kit.is_hex64(prev), "grant prev_mutation_hash is neither null nor a hash")
     nonce, ts = grant.get("nonce"), grant.get("ts_signed")
-    run.need(isinstance(nonce, str) and is_int(ts), "grant nonce or ts_signed is malformed")
+    run.need(isinstance(nonce, str) and kit.is_int(ts), "grant nonce or ts_signed is malformed")
     assert isinstance(nonce, str) and isinstance(ts, int)
     mutation = commitments.recall_authorization_mutation_hash(
         None if prev is None else bytes.fromhex(prev), bytes.fromhex(content), nonce, ts
     )
     run.need(grant.get("mutation_hash") == mutation.hex(), "grant mutation_hash does not recompute")
     run.need(
-        signature_bytes(grant.get("signature_b64u")) is not None,
+        kit.signature_bytes(grant.get("signature_b64u")) is not None,
         "grant signature_b64u is not 64 bytes of canonical base64url",
     )
 
@@ -283,7 +271,7 @@ def check_system_principal(run: RecallRun, grant: dict[str, Any], clearance: int
     present = [field for field in SYSTEM_PRINCIPAL_FORBIDDEN if field in grant]
     run.need(not present, f"a system-principal grant must not carry {present}")
     system = grant.get("system_principal_body")
-    run.need(is_dict(system), "system_principal_body is not an object")
+    run.need(kit.is_dict(system), "system_principal_body is not an object")
     assert isinstance(system, dict)
     valid_from = run.iso(system.get("valid_from"), "system_principal_body valid_from")
     run.need(
@@ -304,7 +292,7 @@ def check_system_principal(run: RecallRun, grant: dict[str, Any], clearance: int
         "valid_from": valid_from,
     }
     run.need(
-        grant.get("mutation_hash") == canonical_sha256_hex(principal),
+        grant.get("mutation_hash") == kit.canonical_sha256_hex(principal),
         "grant mutation_hash is not the system-principal hash",
     )
 
@@ -312,22 +300,22 @@ def check_system_principal(run: RecallRun, grant: dict[str, Any], clearance: int
 def check_request(run: RecallRun, request: dict[str, Any]) -> None:
     run.at(REQUEST_CONTEXT_INVALID, singleton_where("request_envelope"))
     run.need(
-        is_int(request.get("request_sig_form"), REQUEST_SIG_FORM, REQUEST_SIG_FORM),
+        kit.is_int(request.get("request_sig_form"), REQUEST_SIG_FORM, REQUEST_SIG_FORM),
         "request_sig_form must be 3",
     )
     run.need(
         request.get("signed_method") == REQUEST_METHOD and request.get("signed_path") == REQUEST_PATH,
         "the request must be POST /aimos/recall",
     )
-    run.need(is_text(request.get("nonce")), "request nonce must be a non-empty string")
+    run.need(kit.is_text(request.get("nonce")), "request nonce must be a non-empty string")
     run.need(
-        signature_bytes(request.get("signature_b64u")) is not None,
+        kit.signature_bytes(request.get("signature_b64u")) is not None,
         "request signature_b64u is not 64 bytes of canonical base64url",
     )
-    run.need(is_dict(request.get("request_body")), "request_body is not an object")
+    run.need(kit.is_dict(request.get("request_body")), "request_body is not an object")
 
     run.at(REQUEST_BODY_HASH_MISMATCH, singleton_where("request_envelope"))
-    run.request_hash = canonical_sha256_hex(request["request_body"])
+    run.request_hash = kit.canonical_sha256_hex(request["request_body"])
     run.need(
         request.get("request_body_hash") == run.request_hash,
         "request_body_hash is not H(canonical request_body)",
@@ -339,9 +327,9 @@ def check_request(run: RecallRun, request: dict[str, Any]) -> None:
 
     run.at(COMMAND_HASH_MISMATCH, singleton_where("request_envelope"))
     command = request.get("normalized_command")
-    run.need(is_dict(command), "normalized_command is not an object")
+    run.need(kit.is_dict(command), "normalized_command is not an object")
     run.need(
-        request.get("command_hash") == canonical_sha256_hex(command),
+        request.get("command_hash") == kit.canonical_sha256_hex(command),
         "command_hash is not H(canonical normalized_command)",
     )
 
@@ -351,38 +339,40 @@ def check_request_receipt(
 ) -> None:
     run.at(REQUEST_RECEIPT_BINDING_INVALID, singleton_where("request_receipt"))
     receipt_id = receipt.get("request_receipt_id")
-    run.need(is_uuid(receipt_id, rfc4122=True), "request_receipt_id is not a lowercase UUID")
+    run.need(kit.is_uuid(receipt_id, rfc4122=True), "request_receipt_id is not a lowercase UUID")
     run.need(
-        is_int(receipt.get("request_sig_form"), REQUEST_SIG_FORM, REQUEST_SIG_FORM)
-        and is_int(receipt.get("ts_signed"), run.request_ts, run.request_ts),
+        kit.is_int(receipt.get("request_sig_form"), REQUEST_SIG_FORM, REQUEST_SIG_FORM)
+        and kit.is_int(receipt.get("ts_signed"), run.request_ts, run.request_ts),
         "receipt request_sig_form or ts_signed differs from the request's",
     )
     for field in ("signed_method", "signed_path", "nonce"):
-        run.need(same(receipt.get(field), request.get(field)), f"receipt {field} differs from the request's")
+        run.need(
+            kit.same(receipt.get(field), request.get(field)), f"receipt {field} differs from the request's"
+        )
     run.need(receipt.get("request_hash") == run.request_hash, "receipt request_hash differs")
     run.where = singleton_where("native_recall_receipt")
     run.need(native.get("request_receipt_id") == receipt_id, "native receipt request_receipt_id differs")
     run.need(
-        same(native.get("request_receipt_mutation_hash"), receipt.get("mutation_hash")),
+        kit.same(native.get("request_receipt_mutation_hash"), receipt.get("mutation_hash")),
         "native receipt request_receipt_mutation_hash differs from the receipt's",
     )
 
     run.at(REQUEST_RECEIPT_COMMITMENT_INVALID, singleton_where("request_receipt"))
     claims = receipt.get("signed_claims")
-    claims_hash = None if claims is None else canonical_sha256_hex(claims)
+    claims_hash = None if claims is None else kit.canonical_sha256_hex(claims)
     run.need(
-        same(receipt.get("signed_claims_hash"), claims_hash),
+        kit.same(receipt.get("signed_claims_hash"), claims_hash),
         "signed_claims_hash is not H(canonical signed_claims) (or null)",
     )
     run.need(
         receipt.get("signature_b64u") == request.get("signature_b64u"),
         "receipt signature differs from the request signature",
     )
-    signature = signature_bytes(receipt.get("signature_b64u"))
+    signature = kit.signature_bytes(receipt.get("signature_b64u"))
     run.need(signature is not None, "receipt signature_b64u is not 64 bytes of canonical base64url")
     assert signature is not None
     prev = receipt.get("prev_mutation_hash")
-    run.need(prev is None or is_hex64(prev), "receipt prev_mutation_hash is neither null nor a hash")
+    run.need(prev is None or kit.is_hex64(prev), "receipt prev_mutation_hash is neither null nor a hash")
     mutation = commitments.request_receipt_mutation_hash(
         None if prev is None else bytes.fromhex(prev),
         bytes.fromhex(run.request_hash),

@@ -7,15 +7,7 @@ from typing import Any
 
 from aimos.crypto import commitments
 from aimos.errors import AimosError
-from aimos.verify.kit import (
-    is_dict,
-    is_hex,
-    is_hex64,
-    is_int,
-    is_text,
-    is_uuid,
-    same,
-)
+from aimos.verify import kit
 from aimos.verify.v2.recall_profile import (
     CONTENT_STATE_BINDING_INVALID,
     DECISION_HASH_MALFORMED,
@@ -167,7 +159,7 @@ def check_decisions(run: RecallRun) -> None:
         "native receipt return_projection_event_body_bound is not true",
     )
     run.need(
-        same(native.get("return_projection"), projection),
+        kit.same(native.get("return_projection"), projection),
         "native receipt return_projection differs from the return projection object",
     )
 
@@ -184,7 +176,7 @@ def check_result_objects(run: RecallRun) -> None:
     run.at(RESULT_CARDINALITY_INVALID, singleton_where("native_recall_receipt"))
     run.need(native.get("merkle_schema") == NATIVE_RECEIPT_SCHEMA, "native receipt merkle_schema is wrong")
     run.need(
-        is_int(native.get("result_count"), count, count),
+        kit.is_int(native.get("result_count"), count, count),
         "native receipt result_count differs from the bundle's",
     )
     evidence = native.get("evidence")
@@ -199,7 +191,7 @@ def check_result_objects(run: RecallRun) -> None:
     selected_clean: list[Any] = security["selected_clean_memory_ids"]
     selected: list[Any] = epistemic["selected_memory_ids"]
     run.need(
-        is_int(projection.get("projected_output_count"), count, count)
+        kit.is_int(projection.get("projected_output_count"), count, count)
         and len(projected_ids) == count
         and len(projected_hashes) == count,
         "return projection does not project result_count memories",
@@ -220,7 +212,7 @@ def check_result_objects(run: RecallRun) -> None:
         memory_id = memory.get("memory_id")
         live = run.hex64(memory.get("live_content_hash"), f"result {r} memory_state live_content_hash")
         run.need(
-            is_uuid(memory_id, rfc4122=True), f"objects[{first}] memory_id is not a lowercase memory UUID"
+            kit.is_uuid(memory_id, rfc4122=True), f"objects[{first}] memory_id is not a lowercase memory UUID"
         )
         run.need(memory_obj["subject_id"] == memory_id, f"objects[{first}] memory_id differs from subject_id")
         for kind, body, hash_field in (
@@ -256,9 +248,9 @@ def check_result_objects(run: RecallRun) -> None:
         run.need(memory_id in selected, "the memory is not in the epistemic selected_memory_ids")
 
         run.at(RECEIPT_EVIDENCE_BINDING_INVALID, where)
-        run.need(is_int(entry.get("ordinal"), r, r), f"receipt evidence ordinal must be {r}")
+        run.need(kit.is_int(entry.get("ordinal"), r, r), f"receipt evidence ordinal must be {r}")
         stripped = {k: v for k, v in entry.items() if k != "schema"}
-        run.need(same(stripped, evidence[r]), f"receipt evidence differs from native evidence[{r}]")
+        run.need(kit.same(stripped, evidence[r]), f"receipt evidence differs from native evidence[{r}]")
 
         run.at(RETURN_PROJECTION_BINDING_INVALID, where)
         run.need(
@@ -279,7 +271,7 @@ def check_result_objects(run: RecallRun) -> None:
 
     run.at(RETURN_PROJECTION_BINDING_INVALID, singleton_where("return_projection"))
     run.need(
-        same(selected, projected_ids) and same(selected_clean, projected_ids),
+        kit.same(selected, projected_ids) and kit.same(selected_clean, projected_ids),
         "epistemic selected / security selected-clean lists differ from projected_memory_ids",
     )
 
@@ -291,7 +283,7 @@ def check_occurrence(
     native = occurrence.get("native_body")
     if form == "v3":
         run.need(occurrence.get("native_schema") == OCCURRENCE_V3_SCHEMA, "v3 native_schema is wrong")
-        run.need(is_dict(native), "native_body is not an object")
+        run.need(kit.is_dict(native), "native_body is not an object")
         assert isinstance(native, dict)
         commitment = check_occurrence_commitment(run, native)
         run.need(
@@ -305,7 +297,8 @@ def check_occurrence(
             "the occurrence v3 commitment does not recompute to occurrence_ref",
         )
         run.need(
-            is_text(occurrence.get("signature_b64u")) and is_text(occurrence.get("signer_certificate")),
+            kit.is_text(occurrence.get("signature_b64u"))
+            and kit.is_text(occurrence.get("signer_certificate")),
             "a v3 occurrence needs a signature and a signer certificate",
         )
         run.commitments.append(commitment)
@@ -315,7 +308,7 @@ def check_occurrence(
             "legacy_v1 native_schema is wrong",
         )
         run.need(
-            is_dict(native) and native.get("memory_id") == memory_id,
+            kit.is_dict(native) and native.get("memory_id") == memory_id,
             "legacy native_body memory_id differs from the result",
         )
         run.commitments.append(b"")
@@ -328,7 +321,7 @@ def check_occurrence_commitment(run: RecallRun, native: dict[str, Any]) -> bytes
 
     def flag(name: str, value_name: str, valid: bool) -> bool:
         present = native.get(name)
-        run.need(is_int(present) and present in (0, 1), f"native_body {name} must be 0 or 1")
+        run.need(kit.is_int(present) and present in (0, 1), f"native_body {name} must be 0 or 1")
         if present == 0:
             run.need(native.get(value_name) in (None, ""), f"native_body {value_name} must be empty")
             return False
@@ -345,11 +338,11 @@ def check_occurrence_commitment(run: RecallRun, native: dict[str, Any]) -> bytes
         return value
 
     for name in ("company_id", "agent_id"):
-        run.need(is_text(native.get(name)), f"native_body {name} must be a non-empty string")
+        run.need(kit.is_text(native.get(name)), f"native_body {name} must be a non-empty string")
     for name in ("occurrence_event_id", "memory_id"):
         value = native.get(name)
         run.need(
-            is_uuid(value),
+            kit.is_uuid(value),
             f"native_body {name} is not a lowercase UUID",
         )
     for name in ("live_content_hash_hex", "cert_fingerprint_hex", "request_body_hash_hex"):
@@ -364,31 +357,31 @@ def check_occurrence_commitment(run: RecallRun, native: dict[str, Any]) -> bytes
         (method != "" and path != "") or (method == "" and path == "" and event_type.startswith("INTERNAL_")),
         "native_body signed method and path may be empty only for INTERNAL_* events",
     )
-    run.need(is_int(native.get("sig_form_version"), 3, 3), "native_body sig_form_version must be 3")
+    run.need(kit.is_int(native.get("sig_form_version"), 3, 3), "native_body sig_form_version must be 3")
     nonce_hex = native.get("nonce_hex")
     run.need(
-        is_hex(nonce_hex) and 32 <= len(nonce_hex) <= 64,
+        kit.is_hex(nonce_hex) and 32 <= len(nonce_hex) <= 64,
         "native_body nonce_hex must be 16..32 bytes of lowercase hex",
     )
     assert isinstance(nonce_hex, str)
     valid_from_ms, ts = native.get("signer_valid_from_unix_ms"), native.get("ts_signed_unix_seconds")
-    run.need(is_int(valid_from_ms), "native_body signer_valid_from_unix_ms must be a safe integer")
-    run.need(is_int(ts) and ts >= 0, "native_body ts_signed_unix_seconds must be a non-negative integer")
+    run.need(kit.is_int(valid_from_ms), "native_body signer_valid_from_unix_ms must be a safe integer")
+    run.need(kit.is_int(ts) and ts >= 0, "native_body ts_signed_unix_seconds must be a non-negative integer")
     assert isinstance(valid_from_ms, int) and isinstance(ts, int)
     has_predecessor = flag(
         "predecessor_present",
         "predecessor_commitment_hex",
-        is_hex64(native.get("predecessor_commitment_hex")),
+        kit.is_hex64(native.get("predecessor_commitment_hex")),
     )
     has_receipt = flag(
         "request_receipt_present",
         "request_receipt_mutation_hash_hex",
-        is_hex64(native.get("request_receipt_mutation_hash_hex")),
+        kit.is_hex64(native.get("request_receipt_mutation_hash_hex")),
     )
     has_authorization = flag(
         "authorization_event_present",
         "authorization_event_id",
-        is_uuid(native.get("authorization_event_id")),
+        kit.is_uuid(native.get("authorization_event_id")),
     )
     try:
         return commitments.occurrence_v3_commitment(
