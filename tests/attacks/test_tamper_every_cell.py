@@ -1,4 +1,4 @@
-"""Issue 15's acceptance test: every edit of every cell and every deletion of every row of a used
+"""Verification covers every stored byte: every edit of every cell and every deletion of every row of a used
 brain, made outside aimos with the guards dropped and re-created, is detected by `aimos verify`
 with a named reason; the untouched copy passes; when the in-database verifier fails, the whole
 verdict fails (which cases only one verifier noticed is recorded in the report, not asserted).
