@@ -16,7 +16,6 @@ from aimos.identity.requests import SignedRequest, sign_request
 from aimos.identity.trusted import verified_grant
 from aimos.memory.save import SaveResult, save_in_transaction
 from aimos.memory.versions import get_memory
-from aimos.recall import pipeline
 from aimos.store.connection import write_transaction
 from aimos.vocabulary import DEFAULT_SAVE_CLEARANCE, DEFAULT_SAVE_DATA_CLASS, PATH_SAVE, PATH_SHOW
 
@@ -107,6 +106,8 @@ def correct(brain: Brain, agent: str, memory_ref: str, value: str) -> SaveResult
 def show(brain: Brain, agent: str, memory_id: str) -> dict[str, Any]:
     """One memory read by ``agent`` through a signed request (POST /aimos/show), held to what a
     recall would disclose (see recall.pipeline.show)."""
+    from aimos.recall import pipeline  # here: a save need not load the recall pipeline
+
     signer = brain.signer(agent)
     request = sign_request(signer, {"memory_id": memory_id}, PATH_SHOW, now())
     return pipeline.show(brain.conn, request, now())
