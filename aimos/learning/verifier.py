@@ -24,6 +24,7 @@ from aimos.recall.disclosure import verify_many
 from aimos.recall.label_chain import label_chain_reasons
 from aimos.recall.weight_chain import BATCH, chain_reasons
 from aimos.store.connection import rows
+from aimos.verify.cognitive.results import PROOF_FIELDS
 
 # The closed vocabulary (the reference's names where it has one).
 REASONS = frozenset(
@@ -74,14 +75,8 @@ class MemoryRecord:
     detail: str | None = None
 
     def proof_record(self) -> dict[str, Any]:
-        return {
-            "memory_id": self.memory_id,
-            "certification_status": self.certification_status,
-            "ok": self.ok,
-            "chain_length": self.chain_length,
-            "sigs_verified": self.sigs_verified,
-            "reason": self.reason,
-        }
+        """The same six fields the portable verifier records (parity compares the two)."""
+        return {name: getattr(self, name) for name in PROOF_FIELDS}
 
 
 @dataclass

@@ -24,7 +24,7 @@ from aimos.verify.cognitive.reasons import (
     UNATTESTED_INITIAL_WEIGHT,
     R,
 )
-from aimos.verify.cognitive.results import CognitiveRecord
+from aimos.verify.cognitive.results import CognitiveRecord, proof_record
 from aimos.verify.kit import CheckFailed, fail, hex_bytes, is_int, is_uuid, same
 
 
@@ -126,14 +126,7 @@ def verify_memory(  # noqa: C901, PLR0912 (the verifier's checks in the referenc
     def record(
         status: str, ok: bool, length: int, sigs: int, reason: str | None, detail: str = ""
     ) -> tuple[CognitiveRecord, str | None]:
-        rec = CognitiveRecord(
-            memory_id=memory_id,
-            certification_status=status,
-            ok=ok,
-            chain_length=length,
-            sigs_verified=sigs,
-            reason=reason,
-        )
+        rec = proof_record(memory_id, status, ok, length, sigs, reason)
         return rec, None if ok else f"{where}: {detail or reason}"
 
     guess = (

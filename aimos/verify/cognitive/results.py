@@ -4,7 +4,7 @@ stream, and the verdict (the kit's :class:`~aimos.verify.kit.Verdict` with the c
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, TypedDict
+from typing import Any, TypedDict, cast
 
 from aimos.verify.kit import Verdict
 from aimos.vocabulary import COGNITIVE_EVIDENCE_SCHEMA as SCHEMA
@@ -20,6 +20,17 @@ class CognitiveRecord(TypedDict):
     chain_length: int
     sigs_verified: int
     reason: str | None
+
+
+PROOF_FIELDS = tuple(CognitiveRecord.__annotations__)
+
+
+def proof_record(
+    memory_id: str, status: str, ok: bool, chain_length: int, sigs_verified: int, reason: str | None
+) -> CognitiveRecord:
+    """The six fields, in the order the corpus proof lists them (both verifiers build it here)."""
+    values = (memory_id, status, ok, chain_length, sigs_verified, reason)
+    return cast(CognitiveRecord, dict(zip(PROOF_FIELDS, values, strict=True)))
 
 
 @dataclass(frozen=True)
