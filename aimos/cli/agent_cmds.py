@@ -6,15 +6,13 @@ from typing import Any
 
 import typer
 
+from aimos.cli.options import PASSPHRASE_FD
 from aimos.cli.output import emit_json, out, say, table
 from aimos.vocabulary import DEFAULT_GRANT_DATA_CLASS
 
 agent_app = typer.Typer(
     help="Enrol, rotate, revoke and list agent identities.", no_args_is_help=True, rich_markup_mode=None
 )
-
-_PASS_FD = typer.Option(None, "--passphrase-fd", help="Read the master passphrase from this file descriptor.")
-
 
 @agent_app.command("enroll")
 def enroll(
@@ -23,7 +21,7 @@ def enroll(
     clearance: int = typer.Option(10, "--clearance", help="Clearance ceiling, 0..10."),
     data_class: str = typer.Option(DEFAULT_GRANT_DATA_CLASS, "--data-class", help="Data-class ceiling."),
     read_only: bool = typer.Option(False, "--read-only", help="Recall only; no saves."),
-    passphrase_fd: int = _PASS_FD,
+    passphrase_fd: int = PASSPHRASE_FD,
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
     """Enrol a new agent: a master-issued epoch certificate and a master-signed grant."""
@@ -63,7 +61,7 @@ def enrol(enrolment: Any, passphrase_fd: int | None, json_out: bool) -> None:
 def rotate(
     agent_id: str = typer.Argument(..., help="The agent to give a new epoch."),
     validity_days: int = typer.Option(None, "--validity-days", help="Validity of the new epoch."),
-    passphrase_fd: int = _PASS_FD,
+    passphrase_fd: int = PASSPHRASE_FD,
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
     """New key and epoch for an agent, same grant ceilings; the old epoch is revoked."""
@@ -97,7 +95,7 @@ def rotate(
 def revoke(
     agent_id: str = typer.Argument(..., help="The agent whose current epoch to revoke."),
     reason: str = typer.Option("revoked by the owner", "--reason", help="Why (kept in the signed record)."),
-    passphrase_fd: int = _PASS_FD,
+    passphrase_fd: int = PASSPHRASE_FD,
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
     """Revoke an agent's current epoch with a master-signed revocation."""

@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 
 import typer
 
+from aimos.cli.options import PASSPHRASE_FD
 from aimos.cli.output import emit_json, out, say
 from aimos.vocabulary import DEFAULT_GRANT_DATA_CLASS
 
@@ -109,9 +110,7 @@ def register(app: typer.Typer) -> None:
             DEFAULT_GRANT_DATA_CLASS, "--data-class", help="Agent data-class ceiling: public..restricted."
         ),
         read_only: bool = typer.Option(False, "--read-only", help="The agent may recall but not save."),
-        passphrase_fd: int = typer.Option(
-            None, "--passphrase-fd", help="Read the master passphrase from this file descriptor."
-        ),
+        passphrase_fd: int = PASSPHRASE_FD,
         service: str = typer.Option(
             "auto",
             "--service",

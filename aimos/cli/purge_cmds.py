@@ -9,6 +9,7 @@ from typing import Any
 
 import typer
 
+from aimos.cli.options import PASSPHRASE_FD
 from aimos.cli.output import emit_json, out, say
 
 purge_app = typer.Typer(
@@ -58,9 +59,7 @@ def purge(
     receipt_file: str = typer.Option(
         None, "--receipt-file", help="Write the receipt here (intent beside it)."
     ),
-    passphrase_fd: int = typer.Option(
-        None, "--passphrase-fd", help="Read the master passphrase from this fd."
-    ),
+    passphrase_fd: int = PASSPHRASE_FD,
     json_out: bool = typer.Option(False, "--json", help="Print the inventory or the result as JSON."),
 ) -> None:
     """Dry run: the inventory and the confirmation text. --live: the ceremony."""

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from aimos.cli.options import ANCHORED_MASTER_FINGERPRINT
 from aimos.cli.output import emit_json, first_line, out, say, table, when
 
 receipt_app = typer.Typer(
@@ -103,9 +104,7 @@ def receipt_show(
 @receipt_app.command("verify")
 def receipt_verify(
     receipt: str = typer.Argument(..., help="A receipt id in this brain, or a receipt JSON file."),
-    master_fingerprint: str = typer.Option(
-        None, "--master-fingerprint", help="Expected master fingerprint (default: anchors.json)."
-    ),
+    master_fingerprint: str = ANCHORED_MASTER_FINGERPRINT,
     json_out: bool = typer.Option(False, "--json", help="Print the checks as JSON."),
 ) -> None:
     """Recompute a receipt's Merkle root and check every signature; exit 4 if any check fails."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 
+from aimos.cli.options import ANCHORED_MASTER_FINGERPRINT, PASSPHRASE_FD
 from aimos.cli.output import emit_json, out, say, table, when
 
 
@@ -12,12 +13,8 @@ def register(app: typer.Typer) -> None:
     def restore_cmd(
         backup: str = typer.Argument(None, help="The backup: a path, or a file name from --list."),
         list_backups: bool = typer.Option(False, "--list", help="List the brain's backups and exit."),
-        passphrase_fd: int = typer.Option(
-            None, "--passphrase-fd", help="Read the master passphrase from this file descriptor."
-        ),
-        master_fingerprint: str = typer.Option(
-            None, "--master-fingerprint", help="Expected master fingerprint (default: anchors.json)."
-        ),
+        passphrase_fd: int = PASSPHRASE_FD,
+        master_fingerprint: str = ANCHORED_MASTER_FINGERPRINT,
         json_out: bool = typer.Option(False, "--json", help="Print the signed record as JSON."),
     ) -> None:
         """Put a backup back in place of the brain: verified first, signed by the master, the

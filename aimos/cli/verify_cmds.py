@@ -9,6 +9,7 @@ from typing import Any
 
 import typer
 
+from aimos.cli.options import ANCHORED_MASTER_FINGERPRINT
 from aimos.cli.output import emit_json, out, say, table
 from aimos.vocabulary import COGNITIVE_EVIDENCE_SCHEMA as COGNITIVE
 from aimos.vocabulary import V1_RECALL_CORPUS_SCHEMA as V1_CORPUS
@@ -63,9 +64,7 @@ def register(app: typer.Typer) -> None:  # noqa: C901, PLR0915 (the command grou
     @app.command("verify")
     def verify_cmd(
         memory: str = typer.Option(None, "--memory", help="Verify one memory (id or unique prefix)."),
-        master_fingerprint: str = typer.Option(
-            None, "--master-fingerprint", help="Expected master fingerprint (default: anchors.json)."
-        ),
+        master_fingerprint: str = ANCHORED_MASTER_FINGERPRINT,
         json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
     ) -> None:
         """Run the in-database and the portable verifier; report verdicts, reasons, roots and parity."""

@@ -1,0 +1,13 @@
+"""Options several commands share, defined once so they read and behave the same everywhere."""
+
+from __future__ import annotations
+
+import typer
+
+PASSPHRASE_FD = typer.Option(
+    None, "--passphrase-fd", help="Read the master passphrase from this file descriptor."
+)
+# a verifier's trust anchor: the one given, else the one `aimos install` wrote to anchors.json
+ANCHORED_MASTER_FINGERPRINT = typer.Option(
+    None, "--master-fingerprint", help="Expected master fingerprint (default: anchors.json)."
+)
