@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import apsw
@@ -41,17 +42,36 @@ def _sealer(conn: apsw.Connection, keystore: Keystore) -> Callable[[], Signer]:
     return lambda: load_signer(conn, keystore, HOUSEKEEPER, int(time.time()))
 
 
+# the reasons the master's grant records
+ENROLMENT = "aimos agent enrolment"
+ROTATION = "aimos agent rotation"
+
+
+@dataclass(frozen=True)
+class GrantTerms:
+    """How long an agent's epoch lives and what the master's grant lets it do."""
+
+    validity_days: int = DEFAULT_VALIDITY_DAYS
+    clearance: int = DEFAULT_GRANT_CLEARANCE
+    data_class: str = DEFAULT_GRANT_DATA_CLASS
+    write_allowed: bool = True
+
+    @classmethod
+    def of(cls, grant: dict[str, Any] | None, validity_days: int) -> GrantTerms:
+        """The terms of an existing grant (the defaults when there is none), for a new epoch."""
+        if grant is None:
+            return cls(validity_days)
+        ceilings = grant["clearance_ceiling"], grant["data_class_ceiling"], bool(grant["write_allowed"])
+        return cls(validity_days, *ceilings)
+
+
 def _enrol_with_grant(
     conn: apsw.Connection,
     master: KeyPair,
     keystore: Keystore,
-    *,
     agent_id: str,
     now: int,
-    validity_days: int,
-    clearance: int,
-    data_class: str,
-    write_allowed: bool,
+    terms: GrantTerms,
     reason: str,
 ) -> tuple[Signer, dict[str, Any]]:
     meta = brain_meta(conn)
@@ -63,7 +83,7 @@ def _enrol_with_grant(
         role="agent",
         now=now,
         device_fp=meta["device_fp"],
-        validity_days=validity_days,
+        validity_days=terms.validity_days,
     )
     try:
         grant = issue_grant(
@@ -72,9 +92,9 @@ def _enrol_with_grant(
             company_id=meta["company_id"],
             agent_id=agent_id,
             valid_from=signer.valid_from,
-            clearance_ceiling=clearance,
-            data_class_ceiling=data_class,
-            write_allowed=write_allowed,
+            clearance_ceiling=terms.clearance,
+            data_class_ceiling=terms.data_class,
+            write_allowed=terms.write_allowed,
             now=now,
             reason=reason,
         )
@@ -117,18 +137,8 @@ def enroll_agent(
             f"Use `aimos agent rotate {agent_id}` for a new epoch.",
         )
     with _transaction_keeping_new_keys(conn, keystore) as created:
-        signer, grant = _enrol_with_grant(
-            conn,
-            master,
-            keystore,
-            agent_id=agent_id,
-            now=now,
-            validity_days=validity_days,
-            clearance=clearance,
-            data_class=data_class,
-            write_allowed=write_allowed,
-            reason="aimos agent enrolment",
-        )
+        terms = GrantTerms(validity_days, clearance, data_class, write_allowed)
+        signer, grant = _enrol_with_grant(conn, master, keystore, agent_id, now, terms, ENROLMENT)
         created.append(signer)
     return signer, grant
 
@@ -162,18 +172,8 @@ def rotate_agent(
                 now=now,
             )
             revoked_now = True
-        signer, grant = _enrol_with_grant(
-            conn,
-            master,
-            keystore,
-            agent_id=agent_id,
-            now=now,
-            validity_days=min(days, 365),
-            clearance=old_grant["clearance_ceiling"] if old_grant else DEFAULT_GRANT_CLEARANCE,
-            data_class=old_grant["data_class_ceiling"] if old_grant else DEFAULT_GRANT_DATA_CLASS,
-            write_allowed=bool(old_grant["write_allowed"]) if old_grant else True,
-            reason="aimos agent rotation",
-        )
+        terms = GrantTerms.of(old_grant, min(days, 365))
+        signer, grant = _enrol_with_grant(conn, master, keystore, agent_id, now, terms, ROTATION)
         created.append(signer)
     if revoked_now:
         _forget_key(keystore, previous["key_ref"])
