@@ -26,12 +26,7 @@ from aimos.errors import (
 from aimos.identity.epochs import Signer, master_row, revocation_at
 from aimos.identity.trusted import check_identities, verified_grant
 from aimos.store.connection import one
-from aimos.vocabulary import (
-    HOUSEKEEPER,
-    PATH_SAVE,
-    REQUEST_METHOD,
-    ROLE_AGENT,
-)
+from aimos.vocabulary import HOUSEKEEPER, PATH_SAVE, REQUEST_METHOD, ROLE_AGENT
 
 
 @dataclass(frozen=True)
