@@ -13,7 +13,7 @@ from aimos.errors import AimosError, EncodingError, SignatureError
 from aimos.vocabulary import MASTER_ISSUER
 
 PERPETUAL_UNTIL = 253402300799  # 9999-12-31T23:59:59Z
-_FIELDS = ("v", "agent_id", "pubkey", "device_fp", "valid_from", "valid_until", "issuer", "issued_at")
+CERT_FIELDS = ("v", "agent_id", "pubkey", "device_fp", "valid_from", "valid_until", "issuer", "issued_at")
 
 
 @dataclass(frozen=True)
@@ -85,7 +85,7 @@ def parse_certificate(text: str) -> Certificate:
     if not isinstance(outer, dict) or set(outer) != {"body", "sig"}:
         raise SignatureError("certificate must hold exactly body and sig", reason="cert_malformed")
     body, sig = outer["body"], outer["sig"]
-    if not isinstance(body, dict) or any(f not in body for f in _FIELDS) or not isinstance(sig, str):
+    if not isinstance(body, dict) or any(f not in body for f in CERT_FIELDS) or not isinstance(sig, str):
         raise SignatureError("certificate body is missing fields", reason="cert_malformed")
     try:
         canonical = canonical_json(outer) == b64u_decode(text)

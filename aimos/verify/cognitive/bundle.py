@@ -38,11 +38,12 @@ from aimos.verify.kit import (
     fail,
     hex_bytes,
     is_int,
+    js_round,
     load_bundle,
     same,
     same_object,
+    spki_der,
 )
-from aimos.verify.kit_extra import js_round, spki_der
 
 
 def _check_envelope(bundle: Mapping[str, Any], expected_master_fingerprint: str | None) -> tuple[str, Master]:

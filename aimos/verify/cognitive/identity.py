@@ -14,14 +14,19 @@ from typing import Any
 from aimos import vocabulary
 from aimos.crypto import commitments
 from aimos.crypto.canonical import canonical_json, json_loads
-from aimos.crypto.certs import PERPETUAL_UNTIL, Certificate, parse_certificate, verify_certificate
+from aimos.crypto.certs import (
+    CERT_FIELDS,
+    PERPETUAL_UNTIL,
+    Certificate,
+    parse_certificate,
+    verify_certificate,
+)
 from aimos.crypto.ed25519 import verify
 from aimos.crypto.encoding import b64u_decode
 from aimos.crypto.messages import payload_message
 from aimos.errors import AimosError
 from aimos.verify.cognitive.reasons import R
 from aimos.verify.kit import fail, hex_bytes, is_int, parse_time, same, sha256_hex
-from aimos.verify.kit_extra import CERT_BODY_FIELDS
 from aimos.vocabulary import EVENT_REVOKE_AGENT_IDENTITY as REVOKE_EVENT_TYPE
 from aimos.vocabulary import HOUSEKEEPER as HOUSEKEEPER
 
@@ -92,7 +97,7 @@ def parse_cert(text: str) -> Certificate | str:
         or not isinstance(outer.get("sig"), str)
     ):
         return R.CERT_MALFORMED
-    if not CERT_BODY_FIELDS.issubset(outer["body"]):
+    if not set(CERT_FIELDS).issubset(outer["body"]):
         return R.CERT_SCHEMA
     try:
         return parse_certificate(text)

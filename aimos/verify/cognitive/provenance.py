@@ -20,8 +20,7 @@ from aimos.errors import AimosError
 from aimos.verify.cognitive.events import IndexedEvent, event_proof
 from aimos.verify.cognitive.identity import Identity, Master, identity_epoch
 from aimos.verify.cognitive.reasons import _BASELINE_EVENT, BASELINE_EVENT_SKEW, R
-from aimos.verify.kit import b64u, hex_bytes, is_int, same
-from aimos.verify.kit_extra import finite_number, js_round
+from aimos.verify.kit import b64u, finite_number, hex_bytes, is_int, js_round, same
 from aimos.vocabulary import BASELINE_ATTESTATION_REASON as BASELINE_ATTESTATION
 from aimos.vocabulary import HOUSEKEEPER as HOUSEKEEPER
 from aimos.vocabulary import INITIAL_WEIGHT_SCHEMA as BASELINE_METADATA_SCHEMA

@@ -7,12 +7,14 @@ version, the time forms), the difference is an explicit option here, not a secon
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final, Literal, TypeGuard
 
 from aimos.crypto.canonical import MAX_SAFE_INTEGER, canonical_json
+from aimos.crypto.ed25519 import raw_from_spki
 from aimos.crypto.encoding import b64u_decode, parse_iso_ms
 from aimos.crypto.encoding import is_hex64 as _is_hex64
 from aimos.errors import AimosError
@@ -222,3 +224,28 @@ def parse_time(value: object, *, form: TimeForm = "canonical", unit: Literal["s"
         return (moment - _EPOCH) // (_SECOND if unit == "s" else _MS)
     except OverflowError:
         return None
+
+
+def spki_der(value: object) -> bytes | None:
+    """The DER of an Ed25519 SPKI public key given as canonical base64url, else None."""
+    der = b64u(value)
+    if der is None:
+        return None
+    try:
+        raw_from_spki(der)
+    except AimosError:
+        return None
+    return der
+
+
+def finite_number(value: object) -> float | None:
+    """A JSON number (never a bool) as a finite float, else None."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    number = float(value)
+    return number if math.isfinite(number) else None
+
+
+def js_round(value: float) -> int:
+    """JavaScript's ``Math.round`` for finite values (halves round up)."""
+    return math.floor(value + 0.5)

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from aimos.crypto.canonical import canonical_json
-from aimos.crypto.certs import Certificate, parse_certificate
+from aimos.crypto.certs import CERT_FIELDS, Certificate, parse_certificate
 from aimos.errors import AimosError, CanonicalJSONError
 from aimos.verify.kit import (
     b64u,
@@ -21,7 +21,6 @@ from aimos.verify.kit import (
     same,
     strict_json_loads,
 )
-from aimos.verify.kit_extra import CERT_BODY_FIELDS
 from aimos.verify.v1_recall.shape import (
     CLEARANCE_MAX,
     CLEARANCE_MIN,
@@ -58,7 +57,7 @@ def read_certificate(text: object, what: str) -> Certificate:
         fail(R.CERT_MALFORMED, f"the {what} certificate is not base64url JSON")
     if (
         not fields_are(outer, frozenset({"body", "sig"}))
-        or not fields_are(outer["body"], CERT_BODY_FIELDS)
+        or not fields_are(outer["body"], CERT_FIELDS)
         or not isinstance(outer["sig"], str)
     ):
         fail(R.CERT_SCHEMA, f"the {what} certificate is not {{body, sig}} with the eight body fields")

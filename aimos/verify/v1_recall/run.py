@@ -30,8 +30,8 @@ from aimos.verify.kit import (
     same,
     same_object,
     sha256_hex,
+    spki_der,
 )
-from aimos.verify.kit_extra import spki_der
 from aimos.verify.v1_recall.command import (
     epistemic_entries,
     memory_binding,
