@@ -19,6 +19,9 @@ from aimos.memory.versions import get_memory
 from aimos.store.connection import write_transaction
 from aimos.vocabulary import DEFAULT_SAVE_CLEARANCE, DEFAULT_SAVE_DATA_CLASS, PATH_SAVE, PATH_SHOW
 
+# what a corrected version keeps of the memory it supersedes: everything but the text
+KEPT_BY_CORRECTION = ("company_id", "key", "scope", "memory_type", "clearance_level", "data_class", "source")
+
 
 @dataclass(frozen=True)
 class NewMemory:
@@ -72,16 +75,9 @@ def save(brain: Brain, agent: str, memory: NewMemory) -> SaveResult:
     """Sign ``memory`` as ``agent`` (POST /aimos/save), save it and classify it."""
     signer = brain.signer(agent)  # an unknown or reserved agent fails before any grant read
     clearance, data_class = _defaults(brain, signer.agent_id, memory.clearance, memory.data_class)
-    body = build_save_body(
-        company_id=brain.company_id,
-        value=memory.value,
-        key=memory.key,
-        scope=memory.scope,
-        memory_type=memory.memory_type,
-        clearance_level=clearance,
-        data_class=data_class,
-        source=memory.source,
-    )
+    given = {name: getattr(memory, name) for name in ("value", "key", "scope", "memory_type", "source")}
+    company = brain.company_id
+    body = build_save_body(company_id=company, clearance_level=clearance, data_class=data_class, **given)
     return _signed_save(brain, signer, body)
 
 
@@ -89,17 +85,8 @@ def correct(brain: Brain, agent: str, memory_ref: str, value: str) -> SaveResult
     """A corrected version that supersedes ``memory_ref``, with its key, type, scope and ceilings."""
     signer = brain.signer(agent)
     old = get_memory(brain.conn, memory_ref)
-    body = build_save_body(
-        company_id=old["company_id"],
-        value=value,
-        key=old["key"],
-        scope=old["scope"],
-        memory_type=old["memory_type"],
-        clearance_level=old["clearance_level"],
-        data_class=old["data_class"],
-        source=old["source"],
-        supersedes=old["memory_id"],
-    )
+    kept = {name: old[name] for name in KEPT_BY_CORRECTION}
+    body = build_save_body(value=value, supersedes=old["memory_id"], **kept)
     return _signed_save(brain, signer, body)
 
 

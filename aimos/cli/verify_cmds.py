@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,17 @@ def _export_target(value: str, option: str, example: str) -> Path:
     if not value.strip() or target.is_dir():
         raise UsageError(f"{option} needs a file name", f"For example: {example}")
     return target
+
+
+def _export(
+    value: str, option: str, example: str, build: Callable[[Any], Any], *, write: bool = False
+) -> tuple[Path, Any]:
+    """The export's file (checked before the brain is opened) and what ``build`` makes of the brain."""
+    from aimos.actions.session import open_brain
+
+    target = _export_target(value, option, example)
+    with open_brain(write=write) as brain:
+        return target, build(brain)
 
 
 def _write_json(path: Path, document: Any) -> None:
@@ -137,11 +149,11 @@ def register(app: typer.Typer) -> None:  # noqa: C901, PLR0915 (the command grou
     ) -> None:
         """Export portable evidence (hom.aimos.mutmem-cognitive-evidence/v1) for offline verification."""
         from aimos.actions.export import cognitive_bundle
-        from aimos.actions.session import open_brain
 
-        target = _export_target(cognitive, "--cognitive", "aimos export --cognitive brain.json")
-        with open_brain(write=True) as brain:
-            bundle = cognitive_bundle(brain, memory)
+        example = "aimos export --cognitive brain.json"
+        target, bundle = _export(
+            cognitive, "--cognitive", example, lambda b: cognitive_bundle(b, memory), write=True
+        )
         _write_json(target, bundle)
         say(f"wrote {len(bundle['memories'])} memories to {target}")
 
@@ -152,11 +164,9 @@ def register(app: typer.Typer) -> None:  # noqa: C901, PLR0915 (the command grou
     ) -> None:
         """Export one recall as a MutMem V2 recall-disclosure envelope (verify it with verify-bundle)."""
         from aimos.actions.export import recall_envelope
-        from aimos.actions.session import open_brain
 
-        target = _export_target(output, "-o", "aimos export-recall RECEIPT -o recall.json")
-        with open_brain(write=False) as brain:
-            bundle = recall_envelope(brain, receipt)
+        example = "aimos export-recall RECEIPT -o recall.json"
+        target, bundle = _export(output, "-o", example, lambda b: recall_envelope(b, receipt))
         _write_json(target, bundle)
         say(f"wrote a V2 recall envelope ({bundle['result_count']} results) to {target}")
 
@@ -171,11 +181,11 @@ def register(app: typer.Typer) -> None:  # noqa: C901, PLR0915 (the command grou
     ) -> None:
         """Export one outcome as a MutMem V2 mutation bundle, with its witness and trust context."""
         from aimos.actions.export import outcome_bundle
-        from aimos.actions.session import open_brain
 
-        target = _export_target(output, "-o", "aimos export-outcome OUTCOME -o outcome.json")
-        with open_brain(write=False) as brain:
-            bundle, witness, trust_context = outcome_bundle(brain, outcome)
+        example = "aimos export-outcome OUTCOME -o outcome.json"
+        target, (bundle, witness, trust_context) = _export(
+            output, "-o", example, lambda b: outcome_bundle(b, outcome)
+        )
         files = (
             (target, bundle),
             (Path(f"{target}.witness.json"), witness),

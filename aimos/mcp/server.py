@@ -13,7 +13,7 @@ import signal
 import sys
 import threading
 from collections.abc import Callable
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar, cast
 
 from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult, ErrorData, JSONRPCError, TextContent, ToolAnnotations
@@ -49,6 +49,11 @@ class SavedMemory(TypedDict):
     status: str  # saved | duplicate | quarantined
     supersedes: str | None
     event_id: str
+
+
+# the recall result fields a hit carries, and the two it names otherwise
+HIT_FIELDS = "rank memory_id key memory_type value score relevance trust weight label".split()
+HIT_NAMES = {"memory_type": "type", "value": "text"}
 
 
 class RecallHit(TypedDict):
@@ -271,21 +276,7 @@ def build_server(agent: str) -> MCPServer:  # noqa: C901 (the tools are nested i
                 cli_words(UsageError(f"limit must be an integer from 1 to {MAX_LIMIT}", "Use 1..200."))
             )
         got = call(lambda brain: recall_as(brain, agent, query, limit=limit))
-        hits = [
-            RecallHit(
-                rank=r["rank"],
-                memory_id=r["memory_id"],
-                key=r["key"],
-                type=r["memory_type"],
-                text=r["value"],
-                score=r["score"],
-                relevance=r["relevance"],
-                trust=r["trust"],
-                weight=r["weight"],
-                label=r["label"],
-            )
-            for r in got.results
-        ]
+        hits = [cast(RecallHit, {HIT_NAMES.get(f, f): r[f] for f in HIT_FIELDS}) for r in got.results]
         receipt = got.receipt
         lines = [f"{h['rank']}. [{h['memory_id']}] {h['text']}" for h in hits] or [
             "No trusted memory matches (aimos abstains)."

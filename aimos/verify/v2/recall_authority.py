@@ -46,16 +46,12 @@ from aimos.vocabulary import RESTRICTED
 
 
 # -- 3..20: trust anchor, identities, revocations, grant, request, receipt --
-def check_authority(run: RecallRun) -> None:  # noqa: PLR0915 (the verifier's checks in the reference's order)
-    trust = run.body("trust_anchor")
-    identity = run.body("actor_identity_epoch")
-    revocation = run.body("actor_revocation_state")
-    hk = run.body("housekeeper_identity_epoch")
-    hk_revocation = run.body("housekeeper_revocation_state")
-    grant = run.body("effective_recall_grant")
-    request = run.body("request_envelope")
-    receipt = run.body("request_receipt")
-    native = run.body("native_recall_receipt")
+def check_authority(run: RecallRun) -> None:
+    trust, identity, revocation, hk, hk_revocation, grant, request, receipt, native = run.bodies(
+        "trust_anchor actor_identity_epoch actor_revocation_state housekeeper_identity_epoch "
+        "housekeeper_revocation_state effective_recall_grant request_envelope request_receipt "
+        "native_recall_receipt"
+    )
     company = run.company
 
     run.at(TRUST_ROOT_MISMATCH, singleton_where("trust_anchor"))

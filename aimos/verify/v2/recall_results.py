@@ -36,11 +36,10 @@ from aimos.vocabulary import V2_SECURITY_CLOSURE_SCHEMA as SECURITY_CLOSURE_SCHE
 
 # -- 21..25: decisions and the return projection --
 def check_decisions(run: RecallRun) -> None:
-    content = run.body("content_state_projection")
-    epistemic = run.body("epistemic_recall_decision")
-    security = run.body("final_security_closure")
-    projection = run.body("return_projection")
-    native = run.body("native_recall_receipt")
+    content, epistemic, security, projection, native = run.bodies(
+        "content_state_projection epistemic_recall_decision final_security_closure "
+        "return_projection native_recall_receipt"
+    )
 
     run.at(DECISION_HASH_MALFORMED)
     hashes: dict[str, str] = {}
@@ -166,11 +165,10 @@ def check_decisions(run: RecallRun) -> None:
 
 # -- 26..32: results --
 def check_result_objects(run: RecallRun) -> None:
-    native = run.body("native_recall_receipt")
-    projection = run.body("return_projection")
-    epistemic = run.body("epistemic_recall_decision")
-    security = run.body("final_security_closure")
-    content = run.body("content_state_projection")
+    native, projection, epistemic, security, content = run.bodies(
+        "native_recall_receipt return_projection epistemic_recall_decision final_security_closure "
+        "content_state_projection"
+    )
     count = run.count
 
     run.at(RESULT_CARDINALITY_INVALID, singleton_where("native_recall_receipt"))

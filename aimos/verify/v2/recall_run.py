@@ -53,6 +53,10 @@ class RecallRun(Cursor):
     def body(self, kind: str) -> dict[str, Any]:
         return self.singletons[kind]
 
+    def bodies(self, kinds: str) -> list[dict[str, Any]]:
+        """The singletons of the space-separated ``kinds``, in that order."""
+        return [self.singletons[kind] for kind in kinds.split()]
+
     def bind(self, bindings: Iterable[Binding]) -> None:
         """Each singleton's field equals the value an earlier check established, in order; each
         row is its own check (its reason, at its object)."""
