@@ -334,17 +334,9 @@ def build_server(agent: str) -> MCPServer:  # noqa: C901 (the tools are nested i
             if done.terminal == "authorized_transition"
             else f"weight stays {old:.3f}"
         )
-        return result(
-            f"{said} (outcome {done.outcome_id})",
-            Outcome(
-                outcome_id=done.outcome_id,
-                memory_id=done.memory_id,
-                receipt_id=done.receipt_id,
-                terminal=done.terminal,
-                old_weight=old,
-                new_weight=new,
-            ),
-        )
+        fields = {name: getattr(done, name) for name in ("outcome_id", "memory_id", "receipt_id", "terminal")}
+        reported = cast(Outcome, {**fields, "old_weight": old, "new_weight": new})
+        return result(f"{said} (outcome {done.outcome_id})", reported)
 
     @server.tool(
         annotations=ToolAnnotations(title="Show a memory", read_only_hint=True),

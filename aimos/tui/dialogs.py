@@ -14,6 +14,15 @@ from textual.widgets import Button, Input, Label, Select, Static, TextArea
 from aimos.vocabulary import JUDGMENTS, TRUST_RAISING
 
 
+def signing_footer(note: str, sign: str, sign_id: str) -> ComposeResult:
+    """A signing dialog's last lines: what signing does, the error line, Sign and Cancel."""
+    yield Static(note, classes="dialog-body")
+    yield Static("", id="dialog-error", classes="error")
+    with Horizontal(classes="dialog-buttons"):
+        yield Button(sign, variant="primary", id=sign_id)
+        yield Button("Cancel", id="cancel")
+
+
 class ConfirmDialog(ModalScreen[bool]):
     """Asks before anything is signed: says what will be signed and by whom."""
 
@@ -74,14 +83,9 @@ class LabelDialog(ModalScreen["dict[str, str] | None"]):
                 id="passphrase",
                 compact=True,
             )
-            yield Static(
-                f"Signed by agent {self._agent}; refute and support also by the master.",
-                classes="dialog-body",
+            yield from signing_footer(
+                f"Signed by agent {self._agent}; refute and support also by the master.", "Sign", "sign"
             )
-            yield Static("", id="dialog-error", classes="error")
-            with Horizontal(classes="dialog-buttons"):
-                yield Button("Sign", variant="primary", id="sign")
-                yield Button("Cancel", id="cancel")
 
     def on_mount(self) -> None:
         self.query_one("#passphrase", Input).display = False
@@ -139,14 +143,11 @@ class CorrectDialog(ModalScreen["str | None"]):
         with Vertical(classes="dialog"):
             yield Label(f"Correct memory {self._memory_id[:8]}", classes="dialog-title")
             yield TextArea(self._value, id="correction")
-            yield Static(
+            yield from signing_footer(
                 f"Saves a new version signed by agent {self._agent}; the old one is kept.",
-                classes="dialog-body",
+                "Sign new version (ctrl+s)",
+                "save",
             )
-            yield Static("", id="dialog-error", classes="error")
-            with Horizontal(classes="dialog-buttons"):
-                yield Button("Sign new version (ctrl+s)", variant="primary", id="save")
-                yield Button("Cancel", id="cancel")
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "save":

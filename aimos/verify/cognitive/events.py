@@ -12,15 +12,7 @@ from aimos.crypto.canonical import canonical_json
 from aimos.crypto.ed25519 import verify
 from aimos.crypto.messages import payload_message
 from aimos.errors import AimosError
-from aimos.verify.cognitive.identity import (
-    Master,
-    authority,
-    cert_valid_at,
-    decode_identity,
-    epoch_of_iso,
-    identity_epoch,
-    parse_cert,
-)
+from aimos.verify.cognitive import identity as ident
 from aimos.verify.cognitive.reasons import _LEDGER_CERT, _LEDGER_PROOF, R
 from aimos.verify.cognitive.results import EventStreamResult
 from aimos.verify.kit import CheckFailed, fail, hex_bytes, is_int, same
@@ -57,7 +49,7 @@ def event_proof(event: Mapping[str, Any], pubkey: str) -> str | None:
         and same(body.get("company_id"), event.get("company_id"))
         and same(body.get("subject_agent_id"), event.get("subject_agent_id"))
         and same(body.get("signer_agent_id"), event.get("signer_agent_id"))
-        and same(epoch_of_iso(body.get("signer_valid_from")), event.get("signer_valid_from"))
+        and same(ident.epoch_of_iso(body.get("signer_valid_from")), event.get("signer_valid_from"))
         and same(body.get("cert_fingerprint"), event.get("certificate_fingerprint"))
         and same(body.get("identity_tier"), event.get("identity_tier"))
         and same(body.get("authority_kind"), event.get("authority_kind"))
@@ -84,7 +76,7 @@ def event_proof(event: Mapping[str, Any], pubkey: str) -> str | None:
 
 
 def verify_event_stream(
-    stream: object, index: int, company: str, master: Master, seen: dict[str, IndexedEvent]
+    stream: object, index: int, company: str, master: ident.Master, seen: dict[str, IndexedEvent]
 ) -> tuple[EventStreamResult, str | None]:
     """One signer epoch's ledger; every event with an id is added to ``seen`` (with whether its
     stream verified). Returns the result and a detail for a failure."""
@@ -123,10 +115,10 @@ def verify_event_stream(
     return result, detail
 
 
-def _check_event_stream(stream: object, where: str, company: str, master: Master) -> None:
+def _check_event_stream(stream: object, where: str, company: str, master: ident.Master) -> None:
     if not isinstance(stream, dict):
         fail(R.EVENT_STREAM_INVALID, f"{where}: not an object")
-    identity = decode_identity(stream.get("identity"), f"{where}.identity")
+    identity = ident.decode_identity(stream.get("identity"), f"{where}.identity")
     if stream.get("signer_agent_id") != identity.agent_id or not same(
         stream.get("signer_valid_from"), identity.valid_from
     ):
@@ -137,7 +129,7 @@ def _check_event_stream(stream: object, where: str, company: str, master: Master
     for k, event in enumerate(events):
         if not isinstance(event, dict) or not is_int(event.get("signed_at"), 1):
             fail(R.EVENT_INVALID, f"{where}.events[{k}]: not an event with integer signed_at")
-        epoch = identity_epoch(identity, master, event["signed_at"])
+        epoch = ident.identity_epoch(identity, master, event["signed_at"])
         if (
             event.get("company_id") != company
             or event.get("signer_agent_id") != identity.agent_id
@@ -158,7 +150,7 @@ def _check_event_stream(stream: object, where: str, company: str, master: Master
             or hex_bytes(event.get("previous_mutation_hash"), 32) != previous
         ):
             fail(R.LEDGER_CHAIN_LINK_INVALID, f"{at}: does not link to its predecessor")
-        cert = parse_cert(identity.certificate)
+        cert = ident.parse_cert(identity.certificate)
         if (
             isinstance(cert, str)
             or not same(cert.body.get("agent_id"), identity.agent_id)
@@ -166,10 +158,10 @@ def _check_event_stream(stream: object, where: str, company: str, master: Master
             or event.get("certificate_fingerprint") != identity.certificate_fingerprint
         ):
             fail(R.LEDGER_IDENTITY_MISMATCH, f"{at}: certificate is not the signer's")
-        key = authority(cert, identity, master)
+        key = ident.authority(cert, identity, master)
         if key is None:
             fail(R.LEDGER_CERTIFICATE_ISSUER_INVALID, f"{at}: certificate issuer is not trusted")
-        cert_reason = cert_valid_at(cert, key, signed_at)
+        cert_reason = ident.cert_valid_at(cert, key, signed_at)
         if cert_reason is not None:
             fail(_LEDGER_CERT[cert_reason], f"{at}: {cert_reason}")
         revocation = identity.revocation
