@@ -17,8 +17,6 @@ ROOT = Path(__file__).resolve().parents[2]
 TOPS = ("aimos", "installer", "purge")  # the import roots of the wheel
 MAX_LINES = 900
 
-# Packages the map may place before they exist (a branch adding one lists it here until it lands).
-NOT_YET: set[str] = set()
 # Modules allowed over MAX_LINES while they are being split (empty: none is).
 OVERSIZE: set[str] = set()
 
@@ -136,8 +134,7 @@ def test_every_package_is_placed_in_a_layer() -> None:
 
 def test_every_layer_names_packages_that_exist() -> None:
     named = set(ALLOWED) | COMMON | {p for allowed in ALLOWED.values() for p in allowed}
-    assert not sorted(named - set(UNITS) - NOT_YET), "the layers block names packages that do not exist"
-    assert not sorted(NOT_YET & set(UNITS)), "these exist now: take them out of NOT_YET"
+    assert not sorted(named - set(UNITS)), "the layers block names packages that do not exist"
 
 
 def test_the_layer_map_has_no_circle() -> None:
@@ -147,8 +144,6 @@ def test_the_layer_map_has_no_circle() -> None:
 
 @pytest.mark.parametrize("package", sorted(ALLOWED))
 def test_packages_only_import_downwards(package: str) -> None:
-    if package in NOT_YET and package not in UNITS:
-        pytest.skip(f"{package} is not on this branch yet")
     allowed = ALLOWED[package] | COMMON | {package, ""}
     for module in UNITS[package]:
         bad = imported_aimos_packages(module) - allowed

@@ -98,7 +98,7 @@ COMMAND_FIELDS: Final = frozenset(
         "answer_shape", "requested_shape", "answer_mode", "ts_signed",
     }
 )  # fmt: skip
-LIMIT_DEFAULT, LIMIT_MIN, LIMIT_MAX = 10, 1, 200
+LIMIT_DEFAULT, LIMIT_MIN, LIMIT_MAX = vocabulary.RECALL_DEFAULT_LIMIT, 1, vocabulary.RECALL_MAX_LIMIT
 CLEARANCE_MIN, CLEARANCE_MAX = vocabulary.CLEARANCE_MIN, vocabulary.CLEARANCE_MAX
 MAX_HOPS_MIN, MAX_HOPS_MAX = 1, 4
 
