@@ -137,7 +137,13 @@ POISON_LIKELY: Final = "poison_likely"
 POISON_CONFIRMED: Final = "poison_confirmed"
 POISON_REFUTED: Final = "poison_refuted"
 LABELS: Final = (
-    UNVERIFIED, SUPPORTED, DISPUTED, POISON_SUSPECT, POISON_LIKELY, POISON_CONFIRMED, POISON_REFUTED,
+    UNVERIFIED,
+    SUPPORTED,
+    DISPUTED,
+    POISON_SUSPECT,
+    POISON_LIKELY,
+    POISON_CONFIRMED,
+    POISON_REFUTED,
 )
 ADVERSE: Final = frozenset({DISPUTED, POISON_SUSPECT, POISON_LIKELY, POISON_CONFIRMED})
 POISON: Final = frozenset({POISON_SUSPECT, POISON_LIKELY, POISON_CONFIRMED})
@@ -152,10 +158,35 @@ JUDGMENTS: Final = {
 }
 # label -> the judgment that gives it
 JUDGED: Final = {label: judgment for judgment, (label, _confidence) in JUDGMENTS.items()}
-# Judgments that raise trust need the master's signature too (an agent alone could clear the
-# suspicion on what it saved itself); the others may be signed by any writing agent.
+# Under the first judgment rule (judgments recorded before JUDGMENT_AUTHORITY_V2), these two
+# judgments, and only they, needed the master's signature beside the agent's.
 TRUST_RAISING: Final = frozenset({"refute", "support"})
 TRUST_RAISING_LABELS: Final = {JUDGMENTS[j][0]: j for j in sorted(TRUST_RAISING)}
+# The labels ordered by the trust recall gives them (PROTOCOL-NOTES section 10: 0.1 withheld,
+# 0.25 withheld, 0.4, 0.72 for unverified, 1.0): a higher rank is more trust.
+TRUST_RANK: Final = {
+    POISON_CONFIRMED: 0,
+    POISON_LIKELY: 0,
+    POISON_SUSPECT: 1,
+    DISPUTED: 2,
+    UNVERIFIED: 3,
+    SUPPORTED: 4,
+    POISON_REFUTED: 4,
+}
+# The judgment rule every judgment now records in its evidence: a judgment that raises a memory's
+# trust from its current label needs the master's signature beside the agent's; one that keeps or
+# lowers it needs only the agent's. Judgments without it were recorded under the first rule.
+JUDGMENT_AUTHORITY_V2: Final = "aimos.judgment-authority/v2"
+# The weight rule every outcome now records (in its terminal event and its REWEIGHT body): one
+# weight-bearing outcome per agent, receipt and memory, and each agent's part of the weight bounded
+# (aimos/verify/kit/valence.py). Outcomes without it were recorded under MutMem's rule.
+VALENCE_RULE_V2: Final = "aimos.valence-rule/v2"
+
+
+def raises_trust(from_label: str, to_label: str) -> bool:
+    """Whether moving a memory from ``from_label`` to ``to_label`` raises the trust recall gives it
+    (an unknown label ranks lowest, so a judgment to it never counts as lowering)."""
+    return TRUST_RANK.get(to_label, 0) > TRUST_RANK.get(from_label, 0)
 
 
 # --- V2 portable-evidence object schemas (the V2 recall and mutation verifiers, and their writers) -

@@ -10,6 +10,7 @@ from aimos.identity.requests import sign_request
 from aimos.learning.outcomes import OutcomeResult, latest_receipt_for, record_outcome
 from aimos.memory.versions import resolve_memory_id
 from aimos.recall.receipts import resolve_receipt_id
+from aimos.verify.kit.valence import SHARE_MAX_MILLI, SHARE_MIN_MILLI
 from aimos.vocabulary import PATH_OUTCOME
 
 
@@ -40,3 +41,46 @@ def give_feedback(
         target_scope="occurrence_observation" if occurrence else "principal_state",
     )
     return record_outcome(brain.conn, housekeeper, sign_request(signer, body, PATH_OUTCOME, now()), now())
+
+
+def weight_words(result: OutcomeResult) -> str:
+    """The weight's move in one line: `weight 1.413 -> 1.645` or `weight stays 0.859`."""
+    old, new = result.old_weight_milli / 1000, result.new_weight_milli / 1000
+    return f"weight {old:.3f} -> {new:.3f}" if new != old else f"weight stays {old:.3f}"
+
+
+def explain(result: OutcomeResult) -> str:
+    """Why the weight moved as it did, in words a person can check (the CLI, the TUI and MCP all
+    say this): the outcome recorded, the agent's evidence balance, and the rule that decided."""
+    said = "good" if result.reward_sign > 0 else "bad"
+    if result.terminal == "occurrence_observation":
+        return f"{said} kept as an occurrence observation: evidence about this disclosure only"
+    if not result.weight_bearing:
+        return (
+            f"{said} kept as evidence with no weight authority: an outcome about this recall already moved "
+            "the memory's weight (one outcome per agent and recall counts); recall it again to report anew"
+        )
+    balance = result.agent_good - result.agent_bad
+    evidence = (
+        f"{result.agent_id or 'the agent'}'s evidence on this memory is {balance:+d} "
+        f"({result.agent_good} good, {result.agent_bad} bad)"
+    )
+    old, new = result.old_weight_milli, result.new_weight_milli
+    if new != old:
+        direction = "rises" if new > old else "falls"
+        if (new > old) != (result.reward_sign > 0):
+            leaning = "positive" if balance > 0 else "negative"
+            return (
+                f"{said} recorded, yet the weight still {direction}: {evidence}, still net {leaning}; the "
+                "weight follows the balance of an agent's evidence, not its last report"
+            )
+        return f"{said} recorded; the weight {direction}: {evidence}"
+    if balance == 0:
+        return f"{said} recorded; the weight does not move: {evidence}, which is balanced (a signed no-op)"
+    at_bound = result.share_new_milli in (SHARE_MIN_MILLI, SHARE_MAX_MILLI)
+    if at_bound and result.share_old_milli == result.share_new_milli:
+        return (
+            f"{said} recorded; the weight does not move: {evidence}, and one agent may move a memory only "
+            "between half and double the weight it found (more agents must agree to move it further)"
+        )
+    return f"{said} recorded; the weight does not move: {evidence}; the step rounds to nothing (signed no-op)"

@@ -1,20 +1,89 @@
 """A person's judgment of a memory: a signed label request, recorded as a housekeeper-signed
-label transition."""
+label transition; and the words front ends use for judgments and labels.
+
+The words a person types are not the protocol's: ``poison`` records the judgment ``confirm``
+(label poison_confirmed) and ``not-poison`` records ``refute`` (label poison_refuted). The old
+spellings are refused with the new ones named, since "confirm" read as "confirm it is right"."""
 
 from __future__ import annotations
+
+from typing import Final
 
 from aimos.actions.bodies import build_label_body
 from aimos.actions.session import Brain, now
 from aimos.crypto.ed25519 import KeyPair
-from aimos.epistemic.chain import Transition, check_judgment, judge
+from aimos.epistemic.chain import Transition, check_judgment, current_label, judge
+from aimos.errors import UsageError
 from aimos.identity.requests import sign_request
 from aimos.memory.versions import resolve_memory_id
-from aimos.vocabulary import PATH_LABEL, TRUST_RAISING
+from aimos.vocabulary import (
+    DISPUTED,
+    JUDGMENTS,
+    PATH_LABEL,
+    POISON_CONFIRMED,
+    POISON_LIKELY,
+    POISON_REFUTED,
+    POISON_SUSPECT,
+    SUPPORTED,
+    UNVERIFIED,
+    raises_trust,
+)
+
+# what a person types -> the judgment the signed request carries
+JUDGMENT_WORDS: Final = {
+    "poison": "confirm",
+    "not-poison": "refute",
+    "support": "support",
+    "dispute": "dispute",
+}
+# what each word does, for --help, the TUI's choices and errors
+JUDGMENT_MEANING: Final = {
+    "poison": "it is poison; recall withholds it",
+    "not-poison": "it is not poison; clears a suspicion",
+    "support": "it is right; full trust",
+    "dispute": "it is doubtful; lowers its trust",
+}
+_OLD_WORDS: Final = {"confirm": "poison", "refute": "not-poison"}
+# each label in plain words (the stored protocol label is unchanged)
+LABEL_WORDS: Final = {
+    UNVERIFIED: "not judged",
+    SUPPORTED: "supported by a person",
+    DISPUTED: "doubted by a person",
+    POISON_SUSPECT: "suspected poison (withheld)",
+    POISON_LIKELY: "likely poison (withheld)",
+    POISON_CONFIRMED: "poison, confirmed by a person (withheld)",
+    POISON_REFUTED: "not poison (a person cleared the suspicion)",
+}
 
 
-def needs_master(judgment: str) -> bool:
-    """Whether the judgment raises trust (refute, support), so the master must sign it too."""
-    return judgment in TRUST_RAISING
+def label_words(label: str) -> str:
+    """The label in plain words (an unknown label as it is)."""
+    return LABEL_WORDS.get(label, label)
+
+
+def judgment_for(word: str) -> str:
+    """The protocol judgment a person's word records; a usage error naming the words for anything
+    else, and for the old spellings confirm and refute."""
+    spoken = word.strip().lower()
+    if spoken in JUDGMENT_WORDS:
+        return JUDGMENT_WORDS[spoken]
+    if spoken in _OLD_WORDS:
+        new = _OLD_WORDS[spoken]
+        raise UsageError(
+            f"`{spoken}` is no longer a judgment word: it was easy to misread",
+            f"Say `{new}` ({JUDGMENT_MEANING[new]}).",
+        )
+    raise UsageError(
+        f"unknown judgment {word!r}",
+        "Use one of: " + "; ".join(f"{w} ({m})" for w, m in JUDGMENT_MEANING.items()) + ".",
+    )
+
+
+def needs_master(brain: Brain, memory_ref: str, judgment: str) -> bool:
+    """Whether ``judgment`` (a protocol judgment) raises the memory's trust from its current label,
+    so the master must sign it too."""
+    mid = resolve_memory_id(brain.conn, memory_ref)
+    return raises_trust(current_label(brain.conn, mid), JUDGMENTS[judgment][0])
 
 
 def judge_memory(

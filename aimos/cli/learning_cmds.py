@@ -11,8 +11,8 @@ def register(app: typer.Typer) -> None:
     @app.command("feedback")
     def feedback_cmd(
         memory_id: str = typer.Argument(..., help="The memory (id or unique prefix) a recall returned."),
-        good: bool = typer.Option(False, "--good", help="It helped: raise its weight."),
-        bad: bool = typer.Option(False, "--bad", help="It did not help: lower its weight."),
+        good: bool = typer.Option(False, "--good", help="It helped: good evidence about it."),
+        bad: bool = typer.Option(False, "--bad", help="It did not help: bad evidence about it."),
         receipt: str = typer.Option(
             None, "--receipt", help="The recall receipt that disclosed it (default: latest)."
         ),
@@ -22,8 +22,13 @@ def register(app: typer.Typer) -> None:
         agent: str = typer.Option("cli", "--as", help="The enrolled agent that signs the outcome."),
         json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     ) -> None:
-        """Report an outcome for a recalled memory; a signed, housekeeper-authorized reweight follows."""
-        from aimos.actions.feedback import give_feedback
+        """Report an outcome for a recalled memory; a signed, housekeeper-authorized reweight follows.
+
+        The weight follows the balance of your agent's evidence on the memory, not the last report:
+        after two --good, a --bad leaves the balance at +1, so the weight still rises (the output
+        says so). One outcome per recall moves the weight; more about the same recall are kept as
+        evidence only. One agent moves a memory at most between half and double the weight it found."""
+        from aimos.actions.feedback import explain, give_feedback, weight_words
         from aimos.actions.session import open_brain
         from aimos.errors import UsageError
 
@@ -36,15 +41,10 @@ def register(app: typer.Typer) -> None:
                 brain, agent, memory_id, good=good, receipt_ref=receipt, occurrence=occurrence
             )
         if json_out:
-            emit_json(result.to_json())
+            emit_json({**result.to_json(), "why": explain(result)})
             return
-        if result.terminal == "authorized_transition":
-            out(f"weight {result.old_weight_milli / 1000:.3f} -> {result.new_weight_milli / 1000:.3f}")
+        out(weight_words(result))
+        say(explain(result))
+        if result.transition_hash:
             say(f"signed transition {result.transition_hash}")
-        elif result.terminal == "signed_noop":
-            out(f"weight stays {result.old_weight_milli / 1000:.3f}")
-            say("the evidence is kept; the quantized weight did not move (signed no-op)")
-        else:
-            out(f"weight stays {result.old_weight_milli / 1000:.3f}")
-            say("kept as an occurrence observation (no weight authority)")
         say(f"outcome {result.outcome_id} (aimos export-outcome {result.outcome_id} -o FILE exports it)")

@@ -131,6 +131,7 @@ def register(app: typer.Typer) -> None:
 
         The memory's signed record is verified first (as the TUI and recall do): one that does
         not verify is not shown (exit 4, with the reason)."""
+        from aimos.actions.labels import label_words
         from aimos.actions.session import open_brain
         from aimos.memory.versions import memory_detail
 
@@ -157,7 +158,7 @@ def register(app: typer.Typer) -> None:
                 "weight",
                 f"{detail['weight']:.3f}" + (" (retained quarantine)" if detail["quarantine"] else ""),
             ),
-            ("label", detail["epistemic_label"]),
+            ("label", f"{label_words(detail['epistemic_label'])} ({detail['epistemic_label']})"),
             ("version", f"{v['number']} of {v['of']} ({v['state']})"),
             ("supersedes", v["supersedes"] or "-"),
             ("superseded by", v["superseded_by"] or "-"),
@@ -184,7 +185,7 @@ def register(app: typer.Typer) -> None:
         out("events:")
         for e in detail["events"]:
             out(f"  {e['operation']:<34} {e['signer_agent_id']} #{e['ledger_seq']} at {when(e['ts_signed'])}")
-        out("label history:" if detail["label_history"] else "label history: none (unverified since saved)")
+        out("label history:" if detail["label_history"] else "label history: none (not judged since saved)")
         for h in detail["label_history"]:
             by = (
                 f"judged by {h['evidence']['agent_id']}: {h['reason']}"

@@ -31,7 +31,15 @@ from aimos.identity.requests import SignedRequest, VerifiedRequest
 from aimos.identity.trusted import grant_covers
 from aimos.ledger.events import append_event
 from aimos.store.connection import one, rows, write_transaction
-from aimos.vocabulary import CLASSIFICATION_SCHEMA, DETECTOR_VERSION, JUDGMENTS, PATH_LABEL, TRUST_RAISING
+from aimos.vocabulary import (
+    CLASSIFICATION_SCHEMA,
+    DETECTOR_VERSION,
+    JUDGMENT_AUTHORITY_V2,
+    JUDGMENTS,
+    PATH_LABEL,
+    UNVERIFIED,
+    raises_trust,
+)
 
 
 @dataclass(frozen=True)
@@ -236,8 +244,9 @@ def judge(
 ) -> Transition:
     """Record a person's judgment (confirm | refute | support | dispute) carried by an agent's
     signed request; the housekeeper signs the transition with the request as its evidence. A
-    judgment that raises trust (refute, support) also needs the master's signature over the same
-    request (``master``): an agent alone cannot clear a suspicion."""
+    judgment that raises the memory's trust from its current label (vocabulary.raises_trust) also
+    needs the master's signature over the same request (``master``): an agent alone can lower
+    trust, never raise it (the store's trigger and both verifiers check the same)."""
     from aimos.errors import GrantError
     from aimos.identity.requests import verify_request
 
@@ -263,20 +272,10 @@ def judge(
         if not grant_covers(verified.grant, memory["clearance_level"], memory["data_class"]):
             raise GrantError(f"agent {verified.agent_id!r} may not see this memory, so it may not judge it")
         label, confidence = JUDGMENTS[judgment]
-        master_evidence: dict[str, Any] = {}
-        if judgment in TRUST_RAISING:
-            if master is None or master.fingerprint != master_row(conn)["fingerprint"]:
-                raise PassphraseError(
-                    f"{judgment} raises trust in a memory and needs the master's signature",
-                    "Give the master passphrase (the CLI asks for it).",
-                )
-            message = payload_message(body, req.nonce, req.ts)
-            master_evidence = {
-                "master_fingerprint": master.fingerprint,
-                "master_signature_b64u": b64u_encode(master.sign(message)),
-            }
-        evidence = {
+        current = current_label(conn, memory["memory_id"])
+        evidence: dict[str, Any] = {
             "judgment": judgment,
+            "authority_rule": JUDGMENT_AUTHORITY_V2,
             "agent_id": verified.agent_id,
             "agent_valid_from": verified.valid_from,
             "request_hash": verified.request_hash,
@@ -284,8 +283,18 @@ def judge(
             "ts": req.ts,
             "signature_b64u": req.signature_b64u,
             "body": body,
-            **master_evidence,
         }
+        if raises_trust(current, label):
+            if master is None or master.fingerprint != master_row(conn)["fingerprint"]:
+                raise PassphraseError(
+                    f"{judgment} raises this memory's trust (it is {current} now) and needs the "
+                    "master's signature beside the agent's",
+                    "Give the master passphrase (a terminal prompt, --passphrase-fd N or "
+                    "AIMOS_PASSPHRASE_FILE); an agent key alone may only lower trust.",
+                )
+            message = payload_message(body, req.nonce, req.ts)
+            evidence["master_fingerprint"] = master.fingerprint
+            evidence["master_signature_b64u"] = b64u_encode(master.sign(message))
         return append_classification(
             conn,
             housekeeper,
@@ -299,12 +308,19 @@ def judge(
         )
 
 
+def current_label(conn: apsw.Connection, memory_id: str) -> str:
+    """The memory's label as its classification chain ends (the trigger's reading, not the
+    memory row's projection)."""
+    head = newest(conn, memory_id)
+    return str(head["label"]) if head else UNVERIFIED
+
+
 def check_judgment(judgment: str, reason: str | None) -> str:
     """The judgment's reason, stripped; a usage error naming the fix for a bad pair."""
     if judgment not in JUDGMENTS:
         raise UsageError(
             f"unknown judgment {judgment!r}",
-            "Use confirm (it is poison), refute (it is not), support or dispute.",
+            f"Use one of: {', '.join(JUDGMENTS)}.",
         )
     if reason is None or not reason.strip():
         raise UsageError("a judgment needs a reason", f'Add --reason "why you {judgment} it".')

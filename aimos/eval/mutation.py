@@ -237,28 +237,38 @@ def run_mutation(transitions: int = 200) -> dict[str, Any]:  # noqa: PLR0915 (an
         w = _World()
         a = w.save("the heron nests by the north pond")
         b = w.save("the kingfisher fishes at the weir")
-        receipt = w.recall("heron kingfisher pond weir").receipt["receipt_id"]
-        # upward, downward and upward again; each declared by the pure rule, observed from the writer
-        from aimos.learning.rule import next_weight_milli
+        query = "heron kingfisher pond weir"
+        receipt = w.recall(query).receipt["receipt_id"]
+        # upward, downward and upward again, each outcome about its own recall (one weight-bearing
+        # outcome per agent, receipt and memory); each declared by the pure rule, observed from the writer
+        from aimos.verify.kit.valence import WeightLedger
+        from aimos.vocabulary import VALENCE_RULE_V2
 
-        rewards: list[int] = []
-        expected = 1000
-        for outcome in ("good", "bad", "bad", "good", "good"):
-            rewards.append(1 if outcome == "good" else -1)
-            new_expected, _ = next_weight_milli(expected, rewards)
-            kind = "authorized_transition" if new_expected != expected else "signed_noop"
-            expected = new_expected
-            got = w.outcome(a, receipt, outcome)
+        ledger = WeightLedger(1000)
+        for n, outcome in enumerate(("good", "bad", "bad", "good", "good")):
+            here = receipt if n == 0 else w.recall(query).receipt["receipt_id"]
+            step = ledger.step("eval", here, 1 if outcome == "good" else -1, VALENCE_RULE_V2)
+            got = w.outcome(a, here, outcome)
             cases.append(
                 Case(
-                    f"outcome {outcome} (evidence sum {sum(rewards):+d})",
-                    f"{kind} to {expected}",
+                    f"outcome {outcome} (the agent's evidence {step.balance:+d})",
+                    f"{step.terminal} to {step.new_milli}",
                     f"{got.terminal} to {got.new_weight_milli}",
                 )
             )
-        r1 = w.outcome(b, receipt, "bad")
-        r2 = w.outcome(b, receipt, "good")
-        r3 = w.outcome(b, receipt, "good")
+        before = w.weight(a)
+        again = [w.outcome(a, receipt, "bad") for _ in range(11)]
+        cases.append(
+            Case(
+                "11 more bad outcomes about the first recall: kept, no weight authority",
+                f"11 signed_noop, not weight-bearing; weight stays {before}",
+                f"{sum(1 for r in again if r.terminal == 'signed_noop' and not r.weight_bearing)}"
+                f" signed_noop, not weight-bearing; weight stays {w.weight(a)}",
+            )
+        )
+        r1 = w.outcome(b, w.recall(query).receipt["receipt_id"], "bad")
+        r2 = w.outcome(b, w.recall(query).receipt["receipt_id"], "good")
+        r3 = w.outcome(b, w.recall(query).receipt["receipt_id"], "good")
         projections_b = w.conn.execute(
             "SELECT COUNT(*) FROM weight_projections WHERE memory_id = ?", (b,)
         ).fetchall()[0][0]
@@ -279,6 +289,8 @@ def run_mutation(transitions: int = 200) -> dict[str, Any]:  # noqa: PLR0915 (an
         prev_h, prev_node = _head(w.conn, a)
         old = w.weight(a)
 
+        craft_receipt = w.recall(query).receipt["receipt_id"]  # a disclosure no outcome has moved yet
+
         def outcome_row(memory_id: str) -> str:
             """Real signed evidence (request, nonce, event, outcome row) for a crafted transition."""
             from aimos.actions.bodies import build_outcome_body
@@ -289,7 +301,7 @@ def run_mutation(transitions: int = 200) -> dict[str, Any]:  # noqa: PLR0915 (an
             t = int(time.time())
             request = sign_request(
                 w.agent,
-                build_outcome_body(memory_id=memory_id, receipt_id=receipt, outcome="good"),
+                build_outcome_body(memory_id=memory_id, receipt_id=craft_receipt, outcome="good"),
                 PATH_OUTCOME,
                 t,
             )
@@ -485,7 +497,6 @@ def run_mutation(transitions: int = 200) -> dict[str, Any]:  # noqa: PLR0915 (an
         # cost of a signed transition on a fresh memory: the evidence sum cycles 1, 2, 1, 0, -1, -2,
         # -1, 0, so the weight rises and falls within bounds; only authorized transitions are timed
         c = w.save("the egret wades in the shallows")
-        receipt_c = w.recall("egret shallows").receipt["receipt_id"]
         cycle = ("good", "good", "bad", "bad", "bad", "bad", "good", "good")
         times: list[float] = []
         sizes: list[int] = []
@@ -496,6 +507,7 @@ def run_mutation(transitions: int = 200) -> dict[str, Any]:  # noqa: PLR0915 (an
         seals.COSTS = seals.SealCosts()  # what sealing and anchoring cost inside each transition
         try:
             while len(times) < transitions:
+                receipt_c = w.recall("egret shallows").receipt["receipt_id"]  # each outcome its own recall
                 seals.COSTS.reset()
                 t0 = time.perf_counter()
                 result = w.outcome(c, receipt_c, cycle[i % len(cycle)])

@@ -11,7 +11,7 @@ re-check every precondition of MutMem section 5.6 before any of it exists.
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import apsw
@@ -24,10 +24,10 @@ from aimos.errors import GrantError, MemoryNotFoundError, ReceiptMissingError, U
 from aimos.identity.epochs import Signer
 from aimos.identity.requests import SignedRequest, verify_request
 from aimos.learning.export_v2 import RecallBinding, recall_binding, sign_valence_row
-from aimos.learning.rule import next_weight_milli
 from aimos.ledger.events import append_event
 from aimos.store.connection import insert, one, rows, write_transaction
-from aimos.vocabulary import PATH_OUTCOME
+from aimos.verify.kit.valence import SHARE_START_MILLI, Step, WeightLedger
+from aimos.vocabulary import PATH_OUTCOME, VALENCE_RULE_V2
 
 OUTCOMES = {"good": 1, "bad": -1}
 SCOPES = ("principal_state", "occurrence_observation")
@@ -45,6 +45,14 @@ class OutcomeResult:
     projection_hash: str | None
     transition_hash: str | None
     event_id: str
+    weight_bearing: bool = True  # False: kept as evidence with no weight authority
+    agent_good: int = 0  # the signing agent's weight-bearing outcomes on this memory, with this one
+    agent_bad: int = 0
+    share_old_milli: int = SHARE_START_MILLI  # the agent's share of the weight (rule 2)
+    share_new_milli: int = SHARE_START_MILLI
+    valence_rule: str | None = None
+    reward_sign: int = 0  # +1 good, -1 bad
+    agent_id: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -77,16 +85,45 @@ def _validate(body: dict[str, Any]) -> None:
             raise UsageError(f"{field} is required")
 
 
-def _rewards(conn: apsw.Connection, memory_id: str) -> list[int]:
-    return [
-        int(r["reward_sign"])
-        for r in rows(
-            conn,
-            "SELECT reward_sign FROM outcomes WHERE memory_id = ? AND target_scope = 'principal_state'"
-            " ORDER BY created_at, rowid",
-            (memory_id,),
-        )
-    ]
+# every principal outcome with what the verifiers replay: who, about which disclosure, the reward,
+# what the writer did (and the weight rule its housekeeper-signed terminal event records, below)
+PRINCIPAL_OUTCOMES_SQL = """
+SELECT o.memory_id, o.outcome_id, o.agent_id, o.receipt_id, o.reward_sign, o.terminal,
+       w.old_weight_milli, w.new_weight_milli, b.observed_weight_milli AS baseline
+FROM outcomes o
+LEFT JOIN weight_projections w ON w.outcome_id = o.outcome_id
+LEFT JOIN weight_baselines b ON b.memory_id = o.memory_id
+WHERE o.target_scope = 'principal_state' {where}
+ORDER BY o.rowid
+"""
+VALENCE_RULES_SQL = """
+SELECT json_extract(signed_body, '$.metadata.outcome_id') AS outcome_id,
+       json_extract(signed_body, '$.metadata.valence_rule') AS valence_rule
+FROM events
+WHERE operation IN ('cognitive_weight_adjusted', 'cognitive_weight_unchanged') {where}
+"""
+
+
+def principal_outcomes(conn: apsw.Connection, memory_id: str | None = None) -> list[dict[str, Any]]:
+    """Every retained principal outcome (of one memory, or all), in write order, each with the
+    weight rule (``valence_rule``) its terminal event records (None: MutMem's rule)."""
+    params: tuple[str, ...] = (memory_id,) if memory_id else ()
+    where = "AND o.memory_id = ?" if memory_id else ""
+    found = rows(conn, PRINCIPAL_OUTCOMES_SQL.format(where=where), params)
+    sql = VALENCE_RULES_SQL.format(where="AND subject_memory_id = ?" if memory_id else "")
+    rules = {r["outcome_id"]: r["valence_rule"] for r in rows(conn, sql, params)} if found else {}
+    for o in found:
+        o["valence_rule"] = rules.get(o["outcome_id"])
+    return found
+
+
+def ledger_of(conn: apsw.Connection, memory_id: str) -> WeightLedger:
+    """The memory's weight ledger after every outcome it has (the writer's next step starts here)."""
+    outcomes = principal_outcomes(conn, memory_id)
+    ledger = WeightLedger(int(outcomes[0]["baseline"] or 1000) if outcomes else 1000)
+    for o in outcomes:
+        ledger.step(o["agent_id"], o["receipt_id"], int(o["reward_sign"]), o["valence_rule"])
+    return ledger
 
 
 def _record_evidence(
@@ -188,11 +225,14 @@ def record_outcome_in_transaction(
     reward = OUTCOMES[body["outcome"]]
     old = int(memory["retrieval_weight_milli"])
     outcome_id = str(uuid.uuid4())
+    step: Step | None = None
     if scope == "occurrence_observation":
         terminal, new, j = "occurrence_observation", old, 0.0
     else:
-        new, j = next_weight_milli(old, [*_rewards(conn, memory["memory_id"]), reward])
-        terminal = "signed_noop" if new == old else "authorized_transition"
+        ledger = ledger_of(conn, memory["memory_id"])
+        ledger.weight_milli = old  # the live weight, which the store's triggers hold to the chain
+        step = ledger.step(verified.agent_id, body["receipt_id"], reward, VALENCE_RULE_V2)
+        terminal, new, j = step.terminal, step.new_milli, step.j
     company = memory["company_id"]
     binding = recall_binding(conn, receipt["event_id"], memory["memory_id"], memory["live_content_hash"])
     evidence_event = _record_evidence(
@@ -214,9 +254,9 @@ def record_outcome_in_transaction(
         if binding is not None
         else None
     )
-    v2_metadata: dict[str, Any] = {}
+    v2_metadata: dict[str, Any] = {} if step is None else _rule_metadata(step)
     if valence is not None:
-        v2_metadata = {"valence_row_hash": valence["row_hash"], "valence_row": valence}
+        v2_metadata.update({"valence_row_hash": valence["row_hash"], "valence_row": valence})
         if terminal == "occurrence_observation":
             v2_metadata["occurrence_ref"] = binding.occurrence_ref if binding is not None else None
     if terminal != "authorized_transition":
@@ -242,19 +282,53 @@ def record_outcome_in_transaction(
             subject_memory_id=memory["memory_id"],
             parent_event_id=evidence_event["event_id"],
         )
-        return OutcomeResult(
-            outcome_id,
-            memory["memory_id"],
-            body["receipt_id"],
-            terminal,
-            old,
-            old,
-            None,
-            None,
-            event["event_id"],
+        return _told(
+            OutcomeResult(
+                outcome_id,
+                memory["memory_id"],
+                body["receipt_id"],
+                terminal,
+                old,
+                old,
+                None,
+                None,
+                event["event_id"],
+            ),
+            step,
+            reward,
+            verified.agent_id,
         )
-    return _transition(
+    moved = _transition(
         conn, housekeeper, memory, outcome_id, old, new, j, evidence_event["event_id"], now, v2_metadata
+    )
+    return _told(moved, step, reward, verified.agent_id)
+
+
+def _rule_metadata(step: Step) -> dict[str, Any]:
+    """What the terminal event records of the weight rule's step (VALENCE_RULE_V2)."""
+    return {
+        "valence_rule": step.rule,
+        "weight_bearing": step.weight_bearing,
+        "agent_good": step.good,
+        "agent_bad": step.bad,
+        "agent_share_old_milli": step.share_old_milli,
+        "agent_share_new_milli": step.share_new_milli,
+    }
+
+
+def _told(result: OutcomeResult, step: Step | None, reward: int, agent_id: str) -> OutcomeResult:
+    """The result with what the rule's step says about it (for the words a person reads)."""
+    result = replace(result, reward_sign=reward, agent_id=agent_id)
+    if step is None:
+        return replace(result, weight_bearing=False)
+    return replace(
+        result,
+        weight_bearing=step.weight_bearing,
+        agent_good=step.good,
+        agent_bad=step.bad,
+        share_old_milli=step.share_old_milli,
+        share_new_milli=step.share_new_milli,
+        valence_rule=step.rule,
     )
 
 
@@ -278,7 +352,7 @@ def _transition(
         (mid,),
     )
     prev_node_hash = prev_node["mutation_hash"] if prev_node else None
-    body = {
+    body: dict[str, Any] = {
         "event_type": "REWEIGHT",
         "company_id": company,
         "memory_id": mid,
@@ -291,7 +365,7 @@ def _transition(
         "reason": "outcome_evidence",
         "outcome_id": outcome_id,
         "ts_signed": now,
-        **({"valence_row_hash": v2_metadata["valence_row_hash"]} if v2_metadata else {}),
+        **{k: v2_metadata[k] for k in ("valence_row_hash", "valence_rule") if k in v2_metadata},
     }
     body_bytes = canonical_json(body)
     nonce = new_nonce()

@@ -19,12 +19,13 @@ import apsw
 
 from aimos.crypto import commitments
 from aimos.errors import AimosError, DisclosureError
-from aimos.learning.rule import next_weight_milli
+from aimos.learning.outcomes import principal_outcomes
 from aimos.recall.disclosure import verify_many
 from aimos.recall.label_chain import label_chain_reasons
 from aimos.recall.weight_chain import BATCH, chain_reasons
 from aimos.store.connection import rows
 from aimos.verify.cognitive.results import PROOF_FIELDS
+from aimos.verify.kit.valence import AUTHORIZED_TRANSITION, WeightLedger
 
 # The closed vocabulary (the reference's names where it has one).
 REASONS = frozenset(
@@ -169,37 +170,31 @@ def _save_failures(conn: apsw.Connection, memories: list[dict[str, Any]]) -> dic
 
 
 def _replay_reasons(conn: apsw.Connection, memory_id: str | None = None) -> dict[str, str]:
-    """Replay the update rule over each memory's retained principal outcomes in write order: each
-    outcome's terminal and each transition's weights must be what the rule gives. Catches outcome
-    rows that did not come through the writer (forged or replayed evidence)."""
+    """Replay the weight rules over each memory's retained principal outcomes in write order
+    (aimos/verify/kit/valence.py: MutMem's rule for outcomes recorded under it, rule 2 for the
+    rest): each outcome's terminal and each transition's weights must be what the rule gives, and a
+    further outcome about a disclosure that already moved the weight has no authority. Catches
+    outcome rows that did not come through the writer (forged or replayed evidence)."""
     by_memory: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for r in rows(
-        conn,
-        "SELECT o.memory_id, o.outcome_id, o.reward_sign, o.terminal, w.old_weight_milli, w.new_weight_milli,"
-        " b.observed_weight_milli AS baseline FROM outcomes o"
-        " LEFT JOIN weight_projections w ON w.outcome_id = o.outcome_id"
-        " LEFT JOIN weight_baselines b ON b.memory_id = o.memory_id"
-        " WHERE o.target_scope = 'principal_state'"
-        + (" AND o.memory_id = ?" if memory_id else "")
-        + " ORDER BY o.rowid",
-        (memory_id,) if memory_id else (),
-    ):
+    for r in principal_outcomes(conn, memory_id):
         by_memory[r["memory_id"]].append(r)
     out: dict[str, str] = {}
     for mid, outcomes in by_memory.items():
-        weight = outcomes[0]["baseline"] or 1000
-        rewards: list[int] = []
+        ledger = WeightLedger(int(outcomes[0]["baseline"] or 1000))
         for o in outcomes:
-            rewards.append(int(o["reward_sign"]))
-            new, _ = next_weight_milli(weight, rewards)
-            kind = "authorized_transition" if new != weight else "signed_noop"
+            try:
+                step = ledger.step(o["agent_id"], o["receipt_id"], int(o["reward_sign"]), o["valence_rule"])
+            except ValueError:
+                out[mid] = f"outcome {o['outcome_id']} names no weight rule aimos knows"
+                break
             moved = (
                 (o["old_weight_milli"], o["new_weight_milli"]) if o["old_weight_milli"] is not None else None
             )
-            if o["terminal"] != kind or (kind == "authorized_transition" and moved != (weight, new)):
+            if o["terminal"] != step.terminal or (
+                step.terminal == AUTHORIZED_TRANSITION and moved != (step.old_milli, step.new_milli)
+            ):
                 out[mid] = f"outcome {o['outcome_id']} is not what the rule gives"
                 break
-            weight = new
     return out
 
 

@@ -84,6 +84,9 @@ class Outcome(TypedDict):
     terminal: str  # authorized_transition | signed_noop | occurrence_observation
     old_weight: float
     new_weight: float
+    weight_bearing: bool  # False: kept as evidence with no weight authority
+    evidence_balance: int  # this agent's good minus bad outcomes on the memory that counted
+    why: str  # why the weight moved (or did not) that way
 
 
 class Version(TypedDict):
@@ -299,8 +302,9 @@ def build_server(agent: str) -> MCPServer:  # noqa: C901 (the tools are nested i
         annotations=ToolAnnotations(title="Report an outcome", read_only_hint=False, destructive_hint=False),
         description=(
             "Say whether a recalled memory helped (good) or not (bad). Use it after you used, or decided not "
-            "to trust, a memory that recall returned: good raises its weight in future recalls, "
-            "bad lowers it."
+            "to trust, a memory that recall returned. Its weight follows the balance of your evidence "
+            "on it (so a bad after two goods can still raise it; the result says why); one outcome per "
+            "recall counts, and one agent moves a memory at most between half and double its weight."
         ),
     )
     def report_outcome(
@@ -323,20 +327,26 @@ def build_server(agent: str) -> MCPServer:  # noqa: C901 (the tools are nested i
         return guarded(report, memory_id, outcome, receipt_id)
 
     def report(memory_id: str, outcome: str, receipt_id: str | None) -> CallToolResult:
-        from aimos.actions.feedback import give_feedback
+        from aimos.actions.feedback import explain, give_feedback, weight_words
 
         mid = full_id(memory_id, "memory")
         rid = None if receipt_id is None else full_id(receipt_id, "receipt")
         done = call(lambda brain: give_feedback(brain, agent, mid, good=outcome == "good", receipt_ref=rid))
         old, new = done.old_weight_milli / 1000, done.new_weight_milli / 1000
-        said = (
-            f"weight {old:.3f} -> {new:.3f}"
-            if done.terminal == "authorized_transition"
-            else f"weight stays {old:.3f}"
-        )
+        why = explain(done)
         fields = {name: getattr(done, name) for name in ("outcome_id", "memory_id", "receipt_id", "terminal")}
-        reported = cast(Outcome, {**fields, "old_weight": old, "new_weight": new})
-        return result(f"{said} (outcome {done.outcome_id})", reported)
+        reported = cast(
+            Outcome,
+            {
+                **fields,
+                "old_weight": old,
+                "new_weight": new,
+                "weight_bearing": done.weight_bearing,
+                "evidence_balance": done.agent_good - done.agent_bad,
+                "why": why,
+            },
+        )
+        return result(f"{weight_words(done)}: {why} (outcome {done.outcome_id})", reported)
 
     @server.tool(
         annotations=ToolAnnotations(title="Show a memory", read_only_hint=True),

@@ -17,7 +17,8 @@ import apsw
 
 from aimos.crypto.canonical import json_loads
 from aimos.store.connection import rows
-from aimos.vocabulary import CLASSIFIER_LABELS, HOUSEKEEPER, JUDGED, TRUST_RAISING_LABELS, UNVERIFIED
+from aimos.verify.kit.judgment import judgment_reason
+from aimos.vocabulary import CLASSIFIER_LABELS, HOUSEKEEPER, UNVERIFIED
 
 BATCH = 500
 
@@ -36,34 +37,9 @@ ORDER BY c.memory_id, c.rowid
 """
 
 
-def evidence_reason(meta: dict[str, Any], memory_id: str, master_public_key: str) -> str | None:
-    """A person's judgment must judge this memory with the label's judgment; one that raises
-    trust must carry the master's signature over the judged request body."""
-    from aimos.crypto.ed25519 import verify
-    from aimos.crypto.encoding import b64u_decode
-    from aimos.crypto.messages import payload_message
-    from aimos.errors import AimosError
-
-    label = meta.get("label")
-    evidence = meta.get("evidence")
-    if not isinstance(evidence, dict) or not isinstance(evidence.get("body"), dict):
-        return "epistemic_evidence_invalid"
-    body = evidence["body"]
-    if body.get("memory_id") != memory_id or JUDGED.get(str(label)) != body.get("judgment"):
-        return "epistemic_evidence_invalid"
-    if label in TRUST_RAISING_LABELS:
-        try:
-            signature = b64u_decode(str(evidence.get("master_signature_b64u")))
-            ts: Any = evidence.get("ts")
-            message = payload_message(body, str(evidence.get("nonce")), int(ts))
-        except (AimosError, TypeError, ValueError):
-            return "epistemic_evidence_invalid"
-        if not verify(master_public_key, message, signature):
-            return "epistemic_evidence_invalid"
-    return None
-
-
-def _row_reason(r: dict[str, Any], memory: dict[str, Any], master_public_key: str) -> str | None:
+def _row_reason(
+    r: dict[str, Any], memory: dict[str, Any], previous_label: str, master_public_key: str
+) -> str | None:
     if r["g_recomputed"] != r["classification_hash"]:
         return "epistemic_hash_invalid"
     if r["live_content_hash"] != memory["live_content_hash"]:
@@ -87,7 +63,7 @@ def _row_reason(r: dict[str, Any], memory: dict[str, Any], master_public_key: st
     ):
         return "epistemic_authority_invalid"
     if r["basis"] == "explicit":
-        return evidence_reason(meta, r["memory_id"], master_public_key)
+        return judgment_reason(meta, r["memory_id"], previous_label, master_public_key)
     if r["label"] not in CLASSIFIER_LABELS:
         return "epistemic_evidence_invalid"  # the classifier never gives any other label
     return None
@@ -124,14 +100,15 @@ def label_chain_reasons(
             chain = by_memory.get(m["memory_id"], [])
             reason: str | None = None
             prev: str | None = None
+            prev_label = UNVERIFIED
             for r in chain:
                 if r["prev_classification_hash"] != prev:
                     reason = "fork_or_disconnected_history"
                     break
-                reason = _row_reason(r, m, master_public_key)
+                reason = _row_reason(r, m, prev_label, master_public_key)
                 if reason:
                     break
-                prev = r["classification_hash"]
+                prev, prev_label = r["classification_hash"], r["label"]
             ends_in = chain[-1]["label"] if chain else UNVERIFIED
             if reason is None and m["epistemic_label"] != ends_in:
                 reason = "unbacked_projection"

@@ -17,6 +17,7 @@ from aimos.crypto.ed25519 import fingerprint_of_b64u, verify
 from aimos.crypto.encoding import b64u_decode, hex32, parse_iso_ms
 from aimos.crypto.merkle import merkle_root
 from aimos.errors import AimosError
+from aimos.verify.kit.judgment import judgment_reason
 
 
 def _bytes(value: Any) -> bytes:
@@ -291,6 +292,21 @@ def ed25519_verify_blob(public_key_b64u: Any, message: Any, signature: Any) -> i
         return 0
 
 
+def judgment_ok(signed_body: Any, memory_id: Any, previous_label: Any, master_public_key: Any) -> int:
+    """1 when the judgment in a classification event's signed body is authorized under the current
+    judgment rule (aimos/verify/kit/judgment.py, the verifiers' own check)."""
+    try:
+        meta = json_loads(str(signed_body)).get("metadata")
+    except (AimosError, ValueError, AttributeError):
+        return 0
+    if not isinstance(meta, dict) or not all(isinstance(v, str) for v in (memory_id, previous_label)):
+        return 0
+    reason = judgment_reason(
+        meta, str(memory_id), str(previous_label), str(master_public_key or ""), current_rule_only=True
+    )
+    return int(reason is None)
+
+
 def seal_aware() -> int:
     """Registered only by writers that seal their transactions (migration 6)."""
     return 1
@@ -324,5 +340,6 @@ SQL_FUNCTIONS: dict[str, tuple[Any, int]] = {
     "aimos_seal_genesis": (seal_genesis_sql, 1),
     "aimos_ed25519_verify_blob": (ed25519_verify_blob, 3),
     "aimos_seal_aware": (seal_aware, 0),
+    "aimos_judgment_ok": (judgment_ok, 4),
     "aimos_is_utf8": (is_utf8, 1),
 }

@@ -1,5 +1,5 @@
 -- GENERATED FILE: do not edit. The aimos brain schema after every migration, in one file.
--- Made from aimos/store/migrations/0001_initial.sql .. 0006_seals.sql (6 migrations) applied in
+-- Made from aimos/store/migrations/0001_initial.sql .. 0007_authority.sql (7 migrations) applied in
 -- order to an empty database, then read back from sqlite_master (each statement as SQLite stores
 -- it). Applying this file to an empty database makes the same schema (user_version aside).
 -- Regenerate: python -m aimos.store.schema --write
@@ -508,6 +508,13 @@ BEGIN
         WHERE NEW.classification_hash IS NOT aimos_epistemic_hash(
             NEW.memory_id, NEW.label, NEW.confidence_milli, NEW.live_content_hash,
             NEW.authority_mutation_hash, NEW.prev_classification_hash);
+    SELECT RAISE(ABORT, 'aimos: a judgment that raises trust needs the master''s signature')
+        WHERE NEW.basis = 'explicit' AND aimos_judgment_ok(
+            (SELECT e.signed_body FROM events e WHERE e.event_id = NEW.authority_event_id),
+            NEW.memory_id,
+            COALESCE((SELECT label FROM memory_classifications WHERE memory_id = NEW.memory_id
+                      ORDER BY rowid DESC LIMIT 1), 'unverified'),
+            (SELECT public_key_b64u FROM master_identity)) IS NOT 1;
 END;
 
 CREATE VIRTUAL TABLE memory_context_fts USING fts5(
@@ -778,6 +785,16 @@ BEGIN SELECT RAISE(ABORT, 'aimos: outcomes are append-only'); END;
 
 CREATE TRIGGER outcomes_no_update BEFORE UPDATE ON outcomes
 BEGIN SELECT RAISE(ABORT, 'aimos: outcomes are append-only'); END;
+
+CREATE TRIGGER outcomes_one_weight_bearing_per_disclosure BEFORE INSERT ON outcomes
+WHEN NEW.target_scope = 'principal_state' AND NEW.terminal = 'authorized_transition'
+BEGIN
+    SELECT RAISE(ABORT, 'aimos: a further outcome about the same disclosure has no weight authority')
+        WHERE EXISTS (
+            SELECT 1 FROM outcomes o
+            WHERE o.memory_id = NEW.memory_id AND o.receipt_id = NEW.receipt_id
+              AND o.agent_id = NEW.agent_id AND o.target_scope = 'principal_state');
+END;
 
 CREATE TRIGGER outcomes_seal_aware BEFORE INSERT ON outcomes
 BEGIN SELECT RAISE(ABORT, 'aimos: this aimos predates seals; restart it') WHERE aimos_seal_aware() IS NOT 1; END;

@@ -42,6 +42,12 @@ from aimos.vocabulary import HOUSEKEEPER
 
 # Not sealed: the seal chain itself and its cache (each checked against the chain instead).
 SEAL_TABLES = ("brain_seals", "seal_heads")
+# The migration log is written by the migrations themselves, when a connection opens and before any
+# writer holds the housekeeper's key: sealed, every upgrade would leave its new row unsealed. The
+# schema check binds it instead ((version, name) equal to the packaged migrations and to PRAGMA
+# user_version). A brain sealed before this kept its entry in the seals; it no longer changes.
+MIGRATION_LOG = "schema_migrations"
+NOT_SEALED = (*SEAL_TABLES, MIGRATION_LOG)
 # A memory's live weight and label are projections of their chains (terminal fidelity checks
 # them); every other column is sealed as saved.
 LIVE_PROJECTIONS: dict[str, frozenset[str]] = {
@@ -129,7 +135,7 @@ def sealed_tables(conn: apsw.Connection) -> dict[str, TableShape]:
         return cached[1]
     shapes = {}
     for _schema, name, kind, *_ in conn.execute("PRAGMA main.table_list"):
-        if kind != "table" or name.startswith("sqlite_") or name in SEAL_TABLES:
+        if kind != "table" or name.startswith("sqlite_") or name in NOT_SEALED:
             continue
         skip = LIVE_PROJECTIONS.get(name, frozenset())
         columns = tuple(

@@ -187,7 +187,7 @@ class AimosApp(App[None]):
         return self.signed(lambda brain: recall_as(brain, self.agent, query, limit=10), doing="recall")
 
     def feedback(self, memory_id: str, good: bool, *, receipt_id: str | None) -> None:
-        from aimos.actions.feedback import give_feedback
+        from aimos.actions.feedback import explain, give_feedback
 
         about = (
             f"recall receipt {receipt_id[:8]}" if receipt_id else f"agent {self.agent}'s latest recall of it"
@@ -212,6 +212,7 @@ class AimosApp(App[None]):
                     "outcome": result.outcome_id,
                     "terminal": result.terminal,
                     "weight": f"{result.old_weight_milli / 1000:.3f} → {result.new_weight_milli / 1000:.3f}",
+                    "why": explain(result),
                     "transition": result.transition_hash or "-",
                     "event": result.event_id or "-",
                 }
@@ -220,8 +221,8 @@ class AimosApp(App[None]):
 
         self.push_screen(ConfirmDialog("Sign feedback?", body), answered)
 
-    def label(self, memory_id: str) -> None:
-        from aimos.actions.labels import judge_memory, needs_master
+    def label(self, memory_id: str, current_label: str) -> None:
+        from aimos.actions.labels import judge_memory, label_words, needs_master
 
         def answered(choice: dict[str, str] | None) -> None:
             if not choice:
@@ -235,7 +236,7 @@ class AimosApp(App[None]):
 
             def call(brain: Brain) -> Any:
                 passphrase, secret[0] = secret[0], ""
-                master = brain.master_with(passphrase) if needs_master(judgment) else None
+                master = brain.master_with(passphrase) if needs_master(brain, memory_id, judgment) else None
                 del passphrase
                 return judge_memory(brain, self.agent, memory_id, judgment, reason, master=master)
 
@@ -246,7 +247,7 @@ class AimosApp(App[None]):
             lines = event_lines(
                 {
                     "memory": moved.memory_id,
-                    "label": f"{moved.previous_label} → {moved.label}",
+                    "label": f"{moved.previous_label} → {moved.label} ({label_words(moved.label)})",
                     "basis": moved.basis,
                     "classification": moved.classification_hash,
                     "event": moved.event_id,
@@ -254,7 +255,7 @@ class AimosApp(App[None]):
             )
             self.push_screen(MessageDialog("Signed label recorded", lines))
 
-        self.push_screen(LabelDialog(memory_id, self.agent), answered)
+        self.push_screen(LabelDialog(memory_id, self.agent, current_label), answered)
 
     def correct(self, memory_id: str, value: str) -> None:
         from aimos.actions.memory import correct

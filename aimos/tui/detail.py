@@ -14,6 +14,7 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
+from aimos.actions.labels import label_words
 from aimos.learning.verifier import verify_brain
 from aimos.memory.versions import memory_detail
 from aimos.recall.label_chain import label_history
@@ -126,12 +127,13 @@ class MemoryScreen(Screen[None]):
             ("source", d["source"]),
             ("saved by", f"{d['author_agent_id']} at {when(d['created_at'])}"),
             ("weight", f"{d['weight']:.3f}" + (" (retained quarantine)" if d["quarantine"] else "")),
-            ("label", d["epistemic_label"]),
+            ("label", f"{label_words(d['epistemic_label'])} ({d['epistemic_label']})"),
             ("version", f"{v['number']} of {v['of']} ({v['state']})"),
             ("live content hash", d["live_content_hash"]),
             ("occurrences", str(len(d["occurrences"]))),
         ):
-            style = self.aimos.ink("bold red") if k == "label" and val in ADVERSE else ""
+            adverse = k == "label" and d["epistemic_label"] in ADVERSE
+            style = self.aimos.ink("bold red") if adverse else ""
             fields.add_row(k, Text(str(val), style=style))
         self.query_one("#detail-fields", Static).update(fields)
         self._show_verification(d["verification"])
@@ -237,7 +239,8 @@ class MemoryScreen(Screen[None]):
         self.aimos.feedback(self.memory_id, good, receipt_id=None)  # the screen refreshes on return
 
     def action_label(self) -> None:
-        self.aimos.label(self.memory_id)
+        if self.detail:
+            self.aimos.label(self.memory_id, str(self.detail["epistemic_label"]))
 
     def action_correct(self) -> None:
         if self.detail:

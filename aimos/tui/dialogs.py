@@ -11,7 +11,8 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, Static, TextArea
 
-from aimos.vocabulary import JUDGMENTS, TRUST_RAISING
+from aimos.actions.labels import JUDGMENT_MEANING, JUDGMENT_WORDS, label_words
+from aimos.vocabulary import JUDGMENTS, raises_trust
 
 
 def signing_footer(note: str, sign: str, sign_id: str) -> ComposeResult:
@@ -52,46 +53,51 @@ class ConfirmDialog(ModalScreen[bool]):
 
 
 class LabelDialog(ModalScreen["dict[str, str] | None"]):
-    """A person's judgment: confirm, refute, support or dispute, with a reason (and the master
-    passphrase for refute and support, which raise trust)."""
+    """A person's judgment in plain words (poison, not-poison, support, dispute) with a reason,
+    and the master passphrase when the judgment would raise the memory's trust from its current
+    label."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
 
-    def __init__(self, memory_id: str, agent: str) -> None:
+    def __init__(self, memory_id: str, agent: str, current_label: str) -> None:
         super().__init__()
         self._memory_id = memory_id
         self._agent = agent
+        self._current = current_label
+
+    def _raises(self, judgment: object) -> bool:
+        return judgment in JUDGMENTS and raises_trust(self._current, JUDGMENTS[str(judgment)][0])
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(classes="dialog"):  # scrolls rather than hide its buttons on a small screen
-            yield Label(f"Label memory {self._memory_id[:8]}", classes="dialog-title")
+            yield Label(
+                f"Label memory {self._memory_id[:8]} (now: {label_words(self._current)})",
+                classes="dialog-title",
+            )
             yield Select(
-                [
-                    ("confirm: it is poison", "confirm"),
-                    ("refute: it is not poison", "refute"),
-                    ("support: it is right", "support"),
-                    ("dispute: it is doubtful", "dispute"),
-                ],
+                [(f"{word}: {JUDGMENT_MEANING[word]}", j) for word, j in JUDGMENT_WORDS.items()],
                 prompt="judgment",
                 id="judgment",
                 compact=True,
             )
             yield Input(placeholder="reason (kept in the record)", id="reason", compact=True)
             yield Input(
-                placeholder="master passphrase (refute, support)",
+                placeholder="master passphrase (this judgment raises trust)",
                 password=True,
                 id="passphrase",
                 compact=True,
             )
             yield from signing_footer(
-                f"Signed by agent {self._agent}; refute and support also by the master.", "Sign", "sign"
+                f"Signed by agent {self._agent}; a judgment that raises trust also by the master.",
+                "Sign",
+                "sign",
             )
 
     def on_mount(self) -> None:
         self.query_one("#passphrase", Input).display = False
 
     def on_select_changed(self, event: Select.Changed) -> None:
-        self.query_one("#passphrase", Input).display = event.value in TRUST_RAISING
+        self.query_one("#passphrase", Input).display = self._raises(event.value)
 
     def on_input_submitted(self, _event: Input.Submitted) -> None:
         self._submit()
@@ -113,11 +119,12 @@ class LabelDialog(ModalScreen["dict[str, str] | None"]):
         if not reason:
             error.update("Give a reason: it is kept with the label.")
             return
-        if judgment in TRUST_RAISING and not passphrase:
-            error.update(f"{judgment} raises trust: type the master passphrase.")
+        raises = self._raises(judgment)
+        if raises and not passphrase:
+            error.update("This judgment raises the memory's trust: type the master passphrase.")
             return
         self.query_one("#passphrase", Input).clear()  # the box does not keep it once it is handed over
-        kept = passphrase if judgment in TRUST_RAISING else ""  # only refute and support use it
+        kept = passphrase if raises else ""  # only a judgment that raises trust uses it
         self.dismiss({"judgment": str(judgment), "reason": reason, "passphrase": kept})
 
     def action_cancel(self) -> None:

@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 from aimos.store.schema import migrated_in_memory
-from aimos.store.seals import LIVE_PROJECTIONS, SEAL_TABLES
+from aimos.store.seals import LIVE_PROJECTIONS, NOT_SEALED
 
 MAP = Path(__file__).resolve().parents[2] / "COVERAGE.md"
 CLASSES = {"bound", "derived", "cache"}
@@ -61,7 +61,7 @@ def test_every_row_says_its_class_what_binds_it_and_what_checks_it() -> None:
     for table, _columns, kind, bound_by, checked_by in rows:
         assert kind in CLASSES, (table, kind)
         assert bound_by and checked_by, table
-        if kind == "bound" and table not in SEAL_TABLES:
+        if kind == "bound" and table not in NOT_SEALED:
             assert "brain seal" in bound_by, f"{table}: a bound row of an ordinary table is sealed"
 
 
@@ -77,4 +77,4 @@ def test_the_map_agrees_with_what_the_seals_leave_out() -> None:
     assert derived == {(t, c) for t, cols in LIVE_PROJECTIONS.items() for c in cols}
     tables = {t for t, *_ in map_rows() if not re.search("fts", t)}
     sealed = {t for t, _cols, _k, by, _c in map_rows() if "brain seal" in by}
-    assert tables - sealed == set(SEAL_TABLES)
+    assert tables - sealed == set(NOT_SEALED)

@@ -184,7 +184,7 @@ def used(brain_template: Any, tmp_path_factory: pytest.TempPathFactory) -> Used:
         ids["receipt_lowbie"] = receipt["receipt"]["receipt_id"]
         run_aimos("feedback", ids["otter"], "--good", "--as", "lowbie").ok()
         ids["poison"] = save(POISON, "--source", "web:evil.example")
-        run_aimos("label", ids["poison"], "confirm", "--reason", "the ferry is never free").ok()
+        run_aimos("label", ids["poison"], "poison", "--reason", "the ferry is never free").ok()
         ids["after"] = save("the badger sett is behind the old mill")
         # so that the poison's classification and its event are not the newest rows of their tables
         run_aimos("label", ids["after"], "dispute", "--reason", "the mill was pulled down").ok()

@@ -40,7 +40,7 @@ def labelled_template(brain_template: Any, tmp_path_factory: pytest.TempPathFact
     refuted = saved_id(cli("save", "--source", EVIL, POISON_1))
     likely = saved_id(cli("save", "--source", EVIL, POISON_2))
     plain = saved_id(cli("save", PLAIN))
-    cli("label", refuted, "refute", "--reason", "checked the broadcaster's listing").ok()
+    cli("label", refuted, "not-poison", "--reason", "checked the broadcaster's listing").ok()
     fingerprint = master_fingerprint_of(home)
     report = cli("verify", "--json", "--master-fingerprint", fingerprint).json()
     assert report["ok"] and report["parity"], report

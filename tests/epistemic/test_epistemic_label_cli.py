@@ -69,7 +69,7 @@ def test_refute_confirm_and_the_classifier_never_overrules_a_person(installed: P
     assert shown(before) == [] and before["abstained"] is True
     assert withheld(before) == {a: "poison_likely", b: "poison_likely"}
 
-    moved = judge(b, "refute", "checked")
+    moved = judge(b, "not-poison", "checked")
     assert (moved["memory_id"], moved["previous_label"], moved["label"]) == (
         b,
         "poison_likely",
@@ -96,7 +96,7 @@ def test_refute_confirm_and_the_classifier_never_overrules_a_person(installed: P
     assert label_of(db(installed), b) == "poison_refuted"
     assert len(shell_chain(db(installed), b)) == 2
 
-    moved = judge(b, "confirm", "it was planted after all")
+    moved = judge(b, "poison", "it was planted after all")
     assert (moved["previous_label"], moved["label"], moved["confidence_milli"]) == (
         "poison_refuted",
         "poison_confirmed",
@@ -147,11 +147,11 @@ def test_bad_input_is_refused_and_writes_nothing(installed: Path, case: str, cod
     saved_id(run_aimos("save", "--source", EVIL, POISON_2))
     before = counts(db(installed), *WATCHED)
     args = {
-        "unknown-memory": ("label", "0b6f1c1e-3a52-4d7e-9c55-2f1d8f0e9a11", "refute", "--reason", "checked"),
+        "unknown-memory": ("label", "0b6f1c1e-3a52-4d7e-9c55-2f1d8f0e9a11", "not-poison", "--reason", "checked"),
         "unknown-judgment": ("label", a, "forgive", "--reason", "checked"),
-        "no-reason": ("label", a, "refute"),
-        "blank-reason": ("label", a, "refute", "--reason", "  "),
-        "empty-reason": ("label", a, "refute", "--reason", ""),
+        "no-reason": ("label", a, "not-poison"),
+        "blank-reason": ("label", a, "not-poison", "--reason", "  "),
+        "empty-reason": ("label", a, "not-poison", "--reason", ""),
     }[case]
     result = run_aimos(*args)
     assert_refused(result, code)
@@ -166,7 +166,7 @@ def test_a_read_only_agent_cannot_judge(installed: Path) -> None:
     assert recall()["abstained"] is True  # ro may recall; the cli agent here, ro below
     run_aimos("recall", QUESTION, "--as", "ro").ok()
     before = counts(db(installed), *WATCHED)
-    result = run_aimos("label", a, "refute", "--reason", "x", "--as", "ro")
+    result = run_aimos("label", a, "not-poison", "--reason", "x", "--as", "ro")
     assert_refused(result, 6)
     assert "read-only" in result.err
     assert counts(db(installed), *WATCHED) == before

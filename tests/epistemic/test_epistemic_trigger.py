@@ -9,7 +9,9 @@ way; the accepted control row proves the difference is what the trigger refused.
 
 from __future__ import annotations
 
+import contextlib
 import uuid
+from collections.abc import Iterator
 from typing import Any
 
 import apsw
@@ -31,6 +33,21 @@ from aimos.errors import IntegrityError
 
 pytestmark = pytest.mark.timeout(60)
 
+
+@contextlib.contextmanager
+def without_judgment_trigger(conn: apsw.Connection) -> Iterator[None]:
+    """The classification insert trigger dropped for one block, then put back exactly as the
+    migrations make it (what a writer that skips the check could do with the housekeeper's key)."""
+    from aimos.store.schema import expected_objects
+
+    sql = expected_objects()["memory_classifications_verify_insert"][2]
+    assert sql is not None
+    conn.execute("DROP TRIGGER memory_classifications_verify_insert")
+    try:
+        yield
+    finally:
+        conn.execute(sql)
+
 INSERT = (
     "INSERT INTO memory_classifications (classification_id, memory_id, company_id, label, confidence_milli,"
     " basis, live_content_hash, authority_event_id, authority_mutation_hash, prev_classification_hash,"
@@ -47,8 +64,8 @@ def attempt(
     brain: Any,
     memory_id: str,
     *,
-    label: str = "supported",
-    confidence: int = 800,
+    label: str = "poison_suspect",
+    confidence: int = 500,
     signer: Any = None,
     operation: str = CLASSIFIED,
     meta: dict[str, Any] | None = None,
@@ -70,7 +87,7 @@ def attempt(
         "memory_id": memory_id,
         "label": label,
         "confidence_milli": confidence,
-        "basis": "explicit",
+        "basis": "classifier",
         "live_content_hash": memory["live_content_hash"],
         "prev_classification_hash": prev,
         **(meta or {}),
@@ -279,8 +296,10 @@ def test_the_writer_refuses_a_bad_signed_judgment(
 
 
 def test_an_agent_alone_cannot_raise_trust_and_the_verifiers_check_the_master_evidence(poisons) -> None:  # type: ignore[no-untyped-def]
-    """refute and support need the master's signature; a forged explicit row without it (or with
-    a judgment for another memory) fails both verifiers with epistemic_evidence_invalid."""
+    """A judgment that raises trust (here: refute, support and dispute of a poison_likely memory)
+    needs the master's signature; the writer refuses it without, and so does the trigger for a
+    housekeeper-signed row whose evidence lacks it. When such a row gets in anyway (a writer without
+    the trigger), both verifiers fail it with epistemic_evidence_invalid."""
     import json
 
     from aimos import errors
@@ -289,24 +308,45 @@ def test_an_agent_alone_cannot_raise_trust_and_the_verifiers_check_the_master_ev
     from aimos.identity.requests import sign_request
     from aimos.learning.parity import verify_everything
     from aimos.store.connection import write_transaction
+    from aimos.vocabulary import JUDGMENT_AUTHORITY_V2
 
     brain, first, second = poisons
     conn = brain.conn
-    for judgment in ("refute", "support"):
+    for judgment in ("refute", "support", "dispute"):
         body = build_label_body(company_id="personal", memory_id=first, judgment=judgment, reason="trust me")
         t = now()
         with pytest.raises(errors.PassphraseError, match="master"):
             judge(conn, brain.housekeeper, sign_request(brain.agent, body, PATH_LABEL, t), t)
     assert memory_row(conn, first)["epistemic_label"] == "poison_likely"
-    # confirm stays an agent's judgment
+    # confirm lowers trust: an agent's judgment alone
     t = now()
     body = build_label_body(company_id="personal", memory_id=second, judgment="confirm", reason="planted")
     assert judge(conn, brain.housekeeper, sign_request(brain.agent, body, PATH_LABEL, t), t).label == "poison_confirmed"
+    t = now()
+    request = sign_request(
+        brain.agent,
+        build_label_body(company_id="personal", memory_id=first, judgment="refute", reason="forged"),
+        PATH_LABEL,
+        t,
+    )
+    evidence = {
+        "judgment": "refute",
+        "authority_rule": JUDGMENT_AUTHORITY_V2,
+        "nonce": request.nonce,
+        "ts": request.ts,
+        "body": request.body,
+    }
     # a housekeeper-signed explicit 'poison_refuted' row whose evidence has no master signature
-    with write_transaction(conn):
+    with pytest.raises(errors.IntegrityError, match="master"), write_transaction(conn):
         append_classification(
             conn, brain.housekeeper, first, label="poison_refuted", confidence_milli=1000, basis="explicit",
-            now=now(), reason="forged", evidence={"judgment": "refute", "body": {"memory_id": first, "judgment": "refute"}},
+            now=now(), reason="forged", evidence=evidence,
+        )
+    assert memory_row(conn, first)["epistemic_label"] == "poison_likely"
+    with without_judgment_trigger(conn), write_transaction(conn):
+        append_classification(
+            conn, brain.housekeeper, first, label="poison_refuted", confidence_milli=1000, basis="explicit",
+            now=now(), reason="forged", evidence=evidence,
         )
     report = verify_everything(conn, brain.master.fingerprint)
     failures = {f["memory_id"]: f["reason"] for f in report["in_database"]["failures"]}

@@ -34,7 +34,7 @@ from aimos.crypto.encoding import b64u_decode
 from aimos.crypto.messages import payload_message
 from aimos.errors import MemoryNotFoundError, NotFoundError, ReplayError, UsageError
 from aimos.exit_codes import exit_code_for
-from aimos.learning import rule
+from aimos.verify.kit import valence as rule
 from aimos.learning.outcomes import record_outcome
 from aimos.store.connection import one, rows
 

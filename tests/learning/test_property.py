@@ -23,7 +23,7 @@ from learning_support import (
     weight,
 )
 
-from aimos.learning import rule
+from aimos.verify.kit import valence as rule
 from aimos.learning.verifier import verify_brain
 
 pytestmark = pytest.mark.timeout(120)

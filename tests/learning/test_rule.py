@@ -14,7 +14,7 @@ import math
 
 import pytest
 
-from aimos.learning import rule
+from aimos.verify.kit import valence as rule
 
 # tanh(1) = 0.7615941559557649; tanh(2) = 0.9640275800758169; tanh(3) = 0.9950547536867305
 UP_1 = 1.1645314662036572  # e^(0.2 tanh 1)

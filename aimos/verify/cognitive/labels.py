@@ -1,6 +1,7 @@
 """A memory's classification chain (``aimos.memory-epistemic/v1``): one chain from a single
 genesis, each g_j recomputed and bound to a verified housekeeper classification event and to the
-live content; a person's judgment is checked against the label it gives."""
+live content; a person's judgment is checked against the label it gives and the authority its
+rule asks for (verify/kit/judgment.py, the same check as the writer's trigger)."""
 
 from __future__ import annotations
 
@@ -9,40 +10,14 @@ from typing import Any, Final
 
 from aimos import vocabulary
 from aimos.crypto import commitments
-from aimos.crypto.ed25519 import verify
-from aimos.crypto.encoding import b64u_decode
-from aimos.crypto.messages import payload_message
 from aimos.errors import AimosError
 from aimos.verify.cognitive.events import IndexedEvent
 from aimos.verify.cognitive.reasons import R
+from aimos.verify.kit.judgment import judgment_reason
 
 # A frozenset, as this verifier has always held the labels (a row whose label is an array or object
 # therefore raises here, which the entry point reports as verifier_internal_error).
 _LABELS: Final = frozenset(vocabulary.LABELS)
-
-
-def _judgment_reason(meta: Mapping[str, Any], memory_id: str, master_public_key: str) -> str | None:
-    """A person's judgment judges this memory with the label's judgment; one that raises trust
-    (refuted, supported) carries the master's signature over the judged request body."""
-    evidence = meta.get("evidence")
-    body = evidence.get("body") if isinstance(evidence, Mapping) else None
-    label = meta.get("label")
-    if not isinstance(evidence, Mapping) or not isinstance(body, Mapping):
-        return R.EPISTEMIC_EVIDENCE_INVALID
-    if body.get("memory_id") != memory_id or vocabulary.JUDGED.get(str(label)) != body.get("judgment"):
-        return R.EPISTEMIC_EVIDENCE_INVALID
-    if label in vocabulary.TRUST_RAISING_LABELS:
-        try:
-            signature = b64u_decode(str(evidence.get("master_signature_b64u")))
-            ts = evidence.get("ts")
-            if not isinstance(ts, int):
-                return R.EPISTEMIC_EVIDENCE_INVALID
-            message = payload_message(dict(body), str(evidence.get("nonce")), ts)
-        except (AimosError, TypeError, ValueError):
-            return R.EPISTEMIC_EVIDENCE_INVALID
-        if not verify(master_public_key, message, signature):
-            return R.EPISTEMIC_EVIDENCE_INVALID
-    return None
 
 
 def verify_label_chain(
@@ -55,6 +30,7 @@ def verify_label_chain(
     if not isinstance(block, dict) or not isinstance(block.get("chain"), list):
         return R.PORTABLE_EVIDENCE_MALFORMED
     previous: str | None = None
+    previous_label: str = vocabulary.UNVERIFIED
     for row in block["chain"]:
         if not isinstance(row, dict) or row.get("label") not in _LABELS:
             return R.PORTABLE_EVIDENCE_MALFORMED
@@ -94,12 +70,11 @@ def verify_label_chain(
         ):
             return R.EPISTEMIC_AUTHORITY_INVALID
         if meta.get("basis") == vocabulary.BASIS_EXPLICIT:
-            judged = _judgment_reason(meta, memory["memory_id"], master_public_key)
-            if judged is not None:
-                return judged
+            if judgment_reason(meta, memory["memory_id"], previous_label, master_public_key):
+                return R.EPISTEMIC_EVIDENCE_INVALID
         elif row["label"] not in vocabulary.CLASSIFIER_LABELS:
             return R.EPISTEMIC_EVIDENCE_INVALID
-        previous = g
+        previous, previous_label = g, row["label"]
     ends_in = block["chain"][-1]["label"] if block["chain"] else vocabulary.UNVERIFIED
     if block.get("label") != ends_in:
         return R.UNBACKED_PROJECTION
