@@ -221,6 +221,7 @@ V2_OBJECT_SCHEMAS: Final = {
 RECALL_RECEIPT_OPERATION: Final = "recall_receipt"
 MUTATION_OUTCOME_OPERATION: Final = "mutation_outcome_evidence_v2"
 WEIGHT_UNCHANGED_OPERATION: Final = "cognitive_weight_unchanged"
+WEIGHT_ADJUSTED_OPERATION: Final = "cognitive_weight_adjusted"
 OBSERVATION_RETAINED_OPERATION: Final = "mutation_occurrence_observation_retained"
 REWEIGHT_EVENT: Final = "REWEIGHT"
 VALENCE_EVENT: Final = "VALENCE"

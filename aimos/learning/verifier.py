@@ -25,7 +25,8 @@ from aimos.recall.label_chain import label_chain_reasons
 from aimos.recall.weight_chain import BATCH, chain_reasons
 from aimos.store.connection import rows
 from aimos.verify.cognitive.results import PROOF_FIELDS
-from aimos.verify.kit.valence import AUTHORIZED_TRANSITION, WeightLedger
+from aimos.verify.kit.valence import WeightLedger
+from aimos.vocabulary import TERMINAL_AUTHORIZED_TRANSITION
 
 # The closed vocabulary (the reference's names where it has one).
 REASONS = frozenset(
@@ -191,7 +192,7 @@ def _replay_reasons(conn: apsw.Connection, memory_id: str | None = None) -> dict
                 (o["old_weight_milli"], o["new_weight_milli"]) if o["old_weight_milli"] is not None else None
             )
             if o["terminal"] != step.terminal or (
-                step.terminal == AUTHORIZED_TRANSITION and moved != (step.old_milli, step.new_milli)
+                step.terminal == TERMINAL_AUTHORIZED_TRANSITION and moved != (step.old_milli, step.new_milli)
             ):
                 out[mid] = f"outcome {o['outcome_id']} is not what the rule gives"
                 break

@@ -21,6 +21,7 @@ from aimos.verify.cognitive.events import IndexedEvent, verify_event_stream
 from aimos.verify.cognitive.identity import Master
 from aimos.verify.cognitive.labels import verify_label_chain
 from aimos.verify.cognitive.memory import verify_memory
+from aimos.verify.cognitive.outcomes import replay_failures
 from aimos.verify.cognitive.reasons import (
     _CANONICAL_REASONS,
     FORMAT,
@@ -182,6 +183,7 @@ def _verify(bundle: Any, expected_master_fingerprint: str | None) -> CognitiveVe
         if ev.get("operation") == vocabulary.OPERATION_EPISTEMIC_CLASSIFIED and isinstance(meta, Mapping):
             classified.setdefault(str(meta.get("memory_id")), set()).add(event_id)
 
+    replays = replay_failures(events, memories)
     records: list[CognitiveRecord] = []
     for index, memory in enumerate(memories):
         record, detail = verify_memory(memory, f"memories[{index}]", master, events)
@@ -192,6 +194,9 @@ def _verify(bundle: Any, expected_master_fingerprint: str | None) -> CognitiveVe
             if label_reason is not None:
                 record = CognitiveRecord(**{**record, "ok": False, "reason": label_reason})
                 detail = f"memories[{index}].epistemic: {label_reason}"
+        if record["ok"] and memory["memory_id"] in replays:
+            record = CognitiveRecord(**{**record, "ok": False, "reason": R.VALENCE_REPLAY_MISMATCH})
+            detail = f"memories[{index}].outcomes: {replays[memory['memory_id']]}"
         records.append(record)
         if record["reason"] is not None and not record["ok"]:
             failures.append((record["reason"], detail))

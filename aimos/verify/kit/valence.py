@@ -35,6 +35,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Final
 
+from aimos.vocabulary import TERMINAL_AUTHORIZED_TRANSITION as AUTHORIZED_TRANSITION
+from aimos.vocabulary import TERMINAL_SIGNED_NOOP as SIGNED_NOOP
 from aimos.vocabulary import VALENCE_RULE_V2
 
 ETA = 0.2
@@ -43,9 +45,6 @@ MAX_MILLI = 3000
 SHARE_START_MILLI: Final = 1000
 SHARE_MIN_MILLI: Final = 500
 SHARE_MAX_MILLI: Final = 2000
-
-AUTHORIZED_TRANSITION: Final = "authorized_transition"
-SIGNED_NOOP: Final = "signed_noop"
 
 
 def quantize(weight: float) -> int:
