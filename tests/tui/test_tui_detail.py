@@ -111,6 +111,7 @@ def test_good_feedback_is_signed_and_the_trajectory_gains_a_point(installed: Pat
         assert "Signed outcome recorded" in screen_text(app)
         outcome_id = value(installed, f"SELECT outcome_id FROM outcomes WHERE memory_id = '{memory}'")
         assert outcome_id and outcome_id in told
+        assert "good recorded; the weight rises" in " ".join(told.split()), told  # and why
         await pilot.press("enter")
         await pilot.pause()
         assert app.screen is screen
