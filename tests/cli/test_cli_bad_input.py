@@ -79,10 +79,11 @@ def test_save_with_data_class_above_the_grant_is_refused(installed: Path) -> Non
 
 
 def test_save_by_a_revoked_epoch_is_refused(installed: Path) -> None:
-    run_aimos("agent", "revoke", "cli").ok()
+    run_aimos("agent", "enroll", "scout").ok()
+    run_aimos("agent", "revoke", "scout").ok()
     before = snapshot(installed)
-    result = run_aimos("save", "said after the revocation")
-    assert_refused(result, IDENTITY, "aimos agent rotate cli")
+    result = run_aimos("save", "said after the revocation", "--agent", "scout")
+    assert_refused(result, IDENTITY, "aimos agent rotate scout")
     assert_unchanged(installed, before)
 
 
