@@ -86,12 +86,25 @@ def _enrol_with_grant(
         device_fp=meta["device_fp"],
         validity_days=terms.validity_days,
     )
+    return signer, _grant_new_epoch(conn, master, keystore, signer, terms, reason, now)
+
+
+def _grant_new_epoch(
+    conn: apsw.Connection,
+    master: KeyPair,
+    keystore: Keystore,
+    signer: Signer,
+    terms: GrantTerms,
+    reason: str,
+    now: int,
+) -> dict[str, Any]:
+    """The master's grant for an epoch just enrolled; its key leaves the keystore if that fails."""
     try:
-        grant = issue_grant(
+        return issue_grant(
             conn,
             master,
-            company_id=meta["company_id"],
-            agent_id=agent_id,
+            company_id=brain_meta(conn)["company_id"],
+            agent_id=signer.agent_id,
             valid_from=signer.valid_from,
             clearance_ceiling=terms.clearance,
             data_class_ceiling=terms.data_class,
@@ -100,9 +113,8 @@ def _enrol_with_grant(
             reason=reason,
         )
     except BaseException:
-        keystore.delete(key_item_name(agent_id, signer.valid_from))
+        keystore.delete(key_item_name(signer.agent_id, signer.valid_from))
         raise
-    return signer, grant
 
 
 @contextmanager
@@ -233,24 +245,9 @@ def rotate_housekeeper_in_transaction(
         conn, master, keystore, agent_id=HOUSEKEEPER, role=HOUSEKEEPER, now=now, device_fp=meta["device_fp"]
     )
     grant = None
-    if old_grant is not None:
-        terms = GrantTerms.of(old_grant, 1)
-        try:
-            grant = issue_grant(
-                conn,
-                master,
-                company_id=meta["company_id"],
-                agent_id=HOUSEKEEPER,
-                valid_from=signer.valid_from,
-                clearance_ceiling=terms.clearance,
-                data_class_ceiling=terms.data_class,
-                write_allowed=terms.write_allowed,
-                now=now,
-                reason=HOUSEKEEPER_ROTATION,
-            )
-        except BaseException:
-            keystore.delete(key_item_name(HOUSEKEEPER, signer.valid_from))
-            raise
+    if old_grant is not None:  # validity does not apply: a housekeeper epoch is perpetual
+        terms = GrantTerms.of(old_grant, DEFAULT_VALIDITY_DAYS)
+        grant = _grant_new_epoch(conn, master, keystore, signer, terms, HOUSEKEEPER_ROTATION, now)
     return HousekeeperRotation(signer, grant, revoked_now, previous)
 
 
