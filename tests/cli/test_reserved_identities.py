@@ -8,7 +8,6 @@ brain whose housekeeper an older aimos revoked.
 from __future__ import annotations
 
 import json
-import os
 import time
 from pathlib import Path
 from typing import Any
@@ -17,11 +16,11 @@ import pytest
 from aimos_cli_support import (
     PASSPHRASE_ENV,
     UUID_RE,
-    Result,
     assert_refused,
     assert_unchanged,
     parse_json,
     run_aimos,
+    run_aimos_with_passphrase_fd,
     snapshot,
 )
 
@@ -52,28 +51,6 @@ def _verified() -> dict[str, Any]:
     assert report["in_database"]["ok"] and report["portable"]["verdict"] == "valid", report
     assert report["parity"] and report["brain"]["ok"], report
     return report
-
-
-def _rotate_key_with_fd(passphrase: str, *args: str) -> Result:
-    """`aimos housekeeper rotate-key` with the passphrase on a pipe (--passphrase-fd), none in env."""
-    read_end, write_end = os.pipe()
-    try:
-        os.write(write_end, (passphrase + "\n").encode())
-        os.close(write_end)
-        write_end = -1
-        return run_aimos(
-            "housekeeper",
-            "rotate-key",
-            "--passphrase-fd",
-            str(read_end),
-            *args,
-            pass_fds=(read_end,),
-            unset=(PASSPHRASE_ENV,),
-        )
-    finally:
-        os.close(read_end)
-        if write_end != -1:
-            os.close(write_end)
 
 
 def _export_and_verify_recall(receipt_id: str, target: Path, fingerprint: str) -> None:
@@ -133,7 +110,7 @@ def test_rotate_key_then_everything_verifies(installed: Path, passphrase: str, t
     old = _housekeepers()
     _next_second()
 
-    rotated = parse_json(_rotate_key_with_fd(passphrase, "--json"))
+    rotated = parse_json(run_aimos_with_passphrase_fd(passphrase, "housekeeper", "rotate-key", "--json"))
     assert rotated["previous_epoch_revoked"] is True
     assert rotated["previous_valid_from"] == old[0]["valid_from"]
     assert rotated["valid_from"] > old[0]["valid_from"]
@@ -160,7 +137,7 @@ def test_rotate_key_then_everything_verifies(installed: Path, passphrase: str, t
 
     # and again: a second rotation revokes the second epoch, the first stays revoked
     _next_second()
-    parse_json(_rotate_key_with_fd(passphrase, "--json"))
+    parse_json(run_aimos_with_passphrase_fd(passphrase, "housekeeper", "rotate-key", "--json"))
     assert [e["state"] for e in _housekeepers()] == ["revoked", "revoked", "active"]
     _saved("the third housekeeper epoch seals this one")
     _verified()
