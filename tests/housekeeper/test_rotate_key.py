@@ -69,3 +69,44 @@ def test_a_backup_whose_housekeeper_key_is_still_here_is_restored_as_before(stoc
     assert restored["housekeeper_key_rotated"] is False
     assert [e["state"] for e in _housekeepers()] == ["active"]
     _verified()
+
+
+def test_a_job_running_while_the_key_is_rotated_ends_on_the_record(stocked: Path, passphrase: str) -> None:
+    """The job holds the key it started with; rotated away mid-run, the job's own write is refused
+    (nothing sealed by a revoked key) and its terminal event is signed with the new key."""
+    from aimos.actions.agents import rotate_housekeeper
+    from aimos.actions.session import open_brain
+    from aimos.housekeeper.jobs import JobSpec
+    from aimos.housekeeper.jobs.context import JobContext
+    from aimos.housekeeper.runs import run_job as run_in_process
+    from aimos.ledger.events import append_event
+    from aimos.store.connection import write_transaction
+
+    def rotate_midway(ctx: JobContext) -> dict[str, Any]:
+        with open_brain(write=True) as brain:
+            rotated = rotate_housekeeper(brain, brain.master_with(passphrase))
+        time.sleep(max(0.0, rotated.signer.valid_from - time.time()))
+        with write_transaction(ctx.conn):
+            append_event(
+                ctx.conn,
+                ctx.housekeeper,
+                operation="heartbeat",
+                company_id=ctx.company_id,
+                metadata={},
+                now=int(time.time()),
+            )
+        return {}
+
+    spec = JobSpec("rotate-midway", "aimos.test.rotate_midway", {"hour": "0"}, "test", rotate_midway)
+    run = run_in_process(spec, trigger="manual")
+    assert run.status == "FAILED" and run.error is not None and "revoked" in run.error, run
+    terminal = only_terminal(stocked, run.run_id)
+    new = [e for e in _housekeepers() if e["state"] == "active"]
+    assert json.loads(terminal["signed_body"])["signer_valid_from"] == new[0]["valid_from"]
+    chains_ok(stocked)
+    _verified()
+
+
+def only_terminal(home: Path, run_id: str) -> dict[str, Any]:
+    (found,) = events(home, "system_job_terminal", run_id=run_id)
+    return found
