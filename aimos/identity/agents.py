@@ -190,7 +190,8 @@ def rotate_agent(
         terms = GrantTerms.of(old_grant, min(days, 365))
         signer, grant = _enrol_with_grant(conn, master, keystore, agent_id, now, terms, ROTATION)
         created.append(signer)
-    _forget_key(keystore, previous["key_ref"])  # revoked now or before: its secret has no use
+    if revoked_now:
+        _forget_key(keystore, previous["key_ref"])
     return signer, grant, revoked_now
 
 
