@@ -267,7 +267,7 @@ def _backup_housekeeper(
         signer = None
     if HOUSEKEEPER in undone:
         signer = None
-        undone.remove(HOUSEKEEPER)
+        undone[:] = [agent for agent in undone if agent != HOUSEKEEPER]  # rotated twice: both
     return signer
 
 

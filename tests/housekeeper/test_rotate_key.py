@@ -46,9 +46,10 @@ def test_jobs_sign_with_the_new_epoch_after_a_rotation(stocked: Path) -> None:
 
 def test_a_backup_from_before_the_rotation_is_restored_with_a_new_housekeeper_key(stocked: Path) -> None:
     backup = run_job("nightly-dream")["result"]["backup"]["file"]
-    _next_second()
-    run_aimos("housekeeper", "rotate-key").ok()
-    run_aimos("save", "saved after the rotation, before the restore").ok()
+    for _ in range(2):  # rotated twice since the backup: neither rotated-out key comes back
+        _next_second()
+        run_aimos("housekeeper", "rotate-key").ok()
+        run_aimos("save", "saved after a rotation, before the restore").ok()
     _next_second()
 
     restored = run_aimos("restore", backup, "--json").json()
