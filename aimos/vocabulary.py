@@ -109,6 +109,7 @@ FLAG_SIGNER: Final = "aimos_flag_signer"
 RESERVED_AGENT_IDS: Final = (HOUSEKEEPER, FLAG_SIGNER)
 ROLE_AGENT: Final = "agent"
 ROLES: Final = (HOUSEKEEPER, ROLE_AGENT)
+CLI_AGENT: Final = "cli"  # the person's own agent, the one the aimos command signs with by default
 
 # --- data classes and clearance ----------------------------------------------------------------
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from aimos.actions.session import Brain, now
 from aimos.crypto.ed25519 import KeyPair
+from aimos.errors import UsageError
 from aimos.identity import agents
 from aimos.identity.epochs import (
     DEFAULT_VALIDITY_DAYS,
@@ -19,7 +20,13 @@ from aimos.identity.epochs import (
     latest_epoch,
 )
 from aimos.identity.trusted import check_identities
-from aimos.vocabulary import AGENT_CLEARANCE_MAX, DEFAULT_GRANT_CLEARANCE, DEFAULT_GRANT_DATA_CLASS
+from aimos.vocabulary import (
+    AGENT_CLEARANCE_MAX,
+    CLI_AGENT,
+    DEFAULT_GRANT_CLEARANCE,
+    DEFAULT_GRANT_DATA_CLASS,
+    HOUSEKEEPER,
+)
 
 
 @dataclass(frozen=True)
@@ -72,9 +79,32 @@ def rotate(
     brain: Brain, master: KeyPair, agent_id: str, validity_days: int | None
 ) -> tuple[Signer, dict[str, Any], bool]:
     """A new key and epoch with the same grant ceilings; the previous epoch is revoked."""
+    check_rotatable(agent_id)
     return agents.rotate_agent(
         brain.conn, master, brain.keystore, agent_id=agent_id, now=now(), validity_days=validity_days
     )
+
+
+def check_rotatable(agent_id: str) -> None:
+    """The housekeeper's key is rotated by its own command, not as an agent's."""
+    if agent_id == HOUSEKEEPER:
+        raise UsageError(
+            "the housekeeper is not an agent: `aimos agent rotate` does not rotate its key",
+            "Run `aimos housekeeper rotate-key` (master passphrase).",
+        )
+
+
+def require_housekeeper(brain: Brain) -> None:
+    """Before the passphrase is asked for: the brain's identities are what its seals say (one
+    edited outside aimos is refused) and it has a housekeeper."""
+    check_identities(brain.conn)
+    latest_epoch(brain.conn, HOUSEKEEPER)
+
+
+def rotate_housekeeper(brain: Brain, master: KeyPair) -> agents.HousekeeperRotation:
+    """A new housekeeper epoch, master-certified, for a key that may have leaked; the previous
+    epoch is revoked (unless it already was)."""
+    return agents.rotate_housekeeper(brain.conn, master, brain.keystore, now=now())
 
 
 def require_enrolled(brain: Brain, agent_id: str) -> None:
@@ -82,8 +112,28 @@ def require_enrolled(brain: Brain, agent_id: str) -> None:
     latest_epoch(brain.conn, agent_id)
 
 
+def check_revocable(agent_id: str) -> None:
+    """A usage error, before the passphrase is asked for, for the identities no front end
+    revokes: the housekeeper (it seals every write; its key is rotated instead) and the person's
+    own CLI agent (rotated when its key leaked, never left without a key)."""
+    agents.check_revocable(agent_id)
+    if agent_id == CLI_AGENT:
+        raise UsageError(
+            "agent cli cannot be revoked: it is your own agent, the one the aimos command signs with",
+            "If its key may have leaked, give it a new one: `aimos agent rotate cli` "
+            "(the old key is revoked in the same step).",
+        )
+
+
+def require_revocable(brain: Brain, agent_id: str) -> None:
+    """Before the passphrase is asked for: the agent may be revoked and has an epoch to revoke."""
+    check_revocable(agent_id)
+    require_enrolled(brain, agent_id)
+
+
 def revoke(brain: Brain, master: KeyPair, agent_id: str, reason: str) -> dict[str, Any]:
-    """A master-signed revocation of the agent's current epoch."""
+    """A master-signed revocation of the agent's current epoch (never the housekeeper's or cli's)."""
+    check_revocable(agent_id)
     keystore = brain.keystore
     return agents.revoke_agent(brain.conn, master, keystore, agent_id=agent_id, reason=reason, now=now())
 

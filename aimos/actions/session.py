@@ -12,7 +12,14 @@ import apsw
 from aimos import paths
 from aimos.crypto.ed25519 import KeyPair
 from aimos.errors import KeychainError, NotInstalledError
-from aimos.identity.epochs import Signer, brain_meta, check_agent_id, load_signer, unlock_master
+from aimos.identity.epochs import (
+    Signer,
+    brain_meta,
+    check_agent_id,
+    load_signer,
+    revocation_at,
+    unlock_master,
+)
 from aimos.identity.keystore import Keystore, open_keystore
 from aimos.identity.passphrase import read_passphrase
 from aimos.store.connection import (
@@ -45,10 +52,13 @@ class Brain:
         return self._load(agent_id)
 
     def housekeeper(self) -> Signer:
-        """The housekeeper's epoch with its key, loaded once per session (it also seals writes)."""
-        if self._housekeeper is None:
-            self._housekeeper = self._load(HOUSEKEEPER)
-        return self._housekeeper
+        """The housekeeper's epoch with its key, loaded once per session (it also seals writes),
+        and again when its key was rotated since (`aimos housekeeper rotate-key` in another
+        process while a TUI or an MCP server kept this session open)."""
+        loaded = self._housekeeper
+        if loaded is None or revocation_at(self.conn, HOUSEKEEPER, loaded.valid_from) is not None:
+            self._housekeeper = loaded = self._load(HOUSEKEEPER)
+        return loaded
 
     def _load(self, agent_id: str) -> Signer:
         """An epoch's key; when the keystore has none for the brain's newest epoch, first ask

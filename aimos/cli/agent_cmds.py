@@ -103,7 +103,7 @@ def revoke(
     from aimos.actions.session import open_brain
 
     with open_brain(write=True) as brain:
-        agents.require_enrolled(brain, agent_id)
+        agents.require_revocable(brain, agent_id)
         master = brain.master(passphrase_fd, "revoke an agent")
         record = agents.revoke(brain, master, agent_id, reason)
     if json_out:

@@ -6,6 +6,7 @@ from typing import Any
 
 import typer
 
+from aimos.cli.options import PASSPHRASE_FD
 from aimos.cli.output import emit_json, out, say, table, when
 from aimos.vocabulary import HOUSEKEEPER
 
@@ -114,6 +115,45 @@ def stop_cmd(json_out: bool = typer.Option(False, "--json", help="Print as JSON.
         emit_json(stopped)
     else:
         out(f"housekeeper stopped (pid {stopped['pid']})")
+
+
+@housekeeper_app.command("rotate-key")
+def rotate_key_cmd(
+    passphrase_fd: int = PASSPHRASE_FD,
+    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+) -> None:
+    """New housekeeper key and epoch (master passphrase), for a key that may have leaked.
+
+    The old epoch is revoked in the same step; what it signed before stays verifiable. Also
+    brings back a brain whose housekeeper an older aimos let `aimos agent revoke` revoke."""
+    from aimos.actions import agents
+    from aimos.actions.session import open_brain
+    from aimos.crypto.encoding import iso_ms
+
+    _require_brain()
+    with open_brain(write=True) as brain:
+        agents.require_housekeeper(brain)
+        master = brain.master(passphrase_fd, "rotate the housekeeper's key")
+        rotation = agents.rotate_housekeeper(brain, master)
+    result = {
+        "agent_id": HOUSEKEEPER,
+        "valid_from": iso_ms(rotation.signer.valid_from),
+        "cert_fingerprint": rotation.signer.cert_fingerprint,
+        "key_fingerprint": rotation.signer.key.fingerprint,
+        "previous_valid_from": iso_ms(rotation.previous["valid_from"]),
+        "previous_epoch_revoked": rotation.revoked_now,
+        "grant_mutation_hash": rotation.grant["mutation_hash"] if rotation.grant else None,
+    }
+    if json_out:
+        emit_json(result)
+        return
+    out(f"rotated the housekeeper's key: new epoch valid from {result['valid_from']}")
+    out(
+        "the previous epoch is revoked"
+        if rotation.revoked_now
+        else "the previous epoch was already revoked (by an older aimos); writes work again"
+    )
+    say("Check the brain with: aimos verify")
 
 
 @housekeeper_app.command("status")

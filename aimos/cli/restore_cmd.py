@@ -65,6 +65,11 @@ def register(app: typer.Typer) -> None:
                 f"warning: the revocation of agent {agent} was after this backup, so its key is valid again; "
                 f"revoke it again with `aimos agent revoke {agent}` (or rotate it)"
             )
+        if record["housekeeper_key_rotated"]:
+            out(
+                "the housekeeper has a new key in the restored brain (the backup's was rotated or revoked "
+                "since, or is gone from the keystore); the backup's is revoked"
+            )
         if record["replaced_brain_kept_at"]:
             out(f"the replaced brain is kept at {record['replaced_brain_kept_at']}")
         out(f"signed restore record {record['restore_id']}; newest seal now #{record['newest_seal']}")

@@ -27,11 +27,12 @@ from aimos import paths
 from aimos.crypto.canonical import canonical_text
 from aimos.crypto.encoding import b64u_encode
 from aimos.crypto.messages import new_nonce, payload_message
-from aimos.errors import NotFoundError, UsageError, VerificationError
+from aimos.errors import EpochRevokedError, KeychainError, NotFoundError, UsageError, VerificationError
 from aimos.housekeeper import state
 from aimos.housekeeper.jobs.nightly_dream import backup_files
-from aimos.identity.epochs import brain_meta, load_signer, master_row, unlock_master
-from aimos.identity.keystore import open_keystore
+from aimos.identity.agents import HousekeeperRotation, rotate_housekeeper_in_transaction
+from aimos.identity.epochs import Signer, brain_meta, key_item_name, load_signer, master_row, unlock_master
+from aimos.identity.keystore import Keystore, open_keystore
 from aimos.store import seals
 from aimos.store.cells import text_of
 from aimos.store.connection import copy_brain, open_reader, open_writer, write_transaction
@@ -204,6 +205,7 @@ def restore(backup: Path, passphrase: str, fingerprint: str, now: int | None = N
             anchor = seals.read_freshness(meta["brain_id"])
             head = seals.head_seal(conn)
             lost = _what_is_lost(conn, anchor)
+            housekeeper = _backup_housekeeper(conn, keystore, lost, at)
             body = {
                 "schema": RESTORE_SCHEMA,
                 "restore_id": str(uuid.uuid4()),
@@ -218,20 +220,18 @@ def restore(backup: Path, passphrase: str, fingerprint: str, now: int | None = N
             }
             nonce = new_nonce()
             signature = master.sign(payload_message(body, nonce, at))
-            housekeeper = load_signer(conn, keystore, HOUSEKEEPER, at)
-            with write_transaction(conn, housekeeper, check_anchor=False):
-                conn.execute(
-                    "INSERT INTO brain_restores (restore_id, signed_body, master_fingerprint, nonce,"
-                    " ts_signed, signature_b64u) VALUES (?, ?, ?, ?, ?, ?)",
-                    (
-                        body["restore_id"],
-                        canonical_text(body),
-                        body["master_fingerprint"],
-                        nonce,
-                        at,
-                        b64u_encode(signature),
-                    ),
-                )
+            sealer: list[Signer] = [] if housekeeper is None else [housekeeper]
+            rotation: HousekeeperRotation | None = None
+            try:
+                with write_transaction(conn, lambda: sealer[0], check_anchor=False):
+                    _insert_record(conn, body, nonce, at, signature)
+                    if housekeeper is None:  # sealed by the new key, as `housekeeper rotate-key` is
+                        rotation = rotate_housekeeper_in_transaction(conn, master, keystore, now=at)
+                        sealer.append(rotation.signer)
+            except BaseException:
+                if rotation is not None:
+                    keystore.delete(key_item_name(HOUSEKEEPER, rotation.signer.valid_from))
+                raise
             new_head = seals.head_seal(conn)
             conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         finally:
@@ -248,7 +248,44 @@ def restore(backup: Path, passphrase: str, fingerprint: str, now: int | None = N
         **body,
         "replaced_brain_kept_at": str(kept) if kept else None,
         "newest_seal": new_head.seq if new_head else None,
+        "housekeeper_key_rotated": housekeeper is None,
     }
+
+
+def _backup_housekeeper(
+    conn: apsw.Connection, keystore: Keystore, lost: dict[str, Any], at: int
+) -> Signer | None:
+    """The backup's housekeeper, when it may seal the restore; None when the restore must give
+    the housekeeper a new key instead: its key is gone from the keystore (a rotation since the
+    backup removed it), it is revoked in the backup (by an older aimos), or the brain being
+    replaced revoked it (a rotation after the backup, for a key that may have leaked: a restore
+    must not make it valid again). Its revocation is then not undone, so it leaves the list."""
+    undone = lost.get("revocations_undone", [])
+    try:
+        signer = load_signer(conn, keystore, HOUSEKEEPER, at)
+    except (KeychainError, EpochRevokedError):
+        signer = None
+    if HOUSEKEEPER in undone:
+        signer = None
+        undone[:] = [agent for agent in undone if agent != HOUSEKEEPER]  # rotated twice: both
+    return signer
+
+
+def _insert_record(
+    conn: apsw.Connection, body: dict[str, Any], nonce: str, at: int, signature: bytes
+) -> None:
+    conn.execute(
+        "INSERT INTO brain_restores (restore_id, signed_body, master_fingerprint, nonce,"
+        " ts_signed, signature_b64u) VALUES (?, ?, ?, ?, ?, ?)",
+        (
+            body["restore_id"],
+            canonical_text(body),
+            body["master_fingerprint"],
+            nonce,
+            at,
+            b64u_encode(signature),
+        ),
+    )
 
 
 def _copy_brain(source: Path, target: Path) -> None:

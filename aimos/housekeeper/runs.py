@@ -20,8 +20,8 @@ from aimos.crypto.canonical import json_loads
 from aimos.errors import AimosError, NotInstalledError
 from aimos.housekeeper.jobs import JobSpec, job_specs
 from aimos.housekeeper.jobs.context import JobContext
-from aimos.identity.epochs import brain_meta, load_signer
-from aimos.identity.keystore import open_keystore
+from aimos.identity.epochs import Signer, brain_meta, load_signer, revocation_at
+from aimos.identity.keystore import Keystore, open_keystore
 from aimos.ledger.events import append_event
 from aimos.store.connection import open_writer, rows, seal_with, write_transaction
 from aimos.vocabulary import HOUSEKEEPER
@@ -70,6 +70,16 @@ def _append(
     return str(event["event_id"])
 
 
+def _still_current(conn: apsw.Connection, keystore: Keystore, signer: Signer) -> Signer:
+    """``signer``, unless its key was rotated (`aimos housekeeper rotate-key`) while the job ran:
+    then the housekeeper's new epoch, which signs and seals the run's terminal event instead."""
+    if revocation_at(conn, HOUSEKEEPER, signer.valid_from) is None:
+        return signer
+    current = load_signer(conn, keystore, HOUSEKEEPER, int(time.time()))
+    seal_with(conn, current)
+    return current
+
+
 def run_job(spec: JobSpec, *, trigger: str, scheduled_for: int | None = None) -> JobRun:
     """Run one job now in this process, bracketed by its signed events. Never raises for a job
     failure (the terminal event records it); raises only when the brain cannot be opened or the
@@ -110,6 +120,7 @@ def run_job(spec: JobSpec, *, trigger: str, scheduled_for: int | None = None) ->
             conn.execute("ROLLBACK")
         status = "FAILED" if error else ("ATTENTION" if ctx.attention else "SUCCESS")
         finished_at = int(time.time())
+        housekeeper = _still_current(conn, keystore, housekeeper)
         _append(
             conn,
             housekeeper,

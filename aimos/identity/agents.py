@@ -45,6 +45,7 @@ def _sealer(conn: apsw.Connection, keystore: Keystore) -> Callable[[], Signer]:
 # the reasons the master's grant records
 ENROLMENT = "aimos agent enrolment"
 ROTATION = "aimos agent rotation"
+HOUSEKEEPER_ROTATION = "aimos housekeeper key rotation"
 
 
 @dataclass(frozen=True)
@@ -85,12 +86,25 @@ def _enrol_with_grant(
         device_fp=meta["device_fp"],
         validity_days=terms.validity_days,
     )
+    return signer, _grant_new_epoch(conn, master, keystore, signer, terms, reason, now)
+
+
+def _grant_new_epoch(
+    conn: apsw.Connection,
+    master: KeyPair,
+    keystore: Keystore,
+    signer: Signer,
+    terms: GrantTerms,
+    reason: str,
+    now: int,
+) -> dict[str, Any]:
+    """The master's grant for an epoch just enrolled; its key leaves the keystore if that fails."""
     try:
-        grant = issue_grant(
+        return issue_grant(
             conn,
             master,
-            company_id=meta["company_id"],
-            agent_id=agent_id,
+            company_id=brain_meta(conn)["company_id"],
+            agent_id=signer.agent_id,
             valid_from=signer.valid_from,
             clearance_ceiling=terms.clearance,
             data_class_ceiling=terms.data_class,
@@ -99,18 +113,19 @@ def _enrol_with_grant(
             reason=reason,
         )
     except BaseException:
-        keystore.delete(key_item_name(agent_id, signer.valid_from))
+        keystore.delete(key_item_name(signer.agent_id, signer.valid_from))
         raise
-    return signer, grant
 
 
 @contextmanager
-def _transaction_keeping_new_keys(conn: apsw.Connection, keystore: Keystore) -> Iterator[list[Signer]]:
-    """A write transaction; the keys of signers appended to the yielded list are removed from
-    the keystore again if the transaction does not commit."""
+def _transaction_keeping_new_keys(
+    conn: apsw.Connection, keystore: Keystore, sealer: Callable[[], Signer] | None = None
+) -> Iterator[list[Signer]]:
+    """A write transaction (sealed by ``sealer``, default: the housekeeper); the keys of signers
+    appended to the yielded list are removed from the keystore again if it does not commit."""
     created: list[Signer] = []
     try:
-        with write_transaction(conn, _sealer(conn, keystore)):
+        with write_transaction(conn, sealer or _sealer(conn, keystore)):
             yield created
     except BaseException:
         for s in created:
@@ -193,10 +208,82 @@ def _forget_key(keystore: Keystore, item: str) -> None:
             sys.stderr.write(f"hint: {exc.hint}\n")
 
 
+@dataclass(frozen=True)
+class HousekeeperRotation:
+    """A new housekeeper epoch: its signer, its grant (None when the previous epoch had none),
+    whether the previous epoch was revoked by this rotation (else it already was) and the
+    previous epoch's row."""
+
+    signer: Signer
+    grant: dict[str, Any] | None
+    revoked_now: bool
+    previous: dict[str, Any]
+
+
+def rotate_housekeeper_in_transaction(
+    conn: apsw.Connection, master: KeyPair, keystore: Keystore, *, now: int
+) -> HousekeeperRotation:
+    """Inside a write transaction the caller seals with the new signer (so the previous epoch
+    signs nothing after its revocation, and a brain whose housekeeper is already revoked needs
+    nothing of the revoked key): the master revokes the previous epoch unless it already is,
+    certifies a new key and grants it the previous epoch's ceilings. The caller removes the new
+    key from the keystore if the transaction does not commit."""
+    previous = latest_epoch(conn, HOUSEKEEPER)
+    old_grant = current_grant(conn, HOUSEKEEPER, previous["valid_from"])
+    meta = brain_meta(conn)
+    revoked_now = previous["revoked_at"] is None
+    if revoked_now:
+        revoke_epoch(
+            conn,
+            master,
+            company_id=meta["company_id"],
+            agent_id=HOUSEKEEPER,
+            valid_from=previous["valid_from"],
+            reason="rotated",
+            now=now,
+        )
+    signer = enrol_epoch(
+        conn, master, keystore, agent_id=HOUSEKEEPER, role=HOUSEKEEPER, now=now, device_fp=meta["device_fp"]
+    )
+    grant = None
+    if old_grant is not None:  # validity does not apply: a housekeeper epoch is perpetual
+        terms = GrantTerms.of(old_grant, DEFAULT_VALIDITY_DAYS)
+        grant = _grant_new_epoch(conn, master, keystore, signer, terms, HOUSEKEEPER_ROTATION, now)
+    return HousekeeperRotation(signer, grant, revoked_now, previous)
+
+
+def rotate_housekeeper(
+    conn: apsw.Connection, master: KeyPair, keystore: Keystore, *, now: int
+) -> HousekeeperRotation:
+    """`aimos housekeeper rotate-key`: a new housekeeper epoch for a key that may have leaked, in
+    one write sealed by the new key; the previous epoch is revoked (an aimos before this command
+    let `aimos agent revoke` revoke it, which stopped every write: this brings such a brain
+    back). Evidence the previous epoch signed before stays verifiable under its certificate."""
+    done: list[HousekeeperRotation] = []
+    with _transaction_keeping_new_keys(conn, keystore, lambda: done[0].signer) as created:
+        rotation = rotate_housekeeper_in_transaction(conn, master, keystore, now=now)
+        done.append(rotation)
+        created.append(rotation.signer)
+    _forget_key(keystore, rotation.previous["key_ref"])  # revoked now or before: it has no use
+    return rotation
+
+
+def check_revocable(agent_id: str) -> None:
+    """The housekeeper is never revoked on its own: every write is sealed by it, so revoking it
+    without a successor stops the brain. Its key is replaced with `aimos housekeeper rotate-key`."""
+    if agent_id == HOUSEKEEPER:
+        raise UsageError(
+            "the housekeeper cannot be revoked: every write of the brain is sealed with its key",
+            "If its key may have leaked, give it a new one: `aimos housekeeper rotate-key` "
+            "(the old key is revoked in the same step).",
+        )
+
+
 def revoke_agent(
     conn: apsw.Connection, master: KeyPair, keystore: Keystore, *, agent_id: str, reason: str, now: int
 ) -> dict[str, Any]:
     """Revoke the agent's newest epoch; its secret is then removed from the keystore."""
+    check_revocable(agent_id)
     epoch = latest_epoch(conn, agent_id)
     with write_transaction(conn, _sealer(conn, keystore)):
         record = revoke_epoch(

@@ -242,15 +242,23 @@ def epoch_state(epoch: dict[str, Any], now: int) -> str:
     return "active"
 
 
+def rotation_hint(agent_id: str) -> str:
+    """How to give this identity a new epoch: the housekeeper's own command, or the agent's."""
+    if agent_id == HOUSEKEEPER:
+        return "Run `aimos housekeeper rotate-key` to give the housekeeper a new key (master passphrase)."
+    return f"Run `aimos agent rotate {agent_id}` to enrol a new epoch."
+
+
 def load_signer(conn: apsw.Connection, keystore: Keystore, agent_id: str, now: int) -> Signer:
     """The agent's newest epoch with its key; refuses a revoked or expired one with the fix."""
     epoch = latest_epoch(conn, agent_id)
     state = epoch_state(epoch, now)
     if state == "revoked":
+        who = "the housekeeper" if agent_id == HOUSEKEEPER else f"agent {agent_id}"
         raise EpochRevokedError(
-            f"agent {agent_id}'s current epoch (valid from {iso_ms(epoch['valid_from'])}) "
+            f"{who}'s current epoch (valid from {iso_ms(epoch['valid_from'])}) "
             f"was revoked at {iso_ms(epoch['revoked_at'])}",
-            f"Run `aimos agent rotate {agent_id}` to enrol a new epoch.",
+            rotation_hint(agent_id),
         )
     if state == "expired":
         raise EpochExpiredError(

@@ -34,13 +34,28 @@ def _hex_sig(b64u: str) -> str:
     return b64u_decode(b64u).hex()
 
 
+def _revocation(epoch: dict[str, Any]) -> dict[str, Any] | None:
+    """The master-signed revocation of the epoch as the portable verifier checks it, or None."""
+    if epoch.get("revocation_body") is None:
+        return None
+    body = json_loads(epoch["revocation_body"])
+    return {
+        "agent_id": epoch["agent_id"],
+        "agent_valid_from": epoch["valid_from"],
+        "master_fingerprint": epoch["revocation_master_fingerprint"],
+        "target_cert_hash": body.get("target_cert_hash") if isinstance(body, dict) else None,
+        "prior_identity_hash": epoch["revocation_prior_identity_hash"],
+        "signed_body": body,
+        "content_hash": epoch["revocation_content_hash"],
+        "mutation_hash": epoch["revocation_mutation_hash"],
+        "ts_signed": epoch["revocation_ts_signed"],
+        "nonce": epoch["revocation_nonce"],
+        "signature": _hex_sig(epoch["revocation_signature_b64u"]),
+    }
+
+
 def _identity(epoch: dict[str, Any]) -> dict[str, Any]:
-    revocation = None
-    if epoch.get("revoked_at") is not None:
-        revocation = {
-            "revoked_at": epoch["revoked_at"],
-            "mutation_hash": epoch.get("revocation_mutation_hash"),
-        }
+    revocation = _revocation(epoch)
     return {
         "agent_id": epoch["agent_id"],
         "pubkey_b64u": epoch["public_key_b64u"],
@@ -63,7 +78,12 @@ def export_cognitive(
         (e["agent_id"], e["valid_from"]): e
         for e in rows(
             conn,
-            "SELECT e.*, r.revoked_at, r.mutation_hash AS revocation_mutation_hash FROM identity_epochs e"
+            "SELECT e.*, r.signed_body AS revocation_body,"
+            " r.master_fingerprint AS revocation_master_fingerprint,"
+            " r.prior_identity_hash AS revocation_prior_identity_hash,"
+            " r.content_hash AS revocation_content_hash, r.mutation_hash AS revocation_mutation_hash,"
+            " r.ts_signed AS revocation_ts_signed, r.nonce AS revocation_nonce,"
+            " r.signature_b64u AS revocation_signature_b64u FROM identity_epochs e"
             " LEFT JOIN agent_revocations r ON r.agent_id = e.agent_id AND r.agent_valid_from = e.valid_from",
         )
     }

@@ -273,7 +273,8 @@ def build_outcome_export(
     trust_hk = next(x["body"] for x in trust_context["objects"] if x["kind"] == vm.HOUSEKEEPER_EPOCH_KIND)
     if trust_hk["valid_from"] != iso_ms(hk["valid_from"]) or trust_hk["agent_id"] != hk["agent_id"]:
         raise V2OutcomeUnavailableError(
-            "the outcome was signed by another housekeeper epoch than the recall it rests on",
+            "the outcome was signed by another housekeeper epoch than the recall it rests on "
+            "(the housekeeper's key was rotated between them)",
             "A mutation bundle is verified against the recall's housekeeper epoch; recall again.",
         )
     company = str(o["company_id"])

@@ -3,9 +3,10 @@
 Walks every weight chain from its single genesis (h_i and t_i recomputed in SQL, transition
 signatures checked, continuity, forks, unreachable rows, signer epochs, terminal fidelity), every
 memory's signed save record (through disclosure verification), and every event chain (sequence,
-links, signatures). Classifies each memory as certified_chain, default_empty_chain,
-signed_initial_weight or unattested_initial_weight, with reasons from a closed vocabulary, and
-computes the corpus proof root over the per-memory records.
+links, signatures, a master-certified housekeeper epoch not revoked at or before each signature).
+Classifies each memory as certified_chain, default_empty_chain, signed_initial_weight or
+unattested_initial_weight, with reasons from a closed vocabulary, and computes the corpus proof
+root over the per-memory records.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from aimos.recall.weight_chain import BATCH, chain_reasons
 from aimos.store.connection import rows
 from aimos.verify.cognitive.results import PROOF_FIELDS
 from aimos.verify.kit.valence import WeightLedger
-from aimos.vocabulary import TERMINAL_AUTHORIZED_TRANSITION
+from aimos.vocabulary import HOUSEKEEPER, TERMINAL_AUTHORIZED_TRANSITION
 
 # The closed vocabulary (the reference's names where it has one).
 REASONS = frozenset(
@@ -56,6 +57,8 @@ REASONS = frozenset(
         "event_chain_break",
         "event_hash_mismatch",
         "event_signature_invalid",
+        "event_signer_uncertified",
+        "event_signer_revoked",
         "unbacked_projection",
         "fork_or_disconnected_history",
         "epistemic_hash_invalid",
@@ -209,13 +212,20 @@ def verify_event_chains(conn: apsw.Connection) -> list[dict[str, Any]]:
            aimos_ed25519_verify(i.public_key_b64u, aimos_payload_message(e.signed_body, e.nonce, e.ts_signed),
                                 e.signature_b64u) AS sig_ok,
            aimos_event_genesis((SELECT value FROM brain_meta WHERE key = 'company_id'),
-                               e.signer_agent_id, e.signer_valid_from) AS genesis
+                               e.signer_agent_id, e.signer_valid_from) AS genesis,
+           i.role = ? AND e.ts_signed BETWEEN i.valid_from AND i.valid_until
+             AND aimos_certificate_matches(i.certificate, (SELECT public_key_b64u FROM master_identity),
+                                           i.agent_id, i.public_key_b64u, i.valid_from, i.valid_until) = 1
+             AS certified,
+           r.revoked_at IS NOT NULL AND r.revoked_at <= e.ts_signed AS revoked
     FROM events e LEFT JOIN identity_epochs i
       ON i.agent_id = e.signer_agent_id AND i.valid_from = e.signer_valid_from
+    LEFT JOIN agent_revocations r
+      ON r.agent_id = e.signer_agent_id AND r.agent_valid_from = e.signer_valid_from
     ORDER BY e.signer_agent_id, e.signer_valid_from, e.ledger_seq
     """
     streams: dict[tuple[str, int], list[dict[str, Any]]] = defaultdict(list)
-    for r in rows(conn, sql):
+    for r in rows(conn, sql, (HOUSEKEEPER,)):
         streams[(r["signer_agent_id"], r["signer_valid_from"])].append(r)
     for (agent, valid_from), events in streams.items():
         reason = None
@@ -227,6 +237,10 @@ def verify_event_chains(conn: apsw.Connection) -> list[dict[str, Any]]:
                 reason = "event_hash_mismatch"
             elif e["sig_ok"] != 1:
                 reason = "event_signature_invalid"
+            elif e["certified"] != 1:  # a housekeeper epoch the master certified, within it
+                reason = "event_signer_uncertified"
+            elif e["revoked"]:  # signed at or after the epoch's revocation
+                reason = "event_signer_revoked"
             if reason:
                 break
             prev = e["mutation_hash"]

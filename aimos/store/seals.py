@@ -36,7 +36,7 @@ from aimos import paths
 from aimos.crypto import commitments
 from aimos.crypto.commitments import SealEntry
 from aimos.crypto.ed25519 import verify as ed25519_verify
-from aimos.errors import AimosError, SealError
+from aimos.errors import AimosError, EpochRevokedError, SealError
 from aimos.store.cells import text_of
 from aimos.vocabulary import HOUSEKEEPER
 
@@ -224,15 +224,54 @@ def _housekeeper_key(conn: apsw.Connection, valid_from: int) -> str | None:
     return str(found[0][0]) if found else None
 
 
+REVOCATIONS = "agent_revocations"
+
+
+def housekeeper_revocation_rowid(conn: apsw.Connection, valid_from: int) -> int | None:
+    """The rowid of the master-signed revocation of this housekeeper epoch, if it was revoked."""
+    found = conn.execute(
+        f"SELECT rowid FROM {REVOCATIONS} WHERE agent_id = ? AND agent_valid_from = ?",
+        (HOUSEKEEPER, valid_from),
+    ).fetchall()
+    return int(str(found[0][0])) if found else None
+
+
+def _revocations_sealed_before(conn: apsw.Connection, s: Seal, state: dict[str, SealEntry]) -> int:
+    """The highest revocation rowid the seals before ``s`` had sealed (``state``: the tables as
+    ``s`` leaves them)."""
+    if REVOCATIONS not in commitments.decode_seal_changes(s.changes):
+        return state.get(REVOCATIONS, (0, 0, b""))[1]
+    earlier = conn.execute("SELECT changes FROM brain_seals WHERE seq < ? ORDER BY seq DESC", (s.seq,))
+    for (changes,) in earlier:
+        entry = commitments.decode_seal_changes(changes).get(REVOCATIONS)
+        if entry is not None:
+            return entry[1]
+    return 0
+
+
+def signed_after_revocation(revoked_rowid: int | None, sealed_before: int) -> bool:
+    """True when a seal's housekeeper epoch was already revoked by a row an earlier seal sealed.
+
+    A rotation's own write is sealed by the new epoch, so the previous one seals nothing after
+    its revocation; an aimos from before `aimos housekeeper rotate-key` let the revoked epoch seal
+    the write that revoked it (`aimos agent revoke housekeeper`), and that one seal stays valid."""
+    return revoked_rowid is not None and revoked_rowid <= sealed_before
+
+
 def check_head(conn: apsw.Connection, head: Seal, heads: dict[str, SealEntry]) -> str | None:
-    """None when the newest seal is signed by a master-certified housekeeper epoch and the cached
-    heads are its state; else the reason."""
+    """None when the newest seal is signed by a master-certified housekeeper epoch not revoked
+    before it and the cached heads are its state; else the reason."""
     try:
         key = _housekeeper_key(conn, head.signer_valid_from)
         if key is None or not ed25519_verify(key, head.hash, head.signature):
             return "brain_seal_signature_invalid"
         if commitments.seal_state_root(heads) != head.state_root:
             return "seal_heads_mismatch"
+        revoked = housekeeper_revocation_rowid(conn, head.signer_valid_from)
+        if revoked is not None and signed_after_revocation(
+            revoked, _revocations_sealed_before(conn, head, heads)
+        ):
+            return "brain_seal_signer_revoked"
     except AimosError:
         return "brain_seal_invalid"
     return None
@@ -460,6 +499,12 @@ def seal(
             reason="seal_signer_missing",
         )
     signer = _signer(source)
+    revoked = housekeeper_revocation_rowid(conn, signer.valid_from)
+    if signed_after_revocation(revoked, ctx.start.get(REVOCATIONS, 0)):
+        raise EpochRevokedError(
+            "the housekeeper key this process loaded was revoked (its key was rotated): nothing was changed",
+            "Run the command again: it loads the housekeeper's new key.",
+        )
     state = {**ctx.heads, **changes}
     seq = (ctx.head.seq if ctx.head else 0) + 1
     if ctx.head is not None:
@@ -604,6 +649,22 @@ def _failure(reason: str, detail: str, table: str | None = None) -> dict[str, An
     return {"check": "seals", "reason": reason, "detail": detail, "table": table}
 
 
+def _housekeeper_revocations(conn: apsw.Connection) -> dict[int, int]:
+    """Each revoked housekeeper epoch (its valid_from) and the rowid of its revocation."""
+    found = conn.execute(
+        f"SELECT agent_valid_from, rowid FROM {REVOCATIONS} WHERE agent_id = ?", (HOUSEKEEPER,)
+    )
+    return {int(valid_from): int(rowid) for valid_from, rowid in found}
+
+
+def _revoked_signer(s: Seal) -> dict[str, Any]:
+    return _failure(
+        "brain_seal_signer_revoked",
+        f"seal #{s.seq} is signed by the housekeeper epoch valid from {s.signer_valid_from}, "
+        "after an earlier seal had sealed that epoch's revocation",
+    )
+
+
 @dataclass
 class SealReport:
     failures: list[dict[str, Any]]
@@ -630,6 +691,7 @@ def verify_seals(conn: apsw.Connection) -> SealReport:
     last_seq: dict[str, int] = {}
     ranges: dict[str, list[tuple[int, SealEntry, SealEntry]]] = {}
     expected_prev = commitments.seal_genesis_link(brain_id) if brain_id else b""
+    revoked = _housekeeper_revocations(conn)
     for i, s in enumerate(seals, start=1):
         if s.seq != i:
             failures.append(_failure("seal_chain_break", f"seal #{i} is missing (the next is #{s.seq})"))
@@ -638,6 +700,10 @@ def verify_seals(conn: apsw.Connection) -> SealReport:
             if s.prev_link != expected_prev:
                 failures.append(_failure("seal_chain_break", f"seal #{s.seq} does not follow seal #{i - 1}"))
                 break
+            if s is not seals[-1] and signed_after_revocation(  # the newest: check_head
+                revoked.get(s.signer_valid_from), state.get(REVOCATIONS, (0, 0, b""))[1]
+            ):
+                failures.append(_revoked_signer(s))
             changes = commitments.decode_seal_changes(s.changes)
             for name, entry in changes.items():
                 prev = state.get(name, (0, 0, commitments.seal_table_genesis(name)))
@@ -656,7 +722,9 @@ def verify_seals(conn: apsw.Connection) -> SealReport:
     head = seals[-1] if seals else None
     if head is not None and not failures:
         reason = check_head(conn, head, state)
-        if reason is not None:
+        if reason == "brain_seal_signer_revoked":
+            failures.append(_revoked_signer(head))
+        elif reason is not None:
             failures.append(_failure(reason, f"the newest seal #{head.seq} is not the housekeeper's"))
         elif _heads(conn) != state or _head_seqs(conn) != last_seq:
             failures.append(

@@ -98,6 +98,23 @@ def run_aimos(
     return Result(tuple(args), proc.returncode, out, err)
 
 
+def run_aimos_with_passphrase_fd(passphrase: str, *args: str) -> Result:
+    """`aimos ARGS --passphrase-fd N` with the passphrase written to a pipe, and none in the
+    environment (AIMOS_PASSPHRASE_FILE unset)."""
+    read_end, write_end = os.pipe()
+    try:
+        os.write(write_end, (passphrase + "\n").encode())
+        os.close(write_end)
+        write_end = -1
+        return run_aimos(
+            *args, "--passphrase-fd", str(read_end), pass_fds=(read_end,), unset=(PASSPHRASE_ENV,)
+        )
+    finally:
+        os.close(read_end)
+        if write_end != -1:
+            os.close(write_end)
+
+
 def hint_of(result: Result) -> str:
     lines = [line for line in result.err.splitlines() if line.startswith("hint:")]
     return "\n".join(lines)

@@ -18,6 +18,7 @@ from aimos_cli_support import (
     listing,
     parse_json,
     run_aimos,
+    run_aimos_with_passphrase_fd,
     sha256_file,
     snapshot,
     sqlite,
@@ -79,10 +80,11 @@ def test_save_with_data_class_above_the_grant_is_refused(installed: Path) -> Non
 
 
 def test_save_by_a_revoked_epoch_is_refused(installed: Path) -> None:
-    run_aimos("agent", "revoke", "cli").ok()
+    run_aimos("agent", "enroll", "scout").ok()
+    run_aimos("agent", "revoke", "scout").ok()
     before = snapshot(installed)
-    result = run_aimos("save", "said after the revocation")
-    assert_refused(result, IDENTITY, "aimos agent rotate cli")
+    result = run_aimos("save", "said after the revocation", "--agent", "scout")
+    assert_refused(result, IDENTITY, "aimos agent rotate scout")
     assert_unchanged(installed, before)
 
 
@@ -209,25 +211,7 @@ def test_install_with_a_passphrase_file_readable_by_others_creates_nothing(aimos
 
 # --- the passphrase through a file descriptor -------------------------------------------------
 def test_passphrase_fd_works(installed: Path, passphrase: str) -> None:
-    read_end, write_end = os.pipe()
-    try:
-        os.write(write_end, (passphrase + "\n").encode())
-        os.close(write_end)
-        write_end = -1
-        result = run_aimos(
-            "agent",
-            "enroll",
-            "bob",
-            "--passphrase-fd",
-            str(read_end),
-            "--json",
-            pass_fds=(read_end,),
-            unset=(PASSPHRASE_ENV,),
-        )
-    finally:
-        os.close(read_end)
-        if write_end != -1:
-            os.close(write_end)
+    result = run_aimos_with_passphrase_fd(passphrase, "agent", "enroll", "bob", "--json")
     enrolled = parse_json(result)
     assert enrolled["agent_id"] == "bob"
     assert passphrase not in result.both

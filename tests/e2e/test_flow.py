@@ -1,5 +1,6 @@
 """The main job end to end, in real subprocesses, with each keystore:
-install -> save -> show -> revoke -> save refused -> rotate -> save -> show both.
+install -> save -> show -> revoke an agent -> its save refused -> rotate cli -> save -> show both
+-> rotate the housekeeper's key -> save -> verify.
 
 The "os" case runs against the real Secret Service (gnome-keyring in a private D-Bus session);
 the test process is in the same session, so it reads the items back through `keyring` itself.
@@ -82,20 +83,30 @@ def test_install_save_revoke_rotate_save(aimos_home: Path, keystore: str) -> Non
     assert shown.out.startswith("aimos keeps what my agents learn, and signs every save\n")
     assert first in shown.out
 
-    revoked = run_aimos("agent", "revoke", "cli").ok()
+    run_aimos("agent", "enroll", "scout").ok()
+    scout = run_aimos("agent", "list", "--json").json()[-1]
+    assert scout["agent_id"] == "scout"
+    scout_item = f"scout@{iso_seconds(scout['valid_from'])}"
+    assert keystore_items(aimos_home, keystore, bid, [scout_item]) == {scout_item}
+    revoked = run_aimos("agent", "revoke", "scout").ok()
     assert "revoked" in revoked.out
     before = counts(aimos_home)
-    refused = run_aimos("save", "said by a revoked epoch")
+    refused = run_aimos("save", "said by a revoked epoch", "--agent", "scout")
     assert refused.code == 6, refused.describe()
     assert "Traceback" not in refused.both
-    assert "error:" in refused.err and "hint:" in refused.err and "aimos agent rotate cli" in refused.err
+    assert "error:" in refused.err and "hint:" in refused.err and "aimos agent rotate scout" in refused.err
     assert refused.out == ""
     assert counts(aimos_home) == before, "a refused save changed the brain"
     # the revoked epoch's key is gone from the keystore
-    assert old_cli_item not in keystore_items(aimos_home, keystore, bid, [old_cli_item])
+    assert not keystore_items(aimos_home, keystore, bid, [scout_item])
 
+    # the person's own agent is rotated, never revoked (that would leave the CLI without a key)
+    kept = run_aimos("agent", "revoke", "cli")
+    assert kept.code == 2 and "aimos agent rotate cli" in kept.err, kept.describe()
+    assert counts(aimos_home) == before
     rotated = run_aimos("agent", "rotate", "cli").ok()
     assert "rotated cli" in rotated.out
+    assert not keystore_items(aimos_home, keystore, bid, [old_cli_item]), "the rotated-out key is kept"
     second = save("after the rotation the agent saves with its new key")
     assert second != first
 
@@ -120,6 +131,19 @@ def test_install_save_revoke_rotate_save(aimos_home: Path, keystore: str) -> Non
     held = keystore_items(aimos_home, keystore, bid, [*names, new_cli_item])
     assert held == {"master", housekeeper_item, new_cli_item}
 
+    # the housekeeper's key is replaced the same way, and the brain goes on: the old key leaves
+    # the keystore, the new one seals the next writes, and both verifiers agree
+    assert run_aimos("agent", "revoke", "housekeeper").code == 2
+    rotated_key = run_aimos("housekeeper", "rotate-key", "--json").json()
+    assert rotated_key["previous_epoch_revoked"] is True
+    new_housekeeper_item = f"housekeeper@{iso_seconds(rotated_key['valid_from'])}"
+    assert new_housekeeper_item in key_refs(aimos_home)
+    held = keystore_items(aimos_home, keystore, bid, [*names, new_cli_item, new_housekeeper_item])
+    assert held == {"master", new_cli_item, new_housekeeper_item}
+    save("saved after the housekeeper's new key")
+    checked = run_aimos("verify", "--json").json()
+    assert checked["ok"] and checked["parity"], checked
+
     final = run_aimos("status", "--json").json()
     assert final["keystore"]["kind"] == keystore
-    assert final["counts"]["memories"] == 2
+    assert final["counts"]["memories"] == 3

@@ -85,10 +85,12 @@ def test_no_secret_reaches_files_or_output(aimos_home: Path, passphrase: str, ke
     seeds.update(read_seeds(aimos_home, keystore, passphrase))
     run("save", "bob remembers this", "--agent", "bob", "--clearance", "8")
     run("correct", first, "a corrected memory, still no leaks")
-    run("agent", "revoke", "cli")
     run("agent", "rotate", "cli")
     seeds.update(read_seeds(aimos_home, keystore, passphrase))
     run("save", "saved with the rotated key")
+    run("housekeeper", "rotate-key")
+    seeds.update(read_seeds(aimos_home, keystore, passphrase))
+    run("save", "saved after the housekeeper's new key")
     run("agent", "revoke", "bob")
     for args in (["status"], ["status", "--json"], ["list", "--history"], ["list", "--json", "--history"]):
         run(*args)
@@ -103,6 +105,7 @@ def test_no_secret_reaches_files_or_output(aimos_home: Path, passphrase: str, ke
     agents = {n.split("@")[0] for n in seeds}
     assert agents == {"master", "housekeeper", "cli", "bob"}, sorted(seeds)
     assert len([n for n in seeds if n.startswith("cli@")]) == 2, "both cli epochs' seeds were read"
+    assert len([n for n in seeds if n.startswith("housekeeper@")]) == 2, "both housekeeper seeds were read"
 
     needles: dict[str, bytes] = {"passphrase": passphrase.encode("utf-8")}
     for name, seed in seeds.items():

@@ -197,7 +197,9 @@ def verify_revocation(rev: Mapping[str, Any], identity: Identity, master: Master
         agent_id == rev.get("agent_id") == identity.agent_id
         and same(rev.get("agent_valid_from"), agent_valid_from)
         and body.get("target_cert_hash") == target.hex()
-        and body.get("prior_identity_hash") == prior.hex()
+        # the signed body names the prior identity hash when it carries one (aimos's own
+        # revocations bind it through the target certificate hash and the mutation hash)
+        and body.get("prior_identity_hash", prior.hex()) == prior.hex()
         and body.get("master_fingerprint") == rev.get("master_fingerprint") == master.fingerprint
         and hex_bytes(rev.get("target_cert_hash"), 32) == target
         and hex_bytes(rev.get("prior_identity_hash"), 32) == prior
