@@ -25,7 +25,8 @@ from aimos.learning.outcomes import OutcomeResult, record_outcome
 from aimos.memory.save import save
 from aimos.recall.pipeline import RecallResult, recall
 from aimos.store.connection import one, rows
-from aimos.vocabulary import PATH_OUTCOME, PATH_RECALL, PATH_SAVE
+from aimos.verify.kit.valence import WeightLedger
+from aimos.vocabulary import PATH_OUTCOME, PATH_RECALL, PATH_SAVE, VALENCE_RULE_V2
 
 PASSPHRASE = "correct horse battery staple"
 CANARY = "SECRET-0A1B2C3D"
@@ -53,9 +54,10 @@ def ask(brain: Any, query: str, *, limit: int = 20, signer: Signer | None = None
     return recall(brain.conn, brain.housekeeper, sign_request(signer or brain.agent, body, PATH_RECALL, t), t)
 
 
-def disclosing_receipt(brain: Any, query: str, *memory_ids: str) -> str:
-    """Recall ``query`` and check the receipt disclosed every one of ``memory_ids``; its id."""
-    result = ask(brain, query)
+def disclosing_receipt(brain: Any, query: str, *memory_ids: str, signer: Signer | None = None) -> str:
+    """Recall ``query`` (as ``signer``, default the `cli` agent) and check the receipt disclosed every
+    one of ``memory_ids``; its id."""
+    result = ask(brain, query, signer=signer)
     disclosed = {r["memory_id"] for r in result.results}
     missing = set(memory_ids) - disclosed
     assert not missing, f"recall {query!r} did not disclose {missing}: {result.results}"
@@ -84,11 +86,51 @@ def give(
     *,
     scope: str = "principal_state",
     t: int | None = None,
+    signer: Signer | None = None,
 ) -> OutcomeResult:
-    """One signed outcome through the writer."""
+    """One signed outcome through the writer (signed by ``signer``, default the `cli` agent)."""
     stamp = now() if t is None else t
-    request = outcome_request(brain, memory_id, receipt_id, outcome, scope=scope, t=stamp)
+    request = outcome_request(brain, memory_id, receipt_id, outcome, scope=scope, t=stamp, signer=signer)
     return record_outcome(brain.conn, brain.housekeeper, request, stamp)
+
+
+def give_anew(
+    brain: Any,
+    memory_id: str,
+    query: str,
+    outcome: str = "good",
+    *,
+    scope: str = "principal_state",
+    t: int | None = None,
+    signer: Signer | None = None,
+) -> OutcomeResult:
+    """Recall ``query`` anew (it must disclose ``memory_id``), then one outcome about that recall:
+    under valence rule 2 only one principal outcome per agent, recall receipt and memory moves the
+    weight, so every outcome meant to move it needs a recall of its own."""
+    receipt = disclosing_receipt(brain, query, memory_id, signer=signer)
+    return give(brain, memory_id, receipt, outcome, scope=scope, t=t, signer=signer)
+
+
+def enrol(brain: Any, agent_id: str) -> Signer:
+    """Enrol another agent (its own key and write grant) in the brain; its signer."""
+    from aimos.identity.agents import enroll_agent
+
+    signer, _grant = enroll_agent(brain.conn, brain.master, brain.keystore, agent_id=agent_id, now=now())
+    return signer
+
+
+def ledger_replay(conn: apsw.Connection, memory_id: str) -> WeightLedger:
+    """The memory's principal outcomes as stored (agent, receipt, reward, in write order) replayed
+    through rule 2 from the default weight: what the writer should have given."""
+    ledger = WeightLedger(1000)
+    for o in rows(
+        conn,
+        "SELECT agent_id, receipt_id, reward_sign FROM outcomes WHERE memory_id = ?"
+        " AND target_scope = 'principal_state' ORDER BY rowid",
+        (memory_id,),
+    ):
+        ledger.step(o["agent_id"], o["receipt_id"], int(o["reward_sign"]), VALENCE_RULE_V2)
+    return ledger
 
 
 def counts(conn: apsw.Connection, tables: Iterable[str] = OUTCOME_TABLES) -> dict[str, int]:

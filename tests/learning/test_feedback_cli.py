@@ -1,7 +1,9 @@
 """`aimos feedback ID --good|--bad [--receipt RID] [--occurrence] [--as AGENT] [--json]` as a real
 subprocess on a brain installed with the file keystore (SPEC sections 6 and 15): the weight move it
 prints, its JSON, `aimos show`, and bad input refused with its exit code, an `error:` and a `hint:`
-line, no traceback and nothing changed.
+line, no traceback and nothing changed. Weights follow valence rule 2: one outcome per agent and
+recall moves a weight (more about the same recall are kept with no weight authority), so each
+outcome meant to move one follows a recall of its own.
 """
 
 from __future__ import annotations
@@ -87,11 +89,58 @@ def test_feedback_bad_then_good_then_noop(installed: Path, recalled: tuple[str, 
     mid, _ = recalled
     assert run_aimos("feedback", mid, "--bad").ok().out.strip() == "weight 1.000 -> 0.859"
     assert shown_weight(mid) == "0.859"
+    recall_receipt("heron colony", mid)  # the next outcome is about a recall of its own
     noop = run_aimos("feedback", mid, "--good").ok()  # sum 0: the quantized weight does not move
     assert noop.out.strip() == "weight stays 0.859", noop.describe()
-    assert "signed no-op" in noop.err
+    assert "signed no-op" in noop.err and "balanced" in noop.err
     assert shown_weight(mid) == "0.859"
+    recall_receipt("heron colony", mid)
     assert run_aimos("feedback", mid, "--good").ok().out.strip() == "weight 0.859 -> 1.000"
+
+
+def test_feedback_bad_after_two_goods_says_why_the_weight_still_rose(
+    installed: Path, recalled: tuple[str, str]
+) -> None:
+    mid, _ = recalled
+    assert run_aimos("feedback", mid, "--good").ok().out.strip() == "weight 1.000 -> 1.165"
+    recall_receipt("heron colony", mid)
+    assert run_aimos("feedback", mid, "--good").ok().out.strip() == "weight 1.165 -> 1.413"
+    recall_receipt("heron colony", mid)
+    bad = run_aimos("feedback", mid, "--bad").ok()
+    # the agent's balance is +1 after the bad: j = tanh(1), the weight rises by e^(0.2 tanh 1)
+    assert bad.out.strip() == "weight 1.413 -> 1.645", bad.describe()
+    assert "still net positive" in bad.err, bad.describe()
+    assert "+1 (2 good, 1 bad)" in bad.err
+    assert shown_weight(mid) == "1.645"
+
+
+def test_twelve_bad_reports_about_one_recall_move_the_weight_once(
+    installed: Path, recalled: tuple[str, str]
+) -> None:
+    mid, receipt = recalled
+    first = run_aimos("feedback", mid, "--bad", "--receipt", receipt).ok()
+    assert first.out.strip() == "weight 1.000 -> 0.859", first.describe()
+    before = learning_counts(installed)
+    for _ in range(11):
+        doc: dict[str, Any] = parse_json(run_aimos("feedback", mid, "--bad", "--receipt", receipt, "--json"))
+        moved = (doc["terminal"], doc["old_weight_milli"], doc["new_weight_milli"])
+        assert moved == ("signed_noop", 859, 859)
+        assert doc["weight_bearing"] is False and doc["receipt_id"] == receipt
+        assert (doc["projection_hash"], doc["transition_hash"]) == (None, None)
+        assert "no weight authority" in doc["why"]
+    again = run_aimos("feedback", mid, "--bad", "--receipt", receipt).ok()  # the 13th, in words
+    assert again.out.strip() == "weight stays 0.859", again.describe()
+    assert "no weight authority" in again.err and "recall it again" in again.err
+    after = learning_counts(installed)
+    # every report kept as a signed outcome row, none with a transition
+    assert after["outcomes"] == before["outcomes"] + 12
+    assert after["weight_projections"] == before["weight_projections"]
+    assert after["memory_provenance"] == before["memory_provenance"]
+    assert shown_weight(mid) == "0.859"
+    verified = parse_json(run_aimos("verify", "--json"))
+    assert verified["ok"] is True and verified["parity"] is True, verified
+    assert verified["in_database"]["ok"] is True and verified["portable"]["verdict"] == "valid"
+    assert verified["in_database"]["corpus_proof_root"] == verified["portable"]["corpus_proof_root"]
 
 
 def test_feedback_json(installed: Path, recalled: tuple[str, str]) -> None:
@@ -105,8 +154,21 @@ def test_feedback_json(installed: Path, recalled: tuple[str, str]) -> None:
     )
     assert HEX64_RE.match(doc["projection_hash"]) and HEX64_RE.match(doc["transition_hash"])
     assert UUID_RE.match(doc["outcome_id"]) and UUID_RE.match(doc["event_id"])
+    assert (doc["weight_bearing"], doc["valence_rule"], doc["reward_sign"]) == (
+        True,
+        "aimos.valence-rule/v2",
+        1,
+    )
+    assert (doc["agent_id"], doc["agent_good"], doc["agent_bad"]) == ("cli", 1, 0)
+    assert (doc["share_old_milli"], doc["share_new_milli"]) == (1000, 1165)
+    assert doc["why"] == (
+        "good recorded; the weight rises: cli's evidence on this memory is +1 (1 good, 0 bad)"
+    )
+    later = recall_receipt("heron colony", mid)  # a recall of its own for the second outcome
     again: dict[str, Any] = parse_json(run_aimos("feedback", mid, "--good", "--json"))
+    assert again["receipt_id"] == later
     assert (again["old_weight_milli"], again["new_weight_milli"]) == (1165, 1413)
+    assert (again["agent_good"], again["share_new_milli"]) == (2, 1413)
     assert shown_weight(mid) == "1.413"
 
 

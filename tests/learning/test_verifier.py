@@ -50,11 +50,12 @@ def corpus(brain: Any) -> Corpus:
     down = put(brain, "a heron eats fish and frogs at dawn")
     plain = put(brain, "herons fly south when the heron lake freezes")
     canary = put(brain, f"heron note {CANARY}")
-    receipt = disclosing_receipt(brain, "heron", up, down, plain)
+    # each outcome about a recall of its own: one weight-bearing outcome per agent, recall and memory
     for _ in range(3):
-        give(brain, up, receipt, "good")
+        give(brain, up, disclosing_receipt(brain, "heron", up, down, plain), "good")
+    receipt = disclosing_receipt(brain, "heron", up, down, plain)
     give(brain, down, receipt, "bad")
-    give(brain, down, receipt, "good")  # sum 0: signed no-op
+    give(brain, down, disclosing_receipt(brain, "heron", up, down, plain), "good")  # sum 0: signed no-op
     give(brain, plain, receipt, "good", scope="occurrence_observation")  # no weight authority
     assert (weight(brain.conn, up), weight(brain.conn, down), weight(brain.conn, plain)) == (1724, 859, 1000)
     assert weight(brain.conn, canary) == 100
