@@ -80,7 +80,7 @@ def explain(result: OutcomeResult) -> str:
     at_bound = result.share_new_milli in (SHARE_MIN_MILLI, SHARE_MAX_MILLI)
     if at_bound and result.share_old_milli == result.share_new_milli:
         return (
-            f"{said} recorded; the weight does not move: {evidence}, and one agent may move a memory only "
-            "between half and double the weight it found (more agents must agree to move it further)"
+            f"{said} recorded; the weight does not move: {evidence}, and one agent's evidence may scale a "
+            "memory's weight only between half and double (more agents must agree to move it further)"
         )
     return f"{said} recorded; the weight does not move: {evidence}; the step rounds to nothing (signed no-op)"

@@ -27,7 +27,7 @@ def register(app: typer.Typer) -> None:
         The weight follows the balance of your agent's evidence on the memory, not the last report:
         after two --good, a --bad leaves the balance at +1, so the weight still rises (the output
         says so). One outcome per recall moves the weight; more about the same recall are kept as
-        evidence only. One agent moves a memory at most between half and double the weight it found."""
+        evidence only. One agent's evidence scales a weight at most between half and double."""
         from aimos.actions.feedback import explain, give_feedback, weight_words
         from aimos.actions.session import open_brain
         from aimos.errors import UsageError

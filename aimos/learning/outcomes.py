@@ -229,9 +229,11 @@ def record_outcome_in_transaction(
     if scope == "occurrence_observation":
         terminal, new, j = "occurrence_observation", old, 0.0
     else:
-        ledger = ledger_of(conn, memory["memory_id"])
-        ledger.weight_milli = old  # the live weight, which the store's triggers hold to the chain
-        step = ledger.step(verified.agent_id, body["receipt_id"], reward, VALENCE_RULE_V2)
+        step = ledger_of(conn, memory["memory_id"]).step(
+            verified.agent_id, body["receipt_id"], reward, VALENCE_RULE_V2
+        )
+        # the replayed weight is the live weight the store's triggers hold to the chain; a brain
+        # where they differ is damaged, and the transition (old must be the live weight) is refused
         terminal, new, j = step.terminal, step.new_milli, step.j
     company = memory["company_id"]
     binding = recall_binding(conn, receipt["event_id"], memory["memory_id"], memory["live_content_hash"])

@@ -304,7 +304,7 @@ def build_server(agent: str) -> MCPServer:  # noqa: C901 (the tools are nested i
             "Say whether a recalled memory helped (good) or not (bad). Use it after you used, or decided not "
             "to trust, a memory that recall returned. Its weight follows the balance of your evidence "
             "on it (so a bad after two goods can still raise it; the result says why); one outcome per "
-            "recall counts, and one agent moves a memory at most between half and double its weight."
+            "recall counts, and one agent's evidence scales a weight at most between half and double."
         ),
     )
     def report_outcome(

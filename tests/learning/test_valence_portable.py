@@ -1,7 +1,7 @@
 """Both verifiers replay the weight rules (aimos/verify/kit/valence.py): the in-database one over
 the outcome rows, the portable one over the bundle's signed outcome and terminal events. A writer
 that let a second outcome about one recall move the weight (here: the real writer with its ledger
-forgetting the memory's history, and migration 7's trigger out of the way) is named by both, with
+forgetting which recalls already moved it, and migration 7's trigger out of the way) is named by both, with
 the same reason, and parity holds."""
 
 from __future__ import annotations
@@ -45,8 +45,15 @@ def test_a_repeat_that_moved_the_weight_fails_both_verifiers(brain: Any, monkeyp
     assert give(brain, other, disclosing_receipt(brain, "kingfisher weir", other), "good").weight_bearing
     kept = give(brain, mid, receipt, "bad")
     assert (kept.terminal, kept.weight_bearing) == ("signed_noop", False)
+    real_ledger_of = outcomes.ledger_of
+
+    def forgetful(conn: apsw.Connection, memory_id: str) -> WeightLedger:
+        ledger = real_ledger_of(conn, memory_id)
+        ledger._disclosures.clear()  # a writer that forgot which recalls already moved the weight
+        return ledger
+
     with monkeypatch.context() as patched:
-        patched.setattr(outcomes, "ledger_of", lambda _conn, _mid: WeightLedger())
+        patched.setattr(outcomes, "ledger_of", forgetful)
         with pytest.raises(errors.IntegrityError, match="no weight authority"):
             give(brain, mid, receipt, "bad")  # the store's trigger refuses it
         with without(brain.conn, TRIGGER):

@@ -871,12 +871,6 @@ def test_a_forged_second_transition_about_the_same_recall_is_named_by_the_verifi
     assert both["portable"]["verdict"] != "valid"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known gap in aimos (reported, not fixed here): the verifiers take an outcome's weight rule "
-    "from its terminal event and replay one with no terminal event under MutMem's rule, so a forged "
-    "second transition about the same recall with MutMem's weight and no terminal event verifies",
-)
 def test_a_forged_second_transition_without_its_terminal_event_is_named_by_the_verifiers(
     world: World,
 ) -> None:

@@ -16,13 +16,15 @@ step but bounds each agent's part:
 - each agent has its own share of the memory's weight, s (milli, from 1000), which follows
   MutMem's rule over that agent's own weight-bearing rewards, clipped to
   [SHARE_MIN_MILLI, SHARE_MAX_MILLI] = [0.5, 2.0];
-- the memory's weight moves by the share's ratio: w' = clip_[0.1, 3.0](round(w s' / s)), in
-  integers (half up).
+- the memory's weight is the weight it had when rule 2 began (its base) times every agent's share,
+  w = clip_[0.1, 3.0](round(base x prod s_a)), in exact integers (half up): a function of the
+  shares, so the clip never carries into a later step.
 
-So one agent alone moves a memory between half and double the weight it found: never to the floor
-from the default (four agents must agree for that: 0.5^3 > 0.1) nor to the ceiling (two must). For
-a single agent from the default weight, and for every first outcome, rule 2 gives exactly what
-MutMem's gives until the share reaches its bound.
+So one agent's evidence scales a memory's weight by a factor between 0.5 and 2 and no more: from
+the default weight it never reaches the floor (four agents must agree for that: 0.5^3 > 0.1) nor
+the ceiling (two must). For a single agent from the default weight, and for every first outcome,
+rule 2 gives exactly what MutMem's gives until the share reaches its bound. Once a memory has an
+outcome under rule 2, none of its later outcomes may name MutMem's rule.
 
 Weights leave this module as integers q = round(1000 w) (half up, as JavaScript's Math.round), the
 only form on any hash path.
@@ -115,10 +117,13 @@ class WeightLedger:
     _sum: int = 0  # every principal reward under MutMem's rule
     _agents: dict[str, _Agent] = field(default_factory=dict)
     _disclosures: set[tuple[str, str]] = field(default_factory=set)
+    _base_milli: int | None = None  # the weight when rule 2 began; None while MutMem's rule holds
 
     def step(self, agent_id: str, receipt_id: str, reward: int, rule: str | None) -> Step:
-        """Apply one principal outcome of ``agent_id`` about the disclosure ``receipt_id``."""
-        if reward not in (-1, 1):
+        """Apply one principal outcome of ``agent_id`` about the disclosure ``receipt_id``. A
+        ValueError for a reward or rule no writer gives, and for MutMem's rule after rule 2 began
+        (an outcome that names no rule, or lost its terminal event, cannot pick the old rule)."""
+        if reward not in (-1, 1) or isinstance(reward, bool):
             raise ValueError("a reward is -1 or +1")
         if rule not in (None, VALENCE_RULE_V2):
             raise ValueError(f"unknown valence rule {rule!r}")
@@ -127,11 +132,15 @@ class WeightLedger:
         repeat = disclosure in self._disclosures
         self._disclosures.add(disclosure)
         if rule is None:  # MutMem's rule: every retained principal outcome counts
+            if self._base_milli is not None:
+                raise ValueError("an outcome under MutMem's rule after one under rule 2")
             self._sum += reward
             j = math.tanh(self._sum)
             new = max(MIN_MILLI, min(MAX_MILLI, quantize((old / 1000) * math.exp(ETA * j))))
             self.weight_milli = new
             return Step(AUTHORIZED_TRANSITION if new != old else SIGNED_NOOP, old, new, j, True, None)
+        if self._base_milli is None:
+            self._base_milli = old
         agent = self._agents.setdefault(agent_id, _Agent())
         if repeat:
             share = agent.share_milli
@@ -144,8 +153,17 @@ class WeightLedger:
         share_old = agent.share_milli
         share_new = max(SHARE_MIN_MILLI, min(SHARE_MAX_MILLI, quantize(share_old / 1000 * math.exp(ETA * j))))
         agent.share_milli = share_new
-        # w' = round(w * s' / s), half up, in integers
-        new = max(MIN_MILLI, min(MAX_MILLI, (2 * old * share_new + share_old) // (2 * share_old)))
+        new = self._shared_weight()
         self.weight_milli = new
         terminal = AUTHORIZED_TRANSITION if new != old else SIGNED_NOOP
         return Step(terminal, old, new, j, True, rule, agent.good, agent.bad, share_old, share_new)
+
+    def _shared_weight(self) -> int:
+        """w = clip_[0.1, 3.0](round(base x the product of every agent's share)), exactly, in
+        integers (half up): a function of the shares, so a clip never carries into a later step."""
+        assert self._base_milli is not None
+        numerator, denominator = self._base_milli, 1
+        for agent in self._agents.values():
+            numerator *= agent.share_milli
+            denominator *= SHARE_START_MILLI
+        return max(MIN_MILLI, min(MAX_MILLI, (2 * numerator + denominator) // (2 * denominator)))
