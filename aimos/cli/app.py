@@ -13,6 +13,7 @@ from typing import Any
 import typer
 
 from aimos import __version__
+from aimos.cli.output import say
 from aimos.errors import AimosError
 from aimos.exit_codes import ExitCode, exit_code_for
 
@@ -83,9 +84,9 @@ _register()
 
 
 def _report(exc: AimosError) -> None:
-    sys.stderr.write(f"error: {exc.message}\n")
+    say(f"error: {exc.message}")
     if exc.hint:
-        sys.stderr.write(f"hint: {exc.hint}\n")
+        say(f"hint: {exc.hint}")
 
 
 def _log(command: list[str], code: int, error: BaseException | None) -> None:
@@ -140,15 +141,15 @@ def main(argv: list[str] | None = None) -> Any:
         code = exit_code_for(exc)
     except KeyboardInterrupt as exc:
         error = exc
-        sys.stderr.write("interrupted: nothing was changed\n")
+        say("interrupted: nothing was changed")
         code = ExitCode.INTERRUPTED
     except BrokenPipeError:
         code = ExitCode.OK
     except Exception as exc:  # a bug: say so plainly, without a traceback or locals
         error = exc
-        sys.stderr.write(
+        say(
             f"error: internal error ({type(exc).__name__}); nothing secret was printed\n"
-            "hint: run again with AIMOS_DEBUG=1 to see the traceback, and report it\n"
+            "hint: run again with AIMOS_DEBUG=1 to see the traceback, and report it"
         )
         if os.environ.get("AIMOS_DEBUG") == "1":
             import traceback
