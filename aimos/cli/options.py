@@ -11,3 +11,12 @@ PASSPHRASE_FD = typer.Option(
 ANCHORED_MASTER_FINGERPRINT = typer.Option(
     None, "--master-fingerprint", help="Expected master fingerprint (default: anchors.json)."
 )
+
+
+def _old_option_names(name: str) -> str:
+    return "as" if name == "agent" else name
+
+
+# `--as AGENT` names the signing agent everywhere. save, correct and mcp once spelled it `--agent`:
+# a command with these settings still reads `--agent` as `--as`, and its help shows only `--as`.
+AGENT_ALIAS = {"token_normalize_func": _old_option_names}
