@@ -8,13 +8,14 @@ from __future__ import annotations
 import os
 import sys
 import time
+import warnings
 from typing import Any
 
 import typer
 
 from aimos import __version__
 from aimos.cli.output import say
-from aimos.errors import AimosError
+from aimos.errors import AimosError, ExpiryWarning
 from aimos.exit_codes import ExitCode, exit_code_for
 
 app = typer.Typer(
@@ -89,6 +90,18 @@ def _report(exc: AimosError) -> None:
         say(f"hint: {exc.hint}")
 
 
+_python_warning = warnings.showwarning
+
+
+def _show_warning(message: Warning | str, category: type[Warning], *args: Any, **kwargs: Any) -> None:
+    """An agent's epoch ending soon (ExpiryWarning, raised when the agent signs) is said on stderr
+    as its one line; any other warning as Python shows it."""
+    if issubclass(category, ExpiryWarning):
+        say(str(message))
+    else:
+        _python_warning(message, category, *args, **kwargs)
+
+
 def _log(command: list[str], code: int, error: BaseException | None) -> None:
     """One line per command in the log dir: command word, exit code, error class. No arguments."""
     try:
@@ -128,6 +141,7 @@ def main(argv: list[str] | None = None) -> Any:
     and anything unexpected propagate out of it and are reported here.
     """
     os.umask(0o077)
+    warnings.showwarning = _show_warning
     args = list(sys.argv[1:] if argv is None else argv)
     code: int = ExitCode.OK
     error: BaseException | None = None

@@ -38,15 +38,18 @@ def aimos_command() -> list[str]:
 
 def _enrolled(agent: str, *, warn: bool = False) -> str:
     """Refuse an agent that is not enrolled (exit 3); the brain's keystore kind."""
-    from aimos.actions.session import now, open_brain
-    from aimos.identity.epochs import check_agent_id, epoch_state, latest_epoch
+    from aimos.actions.agents import expiry_warnings
+    from aimos.actions.session import open_brain
+    from aimos.identity.epochs import check_agent_id, latest_epoch
 
     check_agent_id(agent)
     with open_brain(write=False) as brain:
         epoch = latest_epoch(brain.conn, agent)
-        state = epoch_state(epoch, now())
-        if warn and state != "active":  # the snippet works again once the agent has a current epoch
-            say(f"warning: agent {agent}'s epoch is {state}: run `aimos agent rotate {agent}` first")
+        if warn:  # the snippet works (again) once the agent has a current epoch
+            if epoch["revoked_at"] is not None:
+                say(f"warning: agent {agent}'s epoch is revoked: run `aimos agent rotate {agent}` first")
+            for warning in expiry_warnings(brain, agent):
+                say(warning)
         return str(brain.keystore.kind)
 
 
