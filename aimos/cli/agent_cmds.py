@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from aimos.cli.options import PASSPHRASE_FD, VALIDITY_DAYS
 from aimos.cli.output import emit_json, out, say, table
 from aimos.vocabulary import DEFAULT_GRANT_DATA_CLASS, EXPIRY_WARNING_DAYS
+
+if TYPE_CHECKING:
+    from aimos.identity.epochs import Signer
 
 agent_app = typer.Typer(
     help="Enrol, rotate, revoke and list agent identities.", no_args_is_help=True, rich_markup_mode=None
@@ -104,7 +107,7 @@ def rotate(
 
 
 def _rotated(
-    agent_id: str, signer: Any, grant: dict[str, Any], revoked: bool, json_out: bool
+    agent_id: str, signer: Signer, grant: dict[str, Any], revoked: bool, json_out: bool
 ) -> dict[str, Any]:
     """One rotation's result; printed at once unless the results go out as JSON at the end."""
     from aimos.crypto.encoding import iso_ms
