@@ -247,3 +247,10 @@ class BusyError(AimosError):
 # --- aborted (exit 8) ----------------------------------------------------------------------
 class AbortedError(AimosError):
     default_hint = "Nothing was changed."
+
+
+# --- warnings: the command goes on ---------------------------------------------------------
+class ExpiryWarning(UserWarning):
+    """An agent signing with an epoch that ends within EXPIRY_WARNING_DAYS (``warnings.warn``'d
+    by actions.session). Each front end shows its one-line text its own way: the CLI on stderr,
+    MCP in the tool result's text."""

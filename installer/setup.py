@@ -74,7 +74,7 @@ class InstallOptions:
     company_id: str = "personal"
     agent_id: str = "cli"
     keystore: str | None = None
-    validity_days: int = 30
+    validity_days: int = vocabulary.DEFAULT_VALIDITY_DAYS
     clearance: int = DEFAULT_GRANT_CLEARANCE
     data_class: str = DEFAULT_GRANT_DATA_CLASS
     read_only: bool = False

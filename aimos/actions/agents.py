@@ -10,8 +10,8 @@ from aimos.actions.session import Brain, now
 from aimos.crypto.ed25519 import KeyPair
 from aimos.errors import UsageError
 from aimos.identity import agents
+from aimos.identity.agents import DueEpoch
 from aimos.identity.epochs import (
-    DEFAULT_VALIDITY_DAYS,
     Signer,
     check_agent_id,
     check_clearance,
@@ -25,7 +25,10 @@ from aimos.vocabulary import (
     CLI_AGENT,
     DEFAULT_GRANT_CLEARANCE,
     DEFAULT_GRANT_DATA_CLASS,
+    DEFAULT_VALIDITY_DAYS,
+    EXPIRY_WARNING_DAYS,
     HOUSEKEEPER,
+    MAX_VALIDITY_DAYS,
 )
 
 
@@ -105,6 +108,20 @@ def rotate_housekeeper(brain: Brain, master: KeyPair) -> agents.HousekeeperRotat
     """A new housekeeper epoch, master-certified, for a key that may have leaked; the previous
     epoch is revoked (unless it already was)."""
     return agents.rotate_housekeeper(brain.conn, master, brain.keystore, now=now())
+def due(brain: Brain, within_days: int = EXPIRY_WARNING_DAYS) -> list[DueEpoch]:
+    """The agents whose current epoch ends within ``within_days`` days (or has ended): what
+    `aimos agent rotate --expiring` rotates (never the housekeeper, never a revoked agent)."""
+    if not 0 <= within_days <= MAX_VALIDITY_DAYS:
+        raise UsageError(
+            f"--within {within_days} is out of range", f"Use --within 0..{MAX_VALIDITY_DAYS} days."
+        )
+    return agents.epochs_due(brain.conn, now(), within_days)
+
+
+def expiry_warnings(brain: Brain, agent_id: str | None = None) -> list[str]:
+    """The expiry warning of each agent (or of ``agent_id``) due within EXPIRY_WARNING_DAYS."""
+    at = now()
+    return [d.warning(at) for d in agents.epochs_due(brain.conn, at, agent_id=agent_id)]
 
 
 def require_enrolled(brain: Brain, agent_id: str) -> None:

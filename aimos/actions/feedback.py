@@ -25,7 +25,7 @@ def give_feedback(
 ) -> OutcomeResult:
     """An outcome about ``memory_ref`` signed by ``agent`` (POST /aimos/outcome) about the recall
     ``receipt_ref`` (default: the newest of this agent's recalls that disclosed the memory)."""
-    mid = resolve_memory_id(brain.conn, memory_ref)
+    mid = resolve_memory_id(brain.conn, memory_ref, agent_id=agent)  # out of its grant: not found
     if receipt_ref is not None and not receipt_ref.strip():
         raise UsageError("the receipt id is empty", "Give a receipt id, or leave it out for the latest.")
     if receipt_ref:

@@ -79,10 +79,10 @@ def judgment_for(word: str) -> str:
     )
 
 
-def needs_master(brain: Brain, memory_ref: str, judgment: str) -> bool:
+def needs_master(brain: Brain, agent: str, memory_ref: str, judgment: str) -> bool:
     """Whether ``judgment`` (a protocol judgment) raises the memory's trust from its current label,
-    so the master must sign it too."""
-    mid = resolve_memory_id(brain.conn, memory_ref)
+    so the master must sign it too (a memory outside ``agent``'s grant is not found)."""
+    mid = resolve_memory_id(brain.conn, memory_ref, agent_id=agent)
     return raises_trust(current_label(brain.conn, mid), JUDGMENTS[judgment][0])
 
 
@@ -91,7 +91,7 @@ def judge_memory(
 ) -> Transition:
     """``judgment`` of ``memory_ref`` signed by ``agent`` (and by the master when it raises trust)."""
     why = check_judgment(judgment, reason)
-    mid = resolve_memory_id(brain.conn, memory_ref)
+    mid = resolve_memory_id(brain.conn, memory_ref, agent_id=agent)
     signer = brain.signer(agent)
     body = build_label_body(company_id=brain.company_id, memory_id=mid, judgment=judgment, reason=why)
     t = now()

@@ -84,7 +84,7 @@ def save(brain: Brain, agent: str, memory: NewMemory) -> SaveResult:
 def correct(brain: Brain, agent: str, memory_ref: str, value: str) -> SaveResult:
     """A corrected version that supersedes ``memory_ref``, with its key, type, scope and ceilings."""
     signer = brain.signer(agent)
-    old = get_memory(brain.conn, memory_ref)
+    old = get_memory(brain.conn, memory_ref, agent_id=signer.agent_id)  # above its grant: not found
     kept = {name: old[name] for name in KEPT_BY_CORRECTION}
     body = build_save_body(value=value, supersedes=old["memory_id"], **kept)
     return _signed_save(brain, signer, body)

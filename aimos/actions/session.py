@@ -4,6 +4,7 @@ the clock."""
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -11,7 +12,8 @@ import apsw
 
 from aimos import paths
 from aimos.crypto.ed25519 import KeyPair
-from aimos.errors import KeychainError, NotInstalledError
+from aimos.errors import ExpiryWarning, KeychainError, NotInstalledError
+from aimos.identity.agents import DueEpoch, due_for_rotation
 from aimos.identity.epochs import (
     Signer,
     brain_meta,
@@ -48,8 +50,13 @@ class Brain:
         return self.meta["company_id"]
 
     def signer(self, agent_id: str) -> Signer:
+        """The agent's current epoch with its key; one that ends soon warns (ExpiryWarning)."""
         check_agent_id(agent_id)  # refuses reserved ids (housekeeper) with a usage error
-        return self._load(agent_id)
+        signer = self._load(agent_id)
+        at = now()
+        if due_for_rotation(signer.valid_until, at):
+            warnings.warn(DueEpoch(agent_id, signer.valid_until).warning(at), ExpiryWarning, stacklevel=2)
+        return signer
 
     def housekeeper(self) -> Signer:
         """The housekeeper's epoch with its key, loaded once per session (it also seals writes),

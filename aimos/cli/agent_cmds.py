@@ -2,22 +2,26 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
-from aimos.cli.options import PASSPHRASE_FD
+from aimos.cli.options import PASSPHRASE_FD, VALIDITY_DAYS
 from aimos.cli.output import emit_json, out, say, table
-from aimos.vocabulary import DEFAULT_GRANT_DATA_CLASS
+from aimos.vocabulary import DEFAULT_GRANT_DATA_CLASS, EXPIRY_WARNING_DAYS
+
+if TYPE_CHECKING:
+    from aimos.identity.epochs import Signer
 
 agent_app = typer.Typer(
     help="Enrol, rotate, revoke and list agent identities.", no_args_is_help=True, rich_markup_mode=None
 )
 
+
 @agent_app.command("enroll")
 def enroll(
     agent_id: str = typer.Argument(..., help="Agent id: 1-64 letters, digits, '_' or '-'."),
-    validity_days: int = typer.Option(30, "--validity-days", help="Epoch validity, 1..365 days."),
+    validity_days: int = VALIDITY_DAYS,
     clearance: int = typer.Option(10, "--clearance", help="Clearance ceiling, 0..10."),
     data_class: str = typer.Option(DEFAULT_GRANT_DATA_CLASS, "--data-class", help="Data-class ceiling."),
     read_only: bool = typer.Option(False, "--read-only", help="Recall only; no saves."),
@@ -59,22 +63,55 @@ def enrol(enrolment: Any, passphrase_fd: int | None, json_out: bool) -> None:
 
 @agent_app.command("rotate")
 def rotate(
-    agent_id: str = typer.Argument(..., help="The agent to give a new epoch."),
-    validity_days: int = typer.Option(None, "--validity-days", help="Validity of the new epoch."),
+    agent_id: str = typer.Argument(None, help="The agent to give a new epoch."),
+    expiring: bool = typer.Option(
+        False, "--expiring", help="Rotate every agent whose epoch ends within --within days (or has ended)."
+    ),
+    within: int = typer.Option(
+        EXPIRY_WARNING_DAYS, "--within", metavar="DAYS", help="With --expiring: how many days ahead."
+    ),
+    validity_days: int = typer.Option(
+        None, "--validity-days", help="Validity of the new epoch (default: as long as the old one's)."
+    ),
     passphrase_fd: int = PASSPHRASE_FD,
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
-    """New key and epoch for an agent, same grant ceilings; the old epoch is revoked."""
+    """New key and epoch for an agent (or every one about to expire, with one passphrase), same
+    grant ceilings; the old epoch is revoked."""
     from aimos.actions import agents
     from aimos.actions.session import open_brain
-    from aimos.crypto.encoding import iso_ms
+    from aimos.errors import UsageError
     from aimos.identity.epochs import check_validity_days
 
+    if (agent_id is None) == (not expiring):
+        raise UsageError(
+            "say which agent to rotate", "Name one (`aimos agent rotate AGENT`) or use --expiring, not both."
+        )
     if validity_days is not None:
         check_validity_days(validity_days)
     with open_brain(write=True) as brain:
-        master = brain.master(passphrase_fd, "rotate an agent")
-        signer, grant, revoked = agents.rotate(brain, master, agent_id, validity_days)
+        due = [d.agent_id for d in agents.due(brain, within)] if expiring else [agent_id]
+        if not due:  # nothing to sign: no passphrase asked for
+            if json_out:
+                emit_json([])
+            else:
+                out(f"no agent's epoch ends within {within} days: nothing to rotate")
+            return
+        master = brain.master(passphrase_fd, "rotate " + ("the expiring agents" if expiring else "an agent"))
+        done = []
+        for agent in due:
+            signer, grant, revoked = agents.rotate(brain, master, agent, validity_days)
+            done.append(_rotated(agent, signer, grant, revoked, json_out))
+    if json_out:
+        emit_json(done if expiring else done[0])
+
+
+def _rotated(
+    agent_id: str, signer: Signer, grant: dict[str, Any], revoked: bool, json_out: bool
+) -> dict[str, Any]:
+    """One rotation's result; printed at once unless the results go out as JSON at the end."""
+    from aimos.crypto.encoding import iso_ms
+
     result = {
         "agent_id": agent_id,
         "valid_from": iso_ms(signer.valid_from),
@@ -82,13 +119,12 @@ def rotate(
         "previous_epoch_revoked": revoked,
         "grant_mutation_hash": grant["mutation_hash"],
     }
-    if json_out:
-        emit_json(result)
-    else:
+    if not json_out:
         out(
             f"rotated {agent_id}: new epoch valid until {result['valid_until']}"
             + ("; the previous epoch is revoked" if revoked else "")
         )
+    return result
 
 
 @agent_app.command("revoke")
@@ -121,9 +157,16 @@ def list_agents(json_out: bool = typer.Option(False, "--json", help="Print as JS
 
     with open_brain(write=False) as brain:
         listing = agents.listing(brain)
+        warnings = agents.expiry_warnings(brain)
     if json_out:
         emit_json(listing)
-        return
+    else:
+        _print_listing(listing)
+    for warning in warnings:
+        say(warning)
+
+
+def _print_listing(listing: list[dict[str, Any]]) -> None:
     out(
         table(
             ["agent", "role", "state", "valid from", "valid until", "grant"],

@@ -8,12 +8,14 @@ from __future__ import annotations
 import os
 import sys
 import time
+import warnings
 from typing import Any
 
 import typer
 
 from aimos import __version__
-from aimos.errors import AimosError
+from aimos.cli.output import say
+from aimos.errors import AimosError, ExpiryWarning
 from aimos.exit_codes import ExitCode, exit_code_for
 
 app = typer.Typer(
@@ -83,9 +85,21 @@ _register()
 
 
 def _report(exc: AimosError) -> None:
-    sys.stderr.write(f"error: {exc.message}\n")
+    say(f"error: {exc.message}")
     if exc.hint:
-        sys.stderr.write(f"hint: {exc.hint}\n")
+        say(f"hint: {exc.hint}")
+
+
+_python_warning = warnings.showwarning
+
+
+def _show_warning(message: Warning | str, category: type[Warning], *args: Any, **kwargs: Any) -> None:
+    """An agent's epoch ending soon (ExpiryWarning, raised when the agent signs) is said on stderr
+    as its one line; any other warning as Python shows it."""
+    if issubclass(category, ExpiryWarning):
+        say(str(message))
+    else:
+        _python_warning(message, category, *args, **kwargs)
 
 
 def _log(command: list[str], code: int, error: BaseException | None) -> None:
@@ -127,6 +141,7 @@ def main(argv: list[str] | None = None) -> Any:
     and anything unexpected propagate out of it and are reported here.
     """
     os.umask(0o077)
+    warnings.showwarning = _show_warning
     args = list(sys.argv[1:] if argv is None else argv)
     code: int = ExitCode.OK
     error: BaseException | None = None
@@ -140,15 +155,15 @@ def main(argv: list[str] | None = None) -> Any:
         code = exit_code_for(exc)
     except KeyboardInterrupt as exc:
         error = exc
-        sys.stderr.write("interrupted: nothing was changed\n")
+        say("interrupted: nothing was changed")
         code = ExitCode.INTERRUPTED
     except BrokenPipeError:
         code = ExitCode.OK
     except Exception as exc:  # a bug: say so plainly, without a traceback or locals
         error = exc
-        sys.stderr.write(
+        say(
             f"error: internal error ({type(exc).__name__}); nothing secret was printed\n"
-            "hint: run again with AIMOS_DEBUG=1 to see the traceback, and report it\n"
+            "hint: run again with AIMOS_DEBUG=1 to see the traceback, and report it"
         )
         if os.environ.get("AIMOS_DEBUG") == "1":
             import traceback

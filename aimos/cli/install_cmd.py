@@ -9,9 +9,9 @@ from typing import Any, TypeVar
 
 import typer
 
-from aimos.cli.options import PASSPHRASE_FD
+from aimos.cli.options import PASSPHRASE_FD, VALIDITY_DAYS
 from aimos.cli.output import emit_json, out, say
-from aimos.vocabulary import DEFAULT_GRANT_DATA_CLASS
+from aimos.vocabulary import DEFAULT_GRANT_DATA_CLASS, MAX_VALIDITY_DAYS
 
 T = TypeVar("T")
 
@@ -51,7 +51,7 @@ def _interview(options: Any) -> None:
     model = _ask("Model identifier (optional)", options.model or "", optional("model"), str)
     options.model = model.strip() or None
     options.validity_days = _ask(
-        "Agent validity in days (1-365)", options.validity_days, check_validity_days, int
+        f"Agent validity in days (1-{MAX_VALIDITY_DAYS})", options.validity_days, check_validity_days, int
     )
     options.clearance = _ask(
         "Clearance ceiling (0-10)", options.clearance, lambda c: check_clearance(c, ceiling=10), int
@@ -104,7 +104,7 @@ def register(app: typer.Typer) -> None:
         keystore: str = typer.Option(
             None, "--keystore", help="os (the OS keychain, default), file (aimos's 0600 files) or auto."
         ),
-        validity_days: int = typer.Option(30, "--validity-days", help="Agent epoch validity, 1..365."),
+        validity_days: int = VALIDITY_DAYS,
         clearance: int = typer.Option(10, "--clearance", help="Agent clearance ceiling, 0..10."),
         data_class: str = typer.Option(
             DEFAULT_GRANT_DATA_CLASS, "--data-class", help="Agent data-class ceiling: public..restricted."

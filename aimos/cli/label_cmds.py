@@ -41,7 +41,7 @@ def register(app: typer.Typer) -> None:
         check_judgment(judgment, reason)  # before the passphrase is asked for
         with open_brain(write=True) as brain:
             master = None
-            if needs_master(brain, memory_id, judgment):  # an unknown memory exits 3 first
+            if needs_master(brain, agent, memory_id, judgment):  # an unknown memory exits 3 first
                 try:
                     master = brain.master(passphrase_fd, f"judge a memory {word}")
                 except PassphraseSourceError:

@@ -1,4 +1,4 @@
-"""`aimos mcp --agent ID` (the MCP server over stdio) and `aimos mcp config` (a client's snippet)."""
+"""`aimos mcp --as ID` (the MCP server over stdio) and `aimos mcp config` (a client's snippet)."""
 
 from __future__ import annotations
 
@@ -10,12 +10,14 @@ from pathlib import Path
 
 import typer
 
+from aimos.cli.options import AGENT_ALIAS
 from aimos.cli.output import out, say
 
 mcp_app = typer.Typer(
     help="Connect agents over MCP (Model Context Protocol): each signs with its own enrolled identity.",
     invoke_without_command=True,
     rich_markup_mode=None,
+    context_settings=AGENT_ALIAS,  # clients configured before `--as` start `aimos mcp --agent ID`
 )
 
 
@@ -36,22 +38,25 @@ def aimos_command() -> list[str]:
 
 def _enrolled(agent: str, *, warn: bool = False) -> str:
     """Refuse an agent that is not enrolled (exit 3); the brain's keystore kind."""
-    from aimos.actions.session import now, open_brain
-    from aimos.identity.epochs import check_agent_id, epoch_state, latest_epoch
+    from aimos.actions.agents import expiry_warnings
+    from aimos.actions.session import open_brain
+    from aimos.identity.epochs import check_agent_id, latest_epoch
 
     check_agent_id(agent)
     with open_brain(write=False) as brain:
         epoch = latest_epoch(brain.conn, agent)
-        state = epoch_state(epoch, now())
-        if warn and state != "active":  # the snippet works again once the agent has a current epoch
-            say(f"warning: agent {agent}'s epoch is {state}: run `aimos agent rotate {agent}` first")
+        if warn:  # the snippet works (again) once the agent has a current epoch
+            if epoch["revoked_at"] is not None:
+                say(f"warning: agent {agent}'s epoch is revoked: run `aimos agent rotate {agent}` first")
+            for warning in expiry_warnings(brain, agent):
+                say(warning)
         return str(brain.keystore.kind)
 
 
 @mcp_app.callback(invoke_without_command=True)
 def mcp_main(
     ctx: typer.Context,
-    agent: str = typer.Option(None, "--agent", help="The enrolled agent this server signs as."),
+    agent: str = typer.Option(None, "--as", help="The enrolled agent this server signs as."),
 ) -> None:
     """Serve MCP on stdin/stdout for one enrolled agent (an MCP client starts this command)."""
     if ctx.invoked_subcommand is not None:
@@ -61,7 +66,7 @@ def mcp_main(
     if agent is None:
         raise UsageError(
             "say which agent this server serves",
-            "Run `aimos mcp --agent ID` (enrol one first with `aimos install --add-agent ID`).",
+            "Run `aimos mcp --as ID` (enrol one first with `aimos install --add-agent ID`).",
         )
     from aimos.actions.session import open_brain
 
@@ -82,10 +87,10 @@ def mcp_main(
 
 @mcp_app.command("config")
 def config_cmd(
-    agent: str = typer.Option(..., "--agent", help="The enrolled agent the client will sign as."),
+    agent: str = typer.Option(..., "--as", help="The enrolled agent the client will sign as."),
     client: str = typer.Option("generic", "--client", help="claude-desktop, claude-code, cursor or generic."),
 ) -> None:
-    """Print the JSON an MCP client needs to start `aimos mcp --agent ID` (absolute paths)."""
+    """Print the JSON an MCP client needs to start `aimos mcp --as ID` (absolute paths)."""
     from aimos import paths
     from aimos.errors import UsageError
     from aimos.mcp.config import CLIENTS, WHERE, client_config

@@ -7,6 +7,7 @@ from typing import Any
 
 import typer
 
+from aimos.cli.options import AGENT_ALIAS
 from aimos.cli.output import emit_json, first_line, out, say, table, when
 from aimos.errors import UsageError
 from aimos.vocabulary import DEFAULT_SAVE_DATA_CLASS
@@ -74,7 +75,7 @@ def _verified(conn: Any, detail: dict[str, Any]) -> None:
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("save")
+    @app.command("save", context_settings=AGENT_ALIAS)
     def save_cmd(
         text: str = typer.Argument(None, help="The memory text; '-' or nothing reads stdin."),
         key: str = typer.Option(None, "--key", help="An optional key, e.g. preference:editor."),
@@ -85,7 +86,7 @@ def register(app: typer.Typer) -> None:
             DEFAULT_SAVE_DATA_CLASS, "--data-class", help="public|internal|confidential|restricted."
         ),
         source: str = typer.Option("cli", "--source", help="Where the memory came from."),
-        agent: str = typer.Option("cli", "--agent", help="The enrolled agent that signs the save."),
+        agent: str = typer.Option("cli", "--as", help="The enrolled agent that signs the save."),
         json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     ) -> None:
         """Save a memory through a signed request; prints its id."""
@@ -106,11 +107,11 @@ def register(app: typer.Typer) -> None:
         )
         _report_save(result, json_out)
 
-    @app.command("correct")
+    @app.command("correct", context_settings=AGENT_ALIAS)
     def correct_cmd(
         memory_id: str = typer.Argument(..., help="The memory to correct (id or unique prefix)."),
         text: str = typer.Argument(None, help="The corrected text; '-' or nothing reads stdin."),
-        agent: str = typer.Option("cli", "--agent", help="The enrolled agent that signs the save."),
+        agent: str = typer.Option("cli", "--as", help="The enrolled agent that signs the save."),
         json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     ) -> None:
         """Save a corrected version that supersedes a memory (the old one is kept)."""

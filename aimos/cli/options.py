@@ -4,10 +4,28 @@ from __future__ import annotations
 
 import typer
 
+from aimos.vocabulary import DEFAULT_VALIDITY_DAYS, EXPIRY_WARNING_DAYS, MAX_VALIDITY_DAYS
+
 PASSPHRASE_FD = typer.Option(
     None, "--passphrase-fd", help="Read the master passphrase from this file descriptor."
+)
+# a new agent's epoch (install, install --add-agent, agent enroll)
+VALIDITY_DAYS = typer.Option(
+    DEFAULT_VALIDITY_DAYS,
+    "--validity-days",
+    help=f"Agent epoch validity, 1..{MAX_VALIDITY_DAYS} days (warned about {EXPIRY_WARNING_DAYS} days "
+    "ahead; renew with `aimos agent rotate`).",
 )
 # a verifier's trust anchor: the one given, else the one `aimos install` wrote to anchors.json
 ANCHORED_MASTER_FINGERPRINT = typer.Option(
     None, "--master-fingerprint", help="Expected master fingerprint (default: anchors.json)."
 )
+
+
+def _old_option_names(name: str) -> str:
+    return "as" if name == "agent" else name
+
+
+# `--as AGENT` names the signing agent everywhere. save, correct and mcp once spelled it `--agent`:
+# a command with these settings still reads `--agent` as `--as`, and its help shows only `--as`.
+AGENT_ALIAS = {"token_normalize_func": _old_option_names}

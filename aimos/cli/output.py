@@ -17,7 +17,14 @@ def out(text: str = "") -> None:
 
 
 def say(text: str) -> None:
+    """A line of talk on stderr, after whatever data is already written: stdout is flushed first,
+    so with both streams in one file (`> log 2>&1`) the lines keep the order they were said in."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:  # nobody reads stdout any more: the talk still goes to stderr
+        pass
     sys.stderr.write(text + "\n")
+    sys.stderr.flush()
 
 
 def when(ts: int | None) -> str:

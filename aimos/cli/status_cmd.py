@@ -6,7 +6,7 @@ from typing import Any
 
 import typer
 
-from aimos.cli.output import emit_json, out, table, when
+from aimos.cli.output import emit_json, out, say, table, when
 from aimos.vocabulary import HOUSEKEEPER
 
 
@@ -19,33 +19,40 @@ def register(app: typer.Typer) -> None:
         report = status_report()
         if json_out:
             emit_json(report)
-            return
-        out(f"brain        {report['brain_name']} ({report['brain_id']})")
-        out(f"path         {report['brain_path']}")
-        out(f"company      {report['company_id']}")
-        out(f"schema       {report['schema_version']}")
-        out(f"keystore     {report['keystore']['detail']}")
-        out(f"master       {report['master_fingerprint']}")
-        out("counts       " + ", ".join(f"{k} {v}" for k, v in report["counts"].items()))
-        root = report["last_corpus_root"]
-        attested = f"{root['corpus_proof_root']} (attested {when(root['computed_at'])})" if root else None
-        out("corpus root  " + (attested or "none yet (the nightly job attests one)"))
-        fresh = report["freshness"]
-        out(f"freshness    {fresh['state']}: {fresh['detail']}")
-        if report["identities_problem"]:
-            out(f"identities   FAILED: {report['identities_problem']}")
-        out("")
-        from aimos.cli.housekeeper_cmds import print_readiness
-
-        print_readiness(report[HOUSEKEEPER])
-        out("")
-        out(
-            table(
-                ["identity", "role", "state", "valid until"],
-                [[e["agent_id"], e["role"], e["state"], e["valid_until"][:19]] for e in report["identities"]],
-            )
-        )
+        else:
+            _print(report)
+        for warning in report["expiry_warnings"]:
+            say(warning)
         _refuse_damaged(report)
+
+
+def _print(report: dict[str, Any]) -> None:
+    """The report as `aimos status` prints it (the warnings follow on stderr)."""
+    out(f"brain        {report['brain_name']} ({report['brain_id']})")
+    out(f"path         {report['brain_path']}")
+    out(f"company      {report['company_id']}")
+    out(f"schema       {report['schema_version']}")
+    out(f"keystore     {report['keystore']['detail']}")
+    out(f"master       {report['master_fingerprint']}")
+    out("counts       " + ", ".join(f"{k} {v}" for k, v in report["counts"].items()))
+    root = report["last_corpus_root"]
+    attested = f"{root['corpus_proof_root']} (attested {when(root['computed_at'])})" if root else None
+    out("corpus root  " + (attested or "none yet (the nightly job attests one)"))
+    fresh = report["freshness"]
+    out(f"freshness    {fresh['state']}: {fresh['detail']}")
+    if report["identities_problem"]:
+        out(f"identities   FAILED: {report['identities_problem']}")
+    out("")
+    from aimos.cli.housekeeper_cmds import print_readiness
+
+    print_readiness(report[HOUSEKEEPER])
+    out("")
+    out(
+        table(
+            ["identity", "role", "state", "valid until"],
+            [[e["agent_id"], e["role"], e["state"], e["valid_until"][:19]] for e in report["identities"]],
+        )
+    )
 
 
 def _refuse_damaged(report: dict[str, Any]) -> None:

@@ -14,13 +14,17 @@ def register(app: typer.Typer) -> None:
         light: bool = typer.Option(False, "--light", help="Start with the light theme."),
     ) -> None:
         """Browse memories, run recalls, inspect receipts, trajectories and labels, verify the brain."""
+        from aimos.actions.agents import expiry_warnings
         from aimos.actions.session import open_brain
+        from aimos.cli.output import say
         from aimos.errors import UsageError
         from aimos.identity.epochs import check_agent_id, latest_epoch
 
         check_agent_id(agent)
         with open_brain(write=False) as brain:  # not installed: exit 3 before any screen
             latest_epoch(brain.conn, agent)
+            for warning in expiry_warnings(brain, agent):  # the status screen (3) shows it too
+                say(warning)
         if not (sys.stdin.isatty() and sys.stdout.isatty()):
             raise UsageError(
                 "aimos tui needs a terminal", "Run it in an interactive terminal (not in a pipe or a script)."

@@ -1,6 +1,7 @@
 """The brain's status as one report: what `aimos status` prints and the TUI's status screen shows
-(brain, keystore, master fingerprint, counts, identities with expiry, the housekeeper's jobs and
-the last corpus proof root the nightly job attested). Read-only; no passphrase needed."""
+(brain, keystore, master fingerprint, counts, identities with expiry and a warning for each agent
+due for rotation, the housekeeper's jobs and the last corpus proof root the nightly job attested).
+Read-only; no passphrase needed."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from aimos.actions.session import open_brain
 from aimos.crypto.canonical import json_loads
 from aimos.errors import AimosError
 from aimos.housekeeper.scheduler import readiness
-from aimos.identity.agents import agent_listing
+from aimos.identity.agents import agent_listing, epochs_due
 from aimos.identity.epochs import master_row
 from aimos.identity.trusted import check_identities
 from aimos.store.connection import code_schema_version, one, schema_version
@@ -75,6 +76,7 @@ def status_report(now: int | None = None) -> dict[str, Any]:
             "master_fingerprint": master_row(conn)["fingerprint"],
             "anchors_path": str(paths.anchors_path()),
             "identities": agent_listing(conn, at),
+            "expiry_warnings": [due.warning(at) for due in epochs_due(conn, at)],
             "counts": counts,
             "last_corpus_root": last_corpus_root(conn),
             HOUSEKEEPER: readiness(at),

@@ -18,7 +18,7 @@ from aimos.crypto.ed25519 import KeyPair
 from aimos.crypto.encoding import iso_ms
 from aimos.errors import KeychainError, UsageError
 from aimos.identity.epochs import (
-    DEFAULT_VALIDITY_DAYS,
+    DAY,
     Signer,
     brain_meta,
     check_agent_id,
@@ -34,7 +34,15 @@ from aimos.identity.epochs import (
 )
 from aimos.identity.keystore import Keystore
 from aimos.store.connection import write_transaction
-from aimos.vocabulary import DEFAULT_GRANT_CLEARANCE, DEFAULT_GRANT_DATA_CLASS, HOUSEKEEPER
+from aimos.vocabulary import (
+    DEFAULT_GRANT_CLEARANCE,
+    DEFAULT_GRANT_DATA_CLASS,
+    DEFAULT_VALIDITY_DAYS,
+    EXPIRY_WARNING_DAYS,
+    HOUSEKEEPER,
+    MAX_VALIDITY_DAYS,
+    ROLE_AGENT,
+)
 
 
 def _sealer(conn: apsw.Connection, keystore: Keystore) -> Callable[[], Signer]:
@@ -173,7 +181,7 @@ def rotate_agent(
     """
     previous = latest_epoch(conn, agent_id)
     old_grant = current_grant(conn, agent_id, previous["valid_from"])
-    days = validity_days or max(1, (previous["valid_until"] - previous["valid_from"]) // 86_400)
+    days = validity_days or max(1, (previous["valid_until"] - previous["valid_from"]) // DAY)
     revoked_now = False
     with _transaction_keeping_new_keys(conn, keystore) as created:
         if previous["revoked_at"] is None and epoch_state(previous, now) != "expired":
@@ -187,7 +195,7 @@ def rotate_agent(
                 now=now,
             )
             revoked_now = True
-        terms = GrantTerms.of(old_grant, min(days, 365))
+        terms = GrantTerms.of(old_grant, min(days, MAX_VALIDITY_DAYS))
         signer, grant = _enrol_with_grant(conn, master, keystore, agent_id, now, terms, ROTATION)
         created.append(signer)
     if revoked_now:
@@ -323,3 +331,56 @@ def agent_listing(conn: apsw.Connection, now: int) -> list[dict[str, Any]]:
             }
         )
     return out
+
+
+# --- expiry ---------------------------------------------------------------------------------
+def due_for_rotation(valid_until: int, now: int, within_days: int = EXPIRY_WARNING_DAYS) -> bool:
+    """Whether an epoch ending at ``valid_until`` ends within ``within_days`` days of ``now`` (or
+    has ended): the one test behind every expiry warning and `aimos agent rotate --expiring`."""
+    return valid_until - now <= within_days * DAY
+
+
+def _in_words(seconds: int) -> str:
+    if seconds >= DAY:
+        days = round(seconds / DAY)
+        return f"in {days} day{'s' if days != 1 else ''}"
+    if seconds >= 3600:
+        return f"in {seconds // 3600} h"
+    return "within the hour"
+
+
+@dataclass(frozen=True)
+class DueEpoch:
+    """An agent whose current epoch ends soon (or has ended): it needs a rotation."""
+
+    agent_id: str
+    valid_until: int
+
+    def warning(self, now: int) -> str:
+        """The one line every front end shows for it (CLI stderr, TUI status screen, MCP results):
+        the agent, when its epoch ends, and the fix."""
+        left = self.valid_until - now
+        until = iso_ms(self.valid_until)
+        when = f"expired at {until}" if left < 0 else f"expires {_in_words(left)} ({until})"
+        return (
+            f"warning: agent {self.agent_id}'s epoch {when}: "
+            f"run `aimos agent rotate {self.agent_id}` or `aimos agent rotate --expiring`"
+        )
+
+
+def epochs_due(
+    conn: apsw.Connection, now: int, within_days: int = EXPIRY_WARNING_DAYS, *, agent_id: str | None = None
+) -> list[DueEpoch]:
+    """Each agent (of all, or ``agent_id``) whose current epoch ends within ``within_days`` days
+    of ``now`` or has ended, by agent id. The housekeeper's epoch does not end; an agent whose
+    current epoch was revoked is not due (its owner stopped it on purpose)."""
+    current: dict[str, dict[str, Any]] = {}
+    for e in epochs(conn, agent_id):  # oldest first: the last one seen is the agent's current
+        current[e["agent_id"]] = e
+    return [
+        DueEpoch(e["agent_id"], e["valid_until"])
+        for e in current.values()
+        if e["role"] == ROLE_AGENT
+        and e["revoked_at"] is None
+        and due_for_rotation(e["valid_until"], now, within_days)
+    ]

@@ -34,14 +34,15 @@ from aimos.vocabulary import (
     AGENT_REVOCATION_SCHEMA,
     CLEARANCE_MAX,
     DATA_CLASSES,
+    DEFAULT_VALIDITY_DAYS,
     HOUSEKEEPER,
+    MAX_VALIDITY_DAYS,
     RECALL_AUTHORIZATION_SCHEMA,
     RESERVED_AGENT_IDS,
 )
 
 AGENT_ID_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 MASTER_ITEM = "master"
-DEFAULT_VALIDITY_DAYS = 30
 DAY = 86_400
 NOT_YET_VALID_WAIT_SECONDS = 2
 
@@ -65,8 +66,10 @@ def check_agent_id(agent_id: str) -> str:
 
 
 def check_validity_days(days: int) -> int:
-    if not 1 <= days <= 365:
-        raise UsageError(f"validity of {days} days is out of range", "Use --validity-days 1..365.")
+    if not 1 <= days <= MAX_VALIDITY_DAYS:
+        raise UsageError(
+            f"validity of {days} days is out of range", f"Use --validity-days 1..{MAX_VALIDITY_DAYS}."
+        )
     return days
 
 
@@ -263,7 +266,7 @@ def load_signer(conn: apsw.Connection, keystore: Keystore, agent_id: str, now: i
     if state == "expired":
         raise EpochExpiredError(
             f"agent {agent_id}'s current epoch expired at {iso_ms(epoch['valid_until'])}",
-            f"Run `aimos agent rotate {agent_id}` to enrol a new epoch.",
+            f"Run `aimos agent rotate {agent_id}` (or `aimos agent rotate --expiring`) to enrol a new epoch.",
         )
     if state == "not_yet_valid":
         # Epochs are keyed by whole seconds, so a rotation in the same second as the previous

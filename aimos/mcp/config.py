@@ -1,4 +1,4 @@
-"""The configuration snippet an MCP client needs to start `aimos mcp --agent ID` (pure).
+"""The configuration snippet an MCP client needs to start `aimos mcp --as ID` (pure).
 
 Clients start servers with a small environment of their own, and a command that is not on the
 client's PATH is the usual reason an MCP setup fails: the snippet names aimos by its absolute
@@ -26,7 +26,7 @@ def server_name(agent: str) -> str:
 
 
 def server_entry(command: list[str], agent: str, env: dict[str, str]) -> dict[str, Any]:
-    entry: dict[str, Any] = {"command": command[0], "args": [*command[1:], "mcp", "--agent", agent]}
+    entry: dict[str, Any] = {"command": command[0], "args": [*command[1:], "mcp", "--as", agent]}
     if env:
         entry["env"] = dict(sorted(env.items()))
     return entry

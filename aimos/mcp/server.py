@@ -1,8 +1,9 @@
-"""The MCP server one agent runs (`aimos mcp --agent ID`, stdio): four tools over the same library
+"""The MCP server one agent runs (`aimos mcp --as ID`, stdio): four tools over the same library
 calls the CLI makes. Every call is signed with the agent's own epoch key, loaded from the keystore
 for that call (request form 3), so the brain cannot tell it from any other signed request, and a
 revoked or rotated epoch stops working at once. aimos's errors come back as tool errors worded as
-the CLI words them (never a traceback, never a secret); the server keeps running.
+the CLI words them (never a traceback, never a secret); the server keeps running. While the
+agent's epoch is about to end, every result's text ends with the CLI's expiry warning.
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ import re
 import signal
 import sys
 import threading
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Annotated, Any, Literal, TypeVar, cast
 
 from mcp.server.mcpserver import MCPServer
@@ -23,7 +26,7 @@ from typing_extensions import TypedDict  # pydantic needs this one on Python < 3
 
 from aimos import __version__
 from aimos.actions.session import Brain, open_brain
-from aimos.errors import AimosError, UsageError
+from aimos.errors import AimosError, ExpiryWarning, UsageError
 from aimos.vocabulary import CLEARANCE_MAX, DATA_CLASSES
 from aimos.vocabulary import RECALL_MAX_LIMIT as MAX_LIMIT
 
@@ -42,6 +45,9 @@ UUID_PATTERN = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0
 BRAIN_CALLS = threading.Lock()
 STOPPING = threading.Event()  # set on SIGINT/SIGTERM: no call starts after it
 STOP_WAIT_SECONDS = 30.0  # how long a signal waits for the call in progress before leaving
+# The expiry warnings the brain call of the tool call running in this thread raised (the agent's
+# epoch ends soon): the tool's result text carries them.
+NOTES = threading.local()
 
 
 class SavedMemory(TypedDict):
@@ -137,16 +143,35 @@ INTERNAL = (
 )
 
 
+@contextmanager
+def expiry_notes() -> Iterator[None]:
+    """Keep the expiry warnings raised inside (once each) in NOTES, for the tool's result text.
+    Called under BRAIN_CALLS: one tool call at a time changes the warning filters."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ExpiryWarning)
+        try:
+            yield
+        finally:
+            said = (str(w.message) for w in caught if issubclass(w.category, ExpiryWarning))
+            NOTES.lines = list(dict.fromkeys(said))
+
+
 def guarded(tool: Callable[..., CallToolResult], *args: Any) -> CallToolResult:
-    """The tool's result, or its refusal as a tool error. A bug is an internal error without a
-    traceback: the SDK would log one (with the exception's text, which may quote a memory) on
-    stderr, and clients keep a server's stderr in their logs."""
+    """The tool's result, or its refusal as a tool error, with any expiry warning its brain call
+    raised. A bug is an internal error without a traceback: the SDK would log one (with the
+    exception's text, which may quote a memory) on stderr, and clients keep a server's stderr in
+    their logs."""
+    NOTES.lines = []
     try:
-        return tool(*args)
+        answer = tool(*args)
     except Refused as refused:
-        return refused.result()
+        answer = refused.result()
     except Exception as exc:
-        return Refused(INTERNAL.format(name=type(exc).__name__)).result()
+        answer = Refused(INTERNAL.format(name=type(exc).__name__)).result()
+    first = answer.content[0]
+    if NOTES.lines and isinstance(first, TextContent):
+        answer.content[0] = TextContent(type="text", text="\n".join([first.text, *NOTES.lines]))
+    return answer
 
 
 def full_id(value: str, what: str) -> str:
@@ -175,7 +200,7 @@ def build_server(agent: str) -> MCPServer:  # noqa: C901 (the tools are nested i
             if STOPPING.is_set():
                 raise Refused("error: aimos mcp is stopping\nhint: the client will start it again")
             try:
-                with open_brain(write=True) as brain:
+                with expiry_notes(), open_brain(write=True) as brain:
                     return work(brain)
             except AimosError as exc:
                 raise Refused(cli_words(exc)) from None

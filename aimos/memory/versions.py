@@ -7,12 +7,20 @@ from typing import Any
 import apsw
 
 from aimos.errors import MemoryNotFoundError, UsageError
+from aimos.identity.epochs import latest_epoch
+from aimos.identity.trusted import grant_covers, verified_grant
 from aimos.store.connection import one, resolve_uuid_prefix, rows
 
 
-def resolve_memory_id(conn: apsw.Connection, ref: str, *, company_id: str | None = None) -> str:
-    """A full memory id from a full id or a unique prefix of at least 4 characters."""
-    return resolve_uuid_prefix(
+def resolve_memory_id(
+    conn: apsw.Connection, ref: str, *, company_id: str | None = None, agent_id: str | None = None
+) -> str:
+    """A full memory id from a full id or a unique prefix of at least 4 characters.
+
+    With ``agent_id``, a memory the agent's current grant does not cover (company, clearance, data
+    class) is not found for it, and the refusal names only ``ref``: resolving a prefix must not
+    tell an agent the full id of a memory above its grant."""
+    mid = resolve_uuid_prefix(
         conn,
         ref,
         table="memories",
@@ -21,6 +29,23 @@ def resolve_memory_id(conn: apsw.Connection, ref: str, *, company_id: str | None
         not_found=MemoryNotFoundError,
         extra_where="" if company_id is None else " AND company_id = ?",
         extra_params=() if company_id is None else (company_id,),
+    )
+    if agent_id is not None and not _visible_to(conn, mid, agent_id):
+        raise MemoryNotFoundError(f"no memory with id {ref.strip().lower()} that agent {agent_id} may see")
+    return mid
+
+
+def _visible_to(conn: apsw.Connection, memory_id: str, agent_id: str) -> bool:
+    """Whether the verified grant of the agent's current epoch covers the memory."""
+    grant = verified_grant(conn, agent_id, latest_epoch(conn, agent_id)["valid_from"])
+    memory = one(
+        conn, "SELECT company_id, clearance_level, data_class FROM memories WHERE memory_id = ?", (memory_id,)
+    )
+    return (
+        grant is not None
+        and memory is not None
+        and memory["company_id"] == grant["company_id"]
+        and grant_covers(grant, memory["clearance_level"], memory["data_class"])
     )
 
 
@@ -59,8 +84,9 @@ MEMORY_COLUMNS = (
 )
 
 
-def get_memory(conn: apsw.Connection, ref: str) -> dict[str, Any]:
-    memory_id = resolve_memory_id(conn, ref)
+def get_memory(conn: apsw.Connection, ref: str, *, agent_id: str | None = None) -> dict[str, Any]:
+    """The memory ``ref`` names (to ``agent_id``, when given: see resolve_memory_id)."""
+    memory_id = resolve_memory_id(conn, ref, agent_id=agent_id)
     row = one(conn, f"SELECT {MEMORY_COLUMNS} FROM memories WHERE memory_id = ?", (memory_id,))
     assert row is not None
     return row

@@ -299,7 +299,7 @@ def show(conn: apsw.Connection, request: SignedRequest, now: int) -> dict[str, A
         detail = memory_detail(conn, mid)
         if not grant_covers(grant, detail["clearance_level"], detail["data_class"]):
             raise GrantError(
-                f"agent {verified.agent_id!r} may not see memory {mid}",
+                f"agent {verified.agent_id!r} may not see memory {memory_id}",  # the id as asked, no more
                 "Its grant's clearance or data class does not cover it.",
             )
     memory = one(conn, "SELECT * FROM memories WHERE memory_id = ?", (mid,))

@@ -19,9 +19,11 @@ from aimos.errors import (
     BusyError,
     DamagedBrainError,
     IntegrityError,
+    NotFoundError,
     NotInstalledError,
     SchemaTooNewError,
     StoreError,
+    UsageError,
 )
 from aimos.store.functions import SQL_FUNCTIONS
 
@@ -397,7 +399,13 @@ def one(conn: apsw.Connection, sql: str, params: Any = ()) -> dict[str, Any] | N
     return found[0] if found else None
 
 
-_UUID_PREFIX = re.compile(r"[0-9a-f-]{4,36}")
+_UUID_PREFIX = re.compile(r"[0-9a-f-]{1,36}")
+ID_PREFIX_MIN = 4  # the shortest prefix that names an id
+
+
+def a_or_an(word: str) -> str:
+    """``word`` with its indefinite article: "a memory", "an outcome"."""
+    return f"{'an' if word[:1] in 'aeiou' else 'a'} {word}"
 
 
 def resolve_uuid_prefix(
@@ -407,19 +415,23 @@ def resolve_uuid_prefix(
     table: str,
     column: str,
     what: str,
-    not_found: type[Exception],
+    not_found: type[NotFoundError],
     extra_where: str = "",
     extra_params: tuple[Any, ...] = (),
 ) -> str:
-    """A full UUID from a full one or a unique prefix of at least 4 characters (case-insensitive).
+    """A full UUID from a full one or a unique prefix of at least ID_PREFIX_MIN characters
+    (case-insensitive); the one resolver of memory, receipt and outcome ids.
 
-    ``not_found`` (an AimosError subclass) is raised for a malformed or unknown id; an ambiguous
-    prefix is a usage error."""
-    from aimos.errors import UsageError
-
+    ``not_found`` is raised for a malformed or unknown id; a prefix too short or ambiguous is a
+    usage error. No message names an id the caller did not give."""
     ref = (ref or "").strip().lower()
     if not _UUID_PREFIX.fullmatch(ref):
-        raise not_found(f"that is not a {what} id")
+        raise not_found(f"that is not {a_or_an(what)} id")
+    if len(ref) < ID_PREFIX_MIN:
+        raise UsageError(
+            f"{what} id prefix {ref} is too short",
+            f"Give at least {ID_PREFIX_MIN} characters of the {what} id. {not_found.default_hint}",
+        )
     found = rows(
         conn,
         f"SELECT {column} AS id FROM {table} WHERE {column} >= ? AND {column} < ?{extra_where} LIMIT 2",

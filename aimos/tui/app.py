@@ -236,7 +236,11 @@ class AimosApp(App[None]):
 
             def call(brain: Brain) -> Any:
                 passphrase, secret[0] = secret[0], ""
-                master = brain.master_with(passphrase) if needs_master(brain, memory_id, judgment) else None
+                master = (
+                    brain.master_with(passphrase)
+                    if needs_master(brain, self.agent, memory_id, judgment)
+                    else None
+                )
                 del passphrase
                 return judge_memory(brain, self.agent, memory_id, judgment, reason, master=master)
 

@@ -1,5 +1,6 @@
-"""The status screen: brain, keystore, identities and epochs, the housekeeper's jobs, the last
-attested corpus proof root, and Verify all (both verifiers and parity, with a progress bar)."""
+"""The status screen: a warning for each agent whose epoch ends soon, brain, keystore, identities
+and epochs, the housekeeper's jobs, the last attested corpus proof root, and Verify all (both
+verifiers and parity, with a progress bar)."""
 
 from __future__ import annotations
 
@@ -50,6 +51,7 @@ class StatusScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Header()
         with VerticalScroll(id="status"):
+            yield Static("", id="status-expiry", classes="section")
             yield Static("", id="status-brain", classes="section")
             yield Static("", id="status-root", classes="section")
             yield Static("press v to verify everything", id="status-verify", classes="section")
@@ -98,6 +100,9 @@ class StatusScreen(Screen[None]):
         ):
             grid.add_row(k, v)
         self.query_one("#status-brain", Static).update(grid)
+        expiry = self.query_one("#status-expiry", Static)
+        expiry.display = bool(report["expiry_warnings"])
+        expiry.update(Text("\n".join(report["expiry_warnings"]), style=self.aimos.ink("bold yellow")))
         root = report["last_corpus_root"]
         if root is None:
             root_text = Text(

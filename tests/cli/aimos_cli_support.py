@@ -260,3 +260,22 @@ def edit_outside(home: Path, table: str, sql: str) -> None:
     assert names, f"no guard triggers on {table}?"
     done = sqlite(db, " ".join(f"DROP TRIGGER {n};" for n in names) + f" {sql}")
     assert done.returncode == 0, done.stderr
+
+
+# --- a moved clock ------------------------------------------------------------------------------
+def clock_moved(days: float) -> dict[str, str]:
+    """The environment that runs an `aimos` subprocess (or an MCP server) with its wall clock
+    ``days`` ahead of the real one, through libfaketime (Debian's `faketime`, which .ci/run
+    installs); monotonic clocks stay real. aimos itself reads only the system clock."""
+    import glob
+
+    import pytest
+
+    found = sorted(glob.glob("/usr/lib/*/faketime/libfaketimeMT.so.1"))
+    if not found:
+        pytest.fail("libfaketime is missing: `apt-get install faketime` (.ci/run installs it)", pytrace=False)
+    return {
+        "LD_PRELOAD": found[0],
+        "FAKETIME": f"+{round(days * 86_400)}",
+        "FAKETIME_DONT_FAKE_MONOTONIC": "1",
+    }

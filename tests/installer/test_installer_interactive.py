@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 from installer_support import BRAIN, CLI_LOG, PASSPHRASE_ENV, PtySession, query, scalar, tree
 
+from aimos.vocabulary import DEFAULT_VALIDITY_DAYS
+
 pytestmark = pytest.mark.timeout(120)
 
 ARGS = ["install", "--keystore", "file", "--service", "none"]
@@ -41,7 +43,7 @@ def test_interactive_install_on_a_terminal(aimos_home: Path) -> None:
         session.send("anthropic")
         session.expect(re.escape("Model identifier (optional):"))
         session.send("claude-sonnet-4")
-        session.expect(re.escape("Agent validity in days (1-365) [30]:"))
+        session.expect(re.escape(f"Agent validity in days (1-365) [{DEFAULT_VALIDITY_DAYS}]:"))
         session.send("14")
         session.expect(re.escape("Clearance ceiling (0-10) [10]:"))
         session.send("11")

@@ -9,6 +9,8 @@ from pathlib import Path
 
 from installer_support import BRAIN, run_aimos, tree
 
+from aimos.vocabulary import DEFAULT_VALIDITY_DAYS
+
 
 def test_a_second_install_while_one_runs_is_busy_and_touches_nothing(aimos_home: Path) -> None:
     """Install holds a lock for its whole run, so a concurrent install can never take the first
@@ -34,7 +36,7 @@ def test_add_agent_dry_run_changes_nothing_and_install_only_flags_are_refused(in
         "add_agent": "bob",
         "clearance": 3,
         "data_class": "confidential",
-        "validity_days": 30,
+        "validity_days": DEFAULT_VALIDITY_DAYS,
         "write_allowed": True,
     }
     refused = run_aimos("install", "--add-agent", "bob", "--model", "gpt", "--company", "acme")

@@ -26,13 +26,20 @@ def server_env() -> dict[str, str]:
     return env
 
 
+def under_test(env: dict[str, str]) -> dict[str, str]:
+    """``env`` plus what makes the server import the aimos under test: the PYTHONPATH the tests
+    run with (a checkout beside the installed one), when there is one."""
+    path = os.environ.get("PYTHONPATH")
+    return {**env, "PYTHONPATH": path} if path and "PYTHONPATH" not in env else env
+
+
 @asynccontextmanager
 async def connect(
     agent: str, *, command: list[str] | None = None, env: dict[str, str] | None = None
 ) -> AsyncIterator[ClientSession]:
-    """An initialized session with `aimos mcp --agent AGENT` (or the given command)."""
-    argv = command or [str(AIMOS), "mcp", "--agent", agent]
-    params = StdioServerParameters(command=argv[0], args=argv[1:], env=env or server_env())
+    """An initialized session with `aimos mcp --as AGENT` (or the given command)."""
+    argv = command or [str(AIMOS), "mcp", "--as", agent]
+    params = StdioServerParameters(command=argv[0], args=argv[1:], env=under_test(env or server_env()))
     with open(os.devnull, "w") as quiet:
         async with stdio_client(params, errlog=quiet) as (read, write), ClientSession(read, write) as session:
             await session.initialize()

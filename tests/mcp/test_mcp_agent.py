@@ -133,7 +133,7 @@ def test_refusals_come_back_as_tool_errors_and_the_server_keeps_running(installe
 def test_an_unknown_agent_or_no_agent_is_refused_before_serving(installed: Path) -> None:
     for args, code, words in (
         (("mcp", "--agent", "nobody"), 3, "not enrolled"),
-        (("mcp",), 2, "--agent"),
+        (("mcp",), 2, "--as"),
         (("mcp", "--agent", "housekeeper"), 2, ""),
         (("mcp", "config", "--agent", "nobody", "--client", "cursor"), 3, "not enrolled"),
         (("mcp", "config", "--agent", "cli", "--client", "emacs"), 2, "claude-desktop"),

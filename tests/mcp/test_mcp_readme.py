@@ -48,7 +48,7 @@ def test_the_readme_mcp_section_works_verbatim(aimos_home: Path, tmp_path: Path)
     ((name, entry),) = snippet["mcpServers"].items()
     command = Path(entry["command"])
     assert command.is_absolute() and command.is_file() and os.access(command, os.X_OK), entry
-    assert entry["args"][-3:] == ["mcp", "--agent", name.removeprefix("aimos-")]
+    assert entry["args"][-3:] == ["mcp", "--as", name.removeprefix("aimos-")]
     assert entry["env"]["AIMOS_HOME"] == str(aimos_home)
 
     async def listed() -> set[str]:

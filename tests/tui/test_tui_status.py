@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,9 @@ from textual.widgets import ProgressBar, Static
 from tui_support import cli_save, drive, lines_in, run_aimos, save, screen_text, settle, text_of, value
 
 from aimos.tui.status import StatusScreen
+from aimos.vocabulary import DEFAULT_VALIDITY_DAYS, EXPIRY_WARNING_DAYS
+
+DAY = 86_400
 
 
 async def to_status(pilot: Pilot[Any]) -> StatusScreen:
@@ -179,3 +183,30 @@ def test_quitting_while_verify_all_runs_does_not_wait_for_it(
     finally:
         release.set()
     assert waited < 30, f"q waited {waited:.0f} s for the verification to finish"
+
+
+def test_status_warns_of_an_agent_whose_epoch_ends_within_seven_days(installed: Path) -> None:
+    """The app's clock 6 days before the cli agent's epoch ends: the status screen opens with the
+    warning the CLI prints (the agent, when, the fix), in the warning colour; 8 days before, none."""
+    started = int(time.time())
+
+    async def six_days_left(pilot: Pilot[Any]) -> None:
+        screen = await to_status(pilot)
+        expiry = screen.query_one("#status-expiry", Static)
+        assert expiry.display
+        text = text_of(expiry)
+        assert text.startswith("warning: agent cli's epoch expires in 6 days ("), text
+        assert "run `aimos agent rotate cli` or `aimos agent rotate --expiring`" in text
+        assert "housekeeper" not in text
+        assert lines_in(expiry, "yellow") == text.splitlines()
+        assert "aimos agent rotate --expiring" in screen_text(pilot.app), "it is on screen"
+
+    drive(six_days_left, size=(140, 40), clock=lambda: started + (DEFAULT_VALIDITY_DAYS - 6) * DAY)
+
+    async def eight_days_left(pilot: Pilot[Any]) -> None:
+        screen = await to_status(pilot)
+        assert not screen.query_one("#status-expiry", Static).display
+        assert "aimos agent rotate" not in screen_text(pilot.app)
+
+    late = DEFAULT_VALIDITY_DAYS - (EXPIRY_WARNING_DAYS + 1)
+    drive(eight_days_left, size=(140, 40), clock=lambda: started + late * DAY)

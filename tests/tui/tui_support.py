@@ -47,12 +47,14 @@ def drive(
     size: tuple[int, int] = (80, 24),
     agent: str = "cli",
     light: bool = False,
+    clock: Callable[[], int] | None = None,
 ) -> T:
-    """Run the real AimosApp headless at ``size`` and play ``scenario`` against it."""
+    """Run the real AimosApp headless at ``size`` (with ``clock`` as its clock, when given) and
+    play ``scenario`` against it."""
     from aimos.tui.app import AimosApp
 
     async def main() -> T:
-        app = AimosApp(agent=agent, light=light)
+        app = AimosApp(agent=agent, light=light, clock=clock)
         async with app.run_test(size=size) as pilot:
             await pilot.pause()
             result = await scenario(pilot)

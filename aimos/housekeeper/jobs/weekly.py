@@ -5,9 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from aimos.housekeeper.jobs.context import JobContext
+from aimos.identity.agents import epochs_due
 from aimos.identity.epochs import epoch_state, epochs
 from aimos.learning.verifier import verify_event_chains
 from aimos.store.connection import one, rows
+from aimos.vocabulary import EXPIRY_WARNING_DAYS
 
 WEEK_SECONDS = 7 * 24 * 3600
 
@@ -69,14 +71,16 @@ def audit(ctx: JobContext) -> dict[str, Any]:
         or {}
     )
     identities: dict[str, int] = {}
-    expiring = []
     for e in epochs(ctx.conn):
         state = epoch_state(e, ctx.now)
         identities[state] = identities.get(state, 0) + 1
-        if state == "active" and e["role"] == "agent" and e["valid_until"] - ctx.now < WEEK_SECONDS:
-            expiring.append(e["agent_id"])
+    # the same read as the expiry warnings and `aimos agent rotate --expiring` (ended ones too)
+    expiring = [due.agent_id for due in epochs_due(ctx.conn, ctx.now)]
     if expiring:
-        ctx.attention.append(f"agent epochs expire within 7 days: {', '.join(sorted(expiring))}")
+        ctx.attention.append(
+            f"agent epochs expire within {EXPIRY_WARNING_DAYS} days: {', '.join(expiring)}"
+            " (aimos agent rotate --expiring)"
+        )
     chains = verify_event_chains(ctx.conn)
     broken = [c for c in chains if not c["ok"]]
     for c in broken:

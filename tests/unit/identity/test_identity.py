@@ -20,6 +20,7 @@ from aimos.errors import (
 from aimos.identity import agents, epochs, passphrase
 from aimos.identity.keystore import FileKeystore, choose_keystore
 from aimos.store.connection import one, rows
+from aimos.vocabulary import DEFAULT_VALIDITY_DAYS
 
 PASS = "correct horse battery staple"
 
@@ -118,7 +119,7 @@ def test_install_records_master_housekeeper_agent_and_grant(brain) -> None:  # t
         "confidential",
         1,
     )
-    assert brain.agent.valid_until - brain.agent.valid_from == 30 * 86_400
+    assert brain.agent.valid_until - brain.agent.valid_from == DEFAULT_VALIDITY_DAYS * 86_400
 
 
 def test_unlock_master_refuses_wrong_passphrase(brain) -> None:  # type: ignore[no-untyped-def]
