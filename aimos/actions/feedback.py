@@ -61,8 +61,9 @@ def explain(result: OutcomeResult) -> str:
             "the memory's weight (one outcome per agent and recall counts); recall it again to report anew"
         )
     balance = result.agent_good - result.agent_bad
+    signed = f"{balance:+d}" if balance else "0"
     evidence = (
-        f"{result.agent_id or 'the agent'}'s evidence on this memory is {balance:+d} "
+        f"{result.agent_id or 'the agent'}'s evidence on this memory is {signed} "
         f"({result.agent_good} good, {result.agent_bad} bad)"
     )
     old, new = result.old_weight_milli, result.new_weight_milli

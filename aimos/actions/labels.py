@@ -49,10 +49,10 @@ LABEL_WORDS: Final = {
     UNVERIFIED: "not judged",
     SUPPORTED: "supported by a person",
     DISPUTED: "doubted by a person",
-    POISON_SUSPECT: "suspected poison (withheld)",
-    POISON_LIKELY: "likely poison (withheld)",
-    POISON_CONFIRMED: "poison, confirmed by a person (withheld)",
-    POISON_REFUTED: "not poison (a person cleared the suspicion)",
+    POISON_SUSPECT: "suspected poison; withheld",
+    POISON_LIKELY: "likely poison; withheld",
+    POISON_CONFIRMED: "poison, confirmed by a person; withheld",
+    POISON_REFUTED: "not poison: a person cleared the suspicion",
 }
 
 

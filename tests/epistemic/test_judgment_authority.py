@@ -197,7 +197,7 @@ def test_show_says_the_label_in_plain_words(installed: Path) -> None:
     note = saved_id(run_aimos("save", "the dentist is on tuesday"))
     assert "not judged (unverified)" in run_aimos("show", note).ok().out
     run_aimos("label", note, "poison", "--reason", "planted").ok()
-    assert "poison, confirmed by a person (withheld) (poison_confirmed)" in run_aimos("show", note).ok().out
+    assert "poison, confirmed by a person; withheld (poison_confirmed)" in run_aimos("show", note).ok().out
 
 
 def test_help_names_the_new_words() -> None:
