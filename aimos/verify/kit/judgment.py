@@ -22,7 +22,7 @@ from aimos.vocabulary import JUDGED, JUDGMENT_AUTHORITY_V2, TRUST_RAISING_LABELS
 EVIDENCE_INVALID: Final = "epistemic_evidence_invalid"
 
 
-def needs_master(previous_label: str, label: str, rule: object) -> bool | None:
+def master_required(previous_label: str, label: str, rule: object) -> bool | None:
     """Whether a judgment moving a memory from ``previous_label`` to ``label`` under ``rule`` needs
     the master's signature; None for a rule no aimos wrote."""
     if rule == JUDGMENT_AUTHORITY_V2:
@@ -53,7 +53,7 @@ def judgment_reason(
     rule = evidence.get("authority_rule")
     if current_rule_only and rule != JUDGMENT_AUTHORITY_V2:
         return EVIDENCE_INVALID
-    needed = needs_master(previous_label, label, rule)
+    needed = master_required(previous_label, label, rule)
     if needed is None:
         return EVIDENCE_INVALID
     signature_text = evidence.get("master_signature_b64u")

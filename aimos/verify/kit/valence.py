@@ -55,19 +55,31 @@ def quantize(weight: float) -> int:
 
 def judge(rewards: Iterable[int]) -> float:
     """j = tanh(sum of retained rewards), each in {-1, +1}; 0 with no evidence."""
+    return math.tanh(_evidence(rewards))
+
+
+def _evidence(rewards: Iterable[int]) -> int:
     total = 0
     for r in rewards:
         if r not in (-1, 1):
             raise ValueError("a reward is -1 or +1")
         total += r
-    return math.tanh(total)
+    return total
+
+
+def step_milli(
+    current_milli: int, evidence: int, *, low: int = MIN_MILLI, high: int = MAX_MILLI, eta: float = ETA
+) -> tuple[int, float]:
+    """MutMem's step from an evidence sum: (clip_[low, high](round(w exp(eta tanh(evidence)))), j).
+    The one place the step is computed: a memory's weight under MutMem's rule, an agent's share
+    under rule 2."""
+    j = math.tanh(evidence)
+    return max(low, min(high, quantize((current_milli / 1000) * math.exp(eta * j)))), j
 
 
 def next_weight_milli(current_milli: int, rewards: Iterable[int], eta: float = ETA) -> tuple[int, float]:
     """MutMem's step: (new q, j) for a memory at ``current_milli`` given all its retained rewards."""
-    j = judge(rewards)
-    weight = (current_milli / 1000) * math.exp(eta * j)
-    return max(MIN_MILLI, min(MAX_MILLI, quantize(weight))), j
+    return step_milli(current_milli, _evidence(rewards), eta=eta)
 
 
 def replay(initial_milli: int, rewards_in_order: Iterable[int], eta: float = ETA) -> int:
@@ -135,8 +147,7 @@ class WeightLedger:
             if self._base_milli is not None:
                 raise ValueError("an outcome under MutMem's rule after one under rule 2")
             self._sum += reward
-            j = math.tanh(self._sum)
-            new = max(MIN_MILLI, min(MAX_MILLI, quantize((old / 1000) * math.exp(ETA * j))))
+            new, j = step_milli(old, self._sum)
             self.weight_milli = new
             return Step(AUTHORIZED_TRANSITION if new != old else SIGNED_NOOP, old, new, j, True, None)
         if self._base_milli is None:
@@ -149,9 +160,10 @@ class WeightLedger:
             agent.good += 1
         else:
             agent.bad += 1
-        j = math.tanh(agent.good - agent.bad)  # tanh of the agent's own evidence sum
-        share_old = agent.share_milli
-        share_new = max(SHARE_MIN_MILLI, min(SHARE_MAX_MILLI, quantize(share_old / 1000 * math.exp(ETA * j))))
+        share_old = agent.share_milli  # MutMem's step over the agent's own evidence, within its bounds
+        share_new, j = step_milli(
+            share_old, agent.good - agent.bad, low=SHARE_MIN_MILLI, high=SHARE_MAX_MILLI
+        )
         agent.share_milli = share_new
         new = self._shared_weight()
         self.weight_milli = new
