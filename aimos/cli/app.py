@@ -57,6 +57,7 @@ def _register() -> None:
         memory_cmds,
         purge_cmds,
         recall_cmds,
+        redact_cmd,
         restore_cmd,
         status_cmd,
         tui_cmd,
@@ -71,6 +72,7 @@ def _register() -> None:
     verify_cmds.register(app)
     status_cmd.register(app)
     restore_cmd.register(app)
+    redact_cmd.register(app)
     housekeeper_cmds.register(app)
     tui_cmd.register(app)
     app.add_typer(recall_cmds.receipt_app, name="receipt")

@@ -142,8 +142,10 @@ def register(app: typer.Typer) -> None:
         if json_out:
             emit_json(detail)
             return
+        from aimos.memory.redaction import shown_text
+
         v = detail["version"]
-        out(detail["value"])
+        out(shown_text(detail))
         out("")
         fields = [
             ("id", detail["memory_id"]),
@@ -205,6 +207,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """List memories, newest first (current versions only unless --history)."""
         from aimos.actions.session import open_brain
+        from aimos.memory.redaction import shown_text
         from aimos.memory.versions import list_memories
 
         with open_brain(write=False) as brain:
@@ -225,7 +228,7 @@ def register(app: typer.Typer) -> None:
                         f"{m['retrieval_weight_milli'] / 1000:.3f}",
                         m["epistemic_label"],
                         when(m["created_at"]),
-                        first_line(m["value"]),
+                        first_line(shown_text(m)),
                     ]
                     for m in found
                 ],

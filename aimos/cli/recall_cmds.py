@@ -30,6 +30,7 @@ def register(app: typer.Typer) -> None:
         """Recall memories through a signed request; every recall returns a signed receipt."""
         from aimos.actions.recall import recall_as
         from aimos.actions.session import open_brain
+        from aimos.memory.redaction import shown_text
 
         with open_brain(write=True) as brain:
             result = recall_as(brain, agent, query, limit=k, history=history)
@@ -47,7 +48,7 @@ def register(app: typer.Typer) -> None:
                             f"{r['score']:.3f}",
                             f"{r['weight']:.3f}",
                             r["label"],
-                            first_line(r["value"], 70),
+                            first_line(shown_text(r), 70),
                         ]
                         for r in result.results
                     ],

@@ -73,4 +73,9 @@ def register(app: typer.Typer) -> None:
         if record["replaced_brain_kept_at"]:
             out(f"the replaced brain is kept at {record['replaced_brain_kept_at']}")
         out(f"signed restore record {record['restore_id']}; newest seal now #{record['newest_seal']}")
+        if record.get("redactions_reapplied"):
+            out(
+                f"redacted again: {len(record['redactions_reapplied'])} memory text(s) the master redacted "
+                "after this backup was made (" + ", ".join(record["redactions_reapplied"]) + ")"
+            )
         say("Run `aimos verify` to check it, and `aimos housekeeper start` if you stopped the housekeeper.")

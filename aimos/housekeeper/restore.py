@@ -24,15 +24,18 @@ from typing import Any
 import apsw
 
 from aimos import paths
+from aimos.actions.redaction import kept_outside
 from aimos.crypto.canonical import canonical_text
 from aimos.crypto.encoding import b64u_encode
 from aimos.crypto.messages import new_nonce, payload_message
 from aimos.errors import EpochRevokedError, KeychainError, NotFoundError, UsageError, VerificationError
 from aimos.housekeeper import state
 from aimos.housekeeper.jobs.nightly_dream import backup_files
+from aimos.housekeeper.redaction_copies import apply_records
 from aimos.identity.agents import HousekeeperRotation, rotate_housekeeper_in_transaction
 from aimos.identity.epochs import Signer, brain_meta, key_item_name, load_signer, master_row, unlock_master
 from aimos.identity.keystore import Keystore, open_keystore
+from aimos.memory.redaction import redactions as memory_redactions
 from aimos.store import seals
 from aimos.store.cells import text_of
 from aimos.store.connection import copy_brain, open_reader, open_writer, write_transaction
@@ -180,9 +183,12 @@ def restore(backup: Path, passphrase: str, fingerprint: str, now: int | None = N
     at = int(time.time()) if now is None else now
     check_offline()
     brain = paths.brain_path()
+    redacted: list[dict[str, Any]] = []
     if brain.exists():
         with contextlib.closing(open_reader(brain)) as current:
             meta = brain_meta(current)
+            with contextlib.suppress(Exception):  # a damaged brain: the records kept outside it
+                redacted = memory_redactions(current)
     else:
         with contextlib.closing(open_reader(backup)) as source:
             meta = brain_meta(source)
@@ -222,9 +228,14 @@ def restore(backup: Path, passphrase: str, fingerprint: str, now: int | None = N
             signature = master.sign(payload_message(body, nonce, at))
             sealer: list[Signer] = [] if housekeeper is None else [housekeeper]
             rotation: HousekeeperRotation | None = None
+            # a redaction since the backup is applied again: the backup does not bring the text back
+            known = {k["redaction_id"] for k in redacted}
+            redacted += [r for r in kept_outside(meta["brain_id"]) if r["redaction_id"] not in known]
+            conn.execute("PRAGMA secure_delete = ON")
             try:
                 with write_transaction(conn, lambda: sealer[0], check_anchor=False):
                     _insert_record(conn, body, nonce, at, signature)
+                    reapplied = apply_records(conn, redacted)
                     if housekeeper is None:  # sealed by the new key, as `housekeeper rotate-key` is
                         rotation = rotate_housekeeper_in_transaction(conn, master, keystore, now=at)
                         sealer.append(rotation.signer)
@@ -249,6 +260,7 @@ def restore(backup: Path, passphrase: str, fingerprint: str, now: int | None = N
         "replaced_brain_kept_at": str(kept) if kept else None,
         "newest_seal": new_head.seq if new_head else None,
         "housekeeper_key_rotated": housekeeper is None,
+        "redactions_reapplied": reapplied,
     }
 
 

@@ -27,6 +27,7 @@ from typing_extensions import TypedDict  # pydantic needs this one on Python < 3
 from aimos import __version__
 from aimos.actions.session import Brain, open_brain
 from aimos.errors import AimosError, ExpiryWarning, UsageError
+from aimos.memory.redaction import shown_text
 from aimos.vocabulary import CLEARANCE_MAX, DATA_CLASSES
 from aimos.vocabulary import RECALL_MAX_LIMIT as MAX_LIMIT
 
@@ -306,7 +307,8 @@ def build_server(agent: str) -> MCPServer:  # noqa: C901 (the tools are nested i
         got = call(lambda brain: recall_as(brain, agent, query, limit=limit))
         hits = [cast(RecallHit, {HIT_NAMES.get(f, f): r[f] for f in HIT_FIELDS}) for r in got.results]
         receipt = got.receipt
-        lines = [f"{h['rank']}. [{h['memory_id']}] {h['text']}" for h in hits] or [
+        texts = [shown_text(r) for r in got.results]
+        lines = [f"{h['rank']}. [{h['memory_id']}] {t}" for h, t in zip(hits, texts, strict=True)] or [
             "No trusted memory matches (aimos abstains)."
         ]
         if got.withheld:
@@ -417,7 +419,7 @@ def build_server(agent: str) -> MCPServer:  # noqa: C901 (the tools are nested i
             ),
         )
         state = v["state"] + (f", superseded by {v['superseded_by']}" if v["superseded_by"] else "")
-        said = d["value"] if d["withheld"] is None else f"(text withheld as untrusted: {d['withheld']})"
+        said = shown_text(d) if d["withheld"] is None else f"(text withheld as untrusted: {d['withheld']})"
         return result(
             f"{said}\n[{d['memory_id']}] version {v['number']} of {v['of']} ({state}), "
             f"weight {d['weight']:.3f}, label {d['epistemic_label']}",

@@ -9,6 +9,7 @@ import apsw
 from aimos.errors import MemoryNotFoundError, UsageError
 from aimos.identity.epochs import latest_epoch
 from aimos.identity.trusted import grant_covers, verified_grant
+from aimos.memory.redaction import mark_redacted
 from aimos.store.connection import one, resolve_uuid_prefix, rows
 
 
@@ -121,6 +122,7 @@ def memory_detail(conn: apsw.Connection, ref: str) -> dict[str, Any]:
         " WHERE memory_id = ? ORDER BY created_at, rowid",
         (mid,),
     )
+    mark_redacted(conn, [memory])
     memory["events"] = rows(
         conn,
         "SELECT event_id, operation, signer_agent_id, ledger_seq, ts_signed, mutation_hash"
@@ -140,10 +142,13 @@ def list_memories(
         if include_history
         else (" WHERE memory_id NOT IN (SELECT old_memory_id FROM memory_supersessions)")
     )
-    return rows(
+    return mark_redacted(
         conn,
-        f"SELECT {MEMORY_COLUMNS} FROM memories{where} ORDER BY created_at DESC, rowid DESC LIMIT ?",
-        (limit,),
+        rows(
+            conn,
+            f"SELECT {MEMORY_COLUMNS} FROM memories{where} ORDER BY created_at DESC, rowid DESC LIMIT ?",
+            (limit,),
+        ),
     )
 
 
@@ -221,7 +226,7 @@ def rows_by_rowid(conn: apsw.Connection, rowids: list[int]) -> dict[int, dict[st
         f" WHERE s.old_memory_id = memories.memory_id) AS superseded FROM memories WHERE rowid IN ({marks})",
         rowids,
     )
-    return {int(r["rowid"]): r for r in found}
+    return {int(r["rowid"]): r for r in mark_redacted(conn, found)}
 
 
 def distinct_values(conn: apsw.Connection, column: str) -> list[str]:

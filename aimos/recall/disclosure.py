@@ -25,6 +25,7 @@ from aimos.identity.epochs import master_row
 from aimos.recall.label_chain import label_chain_reasons
 from aimos.recall.weight_chain import chain_reasons
 from aimos.store.connection import rows
+from aimos.verify.kit.redaction import REDACTED_VALUE, check_record
 from aimos.vocabulary import HOUSEKEEPER, UNVERIFIED
 
 _certs = CertificateCache()
@@ -58,6 +59,8 @@ class _Records:
     signed_successors: dict[str, str]
     chains: dict[str, tuple[str | None, int, int]]
     labels: dict[str, tuple[str | None, int, str]]
+    # the redacted memories of the batch: (the record's failure or None, the parsed record)
+    redactions: dict[str, tuple[str | None, dict[str, Any] | None]]
 
     @classmethod
     def load(cls, conn: apsw.Connection, memories: list[dict[str, Any]]) -> _Records:
@@ -106,6 +109,20 @@ class _Records:
                 ids,
             )
         }
+        master = master_row(conn)
+        redactions = {
+            r["memory_id"]: check_record(
+                r["record_json"],
+                r["signature_b64u"],
+                master["public_key_b64u"],
+                master["fingerprint"],
+                memory_id=r["memory_id"],
+                company_id=r["company_id"],
+                created_at=r["created_at"],
+                redaction_id=r["redaction_id"],
+            )
+            for r in rows(conn, f"SELECT * FROM memory_redactions WHERE memory_id IN ({_in(ids)})", ids)
+        }
         return cls(
             provenance,
             epochs,
@@ -114,6 +131,7 @@ class _Records:
             successors,
             chain_reasons(conn, memories),
             label_chain_reasons(conn, memories),
+            redactions,
         )
 
 
@@ -134,11 +152,31 @@ def verify_many(
     return [_verify_one(m, records, master_key, allow_superseded) for m in memories]
 
 
+def _redaction(mid: str, memory: dict[str, Any], records: _Records) -> dict[str, Any] | None:
+    """The memory's redaction record when its text was removed; a record that does not verify, or
+    a row that is not what it names, fails the memory."""
+    found = records.redactions.get(mid)
+    if found is None:
+        return None
+    reason, record = found
+    if reason is not None or record is None:
+        raise _fail(mid, "redaction_record_invalid")
+    if (
+        memory["value"] != REDACTED_VALUE
+        or record["live_content_hash"] != memory["live_content_hash"]
+        or record["save_mutation_hash"] != memory["save_mutation_hash"]
+        or record["company_id"] != memory["company_id"]
+    ):
+        raise _fail(mid, "redacted_row_differs_from_record")
+    return record
+
+
 def _verify_one(  # noqa: C901, PLR0912, PLR0915 (one fail-closed check per stored field, in order)
     memory: dict[str, Any], records: _Records, master_key: str, allow_superseded: bool
 ) -> Disclosed:
     mid = memory["memory_id"]
-    live = commitments.live_content_hash(memory).hex()
+    redaction = _redaction(mid, memory, records)
+    live = memory["live_content_hash"] if redaction else commitments.live_content_hash(memory).hex()
     if live != memory["live_content_hash"]:
         raise _fail(mid, "live_content_hash_mismatch")
     p = records.provenance.get(mid)
@@ -152,9 +190,19 @@ def _verify_one(  # noqa: C901, PLR0912, PLR0915 (one fail-closed check per stor
     if body_bytes.decode("utf-8") != p["body_json"]:
         raise _fail(mid, "save_provenance_body_not_canonical")
     content = commitments.sha256(body_bytes)
-    if content.hex() != p["content_hash"]:
+    if redaction is not None:  # the master checked the removed bytes; the record carries their hash
+        if (
+            content.hex() != redaction["redacted_body_sha256"]
+            or body.get("value") is not None
+            or p["content_hash"] != redaction["save_content_hash"]
+            or p["provenance_id"] != redaction["save_provenance_id"]
+            or p["mutation_hash"] != redaction["save_mutation_hash"]
+        ):
+            raise _fail(mid, "redacted_save_differs_from_record")
+        content = bytes.fromhex(p["content_hash"])
+    elif content.hex() != p["content_hash"]:
         raise _fail(mid, "save_provenance_content_hash_mismatch")
-    if commitments.live_content_hash(body).hex() != live:
+    elif commitments.live_content_hash(body).hex() != live:
         raise _fail(mid, "live_row_differs_from_signed_save")
     mutation = commitments.provenance_mutation_hash(content, None, p["nonce"], p["ts_signed"]).hex()
     if mutation != p["mutation_hash"]:
@@ -182,7 +230,7 @@ def _verify_one(  # noqa: C901, PLR0912, PLR0915 (one fail-closed check per stor
     message = request_message(
         body, p["signed_method"], p["signed_path"], p["nonce"], p["ts_signed"], body_bytes=body_bytes
     )
-    if not verify(epoch["public_key_b64u"], message, sig):
+    if redaction is None and not verify(epoch["public_key_b64u"], message, sig):
         raise _fail(mid, "save_signature_invalid")
     event = records.events.get(mid)
     if event is None:

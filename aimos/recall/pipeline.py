@@ -18,6 +18,7 @@ from aimos.identity.epochs import Signer
 from aimos.identity.requests import SignedRequest, verify_request
 from aimos.identity.trusted import grant_covers, grant_excess
 from aimos.ledger.events import append_event
+from aimos.memory.redaction import mark_redacted
 from aimos.recall.candidates import CANDIDATES, Channel, LexicalChannel, Scope, open_candidates
 from aimos.recall.disclosure import verify_many
 from aimos.recall.export_v2 import record_v2_receipt
@@ -192,7 +193,9 @@ def recall_in_transaction(
     evidence = [
         evidence_entry(i, s, d) for i, (s, d) in enumerate(zip(decision.selected, disclosed, strict=True))
     ]
-    results = [_result(i, s, m) for i, (s, m) in enumerate(zip(decision.selected, chosen, strict=True))]
+    results = mark_redacted(
+        conn, [_result(i, s, m) for i, (s, m) in enumerate(zip(decision.selected, chosen, strict=True))]
+    )
     t2 = time.perf_counter()
     withheld = [
         {"memory_id": s.memory_id, "label": s.candidate.label, "reason": s.trust.reason, "untrusted": True}

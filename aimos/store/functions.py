@@ -18,6 +18,7 @@ from aimos.crypto.encoding import b64u_decode, hex32, parse_iso_ms
 from aimos.crypto.merkle import merkle_root
 from aimos.errors import AimosError
 from aimos.verify.kit.judgment import judgment_reason
+from aimos.verify.kit.redaction import check_record
 
 
 def _bytes(value: Any) -> bytes:
@@ -307,6 +308,37 @@ def judgment_ok(signed_body: Any, memory_id: Any, previous_label: Any, master_pu
     return int(reason is None)
 
 
+def redaction_ok(
+    record_json: Any,
+    signature_b64u: Any,
+    memory_id: Any,
+    company_id: Any,
+    created_at: Any,
+    redaction_id: Any,
+    master_public_key: Any,
+    master_fingerprint: Any,
+) -> int:
+    """1 when a redaction record is signed by this brain's master and binds the columns stored
+    beside it (aimos/verify/kit/redaction.py, the verifiers' own check)."""
+    if not isinstance(master_public_key, str) or not isinstance(master_fingerprint, str):
+        return 0
+    if not all(isinstance(v, str) for v in (memory_id, company_id, redaction_id)) or not isinstance(
+        created_at, int
+    ):
+        return 0
+    reason, _ = check_record(
+        record_json,
+        signature_b64u,
+        master_public_key,
+        master_fingerprint,
+        memory_id=memory_id,
+        company_id=company_id,
+        created_at=created_at,
+        redaction_id=redaction_id,
+    )
+    return int(reason is None)
+
+
 def seal_aware() -> int:
     """Registered only by writers that seal their transactions (migration 6)."""
     return 1
@@ -328,6 +360,7 @@ SQL_FUNCTIONS: dict[str, tuple[Any, int]] = {
     "aimos_occurrence_message": (occurrence_message, 1),
     "aimos_fingerprint": (fingerprint, 1),
     "aimos_iso_seconds": (iso_seconds, 1),
+    "aimos_redaction_ok": (redaction_ok, 8),
     "aimos_merkle_root": (merkle_root_sql, 1),
     "aimos_projection_hash": (projection_hash_sql, 5),
     "aimos_transition_hash": (transition_hash_sql, 5),

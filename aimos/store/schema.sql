@@ -1,5 +1,5 @@
 -- GENERATED FILE: do not edit. The aimos brain schema after every migration, in one file.
--- Made from aimos/store/migrations/0001_initial.sql .. 0007_authority.sql (7 migrations) applied in
+-- Made from aimos/store/migrations/0001_initial.sql .. 0008_redaction.sql (8 migrations) applied in
 -- order to an empty database, then read back from sqlite_master (each statement as SQLite stores
 -- it). Applying this file to an empty database makes the same schema (user_version aside).
 -- Regenerate: python -m aimos.store.schema --write
@@ -393,7 +393,7 @@ CREATE TRIGGER memories_no_update BEFORE UPDATE ON memories
 BEGIN
     SELECT RAISE(ABORT, 'aimos: memories are append-only; save a correction instead')
         WHERE NEW.memory_id IS NOT OLD.memory_id OR NEW.company_id IS NOT OLD.company_id
-           OR NEW.key IS NOT OLD.key OR NEW.value IS NOT OLD.value OR NEW.scope IS NOT OLD.scope
+           OR NEW.key IS NOT OLD.key OR NEW.scope IS NOT OLD.scope
            OR NEW.memory_type IS NOT OLD.memory_type OR NEW.clearance_level IS NOT OLD.clearance_level
            OR NEW.data_class IS NOT OLD.data_class OR NEW.source IS NOT OLD.source
            OR NEW.author_agent_id IS NOT OLD.author_agent_id
@@ -402,6 +402,10 @@ BEGIN
            OR NEW.save_provenance_id IS NOT OLD.save_provenance_id
            OR NEW.save_mutation_hash IS NOT OLD.save_mutation_hash
            OR NEW.quarantine IS NOT OLD.quarantine;
+    SELECT RAISE(ABORT, 'aimos: memories are append-only; only the master''s redaction removes a text')
+        WHERE NEW.value IS NOT OLD.value
+          AND (NEW.value IS NOT ''
+               OR NOT EXISTS (SELECT 1 FROM memory_redactions r WHERE r.memory_id = NEW.memory_id));
     SELECT RAISE(ABORT, 'aimos: the live label may only follow a signed classification')
         WHERE NEW.epistemic_label IS NOT OLD.epistemic_label
           AND NEW.epistemic_label IS NOT (
@@ -620,7 +624,28 @@ CREATE TRIGGER memory_provenance_no_delete BEFORE DELETE ON memory_provenance
 BEGIN SELECT RAISE(ABORT, 'aimos: memory_provenance is append-only'); END;
 
 CREATE TRIGGER memory_provenance_no_update BEFORE UPDATE ON memory_provenance
-BEGIN SELECT RAISE(ABORT, 'aimos: memory_provenance is append-only'); END;
+BEGIN
+    SELECT RAISE(ABORT, 'aimos: memory_provenance is append-only')
+        WHERE NEW.provenance_id IS NOT OLD.provenance_id OR NEW.memory_id IS NOT OLD.memory_id
+           OR NEW.company_id IS NOT OLD.company_id OR NEW.event_type IS NOT OLD.event_type
+           OR NEW.content_hash IS NOT OLD.content_hash
+           OR NEW.prev_mutation_hash IS NOT OLD.prev_mutation_hash
+           OR NEW.mutation_hash IS NOT OLD.mutation_hash OR NEW.nonce IS NOT OLD.nonce
+           OR NEW.ts_signed IS NOT OLD.ts_signed OR NEW.signature_b64u IS NOT OLD.signature_b64u
+           OR NEW.signature_form IS NOT OLD.signature_form OR NEW.signed_method IS NOT OLD.signed_method
+           OR NEW.signed_path IS NOT OLD.signed_path OR NEW.signer_agent_id IS NOT OLD.signer_agent_id
+           OR NEW.signer_valid_from IS NOT OLD.signer_valid_from
+           OR NEW.cert_fingerprint IS NOT OLD.cert_fingerprint OR NEW.identity_tier IS NOT OLD.identity_tier
+           OR NEW.is_genesis IS NOT OLD.is_genesis OR NEW.backfilled IS NOT OLD.backfilled
+           OR NEW.binding_schema_version IS NOT OLD.binding_schema_version
+           OR NEW.created_at IS NOT OLD.created_at
+           OR OLD.event_type IS NOT 'SAVE'
+           OR NOT EXISTS (
+            SELECT 1 FROM memory_redactions r
+            WHERE r.memory_id = OLD.memory_id
+              AND json_extract(r.record_json, '$.save_provenance_id') = OLD.provenance_id
+              AND NEW.body_json = json_set(OLD.body_json, '$.value', json('null')));
+END;
 
 CREATE TRIGGER memory_provenance_reweight_insert BEFORE INSERT ON memory_provenance
 WHEN NEW.event_type = 'REWEIGHT'
@@ -720,6 +745,44 @@ BEGIN
             aimos_request_message(NEW.body_json, NEW.signed_method, NEW.signed_path,
                                   NEW.nonce, NEW.ts_signed),
             NEW.signature_b64u) IS NOT 1;
+END;
+
+CREATE TABLE memory_redactions (
+    redaction_id    TEXT PRIMARY KEY,
+    memory_id       TEXT NOT NULL UNIQUE REFERENCES memories (memory_id),
+    company_id      TEXT NOT NULL,
+    record_json     TEXT NOT NULL,
+    signature_b64u  TEXT NOT NULL,
+    created_at      INTEGER NOT NULL
+) STRICT;
+
+CREATE TRIGGER memory_redactions_no_delete BEFORE DELETE ON memory_redactions
+BEGIN SELECT RAISE(ABORT, 'aimos: a redaction record is never removed'); END;
+
+CREATE TRIGGER memory_redactions_no_update BEFORE UPDATE ON memory_redactions
+BEGIN SELECT RAISE(ABORT, 'aimos: memory_redactions is append-only'); END;
+
+CREATE TRIGGER memory_redactions_verify_insert BEFORE INSERT ON memory_redactions
+BEGIN
+    SELECT RAISE(ABORT, 'aimos: a redaction record must be signed by this brain''s master and bind its columns')
+        WHERE aimos_redaction_ok(
+            NEW.record_json, NEW.signature_b64u, NEW.memory_id, NEW.company_id, NEW.created_at,
+            NEW.redaction_id,
+            (SELECT public_key_b64u FROM master_identity), (SELECT fingerprint FROM master_identity)) IS NOT 1;
+    SELECT RAISE(ABORT, 'aimos: a redaction record binds the memory''s signed identity')
+        WHERE NOT EXISTS (
+            SELECT 1 FROM memories m
+            WHERE m.memory_id = NEW.memory_id AND m.company_id = NEW.company_id
+              AND m.live_content_hash = json_extract(NEW.record_json, '$.live_content_hash')
+              AND m.save_mutation_hash = json_extract(NEW.record_json, '$.save_mutation_hash')
+              AND m.save_provenance_id = json_extract(NEW.record_json, '$.save_provenance_id')
+              AND m.rowid = json_extract(NEW.record_json, '$.rows[0].rowid'))
+           OR NOT EXISTS (
+            SELECT 1 FROM memory_provenance p
+            WHERE p.provenance_id = json_extract(NEW.record_json, '$.save_provenance_id')
+              AND p.content_hash = json_extract(NEW.record_json, '$.save_content_hash')
+              AND p.mutation_hash = json_extract(NEW.record_json, '$.save_mutation_hash')
+              AND p.rowid = json_extract(NEW.record_json, '$.rows[1].rowid'));
 END;
 
 CREATE TABLE memory_supersessions (

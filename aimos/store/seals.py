@@ -38,6 +38,7 @@ from aimos.crypto.commitments import SealEntry
 from aimos.crypto.ed25519 import verify as ed25519_verify
 from aimos.errors import AimosError, EpochRevokedError, SealError
 from aimos.store.cells import text_of
+from aimos.verify.kit.redaction import RowSwap, check_record, row_swaps
 from aimos.vocabulary import HOUSEKEEPER
 
 # Not sealed: the seal chain itself and its cache (each checked against the chain instead).
@@ -47,7 +48,11 @@ SEAL_TABLES = ("brain_seals", "seal_heads")
 # schema check binds it instead ((version, name) equal to the packaged migrations and to PRAGMA
 # user_version). A brain sealed before this kept its entry in the seals; it no longer changes.
 MIGRATION_LOG = "schema_migrations"
-NOT_SEALED = (*SEAL_TABLES, MIGRATION_LOG)
+# The master's redaction records are bound by the master's signatures and by the two rows each one
+# swaps (a redacted row verifies only as exactly the row the record says), so the same record can be
+# applied to a backup and re-applied after a restore without a new seal (migration 8).
+REDACTIONS = "memory_redactions"
+NOT_SEALED = (*SEAL_TABLES, MIGRATION_LOG, REDACTIONS)
 # A memory's live weight and label are projections of their chains (terminal fidelity checks
 # them); every other column is sealed as saved.
 LIVE_PROJECTIONS: dict[str, frozenset[str]] = {
@@ -673,6 +678,47 @@ class SealReport:
     rows: int
 
 
+def redacted_rows(conn: apsw.Connection) -> tuple[dict[str, dict[int, RowSwap]], list[dict[str, Any]]]:
+    """The rows the brain's valid redaction records swap, by table and rowid, and a failure for
+    each record that does not verify (its rows then keep their redacted hashes: row_altered)."""
+    swaps: dict[str, dict[int, RowSwap]] = {}
+    failures: list[dict[str, Any]] = []
+    exists = conn.execute(
+        "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?", (REDACTIONS,)
+    ).fetchall()
+    if not exists:
+        return swaps, failures
+    master = conn.execute("SELECT public_key_b64u, fingerprint FROM master_identity").fetchall()
+    key, fingerprint = (str(master[0][0]), str(master[0][1])) if master else ("", "")
+    brain_id = _brain_id(conn)
+    for rid, mid, company, record_json, signature, created_at in conn.execute(
+        "SELECT redaction_id, memory_id, company_id, record_json, signature_b64u, created_at"
+        f" FROM {REDACTIONS} ORDER BY rowid"
+    ):
+        reason, record = check_record(
+            record_json,
+            signature,
+            key,
+            fingerprint,
+            memory_id=mid,
+            company_id=company,
+            created_at=created_at,
+            redaction_id=rid,
+        )
+        if record is None or record["brain_id"] != brain_id:
+            failures.append(
+                _failure(
+                    reason or "redaction_record_invalid",
+                    f"{REDACTIONS}: the record for memory {mid} is not the master's for this brain",
+                    REDACTIONS,
+                )
+            )
+            continue
+        for swap in row_swaps(record):
+            swaps.setdefault(swap.table, {})[swap.rowid] = swap
+    return swaps, failures
+
+
 def verify_seals(conn: apsw.Connection) -> SealReport:
     """Re-hash every row of every sealed table against the seal chain; name what differs.
 
@@ -750,15 +796,20 @@ def verify_seals(conn: apsw.Connection) -> SealReport:
             None,
             sum(int(str(conn.execute(f'SELECT COUNT(*) FROM "{n}"').fetchall()[0][0])) for n in rowed),
         )
+    swaps, invalid = redacted_rows(conn)
+    failures.extend(invalid)
     for name in sorted(shapes):
-        found, count = _verify_table(conn, shapes[name], ranges.get(name, []))
+        found, count = _verify_table(conn, shapes[name], ranges.get(name, []), swaps.get(name, {}))
         failures.extend(found)
         total += count
     return SealReport(failures, len(seals), head, total)
 
 
 def _verify_table(
-    conn: apsw.Connection, shape: TableShape, ranges: list[tuple[int, SealEntry, SealEntry]]
+    conn: apsw.Connection,
+    shape: TableShape,
+    ranges: list[tuple[int, SealEntry, SealEntry]],
+    swaps: dict[int, RowSwap],
 ) -> tuple[list[dict[str, Any]], int]:
     failures: list[dict[str, Any]] = []
     cursor = conn.execute(shape.select() + " ORDER BY rowid")
@@ -767,7 +818,9 @@ def _verify_table(
     for seq, (prev_count, prev_max, prev_chain), (count, top, chain) in ranges:
         hashes = []
         while pending is not None and pending[0] <= top:
-            hashes.append(shape.row_hash(pending))
+            h = shape.row_hash(pending)
+            swap = swaps.get(int(pending[0]))
+            hashes.append(swap.before if swap is not None and h == swap.after else h)
             pending = next(cursor, None)
         seen += len(hashes)
         want = count - prev_count

@@ -16,6 +16,7 @@ from textual.widgets import Footer, Header, Static
 
 from aimos.actions.labels import label_words
 from aimos.learning.verifier import verify_brain
+from aimos.memory.redaction import shown_text
 from aimos.memory.versions import memory_detail
 from aimos.recall.label_chain import label_history
 from aimos.recall.weight_chain import weight_trajectory
@@ -116,7 +117,7 @@ class MemoryScreen(Screen[None]):
 
     def _draw(self, d: dict[str, Any]) -> None:
         self.sub_title = f"memory {d['memory_id'][:8]}"
-        self.query_one("#detail-value", Static).update(Text(d["value"]))
+        self.query_one("#detail-value", Static).update(Text(shown_text(d)))
         v = d["version"]
         fields = _grid()
         for k, val in (

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from aimos.memory.redaction import shown_text
+
 BLOCKS = " ▁▂▃▄▅▆▇█"
 
 
@@ -84,7 +86,7 @@ def cell(column: str, memory: dict[str, Any], *, with_key: bool) -> str:
         return str(memory["clearance_level"])
     if column == "created":
         return when(memory["created_at"])
-    text = first_line(memory["value"], 10_000)
+    text = first_line(shown_text(memory), 10_000)
     text = f"{memory['key']} · {text}" if with_key and memory["key"] else text
     return f"(superseded) {text}" if memory.get("superseded") else text
 

@@ -13,6 +13,7 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
+from aimos.memory.redaction import shown_text
 from aimos.recall.receipts import receipt_document, verify_receipt_in_brain
 from aimos.tui.format import first_line, when
 from aimos.tui.guard import Failure, attempt
@@ -95,7 +96,7 @@ class RecallScreen(Screen[None]):
                 f"{row['trust']:.2f}",
                 f"{row['weight']:.3f}",
                 label,
-                first_line(row["value"], 200),
+                first_line(shown_text(row), 200),
                 key=row["memory_id"],
             )
         receipt = r.receipt

@@ -1,0 +1,187 @@
+"""`aimos redact`: remove one memory's text from the brain, keeping every proof about it.
+
+The memory's signed record is verified first (its text is the last chance to check the save's
+signature); then, in one sealed write, the master signs the redaction record, the text leaves the
+memory row and its save body, the housekeeper records a `memory_redacted` event (no text in it),
+and the search indexes are rebuilt without it. secure_delete is on for that write, so the pages
+that held the text are zeroed, and the WAL is checkpointed and truncated after the commit. The
+record is also kept outside the brain (``redactions-<brain id>.json`` beside anchors.json), so a
+restore from an older backup re-applies it instead of bringing the text back.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import apsw
+
+from aimos import paths
+from aimos.actions.session import Brain, now
+from aimos.crypto.ed25519 import KeyPair
+from aimos.crypto.encoding import iso_ms
+from aimos.errors import UsageError
+from aimos.identity.epochs import brain_meta
+from aimos.ledger.events import append_event
+from aimos.memory.gates import refuse_secrets
+from aimos.memory.redaction import redact_memory, redaction_of, redactions
+from aimos.memory.versions import get_memory
+from aimos.recall.candidates import FTS_TABLES, rebuild_indexes
+from aimos.recall.disclosure import verify_for_disclosure
+from aimos.store.connection import one, write_transaction
+from aimos.verify.kit.redaction import MAX_REASON_CHARS, notice
+from aimos.vocabulary import MEMORY_REDACTED_OPERATION, REDACTIONS_FILE_SCHEMA
+
+
+@dataclass(frozen=True)
+class Redaction:
+    memory_id: str
+    redaction_id: str
+    redacted_at: int
+    reason: str
+    event_id: str
+    seal: int | None
+    wal_truncated: bool
+    other_versions: list[str]
+
+    @property
+    def notice(self) -> str:
+        return notice({"reason": self.reason}, iso_ms(self.redacted_at))
+
+
+def notice_of(stored: dict[str, Any]) -> str:
+    """The notice of a stored record (as ``redactions`` returns it)."""
+    record = json.loads(stored["record_json"])
+    return notice(record, iso_ms(int(record["redacted_at"])))
+
+
+def check_reason(reason: str) -> str:
+    reason = (reason or "").strip()
+    if not reason:
+        raise UsageError("a redaction needs a reason", 'Say why: aimos redact ID --reason "..."')
+    if len(reason) > MAX_REASON_CHARS:
+        raise UsageError(f"the reason is longer than {MAX_REASON_CHARS} characters", "Shorten it.")
+    refuse_secrets(reason)
+    return reason
+
+
+def redactions_of(brain: Brain) -> list[dict[str, Any]]:
+    """The brain's redaction records as stored (what is applied to its backups)."""
+    return redactions(brain.conn)
+
+
+def existing(brain: Brain, memory_ref: str) -> tuple[str, dict[str, Any] | None]:
+    """The memory's full id and its redaction record, if it was redacted."""
+    mid = get_memory(brain.conn, memory_ref)["memory_id"]
+    return mid, redaction_of(brain.conn, mid)
+
+
+def plan(brain: Brain, memory_ref: str) -> dict[str, Any]:
+    """What the redaction would touch, checked before the passphrase is asked for: the memory,
+    verified; refused when it is already redacted."""
+    found = get_memory(brain.conn, memory_ref)
+    memory = one(brain.conn, "SELECT * FROM memories WHERE memory_id = ?", (found["memory_id"],))
+    assert memory is not None
+    if redaction_of(brain.conn, memory["memory_id"]) is not None:
+        raise UsageError(f"memory {memory['memory_id']} is already redacted", "Nothing was changed.")
+    verify_for_disclosure(brain.conn, memory, allow_superseded=True)
+    return memory
+
+
+def redact(brain: Brain, master: KeyPair, memory_ref: str, reason: str) -> Redaction:
+    reason = check_reason(reason)
+    memory = plan(brain, memory_ref)
+    conn, at = brain.conn, now()
+    mid = memory["memory_id"]
+    conn.execute("PRAGMA secure_delete = ON")
+    try:
+        with write_transaction(conn, brain.housekeeper):
+            record = redact_memory(
+                conn, master, brain_id=brain.meta["brain_id"], memory_id=mid, reason=reason, now=at
+            )
+            event = append_event(
+                conn,
+                brain.housekeeper(),
+                operation=MEMORY_REDACTED_OPERATION,
+                company_id=memory["company_id"],
+                metadata={
+                    "memory_id": mid,
+                    "redaction_id": record["redaction_id"],
+                    "live_content_hash": record["live_content_hash"],
+                    "master_fingerprint": master.fingerprint,
+                },
+                now=at,
+            )
+            rebuild_indexes(conn)
+            for table in FTS_TABLES:
+                conn.execute(f"INSERT INTO {table} ({table}) VALUES ('optimize')")
+        seal = conn.execute("SELECT MAX(seq) FROM brain_seals").fetchall()[0][0]
+        truncated = checkpoint(conn)
+    finally:
+        conn.execute("PRAGMA secure_delete = OFF")
+    keep_outside(conn)
+    return Redaction(
+        mid,
+        record["redaction_id"],
+        at,
+        reason,
+        str(event["event_id"]),
+        None if seal is None else int(str(seal)),
+        truncated,
+        other_versions(conn, mid),
+    )
+
+
+def checkpoint(conn: apsw.Connection) -> bool:
+    """Copy the WAL into the brain and truncate it; False when a reader kept part of it (another
+    process holds a snapshot: the text may stay in the WAL until its next checkpoint)."""
+    busy, log, _done = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()[0]
+    return int(str(busy)) == 0 and int(str(log)) in (0, -1)
+
+
+def other_versions(conn: apsw.Connection, memory_id: str) -> list[str]:
+    """The memory's other versions (its supersession chain both ways) whose text is still there."""
+    seen, todo = {memory_id}, [memory_id]
+    while todo:
+        mid = todo.pop()
+        for old, new in conn.execute(
+            "SELECT old_memory_id, new_memory_id FROM memory_supersessions"
+            " WHERE old_memory_id = ? OR new_memory_id = ?",
+            (mid, mid),
+        ):
+            for other in (str(old), str(new)):
+                if other not in seen:
+                    seen.add(other)
+                    todo.append(other)
+    seen.discard(memory_id)
+    return sorted(m for m in seen if redaction_of(conn, m) is None)
+
+
+def outside_path(brain_id: str) -> Path:
+    return paths.anchors_path().with_name(f"redactions-{brain_id}.json")
+
+
+def keep_outside(conn: apsw.Connection) -> Path:
+    """Write every redaction record of the brain (record and signature: no text) beside
+    anchors.json, 0600, atomically."""
+    brain_id = brain_meta(conn)["brain_id"]
+    path = outside_path(brain_id)
+    document = {"schema": REDACTIONS_FILE_SCHEMA, "brain_id": brain_id, "records": redactions(conn)}
+    paths.write_private_file(path, json.dumps(document, sort_keys=True, indent=1).encode("utf-8"))
+    return path
+
+
+def kept_outside(brain_id: str) -> list[dict[str, Any]]:
+    """The records kept beside anchors.json for this brain (empty when none or unreadable: each
+    one is checked against the master before it is applied anywhere)."""
+    try:
+        document = json.loads(outside_path(brain_id).read_text("utf-8"))
+    except (OSError, ValueError):
+        return []
+    found = document.get("records") if isinstance(document, dict) else None
+    if not isinstance(found, list) or document.get("brain_id") != brain_id:
+        return []
+    fields = ("redaction_id", "memory_id", "record_json", "signature_b64u")
+    return [r for r in found if isinstance(r, dict) and all(isinstance(r.get(f), str) for f in fields)]

@@ -1,0 +1,227 @@
+"""Redaction of one memory's text by the master: the writer, and the reads that say a memory was
+redacted. The record and its check are the kit's (aimos/verify/kit/redaction.py); migration 8
+allows exactly these two row changes once the record is in.
+
+The writer runs inside the caller's write transaction (the action in aimos/actions/redaction.py
+verifies the memory first, rebuilds the search indexes with secure_delete on and checkpoints the
+WAL after the commit). ``apply_record`` puts an existing record into another copy of the same brain
+(a backup, a restored brain): the record is the master's, so no passphrase is needed there.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import apsw
+
+from aimos.crypto.canonical import canonical_text, json_loads
+from aimos.crypto.commitments import sha256
+from aimos.crypto.ed25519 import KeyPair
+from aimos.crypto.encoding import b64u_encode, iso_ms
+from aimos.errors import IntegrityError, MemoryNotFoundError, UsageError
+from aimos.store.connection import one, rows
+from aimos.store.seals import REDACTIONS, TableShape, sealed_tables
+from aimos.verify.kit.redaction import (
+    REDACTED_TABLES,
+    REDACTED_VALUE,
+    check_record,
+    notice,
+    parse_record,
+    record_id,
+    record_message,
+    redacted_body,
+    row_swaps,
+)
+from aimos.vocabulary import REDACTION_SCHEMA
+
+# the column of each redacted table that held the text
+_TEXT_COLUMN = {"memories": "value", "memory_provenance": "body_json"}
+
+
+def _row(conn: apsw.Connection, shape: TableShape, rowid: int) -> tuple[Any, ...]:
+    found = conn.execute(shape.select() + " WHERE rowid = ?", (rowid,)).fetchall()
+    if not found:
+        raise IntegrityError(f"{shape.name} row {rowid} is missing")
+    return tuple(found[0])
+
+
+def _swapped(shape: TableShape, row: tuple[Any, ...], text: bytes) -> tuple[Any, ...]:
+    """The row as it will be with its text column replaced (cells as ``shape.select`` reads them)."""
+    column = _TEXT_COLUMN[shape.name]
+    index = 1 + [c for c, _ in shape.columns].index(column)
+    return (*row[:index], text, *row[index + 1 :])
+
+
+def redaction_of(conn: apsw.Connection, memory_id: str) -> dict[str, Any] | None:
+    """The memory's redaction record (parsed) with its id, or None when its text is there."""
+    found = one(
+        conn,
+        f"SELECT redaction_id, record_json, signature_b64u FROM {REDACTIONS} WHERE memory_id = ?",
+        (memory_id,),
+    )
+    if found is None:
+        return None
+    record = parse_record(found["record_json"])
+    if record is None:
+        raise IntegrityError(
+            f"memory {memory_id}'s redaction record is damaged",
+            "Run `aimos verify`: the brain was changed outside aimos.",
+        )
+    return {**record, "redaction_id": found["redaction_id"]}
+
+
+def redactions(conn: apsw.Connection) -> list[dict[str, Any]]:
+    """Every stored record as stored (record text and signature), oldest first: what is kept
+    outside the brain and re-applied to a backup or a restored brain."""
+    return rows(
+        conn,
+        f"SELECT redaction_id, memory_id, record_json, signature_b64u FROM {REDACTIONS} ORDER BY rowid",
+    )
+
+
+def redacted_ids(conn: apsw.Connection, memory_ids: list[str]) -> dict[str, dict[str, Any]]:
+    """Of these memories, the redacted ones with their records."""
+    if not memory_ids:
+        return {}
+    marks = ", ".join("?" * len(memory_ids))
+    found = rows(
+        conn,
+        f"SELECT memory_id, record_json FROM {REDACTIONS} WHERE memory_id IN ({marks})",
+        tuple(memory_ids),
+    )
+    return {r["memory_id"]: record for r in found if (record := parse_record(r["record_json"])) is not None}
+
+
+def redact_memory(
+    conn: apsw.Connection,
+    master: KeyPair,
+    *,
+    brain_id: str,
+    memory_id: str,
+    reason: str,
+    now: int,
+) -> dict[str, Any]:
+    """Sign the record, store it, then remove the text from the memory row and its save body.
+    Call inside a write transaction, after the memory's signed record was verified."""
+    memory = one(
+        conn,
+        "SELECT rowid, memory_id, company_id, live_content_hash, save_provenance_id, save_mutation_hash"
+        " FROM memories WHERE memory_id = ?",
+        (memory_id,),
+    )
+    if memory is None:
+        raise MemoryNotFoundError(f"no memory {memory_id}")
+    if redaction_of(conn, memory_id) is not None:
+        raise UsageError(f"memory {memory_id} is already redacted", "Nothing was changed.")
+    save = one(
+        conn,
+        "SELECT rowid, body_json, content_hash, mutation_hash FROM memory_provenance WHERE provenance_id = ?",
+        (memory["save_provenance_id"],),
+    )
+    if save is None:
+        raise IntegrityError(f"memory {memory_id} has no save provenance node")
+    body_text = canonical_text(redacted_body(json_loads(save["body_json"])))
+    shapes = sealed_tables(conn)
+    texts = {"memories": REDACTED_VALUE.encode("utf-8"), "memory_provenance": body_text.encode("utf-8")}
+    rowids = {"memories": int(memory["rowid"]), "memory_provenance": int(save["rowid"])}
+    swaps = []
+    for table in REDACTED_TABLES:
+        shape = shapes[table]
+        row = _row(conn, shape, rowids[table])
+        swaps.append(
+            {
+                "table": table,
+                "rowid": rowids[table],
+                "before": shape.row_hash(row).hex(),
+                "after": shape.row_hash(_swapped(shape, row, texts[table])).hex(),
+            }
+        )
+    record = {
+        "schema": REDACTION_SCHEMA,
+        "brain_id": brain_id,
+        "company_id": memory["company_id"],
+        "memory_id": memory_id,
+        "live_content_hash": memory["live_content_hash"],
+        "save_provenance_id": memory["save_provenance_id"],
+        "save_content_hash": save["content_hash"],
+        "save_mutation_hash": save["mutation_hash"],
+        "redacted_body_sha256": sha256(body_text.encode("utf-8")).hex(),
+        "rows": swaps,
+        "reason": reason,
+        "redacted_at": now,
+        "master_fingerprint": master.fingerprint,
+    }
+    text = canonical_text(record)
+    stored = {
+        "redaction_id": record_id(text),
+        "memory_id": memory_id,
+        "record_json": text,
+        "signature_b64u": b64u_encode(master.sign(record_message(text))),
+    }
+    apply_record(conn, stored)
+    return {**record, "redaction_id": stored["redaction_id"]}
+
+
+def apply_record(conn: apsw.Connection, stored: dict[str, Any]) -> None:
+    """Store one record (as ``redactions`` returns it) and remove the text it names; the two rows
+    must then hash to exactly what the record says. Call inside a transaction."""
+    record = parse_record(stored["record_json"])
+    if record is None:
+        raise IntegrityError("a redaction record is damaged", "Nothing was changed.")
+    conn.execute(
+        f"INSERT INTO {REDACTIONS} (redaction_id, memory_id, company_id, record_json, signature_b64u,"
+        " created_at) VALUES (?, ?, ?, ?, ?, ?)",
+        (
+            stored["redaction_id"],
+            record["memory_id"],
+            record["company_id"],
+            stored["record_json"],
+            stored["signature_b64u"],
+            record["redacted_at"],
+        ),
+    )
+    save = one(
+        conn,
+        "SELECT body_json FROM memory_provenance WHERE provenance_id = ?",
+        (record["save_provenance_id"],),
+    )
+    assert save is not None  # the insert trigger checked it exists
+    body_text = canonical_text(redacted_body(json_loads(save["body_json"])))
+    conn.execute("UPDATE memories SET value = ? WHERE memory_id = ?", (REDACTED_VALUE, record["memory_id"]))
+    conn.execute(
+        "UPDATE memory_provenance SET body_json = ? WHERE provenance_id = ?",
+        (body_text, record["save_provenance_id"]),
+    )
+    shapes = sealed_tables(conn)
+    for swap in row_swaps(record):
+        if shapes[swap.table].row_hash(_row(conn, shapes[swap.table], swap.rowid)) != swap.after:
+            raise IntegrityError(
+                f"after redaction, {swap.table} row {swap.rowid} is not the row the record names",
+                "Nothing was changed. Run `aimos verify`.",
+            )
+
+
+def check_stored(conn: apsw.Connection, stored: dict[str, Any]) -> str | None:
+    """None when a stored record (from ``redactions``) verifies under this brain's master."""
+    master = one(conn, "SELECT public_key_b64u, fingerprint FROM master_identity")
+    if master is None:
+        return "no master identity"
+    reason, _ = check_record(
+        stored["record_json"], stored["signature_b64u"], master["public_key_b64u"], master["fingerprint"]
+    )
+    return reason
+
+
+def mark_redacted(conn: apsw.Connection, memories: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Give each memory read its ``redacted`` notice (None when its text is there); returns them."""
+    found = redacted_ids(conn, [m["memory_id"] for m in memories])
+    for m in memories:
+        record = found.get(m["memory_id"])
+        m["redacted"] = None if record is None else notice(record, iso_ms(int(record["redacted_at"])))
+    return memories
+
+
+def shown_text(memory: dict[str, Any]) -> str:
+    """The text a person sees: the memory's value, or its redaction notice in brackets."""
+    redacted = memory.get("redacted")
+    return f"[{redacted}]" if redacted else str(memory["value"])

@@ -1,0 +1,173 @@
+"""A redaction record: the master's signed word that one memory's text was removed from the brain
+(pure, no I/O). The writer builds it, the store's trigger, the seal check and both verifiers read
+it with these functions.
+
+Redaction is the one exception to "nothing is deleted": the memory's value leaves the brain (its
+row, its signed save body, the search indexes), every proof about it stays. What can no longer be
+recomputed from the removed bytes (the save's content hash, its signature, the seal row hashes of
+the two rows that held the text) the record carries, signed by the master, who checked them when
+the text was still there:
+
+- ``live_content_hash``, ``save_content_hash``, ``save_mutation_hash``: the memory's signed
+  identity, unchanged; the stored save body now hashes to ``redacted_body_sha256`` (the body with
+  its ``value`` set to null, still canonical JSON);
+- ``rows``: for the memory row and its save provenance row, the seal row hash before and after
+  the text was removed: the seal chain keeps verifying with ``before`` in place of a row that
+  hashes to exactly ``after`` (any other change to that row still breaks it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from aimos.crypto.canonical import canonical_json, json_loads
+from aimos.crypto.commitments import sha256
+from aimos.crypto.ed25519 import verify
+from aimos.crypto.encoding import b64u_decode
+from aimos.errors import AimosError
+from aimos.vocabulary import MEMORY_REDACTION, REDACTION_SCHEMA
+
+# what a redacted memory row holds as its value, and its save body as "value"
+REDACTED_VALUE: Final = ""
+REDACTED_TABLES: Final = ("memories", "memory_provenance")
+RECORD_FIELDS: Final = frozenset(
+    {
+        "schema",
+        "brain_id",
+        "company_id",
+        "memory_id",
+        "live_content_hash",
+        "save_provenance_id",
+        "save_content_hash",
+        "save_mutation_hash",
+        "redacted_body_sha256",
+        "rows",
+        "reason",
+        "redacted_at",
+        "master_fingerprint",
+    }
+)
+RECORD_INVALID: Final = "redaction_record_invalid"
+MAX_REASON_CHARS: Final = 500
+
+
+@dataclass(frozen=True)
+class RowSwap:
+    """One row the redaction changed: its seal row hash before and after."""
+
+    table: str
+    rowid: int
+    before: bytes
+    after: bytes
+
+
+def redacted_body(body: Mapping[str, Any]) -> dict[str, Any]:
+    """The save body as stored after redaction: every field but the value, which is null."""
+    return {**body, "value": None}
+
+
+def record_message(record_text: str | bytes) -> bytes:
+    """What the master signs: the domain, then the record's canonical JSON bytes."""
+    data = record_text.encode("utf-8") if isinstance(record_text, str) else bytes(record_text)
+    return MEMORY_REDACTION + data
+
+
+def record_id(record_text: str | bytes) -> str:
+    """The record's id: SHA-256 of its canonical bytes, hex."""
+    data = record_text.encode("utf-8") if isinstance(record_text, str) else bytes(record_text)
+    return sha256(data).hex()
+
+
+def _hex64(value: object) -> bool:
+    return isinstance(value, str) and len(value) == 64 and all(c in "0123456789abcdef" for c in value)
+
+
+def _rows(value: object) -> list[RowSwap] | None:
+    if not isinstance(value, list) or len(value) != len(REDACTED_TABLES):
+        return None
+    swaps = []
+    for item, table in zip(value, REDACTED_TABLES, strict=True):
+        if not isinstance(item, dict) or set(item) != {"table", "rowid", "before", "after"}:
+            return None
+        rowid = item["rowid"]
+        if item["table"] != table or not isinstance(rowid, int) or isinstance(rowid, bool) or rowid < 1:
+            return None
+        if not (_hex64(item["before"]) and _hex64(item["after"])) or item["before"] == item["after"]:
+            return None
+        swaps.append(RowSwap(table, rowid, bytes.fromhex(item["before"]), bytes.fromhex(item["after"])))
+    return swaps
+
+
+def parse_record(record_text: object) -> dict[str, Any] | None:
+    """The record when it is canonical JSON of the right shape, else None."""
+    if not isinstance(record_text, str):
+        return None
+    try:
+        record = json_loads(record_text)
+        if canonical_json(record).decode("utf-8") != record_text:
+            return None
+    except (AimosError, ValueError, RecursionError):
+        return None
+    if not isinstance(record, dict) or set(record) != RECORD_FIELDS or record["schema"] != REDACTION_SCHEMA:
+        return None
+    texts = ("brain_id", "company_id", "memory_id", "save_provenance_id", "reason")
+    hashes = ("live_content_hash", "save_content_hash", "save_mutation_hash", "redacted_body_sha256")
+    if not all(isinstance(record[f], str) and record[f] for f in texts):
+        return None
+    if len(record["reason"]) > MAX_REASON_CHARS or not all(_hex64(record[f]) for f in hashes):
+        return None
+    at = record["redacted_at"]
+    if not isinstance(at, int) or isinstance(at, bool) or at < 0 or not _hex64(record["master_fingerprint"]):
+        return None
+    if _rows(record["rows"]) is None:
+        return None
+    return record
+
+
+def row_swaps(record: Mapping[str, Any]) -> list[RowSwap]:
+    """The rows a parsed record swaps (parse_record checked their shape)."""
+    return _rows(record["rows"]) or []
+
+
+def check_record(
+    record_text: object,
+    signature_b64u: object,
+    master_public_key: str,
+    master_fingerprint: str,
+    *,
+    memory_id: object = None,
+    company_id: object = None,
+    created_at: object = None,
+    redaction_id: object = None,
+) -> tuple[str | None, dict[str, Any] | None]:
+    """(None, record) when the stored record is well formed, signed by this master and binds the
+    columns stored beside it (when given); else (RECORD_INVALID, None)."""
+    record = parse_record(record_text)
+    if record is None or record["master_fingerprint"] != master_fingerprint:
+        return RECORD_INVALID, None
+    assert isinstance(record_text, str)
+    bound = (
+        (memory_id, record["memory_id"]),
+        (company_id, record["company_id"]),
+        (created_at, record["redacted_at"]),
+        (redaction_id, record_id(record_text)),
+    )
+    if any(given is not None and given != want for given, want in bound):
+        return RECORD_INVALID, None
+    try:
+        signature = b64u_decode(str(signature_b64u))
+        if not isinstance(signature_b64u, str) or not verify(
+            master_public_key, record_message(record_text), signature
+        ):
+            return RECORD_INVALID, None
+    except AimosError:
+        return RECORD_INVALID, None
+    return None, record
+
+
+def notice(record: Mapping[str, Any], iso: str) -> str:
+    """What a person sees in place of the text (``iso``: the redaction time as the reader shows
+    times)."""
+    return f"redacted by the master at {iso}: {record['reason']}"
