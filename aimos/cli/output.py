@@ -45,3 +45,19 @@ def table(headers: list[str], body: list[list[str]]) -> str:
     lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()]
     lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in body]
     return "\n".join(lines)
+
+
+def read_confirmation(expected: str) -> str:
+    """A typed confirmation (purge, redact): at the terminal's prompt, else the next line of stdin.
+    Ctrl-C at the prompt is an interruption (exit 130, nothing changed)."""
+    import typer
+
+    if sys.stdin.isatty():
+        try:
+            typed = typer.prompt(
+                f"Type exactly `{expected}` to confirm", default="", show_default=False, err=True
+            )
+        except typer.Abort:
+            raise KeyboardInterrupt from None
+        return str(typed)
+    return sys.stdin.readline().rstrip("\r\n")

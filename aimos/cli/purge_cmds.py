@@ -3,32 +3,18 @@ nowhere else in aimos) and `aimos purge verify-receipt`."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
 import typer
 
 from aimos.cli.options import PASSPHRASE_FD
-from aimos.cli.output import emit_json, out, say
+from aimos.cli.output import emit_json, out, read_confirmation, say
 
 purge_app = typer.Typer(
     help="Destroy this brain, offline, with a signed categorical receipt (dry run by default).",
     invoke_without_command=True,
 )
-
-
-def _read_confirmation(expected: str) -> str:
-    if sys.stdin.isatty():
-        try:
-            typed = typer.prompt(
-                f"Type exactly `{expected}` to confirm", default="", show_default=False, err=True
-            )
-        except typer.Abort:
-            raise KeyboardInterrupt from None  # Ctrl-C at the prompt: exit 130, nothing changed
-        return str(typed)
-    line = sys.stdin.readline()
-    return line.rstrip("\r\n")
 
 
 def scratch_purger(receipts_dir: Path) -> Any:
@@ -101,7 +87,7 @@ def purge(
     try:
         result = ceremony.start(
             passphrase,
-            _read_confirmation,
+            read_confirmation,
             recreate=recreate,
             receipt_file=Path(receipt_file) if receipt_file else None,
         )

@@ -2,25 +2,10 @@
 
 from __future__ import annotations
 
-import sys
-
 import typer
 
 from aimos.cli.options import PASSPHRASE_FD
-from aimos.cli.output import emit_json, out, say, when
-
-
-def _confirmation(expected: str) -> str:
-    """The typed confirmation: at the terminal's prompt, else the next line of stdin."""
-    if sys.stdin.isatty():
-        try:
-            typed = typer.prompt(
-                f"Type exactly `{expected}` to confirm", default="", show_default=False, err=True
-            )
-        except typer.Abort:
-            raise KeyboardInterrupt from None  # Ctrl-C at the prompt: exit 130, nothing changed
-        return str(typed)
-    return sys.stdin.readline().rstrip("\r\n")
+from aimos.cli.output import emit_json, out, read_confirmation, say, when
 
 
 def register(app: typer.Typer) -> None:
@@ -60,7 +45,7 @@ def register(app: typer.Typer) -> None:
                     f"memory {mid} ({memory['memory_type']}, key {memory['key'] or '-'}, saved "
                     f"{when(memory['created_at'])}): its text will be removed from the brain for good"
                 )
-                if _confirmation(expected) != expected:
+                if read_confirmation(expected) != expected:
                     raise UsageError(
                         "the confirmation did not match; nothing was changed", f"Type `{expected}`."
                     )
