@@ -1,0 +1,41 @@
+"""A redacted memory in the TUI: the list and the detail screen show who redacted it, when and
+why, never an empty text; its signed record still verifies there."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_tui_detail import open_memory, section
+from textual.pilot import Pilot
+from tui_support import drive, save
+
+from aimos.tui.memory_table import MemoryTable
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def _redact(memory_id: str, passphrase: str) -> None:
+    from aimos.actions import redaction
+    from aimos.actions.session import open_brain
+
+    with open_brain(write=True) as brain:
+        redaction.redact(brain, brain.master_with(passphrase), memory_id, "it held the alarm code")
+
+
+def test_the_list_and_the_detail_show_the_redaction_notice(installed: Path, passphrase: str) -> None:
+    memory = save("The alarm code is 9911, the panel is by the back door")
+    _redact(memory, passphrase)
+
+    async def scenario(pilot: Pilot[Any]) -> None:
+        table = pilot.app.screen.query_one(MemoryTable)
+        rows = [table.memory_at(i) for i in range(len(table.rowids))]
+        ours = next(r for r in rows if r and r["memory_id"] == memory)
+        assert ours["redacted"] and ours["redacted"].endswith("it held the alarm code")
+        screen = await open_memory(pilot, memory)
+        shown = section(screen, "value")
+        assert shown.startswith("[redacted by the master at ") and "it held the alarm code" in shown, shown
+        assert "9911" not in shown
+
+    drive(scenario, size=(110, 40))
