@@ -64,6 +64,9 @@ def register(app: typer.Typer) -> None:
             "other_versions_with_text": done.other_versions if done else [],
             "backups_holding_text": [] if backups else [str(p) for p, _ in holding],
             "backups_redacted": [str(p) for p, ids in cleaned if ids],
+            # the receipt: the master-signed record itself (no text), checkable against the master key
+            "record_json": records[0]["record_json"],
+            "signature_b64u": records[0]["signature_b64u"],
         }
         if json_out:
             emit_json(result)
