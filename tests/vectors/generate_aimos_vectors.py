@@ -464,6 +464,46 @@ def build_installer_documents() -> dict[str, Any]:
     }
 
 
+def build_redaction() -> dict[str, Any]:
+    """The master's redaction record of one memory (aimos.memory-redaction/v1): its canonical
+    text, the message the master signs (domain + text), its id (SHA-256 of the text)."""
+    from aimos.verify.kit.redaction import record_id, record_message
+
+    master = vector_key("master")
+    record = {
+        "schema": vocabulary.REDACTION_SCHEMA,
+        "brain_id": "0b7c2d1e-3f4a-4b5c-8d6e-7f8091a2b3c4",
+        "company_id": COMPANY,
+        "memory_id": MEMORY_ID,
+        "live_content_hash": commitments.live_content_hash(LIVE_ROWS[0][1]).hex(),
+        "save_provenance_id": EVENT_ID,
+        "save_content_hash": _fixed_hash("aimos-vector:save-content").hex(),
+        "save_mutation_hash": _fixed_hash("aimos-vector:save-mutation").hex(),
+        "redacted_body_sha256": _fixed_hash("aimos-vector:redacted-body").hex(),
+        "rows": [
+            {
+                "table": table,
+                "rowid": rowid,
+                "before": _fixed_hash(f"aimos-vector:{table}-before").hex(),
+                "after": _fixed_hash(f"aimos-vector:{table}-after").hex(),
+            }
+            for table, rowid in (("memories", 12), ("memory_provenance", 40))
+        ],
+        "reason": "it held a password (é, 東京)",
+        "redacted_at": T0 + 7_200,
+        "master_fingerprint": master.fingerprint,
+    }
+    text = canonical_json(record).decode("utf-8")
+    return {
+        "record": record,
+        "record_text": text,
+        "message_hex": record_message(text).hex(),
+        "redaction_id": record_id(text),
+        "master_public_key_b64u": master.public_b64u,
+        "signature_b64u": b64u_encode(master.sign(record_message(text))),
+    }
+
+
 def build() -> dict[str, Any]:
     """Every aimos vector, computed from the fixed inputs above."""
     return {
@@ -490,6 +530,7 @@ def build() -> dict[str, Any]:
         "occurrence_v3_minimal": build_occurrence(),
         "merkle": build_merkle(),
         "installer": build_installer_documents(),
+        "memory_redaction": build_redaction(),
     }
 
 

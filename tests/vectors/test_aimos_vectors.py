@@ -428,3 +428,31 @@ def test_installer_documents_by_hand(vectors: dict[str, Any]) -> None:
     assert "receipt_sha256" not in receipt["receipt"]
     assert h.sha256(rfc8785.dumps(receipt["receipt"])).hexdigest() == receipt["receipt_sha256"]
     assert receipt["receipt"]["plan_sha256"] == plan["plan_sha256"]
+
+
+def test_memory_redaction_record_by_hand(vectors: dict[str, Any]) -> None:
+    """The master signs b"aimos.memory-redaction/v1" 0x00 + the record's canonical JSON; its id is
+    the SHA-256 of that JSON; the kit accepts exactly this record and nothing edited."""
+    import base64
+
+    from aimos.verify.kit.redaction import RECORD_INVALID, check_record
+
+    v = vectors["memory_redaction"]
+    text = v["record_text"]
+    assert text == json.dumps(v["record"], sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    message = b"aimos.memory-redaction/v1\x00" + text.encode("utf-8")
+    assert message.hex() == v["message_hex"]
+    assert hashlib.sha256(text.encode("utf-8")).hexdigest() == v["redaction_id"]
+    signature = base64.urlsafe_b64decode(v["signature_b64u"] + "=" * (-len(v["signature_b64u"]) % 4))
+    key = v["master_public_key_b64u"]
+    assert verify(key, message, signature)
+    fingerprint = v["record"]["master_fingerprint"]
+    assert check_record(text, v["signature_b64u"], key, fingerprint, redaction_id=v["redaction_id"]) == (
+        None,
+        v["record"],
+    )
+    edited = text.replace("password", "passcode")
+    assert check_record(edited, v["signature_b64u"], key, fingerprint)[0] == RECORD_INVALID
+    assert check_record(text, v["signature_b64u"], key, fingerprint, memory_id="another")[0] == RECORD_INVALID
+    spaced = json.dumps(v["record"], sort_keys=True)  # not canonical
+    assert check_record(spaced, v["signature_b64u"], key, fingerprint)[0] == RECORD_INVALID
