@@ -61,7 +61,11 @@ DELETE_GROUPS = [(DELETE, t) for t in TABLES]
 # Moving a row in write order (its rowid): the seals hash each row's rowid, so this is detected too.
 # seal_heads is left out: a cache keyed by table name, whose row order carries nothing (its
 # contents are checked against the newest seal's signed state root, and its edits are tested above).
-MOVE_GROUPS = [(MOVE, t) for t in TABLES if t not in ROWID_IS_A_COLUMN and t != "seal_heads"]
+# memory_redactions too: its records are bound by the master's signatures and the rows each one
+# names, not by the seals (a backup and a restored brain take the same record), so their order
+# carries nothing; every edit and deletion of a record is tested above.
+UNORDERED = {"seal_heads", "memory_redactions"}
+MOVE_GROUPS = [(MOVE, t) for t in TABLES if t not in ROWID_IS_A_COLUMN and t not in UNORDERED]
 CONTROL_GROUPS = [(CONTROL, t) for t in TABLES]
 FTS_GROUPS = [(kind, t) for t in SCHEMA.fts for kind in (FTS_EDIT, FTS_DELETE)]
 

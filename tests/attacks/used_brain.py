@@ -9,6 +9,7 @@ temporary AIMOS_HOME with the file keystore:
 - a quarantined canary save (a signed weight baseline);
 - recalls (receipts) and outcomes: authorized transitions, signed no-ops, an occurrence observation;
 - explicit judgments: confirm and dispute (agent alone), refute and support (with the master);
+- the superseded version's text redacted by the master (a redaction record);
 - `alpha` rotated (its first epoch revoked by the rotation; its new epoch saves, recalls and gives
   an outcome) and `beta` revoked;
 - a backup restored at once (the master's signed restore record; nothing lost).
@@ -77,6 +78,7 @@ def build_used_brain(home: Path) -> UsedBrain:
     from aimos.actions.memory import NewMemory
     from aimos.actions.memory import correct as correct_memory
     from aimos.actions.memory import save as signed_save
+    from aimos.actions.redaction import redact
     from aimos.actions.session import now, open_brain
     from aimos.housekeeper.jobs.nightly_dream import online_backup
     from aimos.housekeeper.restore import restore
@@ -159,6 +161,9 @@ def build_used_brain(home: Path) -> UsedBrain:
             judge_memory(
                 brain, "cli", ids["work:standup"], "dispute", "moved to 10:00 in November", master=None
             )
+
+            # the superseded tyre note's text redacted by the master (a record, two rows changed)
+            redact(brain, master, ids["car:tyres"], "an old reading, not to be shown again")
 
             # alpha rotated (its first epoch is revoked by the rotation), then used with its new key
             _wait_for(alpha.valid_from + 1)
