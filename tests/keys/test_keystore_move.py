@@ -190,3 +190,20 @@ def unlock(conn, collection) -> None:  # type: ignore[no-untyped-def]
     secret = format_secret(open_session(conn), b"pass", "text/plain")
     internal.call("UnlockWithMasterPassword", "o(oayays)", collection.collection_path, secret)
     assert not collection.is_locked()
+
+
+@pytest.mark.keychain
+@pytest.mark.parametrize("keystore", ["file"], indirect=True)
+def test_a_backup_from_before_a_move_is_restored_onto_the_keystore_the_keys_are_in(brain: Installed) -> None:
+    require_keychain()
+    works(brain, "saved before the backup")
+    night = run_aimos("housekeeper", "run-job", "nightly-dream", "--json", timeout=180).json()
+    backup = night["result"]["backup"]["file"]
+    held = brain.items("file")
+    move("os").json()
+    works(brain, "saved after the move, before the restore")
+    run_aimos("restore", backup, "--json", timeout=180).json()
+    # the backup recorded the file keystore; the restored brain records where the keys are now
+    assert brain.recorded_kind() == "os"
+    assert brain.items("os") == held and brain.items("file") == set()
+    works(brain, "saved after the restore")
