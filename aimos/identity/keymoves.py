@@ -35,6 +35,10 @@ from aimos.identity.keystore import FileKeystore, Keystore
 from aimos.identity.passphrase import seal, unseal
 
 
+def lock_path(brain_id: str) -> Path:
+    return paths.state_dir() / f"keys-{brain_id}.lock"
+
+
 @contextlib.contextmanager
 def key_lock(brain_id: str) -> Iterator[None]:
     """One passphrase change or keystore move at a time per brain (an exclusive flock in the state
@@ -42,8 +46,7 @@ def key_lock(brain_id: str) -> Iterator[None]:
     import fcntl
 
     paths.ensure_private_dir(paths.state_dir())
-    lock = paths.state_dir() / f"keys-{brain_id}.lock"
-    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+    fd = os.open(lock_path(brain_id), os.O_RDWR | os.O_CREAT, 0o600)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -151,3 +151,16 @@ def test_a_master_replaced_by_delete_then_add_and_cut_off_in_between(
     assert "completed" in result.err
     assert brain.opens(THIRD) and brain.items(brain.kind) >= {"master"}
     assert "master.next" not in brain.items(brain.kind)
+
+
+def test_a_purge_after_a_cut_off_change_leaves_no_key_behind(
+    brain: Installed, passphrase: str, tmp_path: Path
+) -> None:
+    hook = StepHook(tmp_path)
+    assert change(passphrase, NEW, env=hook.env(kill_at="staged")).code == KILLED
+    assert "master.next" in brain.items(brain.kind)
+    lock = brain.home / "state" / f"keys-{brain.brain_id}.lock"
+    assert lock.exists()
+    run_aimos("purge", "--live", input="PURGE AIMOS personal personal\n").ok()
+    assert brain.items(brain.kind) == set()
+    assert not lock.exists()
