@@ -207,3 +207,23 @@ def test_a_backup_from_before_a_move_is_restored_onto_the_keystore_the_keys_are_
     assert brain.recorded_kind() == "os"
     assert brain.items("os") == held and brain.items("file") == set()
     works(brain, "saved after the restore")
+
+
+@pytest.mark.keychain
+@pytest.mark.parametrize("keystore", ["file"], indirect=True)
+def test_a_session_opened_before_a_move_follows_it(brain: Installed, passphrase: str) -> None:
+    """A TUI or an MCP server keeps its session open: after a move in another process (the old
+    items gone), its next signature loads the key from the keystore the brain records now."""
+    require_keychain()
+    from aimos.actions import memory
+    from aimos.actions.session import open_brain
+
+    with open_brain(write=True) as session:
+        assert session.keystore.kind == "file"
+        move("os").json()
+        assert not brain.key_dir.exists()
+        saved = memory.save(session, "cli", memory.NewMemory("saved by a session opened before the move"))
+        assert saved.memory_id
+        assert session.keystore.kind == "os" and session.meta["keystore"] == "os"
+        assert session.master_with(passphrase).fingerprint
+    run_aimos("verify").ok()
