@@ -204,7 +204,19 @@ class IdentityError(AimosError):
 class KeychainError(IdentityError):
     default_hint = (
         "No OS keychain answered. On a headless machine choose aimos's own file keystore with "
-        "`aimos install --keystore file` (or `--keystore auto`)."
+        "`aimos install --keystore file` (or `--keystore auto`); an installed brain moves its keys "
+        "with `aimos keystore move --to file`."
+    )
+
+
+class KeychainLockedError(KeychainError):
+    """The OS keychain answered, but its collection is locked and could not be unlocked."""
+
+    default_hint = (
+        "Unlock it and try again: log in to the desktop session (the login keychain unlocks with "
+        "it), or unlock the 'Login' keyring in Seahorse (Passwords and Keys) or Keychain Access. "
+        "Where no desktop runs, restart gnome-keyring unlocked: `gnome-keyring-daemon --replace "
+        "--unlock --components=secrets` reads the keyring's password from stdin."
     )
 
 

@@ -123,6 +123,11 @@ MAX_VALIDITY_DAYS: Final = 365
 # An agent whose current epoch ends within this many days is warned about (status, agent list,
 # the TUI, mcp config, its own commands, MCP results) and is due for `aimos agent rotate --expiring`.
 EXPIRY_WARNING_DAYS: Final = 7
+# The keystores a brain's secrets live in, and the housekeeper-signed events that record a change
+# to them (`aimos passphrase change`, `aimos keystore move`; the master passphrase checked first).
+KEYSTORE_KINDS: Final = ("os", "file")
+MASTER_PASSPHRASE_CHANGED_OPERATION: Final = "master_passphrase_changed"  # noqa: S105 (an event word)
+KEYSTORE_MOVED_OPERATION: Final = "keystore_moved"
 
 # --- data classes and clearance ----------------------------------------------------------------
 

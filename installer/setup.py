@@ -237,8 +237,14 @@ class _Tracking:
         self.inner.put(name, secret)
         self.created.append(name)
 
+    def replace(self, name: str, secret: str) -> None:
+        self.inner.replace(name, secret)
+
     def get(self, name: str) -> str:
         return self.inner.get(name)
+
+    def find(self, name: str) -> str | None:
+        return self.inner.find(name)
 
     def delete(self, name: str) -> bool:
         return self.inner.delete(name)

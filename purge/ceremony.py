@@ -125,13 +125,13 @@ def inventory() -> Inventory:
 
 
 def _unlock(journal: dict[str, Any], passphrase: str) -> KeyPair:
-    from aimos.identity.epochs import MASTER_ITEM
+    from aimos.identity.epochs import sealed_master
     from aimos.identity.keystore import open_keystore
     from aimos.identity.passphrase import unseal
 
     keystore = open_keystore(journal["keystore"], journal["brain_id"])
     try:
-        sealed = keystore.get(MASTER_ITEM)
+        sealed = sealed_master(keystore)
     except AimosError as exc:
         raise PassphraseError(
             "the brain's master key is not in its keystore", "The ceremony cannot sign without it."
@@ -412,11 +412,12 @@ def _run(journal: dict[str, Any], master: KeyPair, *, resumed: bool = False) -> 
 
 
 def _finish(journal: dict[str, Any]) -> dict[str, Any]:
-    from aimos.identity.epochs import MASTER_ITEM
+    from aimos.identity.epochs import MASTER_ITEM, MASTER_PENDING_ITEM
     from aimos.identity.keystore import open_keystore
 
     keystore = open_keystore(journal["keystore"], journal["brain_id"])
     keystore.delete(MASTER_ITEM)
+    keystore.delete(MASTER_PENDING_ITEM)  # left by a passphrase change that was cut off
     if journal["keystore"] == "file":
         folder = paths.keystore_dir(journal["brain_id"])
         if folder.is_dir() and not any(folder.iterdir()):

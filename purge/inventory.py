@@ -136,7 +136,9 @@ def owned_files(record: dict[str, Any] | None = None, brain_id: str | None = Non
             and (p.name.startswith(brain.name + ".replaced-") or p.name.startswith(f".{brain.name}.restore-"))
         )
     if brain_id:
-        found.append(freshness_path(brain_id))
+        from aimos.identity.keymoves import lock_path
+
+        found += [freshness_path(brain_id), lock_path(brain_id)]
     backups = state.backups_dir()
     if backups.is_dir():
         found += sorted(p for p in backups.iterdir() if p.is_file())

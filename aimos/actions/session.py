@@ -74,10 +74,22 @@ class Brain:
         try:
             return load_signer(self.conn, self.keystore, agent_id, now())
         except KeychainError:
+            if self._follow_keystore_move():
+                return load_signer(self.conn, self.keystore, agent_id, now())
             from aimos.identity.trusted import check_identities
 
             check_identities(self.conn)
             raise
+
+    def _follow_keystore_move(self) -> bool:
+        """True when the brain moved to another keystore since this session opened (`aimos keystore
+        move` in another process while a TUI or an MCP server kept it open): it now uses that one."""
+        meta = brain_meta(self.conn)
+        if meta.get("keystore") in (None, self.keystore.kind):
+            return False
+        self.meta = meta
+        self.keystore = open_keystore(meta["keystore"], meta["brain_id"])
+        return True
 
     def master(self, passphrase_fd: int | None, purpose: str) -> KeyPair:
         """The master key, with the passphrase from the fd, AIMOS_PASSPHRASE_FILE or a TTY prompt."""
@@ -85,7 +97,12 @@ class Brain:
 
     def master_with(self, passphrase: str) -> KeyPair:
         """The master key, with a passphrase the caller already has (the TUI's password box)."""
-        return unlock_master(self.conn, self.keystore, passphrase)
+        try:
+            return unlock_master(self.conn, self.keystore, passphrase)
+        except KeychainError:
+            if self._follow_keystore_move():
+                return unlock_master(self.conn, self.keystore, passphrase)
+            raise
 
     def close(self) -> None:
         self.conn.close()

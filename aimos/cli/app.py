@@ -51,6 +51,7 @@ def _register() -> None:
         eval_cmds,
         housekeeper_cmds,
         install_cmd,
+        keys_cmds,
         label_cmds,
         learning_cmds,
         mcp_cmds,
@@ -78,6 +79,8 @@ def _register() -> None:
     app.add_typer(recall_cmds.receipt_app, name="receipt")
     app.add_typer(recall_cmds.index_app, name="index")
     app.add_typer(agent_cmds.agent_app, name="agent")
+    app.add_typer(keys_cmds.passphrase_app, name="passphrase")
+    app.add_typer(keys_cmds.keystore_app, name="keystore")
     app.add_typer(eval_cmds.eval_app, name="eval")
     app.add_typer(purge_cmds.purge_app, name="purge")
     app.add_typer(mcp_cmds.mcp_app, name="mcp")

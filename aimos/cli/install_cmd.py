@@ -67,13 +67,15 @@ def _interview(options: Any) -> None:
     )
 
 
-def _already_installed(json_out: bool, brain_id: str) -> None:
+def _already_installed(json_out: bool, brain_id: str, keystore: str | None = None) -> None:
     from aimos import paths
+    from aimos.identity.epochs import brain_meta
     from aimos.store.connection import one, open_reader
 
     conn = open_reader()
     try:
         master = one(conn, "SELECT fingerprint FROM master_identity")
+        kind = brain_meta(conn).get("keystore")
     finally:
         conn.close()
     fingerprint = master["fingerprint"] if master else "?"
@@ -91,6 +93,8 @@ def _already_installed(json_out: bool, brain_id: str) -> None:
     out(f"master fingerprint: {fingerprint}")
     say("To enrol another agent: aimos install --add-agent ID   (or: aimos agent enroll ID)")
     say("Housekeeper: aimos housekeeper status")
+    if keystore in ("os", "file") and keystore != kind:  # --keystore chooses for a new brain only
+        say(f"This brain's keys are in the {kind} keystore; move them: aimos keystore move --to {keystore}")
 
 
 def register(app: typer.Typer) -> None:
@@ -175,7 +179,7 @@ def register(app: typer.Typer) -> None:
             enrol(enrolment, passphrase_fd, json_out)
             return
         if existing is not None:
-            _already_installed(json_out, existing)
+            _already_installed(json_out, existing, keystore)
             return
         options = InstallOptions(
             brain_name=brain_name,

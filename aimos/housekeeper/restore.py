@@ -33,7 +33,15 @@ from aimos.housekeeper import state
 from aimos.housekeeper.jobs.nightly_dream import backup_files
 from aimos.housekeeper.redaction_copies import apply_records
 from aimos.identity.agents import HousekeeperRotation, rotate_housekeeper_in_transaction
-from aimos.identity.epochs import Signer, brain_meta, key_item_name, load_signer, master_row, unlock_master
+from aimos.identity.epochs import (
+    Signer,
+    brain_meta,
+    key_item_name,
+    load_signer,
+    master_row,
+    record_keystore_kind,
+    unlock_master,
+)
 from aimos.identity.keystore import Keystore, open_keystore
 from aimos.memory.redaction import redactions as memory_redactions
 from aimos.store import seals
@@ -236,6 +244,8 @@ def restore(backup: Path, passphrase: str, fingerprint: str, now: int | None = N
                 with write_transaction(conn, lambda: sealer[0], check_anchor=False):
                     _insert_record(conn, body, nonce, at, signature)
                     reapplied = apply_records(conn, redacted)
+                    if copy_meta.get("keystore") != meta["keystore"]:  # a backup from before a move
+                        record_keystore_kind(conn, meta["keystore"])  # the keys are where they are now
                     if housekeeper is None:  # sealed by the new key, as `housekeeper rotate-key` is
                         rotation = rotate_housekeeper_in_transaction(conn, master, keystore, now=at)
                         sealer.append(rotation.signer)

@@ -43,6 +43,11 @@ from aimos.vocabulary import (
 
 AGENT_ID_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 MASTER_ITEM = "master"
+# the master sealed under a new passphrase while `aimos passphrase change` runs (identity/keymoves.py)
+MASTER_PENDING_ITEM = "master.next"
+# brain_meta is append-only: install records the keystore kind under "keystore", and each
+# `aimos keystore move` appends "keystore.N" (N = 2, 3, ...): the highest N is the brain's keystore
+KEYSTORE_META = "keystore"
 DAY = 86_400
 NOT_YET_VALID_WAIT_SECONDS = 2
 
@@ -99,8 +104,28 @@ def key_item_name(agent_id: str, valid_from: int) -> str:
     return f"{agent_id}@{valid_from}"
 
 
+def _move_number(key: str) -> int | None:
+    prefix, _, number = key.partition(".")
+    return int(number) if prefix == KEYSTORE_META and number.isdigit() else None
+
+
 def brain_meta(conn: apsw.Connection) -> dict[str, str]:
-    return {r["key"]: r["value"] for r in rows(conn, "SELECT key, value FROM brain_meta")}
+    """The brain's metadata; "keystore" is the brain's keystore now (the newest move's, if any)."""
+    meta = {r["key"]: r["value"] for r in rows(conn, "SELECT key, value FROM brain_meta")}
+    moves = {n: value for key, value in meta.items() if (n := _move_number(key)) is not None}
+    if moves:
+        meta[KEYSTORE_META] = moves[max(moves)]
+    return meta
+
+
+def record_keystore_kind(conn: apsw.Connection, kind: str) -> str:
+    """Append the brain's new keystore kind to brain_meta (inside a write transaction, which
+    seals it); returns the key it was recorded under."""
+    keys = [str(key) for (key,) in conn.execute("SELECT key FROM brain_meta")]
+    numbers = [n for key in keys if (n := _move_number(key)) is not None]
+    key = f"{KEYSTORE_META}.{max(numbers, default=1) + 1}"
+    conn.execute("INSERT INTO brain_meta (key, value) VALUES (?, ?)", (key, kind))
+    return key
 
 
 # --- master -------------------------------------------------------------------------------
@@ -133,8 +158,17 @@ def master_row(conn: apsw.Connection) -> dict[str, Any]:
     return dict(row)
 
 
+def sealed_master(keystore: Keystore) -> str:
+    """The sealed master key: the master item, or, when a passphrase change was cut off inside a
+    keychain whose replace is delete-then-add (macOS), the item it had staged (identity/keymoves)."""
+    sealed = keystore.find(MASTER_ITEM)
+    if sealed is None:
+        sealed = keystore.find(MASTER_PENDING_ITEM)
+    return keystore.get(MASTER_ITEM) if sealed is None else sealed
+
+
 def unlock_master(conn: apsw.Connection, keystore: Keystore, passphrase: str) -> KeyPair:
-    seed = unseal(keystore.get(MASTER_ITEM), passphrase)
+    seed = unseal(sealed_master(keystore), passphrase)
     try:
         master = KeyPair(seed)
     except EncodingError:

@@ -1,7 +1,8 @@
 """Where secrets live: the OS keychain through ``keyring``, or aimos's own file keystore.
 
 One item per identity epoch, service ``aimos:<brain_id>``. keyring's plaintext and null
-backends are refused. Secrets never appear in an error message.
+backends are refused. Secrets never appear in an error message. A locked OS keychain (one whose
+unlock prompt could not be shown or was dismissed) is its own error, saying how to unlock it.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from aimos import paths
-from aimos.errors import KeychainError, UsageError
+from aimos.errors import KeychainError, KeychainLockedError, UsageError
 
 KEYSTORE_CHOICES = ("os", "file", "auto")
 _REFUSED_BACKEND_MODULES = ("keyring.backends.fail", "keyring.backends.null", "keyrings.alt")
@@ -24,7 +25,11 @@ class Keystore(Protocol):
 
     def put(self, name: str, secret: str) -> None: ...
 
+    def replace(self, name: str, secret: str) -> None: ...
+
     def get(self, name: str) -> str: ...
+
+    def find(self, name: str) -> str | None: ...
 
     def delete(self, name: str) -> bool: ...
 
@@ -67,23 +72,32 @@ class OsKeystore:
         except KeychainError:
             raise
         except Exception as exc:  # keyring raises many backend-specific types
-            raise KeychainError(f"the OS keychain failed to {what} ({type(exc).__name__})") from None
+            raise _failure(what, exc) from None
 
     def put(self, name: str, secret: str) -> None:
+        """Store a new item (the keychain replaces one of the same name in one call)."""
         _check_item_name(name)
         backend = self._backend()
         self._call("store a secret", backend.set_password, self.service, name, secret)
 
-    def get(self, name: str) -> str:
+    def replace(self, name: str, secret: str) -> None:
+        """Overwrite an item in one keychain call (Secret Service: CreateItem with replace)."""
+        self.put(name, secret)
+
+    def find(self, name: str) -> str | None:
         _check_item_name(name)
         backend = self._backend()
         value = self._call("read a secret", backend.get_password, self.service, name)
+        return None if value is None else str(value)
+
+    def get(self, name: str) -> str:
+        value = self.find(name)
         if value is None:
             raise KeychainError(
                 f"the OS keychain has no item {name!r} for {self.service}",
                 "The brain's keys are missing from this keychain: restore them or reinstall.",
             )
-        return str(value)
+        return value
 
     def delete(self, name: str) -> bool:
         _check_item_name(name)
@@ -96,7 +110,7 @@ class OsKeystore:
         except keyring.errors.PasswordDeleteError:
             return False
         except Exception as exc:
-            raise KeychainError(f"the OS keychain failed to delete an item ({type(exc).__name__})") from None
+            raise _failure("delete an item", exc) from None
 
     def describe(self) -> str:
         try:
@@ -106,6 +120,24 @@ class OsKeystore:
             )
         except KeychainError:
             return f"os keychain (unavailable), service {self.service}"
+
+
+def _is_locked(exc: BaseException) -> bool:
+    """keyring's KeyringLocked (the Secret Service collection stayed locked: its unlock prompt could
+    not be shown or was dismissed; macOS: access denied), or secretstorage's LockedException when
+    the collection locks between keyring's check and the call."""
+    import keyring.errors
+
+    if isinstance(exc, keyring.errors.KeyringLocked):
+        return True
+    kind = type(exc)
+    return kind.__name__ == "LockedException" and kind.__module__.startswith("secretstorage")
+
+
+def _failure(what: str, exc: BaseException) -> KeychainError:
+    if _is_locked(exc):
+        return KeychainLockedError(f"the OS keychain is locked (it could not {what})")
+    return KeychainError(f"the OS keychain failed to {what} ({type(exc).__name__})")
 
 
 class FileKeystore:
@@ -127,21 +159,34 @@ class FileKeystore:
             raise KeychainError(f"keystore item {name!r} already exists", "Nothing was overwritten.")
         paths.write_private_file(path, secret.encode("utf-8"))
 
-    def get(self, name: str) -> str:
+    def replace(self, name: str, secret: str) -> None:
+        """Overwrite an item atomically: a 0600 temporary file, fsync, rename over the item, fsync
+        of the folder. A kill leaves the old bytes or the new, never a part."""
+        path = self._path(name)
+        paths.ensure_private_dir(self.directory)
+        paths.write_private_file(path, secret.encode("utf-8"))
+
+    def find(self, name: str) -> str | None:
         path = self._path(name)
         try:
             st = path.stat()
         except FileNotFoundError:
-            raise KeychainError(
-                f"the file keystore has no item {name!r}",
-                f"Expected {path}: restore the keystore folder or reinstall.",
-            ) from None
+            return None
         if st.st_mode & 0o077:
             raise KeychainError(
                 f"keystore file {path} is readable by other users",
                 f"Run `chmod 600 {path}` (and check who could have read it).",
             )
         return path.read_text("utf-8")
+
+    def get(self, name: str) -> str:
+        value = self.find(name)
+        if value is None:
+            raise KeychainError(
+                f"the file keystore has no item {name!r}",
+                f"Expected {self._path(name)}: restore the keystore folder or reinstall.",
+            )
+        return value
 
     def delete(self, name: str) -> bool:
         path = self._path(name)
@@ -160,8 +205,9 @@ class FileKeystore:
         return f"file keystore at {self.directory}"
 
 
-def probe_os_keychain() -> str | None:
-    """None when the OS keychain stores, reads and deletes a probe item; else why not."""
+def os_keychain_problem() -> KeychainError | None:
+    """None when the OS keychain stores, reads and deletes a probe item; else the error saying why
+    not (a KeychainLockedError when it is locked)."""
     probe = OsKeystore("probe")
     name = f"probe-{secrets.token_hex(8)}"
     value = secrets.token_urlsafe(16)
@@ -170,8 +216,28 @@ def probe_os_keychain() -> str | None:
         ok = probe.get(name) == value
         probe.delete(name)
     except KeychainError as exc:
-        return exc.message
-    return None if ok else "the OS keychain returned a different value than it stored"
+        return exc
+    return None if ok else KeychainError("the OS keychain returned a different value than it stored")
+
+
+def probe_os_keychain() -> str | None:
+    """None when the OS keychain stores, reads and deletes a probe item; else why not."""
+    problem = os_keychain_problem()
+    return None if problem is None else problem.message
+
+
+def require_os_keychain() -> None:
+    """Refuse (KeychainLockedError, or KeychainError with the file keystore as the way out) when the
+    OS keychain does not store, read and delete a probe item."""
+    problem = os_keychain_problem()
+    if isinstance(problem, KeychainLockedError):
+        raise problem
+    if problem is not None:
+        raise KeychainError(
+            f"no OS keychain is reachable: {problem.message}",
+            "Check that the desktop session's keyring (Secret Service, macOS Keychain) runs; "
+            "on a headless machine keep aimos's own file keystore.",
+        )
 
 
 def open_keystore(kind: str, brain_id: str) -> Keystore:
@@ -189,13 +255,21 @@ def choose_keystore(choice: str | None, brain_id: str) -> tuple[Keystore, str]:
         raise UsageError(f"unknown keystore {choice!r}", "Use --keystore os, file or auto.")
     if choice == "file":
         return FileKeystore(brain_id), "file keystore (chosen with --keystore file)"
-    problem = probe_os_keychain()
+    problem = os_keychain_problem()
     if problem is None:
         return OsKeystore(brain_id), "OS keychain"
     if choice == "auto":
-        return FileKeystore(brain_id), f"file keystore (no OS keychain answered: {problem})"
+        why = problem.message
+        if not isinstance(problem, KeychainLockedError):
+            why = f"no OS keychain answered: {why}"
+        return FileKeystore(brain_id), f"file keystore ({why})"
+    if isinstance(problem, KeychainLockedError):
+        raise KeychainLockedError(
+            problem.message,
+            f"{problem.hint} Or install with `--keystore file` (aimos's own 0600 file keystore).",
+        )
     raise KeychainError(
-        f"no OS keychain is reachable: {problem}",
+        f"no OS keychain is reachable: {problem.message}",
         "On a headless machine use `--keystore file` (aimos's own 0600 file keystore) or "
         "`--keystore auto`; on a desktop, unlock the login keychain and try again.",
     )

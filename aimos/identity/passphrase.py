@@ -61,14 +61,52 @@ def read_passphrase(*, fd: int | None = None, confirm: bool = False, purpose: st
             raise PassphraseError("the two passphrases differ", "Type the same passphrase twice.")
     else:
         raise PassphraseSourceError("the master passphrase is needed and no terminal is attached")
-    if confirm and len(value) < MIN_LENGTH:
+    if confirm:
+        check_new_passphrase(value)
+    if not value:
+        raise PassphraseError("the passphrase is empty")
+    return value
+
+
+def check_new_passphrase(value: str) -> str:
+    """A passphrase to seal the master with: at least MIN_LENGTH characters."""
+    if len(value) < MIN_LENGTH:
         raise PassphraseError(
             f"the passphrase is shorter than {MIN_LENGTH} characters",
             f"Choose a passphrase of at least {MIN_LENGTH} characters.",
         )
-    if not value:
-        raise PassphraseError("the passphrase is empty")
     return value
+
+
+def read_old_and_new_from_fd(fd: int) -> tuple[str, str]:
+    """`aimos passphrase change --passphrase-fd N --new-passphrase-fd N`: the current passphrase on
+    the first line of N, the new one on the second (a final newline is allowed, nothing after)."""
+    text = _from_fd(fd)
+    lines = [line.rstrip("\r") for line in text.split("\n")]
+    if len(lines) != 2 or not lines[0] or not lines[1]:
+        raise PassphraseSourceError(
+            f"file descriptor {fd} must hold two lines: the current passphrase, then the new one",
+            "Give both on one descriptor as two lines, or the new one on its own --new-passphrase-fd.",
+        )
+    return lines[0], check_new_passphrase(lines[1])
+
+
+def read_new_passphrase(*, fd: int | None = None) -> str:
+    """The new master passphrase for `aimos passphrase change`: from --new-passphrase-fd, or typed
+    twice at a TTY prompt (AIMOS_PASSPHRASE_FILE holds the current one, never the new)."""
+    if fd is not None:
+        value = _from_fd(fd)
+    elif sys.stdin.isatty():
+        value = getpass.getpass("New master passphrase: ")
+        if getpass.getpass("Repeat the new master passphrase: ") != value:
+            raise PassphraseError("the two passphrases differ", "Type the same new passphrase twice.")
+    else:
+        raise PassphraseSourceError(
+            "the new master passphrase is needed and no terminal is attached",
+            "Give it with --new-passphrase-fd N (or both, as two lines, on --passphrase-fd N "
+            "--new-passphrase-fd N); never on the command line.",
+        )
+    return check_new_passphrase(value)
 
 
 def seal(secret: bytes, passphrase: str) -> str:
