@@ -15,6 +15,7 @@ from textual.screen import Screen
 
 from aimos.actions.session import Brain, expected_master_fingerprint, open_brain
 from aimos.store.connection import code_schema_version, schema_version
+from aimos.terminal import visible, visible_line
 from aimos.tui.detail import MemoryScreen
 from aimos.tui.dialogs import (
     ConfirmDialog,
@@ -77,7 +78,7 @@ class AimosApp(App[None]):
             self.brain.close()
             open_brain(write=True).close()
             self.brain = open_brain(write=False)
-        self.title = f"aimos: {self.brain.meta.get('brain_name') or 'brain'} ({agent})"
+        self.title = visible_line(f"aimos: {self.brain.meta.get('brain_name') or 'brain'} ({agent})")
         if light:
             self.theme = "textual-light"
 
@@ -142,7 +143,13 @@ class AimosApp(App[None]):
         outcome = attempt(call, doing=doing)
         if isinstance(outcome, Failure):
             if quiet:
-                self.notify(outcome.text(), title=outcome.title, severity="error", timeout=10)
+                self.notify(
+                    visible(outcome.text()),
+                    title=visible_line(outcome.title),
+                    severity="error",
+                    timeout=10,
+                    markup=False,
+                )
             else:
                 self._fail(outcome)
             return None
