@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
+from textual.widgets import Input
 
 from aimos.actions.session import Brain, expected_master_fingerprint, open_brain
 from aimos.store.connection import code_schema_version, schema_version
@@ -131,6 +132,15 @@ class AimosApp(App[None]):
 
     def on_unmount(self) -> None:
         self.brain.close()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        """A box (filter, query, reason) draws its text as it is, so a control character pasted
+        into one would reach the terminal: it is written out escaped in the box instead, and what
+        the box holds (what is searched or signed) is what it shows. A password box shows no text."""
+        box = event.input
+        if not box.password and visible_line(box.value) != box.value:
+            box.value = visible_line(box.value)
+            box.cursor_position = len(box.value)
 
     # --- reading and signing, with errors on screen -------------------------------------------
     def _fail(self, failure: Failure) -> None:

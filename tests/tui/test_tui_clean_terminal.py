@@ -21,8 +21,8 @@ import pytest
 from aimos_cli_support import run_aimos
 from rich.console import Console
 from textual.pilot import Pilot
-from textual.widgets import Select, Static, TextArea
-from tui_support import choose, drive, recall, run_recall, save, screen_text
+from textual.widgets import Input, Select, Static, TextArea
+from tui_support import choose, drive, paste, recall, run_recall, save, screen_text
 
 from aimos.terminal import visible
 from aimos.tui.detail import MemoryScreen
@@ -230,3 +230,24 @@ def test_the_correct_dialog_starts_from_the_text_as_shown(installed: Path) -> No
         assert "Nothing changed" in str(app.screen.query_one("#dialog-error", Static).content)
 
     drive(scenario, size=(110, 40))
+
+
+def test_a_control_character_pasted_into_a_box_is_written_out_escaped(installed: Path) -> None:
+    """A box draws its text as it is: what is pasted into the filter or the recall query is kept
+    escaped, so the box shows (and searches) exactly what it holds."""
+    brain_with_hostile_memories()
+
+    async def scenario(pilot: Pilot[Any]) -> None:
+        app = pilot.app
+        box = app.screen.query_one("#filter-text", Input)
+        box.focus()
+        await paste(pilot, "boiler\x1b[2J\u202e")
+        await pilot.pause(0.3)
+        assert box.value == "boiler\\x1b[2J\\u202e"
+        assert "boiler\\x1b[2J\\u202e" in assert_clean(app)
+        app.screen.query_one(MemoryTable).focus()  # so that 2 switches to the recall screen
+        screen = await run_recall(pilot, "boiler code \x1b]0;pwned\x07")
+        assert screen.query_one("#query", Input).value == "boiler code \\x1b]0;pwned\\x07"
+        assert_clean(app)
+
+    drive(scenario, size=(110, 30))
