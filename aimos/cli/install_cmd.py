@@ -11,6 +11,7 @@ import typer
 
 from aimos.cli.options import PASSPHRASE_FD, VALIDITY_DAYS
 from aimos.cli.output import emit_json, out, say
+from aimos.terminal import json_escaped
 from aimos.vocabulary import DEFAULT_GRANT_DATA_CLASS, MAX_VALIDITY_DAYS
 
 T = TypeVar("T")
@@ -172,7 +173,7 @@ def register(app: typer.Typer) -> None:
                 if json_out:
                     emit_json(plan)
                 else:
-                    out(canonical_json(plan).decode("utf-8"))
+                    out(json_escaped(canonical_json(plan).decode("utf-8")))  # still JSON, once escaped
                 say("dry run: nothing was changed")
                 return
 
@@ -208,7 +209,7 @@ def register(app: typer.Typer) -> None:
             if json_out:
                 emit_json(document)
             else:
-                out(canonical_json(plan).decode("utf-8"))
+                out(json_escaped(canonical_json(plan).decode("utf-8")))  # still JSON, once escaped
                 out(f"plan_sha256 {document['plan_sha256']}")
                 say("dry run: nothing was changed")
             return

@@ -8,7 +8,7 @@ from typing import Any
 import typer
 
 from aimos.cli.options import AGENT_ALIAS
-from aimos.cli.output import emit_json, first_line, out, say, table, when
+from aimos.cli.output import emit_json, first_line, line, out, say, table, when
 from aimos.errors import UsageError
 from aimos.vocabulary import DEFAULT_SAVE_DATA_CLASS
 
@@ -177,7 +177,7 @@ def register(app: typer.Typer) -> None:
         ]
         width = max(len(k) for k, _ in fields)
         for k, val in fields:
-            out(f"{k.ljust(width)}  {val}")
+            out(f"{k.ljust(width)}  {line(val)}")  # a stored key or source cannot start a line
         out("")
         out("provenance:")
         for p in detail["provenance"]:
@@ -195,7 +195,7 @@ def register(app: typer.Typer) -> None:
                 if h["evidence"]
                 else f"score {h['confidence_milli']}" + (f" ({h['reason']})" if h["reason"] else "")
             )
-            out(f"  {when(h['created_at'])}  {h['label']:<16} {h['basis']:<10} {by}")
+            out(f"  {when(h['created_at'])}  {h['label']:<16} {h['basis']:<10} {line(by)}")
 
     @app.command("list")
     def list_cmd(

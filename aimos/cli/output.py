@@ -1,4 +1,9 @@
-"""Output helpers: stdout carries data, stderr carries talk."""
+"""Output helpers: stdout carries data, stderr carries talk.
+
+Everything said or printed here goes through `aimos.terminal`: a control character or escape
+sequence in stored text (any agent can save one) is shown escaped, never obeyed by the terminal.
+Table cells and first lines are one-line views (a newline in them is shown as ``\\n``); JSON keeps
+the exact text, with those characters as JSON escapes."""
 
 from __future__ import annotations
 
@@ -7,13 +12,16 @@ import sys
 from datetime import UTC, datetime
 from typing import Any
 
+from aimos import terminal
+
 
 def emit_json(value: Any) -> None:
-    sys.stdout.write(json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+    text = json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
+    sys.stdout.write(terminal.json_escaped(text) + "\n")
 
 
 def out(text: str = "") -> None:
-    sys.stdout.write(text + "\n")
+    sys.stdout.write(terminal.visible(text) + "\n")
 
 
 def say(text: str) -> None:
@@ -23,7 +31,7 @@ def say(text: str) -> None:
         sys.stdout.flush()
     except BrokenPipeError:  # nobody reads stdout any more: the talk still goes to stderr
         pass
-    sys.stderr.write(text + "\n")
+    sys.stderr.write(terminal.visible(text) + "\n")
     sys.stderr.flush()
 
 
@@ -33,12 +41,21 @@ def when(ts: int | None) -> str:
     return datetime.fromtimestamp(ts, tz=UTC).strftime("%Y-%m-%d %H:%M:%SZ")
 
 
-def first_line(text: str, width: int = 60) -> str:
-    line = text.strip().splitlines()[0] if text.strip() else ""
+def first_line(text: str | None, width: int = 60) -> str:
+    """The first line of stored text for a one-line view: escaped, then cut to ``width``."""
+    line = terminal.first_line(text)
     return line if len(line) <= width else line[: width - 1] + "…"
 
 
+def line(text: object) -> str:
+    """A stored value for a place on one line (a field, a reason): newlines and tabs escaped too."""
+    return terminal.visible_line(str(text))
+
+
 def table(headers: list[str], body: list[list[str]]) -> str:
+    """Columns padded to their widest cell; every cell is a one-line view, escaped before it is
+    measured (so the columns line up with what is shown)."""
+    body = [[terminal.visible_line(c) for c in row] for row in body]
     widths = [len(h) for h in headers]
     for row in body:
         widths = [max(w, len(c)) for w, c in zip(widths, row, strict=True)]

@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from aimos.cli.options import ANCHORED_MASTER_FINGERPRINT
-from aimos.cli.output import emit_json, first_line, out, say, table, when
+from aimos.cli.output import emit_json, first_line, line, out, say, table, when
 
 receipt_app = typer.Typer(
     help="Show and verify recall receipts.", no_args_is_help=True, rich_markup_mode=None
@@ -60,7 +60,7 @@ def register(app: typer.Typer) -> None:
             out("")
             out("withheld as untrusted (content not shown):")
             for w in result.withheld:
-                out(f"  {w['memory_id']}  {w['label']}  ({w['reason']})")
+                out(f"  {w['memory_id']}  {w['label']}  ({line(w['reason'])})")
         elif result.withheld:
             say(f"{len(result.withheld)} untrusted memory(s) withheld; --show-withheld lists them.")
         receipt = result.receipt
@@ -83,8 +83,8 @@ def receipt_show(
         return
     out(f"receipt      {doc['receipt_id']}")
     out(f"created      {when(doc['created_at'])}")
-    out(f"agent        {doc['request']['agent_id']}")
-    out(f"query        {doc['command']['query']}")
+    out(f"agent        {line(doc['request']['agent_id'])}")
+    out(f"query        {line(doc['command']['query'])}")
     out(f"merkle root  {doc['merkle_root']}")
     out(f"event        {doc['event']['event_id']}  {doc['event']['mutation_hash']}")
     withheld = doc["decision"].get("withheld") if isinstance(doc["decision"], dict) else None
@@ -97,8 +97,8 @@ def receipt_show(
     for e in evidence:
         weight = e["weight_milli"] / 1000
         out(
-            f"  {e['ordinal']:>3}  {e['memory_id']}  score {e['score']:.3f}  weight {weight:.3f}"
-            f"  {e['label']}  {e['version_state']}"
+            f"  {e['ordinal']:>3}  {line(e['memory_id'])}  score {e['score']:.3f}  weight {weight:.3f}"
+            f"  {line(e['label'])}  {line(e['version_state'])}"
         )
 
 
@@ -153,7 +153,8 @@ def receipt_verify(
     else:
         for c in checks:
             out(
-                f"{'ok  ' if c['ok'] else 'FAIL'}  {c['check']}" + (f": {c['detail']}" if c["detail"] else "")
+                f"{'ok  ' if c['ok'] else 'FAIL'}  {c['check']}"
+                + (f": {line(c['detail'])}" if c["detail"] else "")
             )
         out("valid" if ok else "invalid")
     if not ok:

@@ -6,7 +6,7 @@ from typing import Any
 
 import typer
 
-from aimos.cli.output import emit_json, out, say, table, when
+from aimos.cli.output import emit_json, line, out, say, table, when
 from aimos.vocabulary import HOUSEKEEPER
 
 
@@ -32,16 +32,16 @@ def _print(report: dict[str, Any]) -> None:
     out(f"path         {report['brain_path']}")
     out(f"company      {report['company_id']}")
     out(f"schema       {report['schema_version']}")
-    out(f"keystore     {report['keystore']['detail']}")
+    out(f"keystore     {line(report['keystore']['detail'])}")
     out(f"master       {report['master_fingerprint']}")
     out("counts       " + ", ".join(f"{k} {v}" for k, v in report["counts"].items()))
     root = report["last_corpus_root"]
     attested = f"{root['corpus_proof_root']} (attested {when(root['computed_at'])})" if root else None
     out("corpus root  " + (attested or "none yet (the nightly job attests one)"))
     fresh = report["freshness"]
-    out(f"freshness    {fresh['state']}: {fresh['detail']}")
+    out(f"freshness    {fresh['state']}: {line(fresh['detail'])}")
     if report["identities_problem"]:
-        out(f"identities   FAILED: {report['identities_problem']}")
+        out(f"identities   FAILED: {line(report['identities_problem'])}")
     out("")
     from aimos.cli.housekeeper_cmds import print_readiness
 

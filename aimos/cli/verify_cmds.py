@@ -11,7 +11,7 @@ from typing import Any
 import typer
 
 from aimos.cli.options import ANCHORED_MASTER_FINGERPRINT
-from aimos.cli.output import emit_json, out, say, table
+from aimos.cli.output import emit_json, line, out, say, table
 from aimos.vocabulary import COGNITIVE_EVIDENCE_SCHEMA as COGNITIVE
 from aimos.vocabulary import V1_RECALL_CORPUS_SCHEMA as V1_CORPUS
 from aimos.vocabulary import V1_RECALL_EVIDENCE_SCHEMA as V1_RECALL
@@ -108,13 +108,13 @@ def register(app: typer.Typer) -> None:  # noqa: C901, PLR0915 (the command grou
             for r in in_db["failures"]:
                 out(
                     f"  FAIL {r['memory_id']}  {r['certification_status']}  {r['reason']}"
-                    + (f" ({r['detail']})" if r["detail"] else "")
+                    + (f" ({line(r['detail'])})" if r["detail"] else "")
                 )
             for c in in_db["event_chains"]:
                 if not c["ok"]:
                     out(
                         f"  FAIL events of {c['signer_agent_id']}  {c['reason']}"
-                        + (f" ({c['detail']})" if c.get("detail") else "")
+                        + (f" ({line(c['detail'])})" if c.get("detail") else "")
                     )
             out(
                 f"portable verifier     {portable['verdict']}"
@@ -136,7 +136,7 @@ def register(app: typer.Typer) -> None:  # noqa: C901, PLR0915 (the command grou
                     )
                 )
                 for f in brain_state["failures"]:
-                    out(f"  FAIL {f['check']}  {f['reason']}  ({f['detail']})")
+                    out(f"  FAIL {f['check']}  {f['reason']}  ({line(f['detail'])})")
         if not result["ok"]:
             raise VerificationError("the brain does not verify", _verify_hint(result))
 

@@ -237,8 +237,7 @@ def restore(backup: Path, passphrase: str, fingerprint: str, now: int | None = N
             sealer: list[Signer] = [] if housekeeper is None else [housekeeper]
             rotation: HousekeeperRotation | None = None
             # a redaction since the backup is applied again: the backup does not bring the text back
-            known = {k["redaction_id"] for k in redacted}
-            redacted += [r for r in kept_outside(meta["brain_id"]) if r["redaction_id"] not in known]
+            redacted = _and_kept_outside(redacted, meta["brain_id"])
             conn.execute("PRAGMA secure_delete = ON")
             try:
                 with write_transaction(conn, lambda: sealer[0], check_anchor=False):
@@ -272,6 +271,13 @@ def restore(backup: Path, passphrase: str, fingerprint: str, now: int | None = N
         "housekeeper_key_rotated": housekeeper is None,
         "redactions_reapplied": reapplied,
     }
+
+
+def _and_kept_outside(records: list[dict[str, Any]], brain_id: str) -> list[dict[str, Any]]:
+    """The replaced brain's redaction records and those kept beside anchors.json (each checked
+    against the master before it is applied)."""
+    known = {r["redaction_id"] for r in records}
+    return records + [r for r in kept_outside(brain_id) if r["redaction_id"] not in known]
 
 
 def _backup_housekeeper(

@@ -22,7 +22,7 @@ from apscheduler.executors.pool import ThreadPoolExecutor
 from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.triggers.cron import CronTrigger
 
-from aimos import __version__, paths
+from aimos import __version__, paths, terminal
 from aimos.housekeeper import state
 from aimos.housekeeper.jobs import JobSpec, job_specs
 from aimos.housekeeper.runs import last_runs, open_housekeeper_writer, reconcile_open_runs, run_job
@@ -120,7 +120,7 @@ class Housekeeper:
 
     def _log(self, text: str) -> None:
         stamp = datetime.now(tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        sys.stderr.write(f"{stamp} housekeeper: {text}\n")
+        sys.stderr.write(f"{stamp} housekeeper: {terminal.visible_line(text)}\n")  # one line per entry
         sys.stderr.flush()
 
     def write_status(self, *, running: bool) -> None:

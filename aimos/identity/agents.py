@@ -211,9 +211,13 @@ def _forget_key(keystore: Keystore, item: str) -> None:
     except KeychainError as exc:
         import sys
 
-        sys.stderr.write(f"warning: the revoked key was not removed from the keystore: {exc.message}\n")
+        from aimos.terminal import visible
+
+        sys.stderr.write(
+            visible(f"warning: the revoked key was not removed from the keystore: {exc.message}\n")
+        )
         if exc.hint:
-            sys.stderr.write(f"hint: {exc.hint}\n")
+            sys.stderr.write(visible(f"hint: {exc.hint}\n"))
 
 
 @dataclass(frozen=True)

@@ -12,9 +12,11 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
+from textual.widgets import Input
 
 from aimos.actions.session import Brain, expected_master_fingerprint, open_brain
 from aimos.store.connection import code_schema_version, schema_version
+from aimos.terminal import visible, visible_line
 from aimos.tui.detail import MemoryScreen
 from aimos.tui.dialogs import (
     ConfirmDialog,
@@ -77,7 +79,7 @@ class AimosApp(App[None]):
             self.brain.close()
             open_brain(write=True).close()
             self.brain = open_brain(write=False)
-        self.title = f"aimos: {self.brain.meta.get('brain_name') or 'brain'} ({agent})"
+        self.title = visible_line(f"aimos: {self.brain.meta.get('brain_name') or 'brain'} ({agent})")
         if light:
             self.theme = "textual-light"
 
@@ -131,6 +133,15 @@ class AimosApp(App[None]):
     def on_unmount(self) -> None:
         self.brain.close()
 
+    def on_input_changed(self, event: Input.Changed) -> None:
+        """A box (filter, query, reason) draws its text as it is, so a control character pasted
+        into one would reach the terminal: it is written out escaped in the box instead, and what
+        the box holds (what is searched or signed) is what it shows. A password box shows no text."""
+        box = event.input
+        if not box.password and visible_line(box.value) != box.value:
+            box.value = visible_line(box.value)
+            box.cursor_position = len(box.value)
+
     # --- reading and signing, with errors on screen -------------------------------------------
     def _fail(self, failure: Failure) -> None:
         self.push_screen(MessageDialog(failure.title, failure.text().splitlines(), error=True))
@@ -142,7 +153,13 @@ class AimosApp(App[None]):
         outcome = attempt(call, doing=doing)
         if isinstance(outcome, Failure):
             if quiet:
-                self.notify(outcome.text(), title=outcome.title, severity="error", timeout=10)
+                self.notify(
+                    visible(outcome.text()),
+                    title=visible_line(outcome.title),
+                    severity="error",
+                    timeout=10,
+                    markup=False,
+                )
             else:
                 self._fail(outcome)
             return None

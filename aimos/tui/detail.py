@@ -20,7 +20,7 @@ from aimos.memory.redaction import shown_text
 from aimos.memory.versions import memory_detail
 from aimos.recall.label_chain import label_history
 from aimos.recall.weight_chain import weight_trajectory
-from aimos.tui.format import chart, first_line, trajectory_points, when
+from aimos.tui.format import cells, chart, first_line, plain, plain_line, trajectory_points, when
 from aimos.tui.host import Host
 from aimos.vocabulary import ADVERSE
 
@@ -117,7 +117,7 @@ class MemoryScreen(Screen[None]):
 
     def _draw(self, d: dict[str, Any]) -> None:
         self.sub_title = f"memory {d['memory_id'][:8]}"
-        self.query_one("#detail-value", Static).update(Text(shown_text(d)))
+        self.query_one("#detail-value", Static).update(plain(shown_text(d)))
         v = d["version"]
         fields = _grid()
         for k, val in (
@@ -135,7 +135,7 @@ class MemoryScreen(Screen[None]):
         ):
             adverse = k == "label" and d["epistemic_label"] in ADVERSE
             style = self.aimos.ink("bold red") if adverse else ""
-            fields.add_row(k, Text(str(val), style=style))
+            fields.add_row(k, plain_line(val, style=style))
         self.query_one("#detail-fields", Static).update(fields)
         self._show_verification(d["verification"])
         self._show_versions(d)
@@ -144,16 +144,20 @@ class MemoryScreen(Screen[None]):
         prov = _table("provenance", "signed by", "form", "at", "mutation hash")
         for p in d["provenance"]:
             prov.add_row(
-                p["event_type"],
-                p["signer_agent_id"],
-                str(p["signature_form"]),
-                when(p["ts_signed"]),
-                p["mutation_hash"][:16] + "…",
+                *cells(
+                    p["event_type"],
+                    p["signer_agent_id"],
+                    str(p["signature_form"]),
+                    when(p["ts_signed"]),
+                    p["mutation_hash"][:16] + "…",
+                )
             )
         self.query_one("#detail-provenance", Static).update(prov)
         events = _table("event", "signer", "seq", "at")
         for e in d["events"]:
-            events.add_row(e["operation"], e["signer_agent_id"], f"#{e['ledger_seq']}", when(e["ts_signed"]))
+            events.add_row(
+                *cells(e["operation"], e["signer_agent_id"], f"#{e['ledger_seq']}", when(e["ts_signed"]))
+            )
         self.query_one("#detail-events", Static).update(events)
 
     def _show_verification(self, ver: dict[str, Any]) -> None:
@@ -169,7 +173,7 @@ class MemoryScreen(Screen[None]):
             )
         else:
             why = ver["reason"] + (f" ({ver['detail']})" if ver["detail"] else "")
-            widget.update(Text(f"✗ DOES NOT VERIFY: {why}", style=self.aimos.ink("bold red")))
+            widget.update(plain_line(f"✗ DOES NOT VERIFY: {why}", style=self.aimos.ink("bold red")))
 
     def _show_versions(self, d: dict[str, Any]) -> None:
         chain = d["version"]["chain"]
@@ -177,7 +181,7 @@ class MemoryScreen(Screen[None]):
         for n, mid in enumerate(chain, start=1):
             state = "current" if n == len(chain) else "superseded"
             marker = "▶ " if mid == d["memory_id"] else "  "
-            table.add_row(f"{marker}{n}", mid, state)
+            table.add_row(*cells(f"{marker}{n}", mid, state))
         self.query_one("#detail-versions", Static).update(table)
 
     def _show_trajectory(self, trajectory: dict[str, Any]) -> None:
@@ -199,7 +203,7 @@ class MemoryScreen(Screen[None]):
                 else "no move"
             )
             steps.add_row(
-                when(s["at"]), s["outcome"], s["agent_id"], moved, s["terminal"], s["receipt_id"][:8]
+                *cells(when(s["at"]), s["outcome"], s["agent_id"], moved, s["terminal"], s["receipt_id"][:8])
             )
         group: list[Any] = [body]
         if trajectory["steps"]:
@@ -227,9 +231,9 @@ class MemoryScreen(Screen[None]):
                 by = f"{ev.get('agent_id')}" + (" + master" if ev.get("master_fingerprint") else "")
             else:
                 by = f"classifier (score {h['confidence_milli']})"
-            label = Text(h["label"], style=self.aimos.ink("red") if h["label"] in ADVERSE else "")
+            label = plain_line(h["label"], style=self.aimos.ink("red") if h["label"] in ADVERSE else "")
             reason = str(h["reason"]) if h["reason"] is not None else "-"
-            table.add_row(when(h["created_at"]), label, h["basis"], by, first_line(reason, 60))
+            table.add_row(*cells(when(h["created_at"]), label, h["basis"], by, first_line(reason, 60)))
         self.query_one("#detail-labels", Static).update(table)
 
     # --- actions ------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 """Modal dialogs: confirm before signing, a judgment with its reason, a correction, the signed
-result, an error, and the help screen."""
+result, an error, and the help screen. What a dialog says about the brain (ids, agents, results,
+errors that may quote stored text) is drawn as plain Text with controls escaped, never as markup."""
 
 from __future__ import annotations
 
@@ -12,12 +13,14 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, Static, TextArea
 
 from aimos.actions.labels import JUDGMENT_MEANING, JUDGMENT_WORDS, label_words
+from aimos.terminal import visible
+from aimos.tui.format import plain, plain_line
 from aimos.vocabulary import JUDGMENTS, raises_trust
 
 
 def signing_footer(note: str, sign: str, sign_id: str) -> ComposeResult:
     """A signing dialog's last lines: what signing does, the error line, Sign and Cancel."""
-    yield Static(note, classes="dialog-body")
+    yield Static(plain(note), classes="dialog-body")
     yield Static("", id="dialog-error", classes="error")
     with Horizontal(classes="dialog-buttons"):
         yield Button(sign, variant="primary", id=sign_id)
@@ -39,8 +42,8 @@ class ConfirmDialog(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield Label(self._title, classes="dialog-title")
-            yield Static(self._body, classes="dialog-body")
+            yield Label(plain_line(self._title), classes="dialog-title")
+            yield Static(plain(self._body), classes="dialog-body")
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Sign (y)", variant="primary", id="yes")
                 yield Button("Cancel (n)", id="no")
@@ -71,7 +74,7 @@ class LabelDialog(ModalScreen["dict[str, str] | None"]):
     def compose(self) -> ComposeResult:
         with VerticalScroll(classes="dialog"):  # scrolls rather than hide its buttons on a small screen
             yield Label(
-                f"Label memory {self._memory_id[:8]} (now: {label_words(self._current)})",
+                plain_line(f"Label memory {self._memory_id[:8]} (now: {label_words(self._current)})"),
                 classes="dialog-title",
             )
             yield Select(
@@ -133,7 +136,12 @@ class LabelDialog(ModalScreen["dict[str, str] | None"]):
 
 
 class CorrectDialog(ModalScreen["str | None"]):
-    """The corrected text; the old memory is kept and the new version supersedes it."""
+    """The corrected text; the old memory is kept and the new version supersedes it.
+
+    The editor starts with the text as the screens show it: a control character or escape sequence
+    in it is written out escaped (``\\x1b[2J``), since the editor would send it to the terminal
+    as is. What is saved is the text as it stands in the editor, so a correction made here drops
+    those characters (the old version keeps them, and `aimos correct` can save any text)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "cancel", "Cancel"),
@@ -143,15 +151,21 @@ class CorrectDialog(ModalScreen["str | None"]):
     def __init__(self, memory_id: str, value: str, agent: str) -> None:
         super().__init__()
         self._memory_id = memory_id
-        self._value = value
+        self._value = visible(value)  # what the editor starts with (and "nothing changed" means)
+        self._escaped = self._value != value
         self._agent = agent
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield Label(f"Correct memory {self._memory_id[:8]}", classes="dialog-title")
+            yield Label(plain_line(f"Correct memory {self._memory_id[:8]}"), classes="dialog-title")
             yield TextArea(self._value, id="correction")
+            escaped = (
+                " Control characters in the old text are shown escaped, and saved as shown."
+                if self._escaped
+                else ""
+            )
             yield from signing_footer(
-                f"Saves a new version signed by agent {self._agent}; the old one is kept.",
+                f"Saves a new version signed by agent {self._agent}; the old one is kept.{escaped}",
                 "Sign new version (ctrl+s)",
                 "save",
             )
@@ -189,9 +203,11 @@ class MessageDialog(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog error-dialog" if self._error else "dialog"):
-            yield Label(self._title, classes="dialog-title error" if self._error else "dialog-title")
+            yield Label(
+                plain_line(self._title), classes="dialog-title error" if self._error else "dialog-title"
+            )
             with VerticalScroll(classes="dialog-scroll"):
-                yield Static("\n".join(self._lines), classes="dialog-body")
+                yield Static(plain("\n".join(self._lines)), classes="dialog-body")
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Close", id="close")
 

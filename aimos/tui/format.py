@@ -1,5 +1,12 @@
-"""Pure text helpers for the TUI: times, first lines, the memory list's column layout and the
-weight trajectory chart. No Textual, no I/O (tested on their own)."""
+"""Pure text helpers for the TUI: times, first lines, the memory list's column layout, the
+weight trajectory chart, and stored text made safe to draw. No Textual, no I/O (tested on their
+own).
+
+Stored text (a memory's value, key, type, scope, source, an agent id, a reason, a query) reaches
+the screen only through ``plain`` and ``plain_line`` (rich Text, never markup: "[bold]" or
+"[link=...]" in a memory stays as typed) or through ``first_line``/``cell``: control characters
+and escape sequences are shown escaped (aimos.terminal), never sent to the terminal.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +14,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from rich.text import Text
+
 from aimos.memory.redaction import shown_text
+from aimos.terminal import first_line as one_line
+from aimos.terminal import visible, visible_line
 
 BLOCKS = " ▁▂▃▄▅▆▇█"
 
@@ -20,11 +31,27 @@ def when(ts: int | None, *, seconds: bool = False) -> str:
 
 
 def first_line(text: str | None, width: int) -> str:
-    stripped = (text or "").strip()
-    line = stripped.splitlines()[0] if stripped else ""
+    """The first line of stored text, escaped, cut to ``width`` with an ellipsis."""
+    line = one_line(text)
     if width <= 0:
         return ""
     return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def plain(text: object, style: str = "") -> Text:
+    """Stored text as drawn: its lines kept, controls escaped, no markup read."""
+    return Text(visible(str(text)), style=style)
+
+
+def plain_line(text: object, style: str = "") -> Text:
+    """Stored text for one line (a field, a table cell): newlines and tabs escaped too."""
+    return Text(visible_line(str(text)), style=style)
+
+
+def cells(*values: object) -> list[Text]:
+    """A table row of stored values as one-line Text (a str cell of a rich Table or a DataTable
+    would be read as markup); a Text already made is kept."""
+    return [v if isinstance(v, Text) else plain_line(v) for v in values]
 
 
 def fit(text: str, width: int) -> str:
@@ -73,13 +100,13 @@ def layout(width: int) -> list[Column]:
 def cell(column: str, memory: dict[str, Any], *, with_key: bool) -> str:
     """One memory's value for one column of the list."""
     if column == "id":
-        return str(memory["memory_id"])[:8]
+        return visible_line(str(memory["memory_id"])[:8])
     if column == "key":
-        return memory["key"] or "-"
+        return visible_line(memory["key"] or "-")
     if column == "type":
-        return str(memory["memory_type"])
+        return visible_line(str(memory["memory_type"]))
     if column == "label":
-        return str(memory["epistemic_label"])
+        return visible_line(str(memory["epistemic_label"]))
     if column == "weight":
         return f"{memory['retrieval_weight_milli'] / 1000:.3f}"
     if column == "clearance":
@@ -87,7 +114,7 @@ def cell(column: str, memory: dict[str, Any], *, with_key: bool) -> str:
     if column == "created":
         return when(memory["created_at"])
     text = first_line(shown_text(memory), 10_000)
-    text = f"{memory['key']} · {text}" if with_key and memory["key"] else text
+    text = f"{visible_line(memory['key'])} · {text}" if with_key and memory["key"] else text
     return f"(superseded) {text}" if memory.get("superseded") else text
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, cast
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
@@ -12,6 +13,7 @@ from textual.timer import Timer
 from textual.widgets import Footer, Header, Input, Select, Static
 
 from aimos.memory.versions import SORTS, browse_rowids, distinct_values, rows_by_rowid
+from aimos.terminal import visible, visible_line
 from aimos.tui.format import header_text
 from aimos.tui.host import Host
 from aimos.tui.memory_table import MemoryTable
@@ -77,7 +79,13 @@ class MemoriesScreen(Screen[None]):
             if not self._fetch_failed:
                 self._fetch_failed = True
                 self.app.call_later(
-                    self.app.notify, found.text(), title=found.title, severity="error", timeout=10
+                    lambda: self.app.notify(
+                        visible(found.text()),
+                        title=visible_line(found.title),
+                        severity="error",
+                        timeout=10,
+                        markup=False,
+                    )
                 )
             return {}
         return found
@@ -109,7 +117,9 @@ class MemoriesScreen(Screen[None]):
             values = found[column]
             select = self.query_one(f"#{widget_id}", Select)
             current = select.value
-            select.set_options([(v, v) for v in values])
+            # a stored type or scope: drawn as text (no markup), on one line however narrow the box
+            choices = [(Text(visible_line(v), no_wrap=True, overflow="ellipsis"), v) for v in values]
+            select.set_options(choices)
             if current in values:
                 select.value = current
 

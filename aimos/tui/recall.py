@@ -15,7 +15,7 @@ from textual.widgets import DataTable, Footer, Header, Input, Static
 
 from aimos.memory.redaction import shown_text
 from aimos.recall.receipts import receipt_document, verify_receipt_in_brain
-from aimos.tui.format import first_line, when
+from aimos.tui.format import cells, first_line, plain_line, when
 from aimos.tui.guard import Failure, attempt
 from aimos.tui.host import Host
 from aimos.vocabulary import ADVERSE, HOUSEKEEPER
@@ -87,16 +87,18 @@ class RecallScreen(Screen[None]):
         table = self.query_one("#results", DataTable)
         table.clear()
         for row in r.results:
-            label = Text(row["label"], style=self.aimos.ink("red") if row["label"] in ADVERSE else "")
+            label = plain_line(row["label"], style=self.aimos.ink("red") if row["label"] in ADVERSE else "")
             table.add_row(
-                str(row["rank"]),
-                row["memory_id"][:8],
-                f"{row['score']:.3f}",
-                f"{row['relevance']:.3f}",
-                f"{row['trust']:.2f}",
-                f"{row['weight']:.3f}",
-                label,
-                first_line(shown_text(row), 200),
+                *cells(
+                    str(row["rank"]),
+                    row["memory_id"][:8],
+                    f"{row['score']:.3f}",
+                    f"{row['relevance']:.3f}",
+                    f"{row['trust']:.2f}",
+                    f"{row['weight']:.3f}",
+                    label,
+                    first_line(shown_text(row), 200),
+                ),
                 key=row["memory_id"],
             )
         receipt = r.receipt
@@ -127,7 +129,10 @@ class RecallScreen(Screen[None]):
         widget.display = self.show_withheld and bool(withheld)
         text = Text("withheld as untrusted (content not shown):\n", style=self.aimos.ink("bold red"))
         for w in withheld:
-            text.append(f"  {w['memory_id']}  {w['label']}  ({w['reason']})\n", style=self.aimos.ink("red"))
+            text.append(
+                plain_line(f"  {w['memory_id']}  {w['label']}  ({w['reason']})", style=self.aimos.ink("red"))
+            )
+            text.append("\n")
         widget.update(text)
 
     def _selected(self) -> str | None:
@@ -205,7 +210,7 @@ class ReceiptScreen(Screen[None]):
         drawn = attempt(lambda: self._draw(doc), doing="show the receipt")
         if isinstance(drawn, Failure):
             self.query_one("#receipt-head", Static).update(
-                Text(
+                plain_line(
                     f"✗ receipt {self.receipt_id}: what it records cannot be shown ({drawn.message})."
                     " Press v to verify it.",
                     style=self.aimos.ink("bold red"),
@@ -229,19 +234,21 @@ class ReceiptScreen(Screen[None]):
             ("signed by", f"housekeeper (epoch {hk['valid_from'] if hk else '?'})"),
             ("results", f"{doc['result_count']}  (withheld {len(doc['decision'].get('withheld', []))})"),
         ):
-            head.add_row(k, str(v))
+            head.add_row(k, plain_line(v))
         ev = Table(box=None, padding=(0, 1), header_style="bold")
         for h in ("#", "memory", "score", "weight", "label", "version", "content hash"):
             ev.add_column(h, overflow="fold")
         for e in doc["evidence"]:
             ev.add_row(
-                str(e.get("ordinal", "?")),
-                str(e.get("memory_id", "?"))[:8],
-                _recorded(e.get("score")),
-                _recorded(e.get("weight_milli"), scale=1000),
-                str(e.get("label", "?")),
-                str(e.get("version_state", "?")),
-                str(e.get("live_content_hash", ""))[:16] + "…",
+                *cells(
+                    str(e.get("ordinal", "?")),
+                    str(e.get("memory_id", "?"))[:8],
+                    _recorded(e.get("score")),
+                    _recorded(e.get("weight_milli"), scale=1000),
+                    str(e.get("label", "?")),
+                    str(e.get("version_state", "?")),
+                    str(e.get("live_content_hash", ""))[:16] + "…",
+                )
             )
         self.query_one("#receipt-head", Static).update(head)
         self.query_one("#receipt-evidence", Static).update(ev)
@@ -280,8 +287,9 @@ class ReceiptScreen(Screen[None]):
         for c in checks:
             mark, style = ("✓", self.aimos.ink("green")) if c["ok"] else ("✗", self.aimos.ink("bold red"))
             text.append(
-                f"{mark} {c['check']}" + (f": {c['detail']}" if c["detail"] else "") + "\n", style=style
+                plain_line(f"{mark} {c['check']}" + (f": {c['detail']}" if c["detail"] else ""), style)
             )
+            text.append("\n")
         widget = self.query_one("#receipt-verify", Static)
         widget.set_class(not ok, "failed")
         widget.update(text)

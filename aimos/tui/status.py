@@ -19,7 +19,7 @@ from textual.widgets import Footer, Header, ProgressBar, Static
 
 from aimos.housekeeper.brain_status import status_report
 from aimos.learning.parity import VERIFY_PHASES, verify_everything
-from aimos.tui.format import when
+from aimos.tui.format import cells, plain, plain_line, when
 from aimos.tui.host import Host
 from aimos.vocabulary import HOUSEKEEPER
 
@@ -98,11 +98,11 @@ class StatusScreen(Screen[None]):
             ("master", report["master_fingerprint"]),
             ("counts", ", ".join(f"{k.replace('_', ' ')} {n:,}" for k, n in report["counts"].items())),
         ):
-            grid.add_row(k, v)
+            grid.add_row(k, plain_line(v))
         self.query_one("#status-brain", Static).update(grid)
         expiry = self.query_one("#status-expiry", Static)
         expiry.display = bool(report["expiry_warnings"])
-        expiry.update(Text("\n".join(report["expiry_warnings"]), style=self.aimos.ink("bold yellow")))
+        expiry.update(plain("\n".join(report["expiry_warnings"]), style=self.aimos.ink("bold yellow")))
         root = report["last_corpus_root"]
         if root is None:
             root_text = Text(
@@ -130,8 +130,8 @@ class StatusScreen(Screen[None]):
                     + ("" if grant["write_allowed"] else " read-only")
                 )
             )
-            state = Text(e["state"], style="" if e["state"] == "active" else self.aimos.ink("yellow"))
-            ids.add_row(e["agent_id"], e["role"], state, e["valid_until"][:16].replace("T", " "), g)
+            state = plain_line(e["state"], style="" if e["state"] == "active" else self.aimos.ink("yellow"))
+            ids.add_row(*cells(e["agent_id"], e["role"], state, e["valid_until"][:16].replace("T", " "), g))
         self.query_one("#status-identities", Static).update(ids)
 
     def _show_housekeeper(self, hk: dict[str, Any]) -> None:
@@ -151,20 +151,22 @@ class StatusScreen(Screen[None]):
             last = j["last_run"] or {}
             result = str(last.get("status", "-"))
             jobs.add_row(
-                j["name"],
-                when(last.get("finished_at") or last.get("started_at")) if last else "never",
-                Text(
-                    result,
-                    style=self.aimos.ink(
-                        {
-                            "SUCCESS": "green",
-                            "ATTENTION": "yellow",
-                            "FAILED": "red",
-                            "INTERRUPTED": "yellow",
-                        }.get(result, "")
+                *cells(
+                    j["name"],
+                    when(last.get("finished_at") or last.get("started_at")) if last else "never",
+                    plain_line(
+                        result,
+                        style=self.aimos.ink(
+                            {
+                                "SUCCESS": "green",
+                                "ATTENTION": "yellow",
+                                "FAILED": "red",
+                                "INTERRUPTED": "yellow",
+                            }.get(result, "")
+                        ),
                     ),
-                ),
-                when(j["next_run"]),
+                    when(j["next_run"]),
+                )
             )
         self.query_one("#status-housekeeper", Static).update(Group(head, jobs))
 
@@ -242,7 +244,7 @@ class StatusScreen(Screen[None]):
     def _failed(self, failure: Any) -> None:
         self.verifying = False
         widget = self.query_one("#status-verify", Static)
-        widget.update(Text(f"✗ {failure.text()}", style=self.aimos.ink("bold red")))
+        widget.update(plain(f"✗ {failure.text()}", style=self.aimos.ink("bold red")))
         self.call_after_refresh(widget.scroll_visible, animate=False)
 
     def _verified(self, result: dict[str, Any]) -> None:
@@ -282,15 +284,18 @@ class StatusScreen(Screen[None]):
         text.append(f"  corpus proof root     {in_db['corpus_proof_root']}\n")
         for f in (brain or {}).get("failures", [])[:20]:
             text.append(
-                f"  ✗ {f['check']}: {f['reason']} ({f['detail']})\n", style=self.aimos.ink("bold red")
+                plain_line(f"  ✗ {f['check']}: {f['reason']} ({f['detail']})", self.aimos.ink("bold red"))
             )
+            text.append("\n")
         for f in in_db["failures"][:20]:
             text.append(
-                f"  ✗ memory {f['memory_id']}: {f['reason']}"
-                + (f" ({f['detail']})" if f["detail"] else "")
-                + "\n",
-                style=self.aimos.ink("bold red"),
+                plain_line(
+                    f"  ✗ memory {f['memory_id']}: {f['reason']}"
+                    + (f" ({f['detail']})" if f["detail"] else ""),
+                    self.aimos.ink("bold red"),
+                )
             )
+            text.append("\n")
         if len(in_db["failures"]) > 20:
             text.append(
                 f"  … and {len(in_db['failures']) - 20} more (aimos verify --json lists all)\n",
@@ -299,8 +304,11 @@ class StatusScreen(Screen[None]):
         for c in in_db["event_chains"]:
             if not c["ok"]:
                 text.append(
-                    f"  ✗ events of {c['signer_agent_id']}: {c['reason']}\n", style=self.aimos.ink("bold red")
+                    plain_line(
+                        f"  ✗ events of {c['signer_agent_id']}: {c['reason']}", self.aimos.ink("bold red")
+                    )
                 )
+                text.append("\n")
         widget = self.query_one("#status-verify", Static)
         widget.set_class(not result["ok"], "failed")
         widget.update(text)
