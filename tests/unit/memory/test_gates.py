@@ -6,7 +6,14 @@ import pytest
 
 from aimos.errors import SecretDetectedError
 from aimos.eval.secret_corpus import ORDINARY, shapes
-from aimos.memory.gates import find_secret, refuse_secret_fields, refuse_secrets, scan_canary, secret_kind, where
+from aimos.memory.gates import (
+    find_secret,
+    refuse_secret_fields,
+    refuse_secrets,
+    scan_canary,
+    secret_kind,
+    where,
+)
 
 SECRETS = {
     "private key block": "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----",
