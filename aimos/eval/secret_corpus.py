@@ -112,6 +112,7 @@ def shapes(seed: int = 18) -> list[Shape]:
         Shape("bearer token", f"Authorization: Bearer {pick(ALNUM, 40)}"),
         Shape("private key block (PEM)", f"{begin}\n{_wrap(der_b64)}\n{end}"),
         Shape("PEM body without its header", _wrap(der_b64)),
+        Shape("PEM-wrapped key body of unknown format", "key body:\n" + _wrap(pick(B64, 64 * 5 + 20))),
         Shape("private key as one base64 line", f"key {der_b64}"),
         Shape("OpenSSH key body without its header", _wrap(openssh, 70)),
         Shape(
