@@ -110,6 +110,11 @@ TOKEN_RULES: tuple[tuple[str, re.Pattern[str], Check], ...] = (
     ("HuggingFace token", re.compile(_B + r"(?:hf_|api_org_)([A-Za-z0-9]{30,})" + _E), _mixed_match),
     ("DigitalOcean token", re.compile(_B + r"do[opr]_v1_[a-f0-9]{64}" + _E), _always),
     ("npm token", re.compile(_B + r"npm_[A-Za-z0-9]{36}" + _E), _always),
+    (
+        "npm token",
+        re.compile(r"//[^\s/]{1,100}(?:/[^\s/]{0,100}){0,5}/:_authToken=\s*[A-Za-z0-9_-]{8,}"),
+        _always,
+    ),
     ("PyPI token", re.compile(_B + r"pypi-AgE[A-Za-z0-9_-]{50,}"), _always),
     ("SendGrid API key", re.compile(_B + r"SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}"), _always),
     ("Twilio key", re.compile(_B + r"(?:SK|AC)[0-9a-fA-F]{32}" + _E), _always),
@@ -127,7 +132,8 @@ TOKEN_RULES: tuple[tuple[str, re.Pattern[str], Check], ...] = (
 # high-entropy strings and keyword (prose and hashes), IBM/SoftLayer/Cloudant (keyword-driven,
 # same weakness), Artifactory (matches all-caps words such as AP + 9 letters), public IPs (not
 # secrets), basic auth (ours, url_credential_findings, also reads %-encoded passwords and lets
-# the placeholders of documentation through: postgres://user:password@localhost).
+# the placeholders of documentation through: postgres://user:password@localhost), npm (its
+# pattern //.+/:_authToken takes quadratic time on a long line; ours is bounded).
 LIBRARY_PLUGINS: tuple[tuple[str, str], ...] = (
     ("aws", "AWSKeyDetector"),
     ("azure_storage_key", "AzureStorageKeyDetector"),
@@ -136,7 +142,6 @@ LIBRARY_PLUGINS: tuple[tuple[str, str], ...] = (
     ("gitlab_token", "GitLabTokenDetector"),
     ("jwt", "JwtTokenDetector"),
     ("mailchimp", "MailchimpDetector"),
-    ("npm", "NpmDetector"),
     ("openai", "OpenAIDetector"),
     ("private_key", "PrivateKeyDetector"),
     ("pypi_token", "PypiTokenDetector"),
@@ -147,10 +152,13 @@ LIBRARY_PLUGINS: tuple[tuple[str, str], ...] = (
     ("telegram_token", "TelegramBotTokenDetector"),
     ("twilio", "TwilioKeyDetector"),
 )
-# a text with no run of this many non-space characters holds no token any plugin matches
-# (the shortest, a Twilio SID or Mailchimp key, is 34): the library is not even imported
-LIBRARY_MIN_WORD = 20
-_LONG_WORD = re.compile(r"\S{" + str(LIBRARY_MIN_WORD) + ",}")
+# The plugins look at each run of non-space characters 20 to 300 long: a shorter one holds no
+# token any of them matches (the shortest, a Twilio SID or Mailchimp key, is 34), so a text
+# without one does not even import the library; a longer one is left to our own patterns, since
+# some plugin patterns (OpenAI's sk-[...]*[...]{20}T3BlbkFJ, JWT's) take quadratic time on a long
+# run ("sk-" 20,000 times: a minute).
+LIBRARY_MIN_WORD, LIBRARY_MAX_WORD = 20, 300
+_LONG_WORD = re.compile(r"(?<!\S)\S{" + str(LIBRARY_MIN_WORD) + "," + str(LIBRARY_MAX_WORD) + r"}+(?!\S)")
 
 
 @functools.cache
@@ -167,13 +175,17 @@ def _library() -> tuple[tuple[str, Any], ...]:
 
 
 def library_findings(text: str) -> Iterator[Finding]:
-    if not _LONG_WORD.search(text):
+    words = list(_LONG_WORD.finditer(text))
+    if not words:
         return
     for kind, plugin in _library():
-        for pattern in plugin.denylist:
-            for m in pattern.finditer(text):
-                if any(True for _ in plugin.analyze_string(m.group(0))):
-                    yield Finding(f"{kind} (detect-secrets)", m.start(), m.end())
+        for word in words:
+            for pattern in plugin.denylist:
+                for m in pattern.finditer(word.group(0)):
+                    if any(True for _ in plugin.analyze_string(m.group(0))):
+                        yield Finding(
+                            f"{kind} (detect-secrets)", word.start() + m.start(), word.start() + m.end()
+                        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -445,17 +457,19 @@ def findings_in(text: str, *, library: bool = True) -> Iterator[Finding]:
 
 @dataclass(frozen=True)
 class Form:
-    """A text derived from the original, with the original index of each of its characters."""
+    """A text derived from the original, with the original index of each of its characters
+    (``origin`` None: the text is the original)."""
 
     name: str
     text: str
-    origin: tuple[int, ...]
+    origin: tuple[int, ...] | range | None
 
     def span(self, start: int, end: int) -> tuple[int, int]:
-        if not self.origin:
+        origin = self.origin if self.origin is not None else range(len(self.text))
+        if not origin:
             return 0, 0
-        last = self.origin[min(end, len(self.origin)) - 1] + 1 if end > 0 else 0
-        return self.origin[min(start, len(self.origin) - 1)], last
+        last = origin[min(end, len(origin)) - 1] + 1 if end > 0 else 0
+        return origin[min(start, len(origin) - 1)], last
 
 
 _ASCII_ESCAPE = re.compile(r"[0-7][0-9A-Fa-f]")
@@ -469,6 +483,8 @@ def _invisible(ch: str) -> bool:
 def normalised(text: str) -> Form:
     """NFKC per character (full-width letters become ASCII), invisible characters (zero-width,
     soft hyphen, direction marks) dropped, ASCII %XX escapes decoded."""
+    if text.isascii() and "%" not in text and not any(_invisible(c) for c in set(text)):
+        return Form("normalised", text, None)  # most texts: nothing to undo
     chars: list[str] = []
     origin: list[int] = []
     for i, ch in enumerate(text):
@@ -496,18 +512,23 @@ def normalised(text: str) -> Form:
 def joined(form: Form) -> Form:
     """The lines joined: each line break, with the spaces around it, removed (a key split over
     lines becomes one run again)."""
-    chars: list[str] = []
-    origin: list[int] = []
     text = form.text
-    keep = [True] * len(text)
-    for m in re.finditer(r"[ \t]*(?:\r?\n|\\n)[ \t]*", text):
-        for k in range(m.start(), m.end()):
-            keep[k] = False
-    for k, ch in enumerate(text):
-        if keep[k]:
-            chars.append(ch)
-            origin.append(form.origin[k])
-    return Form("joined", "".join(chars), tuple(origin))
+    whole = form.origin if form.origin is not None else range(len(text))
+    pieces: list[str] = []
+    origin: list[int] = []
+    at = 0
+    for m in _LINE_BREAK.finditer(text):
+        pieces.append(text[at : m.start()])
+        origin.extend(whole[at : m.start()])
+        at = m.end()
+    if at == 0:
+        return Form("joined", text, form.origin)
+    pieces.append(text[at:])
+    origin.extend(whole[at:])
+    return Form("joined", "".join(pieces), tuple(origin))
+
+
+_LINE_BREAK = re.compile(r"[ \t]*(?:\r?\n|\\n)[ \t]*")
 
 
 # decoded base64 or hex is scanned when it reads as text: mostly printable, valid UTF-8

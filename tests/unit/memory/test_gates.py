@@ -133,3 +133,12 @@ def test_canary_marker_grammar() -> None:
     assert not scan_canary("SECRET-0a1b2c3d").detected  # lowercase hex is not the grammar
     assert not scan_canary("SECRET-0A1B2C3DX").detected  # followed by a word character
     assert not scan_canary("XSECRET-0A1B2C3D").detected  # no word boundary
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("unit", ["sk-", "eyJ", "//a/:_authToken=", "a", "password is ", "%4", "https://a:"])
+def test_a_long_run_of_a_token_prefix_is_scanned_in_linear_time(unit: str) -> None:
+    """Some library patterns take quadratic time on one long run ("sk-" 20,000 times took a
+    minute); the gate gives them short words only. Generous timeout: this guards against a
+    pattern that would take minutes on a 1 MiB memory, not against a slow machine."""
+    assert find_secret(unit * (240_000 // len(unit))) is None
