@@ -11,7 +11,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from aimos.errors import SecretDetectedError
-from aimos.memory.secret_shapes import Finding, Form, findings_in, joined, normalised, wrapped
+from aimos.memory.secret_forms import Form, joined, normalised, wrapped
+from aimos.memory.secret_shapes import Finding, findings_in
 
 __all__ = [
     "Finding",
