@@ -141,6 +141,7 @@ def shapes(seed: int = 18) -> list[Shape]:
         Shape("password: value", "password: hunter2"),
         Shape("password in a sentence", "my wifi password is BlueDog77"),
         Shape("PIN in a sentence", "the PIN is 4821"),
+        Shape("door code in a sentence", "the alarm code is 1234# and the door code is 5590"),
         Shape("passphrase quoted", 'my passphrase is "correct horse battery staple"'),
         Shape("card number", f"card {card[:4]} {card[4:8]} {card[8:12]} {card[12:]}"),
         Shape("card number with CVV", f"amex {amex[:4]}-{amex[4:10]}-{amex[10:]} exp 04/29 CVV 4821"),

@@ -191,8 +191,13 @@ def library_findings(text: str) -> Iterator[Finding]:
 # ---------------------------------------------------------------------------------------------
 # secrets told in words
 
-_PW_WORD = r"(?:pass(?:word|phrase|wd|code)|pass[ -](?:word|phrase|code)|pwd|pin(?:[ -]?(?:code|number))?)"
-_PIN = re.compile(r"(?i)^pin")
+_CODE_WORD = r"(?:door|alarm|gate|safe|lock|garage|entry|keypad|locker)[ -]code"
+_PW_WORD = (
+    r"(?:pass(?:word|phrase|wd|code)|pass[ -](?:word|phrase|code)|pwd|pin(?:[ -]?(?:code|number))?|"
+    + _CODE_WORD
+    + ")"
+)
+_PIN = re.compile(r"(?i)^(?:pin|" + _CODE_WORD + ")")  # their value is digits
 # values that are no secret: words a sentence goes on with, placeholders, a removed value
 _NOT_A_VALUE = frozenset(
     """a an the my your our his her their its this that it is was be been being in on at of for to from
@@ -236,7 +241,7 @@ def _pw_value_ok(keyword: str, value: str, *, assigned: bool) -> bool:
     if _placeholder(value):
         return False
     if _PIN.match(keyword.strip()):
-        return bool(re.fullmatch(r"\d{4,8}", value))
+        return bool(re.fullmatch(r"[#*]?\d{4,8}[#*]?", value))
     if assigned:
         return len(value) >= 4
     return _strong(value)
