@@ -42,6 +42,7 @@ from aimos.identity.epochs import (
 )
 from aimos.identity.keystore import Keystore, choose_keystore
 from aimos.ledger.events import append_event
+from aimos.memory.gates import refuse_secret_fields
 from aimos.store.connection import open_writer, write_transaction
 from aimos.vocabulary import DEFAULT_GRANT_CLEARANCE, DEFAULT_GRANT_DATA_CLASS, HOUSEKEEPER, PUBLIC
 from installer import guide_corpus
@@ -106,6 +107,14 @@ class InstallResult:
 
 
 def validate(options: InstallOptions) -> None:
+    names = {
+        "brain name": options.brain_name,
+        "company": options.company_id,
+        "agent id": options.agent_id,
+        "model provider": options.model_provider,
+        "model": options.model,
+    }
+    refuse_secret_fields(names, outcome="nothing was installed")  # before any of them is quoted
     for what, value in (("brain name", options.brain_name), ("company", options.company_id)):
         if not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", value or ""):
             raise UsageError(f"invalid {what} {value!r}", _NAME_HINT)

@@ -20,6 +20,7 @@ from aimos.identity.epochs import (
     latest_epoch,
 )
 from aimos.identity.trusted import check_identities
+from aimos.memory.gates import refuse_secret_fields
 from aimos.vocabulary import (
     AGENT_CLEARANCE_MAX,
     CLI_AGENT,
@@ -45,6 +46,7 @@ class Enrolment:
     def checked(self) -> Enrolment:
         """Itself, when every field is valid; else a usage error naming the field and the fix
         (before any passphrase is asked for)."""
+        refuse_secret_fields({"agent id": self.agent_id}, outcome="no agent was enrolled")
         check_agent_id(self.agent_id)
         check_validity_days(self.validity_days)
         check_clearance(self.clearance, ceiling=AGENT_CLEARANCE_MAX)
@@ -142,15 +144,23 @@ def check_revocable(agent_id: str) -> None:
         )
 
 
-def require_revocable(brain: Brain, agent_id: str) -> None:
-    """Before the passphrase is asked for: the agent may be revoked and has an epoch to revoke."""
+def require_revocable(brain: Brain, agent_id: str, reason: str | None = None) -> None:
+    """Before the passphrase is asked for: the agent may be revoked and has an epoch to revoke,
+    and the reason (kept in the signed record) holds no secret."""
     check_revocable(agent_id)
+    if reason is not None:
+        _refuse_secret_reason(reason)
     require_enrolled(brain, agent_id)
+
+
+def _refuse_secret_reason(reason: str) -> None:
+    refuse_secret_fields({"reason": reason}, outcome="nothing was revoked")
 
 
 def revoke(brain: Brain, master: KeyPair, agent_id: str, reason: str) -> dict[str, Any]:
     """A master-signed revocation of the agent's current epoch (never the housekeeper's or cli's)."""
     check_revocable(agent_id)
+    _refuse_secret_reason(reason)  # kept in the signed record
     keystore = brain.keystore
     return agents.revoke_agent(brain.conn, master, keystore, agent_id=agent_id, reason=reason, now=now())
 

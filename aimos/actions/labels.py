@@ -15,6 +15,7 @@ from aimos.crypto.ed25519 import KeyPair
 from aimos.epistemic.chain import Transition, check_judgment, current_label, judge
 from aimos.errors import UsageError
 from aimos.identity.requests import sign_request
+from aimos.memory.gates import refuse_secret_fields
 from aimos.memory.versions import resolve_memory_id
 from aimos.vocabulary import (
     DISPUTED,
@@ -86,11 +87,19 @@ def needs_master(brain: Brain, agent: str, memory_ref: str, judgment: str) -> bo
     return raises_trust(current_label(brain.conn, mid), JUDGMENTS[judgment][0])
 
 
+def check_reason(judgment: str, reason: str | None) -> str:
+    """The judgment's reason, stripped; a usage error for a bad pair, and a refusal for a reason
+    that holds a secret (it is kept in the signed label chain for good)."""
+    why = check_judgment(judgment, reason)
+    refuse_secret_fields({"reason": why}, outcome="no judgment was recorded")
+    return why
+
+
 def judge_memory(
     brain: Brain, agent: str, memory_ref: str, judgment: str, reason: str | None, *, master: KeyPair | None
 ) -> Transition:
     """``judgment`` of ``memory_ref`` signed by ``agent`` (and by the master when it raises trust)."""
-    why = check_judgment(judgment, reason)
+    why = check_reason(judgment, reason)
     mid = resolve_memory_id(brain.conn, memory_ref, agent_id=agent)
     signer = brain.signer(agent)
     body = build_label_body(company_id=brain.company_id, memory_id=mid, judgment=judgment, reason=why)

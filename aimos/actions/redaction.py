@@ -25,7 +25,7 @@ from aimos.crypto.encoding import iso_ms
 from aimos.errors import UsageError
 from aimos.identity.epochs import brain_meta
 from aimos.ledger.events import append_event
-from aimos.memory.gates import refuse_secrets
+from aimos.memory.gates import refuse_secret_fields
 from aimos.memory.redaction import redact_memory, redaction_of, redactions
 from aimos.memory.versions import get_memory
 from aimos.recall.candidates import FTS_TABLES, rebuild_indexes
@@ -63,7 +63,7 @@ def check_reason(reason: str) -> str:
         raise UsageError("a redaction needs a reason", 'Say why: aimos redact ID --reason "..."')
     if len(reason) > MAX_REASON_CHARS:
         raise UsageError(f"the reason is longer than {MAX_REASON_CHARS} characters", "Shorten it.")
-    refuse_secrets(reason)
+    refuse_secret_fields({"reason": reason}, outcome="nothing was redacted")
     return reason
 
 

@@ -139,7 +139,7 @@ def revoke(
     from aimos.actions.session import open_brain
 
     with open_brain(write=True) as brain:
-        agents.require_revocable(brain, agent_id)
+        agents.require_revocable(brain, agent_id, reason)
         master = brain.master(passphrase_fd, "revoke an agent")
         record = agents.revoke(brain, master, agent_id, reason)
     if json_out:

@@ -89,10 +89,52 @@ def _register() -> None:
 _register()
 
 
+# Click's exception classes as this Typer raises them (recent Typer vendors Click as typer._click;
+# older ones use click itself): found from the public typer.BadParameter
+_CLICK = {cls.__name__: cls for cls in typer.BadParameter.__mro__}
+ClickException: type[Any] = _CLICK["ClickException"]
+ClickUsageError: type[Any] = _CLICK["UsageError"]
+
+
+def secret_in(text: str) -> str | None:
+    """The kind of secret ``text`` would show, or None: every text the CLI would echo from its
+    arguments (a usage error quotes them) passes here first."""
+    from aimos.memory.gates import secret_kind  # here: --help never loads the gate
+
+    return secret_kind(text)
+
+
+def _not_echoed(kind: str) -> tuple[str, str]:
+    from aimos.memory.gates import NOT_ECHOED, NOT_ECHOED_HINT
+
+    return NOT_ECHOED.format(kind=kind), NOT_ECHOED_HINT
+
+
 def _report(exc: AimosError) -> None:
+    from aimos.errors import SecretDetectedError
+
+    kind = None if isinstance(exc, SecretDetectedError) else secret_in(f"{exc.message}\n{exc.hint}")
+    if kind is not None:
+        words, hint = _not_echoed(kind)
+        say(f"error: {words}")
+        say(f"hint: {hint}")
+        return
     say(f"error: {exc.message}")
     if exc.hint:
         say(f"hint: {exc.hint}")
+
+
+def _report_usage(exc: Any) -> None:
+    """Click's usage error as Click shows it (usage line, help pointer, message), unless its
+    message quotes a secret from the command line: then the kind of secret instead."""
+    kind = secret_in(exc.format_message())
+    if kind is not None:
+        words = ". ".join(_not_echoed(kind))
+        ctx = exc.ctx if isinstance(exc, ClickUsageError) else None
+        screened = ClickUsageError(words, ctx=ctx) if ctx is not None else ClickException(words)
+        screened.exit_code = exc.exit_code
+        exc = screened
+    exc.show()
 
 
 _python_warning = warnings.showwarning
@@ -142,8 +184,9 @@ def _log(command: list[str], code: int, error: BaseException | None) -> None:
 def main(argv: list[str] | None = None) -> Any:
     """Console entry point: no traceback reaches a user; exit codes follow SPEC section 15.
 
-    Typer runs in standalone mode (it reports usage errors itself, exit 2); aimos's own errors
-    and anything unexpected propagate out of it and are reported here.
+    Typer runs outside standalone mode: its usage errors (exit 2), aimos's own errors and anything
+    unexpected propagate out of it and are reported here, each screened for a secret it would
+    quote from the command line.
     """
     os.umask(0o077)
     warnings.showwarning = _show_warning
@@ -151,7 +194,16 @@ def main(argv: list[str] | None = None) -> Any:
     code: int = ExitCode.OK
     error: BaseException | None = None
     try:
-        app(args=args, prog_name="aimos")
+        # not standalone: Click hands its usage errors here (see _report_usage) instead of
+        # printing them; typer.Exit and --help come back as the exit code
+        returned = app(args=args, prog_name="aimos", standalone_mode=False)
+        code = returned if isinstance(returned, int) and not isinstance(returned, bool) else ExitCode.OK
+    except ClickException as exc:
+        _report_usage(exc)
+        code = exc.exit_code
+    except typer.Abort:
+        say("Aborted!")
+        code = ExitCode.FAILURE
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except AimosError as exc:

@@ -216,6 +216,37 @@ def locomo(
     out(table(headers, lines))
 
 
+@eval_app.command("secrets")
+def secrets(
+    data: str = typer.Option(
+        None, "--data", help="LoCoMo JSON (default: ../shared/data/locomo/locomo-dev.json)."
+    ),
+    json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+) -> None:
+    """The secret gate: false positives on LoCoMo, the guides and PoisonedRAG; secret shapes caught."""
+    from pathlib import Path
+
+    from aimos.eval.secrets import run_secrets
+
+    report = run_secrets(Path(data) if data else None)
+    if json_out:
+        emit_json(report)
+        return
+    out(f"false positives: {report['false_positives']} / {report['ordinary_texts']} ordinary texts")
+    for group, g in report["ordinary"].items():
+        out(f"  {group:<24} {g['false_positives']} / {g['texts']}")
+    for fp in report["false_positive_places"]:
+        place = f"line {fp['line']}, char {fp['char']}"
+        out(f"  FALSE POSITIVE {fp['group']} {fp['where']}: {fp['kind']} at {place}")
+    out(f"secret shapes caught: {report['shapes_caught']} / {report['shapes_total']}")
+    for kind, k in report["shapes"].items():
+        out(
+            f"  {'caught' if k['caught'] else 'MISSED':<7} {kind}"
+            + (f"  (as {k['as']})" if k["caught"] else "")
+        )
+    out(f"{report['seconds']} s")
+
+
 @eval_app.command("mutation")
 def mutation(
     transitions: int = typer.Option(200, "--transitions", help="Signed transitions to time (10..100000)."),

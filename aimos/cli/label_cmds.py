@@ -32,13 +32,12 @@ def register(app: typer.Typer) -> None:
         by the agent alone. One that raises it (not-poison, support, or dispute of a suspected
         poison) also needs the master passphrase: an agent key alone cannot lift a person's
         verdict."""
-        from aimos.actions.labels import judge_memory, judgment_for, label_words, needs_master
+        from aimos.actions.labels import check_reason, judge_memory, judgment_for, label_words, needs_master
         from aimos.actions.session import open_brain
-        from aimos.epistemic.chain import check_judgment
         from aimos.errors import PassphraseSourceError
 
         judgment = judgment_for(word)
-        check_judgment(judgment, reason)  # before the passphrase is asked for
+        check_reason(judgment, reason)  # before the passphrase is asked for
         with open_brain(write=True) as brain:
             master = None
             if needs_master(brain, agent, memory_id, judgment):  # an unknown memory exits 3 first

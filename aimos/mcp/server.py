@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from typing import Annotated, Any, Literal, TypeVar, cast
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, ErrorData, JSONRPCError, TextContent, ToolAnnotations
 from mcp_types.jsonrpc import INVALID_REQUEST, PARSE_ERROR
 from pydantic import Field
@@ -27,6 +28,7 @@ from typing_extensions import TypedDict  # pydantic needs this one on Python < 3
 from aimos import __version__
 from aimos.actions.session import Brain, open_brain
 from aimos.errors import AimosError, ExpiryWarning, UsageError
+from aimos.memory.gates import NOT_ECHOED, NOT_ECHOED_HINT, secret_kind
 from aimos.memory.redaction import shown_text
 from aimos.vocabulary import CLEARANCE_MAX, DATA_CLASSES
 from aimos.vocabulary import RECALL_MAX_LIMIT as MAX_LIMIT
@@ -118,8 +120,29 @@ class ShownMemory(TypedDict):
 
 
 def cli_words(exc: AimosError) -> str:
-    """The error as `aimos` prints it on stderr."""
+    """The error as `aimos` prints it on stderr (and, as there, never quoting a secret the agent
+    gave: the kind of secret instead)."""
+    from aimos.errors import SecretDetectedError
+
+    if not isinstance(exc, SecretDetectedError):
+        kind = secret_kind(f"{exc.message}\n{exc.hint}")
+        if kind is not None:
+            return f"error: {NOT_ECHOED.format(kind=kind)}\nhint: {NOT_ECHOED_HINT}"
     return f"error: {exc.message}" + (f"\nhint: {exc.hint}" if exc.hint else "")
+
+
+class ScreenedServer(MCPServer):
+    """The SDK's server, whose refusals of a tool call's arguments (a schema error quotes the value
+    given) never quote a secret: the kind of secret instead."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            kind = secret_kind(str(exc))
+            if kind is None:
+                raise
+            raise ToolError(f"error: {NOT_ECHOED.format(kind=kind)}\nhint: {NOT_ECHOED_HINT}") from None
 
 
 def result(text: str, structured: Any) -> CallToolResult:
@@ -192,7 +215,7 @@ def full_id(value: str, what: str) -> str:
 
 def build_server(agent: str) -> MCPServer:  # noqa: C901 (the tools are nested in it; each is short)
     """An MCP server whose every tool call is signed as ``agent``."""
-    server = MCPServer(name="aimos", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
+    server = ScreenedServer(name="aimos", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
 
     def call(work: Callable[[Brain], T]) -> T:
         import apsw

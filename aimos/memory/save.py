@@ -17,7 +17,7 @@ from aimos.identity.epochs import Signer, check_clearance, data_class_rank
 from aimos.identity.requests import SignedRequest, VerifiedRequest, verify_request
 from aimos.identity.trusted import grant_excess
 from aimos.ledger.events import append_event
-from aimos.memory.gates import refuse_secrets, scan_canary
+from aimos.memory.gates import refuse_secret_fields, scan_canary
 from aimos.memory.versions import head_of, resolve_memory_id
 from aimos.store.connection import insert, one, write_transaction
 from aimos.vocabulary import (
@@ -220,7 +220,8 @@ def save_in_transaction(
     body = req.body
     validate_body(body, verified.body_bytes)
     _check_grant(verified, body)
-    refuse_secrets(*(v for v in body.values() if isinstance(v, str)))
+    # every string field, the value first: a refusal names the field, the kind and the place
+    refuse_secret_fields({"value": body["value"], **{k: v for k, v in body.items() if k != "value"}})
     canary = scan_canary(body.get("key"), body["value"])
     live_hash = commitments.live_content_hash(body).hex()
     company = body["company_id"]

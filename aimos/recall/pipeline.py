@@ -18,6 +18,7 @@ from aimos.identity.epochs import Signer
 from aimos.identity.requests import SignedRequest, verify_request
 from aimos.identity.trusted import grant_covers, grant_excess
 from aimos.ledger.events import append_event
+from aimos.memory.gates import refuse_secret_fields
 from aimos.memory.redaction import mark_redacted
 from aimos.recall.candidates import CANDIDATES, Channel, LexicalChannel, Scope, open_candidates
 from aimos.recall.disclosure import verify_many
@@ -77,6 +78,9 @@ def _validate(body: dict[str, Any]) -> None:
         raise UsageError("the query is empty", 'Give some words to search for: aimos recall "coffee order"')
     if len(query) > MAX_QUERY_CHARS:
         raise UsageError(f"the query is longer than {MAX_QUERY_CHARS} characters")
+    # the query is kept in the receipt for good: a secret in it is refused (the transaction
+    # this runs in is rolled back, so not even the request's nonce is recorded)
+    refuse_secret_fields({"query": query}, outcome="nothing was recalled or recorded")
     limit = body.get("limit", DEFAULT_LIMIT)
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
         raise UsageError(f"limit must be an integer from 1 to {MAX_LIMIT}", "Use -k 1..200.")

@@ -288,8 +288,31 @@ def test_only_aimos_mcp_server_imports_the_mcp_sdk() -> None:
 
 def test_cli_help_path_stays_light() -> None:
     loaded = modules_after("import aimos.cli.app")
-    for heavy in ("apsw", "nacl", "textual", "apscheduler", "installer", "purge", "keyring"):
+    heavy_ones = ("apsw", "nacl", "textual", "apscheduler", "installer", "purge", "keyring", "detect_secrets")
+    for heavy in heavy_ones:
         assert heavy not in loaded, heavy
+
+
+def test_detect_secrets_loads_only_for_a_text_that_could_hold_a_token() -> None:
+    """detect-secrets (with requests and yaml under it: ~0.2 s to import) is imported by the
+    secret gate alone, inside a function, and only for a text with a word long enough to be a
+    token: the writers, the help path and a prose save or query never pay for it. Its verify()
+    (the one network call in the library) is never called: tests/e2e/test_no_network.py."""
+    importers = set()
+    for module in (ROOT / "aimos").rglob("*.py"):
+        tree = ast.parse(module.read_text("utf-8"))
+        top_level = {id(n) for n in tree.body}
+        for node in ast.walk(tree):
+            text = ast.unparse(node) if isinstance(node, ast.Import | ast.ImportFrom | ast.Call) else ""
+            if "detect_secrets" in text:
+                importers.add(module.relative_to(ROOT).as_posix())
+                assert id(node) not in top_level, f"{module}: detect_secrets imported at module level"
+    assert importers == {"aimos/memory/secret_shapes.py"}, importers
+    prose = "from aimos.memory.gates import find_secret; find_secret('my wifi password is BlueDog77 ok')"
+    loaded = modules_after(f"import aimos.memory.save, aimos.recall.pipeline; {prose}")
+    assert "detect_secrets" not in loaded and "requests" not in loaded
+    token = "from aimos.memory.gates import find_secret; find_secret('x' * 40)"
+    assert "detect_secrets" in modules_after(token)
 
 
 def test_portable_verifier_loads_no_store() -> None:

@@ -149,6 +149,15 @@ def test_main_commands_open_no_network_connection(aimos_home: Path, keystore: st
     run("agent", "list")
     run("agent", "list", "--json")
     run("eval", "perf", "--saves", "5")
+    # a text with a token-sized word loads detect-secrets' plugins: still no connection (their
+    # verify(), which would ask the provider whether a token is live, is never called)
+    run("save", "the build is 20240601T120000-nightly-linux-x86_64-release")
+    webhook = "https://hooks.slack.com/services/T" + "0ABCDEF12/B0ABCDEF12/" + "a1B2c3D4" * 3
+    for refused in (("save", "--", f"alerts go to {webhook}"), ("recall", "--", f"token {webhook}")):
+        result = run_aimos(*refused, env=hook.env)
+        results.append(result)
+        assert result.code == 2 and "looks like a secret" in result.err, result.describe()
+    assert hook.attempts() == ""
 
     assert hook.attempts() == ""
     assert hook.loads() >= len(results), "the hook was not loaded in every aimos process"

@@ -90,8 +90,8 @@ def test_unknown_receipt_is_not_found(installed: Path, tmp_path: Path) -> None:
 
 
 def test_every_leaf_change_is_refused(installed: Path, master_fingerprint: str, tmp_path: Path) -> None:
-    _save("the wifi password is hunter2-lighthouse")
-    data = _recall("wifi password", "-k", "1")
+    _save("the wifi network is called lighthouse-guest")  # a password would be refused
+    data = _recall("wifi network", "-k", "1")
     assert len(data["results"]) == 1
     bundle = _export(data["receipt"]["receipt_id"], tmp_path / "one.json")
     assert verify_recall_envelope(bundle, master_fingerprint).ok
