@@ -204,6 +204,8 @@ def test_refusals_change_nothing(installed: Path, tmp_path: Path) -> None:
     for reason in ("", "   "):
         empty = _redact(mid, reason)
         assert empty.code == USAGE and "needs a reason" in empty.err, empty.describe()
+    gated = _redact(mid, "password: hunter2-lighthouse")
+    assert gated.code == USAGE and "secret" in gated.err and "hunter2" not in gated.both, gated.describe()
     unknown = run_aimos("redact", "ffffffff", "--reason", "x", input="redact ffffffff\n")
     assert unknown.code != 0 and "Traceback" not in unknown.both
     assert_unchanged(home, before)
