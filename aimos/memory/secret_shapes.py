@@ -208,7 +208,9 @@ _NOT_A_VALUE = frozenset(
     below above same again too very really just only now then when where which who what how why
     something anything nothing everything somewhere expired invalid valid ok okay fine sent shared""".split()
 )
-_QUOTED = r"[\"'“‘]([^\"'”’\n]{3,80})[\"'”’]"  # not `code`: guides quote options so
+# a value between a matching pair of quotes (not `code`: guides quote options so); a pair that does
+# not match ('my wifi password" removes one memory's text') is prose
+_QUOTED = r"(?:\"([^\"\n]{3,80})\"|'([^'\n]{3,80})'|“([^”\n]{3,80})”|‘([^’\n]{3,80})’)"
 _VALUE = r"([^\s,;]{3,80})"
 
 
@@ -266,7 +268,8 @@ def password_findings(text: str) -> Iterator[Finding]:
             if _pw_value_ok(m.group(1), m.group(2), assigned=False):
                 yield Finding("password or PIN with its value", m.start(), m.end())
     for m in _PW_QUOTED.finditer(text):
-        if not _placeholder(_plain_value(m.group(2))) and _pw_value_ok(m.group(1), m.group(2), assigned=True):
+        quoted = next(g for g in m.groups()[1:] if g is not None)
+        if not _placeholder(_plain_value(quoted)) and _pw_value_ok(m.group(1), quoted, assigned=True):
             yield Finding("password or PIN with its value", m.start(), m.end())
     for m in _PW_BARE.finditer(text):
         yield Finding("password or PIN with its value", m.start(), m.end())
