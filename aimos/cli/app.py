@@ -127,7 +127,9 @@ def _report(exc: AimosError) -> None:
 def _report_usage(exc: Any) -> None:
     """Click's usage error as Click shows it (usage line, help pointer, message), unless its
     message quotes a secret from the command line: then the kind of secret instead."""
-    kind = secret_in(exc.format_message())
+    # `aimos` alone shows the help as a usage error: aimos's own text, nothing from argv in it
+    own_help = type(exc).__name__ == "NoArgsIsHelpError"
+    kind = None if own_help else secret_in(exc.format_message())
     if kind is not None:
         words = ". ".join(_not_echoed(kind))
         ctx = exc.ctx if isinstance(exc, ClickUsageError) else None

@@ -202,7 +202,7 @@ _PIN = re.compile(r"(?i)^(?:pin|" + _CODE_WORD + ")")  # their value is digits
 _NOT_A_VALUE = frozenset(
     """a an the my your our his her their its this that it is was be been being in on at of for to from
     by with and or not no none null nil n/a na empty blank unknown unset required optional needed missing
-    same different wrong right correct incorrect strong weak long short new old changed reset removed
+    same different wrong right correct incorrect strong weak long short new old change changed reset removed
     redacted hidden secret private stored saved kept set protected manager managers vault field box
     prompt policy policies rules rule hint hints length see ask check use using also still here there
     below above same again too very really just only now then when where which who what how why

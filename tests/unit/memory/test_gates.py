@@ -74,6 +74,7 @@ def test_ordinary_text_passes(text: str) -> None:
     "text",
     [
         "I forgot my password",
+        "The master passphrase: change it.",
         "aimos redact ID --reason \"it held my wifi password\" removes one memory's text",
         "password manager",
         "my password is long and hard to type",
