@@ -53,6 +53,7 @@ TABLE_CLASSES: dict[str, str] = {
     "identity_epochs": "identity_and_execution",
     "brain_seals": "cryptographic_proof",
     "brain_restores": "cryptographic_proof",
+    "memory_redactions": "cryptographic_proof",
     "seal_heads": "operational_projection",
     "brain_meta": "operational_projection",
     "schema_migrations": "operational_projection",
@@ -71,6 +72,7 @@ SENSITIVE_TABLES = (
     "recall_receipts",
     "brain_seals",
     "brain_restores",
+    "memory_redactions",
 )
 _PATTERNS = (
     (
