@@ -206,9 +206,12 @@ def check_stored(conn: apsw.Connection, stored: dict[str, Any]) -> str | None:
     master = one(conn, "SELECT public_key_b64u, fingerprint FROM master_identity")
     if master is None:
         return "no master identity"
-    reason, _ = check_record(
+    reason, record = check_record(
         stored["record_json"], stored["signature_b64u"], master["public_key_b64u"], master["fingerprint"]
     )
+    brain = one(conn, "SELECT value FROM brain_meta WHERE key = 'brain_id'")
+    if record is not None and (brain is None or record["brain_id"] != brain["value"]):
+        return "redaction_record_of_another_brain"  # the seal check would refuse it too
     return reason
 
 

@@ -282,3 +282,22 @@ def test_the_redacted_brain_copied_elsewhere_still_verifies_and_holds_no_text(
     shutil.copyfile(home / BRAIN, copy)
     assert TOKEN.encode() not in copy.read_bytes()
     assert int(sqlite_value(copy, "SELECT COUNT(*) FROM memory_redactions")) == 1
+
+
+def test_a_record_of_another_brain_is_not_applied(installed: Path) -> None:
+    """A redaction record copied from another brain (even one signed by this brain's master) is
+    not applied to a copy: check_stored names the brain it belongs to."""
+    from aimos.memory.redaction import check_stored, redactions
+    from aimos.store.connection import open_reader
+
+    mid = _save(SECRET_TEXT)
+    assert _redact(mid).code == 0
+    conn = open_reader(installed / BRAIN)
+    try:
+        stored = redactions(conn)[0]
+        assert check_stored(conn, stored) is None
+        record = json.loads(stored["record_json"])
+        other = {**stored, "record_json": json.dumps({**record, "brain_id": "another"}, sort_keys=True)}
+        assert check_stored(conn, other) is not None
+    finally:
+        conn.close()
