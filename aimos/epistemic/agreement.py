@@ -336,6 +336,14 @@ def _relations(
     return found
 
 
+def _own(unit: str, other: Features, origin: Sequence[Features]) -> bool:
+    """``other`` answers with ``unit`` and the origin does not: a name or number no passage of the
+    origin asserts, or a rare word none of them even mentions."""
+    if unit in other.spans:
+        return not any(unit in f.asserted for f in origin)
+    return not any(_contains(f, unit) for f in origin)
+
+
 def analyse(
     new: Features,
     neighbours: Sequence[Features],
@@ -370,7 +378,21 @@ def analyse(
     need = max(2, math.ceil(CONSENSUS * len(origin)))
     agreed = {u for u, c in counts.items() if c >= need}
     questions = [f for f in origin if f.question is not None and f.question == new.question]
-    rel = _relations(origin, subject, agreed, units)
+    # the passages on the cluster's subject: those on the new one's, and those sharing two or more
+    # rare words with what most of the origin says, a third of it at least
+    shared_words = {
+        t for t in set().union(*(f.content for f in origin)) if sum(t in f.content for f in origin) >= need
+    }
+    on_subject = list(subject)
+    for f in neighbours:
+        if f in origin or f in on_subject or f.passage.memory_id == new.passage.memory_id:
+            continue
+        common_words = f.content & shared_words
+        if sum(1 for t in common_words if rare(t)) >= RARE_SHARED and len(common_words) * 3 >= len(
+            shared_words
+        ):
+            on_subject.append(f)
+    rel = _relations(origin, on_subject, agreed, units)
     cluster = [f for f in origin if f.asserted & rel.contested] if rel.contested else list(origin)
     label: str | None = None
     score = 0
