@@ -316,8 +316,8 @@ def _relations(
     units: Callable[[Features], set[str]],
 ) -> _Relations:
     """How the independent passages on the subject relate to what the origin agrees on: dissent
-    (missing some agreed unit, and asserting a name or number of its own that no passage of the
-    origin asserts), else support (asserting every agreed unit, or an agreed name or number)."""
+    (missing some agreed unit, and answering with a unit of its own, see _own), else support
+    (asserting every agreed unit, or an agreed name or number)."""
     found = _Relations()
     if not agreed or len(origin) < 2:
         return found
@@ -326,13 +326,15 @@ def _relations(
         if other.passage.source in sources or not all(_independent(other, f) for f in origin):
             continue
         missing = {u for u in agreed if u not in other.asserted and not _contains(other, u)}
-        if missing and any(
-            u in other.spans and not any(u in f.asserted for f in origin) for u in units(other)
-        ):
-            found.dissent += 1
+        own = [u for u in units(other) if _own(u, other, origin)]
+        if missing and any(u in other.spans for u in own):
+            found.dissent += 1  # another name or number than the origin's
             found.contested |= missing
         elif not missing or any(u in other.spans and u in other.asserted for u in agreed):
-            found.supports += 1
+            found.supports += 1  # the same answer, or the origin's name or number
+        elif own:
+            found.dissent += 1  # no name or number either side: a rare word of its own
+            found.contested |= missing
     return found
 
 
