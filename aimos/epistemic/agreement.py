@@ -158,7 +158,6 @@ class Passage:
     source: str
     author: tuple[str, int]  # the saving agent's epoch (agent id, valid_from)
     created_at: int
-    label: str = UNVERIFIED
 
 
 @dataclass(frozen=True)
@@ -215,17 +214,25 @@ def features(p: Passage) -> Features:
         )
     content = frozenset(t for t in tokens if t not in STOP and not any(ch.isdigit() for ch in t))
     shingles = frozenset(zip(tokens, tokens[1:], tokens[2:], strict=False))
-    asserted = frozenset(u for u in spans | content if _asserted(tokens, u))
+    units = spans | content
+    if NEGATIONS.isdisjoint(tokens):
+        asserted = units  # nothing is denied (most texts): every unit is asserted
+    else:
+        at: dict[str, list[int]] = {}
+        for i, t in enumerate(tokens):
+            at.setdefault(t, []).append(i)
+        asserted = frozenset(u for u in units if _asserted(tokens, u, at))
     return Features(p, normalized, content, spans, question, question_spans, shingles, asserted)
 
 
-def _asserted(tokens: list[str], unit: str) -> bool:
-    """Some mention of ``unit`` in ``tokens`` is not within three words after a negation (a
-    unit not found as words, a number written in words, counts as asserted)."""
+def _asserted(tokens: list[str], unit: str, at: dict[str, list[int]]) -> bool:
+    """Some mention of ``unit`` in ``tokens`` (``at``: each token's positions) is not within
+    three words after a negation (a unit not found as words, a number written in words, counts
+    as asserted)."""
     parts = unit.split(" ")
     size = len(parts)
     found = False
-    for i in range(len(tokens) - size + 1):
+    for i in at.get(parts[0], ()):
         if tokens[i : i + size] == parts:
             found = True
             if not NEGATIONS & set(tokens[max(0, i - 3) : i]):
@@ -346,6 +353,11 @@ def _own(unit: str, other: Features, origin: Sequence[Features]) -> bool:
     return not any(_contains(f, unit) for f in origin)
 
 
+def rare_limit(neighbours: int, brain_size: int) -> int:
+    """The most memories a unit may be held by and still be rare (an answer, not a common word)."""
+    return max(RARE_FLOOR + (neighbours + 1) // 4, int(RARE_SHARE * brain_size))
+
+
 def analyse(
     new: Features,
     neighbours: Sequence[Features],
@@ -358,7 +370,7 @@ def analyse(
     memories of the brain hold the unit (it may stop counting early): a unit as common as a
     speaker's name is not an answer. ``recent`` are the same agent epoch's saves of the last
     burst: a unit most of those on other subjects carry (a signature) is the origin's mark."""
-    common = max(RARE_FLOOR + (len(neighbours) + 1) // 4, int(RARE_SHARE * brain_size))
+    common = rare_limit(len(neighbours), brain_size)
 
     def rare(unit: str) -> bool:
         return frequency(unit) <= common

@@ -15,7 +15,15 @@ from typing import Any
 
 import apsw
 
-from aimos.epistemic.agreement import BURST_SECONDS, Features, Passage, Verdict, analyse, features
+from aimos.epistemic.agreement import (
+    BURST_SECONDS,
+    Features,
+    Passage,
+    Verdict,
+    analyse,
+    features,
+    rare_limit,
+)
 from aimos.epistemic.chain import Transition, append_classification
 from aimos.identity.epochs import Signer
 from aimos.store.connection import rows
@@ -28,7 +36,6 @@ from aimos.vocabulary import (
 )
 
 NEIGHBOURS = 40
-FREQUENCY_CAP = 1000
 QUERY_WORDS = 16
 CLEARABLE = frozenset({POISON_SUSPECT, POISON_LIKELY})
 
@@ -44,7 +51,6 @@ def _passage(row: dict[str, Any]) -> Passage:
         row["source"],
         (row["author_agent_id"], row["author_valid_from"]),
         row["created_at"],
-        row["epistemic_label"],
     )
 
 
@@ -76,13 +82,29 @@ def _neighbours(
         if row["memory_id"] != p.memory_id:
             burst.append(row["memory_id"])
     found.pop(p.memory_id, None)
-    computed = {mid: features(_passage(r)) for mid, r in found.items()}
+    computed = {mid: _features(r) for mid, r in found.items()}
     return list(computed.values()), [computed[mid] for mid in burst]
 
 
-def _frequency(conn: apsw.Connection) -> Callable[[str], int]:
-    """How many memories hold a unit (a word or a span, as an FTS5 phrase), counted up to a cap
-    and remembered for the save."""
+# each memory's features, computed once per process (a memory's text never changes, except that
+# a redaction empties it: the text is part of the key)
+_FEATURES: dict[tuple[str, str], Features] = {}
+FEATURES_KEPT = 20_000
+
+
+def _features(row: dict[str, Any]) -> Features:
+    key = (row["memory_id"], row["value"])
+    found = _FEATURES.get(key)
+    if found is None:
+        if len(_FEATURES) >= FEATURES_KEPT:
+            _FEATURES.clear()
+        found = _FEATURES[key] = features(_passage(row))
+    return found
+
+
+def _frequency(conn: apsw.Connection, limit: int) -> Callable[[str], int]:
+    """How many memories hold a unit (a word or a span, as an FTS5 phrase), counted up to one
+    past ``limit`` (rare or not is all the kernel asks) and remembered for the save."""
     seen: dict[str, int] = {}
 
     def count(span: str) -> int:
@@ -93,7 +115,7 @@ def _frequency(conn: apsw.Connection) -> Callable[[str], int]:
                     conn.execute(
                         "SELECT COUNT(*) FROM"
                         " (SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? LIMIT ?)",
-                        (phrase, FREQUENCY_CAP),
+                        (phrase, limit + 1),
                     )
                 )[0]
             )
@@ -134,14 +156,15 @@ def detect_at_save(conn: apsw.Connection, housekeeper: Signer, memory_id: str, n
     found = rows(conn, f"SELECT {_COLUMNS}, m.company_id FROM memories m WHERE m.memory_id = ?", (memory_id,))
     if not found:
         return []
-    mine = features(_passage(found[0]))
+    mine = _features(found[0])
     if len(mine.content) < 3:
         return []
     company = found[0]["company_id"]
     # the brain's size, near enough (rowids are never reused: nothing is deleted)
     size = int(rows(conn, "SELECT COALESCE(MAX(rowid), 0) AS n FROM memories")[0]["n"])
     neighbours, recent = _neighbours(conn, company, mine)
-    verdict = analyse(mine, neighbours, _frequency(conn), size, recent)
+    limit = rare_limit(len(neighbours), size)
+    verdict = analyse(mine, neighbours, _frequency(conn, limit), size, recent)
     if verdict is None:
         return []
     heads = _heads(conn, list(verdict.members))
