@@ -140,6 +140,7 @@ def _load(conn: apsw.Connection, ranked: list[tuple[int, float]]) -> list[tuple[
                     relevance=relevance,
                     scope=m["scope"],
                     memory_type=m["memory_type"],
+                    source=m["source"],
                 ),
                 m,
             )
@@ -171,6 +172,7 @@ def recall_in_transaction(
     *,
     channels: list[Channel] | None = None,
     bypass_trust: bool = False,
+    lure_rules: bool = True,
 ) -> RecallResult:
     import time
 
@@ -189,7 +191,9 @@ def recall_in_transaction(
         [c for c, _ in loaded],
         limit=limit,
         query_sha256=canonical_sha256_hex(body["query"]),
+        query=body["query"],
         bypass_trust=bypass_trust,
+        lure_rules=lure_rules,
     )
     rows_by_id = {m["memory_id"]: m for _, m in loaded}
     chosen = [rows_by_id[s.memory_id] for s in decision.selected]
@@ -256,13 +260,20 @@ def recall(
     *,
     channels: list[Channel] | None = None,
     bypass_trust: bool = False,
+    lure_rules: bool = True,
 ) -> RecallResult:
     """One signed recall in its own write transaction. A result that fails verification fails
     the whole recall closed: nothing is disclosed, and a signed failure event is recorded."""
     try:
         with write_transaction(conn, housekeeper):
             return recall_in_transaction(
-                conn, housekeeper, request, now, channels=channels, bypass_trust=bypass_trust
+                conn,
+                housekeeper,
+                request,
+                now,
+                channels=channels,
+                bypass_trust=bypass_trust,
+                lure_rules=lure_rules,
             )
     except DisclosureError as exc:
         with write_transaction(conn, housekeeper):

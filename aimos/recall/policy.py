@@ -3,17 +3,23 @@
 Trust multipliers follow the reference's epistemic selection (PROTOCOL-NOTES section 10):
 retained quarantine (or a weight at the 0.1 floor) 0.1 untrusted; labels poison_confirmed /
 poison_likely 0.1 untrusted, poison_suspect 0.25 untrusted, disputed 0.4, supported 1,
-poison_refuted 1; otherwise (unverified) 0.72.
+poison_refuted 1; then, for a memory no label speaks for (unverified), the query-lure rules 4-5:
+a memory whose text echoes the query as its prefix (the normalized query, at least 12 characters,
+is the whole normalized text or its start followed by a space) with query-token coverage >= 0.8
+(stop words removed) is a lure: 0.1 untrusted when one source has 3 or more such echoes among the
+candidates, 0.25 untrusted for a single one; otherwise 0.72.
 """
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from aimos.crypto.canonical import canonical_sha256_hex
-from aimos.recall.text import jaccard, token_set
+from aimos.recall.text import jaccard, plain, token_set
 from aimos.vocabulary import (
     DISPUTED,
     POISON_CONFIRMED,
@@ -28,6 +34,20 @@ from aimos.vocabulary import RECALL_POLICY_VERSION as POLICY_VERSION
 MMR_LAMBDA = 0.72
 DEFAULT_TRUST = 0.72
 FLOOR_WEIGHT_MILLI = 100
+
+# the query-lure rules (PROTOCOL-NOTES 10, trust rules 4-5), with the reference's numbers and its
+# stop-word list for query coverage (a protocol constant: the coverage must count as it counts)
+LURE_MIN_QUERY_CHARS = 12
+LURE_COVERAGE = 0.8
+LURE_CLUSTER = 3
+LURE_CLUSTER_TRUST = 0.1
+LURE_SINGLE_TRUST = 0.25
+QUERY_LURE = "query_lure"
+LURE_STOP_WORDS = frozenset(
+    """a an and are as at be been but by can did do does for from had has have how in is it of on
+    or that the their then there they this to was were what when where which who why will with
+    would you your""".split()
+)
 
 LABEL_TRUST: dict[str, tuple[float, bool]] = {
     POISON_CONFIRMED: (0.1, True),
@@ -52,6 +72,7 @@ class Candidate:
     scope: str = ""
     memory_type: str = ""
     tokens: frozenset[str] = field(default_factory=frozenset)
+    source: str = ""
 
     def __post_init__(self) -> None:
         if not self.tokens:
@@ -65,13 +86,106 @@ class Trust:
     reason: str
 
 
-def trust_of(c: Candidate) -> Trust:
+@dataclass(frozen=True)
+class Echo:
+    """A candidate's query-lure signals: its text echoes the query as its prefix, the share of
+    the query's content tokens it holds, and how many such echoes its source has among the
+    candidates."""
+
+    prefix: bool
+    coverage: float
+    cluster: int = 0
+
+    @property
+    def lure(self) -> bool:
+        return self.prefix and self.coverage >= LURE_COVERAGE
+
+
+NO_ECHO = Echo(False, 0.0, 0)
+
+
+_FIRST_WORD_CHAR = re.compile(r"[^\W_]")
+SENTENCE_ENDS = frozenset(".?!")
+
+
+def _prefix_echo(query: str, value: str) -> bool:
+    """``value`` echoes ``query``: its plain form is the query, or starts with the query followed
+    by a sentence end (. ? or !) in the text itself. The reference's rule takes any following
+    word; aimos asks for the question-then-passage shape of a planted answer, because a person's
+    note that merely starts with the words searched for ("pangolin scale export permit" for
+    "pangolin scale") is how notes are written, not a lure."""
+    first = _FIRST_WORD_CHAR.search(value)
+    if first is None:
+        return False
+    head = value[first.start() : first.start() + 8]
+    if head.isascii() and not plain(head).startswith(query[: len(plain(head))]):
+        return False  # the common case, decided without normalizing the whole prefix
+    # the shortest raw prefix whose plain form is as long as the query (plain forms of prefixes
+    # are prefixes of the plain form, and grow with the raw prefix)
+    produced = 0
+    gap = False
+    for index, ch in enumerate(value):
+        for part in unicodedata.normalize("NFKD", ch.lower()):
+            if unicodedata.category(part)[0] in ("L", "N"):
+                if gap and produced:
+                    if produced >= len(query) or query[produced] != " ":
+                        return False
+                    produced += 1
+                if produced >= len(query) or query[produced] != part:
+                    return False
+                produced += 1
+                gap = False
+            else:
+                gap = True
+        if produced == len(query):
+            rest = value[index + 1 :]
+            tail = plain(rest)
+            if not tail:
+                return True  # the whole text is the query (the reference's equality)
+            rest = rest.lstrip("".join(ch for ch in rest[:8] if unicodedata.category(ch)[0] == "M"))
+            if rest[:1].isalnum():
+                return False  # the last query word runs on in the text
+            return rest.lstrip(" \t\"'”’)]")[:1] in SENTENCE_ENDS
+    return False
+
+
+def echoes(query: str, candidates: Sequence[Candidate]) -> list[Echo]:
+    """Each candidate's query-lure signals (rules 4-5 of the reference's epistemic selection)."""
+    wanted = plain(query)
+    if len(wanted) < LURE_MIN_QUERY_CHARS:
+        return [NO_ECHO] * len(candidates)
+    query_tokens = {t for t in wanted.split(" ") if t not in LURE_STOP_WORDS}
+    found: list[Echo] = []
+    for c in candidates:
+        if not _prefix_echo(wanted, c.value):
+            found.append(NO_ECHO)
+            continue
+        held = {t for t in plain(c.value).split(" ") if t not in LURE_STOP_WORDS}
+        coverage = len(query_tokens & held) / len(query_tokens) if query_tokens else 0.0
+        found.append(Echo(True, coverage))
+    by_source: dict[str, int] = {}
+    for c, e in zip(candidates, found, strict=True):
+        if e.lure:
+            by_source[c.source] = by_source.get(c.source, 0) + 1
+    return [
+        Echo(e.prefix, e.coverage, by_source.get(c.source, 0)) if e.prefix else e
+        for c, e in zip(candidates, found, strict=True)
+    ]
+
+
+def trust_of(c: Candidate, echo: Echo = NO_ECHO) -> Trust:
     if c.quarantine or c.scope == "quarantine" or c.memory_type == "quarantine":
         return Trust(0.1, True, "retained_quarantine")
     if c.weight_milli <= FLOOR_WEIGHT_MILLI:
         return Trust(0.1, True, "weight_at_floor")
-    multiplier, untrusted = LABEL_TRUST.get(c.label, (DEFAULT_TRUST, False))
-    return Trust(multiplier, untrusted, f"label:{c.label}")
+    if c.label != UNVERIFIED and c.label in LABEL_TRUST:
+        multiplier, untrusted = LABEL_TRUST[c.label]
+        return Trust(multiplier, untrusted, f"label:{c.label}")
+    if echo.lure:
+        if echo.cluster >= LURE_CLUSTER:
+            return Trust(LURE_CLUSTER_TRUST, True, QUERY_LURE)
+        return Trust(LURE_SINGLE_TRUST, True, QUERY_LURE)
+    return Trust(DEFAULT_TRUST, False, f"label:{c.label}")
 
 
 @dataclass(frozen=True)
@@ -105,15 +219,20 @@ def decide(
     *,
     limit: int,
     query_sha256: str,
+    query: str = "",
     bypass_trust: bool = False,
+    lure_rules: bool = True,
 ) -> Decision:
     """Score, diversify (MMR, lambda 0.72), withhold the untrusted, cut to ``limit``.
 
-    ``bypass_trust`` (evaluation arm A0 only) treats every candidate as trusted.
+    ``query`` is what the query-lure rules compare each candidate with. ``bypass_trust``
+    (evaluation arm A0 only) treats every candidate as trusted; ``lure_rules=False`` (evaluation
+    arm A1) leaves the query-lure rules out.
     """
+    lures = echoes(query, candidates) if lure_rules and not bypass_trust else [NO_ECHO] * len(candidates)
     scored = []
-    for i, c in enumerate(candidates):
-        t = Trust(1.0, False, "bypassed") if bypass_trust else trust_of(c)
+    for i, (c, echo) in enumerate(zip(candidates, lures, strict=True)):
+        t = Trust(1.0, False, "bypassed") if bypass_trust else trust_of(c, echo)
         scored.append(Scored(c, i, t, c.relevance * t.multiplier * (c.weight_milli / 1000)))
     n_untrusted = sum(1 for s in scored if s.trust.untrusted)
     budget = min(len(scored), limit + n_untrusted)
@@ -140,6 +259,7 @@ def decide(
         "mmr_lambda": MMR_LAMBDA,
         "limit": limit,
         "trust_bypassed": bypass_trust,
+        "query_lure_rules": lure_rules and not bypass_trust,
         "selected_memory_ids": [s.memory_id for s in selected],
         "withheld": [{"memory_id": s.memory_id, "reason": s.trust.reason} for s in withheld],
         "abstained": abstained,
@@ -151,6 +271,7 @@ def decide(
                 "weight_milli": s.candidate.weight_milli,
                 "effective": _r(s.effective),
                 "label": s.candidate.label,
+                **({"query_echo_cluster": lures[s.index].cluster} if lures[s.index].prefix else {}),
                 "decision": "selected"
                 if s in selected
                 else ("withheld" if s in withheld else "not_selected"),

@@ -55,6 +55,23 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / len(a | b)
 
 
+def plain(text: str) -> str:
+    """The query-lure normalization (PROTOCOL-NOTES 10): lowercase, NFKD, every run of characters
+    other than letters and numbers one space, trimmed (combining marks are separators)."""
+    decomposed = unicodedata.normalize("NFKD", text.lower())
+    out: list[str] = []
+    gap = False
+    for ch in decomposed:
+        if unicodedata.category(ch)[0] in ("L", "N"):
+            if gap and out:
+                out.append(" ")
+            out.append(ch)
+            gap = False
+        else:
+            gap = True
+    return "".join(out)
+
+
 def stem_prefix(token: str, size: int = 5) -> str:
     """A crude stem for term coverage: the first ``size`` characters."""
     return token[:size]
