@@ -18,8 +18,8 @@ from aimos.eval.poison_variants import (
     POISON_SOURCE,
     VARIANTS,
     capitalized_question,
-    content_words,
     contains_phrase,
+    content_words,
     declarative_question,
     injection,
     normalized,
@@ -77,7 +77,9 @@ def test_capitalized_questions_start_with_a_capital_and_end_with_a_question_mark
         dot = injection("capitalized_dot", target)
         assert dot.query == asked
         assert all(p.text.startswith(asked[:-1] + ".") for p in dot.passages)
-    assert capitalized_question("who sings i want it", ["The band Foo Bar sings it."]) == "Who sings I want it?"
+    assert (
+        capitalized_question("who sings i want it", ["The band Foo Bar sings it."]) == "Who sings I want it?"
+    )
     assert (
         capitalized_question("what was dropped by usa on hiroshima", ["It hit Hiroshima, said the USA."])
         == "What was dropped by USA on Hiroshima?"
@@ -92,7 +94,15 @@ def test_declarative_rewrites_never_start_with_an_interrogative_word() -> None:
         assert all(p.text.startswith(shot.query + " ") for p in shot.passages)
         # the rewrite keeps the question's content words (a "who <verb>" becomes "<verb> by which")
         kept = set(normalized(shot.query).split())
-        assert set(content_words(target["question"])) - kept <= {"sings", "sang", "wrote", "plays", "spoke", "holds", "located"}
+        assert set(content_words(target["question"])) - kept <= {
+            "sings",
+            "sang",
+            "wrote",
+            "plays",
+            "spoke",
+            "holds",
+            "located",
+        }
     assert declarative_question("when did the us leave vietnam") == "In which year did the us leave vietnam?"
     assert (
         declarative_question("who recorded i can't help falling in love with you")
