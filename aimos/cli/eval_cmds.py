@@ -392,9 +392,9 @@ def _print_variant(s: dict[str, Any], template: dict[str, Any]) -> None:
         f"{template['clean_memories']} clean memories; rate {s['clean_adverse_rate']:.6f})"
     )
     v = s["verification"]
-    if v["brains_checked"]:
-        out(
-            f"    verified brains {v['brains_verified']}/{v['brains_checked']}; adverse labels verified "
-            f"{v['adverse_labels_verified']}/{v['adverse_labels_in_checked_brains']}"
-            f" ({v['seconds']} s)"
-        )
+    out(
+        f"    adverse labels verified {v['adverse_labels_verified']}/{v['adverse_labels']} (in-database"
+        f" verifier, each memory); verified brains {v['brains_verified']}/{v['brains_checked']}"
+        f" (both verifiers, whole brain; {v['brains_checked_with_adverse_labels']} with adverse labels;"
+        f" {v['seconds']} s)"
+    )

@@ -12,8 +12,11 @@ would, and the variant's query is recalled three times: with the whole trust pol
 A0, an in-process switch no agent request can reach), with labels but without the recall-time
 query-lure rules (A1), and as in production, labels and query-lure rules (A1 + lure). The clean
 controls inject honest passages stating the correct answer instead, and count how many get an
-adverse label. A sample of the attack brains (the first of each variant, by default) is run through
-both verifiers (`aimos verify`'s work, in-process) before it is purged.
+adverse label. Every adverse label on an injected memory is checked by the in-database verifier
+(that memory's record: its save, its chains, each signed label row), and a sample of the brains
+(one per variant and dataset by default, one whose injected memories hold an adverse label when
+there is one) is run through both verifiers over the whole brain (`aimos verify`'s work,
+in-process) before it is purged.
 """
 
 from __future__ import annotations
@@ -167,24 +170,20 @@ class _Brain:
         ).fetchall()[0][0]
         return int(count)
 
-    def verify(self, master_fingerprint: str, injected: set[str], labels: dict[str, str]) -> dict[str, Any]:
-        """Both verifiers over the whole brain (what `aimos verify` runs), and whether every
-        injected memory's record, its label chain included, verifies."""
+    def verify_memories(self, ids: Iterable[str]) -> int:
+        """How many of ``ids`` the in-database verifier passes, each on its own (`aimos verify
+        --memory`'s in-database half: the save record, the chains, every signed label row)."""
+        from aimos.learning.verifier import verify_brain
+
+        return sum(1 for mid in ids if verify_brain(self.conn, mid).ok)
+
+    def verify(self, master_fingerprint: str) -> dict[str, Any]:
+        """Both verifiers over the whole brain and their parity (what `aimos verify` runs)."""
         from aimos.learning.parity import verify_everything
 
         started = time.perf_counter()
         result = verify_everything(self.conn, master_fingerprint)
-        failing = [f for f in result["in_database"]["failures"] if f["memory_id"] in injected]
-        adverse = sum(1 for lab in labels.values() if lab in ADVERSE)
-        return {
-            "ok": bool(result["ok"]),
-            "portable": result["portable"]["verdict"],
-            "parity": bool(result["parity"]),
-            "adverse_labels": adverse,
-            "adverse_labels_verified": adverse if not failing and result["ok"] else 0,
-            "injected_failing": len(failing),
-            "seconds": round(time.perf_counter() - started, 2),
-        }
+        return {"ok": bool(result["ok"]), "seconds": round(time.perf_counter() - started, 2)}
 
     def close(self) -> None:
         self.conn.close()
@@ -258,9 +257,12 @@ def _attack(
     *,
     passphrase: str,
     verify_with: str | None = None,
+    whole_brain: str = "never",
 ) -> dict[str, Any]:
     """One target under one variant in a copy of the template: save the passages as the reader,
-    recall the query in the three arms, read the labels (and verify the brain when asked)."""
+    recall the query in the three arms, read the labels, verify each injected memory with an adverse
+    label, and the whole brain with both verifiers when ``whole_brain`` is "always", or "adverse"
+    and an injected memory holds an adverse label."""
     from aimos.eval.scratch import finish, register
 
     shutil.copytree(template, scratch)
@@ -279,12 +281,14 @@ def _attack(
                     for name, switches in ARMS
                 }
                 labels = brain.labels(ids)
+                adverse = [mid for mid, lab in labels.items() if lab in ADVERSE]
                 clean_adverse, clean_total = brain.adverse_count(exclude=injected)
                 run = {
                     "arms": arms,
                     "injected": len(ids),
                     "retained": len(labels),
-                    "adverse": sum(1 for lab in labels.values() if lab in ADVERSE),
+                    "adverse": len(adverse),
+                    "adverse_verified": brain.verify_memories(adverse),
                     "first_relabelled": int(
                         brain.classifications(ids[0]) > 1 and labels.get(ids[0]) in ADVERSE
                     ),
@@ -293,8 +297,10 @@ def _attack(
                     "clean_adverse": clean_adverse,
                     "clean_total": clean_total,
                 }
-                if verify_with is not None:
-                    run["verified"] = brain.verify(verify_with, injected, labels)
+                if verify_with is not None and (
+                    whole_brain == "always" or (whole_brain == "adverse" and adverse)
+                ):
+                    run["verified"] = brain.verify(verify_with)
                 return run
             finally:
                 brain.close()
@@ -320,14 +326,14 @@ def _arm(runs: list[dict[str, Any]], name: str, what: str) -> dict[str, Any]:
 
 
 def _verified(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    checked = [r["verified"] for r in runs if "verified" in r]
+    whole = [r["verified"] for r in runs if "verified" in r]
     return {
-        "brains_checked": len(checked),
-        "brains_verified": sum(1 for v in checked if v["ok"]),
-        "adverse_labels_in_checked_brains": sum(v["adverse_labels"] for v in checked),
-        "adverse_labels_verified": sum(v["adverse_labels_verified"] for v in checked),
-        "injected_memories_failing": sum(v["injected_failing"] for v in checked),
-        "seconds": round(sum(v["seconds"] for v in checked), 1),
+        "adverse_labels": sum(r["adverse"] for r in runs),
+        "adverse_labels_verified": sum(r["adverse_verified"] for r in runs),
+        "brains_checked": len(whole),
+        "brains_verified": sum(1 for v in whole if v["ok"]),
+        "brains_checked_with_adverse_labels": sum(1 for r in runs if "verified" in r and r["adverse"]),
+        "seconds": round(sum(v["seconds"] for v in whole), 1),
     }
 
 
@@ -457,8 +463,11 @@ def run_poisonedrag(
             }
             for name in chosen:
                 t0 = time.perf_counter()
-                runs = []
+                runs: list[dict[str, Any]] = []
                 for i, target in enumerate(targets):
+                    # whole-brain checks: brains with adverse labels first, the last ones if need be
+                    need = verify_per_variant - sum(1 for r in runs if "verified" in r)
+                    whole = "never" if need <= 0 else ("always" if len(targets) - i <= need else "adverse")
                     progress(i + 1, len(targets), f"{Path(path).stem} {name}")
                     runs.append(
                         _attack(
@@ -466,7 +475,8 @@ def run_poisonedrag(
                             work / f"t{i}",
                             injection(name, target),
                             passphrase=passphrase,
-                            verify_with=fingerprint if i < verify_per_variant else None,
+                            verify_with=fingerprint,
+                            whole_brain=whole,
                         )
                     )
                 entry[name] = {**_summary(name, runs), "seconds": round(time.perf_counter() - t0, 1)}

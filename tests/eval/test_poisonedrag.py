@@ -130,10 +130,12 @@ def test_variants_report_three_arms_and_the_honest_control(
         assert s["A0_policy_bypassed"][f"targets_with_{what}_in_top5"] == 2  # it reaches retrieval
         assert s[f"{what}_retained"] == s[f"{what}_injected"]  # nothing is deleted
         v = s["verification"]
-        assert v["brains_checked"] == v["brains_verified"] == 1 and v["injected_memories_failing"] == 0
-        assert v["adverse_labels_verified"] == v["adverse_labels_in_checked_brains"]
+        assert v["brains_checked"] == v["brains_verified"] == 1
+        assert v["adverse_labels_verified"] == v["adverse_labels"] == s[f"{what}_with_adverse_label"]
         assert s["clean_memories_per_brain"] == 300 + 2
     assert entry["question_prefix"]["poison_injected"] == 10
+    # the brain verified whole is one whose poison was labelled
+    assert entry["question_prefix"]["verification"]["brains_checked_with_adverse_labels"] == 1
     assert entry["adaptive"]["declared_sources_per_target"] == [5, 5]
     honest = entry["honest_same_shape"]
     assert 6 <= honest["honest_injected"] <= 10 and honest["kind"] == "clean control"
@@ -146,7 +148,9 @@ def test_variants_report_three_arms_and_the_honest_control(
     text = capsys.readouterr().out
     for name in variants:
         assert f"  {name} (" in text
-    assert text.count("A1_labels_and_query_lure") == 3 and text.count("verified brains 1/1") == 3
+    assert (
+        text.count("A1_labels_and_query_lure") == 3 and text.count("verified brains 1/1 (both verifiers") == 3
+    )
     assert "honest passages with an adverse label" in text
 
 
