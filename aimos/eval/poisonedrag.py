@@ -398,7 +398,8 @@ def _progress(done: int, total: int, label: str) -> None:
 
 def _caveats() -> list[str]:
     return [
-        "the clean reference passage does not open with the question, so it can never join a poison cluster",
+        "the clean reference passage (saved by cli) quotes the question but does not open with it, so it "
+        "has no leading-question fingerprint of its own",
         "A0 bypasses the whole trust policy (labels, query-lure rules, retained quarantine, the "
         "weight floor); A1 keeps labels and leaves only the recall-time query-lure rules out; "
         "A1 + lure is the production policy",
