@@ -71,6 +71,7 @@ V2_MUTATION_WITNESS_SCHEMA: Final = "hom.aimos.mutmem-portable-mutation-witness/
 GUIDE_MANIFEST_SCHEMA: Final = "aimos.guide-manifest/v1"
 CLASSIFICATION_SCHEMA: Final = "aimos.memory-epistemic-classification/v1"
 DETECTOR_VERSION: Final = "aimos-memory-epistemic-v1"
+AGREEMENT_DETECTOR_VERSION: Final = "aimos-memory-epistemic-v2"  # the agreement-cluster detector
 RECALL_RECEIPT_SCHEMA: Final = "aimos.recall-receipt/v1"
 RECALL_EVIDENCE_ENTRY_SCHEMA: Final = "aimos.recall-evidence-entry/v1"
 RECALL_POLICY_VERSION: Final = "aimos-recall-policy/v2"  # v2: the query-lure rules 4-5

@@ -11,6 +11,7 @@ from aimos.actions.bodies import build_save_body
 from aimos.actions.session import Brain, now
 from aimos.epistemic.chain import classify_at_save
 from aimos.epistemic.classifier import leading_question
+from aimos.epistemic.detect import detect_at_save
 from aimos.identity.epochs import Signer, data_class_rank, latest_epoch
 from aimos.identity.requests import SignedRequest, sign_request
 from aimos.identity.trusted import verified_grant
@@ -62,6 +63,8 @@ def save_and_classify(conn: apsw.Connection, housekeeper: Signer, req: SignedReq
         # most memories do not open with a question: skip the classifier's reads for them
         if result.status in ("saved", "quarantined") and leading_question(str(req.body.get("value", ""))):
             classify_at_save(conn, housekeeper, result.memory_id, now)
+        if result.status in ("saved", "quarantined"):
+            detect_at_save(conn, housekeeper, result.memory_id, now)  # the second detector (v2)
         return result
 
 

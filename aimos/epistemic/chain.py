@@ -104,14 +104,16 @@ def append_classification(
     signals: dict[str, Any] | None = None,
     reason: str | None = None,
     evidence: dict[str, Any] | None = None,
+    detector_version: str = DETECTOR_VERSION,
 ) -> Transition:
-    """One signed label transition (call inside a write transaction)."""
+    """One signed label transition (call inside a write transaction); ``detector_version`` names
+    the detector whose verdict it records (the reference kernel's unless said)."""
     memory = _memory(conn, memory_id)
     head = newest(conn, memory_id)
     prev = head["classification_hash"] if head else None
     metadata = {
         "schema": CLASSIFICATION_SCHEMA,
-        "detector_version": DETECTOR_VERSION,
+        "detector_version": detector_version,
         "memory_id": memory_id,
         "label": label,
         "confidence_milli": confidence_milli,

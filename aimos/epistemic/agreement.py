@@ -1,0 +1,402 @@
+"""The second detector (``aimos-memory-epistemic-v2``): agreement clusters. Pure, no I/O.
+
+The reference kernel (classifier.py, v1) fingerprints a question a passage opens with, when the
+question opens with an interrogative word or a lowercase letter. This detector looks at what a
+corpus-poisoning attack cannot avoid, whatever its casing or wording:
+
+- **several passages from one origin** (the same declared source; or the same agent epoch within
+  a burst of ``BURST_SECONDS``; or near-duplicate text, whatever the declared source), so that
+  spreading passages over declared sources does not make them independent;
+- **on one subject** (they share a leading question in any casing and any opening, or enough of
+  their content words);
+- **agreeing on one answer** (the spans they carry: numbers, in digits or in words; names, as
+  capitalized runs or quoted; in at least 60% of the cluster, beyond what the question itself
+  names);
+- **contradicting what another origin says about the same subject** (another origin on the
+  subject names an answer span of its own that most of the cluster does not carry, and does not
+  carry the cluster's answer).
+
+A cluster of 3 or more that is contradicted and never supported: poison_likely; of 2:
+poison_suspect. A cluster of 3 or more passages opening with the same question from one origin,
+unsupported: poison_suspect (the reference's lure shape, in any casing). A cluster whose answer
+another origin states too (independent support) and that nothing contradicts is cleared: a
+detector's adverse label on its members goes back to unverified (a person's judgment and an
+inherited judgment are never touched; the writer checks that).
+
+Every verdict is the writer's to record as a signed classification transition (epistemic.chain);
+nothing is deleted. The signals hold counts and hashes, never the memory's text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from aimos.epistemic.classifier import normalize, words
+from aimos.vocabulary import AGREEMENT_DETECTOR_VERSION, POISON_LIKELY, POISON_SUSPECT, UNVERIFIED
+
+BURST_SECONDS = 600
+NEAR_DUPLICATE = 0.5  # Jaccard of word 3-shingles
+CONSENSUS = 0.6  # share of the cluster that must carry a span for it to be agreed
+SUBJECT_SHARED = 4  # content words two passages share, at least ...
+SUBJECT_RATIO = 0.34  # ... and this share of the smaller one's content words
+RARE_SHARED = 2  # or one fewer shared content words, this many of them rare in the brain
+QUESTION_MIN_CONTENT = 3
+RARE_FLOOR = 10  # an agreed span held by more memories than the cluster and this many ...
+RARE_SHARE = 0.002
+SIGNATURE_SAVES = 2  # saves of the burst on other subjects: a unit in half of them is the origin's mark
+LIKELY = 800
+SUSPECT = 600
+
+STOP = frozenset(
+    """a an the and or but if of to in on at by for with about as is are was were be been being do
+    does did have has had i you he she it we they me him her them my your his its our their this
+    that these those what which who whom whose when where why how would could should will can may
+    might must shall not no so than too very just also into from up down out over under then there
+    here all any both each more most other some such only own same s t don now also its it's one
+    like get got yes oh""".split()
+)
+INTERROGATIVES = frozenset("who what when where why how which whose whom".split())
+NEGATIONS = frozenset(
+    "not no never nor isn wasn aren weren doesn didn instead rather contrary previously formerly".split()
+)
+IMPERATIVE_OPENINGS = frozenset("name tell list identify give state find describe explain say".split())
+CONNECTORS = frozenset("of the de da del von van and for in with on at to a an".split())
+
+_UNITS = {
+    w: i
+    for i, w in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+        "fifteen sixteen seventeen eighteen nineteen".split()
+    )
+}
+_TENS = {
+    w: 10 * (i + 2) for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split())
+}
+_ORDINALS = {
+    w: i + 1
+    for i, w in enumerate(
+        "first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth thirteenth "
+        "fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth twentieth".split()
+    )
+}
+_SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000, "billion": 1_000_000_000}
+
+_BOUNDARY = re.compile(r"[?!.](?=\s*\S)")
+_CAPITALIZED = re.compile(r"[A-Z][\w'’\-]*")
+_TOKEN = re.compile(r"\w[\w'’\-]*|[^\w\s]")
+_QUOTED = re.compile(r"(?:(?<=\s)|^)[\"“‘']([^\"“”‘’']{2,80})[\"”’'](?=[\s.,;:!?)]|$)")
+
+
+def _number_words(tokens: Sequence[str]) -> list[str]:
+    """Numbers written in words (twenty four, fourth, two hundred) as digit strings."""
+    out: list[str] = []
+    value: int | None = None
+    for tok in [*tokens, ""]:
+        if tok in _UNITS or tok in _TENS or tok in _ORDINALS:
+            n = _UNITS.get(tok, _TENS.get(tok, _ORDINALS.get(tok, 0)))
+            value = n if value is None else (value + n if value % 100 == 0 or value >= 20 else value * 10 + n)
+        elif tok in _SCALES and value is not None:
+            value *= _SCALES[tok]
+        else:
+            if value is not None:
+                out.append(str(value))
+            value = None
+    return out
+
+
+def _names(text: str) -> set[str]:
+    """Capitalized runs (joined across connectors like "of"; a single capitalized word that
+    starts a sentence is an ordinary word) and quoted spans of up to six words; normalized."""
+    found: set[str] = set()
+    run: list[str] = []
+    pending: list[str] = []
+    run_at_start = False
+    sentence_start = True
+
+    def flush() -> None:
+        if run and (len(run) > 1 or not run_at_start):
+            found.add(" ".join(run))
+        run.clear()
+        pending.clear()
+
+    for match in _TOKEN.finditer(text):
+        tok = match.group(0)
+        if not (tok[0].isalnum() or tok[0] == "_"):
+            flush()
+            sentence_start = sentence_start or tok in ".!?;:"
+            continue
+        if tok[0].isupper() and (normalize(tok) not in STOP | INTERROGATIVES or run):
+            if not run:
+                run_at_start = sentence_start
+            run.extend(pending)
+            pending.clear()
+            run.append(tok)
+        elif run and tok.lower() in CONNECTORS and len(pending) < 2:
+            pending.append(tok)
+        else:
+            flush()
+        sentence_start = False
+    flush()
+    for match in _QUOTED.finditer(text):
+        quoted = match.group(1)
+        if 1 <= len(words(quoted)) <= 6:
+            found.add(quoted)
+    return {n for n in (normalize(f) for f in found) if n and n not in STOP}
+
+
+@dataclass(frozen=True)
+class Passage:
+    """What the detector reads of a memory (the writer's view of a row)."""
+
+    memory_id: str
+    value: str
+    source: str
+    author: tuple[str, int]  # the saving agent's epoch (agent id, valid_from)
+    created_at: int
+    label: str = UNVERIFIED
+
+
+@dataclass(frozen=True)
+class Features:
+    passage: Passage
+    normalized: str
+    content: frozenset[str]
+    spans: frozenset[str]
+    question: str | None  # the normalized leading question, when it qualifies
+    question_spans: frozenset[str]
+    shingles: frozenset[tuple[str, ...]] = field(default_factory=frozenset)
+    # the spans and content words the passage asserts: some mention of it is not negated ("not
+    # X but Y" asserts Y and denies X)
+    asserted: frozenset[str] = field(default_factory=frozenset)
+
+
+def leading_question(text: str) -> str | None:
+    """The passage's first sentence when it is a question in any casing and any opening: it ends
+    with '?', or holds an interrogative word, or opens with an imperative (Name, Tell, List...);
+    3..48 words, 3 or more content words, and a continuation after it."""
+    match = _BOUNDARY.search(text)
+    if match is None or not 8 <= match.start() <= 320:
+        return None
+    sentence = text[: match.start()]
+    rest = text[match.start() + 1 :].strip()
+    tokens = words(sentence)
+    if not 3 <= len(tokens) <= 48 or len(rest) < 12:
+        return None
+    content = [t for t in tokens if t not in STOP and not t.isdigit()]
+    if len(content) < QUESTION_MIN_CONTENT:
+        return None
+    if text[match.start()] == "?" or INTERROGATIVES & set(tokens) or tokens[0] in IMPERATIVE_OPENINGS:
+        return " ".join(tokens)
+    return None
+
+
+# the header aimos's conversation import writes before a turn: "[date] Speaker: " (metadata of
+# the turn, not a claim in it)
+_TURN_HEADER = re.compile(r"^\[[^\]\n]{1,80}\]\s*[^:\n\[\]]{1,60}:\s+")
+
+
+def features(p: Passage) -> Features:
+    text = _TURN_HEADER.sub("", p.value, count=1)
+    normalized = normalize(text)
+    tokens = normalized.split(" ") if normalized else []
+    numbers = {t for t in tokens if any(ch.isdigit() for ch in t)} | set(_number_words(tokens))
+    spans = frozenset(numbers | _names(text))
+    question = leading_question(text)
+    question_spans: frozenset[str] = frozenset()
+    if question is not None:
+        qtokens = question.split(" ")
+        question_spans = frozenset(
+            {s for s in spans if f" {s} " in f" {question} "} | set(_number_words(qtokens))
+        )
+    content = frozenset(t for t in tokens if t not in STOP and not any(ch.isdigit() for ch in t))
+    shingles = frozenset(zip(tokens, tokens[1:], tokens[2:], strict=False))
+    asserted = frozenset(u for u in spans | content if _asserted(tokens, u))
+    return Features(p, normalized, content, spans, question, question_spans, shingles, asserted)
+
+
+def _asserted(tokens: list[str], unit: str) -> bool:
+    """Some mention of ``unit`` in ``tokens`` is not within three words after a negation (a
+    unit not found as words, a number written in words, counts as asserted)."""
+    parts = unit.split(" ")
+    size = len(parts)
+    found = False
+    for i in range(len(tokens) - size + 1):
+        if tokens[i : i + size] == parts:
+            found = True
+            if not NEGATIONS & set(tokens[max(0, i - 3) : i]):
+                return True
+    return not found
+
+
+def _jaccard(a: frozenset[Any], b: frozenset[Any]) -> float:
+    return len(a & b) / len(a | b) if a and b else 0.0
+
+
+def same_subject(a: Features, b: Features, rare: Callable[[str], bool] = lambda _: False) -> bool:
+    """The same leading question; or 4+ shared content words that are a third of the smaller
+    passage's; or 3+ shared content words of which 2+ are rare in the brain."""
+    if a.question is not None and a.question == b.question:
+        return True
+    shared = a.content & b.content
+    smaller = min(len(a.content), len(b.content))
+    if len(shared) >= SUBJECT_SHARED and smaller > 0 and len(shared) / smaller >= SUBJECT_RATIO:
+        return True
+    return len(shared) >= SUBJECT_SHARED - 1 and sum(1 for t in shared if rare(t)) >= RARE_SHARED
+
+
+def same_origin(a: Features, b: Features) -> str | None:
+    """Why two passages are not independent (None when they are)."""
+    pa, pb = a.passage, b.passage
+    if pa.source == pb.source:
+        return "source"
+    if pa.author == pb.author and abs(pa.created_at - pb.created_at) <= BURST_SECONDS:
+        return "burst"
+    if _jaccard(a.shingles, b.shingles) >= NEAR_DUPLICATE:
+        return "near_duplicate"
+    return None
+
+
+def _contains(f: Features, span: str) -> bool:
+    return span in f.spans or f" {span} " in f" {f.normalized} "
+
+
+@dataclass(frozen=True)
+class Verdict:
+    label: str
+    confidence_milli: int
+    members: tuple[str, ...]  # the memory ids of the cluster the verdict is about
+    signals: dict[str, Any]
+
+
+def _digest(items: Iterable[str]) -> list[str]:
+    return sorted(hashlib.sha256(i.encode("utf-8")).hexdigest()[:16] for i in items)
+
+
+def _independent(a: Features, b: Features) -> bool:
+    return same_origin(a, b) is None
+
+
+def _question_units(origin: Sequence[Features]) -> set[str]:
+    """What the cluster's questions name (the subject, never the answer)."""
+    units: set[str] = set()
+    for f in origin:
+        units |= f.question_spans
+        if f.question is not None:
+            units |= set(f.question.split(" "))
+    return units
+
+
+def _marks(recent: Sequence[Features]) -> set[str]:
+    """Units most of the origin's saves on other subjects carry: the origin's marks."""
+    if len(recent) < SIGNATURE_SAVES:
+        return set()
+    seen: dict[str, int] = {}
+    for f in recent:
+        for u in f.spans | f.content:
+            seen[u] = seen.get(u, 0) + 1
+    return {u for u, c in seen.items() if c * 2 >= len(recent)}
+
+
+@dataclass
+class _Relations:
+    supports: int = 0
+    dissent: int = 0
+    contested: set[str] = field(default_factory=set)
+
+
+def _relations(
+    origin: Sequence[Features],
+    subject: Sequence[Features],
+    agreed: set[str],
+    units: Callable[[Features], set[str]],
+) -> _Relations:
+    """How the independent passages on the subject relate to what the origin agrees on: dissent
+    (missing some agreed unit, and asserting a name or number of its own that no passage of the
+    origin asserts), else support (asserting every agreed unit, or an agreed name or number)."""
+    found = _Relations()
+    if not agreed or len(origin) < 2:
+        return found
+    sources = {f.passage.source for f in origin}
+    for other in subject:
+        if other.passage.source in sources or not all(_independent(other, f) for f in origin):
+            continue
+        missing = {u for u in agreed if u not in other.asserted and not _contains(other, u)}
+        if missing and any(
+            u in other.spans and not any(u in f.asserted for f in origin) for u in units(other)
+        ):
+            found.dissent += 1
+            found.contested |= missing
+        elif not missing or any(u in other.spans and u in other.asserted for u in agreed):
+            found.supports += 1
+    return found
+
+
+def analyse(
+    new: Features,
+    neighbours: Sequence[Features],
+    frequency: Callable[[str], int],
+    brain_size: int,
+    recent: Sequence[Features] = (),
+) -> Verdict | None:
+    """The verdict on the cluster ``new`` belongs to, among ``neighbours`` (other memories, any
+    order), or None when the detector has nothing to say. ``frequency(unit)`` is how many
+    memories of the brain hold the unit (it may stop counting early): a unit as common as a
+    speaker's name is not an answer. ``recent`` are the same agent epoch's saves of the last
+    burst: a unit most of those on other subjects carry (a signature) is the origin's mark."""
+    common = max(RARE_FLOOR + (len(neighbours) + 1) // 4, int(RARE_SHARE * brain_size))
+
+    def rare(unit: str) -> bool:
+        return frequency(unit) <= common
+
+    subject = [
+        f for f in neighbours if f.passage.memory_id != new.passage.memory_id and same_subject(new, f, rare)
+    ]
+    origin = [new] + [f for f in subject if same_origin(new, f) is not None]
+    excluded = _question_units(origin) | _marks([f for f in recent if not same_subject(new, f, rare)])
+
+    def units(f: Features) -> set[str]:
+        """The answer-like units a passage asserts: its spans, and its rare content words."""
+        return {u for u in f.asserted - excluded if u in f.spans or rare(u)}
+
+    counts: dict[str, int] = {}
+    for f in origin:
+        for u in units(f):
+            counts[u] = counts.get(u, 0) + 1
+    need = max(2, math.ceil(CONSENSUS * len(origin)))
+    agreed = {u for u, c in counts.items() if c >= need}
+    questions = [f for f in origin if f.question is not None and f.question == new.question]
+    rel = _relations(origin, subject, agreed, units)
+    cluster = [f for f in origin if f.asserted & rel.contested] if rel.contested else list(origin)
+    label: str | None = None
+    score = 0
+    if len(cluster) >= 3 and rel.dissent and not rel.supports:
+        label, score = POISON_LIKELY, min(1000, LIKELY + 50 * min(4, len(cluster) - 3))
+    elif len(questions) >= 3 and not rel.supports:
+        label, score, cluster = POISON_SUSPECT, SUSPECT, questions
+    elif rel.supports and not rel.dissent:
+        label, score = UNVERIFIED, 0
+    if label is None:
+        return None
+    ties: dict[str, int] = {}
+    for f in cluster:
+        if f is not new:
+            why = same_origin(new, f) or "cluster"
+            ties[why] = ties.get(why, 0) + 1
+    signals = {
+        "detector_version": AGREEMENT_DETECTOR_VERSION,
+        "cluster_size": len(cluster),
+        "same_origin_by": ties,
+        "same_question": len(questions),
+        "agreed_units": len(agreed),
+        "agreed_unit_digests": _digest(agreed)[:8],
+        "on_subject": len(subject) + 1,
+        "dissenting": rel.dissent,
+        "independent_supports": rel.supports,
+        "score": score,
+    }
+    return Verdict(label, score, tuple(f.passage.memory_id for f in cluster), signals)

@@ -1,0 +1,181 @@
+"""The agreement detector's writer (aimos-memory-epistemic-v2): at save, inside the save's write
+transaction, find the new memory's neighbours (the memories its content words find, and the
+same agent epoch's saves of the last burst), run the pure kernel (epistemic.agreement) and record
+its verdict on every member of the cluster as a housekeeper-signed classification transition
+(epistemic.chain.append_classification), retroactively, never deleting anything.
+
+What the writer never overrules: a person's judgment (basis explicit), a label a corrected
+version inherited, and a label more adverse than the verdict (the detectors only add distrust,
+except that independent support clears a detector's own adverse label)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import apsw
+
+from aimos.epistemic.agreement import BURST_SECONDS, Features, Passage, Verdict, analyse, features
+from aimos.epistemic.chain import Transition, append_classification
+from aimos.identity.epochs import Signer
+from aimos.store.connection import rows
+from aimos.vocabulary import (
+    AGREEMENT_DETECTOR_VERSION,
+    POISON_LIKELY,
+    POISON_SUSPECT,
+    TRUST_RANK,
+    UNVERIFIED,
+)
+
+NEIGHBOURS = 40
+FREQUENCY_CAP = 1000
+QUERY_WORDS = 16
+CLEARABLE = frozenset({POISON_SUSPECT, POISON_LIKELY})
+
+_COLUMNS = (
+    "m.memory_id, m.value, m.source, m.author_agent_id, m.author_valid_from, m.created_at, m.epistemic_label"
+)
+
+
+def _passage(row: dict[str, Any]) -> Passage:
+    return Passage(
+        row["memory_id"],
+        row["value"],
+        row["source"],
+        (row["author_agent_id"], row["author_valid_from"]),
+        row["created_at"],
+        row["epistemic_label"],
+    )
+
+
+def _neighbours(
+    conn: apsw.Connection, company_id: str, mine: Features
+) -> tuple[list[Features], list[Features]]:
+    """The memories the new one's content words find, with the same agent epoch's saves of the
+    last burst; and those burst saves alone."""
+    words = sorted(mine.content, key=lambda w: (-len(w), w))[:QUERY_WORDS]
+    found: dict[str, dict[str, Any]] = {}
+    if words:
+        match = " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
+        for row in rows(
+            conn,
+            f"SELECT {_COLUMNS} FROM (SELECT rowid FROM memory_fts WHERE memory_fts MATCH ?"
+            " ORDER BY rank LIMIT ?) f JOIN memories m ON m.rowid = f.rowid WHERE m.company_id = ?",
+            (match, NEIGHBOURS, company_id),
+        ):
+            found[row["memory_id"]] = row
+    p = mine.passage
+    burst = []
+    for row in rows(
+        conn,
+        f"SELECT {_COLUMNS} FROM memories m WHERE m.company_id = ? AND m.created_at >= ?"
+        " AND m.author_agent_id = ? AND m.author_valid_from = ? ORDER BY m.rowid DESC LIMIT ?",
+        (company_id, p.created_at - BURST_SECONDS, p.author[0], p.author[1], NEIGHBOURS),
+    ):
+        found.setdefault(row["memory_id"], row)
+        if row["memory_id"] != p.memory_id:
+            burst.append(row["memory_id"])
+    found.pop(p.memory_id, None)
+    computed = {mid: features(_passage(r)) for mid, r in found.items()}
+    return list(computed.values()), [computed[mid] for mid in burst]
+
+
+def _frequency(conn: apsw.Connection) -> Callable[[str], int]:
+    """How many memories hold a unit (a word or a span, as an FTS5 phrase), counted up to a cap
+    and remembered for the save."""
+    seen: dict[str, int] = {}
+
+    def count(span: str) -> int:
+        if span not in seen:
+            phrase = '"' + span.replace('"', '""') + '"'
+            seen[span] = int(
+                next(
+                    conn.execute(
+                        "SELECT COUNT(*) FROM"
+                        " (SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? LIMIT ?)",
+                        (phrase, FREQUENCY_CAP),
+                    )
+                )[0]
+            )
+        return seen[span]
+
+    return count
+
+
+def _heads(conn: apsw.Connection, ids: list[str]) -> dict[str, dict[str, Any]]:
+    """Each memory's newest classification as its signed event says: basis, and whether it is an
+    inherited judgment."""
+    if not ids:
+        return {}
+    marks = ",".join("?" * len(ids))
+    out: dict[str, dict[str, Any]] = {}
+    for row in rows(
+        conn,
+        "SELECT c.memory_id, c.label, json_extract(e.signed_body, '$.metadata.basis') AS basis,"
+        " json_extract(e.signed_body, '$.metadata.signals.inherited_from') AS inherited"
+        " FROM memory_classifications c JOIN events e ON e.event_id = c.authority_event_id"
+        f" WHERE c.memory_id IN ({marks}) ORDER BY c.rowid",
+        ids,
+    ):
+        out[row["memory_id"]] = row  # the last row per memory is its newest
+    return out
+
+
+def _applies(verdict: Verdict, current: str, head: dict[str, Any] | None) -> bool:
+    if head is not None and (head["basis"] == "explicit" or head["inherited"] is not None):
+        return False
+    if verdict.label == UNVERIFIED:
+        return current in CLEARABLE
+    return TRUST_RANK.get(verdict.label, 0) < TRUST_RANK.get(current, 0)
+
+
+def detect_at_save(conn: apsw.Connection, housekeeper: Signer, memory_id: str, now: int) -> list[Transition]:
+    """Run the agreement detector on a newly saved memory (inside the save's transaction)."""
+    found = rows(conn, f"SELECT {_COLUMNS}, m.company_id FROM memories m WHERE m.memory_id = ?", (memory_id,))
+    if not found:
+        return []
+    mine = features(_passage(found[0]))
+    if len(mine.content) < 3:
+        return []
+    company = found[0]["company_id"]
+    # the brain's size, near enough (rowids are never reused: nothing is deleted)
+    size = int(rows(conn, "SELECT COALESCE(MAX(rowid), 0) AS n FROM memories")[0]["n"])
+    neighbours, recent = _neighbours(conn, company, mine)
+    verdict = analyse(mine, neighbours, _frequency(conn), size, recent)
+    if verdict is None:
+        return []
+    heads = _heads(conn, list(verdict.members))
+    done = []
+    for member in verdict.members:
+        current = str(heads[member]["label"]) if member in heads else UNVERIFIED
+        if not _applies(verdict, current, heads.get(member)):
+            continue
+        signals = dict(verdict.signals)
+        if member != memory_id:
+            signals.update(retroactive=True, cluster_grew_with=memory_id)
+        done.append(
+            append_classification(
+                conn,
+                housekeeper,
+                member,
+                label=verdict.label,
+                confidence_milli=verdict.confidence_milli,
+                basis="classifier",
+                now=now,
+                signals=signals,
+                reason=_reason(verdict, member == memory_id),
+                detector_version=AGREEMENT_DETECTOR_VERSION,
+            )
+        )
+    return done
+
+
+def _reason(verdict: Verdict, at_save: bool) -> str:
+    if verdict.label == UNVERIFIED:
+        return "cleared: another origin states the same answer"
+    said = (
+        "agreement cluster contradicted by another origin"
+        if verdict.signals["dissenting"]
+        else ("one origin repeats the same question")
+    )
+    return said if at_save else f"{said} (cluster grew)"
