@@ -289,50 +289,62 @@ def poisonedrag(
         None, "--dataset", help="PoisonedRAG targets JSON (repeatable; default nq.json and msmarco.json)."
     ),
     limit: int = typer.Option(None, "--limit", min=1, help="Only the first N targets of each dataset."),
+    variant: list[str] = typer.Option(
+        None,
+        "--variant",
+        help="An attack variant or clean control to run (repeatable; default all): question_prefix, "
+        "paraphrase, capitalized, capitalized_dot, declarative, spread_sources, no_number, adaptive, "
+        "honest_same_shape, honest_paraphrase.",
+    ),
     no_paraphrase: bool = typer.Option(False, "--no-paraphrase", help="Skip the paraphrase variant."),
+    verify_brains: int = typer.Option(
+        1, "--verify-brains", min=0, help="Attack brains per variant and dataset run through both verifiers."
+    ),
+    turns: int = typer.Option(
+        None, "--turns", min=1, help="Only the first N LoCoMo turns in the clean corpus (quick runs)."
+    ),
+    no_reference_turns: bool = typer.Option(
+        False, "--no-reference-turns", help="Skip the turns-saved-as-reference-documents measurement."
+    ),
     json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
-    """PoisonedRAG black-box poisoning in scratch brains: poison in top-5 with and without labels."""
+    """PoisonedRAG poisoning and its variants in scratch brains: poison in top-5 with the policy
+    bypassed, with labels, and with labels and the query-lure rules; honest controls."""
     from pathlib import Path
 
-    from aimos.eval.poisonedrag import load_targets, run_poisonedrag
+    from aimos.eval.poisonedrag import chosen_variants, load_targets, run_poisonedrag
 
     paths = [Path(d) for d in dataset] if dataset else None
     for p in paths or []:
         load_targets(p)  # a wrong file is refused before any brain is built
-    report = _purging(lambda: run_poisonedrag(paths, limit=limit, paraphrase=not no_paraphrase))
+    chosen = chosen_variants(variant, paraphrase=not no_paraphrase)  # an unknown one is refused here too
+    report = _purging(
+        lambda: run_poisonedrag(
+            paths,
+            limit=limit,
+            variants=chosen,
+            reference_turns=not no_reference_turns,
+            verify_per_variant=verify_brains,
+            clean_turns=turns,
+        )
+    )
     if json_out:
         emit_json(report)
         return
+    _print_poisonedrag(report)
+
+
+def _print_poisonedrag(report: dict[str, Any]) -> None:
     out(f"clean corpus: {report['clean_corpus']}")
     for path, entry in report["datasets"].items():
         t = entry["template"]
         out(
             f"\n{path}: {entry['targets']} targets; clean brain {t['turns']} turns"
-            f" + {t['clean_references']} references"
+            f" + {t['clean_references']} references ({entry['template_seconds']} s to build)"
         )
-        for variant in ("question_prefix", "paraphrase"):
-            if variant not in entry:
-                continue
-            s = entry[variant]
-            out(f"  {variant}:")
-            for arm in ("A0_policy_bypassed", "A1_with_labels"):
-                a = s[arm]
-                out(
-                    f"    {arm:<20} poison in top-5: {a['targets_with_poison_in_top5']}/{a['targets']}"
-                    f"  (Wilson 95% {a['wilson95'][0]:.3f}-{a['wilson95'][1]:.3f}),"
-                    f" mean poison per top-5 {a['mean_poison_per_top5']}"
-                )
-            out(
-                f"    poison retained {s['poison_retained']}/{s['poison_injected']}, with an adverse label "
-                f"{s['poison_with_adverse_label']}/{s['poison_injected']}, first-in-cluster relabelled "
-                f"retroactively {s['first_in_cluster_relabelled_retroactively']}"
-            )
-            out(
-                f"    clean memories with an adverse label {s['clean_with_adverse_label']} over "
-                f"{s['clean_memory_brain_pairs']} memory-brain pairs ({s['targets']} brains of "
-                f"{t['clean_memories']} clean memories; rate {s['clean_adverse_rate']:.6f})"
-            )
+        for name in report["attacks"] + report["controls"]:
+            if name in entry:
+                _print_variant(entry[name], t)
     ref = report.get("turns_saved_as_reference_documents")
     if ref:
         out(
@@ -341,3 +353,48 @@ def poisonedrag(
             f"(rate {ref['adverse_rate']:.6f}, Wilson 95% {ref['wilson95'][0]:.6f}-{ref['wilson95'][1]:.6f})"
         )
     out(f"\n{report['seconds']} s")
+
+
+def _print_variant(s: dict[str, Any], template: dict[str, Any]) -> None:
+    what = "honest" if s["kind"] == "clean control" else "poison"
+    low, high = s["declared_sources_per_target"]
+    sources = f"{low}" if low == high else f"{low}-{high}"
+    out(f"  {s['variant']} ({s['kind']}; {sources} declared source(s) per target; {s['seconds']} s):")
+    for arm in ("A0_policy_bypassed", "A1_with_labels", "A1_labels_and_query_lure"):
+        a = s[arm]
+        out(
+            f"    {arm:<25} {what} in top-5: {a[f'targets_with_{what}_in_top5']}/{a['targets']}"
+            f"  (Wilson 95% {a['wilson95'][0]:.3f}-{a['wilson95'][1]:.3f}),"
+            f" mean {what} per top-5 {a[f'mean_{what}_per_top5']}"
+        )
+    injected = s[f"{what}_injected"]
+    if what == "poison":
+        out(
+            f"    poison retained {s['poison_retained']}/{injected}, with an adverse label "
+            f"{s['poison_with_adverse_label']}/{injected}, first-in-cluster relabelled "
+            f"retroactively {s['first_in_cluster_relabelled_retroactively']}"
+        )
+    else:
+        h, per_target = s["honest_adverse"], s["targets_with_any_honest_adverse"]
+        out(
+            f"    honest passages with an adverse label {s['honest_with_adverse_label']}/{injected}"
+            f" (rate {h['rate']:.4f}, Wilson 95% {h['wilson95'][0]:.4f}-{h['wilson95'][1]:.4f});"
+            f" targets with any {per_target['targets']}/{s['targets']}"
+        )
+    if "targets_with_numeric_incorrect_answer" in s:
+        out(
+            f"    numeric incorrect answers {s['targets_with_numeric_incorrect_answer']}/{s['targets']},"
+            f" targets with numbers spelled out {s['targets_with_numbers_rewritten']}/{s['targets']}"
+        )
+    out(
+        f"    clean memories with an adverse label {s['clean_with_adverse_label']} over "
+        f"{s['clean_memory_brain_pairs']} memory-brain pairs ({s['targets']} brains of "
+        f"{template['clean_memories']} clean memories; rate {s['clean_adverse_rate']:.6f})"
+    )
+    v = s["verification"]
+    out(
+        f"    adverse labels verified {v['adverse_labels_verified']}/{v['adverse_labels']} (in-database"
+        f" verifier, each memory); verified brains {v['brains_verified']}/{v['brains_checked']}"
+        f" (both verifiers, whole brain; {v['brains_checked_with_adverse_labels']} with adverse labels;"
+        f" {v['seconds']} s)"
+    )

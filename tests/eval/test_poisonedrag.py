@@ -24,7 +24,18 @@ def two_targets(tmp_path: Path) -> Path:
 
 def test_labels_keep_the_poison_out_and_keep_it(aimos_home: Path, tmp_path: Path) -> None:
     result = run_aimos(
-        "eval", "poisonedrag", "--dataset", str(two_targets(tmp_path)), "--json", timeout=600
+        "eval",
+        "poisonedrag",
+        "--dataset",
+        str(two_targets(tmp_path)),
+        "--variant",
+        "question_prefix",
+        "--variant",
+        "paraphrase",
+        "--verify-brains",
+        "0",
+        "--json",
+        timeout=600,
     ).ok()
     report = result.json()
     (entry,) = report["datasets"].values()
@@ -76,3 +87,82 @@ def test_a_dataset_of_the_wrong_shape_is_refused(
     assert "adv_texts" in result.err or "JSON" in result.err or "targets" in result.err
     missing = run_aimos("eval", "poisonedrag", "--dataset", str(tmp_path / "nope.json"))
     assert missing.code == 2 and "no PoisonedRAG file" in missing.err
+
+
+def test_variants_report_three_arms_and_the_honest_control(
+    aimos_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A quick run (a small clean corpus): every variant asked for gets the three arms, the attack
+    reaches retrieval with the policy bypassed, and one brain per variant is verified."""
+    from aimos.cli.eval_cmds import _print_poisonedrag
+
+    variants = ["question_prefix", "adaptive", "honest_same_shape"]
+    args = [a for v in variants for a in ("--variant", v)]
+    result = run_aimos(
+        "eval",
+        "poisonedrag",
+        "--dataset",
+        str(two_targets(tmp_path)),
+        "--limit",
+        "2",
+        *args,
+        "--turns",
+        "300",
+        "--no-reference-turns",
+        "--json",
+        timeout=300,
+    ).ok()
+    report = result.json()
+    assert report["attacks"] == ["question_prefix", "adaptive"] and report["controls"] == [
+        "honest_same_shape"
+    ]
+    assert set(report["variants"]) == set(variants) and "turns_saved_as_reference_documents" not in report
+    (entry,) = report["datasets"].values()
+    assert entry["targets"] == 2 and entry["template"]["turns"] == 300
+    for name in variants:
+        s = entry[name]
+        what = "honest" if name == "honest_same_shape" else "poison"
+        for arm in ("A0_policy_bypassed", "A1_with_labels", "A1_labels_and_query_lure"):
+            a = s[arm]
+            assert a["targets"] == 2 and 0 <= a[f"targets_with_{what}_in_top5"] <= 2
+            lo, hi = a["wilson95"]
+            assert 0 <= lo <= a["rate"] <= hi <= 1
+        assert s["A0_policy_bypassed"][f"targets_with_{what}_in_top5"] == 2  # it reaches retrieval
+        assert s[f"{what}_retained"] == s[f"{what}_injected"]  # nothing is deleted
+        v = s["verification"]
+        assert v["brains_checked"] == v["brains_verified"] == 1
+        assert v["adverse_labels_verified"] == v["adverse_labels"] == s[f"{what}_with_adverse_label"]
+        assert s["clean_memories_per_brain"] == 300 + 2
+    assert entry["question_prefix"]["poison_injected"] == 10
+    # the brain verified whole is one whose poison was labelled
+    assert entry["question_prefix"]["verification"]["brains_checked_with_adverse_labels"] == 1
+    assert entry["adaptive"]["declared_sources_per_target"] == [5, 5]
+    honest = entry["honest_same_shape"]
+    assert 6 <= honest["honest_injected"] <= 10 and honest["kind"] == "clean control"
+    assert set(honest["honest_adverse"]) == {"rate", "wilson95"}
+    assert honest["targets_with_any_honest_adverse"]["targets"] <= 2
+    # 1 template + 2 targets x 3 variants
+    assert report["scratch_brains_purged"]["receipts"] == 7
+    # the text report: one block per variant, the three arms each
+    _print_poisonedrag(report)
+    text = capsys.readouterr().out
+    for name in variants:
+        assert f"  {name} (" in text
+    assert (
+        text.count("A1_labels_and_query_lure") == 3 and text.count("verified brains 1/1 (both verifiers") == 3
+    )
+    assert "honest passages with an adverse label" in text
+
+
+def test_an_unknown_variant_is_refused_before_anything_is_built(aimos_home: Path) -> None:
+    from aimos.errors import UsageError
+    from aimos.eval.poisonedrag import chosen_variants
+
+    result = run_aimos("eval", "poisonedrag", "--variant", "nope", "--limit", "1")
+    assert result.code == 2 and "no poisonedrag variant 'nope'" in result.err, result.describe()
+    assert not (aimos_home / "purge-receipts").exists()
+    assert chosen_variants(None)[:2] == ["question_prefix", "paraphrase"] and len(chosen_variants(None)) == 10
+    assert "paraphrase" not in chosen_variants(None, paraphrase=False)  # --no-paraphrase still works
+    assert chosen_variants(["adaptive", "question_prefix", "adaptive"]) == ["question_prefix", "adaptive"]
+    with pytest.raises(UsageError):
+        chosen_variants(["question-prefix"])
