@@ -15,8 +15,6 @@ from aimos.verify.cognitive.events import IndexedEvent
 from aimos.verify.cognitive.reasons import R
 from aimos.verify.kit.judgment import judgment_reason
 
-# A frozenset, as this verifier has always held the labels (a row whose label is an array or object
-# therefore raises here, which the entry point reports as verifier_internal_error).
 _LABELS: Final = frozenset(vocabulary.LABELS)
 
 
@@ -32,7 +30,8 @@ def verify_label_chain(
     previous: str | None = None
     previous_label: str = vocabulary.UNVERIFIED
     for row in block["chain"]:
-        if not isinstance(row, dict) or row.get("label") not in _LABELS:
+        label = row.get("label") if isinstance(row, dict) else None
+        if not isinstance(label, str) or label not in _LABELS:  # an array or object label too
             return R.PORTABLE_EVIDENCE_MALFORMED
         if row.get("previous_classification_hash") != previous:
             return R.FORK_OR_DISCONNECTED_HISTORY
