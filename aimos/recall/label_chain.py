@@ -48,9 +48,11 @@ ORDER BY c.memory_id, c.rowid
 
 
 def _signed_meta(signed_body: object) -> dict[str, Any] | None:
-    """The metadata of an event's signed body, or None when it holds none."""
+    """The metadata of an event's signed body (text, or its bytes: a body whose bytes are not
+    UTF-8 holds none here, and the checks that read it whole name it), or None when it holds none."""
     try:
-        body = json_loads(str(signed_body))
+        text = signed_body.decode("utf-8") if isinstance(signed_body, bytes) else str(signed_body)
+        body = json_loads(text)
     except (AimosError, ValueError):
         return None
     meta = body.get("metadata") if isinstance(body, dict) else None
@@ -102,7 +104,8 @@ def predecessors(conn: apsw.Connection, ids: list[str]) -> dict[str, Predecessor
     saved: dict[str, tuple[Order, str]] = {}
     for r in rows(
         conn,
-        f"SELECT subject_memory_id, signed_body, signer_agent_id, signer_valid_from, ledger_seq FROM events"
+        "SELECT subject_memory_id, CAST(signed_body AS BLOB) AS signed_body, signer_agent_id,"
+        " signer_valid_from, ledger_seq FROM events"
         f" WHERE subject_memory_id IN ({','.join('?' * len(ids))}) AND +operation = ?",
         (*ids, OPERATION_MEMORY_SAVED),
     ):
@@ -113,16 +116,17 @@ def predecessors(conn: apsw.Connection, ids: list[str]) -> dict[str, Predecessor
             or meta.get("memory_id") != r["subject_memory_id"]
         ):
             continue
-        old = meta.get("supersedes")
-        if isinstance(old, str) and r["subject_memory_id"] not in saved:
-            saved[r["subject_memory_id"]] = ((r["signer_valid_from"], r["ledger_seq"]), old)
+        old, order = meta.get("supersedes"), (r["signer_valid_from"], r["ledger_seq"])
+        mid = r["subject_memory_id"]
+        if isinstance(old, str) and (mid not in saved or order < saved[mid][0]):
+            saved[mid] = (order, old)
     if not saved:
         return {}
     classified: dict[str, list[tuple[Order, str, str]]] = defaultdict(list)
     for r in rows(
         conn,
-        "SELECT ids.value AS subject, e.signed_body, e.mutation_hash, e.signer_agent_id, e.signer_valid_from,"
-        " e.ledger_seq FROM json_each(?) ids CROSS JOIN events e"
+        "SELECT ids.value AS subject, CAST(e.signed_body AS BLOB) AS signed_body, e.mutation_hash,"
+        " e.signer_agent_id, e.signer_valid_from, e.ledger_seq FROM json_each(?) ids CROSS JOIN events e"
         " WHERE e.operation = ? AND json_extract(e.signed_body, '$.subject_memory_id') = ids.value",
         (json.dumps(sorted({old for _order, old in saved.values()})), OPERATION_EPISTEMIC_CLASSIFIED),
     ):
