@@ -251,7 +251,8 @@ def classify_at_save(
     no leading question gets no row (it stays `unverified`, the implicit genesis). A fingerprinted
     one gets its first classification; when it grows a cluster, every earlier member whose label
     the larger cluster changes gets a new transition (its first judgment stays in its chain), except
-    members a person has judged."""
+    members a person has judged. A corrected version that carries a label (owed_label) takes the
+    classifier's label only when it is less trusted than the carried one."""
     memory = _memory(conn, memory_id)
     lq = leading_question(memory["value"])
     if lq is None:

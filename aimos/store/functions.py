@@ -20,7 +20,7 @@ from aimos.errors import AimosError
 from aimos.verify.kit.inheritance import Predecessor, classifier_reason, correction_carries
 from aimos.verify.kit.judgment import judgment_reason
 from aimos.verify.kit.redaction import check_record
-from aimos.vocabulary import UNVERIFIED
+from aimos.vocabulary import BASIS_CLASSIFIER, UNVERIFIED
 
 
 def _bytes(value: Any) -> bytes:
@@ -357,13 +357,15 @@ def _predecessor(old_id: Any, old_label: Any, old_hash: Any) -> Predecessor | No
     return Predecessor(old_id, label, old_hash if isinstance(old_hash, str) else None)
 
 
-def carried_ok(signed_body: Any, old_id: Any, old_label: Any, old_hash: Any, owed: Any) -> int:
-    """1 when a classification of basis classifier may stand on a memory correcting ``old_id``
-    (whose newest classification is ``old_label``, ``old_hash``; all None for no correction) that
-    carries ``owed`` (aimos/verify/kit/inheritance.py, the verifiers' own check)."""
+def carried_ok(signed_body: Any, label: Any, old_id: Any, old_label: Any, old_hash: Any, owed: Any) -> int:
+    """1 when a classification of basis classifier with ``label`` may stand on a memory
+    correcting ``old_id`` (whose newest classification is ``old_label``, ``old_hash``; all None for
+    no correction) that carries ``owed`` (aimos/verify/kit/inheritance.py, the verifiers' own
+    check). A row its authority event does not bind is left to the classification's own insert
+    trigger, which refuses it with its own words."""
     meta = _signed_meta(signed_body)
-    if meta is None:
-        return 0
+    if meta is None or meta.get("label") != label or meta.get("basis") != BASIS_CLASSIFIER:
+        return 1
     reason = classifier_reason(
         meta, _predecessor(old_id, old_label, old_hash), owed if isinstance(owed, str) else None
     )
@@ -415,7 +417,7 @@ SQL_FUNCTIONS: dict[str, tuple[Any, int]] = {
     "aimos_ed25519_verify_blob": (ed25519_verify_blob, 3),
     "aimos_seal_aware": (seal_aware, 0),
     "aimos_judgment_ok": (judgment_ok, 4),
-    "aimos_carried_ok": (carried_ok, 5),
+    "aimos_carried_ok": (carried_ok, 6),
     "aimos_correction_ok": (correction_ok, 4),
     "aimos_is_utf8": (is_utf8, 1),
 }

@@ -484,6 +484,7 @@ BEGIN
                       ORDER BY e.rowid LIMIT 1) AS old_id) s
         WHERE aimos_carried_ok(
             (SELECT signed_body FROM events WHERE event_id = NEW.authority_event_id),
+            NEW.label,
             s.old_id,
             (SELECT label FROM memory_classifications WHERE memory_id = s.old_id ORDER BY rowid DESC LIMIT 1),
             (SELECT classification_hash FROM memory_classifications WHERE memory_id = s.old_id

@@ -29,7 +29,8 @@ END;
 -- 2. A classification of basis 'classifier': a label the classifier never gives only when it carries
 -- the judgment of the version this memory corrects (its signed memory_saved event names it), exactly
 -- as that version's newest classification says; and never more trusting than the label this memory
--- carries, unless a judgment the master signed came after it.
+-- carries, unless a judgment the master signed came after it. (A row its authority event does not
+-- bind is the classification's own insert trigger's to refuse.)
 CREATE TRIGGER memory_classifications_carried_judgment BEFORE INSERT ON memory_classifications
 WHEN NEW.basis = 'classifier'
 BEGIN
@@ -39,6 +40,7 @@ BEGIN
                       ORDER BY e.rowid LIMIT 1) AS old_id) s
         WHERE aimos_carried_ok(
             (SELECT signed_body FROM events WHERE event_id = NEW.authority_event_id),
+            NEW.label,
             s.old_id,
             (SELECT label FROM memory_classifications WHERE memory_id = s.old_id ORDER BY rowid DESC LIMIT 1),
             (SELECT classification_hash FROM memory_classifications WHERE memory_id = s.old_id
