@@ -209,6 +209,24 @@ def raises_trust(from_label: str, to_label: str) -> bool:
     return TRUST_RANK.get(to_label, 0) > TRUST_RANK.get(from_label, 0)
 
 
+# A correction (a save that supersedes a memory) is a new memory, and a new memory starts
+# unverified: when the version it corrects was less trusted than that at the moment of the
+# correction, the new version carries that label in a housekeeper-signed classification (basis
+# classifier, these signals naming the predecessor, its classification hash then and its label, this
+# reason), and nothing but a judgment the master signs makes it more trusting (migration 9, both
+# verifiers: aimos/verify/kit/inheritance.py).
+INHERITED_FROM: Final = "inherited_from"
+INHERITED_CLASSIFICATION_HASH: Final = "inherited_classification_hash"
+INHERITED_LABEL: Final = "inherited_label"
+INHERITED_REASON: Final = "inherited by a correction"
+
+
+def carried_by_correction(label: str) -> bool:
+    """Whether a correction of a memory labelled ``label`` carries the label: it is less trusted
+    than unverified, where a new version would start (disputed and the poison labels)."""
+    return TRUST_RANK.get(label, 0) < TRUST_RANK[UNVERIFIED]
+
+
 # --- V2 portable-evidence object schemas (the V2 recall and mutation verifiers, and their writers) -
 
 V2_NATIVE_RECALL_RECEIPT_SCHEMA: Final = "hom-aimos/recall-merkle/v3-epistemic-and-security-closure"
@@ -287,3 +305,5 @@ RECALL_MERKLE_EPISTEMIC_SCHEMA: Final = "hom-aimos/recall-merkle/v2-epistemic-de
 EPISTEMIC_DECISION_ENTRY: Final = "epistemic_decision"
 DEFAULT_COMPANY: Final = "hom"  # the company a recall command names when its body names none
 BASIS_EXPLICIT: Final = "explicit"  # a classification that follows a person's judgment
+BASIS_CLASSIFIER: Final = "classifier"  # the housekeeper's own (the classifier's, or a carried judgment)
+OPERATION_MEMORY_SAVED: Final = "memory_saved"  # the housekeeper's event that records a save

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import apsw
 
 from aimos.actions.bodies import build_save_body
 from aimos.actions.session import Brain, now
-from aimos.epistemic.chain import classify_at_save
+from aimos.epistemic.chain import classify_at_save, inherit_judgment
 from aimos.epistemic.classifier import leading_question
 from aimos.epistemic.detect import detect_at_save
 from aimos.identity.epochs import Signer, data_class_rank, latest_epoch
@@ -57,9 +58,12 @@ def _defaults(brain: Brain, agent: str, clearance: int | None, data_class: str |
 
 def save_and_classify(conn: apsw.Connection, housekeeper: Signer, req: SignedRequest, now: int) -> SaveResult:
     """A signed save: the memory writer, then the classifier, in one write transaction (all or
-    nothing). The one composition every save takes (CLI, TUI, MCP, the installer's guides, eval)."""
+    nothing). The one composition every save takes (CLI, TUI, MCP, the installer's guides, eval).
+    A correction of a memory less trusted than unverified carries its label (inherit_judgment,
+    before the supersession link); the classifier may then lower it, never raise it."""
+    carry = partial(inherit_judgment, conn, housekeeper, now=now)
     with write_transaction(conn, housekeeper):
-        result = save_in_transaction(conn, housekeeper, req, now)
+        result = save_in_transaction(conn, housekeeper, req, now, carry_judgment=carry)
         # most memories do not open with a question: skip the classifier's reads for them
         if result.status in ("saved", "quarantined") and leading_question(str(req.body.get("value", ""))):
             classify_at_save(conn, housekeeper, result.memory_id, now)

@@ -32,14 +32,26 @@ from aimos.identity.trusted import grant_covers
 from aimos.ledger.events import append_event
 from aimos.store.connection import one, rows, write_transaction
 from aimos.vocabulary import (
+    BASIS_CLASSIFIER,
+    BASIS_EXPLICIT,
     CLASSIFICATION_SCHEMA,
     DETECTOR_VERSION,
+    INHERITED_CLASSIFICATION_HASH,
+    INHERITED_FROM,
+    INHERITED_LABEL,
+    INHERITED_REASON,
     JUDGMENT_AUTHORITY_V2,
     JUDGMENTS,
     PATH_LABEL,
     UNVERIFIED,
+    carried_by_correction,
     raises_trust,
 )
+
+# where a signed classification event says it carries a judgment, and where a judgment's evidence
+# holds the master's signature
+CLAIM_PATH = f"$.metadata.signals.{INHERITED_FROM}"
+MASTER_SIGNATURE_PATH = "$.metadata.evidence.master_signature_b64u"
 
 
 @dataclass(frozen=True)
@@ -85,11 +97,67 @@ def newest(conn: apsw.Connection, memory_id: str) -> dict[str, Any] | None:
     """The memory's newest classification; its basis as the signed event says (not the row)."""
     return one(
         conn,
-        "SELECT c.classification_hash, c.label, json_extract(e.signed_body, '$.metadata.basis') AS basis"
+        "SELECT c.classification_hash, c.label, c.confidence_milli,"
+        " json_extract(e.signed_body, '$.metadata.basis') AS basis"
         " FROM memory_classifications c JOIN events e ON e.event_id = c.authority_event_id"
         " WHERE c.memory_id = ? ORDER BY c.rowid DESC LIMIT 1",
         (memory_id,),
     )
+
+
+def owed_label(conn: apsw.Connection, memory_id: str) -> str | None:
+    """The label a corrected version carries from the version it corrects (its classification
+    that says so), unless a judgment the master signed came after it; else None. The classifier
+    never makes the memory more trusting than this (migration 9's trigger reads it the same way)."""
+    row = one(
+        conn,
+        "SELECT c.label FROM memory_classifications c JOIN events e ON e.event_id = c.authority_event_id"
+        " WHERE c.memory_id = ? AND c.basis = ? AND json_extract(e.signed_body, ?) IS NOT NULL"
+        " AND NOT EXISTS (SELECT 1 FROM memory_classifications j JOIN events je"
+        " ON je.event_id = j.authority_event_id WHERE j.memory_id = c.memory_id AND j.rowid > c.rowid"
+        " AND j.basis = ? AND json_extract(je.signed_body, ?) IS NOT NULL)"
+        " ORDER BY c.rowid DESC LIMIT 1",
+        (memory_id, BASIS_CLASSIFIER, CLAIM_PATH, BASIS_EXPLICIT, MASTER_SIGNATURE_PATH),
+    )
+    return str(row["label"]) if row else None
+
+
+def inherit_judgment(
+    conn: apsw.Connection, housekeeper: Signer, memory_id: str, supersedes: str, *, now: int
+) -> Transition | None:
+    """A correction carries the judgment on the version it corrects (inside the save's write
+    transaction, after the new memory's row and before its supersession link, which migration 9's
+    trigger refuses otherwise): when ``supersedes`` is less trusted than unverified now
+    (vocabulary.carried_by_correction), the new version ``memory_id`` gets a housekeeper-signed
+    classification with the same label and confidence, naming the predecessor, its classification
+    hash and its label. None when it owes nothing. A person lifts it as any label: a judgment with
+    the master's signature."""
+    head = newest(conn, supersedes)
+    if head is None or not carried_by_correction(str(head["label"])):
+        return None
+    label = str(head["label"])
+    return append_classification(
+        conn,
+        housekeeper,
+        memory_id,
+        label=label,
+        confidence_milli=int(head["confidence_milli"]),
+        basis=BASIS_CLASSIFIER,
+        now=now,
+        signals={
+            INHERITED_FROM: supersedes,
+            INHERITED_CLASSIFICATION_HASH: head["classification_hash"],
+            INHERITED_LABEL: label,
+        },
+        reason=INHERITED_REASON,
+    )
+
+
+def _classifier_may_record(label: str, owed: str | None) -> bool:
+    """The classifier's label stands unless the memory owes a label it would be more trusting
+    than, or as trusting as (a person's poison_confirmed is kept over the classifier's
+    poison_likely): it may lower a carried judgment, never raise it."""
+    return owed is None or raises_trust(label, owed)
 
 
 def append_classification(
@@ -185,7 +253,8 @@ def classify_at_save(
     no leading question gets no row (it stays `unverified`, the implicit genesis). A fingerprinted
     one gets its first classification; when it grows a cluster, every earlier member whose label
     the larger cluster changes gets a new transition (its first judgment stays in its chain), except
-    members a person has judged."""
+    members a person has judged. A corrected version that carries a label (owed_label) takes the
+    classifier's label only when it is less trusted than the carried one."""
     memory = _memory(conn, memory_id)
     lq = leading_question(memory["value"])
     if lq is None:
@@ -200,15 +269,18 @@ def classify_at_save(
     views = list(computed.values())
     done = []
     result = classify_features(computed[memory_id], views)
-    done.append(_record(conn, housekeeper, memory_id, result, now, retroactive_for=None))
+    if _classifier_may_record(result.label, owed_label(conn, memory_id)):
+        done.append(_record(conn, housekeeper, memory_id, result, now, retroactive_for=None))
     for member in members:
         if member["memory_id"] == memory_id:
             continue
         head = newest(conn, member["memory_id"])
-        if head is not None and head["basis"] == "explicit":
+        if head is not None and head["basis"] == BASIS_EXPLICIT:
             continue  # a person's judgment is not overruled by the classifier
         again = classify_features(computed[member["memory_id"]], views)
-        if again.label != member["epistemic_label"]:
+        if again.label != member["epistemic_label"] and _classifier_may_record(
+            again.label, owed_label(conn, member["memory_id"])
+        ):
             done.append(
                 _record(conn, housekeeper, member["memory_id"], again, now, retroactive_for=memory_id)
             )
@@ -234,7 +306,7 @@ def _record(
         memory_id,
         label=result.label,
         confidence_milli=result.confidence_milli,
-        basis="classifier",
+        basis=BASIS_CLASSIFIER,
         now=now,
         signals=signals,
         reason="cluster grew" if retroactive_for else "classified at save",
@@ -303,7 +375,7 @@ def judge(
             memory["memory_id"],
             label=label,
             confidence_milli=confidence,
-            basis="explicit",
+            basis=BASIS_EXPLICIT,
             now=now,
             reason=reason.strip(),
             evidence=evidence,

@@ -65,6 +65,7 @@ REASONS = frozenset(
         "epistemic_live_content_mismatch",
         "epistemic_authority_invalid",
         "epistemic_evidence_invalid",
+        "correction_lifted_judgment",
     }
 )
 

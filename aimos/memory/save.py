@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import struct
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -213,9 +214,18 @@ def _record_occurrence(
 
 
 def save_in_transaction(
-    conn: apsw.Connection, housekeeper: Signer, req: SignedRequest, now: int
+    conn: apsw.Connection,
+    housekeeper: Signer,
+    req: SignedRequest,
+    now: int,
+    *,
+    carry_judgment: Callable[[str, str], object] | None = None,
 ) -> SaveResult:
-    """The save itself; the caller holds the write transaction."""
+    """The save itself; the caller holds the write transaction. A correction's
+    ``carry_judgment(new_id, old_id)`` runs once the new memory's row exists and before its
+    supersession link: the save composition (actions.memory.save_and_classify) passes
+    epistemic.chain.inherit_judgment, so the new version carries the old one's adverse label, which
+    migration 9's trigger on the link requires."""
     verified = verify_request(conn, req, path=PATH_SAVE, now=now)
     body = req.body
     validate_body(body, verified.body_bytes)
@@ -331,6 +341,8 @@ def save_in_transaction(
         ),
     )
     if supersedes is not None:
+        if carry_judgment is not None:
+            carry_judgment(memory_id, supersedes)
         conn.execute(
             "INSERT INTO memory_supersessions (old_memory_id, new_memory_id, company_id,"
             " binding_mutation_hash, created_at) VALUES (?,?,?,?,?)",

@@ -3,8 +3,10 @@ registered functions. Shared by disclosure verification and the in-database veri
 
 Per memory: rows in write order must form one chain from a single genesis (prev NULL), each g_j
 recomputed, each bound to the housekeeper's signed `memory_epistemic_classified` event (signature
-re-verified) and to the memory's live content; the memory's live label must be the newest row's
-label, or `unverified` when there is none.
+re-verified) and to the memory's live content; a corrected version never more trusting than the
+label it carries from the version it corrects (verify/kit/inheritance.py:
+`correction_lifted_judgment`); the memory's live label must be the newest row's label, or
+`unverified` when there is none.
 """
 
 from __future__ import annotations
@@ -16,9 +18,17 @@ from typing import Any
 import apsw
 
 from aimos.crypto.canonical import json_loads
+from aimos.errors import AimosError
 from aimos.store.connection import rows
+from aimos.verify.kit.inheritance import Floor, Order, Predecessor, predecessor_at, signed_classification
 from aimos.verify.kit.judgment import judgment_reason
-from aimos.vocabulary import CLASSIFIER_LABELS, HOUSEKEEPER, UNVERIFIED
+from aimos.vocabulary import (
+    BASIS_EXPLICIT,
+    HOUSEKEEPER,
+    OPERATION_EPISTEMIC_CLASSIFIED,
+    OPERATION_MEMORY_SAVED,
+    UNVERIFIED,
+)
 
 BATCH = 500
 
@@ -37,8 +47,20 @@ ORDER BY c.memory_id, c.rowid
 """
 
 
+def _signed_meta(signed_body: object) -> dict[str, Any] | None:
+    """The metadata of an event's signed body (text, or its bytes: a body whose bytes are not
+    UTF-8 holds none here, and the checks that read it whole name it), or None when it holds none."""
+    try:
+        text = signed_body.decode("utf-8") if isinstance(signed_body, bytes) else str(signed_body)
+        body = json_loads(text)
+    except (AimosError, ValueError):
+        return None
+    meta = body.get("metadata") if isinstance(body, dict) else None
+    return meta if isinstance(meta, dict) else None
+
+
 def _row_reason(
-    r: dict[str, Any], memory: dict[str, Any], previous_label: str, master_public_key: str
+    r: dict[str, Any], memory: dict[str, Any], previous_label: str, master_public_key: str, floor: Floor
 ) -> str | None:
     if r["g_recomputed"] != r["classification_hash"]:
         return "epistemic_hash_invalid"
@@ -46,13 +68,13 @@ def _row_reason(
         return "epistemic_live_content_mismatch"
     if (
         r["e_mutation_hash"] != r["authority_mutation_hash"]
-        or r["e_operation"] != "memory_epistemic_classified"
+        or r["e_operation"] != OPERATION_EPISTEMIC_CLASSIFIED
         or r["e_subject"] != r["memory_id"]
         or r["e_role"] != HOUSEKEEPER
         or r["e_sig_ok"] != 1
     ):
         return "epistemic_authority_invalid"
-    meta = json_loads(r["e_body"]).get("metadata") or {}
+    meta = _signed_meta(r["e_body"]) or {}
     if (
         meta.get("label") != r["label"]
         or meta.get("basis") != r["basis"]
@@ -62,11 +84,59 @@ def _row_reason(
         or meta.get("prev_classification_hash") != r["prev_classification_hash"]
     ):
         return "epistemic_authority_invalid"
-    if r["basis"] == "explicit":
-        return judgment_reason(meta, r["memory_id"], previous_label, master_public_key)
-    if r["label"] not in CLASSIFIER_LABELS:
-        return "epistemic_evidence_invalid"  # the classifier never gives any other label
-    return None
+    master_signed = False
+    if r["basis"] == BASIS_EXPLICIT:
+        reason = judgment_reason(meta, r["memory_id"], previous_label, master_public_key)
+        if reason:
+            return reason
+        evidence = meta.get("evidence")
+        master_signed = isinstance(evidence, dict) and evidence.get("master_signature_b64u") is not None
+    # a classifier row's label is one the classifier gives, or the judgment a correction carries;
+    # a corrected version is never more trusting than what it carries (verify/kit/inheritance.py)
+    return floor.row(meta, master_signed=master_signed)
+
+
+def predecessors(conn: apsw.Connection, ids: list[str]) -> dict[str, Predecessor]:
+    """memory_id -> the version it corrects as that version stood at the moment of the correction,
+    for the corrections among ``ids``: read from what the housekeeper signed (the new version's
+    memory_saved event names the old one and orders the moment; the old one's classification
+    events give its label and g then), as the portable verifier reads the exported events."""
+    saved: dict[str, tuple[Order, str]] = {}
+    for r in rows(
+        conn,
+        "SELECT subject_memory_id, CAST(signed_body AS BLOB) AS signed_body, signer_agent_id,"
+        " signer_valid_from, ledger_seq FROM events"
+        f" WHERE subject_memory_id IN ({','.join('?' * len(ids))}) AND +operation = ?",
+        (*ids, OPERATION_MEMORY_SAVED),
+    ):
+        meta = _signed_meta(r["signed_body"])
+        if (
+            r["signer_agent_id"] != HOUSEKEEPER
+            or meta is None
+            or meta.get("memory_id") != r["subject_memory_id"]
+        ):
+            continue
+        old, order = meta.get("supersedes"), (r["signer_valid_from"], r["ledger_seq"])
+        mid = r["subject_memory_id"]
+        if isinstance(old, str) and (mid not in saved or order < saved[mid][0]):
+            saved[mid] = (order, old)
+    if not saved:
+        return {}
+    classified: dict[str, list[tuple[Order, str, str]]] = defaultdict(list)
+    for r in rows(
+        conn,
+        "SELECT ids.value AS subject, CAST(e.signed_body AS BLOB) AS signed_body, e.mutation_hash,"
+        " e.signer_agent_id, e.signer_valid_from, e.ledger_seq FROM json_each(?) ids CROSS JOIN events e"
+        " WHERE e.operation = ? AND json_extract(e.signed_body, '$.subject_memory_id') = ids.value",
+        (json.dumps(sorted({old for _order, old in saved.values()})), OPERATION_EPISTEMIC_CLASSIFIED),
+    ):
+        meta = _signed_meta(r["signed_body"])
+        if r["signer_agent_id"] != HOUSEKEEPER or meta is None or meta.get("memory_id") != r["subject"]:
+            continue
+        found = signed_classification(meta, r["mutation_hash"])
+        if found is not None:
+            classified[r["subject"]].append(((r["signer_valid_from"], r["ledger_seq"]), *found))
+    return {mid: predecessor_at(old, classified.get(old, []), moment) for mid, (moment, old) in saved.items()}
 
 
 def label_chain_reasons(
@@ -96,19 +166,23 @@ def label_chain_reasons(
             (json.dumps(ids),),
         ):
             signed[r["subject"]].add(r["event_id"])
+        corrected = predecessors(conn, ids)
         for m in batch:
             chain = by_memory.get(m["memory_id"], [])
             reason: str | None = None
             prev: str | None = None
             prev_label = UNVERIFIED
+            floor = Floor(corrected.get(m["memory_id"]))
             for r in chain:
                 if r["prev_classification_hash"] != prev:
                     reason = "fork_or_disconnected_history"
                     break
-                reason = _row_reason(r, m, prev_label, master_public_key)
+                reason = _row_reason(r, m, prev_label, master_public_key, floor)
                 if reason:
                     break
                 prev, prev_label = r["classification_hash"], r["label"]
+            if reason is None:
+                reason = floor.end(len(chain))
             ends_in = chain[-1]["label"] if chain else UNVERIFIED
             if reason is None and m["epistemic_label"] != ends_in:
                 reason = "unbacked_projection"

@@ -17,8 +17,10 @@ from aimos.crypto.ed25519 import fingerprint_of_b64u, verify
 from aimos.crypto.encoding import b64u_decode, hex32, parse_iso_ms
 from aimos.crypto.merkle import merkle_root
 from aimos.errors import AimosError
+from aimos.verify.kit.inheritance import Predecessor, classifier_reason, correction_carries
 from aimos.verify.kit.judgment import judgment_reason
 from aimos.verify.kit.redaction import check_record
+from aimos.vocabulary import BASIS_CLASSIFIER, UNVERIFIED
 
 
 def _bytes(value: Any) -> bytes:
@@ -339,6 +341,47 @@ def redaction_ok(
     return int(reason is None)
 
 
+def _signed_meta(signed_body: Any) -> dict[str, Any] | None:
+    try:
+        body = json_loads(str(signed_body))
+    except (AimosError, ValueError):
+        return None
+    meta = body.get("metadata") if isinstance(body, dict) else None
+    return meta if isinstance(meta, dict) else None
+
+
+def _predecessor(old_id: Any, old_label: Any, old_hash: Any) -> Predecessor | None:
+    if not isinstance(old_id, str):
+        return None
+    label = old_label if isinstance(old_label, str) else UNVERIFIED
+    return Predecessor(old_id, label, old_hash if isinstance(old_hash, str) else None)
+
+
+def carried_ok(signed_body: Any, label: Any, old_id: Any, old_label: Any, old_hash: Any, owed: Any) -> int:
+    """1 when a classification of basis classifier with ``label`` may stand on a memory
+    correcting ``old_id`` (whose newest classification is ``old_label``, ``old_hash``; all None for
+    no correction) that carries ``owed`` (aimos/verify/kit/inheritance.py, the verifiers' own
+    check). A row its authority event does not bind is left to the classification's own insert
+    trigger, which refuses it with its own words."""
+    meta = _signed_meta(signed_body)
+    if meta is None or meta.get("label") != label or meta.get("basis") != BASIS_CLASSIFIER:
+        return 1
+    reason = classifier_reason(
+        meta, _predecessor(old_id, old_label, old_hash), owed if isinstance(owed, str) else None
+    )
+    return int(reason is None)
+
+
+def correction_ok(head_signed_body: Any, old_id: Any, old_label: Any, old_hash: Any) -> int:
+    """1 when a new version may be linked to ``old_id``: it owes nothing, or its newest
+    classification (``head_signed_body``, its event's signed body) carries the old version's label."""
+    predecessor = _predecessor(old_id, old_label, old_hash)
+    if predecessor is None:
+        return 0
+    head = _signed_meta(head_signed_body) if head_signed_body is not None else None
+    return int(correction_carries(head, predecessor))
+
+
 def seal_aware() -> int:
     """Registered only by writers that seal their transactions (migration 6)."""
     return 1
@@ -374,5 +417,7 @@ SQL_FUNCTIONS: dict[str, tuple[Any, int]] = {
     "aimos_ed25519_verify_blob": (ed25519_verify_blob, 3),
     "aimos_seal_aware": (seal_aware, 0),
     "aimos_judgment_ok": (judgment_ok, 4),
+    "aimos_carried_ok": (carried_ok, 6),
+    "aimos_correction_ok": (correction_ok, 4),
     "aimos_is_utf8": (is_utf8, 1),
 }

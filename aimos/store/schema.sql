@@ -1,5 +1,5 @@
 -- GENERATED FILE: do not edit. The aimos brain schema after every migration, in one file.
--- Made from aimos/store/migrations/0001_initial.sql .. 0008_redaction.sql (8 migrations) applied in
+-- Made from aimos/store/migrations/0001_initial.sql .. 0009_carried_judgment.sql (9 migrations) applied in
 -- order to an empty database, then read back from sqlite_master (each statement as SQLite stores
 -- it). Applying this file to an empty database makes the same schema (user_version aside).
 -- Regenerate: python -m aimos.store.schema --write
@@ -475,6 +475,30 @@ CREATE TABLE memory_classifications (
 
 CREATE INDEX memory_classifications_memory ON memory_classifications (memory_id);
 
+CREATE TRIGGER memory_classifications_carried_judgment BEFORE INSERT ON memory_classifications
+WHEN NEW.basis = 'classifier'
+BEGIN
+    SELECT RAISE(ABORT, 'aimos: a corrected version may not be more trusting than the label it carries, and only a correction carries one')
+        FROM (SELECT (SELECT json_extract(e.signed_body, '$.metadata.supersedes') FROM events e
+                      WHERE e.subject_memory_id = NEW.memory_id AND +e.operation = 'memory_saved'
+                      ORDER BY e.rowid LIMIT 1) AS old_id) s
+        WHERE aimos_carried_ok(
+            (SELECT signed_body FROM events WHERE event_id = NEW.authority_event_id),
+            NEW.label,
+            s.old_id,
+            (SELECT label FROM memory_classifications WHERE memory_id = s.old_id ORDER BY rowid DESC LIMIT 1),
+            (SELECT classification_hash FROM memory_classifications WHERE memory_id = s.old_id
+             ORDER BY rowid DESC LIMIT 1),
+            (SELECT c.label FROM memory_classifications c JOIN events e ON e.event_id = c.authority_event_id
+             WHERE c.memory_id = NEW.memory_id AND c.basis = 'classifier'
+               AND json_extract(e.signed_body, '$.metadata.signals.inherited_from') IS NOT NULL
+               AND NOT EXISTS (
+                 SELECT 1 FROM memory_classifications j JOIN events je ON je.event_id = j.authority_event_id
+                 WHERE j.memory_id = NEW.memory_id AND j.rowid > c.rowid AND j.basis = 'explicit'
+                   AND json_extract(je.signed_body, '$.metadata.evidence.master_signature_b64u') IS NOT NULL)
+             ORDER BY c.rowid DESC LIMIT 1)) IS NOT 1;
+END;
+
 CREATE TRIGGER memory_classifications_no_delete BEFORE DELETE ON memory_classifications
 BEGIN SELECT RAISE(ABORT, 'aimos: classifications are append-only'); END;
 
@@ -793,6 +817,19 @@ CREATE TABLE memory_supersessions (
     created_at             INTEGER NOT NULL,
     CHECK (old_memory_id <> new_memory_id)
 ) STRICT;
+
+CREATE TRIGGER memory_supersessions_carry_judgment BEFORE INSERT ON memory_supersessions
+BEGIN
+    SELECT RAISE(ABORT, 'aimos: a correction must carry the label of the version it corrects (disputed or poison)')
+        WHERE aimos_correction_ok(
+            (SELECT e.signed_body FROM memory_classifications c JOIN events e ON e.event_id = c.authority_event_id
+             WHERE c.memory_id = NEW.new_memory_id ORDER BY c.rowid DESC LIMIT 1),
+            NEW.old_memory_id,
+            (SELECT label FROM memory_classifications WHERE memory_id = NEW.old_memory_id
+             ORDER BY rowid DESC LIMIT 1),
+            (SELECT classification_hash FROM memory_classifications WHERE memory_id = NEW.old_memory_id
+             ORDER BY rowid DESC LIMIT 1)) IS NOT 1;
+END;
 
 CREATE TRIGGER memory_supersessions_no_delete BEFORE DELETE ON memory_supersessions
 BEGIN SELECT RAISE(ABORT, 'aimos: memory_supersessions is append-only'); END;

@@ -134,6 +134,17 @@ def _unknown_label(b: Bundle, lab: Labelled) -> str:
     return "portable_evidence_malformed"
 
 
+def _array_label(b: Bundle, lab: Labelled) -> str:
+    """A label that is not text at all is malformed evidence too, not a verifier failure."""
+    memory(b, lab.likely)["epistemic"]["chain"][0]["label"] = ["poison_likely"]
+    return "portable_evidence_malformed"
+
+
+def _object_label(b: Bundle, lab: Labelled) -> str:
+    memory(b, lab.likely)["epistemic"]["chain"][0]["label"] = {"label": "poison_likely"}
+    return "portable_evidence_malformed"
+
+
 EDITS: dict[str, Callable[[Bundle, Labelled], str]] = {
     "label-flip": _flip_label,
     "confidence": _confidence,
@@ -147,6 +158,8 @@ EDITS: dict[str, Callable[[Bundle, Labelled], str]] = {
     "live-hash-with-recomputed-g": _live_hash_with_recomputed_g,
     "label-with-recomputed-g": _label_with_recomputed_g,
     "unknown-label": _unknown_label,
+    "array-label": _array_label,
+    "object-label": _object_label,
 }
 
 

@@ -19,7 +19,7 @@ from aimos.crypto.ed25519 import fingerprint_of_der
 from aimos.errors import CanonicalJSONError, NotFoundError, UsageError
 from aimos.verify.cognitive.events import IndexedEvent, verify_event_stream
 from aimos.verify.cognitive.identity import Master
-from aimos.verify.cognitive.labels import verify_label_chain
+from aimos.verify.cognitive.labels import predecessors, verify_label_chain
 from aimos.verify.cognitive.memory import verify_memory
 from aimos.verify.cognitive.outcomes import replay_failures
 from aimos.verify.cognitive.reasons import (
@@ -184,12 +184,15 @@ def _verify(bundle: Any, expected_master_fingerprint: str | None) -> CognitiveVe
             classified.setdefault(str(meta.get("memory_id")), set()).add(event_id)
 
     replays = replay_failures(events, memories)
+    corrected = predecessors(events)  # each correction's predecessor at the moment of correction
     records: list[CognitiveRecord] = []
     for index, memory in enumerate(memories):
         record, detail = verify_memory(memory, f"memories[{index}]", master, events)
-        if record["ok"] and ("epistemic" in memory or memory["memory_id"] in classified):
+        predecessor = corrected.get(memory["memory_id"])
+        owes = predecessor is not None and predecessor.owed is not None
+        if record["ok"] and ("epistemic" in memory or memory["memory_id"] in classified or owes):
             label_reason = verify_label_chain(
-                memory, events, classified.get(memory["memory_id"], set()), master.public_key
+                memory, events, classified.get(memory["memory_id"], set()), master.public_key, predecessor
             )
             if label_reason is not None:
                 record = CognitiveRecord(**{**record, "ok": False, "reason": label_reason})

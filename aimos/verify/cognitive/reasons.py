@@ -120,6 +120,8 @@ class R:
     EPISTEMIC_LIVE_CONTENT_MISMATCH: Final = "epistemic_live_content_mismatch"
     EPISTEMIC_AUTHORITY_INVALID: Final = "epistemic_authority_invalid"
     EPISTEMIC_EVIDENCE_INVALID: Final = "epistemic_evidence_invalid"
+    # a corrected version more trusting than the label it owes the version it corrects
+    CORRECTION_LIFTED_JUDGMENT: Final = "correction_lifted_judgment"
     # -- the weight rules replayed over the signed outcome events, aimos's own --
     VALENCE_REPLAY_MISMATCH: Final = "valence_replay_mismatch"
     UNATTESTED_INITIAL_WEIGHT: Final = "unattested_initial_weight"
