@@ -125,8 +125,9 @@ def _frequency(conn: apsw.Connection, limit: int) -> Callable[[str], int]:
 
 
 def _heads(conn: apsw.Connection, ids: list[str]) -> dict[str, dict[str, Any]]:
-    """Each memory's newest classification as its signed event says: basis, and whether it is an
-    inherited judgment."""
+    """Each memory's newest classification as its signed event says: its label and basis, and
+    whether the memory carries a judgment of the version it corrects (any row of its chain: the
+    store refuses a label more trusting than the carried one, so it is never cleared)."""
     if not ids:
         return {}
     marks = ",".join("?" * len(ids))
@@ -139,7 +140,9 @@ def _heads(conn: apsw.Connection, ids: list[str]) -> dict[str, dict[str, Any]]:
         f" WHERE c.memory_id IN ({marks}) ORDER BY c.rowid",
         ids,
     ):
-        out[row["memory_id"]] = row  # the last row per memory is its newest
+        if out.get(row["memory_id"], {}).get("inherited") is not None:
+            row = {**row, "inherited": out[row["memory_id"]]["inherited"]}
+        out[row["memory_id"]] = row  # the last row per memory is its newest (carrying: any row)
     return out
 
 
