@@ -320,7 +320,8 @@ def _relations(
     origin: Sequence[Features],
     subject: Sequence[Features],
     agreed: set[str],
-    units: Callable[[Features], set[str]],
+    excluded: set[str],
+    rare: Callable[[str], bool],
 ) -> _Relations:
     """How the independent passages on the subject relate to what the origin agrees on: dissent
     (missing some agreed unit, and answering with a unit of its own, see _own), else support
@@ -333,13 +334,13 @@ def _relations(
         if other.passage.source in sources or not all(_independent(other, f) for f in origin):
             continue
         missing = {u for u in agreed if u not in other.asserted and not _contains(other, u)}
-        own = [u for u in units(other) if _own(u, other, origin)]
-        if missing and any(u in other.spans for u in own):
+        candidates = [u for u in other.asserted - excluded if _own(u, other, origin)]
+        if missing and any(u in other.spans for u in candidates):
             found.dissent += 1  # another name or number than the origin's
             found.contested |= missing
         elif not missing or any(u in other.spans and u in other.asserted for u in agreed):
             found.supports += 1  # the same answer, or the origin's name or number
-        elif own:
+        elif missing and any(rare(u) for u in candidates):
             found.dissent += 1  # no name or number either side: a rare word of its own
             found.contested |= missing
     return found
@@ -381,16 +382,16 @@ def analyse(
     origin = [new] + [f for f in subject if same_origin(new, f) is not None]
     excluded = _question_units(origin) | _marks([f for f in recent if not same_subject(new, f, rare)])
 
-    def units(f: Features) -> set[str]:
-        """The answer-like units a passage asserts: its spans, and its rare content words."""
-        return {u for u in f.asserted - excluded if u in f.spans or rare(u)}
-
+    if len(origin) < 2:
+        return None  # one passage alone agrees with nothing
     counts: dict[str, int] = {}
     for f in origin:
-        for u in units(f):
+        for u in f.asserted - excluded:
             counts[u] = counts.get(u, 0) + 1
     need = max(2, math.ceil(CONSENSUS * len(origin)))
-    agreed = {u for u, c in counts.items() if c >= need}
+    named = set().union(*(f.spans for f in origin))
+    # (rarity is asked only of the units most of the origin asserts: each asking is a count)
+    agreed = {u for u, c in counts.items() if c >= need and (u in named or rare(u))}
     questions = [f for f in origin if f.question is not None and f.question == new.question]
     # the passages on the cluster's subject: those on the new one's, and those sharing two or more
     # rare words with what most of the origin says, a third of it at least
@@ -406,7 +407,7 @@ def analyse(
             shared_words
         ):
             on_subject.append(f)
-    rel = _relations(origin, on_subject, agreed, units)
+    rel = _relations(origin, on_subject, agreed, excluded, rare)
     cluster = [f for f in origin if f.asserted & rel.contested] if rel.contested else list(origin)
     label: str | None = None
     score = 0

@@ -36,6 +36,10 @@ from aimos.vocabulary import (
 )
 
 NEIGHBOURS = 40
+# a conversation's turns (an import of one's own chats) are one voice talking, not sources that
+# agree or dissent: the detector does not look at them (a cost of ~20-40 ms a turn saved, and a
+# chat's names and dates are no answers); the query-lure rules and the reference kernel still do
+UNCHECKED_TYPES = frozenset({"dialog_turn", "message"})
 QUERY_WORDS = 16
 CLEARABLE = frozenset({POISON_SUSPECT, POISON_LIKELY})
 
@@ -155,9 +159,16 @@ def _applies(verdict: Verdict, current: str, head: dict[str, Any] | None) -> boo
 
 
 def detect_at_save(conn: apsw.Connection, housekeeper: Signer, memory_id: str, now: int) -> list[Transition]:
-    """Run the agreement detector on a newly saved memory (inside the save's transaction)."""
-    found = rows(conn, f"SELECT {_COLUMNS}, m.company_id FROM memories m WHERE m.memory_id = ?", (memory_id,))
+    """Run the agreement detector on a newly saved memory (inside the save's transaction); a
+    conversation turn is not looked at (UNCHECKED_TYPES)."""
+    found = rows(
+        conn,
+        f"SELECT {_COLUMNS}, m.company_id, m.memory_type FROM memories m WHERE m.memory_id = ?",
+        (memory_id,),
+    )
     if not found:
+        return []
+    if found[0]["memory_type"] in UNCHECKED_TYPES:
         return []
     mine = _features(found[0])
     if len(mine.content) < 3:
