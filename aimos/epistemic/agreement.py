@@ -45,7 +45,7 @@ CONSENSUS = 0.6  # share of the cluster that must carry a span for it to be agre
 SUBJECT_SHARED = 4  # content words two passages share, at least ...
 SUBJECT_RATIO = 0.34  # ... and this share of the smaller one's content words
 RARE_SHARED = 2  # or one fewer shared content words, this many of them rare in the brain
-QUESTION_MIN_CONTENT = 3
+QUESTION_MIN_CONTENT = 2
 RARE_FLOOR = 10  # an agreed span held by more memories than the cluster and this many ...
 RARE_SHARE = 0.002
 SIGNATURE_SAVES = 2  # saves of the burst on other subjects: a unit in half of them is the origin's mark
@@ -61,6 +61,12 @@ STOP = frozenset(
     like get got yes oh""".split()
 )
 INTERROGATIVES = frozenset("who what when where why how which whose whom".split())
+# a yes/no question opens with an auxiliary ("can u put asters in pots.", "is X a Y.")
+AUXILIARY_OPENINGS = frozenset(
+    "is are was were do does did can could should would will has have had".split()
+)
+# the answers of a yes/no or true/false question: answer units although common words
+POLAR = frozenset({"yes", "no", "true", "false"})
 NEGATIONS = frozenset(
     "not no never nor isn wasn aren weren doesn didn instead rather contrary previously formerly".split()
 )
@@ -84,6 +90,8 @@ _ORDINALS = {
         "fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth twentieth".split()
     )
 }
+# words that are numbers only in a compound (twenty-one); alone, a pronoun or a sequence
+_AMBIGUOUS = frozenset({"one", "first"})
 _SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000, "billion": 1_000_000_000}
 
 _BOUNDARY = re.compile(r"[?!.](?=\s*\S)")
@@ -97,6 +105,8 @@ def _number_words(tokens: Sequence[str]) -> list[str]:
     out: list[str] = []
     value: int | None = None
     for tok in [*tokens, ""]:
+        if tok in _AMBIGUOUS and value is None:
+            continue  # "one of them", "the first time": a number only after a tens word
         if tok in _UNITS or tok in _TENS or tok in _ORDINALS:
             n = _UNITS.get(tok, _TENS.get(tok, _ORDINALS.get(tok, 0)))
             value = n if value is None else (value + n if value % 100 == 0 or value >= 20 else value * 10 + n)
@@ -172,12 +182,15 @@ class Features:
     # the spans and content words the passage asserts: some mention of it is not negated ("not
     # X but Y" asserts Y and denies X)
     asserted: frozenset[str] = field(default_factory=frozenset)
+    # the shingles of the leading question: a question two passages both ask is their subject, not
+    # a copy (a short answer after a long question is not a near-duplicate of another answer)
+    question_shingles: frozenset[tuple[str, ...]] = field(default_factory=frozenset)
 
 
 def leading_question(text: str) -> str | None:
     """The passage's first sentence when it is a question in any casing and any opening: it ends
     with '?', or holds an interrogative word, or opens with an imperative (Name, Tell, List...);
-    3..48 words, 3 or more content words, and a continuation after it."""
+    3..48 words, 2 or more content words, and a continuation after it."""
     match = _BOUNDARY.search(text)
     if match is None or not 8 <= match.start() <= 320:
         return None
@@ -189,7 +202,12 @@ def leading_question(text: str) -> str | None:
     content = [t for t in tokens if t not in STOP and not t.isdigit()]
     if len(content) < QUESTION_MIN_CONTENT:
         return None
-    if text[match.start()] == "?" or INTERROGATIVES & set(tokens) or tokens[0] in IMPERATIVE_OPENINGS:
+    if (
+        text[match.start()] == "?"
+        or INTERROGATIVES & set(tokens)
+        or tokens[0] in IMPERATIVE_OPENINGS
+        or tokens[0] in AUXILIARY_OPENINGS
+    ):
         return " ".join(tokens)
     return None
 
@@ -207,14 +225,16 @@ def features(p: Passage) -> Features:
     spans = frozenset(numbers | _names(text))
     question = leading_question(text)
     question_spans: frozenset[str] = frozenset()
+    question_shingles: frozenset[tuple[str, ...]] = frozenset()
     if question is not None:
         qtokens = question.split(" ")
         question_spans = frozenset(
             {s for s in spans if f" {s} " in f" {question} "} | set(_number_words(qtokens))
         )
+        question_shingles = frozenset(zip(qtokens, qtokens[1:], qtokens[2:], strict=False))
     content = frozenset(t for t in tokens if t not in STOP and not any(ch.isdigit() for ch in t))
     shingles = frozenset(zip(tokens, tokens[1:], tokens[2:], strict=False))
-    units = spans | content
+    units = spans | content | (POLAR & set(tokens))  # a yes/no is an answer, not a function word
     if NEGATIONS.isdisjoint(tokens):
         asserted = units  # nothing is denied (most texts): every unit is asserted
     else:
@@ -222,7 +242,9 @@ def features(p: Passage) -> Features:
         for i, t in enumerate(tokens):
             at.setdefault(t, []).append(i)
         asserted = frozenset(u for u in units if _asserted(tokens, u, at))
-    return Features(p, normalized, content, spans, question, question_spans, shingles, asserted)
+    return Features(
+        p, normalized, content, spans, question, question_spans, shingles, asserted, question_shingles
+    )
 
 
 def _asserted(tokens: list[str], unit: str, at: dict[str, list[int]]) -> bool:
@@ -263,7 +285,8 @@ def same_origin(a: Features, b: Features) -> str | None:
         return "source"
     if pa.author == pb.author and abs(pa.created_at - pb.created_at) <= BURST_SECONDS:
         return "burst"
-    if _jaccard(a.shingles, b.shingles) >= NEAR_DUPLICATE:
+    asked = a.question_shingles | b.question_shingles
+    if _jaccard(a.shingles - asked, b.shingles - asked) >= NEAR_DUPLICATE:
         return "near_duplicate"
     return None
 
@@ -319,39 +342,57 @@ class _Relations:
 def _relations(
     origin: Sequence[Features],
     subject: Sequence[Features],
-    agreed: set[str],
+    agreed: dict[str, int],
     excluded: set[str],
     rare: Callable[[str], bool],
 ) -> _Relations:
-    """How the independent passages on the subject relate to what the origin agrees on: dissent
-    (missing some agreed unit, and answering with a unit of its own, see _own), else support
-    (asserting every agreed unit, or an agreed name or number)."""
+    """How the independent passages on the subject relate to the origin's strongest claim (the
+    agreed units the most of its passages assert, ``agreed``: unit -> how many).
+
+    - dissent: another passage lacks a strongest unit and answers with one of its own: a name or
+      number that fewer of the origin's passages assert than the strongest, and whose words are
+      not all among the strongest (an attacker who also names the honest answer in some passages,
+      "not X, as older sources claim, but Y", still says Y more often); or, when neither side has a
+      name or number, a rare word the origin never mentions;
+    - support: another passage carries every strongest unit, one of them an answer (a name, a
+      number, a yes/no, or a word rare in the brain); what else it says is detail."""
     found = _Relations()
     if not agreed or len(origin) < 2:
         return found
+    top = max(agreed.values())
+    strongest = {u for u, c in agreed.items() if c == top}
+    # how many of the origin's passages assert each word of a unit (a name's words count apart)
     sources = {f.passage.source for f in origin}
     for other in subject:
         if other.passage.source in sources or not all(_independent(other, f) for f in origin):
             continue
-        missing = {u for u in agreed if u not in other.asserted and not _contains(other, u)}
-        candidates = [u for u in other.asserted - excluded if _own(u, other, origin)]
-        if missing and any(u in other.spans for u in candidates):
-            found.dissent += 1  # another name or number than the origin's
-            found.contested |= missing
-        elif not missing or any(u in other.spans and u in other.asserted for u in agreed):
-            found.supports += 1  # the same answer, or the origin's name or number
-        elif missing and any(rare(u) for u in candidates):
+        lacks = {u for u in strongest if u not in other.asserted and not _contains(other, u)}
+        own = [
+            u for u in other.asserted - excluded if u in other.spans and _own(u, origin, top, agreed, excluded)
+        ]
+        if lacks and own:
+            found.dissent += 1  # another name or number than the origin's strongest
+            found.contested |= lacks
+        elif not lacks and any(u in other.spans or u in POLAR or rare(u) for u in strongest):
+            found.supports += 1  # the origin's strongest claim, an answer among it
+        elif lacks and not any(u in other.spans for u in other.asserted - excluded) and any(
+            rare(u) and not any(_contains(f, u) for f in origin) for u in other.asserted - excluded
+        ):
             found.dissent += 1  # no name or number either side: a rare word of its own
-            found.contested |= missing
+            found.contested |= lacks
     return found
 
 
-def _own(unit: str, other: Features, origin: Sequence[Features]) -> bool:
-    """``other`` answers with ``unit`` and the origin does not: a name or number no passage of the
-    origin asserts, or a rare word none of them even mentions."""
-    if unit in other.spans:
-        return not any(unit in f.asserted for f in origin)
-    return not any(_contains(f, unit) for f in origin)
+def _own(
+    unit: str, origin: Sequence[Features], top: int, agreed: dict[str, int], excluded: set[str]
+) -> bool:
+    """A name or number of another passage is its own answer when fewer of the origin's passages
+    assert it than assert the strongest claim, and some word of it is neither in the strongest nor
+    named by the origin's question."""
+    asserted = sum(1 for f in origin if unit in f.asserted)
+    if asserted >= top:
+        return False
+    return any(agreed.get(w, 0) < top for w in unit.split(" ") if w not in STOP and w not in excluded)
 
 
 def rare_limit(neighbours: int, brain_size: int) -> int:
@@ -389,9 +430,9 @@ def analyse(
         for u in f.asserted - excluded:
             counts[u] = counts.get(u, 0) + 1
     need = max(2, math.ceil(CONSENSUS * len(origin)))
-    named = set().union(*(f.spans for f in origin))
+    named = set().union(*(f.spans for f in origin)) | POLAR
     # (rarity is asked only of the units most of the origin asserts: each asking is a count)
-    agreed = {u for u, c in counts.items() if c >= need and (u in named or rare(u))}
+    agreed = {u: c for u, c in counts.items() if c >= need and (u in named or rare(u))}
     questions = [f for f in origin if f.question is not None and f.question == new.question]
     # the passages on the cluster's subject: those on the new one's, and those sharing two or more
     # rare words with what most of the origin says, a third of it at least
