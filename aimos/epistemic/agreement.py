@@ -367,9 +367,8 @@ def _relations(
         if other.passage.source in sources or not all(_independent(other, f) for f in origin):
             continue
         lacks = {u for u in strongest if u not in other.asserted and not _contains(other, u)}
-        own = [
-            u for u in other.asserted - excluded if u in other.spans and _own(u, origin, top, agreed, excluded)
-        ]
+        said = other.asserted - excluded
+        own = [u for u in said if u in other.spans and _own(u, origin, top, agreed, excluded)]
         if lacks and own:
             found.dissent += 1  # another name or number than the origin's strongest
             found.contested |= lacks
