@@ -70,6 +70,7 @@ POLAR = frozenset({"yes", "no", "true", "false"})
 NEGATIONS = frozenset(
     "not no never nor isn wasn aren weren doesn didn instead rather contrary previously formerly".split()
 )
+CONTRASTS = frozenset({"but", "rather", "instead"})
 IMPERATIVE_OPENINGS = frozenset("name tell list identify give state find describe explain say".split())
 CONNECTORS = frozenset("of the de da del von van and for in with on at to a an".split())
 
@@ -189,7 +190,8 @@ class Features:
 
 def leading_question(text: str) -> str | None:
     """The passage's first sentence when it is a question in any casing and any opening: it ends
-    with '?', or holds an interrogative word, or opens with an imperative (Name, Tell, List...);
+    with '?', or has an interrogative word among its first three ("In which year ..."), or opens
+    with an imperative (Name, Tell, List...) or an auxiliary (a yes/no question: "Is X a Y.");
     3..48 words, 2 or more content words, and a continuation after it."""
     match = _BOUNDARY.search(text)
     if match is None or not 8 <= match.start() <= 320:
@@ -204,7 +206,7 @@ def leading_question(text: str) -> str | None:
         return None
     if (
         text[match.start()] == "?"
-        or INTERROGATIVES & set(tokens)
+        or INTERROGATIVES & set(tokens[:3])  # "Which ...", "In which year ...", "For how long ..."
         or tokens[0] in IMPERATIVE_OPENINGS
         or tokens[0] in AUXILIARY_OPENINGS
     ):
@@ -257,9 +259,16 @@ def _asserted(tokens: list[str], unit: str, at: dict[str, list[int]]) -> bool:
     for i in at.get(parts[0], ()):
         if tokens[i : i + size] == parts:
             found = True
-            if not NEGATIONS & set(tokens[max(0, i - 3) : i]):
+            if not _negated(tokens[max(0, i - 3) : i]):
                 return True
     return not found
+
+
+def _negated(before: list[str]) -> bool:
+    """Whether the words before a mention deny it: a negation among them that no "but" (or
+    "rather", "instead") follows ("not one but 2" asserts 2)."""
+    last = max((i for i, t in enumerate(before) if t in NEGATIONS), default=-1)
+    return last >= 0 and not CONTRASTS & set(before[last + 1 :])
 
 
 def _jaccard(a: frozenset[Any], b: frozenset[Any]) -> float:
@@ -361,6 +370,9 @@ def _relations(
         return found
     top = max(agreed.values())
     strongest = {u for u, c in agreed.items() if c == top}
+    # a rare word is an answer only when the origin asks a question (its words are left out);
+    # without one, the strongest rare words are as likely the subject as the answer
+    asked = any(f.question is not None for f in origin)
     # how many of the origin's passages assert each word of a unit (a name's words count apart)
     sources = {f.passage.source for f in origin}
     for other in subject:
@@ -372,7 +384,7 @@ def _relations(
         if lacks and own:
             found.dissent += 1  # another name or number than the origin's strongest
             found.contested |= lacks
-        elif not lacks and any(u in other.spans or u in POLAR or rare(u) for u in strongest):
+        elif not lacks and any(u in other.spans or u in POLAR or (asked and rare(u)) for u in strongest):
             found.supports += 1  # the origin's strongest claim, an answer among it
         elif lacks and not any(u in other.spans for u in other.asserted - excluded) and any(
             rare(u) and not any(_contains(f, u) for f in origin) for u in other.asserted - excluded
@@ -433,14 +445,18 @@ def analyse(
     # (rarity is asked only of the units most of the origin asserts: each asking is a count)
     agreed = {u: c for u, c in counts.items() if c >= need and (u in named or rare(u))}
     questions = [f for f in origin if f.question is not None and f.question == new.question]
-    # the passages on the cluster's subject: those on the new one's, and those sharing two or more
-    # rare words with what most of the origin says, a third of it at least
+    # the passages on the cluster's subject: those on the new one's or on another of the origin's,
+    # and those sharing two or more rare words with what most of the origin says, a third of it at
+    # least
     shared_words = {
         t for t in set().union(*(f.content for f in origin)) if sum(t in f.content for f in origin) >= need
     }
     on_subject = list(subject)
     for f in neighbours:
         if f in origin or f in on_subject or f.passage.memory_id == new.passage.memory_id:
+            continue
+        if any(same_subject(o, f, rare) for o in origin[1:]):
+            on_subject.append(f)  # on the subject of another passage of the origin
             continue
         common_words = f.content & shared_words
         if sum(1 for t in common_words if rare(t)) >= RARE_SHARED and len(common_words) * 3 >= len(
