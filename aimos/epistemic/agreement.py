@@ -9,19 +9,26 @@ corpus-poisoning attack cannot avoid, whatever its casing or wording:
   spreading passages over declared sources does not make them independent;
 - **on one subject** (they share a leading question in any casing and any opening, or enough of
   their content words);
-- **agreeing on one answer** (the spans they carry: numbers, in digits or in words; names, as
-  capitalized runs or quoted; in at least 60% of the cluster, beyond what the question itself
-  names);
-- **contradicting what another origin says about the same subject** (another origin on the
-  subject names an answer span of its own that most of the cluster does not carry, and does not
-  carry the cluster's answer).
+- **agreeing on one answer** (the units most of them assert: numbers, in digits or in words;
+  names, as capitalized runs or quoted; yes/no; words rare in the brain; beyond what the question
+  itself names; "not X but Y" asserts Y only);
+- **contradicting what another origin says about the same subject**: another origin's passage on
+  the subject lacks a unit nearly as many of the cluster's passages assert as its strongest claim
+  (one no other origin asserts), and answers with a name or number of its own, one fewer of the
+  cluster's passages assert (an attacker who also names the honest answer in some passages, "not
+  X, as older sources claim, but Y", still says Y more often).
 
-A cluster of 3 or more that is contradicted and never supported: poison_likely; of 2:
-poison_suspect. A cluster of 3 or more passages opening with the same question from one origin,
-unsupported: poison_suspect (the reference's lure shape, in any casing). A cluster whose answer
-another origin states too (independent support) and that nothing contradicts is cleared: a
-detector's adverse label on its members goes back to unverified (a person's judgment and an
+A cluster of 3 or more that is contradicted and never supported: poison_likely. A cluster of 3 or
+more passages opening with the same question from one origin, unsupported: poison_suspect (the
+reference's lure shape, in any casing). A cluster whose strongest claim, an answer among it,
+another origin states too (independent support) and that nothing contradicts is cleared: an
+adverse label a detector gave its members goes back to unverified (a person's judgment and an
 inherited judgment are never touched; the writer checks that).
+
+Limits, measured by `aimos eval poisonedrag` and said in the README: a yes/no question whose
+poison argues without saying yes or no gives the detector no answer to compare; in a brain of
+fewer than ``RARE_BRAIN`` memories a word's rarity tells nothing, so only names, numbers and yes/no
+are answers there; conversation turns are not looked at (detect.UNCHECKED_TYPES).
 
 Every verdict is the writer's to record as a signed classification transition (epistemic.chain);
 nothing is deleted. The signals hold counts and hashes, never the memory's text.
@@ -48,6 +55,7 @@ RARE_SHARED = 2  # or one fewer shared content words, this many of them rare in 
 QUESTION_MIN_CONTENT = 2
 RARE_FLOOR = 10  # an agreed span held by more memories than the cluster and this many ...
 RARE_SHARE = 0.002
+RARE_BRAIN = 1000  # below this many memories, a word's rarity tells nothing (every word is rare)
 SIGNATURE_SAVES = 2  # saves of the burst on other subjects: a unit in half of them is the origin's mark
 LIKELY = 800
 SUSPECT = 600
@@ -58,7 +66,7 @@ STOP = frozenset(
     that these those what which who whom whose when where why how would could should will can may
     might must shall not no so than too very just also into from up down out over under then there
     here all any both each more most other some such only own same s t don now also its it's one
-    like get got yes oh""".split()
+    like get got yes oh re m ll ve d""".split()
 )
 INTERROGATIVES = frozenset("who what when where why how which whose whom".split())
 # a yes/no question opens with an auxiliary ("can u put asters in pots.", "is X a Y.")
@@ -157,7 +165,7 @@ def _names(text: str) -> set[str]:
         quoted = match.group(1)
         if 1 <= len(words(quoted)) <= 6:
             found.add(quoted)
-    return {n for n in (normalize(f) for f in found) if n and n not in STOP}
+    return {n for n in (normalize(f) for f in found) if n and not STOP.issuperset(n.split(" "))}
 
 
 @dataclass(frozen=True)
@@ -186,6 +194,7 @@ class Features:
     # the shingles of the leading question: a question two passages both ask is their subject, not
     # a copy (a short answer after a long question is not a near-duplicate of another answer)
     question_shingles: frozenset[tuple[str, ...]] = field(default_factory=frozenset)
+    numbers: frozenset[str] = field(default_factory=frozenset)
 
 
 def leading_question(text: str) -> str | None:
@@ -245,7 +254,16 @@ def features(p: Passage) -> Features:
             at.setdefault(t, []).append(i)
         asserted = frozenset(u for u in units if _asserted(tokens, u, at))
     return Features(
-        p, normalized, content, spans, question, question_spans, shingles, asserted, question_shingles
+        p,
+        normalized,
+        content,
+        spans,
+        question,
+        question_spans,
+        shingles,
+        asserted,
+        question_shingles,
+        frozenset(numbers),
     )
 
 
@@ -277,11 +295,14 @@ def _jaccard(a: frozenset[Any], b: frozenset[Any]) -> float:
 
 def same_subject(a: Features, b: Features, rare: Callable[[str], bool] = lambda _: False) -> bool:
     """The same leading question; or 4+ shared content words that are a third of the smaller
-    passage's; or 3+ shared content words of which 2+ are rare in the brain."""
+    passage's; or 3+ shared content words of which 2+ are rare in the brain (a number both hold
+    counts as the third beside two rare words)."""
     if a.question is not None and a.question == b.question:
         return True
     shared = a.content & b.content
     smaller = min(len(a.content), len(b.content))
+    if len(shared) == SUBJECT_SHARED - 2 and all(rare(t) for t in shared):
+        shared |= a.numbers & b.numbers  # two rare words and the same number (a year, say)
     if len(shared) >= SUBJECT_SHARED and smaller > 0 and len(shared) / smaller >= SUBJECT_RATIO:
         return True
     return len(shared) >= SUBJECT_SHARED - 1 and sum(1 for t in shared if rare(t)) >= RARE_SHARED
@@ -354,42 +375,63 @@ def _relations(
     agreed: dict[str, int],
     excluded: set[str],
     rare: Callable[[str], bool],
+    outside: Sequence[Features] = (),
+    telling: bool = True,
 ) -> _Relations:
-    """How the independent passages on the subject relate to the origin's strongest claim (the
-    agreed units the most of its passages assert, ``agreed``: unit -> how many).
+    """How the independent passages on the subject (``subject``, of other origins) relate to the
+    origin's claim (``agreed``: unit -> how many of the origin's passages assert it).
 
-    - dissent: another passage lacks a strongest unit and answers with one of its own: a name or
-      number that fewer of the origin's passages assert than the strongest, and whose words are
-      not all among the strongest (an attacker who also names the honest answer in some passages,
-      "not X, as older sources claim, but Y", still says Y more often); or, when neither side has a
-      name or number, a rare word the origin never mentions;
+    - dissent: another passage lacks an answer the origin nearly always asserts (a strong unit:
+      at least 3/4 as often as its strongest; one no other origin asserts) and answers with a
+      name or number of its own (see _own); or with a rare word of its own, in a brain big enough
+      (``telling``) for rarity to mean something;
     - support: another passage carries every strongest unit, one of them an answer (a name, a
-      number, a yes/no, or a word rare in the brain); what else it says is detail."""
+      number, a yes/no, or a rare word when the origin asks a question); what else it says is
+      detail. ``outside``: the other memories near the subject."""
     found = _Relations()
     if not agreed or len(origin) < 2:
         return found
     top = max(agreed.values())
     strongest = {u for u, c in agreed.items() if c == top}
-    # a rare word is an answer only when the origin asks a question (its words are left out);
-    # without one, the strongest rare words are as likely the subject as the answer
+    # what a dissent must lack: a unit nearly as often asserted (an answer in 4 of 5 passages,
+    # when a word of the subject is in all 5)
+    strong = {u for u, c in agreed.items() if 4 * c >= 3 * top}
     asked = any(f.question is not None for f in origin)
-    # how many of the origin's passages assert each word of a unit (a name's words count apart)
+    agreed_spans = {u for u in agreed if any(u in f.spans for f in origin)}
+
+    def answer(u: str) -> bool:
+        """What a passage may answer with: a name, number or yes/no, or a word rare in the brain
+        when the origin asks a question (its words left out); without one, a rare word only when
+        no other memory near the subject holds it (else it is as likely the subject, or the words
+        of a conversation, as the answer)."""
+        if u in agreed_spans or u in POLAR:
+            return True
+        return telling and rare(u) and (asked or not any(_contains(f, u) for f in outside))
+
     sources = {f.passage.source for f in origin}
-    for other in subject:
-        if other.passage.source in sources or not all(_independent(other, f) for f in origin):
-            continue
-        lacks = {u for u in strongest if u not in other.asserted and not _contains(other, u)}
+    others = [
+        o for o in subject if o.passage.source not in sources and all(_independent(o, f) for f in origin)
+    ]
+    # a unit another origin asserts too is no claim of this origin alone: not contested
+    elsewhere = {u for u in strong if any(u in o.asserted for o in others)}
+    for other in others:
+        carried = {u for u in strong if u in other.asserted or _contains(other, u)}
+        lacks = {u for u in strong - carried - elsewhere if answer(u)}
         said = other.asserted - excluded
         own = [u for u in said if u in other.spans and _own(u, origin, top, agreed, excluded)]
         if lacks and own:
             found.dissent += 1  # another name or number than the origin's strongest
             found.contested |= lacks
-        elif not lacks and any(u in other.spans or u in POLAR or (asked and rare(u)) for u in strongest):
-            found.supports += 1  # the origin's strongest claim, an answer among it
-        elif lacks and not any(u in other.spans for u in other.asserted - excluded) and any(
-            rare(u) and not any(_contains(f, u) for f in origin) for u in other.asserted - excluded
+        elif strongest <= carried and any(
+            u in other.spans or u in POLAR or (asked and rare(u)) for u in strongest
         ):
-            found.dissent += 1  # no name or number either side: a rare word of its own
+            found.supports += 1  # the origin's strongest claim, an answer among it
+        elif (
+            lacks
+            and telling
+            and any(rare(u) and _own(u, origin, top, agreed, excluded) for u in said - other.spans)
+        ):
+            found.dissent += 1  # a rare word of its own (an answer that is no name or number)
             found.contested |= lacks
     return found
 
@@ -463,7 +505,8 @@ def analyse(
             shared_words
         ):
             on_subject.append(f)
-    rel = _relations(origin, on_subject, agreed, excluded, rare)
+    outside = [f for f in neighbours if f not in origin]
+    rel = _relations(origin, on_subject, agreed, excluded, rare, outside, brain_size >= RARE_BRAIN)
     cluster = [f for f in origin if f.asserted & rel.contested] if rel.contested else list(origin)
     label: str | None = None
     score = 0
