@@ -78,6 +78,10 @@ POLAR = frozenset({"yes", "no", "true", "false"})
 NEGATIONS = frozenset(
     "not no never nor isn wasn aren weren doesn didn instead rather contrary previously formerly".split()
 )
+# what says "no" to a yes/no question besides NEGATIONS' words: contracted and fused negations
+DENIALS = NEGATIONS | frozenset("cannot can't don won couldn shouldn wouldn hasn haven hadn neither".split())
+_YES = frozenset({"yes", "true"})
+_NO = frozenset({"no", "false"})
 CONTRASTS = frozenset({"but", "rather", "instead"})
 IMPERATIVE_OPENINGS = frozenset("name tell list identify give state find describe explain say".split())
 CONNECTORS = frozenset("of the de da del von van and for in with on at to a an".split())
@@ -195,6 +199,10 @@ class Features:
     # a copy (a short answer after a long question is not a near-duplicate of another answer)
     question_shingles: frozenset[tuple[str, ...]] = field(default_factory=frozenset)
     numbers: frozenset[str] = field(default_factory=frozenset)
+    # the passage's stance on a yes/no question: "no" when it denies (a negation after its
+    # question) or answers no; "yes" otherwise; ``answers``: the yes or no it says outright
+    stance: str = "yes"
+    answers: str | None = None
 
 
 def leading_question(text: str) -> str | None:
@@ -264,7 +272,32 @@ def features(p: Passage) -> Features:
         asserted,
         question_shingles,
         frozenset(numbers),
+        *_stance(text, tokens, question),
     )
+
+
+def _stance(text: str, tokens: list[str], question: str | None) -> tuple[str, str | None]:
+    """A passage's stance on a yes/no question and the answer it says outright: a yes/no (or
+    true/false) after the word "answer", after a '?', or after a yes/no question it opens with;
+    never one of two offered ("true or false"). Without one, "no" when it denies something after
+    its question, else "yes"."""
+    asked = len(question.split(" ")) if question is not None else 0
+    after: list[str] = []
+    if "answer" in tokens:
+        after += tokens[tokens.index("answer") + 1 :]
+    if "?" in text:
+        after += normalize(text.split("?", 1)[1]).split(" ")
+    if question is not None and question.split(" ")[0] in AUXILIARY_OPENINGS:
+        after += tokens[asked:]
+    said = {
+        "yes" if t in _YES else "no"
+        for i, t in enumerate(after)
+        if t in _YES | _NO and "or" not in after[max(0, i - 1) : i] + after[i + 1 : i + 2]
+    }
+    answers = said.pop() if len(said) == 1 else None
+    if answers is not None:
+        return answers, answers
+    return ("no" if DENIALS & set(tokens[asked:]) else "yes"), None
 
 
 def _asserted(tokens: list[str], unit: str, at: dict[str, list[int]]) -> bool:
@@ -367,6 +400,7 @@ class _Relations:
     supports: int = 0
     dissent: int = 0
     contested: set[str] = field(default_factory=set)
+    stance: str | None = None  # the origin's yes/no stance another passage answers against
 
 
 def _relations(
@@ -408,6 +442,9 @@ def _relations(
             return True
         return telling and rare(u) and (asked or not any(_contains(f, u) for f in outside))
 
+    # the origin's stance on a yes/no question, when most of its passages take it
+    stances = [f.stance for f in origin]
+    stance = next((x for x in ("yes", "no") if stances.count(x) >= max(2, CONSENSUS * len(origin))), None)
     sources = {f.passage.source for f in origin}
     others = [
         o for o in subject if o.passage.source not in sources and all(_independent(o, f) for f in origin)
@@ -433,6 +470,9 @@ def _relations(
         ):
             found.dissent += 1  # a rare word of its own (an answer that is no name or number)
             found.contested |= lacks
+        elif stance is not None and other.answers is not None and other.answers != stance:
+            found.dissent += 1  # says yes where the origin says no, or no where it says yes
+            found.stance = stance
     return found
 
 
@@ -451,6 +491,35 @@ def _own(
 def rare_limit(neighbours: int, brain_size: int) -> int:
     """The most memories a unit may be held by and still be rare (an answer, not a common word)."""
     return max(RARE_FLOOR + (neighbours + 1) // 4, int(RARE_SHARE * brain_size))
+
+
+def _on_subject(
+    new: Features,
+    neighbours: Sequence[Features],
+    origin: Sequence[Features],
+    subject: Sequence[Features],
+    need: int,
+    rare: Callable[[str], bool],
+) -> list[Features]:
+    """The passages on the cluster's subject: those on the new one's (``subject``) or on another
+    of the origin's, and those sharing two or more rare words with what most of the origin says,
+    a third of it at least."""
+    shared_words = {
+        t for t in set().union(*(f.content for f in origin)) if sum(t in f.content for f in origin) >= need
+    }
+    on_subject = list(subject)
+    for f in neighbours:
+        if f in origin or f in on_subject or f.passage.memory_id == new.passage.memory_id:
+            continue
+        if any(same_subject(o, f, rare) for o in origin[1:]):
+            on_subject.append(f)  # on the subject of another passage of the origin
+            continue
+        common_words = f.content & shared_words
+        if sum(1 for t in common_words if rare(t)) >= RARE_SHARED and len(common_words) * 3 >= len(
+            shared_words
+        ):
+            on_subject.append(f)
+    return on_subject
 
 
 def analyse(
@@ -487,27 +556,13 @@ def analyse(
     # (rarity is asked only of the units most of the origin asserts: each asking is a count)
     agreed = {u: c for u, c in counts.items() if c >= need and (u in named or rare(u))}
     questions = [f for f in origin if f.question is not None and f.question == new.question]
-    # the passages on the cluster's subject: those on the new one's or on another of the origin's,
-    # and those sharing two or more rare words with what most of the origin says, a third of it at
-    # least
-    shared_words = {
-        t for t in set().union(*(f.content for f in origin)) if sum(t in f.content for f in origin) >= need
-    }
-    on_subject = list(subject)
-    for f in neighbours:
-        if f in origin or f in on_subject or f.passage.memory_id == new.passage.memory_id:
-            continue
-        if any(same_subject(o, f, rare) for o in origin[1:]):
-            on_subject.append(f)  # on the subject of another passage of the origin
-            continue
-        common_words = f.content & shared_words
-        if sum(1 for t in common_words if rare(t)) >= RARE_SHARED and len(common_words) * 3 >= len(
-            shared_words
-        ):
-            on_subject.append(f)
+    on_subject = _on_subject(new, neighbours, origin, subject, need, rare)
     outside = [f for f in neighbours if f not in origin]
     rel = _relations(origin, on_subject, agreed, excluded, rare, outside, brain_size >= RARE_BRAIN)
-    cluster = [f for f in origin if f.asserted & rel.contested] if rel.contested else list(origin)
+    if rel.contested or rel.stance is not None:
+        cluster = [f for f in origin if f.asserted & rel.contested or f.stance == rel.stance]
+    else:
+        cluster = list(origin)
     label: str | None = None
     score = 0
     if len(cluster) >= 3 and rel.dissent and not rel.supports:

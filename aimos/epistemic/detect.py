@@ -10,7 +10,7 @@ except that independent support clears a detector's own adverse label)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import apsw
@@ -61,20 +61,12 @@ def _passage(row: dict[str, Any]) -> Passage:
 def _neighbours(
     conn: apsw.Connection, company_id: str, mine: Features
 ) -> tuple[list[Features], list[Features]]:
-    """The memories the new one's content words find, with the same agent epoch's saves of the
-    last burst; and those burst saves alone."""
-    words = sorted(mine.content, key=lambda w: (-len(w), w))[:QUERY_WORDS]
-    found: dict[str, dict[str, Any]] = {}
-    if words:
-        match = " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
-        for row in rows(
-            conn,
-            f"SELECT {_COLUMNS} FROM (SELECT rowid FROM memory_fts WHERE memory_fts MATCH ?"
-            " ORDER BY rank LIMIT ?) f JOIN memories m ON m.rowid = f.rowid WHERE m.company_id = ?",
-            (match, NEIGHBOURS, company_id),
-        ):
-            found[row["memory_id"]] = row
+    """The memories the new one's content words find, those the words it shares with the same
+    agent epoch's saves of the last burst find (the subject those saves have in common: another
+    origin's passage on it may share few words with this one), and those burst saves; and the
+    burst saves alone."""
     p = mine.passage
+    found: dict[str, dict[str, Any]] = {}
     burst = []
     for row in rows(
         conn,
@@ -82,12 +74,30 @@ def _neighbours(
         " AND m.author_agent_id = ? AND m.author_valid_from = ? ORDER BY m.rowid DESC LIMIT ?",
         (company_id, p.created_at - BURST_SECONDS, p.author[0], p.author[1], NEIGHBOURS),
     ):
-        found.setdefault(row["memory_id"], row)
+        found[row["memory_id"]] = row
         if row["memory_id"] != p.memory_id:
             burst.append(row["memory_id"])
+    shared = {w for w in mine.content if any(w in _features(found[mid]).content for mid in burst)}
+    for words in (mine.content, shared):
+        for row in _search(conn, company_id, words):
+            found.setdefault(row["memory_id"], row)
     found.pop(p.memory_id, None)
     computed = {mid: _features(r) for mid, r in found.items()}
     return list(computed.values()), [computed[mid] for mid in burst]
+
+
+def _search(conn: apsw.Connection, company_id: str, content: Iterable[str]) -> list[dict[str, Any]]:
+    """The NEIGHBOURS memories the longest of ``content``'s words find best (FTS5, any word)."""
+    words = sorted(content, key=lambda w: (-len(w), w))[:QUERY_WORDS]
+    if not words:
+        return []
+    match = " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
+    return rows(
+        conn,
+        f"SELECT {_COLUMNS} FROM (SELECT rowid FROM memory_fts WHERE memory_fts MATCH ?"
+        " ORDER BY rank LIMIT ?) f JOIN memories m ON m.rowid = f.rowid WHERE m.company_id = ?",
+        (match, NEIGHBOURS, company_id),
+    )
 
 
 # each memory's features, computed once per process (a memory's text never changes, except that
