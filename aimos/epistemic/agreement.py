@@ -47,7 +47,7 @@ from aimos.epistemic.classifier import normalize, words
 from aimos.vocabulary import AGREEMENT_DETECTOR_VERSION, POISON_LIKELY, POISON_SUSPECT, UNVERIFIED
 
 BURST_SECONDS = 600
-NEAR_DUPLICATE = 0.5  # Jaccard of word 3-shingles
+NEAR_DUPLICATE = 0.7  # Jaccard of word 3-shingles
 CONSENSUS = 0.6  # share of the cluster that must carry a span for it to be agreed
 SUBJECT_SHARED = 4  # content words two passages share, at least ...
 SUBJECT_RATIO = 0.34  # ... and this share of the smaller one's content words
@@ -70,9 +70,7 @@ STOP = frozenset(
 )
 INTERROGATIVES = frozenset("who what when where why how which whose whom".split())
 # a yes/no question opens with an auxiliary ("can u put asters in pots.", "is X a Y.")
-AUXILIARY_OPENINGS = frozenset(
-    "is are was were do does did can could should would will has have had".split()
-)
+AUXILIARY_OPENINGS = frozenset("is are was were do does did can could should would will has have had".split())
 # the answers of a yes/no or true/false question: answer units although common words
 POLAR = frozenset({"yes", "no", "true", "false"})
 NEGATIONS = frozenset(
@@ -332,6 +330,9 @@ def same_subject(a: Features, b: Features, rare: Callable[[str], bool] = lambda 
     counts as the third beside two rare words)."""
     if a.question is not None and a.question == b.question:
         return True
+    # one quotes the question the other opens with
+    if any(f.question is not None and f" {f.question} " in f" {g.normalized} " for f, g in ((a, b), (b, a))):
+        return True
     shared = a.content & b.content
     smaller = min(len(a.content), len(b.content))
     if len(shared) == SUBJECT_SHARED - 2 and all(rare(t) for t in shared):
@@ -375,12 +376,16 @@ def _independent(a: Features, b: Features) -> bool:
 
 
 def _question_units(origin: Sequence[Features]) -> set[str]:
-    """What the cluster's questions name (the subject, never the answer)."""
+    """What the cluster's questions name (the subject, never the answer), except the choices a
+    question offers ("was texas confederate or union": either is the answer)."""
     units: set[str] = set()
     for f in origin:
-        units |= f.question_spans
         if f.question is not None:
-            units |= set(f.question.split(" "))
+            tokens = f.question.split(" ")
+            offered = {
+                t for i, t in enumerate(tokens) if "or" in tokens[max(0, i - 1) : i] + tokens[i + 1 : i + 2]
+            }
+            units |= {u for u in f.question_spans | set(tokens) if not offered & set(u.split(" "))}
     return units
 
 
@@ -476,9 +481,7 @@ def _relations(
     return found
 
 
-def _own(
-    unit: str, origin: Sequence[Features], top: int, agreed: dict[str, int], excluded: set[str]
-) -> bool:
+def _own(unit: str, origin: Sequence[Features], top: int, agreed: dict[str, int], excluded: set[str]) -> bool:
     """A name or number of another passage is its own answer when fewer of the origin's passages
     assert it than assert the strongest claim, and some word of it is neither in the strongest nor
     named by the origin's question."""
