@@ -66,6 +66,7 @@ REASONS = frozenset(
         "epistemic_authority_invalid",
         "epistemic_evidence_invalid",
         "correction_lifted_judgment",
+        "classifier_overruled_judgment",
     }
 )
 

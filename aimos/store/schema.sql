@@ -1,5 +1,5 @@
 -- GENERATED FILE: do not edit. The aimos brain schema after every migration, in one file.
--- Made from aimos/store/migrations/0001_initial.sql .. 0009_carried_judgment.sql (9 migrations) applied in
+-- Made from aimos/store/migrations/0001_initial.sql .. 0010_judgment_stands.sql (10 migrations) applied in
 -- order to an empty database, then read back from sqlite_master (each statement as SQLite stores
 -- it). Applying this file to an empty database makes the same schema (user_version aside).
 -- Regenerate: python -m aimos.store.schema --write
@@ -497,6 +497,14 @@ BEGIN
                  WHERE j.memory_id = NEW.memory_id AND j.rowid > c.rowid AND j.basis = 'explicit'
                    AND json_extract(je.signed_body, '$.metadata.evidence.master_signature_b64u') IS NOT NULL)
              ORDER BY c.rowid DESC LIMIT 1)) IS NOT 1;
+END;
+
+CREATE TRIGGER memory_classifications_judgment_stands BEFORE INSERT ON memory_classifications
+WHEN NEW.basis = 'classifier'
+BEGIN
+    SELECT RAISE(ABORT, 'aimos: a person judged this memory: the classifier may not label it again')
+        WHERE EXISTS (SELECT 1 FROM memory_classifications
+                      WHERE memory_id = NEW.memory_id AND basis = 'explicit');
 END;
 
 CREATE TRIGGER memory_classifications_no_delete BEFORE DELETE ON memory_classifications

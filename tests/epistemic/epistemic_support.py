@@ -78,6 +78,19 @@ def save_text(brain: Any, value: str, *, source: str = EVIL, **fields: Any) -> A
     return save_and_classify(brain.conn, brain.housekeeper, sign_request(brain.agent, body, PATH_SAVE, t), t)
 
 
+def judge(brain: Any, memory_id: str, judgment: str, *, master: bool = False, reason: str = "why") -> None:
+    """A person's judgment signed by the brain's agent (and the master's signature when ``master``)."""
+    from aimos.actions.bodies import build_label_body
+    from aimos.epistemic.chain import judge as judge_memory
+    from aimos.identity.requests import sign_request
+    from aimos.vocabulary import PATH_LABEL
+
+    body = build_label_body(company_id="personal", memory_id=memory_id, judgment=judgment, reason=reason)
+    t = now()
+    request = sign_request(brain.agent, body, PATH_LABEL, t)
+    judge_memory(brain.conn, brain.housekeeper, request, t, master=brain.master if master else None)
+
+
 def q(conn: Any, sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
     cursor = conn.execute(sql, params)
     try:
@@ -177,3 +190,17 @@ def master_fingerprint_of(home: Path) -> str:
     fingerprints = {b["master_fingerprint"] for b in anchors["brains"].values()}
     assert len(fingerprints) == 1, anchors
     return str(fingerprints.pop())
+
+
+def current_label(brain: Any, memory_id: str) -> str:
+    """The memory row's label (the projection the writer keeps)."""
+    return str(memory_row(brain.conn, memory_id)["epistemic_label"])
+
+
+def verify_both(brain: Any) -> dict[str, Any]:
+    """Both verifiers over the whole brain, which must agree (what `aimos verify` runs)."""
+    from aimos.learning.parity import verify_everything
+
+    report = verify_everything(brain.conn, brain.master.fingerprint)
+    assert report["parity"] is True, report
+    return dict(report)

@@ -22,7 +22,17 @@ from typing import Any
 
 import apsw
 import pytest
-from epistemic_support import EVIL, POISON_1, POISON_2, chain, memory_row, now, save_text
+from epistemic_support import (
+    EVIL,
+    POISON_1,
+    POISON_2,
+    chain,
+    current_label,
+    judge,
+    now,
+    save_text,
+    verify_both,
+)
 
 from aimos import vocabulary
 
@@ -51,17 +61,6 @@ def without_carry_triggers(conn: apsw.Connection) -> Iterator[None]:
             conn.execute(sql)
 
 
-def judge(brain: Any, memory_id: str, judgment: str, *, master: bool = False) -> None:
-    from aimos.actions.bodies import build_label_body
-    from aimos.epistemic.chain import judge as judge_memory
-    from aimos.identity.requests import sign_request
-
-    body = build_label_body(company_id="personal", memory_id=memory_id, judgment=judgment, reason="why")
-    t = now()
-    request = sign_request(brain.agent, body, vocabulary.PATH_LABEL, t)
-    judge_memory(brain.conn, brain.housekeeper, request, t, master=brain.master if master else None)
-
-
 def correct(brain: Any, old: str, value: str, **fields: Any) -> str:
     """A correction through the save composition every front end takes (save_and_classify)."""
     return str(save_text(brain, value, supersedes=old, **fields).memory_id)
@@ -80,16 +79,8 @@ def low_level_correct(brain: Any, old: str, value: str) -> str:
     ).memory_id
 
 
-def label(brain: Any, memory_id: str) -> str:
-    return str(memory_row(brain.conn, memory_id)["epistemic_label"])
-
-
-def verify(brain: Any) -> dict[str, Any]:
-    from aimos.learning.parity import verify_everything
-
-    report = verify_everything(brain.conn, brain.master.fingerprint)
-    assert report["parity"] is True, report
-    return report
+label = current_label
+verify = verify_both
 
 
 def failures(report: dict[str, Any]) -> dict[str, str]:

@@ -24,6 +24,7 @@ _LABELS: Final = frozenset(vocabulary.LABELS)
 # the kit's inheritance reasons, as this verifier names them
 _CARRIED: Final = {
     inheritance.LIFTED: R.CORRECTION_LIFTED_JUDGMENT,
+    inheritance.OVERRULED: R.CLASSIFIER_OVERRULED_JUDGMENT,
     inheritance.EVIDENCE_INVALID: R.EPISTEMIC_EVIDENCE_INVALID,
 }
 

@@ -122,6 +122,8 @@ class R:
     EPISTEMIC_EVIDENCE_INVALID: Final = "epistemic_evidence_invalid"
     # a corrected version more trusting than the label it owes the version it corrects
     CORRECTION_LIFTED_JUDGMENT: Final = "correction_lifted_judgment"
+    # a classifier row after a person's judgment on the same memory
+    CLASSIFIER_OVERRULED_JUDGMENT: Final = "classifier_overruled_judgment"
     # -- the weight rules replayed over the signed outcome events, aimos's own --
     VALENCE_REPLAY_MISMATCH: Final = "valence_replay_mismatch"
     UNATTESTED_INITIAL_WEIGHT: Final = "unattested_initial_weight"

@@ -39,6 +39,8 @@ from aimos.vocabulary import (
 )
 
 LIFTED: Final = "correction_lifted_judgment"
+# a classifier row after a person's judgment in the same chain (migration 10's trigger refuses one)
+OVERRULED: Final = "classifier_overruled_judgment"
 EVIDENCE_INVALID: Final = "epistemic_evidence_invalid"
 
 # where a housekeeper event stands in its ledger: (signer epoch's valid_from, ledger sequence)
@@ -141,18 +143,23 @@ def classifier_reason(
 
 class Floor:
     """One memory's label chain walked in order against what the memory owes the version it
-    corrects (both verifiers): :meth:`row` for each classification after its own checks passed,
-    :meth:`end` after the last."""
+    corrects, and against a person's judgment in it (no classifier row after one: :data:`OVERRULED`)
+    (both verifiers): :meth:`row` for each classification after its own checks passed, :meth:`end`
+    after the last."""
 
     def __init__(self, predecessor: Predecessor | None) -> None:
         self.predecessor = predecessor
         self.owed = predecessor.owed if predecessor is not None else None
+        self.judged = False  # a person's judgment came earlier in the chain
 
     def row(self, meta: Mapping[str, Any], *, master_signed: bool = False) -> str | None:
         """A classification's signed ``meta``; ``master_signed`` for a judgment whose master
         signature verified (it lifts what is owed: the person decided)."""
         if meta.get("basis") != BASIS_EXPLICIT:  # as the verifiers read a basis: explicit or not
+            if self.judged:
+                return OVERRULED  # a person's judgment stands against the classifier
             return classifier_reason(meta, self.predecessor, self.owed)
+        self.judged = True
         if master_signed:
             self.owed = None
             return None
