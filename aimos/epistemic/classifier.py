@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import hashlib
 import re
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from aimos.textfold import fold
 from aimos.vocabulary import DETECTOR_VERSION, POISON_LIKELY, POISON_SUSPECT, UNVERIFIED
 
 STRONG_SHAPE = 450
@@ -51,19 +51,8 @@ _INTERROGATIVE = re.compile(
 
 def normalize(text: str) -> str:
     """Lowercase, NFKD, every run of characters other than letters, numbers, % $ € £ becomes one
-    space, trimmed (NFKD's combining marks are not letters, so they become separators)."""
-    decomposed = unicodedata.normalize("NFKD", text.lower())
-    out: list[str] = []
-    gap = False
-    for ch in decomposed:
-        if unicodedata.category(ch)[0] in ("L", "N") or ch in _KEPT_SYMBOLS:
-            if gap and out:
-                out.append(" ")
-            out.append(ch)
-            gap = False
-        else:
-            gap = True
-    return "".join(out)
+    space, trimmed (aimos.textfold)."""
+    return fold(text, _KEPT_SYMBOLS)
 
 
 def words(text: str) -> list[str]:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from aimos.textfold import fold
+
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
 # Function words that carry no topic in a question; removed from queries (not from the index).
@@ -57,19 +59,8 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
 
 def plain(text: str) -> str:
     """The query-lure normalization (PROTOCOL-NOTES 10): lowercase, NFKD, every run of characters
-    other than letters and numbers one space, trimmed (combining marks are separators)."""
-    decomposed = unicodedata.normalize("NFKD", text.lower())
-    out: list[str] = []
-    gap = False
-    for ch in decomposed:
-        if unicodedata.category(ch)[0] in ("L", "N"):
-            if gap and out:
-                out.append(" ")
-            out.append(ch)
-            gap = False
-        else:
-            gap = True
-    return "".join(out)
+    other than letters and numbers one space, trimmed (aimos.textfold)."""
+    return fold(text)
 
 
 def stem_prefix(token: str, size: int = 5) -> str:
