@@ -10,7 +10,7 @@ import apsw
 
 from aimos.actions.bodies import build_save_body
 from aimos.actions.session import Brain, now
-from aimos.epistemic.chain import classify_at_save, inherit_judgment
+from aimos.epistemic.chain import classify_at_save, inherit_judgment, owed_label
 from aimos.epistemic.classifier import leading_question
 from aimos.epistemic.detect import detect_at_save
 from aimos.identity.epochs import Signer, data_class_rank, latest_epoch
@@ -95,6 +95,12 @@ def correct(brain: Brain, agent: str, memory_ref: str, value: str) -> SaveResult
     kept = {name: old[name] for name in KEPT_BY_CORRECTION}
     body = build_save_body(value=value, supersedes=old["memory_id"], **kept)
     return _signed_save(brain, signer, body)
+
+
+def carried_label(brain: Brain, memory_id: str) -> str | None:
+    """The label a corrected version carries from the version it corrects (poison or disputed),
+    unless a judgment the master signed lifted it; None when it carries none."""
+    return owed_label(brain.conn, memory_id)
 
 
 def show(brain: Brain, agent: str, memory_id: str) -> dict[str, Any]:

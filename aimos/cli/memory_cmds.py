@@ -33,9 +33,9 @@ def _save(agent: str, memory: Any) -> Any:
         return save(brain, agent, memory)
 
 
-def _report_save(result: Any, json_out: bool) -> None:
+def _report_save(result: Any, json_out: bool, carried: str | None = None) -> None:
     if json_out:
-        emit_json(result.to_json())
+        emit_json({**result.to_json(), **({"carried_label": carried} if carried else {})})
         return
     out(result.memory_id)
     if result.status == "duplicate":
@@ -44,6 +44,14 @@ def _report_save(result: Any, json_out: bool) -> None:
         say("saved in retained quarantine (weight 0.1): the text carries a canary marker")
     elif result.supersedes:
         say(f"saved as a new version of {result.supersedes}")
+    if carried:
+        from aimos.actions.labels import label_words
+
+        say(
+            f"it keeps the label of the version it corrects, {label_words(carried)}: a correction "
+            f"does not clear it; a person does, with `aimos label {result.memory_id} not-poison "
+            '--reason "..."` (and the master passphrase)'
+        )
 
 
 def _verified(conn: Any, detail: dict[str, Any]) -> None:
@@ -114,14 +122,18 @@ def register(app: typer.Typer) -> None:
         agent: str = typer.Option("cli", "--as", help="The enrolled agent that signs the save."),
         json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     ) -> None:
-        """Save a corrected version that supersedes a memory (the old one is kept)."""
-        from aimos.actions.memory import correct
+        """Save a corrected version that supersedes a memory (the old one is kept).
+
+        A correction of a memory labelled poison or disputed keeps that label: only a person's
+        judgment (`aimos label`) lifts it."""
+        from aimos.actions.memory import carried_label, correct
         from aimos.actions.session import open_brain
 
         value = _read_text(text)
         with open_brain(write=True) as brain:
             result = correct(brain, agent, memory_id, value)
-        _report_save(result, json_out)
+            carried = carried_label(brain, result.memory_id)
+        _report_save(result, json_out, carried)
 
     @app.command("show")
     def show_cmd(

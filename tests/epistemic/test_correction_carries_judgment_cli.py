@@ -44,6 +44,7 @@ def poisoned_then_corrected(home: Path) -> tuple[str, str]:
     assert label_of(db(home), poison) == "poison_confirmed"
     fixed = run_aimos("correct", poison, FIXED, "--as", "writer", "--json", unset=NO_PASSPHRASE).json()
     assert fixed["status"] == "saved" and fixed["supersedes"] == poison
+    assert fixed["carried_label"] == "poison_confirmed"  # said at once, not found out later
     return poison, str(fixed["memory_id"])
 
 
@@ -82,9 +83,21 @@ def test_a_writing_agent_cannot_lift_a_persons_poison_verdict_by_correcting_it(i
 def test_a_correction_of_an_unjudged_memory_carries_nothing(installed: Path) -> None:
     note = saved_id(run_aimos("save", FIXED))
     fixed = run_aimos("correct", note, SCAM, "--json").json()
+    assert "carried_label" not in fixed
     shown = run_aimos("show", fixed["memory_id"], "--json").json()
     assert shown["epistemic_label"] == "unverified" and shown["label_history"] == []
     run_aimos("verify").ok()
+
+
+def test_correct_says_in_words_that_the_label_stays(installed: Path) -> None:
+    run_aimos("agent", "enroll", "writer").ok()
+    poison = saved_id(run_aimos("save", SCAM))
+    run_aimos("label", poison, "poison", "--reason", "a scam").ok()
+    told = run_aimos("correct", poison, FIXED, "--as", "writer", unset=NO_PASSPHRASE).ok()
+    new = told.out.strip().splitlines()[0]
+    assert "keeps the label of the version it corrects" in told.err
+    assert f"aimos label {new} not-poison" in told.err
+    assert label_of(db(installed), new) == "poison_confirmed"
 
 
 def test_taking_the_carried_label_away_is_found_by_both_verifiers(installed: Path) -> None:
