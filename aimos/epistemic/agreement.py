@@ -333,6 +333,10 @@ def same_subject(a: Features, b: Features, rare: Callable[[str], bool] = lambda 
     # one quotes the question the other opens with
     if any(f.question is not None and f" {f.question} " in f" {g.normalized} " for f, g in ((a, b), (b, a))):
         return True
+    # a name of several words, rare in the brain, that both hold ("isle of dogs", "jungle book")
+    for f, g in ((a, b), (b, a)):
+        if any(" " in s and f" {s} " in f" {g.normalized} " and rare(s) for s in f.spans):
+            return True
     shared = a.content & b.content
     smaller = min(len(a.content), len(b.content))
     if len(shared) == SUBJECT_SHARED - 2 and all(rare(t) for t in shared):
