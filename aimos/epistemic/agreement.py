@@ -25,6 +25,10 @@ another origin states too (independent support) and that nothing contradicts is 
 adverse label a detector gave its members goes back to unverified (a person's judgment and an
 inherited judgment are never touched; the writer checks that).
 
+The person's own agent (``cli``) is the person's word: what it saved counts as evidence (an origin
+that agrees, another that dissents) but this detector never labels it (the reference kernel still
+looks at it).
+
 Limits, measured by `aimos eval poisonedrag` and said in the README: a yes/no question whose
 poison argues without saying yes or no gives the detector no answer to compare; in a brain of
 fewer than ``RARE_BRAIN`` memories a word's rarity tells nothing, so only names, numbers and yes/no
@@ -44,7 +48,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aimos.epistemic.classifier import normalize, words
-from aimos.vocabulary import AGREEMENT_DETECTOR_VERSION, POISON_LIKELY, POISON_SUSPECT, UNVERIFIED
+from aimos.vocabulary import AGREEMENT_DETECTOR_VERSION, CLI_AGENT, POISON_LIKELY, POISON_SUSPECT, UNVERIFIED
 
 BURST_SECONDS = 600
 NEAR_DUPLICATE = 0.7  # Jaccard of word 3-shingles
@@ -580,6 +584,11 @@ def analyse(
         label, score = UNVERIFIED, 0
     if label is None:
         return None
+    if label != UNVERIFIED:
+        # the person's own agent is the person's word: what it saved is evidence, never labelled
+        cluster = [f for f in cluster if f.passage.author[0] != CLI_AGENT]
+        if not cluster:
+            return None
     ties: dict[str, int] = {}
     for f in cluster:
         if f is not new:

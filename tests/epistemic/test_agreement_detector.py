@@ -191,8 +191,8 @@ def test_a_yes_no_cluster_that_denies_is_contradicted_by_an_outright_yes() -> No
 def test_a_name_other_origins_also_say_is_not_contested() -> None:
     # one session's notes agree on a friend's name; another session's note names someone else:
     # the friend is named elsewhere too, so it is no claim of the first origin alone
-    elsewhere = passage("e0", "Caroline met Melanie at the pottery class on Friday.", "notes:s1", "cli", 10)
-    other = passage("o0", "Caroline and Tim went to the pottery class, Tim loved it.", "notes:s1", "cli", 20)
+    elsewhere = passage("e0", "Caroline met Melanie at the pottery class on Friday.", "notes:s1", "notes", 10)
+    other = passage("o0", "Caroline and Tim went to the pottery class, Tim loved it.", "notes:s1", "notes", 20)
     saved: list[Features] = [elsewhere, other]
     for i, text in enumerate(
         [
@@ -201,7 +201,19 @@ def test_a_name_other_origins_also_say_is_not_contested() -> None:
             "Caroline will go back to the pottery class with Melanie next week.",
         ]
     ):
-        mine = passage(f"n{i}", text, "notes:s2", "cli", at=90_000 + i)
+        mine = passage(f"n{i}", text, "notes:s2", "notes", at=90_000 + i)
+        verdict = run(mine, saved)
+        saved.append(mine)
+        assert verdict is None or verdict.label == "unverified", verdict
+
+
+def test_the_persons_own_saves_are_evidence_never_labelled() -> None:
+    # the same paraphrase cluster, saved by the person's own agent: contradicted, yet not labelled;
+    # the person's note still contradicts an agent's cluster (the first test)
+    reference = passage("ref", REFERENCE, "corpus:reference", agent="reader", at=10)
+    saved: list[Features] = [reference]
+    for i, text in enumerate(POISON):
+        mine = passage(f"p{i}", text, "web:a.example", agent="cli", at=1000 + i)
         verdict = run(mine, saved)
         saved.append(mine)
         assert verdict is None or verdict.label == "unverified", verdict
