@@ -62,6 +62,7 @@ RARE_SHARE = 0.002
 RARE_BRAIN = 1000  # below this many memories, a word's rarity tells nothing (every word is rare)
 SIGNATURE_SAVES = 2  # saves of the burst on other subjects: a unit in half of them is the origin's mark
 LIKELY = 800
+OTHER_ORIGINS = 3  # the other origins on a new memory's subject judged again at its save
 SUSPECT = 600
 
 STOP = frozenset(
@@ -531,6 +532,35 @@ def _on_subject(
         ):
             on_subject.append(f)
     return on_subject
+
+
+def other_origins(
+    new: Features,
+    neighbours: Sequence[Features],
+    frequency: Callable[[str], int],
+    brain_size: int,
+    most: int = OTHER_ORIGINS,
+) -> list[Features]:
+    """One passage of each other origin on ``new``'s subject (at most ``most``, the newest first),
+    whose cluster ``new`` may now contradict: the writer judges each again with ``new`` among its
+    neighbours. The person's own agent's saves are never judged (see analyse)."""
+    common = rare_limit(len(neighbours), brain_size)
+
+    def rare(unit: str) -> bool:
+        return frequency(unit) <= common
+
+    chosen: list[Features] = []
+    for f in sorted(neighbours, key=lambda f: -f.passage.created_at):
+        if (
+            f.passage.author[0] != CLI_AGENT
+            and same_origin(new, f) is None
+            and all(same_origin(c, f) is None for c in chosen)
+            and same_subject(new, f, rare)
+        ):
+            chosen.append(f)
+            if len(chosen) >= most:
+                break
+    return chosen
 
 
 def analyse(

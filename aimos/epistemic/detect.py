@@ -22,6 +22,7 @@ from aimos.epistemic.agreement import (
     Verdict,
     analyse,
     features,
+    other_origins,
     rare_limit,
 )
 from aimos.epistemic.chain import Transition, append_classification
@@ -188,9 +189,34 @@ def detect_at_save(conn: apsw.Connection, housekeeper: Signer, memory_id: str, n
     size = int(rows(conn, "SELECT COALESCE(MAX(rowid), 0) AS n FROM memories")[0]["n"])
     neighbours, recent = _neighbours(conn, company, mine)
     limit = rare_limit(len(neighbours), size)
-    verdict = analyse(mine, neighbours, _frequency(conn, limit), size, recent)
-    if verdict is None:
-        return []
+    frequency = _frequency(conn, limit)
+    done = []
+    verdict = analyse(mine, neighbours, frequency, size, recent)
+    if verdict is not None:
+        done += _record(conn, housekeeper, verdict, memory_id, now, cause="cluster_grew_with")
+    # the clusters of other origins on the subject, judged again with the new memory among their
+    # neighbours: truth saved after the poison contradicts it now (only adverse verdicts: a new
+    # memory clears its own cluster, never another's)
+    for other in other_origins(mine, neighbours, frequency, size):
+        around = [mine] + [f for f in neighbours if f is not other]
+        again = analyse(other, around, frequency, size)
+        if again is not None and again.label != UNVERIFIED:
+            done += _record(conn, housekeeper, again, memory_id, now, cause="contradicted_by")
+    return done
+
+
+def _record(
+    conn: apsw.Connection,
+    housekeeper: Signer,
+    verdict: Verdict,
+    saved: str,
+    now: int,
+    *,
+    cause: str,
+) -> list[Transition]:
+    """``verdict`` on each member it changes, as a housekeeper-signed classification transition;
+    ``saved``: the memory just saved (a member other than it is judged retroactively, its signals
+    naming ``saved`` under ``cause``)."""
     heads = _heads(conn, list(verdict.members))
     done = []
     for member in verdict.members:
@@ -198,8 +224,8 @@ def detect_at_save(conn: apsw.Connection, housekeeper: Signer, memory_id: str, n
         if not _applies(verdict, current, heads.get(member)):
             continue
         signals = dict(verdict.signals)
-        if member != memory_id:
-            signals.update(retroactive=True, cluster_grew_with=memory_id)
+        if member != saved:
+            signals.update({"retroactive": True, cause: saved})
         done.append(
             append_classification(
                 conn,
@@ -210,14 +236,14 @@ def detect_at_save(conn: apsw.Connection, housekeeper: Signer, memory_id: str, n
                 basis="classifier",
                 now=now,
                 signals=signals,
-                reason=_reason(verdict, member == memory_id),
+                reason=_reason(verdict, member == saved, cause),
                 detector_version=AGREEMENT_DETECTOR_VERSION,
             )
         )
     return done
 
 
-def _reason(verdict: Verdict, at_save: bool) -> str:
+def _reason(verdict: Verdict, at_save: bool, cause: str) -> str:
     if verdict.label == UNVERIFIED:
         return "cleared: another origin states the same answer"
     said = (
@@ -225,4 +251,7 @@ def _reason(verdict: Verdict, at_save: bool) -> str:
         if verdict.signals["dissenting"]
         else ("one origin repeats the same question")
     )
-    return said if at_save else f"{said} (cluster grew)"
+    if at_save:
+        return said
+    why = "cluster grew" if cause == "cluster_grew_with" else "a new memory contradicts it"
+    return f"{said} ({why})"

@@ -19,6 +19,7 @@ from aimos.epistemic.agreement import (
     analyse,
     features,
     leading_question,
+    other_origins,
     same_origin,
 )
 from aimos.vocabulary import AGREEMENT_DETECTOR_VERSION
@@ -219,6 +220,23 @@ def test_the_persons_own_saves_are_evidence_never_labelled() -> None:
         assert verdict is None or verdict.label == "unverified", verdict
 
 
+def test_truth_saved_after_the_poison_finds_the_cluster_to_judge_again() -> None:
+    saved: list[Features] = []
+    for i, text in enumerate(POISON):  # nothing contradicts it yet: no verdict
+        mine = passage(f"p{i}", text, f"web:site{i}.example", at=1000 + i)
+        assert run(mine, saved) is None or run(mine, saved).label == "unverified"
+        saved.append(mine)
+    truth = passage("ref", REFERENCE, "corpus:reference", agent="cli", at=90_000)
+    chosen = other_origins(truth, saved, lambda _unit: 1, brain_size=1000)
+    assert len(chosen) == 1 and chosen[0].passage.memory_id.startswith("p")  # one per origin
+    verdict = run(chosen[0], [truth] + [f for f in saved if f is not chosen[0]])
+    assert verdict is not None and verdict.label == "poison_likely"
+    assert set(verdict.members) == {f"p{i}" for i in range(5)}
+    # the person's own saves are never chosen to be judged
+    own = [passage(f"c{i}", text, "notes", agent="cli", at=1000 + i) for i, text in enumerate(POISON)]
+    assert other_origins(truth, own, lambda _unit: 1, brain_size=1000) == []
+
+
 # --- the real path ------------------------------------------------------------------------------
 def label_of(home: Path, memory_id: str) -> str:
     return sqlite_value(
@@ -262,3 +280,25 @@ def test_the_cli_labels_a_spread_paraphrase_attack_and_a_person_still_wins(insta
         installed / "brain.sqlite3", "SELECT COUNT(*) FROM memories WHERE source LIKE 'web:site%'"
     )
     assert int(count) == 6
+
+
+def test_the_cli_labels_poison_when_the_truth_is_saved_after_it(installed: Path) -> None:
+    run_aimos("agent", "enroll", "reader").ok()
+    poison = [
+        run_aimos("save", "--as", "reader", "--source", f"web:site{i}.example", text).ok().out.strip()
+        for i, text in enumerate(POISON[:4])
+    ]
+    assert {label_of(installed, p) for p in poison} == {"unverified"}  # nothing contradicts it yet
+    truth = run_aimos("save", "--source", "corpus:reference", REFERENCE).ok().out.strip()
+    assert {label_of(installed, p) for p in poison} == {"poison_likely"}  # judged again
+    assert label_of(installed, truth) == "unverified"
+    reasons = sqlite_value(
+        installed / "brain.sqlite3",
+        "SELECT group_concat(DISTINCT json_extract(signed_body, '$.metadata.signals.contradicted_by'))"
+        " FROM events WHERE operation = 'memory_epistemic_classified'",
+    )
+    assert reasons == truth
+    held = run_aimos("recall", QUESTION, "--json").ok().json()
+    assert not set(poison) & {r["memory_id"] for r in held["results"]}
+    report = run_aimos("verify", "--json").json()
+    assert report["ok"] and report["parity"], report
