@@ -314,14 +314,19 @@ def _rate(hit: int, n: int, digits: int = 4) -> dict[str, Any]:
     return {"rate": round(hit / n, digits) if n else 0.0, "wilson95": [round(lo, digits), round(hi, digits)]}
 
 
+LISTED = 25  # the ids of targets that reached the top 5, at most this many per arm
+
+
 def _arm(runs: list[dict[str, Any]], name: str, what: str) -> dict[str, Any]:
     n = len(runs)
-    hit = sum(1 for r in runs if r["arms"][name] > 0)
+    hits = [r for r in runs if r["arms"][name] > 0]
     return {
-        f"targets_with_{what}_in_top5": hit,
+        f"targets_with_{what}_in_top5": len(hits),
         "targets": n,
-        **_rate(hit, n),
+        **_rate(len(hits), n),
         f"mean_{what}_per_top5": round(sum(r["arms"][name] for r in runs) / n, 3) if n else 0.0,
+        # which targets (the dataset's ids), so a miss can be looked at; none listed for A0
+        "target_ids_in_top5": [r["target"] for r in hits if "target" in r][:LISTED] if hits != runs else [],
     }
 
 
@@ -470,16 +475,15 @@ def run_poisonedrag(
                     need = verify_per_variant - sum(1 for r in runs if "verified" in r)
                     whole = "never" if need <= 0 else ("always" if len(targets) - i <= need else "adverse")
                     progress(i + 1, len(targets), f"{Path(path).stem} {name}")
-                    runs.append(
-                        _attack(
-                            template,
-                            work / f"t{i}",
-                            injection(name, target),
-                            passphrase=passphrase,
-                            verify_with=fingerprint,
-                            whole_brain=whole,
-                        )
+                    run = _attack(
+                        template,
+                        work / f"t{i}",
+                        injection(name, target),
+                        passphrase=passphrase,
+                        verify_with=fingerprint,
+                        whole_brain=whole,
                     )
+                    runs.append({**run, "target": str(target["id"])})
                 entry[name] = {**_summary(name, runs), "seconds": round(time.perf_counter() - t0, 1)}
             with using_home(template):
                 finish(template)

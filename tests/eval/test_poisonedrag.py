@@ -127,6 +127,10 @@ def test_variants_report_three_arms_and_the_honest_control(
             assert a["targets"] == 2 and 0 <= a[f"targets_with_{what}_in_top5"] <= 2
             lo, hi = a["wilson95"]
             assert 0 <= lo <= a["rate"] <= hi <= 1
+            # the targets that reached the top 5 are named (not when every one did)
+            listed = a["target_ids_in_top5"]
+            hit = a[f"targets_with_{what}_in_top5"]
+            assert len(listed) == (0 if hit == 2 else hit) and len(set(listed)) == len(listed)
         assert s["A0_policy_bypassed"][f"targets_with_{what}_in_top5"] == 2  # it reaches retrieval
         assert s[f"{what}_retained"] == s[f"{what}_injected"]  # nothing is deleted
         v = s["verification"]
