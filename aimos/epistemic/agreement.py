@@ -601,7 +601,13 @@ def analyse(
     outside = [f for f in neighbours if f not in origin]
     rel = _relations(origin, on_subject, agreed, excluded, rare, outside, brain_size >= RARE_BRAIN)
     if rel.contested or rel.stance is not None:
-        cluster = [f for f in origin if f.asserted & rel.contested or f.stance == rel.stance]
+        # (against a yes/no stance: the members that take it, or that say no yes or no outright)
+        cluster = [
+            f
+            for f in origin
+            if f.asserted & rel.contested
+            or (rel.stance is not None and (f.stance == rel.stance or f.answers is None))
+        ]
     else:
         cluster = list(origin)
     label: str | None = None
