@@ -500,6 +500,12 @@ def _own(unit: str, origin: Sequence[Features], top: int, agreed: dict[str, int]
     return any(agreed.get(w, 0) < top for w in unit.split(" ") if w not in STOP and w not in excluded)
 
 
+def _rarity(frequency: Callable[[str], int], neighbours: int, brain_size: int) -> Callable[[str], bool]:
+    """Whether a unit is rare in the brain (held by at most rare_limit memories)."""
+    common = rare_limit(neighbours, brain_size)
+    return lambda unit: frequency(unit) <= common
+
+
 def rare_limit(neighbours: int, brain_size: int) -> int:
     """The most memories a unit may be held by and still be rare (an answer, not a common word)."""
     return max(RARE_FLOOR + (neighbours + 1) // 4, int(RARE_SHARE * brain_size))
@@ -544,11 +550,7 @@ def other_origins(
     """One passage of each other origin on ``new``'s subject (at most ``most``, the newest first),
     whose cluster ``new`` may now contradict: the writer judges each again with ``new`` among its
     neighbours. The person's own agent's saves are never judged (see analyse)."""
-    common = rare_limit(len(neighbours), brain_size)
-
-    def rare(unit: str) -> bool:
-        return frequency(unit) <= common
-
+    rare = _rarity(frequency, len(neighbours), brain_size)
     chosen: list[Features] = []
     for f in sorted(neighbours, key=lambda f: -f.passage.created_at):
         if (
@@ -575,11 +577,7 @@ def analyse(
     memories of the brain hold the unit (it may stop counting early): a unit as common as a
     speaker's name is not an answer. ``recent`` are the same agent epoch's saves of the last
     burst: a unit most of those on other subjects carry (a signature) is the origin's mark."""
-    common = rare_limit(len(neighbours), brain_size)
-
-    def rare(unit: str) -> bool:
-        return frequency(unit) <= common
-
+    rare = _rarity(frequency, len(neighbours), brain_size)
     subject = [
         f for f in neighbours if f.passage.memory_id != new.passage.memory_id and same_subject(new, f, rare)
     ]
