@@ -195,12 +195,17 @@ def detect_at_save(conn: apsw.Connection, housekeeper: Signer, memory_id: str, n
     if verdict is not None:
         done += _record(conn, housekeeper, verdict, memory_id, now, cause="cluster_grew_with")
     # the clusters of other origins on the subject, judged again with the new memory among their
-    # neighbours: truth saved after the poison contradicts it now (only adverse verdicts: a new
-    # memory clears its own cluster, never another's)
+    # neighbours: truth saved after the poison contradicts it now (only a contradiction is
+    # recorded: a new memory clears its own cluster, never another's)
     for other in other_origins(mine, neighbours, frequency, size):
-        around = [mine] + [f for f in neighbours if f is not other]
-        again = analyse(other, around, frequency, size)
-        if again is not None and again.label != UNVERIFIED:
+        # its own neighbours too: what supports it may share few words with the new memory
+        around = {f.passage.memory_id: f for f in neighbours}
+        for row in _search(conn, company, other.content):
+            around.setdefault(row["memory_id"], _features(row))
+        around[memory_id] = mine
+        around.pop(other.passage.memory_id, None)
+        again = analyse(other, list(around.values()), frequency, size)
+        if again is not None and again.label == POISON_LIKELY:  # a contradiction, nothing less
             done += _record(conn, housekeeper, again, memory_id, now, cause="contradicted_by")
     return done
 

@@ -302,3 +302,24 @@ def test_the_cli_labels_poison_when_the_truth_is_saved_after_it(installed: Path)
     assert not set(poison) & {r["memory_id"] for r in held["results"]}
     report = run_aimos("verify", "--json").json()
     assert report["ok"] and report["parity"], report
+
+
+def test_a_supported_cluster_is_not_labelled_when_a_dissent_arrives_later(installed: Path) -> None:
+    run_aimos("save", "--source", "corpus:reference", REFERENCE).ok()
+    run_aimos("agent", "enroll", "reader").ok()
+    run_aimos("agent", "enroll", "blogger").ok()
+    honest = [
+        run_aimos("save", "--as", "reader", "--source", f"web:site{i}.example", text).ok().out.strip()
+        for i, text in enumerate(
+            [
+                f"{QUESTION}? Elvis Presley recorded it for the film Blue Hawaii.",
+                f"{QUESTION}. It was Elvis Presley, in 1961, for Blue Hawaii.",
+                f"{QUESTION}. Elvis Presley's recording is the original.",
+            ]
+        )
+    ]
+    assert {label_of(installed, h) for h in honest} == {"unverified"}
+    # another agent's page says otherwise: judged again, the cluster still has its support
+    run_aimos("save", "--as", "blogger", "--source", "web:blog.example", POISON[0]).ok()
+    assert {label_of(installed, h) for h in honest} == {"unverified"}
+    run_aimos("verify").ok()
