@@ -204,3 +204,24 @@ def verify_both(brain: Any) -> dict[str, Any]:
     report = verify_everything(brain.conn, brain.master.fingerprint)
     assert report["parity"] is True, report
     return dict(report)
+
+
+def classify_row(brain: Any, memory_id: str, label: str, *, confidence_milli: int = 500, **meta: Any) -> None:
+    """A classifier row written as the classifier writes one, with the housekeeper's key (what a
+    writer that skips the detectors' rules could append)."""
+    from aimos.epistemic.chain import append_classification
+    from aimos.store.connection import write_transaction
+    from aimos.vocabulary import BASIS_CLASSIFIER
+
+    with write_transaction(brain.conn, brain.housekeeper):
+        append_classification(
+            brain.conn,
+            brain.housekeeper,
+            memory_id,
+            label=label,
+            confidence_milli=confidence_milli,
+            basis=BASIS_CLASSIFIER,
+            now=now(),
+            reason="classified at save",
+            **meta,
+        )

@@ -27,6 +27,7 @@ from epistemic_support import (
     POISON_1,
     POISON_2,
     chain,
+    classify_row,
     current_label,
     judge,
     now,
@@ -246,22 +247,7 @@ def test_the_store_refuses_a_correction_that_carries_nothing(brain: Any) -> None
     low_level_correct(brain, plain, FIXED)
 
 
-def _classify(brain: Any, memory_id: str, label_: str, **meta: Any) -> None:
-    from aimos.epistemic.chain import append_classification
-    from aimos.store.connection import write_transaction
-
-    with write_transaction(brain.conn, brain.housekeeper):
-        append_classification(
-            brain.conn,
-            brain.housekeeper,
-            memory_id,
-            label=label_,
-            confidence_milli=500,
-            basis=vocabulary.BASIS_CLASSIFIER,
-            now=now(),
-            reason="classified at save",
-            **meta,
-        )
+_classify = classify_row
 
 
 def test_the_store_refuses_a_classifier_row_above_a_carried_label(brain: Any) -> None:

@@ -17,7 +17,16 @@ from typing import Any
 
 import apsw
 import pytest
-from epistemic_support import POISON_1, POISON_2, POISON_3, current_label, judge, now, save_text, verify_both
+from epistemic_support import (
+    POISON_1,
+    POISON_2,
+    POISON_3,
+    classify_row,
+    current_label,
+    judge,
+    save_text,
+    verify_both,
+)
 
 from aimos import errors, vocabulary
 
@@ -40,22 +49,8 @@ def without_trigger(conn: apsw.Connection) -> Iterator[None]:
 
 
 def classify(brain: Any, memory_id: str, label: str) -> None:
-    """A classifier row written as the classifier writes one, with the housekeeper's key."""
-    from aimos.epistemic.chain import append_classification
-    from aimos.store.connection import write_transaction
-
-    with write_transaction(brain.conn, brain.housekeeper):
-        append_classification(
-            brain.conn,
-            brain.housekeeper,
-            memory_id,
-            label=label,
-            confidence_milli=0 if label == vocabulary.UNVERIFIED else 800,
-            basis=vocabulary.BASIS_CLASSIFIER,
-            now=now(),
-            signals={"test": True},
-            reason="classified at save",
-        )
+    confidence = 0 if label == vocabulary.UNVERIFIED else 800
+    classify_row(brain, memory_id, label, confidence_milli=confidence, signals={"test": True})
 
 
 label = current_label
