@@ -309,7 +309,8 @@ def poisonedrag(
     json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
     """PoisonedRAG poisoning and its variants in scratch brains: poison in top-5 with the policy
-    bypassed, with labels, and with labels and the query-lure rules; honest controls."""
+    bypassed, with labels, and with labels and the recall-time rules (query-lure, agreement check);
+    honest controls."""
     from pathlib import Path
 
     from aimos.eval.poisonedrag import chosen_variants, load_targets, run_poisonedrag

@@ -29,6 +29,11 @@ The person's own agent (``cli``) is the person's word: what it saved counts as e
 that agrees, another that dissents) but this detector never labels it (the reference kernel still
 looks at it).
 
+At recall (contested_at_recall) the same comparison runs over the recall's candidates with the
+query as the subject: truth worded too differently from the poison to share its words with it is
+on the query's subject still, and every member of an origin among the candidates is judged. It
+labels nothing; the recall withholds (reason agreement_contested in its signed decision).
+
 Limits, measured by `aimos eval poisonedrag` and said in the README: a yes/no question whose
 poison argues without saying yes or no gives the detector no answer to compare; in a brain of
 fewer than ``RARE_BRAIN`` memories a word's rarity tells nothing, so only names, numbers and yes/no
@@ -43,7 +48,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -415,6 +420,7 @@ class _Relations:
     dissent: int = 0
     contested: set[str] = field(default_factory=set)
     stance: str | None = None  # the origin's yes/no stance another passage answers against
+    dissenters: list[str] = field(default_factory=list)  # the memory ids of the dissenting passages
 
 
 def _relations(
@@ -472,6 +478,7 @@ def _relations(
         own = [u for u in said if u in other.spans and _own(u, origin, top, agreed, excluded)]
         if lacks and own:
             found.dissent += 1  # another name or number than the origin's strongest
+            found.dissenters.append(other.passage.memory_id)
             found.contested |= lacks
         elif strongest <= carried and any(
             u in other.spans or u in POLAR or (asked and rare(u)) for u in strongest
@@ -483,9 +490,11 @@ def _relations(
             and any(rare(u) and _own(u, origin, top, agreed, excluded) for u in said - other.spans)
         ):
             found.dissent += 1  # a rare word of its own (an answer that is no name or number)
+            found.dissenters.append(other.passage.memory_id)
             found.contested |= lacks
         elif stance is not None and other.answers is not None and other.answers != stance:
             found.dissent += 1  # says yes where the origin says no, or no where it says yes
+            found.dissenters.append(other.passage.memory_id)
             found.stance = stance
     return found
 
@@ -641,3 +650,134 @@ def analyse(
         "score": score,
     }
     return Verdict(label, score, tuple(f.passage.memory_id for f in cluster), signals)
+
+
+def _form_of(a: str, b: str) -> bool:
+    """One word is a form of the other ("gate" and "gates", "heaven" and "heavenly", "jump" and
+    "jumped"): the same, or one is the other and at most 3 more letters, the shorter of 4 or more."""
+    short, long = (a, b) if len(a) <= len(b) else (b, a)
+    return short == long or (len(short) >= 4 and len(long) - len(short) <= 3 and long.startswith(short))
+
+
+def _holds(f: Features, word: str) -> bool:
+    """``f`` holds ``word`` or a form of it."""
+    return word in f.content or any(_form_of(word, other) for other in f.content)
+
+
+def subject_of(query: str) -> frozenset[str]:
+    """The words a query names its subject with (its content words)."""
+    return features(Passage("", query, "", ("", 0), 0)).content
+
+
+def may_hold_subject(subject: frozenset[str], text: str) -> bool:
+    """A cheap first test, before a candidate's features are computed: some form of two of the
+    subject's words (one, for a subject of one word) starts a word of ``text``. Every passage the
+    check counts on the subject (_holds, or quoting the query) passes it."""
+    # (ASCII text lowercased is enough: a stem found anywhere is more than a word start; other
+    # text is normalized first, as the features are: accents folded)
+    folded = text.lower() if text.isascii() else normalize(text)
+    found = sum(1 for w in subject if w[: max(4, len(w) - 3)] in folded)
+    return found >= min(2, len(subject))
+
+
+def _origins(passages: Sequence[Features]) -> list[list[Features]]:
+    """``passages`` grouped by origin (same source, burst or near-duplicate, transitively)."""
+    parent = list(range(len(passages)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for i, a in enumerate(passages):
+        for j in range(i):
+            if root(i) != root(j) and same_origin(a, passages[j]) is not None:
+                parent[root(i)] = root(j)
+    groups: dict[int, list[Features]] = {}
+    for i, f in enumerate(passages):
+        groups.setdefault(root(i), []).append(f)
+    return list(groups.values())
+
+
+def contested_at_recall(
+    query: str,
+    candidates: Sequence[Features],
+    frequency: Callable[[str], int],
+    brain_size: int,
+    judged: Collection[str] | None = None,
+    seen: int = 0,
+) -> dict[str, str]:
+    """The recall-time check: the query names the subject. The candidates on it are those that
+    hold most of the query's content words (two thirds, two at least; a form of a word counts:
+    _holds) or quote it; they are grouped by origin (same_origin, transitively). An origin with 3
+    or more members on the subject that may be judged (``judged``: the ids the caller lets be
+    withheld, None for all; never the person's own agent), whose strongest claim 3 or more of them
+    make, is contested when a passage of another origin on the whole subject (every word of the
+    query, or the query quoted) contradicts it and no passage of another origin on the subject
+    supports it (_relations, as at save). Returns the ids of its members that assert the
+    contested answer (or take the contradicted yes/no stance) -> "contradicted" or "stance", and
+    of the passages that contradict it -> "contradicts", unless they are the person's own (one
+    agent's word against another's: neither is shown as trusted; a lone passage does not outvote
+    a cluster and stay shown); nothing for almost every recall.
+
+    What this adds to the labels given at save: the subject is the query's, so a reference that
+    shares few words with the poison's wording but answers the same question is seen; and the
+    whole origin among the candidates is judged, so a member a save-time cluster left out is not.
+    Nothing is recorded: the caller withholds, with the reason in its signed decision.
+    ``seen``: how many candidates the recall had, when the caller passes only those that may be
+    on the subject (may_hold_subject); a word's rarity is judged against that many."""
+    asked = features(Passage("", query, "", ("", 0), 0))
+    words_asked = asked.content
+    rare = _rarity(frequency, max(seen, len(candidates)), brain_size)
+    # a subject of one word only when the word is rare ("what is ahl"), else two words at least
+    if not words_asked or (len(words_asked) == 1 and not all(rare(w) for w in words_asked)):
+        return {}
+    need_words = max(2 if len(words_asked) > 1 else 1, math.ceil(2 * len(words_asked) / 3))
+    held = {id(f): sum(1 for w in words_asked if _holds(f, w)) for f in candidates}
+    quotes = {id(f) for f in candidates if f" {asked.normalized} " in f" {f.normalized} "}
+    on = [f for f in candidates if held[id(f)] >= need_words or id(f) in quotes]
+    # what may contradict: a passage on the whole subject (every word of the query, or the query
+    # quoted); what may support: any passage on it
+    close = [f for f in on if held[id(f)] == len(words_asked) or id(f) in quotes]
+    out: dict[str, str] = {}
+    def may_judge(f: Features) -> bool:
+        return f.passage.author[0] != CLI_AGENT and (judged is None or f.passage.memory_id in judged)
+
+    for origin in _origins(on):
+        if len(origin) < 3 or sum(1 for f in origin if may_judge(f)) < 3:
+            continue
+        excluded = _question_units(origin) | asked.spans | words_asked
+        counts: dict[str, int] = {}
+        for f in origin:
+            for u in f.asserted - excluded:
+                counts[u] = counts.get(u, 0) + 1
+        # the query's words in another form are the subject too ("heavenly" for "heaven")
+        excluded |= {u for u in counts if any(_form_of(u, w) for w in words_asked)}
+        need = max(2, math.ceil(CONSENSUS * len(origin)))
+        named = set().union(*(f.spans for f in origin)) | POLAR
+        agreed = {
+            u: c for u, c in counts.items() if u not in excluded and c >= need and (u in named or rare(u))
+        }
+        if max(agreed.values(), default=0) < 3:
+            continue  # a claim three of its passages make, at least
+        others = [f for f in on if f not in origin]
+        telling = brain_size >= RARE_BRAIN
+        against = [f for f in close if f not in origin]
+        rel = _relations(origin, against, agreed, excluded, rare, others, telling)
+        if not rel.dissent or _relations(origin, others, agreed, excluded, rare, others, telling).supports:
+            continue
+        # one agent's word against another's: the dissent is contested too (a single passage of a
+        # hostile agent does not outvote a cluster and stay shown); the person's own word is not
+        by_id = {f.passage.memory_id: f for f in against}
+        for mid in rel.dissenters:
+            if may_judge(by_id[mid]):
+                out.setdefault(mid, "contradicts")
+        for f in origin:
+            if not may_judge(f):
+                continue
+            if f.asserted & rel.contested:
+                out[f.passage.memory_id] = "contradicted"
+            elif rel.stance is not None and (f.stance == rel.stance or f.answers is None):
+                out[f.passage.memory_id] = "stance"
+    return out

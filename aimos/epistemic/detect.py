@@ -10,7 +10,7 @@ except that independent support clears a detector's own adverse label)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import apsw
@@ -21,15 +21,19 @@ from aimos.epistemic.agreement import (
     Passage,
     Verdict,
     analyse,
+    contested_at_recall,
     features,
+    may_hold_subject,
     other_origins,
     rare_limit,
+    subject_of,
 )
 from aimos.epistemic.chain import Transition, append_classification
 from aimos.identity.epochs import Signer
 from aimos.store.connection import rows
 from aimos.vocabulary import (
     AGREEMENT_DETECTOR_VERSION,
+    CLI_AGENT,
     POISON_LIKELY,
     POISON_SUSPECT,
     TRUST_RANK,
@@ -260,3 +264,50 @@ def _reason(verdict: Verdict, at_save: bool, cause: str) -> str:
         return said
     why = "cluster grew" if cause == "cluster_grew_with" else "a new memory contradicts it"
     return f"{said} ({why})"
+
+
+def contested_in_recall(
+    conn: apsw.Connection, query: str, candidates: Sequence[dict[str, Any]]
+) -> dict[str, str]:
+    """The recall-time agreement check (agreement.contested_at_recall) over a recall's candidate
+    rows (memories rows, in retrieval order): memory id -> why, for the members of an origin the
+    check contests. Only the candidates that may be on the query's subject are read (a cheap test
+    of their text first), and only when an origin can be among them (3 or more, not the person's
+    own agent and not conversation turns, with one declared source or saved by one agent epoch
+    within a burst): most recalls read no text here."""
+    eligible = [
+        r for r in candidates if r["memory_type"] not in UNCHECKED_TYPES and r["author_agent_id"] != CLI_AGENT
+    ]
+    if not _may_share_origin(eligible):
+        return {}  # (the person's own brain, or a conversation import: no text is read)
+    subject = subject_of(query)
+    near = [r for r in candidates if subject and may_hold_subject(subject, r["value"])]
+    close = {r["memory_id"] for r in near}
+    judged = [r for r in eligible if r["memory_id"] in close]
+    if not _may_share_origin(judged):
+        return {}
+    size = int(rows(conn, "SELECT COALESCE(MAX(rowid), 0) AS n FROM memories")[0]["n"])
+    found = [_features(r) for r in near]
+    frequency = _frequency(conn, rare_limit(len(candidates), size))
+    return contested_at_recall(
+        query, found, frequency, size, {r["memory_id"] for r in judged}, seen=len(candidates)
+    )
+
+
+def _may_share_origin(candidates: Sequence[dict[str, Any]], least: int = 3) -> bool:
+    """Whether ``least`` of ``candidates`` have one declared source, or one agent epoch within a
+    burst (the origins a near-duplicate alone makes are left to the save-time detector)."""
+    if len(candidates) < least:
+        return False
+    by_source: dict[str, int] = {}
+    by_author: dict[tuple[str, int], list[int]] = {}
+    for r in candidates:
+        by_source[r["source"]] = by_source.get(r["source"], 0) + 1
+        by_author.setdefault((r["author_agent_id"], r["author_valid_from"]), []).append(r["created_at"])
+    if max(by_source.values()) >= least:
+        return True
+    for times in by_author.values():
+        times.sort()
+        if any(times[i + least - 1] - times[i] <= BURST_SECONDS for i in range(len(times) - least + 1)):
+            return True
+    return False

@@ -10,7 +10,8 @@ saves what it reads. For each target and variant (aimos/eval/poison_variants.py)
 brain gets the variant's passages saved by the reader, one after the other as one reading session
 would, and the variant's query is recalled three times: with the whole trust policy bypassed (arm
 A0, an in-process switch no agent request can reach), with labels but without the recall-time
-query-lure rules (A1), and as in production, labels and query-lure rules (A1 + lure). The clean
+rules (A1), and as in production, labels and the recall-time rules: query-lure and the agreement
+check (A1 + lure). The clean
 controls inject honest passages stating the correct answer instead, and count how many get an
 adverse label. Every adverse label on an injected memory is checked by the in-database verifier
 (that memory's record: its save, its chains, each signed label row), and a sample of the brains
@@ -406,7 +407,8 @@ def _caveats() -> list[str]:
         "the clean reference passage (saved by cli) quotes the question but does not open with it, so it "
         "has no leading-question fingerprint of its own",
         "A0 bypasses the whole trust policy (labels, query-lure rules, retained quarantine, the "
-        "weight floor); A1 keeps labels and leaves only the recall-time query-lure rules out; "
+        "weight floor); A1 keeps labels and leaves only the recall-time rules (query-lure, "
+        "agreement check) out; "
         "A1 + lure is the production policy",
         "the LoCoMo turns share no topic with NQ or MS MARCO, so passages that carry the question's "
         "words reach the top-5 easily when the policy is bypassed",
@@ -447,8 +449,10 @@ def run_poisonedrag(
         "variants": {v: DESCRIPTIONS[v] for v in chosen},
         "arms": {
             "A0_policy_bypassed": "the whole trust policy off (bypass_trust)",
-            "A1_with_labels": "labels, without the recall-time query-lure rules",
-            "A1_labels_and_query_lure": "labels and the query-lure rules (production)",
+            "A1_with_labels": "labels, without the recall-time rules (query-lure, agreement check)",
+            "A1_labels_and_query_lure": (
+                "labels and the recall-time rules: query-lure and the agreement check (production)"
+            ),
         },
         "caveats": _caveats(),
         "datasets": {},

@@ -13,6 +13,7 @@ from typing import Any
 import apsw
 
 from aimos.crypto.canonical import canonical_sha256_hex, json_loads
+from aimos.epistemic.detect import contested_in_recall
 from aimos.errors import DisclosureError, GrantError, MemoryNotFoundError, UsageError
 from aimos.identity.epochs import Signer
 from aimos.identity.requests import SignedRequest, verify_request
@@ -186,6 +187,8 @@ def recall_in_transaction(
     terms = query_terms(body["query"])
     ranked = open_candidates(conn, terms, scope, channels or [LexicalChannel()], CANDIDATES)
     loaded = _load(conn, ranked)
+    rules = lure_rules and not bypass_trust
+    contested = contested_in_recall(conn, body["query"], [m for _, m in loaded]) if rules else None
     t1 = time.perf_counter()
     decision = decide(
         [c for c, _ in loaded],
@@ -194,6 +197,7 @@ def recall_in_transaction(
         query=body["query"],
         bypass_trust=bypass_trust,
         lure_rules=lure_rules,
+        contested=contested,
     )
     rows_by_id = {m["memory_id"]: m for _, m in loaded}
     chosen = [rows_by_id[s.memory_id] for s in decision.selected]

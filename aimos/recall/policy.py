@@ -7,14 +7,17 @@ poison_refuted 1; then, for a memory no label speaks for (unverified), the query
 a memory whose text echoes the query as its prefix (the normalized query, at least 12 characters,
 is the whole normalized text or its start followed by a space) with query-token coverage >= 0.8
 (stop words removed) is a lure: 0.1 untrusted when one source has 3 or more such echoes among the
-candidates, 0.25 untrusted for a single one; otherwise 0.72.
+candidates, 0.25 untrusted for a single one; then aimos's recall-time agreement check (not the
+reference's): a memory the check contests (epistemic.agreement.contested_at_recall: one origin's
+passages on the query's subject that another origin's contradicts and none supports) is 0.1
+untrusted, reason agreement_contested; otherwise 0.72.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,6 +46,10 @@ LURE_CLUSTER = 3
 LURE_CLUSTER_TRUST = 0.1
 LURE_SINGLE_TRUST = 0.25
 QUERY_LURE = "query_lure"
+# the recall-time agreement check (epistemic.agreement.contested_at_recall): an origin's passages
+# that another origin on the query's subject contradicts and none supports
+AGREEMENT_CONTESTED = "agreement_contested"
+AGREEMENT_TRUST = 0.1
 LURE_STOP_WORDS = frozenset(
     """a an and are as at be been but by can did do does for from had has have how in is it of on
     or that the their then there they this to was were what when where which who why will with
@@ -173,7 +180,7 @@ def echoes(query: str, candidates: Sequence[Candidate]) -> list[Echo]:
     ]
 
 
-def trust_of(c: Candidate, echo: Echo = NO_ECHO) -> Trust:
+def trust_of(c: Candidate, echo: Echo = NO_ECHO, contested: bool = False) -> Trust:
     if c.quarantine or c.scope == "quarantine" or c.memory_type == "quarantine":
         return Trust(0.1, True, "retained_quarantine")
     if c.weight_milli <= FLOOR_WEIGHT_MILLI:
@@ -185,6 +192,8 @@ def trust_of(c: Candidate, echo: Echo = NO_ECHO) -> Trust:
         if echo.cluster >= LURE_CLUSTER:
             return Trust(LURE_CLUSTER_TRUST, True, QUERY_LURE)
         return Trust(LURE_SINGLE_TRUST, True, QUERY_LURE)
+    if contested:
+        return Trust(AGREEMENT_TRUST, True, AGREEMENT_CONTESTED)
     return Trust(DEFAULT_TRUST, False, f"label:{c.label}")
 
 
@@ -222,17 +231,25 @@ def decide(
     query: str = "",
     bypass_trust: bool = False,
     lure_rules: bool = True,
+    contested: Collection[str] | None = None,
 ) -> Decision:
     """Score, diversify (MMR, lambda 0.72), withhold the untrusted, cut to ``limit``.
 
-    ``query`` is what the query-lure rules compare each candidate with. ``bypass_trust``
+    ``query`` is what the query-lure rules compare each candidate with; ``contested``: the ids
+    the recall-time agreement check contests (None: the check did not run). ``bypass_trust``
     (evaluation arm A0 only) treats every candidate as trusted; ``lure_rules=False`` (evaluation
-    arm A1) leaves the query-lure rules out.
+    arm A1) leaves the recall-time rules out (query-lure and agreement).
     """
-    lures = echoes(query, candidates) if lure_rules and not bypass_trust else [NO_ECHO] * len(candidates)
+    rules = lure_rules and not bypass_trust
+    lures = echoes(query, candidates) if rules else [NO_ECHO] * len(candidates)
+    against = set(contested or ()) if rules else set()
     scored = []
     for i, (c, echo) in enumerate(zip(candidates, lures, strict=True)):
-        t = Trust(1.0, False, "bypassed") if bypass_trust else trust_of(c, echo)
+        t = (
+            Trust(1.0, False, "bypassed")
+            if bypass_trust
+            else trust_of(c, echo, c.memory_id in against)
+        )
         scored.append(Scored(c, i, t, c.relevance * t.multiplier * (c.weight_milli / 1000)))
     n_untrusted = sum(1 for s in scored if s.trust.untrusted)
     budget = min(len(scored), limit + n_untrusted)
@@ -259,7 +276,8 @@ def decide(
         "mmr_lambda": MMR_LAMBDA,
         "limit": limit,
         "trust_bypassed": bypass_trust,
-        "query_lure_rules": lure_rules and not bypass_trust,
+        "query_lure_rules": rules,
+        "agreement_check": rules and contested is not None,
         "selected_memory_ids": [s.memory_id for s in selected],
         "withheld": [{"memory_id": s.memory_id, "reason": s.trust.reason} for s in withheld],
         "abstained": abstained,
