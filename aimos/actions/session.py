@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,7 +23,7 @@ from aimos.identity.epochs import (
     revocation_at,
     unlock_master,
 )
-from aimos.identity.keystore import Keystore, open_keystore
+from aimos.identity.keystore import Keystore, KeystoreCache, open_keystore
 from aimos.identity.passphrase import read_passphrase
 from aimos.store.connection import (
     damaged_text_error,
@@ -44,6 +45,8 @@ class Brain:
     meta: dict[str, str]
     keystore: Keystore
     _housekeeper: Signer | None = field(default=None, repr=False)
+    # how a keystore is opened: open_keystore, or a KeystoreCache's open (an MCP server's)
+    _open_keystore: Callable[[str, str], Keystore] = field(default=open_keystore, repr=False)
 
     @property
     def company_id(self) -> str:
@@ -88,7 +91,7 @@ class Brain:
         if meta.get("keystore") in (None, self.keystore.kind):
             return False
         self.meta = meta
-        self.keystore = open_keystore(meta["keystore"], meta["brain_id"])
+        self.keystore = self._open_keystore(meta["keystore"], meta["brain_id"])
         return True
 
     def master(self, passphrase_fd: int | None, purpose: str) -> KeyPair:
@@ -127,7 +130,9 @@ def _not_installed() -> NotInstalledError:
     return NotInstalledError(f"no aimos brain at {paths.brain_path()}")
 
 
-def open_brain(*, write: bool) -> Brain:
+def open_brain(*, write: bool, keystores: KeystoreCache | None = None) -> Brain:
+    """The brain, its metadata and keystore; ``keystores``: a cache whose key reads last beyond
+    this session (an MCP server's, for the life of its process)."""
     path = paths.brain_path()
     if not path.exists():
         raise _not_installed()
@@ -136,7 +141,8 @@ def open_brain(*, write: bool) -> Brain:
     if "brain_id" not in meta:
         conn.close()
         raise _not_installed()
-    brain = Brain(conn, meta, open_keystore(meta["keystore"], meta["brain_id"]))
+    opener = keystores.open if keystores is not None else open_keystore
+    brain = Brain(conn, meta, opener(meta["keystore"], meta["brain_id"]), _open_keystore=opener)
     if write:
         seal_with(conn, brain.housekeeper)  # writes are sealed by the housekeeper, loaded when needed
     return brain

@@ -123,6 +123,40 @@ def _print_sealing(sealing: dict[str, Any], write: str) -> None:
     )
 
 
+@eval_app.command("mcp")
+def mcp_perf(
+    calls: int = typer.Option(50, "--calls", help="Calls of each tool per mode (1..10,000)."),
+    keystore: str = typer.Option("os", "--keystore", help="os (the default) or file."),
+    json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+) -> None:
+    """What an MCP tool call costs with the server's keys read once and read at every call."""
+    from aimos.errors import UsageError
+    from aimos.identity.keystore import os_keychain_problem
+    from aimos.mcp.bench import run_mcp_perf
+
+    if not 1 <= calls <= 10_000:
+        raise UsageError("--calls must be between 1 and 10,000")
+    if keystore not in ("os", "file"):
+        raise UsageError(f"unknown keystore {keystore!r}", "Use --keystore os or file.")
+    if keystore == "os" and (problem := os_keychain_problem()) is not None:
+        raise UsageError(
+            f"no OS keychain to measure: {problem.message}", "Run it where one is, or use --keystore file."
+        )
+    rep = _purging(lambda: run_mcp_perf(calls, keystore))
+    if json_out:
+        emit_json(rep)
+        return
+    out(f"MCP tool calls x{rep['calls']} each ({rep['keystore']} keystore), in process")
+    for mode in ("key_cache", "no_key_cache"):
+        for call in ("save", "recall"):
+            s = rep[mode][call]
+            out(f"  {mode:<13} {call:<7} median {s['median_ms']:>8.2f} ms   p95 {s['p95_ms']:>8.2f} ms")
+    out(
+        f"  no cache / cache: save {rep['ratio_save_no_cache_to_cache']:.2f}x,"
+        f" recall {rep['ratio_recall_no_cache_to_cache']:.2f}x  (target: <= {rep['target_ms']} ms a call)"
+    )
+
+
 @eval_app.command("tui")
 def tui_perf(
     memories: int = typer.Option(

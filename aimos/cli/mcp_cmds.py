@@ -57,6 +57,12 @@ def _enrolled(agent: str, *, warn: bool = False) -> str:
 def mcp_main(
     ctx: typer.Context,
     agent: str = typer.Option(None, "--as", help="The enrolled agent this server signs as."),
+    no_key_cache: bool = typer.Option(
+        False,
+        "--no-key-cache",
+        help="Read the agent's and the housekeeper's keys from the keystore at every call, not once "
+        "per server (a revoked epoch is refused at the next call either way).",
+    ),
 ) -> None:
     """Serve MCP on stdin/stdout for one enrolled agent (an MCP client starts this command)."""
     if ctx.invoked_subcommand is not None:
@@ -69,9 +75,11 @@ def mcp_main(
             "Run `aimos mcp --as ID` (enrol one first with `aimos install --add-agent ID`).",
         )
     from aimos.actions.session import open_brain
+    from aimos.identity.keystore import KeystoreCache
 
     _enrolled(agent)
-    with open_brain(write=True) as brain:
+    keystores = None if no_key_cache else KeystoreCache()
+    with open_brain(write=True, keystores=keystores) as brain:
         brain.signer(agent)  # revoked, expired or a locked keychain: refused now, not at the first call
     if sys.stdin.isatty():
         say(f"aimos mcp: serving agent {agent} over stdio; an MCP client talks to it (Ctrl-C stops)")
@@ -80,7 +88,7 @@ def mcp_main(
     from aimos.mcp.server import build_server, serve_stdio
 
     try:
-        anyio.run(serve_stdio, build_server(agent))
+        anyio.run(serve_stdio, build_server(agent, keystores))
     except* (BrokenPipeError, ConnectionResetError):
         pass  # the client closed its end: nobody is left to answer, so leave quietly (exit 0)
 

@@ -240,6 +240,67 @@ def require_os_keychain() -> None:
         )
 
 
+class CachedKeystore:
+    """A keystore whose reads are kept for the life of this object: an MCP server's process reads
+    each epoch's key from the keychain once, not at every call. Safe because an item is named by
+    its epoch (agent and valid_from) and never changes while it exists; revocation still bites at
+    once, since every request is checked against the brain's epochs before a key is used, and a
+    rotation makes a new item. A write or delete through it forgets what it kept of that item."""
+
+    def __init__(self, inner: Keystore):
+        self.inner = inner
+        self._read: dict[str, str] = {}
+
+    @property
+    def kind(self) -> str:
+        return self.inner.kind
+
+    def put(self, name: str, secret: str) -> None:
+        self._read.pop(name, None)
+        self.inner.put(name, secret)
+
+    def replace(self, name: str, secret: str) -> None:
+        self._read.pop(name, None)
+        self.inner.replace(name, secret)
+
+    def get(self, name: str) -> str:
+        if name not in self._read:
+            self._read[name] = self.inner.get(name)
+        return self._read[name]
+
+    def find(self, name: str) -> str | None:
+        if name in self._read:
+            return self._read[name]
+        found = self.inner.find(name)
+        if found is not None:
+            self._read[name] = found
+        return found
+
+    def delete(self, name: str) -> bool:
+        self._read.pop(name, None)
+        return self.inner.delete(name)
+
+    def describe(self) -> str:
+        return f"{self.inner.describe()} (reads kept for this process)"
+
+    def __repr__(self) -> str:  # never the secrets it holds
+        return f"CachedKeystore({self.inner.kind}, {len(self._read)} item(s) kept)"
+
+
+class KeystoreCache:
+    """One CachedKeystore per keystore (kind and brain) for the life of this object (an MCP
+    server's ``--no-key-cache`` leaves it out)."""
+
+    def __init__(self) -> None:
+        self._stores: dict[tuple[str, str], CachedKeystore] = {}
+
+    def open(self, kind: str, brain_id: str) -> Keystore:
+        key = (kind, brain_id)
+        if key not in self._stores:
+            self._stores[key] = CachedKeystore(open_keystore(kind, brain_id))
+        return self._stores[key]
+
+
 def open_keystore(kind: str, brain_id: str) -> Keystore:
     if kind == "os":
         return OsKeystore(brain_id)

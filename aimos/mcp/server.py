@@ -1,9 +1,11 @@
 """The MCP server one agent runs (`aimos mcp --as ID`, stdio): four tools over the same library
-calls the CLI makes. Every call is signed with the agent's own epoch key, loaded from the keystore
-for that call (request form 3), so the brain cannot tell it from any other signed request, and a
-revoked or rotated epoch stops working at once. aimos's errors come back as tool errors worded as
-the CLI words them (never a traceback, never a secret); the server keeps running. While the
-agent's epoch is about to end, every result's text ends with the CLI's expiry warning.
+calls the CLI makes. Every call is signed with the agent's own epoch key (request form 3), so the
+brain cannot tell it from any other signed request, and a revoked or rotated epoch stops working
+at once: the epoch is checked against the brain at every call. The key itself is read from the
+keystore once per server (identity.keystore.KeystoreCache), or at every call with --no-key-cache.
+aimos's errors come back as tool errors worded as the CLI words them (never a traceback, never a
+secret); the server keeps running. While the agent's epoch is about to end, every result's text
+ends with the CLI's expiry warning.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from typing_extensions import TypedDict  # pydantic needs this one on Python < 3
 from aimos import __version__
 from aimos.actions.session import Brain, open_brain
 from aimos.errors import AimosError, ExpiryWarning, UsageError
+from aimos.identity.keystore import KeystoreCache
 from aimos.memory.gates import NOT_ECHOED, NOT_ECHOED_HINT, secret_kind
 from aimos.memory.redaction import shown_text
 from aimos.vocabulary import CLEARANCE_MAX, DATA_CLASSES
@@ -213,8 +216,11 @@ def full_id(value: str, what: str) -> str:
     return value.lower()
 
 
-def build_server(agent: str) -> MCPServer:  # noqa: C901 (the tools are nested in it; each is short)
-    """An MCP server whose every tool call is signed as ``agent``."""
+def build_server(  # noqa: C901 (the tools are nested in it; each is short)
+    agent: str, keystores: KeystoreCache | None = None
+) -> MCPServer:
+    """An MCP server whose every tool call is signed as ``agent``; ``keystores``: the keys read
+    once for the server's life (None: from the keystore at every call)."""
     server = ScreenedServer(name="aimos", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
 
     def call(work: Callable[[Brain], T]) -> T:
@@ -224,7 +230,7 @@ def build_server(agent: str) -> MCPServer:  # noqa: C901 (the tools are nested i
             if STOPPING.is_set():
                 raise Refused("error: aimos mcp is stopping\nhint: the client will start it again")
             try:
-                with expiry_notes(), open_brain(write=True) as brain:
+                with expiry_notes(), open_brain(write=True, keystores=keystores) as brain:
                     return work(brain)
             except AimosError as exc:
                 raise Refused(cli_words(exc)) from None

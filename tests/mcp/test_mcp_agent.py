@@ -92,6 +92,34 @@ def installed(aimos_home: Path) -> Path:
     return aimos_home
 
 
+def test_the_server_reads_its_keys_once_unless_told_not_to(installed: Path) -> None:
+    """The keys are read from the keystore once per server: with the keystore gone the server
+    still signs (it was read at the first call); with --no-key-cache every call reads it, and
+    the call is refused when it is gone. Revocation is checked at every call either way (the
+    keychain test above revokes mid-session)."""
+    keys = keystore_dir(installed)
+    aside = installed / "keys-aside"
+
+    async def scenario(cached: bool) -> str:
+        argv = [str(AIMOS), "mcp", "--as", "reader", *([] if cached else ["--no-key-cache"])]
+        async with connect("reader", command=argv) as session:
+            await call(session, "recall", {"query": "anything at all"})
+            shutil.move(keys, aside)
+            try:
+                if cached:
+                    got = await call(session, "recall", {"query": "anything at all"})
+                    return str(got["receipt_id"])
+                return await refused(session, "recall", {"query": "anything at all"}, "error:")
+            finally:
+                shutil.move(aside, keys)
+
+    receipt = asyncio.run(scenario(cached=True))
+    run_aimos("receipt", "verify", receipt).ok()
+    text = asyncio.run(scenario(cached=False))
+    assert "keystore" in text, text
+    run_aimos("verify").ok()
+
+
 def test_refusals_come_back_as_tool_errors_and_the_server_keeps_running(installed: Path) -> None:
     brain = installed / "brain.sqlite3"
 
@@ -201,8 +229,12 @@ def test_a_locked_keychain_and_a_busy_brain_are_tool_errors(installed: Path) -> 
     keys = keystore_dir(installed)
 
     async def scenario() -> None:
+        # (--no-key-cache: a server that keeps its keys never meets the keychain after its first
+        # call, test_the_server_reads_its_keys_once_unless_told_not_to)
         async with connect(
-            "cli", env={"AIMOS_HOME": str(installed), "AIMOS_BUSY_TIMEOUT_MS": "300"}
+            "cli",
+            command=[str(AIMOS), "mcp", "--as", "cli", "--no-key-cache"],
+            env={"AIMOS_HOME": str(installed), "AIMOS_BUSY_TIMEOUT_MS": "300"},
         ) as session:
             await call(session, "save_memory", {"text": "saved while the keys are there"})
             aside = installed.parent / "keys-aside"
