@@ -123,6 +123,48 @@ def _print_sealing(sealing: dict[str, Any], write: str) -> None:
     )
 
 
+@eval_app.command("storage")
+def storage(
+    memories: int = typer.Option(
+        10_000, "--memories", help="Memories in the scratch brain (100..1,000,000)."
+    ),
+    recalls: int = typer.Option(200, "--recalls", help="Recalls after the memories (1..100,000)."),
+    outcomes: int = typer.Option(200, "--outcomes", help="Outcomes about what they disclosed (1..100,000)."),
+    json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+) -> None:
+    """Where a brain's bytes go: per memory, per recall and per outcome, table by table, and the
+    time verification takes, on a scratch brain."""
+    from aimos.errors import UsageError
+    from aimos.eval.storage import run_storage
+
+    if not 100 <= memories <= 1_000_000:
+        raise UsageError("--memories must be between 100 and 1,000,000")
+    for name, value in (("--recalls", recalls), ("--outcomes", outcomes)):
+        if not 1 <= value <= 100_000:
+            raise UsageError(f"{name} must be between 1 and 100,000")
+    rep = _purging(lambda: run_storage(memories, recalls, outcomes))
+    if json_out:
+        emit_json(rep)
+        return
+    out(
+        f"storage over {rep['memories']:,} memories, {rep['recalls']} recalls, {rep['outcomes']} outcomes"
+        f" ({rep['transitions']} weight transitions); brain file {rep['brain_file_bytes']:,} bytes"
+    )
+    out(f"  file bytes per memory  {rep['file_bytes_per_memory']:,.1f}")
+    for name in ("per_memory", "per_recall", "per_outcome"):
+        part = rep[name]
+        out(f"  {name:<12} stored {part['stored']:>9,.1f} B   payload {part['payload']:>9,.1f} B")
+        for table, v in list(part["tables"].items())[:6]:
+            out(f"      {table:<28} stored {v['stored']:>9,.1f} B   payload {v['payload']:>9,.1f} B")
+    verdict = "ok" if rep["verify_ok"] else "FAILED"
+    out(f"  verify (both verifiers, parity, brain checks): {rep['verify_seconds']:.2f} s ({verdict})")
+    t = rep["targets"]
+    out(
+        f"  targets: <= {t['bytes_per_memory']:,} B a memory, <= {t['bytes_per_transition']} B a transition,"
+        f" verify <= {t['verify_seconds_at_100000']} s at 100,000 memories"
+    )
+
+
 @eval_app.command("mcp")
 def mcp_perf(
     calls: int = typer.Option(50, "--calls", help="Calls of each tool per mode (1..10,000)."),
