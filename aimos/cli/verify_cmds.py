@@ -11,7 +11,7 @@ from typing import Any
 import typer
 
 from aimos.cli.options import ANCHORED_MASTER_FINGERPRINT
-from aimos.cli.output import emit_json, line, out, say, table
+from aimos.cli.output import emit_json, line, out, phase_progress, say, table
 from aimos.vocabulary import COGNITIVE_EVIDENCE_SCHEMA as COGNITIVE
 from aimos.vocabulary import V1_RECALL_CORPUS_SCHEMA as V1_CORPUS
 from aimos.vocabulary import V1_RECALL_EVIDENCE_SCHEMA as V1_RECALL
@@ -82,7 +82,7 @@ def register(app: typer.Typer) -> None:  # noqa: C901, PLR0915 (the command grou
         """Run the in-database and the portable verifier; report verdicts, reasons, roots and parity."""
         from aimos.actions.session import expected_master_fingerprint, open_for_verification
         from aimos.errors import UsageError, VerificationError
-        from aimos.learning.parity import verify_everything
+        from aimos.learning.parity import VERIFY_PHASES, verify_everything
         from aimos.memory.versions import resolve_memory_id
 
         fingerprint = expected_master_fingerprint(master_fingerprint)
@@ -93,7 +93,8 @@ def register(app: typer.Typer) -> None:  # noqa: C901, PLR0915 (the command grou
         conn = open_for_verification()
         try:
             mid = resolve_memory_id(conn, memory) if memory else None
-            result = verify_everything(conn, fingerprint, mid)
+            shown = phase_progress(len(VERIFY_PHASES), "verifying")  # on stderr, when a terminal
+            result = verify_everything(conn, fingerprint, mid, progress=shown)
         finally:
             conn.close()
         in_db, portable = result["in_database"], result["portable"]

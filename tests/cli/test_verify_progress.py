@@ -1,0 +1,76 @@
+"""`aimos verify` says how far it has got: a progress line on stderr, drawn in place when stderr is
+a terminal (a real pseudo-terminal here) and wiped when the work is done; nothing of it in a pipe
+or a log. The helper itself: phases, escaping, and silence off a terminal."""
+
+from __future__ import annotations
+
+import io
+import os
+import pty
+import subprocess
+import sys
+from pathlib import Path
+
+from aimos_cli_support import run_aimos
+
+from aimos.cli.output import phase_progress
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_the_line_shows_each_phase_and_goes_at_the_end() -> None:
+    screen = Terminal()
+    tell = phase_progress(4, "verifying", screen)
+    tell(0, "in-database verifier")
+    tell(2, "portable \x1b[2J verifier")  # a phase name is shown escaped, never obeyed
+    tell(4, "done")
+    drawn = screen.getvalue()
+    assert "\rverifying [....................] 0/4 in-database verifier" in drawn
+    assert "\rverifying [##########..........] 2/4 portable \\x1b[2J verifier" in drawn
+    assert drawn.endswith("\r\x1b[K")  # wiped: what the command prints next starts clean
+    quiet = io.StringIO()
+    phase_progress(4, "verifying", quiet)(1, "x")
+    assert quiet.getvalue() == ""
+
+
+def test_verify_draws_progress_on_a_terminal_and_not_in_a_pipe(installed: Path) -> None:
+    run_aimos("save", "The spare key is with the neighbour").ok()
+    piped = run_aimos("verify").ok()
+    assert "verifying [" not in piped.err and "verifying [" not in piped.out
+
+    leader, follower = pty.openpty()
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "aimos", "verify"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=follower,
+            env=dict(os.environ),
+            timeout=120,
+            check=False,
+        )
+        os.close(follower)
+        follower = -1
+        drawn = b""
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # the terminal's other end is closed: all of it read
+                break
+            if not chunk:
+                break
+            drawn += chunk
+    finally:
+        if follower >= 0:
+            os.close(follower)
+        os.close(leader)
+    assert proc.returncode == 0, drawn
+    text = drawn.decode("utf-8", "replace")
+    for phase in ("0/4 in-database verifier", "1/4 cognitive export", "2/4 portable verifier", "3/4 parity"):
+        assert phase in text, text
+    assert text.rstrip("\n").endswith("\r\x1b[K"), repr(text[-40:])
+    assert b"verifying" not in proc.stdout  # the report on stdout is untouched
+    assert b"parity                yes" in proc.stdout
