@@ -66,16 +66,21 @@ def verify_perf(
 def perf(
     saves: int = typer.Option(None, "--saves", help="Time N signed saves against their bare parts."),
     recall_n: int = typer.Option(None, "--recall", help="Time recalls over a scratch brain of N memories."),
+    profile: int = typer.Option(
+        0, "--profile", help="Also the N functions with the most own time per operation (0..100)."
+    ),
     json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
     """Signed-save cost against its bare parts (--saves N), or recall latency (--recall N)."""
     from aimos.errors import UsageError
     from aimos.eval.perf import run_perf, run_recall_perf
 
+    if not 0 <= profile <= 100:
+        raise UsageError("--profile must be between 0 and 100 functions")
     if recall_n is not None:
         if not 10 <= recall_n <= 1_000_000:
             raise UsageError("--recall must be between 10 and 1,000,000 memories")
-        rep = _purging(lambda: run_recall_perf(recall_n))
+        rep = _purging(lambda: run_recall_perf(recall_n, profile=profile))
         if json_out:
             emit_json(rep)
             return
@@ -90,11 +95,12 @@ def perf(
             f"  targets: recall p95 <= {t['recall_p95_ms']} ms, --help <= {t['help_ms']} ms, "
             f"cold recall <= {t['cold_recall_ms']} ms"
         )
+        _print_profile(rep.get("profile"), "recall")
         return
     saves = 1000 if saves is None else saves
     if not 1 <= saves <= 1_000_000:
         raise UsageError("--saves must be between 1 and 1,000,000")
-    report = _purging(lambda: run_perf(saves))
+    report = _purging(lambda: run_perf(saves, profile=profile))
     if json_out:
         emit_json(report)
         return
@@ -108,6 +114,19 @@ def perf(
         f"  (target <= {report['target_ratio']})"
     )
     _print_sealing(report["sealing"], "save")
+    _print_profile(report.get("profile"), "save")
+
+
+def _print_profile(rows: list[dict[str, Any]] | None, op: str) -> None:
+    """The profiled pass: functions by their own time per operation."""
+    if not rows:
+        return
+    out(f"  profile (a separate pass under cProfile), ms per {op}:       own   cumulative   calls")
+    for r in rows:
+        out(
+            f"    {r['function'][:60]:<60} {r['self_ms_per_op']:>8.4f} {r['cumulative_ms_per_op']:>12.4f}"
+            f" {r['calls_per_op']:>7.1f}"
+        )
 
 
 def _print_sealing(sealing: dict[str, Any], write: str) -> None:

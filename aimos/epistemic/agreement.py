@@ -191,8 +191,11 @@ class Passage:
     created_at: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Features:
+    """(Compared by identity: one object per memory (detect caches them), and a comparison of
+    every field was most of a save's time.)"""
+
     passage: Passage
     normalized: str
     content: frozenset[str]

@@ -76,7 +76,9 @@ def _neighbours(
     for row in rows(
         conn,
         f"SELECT {_COLUMNS} FROM memories m WHERE m.company_id = ? AND m.created_at >= ?"
-        " AND m.author_agent_id = ? AND m.author_valid_from = ? ORDER BY m.rowid DESC LIMIT ?",
+        " AND m.author_agent_id = ? AND m.author_valid_from = ?"
+        # (the (company, created_at) index read backwards: no sort of a busy burst's rows)
+        " ORDER BY m.created_at DESC, m.rowid DESC LIMIT ?",
         (company_id, p.created_at - BURST_SECONDS, p.author[0], p.author[1], NEIGHBOURS),
     ):
         found[row["memory_id"]] = row

@@ -12,9 +12,11 @@ import secrets
 import time
 from typing import Any
 
+from aimos.eval.profiling import profile_calls
 from aimos.eval.scratch import install_scratch, open_scratch, scratch_home
 from aimos.eval.stats import sealing_report, summary_ms, time_calls
 
+PROFILED_OPS = 300  # operations in the separate profiled pass (eval.profiling)
 WORDS = (
     "river lamp orbit cedar violet anchor meadow signal copper harbor tundra quill ember "
     "lattice pylon saffron glacier beacon prism willow"
@@ -25,7 +27,9 @@ def _text(i: int, rng: secrets.SystemRandom) -> str:
     return f"perf memory {i}: " + " ".join(rng.choice(WORDS) for _ in range(30))
 
 
-def run_perf(saves: int = 1000, keystore: str = "file") -> dict[str, Any]:
+def run_perf(saves: int = 1000, keystore: str = "file", profile: int = 0) -> dict[str, Any]:
+    """Signed saves against their bare parts; ``profile``: also that many functions by their own
+    time per save, from a separate profiled pass (eval.profiling)."""
     import apsw
     from nacl.signing import SigningKey, VerifyKey
 
@@ -58,6 +62,7 @@ def run_perf(saves: int = 1000, keystore: str = "file") -> dict[str, Any]:
             sealing = dict(seals.COSTS.parts)
         finally:
             seals.COSTS = None
+        profiled = profile_calls(one_save, min(saves, PROFILED_OPS), profile) if profile else None
 
         # Bare parts use PyNaCl directly: no aimos wrapper, no verified-signature memory.
         sample_body = build_save_body(company_id="personal", value=_text(0, rng))
@@ -92,6 +97,8 @@ def run_perf(saves: int = 1000, keystore: str = "file") -> dict[str, Any]:
         "bare_durable_commit": summary_ms(commit_times),
     }
     report["sealing"] = sealing_report(sealing, report["signed_save"]["median_ms"])
+    if profiled is not None:
+        report["profile"] = profiled
     bare = sum(report[k]["median_ms"] for k in ("bare_sign", "bare_verify", "bare_durable_commit"))
     report["bare_parts_median_ms"] = round(bare, 4)
     report["ratio_save_to_bare_parts"] = round(report["signed_save"]["median_ms"] / bare, 3)
@@ -137,7 +144,9 @@ def fill_synthetic(
     return texts
 
 
-def run_recall_perf(memories: int = 10_000, recalls: int = 200, cold_runs: int = 5) -> dict[str, Any]:
+def run_recall_perf(
+    memories: int = 10_000, recalls: int = 200, cold_runs: int = 5, profile: int = 0
+) -> dict[str, Any]:
     """Recall latency over a scratch brain of ``memories`` synthetic memories (Zipf-distributed
     words), with the share of retrieval, verification and receipt, and cold-start wall times
     of `aimos --help` and `aimos recall` as subprocesses on that brain."""
@@ -171,6 +180,13 @@ def run_recall_perf(memories: int = 10_000, recalls: int = 200, cold_runs: int =
             totals.append(time.perf_counter() - t0)
             for k in parts:
                 parts[k] += got.timings[k]
+
+        def one_recall() -> None:
+            t = int(time.time())
+            req = sign_request(agent, build_recall_body(query=query(), limit=10), PATH_RECALL, t)
+            recall(conn, housekeeper, req, t)
+
+        profiled = profile_calls(one_recall, min(recalls, PROFILED_OPS), profile) if profile else None
         conn.close()
 
         env = dict(os.environ, AIMOS_HOME=str(home))
@@ -198,6 +214,7 @@ def run_recall_perf(memories: int = 10_000, recalls: int = 200, cold_runs: int =
         "cold_help": summary_ms(help_times),
         "cold_recall": summary_ms(cold_recall),
         "targets": {"recall_p95_ms": 30, "help_ms": 150, "cold_recall_ms": 300},
+        **({"profile": profiled} if profiled is not None else {}),
     }
 
 
