@@ -67,13 +67,60 @@ def _check(value: Any, depth: int) -> bool:
     )
 
 
+class _NeedsFullSerializer(Exception):
+    """Raised by _fast_form when only the full path can write (or reject) the value."""
+
+
+def _fast_form(value: Any, depth: int) -> Any:
+    """``value`` as the C encoder writes it canonically, or _NeedsFullSerializer.
+
+    The C encoder writes floats with Python's repr, the shortest digits that round-trip, as
+    ECMAScript does too; the two differ only in layout: repr adds ".0" to integral floats (here
+    made ints, exact below 2^53) and writes an exponent below 1e-4 (those take the full path; a
+    non-integral float is below 2^52, so never reaches repr's upper exponent at 1e16). Exact types
+    only: subclasses, NaN, unsafe integers, deep or odd values and keys above U+D7FF (whose order
+    differs) are left to the full path, which validates them with their reason.
+    """
+    kind = type(value)
+    if kind is str or kind is bool or value is None:
+        return value
+    if kind is float:
+        if value.is_integer():  # False for NaN and infinities
+            if -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
+                return int(value)
+        elif (value >= 1e-4 or value <= -1e-4) and math.isfinite(value):
+            return value
+        raise _NeedsFullSerializer
+    if kind is int:
+        if -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
+            return value
+        raise _NeedsFullSerializer
+    if depth >= MAX_DEPTH:  # a container here has members beyond the limit
+        raise _NeedsFullSerializer
+    if kind is dict:
+        out = {}
+        for key, item in value.items():
+            if type(key) is not str or (not key.isascii() and max(key) > "\ud7ff"):
+                raise _NeedsFullSerializer
+            out[key] = _fast_form(item, depth + 1)
+        return out
+    if kind is list or kind is tuple:
+        return [_fast_form(item, depth + 1) for item in value]
+    raise _NeedsFullSerializer
+
+
 def canonical_json(value: Any) -> bytes:
     """The canonical bytes of ``value``; raises CanonicalJSONError with a reason.
 
-    Values without floats and with BMP-below-surrogate keys serialize identically with the C
-    json encoder (sorted keys, no whitespace, raw non-ASCII, lowercase \\u00xx escapes); a
-    test checks that fast path against rfc8785 on random documents.
+    Most values go through the C json encoder (sorted keys, no whitespace, raw non-ASCII,
+    lowercase \\u00xx escapes) in the form _fast_form gives them; the rest through _check and, for
+    floats it cannot lay out and keys beyond U+D7FF, rfc8785. A test checks the fast paths
+    against rfc8785 on random documents.
     """
+    try:
+        return _FAST.encode(_fast_form(value, 0)).encode("utf-8")
+    except (_NeedsFullSerializer, UnicodeEncodeError):
+        pass  # the full path decides, and names the reason when the value has no canonical form
     slow = _check(value, 0)
     try:
         if not slow:

@@ -234,6 +234,7 @@ def recall_in_transaction(
         grant_mutation_hash=verified.grant["mutation_hash"],
         evidence=evidence,
         decision=decision.body,
+        decision_canonical=decision.canonical,
         decision_sha256=decision.sha256,
         now=now,
     )

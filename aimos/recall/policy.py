@@ -15,13 +15,14 @@ untrusted, reason agreement_contested; otherwise 0.72.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import unicodedata
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from aimos.crypto.canonical import canonical_sha256_hex
+from aimos.crypto.canonical import canonical_json
 from aimos.recall.text import jaccard, plain, token_set
 from aimos.vocabulary import (
     DISPUTED,
@@ -217,6 +218,7 @@ class Decision:
     abstained: bool
     body: dict[str, Any]
     sha256: str
+    canonical: str  # the body's canonical JSON, computed once (hashed here, stored in the receipt)
 
 
 def _r(x: float) -> float:
@@ -270,6 +272,7 @@ def decide(
     withheld = [s for s in picked if s.trust.untrusted]
     selected = [s for s in picked if not s.trust.untrusted][:limit]
     abstained = not selected
+    outcome = {id(s): "withheld" for s in withheld} | {id(s): "selected" for s in selected}
     body = {
         "version": POLICY_VERSION,
         "query_sha256": query_sha256,
@@ -290,11 +293,12 @@ def decide(
                 "effective": _r(s.effective),
                 "label": s.candidate.label,
                 **({"query_echo_cluster": lures[s.index].cluster} if lures[s.index].prefix else {}),
-                "decision": "selected"
-                if s in selected
-                else ("withheld" if s in withheld else "not_selected"),
+                "decision": outcome.get(id(s), "not_selected"),
             }
             for s in scored
         ],
     }
-    return Decision(selected, withheld, scored, abstained, body, canonical_sha256_hex(body))
+    canonical = canonical_json(body)
+    return Decision(
+        selected, withheld, scored, abstained, body, hashlib.sha256(canonical).hexdigest(), canonical.decode()
+    )

@@ -61,10 +61,12 @@ def record_receipt(
     grant_mutation_hash: str,
     evidence: list[dict[str, Any]],
     decision: dict[str, Any],
+    decision_canonical: str,
     decision_sha256: str,
     now: int,
 ) -> dict[str, Any]:
-    """Sign the `recall_receipt` event and store the receipt (inside the recall's transaction)."""
+    """Sign the `recall_receipt` event and store the receipt (inside the recall's transaction).
+    ``decision_canonical`` is ``decision``'s canonical JSON, as policy.decide hashed it."""
     receipt_id = str(uuid.uuid4())
     root = merkle_root(evidence).hex()
     command_hash = canonical_sha256_hex(command)
@@ -106,7 +108,7 @@ def record_receipt(
         "merkle_root": root,
         "result_count": len(evidence),
         "evidence": canonical_text(evidence),
-        "decision": canonical_text(decision),
+        "decision": decision_canonical,
         "decision_sha256": decision_sha256,
         "event_id": event["event_id"],
         "created_at": now,
