@@ -86,14 +86,20 @@ def perf(
             return
         built = f"built in {rep['build_seconds']} s"
         out(f"recall over {rep['memories']:,} memories ({built}), {rep['recalls']} recalls")
-        for name in ("recall", "cold_help", "cold_recall"):
+        for name in ("recall", "recall_unbounded", "cold_help", "cold_recall"):
             s = rep[name]
-            out(f"  {name:<12} median {s['median_ms']:>9.2f} ms   p95 {s['p95_ms']:>9.2f} ms")
+            out(f"  {name:<17} median {s['median_ms']:>9.2f} ms   p95 {s['p95_ms']:>9.2f} ms")
+        found = rep["known_item_found"]
+        out(
+            f"  unbounded / bounded p95 {rep['ratio_unbounded_to_recall_p95']:.2f}x; the memory the query"
+            f" came from in the top 10: {found['recall']:.1%} bounded,"
+            f" {found['recall_unbounded']:.1%} unbounded"
+        )
         out("  share of recall time: " + ", ".join(f"{k} {v:.1%}" for k, v in rep["share"].items()))
         t = rep["targets"]
         out(
-            f"  targets: recall p95 <= {t['recall_p95_ms']} ms, --help <= {t['help_ms']} ms, "
-            f"cold recall <= {t['cold_recall_ms']} ms"
+            f"  targets: recall median <= {t['recall_median_ms']} ms, p95 <= {t['recall_p95_ms']} ms,"
+            f" --help <= {t['help_ms']} ms, cold recall <= {t['cold_recall_ms']} ms"
         )
         _print_profile(rep.get("profile"), "recall")
         return

@@ -62,13 +62,34 @@ class Channel(Protocol):
         ...
 
 
-def _fts(
-    conn: apsw.Connection, table: str, terms: Sequence[str], limit: int, conjunctive: bool = False
-) -> list[tuple[int, float]]:
-    """(rowid, -bm25) best first, straight from FTS5's ranked scan."""
-    sql = f"SELECT rowid, -bm25({table}) FROM {table} WHERE {table} MATCH ? ORDER BY rank LIMIT ?"
-    match = fts_match(list(terms), conjunctive=conjunctive)
-    return [(int(r), float(s)) for r, s in conn.execute(sql, (match, limit))]
+@dataclass(frozen=True)
+class Probe:
+    """One ranked scan of an index: the terms OR-ed (AND-ed when ``every``), scoring only the
+    memories from ``min_rowid`` on (the newest part of the brain) when it is > 0."""
+
+    terms: list[str]
+    every: bool = False
+    min_rowid: int = 0
+
+
+@dataclass(frozen=True)
+class SearchPlan:
+    """What the lexical channel asks the indexes for one query: the probes, whose hits are
+    merged (a memory found by several keeps its best BM25), and the terms the coverage boost
+    counts."""
+
+    probes: list[Probe]
+    counted: list[str]
+
+
+def _fts(conn: apsw.Connection, table: str, probe: Probe, limit: int) -> list[tuple[int, float]]:
+    """(rowid, -bm25) best first, straight from FTS5's ranked scan (of the rowids from the
+    probe's ``min_rowid`` on: FTS5 skips the others without scoring them)."""
+    newest = " AND rowid >= ?" if probe.min_rowid else ""
+    sql = f"SELECT rowid, -bm25({table}) FROM {table} WHERE {table} MATCH ?{newest} ORDER BY rank LIMIT ?"
+    match = fts_match(list(probe.terms), conjunctive=probe.every)
+    params = (match, probe.min_rowid, limit) if probe.min_rowid else (match, limit)
+    return [(int(r), float(s)) for r, s in conn.execute(sql, params)]
 
 
 def _in_scope(conn: apsw.Connection, rowids: Sequence[int], scope: Scope) -> dict[int, str]:
@@ -82,25 +103,35 @@ def _in_scope(conn: apsw.Connection, rowids: Sequence[int], scope: Scope) -> dic
 
 
 def _bm25(
-    conn: apsw.Connection,
-    table: str,
-    terms: Sequence[str],
-    scope: Scope,
-    limit: int,
-    conjunctive: bool = False,
+    conn: apsw.Connection, table: str, plan: SearchPlan, scope: Scope, limit: int
 ) -> tuple[list[tuple[int, float]], dict[int, str]]:
     """The best ``limit`` hits of an index within the scope, and the memory types of the hits.
 
-    FTS5's ranked scan is asked for a page larger than ``limit``; out-of-scope hits are dropped
-    and the page doubles until ``limit`` remain or the index has no more hits."""
+    FTS5's ranked scan is asked for a page larger than ``limit`` per probe; out-of-scope hits
+    are dropped and the page grows until ``limit`` remain or the index has no more hits (in the
+    probes' newest parts first, then, if those hold too few, in the whole brain)."""
     page = max(limit * 2, 50)
+    probes = plan.probes
     while True:
-        hits = _fts(conn, table, terms, page, conjunctive)
-        allowed = _in_scope(conn, [r for r, _ in hits], scope)
-        kept = [(r, s) for r, s in hits if r in allowed]
-        if len(kept) >= limit or len(hits) < page:
+        best: dict[int, float] = {}
+        more = False
+        for probe in probes:
+            hits = _fts(conn, table, probe, page)
+            more = more or len(hits) == page
+            for rowid, score in hits:
+                if score > best.get(rowid, float("-inf")):
+                    best[rowid] = score
+        ranked = sorted(best.items(), key=lambda kv: (-kv[1], kv[0]))
+        allowed = _in_scope(conn, [r for r, _ in ranked], scope)
+        kept = [(r, s) for r, s in ranked if r in allowed]
+        if len(kept) >= limit:
             return kept[:limit], allowed
-        page *= 4
+        if more:
+            page *= 4
+        elif any(p.min_rowid for p in probes):  # the newest parts ran out: the whole brain
+            probes = [Probe(p.terms, p.every) for p in probes]
+        else:
+            return kept, allowed
 
 
 def _normalised(hits: list[tuple[int, float]]) -> dict[int, float]:
@@ -110,8 +141,13 @@ def _normalised(hits: list[tuple[int, float]]) -> dict[int, float]:
     return {rowid: score / top for rowid, score in hits}
 
 
-COMMON_TERM_SHARE = 0.25  # BM25 gives such a term little weight; see prune_common_terms
+COMMON_TERM_SHARE = 0.25  # BM25 gives such a term little weight; see plan_search
 COMMON_TERM_MIN_DOCS = 2000  # ... and below this many matches scoring it costs little
+# FTS5 scores every memory a scan matches before it can rank them (2-4 us each on this
+# machine, more with more terms): a probe expected to match more than this many scores only the
+# newest part of the brain that holds about this many. `aimos eval perf --recall N` measures
+# the channel against the unbounded search in one run.
+POSTING_BUDGET = 1000
 
 
 def index_terms(conn: apsw.Connection, terms: Sequence[str]) -> list[str]:
@@ -124,20 +160,54 @@ def index_terms(conn: apsw.Connection, terms: Sequence[str]) -> list[str]:
     return out
 
 
-def prune_common_terms(conn: apsw.Connection, terms: Sequence[str]) -> tuple[list[str], bool]:
+def within_budget(terms: Sequence[str], matches: dict[str, int], budget: int | None) -> list[str]:
+    """The rarest of ``terms`` whose matches add up to at most ``budget`` (the rarest one
+    always), in the query's order; all of them when they fit or there is no budget. Pure."""
+    if budget is None or sum(matches.get(t, 0) for t in terms) <= budget:
+        return list(terms)
+    chosen: set[str] = set()
+    spent = 0
+    for _, term in sorted(enumerate(terms), key=lambda it: (matches.get(it[1], 0), it[0])):
+        cost = matches.get(term, 0)
+        if chosen and spent + cost > budget:
+            break
+        chosen.add(term)
+        spent += cost
+    return [t for t in terms if t in chosen]
+
+
+def _newest_part(total: int, matches: float, budget: int | None) -> int:
+    """The first rowid of the newest part of the brain expected to hold ``budget`` of a scan's
+    ``matches`` (spread evenly over the rowids, roughly); 0 (everything) when they fit."""
+    if budget is None or matches <= budget:
+        return 0
+    return max(0, total - int(total * budget / matches))
+
+
+def plan_search(conn: apsw.Connection, terms: Sequence[str], budget: int | None = None) -> SearchPlan:
     """Leave out terms found in over a quarter of the memories (and in more than 2,000 of them)
     while rarer terms remain: their BM25 weight is small, yet each would make a large part of
     the brain a match to score. Small brains keep every term (measured: pruning at 25% alone
-    cost 2 points of hit@1 on LoCoMo, where speaker names are in half of the turns).
+    cost 2 points of hit@1 on LoCoMo, where speaker names are in half of the turns). When every
+    term is that common, the memories holding all of them are searched (they are what BM25
+    ranks first).
 
-    Returns the terms to search and whether to require all of them: when every term is that
-    common, the memories holding all of them are searched (they are what BM25 ranks first)."""
-    if len(terms) < 2:
-        return list(terms), False
+    With a ``budget`` (matches to score per probe), a brain whose matches fit searches as
+    without one. Past it: the rarest terms that fit are OR-ed, and a second probe finds the
+    memories holding every term (they rank first without a budget, with the same BM25: a
+    memory's score is the sum over the query's terms it holds); the terms left out of the first
+    probe still count in the coverage boost. A probe expected to match more than the budget
+    (the rarest term alone, or the memories holding every term) scores the newest part of the
+    brain sized to hold about the budget's worth; the channel widens to the whole brain when
+    those parts hold too few results in the caller's scope. Measured at 100,000 synthetic
+    memories by `aimos eval perf --recall 100000`, against the unbounded search."""
+    everything = SearchPlan([Probe(list(terms))], list(terms))
+    if not terms or (budget is None and len(terms) < 2):
+        return everything
     stems = {t: index_terms(conn, [t]) for t in terms}
     wanted = sorted({s for v in stems.values() for s in v})
     if not wanted:
-        return list(terms), False
+        return everything
     docs = dict(
         conn.execute(
             f"SELECT term, doc FROM memory_fts_vocab WHERE term IN ({', '.join('?' * len(wanted))})", wanted
@@ -145,10 +215,24 @@ def prune_common_terms(conn: apsw.Connection, terms: Sequence[str]) -> tuple[lis
     )
     # memories are never deleted, so the largest rowid is their number (and costs one lookup)
     total = int(conn.execute("SELECT MAX(rowid) FROM memories").fetchall()[0][0] or 1)
+    matches = {t: sum(int(docs.get(s, 0)) for s in stems[t]) for t in terms}
+
+    def holding_all(of: Sequence[str]) -> Probe:
+        expected = float(total)
+        for t in of:
+            expected *= min(1.0, matches[t] / total)
+        return Probe(list(of), len(of) > 1, _newest_part(total, expected, budget))
+
     threshold = max(COMMON_TERM_SHARE * total, COMMON_TERM_MIN_DOCS)
     common = {t for t, v in stems.items() if v and all(docs.get(s, 0) > threshold for s in v)}
-    kept = [t for t in terms if t not in common]
-    return (kept, False) if kept else (list(terms), True)
+    kept = [t for t in terms if t not in common] if len(terms) > 1 else list(terms)
+    if not kept:
+        return SearchPlan([holding_all(terms)], list(terms))
+    searched = within_budget(kept, matches, budget)
+    first = Probe(searched, False, _newest_part(total, sum(matches[t] for t in searched), budget))
+    if searched == kept:
+        return SearchPlan([first], kept)
+    return SearchPlan([first, holding_all(kept)], kept)
 
 
 class LexicalChannel:
@@ -159,21 +243,27 @@ class LexicalChannel:
 
     name = "lexical"
 
-    def __init__(self, context_weight: float = CONTEXT_WEIGHT, coverage_boost: float = COVERAGE_BOOST):
+    def __init__(
+        self,
+        context_weight: float = CONTEXT_WEIGHT,
+        coverage_boost: float = COVERAGE_BOOST,
+        posting_budget: int | None = POSTING_BUDGET,
+    ):
         self.context_weight = context_weight
         self.coverage_boost = coverage_boost
+        self.posting_budget = posting_budget  # None: every term searched (the benchmark's baseline)
 
     def search(
         self, conn: apsw.Connection, terms: Sequence[str], scope: Scope, limit: int
     ) -> list[tuple[int, float]]:
         if not terms:
             return []
-        terms, conjunctive = prune_common_terms(conn, terms)
-        precise_hits, types = _bm25(conn, "memory_fts", terms, scope, limit, conjunctive)
+        plan = plan_search(conn, terms, self.posting_budget)
+        precise_hits, types = _bm25(conn, "memory_fts", plan, scope, limit)
         precise = _normalised(precise_hits)
         context: dict[int, float] = {}
         if self.context_weight:
-            context_hits, context_types = _bm25(conn, "memory_context_fts", terms, scope, limit, conjunctive)
+            context_hits, context_types = _bm25(conn, "memory_context_fts", plan, scope, limit)
             context = _normalised(context_hits)
             types.update(context_types)
         scores: dict[int, float] = {}
@@ -182,7 +272,7 @@ class LexicalChannel:
             around = context.get(rowid, 0.0) if types.get(rowid) in CONVERSATION_TYPES else own
             scores[rowid] = own + self.context_weight * around
         if self.coverage_boost and scores:
-            wanted = {stem_prefix(t) for t in terms}
+            wanted = {stem_prefix(t) for t in plan.counted}
             ids = list(scores)
             texts = dict(
                 conn.execute(
@@ -206,7 +296,11 @@ class PreciseChannel:
     def search(
         self, conn: apsw.Connection, terms: Sequence[str], scope: Scope, limit: int
     ) -> list[tuple[int, float]]:
-        return _bm25(conn, "memory_fts", terms, scope, limit)[0] if terms else []
+        return (
+            _bm25(conn, "memory_fts", SearchPlan([Probe(list(terms))], list(terms)), scope, limit)[0]
+            if terms
+            else []
+        )
 
 
 def rrf(rankings: Sequence[Sequence[int]], k: int = RRF_K) -> list[tuple[int, float]]:
