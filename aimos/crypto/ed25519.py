@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from nacl.exceptions import BadSignatureError
@@ -84,22 +86,27 @@ class KeyPair:
 class _VerifiedSignatures:
     """A bounded in-process memory of (public key, message digest, signature) triples known to be
     valid: ones this process verified or made itself. Re-checking the same bytes (the writer's
-    triggers re-verify what the save path just verified or signed) is then a lookup. Only a
-    valid signature ever enters, and the key is the exact bytes, so the answer is unchanged."""
+    triggers re-verify what the save path just verified or signed; whole-brain verification
+    meets each memory_saved event in the event chain and again in the memory's disclosure check)
+    is then a lookup. Only a valid signature ever enters, and the key is the SHA-256 of the exact
+    bytes, so the answer is unchanged. Oldest first out past the limit."""
 
     def __init__(self, limit: int = 4096) -> None:
-        self._entries: OrderedDict[bytes, None] = OrderedDict()
-        self._limit = limit
+        self._entries: OrderedDict[bytes, None] = OrderedDict()  # O(1) from either end
+        self.limit = limit
 
     @staticmethod
     def _key(raw_public: bytes, message: bytes, signature: bytes) -> bytes:
-        return raw_public + hashlib.sha256(message).digest() + signature
+        return hashlib.sha256(raw_public + hashlib.sha256(message).digest() + signature).digest()
 
     def add(self, raw_public: bytes, message: bytes, signature: bytes) -> None:
         key = self._key(raw_public, message, signature)
         self._entries[key] = None
-        self._entries.move_to_end(key)
-        while len(self._entries) > self._limit:
+        self._entries.move_to_end(key)  # newest last
+        self.keep_newest(self.limit)
+
+    def keep_newest(self, n: int) -> None:
+        while len(self._entries) > n:
             self._entries.popitem(last=False)
 
     def __contains__(self, triple: tuple[bytes, bytes, bytes]) -> bool:
@@ -107,6 +114,20 @@ class _VerifiedSignatures:
 
 
 _VERIFIED = _VerifiedSignatures()
+WHOLE_BRAIN_SIGNATURES = 400_000  # about 70 MB when full, for the length of one verification
+
+
+@contextmanager
+def remembering(limit: int) -> Iterator[None]:
+    """Remember up to ``limit`` valid signatures for the length of the block (a whole-brain
+    verification meets most of them more than once), then shrink back."""
+    before = _VERIFIED.limit
+    _VERIFIED.limit = max(before, limit)
+    try:
+        yield
+    finally:
+        _VERIFIED.limit = before
+        _VERIFIED.keep_newest(before)
 
 
 def verify(public_key_b64u_or_raw: str | bytes, message: bytes, signature: bytes) -> bool:

@@ -9,6 +9,7 @@ from typing import Any
 
 import apsw
 
+from aimos.crypto.ed25519 import WHOLE_BRAIN_SIGNATURES, remembering
 from aimos.errors import AimosError
 from aimos.learning.export import export_cognitive
 from aimos.learning.verifier import Report, verify_brain, verify_brain_state
@@ -76,6 +77,18 @@ def verify_everything(
     wording may differ between the two under tampering, and the reason is part of the root).
     ``progress(done, phase)`` is told as each of the VERIFY_PHASES starts and (done = 4) at the end.
     """
+    # both verifiers meet most signatures more than once (an event in its chain and again in the
+    # disclosure check, then in the bundle): each distinct valid one goes to libsodium once
+    with remembering(0 if memory_id else WHOLE_BRAIN_SIGNATURES):
+        return _verify_everything(conn, expected_master_fingerprint, memory_id, progress)
+
+
+def _verify_everything(
+    conn: apsw.Connection,
+    expected_master_fingerprint: str,
+    memory_id: str | None,
+    progress: Callable[[int, str], None] | None,
+) -> dict[str, Any]:
     tell = progress or (lambda _done, _phase: None)
     from aimos.store.seals import anchor_for
     from aimos.verify.cognitive import CognitiveVerdict, verify_cognitive_bundle

@@ -6,6 +6,7 @@ triggers fail with "no such function".
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import struct
 from typing import Any
@@ -123,6 +124,7 @@ def live_content_hash_sql(*fields: Any) -> str | None:
     return commitments.live_content_hash(row).hex()
 
 
+@functools.lru_cache(maxsize=1024)  # a pure function of its arguments, asked once per row in a scan
 def certificate_matches(
     certificate: str,
     master_public_key: str | None,

@@ -6,6 +6,7 @@ e.g. ``provenance_cert_expired``); only :func:`decode_identity` fails the check 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -85,8 +86,10 @@ def decode_identity(raw: object, where: str) -> Identity:
     )
 
 
+@functools.lru_cache(maxsize=256)  # every event of an epoch names the same certificate
 def parse_cert(text: str) -> Certificate | str:
-    """The certificate, or the reason it cannot be read."""
+    """The certificate, or the reason it cannot be read (a pure function of the text: callers
+    share the result and never change it)."""
     try:
         outer = json_loads(b64u_decode(text))
     except (AimosError, ValueError, UnicodeDecodeError):
@@ -116,10 +119,21 @@ def authority(cert: Certificate, identity: Identity, master: Master) -> str | No
     return None
 
 
-def cert_valid_at(cert: Certificate, key: str, at: int) -> str | None:
+@functools.lru_cache(maxsize=256)
+def _issuer_signed(text: str, key: str) -> bool:
+    """Does ``key`` sign the certificate ``text`` under the issuer it names? Pure, so remembered."""
+    cert = parse_cert(text)
+    if isinstance(cert, str):
+        return False
     try:
         verify_certificate(cert, key, at=None, accepted_issuers=(str(cert.body["issuer"]),))
     except AimosError:
+        return False
+    return True
+
+
+def cert_valid_at(cert: Certificate, key: str, at: int) -> str | None:
+    if not _issuer_signed(cert.text, key):
         return R.CERT_SIG_INVALID
     if at < cert.valid_from:
         return R.CERT_NOT_YET_VALID

@@ -151,6 +151,12 @@ def same(left: object, right: object) -> bool:
     by canonical bytes (so ``true`` never equals ``1``, though Python says True == 1)."""
     if isinstance(left, str) or isinstance(right, str):
         return isinstance(left, str) and isinstance(right, str) and left == right
+    kind = type(left)
+    if kind is type(right):  # the common cases, without bytes
+        if kind is bool or left is None:
+            return left == right
+        if kind is int:  # an unsafe integer has no canonical form, so equals nothing
+            return left == right and abs(left) <= MAX_SAFE_INTEGER
     left_bytes = canonical_or_none(left)
     return left_bytes is not None and left_bytes == canonical_or_none(right)
 
