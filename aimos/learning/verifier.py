@@ -19,6 +19,8 @@ from typing import Any
 import apsw
 
 from aimos.crypto import commitments
+from aimos.crypto.ed25519 import check_in_parallel
+from aimos.crypto.encoding import b64u_decode
 from aimos.errors import AimosError, DisclosureError
 from aimos.learning.outcomes import principal_outcomes
 from aimos.recall.disclosure import verify_many
@@ -100,8 +102,39 @@ class Report:
         return commitments.corpus_proof_root(r.proof_record() for r in self.records).hex()
 
 
+# The two most numerous signatures of a brain, as their checks build them: every event's (payload
+# form 1 over its signed body) and every save request's (request form 3 over its provenance body).
+_SIGNATURES_AHEAD = """
+SELECT i.public_key_b64u, aimos_payload_message(e.signed_body, e.nonce, e.ts_signed), e.signature_b64u
+FROM events e JOIN identity_epochs i ON i.agent_id = e.signer_agent_id AND i.valid_from = e.signer_valid_from
+UNION ALL
+SELECT i.public_key_b64u,
+       aimos_request_message(p.body_json, p.signed_method, p.signed_path, p.nonce, p.ts_signed),
+       p.signature_b64u
+FROM memory_provenance p
+JOIN identity_epochs i ON i.agent_id = p.signer_agent_id AND i.valid_from = p.signer_valid_from
+WHERE p.event_type = 'SAVE'
+"""
+
+
+def check_signatures_ahead(conn: apsw.Connection) -> int:
+    """Check the brain's event and save-request signatures on every core first (remembered as
+    valid, see ed25519.check_in_parallel), so the walks below, which check each one where it
+    belongs and name any failure, mostly look them up. Returns how many were valid."""
+    triples = []
+    for key, message, signature in conn.execute(_SIGNATURES_AHEAD):
+        if isinstance(key, str) and isinstance(message, bytes) and isinstance(signature, str):
+            try:
+                triples.append((key, message, b64u_decode(signature)))
+            except AimosError:
+                continue  # malformed: its own check says so
+    return check_in_parallel(triples)
+
+
 def verify_brain(conn: apsw.Connection, memory_id: str | None = None) -> Report:
     """Run the in-database verifier over every memory (or one) and every event chain."""
+    if memory_id is None:
+        check_signatures_ahead(conn)
     where, params = ("WHERE memory_id = ?", (memory_id,)) if memory_id else ("", ())
     memories = rows(conn, f"SELECT * FROM memories {where} ORDER BY memory_id", params)
     chains = chain_reasons(conn, memories)
