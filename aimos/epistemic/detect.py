@@ -31,6 +31,7 @@ from aimos.epistemic.agreement import (
 from aimos.epistemic.chain import Transition, append_classification
 from aimos.identity.epochs import Signer
 from aimos.store.connection import rows
+from aimos.store.search import budgeted_probe, fts_match
 from aimos.vocabulary import (
     AGREEMENT_DETECTOR_VERSION,
     CLI_AGENT,
@@ -46,6 +47,10 @@ NEIGHBOURS = 40
 # chat's names and dates are no answers); the query-lure rules and the reference kernel still do
 UNCHECKED_TYPES = frozenset({"dialog_turn", "message"})
 QUERY_WORDS = 16
+# memories one neighbour scan may score: the words of a save are many (QUERY_WORDS), so each
+# match costs more to score than a recall's (about 13 us); a brain of alike memories would
+# otherwise make every save score all of them (store.search)
+NEIGHBOUR_BUDGET = 300
 CLEARABLE = frozenset({POISON_SUSPECT, POISON_LIKELY})
 
 _COLUMNS = (
@@ -94,16 +99,20 @@ def _neighbours(
 
 
 def _search(conn: apsw.Connection, company_id: str, content: Iterable[str]) -> list[dict[str, Any]]:
-    """The NEIGHBOURS memories the longest of ``content``'s words find best (FTS5, any word)."""
+    """The NEIGHBOURS memories the longest of ``content``'s words find best (FTS5, any word),
+    within the scan budget (store.search: the rarest of those words that fit it, in the newest
+    part of the brain when even they match more; a brain of alike memories otherwise made every
+    save score all of them)."""
     words = sorted(content, key=lambda w: (-len(w), w))[:QUERY_WORDS]
     if not words:
         return []
-    match = " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
+    probe = budgeted_probe(conn, words, NEIGHBOUR_BUDGET)
+    newest = " AND rowid >= ?" if probe.min_rowid else ""
     return rows(
         conn,
-        f"SELECT {_COLUMNS} FROM (SELECT rowid FROM memory_fts WHERE memory_fts MATCH ?"
+        f"SELECT {_COLUMNS} FROM (SELECT rowid FROM memory_fts WHERE memory_fts MATCH ?{newest}"
         " ORDER BY rank LIMIT ?) f JOIN memories m ON m.rowid = f.rowid WHERE m.company_id = ?",
-        (match, NEIGHBOURS, company_id),
+        (fts_match(probe.terms), *((probe.min_rowid,) if probe.min_rowid else ()), NEIGHBOURS, company_id),
     )
 
 

@@ -18,8 +18,17 @@ from typing import Protocol
 
 import apsw
 
-from aimos.recall.text import fts_match, stem_prefix, tokens
+from aimos.recall.text import stem_prefix, tokens
 from aimos.store.cells import text_of
+from aimos.store.search import (
+    POSTING_BUDGET,
+    Probe,
+    memories_in,
+    newest_part,
+    probe_within,
+    ranked_scan,
+    term_counts,
+)
 from aimos.vocabulary import DATA_CLASSES
 
 RRF_K = 60
@@ -63,16 +72,6 @@ class Channel(Protocol):
 
 
 @dataclass(frozen=True)
-class Probe:
-    """One ranked scan of an index: the terms OR-ed (AND-ed when ``every``), scoring only the
-    memories from ``min_rowid`` on (the newest part of the brain) when it is > 0."""
-
-    terms: list[str]
-    every: bool = False
-    min_rowid: int = 0
-
-
-@dataclass(frozen=True)
 class SearchPlan:
     """What the lexical channel asks the indexes for one query: the probes, whose hits are
     merged (a memory found by several keeps its best BM25), and the terms the coverage boost
@@ -80,16 +79,6 @@ class SearchPlan:
 
     probes: list[Probe]
     counted: list[str]
-
-
-def _fts(conn: apsw.Connection, table: str, probe: Probe, limit: int) -> list[tuple[int, float]]:
-    """(rowid, -bm25) best first, straight from FTS5's ranked scan (of the rowids from the
-    probe's ``min_rowid`` on: FTS5 skips the others without scoring them)."""
-    newest = " AND rowid >= ?" if probe.min_rowid else ""
-    sql = f"SELECT rowid, -bm25({table}) FROM {table} WHERE {table} MATCH ?{newest} ORDER BY rank LIMIT ?"
-    match = fts_match(list(probe.terms), conjunctive=probe.every)
-    params = (match, probe.min_rowid, limit) if probe.min_rowid else (match, limit)
-    return [(int(r), float(s)) for r, s in conn.execute(sql, params)]
 
 
 def _in_scope(conn: apsw.Connection, rowids: Sequence[int], scope: Scope) -> dict[int, str]:
@@ -116,7 +105,7 @@ def _bm25(
         best: dict[int, float] = {}
         more = False
         for probe in probes:
-            hits = _fts(conn, table, probe, page)
+            hits = ranked_scan(conn, table, probe, page)
             more = more or len(hits) == page
             for rowid, score in hits:
                 if score > best.get(rowid, float("-inf")):
@@ -143,45 +132,6 @@ def _normalised(hits: list[tuple[int, float]]) -> dict[int, float]:
 
 COMMON_TERM_SHARE = 0.25  # BM25 gives such a term little weight; see plan_search
 COMMON_TERM_MIN_DOCS = 2000  # ... and below this many matches scoring it costs little
-# FTS5 scores every memory a scan matches before it can rank them (2-4 us each on this
-# machine, more with more terms): a probe expected to match more than this many scores only the
-# newest part of the brain that holds about this many. `aimos eval perf --recall N` measures
-# the channel against the unbounded search in one run.
-POSTING_BUDGET = 1000
-
-
-def index_terms(conn: apsw.Connection, terms: Sequence[str]) -> list[str]:
-    """The query terms as the index sees them (porter stems through FTS5's own tokenizer)."""
-    tokenizer = conn.fts5_tokenizer("porter", ["unicode61", "remove_diacritics", "2"])
-    out: list[str] = []
-    for term in terms:
-        for tok in tokenizer(term.encode("utf-8"), apsw.FTS5_TOKENIZE_QUERY, None):
-            out.append(str(tok[-1]))
-    return out
-
-
-def within_budget(terms: Sequence[str], matches: dict[str, int], budget: int | None) -> list[str]:
-    """The rarest of ``terms`` whose matches add up to at most ``budget`` (the rarest one
-    always), in the query's order; all of them when they fit or there is no budget. Pure."""
-    if budget is None or sum(matches.get(t, 0) for t in terms) <= budget:
-        return list(terms)
-    chosen: set[str] = set()
-    spent = 0
-    for _, term in sorted(enumerate(terms), key=lambda it: (matches.get(it[1], 0), it[0])):
-        cost = matches.get(term, 0)
-        if chosen and spent + cost > budget:
-            break
-        chosen.add(term)
-        spent += cost
-    return [t for t in terms if t in chosen]
-
-
-def _newest_part(total: int, matches: float, budget: int | None) -> int:
-    """The first rowid of the newest part of the brain expected to hold ``budget`` of a scan's
-    ``matches`` (spread evenly over the rowids, roughly); 0 (everything) when they fit."""
-    if budget is None or matches <= budget:
-        return 0
-    return max(0, total - int(total * budget / matches))
 
 
 def plan_search(conn: apsw.Connection, terms: Sequence[str], budget: int | None = None) -> SearchPlan:
@@ -204,33 +154,28 @@ def plan_search(conn: apsw.Connection, terms: Sequence[str], budget: int | None 
     everything = SearchPlan([Probe(list(terms))], list(terms))
     if not terms or (budget is None and len(terms) < 2):
         return everything
-    stems = {t: index_terms(conn, [t]) for t in terms}
-    wanted = sorted({s for v in stems.values() for s in v})
-    if not wanted:
+    total = memories_in(conn)
+    if total <= COMMON_TERM_MIN_DOCS and (budget is None or total <= budget):
+        return everything  # no term can be that common, and the whole brain fits the budget
+    counts = term_counts(conn, terms)
+    if not any(counts.stems.values()):
         return everything
-    docs = dict(
-        conn.execute(
-            f"SELECT term, doc FROM memory_fts_vocab WHERE term IN ({', '.join('?' * len(wanted))})", wanted
-        )
-    )
-    # memories are never deleted, so the largest rowid is their number (and costs one lookup)
-    total = int(conn.execute("SELECT MAX(rowid) FROM memories").fetchall()[0][0] or 1)
-    matches = {t: sum(int(docs.get(s, 0)) for s in stems[t]) for t in terms}
+    stems, docs, total = counts.stems, counts.docs, counts.total
+    matches = {t: counts.matches(t) for t in terms}
 
     def holding_all(of: Sequence[str]) -> Probe:
         expected = float(total)
         for t in of:
             expected *= min(1.0, matches[t] / total)
-        return Probe(list(of), len(of) > 1, _newest_part(total, expected, budget))
+        return Probe(list(of), len(of) > 1, newest_part(total, expected, budget))
 
     threshold = max(COMMON_TERM_SHARE * total, COMMON_TERM_MIN_DOCS)
     common = {t for t, v in stems.items() if v and all(docs.get(s, 0) > threshold for s in v)}
     kept = [t for t in terms if t not in common] if len(terms) > 1 else list(terms)
     if not kept:
         return SearchPlan([holding_all(terms)], list(terms))
-    searched = within_budget(kept, matches, budget)
-    first = Probe(searched, False, _newest_part(total, sum(matches[t] for t in searched), budget))
-    if searched == kept:
+    first = probe_within(kept, matches, total, budget)
+    if first.terms == kept:
         return SearchPlan([first], kept)
     return SearchPlan([first, holding_all(kept)], kept)
 

@@ -42,11 +42,6 @@ def query_terms(query: str) -> list[str]:
     return list(dict.fromkeys(chosen))
 
 
-def fts_match(terms: list[str], *, conjunctive: bool = False) -> str:
-    """An FTS5 MATCH expression: each term a quoted string, OR-ed (or AND-ed) together."""
-    return (" AND " if conjunctive else " OR ").join('"' + t.replace('"', '""') + '"' for t in terms)
-
-
 def token_set(text: str) -> frozenset[str]:
     return frozenset(tokens(text))
 

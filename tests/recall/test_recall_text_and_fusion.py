@@ -13,7 +13,8 @@ import apsw
 import pytest
 
 from aimos.recall.candidates import RRF_K, Scope, open_candidates, rrf
-from aimos.recall.text import STOP_WORDS, fts_match, jaccard, query_terms, token_set, tokens
+from aimos.recall.text import STOP_WORDS, jaccard, query_terms, token_set, tokens
+from aimos.store.search import fts_match
 
 FTS_SYNTAX_QUERIES = [
     '"unbalanced',

@@ -16,9 +16,10 @@ import pytest
 from aimos.actions.bodies import build_recall_body, build_save_body
 from aimos.identity.requests import sign_request
 from aimos.memory.save import save
-from aimos.recall.candidates import LexicalChannel, Probe, Scope, plan_search, within_budget
+from aimos.recall.candidates import LexicalChannel, Scope, plan_search
 from aimos.recall.pipeline import recall
 from aimos.recall.text import query_terms
+from aimos.store.search import Probe, budgeted_probe, within_budget
 from aimos.vocabulary import PATH_RECALL, PATH_SAVE
 
 pytestmark = pytest.mark.timeout(120)
@@ -138,3 +139,37 @@ def test_the_memories_holding_every_common_term_are_found_past_the_budget(brain:
     for budget in (5, None):
         got = LexicalChannel(posting_budget=budget).search(brain.conn, terms, EVERYONE, 5)
         assert got[0][0] == rowid_of(brain, both), budget
+
+
+# --- the agreement detector's neighbour scan (store.search.budgeted_probe) ----------------------
+def test_the_neighbour_scan_takes_the_rarest_words_then_the_newest_matches(crowded: dict[str, Any]) -> None:
+    brain = crowded["brain"]
+    conn = brain.conn
+    # 30 kitchen memories do not fit in 10: walnut (3) does, and kitchen would overflow it
+    assert budgeted_probe(conn, ["kitchen", "walnut"], budget=10) == Probe(["walnut"])
+    assert budgeted_probe(conn, ["kitchen", "walnut"], budget=None) == Probe(["kitchen", "walnut"])
+    assert budgeted_probe(conn, ["kitchen", "walnut"], budget=1000) == Probe(
+        ["kitchen", "walnut"]
+    )  # all fits
+    # kitchen alone: exactly its 10 newest matches are in the part scanned
+    probe = budgeted_probe(conn, ["kitchen"], budget=10)
+    newest_ten = sorted(rowid_of(brain, m) for m in crowded["ids"])[-10:]
+    assert probe.terms == ["kitchen"] and probe.min_rowid == newest_ten[0]
+    scanned = conn.execute(
+        "SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? AND rowid >= ?", ('"kitchen"', probe.min_rowid)
+    ).fetchall()
+    assert sorted(r for (r,) in scanned) == newest_ten
+
+
+def test_a_flood_of_alike_memories_cannot_make_a_save_score_them_all(brain: Any) -> None:
+    """A hostile agent saving hundreds of near-copies: the detector's neighbour scan for the next
+    save still scores at most its budget of them (the newest), and the save goes through."""
+    for i in range(60):
+        put(brain, f"the harbor lighthouse keeper logs the tide at dawn, entry {i}")
+    probe = budgeted_probe(brain.conn, ["harbor", "lighthouse", "keeper", "tide"], budget=25)
+    matched = brain.conn.execute(
+        "SELECT COUNT(*) FROM memory_fts WHERE memory_fts MATCH ? AND rowid >= ?",
+        (" OR ".join(f'"{t}"' for t in probe.terms), probe.min_rowid),
+    ).fetchall()[0][0]
+    assert probe.min_rowid > 0 and matched == 25
+    assert put(brain, "the harbor lighthouse keeper logs the tide at dusk")
