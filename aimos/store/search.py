@@ -80,7 +80,7 @@ def term_counts(conn: apsw.Connection, terms: Sequence[str]) -> TermCounts:
 def memories_in(conn: apsw.Connection) -> int:
     """How many memories the brain holds: never deleted, so the largest rowid is their number
     (one lookup, not a count)."""
-    return int(conn.execute("SELECT MAX(rowid) FROM memories").fetchall()[0][0] or 1)
+    return _integer(conn, "SELECT MAX(rowid) FROM memories", ()) or 1
 
 
 def within_budget(terms: Sequence[str], matches: dict[str, int], budget: int | None) -> list[str]:
@@ -124,19 +124,26 @@ def budgeted_probe(conn: apsw.Connection, terms: Sequence[str], budget: int | No
         return Probe(list(terms))  # nothing to leave out: the whole brain fits
     cap = budget + 1
     matches = {
-        t: int(
-            conn.execute(
-                "SELECT COUNT(*) FROM (SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? LIMIT ?)",
-                (fts_match([t]), cap),
-            ).fetchall()[0][0]
+        t: _integer(
+            conn,
+            "SELECT COUNT(*) FROM (SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? LIMIT ?)",
+            (fts_match([t]), cap),
         )
         for t in dict.fromkeys(terms)
     }
     searched = within_budget(terms, matches, budget)
     if sum(matches[t] for t in searched) <= budget:
         return Probe(searched)
-    found = conn.execute(
+    newest = _integer(
+        conn,
         "SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?",
         (fts_match(searched), budget - 1),
-    ).fetchall()
-    return Probe(searched, False, int(found[0][0]) if found else 0)
+    )
+    return Probe(searched, False, newest)
+
+
+def _integer(conn: apsw.Connection, sql: str, params: tuple[object, ...]) -> int:
+    """The one integer a query gives (0 when it gives no row)."""
+    found = conn.execute(sql, params).fetchall()
+    value = found[0][0] if found else 0
+    return value if isinstance(value, int) else 0

@@ -155,7 +155,7 @@ def same(left: object, right: object) -> bool:
     if kind is type(right):  # the common cases, without bytes
         if kind is bool or left is None:
             return left == right
-        if kind is int:  # an unsafe integer has no canonical form, so equals nothing
+        if kind is int and isinstance(left, int):  # an unsafe integer has no canonical form
             return left == right and abs(left) <= MAX_SAFE_INTEGER
     left_bytes = canonical_or_none(left)
     return left_bytes is not None and left_bytes == canonical_or_none(right)
