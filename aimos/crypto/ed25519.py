@@ -121,20 +121,26 @@ class _VerifiedSignatures:
 
 
 _VERIFIED = _VerifiedSignatures()
+_USUAL_LIMIT = _VERIFIED.limit
 WHOLE_BRAIN_SIGNATURES = 400_000  # about 70 MB when full, for the length of one verification
+_WIDENED: list[int] = []  # the limits of the remembering() blocks open now, in any thread
 
 
 @contextmanager
 def remembering(limit: int) -> Iterator[None]:
     """Remember up to ``limit`` valid signatures for the length of the block (a whole-brain
-    verification meets most of them more than once), then shrink back."""
-    before = _VERIFIED.limit
-    _VERIFIED.limit = max(before, limit)
+    verification meets most of them more than once), then shrink back. Blocks may nest or
+    overlap across threads: the memory holds the largest limit of those still open."""
+    with _VERIFIED._lock:
+        _WIDENED.append(limit)
+        _VERIFIED.limit = max([_USUAL_LIMIT, *_WIDENED])
     try:
         yield
     finally:
-        _VERIFIED.limit = before
-        _VERIFIED.keep_newest(before)
+        with _VERIFIED._lock:
+            _WIDENED.remove(limit)
+            _VERIFIED.limit = max([_USUAL_LIMIT, *_WIDENED])
+        _VERIFIED.keep_newest(_VERIFIED.limit)
 
 
 def check_in_parallel(triples: Iterable[tuple[str, bytes, bytes]], workers: int | None = None) -> int:

@@ -31,7 +31,7 @@ from aimos.epistemic.agreement import (
 from aimos.epistemic.chain import Transition, append_classification
 from aimos.identity.epochs import Signer
 from aimos.store.connection import rows
-from aimos.store.search import budgeted_probe, fts_match
+from aimos.store.search import budgeted_probe, where_clause
 from aimos.vocabulary import (
     AGREEMENT_DETECTOR_VERSION,
     CLI_AGENT,
@@ -106,13 +106,12 @@ def _search(conn: apsw.Connection, company_id: str, content: Iterable[str]) -> l
     words = sorted(content, key=lambda w: (-len(w), w))[:QUERY_WORDS]
     if not words:
         return []
-    probe = budgeted_probe(conn, words, NEIGHBOUR_BUDGET)
-    newest = " AND rowid >= ?" if probe.min_rowid else ""
+    where, params = where_clause("memory_fts", budgeted_probe(conn, words, NEIGHBOUR_BUDGET))
     return rows(
         conn,
-        f"SELECT {_COLUMNS} FROM (SELECT rowid FROM memory_fts WHERE memory_fts MATCH ?{newest}"
+        f"SELECT {_COLUMNS} FROM (SELECT rowid FROM memory_fts WHERE {where}"
         " ORDER BY rank LIMIT ?) f JOIN memories m ON m.rowid = f.rowid WHERE m.company_id = ?",
-        (fts_match(probe.terms), *((probe.min_rowid,) if probe.min_rowid else ()), NEIGHBOURS, company_id),
+        (*params, NEIGHBOURS, company_id),
     )
 
 

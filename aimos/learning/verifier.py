@@ -19,7 +19,7 @@ from typing import Any
 import apsw
 
 from aimos.crypto import commitments
-from aimos.crypto.ed25519 import check_in_parallel
+from aimos.crypto.ed25519 import WHOLE_BRAIN_SIGNATURES, check_in_parallel, remembering
 from aimos.crypto.encoding import b64u_decode
 from aimos.errors import AimosError, DisclosureError
 from aimos.learning.outcomes import principal_outcomes
@@ -132,9 +132,17 @@ def check_signatures_ahead(conn: apsw.Connection) -> int:
 
 
 def verify_brain(conn: apsw.Connection, memory_id: str | None = None) -> Report:
-    """Run the in-database verifier over every memory (or one) and every event chain."""
-    if memory_id is None:
+    """Run the in-database verifier over every memory (or one) and every event chain. The whole
+    brain's signatures are checked ahead on every core and remembered for the run (whoever calls
+    it: `aimos verify`, the nightly job, an export)."""
+    if memory_id is not None:
+        return _verify_brain(conn, memory_id)
+    with remembering(WHOLE_BRAIN_SIGNATURES):
         check_signatures_ahead(conn)
+        return _verify_brain(conn, None)
+
+
+def _verify_brain(conn: apsw.Connection, memory_id: str | None) -> Report:
     where, params = ("WHERE memory_id = ?", (memory_id,)) if memory_id else ("", ())
     memories = rows(conn, f"SELECT * FROM memories {where} ORDER BY memory_id", params)
     chains = chain_reasons(conn, memories)

@@ -35,14 +35,20 @@ class Probe:
     min_rowid: int = 0
 
 
-def ranked_scan(conn: apsw.Connection, table: str, probe: Probe, limit: int) -> list[tuple[int, float]]:
-    """(rowid, -bm25) best first, straight from FTS5's ranked scan (of the rowids from the
-    probe's ``min_rowid`` on: FTS5 skips the others without scoring them)."""
-    newest = " AND rowid >= ?" if probe.min_rowid else ""
-    sql = f"SELECT rowid, -bm25({table}) FROM {table} WHERE {table} MATCH ?{newest} ORDER BY rank LIMIT ?"
+def where_clause(table: str, probe: Probe) -> tuple[str, tuple[object, ...]]:
+    """The WHERE condition of a probe's scan of ``table`` and its parameters: the MATCH, and from
+    the probe's ``min_rowid`` on when it has one (FTS5 skips the others without scoring them)."""
     match = fts_match(list(probe.terms), conjunctive=probe.every)
-    params = (match, probe.min_rowid, limit) if probe.min_rowid else (match, limit)
-    return [(int(r), float(s)) for r, s in conn.execute(sql, params)]
+    if probe.min_rowid:
+        return f"{table} MATCH ? AND rowid >= ?", (match, probe.min_rowid)
+    return f"{table} MATCH ?", (match,)
+
+
+def ranked_scan(conn: apsw.Connection, table: str, probe: Probe, limit: int) -> list[tuple[int, float]]:
+    """(rowid, -bm25) best first, straight from FTS5's ranked scan of the probe."""
+    where, params = where_clause(table, probe)
+    sql = f"SELECT rowid, -bm25({table}) FROM {table} WHERE {where} ORDER BY rank LIMIT ?"
+    return [(int(r), float(s)) for r, s in conn.execute(sql, (*params, limit))]
 
 
 def index_terms(conn: apsw.Connection, terms: Sequence[str]) -> list[str]:

@@ -84,3 +84,15 @@ def test_same_compares_json_values_as_the_reference_does() -> None:
     assert not same(2**60, 2**60)  # no canonical form: equal to nothing
     assert not same("1", 1) and not same(1, 2) and not same(False, True)
     assert same({"a": [1, True]}, {"a": [1, True]}) and not same({"a": [1]}, {"a": [True]})
+
+
+def test_remembering_blocks_nest_and_the_largest_open_one_holds() -> None:
+    normal = ed25519._VERIFIED.limit
+    with remembering(normal * 4):
+        with remembering(normal * 2):  # an export's verify inside `aimos verify`, say
+            assert ed25519._VERIFIED.limit == normal * 4
+        assert ed25519._VERIFIED.limit == normal * 4  # the inner block did not shrink the outer
+        with remembering(normal * 8):
+            assert ed25519._VERIFIED.limit == normal * 8
+        assert ed25519._VERIFIED.limit == normal * 4
+    assert ed25519._VERIFIED.limit == normal
