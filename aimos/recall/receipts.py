@@ -10,11 +10,12 @@ import apsw
 
 from aimos.crypto.canonical import canonical_sha256_hex, canonical_text, json_loads
 from aimos.crypto.merkle import merkle_root
-from aimos.errors import AimosError, ReceiptNotFoundError
+from aimos.errors import AimosError, DamagedBrainError, ReceiptNotFoundError
 from aimos.identity.epochs import Signer, master_row
 from aimos.ledger.events import append_event
 from aimos.recall.disclosure import Disclosed, verify_for_disclosure
 from aimos.recall.policy import Scored
+from aimos.store.cells import deflate_text, stored_text
 from aimos.store.connection import one, resolve_uuid_prefix
 from aimos.vocabulary import HOUSEKEEPER, PATH_RECALL
 from aimos.vocabulary import RECALL_RECEIPT_SCHEMA as RECEIPT_SCHEMA
@@ -108,10 +109,11 @@ def record_receipt(
         "merkle_root": root,
         "result_count": len(evidence),
         "evidence": canonical_text(evidence),
-        "decision": decision_canonical,
+        "decision": "",  # stored once, deflated (migration 11); hashed and sealed as the text
         "decision_sha256": decision_sha256,
         "event_id": event["event_id"],
         "created_at": now,
+        "decision_deflated": deflate_text(decision_canonical),
     }
     conn.execute(
         f"INSERT INTO recall_receipts ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
@@ -129,6 +131,20 @@ def resolve_receipt_id(conn: apsw.Connection, ref: str) -> str:
         what="recall receipt",
         not_found=ReceiptNotFoundError,
     )
+
+
+def _stored_json(receipt_id: str, column: str, text: str | None) -> Any:
+    """A receipt's stored JSON column, parsed; a damaged one (not JSON, or a stored decision that
+    does not read back) is named as damage, never shown as an internal error."""
+    try:
+        if text is None:
+            raise ValueError("unreadable")
+        return json_loads(text, what=f"receipt {receipt_id}'s {column}")
+    except ValueError as exc:
+        raise DamagedBrainError(
+            f"receipt {receipt_id}'s {column} is not readable: the brain was changed outside aimos",
+            where=(f"recall_receipts.{column} (receipt {receipt_id})",),
+        ) from exc
 
 
 def receipt_document(conn: apsw.Connection, ref: str) -> dict[str, Any]:
@@ -159,15 +175,17 @@ def receipt_document(conn: apsw.Connection, ref: str) -> dict[str, Any]:
         "created_at": r["created_at"],
         "merkle_root": r["merkle_root"],
         "result_count": r["result_count"],
-        "evidence": json_loads(r["evidence"], what=f"receipt {receipt_id}'s evidence"),
-        "decision": json_loads(r["decision"], what=f"receipt {receipt_id}'s decision"),
+        "evidence": _stored_json(receipt_id, "evidence", r["evidence"]),
+        "decision": _stored_json(
+            receipt_id, "decision", stored_text(r["decision"], r.get("decision_deflated"))
+        ),
         "decision_sha256": r["decision_sha256"],
-        "command": json_loads(r["command"], what=f"receipt {receipt_id}'s command"),
+        "command": _stored_json(receipt_id, "command", r["command"]),
         "command_hash": r["command_hash"],
         "request": {
             "agent_id": r["agent_id"],
             "agent_valid_from": r["agent_valid_from"],
-            "body": json_loads(r["request_body"], what=f"receipt {receipt_id}'s request body"),
+            "body": _stored_json(receipt_id, "request_body", r["request_body"]),
             "request_hash": r["request_hash"],
             "method": "POST",
             "path": PATH_RECALL,

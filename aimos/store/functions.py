@@ -18,6 +18,7 @@ from aimos.crypto.ed25519 import fingerprint_of_b64u, verify
 from aimos.crypto.encoding import b64u_decode, hex32, parse_iso_ms
 from aimos.crypto.merkle import merkle_root
 from aimos.errors import AimosError
+from aimos.store.cells import inflate_bytes
 from aimos.verify.kit.inheritance import Predecessor, classifier_reason, correction_carries
 from aimos.verify.kit.judgment import judgment_reason
 from aimos.verify.kit.redaction import check_record
@@ -41,6 +42,11 @@ def is_canonical(text: Any) -> int:
         return int(isinstance(text, str) and canonical_json(json_loads(text)).decode() == text)
     except (ValueError, AimosError):
         return 0
+
+
+def inflate(value: Any) -> bytes | None:
+    """The bytes a stored deflated text inflates to (the seals hash those); NULL if it does not."""
+    return inflate_bytes(value)
 
 
 def is_utf8(value: Any) -> int:
@@ -393,6 +399,7 @@ def seal_aware() -> int:
 SQL_FUNCTIONS: dict[str, tuple[Any, int]] = {
     "aimos_sha256_hex": (sha256_hex, 1),
     "aimos_is_canonical": (is_canonical, 1),
+    "aimos_inflate": (inflate, 1),
     "aimos_payload_message": (payload_message_sql, 3),
     "aimos_request_message": (request_message_sql, 5),
     "aimos_ed25519_verify": (ed25519_verify, 3),

@@ -1,5 +1,5 @@
 -- GENERATED FILE: do not edit. The aimos brain schema after every migration, in one file.
--- Made from aimos/store/migrations/0001_initial.sql .. 0010_judgment_stands.sql (10 migrations) applied in
+-- Made from aimos/store/migrations/0001_initial.sql .. 0011_decisions_deflated.sql (11 migrations) applied in
 -- order to an empty database, then read back from sqlite_master (each statement as SQLite stores
 -- it). Applying this file to an empty database makes the same schema (user_version aside).
 -- Regenerate: python -m aimos.store.schema --write
@@ -1031,11 +1031,19 @@ CREATE TABLE recall_receipts (
     decision              TEXT NOT NULL,
     decision_sha256       TEXT NOT NULL,
     event_id              TEXT NOT NULL UNIQUE REFERENCES events (event_id),
-    created_at            INTEGER NOT NULL,
+    created_at            INTEGER NOT NULL, decision_deflated BLOB,
     FOREIGN KEY (agent_id, agent_valid_from) REFERENCES identity_epochs (agent_id, valid_from)
 ) STRICT;
 
 CREATE INDEX recall_receipts_created ON recall_receipts (created_at);
+
+CREATE TRIGGER recall_receipts_decision_form BEFORE INSERT ON recall_receipts
+WHEN NEW.decision_deflated IS NOT NULL
+BEGIN
+    SELECT RAISE(ABORT, 'aimos: a deflated decision stands beside an empty text and inflates to the decision its hash names')
+        WHERE NEW.decision IS NOT ''
+           OR aimos_sha256_hex(aimos_inflate(NEW.decision_deflated)) IS NOT NEW.decision_sha256;
+END;
 
 CREATE TRIGGER recall_receipts_no_delete BEFORE DELETE ON recall_receipts
 BEGIN SELECT RAISE(ABORT, 'aimos: recall_receipts is append-only'); END;

@@ -58,6 +58,18 @@ NOT_SEALED = (*SEAL_TABLES, MIGRATION_LOG, REDACTIONS)
 LIVE_PROJECTIONS: dict[str, frozenset[str]] = {
     "memories": frozenset({"retrieval_weight_milli", "epistemic_label"}),
 }
+# Columns stored in another form than the one the seals hash (migration 11): (table, column) -> the
+# storage column that holds it and the SQL reading the text back. A row hashes the text it stands
+# for, so a change of stored form leaves every seal valid; the storage column is not hashed itself
+# (an edit of it changes the text read back, or makes it NULL: any other pair of cells reads as
+# NULL). The reading is store.cells.stored_text's, in SQL.
+STORED_FORMS: dict[tuple[str, str], tuple[str, str]] = {
+    ("recall_receipts", "decision"): (
+        "decision_deflated",
+        'CASE WHEN "decision_deflated" IS NULL THEN "decision"'
+        ' WHEN "decision" IS \'\' THEN aimos_inflate("decision_deflated") END',
+    ),
+}
 RESTORE_HINT = SealError.default_hint
 
 
@@ -115,9 +127,14 @@ def costed(part: str) -> Iterator[None]:
 class TableShape:
     name: str
     columns: tuple[tuple[str, bool], ...]  # (name, declared TEXT)
+    stored: tuple[tuple[str, str], ...] = ()  # (column, the SQL reading its text back): STORED_FORMS
 
     def select(self) -> str:
-        cells = ", ".join(f'CAST("{c}" AS BLOB)' if text else f'"{c}"' for c, text in self.columns)
+        reads = dict(self.stored)
+        cells = ", ".join(
+            f"CAST(({reads[c]}) AS BLOB)" if c in reads else f'CAST("{c}" AS BLOB)' if text else f'"{c}"'
+            for c, text in self.columns
+        )
         return f'SELECT rowid, {cells} FROM "{self.name}"'
 
     def row_hash(self, row: tuple[Any, ...]) -> bytes:
@@ -142,13 +159,21 @@ def sealed_tables(conn: apsw.Connection) -> dict[str, TableShape]:
     for _schema, name, kind, *_ in conn.execute("PRAGMA main.table_list"):
         if kind != "table" or name.startswith("sqlite_") or name in NOT_SEALED:
             continue
-        skip = LIVE_PROJECTIONS.get(name, frozenset())
-        columns = tuple(
-            (col, str(decl).upper() == "TEXT")
-            for _cid, col, decl, *_ in conn.execute(f'PRAGMA main.table_info("{name}")')
-            if col not in skip
+        info = [
+            (str(col), str(decl)) for _cid, col, decl, *_ in conn.execute(f'PRAGMA main.table_info("{name}")')
+        ]
+        present = {col for col, _ in info}
+        # a stored form applies once its storage column exists (a brain not yet migrated has none)
+        stored = tuple(
+            (col, read)
+            for (table, col), (storage, read) in STORED_FORMS.items()
+            if table == name and storage in present
         )
-        shapes[name] = TableShape(name, columns)
+        skip = LIVE_PROJECTIONS.get(name, frozenset()) | {
+            storage for (table, _), (storage, _) in STORED_FORMS.items() if table == name
+        }
+        columns = tuple((col, decl.upper() == "TEXT") for col, decl in info if col not in skip)
+        shapes[name] = TableShape(name, columns, stored)
     _SHAPES[conn] = (version, shapes)
     return shapes
 

@@ -1,0 +1,163 @@
+"""A text stored deflated (migration 11: a recall's decision): the pure reading (store.cells), the
+seals' reading of it in SQL (seals.STORED_FORMS, the same answers), and a writer that tries to store
+one that is not the receipt's decision."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+import zlib
+from typing import Any
+
+import apsw
+import pytest
+
+from aimos.actions.bodies import build_recall_body
+from aimos.crypto.canonical import canonical_sha256_hex
+from aimos.errors import IntegrityError
+from aimos.identity.requests import sign_request
+from aimos.recall.pipeline import recall
+from aimos.recall.receipts import receipt_document
+from aimos.store import seals
+from aimos.store.cells import INFLATED_LIMIT, deflate_text, inflate_bytes, stored_text
+from aimos.store.connection import one, register_functions, write_transaction
+from aimos.vocabulary import PATH_RECALL
+
+TEXT = '{"candidates":[{"memory_id":"a","decision":"selected"}],"note":"caf\u00e9 \u2603"}'
+
+
+def test_a_deflated_text_inflates_to_its_exact_bytes() -> None:
+    stored = deflate_text(TEXT)
+    assert isinstance(stored, bytes) and stored != TEXT.encode()
+    assert inflate_bytes(stored) == TEXT.encode("utf-8")
+    assert stored_text("", stored) == TEXT
+    big = TEXT * 500
+    assert len(deflate_text(big)) < len(big.encode()) // 10
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"not deflate at all",
+        deflate_text(TEXT)[:-3],  # cut short
+        deflate_text(TEXT) + b"more",  # something after the stream
+        b"",
+        "a text, not bytes",
+        None,
+        42,
+    ],
+    ids=["garbage", "truncated", "trailing", "empty", "text", "null", "integer"],
+)
+def test_what_is_not_one_whole_deflate_stream_reads_as_nothing(data: Any) -> None:
+    assert inflate_bytes(data) is None
+    # beside an empty text: nothing to read, unless nothing is stored deflated (then the text is it)
+    assert stored_text("", data) == ("" if data is None else None)
+
+
+def test_a_deflate_bomb_stops_at_the_limit() -> None:
+    bomb = zlib.compress(b"\0" * (INFLATED_LIMIT + 1), 9)
+    assert len(bomb) < 200_000
+    assert inflate_bytes(bomb) is None
+    assert inflate_bytes(zlib.compress(b"\0" * 1000)) == b"\0" * 1000
+
+
+def test_the_pairs_a_row_may_hold() -> None:
+    stored = deflate_text(TEXT)
+    assert stored_text(TEXT, None) == TEXT  # a row from before migration 11
+    assert stored_text("", stored) == TEXT  # a row since
+    assert stored_text("anything", stored) is None  # text beside deflated bytes: an edit
+    assert stored_text("", b"junk") is None
+    assert stored_text(None, None) is None
+    assert stored_text("", zlib.compress(b"\xff\xfe not utf-8")) is None
+
+
+def _seal_reading(pairs: list[tuple[Any, Any]]) -> list[Any]:
+    """What the seals hash for each (decision, decision_deflated) pair: STORED_FORMS's SQL."""
+    ((storage, read),) = [v for k, v in seals.STORED_FORMS.items() if k == ("recall_receipts", "decision")]
+    assert storage == "decision_deflated"
+    conn = apsw.Connection(":memory:")
+    register_functions(conn)
+    conn.execute("CREATE TABLE t (decision TEXT, decision_deflated BLOB)")
+    conn.executemany("INSERT INTO t VALUES (?, ?)", pairs)
+    return [r[0] for r in conn.execute(f"SELECT CAST(({read}) AS BLOB) FROM t ORDER BY rowid")]
+
+
+def test_the_seals_read_a_stored_decision_as_the_python_reading_does() -> None:
+    stored = deflate_text(TEXT)
+    pairs: list[tuple[Any, Any]] = [
+        (TEXT, None),
+        ("", stored),
+        ("x", stored),
+        ("", b"junk"),
+        ("", zlib.compress(b"\0" * (INFLATED_LIMIT + 1), 9)),
+        ("", None),
+    ]
+    from_sql = _seal_reading(pairs)
+    for (text, deflated), got in zip(pairs, from_sql, strict=True):
+        python = stored_text(text, deflated)
+        if python is None:
+            assert got is None, (text, deflated)
+        else:
+            assert got == python.encode("utf-8"), (text, deflated)
+
+
+def _recall(brain: Any, query: str) -> Any:
+    now = int(time.time())
+    body = build_recall_body(query=query, limit=5)
+    return recall(brain.conn, brain.housekeeper, sign_request(brain.agent, body, PATH_RECALL, now), now)
+
+
+def _save(brain: Any, text: str) -> None:
+    from aimos.actions.bodies import build_save_body
+    from aimos.memory.save import save
+    from aimos.vocabulary import PATH_SAVE
+
+    now = int(time.time())
+    body = build_save_body(company_id="personal", value=text)
+    save(brain.conn, brain.housekeeper, sign_request(brain.agent, body, PATH_SAVE, now), now)
+
+
+def test_a_recall_stores_its_decision_once_deflated_and_seals_it_as_the_text(brain: Any) -> None:
+    _save(brain, "the boiler is serviced every october by dana")
+    got = _recall(brain, "boiler service")
+    receipt_id = got.receipt["receipt_id"]
+    r = one(brain.conn, "SELECT * FROM recall_receipts WHERE receipt_id = ?", (receipt_id,))
+    assert r is not None
+    assert r["decision"] == ""
+    text = stored_text(r["decision"], r["decision_deflated"])
+    assert text is not None and len(r["decision_deflated"]) < len(text.encode())
+    assert hashlib.sha256(text.encode()).hexdigest() == r["decision_sha256"]
+    doc = receipt_document(brain.conn, receipt_id)
+    assert canonical_sha256_hex(doc["decision"]) == r["decision_sha256"]
+    assert doc["decision"]["selected_memory_ids"] == [x["memory_id"] for x in got.results]
+
+    # the seal hashes the row as if the decision were stored as text (as before migration 11)
+    shape = seals.sealed_tables(brain.conn)["recall_receipts"]
+    assert "decision_deflated" not in [c for c, _ in shape.columns]
+    (sealed,) = brain.conn.execute(shape.select() + " WHERE receipt_id = ?", (receipt_id,)).fetchall()
+    as_text = tuple(
+        text.encode() if c == "decision" else (v.encode() if isinstance(v, str) else v)
+        for (c, _), v in zip(shape.columns, (r[c] for c, _ in shape.columns), strict=True)
+    )
+    assert shape.row_hash(sealed) == shape.row_hash((sealed[0], *as_text))
+
+
+@pytest.mark.parametrize("forgery", ["another decision", "text beside it"])
+def test_a_writer_cannot_store_a_decision_its_hash_does_not_name(brain: Any, forgery: str) -> None:
+    _save(brain, "the boiler is serviced every october by dana")
+    got = _recall(brain, "boiler service")
+    r = one(brain.conn, "SELECT * FROM recall_receipts WHERE receipt_id = ?", (got.receipt["receipt_id"],))
+    assert r is not None
+    row = dict(r)
+    if forgery == "another decision":
+        row["decision_deflated"] = deflate_text('{"candidates":[],"selected_memory_ids":[]}')
+    else:
+        row["decision"] = stored_text("", r["decision_deflated"])
+    row["receipt_id"] = "00000000-0000-4000-8000-00000000abcd"  # a second receipt of the same recall
+    cols = ", ".join(row)
+    with pytest.raises(IntegrityError) as err:
+        with write_transaction(brain.conn):
+            brain.conn.execute(
+                f"INSERT INTO recall_receipts ({cols}) VALUES ({', '.join('?' * len(row))})", tuple(row.values())
+            )
+    assert "deflated decision" in err.value.message
