@@ -10,7 +10,7 @@ import apsw
 
 from aimos.crypto.canonical import canonical_sha256_hex, canonical_text, json_loads
 from aimos.crypto.merkle import merkle_root
-from aimos.errors import AimosError, DamagedBrainError, ReceiptNotFoundError
+from aimos.errors import AimosError, DamagedBrainError, JSONDepthError, ReceiptNotFoundError
 from aimos.identity.epochs import Signer, master_row
 from aimos.ledger.events import append_event
 from aimos.recall.disclosure import Disclosed, verify_for_disclosure
@@ -136,13 +136,16 @@ def resolve_receipt_id(conn: apsw.Connection, ref: str) -> str:
 def _stored_json(receipt_id: str, column: str, text: str | None) -> Any:
     """A receipt's stored JSON column, parsed; a damaged one (not JSON, or a stored decision that
     does not read back) is named as damage, never shown as an internal error."""
+    what = f"receipt {receipt_id}'s {column.replace('_', ' ')}"
     try:
         if text is None:
             raise ValueError("unreadable")
-        return json_loads(text, what=f"receipt {receipt_id}'s {column}")
+        return json_loads(text, what=what)
+    except JSONDepthError:
+        raise  # its own refusal: nested past the canonical limit (exit 4)
     except ValueError as exc:
         raise DamagedBrainError(
-            f"receipt {receipt_id}'s {column} is not readable: the brain was changed outside aimos",
+            f"{what} is not readable: the brain was changed outside aimos",
             where=(f"recall_receipts.{column} (receipt {receipt_id})",),
         ) from exc
 

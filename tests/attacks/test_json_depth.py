@@ -18,6 +18,7 @@ from attack_support import VERIFICATION_FAILED, assert_refused_closed, drop_guar
 
 from aimos.crypto.canonical import MAX_DEPTH, JSONDepthError, canonical_json, json_loads
 from aimos.errors import CanonicalJSONError
+from aimos.store.cells import deflate_text
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -100,7 +101,10 @@ def test_a_deep_receipt_record_in_the_brain_is_refused(installed: Path, column: 
     save("herons eat fish and frogs")
     receipt = run_aimos("recall", "herons", "--json").json()["receipt"]["receipt_id"]
     drop_guards(installed, "recall_receipts")
-    run_sql(installed, f"UPDATE recall_receipts SET {column} = '{nested(1000)}'")
+    if column == "decision":  # stored deflated since migration 11: the attacker deflates it too
+        run_sql(installed, f"UPDATE recall_receipts SET decision_deflated = X'{deflate_text(nested(1000)).hex()}'")
+    else:
+        run_sql(installed, f"UPDATE recall_receipts SET {column} = '{nested(1000)}'")
     assert sqlite_value(installed / BRAIN, "SELECT COUNT(*) FROM recall_receipts") == "1"
     for args in (("receipt", "show", receipt), ("receipt", "verify", receipt)):
         assert_refused_closed(
