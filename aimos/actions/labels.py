@@ -62,6 +62,17 @@ def label_words(label: str) -> str:
     return LABEL_WORDS.get(label, label)
 
 
+# In a table's label column: the protocol's word, except the default one, which reads like a failed
+# check ("unverified") and means only that nobody has judged the memory. Storage, receipts, exports
+# and --json keep the protocol's word.
+LABEL_SHORT: Final = {UNVERIFIED: "not judged"}
+
+
+def label_short(label: str) -> str:
+    """The label as a table column shows it."""
+    return LABEL_SHORT.get(label, label)
+
+
 def judgment_for(word: str) -> str:
     """The protocol judgment a person's word records; a usage error naming the words for anything
     else, and for the old spellings confirm and refute."""

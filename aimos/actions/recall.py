@@ -9,6 +9,10 @@ from aimos.recall.pipeline import RecallResult, recall
 from aimos.vocabulary import PATH_RECALL
 from aimos.vocabulary import RECALL_DEFAULT_LIMIT as DEFAULT_LIMIT
 
+# What every front end says when a recall returns nothing (recall.policy: nothing that matches the
+# query, or only what is withheld as untrusted).
+NOTHING_MATCHES = "No trusted memory matches the query: aimos abstains (the signed receipt records it)."
+
 
 def recall_as(
     brain: Brain, agent: str, query: str, *, limit: int = DEFAULT_LIMIT, history: bool = False

@@ -218,6 +218,7 @@ def register(app: typer.Typer) -> None:
         json_out: bool = typer.Option(False, "--json", help="Print the memories as JSON."),
     ) -> None:
         """List memories, newest first (current versions only unless --history)."""
+        from aimos.actions.labels import label_short
         from aimos.actions.session import open_brain
         from aimos.memory.redaction import shown_text
         from aimos.memory.versions import list_memories
@@ -238,7 +239,7 @@ def register(app: typer.Typer) -> None:
                         m["memory_id"][:8],
                         m["memory_type"],
                         f"{m['retrieval_weight_milli'] / 1000:.3f}",
-                        m["epistemic_label"],
+                        label_short(m["epistemic_label"]),
                         when(m["created_at"]),
                         first_line(shown_text(m)),
                     ]

@@ -27,8 +27,17 @@ def register(app: typer.Typer) -> None:
         history: bool = typer.Option(False, "--history", help="Include superseded versions."),
         agent: str = typer.Option("cli", "--as", help="The enrolled agent that signs the recall."),
     ) -> None:
-        """Recall memories through a signed request; every recall returns a signed receipt."""
-        from aimos.actions.recall import recall_as
+        """Recall memories through a signed request; every recall returns a signed receipt.
+
+        Only memories that match the query are returned: fewer than the limit, or none (aimos
+        abstains, and the receipt records it), rather than memories that share only common words
+        with it. Columns: match (how well the memory matches the query, 1.00 for the best match),
+        trust (0.72 for a memory nobody has judged, "not judged"; higher once a person supports it,
+        lower once it is doubted), weight (learned from feedback). Results are ranked by their
+        product, with near-copies of a better result moved down.
+        """
+        from aimos.actions.labels import label_short
+        from aimos.actions.recall import NOTHING_MATCHES, recall_as
         from aimos.actions.session import open_brain
         from aimos.memory.redaction import shown_text
 
@@ -40,14 +49,15 @@ def register(app: typer.Typer) -> None:
         if result.results:
             out(
                 table(
-                    ["#", "id", "score", "weight", "label", "memory"],
+                    ["#", "id", "match", "trust", "weight", "label", "memory"],
                     [
                         [
                             str(r["rank"]),
                             r["memory_id"][:8],
-                            f"{r['score']:.3f}",
+                            f"{r['relevance']:.2f}",
+                            f"{r['trust']:.2f}",
                             f"{r['weight']:.3f}",
-                            r["label"],
+                            label_short(r["label"]),
                             first_line(shown_text(r), 70),
                         ]
                         for r in result.results
@@ -55,7 +65,7 @@ def register(app: typer.Typer) -> None:
                 )
             )
         else:
-            say("No trusted memory matches: aimos abstains.")
+            say(NOTHING_MATCHES)
         if show_withheld and result.withheld:
             out("")
             out("withheld as untrusted (content not shown):")

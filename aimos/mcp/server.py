@@ -314,7 +314,9 @@ def build_server(  # noqa: C901 (the tools are nested in it; each is short)
         description=(
             "Search the user's memories with a plain-words query; returns the best matches with ids, scores "
             "and trust labels, and a signed receipt. Use it before answering anything about the user, their "
-            "people, plans, preferences or past decisions. Memories labelled untrusted are withheld."
+            "people, plans, preferences or past decisions. Memories labelled untrusted are withheld. Only "
+            "memories that match the query come back: fewer than the limit, or none (abstained), never "
+            "padding. A label of unverified means nobody has judged the memory yet, not a failed check."
         ),
     )
     def recall(
@@ -327,7 +329,7 @@ def build_server(  # noqa: C901 (the tools are nested in it; each is short)
         return guarded(recall_memories, query, limit)
 
     def recall_memories(query: str, limit: int) -> CallToolResult:
-        from aimos.actions.recall import recall_as
+        from aimos.actions.recall import NOTHING_MATCHES, recall_as
 
         if isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
             raise Refused(
@@ -338,7 +340,7 @@ def build_server(  # noqa: C901 (the tools are nested in it; each is short)
         receipt = got.receipt
         texts = [shown_text(r) for r in got.results]
         lines = [f"{h['rank']}. [{h['memory_id']}] {t}" for h, t in zip(hits, texts, strict=True)] or [
-            "No trusted memory matches (aimos abstains)."
+            NOTHING_MATCHES
         ]
         if got.withheld:
             lines.append(f"{len(got.withheld)} untrusted memory(s) withheld.")

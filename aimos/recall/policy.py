@@ -11,6 +11,11 @@ candidates, 0.25 untrusted for a single one; then aimos's recall-time agreement 
 reference's): a memory the check contests (epistemic.agreement.contested_at_recall: one origin's
 passages on the query's subject that another origin's contradicts and none supports) is 0.1
 untrusted, reason agreement_contested; otherwise 0.72.
+
+A candidate that matches the query less than RELEVANCE_FLOOR as well as the best one (relevance is
+normalised to the best match, 1.0) is not a result (policy v3): it is recorded in the decision as
+not_relevant and never selected, so a recall returns fewer than its limit, or abstains, rather than
+pad with memories that share only a common word with the query.
 """
 
 from __future__ import annotations
@@ -37,6 +42,11 @@ from aimos.vocabulary import RECALL_POLICY_VERSION as POLICY_VERSION
 
 MMR_LAMBDA = 0.72
 DEFAULT_TRUST = 0.72
+# Below this share of the best match's relevance a candidate is not a result. FTS5's BM25 gives a
+# word found in over half of the memories an IDF of 1e-6, so a memory sharing only such words
+# with the query scores about a millionth of one that holds its rare words.
+RELEVANCE_FLOOR = 0.01
+NOT_RELEVANT = "not_relevant"
 FLOOR_WEIGHT_MILLI = 100
 
 # the query-lure rules (PROTOCOL-NOTES 10, trust rules 4-5), with the reference's numbers and its
@@ -253,10 +263,11 @@ def decide(
             else trust_of(c, echo, c.memory_id in against)
         )
         scored.append(Scored(c, i, t, c.relevance * t.multiplier * (c.weight_milli / 1000)))
-    n_untrusted = sum(1 for s in scored if s.trust.untrusted)
-    budget = min(len(scored), limit + n_untrusted)
+    relevant = [s for s in scored if s.candidate.relevance >= RELEVANCE_FLOOR]
+    n_untrusted = sum(1 for s in relevant if s.trust.untrusted)
+    budget = min(len(relevant), limit + n_untrusted)
     picked: list[Scored] = []
-    remaining = list(scored)
+    remaining = list(relevant)
     penalty = [0.0] * len(scored)  # max Jaccard to anything picked, updated as picks happen
     while remaining and len(picked) < budget:
         best = max(
@@ -272,11 +283,16 @@ def decide(
     withheld = [s for s in picked if s.trust.untrusted]
     selected = [s for s in picked if not s.trust.untrusted][:limit]
     abstained = not selected
-    outcome = {id(s): "withheld" for s in withheld} | {id(s): "selected" for s in selected}
+    outcome = (
+        {id(s): NOT_RELEVANT for s in scored if s.candidate.relevance < RELEVANCE_FLOOR}
+        | {id(s): "withheld" for s in withheld}
+        | {id(s): "selected" for s in selected}
+    )
     body = {
         "version": POLICY_VERSION,
         "query_sha256": query_sha256,
         "mmr_lambda": MMR_LAMBDA,
+        "relevance_floor": RELEVANCE_FLOOR,
         "limit": limit,
         "trust_bypassed": bypass_trust,
         "query_lure_rules": rules,

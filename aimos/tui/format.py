@@ -16,6 +16,7 @@ from typing import Any
 
 from rich.text import Text
 
+from aimos.actions.labels import label_short
 from aimos.memory.redaction import shown_text
 from aimos.terminal import first_line as one_line
 from aimos.terminal import visible, visible_line
@@ -106,7 +107,7 @@ def cell(column: str, memory: dict[str, Any], *, with_key: bool) -> str:
     if column == "type":
         return visible_line(str(memory["memory_type"]))
     if column == "label":
-        return visible_line(str(memory["epistemic_label"]))
+        return visible_line(label_short(str(memory["epistemic_label"])))
     if column == "weight":
         return f"{memory['retrieval_weight_milli'] / 1000:.3f}"
     if column == "clearance":

@@ -13,6 +13,8 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
+from aimos.actions.labels import label_short
+from aimos.actions.recall import NOTHING_MATCHES
 from aimos.memory.redaction import shown_text
 from aimos.recall.receipts import receipt_document, verify_receipt_in_brain
 from aimos.tui.format import cells, first_line, plain_line, when
@@ -55,10 +57,11 @@ class RecallScreen(Screen[None]):
         yield Header()
         yield Input(placeholder="recall: ask in plain words; enter runs it, esc leaves the box", id="query")
         yield Static(
-            "Every recall is signed by your agent and returns a signed receipt.", id="recall-summary"
+            "Only memories that match come back; every recall returns a signed receipt.",
+            id="recall-summary",
         )
         table: DataTable[Any] = DataTable(id="results", cursor_type="row", zebra_stripes=True)
-        table.add_columns("#", "id", "score", "relev.", "trust", "weight", "label", "memory")
+        table.add_columns("#", "id", "match", "trust", "weight", "label", "memory")
         yield table
         yield Static("", id="withheld")
         yield Footer(compact=True, show_command_palette=False)
@@ -87,13 +90,14 @@ class RecallScreen(Screen[None]):
         table = self.query_one("#results", DataTable)
         table.clear()
         for row in r.results:
-            label = plain_line(row["label"], style=self.aimos.ink("red") if row["label"] in ADVERSE else "")
+            label = plain_line(
+                label_short(row["label"]), style=self.aimos.ink("red") if row["label"] in ADVERSE else ""
+            )
             table.add_row(
                 *cells(
                     str(row["rank"]),
                     row["memory_id"][:8],
-                    f"{row['score']:.3f}",
-                    f"{row['relevance']:.3f}",
+                    f"{row['relevance']:.2f}",
                     f"{row['trust']:.2f}",
                     f"{row['weight']:.3f}",
                     label,
@@ -106,7 +110,7 @@ class RecallScreen(Screen[None]):
         if r.results:
             summary.append(f"{len(r.results)} result(s)")
         else:
-            summary.append("No trusted memory matches: aimos abstains.", style=self.aimos.ink("yellow"))
+            summary.append(NOTHING_MATCHES, style=self.aimos.ink("yellow"))
         if r.withheld:
             summary.append(f"  ·  {len(r.withheld)} withheld as untrusted (w)", style=self.aimos.ink("red"))
         summary.append(

@@ -98,8 +98,29 @@ def test_a_query_of_one_common_word_names_no_subject() -> None:
 
 
 # --- the real CLI ------------------------------------------------------------------------------
+# A brain of more than a handful of memories: in one of five, every word of the question is in more
+# than half of them, and BM25 gives such a word a millionth of its weight, so none of these passages
+# would match the question well enough to be a result (recall.policy RELEVANCE_FLOOR).
+EVERYDAY = [
+    "The boiler is serviced every October by Dana from Northside Heating",
+    "I prefer dark roast coffee, no sugar",
+    "The car's tyre pressure is 2.4 bar front and 2.2 bar rear",
+    "Standup is at 09:30 on weekdays in the small meeting room",
+    "The wifi router is in the hall cupboard",
+    "Quarterly taxes are due in April, June, September and January",
+    "The dentist appointment is on Tuesday at 3pm",
+    "Project falcon deadline moved to March",
+]
+
+
+def everyday_brain() -> None:
+    for text in EVERYDAY:
+        run_aimos("save", text).ok()
+
+
 def test_recall_withholds_a_contradicted_cluster_with_its_reason_signed(installed: Path) -> None:
     brain = installed / "brain.sqlite3"
+    everyday_brain()
     ref = run_aimos("save", "--source", "corpus:reference", REFERENCE).ok().out.strip()
     run_aimos("agent", "enroll", "reader").ok()
     poison = [
@@ -137,6 +158,7 @@ def test_recall_withholds_a_contradicted_cluster_with_its_reason_signed(installe
 def test_a_person_who_saved_the_same_words_is_not_withheld(installed: Path) -> None:
     """The person's own saves (the cli agent) are the person's word: the check never withholds
     them, however many agree with each other against another origin."""
+    everyday_brain()
     run_aimos("save", "--source", "corpus:reference", REFERENCE).ok()
     mine = [run_aimos("save", "--source", "notes:angels", text).ok().out.strip() for text in POISON]
     held = run_aimos("recall", QUESTION, "--json", "--show-withheld").ok().json()
@@ -176,6 +198,7 @@ def test_a_hostile_agent_cannot_bury_another_agents_cluster_and_stay_shown(insta
     is a page's); a second agent with a valid key saves one passage on every word of the question
     that says otherwise. The recall shows neither as trusted: both withheld with the check's
     reasons, nothing labelled, and the withheld ids are in the signed decision."""
+    everyday_brain()
     run_aimos("agent", "enroll", "reader").ok()
     run_aimos("agent", "enroll", "hostile").ok()
     page = [

@@ -21,6 +21,7 @@ from aimos_cli_support import (
     run_aimos,
     snapshot,
     sqlite,
+    sqlite_value,
     table_counts,
 )
 
@@ -56,14 +57,36 @@ def receipts(home: Path) -> int:
 
 
 # --- the happy path ---------------------------------------------------------------------------
+def test_a_recall_does_not_pad_with_memories_that_do_not_match(installed: Path) -> None:
+    # as the guides do, the others share only "key" with the query, a word in most of the memories:
+    # BM25 gives it a millionth of the weight of "spare"
+    for text in (
+        "every request an agent makes is signed with its key",
+        "the master key never leaves this machine",
+        "an agent's key is rotated every ninety days",
+        "the keychain holds each key's secret half",
+    ):
+        save(text)
+    key = save("the spare key is under the blue flowerpot by the back door")
+    assert sqlite_value(installed / BRAIN, "SELECT COUNT(*) FROM memories") == "5"
+    data = recall_json("where is the spare key")
+    assert ids(data) == [key], data["results"]
+    assert data["results"][0]["relevance"] == 1.0
+    text = run_aimos("recall", "where is the spare key").ok()
+    assert len(text.out.splitlines()) == 2, text.describe()  # the header and the one memory
+    nothing = run_aimos("recall", "zebra quasar").ok()
+    assert nothing.out == "" and "abstains" in nothing.err, nothing.describe()
+
+
 def test_recall_prints_results_and_the_receipt(installed: Path) -> None:
     coffee = save("My coffee order is a flat white with oat milk")
     save("The dentist appointment is on Tuesday at 3pm")
     save("Project falcon deadline moved to March")
     result = run_aimos("recall", "what is my coffee order").ok()
     lines = result.out.splitlines()
-    assert lines[0].split() == ["#", "id", "score", "weight", "label", "memory"], result.describe()
-    assert lines[1].split()[:2] == ["1", coffee[:8]], result.describe()
+    assert lines[0].split() == ["#", "id", "match", "trust", "weight", "label", "memory"], result.describe()
+    # the best match shows as 1.00, a memory nobody judged as "not judged" at trust 0.72
+    assert lines[1].split()[:7] == ["1", coffee[:8], "1.00", "0.72", "1.000", "not", "judged"], result.describe()
     assert "flat white" in lines[1]
     found = re.search(r"receipt ([0-9a-f-]{36})\s+root ([0-9a-f]{64})", result.err)
     assert found, result.describe()

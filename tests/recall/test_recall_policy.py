@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from aimos.crypto.canonical import canonical_sha256_hex
-from aimos.recall.policy import MMR_LAMBDA, Candidate, Scored, decide
+from aimos.recall.policy import MMR_LAMBDA, NOT_RELEVANT, RELEVANCE_FLOOR, Candidate, Scored, decide
 
 QUERY_SHA = "0" * 64
 
@@ -217,6 +217,43 @@ def test_abstains_without_candidates() -> None:
     assert d.abstained and d.selected == [] and d.withheld == []
 
 
+def test_a_candidate_below_the_relevance_floor_is_never_a_result() -> None:
+    # a memory sharing only a word found in most of the brain scores about a millionth of the best
+    d = decide(
+        [
+            cand("best", 1.0),
+            cand("weak", 0.2),
+            cand("padding", 1e-6),
+            cand("zero", 0.0),
+            cand("edge", RELEVANCE_FLOOR),
+        ],
+        limit=10,
+        query_sha256=QUERY_SHA,
+    )
+    assert ids(d.selected) == ["best", "weak", "edge"]
+    assert not d.abstained
+    verdicts = {c["memory_id"]: c["decision"] for c in d.body["candidates"]}
+    assert verdicts == {
+        "best": "selected",
+        "weak": "selected",
+        "edge": "selected",
+        "padding": NOT_RELEVANT,
+        "zero": NOT_RELEVANT,
+    }
+
+
+def test_a_poison_below_the_floor_is_not_relevant_rather_than_withheld() -> None:
+    d = decide([cand("a", 1.0), cand("p", 0.001, label="poison_confirmed")], limit=10, query_sha256=QUERY_SHA)
+    assert ids(d.selected) == ["a"] and d.withheld == []
+    assert {c["memory_id"]: c["decision"] for c in d.body["candidates"]}["p"] == NOT_RELEVANT
+
+
+def test_abstains_when_nothing_is_relevant_enough() -> None:
+    d = decide([cand("x", 0.001), cand("y", 0.0)], limit=10, query_sha256=QUERY_SHA)
+    assert d.abstained and d.selected == [] and d.withheld == []
+    assert d.body["abstained"] is True
+
+
 def test_disputed_is_down_weighted_but_still_disclosed() -> None:
     d = decide([cand("d", 1.0, label="disputed"), cand("s", 0.5)], limit=10, query_sha256=QUERY_SHA)
     assert ids(d.selected) == ["s", "d"]  # 0.5 > 0.4
@@ -227,7 +264,8 @@ def test_disputed_is_down_weighted_but_still_disclosed() -> None:
 def test_decision_body_is_hashed_canonically() -> None:
     d = decide([cand("a", 0.9), cand("u", 0.8, label="poison_likely")], limit=3, query_sha256=QUERY_SHA)
     assert d.sha256 == canonical_sha256_hex(d.body)
-    assert d.body["version"] == "aimos-recall-policy/v2"
+    assert d.body["version"] == "aimos-recall-policy/v3"
+    assert d.body["relevance_floor"] == RELEVANCE_FLOOR
     assert d.body["query_sha256"] == QUERY_SHA
     assert d.body["mmr_lambda"] == 0.72 and d.body["limit"] == 3
     assert d.body["selected_memory_ids"] == ["a"]

@@ -215,7 +215,7 @@ def test_recall_screen_before_a_query(tmp_path: Path) -> None:
         await pilot.press("2")
 
     svg, text = take((80, 24), steps)
-    assert "Every recall is signed" in text
+    assert "Only memories that match come back" in text and "signed receipt" in text
     check("recall_empty", svg, text, tmp_path)
 
 
