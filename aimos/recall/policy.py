@@ -263,7 +263,8 @@ def decide(
             else trust_of(c, echo, c.memory_id in against)
         )
         scored.append(Scored(c, i, t, c.relevance * t.multiplier * (c.weight_milli / 1000)))
-    relevant = [s for s in scored if s.candidate.relevance >= RELEVANCE_FLOOR]
+    # judged on the relevance the signed decision records (6 places), so the two never disagree
+    relevant = [s for s in scored if _r(s.candidate.relevance) >= RELEVANCE_FLOOR]
     n_untrusted = sum(1 for s in relevant if s.trust.untrusted)
     budget = min(len(relevant), limit + n_untrusted)
     picked: list[Scored] = []
@@ -284,7 +285,7 @@ def decide(
     selected = [s for s in picked if not s.trust.untrusted][:limit]
     abstained = not selected
     outcome = (
-        {id(s): NOT_RELEVANT for s in scored if s.candidate.relevance < RELEVANCE_FLOOR}
+        {id(s): NOT_RELEVANT for s in scored if _r(s.candidate.relevance) < RELEVANCE_FLOOR}
         | {id(s): "withheld" for s in withheld}
         | {id(s): "selected" for s in selected}
     )

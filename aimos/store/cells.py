@@ -17,7 +17,11 @@ def text_of(value: object) -> str:
 # A recall's decision (its candidates, a few hundred bytes each) is stored deflated: about a sixth
 # of its bytes. What is hashed, signed and sealed stays the text itself (the seals read it back
 # through aimos_inflate), so the stored form can change without touching a proof.
-INFLATED_LIMIT = 64 * 1024 * 1024  # a stored text inflates to at most this (a crafted bomb stops here)
+# A stored text inflates to at most this, and to at most INFLATED_RATIO times its stored size: a
+# decision of 200 candidates is about 40 KB and deflates about sixfold, so neither bound is near, and
+# a crafted bomb costs a verification at most 64 times the bytes an attacker wrote.
+INFLATED_LIMIT = 1024 * 1024
+INFLATED_RATIO = 64
 
 
 def deflate_text(text: str) -> bytes:
@@ -26,16 +30,22 @@ def deflate_text(text: str) -> bytes:
 
 
 def inflate_bytes(data: object) -> bytes | None:
-    """The bytes ``data`` (as ``deflate_text`` stored them) inflate to; None when it is not one
-    whole zlib stream, or would inflate past ``INFLATED_LIMIT``."""
+    """The UTF-8 text bytes ``data`` (as ``deflate_text`` stored them) inflate to; None when it is
+    not one whole zlib stream, would inflate past ``INFLATED_LIMIT`` or ``INFLATED_RATIO`` times
+    its size, or is not UTF-8 (so the seals' reading and ``stored_text`` agree)."""
     if not isinstance(data, bytes | bytearray | memoryview):
         return None
+    data = bytes(data)
     inflater = zlib.decompressobj()
     try:
-        out = inflater.decompress(bytes(data), INFLATED_LIMIT)
+        out = inflater.decompress(data, min(INFLATED_LIMIT, INFLATED_RATIO * len(data)) or 1)
     except zlib.error:
         return None
     if inflater.unconsumed_tail or not inflater.eof or inflater.unused_data:
+        return None
+    try:
+        out.decode("utf-8")
+    except UnicodeDecodeError:
         return None
     return out
 
@@ -47,9 +57,4 @@ def stored_text(text: object, deflated: object) -> str | None:
     if deflated is None:
         return text if isinstance(text, str) else None
     data = inflate_bytes(deflated) if text == "" else None
-    if data is None:
-        return None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
+    return None if data is None else data.decode("utf-8")

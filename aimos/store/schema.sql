@@ -1038,10 +1038,9 @@ CREATE TABLE recall_receipts (
 CREATE INDEX recall_receipts_created ON recall_receipts (created_at);
 
 CREATE TRIGGER recall_receipts_decision_form BEFORE INSERT ON recall_receipts
-WHEN NEW.decision_deflated IS NOT NULL
 BEGIN
-    SELECT RAISE(ABORT, 'aimos: a deflated decision stands beside an empty text and inflates to the decision its hash names')
-        WHERE NEW.decision IS NOT ''
+    SELECT RAISE(ABORT, 'aimos: a receipt stores its decision deflated, beside an empty text, inflating to the decision its hash names')
+        WHERE NEW.decision_deflated IS NULL OR NEW.decision IS NOT ''
            OR aimos_sha256_hex(aimos_inflate(NEW.decision_deflated)) IS NOT NEW.decision_sha256;
 END;
 

@@ -242,6 +242,18 @@ def test_a_candidate_below_the_relevance_floor_is_never_a_result() -> None:
     }
 
 
+def test_the_floor_is_judged_on_the_relevance_the_decision_records() -> None:
+    # 0.0099996 is recorded as 0.01 (6 places): at the floor, so a result, as the record says
+    d = decide(
+        [cand("best", 1.0), cand("edge", 0.0099996), cand("below", 0.0099994)],
+        limit=5,
+        query_sha256=QUERY_SHA,
+    )
+    recorded = {c["memory_id"]: (c["relevance"], c["decision"]) for c in d.body["candidates"]}
+    assert recorded["edge"] == (0.01, "selected")
+    assert recorded["below"] == (0.009999, NOT_RELEVANT)
+
+
 def test_a_poison_below_the_floor_is_not_relevant_rather_than_withheld() -> None:
     d = decide([cand("a", 1.0), cand("p", 0.001, label="poison_confirmed")], limit=10, query_sha256=QUERY_SHA)
     assert ids(d.selected) == ["a"] and d.withheld == []

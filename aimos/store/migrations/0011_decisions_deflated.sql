@@ -8,15 +8,17 @@
 -- (aimos/store/seals.py STORED_FORMS reads it back through aimos_inflate), so every seal made
 -- before this migration still verifies and the rows written before it are left as they are.
 --
--- The insert trigger binds the stored form: deflated bytes stand beside an empty text, and inflate
--- to the text whose hash the receipt (and its signed recall_receipt event) names.
+-- The insert trigger binds the stored form of every receipt written from now on: deflated bytes
+-- beside an empty text, inflating to the text whose hash the receipt (and its signed
+-- recall_receipt event) names. An aimos from before this migration still running (a server started
+-- before an upgrade) cannot insert a receipt: it has no aimos_inflate, so its insert fails rather
+-- than seal a row in the old shape.
 
 ALTER TABLE recall_receipts ADD COLUMN decision_deflated BLOB;
 
 CREATE TRIGGER recall_receipts_decision_form BEFORE INSERT ON recall_receipts
-WHEN NEW.decision_deflated IS NOT NULL
 BEGIN
-    SELECT RAISE(ABORT, 'aimos: a deflated decision stands beside an empty text and inflates to the decision its hash names')
-        WHERE NEW.decision IS NOT ''
+    SELECT RAISE(ABORT, 'aimos: a receipt stores its decision deflated, beside an empty text, inflating to the decision its hash names')
+        WHERE NEW.decision_deflated IS NULL OR NEW.decision IS NOT ''
            OR aimos_sha256_hex(aimos_inflate(NEW.decision_deflated)) IS NOT NEW.decision_sha256;
 END;

@@ -103,6 +103,30 @@ def test_the_fixture_is_a_brain_the_schema_10_release_made() -> None:
     assert sum(name.startswith("outcome-") and name.endswith("trust-context.json") for name in recorded) >= 5
 
 
+def test_a_reader_of_the_unmigrated_brain_reads_its_receipts_and_seals(aimos_home: Path) -> None:
+    """A read-side connection never migrates: the code reads a schema-10 brain as it is (no stored
+    form applies before its column exists)."""
+    from aimos.recall.receipts import receipt_document
+    from aimos.store.connection import open_reader
+    from aimos.store.seals import sealed_tables, verify_seals
+
+    brain = _unpack(aimos_home)
+    conn = open_reader(brain)
+    try:
+        assert _version(brain) == FIXTURE_VERSION
+        assert sealed_tables(conn)["recall_receipts"].stored == ()
+        receipts = [r[0] for r in conn.execute("SELECT receipt_id FROM recall_receipts")]
+        assert len(receipts) == 3
+        for receipt_id in receipts:
+            doc = receipt_document(conn, receipt_id)
+            assert doc["decision"]["selected_memory_ids"], receipt_id
+        report = verify_seals(conn)
+        assert report.failures == [] and report.rows > 0
+    finally:
+        conn.close()
+    assert _version(brain) == FIXTURE_VERSION
+
+
 def test_it_migrates_then_verifies_with_both_verifiers_and_parity(aimos_home: Path) -> None:
     from aimos.store.connection import code_schema_version
 

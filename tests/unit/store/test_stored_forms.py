@@ -5,7 +5,9 @@ one that is not the receipt's decision."""
 from __future__ import annotations
 
 import hashlib
+import json
 import time
+import uuid
 import zlib
 from typing import Any
 
@@ -19,7 +21,7 @@ from aimos.identity.requests import sign_request
 from aimos.recall.pipeline import recall
 from aimos.recall.receipts import receipt_document
 from aimos.store import seals
-from aimos.store.cells import INFLATED_LIMIT, deflate_text, inflate_bytes, stored_text
+from aimos.store.cells import INFLATED_LIMIT, INFLATED_RATIO, deflate_text, inflate_bytes, stored_text
 from aimos.store.connection import one, register_functions, write_transaction
 from aimos.vocabulary import PATH_RECALL
 
@@ -54,11 +56,24 @@ def test_what_is_not_one_whole_deflate_stream_reads_as_nothing(data: Any) -> Non
     assert stored_text("", data) == ("" if data is None else None)
 
 
-def test_a_deflate_bomb_stops_at_the_limit() -> None:
-    bomb = zlib.compress(b"\0" * (INFLATED_LIMIT + 1), 9)
-    assert len(bomb) < 200_000
-    assert inflate_bytes(bomb) is None
-    assert inflate_bytes(zlib.compress(b"\0" * 1000)) == b"\0" * 1000
+def test_a_deflate_bomb_stops_at_the_limits() -> None:
+    assert inflate_bytes(zlib.compress(b"\0" * (INFLATED_LIMIT + 1), 9)) is None  # past the size
+    # past the ratio: a crafted stream inflating more than 64 times its size is refused, however
+    # small, so a file full of them costs a verification at most 64 times its bytes
+    for size in (1000, 10_000, INFLATED_LIMIT):
+        packed = zlib.compress(b"a" * size, 9)
+        assert (inflate_bytes(packed) is None) == (size > INFLATED_RATIO * len(packed)), size
+    # a real decision is far from both: 200 candidates deflate about sixfold
+    decision = json.dumps(
+        {
+            "candidates": [
+                {"memory_id": str(uuid.uuid4()), "decision": "not_selected", "effective": i / 7}
+                for i in range(200)
+            ]
+        }
+    )
+    assert inflate_bytes(deflate_text(decision)) == decision.encode()
+    assert len(decision.encode()) < INFLATED_LIMIT
 
 
 def test_the_pairs_a_row_may_hold() -> None:
@@ -90,6 +105,7 @@ def test_the_seals_read_a_stored_decision_as_the_python_reading_does() -> None:
         ("x", stored),
         ("", b"junk"),
         ("", zlib.compress(b"\0" * (INFLATED_LIMIT + 1), 9)),
+        ("", zlib.compress(b"\xff\xfe not utf-8")),
         ("", None),
     ]
     from_sql = _seal_reading(pairs)
@@ -142,22 +158,56 @@ def test_a_recall_stores_its_decision_once_deflated_and_seals_it_as_the_text(bra
     assert shape.row_hash(sealed) == shape.row_hash((sealed[0], *as_text))
 
 
-@pytest.mark.parametrize("forgery", ["another decision", "text beside it"])
+@pytest.mark.parametrize("forgery", ["another decision", "text beside it", "the text as before migration 11"])
 def test_a_writer_cannot_store_a_decision_its_hash_does_not_name(brain: Any, forgery: str) -> None:
     _save(brain, "the boiler is serviced every october by dana")
     got = _recall(brain, "boiler service")
     r = one(brain.conn, "SELECT * FROM recall_receipts WHERE receipt_id = ?", (got.receipt["receipt_id"],))
     assert r is not None
+    # the same row again, but for its stored decision: every other trigger's check passes (the event,
+    # nonce and hashes are the receipt's own), and the UNIQUE constraints come after the triggers,
+    # so the refusal is the stored form's alone
     row = dict(r)
     if forgery == "another decision":
         row["decision_deflated"] = deflate_text('{"candidates":[],"selected_memory_ids":[]}')
-    else:
+    elif forgery == "text beside it":
         row["decision"] = stored_text("", r["decision_deflated"])
-    row["receipt_id"] = "00000000-0000-4000-8000-00000000abcd"  # a second receipt of the same recall
+    else:
+        row["decision"], row["decision_deflated"] = stored_text("", r["decision_deflated"]), None
     cols = ", ".join(row)
     with pytest.raises(IntegrityError) as err:
         with write_transaction(brain.conn):
             brain.conn.execute(
-                f"INSERT INTO recall_receipts ({cols}) VALUES ({', '.join('?' * len(row))})", tuple(row.values())
+                f"INSERT INTO recall_receipts ({cols}) VALUES ({', '.join('?' * len(row))})",
+                tuple(row.values()),
             )
-    assert "deflated decision" in err.value.message
+    assert "stores its decision deflated" in err.value.message
+
+
+def test_an_aimos_from_before_migration_11_still_running_cannot_insert_a_receipt(brain: Any) -> None:
+    """A server started before an upgrade has every SQL function but aimos_inflate: its receipt (the
+    decision as text, in the old shape its seals would hash) is refused, not sealed wrongly."""
+    from aimos.store.functions import SQL_FUNCTIONS
+
+    _save(brain, "the boiler is serviced every october by dana")
+    got = _recall(brain, "boiler service")
+    r = one(brain.conn, "SELECT * FROM recall_receipts WHERE receipt_id = ?", (got.receipt["receipt_id"],))
+    assert r is not None
+    row = {k: v for k, v in r.items() if k != "decision_deflated"}
+    row["decision"] = stored_text("", r["decision_deflated"])
+    old = apsw.Connection(str(brain.home / "brain.sqlite3"))
+    try:
+        for name, (fn, nargs) in SQL_FUNCTIONS.items():
+            if name != "aimos_inflate":
+                old.create_scalar_function(name, fn, nargs, deterministic=True)
+        with pytest.raises(apsw.SQLError, match="no such function: aimos_inflate"):
+            old.execute("BEGIN IMMEDIATE")
+            try:
+                old.execute(
+                    f"INSERT INTO recall_receipts ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
+                    tuple(row.values()),
+                )
+            finally:
+                old.execute("ROLLBACK")
+    finally:
+        old.close()
