@@ -26,11 +26,14 @@ STOP_WORDS = frozenset(
 
 
 def normalize(text: str) -> str:
-    return unicodedata.normalize("NFKC", text).casefold()
+    """NFKC, then lowercased, not casefolded: casefold() writes "ß" as "ss", a word the index
+    (FTS5's unicode61, which lowercases and leaves "ß") does not hold, so "Hauptstraße" would not
+    find "Hauptstraße". The index folds accents and re-tokenizes each quoted term on both sides."""
+    return unicodedata.normalize("NFKC", text).lower()
 
 
 def tokens(text: str) -> list[str]:
-    """Word tokens of ``text``: letters and digits, case-folded."""
+    """Word tokens of ``text``: letters and digits, lowercased."""
     return _WORD.findall(normalize(text))
 
 

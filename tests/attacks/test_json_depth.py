@@ -9,6 +9,7 @@ command's existing closed reason for a malformed record of that kind)."""
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 from typing import Any
 
@@ -101,8 +102,12 @@ def test_a_deep_receipt_record_in_the_brain_is_refused(installed: Path, column: 
     save("herons eat fish and frogs")
     receipt = run_aimos("recall", "herons", "--json").json()["receipt"]["receipt_id"]
     drop_guards(installed, "recall_receipts")
-    if column == "decision":  # stored deflated since migration 11: the attacker deflates it too
-        run_sql(installed, f"UPDATE recall_receipts SET decision_deflated = X'{deflate_text(nested(1000)).hex()}'")
+    if column == "decision":  # stored deflated since migration 11: the attacker deflates it too,
+        # with random spaces between the levels, so it is not refused first as a deflate bomb (a
+        # stored text inflates to at most 64 times its size) but read, and refused for its depth
+        rng = random.Random(7)
+        spaced = "".join('{"a":' + " " * rng.randrange(4) for _ in range(1000)) + "1" + "}" * 1000
+        run_sql(installed, f"UPDATE recall_receipts SET decision_deflated = X'{deflate_text(spaced).hex()}'")
     else:
         run_sql(installed, f"UPDATE recall_receipts SET {column} = '{nested(1000)}'")
     assert sqlite_value(installed / BRAIN, "SELECT COUNT(*) FROM recall_receipts") == "1"
