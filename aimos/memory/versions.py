@@ -194,12 +194,19 @@ def browse_rowids(
         raise UsageError(f"unknown sort {sort!r}", f"Sort by one of: {', '.join(SORTS)}.")
     where: list[str] = []
     params: list[object] = []
-    match = _fts_prefix_query(text)
-    if text.strip() and match is None:
-        return []  # only punctuation: nothing can contain it as a word
-    if match is not None:
-        where.append("m.rowid IN (SELECT rowid FROM memory_fts WHERE memory_fts MATCH ?)")
-        params.append(match)
+    wanted = text.strip()
+    if wanted:
+        # any part of the key or text ("oiler" finds "boiler", "東京" finds "東京タワー"; ASCII case
+        # ignored), or every word of the filter as the start of a word (the index folds accents
+        # and case in every script: "cafe" finds "Café")
+        part = "instr(lower(COALESCE(m.key, '') || ' ' || COALESCE(m.value, '')), lower(?)) > 0"
+        match = _fts_prefix_query(wanted)
+        if match is None:
+            where.append(part)
+            params.append(wanted)
+        else:
+            where.append(f"(m.rowid IN (SELECT rowid FROM memory_fts WHERE memory_fts MATCH ?) OR {part})")
+            params += [match, wanted]
     for column, value in (("memory_type", memory_type), ("epistemic_label", label), ("scope", scope)):
         if value is not None:
             where.append(f"m.{column} = ?")

@@ -60,7 +60,7 @@ class MemoriesScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Header()
         with Horizontal(id="filters"):
-            yield Input(placeholder="filter: words in the key or text (/)", id="filter-text")
+            yield Input(placeholder="filter: any part of the key or text (/)", id="filter-text")
             for widget_id, _column, prompt in FILTERS:
                 yield Select[str]([], prompt=prompt, id=widget_id, classes="filter-select")
         yield Static("", id="list-summary")

@@ -135,7 +135,7 @@ def test_the_memory_list_shows_hostile_text_escaped_under_an_intact_header(
         lines = text.splitlines()
         # the header, the filter box and the column titles, each where it belongs
         assert "aimos: personal (cli) — memories" in lines[0], text
-        assert "filter: words in the key or text (/)" in lines[2], text
+        assert "filter: any part of the key or text (/)" in lines[2], text
         assert "2 memories  ·  sorted by created ▼" in lines[4], text
         titles = r"^id\s+key\s+type\s+label\s+weight\s+clr\s+created▼\s+memory$"
         assert re.match(titles, lines[5].strip()), text

@@ -127,6 +127,34 @@ def test_text_filter_narrows_the_list_and_escape_clears_it(installed: Path) -> N
     drive(scenario)
 
 
+def test_the_text_filter_finds_any_part_of_a_word_in_any_script(installed: Path) -> None:
+    boiler = save("The boiler is serviced every October", "--key", "home:boiler")
+    tower = save("東京タワーは高さ333メートルです")
+    cafe = save("Meet Zoë at the Café on Rue de la Paix")
+    save("Alice prefers tea over coffee")
+
+    async def scenario(pilot: Pilot[Any]) -> None:
+        for typed, wanted in (
+            ("oiler", [boiler]),  # inside a word
+            ("OILER", [boiler]),
+            ("東京", [tower]),  # text without spaces: any part of it
+            ("タワー", [tower]),
+            ("cafe", [cafe]),  # a word's start, accents folded by the index
+            ("zoe caf", [cafe]),
+            ("e:boi", [boiler]),  # across the key
+            ("oiler zebra", []),
+        ):
+            await pilot.press("slash")
+            box = pilot.app.screen.query_one("#filter-text", Input)
+            box.value = ""
+            await type_text(pilot, typed)
+            await pilot.press("enter")
+            await pilot.pause()
+            assert sorted(shown_ids(pilot)) == sorted(wanted), typed
+
+    drive(scenario)
+
+
 def test_the_text_filter_applies_while_typing(installed: Path) -> None:
     tea = save("Alice prefers tea over coffee")
     save("The boiler is serviced every October")
