@@ -312,11 +312,10 @@ def build_server(  # noqa: C901 (the tools are nested in it; each is short)
     @server.tool(
         annotations=ToolAnnotations(title="Recall memories", read_only_hint=False, destructive_hint=False),
         description=(
-            "Search the user's memories with a plain-words query; returns the best matches with ids, scores "
-            "and trust labels, and a signed receipt. Use it before answering anything about the user, their "
-            "people, plans, preferences or past decisions. Memories labelled untrusted are withheld. Only "
-            "memories that match the query come back: fewer than the limit, or none (abstained), never "
-            "padding. A label of unverified means nobody has judged the memory yet, not a failed check."
+            "Search the user's memories with a plain-words query; returns the matches with ids, scores, "
+            "trust labels (unverified: not judged yet) and a signed receipt. Use it before answering "
+            "anything about the user, their people, plans, preferences or past decisions. Untrusted "
+            "memories are withheld; only memories that match come back: fewer than the limit, or none."
         ),
     )
     def recall(
