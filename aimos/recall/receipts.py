@@ -137,17 +137,18 @@ def _stored_json(receipt_id: str, column: str, text: str | None) -> Any:
     """A receipt's stored JSON column, parsed; a damaged one (not JSON, or a stored decision that
     does not read back) is named as damage, never shown as an internal error."""
     what = f"receipt {receipt_id}'s {column.replace('_', ' ')}"
+    damaged = DamagedBrainError(
+        f"{what} is not readable: the brain was changed outside aimos",
+        where=(f"recall_receipts.{column} (receipt {receipt_id})",),
+    )
+    if text is None:
+        raise damaged
     try:
-        if text is None:
-            raise ValueError("unreadable")
         return json_loads(text, what=what)
     except JSONDepthError:
         raise  # its own refusal: nested past the canonical limit (exit 4)
     except ValueError as exc:
-        raise DamagedBrainError(
-            f"{what} is not readable: the brain was changed outside aimos",
-            where=(f"recall_receipts.{column} (receipt {receipt_id})",),
-        ) from exc
+        raise damaged from exc
 
 
 def receipt_document(conn: apsw.Connection, ref: str) -> dict[str, Any]:

@@ -44,11 +44,6 @@ def is_canonical(text: Any) -> int:
         return 0
 
 
-def inflate(value: Any) -> bytes | None:
-    """The bytes a stored deflated text inflates to (the seals hash those); NULL if it does not."""
-    return inflate_bytes(value)
-
-
 def is_utf8(value: Any) -> int:
     """1 when ``value`` (a TEXT cell cast to BLOB) is valid UTF-8; finds damage no read could decode."""
     if not isinstance(value, bytes):
@@ -399,7 +394,7 @@ def seal_aware() -> int:
 SQL_FUNCTIONS: dict[str, tuple[Any, int]] = {
     "aimos_sha256_hex": (sha256_hex, 1),
     "aimos_is_canonical": (is_canonical, 1),
-    "aimos_inflate": (inflate, 1),
+    "aimos_inflate": (inflate_bytes, 1),  # a stored deflated text's bytes (the seals hash those)
     "aimos_payload_message": (payload_message_sql, 3),
     "aimos_request_message": (request_message_sql, 5),
     "aimos_ed25519_verify": (ed25519_verify, 3),

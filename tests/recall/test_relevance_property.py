@@ -72,3 +72,26 @@ def test_no_recall_returns_a_memory_that_does_not_match(
             assert c["decision"] != NOT_RELEVANT, (query, c)
     if all(w in UNKNOWN for w in query.split()):
         assert got.abstained and got.results == [], query
+
+
+def test_a_flood_that_matches_every_query_word_cannot_push_a_real_match_under_the_floor(brain: Any) -> None:
+    """A hostile agent saves passages holding every word of a likely question, many times over, to
+    make the person's own memory look irrelevant beside them (the floor is relative to the best
+    match). BM25 saturates a word's weight, so the memory holding a rare word of the question stays
+    well above the floor and is returned (here, trusted: the flood is ranked, not withheld)."""
+    mine = "the invoice for the boiler service is in the blue folder"
+    _save(brain, mine)
+    for i in range(20):
+        _save(brain, f"boiler invoice folder boiler invoice folder boiler invoice folder number {i}")
+    now = int(time.time())
+    got = recall(
+        brain.conn,
+        brain.housekeeper,
+        sign_request(
+            brain.agent, build_recall_body(query="boiler invoice folder", limit=30), PATH_RECALL, now
+        ),
+        now,
+    )
+    found = {r["value"]: r["relevance"] for r in got.results}
+    assert mine in found, sorted(found.values())
+    assert found[mine] >= 10 * RELEVANCE_FLOOR, found[mine]
