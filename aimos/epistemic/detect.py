@@ -31,7 +31,7 @@ from aimos.epistemic.agreement import (
 from aimos.epistemic.chain import Transition, append_classification
 from aimos.identity.epochs import Signer
 from aimos.store.connection import rows
-from aimos.store.search import budgeted_probe, where_clause
+from aimos.store.search import budgeted_probe, fts_match, where_clause
 from aimos.vocabulary import (
     AGREEMENT_DETECTOR_VERSION,
     CLI_AGENT,
@@ -138,7 +138,7 @@ def _frequency(conn: apsw.Connection, limit: int) -> Callable[[str], int]:
 
     def count(span: str) -> int:
         if span not in seen:
-            phrase = '"' + span.replace('"', '""') + '"'
+            phrase = fts_match([span])
             seen[span] = int(
                 next(
                     conn.execute(

@@ -171,11 +171,12 @@ BROWSE_COLUMNS = (
 
 
 def _fts_prefix_query(text: str) -> str | None:
-    """Every word of the filter as a quoted FTS5 prefix term (so no FTS syntax leaks through)."""
-    import re
+    """Every word of the filter, as the index holds words (aimos.store.words), as a quoted FTS5
+    prefix term (so no FTS syntax leaks through)."""
+    from aimos.store.words import query_words
 
-    words = re.findall(r"\w+", text.lower())
-    return " ".join(f'"{w}"*' for w in words) if words else None
+    words = query_words(text)
+    return " ".join('"' + w.replace('"', '""') + '"*' for w in words) if words else None
 
 
 def browse_rowids(

@@ -29,13 +29,14 @@ from aimos.store.search import (
     ranked_scan,
     term_counts,
 )
+from aimos.store.words import TOKENIZE, index_text
 from aimos.vocabulary import DATA_CLASSES
 
 RRF_K = 60
 CANDIDATES = 100
 CONTEXT_WEIGHT = 1.0
 COVERAGE_BOOST = 0.5
-CONVERSATION_TYPES = ("dialog_turn", "message")  # must match migration 0002's trigger
+CONVERSATION_TYPES = ("dialog_turn", "message")  # must match migration 0012's trigger
 
 
 @dataclass(frozen=True)
@@ -279,16 +280,16 @@ def open_candidates(
 
 
 FTS_TABLES = ("memory_fts", "memory_context_fts")
-FTS_OPTIONS = "text, content = '', contentless_delete = 1, tokenize = 'porter unicode61 remove_diacritics 2'"
+FTS_OPTIONS = f"text, content = '', contentless_delete = 1, tokenize = \"{TOKENIZE}\""
 
 
 def rebuild_indexes(conn: apsw.Connection, tables: Sequence[str] = FTS_TABLES) -> int:
     """Rebuild both FTS5 indexes from the memories table; returns the number of memories.
 
-    The same texts as the insert trigger of migration 2 writes: a memory's own key and value,
-    and for conversation turns a context of two turns before and one after from the same
-    company, source and type. ``tables`` names the two indexes to fill (the verifier fills
-    scratch copies to compare). Call inside a write transaction."""
+    The same texts as the insert trigger of migration 12 writes (``index_text`` of them): a
+    memory's own key and value, and for conversation turns a context of two turns before and
+    one after from the same company, source and type. ``tables`` names the two indexes to fill
+    (the verifier fills scratch copies to compare). Call inside a write transaction."""
     own, context = tables
     conn.execute(f"INSERT INTO {own} ({own.split('.')[-1]}) VALUES ('delete-all')")
     conn.execute(f"INSERT INTO {context} ({context.split('.')[-1]}) VALUES ('delete-all')")
@@ -298,7 +299,7 @@ def rebuild_indexes(conn: apsw.Connection, tables: Sequence[str] = FTS_TABLES) -
         "SELECT rowid, company_id, source, memory_type, COALESCE(key, '') || ' ' || value"
         " FROM main.memories ORDER BY rowid"
     ):
-        conn.execute(f"INSERT INTO {own} (rowid, text) VALUES (?, ?)", (rowid, text))
+        conn.execute(f"INSERT INTO {own} (rowid, text) VALUES (?, ?)", (rowid, index_text(text)))
         count += 1
         if memory_type in CONVERSATION_TYPES:
             by_source[(company, source, memory_type)].append((rowid, text))
@@ -307,7 +308,7 @@ def rebuild_indexes(conn: apsw.Connection, tables: Sequence[str] = FTS_TABLES) -
             window = items[max(0, i - 2) : i + 2]
             conn.execute(
                 f"INSERT INTO {context} (rowid, text) VALUES (?, ?)",
-                (rowid, " ".join(t for _, t in reversed(window))),
+                (rowid, index_text(" ".join(t for _, t in reversed(window)))),
             )
     return count
 

@@ -7,12 +7,10 @@ FTS5 syntax.
 
 from __future__ import annotations
 
-import re
 import unicodedata
 
+from aimos.store.words import query_words, text_words
 from aimos.textfold import fold
-
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
 # Function words that carry no topic in a question; removed from queries (not from the index).
 STOP_WORDS = frozenset(
@@ -26,20 +24,22 @@ STOP_WORDS = frozenset(
 
 
 def normalize(text: str) -> str:
-    """NFKC, then lowercased, not casefolded: casefold() writes "ß" as "ss", a word the index
-    (FTS5's unicode61, which lowercases and leaves "ß") does not hold, so "Hauptstraße" would not
-    find "Hauptstraße". The index folds accents and re-tokenizes each quoted term on both sides."""
-    return unicodedata.normalize("NFKC", text).lower()
+    """NFKC, then casefolded: "Hauptstraße" and "HAUPTSTRASSE" are one word, as the index holds
+    a casefold beside each word that needs one (aimos.store.words)."""
+    return unicodedata.normalize("NFKC", text).casefold()
 
 
 def tokens(text: str) -> list[str]:
-    """Word tokens of ``text``: letters and digits, lowercased."""
-    return _WORD.findall(normalize(text))
+    """The words of ``text`` as the index holds them and a query asks for them: casefolded,
+    accents folded, a run of Chinese, Japanese, Thai or Korean as its bigrams and single
+    characters (aimos.store.words.text_words)."""
+    return text_words(text)
 
 
 def query_terms(query: str) -> list[str]:
-    """Distinct content terms of a query in order; all terms when every one is a stop word."""
-    words = tokens(query)
+    """Distinct content terms of a query in order (a no-space run as its bigrams); all terms
+    when every one is a stop word."""
+    words = query_words(query)
     content = [w for w in words if w not in STOP_WORDS]
     chosen = content or words
     return list(dict.fromkeys(chosen))

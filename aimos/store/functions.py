@@ -19,10 +19,16 @@ from aimos.crypto.encoding import b64u_decode, hex32, parse_iso_ms
 from aimos.crypto.merkle import merkle_root
 from aimos.errors import AimosError
 from aimos.store.cells import inflate_bytes
+from aimos.store.words import index_text
 from aimos.verify.kit.inheritance import Predecessor, classifier_reason, correction_carries
 from aimos.verify.kit.judgment import judgment_reason
 from aimos.verify.kit.redaction import check_record
 from aimos.vocabulary import BASIS_CLASSIFIER, UNVERIFIED
+
+
+def index_text_sql(text: Any) -> str | None:
+    """What the search indexes hold for a memory's text (aimos.store.words.index_text)."""
+    return None if text is None else index_text(str(text))
 
 
 def _bytes(value: Any) -> bytes:
@@ -395,6 +401,7 @@ SQL_FUNCTIONS: dict[str, tuple[Any, int]] = {
     "aimos_sha256_hex": (sha256_hex, 1),
     "aimos_is_canonical": (is_canonical, 1),
     "aimos_inflate": (inflate_bytes, 1),  # a stored deflated text's bytes (the seals hash those)
+    "aimos_index_text": (index_text_sql, 1),  # what the search indexes hold for a text
     "aimos_payload_message": (payload_message_sql, 3),
     "aimos_request_message": (request_message_sql, 5),
     "aimos_ed25519_verify": (ed25519_verify, 3),

@@ -19,15 +19,17 @@ from typing import Any
 
 import apsw
 
-from aimos.store.connection import migrations, schema_version
+from aimos.store.connection import migrations, register_functions, schema_version
 
 SchemaObject = tuple[str, str, str | None]  # (type, table, sql)
 
 
 def migrated_in_memory() -> apsw.Connection:
-    """An empty in-memory database with every packaged migration applied (creating a trigger
-    needs none of its functions): the schema the code defines. The caller closes it."""
+    """An empty in-memory database with every packaged migration applied (with aimos's SQL
+    functions, which a migration refilling an index calls): the schema the code defines. The
+    caller closes it."""
     conn = apsw.Connection(":memory:")
+    register_functions(conn)
     for _version, _name, sql in migrations():
         conn.execute(sql)
     return conn

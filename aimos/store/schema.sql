@@ -1,5 +1,5 @@
 -- GENERATED FILE: do not edit. The aimos brain schema after every migration, in one file.
--- Made from aimos/store/migrations/0001_initial.sql .. 0011_decisions_deflated.sql (11 migrations) applied in
+-- Made from aimos/store/migrations/0001_initial.sql .. 0012_index_every_language.sql (12 migrations) applied in
 -- order to an empty database, then read back from sqlite_master (each statement as SQLite stores
 -- it). Applying this file to an empty database makes the same schema (user_version aside).
 -- Regenerate: python -m aimos.store.schema --write
@@ -355,17 +355,18 @@ CREATE INDEX memories_source_order ON memories (company_id, source, memory_type)
 
 CREATE TRIGGER memories_index_insert AFTER INSERT ON memories
 BEGIN
-    INSERT INTO memory_fts (rowid, text) VALUES (NEW.rowid, COALESCE(NEW.key, '') || ' ' || NEW.value);
+    INSERT INTO memory_fts (rowid, text)
+    VALUES (NEW.rowid, aimos_index_text(COALESCE(NEW.key, '') || ' ' || NEW.value));
     -- a turn's context: the two turns saved before it from the same source, and itself
     INSERT INTO memory_context_fts (rowid, text)
-    SELECT NEW.rowid, context FROM (
+    SELECT NEW.rowid, aimos_index_text(context) FROM (
         SELECT group_concat(t, ' ') AS context FROM (
             SELECT COALESCE(key, '') || ' ' || value AS t FROM memories
             WHERE company_id = NEW.company_id AND source = NEW.source AND memory_type = NEW.memory_type
               AND rowid <= NEW.rowid
             ORDER BY rowid DESC LIMIT 3))
     WHERE NEW.memory_type IN ('dialog_turn', 'message');
-    -- the previous turn's context now ends with the new one
+    -- the previous turn's context now starts with the new one
     DELETE FROM memory_context_fts
     WHERE NEW.memory_type IN ('dialog_turn', 'message') AND rowid = (
         SELECT rowid FROM memories
@@ -373,12 +374,12 @@ BEGIN
           AND rowid < NEW.rowid
         ORDER BY rowid DESC LIMIT 1);
     INSERT INTO memory_context_fts (rowid, text)
-    SELECT p.rowid, (
+    SELECT p.rowid, aimos_index_text((
         SELECT group_concat(t, ' ') FROM (
             SELECT COALESCE(key, '') || ' ' || value AS t FROM memories
             WHERE company_id = NEW.company_id AND source = NEW.source AND memory_type = NEW.memory_type
               AND rowid <= NEW.rowid
-            ORDER BY rowid DESC LIMIT 4))
+            ORDER BY rowid DESC LIMIT 4)))
     FROM (SELECT rowid FROM memories
           WHERE company_id = NEW.company_id AND source = NEW.source AND memory_type = NEW.memory_type
             AND rowid < NEW.rowid
@@ -554,11 +555,13 @@ BEGIN
 END;
 
 CREATE VIRTUAL TABLE memory_context_fts USING fts5(
-    text, content = '', contentless_delete = 1, tokenize = 'porter unicode61 remove_diacritics 2'
+    text, content = '', contentless_delete = 1,
+    tokenize = 'porter unicode61 remove_diacritics 2 categories ''L* N* Co M*'''
 );
 
 CREATE VIRTUAL TABLE memory_fts USING fts5(
-    text, content = '', contentless_delete = 1, tokenize = 'porter unicode61 remove_diacritics 2'
+    text, content = '', contentless_delete = 1,
+    tokenize = 'porter unicode61 remove_diacritics 2 categories ''L* N* Co M*'''
 );
 
 CREATE VIRTUAL TABLE memory_fts_vocab USING fts5vocab(memory_fts, 'row');

@@ -15,14 +15,19 @@ from dataclasses import dataclass
 
 import apsw
 
+from aimos.store.words import TOKENIZER_ARGS, query_words
+
 # matches one scan may score; `aimos eval perf --recall N` and `--saves N` measure the cost
 POSTING_BUDGET = 1000
-FTS_TOKENIZER = ("porter", ["unicode61", "remove_diacritics", "2"])
+FTS_TOKENIZER = TOKENIZER_ARGS
 
 
 def fts_match(terms: list[str], *, conjunctive: bool = False) -> str:
-    """An FTS5 MATCH expression: each term a quoted string, OR-ed (or AND-ed) together."""
-    return (" AND " if conjunctive else " OR ").join('"' + t.replace('"', '""') + '"' for t in terms)
+    """An FTS5 MATCH expression: each term a quoted phrase of its index words (store.words: a
+    run of Chinese or Thai is the phrase of its bigrams, found wherever it is written), OR-ed
+    (or AND-ed) together."""
+    phrases = (" ".join(query_words(t)) or t for t in terms)
+    return (" AND " if conjunctive else " OR ").join('"' + p.replace('"', '""') + '"' for p in phrases)
 
 
 @dataclass(frozen=True)

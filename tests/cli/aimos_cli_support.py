@@ -279,3 +279,20 @@ def clock_moved(days: float) -> dict[str, str]:
         "FAKETIME": f"+{round(days * 86_400)}",
         "FAKETIME_DONT_FAKE_MONOTONIC": "1",
     }
+
+
+def unpack_brain_fixture(fixture: Path, home: Path) -> Path:
+    """A brain fixture (tests/fixtures/brain-vN: brain.sqlite3.gz and its public config files)
+    unpacked into ``home`` (AIMOS_HOME), with aimos's file modes; returns the brain's path."""
+    import gzip
+    import shutil
+
+    (home / "config").mkdir(mode=0o700, parents=True, exist_ok=True)
+    for path in (fixture / "config").iterdir():
+        shutil.copyfile(path, home / "config" / path.name)
+        (home / "config" / path.name).chmod(0o600)
+    brain = home / BRAIN
+    with gzip.open(fixture / "brain.sqlite3.gz", "rb") as src, brain.open("wb") as dst:
+        shutil.copyfileobj(src, dst)
+    brain.chmod(0o600)
+    return brain

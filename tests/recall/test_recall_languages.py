@@ -1,6 +1,7 @@
-"""Recall in languages other than plain ASCII English: accents fold both ways, any case finds any case,
-and a word is found as it is written whatever letters it holds (the query is lowercased as the index
-lowercases: "ß" and a final "ς" stay as they are). The real pipeline on a real brain."""
+"""Recall in languages other than plain ASCII English: accents fold both ways (Greek too), any case
+finds any case ("HAUPTSTRASSE" finds "Hauptstraße"), a word with vowel signs is one word (Hindi,
+Thai), and text written without spaces (Chinese, Japanese, Thai, Korean particles) is found by any
+part of it (aimos.store.words). The real pipeline on a real brain."""
 
 from __future__ import annotations
 
@@ -22,6 +23,14 @@ MEMORIES = {
     "greek_caps": "ΤΗΛΕΜΑΧΟΣ waited at home",
     "naive": "A naïve approach to the façade repair",
     "spanish": "El niño comió piña en Málaga",
+    "tokyo": "東京タワーに行った",
+    "beijing": "我们明天去北京天安门",
+    "thai": "พรุ่งนี้ฉันจะไปเชียงใหม่",
+    "korean": "서울에서 친구를 만났어요",
+    "hindi": "मेरी बहन दिल्ली में रहती है",
+    "halfwidth": "ﾊﾟｽﾜｰﾄﾞ is not here, the ＷｉＦｉ router is",
+    "athens": "Η Αθήνα είναι όμορφη",
+    "arabic": "كَتَبَ الوَلَدُ رِسالَةً",
 }
 
 FOUND_BY = [
@@ -43,6 +52,25 @@ FOUND_BY = [
     ("naive", "NAÏVE"),
     ("spanish", "nino pina malaga"),
     ("spanish", "Niño"),
+    ("koln", "HAUPTSTRASSE"),
+    ("koln", "hauptstrasse"),
+    ("greek", "ΟΔΥΣΣΕΥΣ"),
+    ("athens", "ΑΘΗΝΑ"),
+    ("athens", "αθηνα"),
+    ("tokyo", "東京"),
+    ("tokyo", "タワー"),
+    ("tokyo", "東京タワー"),
+    ("tokyo", "ﾀﾜｰ"),
+    ("beijing", "北京"),
+    ("beijing", "天安门在哪里"),
+    ("thai", "เชียงใหม่"),
+    ("korean", "서울"),
+    ("korean", "친구"),
+    ("hindi", "दिल्ली"),
+    ("hindi", "बहन"),
+    ("halfwidth", "パスワード"),
+    ("halfwidth", "wifi"),
+    ("arabic", "رسالة"),
 ]
 
 
@@ -77,3 +105,12 @@ def test_every_written_form_finds_its_memory_first(brain: Any, saved: dict[str, 
 def test_a_word_no_memory_holds_finds_nothing(brain: Any, saved: dict[str, str]) -> None:
     assert saved
     assert _recall(brain, "Zürich") == []
+    assert _recall(brain, "大阪") == []  # no memory holds it, though each of its letters is common
+    assert _recall(brain, "ムンバイ") == []
+
+
+def test_a_run_without_spaces_finds_only_the_memories_holding_its_pairs(brain: Any, saved: dict[str, str]) -> None:
+    """"京都" shares the letter "京" with "東京" and nothing else: it must not find Tokyo (a run is
+    searched by its pairs of letters, a lone letter only when the query is one letter)."""
+    assert _recall(brain, "京都") == []
+    assert _recall(brain, "京")[:1] == [saved["tokyo"]]

@@ -16,6 +16,7 @@ import pytest
 
 from aimos.errors import IntegrityError
 from aimos.store.connection import rows, write_transaction
+from aimos.store.functions import SQL_FUNCTIONS
 from aimos.store.schema import migrated_in_memory
 
 # Tables aimos itself updates or deletes rows of; every other table must refuse both.
@@ -143,9 +144,11 @@ def test_seal_heads_refuses_a_delete_and_a_move_backward() -> None:
         with pytest.raises(apsw.ConstraintError, match="only move forward"):
             conn.execute("DELETE FROM seal_heads")
         # without the writer's functions no head moves at all
+        for name, (_fn, nargs) in SQL_FUNCTIONS.items():  # as a plain SQLite connection has them
+            conn.create_scalar_function(name, None, nargs)
         with pytest.raises(apsw.SQLError, match="no such function"):
             conn.execute("UPDATE seal_heads SET row_count = 3, max_rowid = 3, seq = 6")
-        conn.create_scalar_function("aimos_sha256_hex", _present)  # as the writer has it
+        conn.create_scalar_function("aimos_sha256_hex", _present, 1)  # as the writer has it
         for backward in (
             "row_count = 1, seq = 6",  # fewer rows
             "max_rowid = 1, seq = 6",  # a lower rowid
