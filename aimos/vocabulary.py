@@ -74,7 +74,9 @@ DETECTOR_VERSION: Final = "aimos-memory-epistemic-v1"
 AGREEMENT_DETECTOR_VERSION: Final = "aimos-memory-epistemic-v2"  # the agreement-cluster detector
 RECALL_RECEIPT_SCHEMA: Final = "aimos.recall-receipt/v1"
 RECALL_EVIDENCE_ENTRY_SCHEMA: Final = "aimos.recall-evidence-entry/v1"
-RECALL_POLICY_VERSION: Final = "aimos-recall-policy/v3"  # v2: the query-lure rules 4-5; v3: a relevance floor
+# v2: the query-lure rules 4-5; v3: a relevance floor; v4: candidates scored with a context depth,
+# a lead boost and a when boost (recall.candidates.LexicalChannel)
+RECALL_POLICY_VERSION: Final = "aimos-recall-policy/v4"
 RECEIPT_V2_BINDING_SCHEMA: Final = "aimos.recall-receipt-v2-binding/v1"
 EFFECTIVE_SCORE_SCHEMA: Final = "aimos.recall-effective-score/v1"
 CONTENT_ADMISSION_SCHEMA: Final = "aimos.v2-content-admission/v1"

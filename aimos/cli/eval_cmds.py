@@ -275,13 +275,21 @@ def locomo(
     ),
     k: list[int] = typer.Option(None, "-k", help="Cut-offs (repeatable); default 5 10 20 25."),
     json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    folds: bool = typer.Option(
+        False,
+        "--folds",
+        help="Also validate the recall channel's settings across conversations: choose on some, "
+        "measure on the others (about two minutes more).",
+    ),
 ) -> None:
     """Turn-level retrieval on LoCoMo in scratch brains, beside a plain FTS5 BM25 baseline."""
     from pathlib import Path
 
     from aimos.eval.locomo import DEFAULT_KS, run_locomo
 
-    report = _purging(lambda: run_locomo(Path(data) if data else None, tuple(k) if k else DEFAULT_KS))
+    report = _purging(
+        lambda: run_locomo(Path(data) if data else None, tuple(k) if k else DEFAULT_KS, folds=folds)
+    )
     if json_out:
         emit_json(report)
         return
@@ -315,6 +323,33 @@ def locomo(
     from aimos.cli.output import table
 
     out(table(headers, lines))
+    if "folds" in report:
+        _print_folds(report["folds"], max(ks))
+
+
+def _print_folds(folds: dict[str, Any], k: int) -> None:
+    """The cross-conversation validation: per fold, the setting chosen on its training
+    conversations and, on the held-out ones, that choice beside the default and the earlier one."""
+    from aimos.cli.output import table
+
+    def fig(m: dict[str, float]) -> list[str]:
+        return [f"{m[key]:.4f}" for key in ("hit@1", "mrr", f"any_hit@{k}", f"evidence_recall@{k}")]
+
+    out(
+        f"\nCross-conversation validation of the channel's settings (channel rankings, no policy); "
+        f"default {folds['default']}, before {folds['before']}"
+    )
+    lines = [["all: default", *fig(folds["all_default"])], ["all: before", *fig(folds["all_before"])]]
+    for f in folds["folds"]:
+        name = f"train {f['train']} test {f['test']}"
+        chosen = ", ".join(f"{key}={value:g}" for key, value in f["chosen"].items())
+        lines += [
+            [f"{name}: chosen ({chosen}) on train", *fig(f["train_chosen"])],
+            [f"{name}: chosen on test", *fig(f["test_chosen"])],
+            [f"{name}: default on test", *fig(f["test_default"])],
+            [f"{name}: before on test", *fig(f["test_before"])],
+        ]
+    out(table(["fold / setting", "hit@1", "mrr", f"any@{k}", f"rec@{k}"], lines))
 
 
 @eval_app.command("secrets")

@@ -80,15 +80,19 @@ def run_locomo(  # noqa: PLR0915 (an evaluation: build, run and report in one re
     path: Path | None = None,
     ks: Sequence[int] = DEFAULT_KS,
     progress: Callable[[int, int, str], None] = _progress,
+    folds: bool = False,
 ) -> dict[str, Any]:
+    """The report; with ``folds`` also the cross-conversation validation of the lexical channel's
+    settings (aimos.eval.folds) on the same brains."""
     from aimos.actions.bodies import build_recall_body, build_save_body
     from aimos.actions.memory import save_and_classify
+    from aimos.eval.folds import BEFORE, GRID, cross_validate, default_setting
     from aimos.identity.epochs import load_signer
     from aimos.identity.keystore import open_keystore
     from aimos.identity.requests import sign_request
-    from aimos.recall.candidates import PreciseChannel, Scope, open_candidates
+    from aimos.recall.candidates import CANDIDATES, LexicalChannel, PreciseChannel, Scope, open_candidates
     from aimos.recall.pipeline import recall
-    from aimos.recall.text import query_terms
+    from aimos.recall.text import asks_when, query_terms
     from aimos.store.connection import open_writer, seal_with
     from aimos.vocabulary import HOUSEKEEPER, PATH_RECALL, PATH_SAVE
 
@@ -102,6 +106,9 @@ def run_locomo(  # noqa: PLR0915 (an evaluation: build, run and report in one re
         "bm25": defaultdict(list),
     }
     counts = {"conversations": 0, "turns": 0, "questions": 0, "skipped_no_evidence": 0}
+    settings = list(dict.fromkeys([*GRID, default_setting(), BEFORE])) if folds else []
+    channels = {s: LexicalChannel(**dict(s)) for s in settings}  # type: ignore[arg-type]
+    by_setting: list[dict[Any, list[dict[str, float]]]] = []
     started = time.perf_counter()
     asked = 0
     for conv in conversations:
@@ -133,6 +140,8 @@ def run_locomo(  # noqa: PLR0915 (an evaluation: build, run and report in one re
                     rowid_to_memory[rowid] = mid
                 known = {d for ids in dia_of.values() for d in ids}
                 scope = Scope("personal", DEFAULT_GRANT_CLEARANCE, DEFAULT_GRANT_DATA_CLASS)
+                per_setting: dict[Any, list[dict[str, float]]] = defaultdict(list)
+                by_setting.append(per_setting)
                 for qa in conv.get("qa", []):
                     asked += 1
                     progress(asked, total_q, "locomo")
@@ -154,6 +163,11 @@ def run_locomo(  # noqa: PLR0915 (an evaluation: build, run and report in one re
                     category = int(qa.get("category", 0))
                     rows["aimos"][category].append(scores_for(ranked, relevant, ks))
                     rows["bm25"][category].append(scores_for(base_ranked, relevant, ks))
+                    terms, when = query_terms(qa["question"]), asks_when(qa["question"])
+                    for setting, channel in channels.items():
+                        hits = channel.search(conn, terms, scope, CANDIDATES, when=when)[: max(ks)]
+                        found = _expand([rowid_to_memory[r] for r, _ in hits], dia_of)
+                        per_setting[setting].append(scores_for(found, relevant, ks))
             finally:
                 conn.close()
         counts["conversations"] += 1
@@ -168,6 +182,8 @@ def run_locomo(  # noqa: PLR0915 (an evaluation: build, run and report in one re
                 for c, rs in sorted(by_cat.items())
             },
         }
+    if folds:
+        report["folds"] = cross_validate(by_setting, max(ks))
     report["seconds"] = round(time.perf_counter() - started, 1)
     return report
 

@@ -18,7 +18,7 @@ from typing import Protocol
 
 import apsw
 
-from aimos.recall.text import stem_prefix, tokens
+from aimos.recall.text import says_when, stem_prefix, tokens, unstamped
 from aimos.store.cells import text_of
 from aimos.store.search import (
     POSTING_BUDGET,
@@ -36,6 +36,16 @@ RRF_K = 60
 CANDIDATES = 100
 CONTEXT_WEIGHT = 1.0
 COVERAGE_BOOST = 0.5
+# Only the contextual index's best CONTEXT_DEPTH hits count: deeper ones are mostly the neighbours
+# of a turn that matches, lifted above memories that match themselves. LEAD_BOOST: a memory whose
+# first LEAD_WORDS words (its key, a turn's speaker) hold query terms is about them. WHEN_BOOST: a
+# question asking when prefers a memory that says when. Chosen on the LoCoMo development split with
+# the choice validated across conversations (tune on some, measure on the others: `aimos eval
+# locomo` and the closing note of the issue that set them).
+CONTEXT_DEPTH = 20
+LEAD_WORDS = 2
+LEAD_BOOST = 1.5
+WHEN_BOOST = 1.0
 CONVERSATION_TYPES = ("dialog_turn", "message")  # must match migration 0012's trigger
 
 
@@ -66,9 +76,10 @@ class Channel(Protocol):
     name: str
 
     def search(
-        self, conn: apsw.Connection, terms: Sequence[str], scope: Scope, limit: int
+        self, conn: apsw.Connection, terms: Sequence[str], scope: Scope, limit: int, *, when: bool = False
     ) -> list[tuple[int, float]]:
-        """(rowid, score) best first; higher scores are better."""
+        """(rowid, score) best first; higher scores are better. ``when``: the query asks when
+        (recall.text.asks_when)."""
         ...
 
 
@@ -182,7 +193,9 @@ def plan_search(conn: apsw.Connection, terms: Sequence[str], budget: int | None 
 
 
 class LexicalChannel:
-    """Precise + contextual BM25, score-summed, with a term-coverage boost.
+    """Precise + contextual BM25 (the contextual index's best CONTEXT_DEPTH hits), score-summed,
+    boosted by the share of the query's terms the memory holds, by those in its lead, and for a
+    question asking when by its saying when.
 
     Only conversation turns have a context entry; for any other memory its own text is its
     context, so its precise score counts for both."""
@@ -194,13 +207,19 @@ class LexicalChannel:
         context_weight: float = CONTEXT_WEIGHT,
         coverage_boost: float = COVERAGE_BOOST,
         posting_budget: int | None = POSTING_BUDGET,
+        context_depth: int = CONTEXT_DEPTH,
+        lead_boost: float = LEAD_BOOST,
+        when_boost: float = WHEN_BOOST,
     ):
         self.context_weight = context_weight
         self.coverage_boost = coverage_boost
         self.posting_budget = posting_budget  # None: every term searched (the benchmark's baseline)
+        self.context_depth = context_depth
+        self.lead_boost = lead_boost
+        self.when_boost = when_boost
 
     def search(
-        self, conn: apsw.Connection, terms: Sequence[str], scope: Scope, limit: int
+        self, conn: apsw.Connection, terms: Sequence[str], scope: Scope, limit: int, *, when: bool = False
     ) -> list[tuple[int, float]]:
         if not terms:
             return []
@@ -209,7 +228,8 @@ class LexicalChannel:
         precise = _normalised(precise_hits)
         context: dict[int, float] = {}
         if self.context_weight:
-            context_hits, context_types = _bm25(conn, "memory_context_fts", plan, scope, limit)
+            depth = min(limit, self.context_depth)
+            context_hits, context_types = _bm25(conn, "memory_context_fts", plan, scope, depth)
             context = _normalised(context_hits)
             types.update(context_types)
         scores: dict[int, float] = {}
@@ -217,19 +237,23 @@ class LexicalChannel:
             own = precise.get(rowid, 0.0)
             around = context.get(rowid, 0.0) if types.get(rowid) in CONVERSATION_TYPES else own
             scores[rowid] = own + self.context_weight * around
-        if self.coverage_boost and scores:
+        if scores and (self.coverage_boost or self.lead_boost or (when and self.when_boost)):
             wanted = {stem_prefix(t) for t in plan.counted}
             ids = list(scores)
             texts = dict(
                 conn.execute(
-                    f"SELECT rowid, COALESCE(key, '') || ' ' || value FROM memories"
+                    f"SELECT rowid, COALESCE(key || ' ', '') || value FROM memories"
                     f" WHERE rowid IN ({', '.join('?' * len(ids))})",
                     ids,
                 )
             )
             for rowid in ids:
-                have = {stem_prefix(t) for t in tokens(texts.get(rowid, ""))}
-                scores[rowid] *= 1 + self.coverage_boost * len(wanted & have) / len(wanted)
+                words = [stem_prefix(t) for t in tokens(unstamped(texts.get(rowid, "")))]
+                covered = len(wanted.intersection(words)) / len(wanted)
+                lead = len(wanted.intersection(words[:LEAD_WORDS])) / len(wanted)
+                scores[rowid] *= (1 + self.coverage_boost * covered) * (1 + self.lead_boost * lead)
+                if when and self.when_boost and says_when(texts.get(rowid, "")):
+                    scores[rowid] *= 1 + self.when_boost
         ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
         return ranked[:limit]
 
@@ -240,7 +264,7 @@ class PreciseChannel:
     name = "precise"
 
     def search(
-        self, conn: apsw.Connection, terms: Sequence[str], scope: Scope, limit: int
+        self, conn: apsw.Connection, terms: Sequence[str], scope: Scope, limit: int, *, when: bool = False
     ) -> list[tuple[int, float]]:
         return (
             _bm25(conn, "memory_fts", SearchPlan([Probe(list(terms))], list(terms)), scope, limit)[0]
@@ -264,10 +288,12 @@ def open_candidates(
     scope: Scope,
     channels: Sequence[Channel],
     limit: int = CANDIDATES,
+    *,
+    when: bool = False,
 ) -> list[tuple[int, float]]:
     """The top ``limit`` rowids with a relevance in (0, 1]: one channel's own scores
-    normalised, or several channels fused by RRF and normalised."""
-    results = [ch.search(conn, terms, scope, limit) for ch in channels]
+    normalised, or several channels fused by RRF and normalised. ``when``: the query asks when."""
+    results = [ch.search(conn, terms, scope, limit, when=when) for ch in channels]
     if len(results) == 1:
         fused = results[0]
     else:

@@ -26,7 +26,7 @@ from aimos.recall.disclosure import verify_many
 from aimos.recall.export_v2 import record_v2_receipt
 from aimos.recall.policy import Candidate, Scored, decide, trust_of
 from aimos.recall.receipts import evidence_entry, record_receipt
-from aimos.recall.text import query_terms
+from aimos.recall.text import asks_when, query_terms
 from aimos.store.connection import one, write_transaction
 from aimos.store.seals import check_counts
 from aimos.vocabulary import CLEARANCE_MAX, DATA_CLASSES, PATH_RECALL
@@ -185,7 +185,9 @@ def recall_in_transaction(
     scope = _scope(body, verified.grant)
     limit = body.get("limit", DEFAULT_LIMIT)
     terms = query_terms(body["query"])
-    ranked = open_candidates(conn, terms, scope, channels or [LexicalChannel()], CANDIDATES)
+    ranked = open_candidates(
+        conn, terms, scope, channels or [LexicalChannel()], CANDIDATES, when=asks_when(body["query"])
+    )
     loaded = _load(conn, ranked)
     rules = lure_rules and not bypass_trust
     contested = contested_in_recall(conn, body["query"], [m for _, m in loaded]) if rules else None

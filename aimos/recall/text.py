@@ -7,6 +7,7 @@ FTS5 syntax.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 from aimos.store.words import query_words, text_words
@@ -43,6 +44,40 @@ def query_terms(query: str) -> list[str]:
     content = [w for w in words if w not in STOP_WORDS]
     chosen = content or words
     return list(dict.fromkeys(chosen))
+
+
+# A question that asks when: its answer is a memory that says when something happened.
+_ASKS_WHEN = re.compile(
+    r"^\W*(?:when|since when|how long ago"
+    r"|(?:in |on |at |by )?(?:what|which) (?:year|month|day|date|time|week))\b",
+    re.IGNORECASE,
+)
+# Words that place an event in time: a relative time, a weekday, a month (not "may", mostly the
+# verb), a year.
+_SAYS_WHEN = re.compile(
+    r"\b(?:yesterday|today|tonight|tomorrow|ago|last|next|recently|lately|earlier|later|since|until"
+    r"|weekend|(?:mon|tues|wednes|thurs|fri|satur|sun)days?|january|february|march|april|june"
+    r"|july|august|september|october|november|december|(?:19|20)\d\d)\b",
+    re.IGNORECASE,
+)
+# A stamp at the head of a memory ("[1:56 pm on 8 May, 2023] ..."): when it was said, not what.
+_STAMP = re.compile(r"^\s*\[[^\]]{0,80}\]\s*")
+
+
+def asks_when(query: str) -> bool:
+    """Does the query ask when (English: "When did ...", "What year ...")? Pure."""
+    return _ASKS_WHEN.search(query) is not None
+
+
+def says_when(text: str) -> bool:
+    """Does the text place something in time (a relative time, a weekday, a month, a year), past
+    a stamp at its head? Pure."""
+    return _SAYS_WHEN.search(unstamped(text)) is not None
+
+
+def unstamped(text: str) -> str:
+    """The text without a bracketed stamp at its head. Pure."""
+    return _STAMP.sub("", text, count=1)
 
 
 def token_set(text: str) -> frozenset[str]:

@@ -276,7 +276,7 @@ def test_disputed_is_down_weighted_but_still_disclosed() -> None:
 def test_decision_body_is_hashed_canonically() -> None:
     d = decide([cand("a", 0.9), cand("u", 0.8, label="poison_likely")], limit=3, query_sha256=QUERY_SHA)
     assert d.sha256 == canonical_sha256_hex(d.body)
-    assert d.body["version"] == "aimos-recall-policy/v3"
+    assert d.body["version"] == "aimos-recall-policy/v4"
     assert d.body["relevance_floor"] == RELEVANCE_FLOOR
     assert d.body["query_sha256"] == QUERY_SHA
     assert d.body["mmr_lambda"] == 0.72 and d.body["limit"] == 3

@@ -148,7 +148,7 @@ class FixedChannel:
         self.ranking = ranking
 
     def search(
-        self, conn: apsw.Connection, terms: Sequence[str], scope: Scope, limit: int
+        self, conn: apsw.Connection, terms: Sequence[str], scope: Scope, limit: int, *, when: bool = False
     ) -> list[tuple[int, float]]:
         return self.ranking[:limit]
 

@@ -1,0 +1,85 @@
+"""Cross-conversation validation of the lexical channel's settings (`aimos eval locomo --folds`).
+
+A setting chosen on the conversations it is measured on can fit them. Here each fold chooses,
+among GRID, the setting with the best sum of any-hit, evidence recall, hit@1 and MRR at the
+largest cut-off on its training conversations, and reports that choice measured on the others,
+beside the default setting (recall.candidates' constants) and the one before them (BEFORE) on the
+same held-out conversations. The rankings are the channel's own (no recall policy: every memory of
+these brains is unjudged with the same weight, so the policy reorders only near-copies). Pure: the
+caller collects the per-question scores.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from aimos.eval.metrics import mean_scores
+
+Setting = tuple[tuple[str, float], ...]
+
+GRID: list[Setting] = [
+    (("context_depth", depth), ("lead_boost", lead), ("when_boost", when))
+    for depth, lead, when in itertools.product((20, 25, 100), (0.0, 0.5, 1.5), (0.0, 0.5, 1.0))
+]
+BEFORE: Setting = (("context_depth", 100), ("lead_boost", 0.0), ("when_boost", 0.0))
+
+
+def default_setting() -> Setting:
+    from aimos.recall.candidates import CONTEXT_DEPTH, LEAD_BOOST, WHEN_BOOST
+
+    return (("context_depth", CONTEXT_DEPTH), ("lead_boost", LEAD_BOOST), ("when_boost", WHEN_BOOST))
+
+
+def splits(n: int) -> list[tuple[list[int], list[int]]]:
+    """Four train/test splits of n conversations: first half / second half, even / odd, and each
+    the other way round. Pure."""
+    half = list(range(n // 2))
+    rest = list(range(n // 2, n))
+    even = list(range(0, n, 2))
+    odd = list(range(1, n, 2))
+    return [(half, rest), (rest, half), (even, odd), (odd, even)]
+
+
+def objective(m: Mapping[str, float], k: int) -> float:
+    return m[f"any_hit@{k}"] + m[f"evidence_recall@{k}"] + m["hit@1"] + m["mrr"]
+
+
+def cross_validate(
+    scores: Sequence[Mapping[Setting, list[dict[str, float]]]], k: int
+) -> dict[str, Any]:
+    """``scores[c][setting]``: the per-question scores of conversation c under a setting (every
+    setting of GRID, the default and BEFORE). The folds' choices and held-out figures. Pure."""
+
+    def mean(setting: Setting, convs: Sequence[int]) -> dict[str, float]:
+        return mean_scores([row for c in convs for row in scores[c][setting]])
+
+    def brief(m: Mapping[str, float]) -> dict[str, float]:
+        return {key: m[key] for key in ("hit@1", "mrr", f"any_hit@{k}", f"evidence_recall@{k}")}
+
+    folds = []
+    default = default_setting()
+    for train, test in splits(len(scores)):
+        if not train or not test:
+            continue
+        chosen = max(GRID, key=lambda s: (objective(mean(s, train), k), s == default))
+        folds.append(
+            {
+                "train": train,
+                "test": test,
+                "chosen": dict(chosen),
+                "train_chosen": brief(mean(chosen, train)),
+                "test_chosen": brief(mean(chosen, test)),
+                "test_default": brief(mean(default, test)),
+                "test_before": brief(mean(BEFORE, test)),
+            }
+        )
+    everything = range(len(scores))
+    return {
+        "default": dict(default),
+        "before": dict(BEFORE),
+        "all_default": brief(mean(default, everything)),
+        "all_before": brief(mean(BEFORE, everything)),
+        "folds": folds,
+    }

@@ -1,0 +1,83 @@
+"""`aimos eval locomo` on a small LoCoMo-format file: the real signed saves and recalls in scratch
+brains, the same-run baseline, and the cross-conversation validation of the channel's settings
+(aimos.eval.folds), whose choice on the training conversations is measured on the others."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from aimos.eval.folds import BEFORE, GRID, cross_validate, default_setting, splits
+from aimos.eval.locomo import run_locomo
+
+pytestmark = pytest.mark.timeout(600)
+
+TOPICS = [
+    ("boiler", "The boiler was serviced by Dana last Tuesday", "When was the boiler serviced?"),
+    ("garden", "Sam planted tomatoes in the garden two weeks ago", "What did Sam plant in the garden?"),
+    ("piano", "Priya practises the piano every evening", "What does Priya practise?"),
+    ("bike", "Alex fixed the bike chain yesterday", "When did Alex fix the bike?"),
+]
+
+
+def _conversation(i: int) -> dict[str, object]:
+    filler = ["Hi, how are you?", "Good, thanks. Busy week.", "Same here, lots going on."]
+    topic, said, question = TOPICS[i]
+    turns = [{"speaker": "A" if n % 2 else "B", "dia_id": f"D1:{n + 1}", "text": t} for n, t in enumerate(filler)]
+    turns.append({"speaker": "A", "dia_id": "D1:4", "text": said})
+    return {
+        "sample_id": f"conv-{i}",
+        "conversation": {"speaker_a": "A", "speaker_b": "B", "session_1": turns, "session_1_date_time": "8 May, 2023"},
+        "qa": [
+            {"question": question, "answer": "x", "evidence": ["D1:4"], "category": 4},
+            {"question": f"Who talks about the {topic} in Paris?", "answer": "x", "evidence": ["D9:9"], "category": 1},
+        ],
+    }
+
+
+def test_it_reports_the_run_and_the_folds(tmp_path: Path) -> None:
+    data = tmp_path / "locomo.json"
+    data.write_text(json.dumps([_conversation(i) for i in range(4)]))
+    report = run_locomo(data, ks=(1, 5), progress=lambda *_: None, folds=True)
+    assert report["counts"] == {"conversations": 4, "turns": 16, "questions": 4, "skipped_no_evidence": 4}
+    assert report["aimos"]["overall"]["any_hit@5"] == 1.0  # each question finds its turn
+    assert report["bm25"]["overall"]["any_hit@5"] == 1.0
+    folds = report["folds"]
+    assert [(f["train"], f["test"]) for f in folds["folds"]] == [([0, 1], [2, 3]), ([2, 3], [0, 1]), ([0, 2], [1, 3]), ([1, 3], [0, 2])]
+    for fold in folds["folds"]:
+        assert set(fold["chosen"]) == {"context_depth", "lead_boost", "when_boost"}
+        assert 0.0 <= fold["test_chosen"]["hit@1"] <= 1.0
+    assert folds["all_default"]["any_hit@5"] == 1.0
+
+
+def test_splits_cover_every_conversation_once_per_side() -> None:
+    for n in (2, 5, 7):
+        for train, test in splits(n):
+            assert sorted(train + test) == list(range(n)) and not set(train) & set(test)
+
+
+def test_each_fold_chooses_on_its_training_conversations_and_measures_on_the_others() -> None:
+    """Two settings: one best on conversations 0-1, the other on 2-3. A fold trained on 0-1 chooses
+    the first and reports its (poor) figures on 2-3, not its training figures."""
+    good_early, good_late = GRID[1], GRID[2]
+    assert good_early != good_late
+
+    def row(hit: float) -> dict[str, float]:
+        return {"hit@1": hit, "mrr": hit, "any_hit@5": hit, "evidence_recall@5": hit}
+
+    scores = []
+    for c in range(4):
+        early = c < 2
+        per = {s: [row(0.0)] for s in [*GRID, default_setting(), BEFORE]}
+        per[good_early] = [row(1.0 if early else 0.0)]
+        per[good_late] = [row(0.5 if early else 1.0)]
+        scores.append(per)
+    got = cross_validate(scores, 5)
+    first = got["folds"][0]
+    assert (first["train"], first["test"]) == ([0, 1], [2, 3])
+    assert first["chosen"] == dict(good_early)
+    assert first["train_chosen"]["hit@1"] == 1.0 and first["test_chosen"]["hit@1"] == 0.0
+    second = got["folds"][1]
+    assert second["chosen"] == dict(good_late) and second["test_chosen"]["hit@1"] == 0.5
