@@ -19,17 +19,19 @@ from aimos.eval.metrics import mean_scores
 
 Setting = tuple[tuple[str, float], ...]
 
+NAMES = ("context_depth", "lead_boost", "when_boost", "answer_lift", "question_damping")
 GRID: list[Setting] = [
-    (("context_depth", depth), ("lead_boost", lead), ("when_boost", when))
-    for depth, lead, when in itertools.product((20, 25, 100), (0.0, 0.5, 1.5), (0.0, 0.5, 1.0))
+    tuple(zip(NAMES, values, strict=True))
+    for values in itertools.product((20, 100), (0.0, 1.5), (0.0, 1.0), (0.0, 0.5), (0.0, 0.2))
 ]
-BEFORE: Setting = (("context_depth", 100), ("lead_boost", 0.0), ("when_boost", 0.0))
+BEFORE: Setting = tuple(zip(NAMES, (100, 0.0, 0.0, 0.0, 0.0), strict=True))  # the channel before these
 
 
 def default_setting() -> Setting:
-    from aimos.recall.candidates import CONTEXT_DEPTH, LEAD_BOOST, WHEN_BOOST
+    from aimos.recall import candidates as c
 
-    return (("context_depth", CONTEXT_DEPTH), ("lead_boost", LEAD_BOOST), ("when_boost", WHEN_BOOST))
+    values = (c.CONTEXT_DEPTH, c.LEAD_BOOST, c.WHEN_BOOST, c.ANSWER_LIFT, c.QUESTION_DAMPING)
+    return tuple(zip(NAMES, values, strict=True))
 
 
 def splits(n: int) -> list[tuple[list[int], list[int]]]:

@@ -18,7 +18,7 @@ from typing import Protocol
 
 import apsw
 
-from aimos.recall.text import says_when, stem_prefix, tokens, unstamped
+from aimos.recall.text import asks, says_when, stem_prefix, tokens, unstamped
 from aimos.store.cells import text_of
 from aimos.store.search import (
     POSTING_BUDGET,
@@ -46,6 +46,11 @@ CONTEXT_DEPTH = 20
 LEAD_WORDS = 2
 LEAD_BOOST = 1.5
 WHEN_BOOST = 1.0
+# A conversation turn that asks (recall.text.asks) is answered by the next turn of its conversation:
+# that turn gains ANSWER_LIFT of the question's score, and the question keeps 1 - QUESTION_DAMPING
+# of its own (a question answers no query). Chosen and validated as above.
+ANSWER_LIFT = 0.5
+QUESTION_DAMPING = 0.2
 CONVERSATION_TYPES = ("dialog_turn", "message")  # must match migration 0012's trigger
 
 
@@ -195,7 +200,8 @@ def plan_search(conn: apsw.Connection, terms: Sequence[str], budget: int | None 
 class LexicalChannel:
     """Precise + contextual BM25 (the contextual index's best CONTEXT_DEPTH hits), score-summed,
     boosted by the share of the query's terms the memory holds, by those in its lead, and for a
-    question asking when by its saying when.
+    question asking when by its saying when; a conversation turn that asks lifts the next turn
+    of its conversation (its answer) and is itself damped.
 
     Only conversation turns have a context entry; for any other memory its own text is its
     context, so its precise score counts for both."""
@@ -210,6 +216,8 @@ class LexicalChannel:
         context_depth: int = CONTEXT_DEPTH,
         lead_boost: float = LEAD_BOOST,
         when_boost: float = WHEN_BOOST,
+        answer_lift: float = ANSWER_LIFT,
+        question_damping: float = QUESTION_DAMPING,
     ):
         self.context_weight = context_weight
         self.coverage_boost = coverage_boost
@@ -217,6 +225,8 @@ class LexicalChannel:
         self.context_depth = context_depth
         self.lead_boost = lead_boost
         self.when_boost = when_boost
+        self.answer_lift = answer_lift
+        self.question_damping = question_damping
 
     def search(
         self, conn: apsw.Connection, terms: Sequence[str], scope: Scope, limit: int, *, when: bool = False
@@ -237,25 +247,56 @@ class LexicalChannel:
             own = precise.get(rowid, 0.0)
             around = context.get(rowid, 0.0) if types.get(rowid) in CONVERSATION_TYPES else own
             scores[rowid] = own + self.context_weight * around
-        if scores and (self.coverage_boost or self.lead_boost or (when and self.when_boost)):
-            wanted = {stem_prefix(t) for t in plan.counted}
-            ids = list(scores)
-            texts = dict(
-                conn.execute(
-                    f"SELECT rowid, COALESCE(key || ' ', '') || value FROM memories"
-                    f" WHERE rowid IN ({', '.join('?' * len(ids))})",
-                    ids,
-                )
+        if not scores:
+            return []
+        ids = list(scores)
+        texts = dict(
+            conn.execute(
+                f"SELECT rowid, COALESCE(key || ' ', '') || value FROM memories"
+                f" WHERE rowid IN ({', '.join('?' * len(ids))})",
+                ids,
             )
-            for rowid in ids:
-                words = [stem_prefix(t) for t in tokens(unstamped(texts.get(rowid, "")))]
-                covered = len(wanted.intersection(words)) / len(wanted)
-                lead = len(wanted.intersection(words[:LEAD_WORDS])) / len(wanted)
-                scores[rowid] *= (1 + self.coverage_boost * covered) * (1 + self.lead_boost * lead)
-                if when and self.when_boost and says_when(texts.get(rowid, "")):
-                    scores[rowid] *= 1 + self.when_boost
+        )
+        wanted = {stem_prefix(t) for t in plan.counted}
+        for rowid in ids:
+            words = [stem_prefix(t) for t in tokens(unstamped(texts.get(rowid, "")))]
+            covered = len(wanted.intersection(words)) / len(wanted)
+            lead = len(wanted.intersection(words[:LEAD_WORDS])) / len(wanted)
+            scores[rowid] *= (1 + self.coverage_boost * covered) * (1 + self.lead_boost * lead)
+            if when and self.when_boost and says_when(texts.get(rowid, "")):
+                scores[rowid] *= 1 + self.when_boost
+        if self.answer_lift or self.question_damping:
+            asking = [r for r in ids if types.get(r) in CONVERSATION_TYPES and asks(texts.get(r, ""))]
+            self._answer(conn, scores, asking, scope)
         ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
         return ranked[:limit]
+
+    def _answer(
+        self, conn: apsw.Connection, scores: dict[int, float], asking: list[int], scope: Scope
+    ) -> None:
+        """Each turn in ``asking`` keeps 1 - question_damping of its score, and the next turn of its
+        conversation (same company, source and type), when the scope may see it, gains
+        answer_lift of the question's score."""
+        if not asking:
+            return
+        asked = {r: scores[r] for r in asking}
+        for rowid in asking:
+            scores[rowid] *= 1 - self.question_damping
+        nexts = {
+            int(q): int(n)
+            for q, n in conn.execute(
+                "SELECT q.rowid, (SELECT n.rowid FROM memories n WHERE n.company_id = q.company_id"
+                " AND n.source = q.source AND n.memory_type = q.memory_type AND n.rowid > q.rowid"
+                " ORDER BY n.rowid LIMIT 1)"
+                f" FROM memories q WHERE q.rowid IN ({', '.join('?' * len(asking))})",
+                asking,
+            )
+            if n is not None
+        }
+        allowed = _in_scope(conn, list(set(nexts.values())), scope)
+        for question, answer in nexts.items():
+            if answer in allowed:
+                scores[answer] = scores.get(answer, 0.0) + self.answer_lift * asked[question]
 
 
 class PreciseChannel:

@@ -75,6 +75,15 @@ def says_when(text: str) -> bool:
     return _SAYS_WHEN.search(unstamped(text)) is not None
 
 
+_TRAILER = re.compile(r"(?:\s*\[[^\[\]]{0,400}\])+\s*$")
+
+
+def asks(text: str) -> bool:
+    """Does the text ask (its last sentence a question), past a stamp at its head and bracketed
+    notes at its tail ("[image: ...]")? Pure."""
+    return _TRAILER.sub("", unstamped(text)).rstrip().endswith("?")
+
+
 def unstamped(text: str) -> str:
     """The text without a bracketed stamp at its head. Pure."""
     return _STAMP.sub("", text, count=1)

@@ -47,7 +47,7 @@ def test_it_reports_the_run_and_the_folds(tmp_path: Path) -> None:
     folds = report["folds"]
     assert [(f["train"], f["test"]) for f in folds["folds"]] == [([0, 1], [2, 3]), ([2, 3], [0, 1]), ([0, 2], [1, 3]), ([1, 3], [0, 2])]
     for fold in folds["folds"]:
-        assert set(fold["chosen"]) == {"context_depth", "lead_boost", "when_boost"}
+        assert set(fold["chosen"]) == {"context_depth", "lead_boost", "when_boost", "answer_lift", "question_damping"}
         assert 0.0 <= fold["test_chosen"]["hit@1"] <= 1.0
     assert folds["all_default"]["any_hit@5"] == 1.0
 

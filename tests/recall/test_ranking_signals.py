@@ -2,7 +2,8 @@
 through the real pipeline on a real brain: a question asking when prefers the memory that says when;
 a memory whose lead (its key, a turn's speaker) holds the query's words is about them; the
 contextual index counts only its best hits, so a turn's neighbours do not crowd out memories that
-match themselves. And what they must not do: no signal makes a memory that does not match the
+match themselves; a turn that asks is answered by the next turn of its conversation (never one the
+caller may not see). And what they must not do: no signal makes a memory that does not match the
 query a result, and a stamp at the head of every memory is neither a lead nor a "when"."""
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from aimos.actions.bodies import build_recall_body, build_save_body
 from aimos.identity.requests import sign_request
 from aimos.memory.save import save
 from aimos.recall.pipeline import recall
-from aimos.recall.text import asks_when, says_when, unstamped
+from aimos.recall.text import asks, asks_when, says_when, unstamped
 from aimos.vocabulary import PATH_RECALL, PATH_SAVE
 
 
@@ -46,6 +47,10 @@ def test_asks_when_and_says_when() -> None:
     # a stamp at the head is when the memory was said, not what it says
     assert not says_when("[1:56 pm on 8 May, 2023] Dana: the boiler is in the cellar")
     assert unstamped("[8 May 2023] Dana: hi") == "Dana: hi"
+    assert asks("[8 May 2023] Sam: what colour is it? [image: a shed]")
+    assert asks("Is it green?")
+    assert not asks("It is green. Why? Because Dana likes it.")
+    assert not asks("[was it green?] It is")
     assert unstamped("Dana [8 May 2023] hi") == "Dana [8 May 2023] hi"
 
 
@@ -114,3 +119,33 @@ def test_a_turns_neighbours_do_not_crowd_out_memories_that_match_themselves(brai
     assert set(got[:4]) == matching, got
     neighbours = [m for m in got if m in {ids[0], ids[2], ids[3]}]
     assert all(got.index(m) > 3 for m in neighbours)
+
+
+def test_a_turn_that_asks_is_answered_by_the_next_turn(brain: Any) -> None:
+    """The answer holds none of the query's words; the question before it holds them all."""
+    chat = {"memory_type": "dialog_turn", "source": "chat-shed"}
+    _save(brain, "Alex: I finally finished the shed this weekend", **chat)
+    question = _save(brain, "Sam: great! what colour did you paint the shed?", **chat)
+    answer = _save(brain, "Alex: dark green, two coats [image: a photo of a green shed]", **chat)
+    _save(brain, "Sam: sounds lovely", **chat)
+    got = _recall(brain, "What colour did Alex paint the shed?")
+    assert got[:2] == [answer, question], got
+    # a note that asks is no conversation: the note saved after it gains nothing
+    _save(brain, "Where did I put the passport for the shed trip?")
+    after = _save(brain, "Renew the car insurance in March")
+    assert after not in _recall(brain, "passport shed trip")
+
+
+def test_an_answer_the_caller_may_not_see_is_not_lifted_in(brain: Any) -> None:
+    from aimos.recall.candidates import LexicalChannel, Scope
+    from aimos.vocabulary import DEFAULT_GRANT_DATA_CLASS
+
+    chat = {"memory_type": "dialog_turn", "source": "chat-safe"}
+    _save(brain, "Sam: what is the code of the garden safe?", clearance_level=1, **chat)
+    answer = _save(brain, "Alex: four nine one seven", clearance_level=5, **chat)
+    rowid = {str(m): int(r) for r, m in brain.conn.execute("SELECT rowid, memory_id FROM memories")}
+    terms = ["code", "garden", "safe"]
+    low = LexicalChannel().search(brain.conn, terms, Scope("personal", 3, DEFAULT_GRANT_DATA_CLASS), 10)
+    high = LexicalChannel().search(brain.conn, terms, Scope("personal", 5, DEFAULT_GRANT_DATA_CLASS), 10)
+    assert rowid[answer] not in {r for r, _ in low}
+    assert rowid[answer] in {r for r, _ in high}
