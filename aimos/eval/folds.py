@@ -63,8 +63,8 @@ def cross_validate(
     folds = []
     default = default_setting()
     for train, test in splits(len(scores)):
-        if not train or not test:
-            continue
+        if not any(scores[c][default] for c in train) or not any(scores[c][default] for c in test):
+            continue  # a side with no question scored: nothing to choose on, or to measure
         chosen = max(GRID, key=lambda s: (objective(mean(s, train), k), s == default))
         folds.append(
             {

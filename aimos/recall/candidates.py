@@ -51,6 +51,7 @@ WHEN_BOOST = 1.0
 # of its own (a question answers no query). Chosen and validated as above.
 ANSWER_LIFT = 0.5
 QUESTION_DAMPING = 0.2
+SCANNED_CHARS = 8000  # of a memory's text, for the boosts (a value may be 1 MiB)
 CONVERSATION_TYPES = ("dialog_turn", "message")  # must match migration 0012's trigger
 
 
@@ -237,26 +238,29 @@ class LexicalChannel:
         precise_hits, types = _bm25(conn, "memory_fts", plan, scope, limit)
         precise = _normalised(precise_hits)
         context: dict[int, float] = {}
+        admitted: set[int] = set()  # found through their context alone, among its best hits
         if self.context_weight:
-            depth = min(limit, self.context_depth)
-            context_hits, context_types = _bm25(conn, "memory_context_fts", plan, scope, depth)
+            context_hits, context_types = _bm25(conn, "memory_context_fts", plan, scope, limit)
             context = _normalised(context_hits)
+            admitted = {rowid for rowid, _ in context_hits[: self.context_depth]}
             types.update(context_types)
         scores: dict[int, float] = {}
-        for rowid in set(precise) | set(context):
+        for rowid in set(precise) | admitted:
             own = precise.get(rowid, 0.0)
             around = context.get(rowid, 0.0) if types.get(rowid) in CONVERSATION_TYPES else own
             scores[rowid] = own + self.context_weight * around
         if not scores:
             return []
         ids = list(scores)
-        texts = dict(
-            conn.execute(
-                f"SELECT rowid, COALESCE(key || ' ', '') || value FROM memories"
-                f" WHERE rowid IN ({', '.join('?' * len(ids))})",
-                ids,
-            )
-        )
+        texts: dict[int, str] = {}  # each memory's text, its middle left out past SCANNED_CHARS
+        whole = "COALESCE(key || ' ', '') || value"
+        for rowid, head, tail in conn.execute(
+            f"SELECT rowid, substr({whole}, 1, {SCANNED_CHARS}),"
+            f" CASE WHEN length({whole}) > {SCANNED_CHARS} THEN substr(value, -500) END"
+            f" FROM memories WHERE rowid IN ({', '.join('?' * len(ids))})",
+            ids,
+        ):
+            texts[int(rowid)] = str(head) if tail is None else f"{head} ... {tail}"
         wanted = {stem_prefix(t) for t in plan.counted}
         for rowid in ids:
             words = [stem_prefix(t) for t in tokens(unstamped(texts.get(rowid, "")))]

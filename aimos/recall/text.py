@@ -75,13 +75,19 @@ def says_when(text: str) -> bool:
     return _SAYS_WHEN.search(unstamped(text)) is not None
 
 
-_TRAILER = re.compile(r"(?:\s*\[[^\[\]]{0,400}\])+\s*$")
+NOTES_PEELED = 4  # bracketed notes at a text's tail that asks() looks past, each of at most 400 chars
 
 
 def asks(text: str) -> bool:
-    """Does the text ask (its last sentence a question), past a stamp at its head and bracketed
-    notes at its tail ("[image: ...]")? Pure."""
-    return _TRAILER.sub("", unstamped(text)).rstrip().endswith("?")
+    """Does the text ask (its last sentence a question), past a stamp at its head and up to four
+    bracketed notes at its tail ("[image: ...]")? Pure; linear in the text (no backtracking)."""
+    body = unstamped(text).rstrip()
+    for _ in range(NOTES_PEELED):
+        start = body.rfind("[", max(0, len(body) - 402))
+        if not body.endswith("]") or start < 0 or "]" in body[start:-1]:
+            break
+        body = body[:start].rstrip()
+    return body.endswith("?")
 
 
 def unstamped(text: str) -> str:

@@ -5,21 +5,23 @@ lowercases it and folds Latin diacritics. Left to itself it fails three kinds of
 
 - **Scripts written without spaces** (Chinese, Japanese, Thai, Lao, Khmer, Myanmar) and Korean,
   whose particles attach to the word: a whole clause is one token, so `東京` never finds
-  `東京タワーに行った`. Here each run of such characters becomes its overlapping bigrams, then its
-  single characters (`東京 京タ タワ ワー ーに ... 東 京 タ ワ ー に ...`). A query's run becomes its
-  bigrams alone (a lone character stays itself), in order, so a quoted run is a phrase of
-  consecutive bigrams: it matches exactly the memories holding that run, anywhere.
+  `東京タワーに行った`. Here each run of such characters becomes its overlapping bigrams in place,
+  and the single characters of every run follow the whole text (`東京 京タ タワ ワー ーに ...
+  東 京 タ ワ ー に ...`). A query's run becomes its bigrams alone (a lone character stays
+  itself), so a quoted run, with the words around it, is a phrase of consecutive words: it
+  matches exactly the memories holding it, anywhere.
 - **Accents unicode61 does not fold**: Greek tonos and dialytika (`Αθήνα`, `ΑΘΗΝΑ`), Arabic
   harakat and Hebrew points. They are removed here (Latin ones too, which unicode61 also folds:
-  a query's words and a memory's then compare as the index does); an abugida's vowel signs (Devanagari, Thai)
-  are parts of the letter and stay (the index keeps marks inside words: its tokenizer counts
-  category M as word characters since migration 12).
+  a query's words and a memory's then compare as the index does); an abugida's vowel signs
+  (Devanagari, Thai) are parts of the letter and stay (the index keeps marks inside words: its
+  tokenizer counts category M as word characters since migration 12).
 - **Case folding beyond lowercase**: `ß` lowercases to itself, so `HAUPTSTRASSE` missed
-  `Hauptstraße`. A word whose casefold differs from its lowercase is indexed in both forms, and a
-  query is casefolded.
+  `Hauptstraße`, and the tokenizer's case table misses newer case pairs (Georgian Mtavruli,
+  Adlam). Non-ASCII text is indexed casefolded, and a query is casefolded.
 
 Text is NFKC-normalized first (full-width `ＡＢＣ` is `ABC`, half-width `ﾀﾜｰ` is `タワー`), as queries
-always were. ASCII text is returned as it is, so an English brain's index is unchanged.
+always were. ASCII text is returned as it is, so an English brain's index is unchanged; other text
+comes back as its words joined by spaces (the punctuation the tokenizer would drop is dropped).
 
 ``index_text`` is registered as the SQL function ``aimos_index_text``: the insert trigger of
 migration 12, the index rebuild and its check all index exactly its output.
@@ -27,6 +29,7 @@ migration 12, the index rebuild and its check all index exactly its output.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -82,66 +85,66 @@ def words(text: str) -> list[str]:
     letters, numbers, private-use characters and marks."""
     if text.isascii():
         return _ASCII_WORD.findall(text)
-    out: list[str] = []
-    current: list[str] = []
-    for ch in text:
-        kind = unicodedata.category(ch)
-        if kind[0] in "LNM" or kind == "Co":
-            current.append(ch)
-        elif current:
-            out.append("".join(current))
-            current = []
-    if current:
-        out.append("".join(current))
-    return out
+    return _word_pattern().findall(text)
+
+
+@functools.cache
+def _word_pattern() -> re.Pattern[str]:
+    """Letters and numbers (``[^\\W_]``), marks and private-use characters, as one class (marks
+    listed once per process: every character of category M below U+20000 and the variation
+    selectors supplement; no other plane holds one)."""
+    codes = (*range(0x300, 0x20000), *range(0xE0100, 0xE01F0))
+    marks = "".join(chr(c) for c in codes if unicodedata.category(chr(c))[0] == "M")
+    private = "\ue000-\uf8ff\U000f0000-\U000ffffd\U00100000-\U0010fffd"
+    return re.compile(f"(?:[^\\W_]|[{re.escape(marks)}{private}])+")
 
 
 def _normal(text: str) -> str:
     return _FOLDED_MARKS.sub(_fold_marks, unicodedata.normalize("NFKC", text))
 
 
-def index_text(text: str) -> str:
-    """The text the index tokenizes for ``text``: NFKC; Greek, Arabic and Hebrew accents removed;
-    each word whose casefold is not its lowercase followed by its casefold; each no-space run as
-    its bigrams then its single characters. ASCII text comes back unchanged."""
-    if text.isascii():
-        return text
-    text = _normal(text)
-    out: list[str] = []
-    for word in words(text):
-        lowered, folded = word.lower(), word.casefold()
-        if folded != lowered:
-            out.append(word)
-            word = folded
-        out.append(_NO_SPACE.sub(_run_indexed, word))
-    return " ".join(out)
-
-
-def _run_indexed(run: re.Match[str]) -> str:
-    parts: list[str] = []
-    for units in _units(run.group()):
-        parts += _bigrams(units) if len(units) > 1 else []
-        parts += units
-    return " " + " ".join(parts) + " "
-
-
-def query_words(text: str) -> list[str]:
-    """The index words a query asks for, in order: NFKC, accents folded as ``index_text``
-    folds them, casefolded, each no-space run as its bigrams (a lone character as itself)."""
-    if text.isascii():
-        return [w.lower() for w in _ASCII_WORD.findall(text)]
-    out: list[str] = []
+def _pieces(text: str) -> tuple[list[str], list[str]]:
+    """The words of non-ASCII ``text`` in order (NFKC, accents folded, casefolded; a no-space
+    run as its bigrams, a lone character as itself), and after them the single characters of
+    every run of two or more."""
+    inline: list[str] = []
+    letters: list[str] = []
     for word in words(_normal(text).casefold()):
         for i, piece in enumerate(_NO_SPACE_PIECES.split(word)):
             if i % 2 == 0:  # between runs
-                out += words(piece)
-            else:
-                for units in _units(piece):
-                    out += _bigrams(units)
-    return out
+                if piece:
+                    inline.append(piece)
+                continue
+            for units in _units(piece):
+                inline += _bigrams(units)
+                if len(units) > 1:
+                    letters += units
+    return inline, letters
+
+
+def index_text(text: str) -> str:
+    """The text the index tokenizes for ``text``: ASCII text unchanged; any other its words in
+    order (NFKC, accents folded, casefolded, each no-space run as its bigrams), then the single
+    characters of those runs. The single characters come last so that a phrase of a run's
+    bigrams and the words around it stays a phrase in the index."""
+    if text.isascii():
+        return text
+    inline, letters = _pieces(text)
+    return " ".join(inline + letters)
+
+
+def query_words(text: str) -> list[str]:
+    """The index words a query asks for, in order: NFKC, accents folded and casefolded as
+    ``index_text`` does, each no-space run as its bigrams (a lone character as itself)."""
+    if text.isascii():
+        return [w.lower() for w in _ASCII_WORD.findall(text)]
+    return _pieces(text)[0]
 
 
 def text_words(text: str) -> list[str]:
     """Every index word of ``text`` as a query would ask for it (casefolded; a no-space run's
     bigrams and single characters): what a memory holds, for counting a query's words in it."""
-    return query_words(text) if text.isascii() else query_words(index_text(text))
+    if text.isascii():
+        return query_words(text)
+    inline, letters = _pieces(text)
+    return inline + letters

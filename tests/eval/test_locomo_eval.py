@@ -81,3 +81,10 @@ def test_each_fold_chooses_on_its_training_conversations_and_measures_on_the_oth
     assert first["train_chosen"]["hit@1"] == 1.0 and first["test_chosen"]["hit@1"] == 0.0
     second = got["folds"][1]
     assert second["chosen"] == dict(good_late) and second["test_chosen"]["hit@1"] == 0.5
+
+
+def test_a_side_with_no_scored_question_is_no_fold() -> None:
+    rows = {s: [{"hit@1": 1.0, "mrr": 1.0, "any_hit@5": 1.0, "evidence_recall@5": 1.0}] for s in [*GRID, default_setting(), BEFORE]}
+    empty = {s: [] for s in rows}
+    got = cross_validate([rows, empty, rows, empty], 5)  # the odd conversations asked nothing
+    assert [(f["train"], f["test"]) for f in got["folds"]] == [([0, 1], [2, 3]), ([2, 3], [0, 1])]

@@ -95,7 +95,29 @@ def test_only_the_contextual_index_best_hits_count(brain: Any) -> None:
     assert len(shallow) <= 10
 
 
-def test_no_signal_makes_a_non_matching_memory_a_result(brain: Any) -> None:
+def test_a_turn_past_the_context_depth_keeps_its_context_score(brain: Any) -> None:
+    """The depth bounds only what is found through context alone: a turn that matches itself keeps
+    its context score however deep, so in a brain of notes and conversations it is not ranked
+    below a note that matches it less well (a note counts its own text as its context)."""
+    from aimos.recall.candidates import LexicalChannel, Scope
+    from aimos.vocabulary import DEFAULT_GRANT_CLEARANCE, DEFAULT_GRANT_DATA_CLASS
+
+    turns = {
+        _save(brain, f"Alex: the boiler broke again ({c})", memory_type="dialog_turn", source=f"chat-{c}")
+        for c in range(4)
+    }
+    note = _save(brain, "Sam: in the cold cellar is the boiler")  # a word longer than each turn
+    rowid = {str(m): int(r) for r, m in brain.conn.execute("SELECT rowid, memory_id FROM memories")}
+    scope = Scope("personal", DEFAULT_GRANT_CLEARANCE, DEFAULT_GRANT_DATA_CLASS)
+    got = [r for r, _ in LexicalChannel(context_depth=2).search(brain.conn, ["boiler"], scope, 10)]
+    assert {rowid[t] for t in turns} == set(got[:4]), got
+    assert got.index(rowid[note]) == 4
+
+
+def test_no_signal_makes_a_memory_a_result_when_nothing_matches(brain: Any) -> None:
+    """No boost creates relevance: a question asking when, with words no memory holds, finds
+    nothing however many memories say when. (The one memory that can be a result without a query
+    word is the answer to a conversation turn that asks and matches: see below.)"""
     _save(brain, "[10 June 2023] Sam: we went camping yesterday")
     _save(brain, "Dana: last Tuesday was lovely")
     # nothing holds "Priya" or "kayak": a question asking when finds nothing, whatever says when

@@ -7,6 +7,8 @@ it, and that ASCII text indexes exactly as it did before migration 12."""
 
 from __future__ import annotations
 
+import unicodedata
+
 import apsw
 import pytest
 from hypothesis import given, settings
@@ -16,16 +18,18 @@ from aimos.store.search import fts_match
 from aimos.store.words import TOKENIZE, TOKENIZER_ARGS, index_text, query_words, text_words, words
 
 INDEX_TEXT = [
-    ("Meet Zoë at the café", "Meet Zoe at the cafe"),
+    ("Meet Zoë at the café", "meet zoe at the cafe"),
     ("東京タワー", "東京 京タ タワ ワー 東 京 タ ワ ー"),
     ("猫", "猫"),
-    ("iPhone東京・大阪", "iPhone 東京 東 京 大阪 大 阪"),
-    ("กัน", "กัน ก ั น".replace(" ั", "ั")),  # a vowel sign stays on its letter: units กั and น
+    ("iPhone東京・大阪", "iphone 東京 大阪 東 京 大 阪"),
+    ("東京iphone", "東京 iphone 東 京"),
+    ("กัน", "กัน กั น"),  # a vowel sign stays on its letter: the units are กั and น
     ("서울에서", "서울 울에 에서 서 울 에 서"),
-    ("Hauptstraße", "Hauptstraße hauptstrasse"),
-    ("ΑΘΉΝΑ Αθήνα", "ΑΘΗΝΑ Αθηνα"),
+    ("Hauptstraße", "hauptstrasse"),
+    ("ΑΘΉΝΑ Αθήνα", "αθηνα αθηνα"),
+    ("ᲗᲑᲘᲚᲘᲡᲘ", "თბილისი"),  # Georgian capitals: casefolded here, the tokenizer has no case pair for them
     ("كَتَبَ", "كتب"),
-    ("ﾀﾜｰ ＡＢＣ", "タワ ワー タ ワ ー ABC"),
+    ("ﾀﾜｰ ＡＢＣ", "タワ ワー abc タ ワ ー"),
     ("हिन्दी", "हिन्दी"),
 ]
 
@@ -57,6 +61,23 @@ def test_query_words_vectors(query: str, expected: list[str]) -> None:
 def test_words_keep_marks_inside_a_word_as_the_tokenizer_does() -> None:
     assert words("मेरी बहन, กัน!") == ["मेरी", "बहन", "กัน"]
     assert words("snake_case x-y") == ["snake", "case", "x", "y"]
+
+
+def _words_by_category(text: str) -> list[str]:
+    """The reference: a word is a run of characters of category L*, N*, M* or Co."""
+    out, current = [], ""
+    for ch in text:
+        if unicodedata.category(ch)[0] in "LNM" or unicodedata.category(ch) == "Co":
+            current += ch
+        elif current:
+            out, current = [*out, current], ""
+    return [*out, current] if current else out
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(exclude_categories=("Cs",)), max_size=40))
+def test_words_are_runs_of_letters_numbers_marks_and_private_use(text: str) -> None:
+    assert words(text) == _words_by_category(text)
 
 
 @given(st.text(alphabet=st.characters(max_codepoint=127), max_size=60))
@@ -99,6 +120,27 @@ def test_any_part_of_a_run_finds_the_text_holding_it(run: list[str], data: st.Da
     assert 1 in found
     # and every pair of the part is among the text's words (what recall's coverage counts)
     assert set(query_words(part)) <= set(text_words(text))
+
+
+LATIN_WORDS = ["iphone", "tokyo", "x", "café", "2023"]
+LATIN = st.sampled_from(LATIN_WORDS)
+PIECE = st.one_of(st.lists(CJK, min_size=2, max_size=4).map("".join), LATIN)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(PIECE, st.sampled_from(["", " "])), min_size=1, max_size=8), st.data())
+def test_a_phrase_of_runs_and_words_finds_the_text_holding_it(pieces: list[tuple[str, str]], data: st.DataObject) -> None:
+    """Runs of two or more letters beside words, with or without a space: any stretch of whole
+    pieces, quoted, finds the text (a run's single letters follow the whole text in the index, so
+    they never break a phrase)."""
+    # two words side by side are one word: a word is followed by a space
+    pieces = [(piece, " " if piece in LATIN_WORDS else gap) for piece, gap in pieces]
+    text = "".join(piece + gap for piece, gap in pieces)
+    start = data.draw(st.integers(0, len(pieces) - 1))
+    end = data.draw(st.integers(start + 1, len(pieces)))
+    part = "".join(piece + gap for piece, gap in pieces[start:end]).strip()
+    conn = _index([text])
+    assert conn.execute("SELECT rowid FROM f WHERE f MATCH ?", (fts_match([part]),)).fetchall() == [(1,)]
 
 
 @settings(max_examples=200, deadline=None)
