@@ -307,16 +307,14 @@ def _rmdir_if_empty(folder: Path) -> None:
 def _hold_install_lock(run: _Run) -> None:
     """One install at a time per home: held until this run ends (its undo releases it), so a
     concurrent install can never take this run's half-made brain for an abandoned one."""
-    import fcntl
     import os
 
     from aimos.errors import BusyError
+    from aimos.locks import try_lock
 
     lock = paths.state_dir() / "install.lock"
     fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
+    if not try_lock(fd):
         os.close(fd)
         raise BusyError(
             "another `aimos install` is running for this home",

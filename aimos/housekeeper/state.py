@@ -1,6 +1,6 @@
 """Where a running housekeeper says so: its OS lock, pid file and status file (no APScheduler).
 
-The lock (an exclusive `flock` on a file in the state dir) is the truth: it is held exactly as
+The lock (an exclusive lock on a file in the state dir, aimos.locks) is the truth: it is held exactly as
 long as the housekeeper process lives, even after a SIGKILL, so a stale pid or status file never
 makes a dead housekeeper look alive.
 """
@@ -8,7 +8,6 @@ makes a dead housekeeper look alive.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import time
@@ -18,6 +17,7 @@ from typing import Any
 
 from aimos import paths
 from aimos.errors import BusyError
+from aimos.locks import try_lock
 
 
 def lock_path() -> Path:
@@ -51,12 +51,10 @@ class HousekeeperLock:
         fd = os.open(lock_path(), os.O_RDWR | os.O_CREAT, 0o600)
         # a few tries: `is_running` in another process takes a shared lock for an instant
         for attempt in range(5):
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            if try_lock(fd):
                 break
-            except BlockingIOError:
-                if attempt < 4:
-                    time.sleep(0.05)
+            if attempt < 4:
+                time.sleep(0.05)
         else:
             os.close(fd)
             pid = read_pid()
@@ -79,12 +77,9 @@ def is_running() -> bool:
         return False
     fd = os.open(lock_path(), os.O_RDONLY)
     try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
+        return not try_lock(fd, shared=True)
     finally:
         os.close(fd)  # closing drops a lock we may have taken
-    return False
 
 
 def read_pid() -> int | None:

@@ -41,20 +41,18 @@ def lock_path(brain_id: str) -> Path:
 
 @contextlib.contextmanager
 def key_lock(brain_id: str) -> Iterator[None]:
-    """One passphrase change or keystore move at a time per brain (an exclusive flock in the state
-    dir, released when the process ends, even by a kill)."""
-    import fcntl
+    """One passphrase change or keystore move at a time per brain (an exclusive lock in the state
+    dir, aimos.locks: released when the process ends, even by a kill)."""
+    from aimos.locks import try_lock
 
     paths.ensure_private_dir(paths.state_dir())
     fd = os.open(lock_path(brain_id), os.O_RDWR | os.O_CREAT, 0o600)
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+        if not try_lock(fd):
             raise BusyError(
                 "another passphrase change or keystore move is running for this brain",
                 "Wait for it to finish, then try again.",
-            ) from None
+            )
         yield
     finally:
         os.close(fd)
