@@ -18,13 +18,20 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from aimos.errors import UsageError
+from aimos.errors import NotFoundError, UsageError
 from aimos.eval.metrics import mean_scores, scores_for
 from aimos.eval.scratch import install_scratch, scratch_home
 from aimos.vocabulary import DEFAULT_GRANT_CLEARANCE, DEFAULT_GRANT_DATA_CLASS, DEFAULT_SAVE_DATA_CLASS
 
 DEFAULT_KS = (5, 10, 20, 25)
 CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
+
+
+# where to get the data when the default file (beside a checkout) is absent, as in a pip install
+LOCOMO_SOURCE = (
+    "Download locomo10.json from https://github.com/snap-research/LoCoMo (data/locomo10.json; "
+    "CC BY-NC 4.0) and give it with --data FILE."
+)
 
 
 def default_data_path() -> Path:
@@ -35,7 +42,7 @@ def load_conversations(path: Path) -> list[dict[str, Any]]:
     try:
         data = json.loads(path.read_text("utf-8"))
     except FileNotFoundError:
-        raise UsageError(f"no LoCoMo file at {path}", "Give the data file with --data FILE.") from None
+        raise NotFoundError(f"no LoCoMo file at {path}", LOCOMO_SOURCE) from None
     except (ValueError, UnicodeDecodeError):
         raise UsageError(f"{path} is not LoCoMo JSON", "Give locomo10.json or a split of it.") from None
     if not isinstance(data, list) or not all(isinstance(c, dict) and "conversation" in c for c in data):

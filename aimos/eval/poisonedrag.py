@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from aimos.errors import UsageError
+from aimos.errors import NotFoundError, UsageError
 from aimos.eval.poison_variants import (
     ATTACKS,
     CONTROLS,
@@ -60,6 +60,13 @@ ARMS = (
 )
 
 
+# where to get the data when the default files (beside a checkout) are absent, as in a pip install
+POISONEDRAG_SOURCE = (
+    "Download nq.json or msmarco.json from https://github.com/sleeepeer/PoisonedRAG "
+    "(results/adv_targeted_results/; MIT) and give it with --dataset FILE."
+)
+
+
 def default_dataset_paths() -> list[Path]:
     base = Path(__file__).resolve().parents[3] / "shared" / "data" / "poisonedrag"
     return [base / "nq.json", base / "msmarco.json"]
@@ -69,7 +76,7 @@ def load_targets(path: Path) -> list[dict[str, Any]]:
     try:
         data = json.loads(path.read_text("utf-8"))
     except FileNotFoundError:
-        raise UsageError(f"no PoisonedRAG file at {path}", "Give one with --dataset FILE.") from None
+        raise NotFoundError(f"no PoisonedRAG file at {path}", POISONEDRAG_SOURCE) from None
     except (ValueError, UnicodeDecodeError):
         raise UsageError(
             f"{path} is not JSON", "Give a PoisonedRAG targets file (nq.json, msmarco.json)."

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from aimos.errors import UsageError
+from aimos.errors import NotFoundError, UsageError
 from aimos.eval.secret_corpus import ORDINARY, shapes
 from aimos.memory.gates import find_secret, where
 
@@ -29,7 +29,7 @@ def ordinary_texts(
 ) -> Iterator[tuple[str, str, str]]:
     """(group, where it comes from, text) for every ordinary text the gate must let through."""
     from aimos.eval.locomo import default_data_path, load_conversations, turns_of
-    from aimos.eval.poisonedrag import default_dataset_paths
+    from aimos.eval.poisonedrag import POISONEDRAG_SOURCE, default_dataset_paths
     from installer.guide_corpus import load_verified
 
     for conversation in load_conversations(locomo or default_data_path()):
@@ -44,6 +44,8 @@ def ordinary_texts(
     for path in poisonedrag if poisonedrag is not None else default_dataset_paths():
         try:
             targets = json.loads(path.read_text("utf-8"))
+        except FileNotFoundError:
+            raise NotFoundError(f"no PoisonedRAG targets at {path}", POISONEDRAG_SOURCE) from None
         except (OSError, ValueError):
             raise UsageError(f"no PoisonedRAG targets at {path}") from None
         for tid, target in targets.items():

@@ -88,3 +88,15 @@ def test_a_side_with_no_scored_question_is_no_fold() -> None:
     empty = {s: [] for s in rows}
     got = cross_validate([rows, empty, rows, empty], 5)  # the odd conversations asked nothing
     assert [(f["train"], f["test"]) for f in got["folds"]] == [([0, 1], [2, 3]), ([2, 3], [0, 1])]
+
+
+def test_a_missing_data_file_says_where_to_get_it(aimos_home: Path, tmp_path: Path) -> None:
+    """As from a pip install, where the default file beside a checkout is absent: exit 3, the
+    dataset's source named, nothing else done."""
+    from aimos_cli_support import run_aimos
+
+    missing = run_aimos("eval", "locomo", "--data", str(tmp_path / "locomo10.json"))
+    assert missing.code == 3, missing.describe()
+    assert "no LoCoMo file" in missing.err and "https://github.com/snap-research/LoCoMo" in missing.err
+    assert "Traceback" not in missing.both
+    assert not (aimos_home / "brain.sqlite3").exists()

@@ -86,7 +86,9 @@ def test_a_dataset_of_the_wrong_shape_is_refused(
     assert problem in result.err and "Traceback" not in result.both
     assert "adv_texts" in result.err or "JSON" in result.err or "targets" in result.err
     missing = run_aimos("eval", "poisonedrag", "--dataset", str(tmp_path / "nope.json"))
-    assert missing.code == 2 and "no PoisonedRAG file" in missing.err
+    # a file that is not there is not found (3), with where to get one
+    assert missing.code == 3 and "no PoisonedRAG file" in missing.err, missing.describe()
+    assert "https://github.com/sleeepeer/PoisonedRAG" in missing.err and "Traceback" not in missing.both
 
 
 def test_variants_report_three_arms_and_the_honest_control(
