@@ -36,12 +36,13 @@ RRF_K = 60
 CANDIDATES = 100
 CONTEXT_WEIGHT = 1.0
 COVERAGE_BOOST = 0.5
-# Only the contextual index's best CONTEXT_DEPTH hits count: deeper ones are mostly the neighbours
-# of a turn that matches, lifted above memories that match themselves. LEAD_BOOST: a memory whose
-# first LEAD_WORDS words (its key, a turn's speaker) hold query terms is about them. WHEN_BOOST: a
-# question asking when prefers a memory that says when. Chosen on the LoCoMo development split with
-# the choice validated across conversations (tune on some, measure on the others: `aimos eval
-# locomo` and the closing note of the issue that set them).
+# A memory found through its context alone (a turn's neighbours hold the words) counts only among
+# the contextual index's best CONTEXT_DEPTH hits: deeper ones are mostly the neighbours of a turn
+# that matches, lifted above memories that match themselves (a memory that matches itself keeps its
+# context score however deep). LEAD_BOOST: a memory whose first LEAD_WORDS words (its key, a
+# turn's speaker) hold query terms is about them. WHEN_BOOST: a question asking when prefers a
+# memory that says when. Chosen on the LoCoMo development split with the choice validated across
+# conversations (tune on some, measure on the others: `aimos eval locomo --folds`).
 CONTEXT_DEPTH = 20
 LEAD_WORDS = 2
 LEAD_BOOST = 1.5
@@ -199,7 +200,8 @@ def plan_search(conn: apsw.Connection, terms: Sequence[str], budget: int | None 
 
 
 class LexicalChannel:
-    """Precise + contextual BM25 (the contextual index's best CONTEXT_DEPTH hits), score-summed,
+    """Precise + contextual BM25 (a memory found through context alone only among the contextual
+    index's best CONTEXT_DEPTH hits), score-summed,
     boosted by the share of the query's terms the memory holds, by those in its lead, and for a
     question asking when by its saying when; a conversation turn that asks lifts the next turn
     of its conversation (its answer) and is itself damped.

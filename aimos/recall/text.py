@@ -26,7 +26,7 @@ STOP_WORDS = frozenset(
 
 def normalize(text: str) -> str:
     """NFKC, then casefolded: "Hauptstraße" and "HAUPTSTRASSE" are one word, as the index holds
-    a casefold beside each word that needs one (aimos.store.words)."""
+    non-ASCII text casefolded (aimos.store.words)."""
     return unicodedata.normalize("NFKC", text).casefold()
 
 

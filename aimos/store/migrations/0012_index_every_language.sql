@@ -8,8 +8,8 @@
 --     Arabic and Hebrew accents unfolded;
 --   - case beyond lowercase: `HAUPTSTRASSE` did not find `Hauptstraße`.
 -- Now both indexes hold aimos_index_text(text) (aimos.store.words.index_text: NFKC, those accents
--- folded, a casefold beside a word that needs one, each no-space run as its bigrams and single
--- characters), tokenized with marks as word characters. ASCII text indexes exactly as before.
+-- folded, casefolded, each no-space run as its bigrams in place and its single characters after
+-- the whole text), tokenized with marks as word characters. ASCII text indexes exactly as before.
 --
 -- The indexes are derived (migration 2): they are dropped, re-created with the new tokenizer and
 -- refilled from the memories table here, in this migration's transaction, with the texts the
