@@ -7,7 +7,7 @@ from typing import Any
 import typer
 
 from aimos.cli.options import PASSPHRASE_FD
-from aimos.cli.output import emit_json, line, out, say, table, when
+from aimos.cli.output import emit_json, line, out, readable, say, table, when
 from aimos.vocabulary import HOUSEKEEPER
 
 housekeeper_app = typer.Typer(
@@ -84,7 +84,7 @@ def run_job_cmd(
     else:
         out(f"{run.job}  {run.status}  {run.duration_ms} ms  (run {run.run_id})")
         for key, value in run.result.items():
-            out(f"  {key}: {line(value)}")
+            out(f"  {key}: {line(readable(value))}")
     for item in run.attention:
         say(f"attention: {line(item)}")
     if run.status == "FAILED":

@@ -74,6 +74,21 @@ def line(text: object) -> str:
     return terminal.visible_line(str(text))
 
 
+def readable(value: object, nested: bool = False) -> str:
+    """A job's detail for a person rather than a Python repr: a mapping as "key value" pairs, a
+    list as its items, True and False as yes and no, "none" when empty; a container inside another
+    in parentheses. Not escaped: pass the result through ``line``."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, dict):
+        shown = ", ".join(f"{k} {readable(v, True)}" for k, v in value.items()) or "none"
+    elif isinstance(value, list | tuple):
+        shown = ", ".join(readable(v, True) for v in value) or "none"
+    else:
+        return "-" if value is None else str(value)
+    return f"({shown})" if nested else shown
+
+
 def table(headers: list[str], body: list[list[str]]) -> str:
     """Columns padded to their widest cell; every cell is a one-line view, escaped before it is
     measured (so the columns line up with what is shown)."""

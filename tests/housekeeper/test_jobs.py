@@ -66,6 +66,16 @@ def check_bracket(
     return started, terminal
 
 
+def test_a_run_reads_as_lines_for_a_person(stocked: Path) -> None:
+    """Without --json a run's details are readable lines: no Python dict, list or True."""
+    result = hk("run-job", "heartbeat")
+    assert result.code == 0, result.describe()
+    details = dict(row.strip().split(": ", 1) for row in result.out.splitlines()[1:])
+    assert details["counts"].startswith("memories ") and ", events " in details["counts"]
+    assert details["ledger_head_ok"] == "yes"
+    assert not any(c in result.out for c in "{}'") and "True" not in result.out
+
+
 def test_heartbeat_counts_match_the_brain(stocked: Path) -> None:
     before = event_count(stocked)
     run = run_job("heartbeat")
