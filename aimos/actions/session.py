@@ -130,6 +130,12 @@ def _not_installed() -> NotInstalledError:
     return NotInstalledError(f"no aimos brain at {paths.brain_path()}")
 
 
+def require_brain() -> None:
+    """Refuse (exit 3, with how to install) when there is no brain to work on."""
+    if not paths.brain_path().exists():
+        raise _not_installed()
+
+
 def open_brain(*, write: bool, keystores: KeystoreCache | None = None) -> Brain:
     """The brain, its metadata and keystore; ``keystores``: a cache whose key reads last beyond
     this session (an MCP server's, for the life of its process)."""

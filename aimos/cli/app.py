@@ -48,6 +48,7 @@ def _root(
 def _register() -> None:
     from aimos.cli import (
         agent_cmds,
+        backup_cmds,
         eval_cmds,
         housekeeper_cmds,
         install_cmd,
@@ -84,6 +85,7 @@ def _register() -> None:
     app.add_typer(eval_cmds.eval_app, name="eval")
     app.add_typer(purge_cmds.purge_app, name="purge")
     app.add_typer(mcp_cmds.mcp_app, name="mcp")
+    app.add_typer(backup_cmds.backup_app, name="backup")
 
 
 _register()

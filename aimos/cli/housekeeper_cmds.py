@@ -17,11 +17,9 @@ housekeeper_app = typer.Typer(
 
 
 def _require_brain() -> None:
-    from aimos import paths
-    from aimos.errors import NotInstalledError
+    from aimos.actions.session import require_brain
 
-    if not paths.brain_path().exists():
-        raise NotInstalledError(f"no aimos brain at {paths.brain_path()}")
+    require_brain()
 
 
 def print_readiness(report: dict[str, Any]) -> None:

@@ -83,10 +83,11 @@ def resolve_backup(ref: str) -> Path:
     return path
 
 
-def listing() -> list[dict[str, Any]]:
-    """The brain's backups, oldest first, with their newest seal and memory count when readable."""
+def listing(folder: Path | None = None) -> list[dict[str, Any]]:
+    """The brain's backups (in ``folder``, else its backups folder), oldest first, with their
+    newest seal and memory count when readable."""
     out = []
-    for path in backup_files():
+    for path in backup_files(folder):
         entry: dict[str, Any] = {"file": path.name, "path": str(path), "bytes": path.stat().st_size}
         try:
             conn = open_reader(path)
@@ -101,6 +102,30 @@ def listing() -> list[dict[str, Any]]:
             entry["error"] = type(exc).__name__
         out.append(entry)
     return out
+
+
+def backup_now(now: int, to: Path | None = None) -> dict[str, Any]:
+    """`aimos backup`: an online backup of the brain (SQLite's backup API, a consistent snapshot
+    while agents work) into ``to`` (else the brain's backups folder, where the nightly job keeps
+    the newest 7), then opened and verified (integrity, both verifiers). A copy that does not
+    verify is removed and named as damage. ``to`` must be a folder, or not exist yet (made 0700)."""
+    from aimos.errors import IntegrityError
+    from aimos.housekeeper.jobs.nightly_dream import check_backup, online_backup
+
+    if to is not None:
+        to = to.expanduser()
+        if to.exists() and not to.is_dir():
+            raise UsageError(f"{to} is not a folder", "Give --to a folder (it is made when missing).")
+    path = online_backup(now, to)
+    checked = check_backup(path)
+    if not (checked["integrity"] and checked["verifies"]):
+        path.unlink(missing_ok=True)
+        raise IntegrityError(
+            "the backup did not verify, so it was removed: the brain itself may be damaged",
+            "Run `aimos verify` to see what fails.",
+        )
+    entry = next(e for e in listing(path.parent) if e["path"] == str(path))
+    return {**entry, "verified": True, "corpus_proof_root": checked["corpus_proof_root"]}
 
 
 def check_offline() -> None:

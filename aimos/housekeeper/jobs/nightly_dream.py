@@ -30,10 +30,11 @@ BACKUP_PREFIX = "brain-"
 BACKUP_SUFFIX = ".sqlite3"
 
 
-def backup_files() -> list[Path]:
-    """The brain's backups, oldest first: names are brain-<UTC second>-<sequence>.sqlite3 with a
-    zero-padded sequence, so they sort in the order they were made."""
-    folder = backups_dir()
+def backup_files(folder: Path | None = None) -> list[Path]:
+    """The brain's backups (in ``folder``, else the brain's backups folder), oldest first: names
+    are brain-<UTC second>-<sequence>.sqlite3 with a zero-padded sequence, so they sort in the
+    order they were made."""
+    folder = folder or backups_dir()
     if not folder.exists():
         return []
     return sorted(
@@ -60,9 +61,10 @@ def _sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
-def online_backup(now: int) -> Path:
-    """Copy the live brain with the backup API (one step: a consistent WAL snapshot) to a 0600 file."""
-    folder = paths.ensure_private_dir(backups_dir())
+def online_backup(now: int, folder: Path | None = None) -> Path:
+    """Copy the live brain with the backup API (one step: a consistent WAL snapshot) to a 0600 file
+    in ``folder`` (else the brain's backups folder)."""
+    folder = paths.ensure_private_dir(folder or backups_dir())
     target = _next_backup_name(folder, now)
     partial = folder / f".{target.name}.{os.getpid()}.partial"
     source = open_reader(paths.brain_path())

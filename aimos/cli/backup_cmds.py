@@ -1,0 +1,82 @@
+"""`aimos backup`: a verified copy of the brain now, and `aimos backup list`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+
+from aimos.cli.output import emit_json, out, say, table, when
+
+backup_app = typer.Typer(
+    help="Back the brain up now (verified after writing), or list its backups.",
+    no_args_is_help=False,
+    invoke_without_command=True,
+)
+
+TO_HELP = "The folder to write to (made 0700 when missing); default: the brain's backups folder."
+
+
+@backup_app.callback()
+def backup_cmd(
+    ctx: typer.Context,
+    to: str = typer.Option(None, "--to", help=TO_HELP),
+    json_out: bool = typer.Option(False, "--json", help="Print the backup as JSON."),
+) -> None:
+    """Copy the brain now with SQLite's online backup (agents may keep working), then open the copy
+    and verify it (integrity, both verifiers); a copy that does not verify is removed (exit 5).
+    Backups in the brain's own folder count among the 7 the nightly job keeps; restore one with
+    `aimos restore FILE`."""
+    if ctx.invoked_subcommand is not None:
+        return
+    import time
+    from pathlib import Path
+
+    from aimos.actions.session import require_brain
+    from aimos.housekeeper.restore import backup_now
+
+    require_brain()
+    made = backup_now(int(time.time()), Path(to) if to else None)
+    if json_out:
+        emit_json(made)
+        return
+    out(f"backup   {made['path']}")
+    out(f"size     {made['bytes']:,} bytes, {made['memories']} memories, newest seal #{made['newest_seal']}")
+    out("verified yes (integrity, both verifiers)")
+    say("It holds your memories in plain text, as the brain does: keep it as private as the brain.")
+
+
+@backup_app.command("list")
+def list_cmd(
+    folder: str = typer.Option(None, "--in", help="A folder of backups; default: the brain's own."),
+    json_out: bool = typer.Option(False, "--json", help="Print the list as JSON."),
+) -> None:
+    """The backups, oldest first: size, memories, and the newest signed seal each holds."""
+    from pathlib import Path
+
+    from aimos.actions.session import require_brain
+    from aimos.housekeeper.restore import listing
+
+    require_brain()
+    found: list[dict[str, Any]] = listing(Path(folder).expanduser() if folder else None)
+    if json_out:
+        emit_json(found)
+        return
+    if not found:
+        say("no backups yet: `aimos backup` makes one now (the nightly job makes one a day)")
+        return
+    out(
+        table(
+            ["backup", "bytes", "memories", "newest seal", "sealed"],
+            [
+                [
+                    b["file"],
+                    f"{b['bytes']:,}",
+                    str(b.get("memories", b.get("error", "?"))),
+                    str(b.get("newest_seal") or "-"),
+                    when(b["sealed_at"]) if b.get("sealed_at") else "-",
+                ]
+                for b in found
+            ],
+        )
+    )
