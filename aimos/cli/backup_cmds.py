@@ -24,7 +24,8 @@ def backup_cmd(
     json_out: bool = typer.Option(False, "--json", help="Print the backup as JSON."),
 ) -> None:
     """Copy the brain now with SQLite's online backup (agents may keep working), then open the copy
-    and verify it (integrity, both verifiers); a copy that does not verify is removed (exit 5).
+    and verify it (SQLite's integrity check and the brain verifier); a copy that does not verify is
+    removed (exit 5).
     Backups in the brain's own folder count among the 7 the nightly job keeps; restore one with
     `aimos restore FILE`."""
     if ctx.invoked_subcommand is not None:
@@ -42,7 +43,7 @@ def backup_cmd(
         return
     out(f"backup   {made['path']}")
     out(f"size     {made['bytes']:,} bytes, {made['memories']} memories, newest seal #{made['newest_seal']}")
-    out("verified yes (integrity, both verifiers)")
+    out("verified yes (integrity check, brain verifier)")
     say("It holds your memories in plain text, as the brain does: keep it as private as the brain.")
 
 

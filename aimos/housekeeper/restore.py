@@ -107,8 +107,9 @@ def listing(folder: Path | None = None) -> list[dict[str, Any]]:
 def backup_now(now: int, to: Path | None = None) -> dict[str, Any]:
     """`aimos backup`: an online backup of the brain (SQLite's backup API, a consistent snapshot
     while agents work) into ``to`` (else the brain's backups folder, where the nightly job keeps
-    the newest 7), then opened and verified (integrity, both verifiers). A copy that does not
-    verify is removed and named as damage. ``to`` must be a folder, or not exist yet (made 0700)."""
+    the newest 7), then opened and verified (SQLite's integrity check and the brain verifier, the
+    nightly job's check). A copy that does not verify, or cannot be read, is removed and named as
+    damage. ``to`` must be a folder, or not exist yet (made 0700)."""
     from aimos.errors import IntegrityError
     from aimos.housekeeper.jobs.nightly_dream import check_backup, online_backup
 
@@ -117,7 +118,11 @@ def backup_now(now: int, to: Path | None = None) -> dict[str, Any]:
         if to.exists() and not to.is_dir():
             raise UsageError(f"{to} is not a folder", "Give --to a folder (it is made when missing).")
     path = online_backup(now, to)
-    checked = check_backup(path)
+    try:
+        checked = check_backup(path)
+    except BaseException:
+        path.unlink(missing_ok=True)  # a copy that cannot even be read is no backup either
+        raise
     if not (checked["integrity"] and checked["verifies"]):
         path.unlink(missing_ok=True)
         raise IntegrityError(
