@@ -19,7 +19,6 @@ from aimos.store.words import TOKENIZER_ARGS, query_words
 
 # matches one scan may score; `aimos eval perf --recall N` and `--saves N` measure the cost
 POSTING_BUDGET = 1000
-FTS_TOKENIZER = TOKENIZER_ARGS
 
 
 def fts_match(terms: list[str], *, conjunctive: bool = False) -> str:
@@ -58,7 +57,7 @@ def ranked_scan(conn: apsw.Connection, table: str, probe: Probe, limit: int) -> 
 
 def index_terms(conn: apsw.Connection, terms: Sequence[str]) -> list[str]:
     """The terms as the index sees them (porter stems through FTS5's own tokenizer)."""
-    tokenizer = conn.fts5_tokenizer(*FTS_TOKENIZER)
+    tokenizer = conn.fts5_tokenizer(*TOKENIZER_ARGS)
     out: list[str] = []
     for term in terms:
         for tok in tokenizer(term.encode("utf-8"), apsw.FTS5_TOKENIZE_QUERY, None):
