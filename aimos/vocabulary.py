@@ -146,6 +146,8 @@ AGENT_CLEARANCE_MAX: Final = 10  # the highest ceiling a grant gives an agent
 DEFAULT_GRANT_CLEARANCE: Final = 10
 DEFAULT_GRANT_DATA_CLASS: Final = CONFIDENTIAL
 # ... and what a save is marked with unless the saver says otherwise (CLI, TUI and MCP alike).
+# the scope of aimos's own guide memories: written by the housekeeper alone, judged by no detector
+SYSTEM_SCOPE: Final = "system"
 DEFAULT_SAVE_CLEARANCE: Final = 5
 DEFAULT_SAVE_DATA_CLASS: Final = INTERNAL
 

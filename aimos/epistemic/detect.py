@@ -37,6 +37,7 @@ from aimos.vocabulary import (
     CLI_AGENT,
     POISON_LIKELY,
     POISON_SUSPECT,
+    SYSTEM_SCOPE,
     TRUST_RANK,
     UNVERIFIED,
 )
@@ -81,10 +82,10 @@ def _neighbours(
     for row in rows(
         conn,
         f"SELECT {_COLUMNS} FROM memories m WHERE m.company_id = ? AND m.created_at >= ?"
-        " AND m.author_agent_id = ? AND m.author_valid_from = ?"
+        " AND m.author_agent_id = ? AND m.author_valid_from = ? AND m.scope != ?"
         # (the (company, created_at) index read backwards: no sort of a busy burst's rows)
         " ORDER BY m.created_at DESC, m.rowid DESC LIMIT ?",
-        (company_id, p.created_at - BURST_SECONDS, p.author[0], p.author[1], NEIGHBOURS),
+        (company_id, p.created_at - BURST_SECONDS, p.author[0], p.author[1], SYSTEM_SCOPE, NEIGHBOURS),
     ):
         found[row["memory_id"]] = row
         if row["memory_id"] != p.memory_id:
@@ -110,8 +111,9 @@ def _search(conn: apsw.Connection, company_id: str, content: Iterable[str]) -> l
     return rows(
         conn,
         f"SELECT {_COLUMNS} FROM (SELECT rowid FROM memory_fts WHERE {where}"
-        " ORDER BY rank LIMIT ?) f JOIN memories m ON m.rowid = f.rowid WHERE m.company_id = ?",
-        (*params, NEIGHBOURS, company_id),
+        " ORDER BY rank LIMIT ?) f JOIN memories m ON m.rowid = f.rowid WHERE m.company_id = ?"
+        " AND m.scope != ?",  # aimos's own guides are no agent's claims: never judged, never a peer
+        (*params, NEIGHBOURS, company_id, SYSTEM_SCOPE),
     )
 
 
@@ -188,12 +190,12 @@ def detect_at_save(conn: apsw.Connection, housekeeper: Signer, memory_id: str, n
     conversation turn is not looked at (UNCHECKED_TYPES)."""
     found = rows(
         conn,
-        f"SELECT {_COLUMNS}, m.company_id, m.memory_type FROM memories m WHERE m.memory_id = ?",
+        f"SELECT {_COLUMNS}, m.company_id, m.memory_type, m.scope FROM memories m WHERE m.memory_id = ?",
         (memory_id,),
     )
     if not found:
         return []
-    if found[0]["memory_type"] in UNCHECKED_TYPES:
+    if found[0]["memory_type"] in UNCHECKED_TYPES or found[0]["scope"] == SYSTEM_SCOPE:
         return []
     mine = _features(found[0])
     if len(mine.content) < 3:

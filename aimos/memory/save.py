@@ -26,6 +26,7 @@ from aimos.vocabulary import (
     HOUSEKEEPER,
     INITIAL_WEIGHT_SCHEMA,
     PATH_SAVE,
+    SYSTEM_SCOPE,
     UNVERIFIED,
 )
 
@@ -97,7 +98,6 @@ def validate_body(body: dict[str, Any], body_bytes: bytes | None = None) -> None
     data_class_rank(body["data_class"])
 
 
-SYSTEM_SCOPE = "system"
 
 
 def _check_grant(verified: VerifiedRequest, body: dict[str, Any]) -> None:
