@@ -49,6 +49,12 @@ class SecretDetectedError(UsageError):
     )
 
 
+class ImportFormatError(UsageError):
+    """A file `aimos import` cannot read: its message names the file and line."""
+
+    default_hint = "Fix the file at that line (or leave it out), then import again: nothing was saved."
+
+
 class PassphraseSourceError(UsageError):
     default_hint = (
         "Give the master passphrase on a terminal prompt, with --passphrase-fd N, "

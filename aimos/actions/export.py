@@ -1,14 +1,16 @@
 """Portable evidence out of the brain, for verifiers that do not trust it: the cognitive bundle,
-a recall's V2 envelope and an outcome's V2 mutation bundle (with its witness and trust context)."""
+a recall's V2 envelope and an outcome's V2 mutation bundle (with its witness and trust context);
+and the memories' text itself (`aimos export --text`), which `aimos import` reads back."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from aimos.actions.session import Brain
+from aimos.actions.session import Brain, now
 from aimos.learning.export import export_cognitive
 from aimos.learning.export_v2 import build_outcome_export
-from aimos.memory.versions import resolve_memory_id
+from aimos.memory import text_formats
+from aimos.memory.versions import current_memories, resolve_memory_id
 from aimos.recall.export_v2 import build_recall_envelope
 
 
@@ -26,3 +28,23 @@ def recall_envelope(brain: Brain, receipt_ref: str) -> dict[str, Any]:
 def outcome_bundle(brain: Brain, outcome_ref: str) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
     """One outcome as a MutMem V2 mutation bundle, its witness and its trust context."""
     return build_outcome_export(brain.conn, outcome_ref)
+
+
+TEXT_EXPORTS = ("jsonl", "markdown")
+
+
+def text_export(brain: Brain, kind: str) -> tuple[str, int, int]:
+    """The current versions' texts, keys, types, labels and weights, oldest first, as ``kind``
+    (jsonl or markdown); with how many memories it holds and how many redacted ones it leaves out
+    (their text is gone)."""
+    from aimos.crypto.encoding import iso_ms
+
+    found = current_memories(brain.conn)
+    records = [
+        text_formats.export_record(m, iso_ms(int(m["created_at"])))
+        for m in found
+        if not m["redacted"]
+    ]
+    at = iso_ms(int(now()))
+    write = text_formats.to_markdown if kind == "markdown" else text_formats.to_jsonl
+    return write(records, at), len(records), len(found) - len(records)

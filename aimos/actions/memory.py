@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -41,7 +42,9 @@ class NewMemory:
     source: str = "cli"
 
 
-def _defaults(brain: Brain, agent: str, clearance: int | None, data_class: str | None) -> tuple[int, str]:
+def default_ceilings(
+    brain: Brain, agent: str, clearance: int | None, data_class: str | None
+) -> tuple[int, str]:
     grant = None
     if clearance is None or data_class is None:
         grant = verified_grant(brain.conn, agent, latest_epoch(brain.conn, agent)["valid_from"])
@@ -61,15 +64,38 @@ def save_and_classify(conn: apsw.Connection, housekeeper: Signer, req: SignedReq
     nothing). The one composition every save takes (CLI, TUI, MCP, the installer's guides, eval).
     A correction of a memory less trusted than unverified carries its label (inherit_judgment,
     before the supersession link); the classifier may then lower it, never raise it."""
-    carry = partial(inherit_judgment, conn, housekeeper, now=now)
     with write_transaction(conn, housekeeper):
-        result = save_in_transaction(conn, housekeeper, req, now, carry_judgment=carry)
-        # most memories do not open with a question: skip the classifier's reads for them
-        if result.status in ("saved", "quarantined") and leading_question(str(req.body.get("value", ""))):
-            classify_at_save(conn, housekeeper, result.memory_id, now)
-        if result.status in ("saved", "quarantined"):
-            detect_at_save(conn, housekeeper, result.memory_id, now)  # the second detector (v2)
-        return result
+        return _classified_save(conn, housekeeper, req, now)
+
+
+def _classified_save(conn: apsw.Connection, housekeeper: Signer, req: SignedRequest, now: int) -> SaveResult:
+    """The save, the classifier and the detector; the caller holds the write transaction."""
+    carry = partial(inherit_judgment, conn, housekeeper, now=now)
+    result = save_in_transaction(conn, housekeeper, req, now, carry_judgment=carry)
+    # most memories do not open with a question: skip the classifier's reads for them
+    if result.status in ("saved", "quarantined") and leading_question(str(req.body.get("value", ""))):
+        classify_at_save(conn, housekeeper, result.memory_id, now)
+    if result.status in ("saved", "quarantined"):
+        detect_at_save(conn, housekeeper, result.memory_id, now)  # the second detector (v2)
+    return result
+
+
+def save_all(
+    brain: Brain, signer: Signer, bodies: Sequence[dict[str, Any]], each: Callable[[int], None] | None = None
+) -> list[SaveResult]:
+    """Sign and save every body as ``signer``, each as save_and_classify would, all in one write
+    transaction: every one is saved or none is (an import saves a file this way). ``each(done)``
+    is told after each save."""
+    housekeeper = brain.housekeeper()
+    results = []
+    with write_transaction(brain.conn, housekeeper):
+        for done, body in enumerate(bodies, 1):
+            at = now()
+            request = sign_request(signer, body, PATH_SAVE, at)
+            results.append(_classified_save(brain.conn, housekeeper, request, at))
+            if each is not None:
+                each(done)
+    return results
 
 
 def _signed_save(brain: Brain, signer: Signer, body: dict[str, Any]) -> SaveResult:
@@ -81,7 +107,7 @@ def _signed_save(brain: Brain, signer: Signer, body: dict[str, Any]) -> SaveResu
 def save(brain: Brain, agent: str, memory: NewMemory) -> SaveResult:
     """Sign ``memory`` as ``agent`` (POST /aimos/save), save it and classify it."""
     signer = brain.signer(agent)  # an unknown or reserved agent fails before any grant read
-    clearance, data_class = _defaults(brain, signer.agent_id, memory.clearance, memory.data_class)
+    clearance, data_class = default_ceilings(brain, signer.agent_id, memory.clearance, memory.data_class)
     given = {name: getattr(memory, name) for name in ("value", "key", "scope", "memory_type", "source")}
     company = brain.company_id
     body = build_save_body(company_id=company, clearance_level=clearance, data_class=data_class, **given)

@@ -51,6 +51,7 @@ def _register() -> None:
         backup_cmds,
         eval_cmds,
         housekeeper_cmds,
+        import_cmd,
         install_cmd,
         keys_cmds,
         label_cmds,
@@ -68,6 +69,7 @@ def _register() -> None:
 
     install_cmd.register(app)
     memory_cmds.register(app)
+    import_cmd.register(app)
     recall_cmds.register(app)
     learning_cmds.register(app)
     label_cmds.register(app)

@@ -40,6 +40,27 @@ def _export(
         return target, build(brain)
 
 
+def _export_text(value: str, memory: str | None) -> None:
+    from aimos import paths
+    from aimos.actions.export import text_export
+    from aimos.errors import UsageError
+
+    if memory is not None:
+        raise UsageError("--memory goes with --cognitive; --text exports every current memory")
+    kind = "markdown" if value.lower().endswith((".md", ".markdown")) else "jsonl"
+    target, (document, count, redacted) = _export(
+        value, "--text", "aimos export --text memories.jsonl", lambda b: text_export(b, kind)
+    )
+    paths.write_private_file(target, document.encode("utf-8"))
+    say(f"wrote {count} memories ({kind}) to {target}")
+    if redacted:
+        say(f"left out {redacted} redacted memories: their text is gone")
+    say(
+        "warning: this file holds your memories in plain text (0600): keep it as private as the brain, "
+        "and delete it when it has served"
+    )
+
+
 def _write_json(path: Path, document: Any) -> None:
     from aimos import paths
 
@@ -144,11 +165,26 @@ def register(app: typer.Typer) -> None:  # noqa: C901, PLR0915 (the command grou
     @app.command("export")
     def export_cmd(
         cognitive: str = typer.Option(
-            ..., "--cognitive", help="Write the cognitive-evidence bundle to FILE."
+            None, "--cognitive", help="Write the cognitive-evidence bundle to FILE."
         ),
-        memory: str = typer.Option(None, "--memory", help="Only this memory."),
+        text: str = typer.Option(
+            None, "--text", help="Write the memories' text to FILE (JSONL; markdown when FILE ends in .md)."
+        ),
+        memory: str = typer.Option(None, "--memory", help="Only this memory (--cognitive)."),
     ) -> None:
-        """Export portable evidence (hom.aimos.mutmem-cognitive-evidence/v1) for offline verification."""
+        """Export portable evidence (--cognitive: hom.aimos.mutmem-cognitive-evidence/v1, for offline
+        verification), or the current memories' text, keys, types, labels and weights (--text:
+        plain text, 0600, which `aimos import` reads into another brain)."""
+        from aimos.errors import UsageError
+
+        if (cognitive is None) == (text is None):
+            raise UsageError(
+                "name one export: --cognitive FILE or --text FILE",
+                "For example: aimos export --text memories.jsonl",
+            )
+        if text is not None:
+            _export_text(text, memory)
+            return
         from aimos.actions.export import cognitive_bundle
 
         example = "aimos export --cognitive brain.json"

@@ -152,6 +152,19 @@ def list_memories(
     )
 
 
+
+def current_memories(conn: apsw.Connection) -> list[dict[str, Any]]:
+    """Every current version (none superseded), oldest first, each with its ``redacted`` notice."""
+    return mark_redacted(
+        conn,
+        rows(
+            conn,
+            f"SELECT {MEMORY_COLUMNS} FROM memories"
+            " WHERE memory_id NOT IN (SELECT old_memory_id FROM memory_supersessions)"
+            " ORDER BY created_at, rowid",
+        ),
+    )
+
 # Browsing (the TUI's memory list): a filter and sort give the ordered rowids of every matching
 # memory in one indexed query, then rows are fetched a page at a time by rowid. Holding only the
 # rowids keeps a 100,000-memory brain cheap to scroll: any page is one primary-key lookup away.

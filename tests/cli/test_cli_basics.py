@@ -31,7 +31,7 @@ COMMANDS = (
     "install", "save", "show", "list", "correct", "recall", "feedback", "label", "verify", "export", "export-recall",
     "export-outcome", "verify-bundle",
     "status", "restore", "redact", "tui", "housekeeper", "receipt", "index", "agent", "passphrase", "keystore", "eval",
-    "purge", "mcp", "backup",
+    "purge", "mcp", "backup", "import",
 )
 
 

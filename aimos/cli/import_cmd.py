@@ -1,0 +1,123 @@
+"""`aimos import`: bring memories in from markdown notes, JSON/JSONL, ChatGPT and Claude exports,
+and aimos's own text export."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from aimos.cli.options import AGENT_ALIAS
+from aimos.cli.output import emit_json, first_line, line, out, phase_progress, say, table
+
+FORMAT_HELP = (
+    "auto (by the name: a folder or .md is markdown, .jsonl, .json or a .zip export), markdown, json, "
+    "jsonl, chatgpt or claude."
+)
+
+
+def _files(n: int) -> str:
+    return "1 file" if n == 1 else f"{n} files"
+
+
+def _refusals(summary: dict[str, Any], limit: int = 20) -> None:
+    refused = summary["refused"]
+    for r in refused[:limit]:
+        say(f"  left out {line(r['where'])}: {line(r['reason'])}")
+    if len(refused) > limit:
+        say(f"  ... and {len(refused) - limit} more (--json lists them all)")
+
+
+def _dry_run(import_plan: Any, json_out: bool) -> None:
+    rows = [
+        {
+            "where": p.item.where,
+            "status": p.status,
+            "type": p.item.memory_type,
+            "key": p.item.key,
+            "reason": p.reason,
+            "text": p.item.value,
+        }
+        for f in import_plan.files
+        for p in f.planned
+    ]
+    summary = import_plan.summary()
+    if json_out:
+        emit_json({"dry_run": True, "summary": summary, "memories": rows})
+        return
+    if rows:
+        out(
+            table(
+                ["status", "where", "type", "key", "text"],
+                [
+                    [
+                        r["status"],
+                        r["where"],
+                        r["type"],
+                        first_line(r["key"] or "-", 30),
+                        first_line(r["text"], 50),
+                    ]
+                    for r in rows
+                ],
+            )
+        )
+    say(
+        f"dry run: would save {summary['new']} new memories and record {summary['exists']} occurrences of "
+        f"memories already there; {len(summary['refused'])} left out; nothing was saved"
+    )
+    _refusals(summary)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("import", context_settings=AGENT_ALIAS)
+    def import_cmd(
+        path: str = typer.Argument(
+            ..., help="A folder of markdown notes, or a .md, .json, .jsonl or .zip file."
+        ),
+        fmt: str = typer.Option("auto", "--format", help=FORMAT_HELP),
+        by_section: bool = typer.Option(
+            False, "--by-section", help="Markdown: one memory per heading (# and ##), not per note."
+        ),
+        dry_run: bool = typer.Option(False, "--dry-run", help="Print what would be saved; save nothing."),
+        include_flagged: bool = typer.Option(
+            False,
+            "--include-flagged",
+            help="Also import memories an aimos export marks poison or disputed (judged afresh here).",
+        ),
+        agent: str = typer.Option("cli", "--as", help="The enrolled agent that signs the saves."),
+        json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+    ) -> None:
+        """Import memories through signed saves (the secret gate, the grant and the classifier, as
+        `aimos save`): each note, memory or chat message one memory; each file in one transaction.
+
+        Re-importing records occurrences, not copies. A malformed file stops the import before
+        anything is saved, naming the file and line."""
+        from aimos.actions import imports
+        from aimos.actions.session import open_brain, require_brain
+
+        require_brain()
+        files = imports.read(Path(path).expanduser(), fmt, by_section=by_section)  # before the brain opens
+        with open_brain(write=not dry_run) as brain:
+            import_plan = imports.plan(brain, agent, files, include_flagged=include_flagged)
+            if dry_run:
+                _dry_run(import_plan, json_out)
+                return
+            total = sum(1 for f in import_plan.files for p in f.planned if p.body is not None)
+            progress = phase_progress(max(total, 1), "importing")
+            summary = imports.run(brain, agent, import_plan, progress)
+            progress(max(total, 1), "")
+        if json_out:
+            emit_json(summary)
+            return
+        say(
+            f"imported {summary['path']} ({', '.join(summary['formats'])}, {_files(summary['files'])}): "
+            f"{summary['saved'] + summary['quarantined']} saved ({summary['quarantined']} quarantined), "
+            f"{summary['occurrences']} already there (occurrences recorded), "
+            f"{len(summary['refused'])} left out"
+        )
+        _refusals(summary)
+        if summary["empty"]:
+            say(f"  {summary['empty']} notes or messages had no text")
+        if summary["fields_not_kept"]:
+            say(f"  fields not kept: {', '.join(summary['fields_not_kept'])}")

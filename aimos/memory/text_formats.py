@@ -1,0 +1,600 @@
+"""What `aimos import` reads, pure: a file's text in, the memories it holds out (no I/O, no brain).
+
+Five shapes, each item naming the file and line it came from:
+- markdown notes: one memory per note (or per heading with ``by_section``); the note's text is kept
+  as written, links included; the front matter's ``key`` (else its ``title``, else the note's
+  path), ``type``, ``scope``, ``clearance`` and ``data_class`` become the memory's own fields, and
+  its other fields (tags, aliases, ...) a last line of the text, ``tags: home, heating``;
+- JSON or JSONL memories: ``{text, key, type, scope, clearance, data_class, source, created}``
+  (``value`` and ``memory_type`` are accepted too); ``created`` (when the thing was written in the
+  tool it comes from) is kept at the head of the text as ``[date]``, as conversation turns keep
+  their time; other fields are listed as not kept;
+- aimos's own text export (JSONL or markdown, `aimos export --text`): every field as exported, so a
+  memory comes back with the same text, key, type, scope, source and ceilings;
+- a ChatGPT ``conversations.json`` and a Claude conversations export: each message a
+  ``dialog_turn`` of its conversation (source ``import:chatgpt:ID`` / ``import:claude:ID``, key the
+  conversation's title), ``[time] speaker: text`` as the LoCoMo import writes turns.
+
+A malformed file raises ImportFormatError naming the file and line and the fix.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from aimos.errors import ImportFormatError
+
+TEXT_EXPORT_FORMAT = "aimos-text-export/v1"
+MARKDOWN_MARKER = "<!-- aimos-memory "  # a memory of the markdown text export starts at this line
+MAX_SOURCE_CHARS = 200
+MAX_KEY_CHARS = 500
+CONVERSATION_TYPE = "dialog_turn"
+
+
+@dataclass
+class Item:
+    """One memory to save, and where it came from (``where``: FILE:LINE)."""
+
+    value: str
+    source: str
+    where: str
+    key: str | None = None
+    memory_type: str = "note"
+    scope: str | None = None
+    clearance: int | None = None
+    data_class: str | None = None
+    label: str | None = None  # the label an aimos export says it carried (not signed here)
+
+
+@dataclass
+class Parsed:
+    items: list[Item]
+    format: str
+    empty: int = 0  # notes or messages with no text
+    not_kept: set[str] = field(default_factory=set)  # fields of the input no memory keeps
+
+
+def _fail(name: str, line: int, problem: str, hint: str | None = None) -> ImportFormatError:
+    return ImportFormatError(f"{name}:{line}: {problem}", f"{hint} Nothing was saved." if hint else None)
+
+
+def _line_of(text: str, offset: int) -> int:
+    return text.count("\n", 0, offset) + 1
+
+
+# --- time stamps -----------------------------------------------------------------------------
+def stamp(value: Any, name: str, line: int) -> str:
+    """``[YYYY-MM-DD]`` or ``[YYYY-MM-DD HH:MM]`` (UTC) of an ISO date/time or epoch seconds."""
+    if isinstance(value, bool) or value is None:
+        raise _fail(name, line, f"created must be a date or a time, not {value!r}")
+    if isinstance(value, int | float):
+        try:
+            return datetime.fromtimestamp(value, tz=UTC).strftime("[%Y-%m-%d %H:%M]")
+        except (OverflowError, OSError, ValueError):
+            raise _fail(name, line, f"created {value!r} is not a time") from None
+    if isinstance(value, str):
+        text = value.strip()
+        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
+            try:
+                datetime.strptime(text, "%Y-%m-%d")
+            except ValueError:
+                raise _fail(name, line, f"created {value!r} is not a date") from None
+            return f"[{text}]"
+        try:
+            when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        except ValueError:
+            raise _fail(
+                name,
+                line,
+                f"created {value!r} is not a date or time",
+                "Use ISO 8601, e.g. 2024-05-01T14:03Z.",
+            ) from None
+        if when.tzinfo is not None:
+            when = when.astimezone(UTC)
+        return when.strftime("[%Y-%m-%d %H:%M]")
+    raise _fail(name, line, f"created must be a date or a time, not {type(value).__name__}")
+
+
+# --- fields shared by every shape ------------------------------------------------------------
+def _text_field(obj: dict[str, Any], names: tuple[str, ...], name: str, line: int) -> str | None:
+    for n in names:
+        if n in obj and obj[n] is not None:
+            value = obj[n]
+            if not isinstance(value, str):
+                raise _fail(name, line, f"{n} must be text, not {type(value).__name__}")
+            return value
+    return None
+
+
+def _source(value: str, name: str, line: int) -> str:
+    if not value.strip() or len(value) > MAX_SOURCE_CHARS or any(ord(c) < 32 for c in value):
+        raise _fail(name, line, f"source must be one line of 1..{MAX_SOURCE_CHARS} characters")
+    return value
+
+
+def _fields(item: Item, obj: dict[str, Any], name: str, line: int) -> None:
+    """key, type, scope, clearance and data_class from ``obj`` onto ``item``, checked."""
+    key = _text_field(obj, ("key",), name, line)
+    if key is not None:
+        if len(key) > MAX_KEY_CHARS:
+            raise _fail(name, line, f"key is over {MAX_KEY_CHARS} characters")
+        item.key = key or None
+    kind = _text_field(obj, ("type", "memory_type"), name, line)
+    if kind is not None:
+        if not re.fullmatch(r"[a-z][a-z0-9_]{0,39}", kind):
+            raise _fail(
+                name, line, f"type {kind!r} is not a memory type", "Use a word like note, fact, procedure."
+            )
+        item.memory_type = kind
+    item.scope = _text_field(obj, ("scope",), name, line) or None
+    item.data_class = _text_field(obj, ("data_class",), name, line) or None
+    for n in ("clearance", "clearance_level"):
+        if obj.get(n) is not None:
+            c = obj[n]
+            if isinstance(c, str) and c.strip().isdigit():
+                c = int(c)
+            if not isinstance(c, int) or isinstance(c, bool) or not 0 <= c <= 12:
+                raise _fail(name, line, f"{n} must be a whole number 0..12, not {obj[n]!r}")
+            item.clearance = c
+
+
+# --- JSON and JSONL ----------------------------------------------------------------------------
+MEMORY_FIELDS = frozenset(
+    {
+        "text",
+        "value",
+        "key",
+        "type",
+        "memory_type",
+        "scope",
+        "clearance",
+        "clearance_level",
+        "data_class",
+        "source",
+        "created",
+    }
+)
+EXPORT_ONLY = frozenset({"label", "weight", "created_at", "memory_id"})  # read from aimos's own export
+
+
+def _memory(obj: Any, name: str, line: int, parsed: Parsed, *, exported: bool) -> Item | None:
+    if not isinstance(obj, dict):
+        raise _fail(name, line, f"a memory must be a JSON object, not {type(obj).__name__}")
+    text = _text_field(obj, ("text", "value"), name, line)
+    if text is None:
+        raise _fail(name, line, "this memory has no text", 'Give each memory a "text" field.')
+    if not text.strip():
+        parsed.empty += 1
+        return None
+    source = _text_field(obj, ("source",), name, line)
+    item = Item(value=text, source=_source(source, name, line) if source else "", where=f"{name}:{line}")
+    _fields(item, obj, name, line)
+    if obj.get("created") is not None:
+        item.value = f"{stamp(obj['created'], name, line)} {text}"
+    if exported:
+        label = obj.get("label")
+        item.label = label if isinstance(label, str) else None
+    parsed.not_kept |= set(obj) - MEMORY_FIELDS - (EXPORT_ONLY if exported else frozenset())
+    return item
+
+
+def parse_jsonl(text: str, name: str) -> Parsed:
+    parsed = Parsed(items=[], format="jsonl")
+    exported = False
+    for number, raw in enumerate(text.splitlines(), 1):
+        if not raw.strip():
+            continue
+        try:
+            obj = json.loads(raw)
+        except json.JSONDecodeError as e:
+            raise _fail(name, number, f"not JSON ({e.msg} at column {e.colno})") from None
+        if number == 1 and isinstance(obj, dict) and "format" in obj and "text" not in obj:
+            exported = _export_header(obj, name, number)
+            parsed.format = "aimos-export-jsonl"
+            continue
+        item = _memory(obj, name, number, parsed, exported=exported)
+        if item is not None:
+            parsed.items.append(item)
+    return parsed
+
+
+def _export_header(obj: dict[str, Any], name: str, line: int) -> bool:
+    if obj.get("format") != TEXT_EXPORT_FORMAT:
+        raise _fail(
+            name, line, f"unknown format {obj.get('format')!r}", f"This aimos reads {TEXT_EXPORT_FORMAT}."
+        )
+    return True
+
+
+def _array_elements(text: str, name: str) -> Iterator[tuple[Any, int]]:
+    """The elements of a top-level JSON array, each with the line it starts on."""
+    decoder = json.JSONDecoder()
+    i = len(text) - len(text.lstrip())
+    if not text.startswith("[", i):
+        raise _fail(name, _line_of(text, i), "expected a JSON array")
+    i += 1
+    while True:
+        while i < len(text) and text[i] in " \t\r\n":
+            i += 1
+        if text.startswith("]", i):
+            break
+        try:
+            obj, end = decoder.raw_decode(text, i)
+        except json.JSONDecodeError as e:
+            raise _fail(name, e.lineno, f"not JSON ({e.msg} at column {e.colno})") from None
+        yield obj, _line_of(text, i)
+        i = end
+        while i < len(text) and text[i] in " \t\r\n":
+            i += 1
+        if text.startswith(",", i):
+            i += 1
+        elif not text.startswith("]", i):
+            raise _fail(name, _line_of(text, i), "expected , or ] after an element of the array")
+    if text[i + 1 :].strip():
+        raise _fail(name, _line_of(text, i + 1), "text after the end of the JSON array")
+
+
+def parse_json(text: str, name: str) -> Parsed:
+    """A JSON file: a ChatGPT or Claude export, a list of memories, or {"memories": [...]}."""
+    head = text.lstrip()
+    if head.startswith("{"):
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise _fail(name, e.lineno, f"not JSON ({e.msg} at column {e.colno})") from None
+        if not isinstance(doc.get("memories"), list):
+            raise _fail(name, 1, 'expected a list of memories, or an object with a "memories" list')
+        parsed = Parsed(items=[], format="json")
+        exported = "format" in doc and _export_header(doc, name, 1)
+        for obj in doc["memories"]:
+            item = _memory(obj, name, 1, parsed, exported=exported)
+            if item is not None:
+                parsed.items.append(item)
+        return parsed
+    elements = list(_array_elements(text, name))
+    first = next((obj for obj, _ in elements if isinstance(obj, dict)), {})
+    if "mapping" in first:
+        return _chatgpt(elements, name)
+    if "chat_messages" in first:
+        return _claude(elements, name)
+    parsed = Parsed(items=[], format="json")
+    for obj, line in elements:
+        item = _memory(obj, name, line, parsed, exported=False)
+        if item is not None:
+            parsed.items.append(item)
+    return parsed
+
+
+# --- conversation exports -----------------------------------------------------------------------
+def _str(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _turn(parsed: Parsed, *, when: str, speaker: str, text: str, conv: str, title: str, where: str) -> None:
+    if not text.strip():
+        parsed.empty += 1
+        return
+    value = f"{when} {speaker}: {text}" if when else f"{speaker}: {text}"
+    parsed.items.append(
+        Item(
+            value=value,
+            source=conv,
+            where=where,
+            key=title[:MAX_KEY_CHARS] or None,
+            memory_type=CONVERSATION_TYPE,
+        )
+    )
+
+
+def _conversation_id(obj: dict[str, Any], names: tuple[str, ...], name: str, line: int) -> str:
+    for n in names:
+        if isinstance(obj.get(n), str) and obj[n].strip():
+            return re.sub(r"[\x00-\x1f]", "", obj[n])[:100]
+    raise _fail(name, line, f"this conversation has no {names[0]}")
+
+
+def _chatgpt(elements: list[tuple[Any, int]], name: str) -> Parsed:
+    """ChatGPT's conversations.json: each conversation's current thread, from the root down."""
+    parsed = Parsed(items=[], format="chatgpt")
+    for conv, line in elements:
+        if not isinstance(conv, dict) or not isinstance(conv.get("mapping"), dict):
+            raise _fail(
+                name, line, "this conversation has no mapping (is this ChatGPT's conversations.json?)"
+            )
+        cid = _conversation_id(conv, ("conversation_id", "id"), name, line)
+        title = _str(conv.get("title"))
+        mapping = conv["mapping"]
+        node = conv.get("current_node")
+        if node not in mapping:  # no current node: the last node with no children
+            leaves = [k for k, v in mapping.items() if isinstance(v, dict) and not v.get("children")]
+            node = leaves[-1] if leaves else None
+        thread: list[dict[str, Any]] = []
+        seen: set[str] = set()
+        while node is not None and node not in seen:
+            seen.add(node)
+            entry = mapping.get(node)
+            if not isinstance(entry, dict):
+                raise _fail(name, line, f"conversation {cid}: node {node!r} is missing from its mapping")
+            if isinstance(entry.get("message"), dict):
+                thread.append(entry["message"])
+            node = entry.get("parent")
+        for number, message in enumerate(reversed(thread), 1):
+            role = (message.get("author") or {}).get("role")
+            if role not in ("user", "assistant"):
+                continue  # system prompts and tool calls are not the conversation
+            content = message.get("content") or {}
+            parts = content.get("parts") if isinstance(content, dict) else None
+            text = "\n".join(p for p in parts or [] if isinstance(p, str)) if isinstance(parts, list) else ""
+            if not text and isinstance(content, dict) and isinstance(content.get("text"), str):
+                text = content["text"]
+            t = message.get("create_time") or conv.get("create_time")
+            when = stamp(t, name, line) if isinstance(t, int | float) else ""
+            speaker = "user" if role == "user" else "ChatGPT"
+            _turn(
+                parsed,
+                when=when,
+                speaker=speaker,
+                text=text,
+                conv=f"import:chatgpt:{cid}",
+                title=title,
+                where=f"{name}:{line} message {number}",
+            )
+    return parsed
+
+
+def _claude(elements: list[tuple[Any, int]], name: str) -> Parsed:
+    """Claude's conversations export: each conversation's chat_messages in order."""
+    parsed = Parsed(items=[], format="claude")
+    for conv, line in elements:
+        if not isinstance(conv, dict) or not isinstance(conv.get("chat_messages"), list):
+            raise _fail(name, line, "this conversation has no chat_messages (is this Claude's export?)")
+        cid = _conversation_id(conv, ("uuid", "id"), name, line)
+        title = _str(conv.get("name"))
+        for number, message in enumerate(conv["chat_messages"], 1):
+            if not isinstance(message, dict):
+                raise _fail(name, line, f"conversation {cid}: message {number} is not an object")
+            sender = message.get("sender")
+            if sender not in ("human", "assistant"):
+                continue
+            text = _str(message.get("text"))
+            if not text and isinstance(message.get("content"), list):
+                text = "\n".join(
+                    c["text"]
+                    for c in message["content"]
+                    if isinstance(c, dict) and c.get("type") == "text" and isinstance(c.get("text"), str)
+                )
+            t = message.get("created_at")
+            when = stamp(t, name, line) if t else ""
+            _turn(
+                parsed,
+                when=when,
+                speaker="user" if sender == "human" else "Claude",
+                text=text,
+                conv=f"import:claude:{cid}",
+                title=title,
+                where=f"{name}:{line} message {number}",
+            )
+    return parsed
+
+
+# --- markdown ---------------------------------------------------------------------------------
+def front_matter(text: str, name: str) -> tuple[dict[str, Any], int]:
+    """A note's YAML front matter (the simple form notes use: ``name: value``, ``[a, b]`` lists and
+    ``- item`` lists) and the line its body starts on (1 when it has none)."""
+    lines = text.split("\n")
+    if not lines or lines[0].rstrip() != "---":
+        return {}, 1
+    fields: dict[str, Any] = {}
+    current: str | None = None
+    for number, raw in enumerate(lines[1:], 2):
+        stripped = raw.strip()
+        if stripped in ("---", "..."):
+            return fields, number + 1
+        if not stripped or stripped.startswith("#"):
+            continue
+        if stripped.startswith("- ") and current is not None and raw[:1] in (" ", "\t", "-"):
+            fields.setdefault(current, [])
+            if isinstance(fields[current], list):
+                fields[current].append(_scalar(stripped[2:]))
+            continue
+        m = re.fullmatch(r"([A-Za-z_][\w.-]*)\s*:\s*(.*)", stripped)
+        if m is None or raw[:1] in (" ", "\t"):
+            raise _fail(
+                name, number, "front matter line is not `name: value`", "Fix the note's front matter."
+            )
+        current, rest = m.group(1), m.group(2).strip()
+        if rest.startswith("[") and rest.endswith("]"):
+            fields[current] = [_scalar(p) for p in rest[1:-1].split(",") if p.strip()]
+        elif rest:
+            fields[current] = _scalar(rest)
+        else:
+            fields[current] = []
+    raise _fail(name, 1, "front matter opened with --- is never closed", "End it with a line of ---.")
+
+
+def _scalar(raw: str) -> Any:
+    s = raw.strip()
+    if len(s) >= 2 and s[0] == s[-1] and s[0] in "\"'":
+        return s[1:-1]
+    if re.fullmatch(r"-?\d+", s):
+        return int(s)
+    return s
+
+
+HEADING = re.compile(r"(#{1,2})\s+(.+?)\s*#*\s*$")
+
+
+def _sections(body_lines: list[str], first_line: int) -> list[tuple[str | None, int, list[str]]]:
+    """The body split at level-1 and level-2 headings outside fenced code: (heading, line, lines)."""
+    sections: list[tuple[str | None, int, list[str]]] = [(None, first_line, [])]
+    fenced = False
+    for offset, raw in enumerate(body_lines):
+        if raw.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+        m = None if fenced else HEADING.fullmatch(raw)
+        if m:
+            sections.append((m.group(2), first_line + offset, [raw]))
+        else:
+            sections[-1][2].append(raw)
+    return sections
+
+
+def parse_markdown(
+    text: str, name: str, source: str, default_key: str, *, by_section: bool = False
+) -> Parsed:
+    """One note (``name`` its path as shown, ``source`` its provenance, ``default_key`` its key
+    when the front matter names none)."""
+    parsed = Parsed(items=[], format="markdown")
+    text = text.removeprefix("\ufeff")
+    if text.startswith(f"---\nformat: {TEXT_EXPORT_FORMAT}"):
+        return parse_markdown_export(text, name)
+    fields, body_start = front_matter(text, name)
+    lines = text.split("\n")
+    base = Item(value="", source=source, where=f"{name}:1", key=default_key)
+    mapped = ("key", "type", "scope", "clearance", "data_class")
+    known = {k: fields[k] for k in mapped if k in fields}
+    if "key" not in known and isinstance(fields.get("title"), str | int):
+        known["key"] = fields["title"]
+    _fields(
+        base,
+        {k: (str(v) if k != "clearance" and not isinstance(v, list) else v) for k, v in known.items()},
+        name,
+        1,
+    )
+    trailer = "; ".join(
+        f"{k}: {', '.join(map(str, v)) if isinstance(v, list) else v}"
+        for k, v in fields.items()
+        if k not in mapped and v != []
+    )
+    sections = (
+        _sections(lines[body_start - 1 :], body_start)
+        if by_section
+        else [(None, body_start, lines[body_start - 1 :])]
+    )
+    for heading, line, section in sections:
+        body = "\n".join(section).strip("\n")
+        if not "\n".join(section[1:] if heading is not None else section).strip():
+            continue  # an empty note, a heading with nothing under it, blank lines before the first
+        value = f"{body}\n\n{trailer}" if trailer else body
+        key = f"{base.key} > {heading}" if heading and base.key else (heading or base.key)
+        parsed.items.append(_with(base, value, f"{name}:{line}", key))
+    if not parsed.items:
+        parsed.empty += 1
+    return parsed
+
+
+def _with(base: Item, value: str, where: str, key: str | None) -> Item:
+    return Item(
+        value=value,
+        source=base.source,
+        where=where,
+        key=key,
+        memory_type=base.memory_type,
+        scope=base.scope,
+        clearance=base.clearance,
+        data_class=base.data_class,
+    )
+
+
+def _marker(text: str, start: int) -> int:
+    """Where the next memory's marker line starts (at the start of a line), or -1."""
+    at = text.find("\n" + MARKDOWN_MARKER, max(start - 1, 0))
+    return at + 1 if at >= 0 else -1
+
+
+def parse_markdown_export(text: str, name: str) -> Parsed:
+    """aimos's markdown text export: after its front matter and an introduction, each memory is a
+    marker line holding its fields as JSON (with its text's length) followed by exactly that text."""
+    parsed = Parsed(items=[], format="aimos-export-markdown")
+    fields, _ = front_matter(text, name)
+    _export_header(fields, name, 2)
+    offset = _marker(text, 0)
+    while offset >= 0:
+        line = _line_of(text, offset)
+        end = text.find(" -->\n", offset)
+        if end < 0:
+            raise _fail(name, line, "the memory's marker line does not end with -->")
+        try:
+            meta = json.loads(text[offset + len(MARKDOWN_MARKER) : end])
+            chars = meta.pop("chars")
+        except (json.JSONDecodeError, KeyError, AttributeError, TypeError):
+            raise _fail(
+                name, line, "the memory's marker does not hold its fields as JSON with chars"
+            ) from None
+        body_at = end + len(" -->\n")
+        if not isinstance(chars, int) or chars < 0 or body_at + chars > len(text):
+            raise _fail(name, line, "the memory's length runs past the end of the file")
+        meta["text"] = text[body_at : body_at + chars]
+        item = _memory(meta, name, line, parsed, exported=True)
+        if item is not None:
+            parsed.items.append(item)
+        offset = body_at + chars
+        after = _marker(text, offset)
+        between = text[offset : after if after >= 0 else len(text)]
+        if between.strip():
+            raise _fail(
+                name, _line_of(text, offset + len(between) - len(between.lstrip())), "text outside a memory"
+            )
+        offset = after
+    return parsed
+
+
+# --- aimos's text export ------------------------------------------------------------------------
+EXPORT_WARNING = "plain text: every memory's text, as readable as the brain itself; keep it private"
+
+
+def export_record(memory: dict[str, Any], created_at: str) -> dict[str, Any]:
+    """One current memory as the text export writes it (``created_at``: when the brain saved it)."""
+    return {
+        "text": memory["value"],
+        "key": memory["key"],
+        "type": memory["memory_type"],
+        "scope": memory["scope"],
+        "clearance": memory["clearance_level"],
+        "data_class": memory["data_class"],
+        "source": memory["source"],
+        "label": memory["epistemic_label"],
+        "weight": memory["retrieval_weight_milli"] / 1000,
+        "created_at": created_at,
+        "memory_id": memory["memory_id"],
+    }
+
+
+def _header(records: list[dict[str, Any]], exported_at: str) -> dict[str, Any]:
+    return {
+        "format": TEXT_EXPORT_FORMAT,
+        "exported_at": exported_at,
+        "memories": len(records),
+        "warning": EXPORT_WARNING,
+    }
+
+
+def to_jsonl(records: list[dict[str, Any]], exported_at: str) -> str:
+    """A header line, then one memory per line (oldest first: conversations keep their order)."""
+    lines = [json.dumps(_header(records, exported_at), ensure_ascii=False)]
+    lines += [json.dumps(r, ensure_ascii=False) for r in records]
+    return "\n".join(lines) + "\n"
+
+
+def to_markdown(records: list[dict[str, Any]], exported_at: str) -> str:
+    """Front matter, a line for people, then each memory: its marker line and its exact text."""
+    out = [
+        "---",
+        *(f"{k}: {v}" for k, v in _header(records, exported_at).items()),
+        "---",
+        "# aimos memories",
+        "",
+        "Each memory below starts at a line holding its fields as an HTML comment (aimos-memory); its text",
+        "follows exactly as saved. `aimos import` reads this file back.",
+        "",
+    ]
+    for r in records:
+        meta = {k: v for k, v in r.items() if k != "text"}
+        meta["chars"] = len(r["text"])
+        out.append(f"{MARKDOWN_MARKER}{json.dumps(meta, ensure_ascii=False)} -->\n{r['text']}\n")
+    return "\n".join(out)
