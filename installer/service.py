@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from string import Template
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from xml.sax.saxutils import escape
 
 from aimos import paths
@@ -27,6 +27,9 @@ from aimos.errors import AimosError, BusyError, NotFoundError, ServiceError, Usa
 from aimos.housekeeper import state
 from aimos.housekeeper.runs import pid_alive
 from aimos.vocabulary import HOUSEKEEPER, HOUSEKEEPER_SERVICE_SCHEMA
+
+if TYPE_CHECKING:
+    from aimos.actions.doctor import Check
 
 MANAGERS = ("systemd", "launchd", "process")
 SERVICE_CHOICES = ("auto", *MANAGERS, "none")
@@ -371,3 +374,46 @@ def stop() -> dict[str, Any]:
             )
         time.sleep(0.05)
     return {"manager": record.manager, "name": record.name, "pid": pid}
+
+
+def service_check() -> Check:
+    """`aimos doctor`'s look at the housekeeper's user service: registered, its unit or plist
+    there, enabled and running. Reads only; starts nothing."""
+    from aimos.actions.doctor import FAIL, OK, WARN, Check
+
+    record = read_record()
+    running = state.is_running()
+    now = f"running (pid {state.read_pid()})" if running else "not running"
+    start = "aimos housekeeper start" + (" after each boot" if running else "")
+    if record is None or record.manager == "process":
+        what = (
+            "no user service is registered (installed with --no-service)"
+            if record is None
+            else "a detached process: no user service manager answered at install"
+        )
+        return Check("service", WARN, f"{what}, so it does not start again after a reboot; {now}", start)
+    if record.path and not Path(record.path).exists():
+        return Check(
+            "service",
+            FAIL,
+            f"the {record.manager} service {record.name} is registered, but {record.path} is missing",
+            f"rm {state.service_record_path()} && aimos housekeeper start (then it runs detached)",
+        )
+    if record.manager == "systemd":
+        asked = [
+            _run(["systemctl", "--user", question, record.name], timeout=10).stdout.strip()
+            for question in ("is-enabled", "is-active")
+        ]
+        if asked[0] != "enabled":
+            fix = f"systemctl --user enable {record.name}" + (
+                "" if running else " && aimos housekeeper start"
+            )
+            return Check(
+                "service", WARN, f"systemd user unit {record.name} is {asked[0] or 'unknown'}; {now}", fix
+            )
+        loaded = asked[1] == "active"
+    else:
+        loaded = _run(["launchctl", "print", f"gui/{os.getuid()}/{record.name}"], timeout=10).returncode == 0
+    if not (loaded and running):
+        return Check("service", WARN, f"{record.manager} service {record.name} is registered; {now}", start)
+    return Check("service", OK, f"{record.manager} service {record.name} is registered and {now}")

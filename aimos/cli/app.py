@@ -49,6 +49,7 @@ def _register() -> None:
     from aimos.cli import (
         agent_cmds,
         backup_cmds,
+        doctor_cmd,
         eval_cmds,
         housekeeper_cmds,
         import_cmd,
@@ -75,6 +76,7 @@ def _register() -> None:
     label_cmds.register(app)
     verify_cmds.register(app)
     status_cmd.register(app)
+    doctor_cmd.register(app)
     restore_cmd.register(app)
     redact_cmd.register(app)
     housekeeper_cmds.register(app)

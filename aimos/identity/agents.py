@@ -360,14 +360,21 @@ class DueEpoch:
     agent_id: str
     valid_until: int
 
-    def warning(self, now: int) -> str:
-        """The one line every front end shows for it (CLI stderr, TUI status screen, MCP results):
-        the agent, when its epoch ends, and the fix."""
+    def ended(self, now: int) -> bool:
+        return self.valid_until < now
+
+    def ends(self, now: int) -> str:
+        """The agent and when its epoch ends: "agent cli's epoch expires in 6 days (...)"."""
         left = self.valid_until - now
         until = iso_ms(self.valid_until)
         when = f"expired at {until}" if left < 0 else f"expires {_in_words(left)} ({until})"
+        return f"agent {self.agent_id}'s epoch {when}"
+
+    def warning(self, now: int) -> str:
+        """The one line every front end shows for it (CLI stderr, TUI status screen, MCP results):
+        the agent, when its epoch ends, and the fix."""
         return (
-            f"warning: agent {self.agent_id}'s epoch {when}: "
+            f"warning: {self.ends(now)}: "
             f"run `aimos agent rotate {self.agent_id}` or `aimos agent rotate --expiring`"
         )
 

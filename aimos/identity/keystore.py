@@ -301,6 +301,17 @@ class KeystoreCache:
         return self._stores[key]
 
 
+def holds(keystore: Keystore, name: str) -> bool:
+    """Whether the keystore has the item, reading as little of it as it can: a file keystore's item
+    is looked at (its file is there), never opened; the OS keychain can only be asked for the
+    secret, whose value is dropped at once. Raises KeychainError when the keystore does not answer
+    (KeychainLockedError when it is locked)."""
+    inner = keystore.inner if isinstance(keystore, CachedKeystore) else keystore
+    if isinstance(inner, FileKeystore):
+        return inner._path(name).is_file()
+    return inner.find(name) is not None
+
+
 def open_keystore(kind: str, brain_id: str) -> Keystore:
     if kind == "os":
         return OsKeystore(brain_id)

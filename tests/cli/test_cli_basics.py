@@ -30,8 +30,8 @@ pytestmark = pytest.mark.timeout(120)
 COMMANDS = (
     "install", "save", "show", "list", "correct", "recall", "feedback", "label", "verify", "export", "export-recall",
     "export-outcome", "verify-bundle",
-    "status", "restore", "redact", "tui", "housekeeper", "receipt", "index", "agent", "passphrase", "keystore", "eval",
-    "purge", "mcp", "backup", "import",
+    "status", "doctor", "restore", "redact", "tui", "housekeeper", "receipt", "index", "agent", "passphrase",
+    "keystore", "eval", "purge", "mcp", "backup", "import",
 )
 
 
