@@ -334,7 +334,7 @@ def test_crypto_kernel_has_no_io_dependencies() -> None:
 
 def test_installer_and_purge_live_inside_aimos() -> None:
     """No import root but `aimos`: a top-level `installer` would clash with PyPA's package of that
-    name."""
+    name (tests/packaging/test_beside_pypa_installer.py installs the two side by side)."""
     assert not (ROOT / "installer").exists() and not (ROOT / "purge").exists()
     code = "import aimos.installer.setup as s, aimos.purge.ceremony as c; print(s.__file__); print(c.__file__)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -1,5 +1,5 @@
-"""Fixtures for the packaging tests: `dists`, one build of the wheel and sdist for the whole session,
-and `clean_env`."""
+"""Fixtures for the packaging tests: `dists`, one build of the wheel and sdist for the whole session
+(test_wheel.py and test_beside_pypa_installer.py both install it), and `clean_env`."""
 
 from __future__ import annotations
 
