@@ -4,9 +4,9 @@ judgments, data classes and clearance ceilings.
 Everything that is signed, hashed, stored or compared as a protocol word comes from here. It sits
 below every other module (it imports nothing of aimos), so the verifiers, the store and the
 writers all read the same word. `tests/architecture/test_vocabulary.py` fails on a protocol
-string written anywhere else in `aimos/`, `installer/` or `purge/`; SQL reads these words through
-the functions `store.functions` registers or through fragments built from these tuples, and the
-CHECK lists the landed migrations spell out are held equal to these tuples by the same test.
+string written anywhere else in `aimos/`; SQL reads these words through the functions
+`store.functions` registers or through fragments built from these tuples, and the CHECK lists
+the landed migrations spell out are held equal to these tuples by the same test.
 
 Each domain constant is the UTF-8 domain followed by its single 0x00 byte, exactly as hashed
 (PROTOCOL-NOTES section 3).

@@ -97,9 +97,9 @@ def brain(aimos_home: Path) -> Iterator[InProcessBrain]:
     """A brain installed with the file keystore, opened with the writer's connection."""
     from aimos.identity.epochs import load_signer, unlock_master
     from aimos.identity.keystore import open_keystore
+    from aimos.installer.setup import InstallOptions, install
     from aimos.store.connection import open_writer, seal_with
     from aimos.vocabulary import HOUSEKEEPER
-    from installer.setup import InstallOptions, install
 
     now = int(time.time())
     result = install(InstallOptions(keystore="file", guides=False), PASSPHRASE, now)

@@ -92,7 +92,7 @@ def run_job_cmd(
 @housekeeper_app.command("start")
 def start_cmd(json_out: bool = typer.Option(False, "--json", help="Print as JSON.")) -> None:
     """Start the housekeeper (exit 7 when it already runs)."""
-    from installer.service import start
+    from aimos.installer.service import start
 
     _require_brain()
     started = start()
@@ -105,7 +105,7 @@ def start_cmd(json_out: bool = typer.Option(False, "--json", help="Print as JSON
 @housekeeper_app.command("stop")
 def stop_cmd(json_out: bool = typer.Option(False, "--json", help="Print as JSON.")) -> None:
     """Stop the housekeeper after its running job (exit 3 when none runs)."""
-    from installer.service import stop
+    from aimos.installer.service import stop
 
     _require_brain()
     stopped = stop()

@@ -32,7 +32,7 @@ def _ask(label: str, default: T, check: Callable[[T], object], kind: type[T]) ->
 
 def _interview(options: Any) -> None:
     from aimos.identity.epochs import check_agent_id, check_clearance, check_validity_days, data_class_rank
-    from installer.setup import InstallOptions, validate
+    from aimos.installer.setup import InstallOptions, validate
 
     options.brain_name = _ask(
         "Brain name", options.brain_name, lambda v: validate(InstallOptions(brain_name=v)), str
@@ -139,8 +139,14 @@ def register(app: typer.Typer) -> None:
         from aimos.errors import UsageError
         from aimos.identity.keystore import keystore_env_override
         from aimos.identity.passphrase import read_passphrase
-        from installer.setup import InstallOptions, build_plan, installed_brain_id, plan_sha256, validate
-        from installer.setup import install as do_install
+        from aimos.installer.setup import (
+            InstallOptions,
+            build_plan,
+            installed_brain_id,
+            plan_sha256,
+            validate,
+        )
+        from aimos.installer.setup import install as do_install
 
         if no_service:
             service = "none"
@@ -202,7 +208,7 @@ def register(app: typer.Typer) -> None:
             _interview(options)
         validate(options)
         if dry_run:
-            from installer.service import choose_manager
+            from aimos.installer.service import choose_manager
 
             plan = build_plan(options, choose_manager(options.service))
             document = {"plan": plan, "plan_sha256": plan_sha256(plan)}

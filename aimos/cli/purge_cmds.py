@@ -24,8 +24,8 @@ def scratch_purger(receipts_dir: Path) -> Any:
 
     def purge_one(home: Path, passphrase: str) -> str:
         from aimos.paths import using_home
-        from purge import ceremony
-        from purge.batch import batch_confirmation, purge_scratch_batch
+        from aimos.purge import ceremony
+        from aimos.purge.batch import batch_confirmation, purge_scratch_batch
 
         with using_home(home):
             inv = ceremony.inventory()
@@ -51,7 +51,7 @@ def purge(
     """Dry run: the inventory and the confirmation text. --live: the ceremony."""
     if ctx.invoked_subcommand is not None:
         return
-    from purge import ceremony
+    from aimos.purge import ceremony
 
     pending = ceremony.interrupted()
     if not live:
@@ -120,7 +120,7 @@ def verify_receipt_cmd(
     from aimos.crypto.canonical import json_loads
     from aimos.crypto.encoding import is_hex64
     from aimos.errors import JSONDepthError, NotFoundError, UsageError, VerificationError
-    from purge.artifacts import verify_receipt
+    from aimos.purge.artifacts import verify_receipt
 
     if not is_hex64(master_fingerprint):
         raise UsageError("the master fingerprint must be 64 lowercase hex characters")

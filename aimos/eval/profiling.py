@@ -16,7 +16,7 @@ def _where(file: str, line: int, name: str) -> str:
     if file == "~":
         return name  # a built-in: cProfile names it "<built-in method ...>"
     parts = Path(file).parts
-    for anchor in ("aimos", "installer", "purge", "site-packages", "dist-packages"):
+    for anchor in ("aimos", "site-packages", "dist-packages"):
         if anchor in parts:
             at = len(parts) - 1 - parts[::-1].index(anchor)
             kept = parts[at + 1 :] if anchor.endswith("-packages") else parts[at:]

@@ -42,7 +42,7 @@ def register(home: Path, passphrase: str) -> None:
 def install_scratch(kind: str, keystore: str = "file", passphrase: str | None = None) -> Any:
     """Install a scratch brain in the current AIMOS_HOME (no guides, no service)."""
     from aimos import paths
-    from installer.setup import InstallOptions, install
+    from aimos.installer.setup import InstallOptions, install
 
     passphrase = passphrase or secrets.token_urlsafe(24)
     result = install(

@@ -30,7 +30,7 @@ def ordinary_texts(
     """(group, where it comes from, text) for every ordinary text the gate must let through."""
     from aimos.eval.locomo import default_data_path, load_conversations, turns_of
     from aimos.eval.poisonedrag import POISONEDRAG_SOURCE, default_dataset_paths
-    from installer.guide_corpus import load_verified
+    from aimos.installer.guide_corpus import load_verified
 
     for conversation in load_conversations(locomo or default_data_path()):
         sample = conversation.get("sample_id", "?")

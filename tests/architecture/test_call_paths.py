@@ -23,8 +23,6 @@ COMMON = {"errors", "vocabulary", "paths", "exit_codes", "__init__"}
 
 def package_of(module: str) -> str | None:
     parts = module.split(".")
-    if parts[0] in ("installer", "purge"):
-        return parts[0]
     if parts[0] != "aimos" or len(parts) < 2 or parts[1] in COMMON:
         return None
     return parts[1]

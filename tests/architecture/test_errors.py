@@ -11,8 +11,6 @@ from pathlib import Path
 import pytest
 
 import aimos
-import installer
-import purge
 from aimos import errors
 from aimos.exit_codes import ExitCode, exit_code_for, exit_code_for_class
 
@@ -26,11 +24,10 @@ SPEC = Path(__file__).resolve().parents[3] / "shared" / "SPEC.md"
 
 
 def _import_everything() -> None:
-    """Every module of aimos, installer and purge, so every subclass defined anywhere exists."""
-    for package in (aimos, installer, purge):
-        for module in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
-            if not module.name.endswith(".__main__"):  # running it would start the CLI
-                importlib.import_module(module.name)
+    """Every module of aimos (its installer and purge too), so every subclass defined anywhere exists."""
+    for module in pkgutil.walk_packages(aimos.__path__, "aimos."):
+        if not module.name.endswith(".__main__"):  # running it would start the CLI
+            importlib.import_module(module.name)
 
 
 def _subclasses(cls: type) -> set[type]:

@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-TOPS = ("aimos", "installer", "purge")  # the import roots of the wheel
 MAX_LINES = 900
 
 # Modules allowed over MAX_LINES while they are being split (empty: none is).
@@ -46,8 +45,7 @@ ALLOWED, COMMON = read_layers()
 
 
 def module_files() -> Iterator[Path]:
-    for top in TOPS:
-        yield from sorted((ROOT / top).rglob("*.py"))
+    yield from sorted((ROOT / "aimos").rglob("*.py"))
 
 
 def module_name(path: Path) -> str:
@@ -60,11 +58,11 @@ MODULES = {module_name(p): p for p in module_files()}
 
 def package_of(module: str) -> str | None:
     """The unit of the layer map a module belongs to: `aimos.X...` -> X (a folder or a top-level
-    module), `installer...` / `purge...` -> itself, `aimos` (its face) -> ""; None outside."""
+    module), `aimos` (its face) -> ""; None outside."""
     parts = module.split(".")
     if parts[0] == "aimos":
         return parts[1] if len(parts) > 1 else ""
-    return parts[0] if parts[0] in ("installer", "purge") else None
+    return None
 
 
 def _known(name: str) -> str | None:
@@ -78,7 +76,7 @@ def _known(name: str) -> str | None:
 
 
 def imported_modules(path: Path) -> set[str]:
-    """Every module of aimos/, installer/ and purge/ that ``path`` imports anywhere: at the top,
+    """Every module of aimos/ that ``path`` imports anywhere: at the top,
     under `if TYPE_CHECKING:`, inside a function. `from a import b` names a.b when b is a module."""
     me = module_name(path)
     package = me if path.name == "__init__.py" else me.rpartition(".")[0]
@@ -213,20 +211,20 @@ def test_no_module_over_the_size_limit() -> None:
 
 
 def test_nothing_in_aimos_imports_purge() -> None:
-    """Only the CLI's purge command reaches the ceremony (a lazy import); nothing else may."""
+    """Only the CLI's purge command reaches the ceremony (a lazy import); nothing else outside
+    aimos/purge/ may."""
     importers = {
         module.relative_to(ROOT).as_posix()
         for module in (ROOT / "aimos").rglob("*.py")
-        if "purge" in imported_aimos_packages(module)
+        if "purge" in imported_aimos_packages(module) and package_of(module_name(module)) != "purge"
     }
     assert importers == {"aimos/cli/purge_cmds.py"}, importers
 
 
 def test_the_purge_command_imports_the_ceremony_lazily() -> None:
-    loaded = modules_after("import aimos.cli.app, aimos.cli.purge_cmds")
-    assert not any(m == "purge" or m.startswith("purge.") for m in loaded)
+    assert not loads(modules_after("import aimos.cli.app, aimos.cli.purge_cmds"), "aimos.purge")
     loaded = modules_after("import aimos.housekeeper.scheduler, aimos.recall.pipeline, aimos.epistemic.chain")
-    assert not any(m == "purge" or m.startswith("purge.") for m in loaded)
+    assert not loads(loaded, "aimos.purge")
 
 
 def modules_after(statement: str) -> set[str]:
@@ -235,10 +233,15 @@ def modules_after(statement: str) -> set[str]:
     return set(out.stdout.split())
 
 
+def loads(loaded: set[str], package: str) -> bool:
+    """Whether ``package`` or any module under it is among the ``loaded`` modules."""
+    return any(m == package or m.startswith(package + ".") for m in loaded)
+
+
 def test_runtime_does_not_load_installer_purge_or_textual() -> None:
     loaded = modules_after("import aimos.memory.save, aimos.identity.agents, aimos.ledger.events")
-    for forbidden in ("purge", "installer", "textual", "apscheduler", "typer"):
-        assert forbidden not in loaded, forbidden
+    for forbidden in ("aimos.purge", "aimos.installer", "textual", "apscheduler", "typer"):
+        assert not loads(loaded, forbidden), forbidden
 
 
 def test_importing_aimos_does_not_import_textual() -> None:
@@ -288,9 +291,11 @@ def test_only_aimos_mcp_server_imports_the_mcp_sdk() -> None:
 
 def test_cli_help_path_stays_light() -> None:
     loaded = modules_after("import aimos.cli.app")
-    heavy_ones = ("apsw", "nacl", "textual", "apscheduler", "installer", "purge", "keyring", "detect_secrets")
+    heavy_ones = (
+        "apsw", "nacl", "textual", "apscheduler", "aimos.installer", "aimos.purge", "keyring", "detect_secrets"
+    )
     for heavy in heavy_ones:
-        assert heavy not in loaded, heavy
+        assert not loads(loaded, heavy), heavy
 
 
 def test_detect_secrets_loads_only_for_a_text_that_could_hold_a_token() -> None:
@@ -327,11 +332,11 @@ def test_crypto_kernel_has_no_io_dependencies() -> None:
         assert io_module not in loaded, io_module
 
 
-def test_installer_module_is_aimos_own() -> None:
-    out = subprocess.run(
-        [sys.executable, "-c", "import installer, installer.setup; print(installer.__file__)"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert Path(out.stdout.strip()).resolve() == (ROOT / "installer" / "__init__.py").resolve()
+def test_installer_and_purge_live_inside_aimos() -> None:
+    """No import root but `aimos`: a top-level `installer` would clash with PyPA's package of that
+    name (tests/packaging/test_beside_pypa_installer.py installs the two side by side)."""
+    assert not (ROOT / "installer").exists() and not (ROOT / "purge").exists()
+    code = "import aimos.installer.setup as s, aimos.purge.ceremony as c; print(s.__file__); print(c.__file__)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    found = [Path(line).resolve() for line in out.stdout.split()]
+    assert found == [ROOT / "aimos" / "installer" / "setup.py", ROOT / "aimos" / "purge" / "ceremony.py"]

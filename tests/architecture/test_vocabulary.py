@@ -1,7 +1,7 @@
 """One vocabulary: every protocol word is defined in aimos/vocabulary.py and nowhere else.
 
 A schema string, domain, request path, label, data class or the housekeeper's name written as a
-literal anywhere else in aimos/, installer/ or purge/ fails here, and so does one spelled inside
+literal anywhere else in aimos/ (its installer and purge too) fails here, and so does one spelled inside
 SQL text (SQL takes them from `vocabulary.sql_word(s)` or as bound parameters). The landed
 migrations cannot change, so their CHECK lists are held equal to the vocabulary's tuples instead.
 """
@@ -18,7 +18,7 @@ from aimos import vocabulary
 from aimos.store.schema import migrated_in_memory
 
 ROOT = Path(__file__).resolve().parents[2]
-SOURCES = [ROOT / "aimos", ROOT / "installer", ROOT / "purge"]
+SOURCES = [ROOT / "aimos"]
 
 
 def protocol_words() -> dict[str, str]:

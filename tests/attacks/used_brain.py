@@ -84,9 +84,9 @@ def build_used_brain(home: Path) -> UsedBrain:
     from aimos.housekeeper.restore import restore
     from aimos.identity.agents import enroll_agent, revoke_agent, rotate_agent
     from aimos.identity.requests import sign_request
+    from aimos.installer.setup import InstallOptions, install
     from aimos.recall.pipeline import recall
     from aimos.vocabulary import PATH_RECALL
-    from installer.setup import InstallOptions, install
 
     ids: dict[str, str] = {}
     with paths.using_home(home):

@@ -70,7 +70,7 @@ def install_at(aimos_home: Path, passphrase: str) -> Callable[..., int]:
     (its created_at and install events carry that time); returns the install time."""
 
     def install_brain(days_ago: float, validity_days: int = 30) -> int:
-        from installer.setup import InstallOptions, install
+        from aimos.installer.setup import InstallOptions, install
 
         when = int(time.time() - days_ago * DAY)
         install(InstallOptions(keystore="file", validity_days=validity_days), passphrase, when)

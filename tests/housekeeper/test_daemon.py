@@ -176,7 +176,7 @@ def test_start_does_not_report_a_dead_predecessor_as_ready(
     housekeeper takes the lock a moment before it writes its pid; `start` polling in that moment
     must not take the dead process's files as the new one's readiness."""
     from aimos.housekeeper import state
-    from installer import service
+    from aimos.installer import service
 
     gone = dead_pid()
     state.write_pid(gone)
@@ -217,7 +217,7 @@ def test_start_clears_a_dead_predecessors_files_and_reports_the_new_pid(installe
     """The stale pid and "ready" status a SIGKILLed housekeeper leaves are removed before the new
     one starts, so the pid `start` reports is the live new process."""
     from aimos.housekeeper import state
-    from installer import service
+    from aimos.installer import service
 
     gone = dead_pid()
     state.write_pid(gone)

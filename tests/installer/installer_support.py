@@ -46,7 +46,7 @@ from process_support import (
 __all__ = ["BRAIN", "PASSPHRASE_ENV", "Result", "run_aimos"]
 
 REPO = Path(__file__).resolve().parents[2]
-GUIDES = REPO / "installer" / "guides"
+GUIDES = REPO / "aimos" / "installer" / "guides"
 # What any aimos command may add to a home it refuses to touch: its one-line command log.
 CLI_LOG = ("logs", "logs/aimos.log")
 

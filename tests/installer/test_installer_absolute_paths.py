@@ -37,7 +37,7 @@ def test_a_relative_aimos_home_reaches_the_housekeeper_as_an_absolute_path(aimos
 
 
 def test_the_service_environment_is_absolute(aimos_home: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    from installer import service
+    from aimos.installer import service
 
     monkeypatch.chdir(aimos_home)
     monkeypatch.setenv("AIMOS_HOME", "rel")

@@ -134,8 +134,8 @@ def _tampered_copy(tmp_path: Path, how: str) -> tuple[Path, str]:
 def test_tampered_guide_stops_install_before_anything(
     how: str, aimos_home: Path, tmp_path: Path, passphrase: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import installer.guide_corpus as guide_corpus
-    import installer.setup as setup
+    import aimos.installer.guide_corpus as guide_corpus
+    import aimos.installer.setup as setup
     from aimos.errors import IntegrityError
 
     folder, named = _tampered_copy(tmp_path, how)
@@ -152,7 +152,7 @@ def test_tampered_guide_stops_install_before_anything(
         setup.install(setup.InstallOptions(keystore="file"), passphrase, int(time.time()))
     assert named in caught.value.message, caught.value.message
     assert "step check_guides" in caught.value.message, caught.value.message
-    assert "python -m installer.guide_corpus --write" in caught.value.hint
+    assert "python -m aimos.installer.guide_corpus --write" in caught.value.hint
     assert tree(aimos_home) == {}, f"a refused install left {sorted(tree(aimos_home))}"
 
 
@@ -160,7 +160,7 @@ def test_tampered_guide_through_the_cli_is_integrity(aimos_home: Path, tmp_path:
     folder, named = _tampered_copy(tmp_path, "flip-a-byte")
     script = (
         "import sys, pathlib\n"
-        "import installer.guide_corpus as g\n"
+        "import aimos.installer.guide_corpus as g\n"
         "g.GUIDES_DIR = pathlib.Path(sys.argv[1])\n"
         "from aimos.cli.app import main\n"
         "main(sys.argv[2:])\n"

@@ -42,7 +42,7 @@ def status() -> dict:
 
 def test_clean_install_qualification(aimos_home: Path, tmp_path: Path, reaper: Reaper) -> None:
     keyring = require_keychain()
-    from installer.setup import plan_sha256, verify_receipt
+    from aimos.installer.setup import plan_sha256, verify_receipt
 
     # the plan first: the same flags in this very home, and in another clean home
     dry_here = run_aimos("install", *FLAGS, "--dry-run", "--json").json()

@@ -20,7 +20,7 @@ def assert_nothing_installed(home: Path) -> None:
 
 
 def test_dry_run_prints_the_canonical_plan_and_its_hash(aimos_home: Path) -> None:
-    from installer.setup import STEPS, plan_sha256
+    from aimos.installer.setup import STEPS, plan_sha256
 
     result = run_aimos("install", *FLAGS, "--dry-run").ok()
     lines = result.out.splitlines()

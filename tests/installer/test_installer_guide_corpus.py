@@ -1,5 +1,5 @@
 """The guide corpus shipped with aimos: 8 guide files, a manifest with each file's sha256 and byte
-count, and a Merkle corpus root over them; `python -m installer.guide_corpus --check` guards it."""
+count, and a Merkle corpus root over them; `python -m aimos.installer.guide_corpus --check` guards it."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from aimos.crypto.commitments import guide_corpus_root
 
 CHECK_WITH_FOLDER = (
     "import sys, pathlib\n"
-    "import installer.guide_corpus as g\n"
+    "import aimos.installer.guide_corpus as g\n"
     "g.GUIDES_DIR = pathlib.Path(sys.argv[1])\n"
     "raise SystemExit(g.main(['--check']))\n"
 )
@@ -25,7 +25,7 @@ CHECK_WITH_FOLDER = (
 
 def test_check_passes_on_the_repository() -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "installer.guide_corpus", "--check"],
+        [sys.executable, "-m", "aimos.installer.guide_corpus", "--check"],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -51,7 +51,7 @@ def test_manifest_lists_exactly_the_eight_guides() -> None:
 
 
 def test_load_verified_gives_the_guides_with_their_keys() -> None:
-    from installer.guide_corpus import load_verified
+    from aimos.installer.guide_corpus import load_verified
 
     guides, manifest = load_verified()
     assert [g.path for g in guides] == [f["path"] for f in manifest["files"]]

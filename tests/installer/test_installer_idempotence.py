@@ -101,7 +101,7 @@ def test_add_agent_on_a_clean_home_is_usage(aimos_home: Path) -> None:
 
 
 def test_receipt_of_the_installed_brain_still_verifies(installed: Path) -> None:
-    from installer.setup import verify_receipt
+    from aimos.installer.setup import verify_receipt
 
     run_aimos("install", "--yes").ok()
     receipt = json.loads((installed / "state" / "onboarding" / "first-launch-receipt.json").read_text())

@@ -1,6 +1,6 @@
 """Failure injection: an install that fails at any step removes exactly what that run created.
 
-`installer.setup.after_step` (the seam for this) is replaced to raise an AimosError at one chosen
+`aimos.installer.setup.after_step` (the seam for this) is replaced to raise an AimosError at one chosen
 step, after checking that the run's artefacts up to that step really exist (so the rollback has
 something to undo). Afterwards: no brain file (nor -wal/-shm), no anchors entry, no keystore
 items of the brain (asked of Secret Service itself for "os"), no housekeeper alive, no service,
@@ -29,7 +29,7 @@ from installer_support import (
     wait_for,
 )
 
-import installer.setup as setup
+import aimos.installer.setup as setup
 from aimos.errors import AimosError
 
 pytestmark = pytest.mark.timeout(120)

@@ -194,9 +194,9 @@ def fresh_brain() -> Iterator[FreshBrain]:
     such as hypothesis tests, where a function-scoped fixture would be shared between examples)."""
     from aimos.identity.epochs import load_signer, unlock_master
     from aimos.identity.keystore import open_keystore
+    from aimos.installer.setup import InstallOptions, install
     from aimos.store.connection import open_writer, seal_with
     from aimos.vocabulary import HOUSEKEEPER
-    from installer.setup import InstallOptions, install
 
     saved = {k: os.environ.get(k) for k in ("AIMOS_HOME", "AIMOS_KEYSTORE")}
     with tempfile.TemporaryDirectory(prefix="aimos-learning-") as tmp:

@@ -1,4 +1,4 @@
-"""installer.service renders the templates with this installation's paths and environment."""
+"""aimos.installer.service renders the templates with this installation's paths and environment."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from test_templates import _unit_settings  # the same unit parser (pytest puts t
 
 
 def test_systemd_unit_runs_this_python_with_this_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from installer import service
+    from aimos.installer import service
 
     home = tmp_path / "odd home %h"
     monkeypatch.setenv("AIMOS_HOME", str(home))
@@ -33,7 +33,7 @@ def test_systemd_unit_runs_this_python_with_this_home(tmp_path: Path, monkeypatc
 
 
 def test_systemd_unit_without_aimos_home_sets_no_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    from installer import service
+    from aimos.installer import service
 
     for name in ("AIMOS_HOME", "AIMOS_KEYSTORE", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME"):
         monkeypatch.delenv(name, raising=False)
@@ -44,7 +44,7 @@ def test_launchd_plist_parses_with_the_arguments_and_environment(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from aimos.housekeeper import state
-    from installer import service
+    from aimos.installer import service
 
     home = tmp_path / "home <&>"
     monkeypatch.setenv("AIMOS_HOME", str(home))
@@ -61,7 +61,7 @@ def test_launchd_plist_parses_with_the_arguments_and_environment(
 
 def test_service_choice_is_checked(monkeypatch: pytest.MonkeyPatch) -> None:
     from aimos.errors import UsageError
-    from installer import service
+    from aimos.installer import service
 
     with pytest.raises(UsageError, match="unknown service choice"):
         service.choose_manager("cron")

@@ -85,8 +85,8 @@ def column(path: Path, sql: str) -> list[Any]:
 
 
 def class_counts_by_hand(path: Path) -> dict[str, int]:
-    """Row counts per class, summed here over every real table with `purge.inventory.class_of`."""
-    from purge.inventory import CLASSES, TABLE_CLASSES, class_of
+    """Row counts per class, summed here over every real table with `aimos.purge.inventory.class_of`."""
+    from aimos.purge.inventory import CLASSES, TABLE_CLASSES, class_of
 
     counts = dict.fromkeys(CLASSES, 0)
     for name, n in row_counts(path).items():

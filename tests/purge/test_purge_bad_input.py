@@ -126,7 +126,7 @@ def test_verify_receipt_refuses_every_edit(installed: Path, passphrase: str, tmp
     from aimos.crypto.canonical import canonical_json
     from aimos.crypto.ed25519 import KeyPair
     from aimos.identity.passphrase import unseal
-    from purge.artifacts import sign_artifact
+    from aimos.purge.artifacts import sign_artifact
 
     bid = brain_id_of(installed)
     fingerprint = fingerprint_of(installed)

@@ -1,7 +1,7 @@
 """A ceremony killed part-way is detected and finished by the next run, never left half done
 (PROTOCOL-NOTES section 15; the issue's "interrupted ceremony" case).
 
-The ceremony runs in-process with `purge.ceremony.after_step` replaced to raise
+The ceremony runs in-process with `aimos.purge.ceremony.after_step` replaced to raise
 KeyboardInterrupt right after the chosen step (as a kill there would stop it); the state left
 must be consistent, the dry run must report the orphan intent, and a second run (the real CLI,
 or in-process start() again) must finish it with exactly one valid receipt.
@@ -43,7 +43,7 @@ class Killed(KeyboardInterrupt):
 
 def kill_after(monkeypatch: pytest.MonkeyPatch, step: str) -> list[str]:
     """Replace the seam: record each finished step, raise after ``step``."""
-    from purge import ceremony
+    from aimos.purge import ceremony
 
     seen: list[str] = []
 
@@ -57,7 +57,7 @@ def kill_after(monkeypatch: pytest.MonkeyPatch, step: str) -> list[str]:
 
 
 def restore_seam(monkeypatch: pytest.MonkeyPatch) -> None:
-    from purge import ceremony
+    from aimos.purge import ceremony
 
     monkeypatch.setattr(ceremony, "after_step", lambda name: None)
 
@@ -78,7 +78,7 @@ def prepare(home: Path) -> tuple[str, str, set[str]]:
 
 
 def start_in_process(passphrase: str, *, recreate: bool = False) -> dict[str, object]:
-    from purge import ceremony
+    from aimos.purge import ceremony
 
     return ceremony.start(passphrase, lambda expected: expected, recreate=recreate, receipt_file=None)
 
@@ -149,7 +149,7 @@ CASES = [
 def test_a_killed_ceremony_is_finished_by_the_next_run(
     installed: Path, passphrase: str, monkeypatch: pytest.MonkeyPatch, step: str, recreate: bool, resume: str
 ) -> None:
-    from purge.ceremony import STEPS
+    from aimos.purge.ceremony import STEPS
 
     home = installed
     bid, fingerprint, items = prepare(home)

@@ -84,7 +84,7 @@ def test_recreate_leaves_an_empty_migrated_brain_that_installs(installed: Path) 
 
 
 def check_mapped(names: set[str], where: str) -> None:
-    from purge.inventory import CLASSES, TABLE_CLASSES
+    from aimos.purge.inventory import CLASSES, TABLE_CLASSES
 
     unmapped = sorted(names - set(TABLE_CLASSES))
     assert not unmapped, f"{where}: tables with no explicit purge class: {unmapped}"
@@ -93,7 +93,7 @@ def check_mapped(names: set[str], where: str) -> None:
 
 
 def test_every_table_of_an_installed_brain_has_a_class(installed: Path) -> None:
-    from purge.inventory import CLASSES, SENSITIVE_TABLES, TABLE_CLASSES
+    from aimos.purge.inventory import CLASSES, SENSITIVE_TABLES, TABLE_CLASSES
 
     assert CLASSES == (
         "memory_and_index",

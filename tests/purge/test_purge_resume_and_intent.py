@@ -19,7 +19,7 @@ class Killed(KeyboardInterrupt):
 
 
 def _kill_after(step: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    from purge import ceremony
+    from aimos.purge import ceremony
 
     def seam(name: str) -> None:
         if name == step:
@@ -31,7 +31,7 @@ def _kill_after(step: str, monkeypatch: pytest.MonkeyPatch) -> None:
 def test_a_relative_receipt_file_still_resumes_from_another_directory(
     installed: Path, passphrase: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from purge import ceremony
+    from aimos.purge import ceremony
 
     first = tmp_path / "first"
     first.mkdir()
@@ -54,7 +54,7 @@ def test_a_relative_receipt_file_still_resumes_from_another_directory(
 def test_a_damaged_intent_stops_the_resume_before_anything_more_is_removed(
     installed: Path, passphrase: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from purge import ceremony
+    from aimos.purge import ceremony
 
     _kill_after("intent", monkeypatch)
     with pytest.raises(Killed):
@@ -73,7 +73,7 @@ def test_a_damaged_intent_stops_the_resume_before_anything_more_is_removed(
 def test_no_partial_intent_file_is_left_and_the_intent_is_whole(
     installed: Path, passphrase: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from purge import ceremony
+    from aimos.purge import ceremony
 
     _kill_after("intent", monkeypatch)
     with pytest.raises(Killed):

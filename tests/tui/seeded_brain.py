@@ -69,9 +69,9 @@ def build(home: Path) -> None:
     from aimos.housekeeper.jobs import job_specs
     from aimos.housekeeper.runs import run_job
     from aimos.identity.requests import sign_request
+    from aimos.installer.setup import InstallOptions, install
     from aimos.recall.pipeline import recall
     from aimos.vocabulary import PATH_RECALL
-    from installer.setup import InstallOptions, install
 
     with paths.using_home(home):
         install(InstallOptions(keystore="file", guides=False, brain_name="seeded"), PASSPHRASE, now())

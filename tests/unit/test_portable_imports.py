@@ -1,4 +1,4 @@
-"""Every module of aimos (and of its installer and purge packages) imports on a machine without
+"""Every module of aimos (its installer and purge packages too) imports on a machine without
 `fcntl` (Windows): the POSIX-only lock lives behind aimos.locks, imported only when a lock is
 taken. A real subprocess, where our own code's `import fcntl` raises before anything of aimos
 loads (a library that guards the import by platform, as the MCP SDK does, keeps its guard)."""
@@ -15,30 +15,28 @@ ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = textwrap.dedent(
     """
     import builtins, importlib, pkgutil, sys
-    OURS = ("aimos", "installer", "purge")
     real_import = builtins.__import__
 
     def guarded(name, globals=None, locals=None, fromlist=(), level=0):
         # `import fcntl` from our own code raises, as on Windows; libraries that guard it by
         # platform (the MCP SDK does) are left to their guard
         importer = (globals or {}).get("__name__", "")
-        if name == "fcntl" and importer.split(".")[0] in OURS:
+        if name == "fcntl" and importer.split(".")[0] == "aimos":
             raise ImportError(f"fcntl imported by {importer}")
         return real_import(name, globals, locals, fromlist, level)
 
     builtins.__import__ = guarded
     sys.modules.pop("fcntl", None)
     failed, count = [], 0
-    for package in OURS:
-        root = importlib.import_module(package)
-        for info in pkgutil.walk_packages(root.__path__, package + "."):
-            if info.name.endswith("__main__"):
-                continue  # running the CLI is not importing it
-            count += 1
-            try:
-                importlib.import_module(info.name)
-            except ImportError as exc:
-                failed.append(f"{info.name}: {exc}")
+    root = importlib.import_module("aimos")
+    for info in pkgutil.walk_packages(root.__path__, "aimos."):
+        if info.name.endswith("__main__"):
+            continue  # running the CLI is not importing it
+        count += 1
+        try:
+            importlib.import_module(info.name)
+        except ImportError as exc:
+            failed.append(f"{info.name}: {exc}")
     print(count)
     print("\\n".join(failed))
     """

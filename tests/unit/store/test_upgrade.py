@@ -18,8 +18,8 @@ PASSPHRASE = "correct horse battery staple"
 
 
 def test_a_brain_from_before_the_newest_migration_upgrades_and_verifies(aimos_home: Path) -> None:
+    from aimos.installer.setup import InstallOptions, install
     from aimos.store import connection
-    from installer.setup import InstallOptions, install
 
     every = connection.migrations()
     older = every[:-1]

@@ -1,7 +1,7 @@
-"""The guide corpus: aimos's 8 guide texts (package data in installer/guides/), their manifest
+"""The guide corpus: aimos's 8 guide texts (package data in aimos/installer/guides/), their manifest
 (path, sha256, bytes per file) and its Merkle corpus root, checked before anything is ingested.
 
-`python -m installer.guide_corpus --write` regenerates the manifest after a guide is edited;
+`python -m aimos.installer.guide_corpus --write` regenerates the manifest after a guide is edited;
 `--check` fails when it is out of date (a test runs it).
 """
 
@@ -69,7 +69,10 @@ def load_verified(folder: Path | None = None) -> tuple[list[Guide], dict[str, An
     Raises IntegrityError naming the first file that does not match (so install stops before it
     creates anything)."""
     folder = folder or GUIDES_DIR
-    fix = "Reinstall aimos; a developer who edited a guide runs `python -m installer.guide_corpus --write`."
+    fix = (
+        "Reinstall aimos; a developer who edited a guide runs "
+        "`python -m aimos.installer.guide_corpus --write`."
+    )
     try:
         manifest = json.loads((folder / MANIFEST).read_text("utf-8"))
         entries = manifest["files"]
@@ -114,7 +117,8 @@ def main(argv: list[str]) -> int:
     target = GUIDES_DIR / MANIFEST
     if "--check" in argv:
         if not target.is_file() or target.read_text("utf-8") != text:
-            print(f"{target} is out of date: run python -m installer.guide_corpus --write", file=sys.stderr)
+            command = "python -m aimos.installer.guide_corpus --write"
+            print(f"{target} is out of date: run {command}", file=sys.stderr)
             return 1
         return 0
     if "--write" in argv:

@@ -41,11 +41,11 @@ from aimos.identity.epochs import (
     issue_grant,
 )
 from aimos.identity.keystore import Keystore, choose_keystore
+from aimos.installer import guide_corpus
 from aimos.ledger.events import append_event
 from aimos.memory.gates import refuse_secret_fields
 from aimos.store.connection import open_writer, write_transaction
 from aimos.vocabulary import DEFAULT_GRANT_CLEARANCE, DEFAULT_GRANT_DATA_CLASS, HOUSEKEEPER, PUBLIC
-from installer import guide_corpus
 
 _NAME_HINT = "Company and brain names are 1-64 characters of letters, digits, '_', '-' and '.'."
 _MODEL_RE = re.compile(r"[A-Za-z0-9_.:/@+-]{1,128}")
@@ -394,7 +394,7 @@ def _save_guides(
 
 def install(options: InstallOptions, passphrase: str, now: int) -> InstallResult:  # noqa: PLR0915 (the onboarding steps in their order, one short step each)
     """Create and enrol a new brain. The caller has checked that none is installed."""
-    from installer import service
+    from aimos.installer import service
 
     validate(options)
     manager = service.choose_manager(options.service)

@@ -2,7 +2,7 @@
 
 Where a user service manager answers, the housekeeper is a systemd user unit (Linux) or a
 launchd agent (macOS), rendered from the templates in `packaging/` (shipped in the wheel as
-`installer/packaging/`); elsewhere (a container, no user session) it is a detached process with
+`aimos/installer/packaging/`); elsewhere (a container, no user session) it is a detached process with
 a pid file. What was chosen is recorded in the state dir, so `aimos housekeeper start|stop` and a
 rollback use the same manager.
 """
@@ -41,9 +41,11 @@ ENV_PATHS = ("AIMOS_HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME")
 
 
 def templates_dir() -> Path:
-    """`installer/packaging` inside an installed wheel; `packaging/` beside it in a checkout."""
+    """`aimos/installer/packaging` inside an installed wheel; `packaging/` at the root of a checkout,
+    two levels above this folder. (Above an installed wheel's `aimos/` is site-packages, where a
+    `packaging` is the PyPA library: it has no systemd/ folder and is passed over.)"""
     here = Path(__file__).resolve().parent
-    for candidate in (here / "packaging", here.parent / "packaging"):
+    for candidate in (here / "packaging", here.parent.parent / "packaging"):
         if (candidate / "systemd").is_dir():
             return candidate
     raise ServiceError(

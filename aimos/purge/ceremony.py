@@ -32,9 +32,9 @@ from aimos import __version__, paths
 from aimos.crypto.ed25519 import KeyPair
 from aimos.errors import AbortedError, AimosError, NotFoundError, PassphraseError, UsageError
 from aimos.housekeeper import state
+from aimos.purge.artifacts import artifact_sha256, sign_artifact
+from aimos.purge.inventory import SENSITIVE_TABLES, Inventory, take_inventory
 from aimos.vocabulary import PURGE_INTENT_SCHEMA, PURGE_JOURNAL_SCHEMA, PURGE_RECEIPT_SCHEMA
-from purge.artifacts import artifact_sha256, sign_artifact
-from purge.inventory import SENSITIVE_TABLES, Inventory, take_inventory
 
 STEPS = ("intent", "service", "brain", "keys", "files", "recreate", "receipt")
 
@@ -117,7 +117,7 @@ def inventory() -> Inventory:
         inv = take_inventory(conn)
     finally:
         conn.close()
-    from purge.inventory import owned_files
+    from aimos.purge.inventory import owned_files
 
     # without our own WAL/SHM
     inv.files = [str(p) for p in owned_files(state.read_service_record(), inv.brain_id)]
@@ -266,7 +266,7 @@ def resume(
 
 def _unfinished_empty_brain(brain: Path) -> bool:
     """True for a brain file with no master identity (nothing signed can be in it)."""
-    from installer.setup import is_unfinished_install
+    from aimos.installer.setup import is_unfinished_install
 
     return is_unfinished_install(brain)
 
@@ -275,7 +275,7 @@ def _check_intent(journal: dict[str, Any]) -> None:
     """The interrupted ceremony's signed intent must be whole and its own before anything more
     is removed."""
     from aimos.errors import IntegrityError
-    from purge.artifacts import check_artifact
+    from aimos.purge.artifacts import check_artifact
 
     path = Path(journal["intent_path"])
     try:
@@ -319,7 +319,7 @@ def _run(journal: dict[str, Any], master: KeyPair, *, resumed: bool = False) -> 
     keystore = open_keystore(journal["keystore"], journal["brain_id"])
 
     def service() -> None:
-        from installer.service import unregister
+        from aimos.installer.service import unregister
 
         record = state.read_service_record()
         owned = [state.service_record_path()]
@@ -344,7 +344,7 @@ def _run(journal: dict[str, Any], master: KeyPair, *, resumed: bool = False) -> 
 
     def files() -> None:
         from aimos.identity.anchors import remove_anchor
-        from purge.inventory import owned_files
+        from aimos.purge.inventory import owned_files
 
         for path in owned_files(state.read_service_record(), journal["brain_id"]):
             path.unlink(missing_ok=True)

@@ -27,7 +27,7 @@ def purge_scratch_batch(
 ) -> list[str]:
     """Purge each scratch brain (home, passphrase) with its own signed receipt in ``receipts_dir``,
     after the one confirmation for the whole batch. A non-scratch brain refuses the batch."""
-    from purge import ceremony
+    from aimos.purge import ceremony
 
     names, companies = [], set()
     for home, _ in targets:
