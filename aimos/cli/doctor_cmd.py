@@ -27,7 +27,7 @@ def register(app: typer.Typer) -> None:
     def doctor(json_out: bool = typer.Option(False, "--json", help="Print as JSON.")) -> None:
         from aimos.actions.doctor import diagnose
         from aimos.housekeeper.doctor import housekeeper_check
-        from installer.service import service_check
+        from aimos.installer.service import service_check
 
         diagnosis = diagnose(housekeeper=housekeeper_check, service=service_check)
         if json_out:
