@@ -271,11 +271,11 @@ class _Run:
     """One install run: the undo actions of what it created, run in reverse on failure."""
 
     def __init__(self) -> None:
-        self.undo: list[tuple[str, Callable[[], None]]] = []
+        self.undo: list[tuple[str, Callable[[], object]]] = []
         self.step = ""
         self.release: Callable[[], None] = lambda: None  # what a successful run lets go of
 
-    def did(self, what: str, action: Callable[[], None]) -> None:
+    def did(self, what: str, action: Callable[[], object]) -> None:
         self.undo.append((what, action))
 
     def mkdirs(self, folder: Path) -> None:
