@@ -664,6 +664,52 @@ def install(options: InstallOptions, passphrase: str, now: int) -> InstallResult
     )
 
 
+def missing_service(choice: str) -> str | None:
+    """On an installed brain: the manager to register the housekeeper with when no service is
+    registered (after `aimos uninstall`) and no housekeeper runs; None when there is nothing to do
+    (``--service none``, one registered, or one running already)."""
+    from aimos.housekeeper import state
+    from installer import service
+
+    manager = service.choose_manager(choice)
+    if manager is None or service.read_record() is not None or state.is_running():
+        return None
+    return manager
+
+
+def restore_service(brain_id: str, manager: str) -> dict[str, Any]:
+    """Register and start the housekeeper of the installed brain ``brain_id`` (a reinstall after
+    `aimos uninstall`): the brain, its keys, anchors and guide memories are used as they are. A
+    failure removes what this run registered (the housekeeper's log stays, to read why)."""
+    from aimos.housekeeper import state
+    from installer import service
+
+    run = _Run()
+    try:
+        run.step = "start_housekeeper"
+        run.mkdirs(paths.state_dir())
+        _hold_install_lock(run)
+        run.did(
+            "housekeeper state files",
+            functools.partial(_remove_housekeeper_state, backups_existed=state.backups_dir().exists()),
+        )
+        run.did("housekeeper service", service.unregister)
+        record = service.register(brain_id, manager)
+        info: dict[str, Any] = {"manager": record.manager, "name": record.name, "path": record.path}
+        info.update(service.start())
+    except BaseException as exc:
+        problems = run.rollback()
+        run.release = lambda: None
+        if isinstance(exc, AimosError):
+            exc.message = f"the housekeeper of the installed brain could not be started: {exc.message}"
+            if problems:
+                exc.message += f" (and could not undo: {'; '.join(problems)})"
+        raise
+    finally:
+        run.release()
+    return info
+
+
 def _remove_housekeeper_state(*, backups_existed: bool) -> None:
     from aimos.housekeeper import state
 
