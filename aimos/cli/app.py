@@ -65,10 +65,12 @@ def _register() -> None:
         restore_cmd,
         status_cmd,
         tui_cmd,
+        uninstall_cmd,
         verify_cmds,
     )
 
     install_cmd.register(app)
+    uninstall_cmd.register(app)
     memory_cmds.register(app)
     import_cmd.register(app)
     recall_cmds.register(app)

@@ -68,7 +68,16 @@ def _interview(options: Any) -> None:
     )
 
 
-def _already_installed(json_out: bool, brain_id: str, keystore: str | None = None) -> None:
+def _already_installed(
+    json_out: bool,
+    brain_id: str,
+    keystore: str | None = None,
+    *,
+    started: dict[str, Any] | None = None,
+    would_register: str | None = None,
+) -> None:
+    """An installed brain is reused as it is; ``started`` is the housekeeper this run registered
+    and started again (after `aimos uninstall`), ``would_register`` the manager a dry run would."""
     from aimos import paths
     from aimos.identity.epochs import brain_meta
     from aimos.store.connection import one, open_reader
@@ -81,17 +90,28 @@ def _already_installed(json_out: bool, brain_id: str, keystore: str | None = Non
         conn.close()
     fingerprint = master["fingerprint"] if master else "?"
     if json_out:
-        emit_json(
-            {
-                "status": "already_installed",
-                "brain_id": brain_id,
-                "brain_path": str(paths.brain_path()),
-                "master_fingerprint": fingerprint,
-            }
-        )
+        document: dict[str, Any] = {
+            "status": "reused" if started else "already_installed",
+            "brain_id": brain_id,
+            "brain_path": str(paths.brain_path()),
+            "master_fingerprint": fingerprint,
+            "service": started,
+        }
+        if would_register:
+            document["would_register_service"] = would_register
+        emit_json(document)
         return
-    out(f"aimos is already installed at {paths.brain_path()}; nothing was changed.")
+    if started:
+        out(f"aimos is already installed at {paths.brain_path()}: reused it as it was (brain, keys, guides).")
+        out(f"housekeeper: registered and started via {started['manager']} (pid {started['pid']}), 5 jobs")
+    else:
+        out(f"aimos is already installed at {paths.brain_path()}; nothing was changed.")
     out(f"master fingerprint: {fingerprint}")
+    if would_register:
+        say(
+            "dry run: the housekeeper is not registered; `aimos install` would register and start it "
+            f"via {would_register}"
+        )
     say("To enrol another agent: aimos install --add-agent ID   (or: aimos agent enroll ID)")
     say("Housekeeper: aimos housekeeper status")
     if keystore in ("os", "file") and keystore != kind:  # --keystore chooses for a new brain only
@@ -186,7 +206,14 @@ def register(app: typer.Typer) -> None:
             enrol(enrolment, passphrase_fd, json_out)
             return
         if existing is not None:
-            _already_installed(json_out, existing, keystore)
+            # reused as it is; only a housekeeper service `aimos uninstall` removed is set up again
+            from aimos.installer.setup import missing_service, restore_service
+
+            manager = missing_service(service)
+            started = restore_service(existing, manager) if manager and not dry_run else None
+            _already_installed(
+                json_out, existing, keystore, started=started, would_register=manager if dry_run else None
+            )
             return
         options = InstallOptions(
             brain_name=brain_name,

@@ -35,6 +35,61 @@ def scratch_purger(receipts_dir: Path) -> Any:
     return purge_one
 
 
+def inventory() -> Any:
+    """The ceremony's inventory of the brain here (`purge.inventory.Inventory`; NotFound without one)."""
+    from aimos.purge import ceremony
+
+    return ceremony.inventory()
+
+
+def print_inventory(inv: Any) -> None:
+    out(f"brain        {inv.brain_name} ({inv.brain_id}) of company {inv.company_id}")
+    out(f"path         {inv.brain_path}")
+    out(f"keystore     {inv.keystore_kind}, {len(inv.key_items)} items")
+    out("rows by class:")
+    for c in inv.classes:
+        out(f"  {c['class']:<24} {c['row_count']}")
+    out(f"owned files  {len(inv.files)} besides the brain")
+    for f in inv.files:
+        out(f"  {f}")
+
+
+def ceremony_pending() -> bool:
+    """True when a ceremony for the brain here was interrupted (its next run finishes it)."""
+    from aimos.purge import ceremony
+
+    return bool(ceremony.interrupted())
+
+
+def run_ceremony(
+    passphrase: str, *, recreate: bool = False, receipt_file: Path | None = None
+) -> dict[str, Any]:
+    """The live ceremony (or the end of an interrupted one): its typed confirmation read here,
+    then everything of the brain removed and the signed receipt written."""
+    from aimos.purge import ceremony
+
+    try:
+        result: dict[str, Any] = ceremony.start(
+            passphrase, read_confirmation, recreate=recreate, receipt_file=receipt_file
+        )
+    except KeyboardInterrupt:
+        if ceremony.interrupted():
+            say("interrupted: the ceremony's intent is signed; `aimos purge --live` finishes it")
+            raise typer.Exit(130) from None
+        raise
+    return result
+
+
+def print_purged(result: dict[str, Any]) -> None:
+    out(f"purged: ceremony {result['ceremony_id']}")
+    out(f"receipt: {result['receipt']}")
+    out(f"intent:  {result['intent']}")
+    say(
+        f"Check it any time: aimos purge verify-receipt {result['receipt']} "
+        f"--master-fingerprint {result['master_fingerprint']}"
+    )
+
+
 @purge_app.callback()
 def purge(
     ctx: typer.Context,
@@ -64,19 +119,11 @@ def purge(
                 if json_out:
                     emit_json({"interrupted": pending[0]["ceremony_id"], "done": pending[0].get("done", [])})
                 return
-        inv = ceremony.inventory()
+        inv = inventory()
         if json_out:
             emit_json(inv.to_json())
             return
-        out(f"brain        {inv.brain_name} ({inv.brain_id}) of company {inv.company_id}")
-        out(f"path         {inv.brain_path}")
-        out(f"keystore     {inv.keystore_kind}, {len(inv.key_items)} items")
-        out("rows by class:")
-        for c in inv.classes:
-            out(f"  {c['class']:<24} {c['row_count']}")
-        out(f"owned files  {len(inv.files)} besides the brain")
-        for f in inv.files:
-            out(f"  {f}")
+        print_inventory(inv)
         out("")
         out(f"To destroy it: aimos purge --live   and type exactly: {inv.confirmation}")
         say("dry run: nothing was changed")
@@ -84,28 +131,13 @@ def purge(
     from aimos.identity.passphrase import read_passphrase
 
     passphrase = read_passphrase(fd=passphrase_fd, purpose="purge this brain")
-    try:
-        result = ceremony.start(
-            passphrase,
-            read_confirmation,
-            recreate=recreate,
-            receipt_file=Path(receipt_file) if receipt_file else None,
-        )
-    except KeyboardInterrupt:
-        if ceremony.interrupted():
-            say("interrupted: the ceremony's intent is signed; `aimos purge --live` finishes it")
-            raise typer.Exit(130) from None
-        raise
+    result = run_ceremony(
+        passphrase, recreate=recreate, receipt_file=Path(receipt_file) if receipt_file else None
+    )
     if json_out:
         emit_json(result)
         return
-    out(f"purged: ceremony {result['ceremony_id']}")
-    out(f"receipt: {result['receipt']}")
-    out(f"intent:  {result['intent']}")
-    say(
-        f"Check it any time: aimos purge verify-receipt {result['receipt']} "
-        f"--master-fingerprint {result['master_fingerprint']}"
-    )
+    print_purged(result)
 
 
 @purge_app.command("verify-receipt")

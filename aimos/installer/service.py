@@ -230,25 +230,37 @@ def register(brain_id: str, manager: str) -> ServiceRecord:
     return record
 
 
-def unregister() -> None:
-    """Stop the housekeeper if it runs and remove what `register` wrote (best effort, complete)."""
+def unregister() -> list[str]:
+    """Stop the housekeeper if it runs and remove what `register` wrote (best effort, complete).
+
+    Returns what the service manager refused (``systemctl ... failed: ...``), empty when all
+    went through; the unit file and the record are removed either way."""
     record = read_record()
     if state.is_running():
         try:
             stop()
         except AimosError:
             _kill_pid(signal.SIGKILL)
+    problems: list[str] = []
+
+    def run(argv: list[str], timeout: float = 30.0) -> None:
+        done = _run(argv, timeout)
+        if done.returncode != 0:
+            problems.append(f"{' '.join(argv)} failed: {(done.stderr or done.stdout).strip()[:300]}")
+
     # also when nothing holds the lock: a unit in a restart loop, or a job launchd keeps alive
     if record is not None and record.manager == "systemd":
-        _run(["systemctl", "--user", "disable", "--now", record.name], timeout=STOP_TIMEOUT_SECONDS)
+        run(["systemctl", "--user", "disable", "--now", record.name], timeout=STOP_TIMEOUT_SECONDS)
         if record.path:
             Path(record.path).unlink(missing_ok=True)
-        _run(["systemctl", "--user", "daemon-reload"])
+        run(["systemctl", "--user", "daemon-reload"])
     elif record is not None and record.manager == "launchd":
+        # bootout of a job launchd no longer knows (it was never loaded, or a reboot) says so: not a problem
         _run(["launchctl", "bootout", f"gui/{os.getuid()}/{record.name}"], timeout=STOP_TIMEOUT_SECONDS)
         if record.path:
             Path(record.path).unlink(missing_ok=True)
     state.service_record_path().unlink(missing_ok=True)
+    return problems
 
 
 def _spawn_detached() -> int:

@@ -271,11 +271,11 @@ class _Run:
     """One install run: the undo actions of what it created, run in reverse on failure."""
 
     def __init__(self) -> None:
-        self.undo: list[tuple[str, Callable[[], None]]] = []
+        self.undo: list[tuple[str, Callable[[], object]]] = []
         self.step = ""
         self.release: Callable[[], None] = lambda: None  # what a successful run lets go of
 
-    def did(self, what: str, action: Callable[[], None]) -> None:
+    def did(self, what: str, action: Callable[[], object]) -> None:
         self.undo.append((what, action))
 
     def mkdirs(self, folder: Path) -> None:
@@ -288,6 +288,16 @@ class _Run:
         paths.ensure_private_dir(folder)
         for made in reversed(missing):  # shallowest first, so the undo (in reverse) removes the deepest first
             self.did(f"folder {made}", functools.partial(_rmdir_if_empty, made))
+
+    def fail(self, exc: BaseException, what: str) -> None:
+        """Undo what this run did, after ``exc``; an aimos error says ``what`` failed and anything
+        that could not be undone."""
+        problems = self.rollback()
+        self.release = lambda: None
+        if isinstance(exc, AimosError):
+            exc.message = f"{what}: {exc.message}"
+            if problems:
+                exc.message += f" (and could not undo: {'; '.join(problems)})"
 
     def rollback(self) -> list[str]:
         failed = []
@@ -566,14 +576,7 @@ def install(options: InstallOptions, passphrase: str, now: int) -> InstallResult
             run.did(
                 "housekeeper log", lambda: None if log_existed else state.log_path().unlink(missing_ok=True)
             )
-            run.did(
-                "housekeeper state files",
-                functools.partial(_remove_housekeeper_state, backups_existed=state.backups_dir().exists()),
-            )
-            run.did("housekeeper service", service.unregister)
-            record = service.register(brain_id, manager)
-            service_info = {"manager": record.manager, "name": record.name, "path": record.path}
-            service_info.update(service.start())
+            service_info = _start_service(run, brain_id, manager)
         after_step(run.step)
 
         run.step = "finish"
@@ -637,12 +640,7 @@ def install(options: InstallOptions, passphrase: str, now: int) -> InstallResult
         )
         after_step(run.step)
     except BaseException as exc:
-        problems = run.rollback()
-        run.release = lambda: None
-        if isinstance(exc, AimosError):
-            exc.message = f"install failed at step {run.step}: {exc.message}"
-            if problems:
-                exc.message += f" (and could not undo: {'; '.join(problems)})"
+        run.fail(exc, f"install failed at step {run.step}")
         raise
     finally:
         run.release()
@@ -662,6 +660,53 @@ def install(options: InstallOptions, passphrase: str, now: int) -> InstallResult
         receipt_path=str(receipt_file),
         receipt_sha256=str(receipt["receipt_sha256"]),
     )
+
+
+def _start_service(run: _Run, brain_id: str, manager: str) -> dict[str, Any]:
+    """Register the housekeeper's service and start it; the run's undo removes both."""
+    from aimos.housekeeper import state
+    from aimos.installer import service
+
+    run.did(
+        "housekeeper state files",
+        functools.partial(_remove_housekeeper_state, backups_existed=state.backups_dir().exists()),
+    )
+    run.did("housekeeper service", service.unregister)
+    record = service.register(brain_id, manager)
+    info: dict[str, Any] = {"manager": record.manager, "name": record.name, "path": record.path}
+    info.update(service.start())
+    return info
+
+
+def missing_service(choice: str) -> str | None:
+    """On an installed brain: the manager to register the housekeeper with when no service is
+    registered (after `aimos uninstall`) and no housekeeper runs; None when there is nothing to do
+    (``--service none``, one registered, or one running already)."""
+    from aimos.housekeeper import state
+    from aimos.installer import service
+
+    manager = service.choose_manager(choice)
+    if manager is None or service.read_record() is not None or state.is_running():
+        return None
+    return manager
+
+
+def restore_service(brain_id: str, manager: str) -> dict[str, Any]:
+    """Register and start the housekeeper of the installed brain ``brain_id`` (a reinstall after
+    `aimos uninstall`): the brain, its keys, anchors and guide memories are used as they are. A
+    failure removes what this run registered (the housekeeper's log stays, to read why)."""
+    run = _Run()
+    try:
+        run.step = "start_housekeeper"
+        run.mkdirs(paths.state_dir())
+        _hold_install_lock(run)
+        info = _start_service(run, brain_id, manager)
+    except BaseException as exc:
+        run.fail(exc, "the housekeeper of the installed brain could not be started")
+        raise
+    finally:
+        run.release()
+    return info
 
 
 def _remove_housekeeper_state(*, backups_existed: bool) -> None:

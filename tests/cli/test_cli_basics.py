@@ -28,7 +28,7 @@ from aimos_cli_support import (
 pytestmark = pytest.mark.timeout(120)
 
 COMMANDS = (
-    "install", "save", "show", "list", "correct", "recall", "feedback", "label", "verify", "export", "export-recall",
+    "install", "uninstall", "save", "show", "list", "correct", "recall", "feedback", "label", "verify", "export", "export-recall",
     "export-outcome", "verify-bundle",
     "status", "doctor", "restore", "redact", "tui", "housekeeper", "receipt", "index", "agent", "passphrase",
     "keystore", "eval", "purge", "mcp", "backup", "import",

@@ -1,5 +1,6 @@
-"""A second `aimos install` on an installed brain changes nothing and says so; `--add-agent ID`
-enrols another agent with the master passphrase, and needs an installed brain."""
+"""A second `aimos install` on an installed brain changes nothing and says so (but for a missing
+housekeeper service, which it sets up again); `--add-agent ID` enrols another agent with the
+master passphrase, and needs an installed brain."""
 
 from __future__ import annotations
 
@@ -10,9 +11,11 @@ from installer_support import (
     BRAIN,
     CLI_LOG,
     PASSPHRASE_ENV,
+    Reaper,
     all_table_counts,
     brain_id_of,
     query,
+    read_pid_file,
     run_aimos,
     scalar,
     tree,
@@ -106,3 +109,26 @@ def test_receipt_of_the_installed_brain_still_verifies(installed: Path) -> None:
     run_aimos("install", "--yes").ok()
     receipt = json.loads((installed / "state" / "onboarding" / "first-launch-receipt.json").read_text())
     assert verify_receipt(receipt) and receipt["brain"]["brain_id"] == brain_id_of(installed)
+
+
+def test_install_on_a_brain_without_a_service_starts_the_housekeeper(installed: Path, reaper: Reaper) -> None:
+    """An installed brain with no housekeeper service (installed with --no-service, or after
+    `aimos uninstall`): `aimos install --service process` reuses it as it is and registers and
+    starts the housekeeper; the brain's identities and memories are not touched."""
+    home = installed
+    counts = {t: n for t, n in all_table_counts(home).items() if t in ("memories", "identity_epochs")}
+    fingerprint = scalar(home, "SELECT fingerprint FROM master_identity")
+    dry = run_aimos("install", "--yes", "--service", "process", "--dry-run", "--json").json()
+    assert dry["status"] == "already_installed" and dry["would_register_service"] == "process", dry
+    assert not (home / "state" / "housekeeper-service.json").exists()
+
+    done = run_aimos("install", "--yes", "--service", "process", "--json", timeout=120).json()
+    reaper.watch(read_pid_file(home))
+    assert done["status"] == "reused" and done["master_fingerprint"] == fingerprint, done
+    assert done["service"]["manager"] == "process" and done["service"]["pid"] == read_pid_file(home), done
+    status = run_aimos("housekeeper", "status", "--json").json()
+    assert (status["running"], status["ready"]) == (True, True), status
+    assert {t: n for t, n in all_table_counts(home).items() if t in counts} == counts
+    again = run_aimos("install", "--yes", "--service", "process", "--json").json()
+    assert again["status"] == "already_installed" and again["service"] is None, again
+    run_aimos("housekeeper", "stop", timeout=200).ok()
