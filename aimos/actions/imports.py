@@ -17,6 +17,7 @@ import zipfile
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cache, partial
 from pathlib import Path
 from typing import Any
 
@@ -211,16 +212,30 @@ def _refusal(brain: Brain, grant: dict[str, Any] | None, item: Item, body: dict[
     return None
 
 
-def plan(brain: Brain, agent: str, files: list[FilePlan], *, include_flagged: bool = False) -> ImportPlan:
-    """Each memory of ``files`` as ``agent`` would save it: new, exists or refused (and why)."""
+def plan(
+    brain: Brain,
+    agent: str,
+    files: list[FilePlan],
+    *,
+    include_flagged: bool = False,
+    progress: Callable[[int, str], None] | None = None,
+) -> ImportPlan:
+    """Each memory of ``files`` as ``agent`` would save it: new, exists or refused (and why);
+    ``progress(done, file)`` is told after each memory."""
     signer = brain.signer(agent)
     grant = verified_grant(
         brain.conn, signer.agent_id, latest_epoch(brain.conn, signer.agent_id)["valid_from"]
     )
     seen: set[str] = set()
+    # the ceilings a memory gets when it names none: read (and the grant verified) once per kind
+    ceilings = cache(partial(default_ceilings, brain, signer.agent_id))
+    done = 0
     for f in files:
         for item in f.parsed.items:
-            clearance, data_class = default_ceilings(brain, signer.agent_id, item.clearance, item.data_class)
+            done += 1
+            if progress is not None:
+                progress(done, f.name)
+            clearance, data_class = ceilings(item.clearance, item.data_class)
             body = build_save_body(
                 company_id=brain.company_id,
                 value=item.value,

@@ -99,7 +99,12 @@ def register(app: typer.Typer) -> None:
         require_brain()
         files = imports.read(Path(path).expanduser(), fmt, by_section=by_section)  # before the brain opens
         with open_brain(write=not dry_run) as brain:
-            import_plan = imports.plan(brain, agent, files, include_flagged=include_flagged)
+            items = max(sum(len(f.parsed.items) for f in files), 1)
+            checking = phase_progress(items, "checking")
+            import_plan = imports.plan(
+                brain, agent, files, include_flagged=include_flagged, progress=checking
+            )
+            checking(items, "")
             if dry_run:
                 _dry_run(import_plan, json_out)
                 return

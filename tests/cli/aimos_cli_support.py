@@ -98,6 +98,40 @@ def run_aimos(
     return Result(tuple(args), proc.returncode, out, err)
 
 
+def run_on_a_terminal(*args: str) -> tuple[subprocess.CompletedProcess[bytes], str]:
+    """`python -m aimos ARGS` with stderr on a real pseudo-terminal (stdout a pipe): the process
+    and all it drew on the terminal. Keep what it draws small: the terminal is read after it ends."""
+    import pty
+
+    leader, follower = pty.openpty()
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "aimos", *args],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=follower,
+            env=dict(os.environ),
+            timeout=120,
+            check=False,
+        )
+        os.close(follower)
+        follower = -1
+        drawn = b""
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # the terminal's other end is closed: all of it read
+                break
+            if not chunk:
+                break
+            drawn += chunk
+    finally:
+        if follower >= 0:
+            os.close(follower)
+        os.close(leader)
+    return proc, drawn.decode("utf-8", "replace")
+
+
 def run_aimos_with_passphrase_fd(passphrase: str, *args: str) -> Result:
     """`aimos ARGS --passphrase-fd N` with the passphrase written to a pipe, and none in the
     environment (AIMOS_PASSPHRASE_FILE unset)."""

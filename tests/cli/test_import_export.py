@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aimos_cli_support import BRAIN, assert_unchanged, run_aimos, snapshot, table_counts
+from aimos_cli_support import BRAIN, assert_unchanged, run_aimos, run_on_a_terminal, snapshot, table_counts
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -241,3 +241,13 @@ def test_import_refuses_what_it_cannot_read(installed: Path, tmp_path: Path) -> 
     assert not_chatgpt.code == 2 and "not a chatgpt export" in not_chatgpt.err
     both = run_aimos("export", "--text", str(tmp_path / "a.jsonl"), "--cognitive", str(tmp_path / "b.json"))
     assert both.code == 2 and "one export" in both.err
+
+
+def test_import_shows_progress_on_a_terminal_only(installed: Path) -> None:
+    proc, drawn = run_on_a_terminal("import", str(FIXTURES / "notes"))
+    assert proc.returncode == 0, drawn
+    assert "\rchecking [" in drawn and "2/3 notes/Home/Boiler.md" in drawn
+    assert "\rimporting [" in drawn and "\r\x1b[K" in drawn  # drawn in place, then wiped
+    assert b"importing [" not in proc.stdout
+    piped = run_aimos("import", str(FIXTURES / "notes"))
+    assert "importing [" not in piped.both and "checking [" not in piped.both

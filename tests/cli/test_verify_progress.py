@@ -5,13 +5,9 @@ or a log. The helper itself: phases, escaping, and silence off a terminal."""
 from __future__ import annotations
 
 import io
-import os
-import pty
-import subprocess
-import sys
 from pathlib import Path
 
-from aimos_cli_support import run_aimos
+from aimos_cli_support import run_aimos, run_on_a_terminal
 
 from aimos.cli.output import phase_progress
 
@@ -41,34 +37,9 @@ def test_verify_draws_progress_on_a_terminal_and_not_in_a_pipe(installed: Path) 
     piped = run_aimos("verify").ok()
     assert "verifying [" not in piped.err and "verifying [" not in piped.out
 
-    leader, follower = pty.openpty()
-    try:
-        proc = subprocess.run(
-            [sys.executable, "-m", "aimos", "verify"],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=follower,
-            env=dict(os.environ),
-            timeout=120,
-            check=False,
-        )
-        os.close(follower)
-        follower = -1
-        drawn = b""
-        while True:
-            try:
-                chunk = os.read(leader, 65536)
-            except OSError:  # the terminal's other end is closed: all of it read
-                break
-            if not chunk:
-                break
-            drawn += chunk
-    finally:
-        if follower >= 0:
-            os.close(follower)
-        os.close(leader)
+    proc, drawn = run_on_a_terminal("verify")
     assert proc.returncode == 0, drawn
-    text = drawn.decode("utf-8", "replace")
+    text = drawn
     for phase in ("0/4 in-database verifier", "1/4 cognitive export", "2/4 portable verifier", "3/4 parity"):
         assert phase in text, text
     assert text.rstrip("\n").endswith("\r\x1b[K"), repr(text[-40:])
