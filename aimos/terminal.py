@@ -38,6 +38,8 @@ housekeeper's log all use it).
 from __future__ import annotations
 
 import re
+import sys
+from typing import TextIO
 
 # the kept: "\n" always, "\t" in multi-line views (see _UNSEEN_LINE)
 _C0_DEL_C1 = "\x00-\x08\x0b-\x1f\x7f-\x9f"
@@ -110,3 +112,23 @@ def _json_escape(match: re.Match[str]) -> str:
         return f"\\u{code:04x}"
     code -= 0x10000
     return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+
+
+PROGRESS_WIDTH = 20
+
+
+def draw_progress(done: int, total: int, label: str, note: str = "", stream: TextIO | None = None) -> None:
+    """One progress line for long work, ``done`` of ``total``: drawn in place on stderr (or
+    ``stream``) when it is a terminal, and wiped once the work is done (``done >= total``); a pipe
+    or a log gets nothing, its lines are data and talk only. ``note`` (a phase, a file) is shown
+    escaped."""
+    target = stream if stream is not None else sys.stderr
+    if not target.isatty():
+        return
+    if done >= total:
+        target.write("\r\x1b[K")  # the work is done: the line goes
+    else:
+        filled = PROGRESS_WIDTH * max(done, 0) // max(total, 1)
+        bar = "#" * filled + "." * (PROGRESS_WIDTH - filled)
+        target.write(f"\r{label} [{bar}] {done}/{total} {visible_line(note)}\x1b[K")
+    target.flush()

@@ -37,24 +37,9 @@ def say(text: str) -> None:
 
 
 def phase_progress(total: int, label: str, stream: TextIO | None = None) -> Callable[[int, str], None]:
-    """A progress line for work in ``total`` phases, told ``(done, phase)`` as each starts: drawn
-    in place on stderr when stderr is a terminal, and wiped when the work is done (a pipe or a log
-    gets nothing: its lines are data and talk only)."""
-    target = stream if stream is not None else sys.stderr
-    if not target.isatty():
-        return lambda _done, _phase: None
-    width = 20
-
-    def tell(done: int, phase: str) -> None:
-        if done >= total:
-            target.write("\r\x1b[K")  # the work is done: the line goes
-        else:
-            filled = width * done // total
-            bar = "#" * filled + "." * (width - filled)
-            target.write(f"\r{label} [{bar}] {done}/{total} {terminal.visible_line(phase)}\x1b[K")
-        target.flush()
-
-    return tell
+    """A progress line for work in ``total`` steps, told ``(done, phase)`` as each starts
+    (terminal.draw_progress: on a terminal only, wiped when the work is done)."""
+    return lambda done, phase: terminal.draw_progress(done, total, label, phase, stream)
 
 
 def when(ts: int | None) -> str:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
@@ -21,6 +20,7 @@ from typing import Any
 from aimos.errors import NotFoundError, UsageError
 from aimos.eval.metrics import mean_scores, scores_for
 from aimos.eval.scratch import install_scratch, scratch_home
+from aimos.terminal import draw_progress
 from aimos.vocabulary import DEFAULT_GRANT_CLEARANCE, DEFAULT_GRANT_DATA_CLASS, DEFAULT_SAVE_DATA_CLASS
 
 DEFAULT_KS = (5, 10, 20, 25)
@@ -73,20 +73,10 @@ def turns_of(conversation: dict[str, Any]) -> list[dict[str, str]]:
     return turns
 
 
-def _progress(done: int, total: int, label: str) -> None:
-    if sys.stderr.isatty():
-        width = 30
-        filled = int(width * done / max(total, 1))
-        sys.stderr.write(f"\r{label} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
-        if done == total:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
-
-
 def run_locomo(  # noqa: PLR0915 (an evaluation: build, run and report in one readable sequence)
     path: Path | None = None,
     ks: Sequence[int] = DEFAULT_KS,
-    progress: Callable[[int, int, str], None] = _progress,
+    progress: Callable[[int, int, str], None] = draw_progress,
     folds: bool = False,
 ) -> dict[str, Any]:
     """The report; with ``folds`` also the cross-conversation validation of the lexical channel's

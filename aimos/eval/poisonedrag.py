@@ -25,7 +25,6 @@ from __future__ import annotations
 import json
 import secrets
 import shutil
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable
@@ -45,6 +44,7 @@ from aimos.eval.poison_variants import (
 )
 from aimos.eval.stats import wilson
 from aimos.paths import using_home
+from aimos.terminal import draw_progress
 from aimos.vocabulary import ADVERSE, DEFAULT_SAVE_DATA_CLASS
 
 CLEAN_SOURCE = "corpus:reference-answers"
@@ -401,14 +401,6 @@ def _summary(variant: str, runs: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def _progress(done: int, total: int, label: str) -> None:
-    if sys.stderr.isatty():
-        sys.stderr.write(f"\r{label} {done}/{total}\033[K")
-        if done == total:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
-
-
 def _caveats() -> list[str]:
     return [
         "the clean reference passage (saved by cli) quotes the question but does not open with it, so it "
@@ -436,7 +428,7 @@ def run_poisonedrag(
     reference_turns: bool = True,
     verify_per_variant: int = VERIFY_PER_VARIANT,
     clean_turns: int | None = None,
-    progress: Callable[[int, int, str], None] = _progress,
+    progress: Callable[[int, int, str], None] = draw_progress,
 ) -> dict[str, Any]:
     from aimos.eval.scratch import finish
 
