@@ -399,12 +399,12 @@ def service_check() -> Check:
     running = state.is_running()
     now = f"running (pid {state.read_pid()})" if running else "not running"
     start = "aimos housekeeper start" + (" after each boot" if running else "")
-    if record is None or record.manager == "process":
-        what = (
-            "no user service is registered (installed with --no-service)"
-            if record is None
-            else "a detached process: no user service manager answered at install"
-        )
+    if record is None:
+        what = "no user service is registered (installed with --no-service, or uninstalled)"
+        fix = "aimos install (registers and starts it, reusing the brain)"
+        return Check("service", WARN, f"{what}, so it does not start again after a reboot; {now}", fix)
+    if record.manager == "process":
+        what = "a detached process: no user service manager answered at install"
         return Check("service", WARN, f"{what}, so it does not start again after a reboot; {now}", start)
     if record.path and not Path(record.path).exists():
         return Check(
