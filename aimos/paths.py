@@ -80,9 +80,14 @@ def ensure_private_dir(path: Path) -> Path:
     return path
 
 
-def write_private_file(path: Path, data: bytes) -> None:
-    """Write ``data`` atomically to ``path`` with mode 0600 (temp file, fsync, rename, dir fsync)."""
-    ensure_private_dir(path.parent)
+def write_private_file(path: Path, data: bytes, *, own_folder: bool = True) -> None:
+    """Write ``data`` atomically to ``path`` with mode 0600 (temp file, fsync, rename, dir fsync).
+    ``own_folder``: the folder is aimos's, made or tightened to 0700; otherwise (a file the person
+    names, an export) only missing folders are made, 0700, and an existing one is left as it is."""
+    if own_folder:
+        ensure_private_dir(path.parent)
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:

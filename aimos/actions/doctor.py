@@ -120,6 +120,9 @@ def _guarded(name: str, run: Callable[[], Check]) -> Check:
         return Check(name, FAIL, f"could not check: {damaged}", "aimos verify", ExitCode.INTEGRITY)
     except (apsw.Error, OSError) as exc:
         return Check(name, FAIL, f"could not check: {type(exc).__name__}: {exc}", "aimos verify")
+    except Exception as exc:  # a home damaged in a way no check foresaw: a finding, not a crash
+        damaged = f"could not check: {type(exc).__name__} (the home is damaged)"
+        return Check(name, FAIL, damaged, "aimos verify")
 
 
 def diagnose(
@@ -424,8 +427,8 @@ def _walk(root: Path) -> Iterator[Path]:
 def _open_to_others(path: Path) -> int | None:
     """The mode of ``path`` when group or others have any bit on it, else None."""
     try:
-        mode = stat.S_IMODE(path.lstat().st_mode)
-    except FileNotFoundError:
+        mode = stat.S_IMODE(path.stat().st_mode)  # a symlinked home: the folder it points to
+    except OSError:
         return None
     return mode if mode & 0o077 else None
 

@@ -32,10 +32,11 @@ from aimos.memory import text_formats as formats
 from aimos.memory.gates import refuse_secret_fields
 from aimos.memory.save import validate_body
 from aimos.memory.text_formats import Item, Parsed
-from aimos.vocabulary import ADVERSE, SYSTEM_SCOPE
+from aimos.vocabulary import ADVERSE, CLI_AGENT, SYSTEM_SCOPE
 
 FORMATS = ("auto", "markdown", "json", "jsonl", "chatgpt", "claude")
 MARKDOWN_SUFFIXES = (".md", ".markdown")
+MAX_ZIPPED_BYTES = 4 << 30  # what a zip's conversations.json may unzip to (an export of years is far less)
 SKIPPED_DIRS = (".obsidian", ".trash", ".git")  # an Obsidian vault's settings, its bin, a repository
 
 
@@ -58,6 +59,7 @@ class FilePlan:
 class ImportPlan:
     root: str
     files: list[FilePlan]
+    files_saved: int = 0  # files whose transaction committed (run counts them as it goes)
 
     def count(self) -> Counter[str]:
         return Counter(p.status for f in self.files for p in f.planned)
@@ -84,7 +86,7 @@ class ImportPlan:
 # --- reading ------------------------------------------------------------------------------------
 def _decode(data: bytes, name: str) -> str:
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as e:
         line = data.count(b"\n", 0, e.start) + 1
         raise ImportFormatError(
@@ -151,9 +153,28 @@ def _from_zip(path: Path) -> tuple[bytes, str]:
                     f"{path.name}: no single conversations.json in this zip",
                     "Unzip it and import its conversations.json.",
                 )
+            if archive.getinfo(names[0]).file_size > MAX_ZIPPED_BYTES:
+                raise UsageError(
+                    f"{path.name}: its conversations.json is over {MAX_ZIPPED_BYTES >> 30} GiB unzipped",
+                    "Unzip it and import its conversations.json.",
+                )
             return archive.read(names[0]), f"{path.name}/{names[0]}"
-    except zipfile.BadZipFile:
-        raise ImportFormatError(f"{path.name}: not a zip file", "Import the unzipped export.") from None
+    except (zipfile.BadZipFile, RuntimeError, NotImplementedError, ValueError, OSError) as e:
+        # not a zip, an encrypted member, a compression this Python cannot read
+        raise ImportFormatError(
+            f"{path.name}: cannot read this zip ({type(e).__name__})",
+            "Unzip it and import its conversations.json.",
+        ) from None
+
+
+def _read_bytes(path: Path, shown: str) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as e:
+        raise UsageError(
+            f"cannot read {shown}: {e.strerror or type(e).__name__}",
+            "Check the file's permissions (or leave it out), then import again: nothing was saved.",
+        ) from None
 
 
 def read(path: Path, fmt: str = "auto", *, by_section: bool = False) -> list[FilePlan]:
@@ -162,6 +183,7 @@ def read(path: Path, fmt: str = "auto", *, by_section: bool = False) -> list[Fil
         raise UsageError(f"unknown import format {fmt!r}", f"Use one of: {', '.join(FORMATS)}.")
     if not path.exists():
         raise NotFoundError(f"nothing to import at {path}", "Name a file or a folder of markdown notes.")
+    path = path.resolve()
     if path.is_dir():
         if fmt not in ("auto", "markdown"):
             raise UsageError(f"{path} is a folder: only markdown notes are read from a folder")
@@ -177,7 +199,8 @@ def read(path: Path, fmt: str = "auto", *, by_section: bool = False) -> list[Fil
             key = rel.with_suffix("").as_posix()
             plans.append(
                 FilePlan(
-                    name, _parse_one(note.read_bytes(), name, "markdown", by_section=by_section, key=key)
+                    name,
+                    _parse_one(_read_bytes(note, name), name, "markdown", by_section=by_section, key=key),
                 )
             )
         return plans
@@ -185,7 +208,7 @@ def read(path: Path, fmt: str = "auto", *, by_section: bool = False) -> list[Fil
     if path.suffix.lower() == ".zip":
         data, name = _from_zip(path)
     else:
-        data, name = path.read_bytes(), path.name
+        data, name = _read_bytes(path, path.name), path.name
     return [FilePlan(name, _parse_one(data, name, chosen, by_section=by_section, key=path.stem))]
 
 
@@ -266,6 +289,17 @@ def plan(
     return ImportPlan(files[0].name.split("/")[0] if files else "", files)
 
 
+def flagged_as_own(agent: str, include_flagged: bool) -> None:
+    """Refuse --include-flagged as the person's own agent (cli): what it signs counts as the
+    person's word, which the detector never labels and which clears other origins' labels."""
+    if include_flagged and agent == CLI_AGENT:
+        raise UsageError(
+            "--include-flagged as your own agent (cli) would make memories another brain judged poison "
+            "or disputed count as your own word",
+            "Enrol an agent for imports (`aimos agent enroll importer`) and import with --as importer.",
+        )
+
+
 # --- saving -------------------------------------------------------------------------------------
 def run(
     brain: Brain, agent: str, import_plan: ImportPlan, progress: Callable[[int, str], None]
@@ -295,6 +329,7 @@ def run(
             raise
         statuses.update(r.status for r in results)
         done += len(bodies)
+        import_plan.files_saved += 1
     summary = import_plan.summary()
     summary.update(
         saved=statuses["saved"], quarantined=statuses["quarantined"], occurrences=statuses["duplicate"]

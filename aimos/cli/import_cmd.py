@@ -10,6 +10,7 @@ import typer
 
 from aimos.cli.options import AGENT_ALIAS
 from aimos.cli.output import emit_json, first_line, line, out, phase_progress, say, table
+from aimos.exit_codes import ExitCode
 
 FORMAT_HELP = (
     "auto (by the name: a folder or .md is markdown, .jsonl, .json or a .zip export), markdown, json, "
@@ -35,9 +36,10 @@ def _dry_run(import_plan: Any, json_out: bool) -> None:
             "where": p.item.where,
             "status": p.status,
             "type": p.item.memory_type,
-            "key": p.item.key,
+            "key": None if p.status == "refused" else p.item.key,
             "reason": p.reason,
-            "text": p.item.value,
+            # a refused memory's text (and key) may hold the secret it was refused for: never shown
+            "text": None if p.status == "refused" else p.item.value,
         }
         for f in import_plan.files
         for p in f.planned
@@ -56,7 +58,7 @@ def _dry_run(import_plan: Any, json_out: bool) -> None:
                         r["where"],
                         r["type"],
                         first_line(r["key"] or "-", 30),
-                        first_line(r["text"], 50),
+                        first_line(r["text"] or "(not shown)", 50),
                     ]
                     for r in rows
                 ],
@@ -97,6 +99,7 @@ def register(app: typer.Typer) -> None:
         from aimos.actions.session import open_brain, require_brain
 
         require_brain()
+        imports.flagged_as_own(agent, include_flagged)
         files = imports.read(Path(path).expanduser(), fmt, by_section=by_section)  # before the brain opens
         with open_brain(write=not dry_run) as brain:
             items = max(sum(len(f.parsed.items) for f in files), 1)
@@ -110,8 +113,19 @@ def register(app: typer.Typer) -> None:
                 return
             total = sum(1 for f in import_plan.files for p in f.planned if p.body is not None)
             progress = phase_progress(max(total, 1), "importing")
-            summary = imports.run(brain, agent, import_plan, progress)
-            progress(max(total, 1), "")
+            try:
+                summary = imports.run(brain, agent, import_plan, progress)
+            except KeyboardInterrupt:
+                progress(max(total, 1), "")
+                say(
+                    f"interrupted: {import_plan.files_saved} of {len(import_plan.files)} files were saved "
+                    "whole, "
+                    "the one being saved was not; import again to finish (what is saved is recorded as an "
+                    "occurrence, not copied)"
+                )
+                raise typer.Exit(ExitCode.INTERRUPTED) from None
+            finally:
+                progress(max(total, 1), "")  # the line goes before any summary or error
         if json_out:
             emit_json(summary)
             return

@@ -41,7 +41,6 @@ def _export(
 
 
 def _export_text(value: str, memory: str | None) -> None:
-    from aimos import paths
     from aimos.actions.export import text_export
     from aimos.errors import UsageError
 
@@ -51,7 +50,7 @@ def _export_text(value: str, memory: str | None) -> None:
     target, (document, count, redacted) = _export(
         value, "--text", "aimos export --text memories.jsonl", lambda b: text_export(b, kind)
     )
-    paths.write_private_file(target, document.encode("utf-8"))
+    _write_export(target, document.encode("utf-8"))
     say(f"wrote {count} memories ({kind}) to {target}")
     if redacted:
         say(f"left out {redacted} redacted memories: their text is gone")
@@ -61,10 +60,22 @@ def _export_text(value: str, memory: str | None) -> None:
     )
 
 
-def _write_json(path: Path, document: Any) -> None:
+def _write_export(path: Path, data: bytes) -> None:
+    """An export the person named: 0600, atomic; its folder made when missing, never re-moded."""
     from aimos import paths
+    from aimos.errors import UsageError
 
-    paths.write_private_file(path, (json.dumps(document, indent=2, sort_keys=True) + "\n").encode())
+    try:
+        paths.write_private_file(path, data, own_folder=False)
+    except OSError as e:
+        raise UsageError(
+            f"cannot write {path}: {e.strerror or type(e).__name__}",
+            "Name a file in a folder you can write to.",
+        ) from None
+
+
+def _write_json(path: Path, document: Any) -> None:
+    _write_export(path, (json.dumps(document, indent=2, sort_keys=True) + "\n").encode())
 
 
 def _portable(bundle: dict[str, Any], fingerprint: str | None) -> Any:

@@ -288,7 +288,11 @@ def contested_in_recall(
     own agent and not conversation turns, with one declared source or saved by one agent epoch
     within a burst): most recalls read no text here."""
     eligible = [
-        r for r in candidates if r["memory_type"] not in UNCHECKED_TYPES and r["author_agent_id"] != CLI_AGENT
+        r
+        for r in candidates
+        if r["memory_type"] not in UNCHECKED_TYPES
+        and r["author_agent_id"] != CLI_AGENT
+        and r["scope"] != SYSTEM_SCOPE  # aimos's own guides: no agent's claims, as at save
     ]
     if not _may_share_origin(eligible):
         return {}  # (the person's own brain, or a conversation import: no text is read)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -65,10 +66,35 @@ class ServiceRecord:
 
 
 def read_record() -> ServiceRecord | None:
+    """The service `register` recorded; one naming a unit, job or file aimos does not write (the
+    record edited, or copied from elsewhere) is refused: uninstall would disable and delete it."""
     data = state.read_service_record()
     if data is None:
         return None
-    return ServiceRecord(str(data["manager"]), str(data.get("name", data["manager"])), data.get("path"))
+    record = ServiceRecord(str(data["manager"]), str(data.get("name", data["manager"])), data.get("path"))
+    if not _recorded_as_written(record):
+        raise ServiceError(
+            f"the service record {state.service_record_path()} names {record.manager} {record.name!r} at "
+            f"{record.path!r}, which aimos does not write",
+            "It was changed outside aimos: remove that service by hand if it is aimos's, then delete "
+            "the record.",
+        )
+    return record
+
+
+def _recorded_as_written(record: ServiceRecord) -> bool:
+    """Whether ``record`` is one `register` writes: its manager's name pattern, at its manager's place."""
+    if record.manager == "process":
+        return record.path is None
+    if record.manager == "systemd":
+        where = _systemd_dir() / record.name
+        named = re.fullmatch(r"aimos-housekeeper-[0-9a-f]{8}\.service", record.name) is not None
+    elif record.manager == "launchd":
+        where = Path.home() / "Library" / "LaunchAgents" / f"{record.name}.plist"
+        named = re.fullmatch(r"org\.aimos\.housekeeper\.[0-9a-f]{8}", record.name) is not None
+    else:
+        return False
+    return named and (record.path is None or Path(str(record.path)) == where)
 
 
 def _write_record(record: ServiceRecord) -> None:

@@ -67,23 +67,59 @@ def _line_of(text: str, offset: int) -> int:
     return text.count("\n", 0, offset) + 1
 
 
+class _Lines:
+    """Line numbers of offsets met in increasing order, counted once (not from the start each time)."""
+
+    def __init__(self, text: str) -> None:
+        self.text, self.offset, self.line = text, 0, 1
+
+    def at(self, offset: int) -> int:
+        if offset < self.offset:
+            return _line_of(self.text, offset)
+        self.line += self.text.count("\n", self.offset, offset)
+        self.offset = offset
+        return self.line
+
+
+def _shown(value: Any, width: int = 40) -> str:
+    """A value from the file, for an error message: cut short, and withheld when it holds a secret."""
+    from aimos.memory.gates import find_secret
+
+    text = repr(value)
+    if isinstance(value, str) and find_secret(value) is not None:
+        return "(a value that holds a secret, not shown)"
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _loads(raw: str, name: str, line: int) -> Any:
+    """json.loads, every way it can refuse a text a ImportFormatError naming the line."""
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError as e:
+        raise _fail(name, line + e.lineno - 1, f"not JSON ({e.msg} at column {e.colno})") from None
+    except RecursionError:
+        raise _fail(name, line, "JSON nested too deeply") from None
+    except ValueError as e:  # an integer of thousands of digits
+        raise _fail(name, line, f"not JSON this aimos reads ({str(e)[:80]})") from None
+
+
 # --- time stamps -----------------------------------------------------------------------------
 def stamp(value: Any, name: str, line: int) -> str:
     """``[YYYY-MM-DD]`` or ``[YYYY-MM-DD HH:MM]`` (UTC) of an ISO date/time or epoch seconds."""
     if isinstance(value, bool) or value is None:
-        raise _fail(name, line, f"created must be a date or a time, not {value!r}")
+        raise _fail(name, line, f"created must be a date or a time, not {_shown(value)}")
     if isinstance(value, int | float):
         try:
             return datetime.fromtimestamp(value, tz=UTC).strftime("[%Y-%m-%d %H:%M]")
         except (OverflowError, OSError, ValueError):
-            raise _fail(name, line, f"created {value!r} is not a time") from None
+            raise _fail(name, line, f"created {_shown(value)} is not a time") from None
     if isinstance(value, str):
         text = value.strip()
         if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
             try:
                 datetime.strptime(text, "%Y-%m-%d")
             except ValueError:
-                raise _fail(name, line, f"created {value!r} is not a date") from None
+                raise _fail(name, line, f"created {_shown(value)} is not a date") from None
             return f"[{text}]"
         try:
             when = datetime.fromisoformat(text.replace("Z", "+00:00"))
@@ -91,11 +127,14 @@ def stamp(value: Any, name: str, line: int) -> str:
             raise _fail(
                 name,
                 line,
-                f"created {value!r} is not a date or time",
+                f"created {_shown(value)} is not a date or time",
                 "Use ISO 8601, e.g. 2024-05-01T14:03Z.",
             ) from None
         if when.tzinfo is not None:
-            when = when.astimezone(UTC)
+            try:
+                when = when.astimezone(UTC)
+            except (OverflowError, ValueError):
+                raise _fail(name, line, f"created {_shown(value)} is not a time") from None
         return when.strftime("[%Y-%m-%d %H:%M]")
     raise _fail(name, line, f"created must be a date or a time, not {type(value).__name__}")
 
@@ -128,7 +167,10 @@ def _fields(item: Item, obj: dict[str, Any], name: str, line: int) -> None:
     if kind is not None:
         if not re.fullmatch(r"[a-z][a-z0-9_]{0,39}", kind):
             raise _fail(
-                name, line, f"type {kind!r} is not a memory type", "Use a word like note, fact, procedure."
+                name,
+                line,
+                f"type {_shown(kind)} is not a memory type",
+                "Use a word like note, fact, procedure.",
             )
         item.memory_type = kind
     item.scope = _text_field(obj, ("scope",), name, line) or None
@@ -136,10 +178,10 @@ def _fields(item: Item, obj: dict[str, Any], name: str, line: int) -> None:
     for n in ("clearance", "clearance_level"):
         if obj.get(n) is not None:
             c = obj[n]
-            if isinstance(c, str) and c.strip().isdigit():
+            if isinstance(c, str) and c.strip().isdecimal() and c.strip().isascii():
                 c = int(c)
             if not isinstance(c, int) or isinstance(c, bool) or not 0 <= c <= 12:
-                raise _fail(name, line, f"{n} must be a whole number 0..12, not {obj[n]!r}")
+                raise _fail(name, line, f"{n} must be a whole number 0..12, not {_shown(obj[n])}")
             item.clearance = c
 
 
@@ -189,10 +231,7 @@ def parse_jsonl(text: str, name: str) -> Parsed:
     for number, raw in enumerate(text.splitlines(), 1):
         if not raw.strip():
             continue
-        try:
-            obj = json.loads(raw)
-        except json.JSONDecodeError as e:
-            raise _fail(name, number, f"not JSON ({e.msg} at column {e.colno})") from None
+        obj = _loads(raw, name, number)
         if number == 1 and isinstance(obj, dict) and "format" in obj and "text" not in obj:
             exported = _export_header(obj, name, number)
             parsed.format = "aimos-export-jsonl"
@@ -206,7 +245,10 @@ def parse_jsonl(text: str, name: str) -> Parsed:
 def _export_header(obj: dict[str, Any], name: str, line: int) -> bool:
     if obj.get("format") != TEXT_EXPORT_FORMAT:
         raise _fail(
-            name, line, f"unknown format {obj.get('format')!r}", f"This aimos reads {TEXT_EXPORT_FORMAT}."
+            name,
+            line,
+            f"unknown format {_shown(obj.get('format'))}",
+            f"This aimos reads {TEXT_EXPORT_FORMAT}.",
         )
     return True
 
@@ -214,9 +256,10 @@ def _export_header(obj: dict[str, Any], name: str, line: int) -> bool:
 def _array_elements(text: str, name: str) -> Iterator[tuple[Any, int]]:
     """The elements of a top-level JSON array, each with the line it starts on."""
     decoder = json.JSONDecoder()
+    lines = _Lines(text)
     i = len(text) - len(text.lstrip())
     if not text.startswith("[", i):
-        raise _fail(name, _line_of(text, i), "expected a JSON array")
+        raise _fail(name, lines.at(i), "expected a JSON array")
     i += 1
     while True:
         while i < len(text) and text[i] in " \t\r\n":
@@ -227,33 +270,35 @@ def _array_elements(text: str, name: str) -> Iterator[tuple[Any, int]]:
             obj, end = decoder.raw_decode(text, i)
         except json.JSONDecodeError as e:
             raise _fail(name, e.lineno, f"not JSON ({e.msg} at column {e.colno})") from None
-        yield obj, _line_of(text, i)
+        except RecursionError:
+            raise _fail(name, lines.at(i), "JSON nested too deeply") from None
+        except ValueError as e:  # an integer of thousands of digits
+            raise _fail(name, lines.at(i), f"not JSON this aimos reads ({str(e)[:80]})") from None
+        yield obj, lines.at(i)
         i = end
         while i < len(text) and text[i] in " \t\r\n":
             i += 1
         if text.startswith(",", i):
             i += 1
         elif not text.startswith("]", i):
-            raise _fail(name, _line_of(text, i), "expected , or ] after an element of the array")
+            raise _fail(name, lines.at(i), "expected , or ] after an element of the array")
     if text[i + 1 :].strip():
-        raise _fail(name, _line_of(text, i + 1), "text after the end of the JSON array")
+        raise _fail(name, lines.at(i + 1), "text after the end of the JSON array")
 
 
 def parse_json(text: str, name: str) -> Parsed:
     """A JSON file: a ChatGPT or Claude export, a list of memories, or {"memories": [...]}."""
     head = text.lstrip()
     if head.startswith("{"):
-        try:
-            doc = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise _fail(name, e.lineno, f"not JSON ({e.msg} at column {e.colno})") from None
+        doc = _loads(text, name, 1)
         if not isinstance(doc.get("memories"), list):
             raise _fail(name, 1, 'expected a list of memories, or an object with a "memories" list')
         parsed = Parsed(items=[], format="json")
         exported = "format" in doc and _export_header(doc, name, 1)
-        for obj in doc["memories"]:
+        for number, obj in enumerate(doc["memories"], 1):
             item = _memory(obj, name, 1, parsed, exported=exported)
             if item is not None:
+                item.where = f"{name} memory {number}"
                 parsed.items.append(item)
         return parsed
     elements = list(_array_elements(text, name))
@@ -310,21 +355,26 @@ def _chatgpt(elements: list[tuple[Any, int]], name: str) -> Parsed:
         title = _str(conv.get("title"))
         mapping = conv["mapping"]
         node = conv.get("current_node")
-        if node not in mapping:  # no current node: the last node with no children
+        if (
+            not isinstance(node, str) or node not in mapping
+        ):  # no current node: the last node with no children
             leaves = [k for k, v in mapping.items() if isinstance(v, dict) and not v.get("children")]
             node = leaves[-1] if leaves else None
         thread: list[dict[str, Any]] = []
         seen: set[str] = set()
-        while node is not None and node not in seen:
+        while isinstance(node, str) and node not in seen:
             seen.add(node)
             entry = mapping.get(node)
             if not isinstance(entry, dict):
-                raise _fail(name, line, f"conversation {cid}: node {node!r} is missing from its mapping")
+                raise _fail(
+                    name, line, f"conversation {cid}: node {_shown(node)} is missing from its mapping"
+                )
             if isinstance(entry.get("message"), dict):
                 thread.append(entry["message"])
             node = entry.get("parent")
         for number, message in enumerate(reversed(thread), 1):
-            role = (message.get("author") or {}).get("role")
+            author = message.get("author")
+            role = author.get("role") if isinstance(author, dict) else None
             if role not in ("user", "assistant"):
                 continue  # system prompts and tool calls are not the conversation
             content = message.get("content") or {}
@@ -384,8 +434,9 @@ def _claude(elements: list[tuple[Any, int]], name: str) -> Parsed:
 
 # --- markdown ---------------------------------------------------------------------------------
 def front_matter(text: str, name: str) -> tuple[dict[str, Any], int]:
-    """A note's YAML front matter (the simple form notes use: ``name: value``, ``[a, b]`` lists and
-    ``- item`` lists) and the line its body starts on (1 when it has none)."""
+    """A note's YAML front matter as notes write it (``name: value``, names with spaces, ``[a, b]``
+    and ``- item`` lists; an indented line, a block scalar's or a nested map's, continues the field
+    above as text) and the line its body starts on (1 when it has none)."""
     lines = text.split("\n")
     if not lines or lines[0].rstrip() != "---":
         return {}, 1
@@ -397,18 +448,27 @@ def front_matter(text: str, name: str) -> tuple[dict[str, Any], int]:
             return fields, number + 1
         if not stripped or stripped.startswith("#"):
             continue
-        if stripped.startswith("- ") and current is not None and raw[:1] in (" ", "\t", "-"):
-            fields.setdefault(current, [])
+        indented = raw[:1] in (" ", "\t")
+        if stripped.startswith("- ") and current is not None and (indented or raw[:1] == "-"):
+            if fields[current] in ([], ""):
+                fields[current] = []
             if isinstance(fields[current], list):
                 fields[current].append(_scalar(stripped[2:]))
+                continue
+        if indented and current is not None:  # a block scalar's line, a nested field: kept as text
+            before = fields[current]
+            joined = ", ".join(map(str, before)) if isinstance(before, list) else str(before)
+            fields[current] = f"{joined} {stripped}".strip()
             continue
-        m = re.fullmatch(r"([A-Za-z_][\w.-]*)\s*:\s*(.*)", stripped)
-        if m is None or raw[:1] in (" ", "\t"):
+        m = re.fullmatch(r"([^\s:#\-][^:]{0,79}?)\s*:(?:\s+(.*))?", stripped)
+        if m is None or indented:
             raise _fail(
                 name, number, "front matter line is not `name: value`", "Fix the note's front matter."
             )
-        current, rest = m.group(1), m.group(2).strip()
-        if rest.startswith("[") and rest.endswith("]"):
+        current, rest = m.group(1), (m.group(2) or "").strip()
+        if rest in (">", "|", ">-", "|-", ">+", "|+"):
+            fields[current] = ""
+        elif rest.startswith("[") and rest.endswith("]"):
             fields[current] = [_scalar(p) for p in rest[1:-1].split(",") if p.strip()]
         elif rest:
             fields[current] = _scalar(rest)
@@ -421,7 +481,7 @@ def _scalar(raw: str) -> Any:
     s = raw.strip()
     if len(s) >= 2 and s[0] == s[-1] and s[0] in "\"'":
         return s[1:-1]
-    if re.fullmatch(r"-?\d+", s):
+    if re.fullmatch(r"-?[0-9]{1,18}", s):
         return int(s)
     return s
 
@@ -457,19 +517,21 @@ def parse_markdown(
     lines = text.split("\n")
     base = Item(value="", source=source, where=f"{name}:1", key=default_key)
     mapped = ("key", "type", "scope", "clearance", "data_class")
-    known = {k: fields[k] for k in mapped if k in fields}
-    if "key" not in known and isinstance(fields.get("title"), str | int):
-        known["key"] = fields["title"]
-    _fields(
-        base,
-        {k: (str(v) if k != "clearance" and not isinstance(v, list) else v) for k, v in known.items()},
-        name,
-        1,
-    )
+    if "key" not in fields and isinstance(fields.get("title"), str | int):
+        fields = {"key": fields["title"], **{k: v for k, v in fields.items() if k != "title"}}
+    for k in mapped:  # a field that fits the memory's own becomes it; one that does not stays text
+        v = fields.get(k)
+        if v is None or v in ([], "") or isinstance(v, list):
+            continue
+        try:
+            _fields(base, {k: v if k == "clearance" else str(v)}, name, 1)
+        except ImportFormatError:
+            continue
+        del fields[k]
     trailer = "; ".join(
         f"{k}: {', '.join(map(str, v)) if isinstance(v, list) else v}"
         for k, v in fields.items()
-        if k not in mapped and v != []
+        if v not in ([], "")
     )
     sections = (
         _sections(lines[body_start - 1 :], body_start)
@@ -513,16 +575,17 @@ def parse_markdown_export(text: str, name: str) -> Parsed:
     parsed = Parsed(items=[], format="aimos-export-markdown")
     fields, _ = front_matter(text, name)
     _export_header(fields, name, 2)
+    lines = _Lines(text)
     offset = _marker(text, 0)
     while offset >= 0:
-        line = _line_of(text, offset)
+        line = lines.at(offset)
         end = text.find(" -->\n", offset)
         if end < 0:
             raise _fail(name, line, "the memory's marker line does not end with -->")
         try:
             meta = json.loads(text[offset + len(MARKDOWN_MARKER) : end])
             chars = meta.pop("chars")
-        except (json.JSONDecodeError, KeyError, AttributeError, TypeError):
+        except (ValueError, RecursionError, KeyError, AttributeError, TypeError):
             raise _fail(
                 name, line, "the memory's marker does not hold its fields as JSON with chars"
             ) from None
@@ -538,7 +601,7 @@ def parse_markdown_export(text: str, name: str) -> Parsed:
         between = text[offset : after if after >= 0 else len(text)]
         if between.strip():
             raise _fail(
-                name, _line_of(text, offset + len(between) - len(between.lstrip())), "text outside a memory"
+                name, lines.at(offset + len(between) - len(between.lstrip())), "text outside a memory"
             )
         offset = after
     return parsed

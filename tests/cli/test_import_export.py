@@ -144,6 +144,13 @@ def test_a_dry_run_says_what_would_be_saved_and_saves_nothing(installed: Path) -
         ("bad.json", '[{"text": "one"},\n {"text": "two"}\n {"text": "three"}]', "bad.json:3"),
         ("conversations.json", '[{"title": "x", "id": "a", "mapping": {}},\n {"title": "y"}]', "conversations.json:2"),
         ("bad.jsonl", '{"text": "one", "created": "last tuesday"}\n', "bad.jsonl:1"),
+        ("bad.jsonl", '{"text": "one"}\n' + "[" * 100_000 + "\n", "bad.jsonl:2"),
+        ("bad.jsonl", '{"text": "one", "n": ' + "1" * 5000 + "}\n", "bad.jsonl:1"),
+        ("bad.jsonl", '{"text": "one", "clearance": "\u00b2"}\n', "bad.jsonl:1"),
+        ("bad.jsonl", '{"text": "one", "created": "0001-01-01T00:00+05:00"}\n', "bad.jsonl:1"),
+        ("bad.json", "[\n" + "[" * 100_000, "bad.json:2"),
+        ("conversations.json", '[{"id": "a", "mapping": {"n": {"message": {"author": "user"}}}, "current_node": []},\n'
+         ' {"id": "b", "mapping": {"m": {"parent": {}}}, "current_node": "m"},\n {"id": "c"}]', "conversations.json:3"),
     ],
 )
 def test_a_malformed_file_names_its_line_and_changes_nothing(
@@ -162,7 +169,7 @@ def test_a_malformed_file_names_its_line_and_changes_nothing(
 def test_one_malformed_note_stops_the_folder_before_anything_is_saved(installed: Path, tmp_path: Path) -> None:
     vault = tmp_path / "vault"
     shutil.copytree(FIXTURES / "notes", vault)
-    (vault / "Zz broken.md").write_text("---\ntitle: fine\n  nested: no\n---\nbody\n")
+    (vault / "Zz broken.md").write_text("---\ntitle: fine\njust words, no field\n---\nbody\n")
     (vault / "Latin1.md").write_bytes("caf\xe9 au lait\n".encode("latin-1"))
     before = snapshot(installed)
     result = run_aimos("import", str(vault))
@@ -187,6 +194,9 @@ def test_a_secret_is_left_out_with_its_place_and_the_rest_saved(installed: Path,
     assert "left out mixed.jsonl:2" in result.err and token not in result.both
     values = [m["value"] for m in _memories()]
     assert any("allotment" in v for v in values) and not any(token in v for v in values)
+    for dry in (run_aimos("import", str(mixed), "--dry-run"), run_aimos("import", str(mixed), "--dry-run", "--json")):
+        assert dry.code == 0 and "refused" in dry.both and token not in dry.both, dry.describe()
+        assert "ghp_" not in dry.both
 
 
 def test_a_file_cannot_write_guides_or_launder_a_poison_label(installed: Path, tmp_path: Path) -> None:
@@ -202,7 +212,11 @@ def test_a_file_cannot_write_guides_or_launder_a_poison_label(installed: Path, t
     assert summary["saved"] == 1
     reasons = {r["where"]: r["reason"] for r in summary["refused"]}
     assert "guide" in reasons["export.jsonl:2"] and "poison_likely" in reasons["export.jsonl:3"]
-    assert _import(str(hostile), "--include-flagged")["saved"] == 1  # judged afresh in this brain
+    # as the person's own agent it would count as their word (never labelled, clearing others'): refused
+    refused = run_aimos("import", str(hostile), "--include-flagged")
+    assert refused.code == 2 and "--as importer" in refused.err, refused.describe()
+    run_aimos("agent", "enroll", "importer").ok()
+    assert _import(str(hostile), "--include-flagged", "--as", "importer")["saved"] == 1
 
 
 def test_export_text_then_import_into_a_second_brain(
@@ -251,3 +265,36 @@ def test_import_shows_progress_on_a_terminal_only(installed: Path) -> None:
     assert b"importing [" not in proc.stdout
     piped = run_aimos("import", str(FIXTURES / "notes"))
     assert "importing [" not in piped.both and "checking [" not in piped.both
+
+
+def test_notes_front_matter_as_notes_write_it(installed: Path, tmp_path: Path) -> None:
+    """Names with spaces, a block scalar, a nested map, a type that is no memory type, an empty
+    key, a BOM: the note is imported, what is not a memory field kept in its last line."""
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "Standup.md").write_text(
+        "\ufeff---\ndate created: 2024-05-01\ntype: Meeting Notes\nkey:\ndescription: >\n  folded\n  text\n"
+        "author:\n  name: Ana\n---\nWe moved the release to Thursday.\n"
+    )
+    (vault / "list.json").write_text("\ufeff" + json.dumps([{"text": "A BOM is no reason to refuse a file."}]))
+    summary = _import(str(vault / "Standup.md"))
+    assert summary["saved"] == 1, summary
+    note = _by_key("Standup")
+    assert note["memory_type"] == "note"
+    assert note["value"] == (
+        "We moved the release to Thursday.\n\n"
+        "date created: 2024-05-01; type: Meeting Notes; description: folded text; author: name: Ana"
+    )
+    assert _import(str(vault / "list.json"))["saved"] == 1
+
+
+def test_an_export_leaves_an_existing_folder_as_it_is(installed: Path, tmp_path: Path) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o755)
+    run_aimos("save", "The bins go out on Tuesday night").ok()
+    run_aimos("export", "--text", str(shared / "memories.jsonl")).ok()
+    assert stat.S_IMODE(shared.stat().st_mode) == 0o755  # the person's folder, not aimos's
+    assert stat.S_IMODE((shared / "memories.jsonl").stat().st_mode) == 0o600
+    run_aimos("export", "--text", str(tmp_path / "new" / "deep" / "m.md")).ok()
+    assert stat.S_IMODE((tmp_path / "new" / "deep").stat().st_mode) == 0o700  # made: private

@@ -16,6 +16,7 @@ import json
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from aimos_cli_support import assert_refused
@@ -271,7 +272,8 @@ def test_a_housekeeper_that_cannot_be_stopped_is_reported_and_nothing_removed(
     pid = read_pid_file(home)
     record_file = home / "state" / "housekeeper-service.json"
     record = json.loads(record_file.read_text())
-    record_file.write_text(json.dumps({**record, "manager": "systemd", "name": "aimos-test-gone.service"}))
+    gone = {**record, "manager": "systemd", "name": "aimos-housekeeper-0000dead.service", "path": None}
+    record_file.write_text(json.dumps(gone))
     before = quiet_tree(home)
     refused = run_aimos("uninstall", "--yes")
     assert refused.code == 1, refused.describe()
@@ -286,6 +288,35 @@ def test_a_housekeeper_that_cannot_be_stopped_is_reported_and_nothing_removed(
     record_file.write_text(json.dumps(record))  # its real manager again: now it goes
     run_aimos("uninstall", "--yes", timeout=200).ok()
     wait_for(lambda: not pid_alive(pid), "the housekeeper process to end")
+
+
+@pytest.mark.parametrize(
+    "forged",
+    [
+        {"manager": "systemd", "name": "aimos-housekeeper-0000dead.service", "path": "BRAIN"},
+        {"manager": "systemd", "name": "dbus.service", "path": None},
+        {"manager": "launchd", "name": "com.apple.Finder", "path": None},
+        {"manager": "process", "name": "process", "path": "BRAIN"},
+    ],
+)
+def test_a_forged_service_record_is_refused_and_nothing_removed(
+    aimos_home: Path, reaper: Reaper, forged: dict[str, Any]
+) -> None:
+    """A record naming a unit, job or file aimos does not write (edited, or copied from another
+    home) would have uninstall disable that unit and delete that file: refused, nothing removed."""
+    home = aimos_home
+    install("file", reaper, "--no-guides")
+    record_file = home / "state" / "housekeeper-service.json"
+    real = record_file.read_text()
+    brain = str(home / "brain.sqlite3")
+    record_file.write_text(json.dumps({k: brain if v == "BRAIN" else v for k, v in forged.items()}))
+    before = quiet_tree(home)
+    refused = run_aimos("uninstall", "--yes")
+    assert refused.code == 1 and "aimos does not write" in refused.err, refused.describe()
+    assert "Traceback" not in refused.both
+    assert quiet_tree(home) == before and (home / "brain.sqlite3").is_file()
+    record_file.write_text(real)
+    run_aimos("uninstall", "--yes", timeout=200).ok()
 
 
 def test_uninstall_waits_for_a_running_install(installed: Path) -> None:
