@@ -85,7 +85,8 @@ def register(app: typer.Typer) -> None:
         include_flagged: bool = typer.Option(
             False,
             "--include-flagged",
-            help="Also import memories an aimos export marks poison or disputed (judged afresh here).",
+            help="Also import memories an aimos export marks poison or disputed (judged afresh here); "
+            "not as cli, your own word: enrol an agent for imports and use --as.",
         ),
         agent: str = typer.Option("cli", "--as", help="The enrolled agent that signs the saves."),
         json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
