@@ -88,15 +88,27 @@ def write_private_file(path: Path, data: bytes, *, own_folder: bool = True) -> N
         ensure_private_dir(path.parent)
     else:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp = write_temp_file(path, data, ".tmp")
+    os.replace(tmp, path)
+    fsync_dir(path.parent)
+
+
+def write_temp_file(path: Path, data: bytes, suffix: str) -> Path:
+    """``data`` in a new 0600 file beside ``path`` (``.NAME.PID<suffix>``), fsynced: what an atomic
+    write renames or links into place."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}{suffix}")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         os.write(fd, data)
         os.fsync(fd)
     finally:
         os.close(fd)
-    os.replace(tmp, path)
-    dfd = os.open(path.parent, os.O_RDONLY)
+    return tmp
+
+
+def fsync_dir(folder: Path) -> None:
+    """Make a rename or link in ``folder`` durable."""
+    dfd = os.open(folder, os.O_RDONLY)
     try:
         os.fsync(dfd)
     finally:

@@ -36,6 +36,7 @@ from aimos.vocabulary import ADVERSE, CLI_AGENT, SYSTEM_SCOPE
 
 FORMATS = ("auto", "markdown", "json", "jsonl", "chatgpt", "claude")
 MARKDOWN_SUFFIXES = (".md", ".markdown")
+READABLE_COMPRESSION = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA)
 MAX_ZIPPED_BYTES = 4 << 30  # what a zip's conversations.json may unzip to (an export of years is far less)
 SKIPPED_DIRS = (".obsidian", ".trash", ".git")  # an Obsidian vault's settings, its bin, a repository
 
@@ -145,26 +146,25 @@ def _format_of(path: Path, fmt: str) -> str:
 
 def _from_zip(path: Path) -> tuple[bytes, str]:
     """ChatGPT and Claude deliver their exports as a zip holding conversations.json."""
+    unzip = "Unzip it and import its conversations.json."
     try:
         with zipfile.ZipFile(path) as archive:
-            names = [n for n in archive.namelist() if n.rsplit("/", 1)[-1] == "conversations.json"]
-            if len(names) != 1:
+            found = [i for i in archive.infolist() if i.filename.rsplit("/", 1)[-1] == "conversations.json"]
+            if len(found) != 1:
+                raise UsageError(f"{path.name}: no single conversations.json in this zip", unzip)
+            member = found[0]
+            if member.flag_bits & 0x1 or member.compress_type not in READABLE_COMPRESSION:
                 raise UsageError(
-                    f"{path.name}: no single conversations.json in this zip",
-                    "Unzip it and import its conversations.json.",
+                    f"{path.name}: its conversations.json is encrypted or compressed unusually", unzip
                 )
-            if archive.getinfo(names[0]).file_size > MAX_ZIPPED_BYTES:
+            if member.file_size > MAX_ZIPPED_BYTES:
                 raise UsageError(
                     f"{path.name}: its conversations.json is over {MAX_ZIPPED_BYTES >> 30} GiB unzipped",
-                    "Unzip it and import its conversations.json.",
+                    unzip,
                 )
-            return archive.read(names[0]), f"{path.name}/{names[0]}"
-    except (zipfile.BadZipFile, RuntimeError, NotImplementedError, ValueError, OSError) as e:
-        # not a zip, an encrypted member, a compression this Python cannot read
-        raise ImportFormatError(
-            f"{path.name}: cannot read this zip ({type(e).__name__})",
-            "Unzip it and import its conversations.json.",
-        ) from None
+            return archive.read(member), f"{path.name}/{member.filename}"
+    except (zipfile.BadZipFile, OSError) as e:  # not a zip, a damaged one, one that cannot be read
+        raise ImportFormatError(f"{path.name}: cannot read this zip ({type(e).__name__})", unzip) from None
 
 
 def _read_bytes(path: Path, shown: str) -> bytes:

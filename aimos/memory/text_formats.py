@@ -63,10 +63,6 @@ def _fail(name: str, line: int, problem: str, hint: str | None = None) -> Import
     return ImportFormatError(f"{name}:{line}: {problem}", f"{hint} Nothing was saved." if hint else None)
 
 
-def _line_of(text: str, offset: int) -> int:
-    return text.count("\n", 0, offset) + 1
-
-
 class _Lines:
     """Line numbers of offsets met in increasing order, counted once (not from the start each time)."""
 
@@ -74,8 +70,8 @@ class _Lines:
         self.text, self.offset, self.line = text, 0, 1
 
     def at(self, offset: int) -> int:
-        if offset < self.offset:
-            return _line_of(self.text, offset)
+        if offset < self.offset:  # (a step back: counted from the start)
+            return self.text.count("\n", 0, offset) + 1
         self.line += self.text.count("\n", self.offset, offset)
         self.offset = offset
         return self.line

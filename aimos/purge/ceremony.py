@@ -54,22 +54,12 @@ def _write_durably(path: Path, data: bytes) -> None:
     and linked into place, so the file exists whole or not at all."""
     if not path.parent.exists():
         paths.ensure_private_dir(path.parent)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.partial")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        os.write(fd, data)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    tmp = paths.write_temp_file(path, data, ".partial")
     try:
         os.link(tmp, path)  # fails when the path exists: an exclusive create, atomically
     finally:
         tmp.unlink(missing_ok=True)
-    dfd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dfd)
-    finally:
-        os.close(dfd)
+    paths.fsync_dir(path.parent)
 
 
 def _json_bytes(value: Any) -> bytes:

@@ -101,6 +101,27 @@ def test_a_chatgpt_export_zip_is_read_as_delivered(installed: Path, tmp_path: Pa
     assert _import(str(archive))["saved"] == 4
 
 
+def test_a_zip_it_cannot_read_is_refused_and_changes_nothing(installed: Path, tmp_path: Path) -> None:
+    """An export zip whose conversations.json uses a compression (AES, method 99) or flag this
+    Python cannot read, or that is no zip at all: a usage error, not an internal one."""
+    archive = tmp_path / "export.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.write(FIXTURES / "chatgpt" / "conversations.json", "conversations.json")
+    data = bytearray(archive.read_bytes())
+    for signature, at in ((b"PK\x03\x04", 8), (b"PK\x01\x02", 10)):  # local and central headers
+        start = data.index(signature)
+        data[start + at : start + at + 2] = (99).to_bytes(2, "little")
+    archive.write_bytes(bytes(data))
+    not_zip = tmp_path / "fake.zip"
+    not_zip.write_text("not a zip")
+    before = snapshot(installed)
+    for path, words in ((archive, "compressed unusually"), (not_zip, "cannot read this zip")):
+        refused = run_aimos("import", str(path))
+        assert refused.code == 2 and words in refused.err, refused.describe()
+        assert "internal error" not in refused.err
+    assert_unchanged(installed, before)
+
+
 def test_a_claude_export_reads_text_or_content(installed: Path) -> None:
     summary = _import(str(FIXTURES / "claude" / "conversations.json"))
     assert summary["formats"] == ["claude"] and summary["saved"] == 2
