@@ -213,7 +213,8 @@ def read(path: Path, fmt: str = "auto", *, by_section: bool = False) -> list[Fil
 
 
 # --- planning -----------------------------------------------------------------------------------
-def _refusal(brain: Brain, grant: dict[str, Any] | None, item: Item, body: dict[str, Any]) -> str | None:
+def _refusal(grant: dict[str, Any] | None, body: dict[str, Any]) -> str | None:
+    """Why ``body`` would not be saved (what the save path would refuse), or None."""
     if body["scope"] == SYSTEM_SCOPE:
         return "aimos's own guide memory (every brain has its own)"
     try:
@@ -272,7 +273,7 @@ def plan(
             if item.label in ADVERSE and not include_flagged:
                 f.planned.append(Planned(item, "refused", f"labelled {item.label} in its export"))
                 continue
-            reason = _refusal(brain, grant, item, body)
+            reason = _refusal(grant, body)
             if reason is not None:
                 f.planned.append(Planned(item, "refused", reason))
                 continue
