@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -17,6 +18,7 @@ import pytest
 # shell) live in tests/cli and are importable from every test folder.
 sys.path.insert(0, str(Path(__file__).resolve().parent / "cli"))
 
+import aimos_cli_support
 from aimos_cli_support import PASSPHRASE_ENV, run_aimos
 
 PASSPHRASE = "correct horse battery staple"
@@ -40,20 +42,88 @@ def _isolated_env(root: Path) -> dict[str, str]:
     return {name: str(root / name.lower().replace("_", "-")) for name in ISOLATED_ENV}
 
 
+# Set by scripts/test-in-keyring-session.sh: each pytest-xdist worker starts a Secret Service of its
+# own (a private D-Bus session bus and an unlocked gnome-keyring on it), so a test that locks the
+# keychain, or deletes a brain's key from it, does so for its own worker alone.
+WORKER_KEYRING_ENV = "AIMOS_TESTS_WORKER_KEYRING"
+_WORKER_BUS = pytest.StashKey[subprocess.Popen[bytes] | None]()
+
+
+def _start_worker_keyring(root: Path) -> subprocess.Popen[bytes]:
+    """A private session bus (this worker's child; its exit ends gnome-keyring too) and an unlocked
+    gnome-keyring registered on it; this process's environment points at them."""
+    bus = subprocess.Popen(
+        ["dbus-daemon", "--session", "--nofork", "--nopidfile", "--print-address=1"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    assert bus.stdout is not None
+    address = bus.stdout.readline().decode().strip()
+    assert address.startswith("unix:"), f"dbus-daemon printed no address ({address!r})"
+    os.environ["DBUS_SESSION_BUS_ADDRESS"] = address
+    keyrings = root / "keyring-data"
+    keyrings.mkdir(mode=0o700)
+    started = subprocess.run(
+        ["gnome-keyring-daemon", "--unlock", "--components=secrets"],
+        input=b"pass",
+        capture_output=True,
+        env={**os.environ, "XDG_DATA_HOME": str(keyrings)},
+        timeout=60,
+        check=True,
+    )
+    for line in started.stdout.decode().splitlines():
+        name, _, value = line.partition("=")
+        if name == "GNOME_KEYRING_CONTROL":
+            os.environ[name] = value
+    return bus
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """Before any fixture (session-scoped ones included) runs: a session-wide fallback under a
-    temporary directory, so even code run outside a test's own isolation never sees a real home."""
+    temporary directory, so even code run outside a test's own isolation never sees a real home;
+    and under pytest-xdist with WORKER_KEYRING_ENV set, this worker's own Secret Service."""
     import tempfile
 
     root = Path(tempfile.mkdtemp(prefix="aimos-tests-"))
     config.stash[_SESSION_ROOT] = root
+    config.stash[_WORKER_BUS] = None
+    if os.environ.get("PYTEST_XDIST_WORKER") and os.environ.get(WORKER_KEYRING_ENV) == "1":
+        config.stash[_WORKER_BUS] = _start_worker_keyring(root)
     os.environ.update(_isolated_env(root))
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    bus = config.stash.get(_WORKER_BUS, None)
+    if bus is not None:
+        bus.terminate()
+        bus.wait(timeout=30)
     root = config.stash.get(_SESSION_ROOT, None)
     if root is not None:
         shutil.rmtree(root, ignore_errors=True)
+
+
+# Folders whose every test runs the CLI as a real subprocess (the installed entry point end to end).
+REAL_PROCESS_FOLDERS = ("e2e",)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    tests = REPO / "tests"
+    for item in items:
+        parts = Path(item.path).relative_to(tests).parts
+        if parts and parts[0] in REAL_PROCESS_FOLDERS:
+            item.add_marker(pytest.mark.real_process)
+
+
+@pytest.fixture(autouse=True)
+def real_process(request: pytest.FixtureRequest) -> Iterator[bool]:
+    """`run_aimos` runs a real `python -m aimos` subprocess for tests marked `real_process`, and
+    calls the CLI in-process for the rest (tests/cli/aimos_cli_support.py says how and when)."""
+    marked = request.node.get_closest_marker("real_process") is not None
+    aimos_cli_support.real_process_test = marked
+    try:
+        yield marked
+    finally:
+        aimos_cli_support.real_process_test = False
 
 
 @pytest.fixture(autouse=True)

@@ -7,7 +7,9 @@ SQLite file read with the real `sqlite3` shell.
 
 from __future__ import annotations
 
+import gc
 import hashlib
+import io
 import json
 import os
 import re
@@ -66,7 +68,65 @@ class Result:
         return json.loads(self.out)
 
 
+# Where `run_aimos` runs the CLI. In-process (the default) calls `aimos.cli.app.main(argv)` in the
+# test's own process, with the command's environment, working folder, umask, stdin, stdout and
+# stderr swapped in and put back afterwards: the same code path as the console script (main's exit
+# code, its error reports, its command log) against the same real brain and keystore, without a
+# Python start-up and import per call. A real subprocess runs when:
+# - AIMOS_TESTS_REAL_PROCESS=1 is set for the whole run (every call, as the suite ran before);
+# - the test is marked `real_process` (tests/e2e is: the installed entry point end to end);
+# - the call passes file descriptors (`--passphrase-fd`), or sets or unsets a variable that only
+#   takes effect when a process starts (START_ONLY: the keyring backend and its D-Bus session,
+#   the dynamic loader and libfaketime's clock, Python's own, the locale);
+# - the caller asks (``process=True``).
+REAL_PROCESS_ENV = "AIMOS_TESTS_REAL_PROCESS"
+START_ONLY = (
+    "PYTHON",  # PYTHONPATH, PYTHONIOENCODING, PYTHONWARNINGS, PYTHON_KEYRING_BACKEND, ...
+    "DBUS_",
+    "GNOME_KEYRING",
+    "KEYRING",
+    "LD_",
+    "FAKETIME",
+    "LANG",
+    "LC_",
+    "TZ",
+)
+real_process_test = False  # set for each test by tests/conftest.py from its `real_process` marker
+
+
+def _starts_a_process(env: dict[str, str] | None, unset: Iterable[str]) -> bool:
+    names = [*(env or {}), *unset]
+    return any(name.startswith(START_ONLY) for name in names)
+
+
 def run_aimos(
+    *args: str,
+    input: str | bytes | None = None,
+    env: dict[str, str] | None = None,
+    unset: Iterable[str] = (),
+    pass_fds: Iterable[int] = (),
+    timeout: float = 60,
+    cwd: str | os.PathLike[str] | None = None,
+    process: bool = False,
+) -> Result:
+    """Run `aimos ARGS` (stdin is empty unless ``input`` is given): in-process, or as a real
+    `python -m aimos` subprocess (see above for when)."""
+    unset = tuple(unset)
+    pass_fds = tuple(pass_fds)
+    if (
+        process
+        or real_process_test
+        or pass_fds
+        or os.environ.get(REAL_PROCESS_ENV) == "1"
+        or _starts_a_process(env, unset)
+    ):
+        return run_aimos_process(
+            *args, input=input, env=env, unset=unset, pass_fds=pass_fds, timeout=timeout, cwd=cwd
+        )
+    return run_aimos_in_process(*args, input=input, env=env, unset=unset, cwd=cwd)
+
+
+def run_aimos_process(
     *args: str,
     input: str | bytes | None = None,
     env: dict[str, str] | None = None,
@@ -96,6 +156,85 @@ def run_aimos(
     out = proc.stdout if text_mode else proc.stdout.decode("utf-8", "replace")
     err = proc.stderr if text_mode else proc.stderr.decode("utf-8", "replace")
     return Result(tuple(args), proc.returncode, out, err)
+
+
+# A fresh interpreter's warning filters (no -W, no PYTHONWARNINGS): what a subprocess starts with.
+_PROCESS_WARNING_FILTERS = (
+    ("default", DeprecationWarning, "__main__"),
+    ("ignore", DeprecationWarning, None),
+    ("ignore", PendingDeprecationWarning, None),
+    ("ignore", ImportWarning, None),
+    ("ignore", ResourceWarning, None),
+)
+
+
+def _stream(data: bytes = b"") -> io.TextIOWrapper:
+    """A standard stream as a piped child has it: UTF-8, surrogateescape (the C.UTF-8 locale), not
+    a terminal, no file descriptor."""
+    return io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors="surrogateescape", write_through=True)
+
+
+def _as_text(data: bytes, text_mode: bool) -> str:
+    """What `subprocess.run` would hand back: in text mode decoded with universal newlines."""
+    if not text_mode:
+        return data.decode("utf-8", "replace")
+    return data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+
+
+def run_aimos_in_process(
+    *args: str,
+    input: str | bytes | None = None,
+    env: dict[str, str] | None = None,
+    unset: Iterable[str] = (),
+    cwd: str | os.PathLike[str] | None = None,
+) -> Result:
+    """`aimos ARGS` through `aimos.cli.app.main` in this process, as a subprocess would see it:
+    the environment (``env`` over this one, less ``unset``), ``cwd``, stdin from ``input`` (empty
+    otherwise), stdout and stderr captured, exit code from its SystemExit. Everything swapped is put
+    back, whatever happens."""
+    import warnings
+
+    from aimos.cli.app import main
+
+    text_mode = not isinstance(input, bytes)
+    stdin_bytes = b"" if input is None else input if isinstance(input, bytes) else input.encode("utf-8")
+    stdin, stdout, stderr = _stream(stdin_bytes), _stream(), _stream()
+    saved_env = dict(os.environ)
+    saved_streams = (sys.stdin, sys.stdout, sys.stderr)
+    saved_cwd = os.getcwd()
+    saved_umask = os.umask(0o022)
+    os.umask(saved_umask)
+    code: int
+    try:
+        os.environ.update(env or {})
+        for name in unset:
+            os.environ.pop(name, None)
+        if cwd is not None:
+            os.chdir(cwd)
+        sys.stdin, sys.stdout, sys.stderr = stdin, stdout, stderr
+        with warnings.catch_warnings():
+            warnings.resetwarnings()
+            for action, category, module in reversed(_PROCESS_WARNING_FILTERS):
+                warnings.filterwarnings(action, category=category, module=module or "")
+            try:
+                main(list(args))
+                code = 0
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    finally:
+        # what the command left open (a connection held by its error's traceback, a lock file's
+        # descriptor) is closed now, as a process's exit would close it
+        gc.collect()
+        sys.stdin, sys.stdout, sys.stderr = saved_streams
+        os.chdir(saved_cwd)
+        os.umask(saved_umask)
+        os.environ.clear()
+        os.environ.update(saved_env)
+    for stream in (stdout, stderr):
+        stream.flush()
+    out = _as_text(stdout.buffer.getvalue(), text_mode)  # type: ignore[attr-defined]
+    err = _as_text(stderr.buffer.getvalue(), text_mode)  # type: ignore[attr-defined]
+    return Result(tuple(args), code, out, err)
 
 
 def run_on_a_terminal(*args: str) -> tuple[subprocess.CompletedProcess[bytes], str]:
