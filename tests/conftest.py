@@ -92,6 +92,29 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ.update(_isolated_env(root))
 
 
+# The tamper harness's report (tests/attacks/tamper.py REPORTS), made in a pytest-xdist worker, is
+# sent back to the controller and printed at the end of the run, as a run without workers prints it.
+_WORKER_REPORTS: list[str] = []
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    workeroutput = getattr(session.config, "workeroutput", None)
+    tamper = sys.modules.get("tamper")
+    if workeroutput is not None and tamper is not None:
+        workeroutput["tamper_reports"] = list(tamper.REPORTS)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    _WORKER_REPORTS.extend(getattr(node, "workeroutput", {}).get("tamper_reports", []))
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    for text in _WORKER_REPORTS:
+        terminalreporter.write_sep("=", "tamper harness report")
+        terminalreporter.write(text)
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     bus = config.stash.get(_WORKER_BUS, None)
     if bus is not None:

@@ -29,6 +29,9 @@ def used_brain(tmp_path_factory: pytest.TempPathFactory) -> UsedBrain:
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """The harness's report (under pytest-xdist, tests/conftest.py prints the workers' instead)."""
+    if hasattr(terminalreporter.config, "workeroutput"):
+        return
     for text in tamper.REPORTS:
         terminalreporter.write_sep("=", "tamper harness report")
         terminalreporter.write(text)

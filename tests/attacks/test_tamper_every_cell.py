@@ -45,7 +45,11 @@ from tamper import (
 )
 from used_brain import UsedBrain
 
-pytestmark = pytest.mark.timeout(900)
+pytestmark = [
+    pytest.mark.timeout(900),
+    # one worker runs the harness (its session fixture runs every case its tests need)
+    pytest.mark.xdist_group("tamper"),
+]
 
 SCHEMA = code_schema()
 TABLES = list(SCHEMA.tables)

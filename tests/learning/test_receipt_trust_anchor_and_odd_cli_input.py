@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from aimos_cli_support import run_aimos
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -21,9 +21,8 @@ def _cli(home: Path, passfile: Path, *args: str) -> subprocess.CompletedProcess[
         "PATH": "/usr/bin:/bin",
         "AIMOS_SERVICE": "none",
     }
-    return subprocess.run(
-        [sys.executable, "-m", "aimos", *args], capture_output=True, text=True, env=env, check=False
-    )
+    done = run_aimos(*args, env=env)  # in-process unless the run asks for real processes
+    return subprocess.CompletedProcess(["aimos", *args], done.code, done.out, done.err)
 
 
 def test_trust_anchor_and_odd_input_through_the_cli(tmp_path: Path) -> None:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from aimos_cli_support import run_aimos
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -19,9 +19,8 @@ def aimos(*args: str, home: Path, passfile: Path) -> subprocess.CompletedProcess
         "PATH": "/usr/bin:/bin",
         "AIMOS_SERVICE": "none",
     }
-    return subprocess.run(
-        [sys.executable, "-m", "aimos", *args], capture_output=True, text=True, env=env, check=False
-    )
+    done = run_aimos(*args, env=env)  # in-process unless the run asks for real processes
+    return subprocess.CompletedProcess(["aimos", *args], done.code, done.out, done.err)
 
 
 @pytest.fixture

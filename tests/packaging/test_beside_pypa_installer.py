@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from dist_support import Dists, check_installed_aimos, explain, make_venv, pip, probe, run
 
-pytestmark = pytest.mark.timeout(1200)
+pytestmark = [pytest.mark.timeout(1200), pytest.mark.xdist_group("packaging")]  # one build of the dists
 
 PYPA_PROBE = """
 import importlib.metadata, json, sysconfig
