@@ -1,5 +1,6 @@
-"""Fixtures for the packaging tests: `dists`, one build of the wheel and sdist for the whole session
-(test_wheel.py and test_beside_pypa_installer.py both install it), and `clean_env`."""
+"""Fixtures for the packaging tests: `dists`, one build of the wheel and sdist for the whole session;
+`shared_venv`, one fresh venv with PyPA's `installer` and then the wheel installed (test_wheel.py and
+test_beside_pypa_installer.py both run aimos from it); and `clean_env`."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from dist_support import Dists, build_dists, clean_environment
+from dist_support import Dists, SharedVenv, build_dists, clean_environment, make_shared_venv
 
 
 @pytest.fixture(scope="session")
@@ -21,3 +22,9 @@ def dists(tmp_path_factory: pytest.TempPathFactory) -> Dists:
 @pytest.fixture
 def clean_env(tmp_path: Path) -> dict[str, str]:
     return clean_environment(tmp_path)
+
+
+@pytest.fixture(scope="session")
+def shared_venv(dists: Dists, tmp_path_factory: pytest.TempPathFactory) -> SharedVenv:
+    root = tmp_path_factory.mktemp("venv")
+    return make_shared_venv(root / "venv", dists.wheel, clean_environment(root))

@@ -3,6 +3,7 @@ and subprocesses run with their output kept for the failure message."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -45,6 +46,40 @@ def build_dists(out: Path) -> Dists:
     sdists = sorted(out.glob("*.tar.gz"))
     assert len(wheels) == 1 and len(sdists) == 1, sorted(p.name for p in out.iterdir())
     return Dists(wheel=wheels[0], sdist=sdists[0])
+
+
+@dataclass
+class SharedVenv:
+    """One fresh venv for the session's installed-aimos tests: PyPA's `installer` installed from the
+    package index first (``pypa_files``: its files' digests then), then the built wheel."""
+
+    root: Path
+    pypa_dir: Path
+    pypa_files: dict[str, str]
+
+
+def tree_digests(folder: Path) -> dict[str, str]:
+    """sha256 of each file under ``folder`` (no bytecode), by path inside it."""
+    return {
+        p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and "__pycache__" not in p.parts
+    }
+
+
+def make_shared_venv(root: Path, wheel: Path, env: dict[str, str]) -> SharedVenv:
+    venv = make_venv(root)
+    proc = pip(venv, "install", "installer")
+    assert proc.returncode == 0, (
+        "pip could not install PyPA's `installer` from the package index; the packaging tests need "
+        "the index (they are not skipped without it)\n" + explain(proc)
+    )
+    found = probe(venv, "import json, sysconfig; print(json.dumps({'p': sysconfig.get_path('purelib')}))", env)
+    pypa_dir = Path(found["p"]).resolve() / "installer"
+    pypa_files = tree_digests(pypa_dir)
+    proc = pip(venv, "install", str(wheel))
+    assert proc.returncode == 0, explain(proc)
+    return SharedVenv(venv, pypa_dir, pypa_files)
 
 
 def make_venv(root: Path) -> Path:

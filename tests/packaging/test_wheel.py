@@ -12,7 +12,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from dist_support import REPO, Dists, check_installed_aimos, explain, make_venv, pip, run
+from dist_support import REPO, Dists, SharedVenv, check_installed_aimos, explain, run
 
 import aimos
 
@@ -33,11 +33,10 @@ def wheel_names(dists: Dists) -> set[str]:
 
 
 @pytest.fixture(scope="module")
-def venv(dists: Dists, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = make_venv(tmp_path_factory.mktemp("venv") / "venv")
-    proc = pip(root, "install", str(dists.wheel))
-    assert proc.returncode == 0, explain(proc)
-    return root
+def venv(shared_venv: SharedVenv) -> Path:
+    """The session's fresh venv with the wheel installed (beside PyPA's `installer`, which
+    test_beside_pypa_installer.py may have uninstalled by now: either way aimos must run)."""
+    return shared_venv.root
 
 
 def _repo_files(folder: Path) -> set[str]:
