@@ -46,6 +46,7 @@ def _isolated_env(root: Path) -> dict[str, str]:
 # own (a private D-Bus session bus and an unlocked gnome-keyring on it), so a test that locks the
 # keychain, or deletes a brain's key from it, does so for its own worker alone.
 WORKER_KEYRING_ENV = "AIMOS_TESTS_WORKER_KEYRING"
+SHARED_BUS_ENV = "AIMOS_TESTS_SHARED_BUS"  # the run's own session bus, kept for the isolation test
 _WORKER_BUS = pytest.StashKey[subprocess.Popen[bytes] | None]()
 
 
@@ -60,6 +61,7 @@ def _start_worker_keyring(root: Path) -> subprocess.Popen[bytes]:
     assert bus.stdout is not None
     address = bus.stdout.readline().decode().strip()
     assert address.startswith("unix:"), f"dbus-daemon printed no address ({address!r})"
+    os.environ[SHARED_BUS_ENV] = os.environ.get("DBUS_SESSION_BUS_ADDRESS", "")
     os.environ["DBUS_SESSION_BUS_ADDRESS"] = address
     keyrings = root / "keyring-data"
     keyrings.mkdir(mode=0o700)
@@ -125,16 +127,54 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         shutil.rmtree(root, ignore_errors=True)
 
 
+def _freeze_the_heap() -> None:
+    """Collect, then move every object still alive out of the garbage collector's sight: the
+    in-process CLI runner collects after every command (closing what a process's exit would close),
+    and a full collection over the suite's heap (thousands of test items, each finished test's
+    reports) cost more than the command itself. Only objects made since are looked at."""
+    import gc
+
+    gc.collect()
+    gc.freeze()
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    _freeze_the_heap()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item: pytest.Item) -> None:
+    """After each test's own teardown: its garbage collected, what outlives it frozen."""
+    _freeze_the_heap()
+
+
 # Folders whose every test runs the CLI as a real subprocess (the installed entry point end to end).
 REAL_PROCESS_FOLDERS = ("e2e",)
+# What the fast subset (`-m "not slow"`, README "Running the tests") leaves out: folders and modules
+# (paths under tests/) whose tests spend seconds each on real processes, venvs, servers or whole
+# evaluations. A single slow test elsewhere takes `@pytest.mark.slow`.
+SLOW = (
+    "e2e/",
+    "packaging/",
+    "mcp/",
+    "tui/",
+    "keys/",
+    "attacks/test_tamper_every_cell.py",
+    "eval/test_poisonedrag.py",
+    "eval/test_perf_profile.py",
+    "cli/test_agent_expiry.py",
+    "housekeeper/test_daemon.py",
+)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     tests = REPO / "tests"
     for item in items:
-        parts = Path(item.path).relative_to(tests).parts
-        if parts and parts[0] in REAL_PROCESS_FOLDERS:
+        where = Path(item.path).relative_to(tests).as_posix()
+        if where.split("/", 1)[0] in REAL_PROCESS_FOLDERS:
             item.add_marker(pytest.mark.real_process)
+        if where.startswith(SLOW):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(autouse=True)

@@ -5,6 +5,7 @@ Heavy imports (apsw, nacl, textual, apscheduler) stay inside the commands so `--
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import time
@@ -159,6 +160,14 @@ def _show_warning(message: Warning | str, category: type[Warning], *args: Any, *
         _python_warning(message, category, *args, **kwargs)
 
 
+@functools.cache
+def _command_tree() -> Any:
+    """The Click command tree Typer builds from ``app``, built once per process: main runs it (as
+    ``app(...)`` would, less Typer's excepthook, since main lets no exception out) and _log reads
+    its command names."""
+    return typer.main.get_command(app)
+
+
 def _log(command: list[str], code: int, error: BaseException | None) -> None:
     """One line per command in the log dir: command word, exit code, error class. No arguments."""
     try:
@@ -168,7 +177,7 @@ def _log(command: list[str], code: int, error: BaseException | None) -> None:
         paths.ensure_private_dir(log_dir)
         # Only the command's name (and sub-command for groups): never arguments, which can
         # hold memory text.
-        root = typer.main.get_command(app)
+        root = _command_tree()
         words: list[str] = []
         group: Any = root
         for word in command[:2]:
@@ -206,7 +215,7 @@ def main(argv: list[str] | None = None) -> Any:
     try:
         # not standalone: Click hands its usage errors here (see _report_usage) instead of
         # printing them; typer.Exit and --help come back as the exit code
-        returned = app(args=args, prog_name="aimos", standalone_mode=False)
+        returned = _command_tree().main(args=args, prog_name="aimos", standalone_mode=False)
         code = returned if isinstance(returned, int) and not isinstance(returned, bool) else ExitCode.OK
     except ClickException as exc:
         _report_usage(exc)
