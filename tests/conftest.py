@@ -225,27 +225,46 @@ class InProcessBrain:
     housekeeper: object
 
 
+@pytest.fixture(scope="session")
+def in_process_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The AIMOS_HOME of a brain installed once per session (per worker) in-process, as the `brain`
+    fixture's brain is: the file keystore, no guides, PASSPHRASE."""
+    from aimos.installer.setup import InstallOptions, install
+
+    home = tmp_path_factory.mktemp("in-process-template") / "home"
+    home.mkdir(mode=0o700)
+    saved = os.environ.get("AIMOS_HOME")
+    os.environ["AIMOS_HOME"] = str(home)
+    try:
+        install(InstallOptions(keystore="file", guides=False), PASSPHRASE, int(time.time()))
+    finally:
+        if saved is None:
+            os.environ.pop("AIMOS_HOME", None)
+        else:
+            os.environ["AIMOS_HOME"] = saved
+    return home
+
+
 @pytest.fixture
-def brain(aimos_home: Path) -> Iterator[InProcessBrain]:
-    """A brain installed with the file keystore, opened with the writer's connection."""
+def brain(aimos_home: Path, in_process_template: Path) -> Iterator[InProcessBrain]:
+    """A brain installed with the file keystore (a byte-for-byte copy of the session's in-process
+    install: brain file, anchors, keystore), opened with the writer's connection."""
     from aimos.identity.epochs import load_signer, unlock_master
     from aimos.identity.keystore import open_keystore
-    from aimos.installer.setup import InstallOptions, install
     from aimos.store.connection import open_writer, seal_with
     from aimos.vocabulary import HOUSEKEEPER
 
+    shutil.copytree(in_process_template, aimos_home, dirs_exist_ok=True)
     now = int(time.time())
-    result = install(InstallOptions(keystore="file", guides=False), PASSPHRASE, now)
     conn = open_writer()
-    keystore = open_keystore("file", result.brain_id)
+    ((found_id,),) = conn.execute("SELECT value FROM brain_meta WHERE key = 'brain_id'").fetchall()
+    keystore = open_keystore("file", found_id)
     master = unlock_master(conn, keystore, PASSPHRASE)
     agent = load_signer(conn, keystore, "cli", now)
     housekeeper = load_signer(conn, keystore, HOUSEKEEPER, now)
     seal_with(conn, housekeeper)  # writes in tests are sealed as aimos's own are
     try:
-        yield InProcessBrain(
-            aimos_home, conn, keystore, result.brain_id, master, agent, housekeeper
-        )
+        yield InProcessBrain(aimos_home, conn, keystore, found_id, master, agent, housekeeper)
     finally:
         conn.close()
 
