@@ -18,5 +18,5 @@ if [ "$workers" = "0" ]; then
   python -m pytest -q "$@"
 else
   export AIMOS_TESTS_WORKER_KEYRING=1
-  python -m pytest -q -n "$workers" --dist loadgroup "$@"
+  python -m pytest -q -n "$workers" --dist load "$@"
 fi

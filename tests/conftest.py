@@ -167,6 +167,36 @@ SLOW = (
 )
 
 
+# Tests that share an expensive session fixture run on one pytest-xdist worker, so it is made once:
+# the tamper harness (its fixture runs every case the collected tests need), the packaging tests (one
+# build of the dists, one venv), the brain-file attacks (their module's used brain). Paths under
+# tests/ as in SLOW. Every other test is a unit of its own, given to whichever worker is free.
+XDIST_GROUPS = (
+    "attacks/test_tamper_every_cell.py",
+    "attacks/test_brain_file_attacks.py",
+    "packaging/",
+)
+
+
+def _xdist_unit(nodeid: str) -> str:
+    """The unit of work a test belongs to: its group's path, else the test itself."""
+    where = nodeid.removeprefix("tests/")
+    return next((group for group in XDIST_GROUPS if where.startswith(group)), nodeid)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """xdist's own `--dist loadgroup` (marks) silently stopped grouping with pytest 9.2
+    (pytest-xdist issue 1386); this scheduler groups by XDIST_GROUPS instead."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class GroupedScheduling(LoadScopeScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            return _xdist_unit(nodeid)
+
+    return GroupedScheduling(config, log)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     tests = REPO / "tests"
     for item in items:

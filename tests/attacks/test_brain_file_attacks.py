@@ -36,7 +36,7 @@ from aimos_cli_support import (
     sqlite_value,
 )
 
-pytestmark = [pytest.mark.timeout(300), pytest.mark.xdist_group("brain-file-attacks")]
+pytestmark = pytest.mark.timeout(300)
 
 OK, VERIFY_FAILED, INTEGRITY = 0, 4, 5
 PASSPHRASE = "correct horse battery staple"  # what tests/conftest.py's aimos_home writes

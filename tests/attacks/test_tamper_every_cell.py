@@ -45,11 +45,7 @@ from tamper import (
 )
 from used_brain import UsedBrain
 
-pytestmark = [
-    pytest.mark.timeout(900),
-    # one worker runs the harness (its session fixture runs every case its tests need)
-    pytest.mark.xdist_group("tamper"),
-]
+pytestmark = pytest.mark.timeout(900)  # on one xdist worker (tests/conftest.py XDIST_GROUPS)
 
 SCHEMA = code_schema()
 TABLES = list(SCHEMA.tables)

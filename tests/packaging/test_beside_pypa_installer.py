@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from dist_support import SharedVenv, check_installed_aimos, explain, pip, probe, run, tree_digests
 
-pytestmark = [pytest.mark.timeout(1200), pytest.mark.xdist_group("packaging")]  # one build of the dists
+pytestmark = pytest.mark.timeout(1200)
 
 PYPA_PROBE = """
 import importlib.metadata, json, sysconfig

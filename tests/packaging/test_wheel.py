@@ -23,7 +23,7 @@ COMMANDS = {"install", "save", "recall", "verify", "status"}
 
 # Building and installing take a minute or two on a cold cache; the fixtures count towards the first
 # test's timeout, so allow well beyond the suite default.
-pytestmark = [pytest.mark.timeout(1200), pytest.mark.xdist_group("packaging")]  # one build of the dists
+pytestmark = pytest.mark.timeout(1200)
 
 
 @pytest.fixture(scope="module")
