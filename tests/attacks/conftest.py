@@ -1,5 +1,5 @@
 """Attacks by someone holding the brain file (or handing aimos a file): each test makes the attack
-with the real `sqlite3` shell or a crafted file, runs the real `aimos` CLI in a subprocess, and
+with the real `sqlite3` shell or a crafted file, runs the real `aimos` CLI (`run_aimos`), and
 checks the refusal: its exit code, its closed reason, and that nothing was disclosed or changed.
 
 Fixtures for the tamper harness: this folder on sys.path (`used_brain`, `tamper`,

@@ -1,8 +1,9 @@
-"""Helpers for the CLI tests: run the real `aimos` in a subprocess and look at a brain from outside.
+"""Helpers for the CLI tests: run the real `aimos` CLI (in-process, or in a subprocess: see `run_aimos`)
+and look at a brain from outside.
 
 Imported by the test modules of this folder as a plain module (tests/ is not a package; pytest puts
-this folder on sys.path). Nothing here mocks aimos: the CLI is a real subprocess, the brain a real
-SQLite file read with the real `sqlite3` shell.
+this folder on sys.path). Nothing here mocks aimos: the CLI is aimos's own `main` (in this process
+or a real subprocess), the brain a real SQLite file read with the real `sqlite3` shell.
 """
 
 from __future__ import annotations
