@@ -91,6 +91,15 @@ DENIALS = NEGATIONS | frozenset("cannot can't don won couldn shouldn wouldn hasn
 _YES = frozenset({"yes", "true"})
 _NO = frozenset({"no", "false"})
 CONTRASTS = frozenset({"but", "rather", "instead"})
+# a mention is denied by what follows it too: a copula and a refutation ("Zarkov is wrong", "X was
+# a myth", "X is not the capital"), or a fused negated copula ("X isn't the capital")
+COPULAS = frozenset("is was are were s be".split())
+REFUTATIONS = frozenset("not never wrong false incorrect untrue mistaken myth bogus".split())
+NEGATED_COPULAS = frozenset("isn wasn aren weren".split())
+# and by a preface up to PREFACE_REACH words before it ("contrary to claims of Zarkov", "unlike X")
+PREFACES = frozenset("contrary unlike despite".split())
+PREFACE_REACH = 5
+DENYING = NEGATIONS | REFUTATIONS | NEGATED_COPULAS | PREFACES
 IMPERATIVE_OPENINGS = frozenset("name tell list identify give state find describe explain say".split())
 CONNECTORS = frozenset("of the de da del von van and for in with on at to a an".split())
 
@@ -265,7 +274,7 @@ def features(p: Passage) -> Features:
     content = frozenset(t for t in tokens if t not in STOP and not any(ch.isdigit() for ch in t))
     shingles = frozenset(zip(tokens, tokens[1:], tokens[2:], strict=False))
     units = spans | content | (POLAR & set(tokens))  # a yes/no is an answer, not a function word
-    if NEGATIONS.isdisjoint(tokens):
+    if DENYING.isdisjoint(tokens):
         asserted = units  # nothing is denied (most texts): every unit is asserted
     else:
         at: dict[str, list[int]] = {}
@@ -312,16 +321,21 @@ def _stance(text: str, tokens: list[str], question: str | None) -> tuple[str, st
 
 
 def _asserted(tokens: list[str], unit: str, at: dict[str, list[int]]) -> bool:
-    """Some mention of ``unit`` in ``tokens`` (``at``: each token's positions) is not within
-    three words after a negation (a unit not found as words, a number written in words, counts
-    as asserted)."""
+    """Some mention of ``unit`` in ``tokens`` (``at``: each token's positions) is not denied:
+    not within three words after a negation, nor within PREFACE_REACH after a preface, nor
+    followed by a refutation (a unit not found as words, a number written in words, counts as
+    asserted)."""
     parts = unit.split(" ")
     size = len(parts)
     found = False
     for i in at.get(parts[0], ()):
         if tokens[i : i + size] == parts:
             found = True
-            if not _negated(tokens[max(0, i - 3) : i]):
+            if not (
+                _negated(tokens[max(0, i - 3) : i])
+                or _prefaced(tokens[max(0, i - PREFACE_REACH) : i])
+                or _refuted(tokens[i + size : i + size + 3])
+            ):
                 return True
     return not found
 
@@ -331,6 +345,27 @@ def _negated(before: list[str]) -> bool:
     "rather", "instead") follows ("not one but 2" asserts 2)."""
     last = max((i for i, t in enumerate(before) if t in NEGATIONS), default=-1)
     return last >= 0 and not CONTRASTS & set(before[last + 1 :])
+
+
+def _prefaced(before: list[str]) -> bool:
+    """Whether a preface ("contrary to claims of", "unlike") denies the mention after it, with no
+    contrast between them."""
+    last = max((i for i, t in enumerate(before) if t in PREFACES), default=-1)
+    return last >= 0 and not CONTRASTS & set(before[last + 1 :])
+
+
+def _refuted(after: list[str]) -> bool:
+    """Whether the words after a mention deny it: "is wrong", "was a myth", "is not", "isn't"."""
+    if not after:
+        return False
+    if after[0] in NEGATED_COPULAS:
+        return True
+    return after[0] in COPULAS and bool(REFUTATIONS & set(after[1:]))
+
+
+def _denied(f: Features, unit: str) -> bool:
+    """A unit ``f`` names (a span or a content word) but does not assert: it denies it."""
+    return (unit in f.spans or unit in f.content) and unit not in f.asserted
 
 
 def _jaccard(a: frozenset[Any], b: frozenset[Any]) -> float:
@@ -364,7 +399,8 @@ def same_origin(a: Features, b: Features) -> str | None:
     pa, pb = a.passage, b.passage
     if pa.source == pb.source:
         return "source"
-    if pa.author == pb.author and abs(pa.created_at - pb.created_at) <= BURST_SECONDS:
+    # one agent within a burst, whatever epoch it signs with (a key rotated mid-campaign)
+    if pa.author[0] == pb.author[0] and abs(pa.created_at - pb.created_at) <= BURST_SECONDS:
         return "burst"
     asked = a.question_shingles | b.question_shingles
     if _jaccard(a.shingles - asked, b.shingles - asked) >= NEAR_DUPLICATE:
@@ -475,7 +511,11 @@ def _relations(
     # a unit another origin asserts too is no claim of this origin alone: not contested
     elsewhere = {u for u in strong if any(u in o.asserted for o in others)}
     for other in others:
-        carried = {u for u in strong if u in other.asserted or _contains(other, u)}
+        # what it carries: what it asserts, or holds in words it does not deny ("not Zarkov but
+        # Fredville" names Zarkov and carries only Fredville)
+        carried = {
+            u for u in strong if u in other.asserted or (_contains(other, u) and not _denied(other, u))
+        }
         lacks = {u for u in strong - carried - elsewhere if answer(u)}
         said = other.asserted - excluded
         own = [u for u in said if u in other.spans and _own(u, origin, top, agreed, excluded)]
