@@ -47,6 +47,30 @@ def test_a_backup_now_is_verified_private_and_listed(stocked: Path, tmp_path: Pa
     assert [b["file"] for b in run_aimos("backup", "list", "--json").json()] == [path.name]
 
 
+@pytest.mark.parametrize("mode", [0o1777, 0o2775, 0o755])
+def test_a_folder_the_person_names_keeps_its_mode(stocked: Path, tmp_path: Path, mode: int) -> None:
+    """Issue 35, item 8: `--to` an existing folder (a sticky shared one, a group share, a plain
+    one; directly or through a symlink) leaves its mode as it was; the backup file is 0600, and a
+    folder aimos makes on the way is 0700."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(mode)
+    link = tmp_path / "link"
+    link.symlink_to(shared)
+    for target in (shared, link):
+        made = run_aimos("backup", "--to", str(target), "--json")
+        assert made.code == 0, made.describe()
+        assert stat.S_IMODE(Path(made.json()["path"]).stat().st_mode) == 0o600
+        assert stat.S_IMODE(shared.stat().st_mode) == mode, oct(shared.stat().st_mode)
+    assert len(list(shared.glob("*.sqlite3"))) == 2
+    deeper = shared / "aimos" / "nightly"
+    assert run_aimos("backup", "--to", str(deeper)).code == 0
+    # (in a setgid folder the folders made inherit the bit, as Linux does: still the owner's alone)
+    assert stat.S_IMODE(deeper.stat().st_mode) & 0o777 == 0o700
+    assert stat.S_IMODE((shared / "aimos").stat().st_mode) & 0o777 == 0o700
+    assert stat.S_IMODE(shared.stat().st_mode) == mode
+
+
 def test_a_file_is_no_folder_to_back_up_into(stocked: Path, tmp_path: Path) -> None:
     target = tmp_path / "notes.txt"
     target.write_text("mine")

@@ -63,8 +63,13 @@ def _sha256_file(path: Path) -> str:
 
 def online_backup(now: int, folder: Path | None = None) -> Path:
     """Copy the live brain with the backup API (one step: a consistent WAL snapshot) to a 0600 file
-    in ``folder`` (else the brain's backups folder)."""
-    folder = paths.ensure_private_dir(folder or backups_dir())
+    in ``folder`` (else the brain's backups folder, made or tightened to 0700). A folder the person
+    names is left as it is (a shared or sticky folder keeps its mode, a symlink's target too); only
+    the folders made for it are 0700."""
+    if folder is None:
+        folder = paths.ensure_private_dir(backups_dir())
+    else:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     target = _next_backup_name(folder, now)
     partial = folder / f".{target.name}.{os.getpid()}.partial"
     source = open_reader(paths.brain_path())
