@@ -323,10 +323,9 @@ def show(conn: apsw.Connection, request: SignedRequest, now: int) -> dict[str, A
         mid = resolve_memory_id(conn, memory_id, company_id=grant["company_id"])
         detail = memory_detail(conn, mid)
         if not grant_covers(grant, detail["clearance_level"], detail["data_class"]):
-            raise GrantError(
-                f"agent {verified.agent_id!r} may not see memory {memory_id}",  # the id as asked, no more
-                "Its grant's clearance or data class does not cover it.",
-            )
+            # the answer for an id that does not exist, word for word: an agent learns nothing of
+            # a memory above its grant, not even that it exists
+            raise MemoryNotFoundError(f"no memory with id {memory_id.strip().lower()}")
     memory = one(conn, "SELECT * FROM memories WHERE memory_id = ?", (mid,))
     if memory is None:  # gone since it was resolved (a purge in between)
         raise MemoryNotFoundError(f"no memory with id {mid}")

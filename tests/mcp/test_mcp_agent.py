@@ -151,7 +151,7 @@ def test_refusals_come_back_as_tool_errors_and_the_server_keeps_running(installe
             before = table_counts(brain)
             await refused(reader, "save_memory", {"text": "a reader tries to write"}, "read-only")
             assert table_counts(brain)["memories"] == before["memories"]
-            await refused(reader, "show_memory", {"memory_id": high["memory_id"]}, "may not see")
+            await refused(reader, "show_memory", {"memory_id": high["memory_id"]}, "no memory with id")
             got = await call(reader, "recall", {"query": "safe code notary"})
             assert all(r["memory_id"] != high["memory_id"] for r in got["results"])
 

@@ -130,7 +130,12 @@ def test_ids_are_taken_whole_so_a_prefix_cannot_probe_past_the_grant(installed: 
                 text = await refused(reader, tool, arguments, "not a full", "id")
                 assert memory_id not in text or arguments["memory_id"] == memory_id, text
                 assert receipt_id not in text, text
-            await refused(reader, "show_memory", {"memory_id": memory_id}, "may not see")
+            # above its grant: the answer for an id that does not exist, word for word (issue 35,
+            # item 13: the agent learns nothing, not even that the memory exists)
+            above = await refused(reader, "show_memory", {"memory_id": memory_id}, "no memory")
+            absent = "0" * 8 + memory_id[8:]
+            missing = await refused(reader, "show_memory", {"memory_id": absent}, "no memory")
+            assert above.replace(memory_id, "ID") == missing.replace(absent, "ID"), (above, missing)
 
     asyncio.run(scenario())
 
