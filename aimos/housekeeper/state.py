@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from aimos import paths
-from aimos.errors import BusyError
+from aimos.errors import BusyError, ServiceError
 from aimos.locks import try_lock
 
 
@@ -87,6 +87,65 @@ def read_pid() -> int | None:
         return int(pid_path().read_text("ascii").strip())
     except (OSError, ValueError):
         return None
+
+
+def _lock_holders() -> set[int] | None:
+    """The pids holding a lock on the housekeeper's lock file as the kernel records them
+    (/proc/locks, Linux: written by the kernel, not by whoever can write the state folder); None
+    where the OS does not say, or says nothing of this file."""
+    try:
+        text = Path("/proc/locks").read_text("ascii", "replace")
+        st = lock_path().stat()
+    except OSError:
+        return None
+    inode = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    holders = set()
+    for line in text.splitlines():
+        parts = line.split()  # "1: FLOCK  ADVISORY  WRITE 2278 fe:00:2146754 0 EOF" ("->": waiting)
+        if len(parts) >= 6 and parts[1] == "FLOCK" and parts[5] == inode and parts[4].isdigit():
+            holders.add(int(parts[4]))
+    return holders or None
+
+
+def _runs_housekeeper(pid: int) -> bool:
+    """Whether ``pid``'s command line is aimos's housekeeper (`... aimos housekeeper run`)."""
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode("utf-8", "replace").split("\0")
+    except OSError:
+        import subprocess
+
+        try:
+            shown = subprocess.run(
+                ["ps", "-o", "command=", "-p", str(pid)],
+                capture_output=True,
+                text=True,
+                timeout=10,
+                check=False,
+            )
+        except (OSError, subprocess.SubprocessError):
+            return False
+        argv = shown.stdout.split()
+    return "aimos" in " ".join(argv) and argv[-2:] == ["housekeeper", "run"]
+
+
+def proven_pid() -> int | None:
+    """The running housekeeper's pid, proven to be this home's housekeeper before anything signals
+    it: the process the kernel says holds the housekeeper lock (Linux), else one whose command line
+    is the housekeeper's. None when none runs or no pid is recorded. A pid file naming any other
+    process (stale, or forged by someone who can write the state folder) is refused:
+    ServiceError, and nothing is signalled."""
+    pid = read_pid()
+    if pid is None or not is_running():
+        return None
+    holders = _lock_holders()
+    if (pid in holders) if holders is not None else _runs_housekeeper(pid):
+        return pid
+    raise ServiceError(
+        f"{pid_path()} names pid {pid}, which is not the process holding this brain's housekeeper "
+        "lock: nothing was signalled",
+        f"Check what pid {pid} is; if the file is stale or was not written by aimos, remove it. "
+        "`aimos housekeeper status` shows the housekeeper.",
+    )
 
 
 def write_pid(pid: int) -> None:

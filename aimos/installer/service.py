@@ -378,7 +378,9 @@ def _process_alive(pid: int) -> bool:
 
 
 def _kill_pid(sig: signal.Signals) -> int | None:
-    pid = state.read_pid()
+    """Signal the housekeeper, proven to be this home's (state.proven_pid: a pid file naming any
+    other process is refused, nothing signalled)."""
+    pid = state.proven_pid()
     if pid is not None:
         try:
             os.kill(pid, sig)
@@ -395,7 +397,7 @@ def stop() -> dict[str, Any]:
             "Start it with `aimos housekeeper start`; `aimos housekeeper status` shows its last runs.",
         )
     record = read_record() or ServiceRecord("process", "process", None)
-    pid = state.read_pid()
+    pid = state.proven_pid()  # a forged or stale pid file: refused before anything is stopped
     if record.manager == "systemd":
         _check(
             _run(["systemctl", "--user", "stop", record.name], timeout=STOP_TIMEOUT_SECONDS), "systemctl stop"

@@ -197,7 +197,10 @@ def stop_housekeeper() -> dict[str, Any] | None:
 
     if not state.is_running():
         return None
-    pid = state.read_pid()
+    try:
+        pid = state.proven_pid()
+    except AimosError:
+        pid = None  # the pid file names another process: never suggest killing it
     try:
         return service.stop()
     except AimosError as exc:

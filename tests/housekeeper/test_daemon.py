@@ -229,3 +229,32 @@ def test_start_clears_a_dead_predecessors_files_and_reports_the_new_pid(installe
         assert state.read_status()["pid"] == started["pid"]  # type: ignore[index]
     finally:
         service.stop()
+
+
+def test_a_forged_pid_file_signals_nothing(installed: Path, reaper: Any) -> None:
+    """Issue 35, item 4: someone who can write the state folder puts another process's pid in
+    housekeeper.pid. `aimos housekeeper stop` and `aimos uninstall` must not signal it (they sent it
+    SIGTERM, and uninstall then told the person to `kill` it): they refuse, say why, signal nothing,
+    and the real housekeeper keeps running. Put back, the pid file works again."""
+    from aimos.housekeeper import state
+
+    pid = started_pid(reaper)
+    assert_ready(pid)
+    victim = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    try:
+        state.pid_path().write_text(f"{victim.pid}\n")
+        for args in (("housekeeper", "stop"), ("uninstall", "--yes")):
+            refused = run_aimos(*args)
+            assert refused.code != 0 and "Traceback" not in refused.both, refused.describe()
+            assert "nothing was signalled" in refused.err, refused.describe()
+            assert f"kill {victim.pid}" not in refused.both, refused.describe()
+            time.sleep(0.3)  # a SIGTERM, had one been sent, has landed by now
+            assert victim.poll() is None, f"{args}: the victim was signalled"
+            assert pid_alive(pid) and lock_held(), f"{args}: the housekeeper was stopped"
+        state.pid_path().write_text(f"{pid}\n")
+        hk("stop").ok()
+        wait_for(lambda: not pid_alive(pid), "the housekeeper process to exit")
+        assert victim.poll() is None
+    finally:
+        victim.kill()
+        victim.wait(timeout=30)
