@@ -110,7 +110,8 @@ def _lock_holders() -> set[int] | None:
 def _runs_housekeeper(pid: int) -> bool:
     """Whether ``pid``'s command line is aimos's housekeeper (`... aimos housekeeper run`)."""
     try:
-        argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode("utf-8", "replace").split("\0")
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes().decode("utf-8", "replace")
+        argv = raw.rstrip("\0").split("\0")  # NUL after each argument, the last one too
     except OSError:
         import subprocess
 

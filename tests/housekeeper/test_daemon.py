@@ -258,3 +258,21 @@ def test_a_forged_pid_file_signals_nothing(installed: Path, reaper: Any) -> None
     finally:
         victim.kill()
         victim.wait(timeout=30)
+
+
+def test_where_the_kernel_does_not_say_the_command_line_must_be_the_housekeepers() -> None:
+    """state.proven_pid's fallback (no /proc/locks entry, other systems): a process whose command
+    line ends `aimos ... housekeeper run` passes, any other does not."""
+    from aimos.housekeeper import state
+
+    like = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", "aimos", "housekeeper", "run"])
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", "housekeeper"])
+    try:
+        wait_for(lambda: Path(f"/proc/{like.pid}/cmdline").read_bytes().endswith(b"run\0"), "argv")
+        assert state._runs_housekeeper(like.pid)
+        assert not state._runs_housekeeper(other.pid)
+        assert not state._runs_housekeeper(os.getpid())
+    finally:
+        for proc in (like, other):
+            proc.kill()
+            proc.wait(timeout=30)
