@@ -18,6 +18,7 @@ from typing import Any
 from aimos import paths
 from aimos.errors import BusyError, ServiceError
 from aimos.locks import try_lock
+from aimos.vocabulary import HOUSEKEEPER
 
 
 def lock_path() -> Path:
@@ -126,7 +127,7 @@ def _runs_housekeeper(pid: int) -> bool:
         except (OSError, subprocess.SubprocessError):
             return False
         argv = shown.stdout.split()
-    return "aimos" in " ".join(argv) and argv[-2:] == ["housekeeper", "run"]
+    return "aimos" in " ".join(argv) and argv[-2:] == [HOUSEKEEPER, "run"]
 
 
 def proven_pid() -> int | None:

@@ -54,12 +54,18 @@ def test_feedback_by_prefix_names_no_full_id(above_lowbie: str) -> None:
 
 def test_a_show_request_by_prefix_names_only_the_prefix(above_lowbie: str) -> None:
     """The signed show (the TUI's and MCP's path; MCP itself takes only whole ids) refuses a
-    memory above the grant naming the id as it was asked for."""
+    memory above the grant naming the id as it was asked for, and as it refuses an id that does
+    not exist (issue 35, item 13: not even its existence is told)."""
     from aimos.actions.memory import show
     from aimos.actions.session import open_brain
-    from aimos.errors import GrantError
+    from aimos.errors import MemoryNotFoundError
 
-    with open_brain(write=True) as brain, pytest.raises(GrantError) as refused:
-        show(brain, "lowbie", above_lowbie[:8])
+    absent = "0000" + above_lowbie[4:8]
+    with open_brain(write=True) as brain:
+        with pytest.raises(MemoryNotFoundError) as refused:
+            show(brain, "lowbie", above_lowbie[:8])
+        with pytest.raises(MemoryNotFoundError) as missing:
+            show(brain, "lowbie", absent)
     text = f"{refused.value.message} {refused.value.hint}"
     assert above_lowbie not in text and above_lowbie[:8] in text, text
+    assert text.replace(above_lowbie[:8], "ID") == f"{missing.value.message} {missing.value.hint}".replace(absent, "ID")
