@@ -187,7 +187,10 @@ def _xdist_unit(nodeid: str) -> str:
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """xdist's own `--dist loadgroup` (marks) silently stopped grouping with pytest 9.2
-    (pytest-xdist issue 1386); this scheduler groups by XDIST_GROUPS instead."""
+    (pytest-xdist issue 1386); this scheduler groups by XDIST_GROUPS instead. It stands in for
+    `--dist load` only (the script's); another mode asked for on the command line is xdist's own."""
+    if config.getoption("dist") != "load":
+        return None
     from xdist.scheduler import LoadScopeScheduling
 
     class GroupedScheduling(LoadScopeScheduling):  # type: ignore[misc]
