@@ -17,7 +17,7 @@ from aimos.recall.disclosure import Disclosed, verify_for_disclosure
 from aimos.recall.policy import Scored
 from aimos.store.cells import deflate_text, stored_text
 from aimos.store.connection import one, resolve_uuid_prefix
-from aimos.vocabulary import HOUSEKEEPER, PATH_RECALL
+from aimos.vocabulary import HOUSEKEEPER, PATH_RECALL, REQUEST_METHOD
 from aimos.vocabulary import RECALL_RECEIPT_SCHEMA as RECEIPT_SCHEMA
 
 # the columns of a signed, chained row (a grant, an event) that a receipt document carries
@@ -191,7 +191,7 @@ def receipt_document(conn: apsw.Connection, ref: str) -> dict[str, Any]:
             "agent_valid_from": r["agent_valid_from"],
             "body": _stored_json(receipt_id, "request_body", r["request_body"]),
             "request_hash": r["request_hash"],
-            "method": "POST",
+            "method": REQUEST_METHOD,
             "path": PATH_RECALL,
             "nonce": r["request_nonce"],
             "ts_signed": r["request_ts"],

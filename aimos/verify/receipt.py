@@ -25,6 +25,43 @@ from aimos.verify.kit import CheckFailed, canonical_sha256_hex, is_hex64, sha256
 
 Check = dict[str, Any]
 
+# every field a receipt document holds, by object: a field outside these is refused, never ignored
+_SIGNED_ROW = frozenset(
+    "signed_body content_hash nonce ts_signed signature_b64u prev_mutation_hash mutation_hash".split()
+)
+DOCUMENT_FIELDS: dict[str, frozenset[str]] = {
+    "": frozenset(
+        "schema receipt_id company_id created_at merkle_root result_count evidence decision"
+        " decision_sha256 command command_hash request grant event master".split()
+    )
+    | {vocabulary.HOUSEKEEPER},
+    "request": frozenset(
+        "agent_id agent_valid_from body request_hash method path nonce ts_signed signature_b64u"
+        " certificate".split()
+    ),
+    "grant": _SIGNED_ROW,
+    "event": _SIGNED_ROW | {"event_id"},
+    vocabulary.HOUSEKEEPER: frozenset(("valid_from", "public_key_b64u", "certificate")),
+    "master": frozenset(("fingerprint", "public_key_b64u")),
+}
+
+
+def _unknown_fields(doc: dict[str, Any]) -> bool | str:
+    """Each object holds exactly the fields it must (a null grant or housekeeper is refused by its
+    own check); extra or missing fields are named."""
+    problems = []
+    for where, fields in DOCUMENT_FIELDS.items():
+        obj = doc if not where else doc.get(where)
+        if obj is None and where in ("grant", vocabulary.HOUSEKEEPER):
+            continue
+        if not isinstance(obj, dict):
+            problems.append(f"{where} is not an object")
+            continue
+        label = f"{where}." if where else ""
+        problems += [f"unknown field {label}{k}" for k in sorted(set(obj) - fields)]
+        problems += [f"missing field {label}{k}" for k in sorted(fields - set(obj))]
+    return True if not problems else "; ".join(problems)
+
 
 def _run(checks: list[Check], name: str, fn: Callable[[], bool | str | None]) -> bool:
     try:
@@ -53,6 +90,7 @@ def verify_receipt_document(doc: dict[str, Any], *, expected_master_fingerprint:
         f"schema is {vocabulary.RECALL_RECEIPT_SCHEMA}",
         lambda: doc.get("schema") == vocabulary.RECALL_RECEIPT_SCHEMA,
     )
+    _run(checks, "every field of the document is one the receipt binds", lambda: _unknown_fields(doc))
     _run(
         checks,
         "master key matches the expected fingerprint",
@@ -134,9 +172,17 @@ def verify_receipt_document(doc: dict[str, Any], *, expected_master_fingerprint:
             diff.append("created_at")
         if iso_ms(int(housekeeper.get("valid_from", -1))) != body.get("signer_valid_from"):
             diff.append("housekeeper.valid_from")
+        if event.get("event_id") != body.get("event_id"):
+            diff.append("event.event_id")
+        if event.get("prev_mutation_hash") != body.get("prev_mutation_hash"):
+            diff.append("event.prev_mutation_hash")
         return True if not diff else "differs from the signed event in " + ", ".join(diff)
 
-    _run(checks, "company, time and housekeeper epoch agree with the signed event", unsigned_fields_match)
+    _run(
+        checks,
+        "company, time, event id, chain link and housekeeper epoch agree with the signed event",
+        unsigned_fields_match,
+    )
     _run(
         checks,
         "event is a recall_receipt signed by the housekeeper",
@@ -171,6 +217,8 @@ def verify_receipt_document(doc: dict[str, Any], *, expected_master_fingerprint:
             return "certificate is not the requesting epoch's"
         if canonical_sha256_hex(request["body"]) != request["request_hash"]:
             return "request hash does not recompute"
+        if request["method"] != vocabulary.REQUEST_METHOD or request["path"] != vocabulary.PATH_RECALL:
+            return "request method and path are not the recall request's (the signature binds them)"
         message = request_message(
             request["body"],
             vocabulary.REQUEST_METHOD,
