@@ -20,10 +20,18 @@ from aimos.identity.trusted import verified_grant
 from aimos.memory.save import SaveResult, save_in_transaction
 from aimos.memory.versions import get_memory
 from aimos.store.connection import write_transaction
-from aimos.vocabulary import DEFAULT_SAVE_CLEARANCE, DEFAULT_SAVE_DATA_CLASS, PATH_SAVE, PATH_SHOW
+from aimos.vocabulary import CLI_AGENT, DEFAULT_SAVE_CLEARANCE, DEFAULT_SAVE_DATA_CLASS, PATH_SAVE, PATH_SHOW
 
-# what a corrected version keeps of the memory it supersedes: everything but the text
-KEPT_BY_CORRECTION = ("company_id", "key", "scope", "memory_type", "clearance_level", "data_class", "source")
+# what a corrected version keeps of the memory it supersedes: everything but the text and the
+# source (a correction's source is its signer's, as its author is)
+KEPT_BY_CORRECTION = ("company_id", "key", "scope", "memory_type", "clearance_level", "data_class")
+
+
+def own_source(agent_id: str) -> str:
+    """The source a save through the aimos command declares when none is given: ``cli`` for the
+    person's own agent, ``cli:<agent>`` for another one (as MCP saves declare ``mcp:<agent>``), so
+    one agent's saves never pass for another's."""
+    return CLI_AGENT if agent_id == CLI_AGENT else f"{CLI_AGENT}:{agent_id}"
 
 
 @dataclass(frozen=True)
@@ -39,7 +47,7 @@ class NewMemory:
     scope: str = "personal"
     clearance: int | None = None
     data_class: str | None = None
-    source: str = "cli"
+    source: str | None = None  # None: the signing agent's own (own_source)
 
 
 def default_ceilings(
@@ -108,18 +116,23 @@ def save(brain: Brain, agent: str, memory: NewMemory) -> SaveResult:
     """Sign ``memory`` as ``agent`` (POST /aimos/save), save it and classify it."""
     signer = brain.signer(agent)  # an unknown or reserved agent fails before any grant read
     clearance, data_class = default_ceilings(brain, signer.agent_id, memory.clearance, memory.data_class)
-    given = {name: getattr(memory, name) for name in ("value", "key", "scope", "memory_type", "source")}
+    given = {name: getattr(memory, name) for name in ("value", "key", "scope", "memory_type")}
+    given["source"] = memory.source or own_source(signer.agent_id)
     company = brain.company_id
     body = build_save_body(company_id=company, clearance_level=clearance, data_class=data_class, **given)
     return _signed_save(brain, signer, body)
 
 
-def correct(brain: Brain, agent: str, memory_ref: str, value: str) -> SaveResult:
-    """A corrected version that supersedes ``memory_ref``, with its key, type, scope and ceilings."""
+def correct(
+    brain: Brain, agent: str, memory_ref: str, value: str, source: str | None = None
+) -> SaveResult:
+    """A corrected version that supersedes ``memory_ref``, with its key, type, scope and ceilings;
+    its source is the one given, else the signer's own."""
     signer = brain.signer(agent)
     old = get_memory(brain.conn, memory_ref, agent_id=signer.agent_id)  # above its grant: not found
     kept = {name: old[name] for name in KEPT_BY_CORRECTION}
-    body = build_save_body(value=value, supersedes=old["memory_id"], **kept)
+    source = source or own_source(signer.agent_id)
+    body = build_save_body(value=value, supersedes=old["memory_id"], source=source, **kept)
     return _signed_save(brain, signer, body)
 
 

@@ -93,7 +93,9 @@ def register(app: typer.Typer) -> None:
         data_class: str = typer.Option(
             DEFAULT_SAVE_DATA_CLASS, "--data-class", help="public|internal|confidential|restricted."
         ),
-        source: str = typer.Option("cli", "--source", help="Where the memory came from."),
+        source: str = typer.Option(
+            None, "--source", help="Where the memory came from (default: cli, or cli:AGENT with --as)."
+        ),
         agent: str = typer.Option("cli", "--as", help="The enrolled agent that signs the save."),
         json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     ) -> None:
@@ -119,19 +121,23 @@ def register(app: typer.Typer) -> None:
     def correct_cmd(
         memory_id: str = typer.Argument(..., help="The memory to correct (id or unique prefix)."),
         text: str = typer.Argument(None, help="The corrected text; '-' or nothing reads stdin."),
+        source: str = typer.Option(
+            None, "--source", help="Where the correction came from (default: cli, or cli:AGENT with --as)."
+        ),
         agent: str = typer.Option("cli", "--as", help="The enrolled agent that signs the save."),
         json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     ) -> None:
         """Save a corrected version that supersedes a memory (the old one is kept).
 
-        A correction of a memory labelled poison or disputed keeps that label: only a person's
-        judgment (`aimos label`) lifts it."""
+        The correction keeps the memory's key, type, scope and ceilings; its source and signer are
+        its own. A correction of a memory labelled poison or disputed keeps that label: only a
+        person's judgment (`aimos label`) lifts it."""
         from aimos.actions.memory import carried_label, correct
         from aimos.actions.session import open_brain
 
         value = _read_text(text)
         with open_brain(write=True) as brain:
-            result = correct(brain, agent, memory_id, value)
+            result = correct(brain, agent, memory_id, value, source)
             carried = carried_label(brain, result.memory_id)
         _report_save(result, json_out, carried)
 
