@@ -122,7 +122,8 @@ def build_used_brain(home: Path) -> UsedBrain:
             # duplicates: the same content again, by the same agent and by another one (occurrences)
             duplicate = save("cli", NOTES[0][0], key=NOTES[0][1], memory_type=NOTES[0][2])
             assert duplicate.status == "duplicate" and duplicate.memory_id == ids["home:boiler"], duplicate
-            duplicate = save("beta", NOTES[1][0], key=NOTES[1][1], memory_type=NOTES[1][2])
+            # beta declares the person's source: the same content is the same source too
+            duplicate = save("beta", NOTES[1][0], key=NOTES[1][1], memory_type=NOTES[1][2], source="cli")
             assert duplicate.status == "duplicate", duplicate
 
             # a correction: a new version that supersedes the old one
