@@ -30,7 +30,6 @@ from aimos.errors import (
 )
 from aimos.exit_codes import ExitCode, exit_code_for
 from aimos.identity.agents import epochs_due
-from aimos.identity.anchors import anchored_fingerprint
 from aimos.identity.epochs import (
     MASTER_ITEM,
     MASTER_PENDING_ITEM,
@@ -42,7 +41,7 @@ from aimos.identity.epochs import (
 from aimos.identity.keystore import FileKeystore, holds, open_keystore
 from aimos.identity.trusted import check_identities
 from aimos.store.connection import code_schema_version, open_reader, schema_version
-from aimos.store.seals import freshness_state
+from aimos.store.freshness import freshness_state
 from aimos.vocabulary import CLI_AGENT, EXPIRY_WARNING_DAYS, HOUSEKEEPER
 
 OK, WARN, FAIL, SKIP = "ok", "warn", "fail", "skip"
@@ -282,14 +281,26 @@ def _anchors(conn: apsw.Connection, meta: dict[str, str]) -> Check:
     try:  # the newest seal verifies, the identity rows are as sealed, the master is the anchored one
         check_identities(conn)
     except AimosError as exc:
+        unanchored = getattr(exc, "reason", None) == "brain_unanchored"
         return Check(
             "anchors",
             FAIL,
             exc.message,
-            "aimos verify (names what differs), then aimos restore BACKUP",
+            f"aimos anchor (with the master passphrase), if this brain at {paths.brain_path()} is yours"
+            if unanchored
+            else "aimos verify (names what differs), then aimos restore BACKUP",
             exit_code_for(exc),
         )
     fresh = freshness_state(conn)
+    if fresh["state"] == "anchor_lost":
+        return Check(
+            "anchors",
+            FAIL,
+            fresh["detail"],
+            "aimos anchor (with the master passphrase), if this brain is the one you mean to keep; "
+            "else put the newer brain file back",
+            ExitCode.INTEGRITY,
+        )
     if fresh["state"] in ("brain_rolled_back", "brain_history_mismatch"):
         return Check(
             "anchors",
@@ -300,15 +311,6 @@ def _anchors(conn: apsw.Connection, meta: dict[str, str]) -> Check:
             ExitCode.INTEGRITY,
         )
     fingerprint = str(master_row(conn)["fingerprint"])
-    if anchored_fingerprint(meta["brain_id"]) is None:
-        return Check(
-            "anchors",
-            WARN,
-            f"{paths.anchors_path()} names no master for this brain (its own is {fingerprint[:16]}...): "
-            "verifiers have no trust anchor to take",
-            "put anchors.json back from your copy, or give verifiers the fingerprint install printed: "
-            "aimos verify --master-fingerprint HEX",
-        )
     if fresh["state"] != "ok":
         return Check(
             "anchors",

@@ -13,7 +13,7 @@ import apsw
 
 from aimos import paths
 from aimos.crypto.ed25519 import KeyPair
-from aimos.errors import ExpiryWarning, KeychainError, NotInstalledError
+from aimos.errors import AimosError, ExpiryWarning, KeychainError, NotInstalledError
 from aimos.identity.agents import DueEpoch, due_for_rotation
 from aimos.identity.epochs import (
     Signer,
@@ -25,6 +25,8 @@ from aimos.identity.epochs import (
 )
 from aimos.identity.keystore import Keystore, KeystoreCache, open_keystore
 from aimos.identity.passphrase import read_passphrase
+from aimos.identity.trusted import IDENTITY_TABLES
+from aimos.store import freshness
 from aimos.store.connection import (
     damaged_text_error,
     open_reader,
@@ -136,9 +138,51 @@ def require_brain() -> None:
         raise _not_installed()
 
 
-def open_brain(*, write: bool, keystores: KeystoreCache | None = None) -> Brain:
+def _check_anchored(conn: apsw.Connection, brain_id: str) -> None:
+    """The anchors check before any command acts on the brain; a master row too damaged to read is
+    left to the checks that name it (the identity check of every request, `aimos verify`)."""
+    from aimos.identity.trusted import check_anchored
+
+    try:
+        check_anchored(conn, brain_id)
+    except AimosError as exc:
+        if getattr(exc, "reason", None) in ("brain_unanchored", "master_not_anchored"):
+            conn.close()
+            raise
+    except (apsw.Error, KeyError, TypeError):
+        pass
+
+
+def _kept_anchor(conn: apsw.Connection) -> dict[str, Any] | None:
+    """The brain's kept anchor from its keystore (None when the keystore cannot be opened: the
+    freshness file beside anchors.json still stands)."""
+    from aimos.identity.anchors import read_kept_anchor
+
+    try:
+        meta = brain_meta(conn)
+        return read_kept_anchor(open_keystore(meta["keystore"], meta["brain_id"]))
+    except (AimosError, KeyError, apsw.Error):
+        return None
+
+
+freshness.read_kept_with(_kept_anchor)
+
+
+def _keeper(brain: Brain) -> Callable[[int, bytes], None]:
+    """Moves the kept anchor after a commit that changed the identity rows."""
+    from aimos.identity.anchors import keep_anchor, revocations_held
+
+    def keep(seq: int, link: bytes) -> None:
+        keep_anchor(brain.keystore, seq, link.hex(), revocations_held(brain.conn))
+
+    return keep
+
+
+def open_brain(*, write: bool, keystores: KeystoreCache | None = None, anchored: bool = True) -> Brain:
     """The brain, its metadata and keystore; ``keystores``: a cache whose key reads last beyond
-    this session (an MCP server's, for the life of its process)."""
+    this session (an MCP server's, for the life of its process). A brain anchors.json names no
+    master for, or another master than its own, is refused (exit 5) unless ``anchored`` is off
+    (`aimos anchor`, `aimos status`: they look at such a brain, they do not act on it)."""
     path = paths.brain_path()
     if not path.exists():
         raise _not_installed()
@@ -147,10 +191,13 @@ def open_brain(*, write: bool, keystores: KeystoreCache | None = None) -> Brain:
     if "brain_id" not in meta:
         conn.close()
         raise _not_installed()
+    if anchored:
+        _check_anchored(conn, meta["brain_id"])
     opener = keystores.open if keystores is not None else open_keystore
     brain = Brain(conn, meta, opener(meta["keystore"], meta["brain_id"]), _open_keystore=opener)
     if write:
         seal_with(conn, brain.housekeeper)  # writes are sealed by the housekeeper, loaded when needed
+        freshness.keep_anchor_with(conn, _keeper(brain), IDENTITY_TABLES)
     return brain
 
 

@@ -49,6 +49,7 @@ def _root(
 def _register() -> None:
     from aimos.cli import (
         agent_cmds,
+        anchor_cmd,
         backup_cmds,
         doctor_cmd,
         eval_cmds,
@@ -81,6 +82,7 @@ def _register() -> None:
     status_cmd.register(app)
     doctor_cmd.register(app)
     restore_cmd.register(app)
+    anchor_cmd.register(app)
     redact_cmd.register(app)
     housekeeper_cmds.register(app)
     tui_cmd.register(app)

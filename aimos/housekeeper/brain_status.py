@@ -19,7 +19,7 @@ from aimos.identity.agents import agent_listing, epochs_due
 from aimos.identity.epochs import master_row
 from aimos.identity.trusted import check_identities
 from aimos.store.connection import code_schema_version, one, schema_version
-from aimos.store.seals import freshness_state
+from aimos.store.freshness import freshness_state
 from aimos.vocabulary import HOUSEKEEPER
 
 COUNTED = (
@@ -52,7 +52,7 @@ def last_corpus_root(conn: apsw.Connection) -> dict[str, Any] | None:
 
 def status_report(now: int | None = None) -> dict[str, Any]:
     at = clock_now() if now is None else now
-    with open_brain(write=False) as brain:
+    with open_brain(write=False, anchored=False) as brain:
         conn = brain.conn
         counts = {
             name: int(one(conn, f"SELECT COUNT(*) AS n FROM {table_name}")["n"])  # type: ignore[index]

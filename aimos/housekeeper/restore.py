@@ -28,11 +28,19 @@ from aimos.actions.redaction import kept_outside
 from aimos.crypto.canonical import canonical_text
 from aimos.crypto.encoding import b64u_encode
 from aimos.crypto.messages import new_nonce, payload_message
-from aimos.errors import EpochRevokedError, KeychainError, NotFoundError, UsageError, VerificationError
+from aimos.errors import (
+    AimosError,
+    EpochRevokedError,
+    KeychainError,
+    NotFoundError,
+    UsageError,
+    VerificationError,
+)
 from aimos.housekeeper import state
 from aimos.housekeeper.jobs.nightly_dream import backup_files
 from aimos.housekeeper.redaction_copies import apply_records
 from aimos.identity.agents import HousekeeperRotation, rotate_housekeeper_in_transaction
+from aimos.identity.anchors import keep_anchor, revocations_held
 from aimos.identity.epochs import (
     Signer,
     brain_meta,
@@ -44,7 +52,7 @@ from aimos.identity.epochs import (
 )
 from aimos.identity.keystore import Keystore, open_keystore
 from aimos.memory.redaction import redactions as memory_redactions
-from aimos.store import seals
+from aimos.store import freshness, seals
 from aimos.store.cells import text_of
 from aimos.store.connection import copy_brain, open_reader, open_writer, write_transaction
 from aimos.vocabulary import HOUSEKEEPER, RESTORE_SCHEMA
@@ -216,6 +224,13 @@ def verify_copy(conn: apsw.Connection, fingerprint: str) -> dict[str, Any]:
     return result
 
 
+def _anchor_restored(brain_id: str, keystore: Keystore, head: seals.Seal, held: list[list[Any]]) -> None:
+    """Both freshness anchors move to the restored brain's newest seal."""
+    freshness.write_freshness(brain_id, head.seq, head.link, note="restored")
+    with contextlib.suppress(AimosError, OSError):  # a kept anchor not moved is only older
+        keep_anchor(keystore, head.seq, head.link.hex(), held)
+
+
 def restore(backup: Path, passphrase: str, fingerprint: str, now: int | None = None) -> dict[str, Any]:
     """Verify the backup, sign the restore into a copy, move it into place. Returns the record."""
     at = int(time.time()) if now is None else now
@@ -246,7 +261,7 @@ def restore(backup: Path, passphrase: str, fingerprint: str, now: int | None = N
             verify_copy(conn, fingerprint)
             keystore = open_keystore(meta["keystore"], meta["brain_id"])
             master = unlock_master(conn, keystore, passphrase)
-            anchor = seals.read_freshness(meta["brain_id"])
+            anchor = freshness.read_freshness(meta["brain_id"])
             head = seals.head_seal(conn)
             lost = _what_is_lost(conn, anchor)
             housekeeper = _backup_housekeeper(conn, keystore, lost, at)
@@ -282,7 +297,7 @@ def restore(backup: Path, passphrase: str, fingerprint: str, now: int | None = N
                 if rotation is not None:
                     keystore.delete(key_item_name(HOUSEKEEPER, rotation.signer.valid_from))
                 raise
-            new_head = seals.head_seal(conn)
+            new_head, held = seals.head_seal(conn), revocations_held(conn)
             conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         finally:
             conn.close()
@@ -293,7 +308,7 @@ def restore(backup: Path, passphrase: str, fingerprint: str, now: int | None = N
             Path(f"{copy_path}{suffix}").unlink(missing_ok=True)
         raise
     if new_head is not None:
-        seals.write_freshness(meta["brain_id"], new_head.seq, new_head.link, note="restored")
+        _anchor_restored(meta["brain_id"], keystore, new_head, held)
     return {
         **body,
         "replaced_brain_kept_at": str(kept) if kept else None,

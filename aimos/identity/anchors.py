@@ -11,6 +11,7 @@ from typing import Any
 from aimos import paths
 from aimos.crypto.canonical import json_loads
 from aimos.crypto.encoding import is_hex64
+from aimos.store.freshness import well_formed_anchor
 from aimos.vocabulary import ANCHORS_SCHEMA as SCHEMA
 
 _READ: dict[tuple[str, int, int], Any] = {}
@@ -96,3 +97,55 @@ def remove_anchor(brain_id: str) -> None:
         )
     else:
         paths.anchors_path().unlink(missing_ok=True)
+
+
+# --- the kept anchor: a second copy of the freshness anchor, in the brain's keystore ----------------
+# The freshness anchor (freshness-<brain id>.json, beside anchors.json) moves on every write; an
+# attacker holding the aimos folder can delete it, or put an old one back with an old brain. This
+# copy lives where the brain's keys live (the OS keychain, or the file keystore), is written when
+# the identity rows change (an enrolment, a revocation, a grant, a rotation) and when the person
+# anchors the brain, and holds the revocations the brain held then: a brain behind it, or missing
+# one of them, was rolled back past an identity change.
+KEPT_ANCHOR_ITEM = "freshness-anchor"
+
+
+def revocations_held(conn: Any) -> list[list[Any]]:
+    """Every revoked epoch the brain holds, as [agent id, valid from], in order."""
+    return [
+        [str(a), int(v)]
+        for a, v in conn.execute(
+            "SELECT agent_id, agent_valid_from FROM agent_revocations ORDER BY agent_id, agent_valid_from"
+        )
+    ]
+
+
+def read_kept_anchor(keystore: Any) -> dict[str, Any] | None:
+    """The kept anchor ({seq, link, revoked}), or None when there is none or it does not parse (a
+    damaged copy counts as none: the freshness file beside anchors.json still stands)."""
+    try:
+        text = keystore.find(KEPT_ANCHOR_ITEM)
+        entry = json_loads(text) if text is not None else None
+    except (OSError, ValueError, RecursionError):
+        return None
+    if not well_formed_anchor(entry) or not isinstance(entry.get("revoked"), list):
+        return None
+    entry["revoked"] = [
+        [r[0], r[1]]
+        for r in entry["revoked"]
+        if isinstance(r, list) and len(r) == 2 and isinstance(r[0], str) and isinstance(r[1], int)
+    ]
+    return entry
+
+
+def keep_anchor(keystore: Any, seq: int, link: str, revoked: list[list[Any]]) -> None:
+    """Write the kept anchor (replacing the one before)."""
+    entry = {"seq": seq, "link": link, "revoked": revoked}
+    keystore.replace(KEPT_ANCHOR_ITEM, json.dumps(entry, sort_keys=True))
+
+
+def missing_revocations(kept: dict[str, Any] | None, held: list[list[Any]]) -> list[list[Any]]:
+    """The revocations the kept anchor recorded that the brain does not hold."""
+    if kept is None:
+        return []
+    have = {(a, v) for a, v in held}
+    return [r for r in kept["revoked"] if (r[0], r[1]) not in have]

@@ -56,7 +56,8 @@ _GRANT_FIELDS = (
 
 def check_identities(conn: apsw.Connection) -> None:
     """The identity tables hold exactly what the brain's seals say, and the brain's master is the
-    one anchors.json names for it (when it names one). Raises IntegrityError (exit 5)."""
+    one anchors.json names for it (a brain it names no master for is refused until the person
+    anchors it: `aimos anchor`). Raises IntegrityError (exit 5)."""
     with costed("identities"):
         _check_identities(conn)
 
@@ -65,14 +66,39 @@ def _check_identities(conn: apsw.Connection) -> None:
     if already_checked(conn, IDENTITY_TABLES):
         return  # checked by this connection, and no other has committed since
     check_tables(conn, IDENTITY_TABLES)
-    brain_id = brain_meta(conn).get("brain_id")
+    check_anchored(conn, brain_meta(conn).get("brain_id"))
+
+
+def check_anchored(conn: apsw.Connection, brain_id: str | None) -> None:
+    """anchors.json names a master for this brain, and it is the brain's own: else IntegrityError
+    (exit 5), ``brain_unanchored`` or ``master_not_anchored``."""
     anchored = anchored_fingerprint(brain_id) if brain_id else None
-    if anchored is not None and master_row(conn)["fingerprint"] != anchored:
+    if anchored is None:
+        raise unanchored_error(brain_id)
+    if master_row(conn)["fingerprint"] != anchored:
         raise IntegrityError(
             "the brain's master identity is not the one anchors.json names for this brain",
             RESTORE_HINT,
             reason="master_not_anchored",
         )
+
+
+ANCHOR_HINT = (
+    "If this brain is yours (moved here, or anchors.json was lost), run `aimos anchor`: it asks for "
+    "the master passphrase and shows the master fingerprint to compare with the one install printed. "
+    "Otherwise put your own brain file back."
+)
+
+
+def unanchored_error(brain_id: str | None) -> IntegrityError:
+    """A brain this home holds no trust anchor for (no anchors.json, or no entry for its id): it was
+    put here from elsewhere, or the anchor was lost. Nothing acts on it until the person anchors it."""
+    return IntegrityError(
+        f"this home holds no trust anchor for the brain it finds (brain {brain_id or 'without an id'}): "
+        "anchors.json names no master for it, so no request is checked against a master you chose",
+        ANCHOR_HINT,
+        reason="brain_unanchored",
+    )
 
 
 def grant_reason(conn: apsw.Connection, grant: dict[str, Any]) -> str | None:

@@ -30,6 +30,7 @@ from aimos import __version__, paths, vocabulary
 from aimos.crypto import commitments
 from aimos.crypto.encoding import iso_ms
 from aimos.errors import AimosError, UsageError
+from aimos.identity.anchors import keep_anchor, revocations_held
 from aimos.identity.epochs import (
     Signer,
     check_agent_id,
@@ -44,6 +45,7 @@ from aimos.identity.keystore import Keystore, choose_keystore
 from aimos.installer import guide_corpus
 from aimos.ledger.events import append_event
 from aimos.memory.gates import refuse_secret_fields
+from aimos.store import seals
 from aimos.store.connection import open_writer, write_transaction
 from aimos.vocabulary import DEFAULT_GRANT_CLEARANCE, DEFAULT_GRANT_DATA_CLASS, HOUSEKEEPER, PUBLIC
 
@@ -57,8 +59,8 @@ STEPS = (
     "check_home_and_keystore",
     "create_brain",
     "enrol_identities",
-    "ingest_guides",
     "write_anchors",
+    "ingest_guides",
     "start_housekeeper",
     "finish",
 )
@@ -247,7 +249,10 @@ class _Tracking:
         self.created.append(name)
 
     def replace(self, name: str, secret: str) -> None:
+        new = self.inner.find(name) is None
         self.inner.replace(name, secret)
+        if new:
+            self.created.append(name)
 
     def get(self, name: str) -> str:
         return self.inner.get(name)
@@ -402,6 +407,26 @@ def _save_guides(
     return memory_ids, ingest
 
 
+def _write_anchors(
+    run: _Run, brain_id: str, fingerprint: str, brain_path: Path, options: InstallOptions
+) -> None:
+    """The brain's master in anchors.json (before the guides' signed saves: each request is checked
+    against it)."""
+    from aimos.identity.anchors import add_anchor, remove_anchor
+
+    run.mkdirs(paths.anchors_path().parent)
+    run.did("anchors.json entry", lambda: remove_anchor(brain_id))
+    add_anchor(
+        brain_id,
+        {
+            "master_fingerprint": fingerprint,
+            "brain_path": str(brain_path),
+            "brain_name": options.brain_name,
+            "company_id": options.company_id,
+        },
+    )
+
+
 def install(options: InstallOptions, passphrase: str, now: int) -> InstallResult:  # noqa: PLR0915 (the onboarding steps in their order, one short step each)
     """Create and enrol a new brain. The caller has checked that none is installed."""
     from aimos.installer import service
@@ -442,7 +467,7 @@ def install(options: InstallOptions, passphrase: str, now: int) -> InstallResult
         run.mkdirs(brain_path.parent)
         run.did(f"brain file {brain_path}", lambda: _remove_brain_files(brain_path))
         # every sealed commit anchors the brain's newest seal beside anchors.json
-        from aimos.store.seals import freshness_path
+        from aimos.store.freshness import freshness_path
 
         run.mkdirs(freshness_path(brain_id).parent)
         run.did("freshness anchor", lambda: freshness_path(brain_id).unlink(missing_ok=True))
@@ -540,30 +565,20 @@ def install(options: InstallOptions, passphrase: str, now: int) -> InstallResult
                     now=now,
                 )
                 after_step(run.step)
+                run.step = "write_anchors"  # before any signed request: each is checked against it
+                _write_anchors(run, brain_id, master.fingerprint, brain_path, options)
+                after_step(run.step)
                 run.step = "ingest_guides"
                 guide_ids: list[str] = []
                 ingest: dict[str, Any] | None = None
                 if options.guides:
                     guide_ids, ingest = _save_guides(conn, housekeeper, options.company_id, now)
                 after_step(run.step)
+            head = seals.head_seal(conn)  # committed: the freshness anchor's second copy, by the keys
+            if head is not None:
+                keep_anchor(keystore, head.seq, head.link.hex(), revocations_held(conn))
         finally:
             conn.close()
-
-        run.step = "write_anchors"
-        from aimos.identity.anchors import add_anchor, remove_anchor
-
-        run.mkdirs(paths.anchors_path().parent)
-        run.did("anchors.json entry", lambda: remove_anchor(brain_id))
-        add_anchor(
-            brain_id,
-            {
-                "master_fingerprint": master.fingerprint,
-                "brain_path": str(brain_path),
-                "brain_name": options.brain_name,
-                "company_id": options.company_id,
-            },
-        )
-        after_step(run.step)
 
         run.step = "start_housekeeper"
         service_info: dict[str, Any] | None = None

@@ -129,7 +129,7 @@ def _kept(brain: Path, brain_id: str | None, keystore: str | None) -> list[dict[
     ]
     if brain_id:
         from aimos.actions.redaction import outside_path
-        from aimos.store.seals import freshness_path
+        from aimos.store.freshness import freshness_path
 
         extra[2:2] = [
             ("newest-seal anchor", freshness_path(brain_id)),

@@ -42,9 +42,11 @@ def _unwalkable(reason: str, exc: BaseException, conn: apsw.Connection) -> dict[
     }
 
 
-def _guarded_brain_state(conn: apsw.Connection, anchor: dict[str, Any] | None) -> dict[str, Any]:
+def _guarded_brain_state(
+    conn: apsw.Connection, anchor: dict[str, Any] | None, kept: dict[str, Any] | None
+) -> dict[str, Any]:
     try:
-        return verify_brain_state(conn, anchor)
+        return verify_brain_state(conn, anchor, kept)
     except DAMAGED as exc:
         failure = {
             "check": "brain",
@@ -90,10 +92,11 @@ def _verify_everything(
     progress: Callable[[int, str], None] | None,
 ) -> dict[str, Any]:
     tell = progress or (lambda _done, _phase: None)
-    from aimos.store.seals import anchor_for
+    from aimos.store.freshness import anchor_for, kept_anchor_for
     from aimos.verify.cognitive import CognitiveVerdict, verify_cognitive_bundle
 
     anchor = None if memory_id else anchor_for(conn)  # before the snapshot (see anchor_for)
+    kept = None if memory_id else kept_anchor_for(conn)
     # one read snapshot for both: a save landing between them must not look like a disagreement
     own_snapshot = not conn.in_transaction
     if own_snapshot:
@@ -101,7 +104,7 @@ def _verify_everything(
     bundle: dict[str, Any] | None = None
     try:
         tell(0, VERIFY_PHASES[0])
-        brain = None if memory_id else _guarded_brain_state(conn, anchor)
+        brain = None if memory_id else _guarded_brain_state(conn, anchor, kept)
         try:
             report = verify_brain(conn, memory_id)
         except DAMAGED as exc:  # data too damaged to walk: the seal checks above name what

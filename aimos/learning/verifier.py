@@ -299,20 +299,24 @@ def verify_event_chains(conn: apsw.Connection) -> list[dict[str, Any]]:
     return out
 
 
-def verify_brain_state(conn: apsw.Connection, anchor: dict[str, Any] | None) -> dict[str, Any]:
+def verify_brain_state(
+    conn: apsw.Connection, anchor: dict[str, Any] | None, kept: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """The checks of the brain as a whole, beside the per-memory records: every row of every
     retained table against the seal chain (existence, every column), the schema against the
     migrations (guard triggers), the search indexes against the memories, and the newest seal
-    against the anchor outside the brain (freshness: a rollback or a lost WAL)."""
+    against the anchor outside the brain and the copy kept in the keystore (freshness: a rollback,
+    a lost WAL, a lost anchor)."""
     from aimos.recall.candidates import index_failures
+    from aimos.store.freshness import freshness_failure
     from aimos.store.schema import schema_failures
-    from aimos.store.seals import freshness_failure, verify_seals
+    from aimos.store.seals import verify_seals
 
     t0 = time.perf_counter()
     sealed = verify_seals(conn)
     t1 = time.perf_counter()
     failures = schema_failures(conn) + sealed.failures
-    stale = freshness_failure(conn, sealed.head, anchor)
+    stale = freshness_failure(conn, sealed.head, anchor, kept)
     if stale is not None:
         failures.append(stale)
     t2 = time.perf_counter()

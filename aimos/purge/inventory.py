@@ -126,7 +126,7 @@ def owned_files(record: dict[str, Any] | None = None, brain_id: str | None = Non
     """The files aimos keeps for the brain here, beside the brain itself (which exist now): its
     WAL, backups, brains `aimos restore` replaced (they hold memories too), state and log files,
     and the anchor of its newest seal."""
-    from aimos.store.seals import freshness_path
+    from aimos.store.freshness import freshness_path
 
     brain = paths.brain_path()
     found = [Path(str(brain) + s) for s in ("-wal", "-shm", "-journal")]
@@ -192,6 +192,7 @@ class Inventory:
 
 
 def take_inventory(conn: apsw.Connection) -> Inventory:
+    from aimos.identity.anchors import KEPT_ANCHOR_ITEM
     from aimos.identity.epochs import MASTER_ITEM, brain_meta, key_item_name, master_row
 
     meta = brain_meta(conn)
@@ -202,6 +203,7 @@ def take_inventory(conn: apsw.Connection) -> Inventory:
             "SELECT agent_id, valid_from FROM identity_epochs ORDER BY agent_id, valid_from"
         )
     ]
+    items.append(KEPT_ANCHOR_ITEM)  # the second copy of the freshness anchor, beside the keys
     return Inventory(
         brain_id=meta["brain_id"],
         brain_name=meta.get("brain_name", "personal"),

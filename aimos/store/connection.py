@@ -336,13 +336,15 @@ def write_transaction(
     one housekeeper-signed seal over the rows it added (``seal``: a Signer or a function returning
     one; default: the connection's ``seal_with``); the newest seal is then anchored outside the
     brain (store/seals.py)."""
-    from aimos.store import seals
+    from aimos.store import freshness, seals
 
     with translate_errors():
         conn.execute("BEGIN IMMEDIATE")
         try:
             with seals.costed("begin"):
                 ctx = seals.begin(conn, check_anchor=check_anchor)
+                if ctx.check_freshness and ctx.head is not None:
+                    freshness.refuse_stale(conn, ctx.head)
             yield conn
             with seals.costed("seal"):
                 seals.seal(conn, ctx, seal if seal is not None else _SEALERS.get(conn))
@@ -354,7 +356,7 @@ def write_transaction(
         conn.execute("COMMIT")
         seals.settled(conn)
     with seals.costed("anchor"):
-        seals.after_commit(ctx)
+        freshness.after_commit(conn, ctx)
 
 
 def copy_brain(source: apsw.Connection, target: Path) -> None:

@@ -5,9 +5,8 @@ Each write transaction ends with one housekeeper-signed seal (the hashing is the
 count, highest rowid and chain (the previous chain folded with the hashes of the new rows); the
 state root over all tables; the link to the previous seal. ``seal_heads`` caches the newest entry
 per table so a write need not replay the chain; it is checked against the newest seal's state root
-before it is used. After the commit the newest seal (sequence number and link) is written to
-``freshness-<brain id>.json`` beside anchors.json, outside the brain, so an older copy of the brain put back
-(a rollback, a lost WAL) is found by `aimos verify` and `aimos status`.
+before it is used. After the commit the newest seal is anchored outside the brain (store/freshness.py),
+so an older copy of the brain put back (a rollback, a lost WAL) is found.
 
 A write begins by checking that the newest seal verifies, that ``seal_heads`` agrees with it and
 that no table holds rows beyond its sealed head: rows no seal covers are never sealed afterwards.
@@ -21,18 +20,14 @@ differs: an altered, deleted, injected or unsealed row of a table, within one se
 from __future__ import annotations
 
 import contextlib
-import json
-import os
 import time
 import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Protocol
 
 import apsw
 
-from aimos import paths
 from aimos.crypto import commitments
 from aimos.crypto.commitments import SealEntry
 from aimos.crypto.ed25519 import verify as ed25519_verify
@@ -224,7 +219,7 @@ def seal_at(conn: apsw.Connection, seq: int) -> Seal | None:
     return _seal(found[0]) if found else None
 
 
-def _brain_id(conn: apsw.Connection) -> str | None:
+def brain_id_of(conn: apsw.Connection) -> str | None:
     found = conn.execute("SELECT value FROM brain_meta WHERE key = 'brain_id'").fetchall()
     return str(found[0][0]) if found else None
 
@@ -385,12 +380,15 @@ class SealContext:
     start: dict[str, int]
     brain_id: str | None = None
     sealed: tuple[int, bytes] | None = field(default=None)
+    changed: frozenset[str] = frozenset()  # the tables its seal added rows to
+    check_freshness: bool = False  # the anchors outside the brain are to be checked (freshness.py)
 
 
 def begin(conn: apsw.Connection, *, check_anchor: bool = True) -> SealContext:
-    """Inside BEGIN IMMEDIATE: check the newest seal and that every row is sealed, and (unless
-    ``check_anchor`` is off: only `aimos restore` recording its own restore) that the brain is not
-    behind the anchor outside it."""
+    """Inside BEGIN IMMEDIATE: check the newest seal and that every row is sealed, and say whether
+    the anchors outside the brain are to be checked (``check_freshness``: unless ``check_anchor`` is
+    off, only `aimos restore` recording its own restore, or no other connection committed since
+    this one last checked)."""
     shapes = sealed_tables(conn)
     head = head_seal(conn)
     heads = _heads(conn)
@@ -409,14 +407,6 @@ def begin(conn: apsw.Connection, *, check_anchor: bool = True) -> SealContext:
             reason = "seal_chain_break"
     if reason is not None:
         raise SealError(f"the brain's newest seal does not verify ({reason})", reason=reason)
-    stale = freshness_failure(conn, head, anchor_for(conn)) if check_anchor and not quiet else None
-    if stale is not None:  # writing on would seal over the rollback and move the anchor past it
-        raise SealError(
-            f"this brain is not the newest one aimos wrote here: {stale['detail']}",
-            "If you put an older copy or a backup back on purpose, `aimos restore BACKUP` does it with "
-            "a signed record; otherwise put the newer brain file back.",
-            reason=stale["reason"],
-        )
     for name, top in live.items():
         sealed = heads.get(name, (0, 0, b""))[1]
         if top > sealed:
@@ -433,7 +423,7 @@ def begin(conn: apsw.Connection, *, check_anchor: bool = True) -> SealContext:
             )
     _CHECKED[conn] = head.seq
     _QUIET[conn] = _data_version(conn)
-    return SealContext(shapes, head, heads, live)
+    return SealContext(shapes, head, heads, live, check_freshness=check_anchor and not quiet)
 
 
 # connections inside a write transaction whose begin verified the newest seal (its number)
@@ -540,7 +530,7 @@ def seal(
     if ctx.head is not None:
         prev_link = ctx.head.link
     else:
-        brain_id = _brain_id(conn)
+        brain_id = brain_id_of(conn)
         if brain_id is None:
             raise SealError("the brain has no id to seal under", reason="brain_seal_invalid")
         prev_link = commitments.seal_genesis_link(brain_id)
@@ -559,119 +549,9 @@ def seal(
         " max_rowid = excluded.max_rowid, chain = excluded.chain, seq = excluded.seq",
         [(name, count, top, chain, seq) for name, (count, top, chain) in changes.items()],
     )
-    ctx.brain_id = _brain_id(conn)
+    ctx.brain_id = brain_id_of(conn)
     ctx.sealed = (seq, commitments.seal_link(digest, signature))
-
-
-# --- freshness: the newest seal, outside the brain ---------------------------------------------
-def freshness_path(brain_id: str) -> Path:
-    """This brain's anchor file beside anchors.json: one small JSON object per brain."""
-    return paths.config_dir() / f"freshness-{brain_id}.json"
-
-
-def read_freshness(brain_id: str) -> dict[str, Any] | None:
-    """The anchored newest seal of this brain ({seq, link, anchored_at}), or None."""
-    try:
-        entry = json.loads(freshness_path(brain_id).read_text("utf-8"))
-    except (OSError, ValueError):
-        return None
-    if (
-        not isinstance(entry, dict)
-        or not isinstance(entry.get("seq"), int)
-        or isinstance(entry.get("seq"), bool)
-        or not isinstance(entry.get("link"), str)
-    ):
-        return None
-    return entry
-
-
-ANCHOR_BYTES = 256
-
-
-def write_freshness(brain_id: str, seq: int, link: bytes, *, note: str | None = None) -> None:
-    """Anchor this brain's newest seal outside it: one small JSON object, written in place.
-
-    Written after the commit with one positioned write of a fixed-size block (no temporary file,
-    no rename: about 4 us instead of 130 us), without fsync and without a lock: an anchor lost or
-    torn in a crash, or overwritten by a concurrent writer's older one, reads as older than the
-    brain or as none (nothing is flagged; the next write moves it on), never as newer."""
-    path = freshness_path(brain_id)
-    entry: dict[str, Any] = {"seq": seq, "link": link.hex(), "anchored_at": int(time.time())}
-    if note:
-        entry["note"] = note[:64]
-    data = json.dumps(entry, sort_keys=True).encode("utf-8")
-    if len(data) >= ANCHOR_BYTES:
-        raise SealError("the freshness anchor does not fit its block (a bug)", reason="anchor_invalid")
-    if not path.parent.is_dir():
-        paths.ensure_private_dir(path.parent)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
-    try:
-        os.pwrite(fd, data.ljust(ANCHOR_BYTES - 1) + b"\n", 0)
-    finally:
-        os.close(fd)
-
-
-def after_commit(ctx: SealContext) -> None:
-    if ctx.sealed is None or ctx.brain_id is None:
-        return
-    with contextlib.suppress(OSError):  # an anchor that cannot move is only older: verify says so
-        write_freshness(ctx.brain_id, *ctx.sealed)
-
-
-def _restored_over(conn: apsw.Connection, anchor: dict[str, Any]) -> bool:
-    """True when the brain's newest restore record (master-signed, sealed) says it replaced exactly
-    this anchored seal: the brain went back on purpose (`aimos restore`), even if the anchor file
-    was not moved before a crash."""
-    found = conn.execute(
-        "SELECT CAST(signed_body AS BLOB) FROM brain_restores ORDER BY rowid DESC LIMIT 1"
-    ).fetchall()
-    if not found:
-        return False
-    try:
-        replaced = json.loads(text_of(found[0][0])).get("replaced_anchor") or {}
-    except (ValueError, AttributeError, RecursionError):
-        return False
-    return bool(replaced.get("seq") == anchor["seq"] and replaced.get("link") == anchor["link"])
-
-
-def anchor_for(conn: apsw.Connection) -> dict[str, Any] | None:
-    """This brain's anchor. Read it before the snapshot a check reads the brain in: anchors are
-    written after their commit, so a snapshot taken afterwards is never behind the anchor read."""
-    brain_id = _brain_id(conn)
-    return read_freshness(brain_id) if brain_id else None
-
-
-def freshness_failure(
-    conn: apsw.Connection, head: Seal | None, anchor: dict[str, Any] | None
-) -> dict[str, Any] | None:
-    """Compare the brain's newest seal with the anchor outside it: a brain behind its anchor was
-    rolled back (an older copy, a backup put back by hand, a lost WAL); one whose seal at the
-    anchored number differs is another history."""
-    if anchor is None or _restored_over(conn, anchor):
-        return None
-    seq, link = anchor["seq"], anchor["link"]
-    have = head.seq if head else 0
-    if have < seq:
-        return {
-            "check": "freshness",
-            "reason": "brain_rolled_back",
-            "detail": f"the brain's newest seal is #{have}, but seal #{seq} was committed and anchored "
-            f"outside it: {seq - have} write(s) are missing",
-            "table": None,
-        }
-    at = head if head is not None and head.seq == seq else seal_at(conn, seq)
-    try:
-        same = at is not None and at.link.hex() == link
-    except AimosError:  # a seal whose fields do not even hash: another history, named as such
-        same = False
-    if not same:
-        return {
-            "check": "freshness",
-            "reason": "brain_history_mismatch",
-            "detail": f"seal #{seq} of this brain is not the one anchored outside it",
-            "table": None,
-        }
-    return None
+    ctx.changed = frozenset(changes)
 
 
 # --- verification ---------------------------------------------------------------------------------
@@ -715,7 +595,7 @@ def redacted_rows(conn: apsw.Connection) -> tuple[dict[str, dict[int, RowSwap]],
         return swaps, failures
     master = conn.execute("SELECT public_key_b64u, fingerprint FROM master_identity").fetchall()
     key, fingerprint = (str(master[0][0]), str(master[0][1])) if master else ("", "")
-    brain_id = _brain_id(conn)
+    brain_id = brain_id_of(conn)
     for rid, mid, company, record_json, signature, created_at in conn.execute(
         "SELECT redaction_id, memory_id, company_id, record_json, signature_b64u, created_at"
         f" FROM {REDACTIONS} ORDER BY rowid"
@@ -756,7 +636,7 @@ def verify_seals(conn: apsw.Connection) -> SealReport:
     (row_unsealed)."""
     failures: list[dict[str, Any]] = []
     shapes = sealed_tables(conn)
-    brain_id = _brain_id(conn) or ""
+    brain_id = brain_id_of(conn) or ""
     seals = [_seal(r) for r in conn.execute(f"SELECT {_SEAL_COLUMNS} FROM brain_seals ORDER BY seq")]
     state: dict[str, SealEntry] = {}
     last_seq: dict[str, int] = {}
@@ -874,23 +754,3 @@ def _verify_table(
         )
         seen += 1 + sum(1 for _ in cursor)
     return failures, seen
-
-
-def freshness_state(conn: apsw.Connection) -> dict[str, Any]:
-    """For `aimos status`: the newest seal, the anchored one, and whether they agree (ok,
-    rolled_back, history_mismatch, unanchored or unsealed), without re-hashing every row."""
-    anchor = anchor_for(conn)
-    head = head_seal(conn)
-    state = {"head_seal": head.seq if head else None, "anchored_seal": anchor["seq"] if anchor else None}
-    problem = freshness_failure(conn, head, anchor)
-    if problem is not None:
-        return {**state, "state": problem["reason"], "detail": problem["detail"]}
-    if head is None:
-        return {**state, "state": "unsealed", "detail": "no write has sealed this brain yet"}
-    if anchor is None:
-        return {
-            **state,
-            "state": "unanchored",
-            "detail": "no anchor outside the brain for it (a copy, or a new home): rollback cannot be told",
-        }
-    return {**state, "state": "ok", "detail": f"newest seal #{head.seq}, anchored outside the brain"}

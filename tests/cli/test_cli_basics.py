@@ -30,7 +30,7 @@ pytestmark = pytest.mark.timeout(120)
 COMMANDS = (
     "install", "uninstall", "save", "show", "list", "correct", "recall", "feedback", "label", "verify", "export", "export-recall",
     "export-outcome", "verify-bundle",
-    "status", "doctor", "restore", "redact", "tui", "housekeeper", "receipt", "index", "agent", "passphrase",
+    "status", "doctor", "restore", "anchor", "redact", "tui", "housekeeper", "receipt", "index", "agent", "passphrase",
     "keystore", "eval", "purge", "mcp", "backup", "import",
 )
 

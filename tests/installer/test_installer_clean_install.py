@@ -31,6 +31,8 @@ from installer_support import (
     wait_for,
 )
 
+from aimos.identity.anchors import KEPT_ANCHOR_ITEM
+
 pytestmark = [pytest.mark.timeout(180), pytest.mark.keychain]
 
 FLAGS = ("--yes", "--keystore", "os", "--service", "process")
@@ -106,7 +108,7 @@ def test_clean_install_qualification(aimos_home: Path, tmp_path: Path, reaper: R
 
     # --- the keychain: the master and one item per epoch, under aimos:<brain_id>; no key files
     service = f"aimos:{bid}"
-    names = {"master", *(e["key_ref"] for e in epochs)}
+    names = {"master", KEPT_ANCHOR_ITEM, *(e["key_ref"] for e in epochs)}  # + the kept freshness anchor
     assert all(e["key_ref"].startswith(f"{e['agent_id']}@") for e in epochs), epochs
     for name in names:
         assert keyring.get_password(service, name), f"no keychain item {name!r} for {service}"

@@ -38,6 +38,8 @@ from installer_support import (
     wait_for,
 )
 
+from aimos.identity.anchors import KEPT_ANCHOR_ITEM
+
 pytestmark = pytest.mark.timeout(240)
 
 CONFIRM = "PURGE AIMOS personal personal"
@@ -115,7 +117,7 @@ def test_uninstall_keeps_the_brain_and_install_reuses_it(
     backups = sorted(p.name for p in (home / "backups").iterdir())
     assert backups, "aimos backup made no backup"
     items = key_items(home, keystore, bid)
-    assert "master" in items and len(items) == 3, items
+    assert "master" in items and KEPT_ANCHOR_ITEM in items and len(items) == 4, items
     epochs = int(scalar(home, "SELECT COUNT(*) FROM identity_epochs"))
     assert guide_count(home) == 8
 

@@ -11,6 +11,7 @@ import pytest
 from aimos_cli_support import assert_refused, require_keychain, run_aimos, snapshot
 from keys_support import KILLED, Installed, StepHook, install_brain
 
+from aimos.identity.anchors import KEPT_ANCHOR_ITEM
 from aimos.vocabulary import KEYSTORE_MOVED_OPERATION
 
 pytestmark = pytest.mark.timeout(300)
@@ -19,7 +20,8 @@ OTHER = {"os": "file", "file": "os"}
 
 
 def epochs_held(brain: Installed) -> set[str]:
-    """The item names the brain's keys must be under: the master and every epoch not revoked."""
+    """The item names the brain's keys must be under: the master, every epoch not revoked, and the
+    kept freshness anchor (it moves with the keys)."""
     from aimos_cli_support import sqlite_value
 
     refs = sqlite_value(
@@ -27,7 +29,7 @@ def epochs_held(brain: Installed) -> set[str]:
         "SELECT key_ref FROM identity_epochs e WHERE NOT EXISTS (SELECT 1 FROM agent_revocations r"
         " WHERE r.agent_id = e.agent_id AND r.agent_valid_from = e.valid_from)",
     ).split()
-    return {"master", *refs}
+    return {"master", KEPT_ANCHOR_ITEM, *refs}
 
 
 def works(brain: Installed, text: str) -> None:

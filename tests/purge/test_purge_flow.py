@@ -35,6 +35,8 @@ from purge_support import (
     verify_receipt,
 )
 
+from aimos.identity.anchors import KEPT_ANCHOR_ITEM
+
 pytestmark = pytest.mark.timeout(120)
 
 MEMORIES = (
@@ -69,7 +71,7 @@ def test_purge_end_to_end(
     checkpoint(other / BRAIN)
     other_hash = sha256_file(other / BRAIN)
     other_items = keystore_items(other, keystore, other_id)
-    assert "master" in other_items and len(other_items) == 1 + epoch_count(other)
+    assert {"master", KEPT_ANCHOR_ITEM} <= other_items and len(other_items) == 2 + epoch_count(other)
     other_anchors = (other / "config" / "anchors.json").read_bytes()
 
     # the brain to purge: installed with guides and a housekeeper run as a detached process
@@ -136,7 +138,7 @@ def test_purge_end_to_end(
     assert [c["class"] for c in inventory["affected_table_classes"]] == sorted(by_hand)
     assert by_hand["memory_and_index"] > 0 and by_hand["cryptographic_proof"] > 0
     epochs = epoch_count(aimos_home)
-    assert inventory["credential_items"] == 1 + epochs
+    assert inventory["credential_items"] == 2 + epochs  # the master, each epoch, the kept anchor
     epoch_items = {
         f"{a}@{v}"
         for a, v in zip(
@@ -145,7 +147,7 @@ def test_purge_end_to_end(
             strict=True,
         )
     }
-    assert keystore_items(aimos_home, keystore, bid) == {"master"} | epoch_items
+    assert keystore_items(aimos_home, keystore, bid) == {"master", KEPT_ANCHOR_ITEM} | epoch_items
     assert set(ids) <= set(column(aimos_home / BRAIN, "SELECT memory_id FROM memories"))
 
     forbidden = forbidden_strings(aimos_home, keystore, bid, passphrase)
@@ -210,7 +212,7 @@ def test_purge_end_to_end(
     assert body["started_at"] <= body["completed_at"]
     assert body["affected_table_classes"] == inventory["affected_table_classes"]
     assert intent["body"]["affected_table_classes"] == inventory["affected_table_classes"]
-    assert body["credential_items_deleted"] == 1 + epochs
+    assert body["credential_items_deleted"] == 2 + epochs
     assert len(backups) + 1 <= body["derived_files_deleted"] <= len(gone_candidates)
     assert body["postcondition"] == {
         "mode": "destroyed",

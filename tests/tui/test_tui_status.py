@@ -87,11 +87,11 @@ def test_verify_all_runs_in_a_worker_and_says_the_brain_verifies(installed: Path
 def test_verify_all_without_a_trust_anchor_says_what_to_give(installed: Path) -> None:
     anchors = installed / "config" / "anchors.json"
     assert json.loads(anchors.read_text("utf-8")), "install writes the trust anchor"
-    anchors.rename(anchors.with_name("anchors.json.away"))
 
     async def scenario(pilot: Pilot[Any]) -> None:
         app = pilot.app
         screen = await to_status(pilot)
+        anchors.rename(anchors.with_name("anchors.json.away"))  # lost while the TUI is open
         await pilot.press("v")
         await settle(pilot)
         assert type(app.screen).__name__ == "MessageDialog"
@@ -104,6 +104,12 @@ def test_verify_all_without_a_trust_anchor_says_what_to_give(installed: Path) ->
         assert app.screen is screen
 
     drive(scenario, size=(100, 30))
+
+
+def test_the_tui_does_not_open_a_brain_this_home_holds_no_anchor_for(installed: Path) -> None:
+    (installed / "config" / "anchors.json").unlink()
+    refused = run_aimos("tui")
+    assert refused.code == 5 and "aimos anchor" in refused.err, refused.describe()
 
 
 def test_refresh_shows_what_changed_outside(installed: Path) -> None:
