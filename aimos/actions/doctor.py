@@ -154,7 +154,8 @@ def diagnose(
 
 
 # --- the brain and its schema ----------------------------------------------------------------
-def _size(nbytes: int) -> str:
+def size_text(nbytes: int) -> str:
+    """A size as people read it: 1.5 GiB, 512.0 MiB, 3.2 KiB, 12 bytes."""
     for unit, scale in (("GiB", 1024 * MIB), ("MiB", MIB), ("KiB", 1024)):
         if nbytes >= scale:
             return f"{nbytes / scale:.1f} {unit}"
@@ -193,7 +194,7 @@ def _open_brain() -> Opened:
         conn.close()
         return _not_open(f"{path} was never set up", "aimos install", ExitCode.NOT_FOUND)
     found = f"{path} opens: brain {meta.get('brain_name', 'personal')} ({meta['brain_id']})"
-    return Check("brain", OK, f"{found}, {_size(path.stat().st_size)}"), conn, meta
+    return Check("brain", OK, f"{found}, {size_text(path.stat().st_size)}"), conn, meta
 
 
 def _restore_fix(exc: AimosError | None) -> str:
@@ -386,7 +387,7 @@ def _disk() -> Check:
     size = sum(p.stat().st_size for p in (brain, Path(f"{brain}-wal")) if p.exists())
     free = shutil.disk_usage(_existing(folder)).free
     status = disk_status(free, size)
-    found = f"{_size(free)} free on the disk of {folder} (the brain takes {_size(size)})"
+    found = f"{size_text(free)} free on the disk of {folder} (the brain takes {size_text(size)})"
     if status == OK:
         return Check("disk", OK, found)
     backups = folder / "backups"

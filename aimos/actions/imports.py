@@ -13,15 +13,21 @@ is missing and records occurrences of the rest.
 
 from __future__ import annotations
 
+import os
+import re
+import stat
+import struct
 import zipfile
+import zlib
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache, partial
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from aimos.actions.bodies import build_save_body
+from aimos.actions.doctor import MIB, size_text
 from aimos.actions.memory import default_ceilings, save_all
 from aimos.actions.session import Brain
 from aimos.crypto import commitments
@@ -36,8 +42,9 @@ from aimos.vocabulary import ADVERSE, CLI_AGENT, SYSTEM_SCOPE
 
 FORMATS = ("auto", "markdown", "json", "jsonl", "chatgpt", "claude")
 MARKDOWN_SUFFIXES = (".md", ".markdown")
-READABLE_COMPRESSION = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA)
-MAX_ZIPPED_BYTES = 4 << 30  # what a zip's conversations.json may unzip to (an export of years is far less)
+# what a zip's conversations.json may be compressed with: zipfile unzips bzip2 and LZMA a whole
+# read at a time, however large that makes it (a few hundred bytes of bzip2 are gigabytes)
+READABLE_COMPRESSION = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED)
 SKIPPED_DIRS = (".obsidian", ".trash", ".git")  # an Obsidian vault's settings, its bin, a repository
 
 
@@ -85,28 +92,130 @@ class ImportPlan:
 
 
 # --- reading ------------------------------------------------------------------------------------
-def _decode(data: bytes, name: str) -> str:
+# What one import reads, whatever its files say of themselves: counted as it is read (a zip's
+# headers may lie about a member's size), refused at the first byte over, before it is parsed.
+MAX_INFLATED = 512 * MIB  # a file, a zip's conversations.json unzipped, or a folder's notes together:
+# a ChatGPT export of years of daily use holds some tens to a few hundred MB of conversations.json
+# (108 MB for 2,653 conversations), a Claude export tens; parsing one takes several times that
+MAX_ZIP_RATIO = 100  # and a zip's member unzips to at most 100 times its compressed size: JSON
+# deflates 5 to 15 times, deflate's own limit is about 1,030 times, and a zip bomb is near it (the
+# member's size, not the zip's: padding a zip, or the images of an export, do not raise the cap)
+MAX_ZIP_DIRECTORY = 8 * MIB  # a zip's central directory (its list of files, read whole when it is
+# opened, each entry several hundred bytes in memory): some 50,000 files of ordinary names
+MAX_NOTES = 100_000  # markdown notes in one folder (a large vault holds some thousands)
+READ_CHUNK = MIB
+SIZE = re.compile(r"(\d{1,15}(?:\.\d{1,6})?)\s*(?:([kmgt])(?:i?b)?|b)?", re.IGNORECASE)
+ZIP_END = struct.Struct("<4s4H2LH")  # the end of central directory record
+ZIP64_LOCATOR = struct.Struct("<4sLQL")
+ZIP64_END = struct.Struct("<4sQ2H2L4Q")
+
+
+@dataclass(frozen=True)
+class Cap:
+    """The most an import reads, in bytes, and what a refusal says of it: the cap (``named``)
+    and how to raise it (``fix``)."""
+
+    limit: int
+    named: str
+    fix: str
+
+    def check(self, size: int, what: str) -> None:
+        """Refuse ``what`` (``"NAME holds"``, ``"NAME unzips to"``) at ``size`` bytes over the cap."""
+        if size > self.limit:
+            raise UsageError(f"{what} over {self.named}; nothing was saved", self.fix)
+
+
+def parse_size(text: str) -> int:
+    """``--max-inflated``'s SIZE: bytes, or a number with K, M, G or T (KiB, MiB, GiB, TiB)."""
+    m = SIZE.fullmatch(text.strip())
+    scale = 1024 ** ("kmgt".index(m.group(2).lower()) + 1) if m and m.group(2) else 1
+    size = int(float(m.group(1)) * scale) if m else 0
+    if size < 1:
+        raise UsageError(
+            f"--max-inflated {text!r} is not a size", "Give bytes, or a number with K, M, G or T, e.g. 2G."
+        )
+    return size
+
+
+def caps(max_inflated: str | None, zipped: int | None = None) -> Cap:
+    """The cap on what one import reads: ``--max-inflated`` when given, else MAX_INFLATED and,
+    for a zip member of ``zipped`` bytes compressed, MAX_ZIP_RATIO times that (the lower)."""
+    if max_inflated is not None:
+        size = parse_size(max_inflated)
+        return Cap(
+            size,
+            f"{size_text(size)} (--max-inflated {max_inflated})",
+            "Give a larger --max-inflated if you trust it.",
+        )
+    if zipped is not None and MAX_ZIP_RATIO * zipped < MAX_INFLATED:
+        return Cap(
+            MAX_ZIP_RATIO * zipped,
+            f"{MAX_ZIP_RATIO} times its {size_text(zipped)} compressed (the zip bomb cap)",
+            "If you trust the zip, import it with --max-inflated SIZE above what it unzips to (for example "
+            "--max-inflated 2G; it replaces both caps), or unzip it and import its conversations.json.",
+        )
+    return Cap(
+        MAX_INFLATED,
+        f"{size_text(MAX_INFLATED)} (the import cap)",
+        "If you trust it, import it with --max-inflated SIZE above its size (for example --max-inflated 2G).",
+    )
+
+
+def _read(stream: IO[bytes], cap: Cap, what: str, *, before: int = 0, keep: bool = True) -> bytearray:
+    """``stream`` to its end, counted: refused once ``before`` and what it holds pass ``cap``;
+    what it holds (nothing when not ``keep``)."""
+    data = bytearray()
+    size = before
+    while chunk := stream.read(READ_CHUNK):
+        size += len(chunk)
+        cap.check(size, what)
+        if keep:
+            data += chunk
+    return data
+
+
+def _decode(data: bytearray, name: str) -> str:
+    """The text of ``data``; ``data`` is emptied (only the text is kept while it is parsed)."""
     try:
-        return data.decode("utf-8").removeprefix("\ufeff")
+        text = data.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as e:
         line = data.count(b"\n", 0, e.start) + 1
         raise ImportFormatError(
             f"{name}:{line}: not UTF-8 text (byte {e.start})", "Save the file as UTF-8, then import again."
         ) from None
+    data.clear()
+    return text
 
 
-def _markdown_files(root: Path) -> list[Path]:
-    found = []
-    for path in sorted(root.rglob("*")):
-        parts = path.relative_to(root).parts
-        if any(p.startswith(".") for p in parts) or any(p in SKIPPED_DIRS for p in parts):
-            continue
-        if path.suffix.lower() in MARKDOWN_SUFFIXES and path.is_file() and not path.is_symlink():
+def _markdown_files(root: Path, cap: Cap) -> list[Path]:
+    """The notes under ``root`` in path order (hidden files and folders, and symbolic links, left
+    out), refused past MAX_NOTES or past ``cap`` together before any is read."""
+    found: list[Path] = []
+    size = 0
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRS]
+        for name in files:
+            path = Path(folder, name)
+            if name.startswith(".") or path.suffix.lower() not in MARKDOWN_SUFFIXES:
+                continue
+            try:
+                info = path.lstat()
+            except OSError:  # gone since the folder was listed: as if it never was
+                continue
+            if not stat.S_ISREG(info.st_mode):
+                continue
             found.append(path)
-    return found
+            size += info.st_size
+            if len(found) > MAX_NOTES:
+                raise UsageError(
+                    f"{root} holds over {MAX_NOTES:,} notes, more than one import reads; nothing was saved",
+                    "Import its folders one at a time.",
+                )
+            cap.check(size, f"the notes in {root} hold")
+    return sorted(found, key=lambda p: p.relative_to(root).parts)
 
 
-def _parse_one(data: bytes, name: str, fmt: str, *, by_section: bool, key: str) -> Parsed:
+def _parse_one(data: bytearray, name: str, fmt: str, *, by_section: bool, key: str) -> Parsed:
     text = _decode(data, name)
     if fmt == "markdown":
         return formats.parse_markdown(text, name, f"import:markdown:{name}", key, by_section=by_section)
@@ -144,32 +253,72 @@ def _format_of(path: Path, fmt: str) -> str:
     )
 
 
-def _from_zip(path: Path) -> tuple[bytes, str]:
-    """ChatGPT and Claude deliver their exports as a zip holding conversations.json."""
+def zip_directory_size(tail: bytes) -> int | None:
+    """The size of the central directory a zip's end records give, found as Python's zipfile
+    finds them in ``tail`` (the zip's last 64 KiB and 98 bytes, or all of it): the end record
+    that ends the file, else the last one in its final 64 KiB and 22 bytes; the zip64 record's
+    size when a zip64 locator and record come just before it. None without an end record."""
+    window = len(tail) - min(len(tail), 0x10000 + ZIP_END.size)
+    if tail.startswith(b"PK\x05\x06", len(tail) - ZIP_END.size) and tail.endswith(b"\0\0"):
+        at = len(tail) - ZIP_END.size
+    else:
+        at = tail.rfind(b"PK\x05\x06", window)
+        if at < 0 or len(tail) - at < ZIP_END.size:
+            return None
+    size: int = ZIP_END.unpack_from(tail, at)[5]
+    locator = at - ZIP64_LOCATOR.size
+    record = locator - ZIP64_END.size
+    if record >= 0 and tail.startswith(b"PK\x06\x07", locator) and tail.startswith(b"PK\x06\x06", record):
+        size = ZIP64_END.unpack_from(tail, record)[8]
+    return size
+
+
+def _from_zip(path: Path, max_inflated: str | None) -> tuple[bytearray, str]:
+    """ChatGPT and Claude deliver their exports as a zip holding conversations.json: that member,
+    unzipped within the cap (``caps``) before anything of it is kept."""
     unzip = "Unzip it and import its conversations.json."
     try:
-        with zipfile.ZipFile(path) as archive:
-            found = [i for i in archive.infolist() if i.filename.rsplit("/", 1)[-1] == "conversations.json"]
-            if len(found) != 1:
-                raise UsageError(f"{path.name}: no single conversations.json in this zip", unzip)
-            member = found[0]
-            if member.flag_bits & 0x1 or member.compress_type not in READABLE_COMPRESSION:
+        with path.open("rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            handle.seek(max(size - 0x10000 - ZIP_END.size - ZIP64_LOCATOR.size - ZIP64_END.size, 0))
+            directory = zip_directory_size(handle.read())
+            if directory is not None and directory > MAX_ZIP_DIRECTORY:
                 raise UsageError(
-                    f"{path.name}: its conversations.json is encrypted or compressed unusually", unzip
-                )
-            if member.file_size > MAX_ZIPPED_BYTES:
-                raise UsageError(
-                    f"{path.name}: its conversations.json is over {MAX_ZIPPED_BYTES >> 30} GiB unzipped",
+                    f"{path.name}: its list of files is over {size_text(MAX_ZIP_DIRECTORY)} (some 50,000 "
+                    "files or more), more than an import reads; nothing was saved",
                     unzip,
                 )
-            return archive.read(member), f"{path.name}/{member.filename}"
-    except (zipfile.BadZipFile, OSError) as e:  # not a zip, a damaged one, one that cannot be read
+            with zipfile.ZipFile(handle) as archive:
+                found = [
+                    i for i in archive.infolist() if i.filename.rsplit("/", 1)[-1] == "conversations.json"
+                ]
+                if len(found) != 1:
+                    raise UsageError(f"{path.name}: no single conversations.json in this zip", unzip)
+                member = found[0]
+                if member.flag_bits & 0x1 or member.compress_type not in READABLE_COMPRESSION:
+                    raise UsageError(
+                        f"{path.name}: its conversations.json is encrypted or compressed unusually", unzip
+                    )
+                shown = f"{path.name}/{member.filename}"
+                # zipfile reads no more of the zip than the member's compressed size
+                cap = caps(max_inflated, min(member.compress_size, size))
+                cap.check(member.file_size, f"{shown} unzips to")  # as its headers say
+                # then as it unzips: counted, and checked whole (its CRC) before a byte is kept
+                for keep in (False, True):
+                    with archive.open(member) as stream:
+                        data = _read(stream, cap, f"{shown} unzips to", keep=keep)
+                return data, shown
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as e:  # not a zip, a damaged one
         raise ImportFormatError(f"{path.name}: cannot read this zip ({type(e).__name__})", unzip) from None
 
 
-def _read_bytes(path: Path, shown: str) -> bytes:
+def _read_file(path: Path, shown: str, cap: Cap, before: int = 0) -> bytearray:
+    """A file's bytes within ``cap`` (``before`` bytes already read under it): refused at once
+    when its size says it is over, else as it is read (a device or a pipe says no size)."""
     try:
-        return path.read_bytes()
+        with path.open("rb") as handle:
+            cap.check(before + os.fstat(handle.fileno()).st_size, f"{shown} holds")
+            return _read(handle, cap, f"{shown} holds", before=before)
     except OSError as e:
         raise UsageError(
             f"cannot read {shown}: {e.strerror or type(e).__name__}",
@@ -177,38 +326,40 @@ def _read_bytes(path: Path, shown: str) -> bytes:
         ) from None
 
 
-def read(path: Path, fmt: str = "auto", *, by_section: bool = False) -> list[FilePlan]:
-    """Every file under ``path`` parsed, in order; nothing is saved."""
+def read(
+    path: Path, fmt: str = "auto", *, by_section: bool = False, max_inflated: str | None = None
+) -> list[FilePlan]:
+    """Every file under ``path`` parsed, in order; nothing is saved. What is read is capped
+    (``caps``: ``max_inflated``, e.g. "2G", else the defaults)."""
     if fmt not in FORMATS:
         raise UsageError(f"unknown import format {fmt!r}", f"Use one of: {', '.join(FORMATS)}.")
+    cap = caps(max_inflated)  # a SIZE that is none is refused before anything is read
     if not path.exists():
         raise NotFoundError(f"nothing to import at {path}", "Name a file or a folder of markdown notes.")
     path = path.resolve()
     if path.is_dir():
         if fmt not in ("auto", "markdown"):
             raise UsageError(f"{path} is a folder: only markdown notes are read from a folder")
-        notes = _markdown_files(path)
+        notes = _markdown_files(path, cap)
         if not notes:
             raise NotFoundError(
                 f"no markdown notes (*.md) in {path}", "Name the folder that holds your notes."
             )
         plans = []
+        read_so_far = 0
         for note in notes:
             rel = note.relative_to(path)
             name = f"{path.name}/{rel.as_posix()}"
+            data = _read_file(note, name, cap, read_so_far)
+            read_so_far += len(data)
             key = rel.with_suffix("").as_posix()
-            plans.append(
-                FilePlan(
-                    name,
-                    _parse_one(_read_bytes(note, name), name, "markdown", by_section=by_section, key=key),
-                )
-            )
+            plans.append(FilePlan(name, _parse_one(data, name, "markdown", by_section=by_section, key=key)))
         return plans
     chosen = _format_of(path, fmt)
     if path.suffix.lower() == ".zip":
-        data, name = _from_zip(path)
+        data, name = _from_zip(path, max_inflated)
     else:
-        data, name = _read_bytes(path, path.name), path.name
+        data, name = _read_file(path, path.name, cap), path.name
     return [FilePlan(name, _parse_one(data, name, chosen, by_section=by_section, key=path.stem))]
 
 

@@ -89,19 +89,29 @@ def register(app: typer.Typer) -> None:
             "not as cli, your own word: enrol an agent for imports and use --as.",
         ),
         agent: str = typer.Option("cli", "--as", help="The enrolled agent that signs the saves."),
+        max_inflated: str = typer.Option(
+            None,
+            "--max-inflated",
+            metavar="SIZE",
+            help="The most the import reads, unzipped (e.g. 2G): by default 512M, and from a zip at most "
+            "100 times the compressed size; a SIZE given replaces both caps.",
+        ),
         json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
     ) -> None:
         """Import memories through signed saves (the secret gate, the grant and the classifier, as
         `aimos save`): each note, memory or chat message one memory; each file in one transaction.
 
         Re-importing records occurrences, not copies. A malformed file stops the import before
-        anything is saved, naming the file and line."""
+        anything is saved, naming the file and line, and so does a file or zip that holds more than
+        --max-inflated (a zip bomb)."""
         from aimos.actions import imports
         from aimos.actions.session import open_brain, require_brain
 
         require_brain()
         imports.flagged_as_own(agent, include_flagged)
-        files = imports.read(Path(path).expanduser(), fmt, by_section=by_section)  # before the brain opens
+        files = imports.read(  # before the brain opens
+            Path(path).expanduser(), fmt, by_section=by_section, max_inflated=max_inflated
+        )
         with open_brain(write=not dry_run) as brain:
             items = max(sum(len(f.parsed.items) for f in files), 1)
             checking = phase_progress(items, "checking")

@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from itertools import chain
 from typing import Any
 
 from aimos.errors import ImportFormatError
@@ -249,19 +250,20 @@ def _export_header(obj: dict[str, Any], name: str, line: int) -> bool:
     return True
 
 
+JSON_SPACE = re.compile(r"[ \t\r\n]*")  # what JSON allows between its tokens
+SPACE = re.compile(r"\s*")
+
+
 def _array_elements(text: str, name: str) -> Iterator[tuple[Any, int]]:
-    """The elements of a top-level JSON array, each with the line it starts on."""
+    """The elements of a top-level JSON array, each with the line it starts on, one at a time
+    (a file is refused at its first bad element, before the rest is parsed)."""
     decoder = json.JSONDecoder()
     lines = _Lines(text)
-    i = len(text) - len(text.lstrip())
+    i = _space(SPACE, text, 0)
     if not text.startswith("[", i):
         raise _fail(name, lines.at(i), "expected a JSON array")
-    i += 1
-    while True:
-        while i < len(text) and text[i] in " \t\r\n":
-            i += 1
-        if text.startswith("]", i):
-            break
+    i = _space(JSON_SPACE, text, i + 1)
+    while not text.startswith("]", i):
         try:
             obj, end = decoder.raw_decode(text, i)
         except json.JSONDecodeError as e:
@@ -271,21 +273,24 @@ def _array_elements(text: str, name: str) -> Iterator[tuple[Any, int]]:
         except ValueError as e:  # an integer of thousands of digits
             raise _fail(name, lines.at(i), f"not JSON this aimos reads ({str(e)[:80]})") from None
         yield obj, lines.at(i)
-        i = end
-        while i < len(text) and text[i] in " \t\r\n":
-            i += 1
+        i = _space(JSON_SPACE, text, end)
         if text.startswith(",", i):
-            i += 1
+            i = _space(JSON_SPACE, text, i + 1)
         elif not text.startswith("]", i):
             raise _fail(name, lines.at(i), "expected , or ] after an element of the array")
-    if text[i + 1 :].strip():
+    if _space(SPACE, text, i + 1) < len(text):
         raise _fail(name, lines.at(i + 1), "text after the end of the JSON array")
+
+
+def _space(space: re.Pattern[str], text: str, i: int) -> int:
+    """Where the run of ``space`` from ``i`` ends (no copy of the text: it may be hundreds of MB)."""
+    found = space.match(text, i)
+    return found.end() if found else i
 
 
 def parse_json(text: str, name: str) -> Parsed:
     """A JSON file: a ChatGPT or Claude export, a list of memories, or {"memories": [...]}."""
-    head = text.lstrip()
-    if head.startswith("{"):
+    if text.startswith("{", _space(SPACE, text, 0)):
         doc = _loads(text, name, 1)
         if not isinstance(doc.get("memories"), list):
             raise _fail(name, 1, 'expected a list of memories, or an object with a "memories" list')
@@ -297,14 +302,16 @@ def parse_json(text: str, name: str) -> Parsed:
                 item.where = f"{name} memory {number}"
                 parsed.items.append(item)
         return parsed
-    elements = list(_array_elements(text, name))
-    first = next((obj for obj, _ in elements if isinstance(obj, dict)), {})
+    elements = _array_elements(text, name)
+    head = next(elements, None)
+    rest = chain([head] if head else [], elements)  # the export's shape is its first element's
+    first = head[0] if head and isinstance(head[0], dict) else {}
     if "mapping" in first:
-        return _chatgpt(elements, name)
+        return _chatgpt(rest, name)
     if "chat_messages" in first:
-        return _claude(elements, name)
+        return _claude(rest, name)
     parsed = Parsed(items=[], format="json")
-    for obj, line in elements:
+    for obj, line in rest:
         item = _memory(obj, name, line, parsed, exported=False)
         if item is not None:
             parsed.items.append(item)
@@ -339,7 +346,7 @@ def _conversation_id(obj: dict[str, Any], names: tuple[str, ...], name: str, lin
     raise _fail(name, line, f"this conversation has no {names[0]}")
 
 
-def _chatgpt(elements: list[tuple[Any, int]], name: str) -> Parsed:
+def _chatgpt(elements: Iterable[tuple[Any, int]], name: str) -> Parsed:
     """ChatGPT's conversations.json: each conversation's current thread, from the root down."""
     parsed = Parsed(items=[], format="chatgpt")
     for conv, line in elements:
@@ -393,7 +400,7 @@ def _chatgpt(elements: list[tuple[Any, int]], name: str) -> Parsed:
     return parsed
 
 
-def _claude(elements: list[tuple[Any, int]], name: str) -> Parsed:
+def _claude(elements: Iterable[tuple[Any, int]], name: str) -> Parsed:
     """Claude's conversations export: each conversation's chat_messages in order."""
     parsed = Parsed(items=[], format="claude")
     for conv, line in elements:

@@ -159,6 +159,37 @@ def run_aimos_process(
     return Result(tuple(args), proc.returncode, out, err)
 
 
+# A small Python that runs a command and reports its peak resident memory on its last stderr line:
+# the command is forked from it, not from the test process, so none of the test's memory is counted
+# (a child's peak RSS includes what the process it was forked from held when it started).
+PEAK_RSS_LINE = "peak RSS KiB: "
+_MEASURE = (
+    "import resource, subprocess, sys\n"
+    "code = subprocess.run(sys.argv[1:]).returncode\n"
+    f"print({PEAK_RSS_LINE!r} + str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss), file=sys.stderr)\n"
+    "sys.exit(code if code >= 0 else 128 - code)\n"
+)
+
+
+def run_aimos_peak_rss(*args: str, timeout: float = 60) -> tuple[Result, int]:
+    """`python -m aimos ARGS` as a real subprocess (stdin empty, this environment), and its peak
+    resident memory in KiB."""
+    proc = subprocess.run(
+        [sys.executable, "-c", _MEASURE, sys.executable, "-m", "aimos", *args],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        env=dict(os.environ),
+        timeout=timeout,
+        check=False,
+    )
+    err, _, last = proc.stderr.rstrip("\n").rpartition("\n")
+    assert last.startswith(PEAK_RSS_LINE), proc.stderr
+    return Result(tuple(args), proc.returncode, proc.stdout, err + "\n" if err else ""), int(
+        last.removeprefix(PEAK_RSS_LINE)
+    )
+
+
 # A fresh interpreter's warning filters (no -W, no PYTHONWARNINGS): what a subprocess starts with.
 _PROCESS_WARNING_FILTERS = (
     ("default", DeprecationWarning, "__main__"),
