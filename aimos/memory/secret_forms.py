@@ -1,4 +1,5 @@
-"""The forms of a text the secret gate looks at, each mapped back to the text as given (pure).
+"""The forms of a text the secret gate looks at, each mapped back to the text as given, and the
+finding a shape rule gives (pure).
 
 normalised: NFKC per character (full-width letters become ASCII), invisible characters dropped,
 ASCII %XX escapes decoded; joined: line breaks and the spaces around them removed; wrapped: the
@@ -27,6 +28,15 @@ def b64_bytes(run: str) -> bytes | None:
         return base64.b64decode(raw, validate=True)
     except (binascii.Error, ValueError):
         return None
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A secret shape: its kind (words for a person) and its span in the text, never the text."""
+
+    kind: str
+    start: int
+    end: int
 
 
 @dataclass(frozen=True)
