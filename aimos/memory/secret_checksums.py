@@ -19,7 +19,7 @@ import unicodedata
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from aimos.memory.secret_forms import Finding
+from aimos.memory.secret_forms import Finding, lazy
 from aimos.memory.secret_words import around, finditer_near, near
 
 # ---------------------------------------------------------------------------------------------
@@ -37,7 +37,7 @@ IBAN_LENGTHS = {
     "RU": 33, "SA": 24, "SC": 31, "SD": 18, "SE": 24, "SI": 19, "SK": 24, "SM": 27, "SO": 23, "ST": 25,
     "SV": 28, "TL": 23, "TN": 24, "TR": 26, "UA": 29, "VA": 22, "VG": 24, "XK": 20, "YE": 30,
 }  # fmt: skip
-_IBAN = re.compile(
+_IBAN = lazy(
     r"(?<![A-Za-z0-9])[A-Za-z]{2}\d{2}(?:[ -]?[A-Za-z0-9]{4}){2,7}(?:[ -]?[A-Za-z0-9]{1,3})?(?![A-Za-z0-9])"
 )
 
@@ -51,7 +51,7 @@ def iban_valid(iban: str) -> bool:
 
 
 def iban_findings(text: str) -> Iterator[Finding]:
-    for m in _IBAN.finditer(text):
+    for m in _IBAN().finditer(text):
         compact = re.sub(r"[ -]", "", m.group(0)).upper()
         if iban_valid(compact):
             yield Finding("bank account number (IBAN)", m.start(), m.end())
@@ -62,13 +62,13 @@ def iban_findings(text: str) -> Iterator[Finding]:
 
 B58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 _B58_INDEX = {c: i for i, c in enumerate(B58)}
-_WIF = re.compile(r"(?<![1-9A-Za-z])[5KLc9][1-9A-HJ-NP-Za-km-z]{50,51}(?![1-9A-Za-z])")
-_XPRV = re.compile(r"(?<![1-9A-Za-z])[xtyzuvYZUV]prv[1-9A-HJ-NP-Za-km-z]{100,108}(?![1-9A-Za-z])")
-_WALLET_WORDS = re.compile(
+_WIF = lazy(r"(?<![1-9A-Za-z])[5KLc9][1-9A-HJ-NP-Za-km-z]{50,51}(?![1-9A-Za-z])")
+_XPRV = lazy(r"(?<![1-9A-Za-z])[xtyzuvYZUV]prv[1-9A-HJ-NP-Za-km-z]{100,108}(?![1-9A-Za-z])")
+_WALLET_WORDS = lazy(
     r"(?i)\bwif\b|private\s*key|privkey|secret\s*key|wallet|bitcoin|\bbtc\b|sweep|import|solana|phantom"
 )
 # 64 bytes in base58 (a Solana keypair), told as a key: base58 has no checksum of its own
-_B58_KEYPAIR = re.compile(r"(?<![1-9A-Za-z])[1-9A-HJ-NP-Za-km-z]{86,90}(?![1-9A-Za-z])")
+_B58_KEYPAIR = lazy(r"(?<![1-9A-Za-z])[1-9A-HJ-NP-Za-km-z]{86,90}(?![1-9A-Za-z])")
 
 
 def b58check(text: str) -> bytes | None:
@@ -90,16 +90,16 @@ def wif_key(payload: bytes) -> bool:
 
 
 def wallet_key_findings(text: str) -> Iterator[Finding]:
-    for m in _WIF.finditer(text):
+    for m in _WIF().finditer(text):
         payload = b58check(m.group(0))
-        if (payload is not None and wif_key(payload)) or _WALLET_WORDS.search(
+        if (payload is not None and wif_key(payload)) or _WALLET_WORDS().search(
             around(text, m.start(), m.end())
         ):
             yield Finding("Bitcoin private key (WIF)", m.start(), m.end())
-    for m in _XPRV.finditer(text):
+    for m in _XPRV().finditer(text):
         yield Finding("wallet extended private key (xprv)", m.start(), m.end())
-    for m in _B58_KEYPAIR.finditer(text):
-        if _WALLET_WORDS.search(around(text, m.start(), m.end())):
+    for m in _B58_KEYPAIR().finditer(text):
+        if _WALLET_WORDS().search(around(text, m.start(), m.end())):
             yield Finding("wallet private key (base58)", m.start(), m.end())
 
 
@@ -111,14 +111,14 @@ SEED = "wallet recovery phrase (seed words)"
 # words needs no cue), then those in other scripts, read only for a text that has letters of them
 LATIN_LANGUAGES = ("english", "spanish", "french", "italian", "portuguese", "czech", "turkish")
 LANGUAGES = (*LATIN_LANGUAGES, "japanese", "korean", "chinese_simplified", "chinese_traditional", "russian")
-_OTHER_SCRIPTS = re.compile(r"[\u0400-\u04ff\u1100-\u11ff\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+_OTHER_SCRIPTS = lazy(r"[\u0400-\u04ff\u1100-\u11ff\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 SEED_LENGTHS = (24, 21, 18, 15, 12)
 # a word: letters, and the combining marks of a decomposed one (the lists are NFKD: "a\u0301guila")
-_TOKEN = re.compile(r"[^\W\d_](?:[^\W\d_]|[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u3099\u309a])*")
-_ASCII_WORD = re.compile(r"[A-Za-z]+")
+_TOKEN = lazy(r"[^\W\d_](?:[^\W\d_]|[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u3099\u309a])*")
+_ASCII_WORD = lazy(r"[A-Za-z]+")
 # between two words of a phrase: spaces, commas, line breaks and numbering ("1. abandon 2) ability")
-_GAP = re.compile(r"(?:[\s,;|·•/()\[\]#:.–\"'-]|\d{1,2}(?!\d)){1,12}")
-_SEED_CUE = re.compile(
+_GAP = lazy(r"(?:[\s,;|·•/()\[\]#:.–\"'-]|\d{1,2}(?!\d)){1,12}")
+_SEED_CUE = lazy(
     r"(?i)\b(?:seed|mnemonic|recovery|backup|secret|wallet)[ -]?(?:phrase|words?|sentence|key)\b|"
     r"\bmnemonic\b|"
     r"\b(?:metamask|trezor|electrum|monero|ledger\s+(?:nano|live))\b|助记词|助記詞|ニーモニック|"
@@ -203,7 +203,7 @@ def _runs(text: str, tokens: list[re.Match[str]], masks: dict[str, int]) -> Iter
     first, mask = 0, 0
     for i, token in enumerate(tokens):
         word_mask = masks.get(fold(token.group(0)), 0)
-        if mask & word_mask and _GAP.fullmatch(text, tokens[i - 1].end(), token.start()) is not None:
+        if mask & word_mask and _GAP().fullmatch(text, tokens[i - 1].end(), token.start()) is not None:
             mask &= word_mask
             continue
         if i - first >= 12 and mask:
@@ -218,7 +218,7 @@ def _is_phrase(text: str, words: list[str], mask: int, lists: Lists, span: tuple
         return True
     if mask & 1 and len(set(words)) >= 12:
         return True  # twelve different English list words in a row
-    return bool(_SEED_CUE.search(around(text, span[0], span[1], 100, 0)))
+    return bool(_SEED_CUE().search(around(text, span[0], span[1], 100, 0)))
 
 
 def _prose_free(word: str) -> bool:
@@ -230,13 +230,13 @@ def _cued_phrase(text: str) -> Iterator[Finding]:
     with no word of prose among them: a phrase of a list we do not hold (Monero's, Electrum's, one
     with a misspelt word)."""
     cues = list(finditer_near(_SEED_CUE, text, near(text, _CUE_HINTS, 30, 30)))
-    tokens = list(_TOKEN.finditer(text)) if cues else []
+    tokens = list(_TOKEN().finditer(text)) if cues else []
     starts = [t.start() for t in tokens]
     for cue in cues:
         run: list[re.Match[str]] = []
         for token in itertools.islice(tokens, bisect.bisect_left(starts, cue.end()), None):
             word_ok = _prose_free(token.group(0))
-            if word_ok and run and _GAP.fullmatch(text, run[-1].end(), token.start()) is not None:
+            if word_ok and run and _GAP().fullmatch(text, run[-1].end(), token.start()) is not None:
                 run.append(token)
                 continue
             if len(run) >= 12 or token.start() > cue.end() + 30:
@@ -257,14 +257,14 @@ def _long_run(hits: list[int]) -> bool:
 
 
 def seed_phrase_findings(text: str) -> Iterator[Finding]:
-    words = (_ASCII_WORD if text.isascii() else _TOKEN).findall(text)
+    words = (_ASCII_WORD if text.isascii() else _TOKEN)().findall(text)
     if len(words) < 12:
         return
-    lists = wordlists(not text.isascii() and _OTHER_SCRIPTS.search(text) is not None)
+    lists = wordlists(not text.isascii() and _OTHER_SCRIPTS().search(text) is not None)
     masks = lists[0]
     found = False
     if _long_run([masks.get(w.lower() if w.isascii() else fold(w), 0) for w in words]):
-        tokens = list(_TOKEN.finditer(text))
+        tokens = list(_TOKEN().finditer(text))
         for first, after, mask in _runs(text, tokens, masks):
             span = tokens[first].start(), tokens[after - 1].end()
             if _is_phrase(text, [fold(t.group(0)) for t in tokens[first:after]], mask, lists, span):

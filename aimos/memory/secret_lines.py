@@ -14,7 +14,7 @@ import binascii
 import re
 from collections.abc import Iterator
 
-from aimos.memory.secret_forms import Finding
+from aimos.memory.secret_forms import Finding, Lazy, lazy
 from aimos.memory.secret_words import finditer_near, mentions, mixed, near, placeholder, plain_value, strong
 
 # ---------------------------------------------------------------------------------------------
@@ -23,25 +23,25 @@ from aimos.memory.secret_words import finditer_near, mentions, mixed, near, plac
 SETTING = "secret setting with its value (.env, config or code)"
 # where a setting's name ends (upper case, words joined by _): the secret words; a name that goes on
 # past them (PASSWORD_MIN_LENGTH, TOKEN_URL, SECRET_NAME) names something else
-_SECRET_ENDS = re.compile(
+_SECRET_ENDS = lazy(
     r"(?:^|_)(?:SECRETS?|TOKEN|PASSWORD|PASSWD|PASSPHRASE|PASSCODE|CREDENTIALS?|API_?KEY|ACCESS_KEY|"
     r"SECRET_(?:ACCESS_)?KEY|PRIVATE_KEY|SIGNING_KEY|ENCRYPTION_KEY|MASTER_KEY|AUTH_KEY|APP_KEY|"
     r"CLIENT_KEY|LICENSE_KEY|SESSION_KEY|HMAC_KEY|JWT_KEY|SECRET_KEY_BASE)$"
     r"|_(?:PWD|PASS|AUTH)$|(?:PASSWORD|PASSWD|SECRET|TOKEN|PASSPHRASE)$|^SSHPASS$"
 )
-_ANY_KEY = re.compile(r"(?:^|_)KEY$")  # STRIPE_KEY, OPENAI_KEY: a key when its value is one
+_ANY_KEY = lazy(r"(?:^|_)KEY$")  # STRIPE_KEY, OPENAI_KEY: a key when its value is one
 # the end of a name, then what assigns it: the name is read backwards from there
-_SETTING_END = re.compile(
+_SETTING_END = lazy(
     r"(?i)(secrets?|token|passw(?:or)?d|passphrase|passcode|pwd|pass|credentials?|key|key_base|auth)"
     r"[\"']?\]?[ \t]*(:=|=>|=|:)(?!//)[ \t]*"
 )
 _SETTING_HINTS = ("secret", "token", "pass", "pwd", "credential", "key", "auth")
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
-_QUOTED_VALUE = re.compile(r"([\"'`])([^\"'`\n]{1,200})\1")
-_BARE_VALUE = re.compile(r"[^\s\"'`#;,]{1,200}")
+_QUOTED_VALUE = lazy(r"([\"'`])([^\"'`\n]{1,200})\1")
+_BARE_VALUE = lazy(r"[^\s\"'`#;,]{1,200}")
 # a reference in place of a value: a variable, a call, an attribute, a template
-_REFERENCE = re.compile(r"(?i)^(?:[$%<{\[(]|os\.|process\.env|env[(\[.]|getenv|ENV\[|settings\.|config\.)")
-_CODE_REF = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?:\(.*)?$|.*[()\[\]{}]")
+_REFERENCE = lazy(r"(?i)^(?:[$%<{\[(]|os\.|process\.env|env[(\[.]|getenv|ENV\[|settings\.|config\.)")
+_CODE_REF = lazy(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?:\(.*)?$|.*[()\[\]{}]")
 _NOT_VALUES = frozenset(
     """true false none null nil undefined yes no on off changeme change_me changeit example sample
     dummy test testing todo tbd fixme redacted placeholder secret password token xxx env required
@@ -71,19 +71,19 @@ def _looks_like_identifier(name: str) -> bool:
 
 def _value_ok(value: str, *, quoted: bool, env_style: bool, any_key: bool) -> bool:
     value = plain_value(value) if not quoted else value.strip()
-    if len(value) < 4 or placeholder(value) or _REFERENCE.match(value):
+    if len(value) < 4 or placeholder(value) or _REFERENCE().match(value):
         return False
     low = value.lower()
     if low in _NOT_VALUES or low.startswith(("your", "my_", "my-", "insert", "enter", "put_", "replace")):
         return False
-    if not quoted and _CODE_REF.match(value):
+    if not quoted and _CODE_REF().match(value):
         return False
     if any_key:
         return len(value) >= 20 and mixed(value) and " " not in value and any(c.isdigit() for c in value)
     return quoted or env_style or strong(value)
 
 
-_XML_SETTING = re.compile(
+_XML_SETTING = lazy(
     r"(?i)<([\w.:-]{0,40}(?:password|passwd|secret|token|api[_-]?key|apikey|passphrase|credentials?))>"
     r"([^<\n]{4,200})</\1>"
 )
@@ -101,11 +101,11 @@ def setting_findings(text: str) -> Iterator[Finding]:
         if not name or not _looks_like_identifier(name) or name[0].isdigit():
             continue
         upper = _upper_name(name)
-        secret_named, any_key = bool(_SECRET_ENDS.search(upper)), bool(_ANY_KEY.search(upper))
+        secret_named, any_key = bool(_SECRET_ENDS().search(upper)), bool(_ANY_KEY().search(upper))
         if not (secret_named or any_key):
             continue
-        quoted = _QUOTED_VALUE.match(text, m.end())
-        value_m = quoted or _BARE_VALUE.match(text, m.end())
+        quoted = _QUOTED_VALUE().match(text, m.end())
+        value_m = quoted or _BARE_VALUE().match(text, m.end())
         if value_m is None:
             continue
         value = quoted.group(2) if quoted else value_m.group(0)
@@ -125,32 +125,32 @@ _ARG = r"""(?:"([^"\n]{1,128})"|'([^'\n]{1,128})'|([^\s"'|;&]{1,128}))"""
 _LINE = r"[^\n|;&]{0,200}?"
 # Each pattern starts with the command's name or the option (literal first: the cheap way for a
 # pattern to skip through prose); that it starts a word is checked after.
-_COMMAND_RULES: tuple[re.Pattern[str], ...] = (
+_COMMAND_RULES: tuple[Lazy, ...] = (
     # curl -u user:pass, wget --user, httpie -a, smbclient -U user%pass
-    re.compile(
+    lazy(
         r"(?:curl|wget|http|https|xh|lftp|aria2c)\b" + _LINE + r"\s(?:-u|--user|--proxy-user|-a|--auth|-U)"
         r"(?:\s+|=)?[\"']?[^\s\"':%@-][^\s\"':%@]{0,63}:" + _ARG
     ),
-    re.compile(r"(?:smbclient|rpcclient|smbmap)\b" + _LINE + r"\s-U\s+[\"']?[^\s\"'%]{1,64}%" + _ARG),
+    lazy(r"(?:smbclient|rpcclient|smbmap)\b" + _LINE + r"\s-U\s+[\"']?[^\s\"'%]{1,64}%" + _ARG),
     # mysql -pSECRET / -p'SECRET' (the value joined to -p; "-p" alone asks for it), 7z -pSECRET
-    re.compile(
+    lazy(
         r"(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mysqlsh|mysqlpump|mariadb|mariadb-dump|"
         r"mariadb-admin)\b" + _LINE + r"\s-p" + _ARG
     ),
-    re.compile(r"(?:7z|7za|7zz|rar|unrar)\b" + _LINE + r"\s-p" + _ARG),
+    lazy(r"(?:7z|7za|7zz|rar|unrar)\b" + _LINE + r"\s-p" + _ARG),
     # sshpass -p SECRET, redis-cli -a, sqlcmd -P, ldapsearch -w, zip -P, docker login -p, mongosh -p
-    re.compile(r"sshpass\b" + _LINE + r"\s-p\s*" + _ARG),
-    re.compile(r"redis-cli\b" + _LINE + r"\s-a\s+" + _ARG),
-    re.compile(r"(?:sqlcmd|bcp|osql|isql)\b" + _LINE + r"\s-P\s*" + _ARG),
-    re.compile(r"ldap\w*\b" + _LINE + r"\s-w\s+" + _ARG),
-    re.compile(r"(?:zip|unzip|zipcloak)\b" + _LINE + r"\s-P\s*" + _ARG),
+    lazy(r"sshpass\b" + _LINE + r"\s-p\s*" + _ARG),
+    lazy(r"redis-cli\b" + _LINE + r"\s-a\s+" + _ARG),
+    lazy(r"(?:sqlcmd|bcp|osql|isql)\b" + _LINE + r"\s-P\s*" + _ARG),
+    lazy(r"ldap\w*\b" + _LINE + r"\s-w\s+" + _ARG),
+    lazy(r"(?:zip|unzip|zipcloak)\b" + _LINE + r"\s-P\s*" + _ARG),
     # psexec -p, rdesktop -p, xfreerdp /p:, net use ... /user:NAME SECRET, htpasswd -b FILE USER SECRET
-    re.compile(r"(?:psexec|paexec|rdesktop)\b" + _LINE + r"\s-p\s+" + _ARG),
-    re.compile(r"(?:xfreerdp|wlfreerdp|sdl-freerdp)\b" + _LINE + r"\s/p:" + _ARG),
-    re.compile(r"net\s+use\b" + _LINE + r"\s/user:\S+\s+" + _ARG),
-    re.compile(r"htpasswd\s+-\w*b\w*\s+\S+\s+\S+\s+" + _ARG),
-    re.compile(r"sudo\s+-S\b" + _LINE + r"<<<\s*" + _ARG),
-    re.compile(
+    lazy(r"(?:psexec|paexec|rdesktop)\b" + _LINE + r"\s-p\s+" + _ARG),
+    lazy(r"(?:xfreerdp|wlfreerdp|sdl-freerdp)\b" + _LINE + r"\s/p:" + _ARG),
+    lazy(r"net\s+use\b" + _LINE + r"\s/user:\S+\s+" + _ARG),
+    lazy(r"htpasswd\s+-\w*b\w*\s+\S+\s+\S+\s+" + _ARG),
+    lazy(r"sudo\s+-S\b" + _LINE + r"<<<\s*" + _ARG),
+    lazy(
         r"(?:docker|podman|buildah|skopeo|helm|oras|nerdctl|az|oc|cf|argocd)\b"
         + _LINE
         + r"\blogin\b"
@@ -158,19 +158,17 @@ _COMMAND_RULES: tuple[re.Pattern[str], ...] = (
         + r"\s-p\s+"
         + _ARG
     ),
-    re.compile(
-        r"(?:mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport)\b" + _LINE + r"\s-p\s+" + _ARG
-    ),
+    lazy(r"(?:mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport)\b" + _LINE + r"\s-p\s+" + _ARG),
     # openssl -passin pass:SECRET, keytool -storepass SECRET
-    re.compile(r"-pass(?:in|out)?\s+[\"']?pass:" + _ARG),
-    re.compile(r"-(?:src|dest)?(?:store|key)pass\s+" + _ARG),
+    lazy(r"-pass(?:in|out)?\s+[\"']?pass:" + _ARG),
+    lazy(r"-(?:src|dest)?(?:store|key)pass\s+" + _ARG),
     # --password=SECRET, --db-password SECRET, --api-key=..., --token ...
-    re.compile(
+    lazy(
         r"--(?:[a-z0-9]+-)*(?:password|passwd|pass|passphrase|secret|token|api-?key|apikey|"
         r"access-key|secret-key|auth-token)(=|\s+)" + _ARG
     ),
     # echo SECRET | sudo -S, | docker login --password-stdin, | chpasswd
-    re.compile(
+    lazy(
         r"echo\s+(?:-n\s+)?" + _ARG + r"\s*\|\s*[^\n]{0,80}?(?:sudo\s+-S|--password-stdin|--stdin|chpasswd)"
     ),
 )
@@ -189,14 +187,14 @@ def command_findings(text: str) -> Iterator[Finding]:
     if not mentions(text, _COMMAND_HINTS):
         return
     for pattern in _COMMAND_RULES:
-        for m in pattern.finditer(text):
+        for m in pattern().finditer(text):
             if not _starts_word(text, m.start()):
                 continue
             groups = m.groups()
             # "--token instead of": a bare word after a spaced option is a value if it reads as one
             spaced = len(groups) == 4 and groups[0] != "=" and not (groups[1] or groups[2])
             value = next((g for g in groups[-3:] if g), "")
-            if not value or value[0] == "-" or placeholder(plain_value(value)) or _REFERENCE.match(value):
+            if not value or value[0] == "-" or placeholder(plain_value(value)) or _REFERENCE().match(value):
                 continue
             if value.lower() in _NOT_VALUES:
                 continue
@@ -208,12 +206,12 @@ def command_findings(text: str) -> Iterator[Finding]:
 # ---------------------------------------------------------------------------------------------
 # HTTP Basic credentials
 
-_AUTH_HEADER = re.compile(
+_AUTH_HEADER = lazy(
     r"(?i)\bauthorization\s*:\s*(?:token|apikey|api-key|key|sso-key|digest|ssws|splunk)\s+"
     r"([A-Za-z0-9._~+/=:-]{16,})"
 )
-_BASIC = re.compile(r"(?i)\bbasic[ \t]+([A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])")
-_BASIC_CODE = re.compile(
+_BASIC = lazy(r"(?i)\bbasic[ \t]+([A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])")
+_BASIC_CODE = lazy(
     r"(?:HTTPBasicAuth|BasicAuth|auth)\s*(?:=\s*)?\(\s*[\"'][^\"'\n]{1,64}[\"']\s*,\s*[\"']([^\"'\n]{4,128})[\"']\s*\)"
 )
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from aimos.memory.secret_forms import Finding
+from aimos.memory.secret_forms import Finding, Lazy, lazy
 
 
 def mixed(token: str) -> bool:
@@ -32,7 +32,7 @@ def mentions(text: str, words: tuple[str, ...]) -> bool:
     return any(w in low for w in words)
 
 
-_SPACE = re.compile(r"\s")
+_SPACE = lazy(r"\s")
 
 
 def near(text: str, words: tuple[str, ...], before: int, after: int) -> list[tuple[int, int]]:
@@ -57,17 +57,16 @@ def near(text: str, words: tuple[str, ...], before: int, after: int) -> list[tup
             merged.append((lo, hi))
     out = []
     for lo, hi in merged:
-        space = _SPACE.search(text, hi) if hi < len(text) else None
+        space = _SPACE().search(text, hi) if hi < len(text) else None
         out.append((lo, space.start() if space is not None else len(text)))
     return out
 
 
-def finditer_near(
-    pattern: re.Pattern[str], text: str, spans: list[tuple[int, int]]
-) -> Iterator[re.Match[str]]:
-    """The matches of ``pattern`` in each of ``spans`` (from near), with their places in ``text``."""
+def finditer_near(pattern: Lazy, text: str, spans: list[tuple[int, int]]) -> Iterator[re.Match[str]]:
+    """The matches of ``pattern`` in each of ``spans`` (from near), with their places in ``text``
+    (the pattern is not compiled when there are none)."""
     for lo, hi in spans:
-        yield from pattern.finditer(text, lo, hi)
+        yield from pattern().finditer(text, lo, hi)
 
 
 def window(text: str, at: int, width: int = 60) -> str:
@@ -96,7 +95,7 @@ _PW_WORD = (
     + _CODE_WORD
     + ")"
 )
-_PIN = re.compile(r"(?i)^(?:pin|" + _CODE_WORD + ")")  # their value is digits
+_PIN = lazy(r"(?i)^(?:pin|" + _CODE_WORD + ")")  # their value is digits
 # values that are no secret: words a sentence goes on with, placeholders, a removed value (and
 # "forgotten" in the languages of _FOREIGN_WORDS)
 _NOT_A_VALUE = frozenset(
@@ -144,7 +143,7 @@ def _pw_value_ok(keyword: str, value: str, *, assigned: bool) -> bool:
     value = plain_value(value)
     if placeholder(value):
         return False
-    if _PIN.match(keyword.strip()):
+    if _PIN().match(keyword.strip()):
         return bool(re.fullmatch(r"[#*]?\d{4,8}[#*]?", value))
     if assigned:
         return len(value) >= 4
@@ -160,20 +159,20 @@ def _bare_ok(value: str) -> bool:
     return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
 
 
-_PW_ASSIGNED = re.compile(r"(?i)\b(" + _PW_WORD + r")\b[\"']?\s*(?::|=|:=|=>|->)\s*" + _VALUE)
-_PW_IS = re.compile(
+_PW_ASSIGNED = lazy(r"(?i)\b(" + _PW_WORD + r")\b[\"']?\s*(?::|=|:=|=>|->)\s*" + _VALUE)
+_PW_IS = lazy(
     r"(?i)\b(" + _PW_WORD + r")\b(?:\s+(?:for|to|of|on)\s+[^\n.,;:]{1,40}?)?"
     r"\s+(?:is|was|is now|is still|will be|remains|became|reads|=|—|–|-)\s+(?:now\s+|still\s+)?" + _VALUE
 )
-_PW_QUOTED = re.compile(r"(?i)\b(" + _PW_WORD + r")\b[^\n\"'“‘`(),.;]{0,40}?" + _QUOTED)
-_PW_SET = re.compile(r"(?i)\b(" + _PW_WORD + r")\s+(?:to|as)\s+" + _VALUE)
-_PW_BARE_PIN = re.compile(r"(?i)\b(pin(?:[ -]?(?:code|number))?|passcode)\s+#?(\d{4,8})\b")
-_PW_SHORT = re.compile(r"(?i)\b(pw|pswd|passw)\b\s*(?::|=)\s*" + _VALUE)  # "pw: Hunter2!"
-_PW_BARE = re.compile(r"(?i)\b(pass(?:word|phrase|wd|code))[ \t]+" + _VALUE)
+_PW_QUOTED = lazy(r"(?i)\b(" + _PW_WORD + r")\b[^\n\"'“‘`(),.;]{0,40}?" + _QUOTED)
+_PW_SET = lazy(r"(?i)\b(" + _PW_WORD + r")\s+(?:to|as)\s+" + _VALUE)
+_PW_BARE_PIN = lazy(r"(?i)\b(pin(?:[ -]?(?:code|number))?|passcode)\s+#?(\d{4,8})\b")
+_PW_SHORT = lazy(r"(?i)\b(pw|pswd|passw)\b\s*(?::|=)\s*" + _VALUE)  # "pw: Hunter2!"
+_PW_BARE = lazy(r"(?i)\b(pass(?:word|phrase|wd|code))[ \t]+" + _VALUE)
 
 # a passphrase of several words: "my passphrase is correct horse battery staple". The words run
 # until one a sentence goes on with; four or more of them are the passphrase.
-_PHRASE_IS = re.compile(
+_PHRASE_IS = lazy(
     r"(?i)\b(?:pass[ -]?(?:phrase|word)|passwd)\b(?:\s+(?:for|to|of|on)\s+[^\n.,;:]{1,40}?)?"
     r"\s*(?:\s(?:is|was|is now|will be|reads)|=|:|—|–|\s-)\s+"
     r"((?:[^\W\d_][\w'’-]*[ \t]+){3,11}[^\W\d_][\w'’-]*)"
@@ -252,16 +251,16 @@ _OF_WHAT = (
     r"til|for|na|za|à|au|al|ao|alla|k)"
 )
 _FOREIGN_WORD = r"(?i)(?<!\w)(?:" + _FOREIGN_WORDS + r")\w{0,4}"
-_FOREIGN = re.compile(
+_FOREIGN = lazy(
     _FOREIGN_WORD + r"(?:\s+" + _OF_WHAT + r"\s+[^\n.,;:]{1,30}?)?"
     r"(?:\s*([:：=])\s*|\s+"
     + _COPULA
     + r"\s+(?:(?:now|maintenant|ahora|agora|jetzt|nu|ora|teraz|сейчас)\s+)?)"
     + _VALUE
 )
-_FOREIGN_BARE = re.compile(_FOREIGN_WORD + r"[ \t]+" + _VALUE)
+_FOREIGN_BARE = lazy(_FOREIGN_WORD + r"[ \t]+" + _VALUE)
 _CJK_WORDS = "密码|密碼|口令|暗码|パスワード|暗証番号|パスコード|비밀번호|비번|암호|รหัสผ่าน|รหัส"
-_CJK = re.compile(
+_CJK = lazy(
     r"(?:" + _CJK_WORDS + r")(?:是|为|為|は|が|を|는|은|이|가|คือ|です|、|\s)*?\s*([:：=])?\s*"
     r"([!-~]{3,80})"
 )
@@ -298,14 +297,14 @@ _FOREIGN_HINTS = (
 # ---------------------------------------------------------------------------------------------
 # credentials in a URL, a credential with its value, an AWS secret access key
 
-_URL_CREDS = re.compile(r"(?i)\b[a-z][a-z0-9+.-]{1,20}://([^\s/:@]{0,64}):([^\s/@]{1,128})@[^\s/@]+")
+_URL_CREDS = lazy(r"(?i)\b[a-z][a-z0-9+.-]{1,20}://([^\s/:@]{0,64}):([^\s/@]{1,128})@[^\s/@]+")
 
 
 def url_credential_findings(text: str) -> Iterator[Finding]:
     """user:password@ in a URL, and :password@ with no user (redis://:secret@host)."""
     if "://" not in text:
         return
-    for m in _URL_CREDS.finditer(text):
+    for m in _URL_CREDS().finditer(text):
         if not placeholder(plain_value(m.group(2))):
             yield Finding("credentials in a URL", m.start(), m.end())
 
@@ -316,7 +315,7 @@ _CRED_WORD = (
     r"|(?:access|auth|refresh|bearer|api|session|private)[_ -]?token|private[_ -]?key|signing[_ -]?key"
     r"|secret|token)"
 )
-_CRED = re.compile(
+_CRED = lazy(
     r"(?i)\b" + _CRED_WORD + r"\b[\"']?\s*(?::|=|:=|=>|\bis\b|\bwas\b)\s*[\"']?([A-Za-z0-9_\-+/=.~]{16,})"
 )
 
@@ -328,26 +327,26 @@ def credential_findings(text: str) -> Iterator[Finding]:
             yield Finding("credential assignment (key, token or secret with its value)", m.start(), m.end())
 
 
-_AWS_SECRET = re.compile(r"(?<![A-Za-z0-9/+])([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])")
-_AWS_CONTEXT = re.compile(r"(?i)aws|secret")
+_AWS_SECRET = lazy(r"(?<![A-Za-z0-9/+])([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])")
+_AWS_CONTEXT = lazy(r"(?i)aws|secret")
 
 
 def aws_secret_findings(text: str) -> Iterator[Finding]:
     if not mentions(text, ("aws", "secret")):
         return
-    for m in _AWS_SECRET.finditer(text):
+    for m in _AWS_SECRET().finditer(text):
         value = m.group(1)
         if not (mixed(value) and any(c.isupper() for c in value) and any(c.islower() for c in value)):
             continue  # a git commit id or a hex hash is lowercase
-        if _AWS_CONTEXT.search(text[max(0, m.start() - 80) : m.start()]):
+        if _AWS_CONTEXT().search(text[max(0, m.start() - 80) : m.start()]):
             yield Finding("AWS secret access key", m.start(), m.end())
 
 
 # ---------------------------------------------------------------------------------------------
 # a US Social Security number near its name
 
-_SSN = re.compile(r"(?<![\d-])(\d{3})([- ]?)(\d{2})\2(\d{4})(?![\d-])")
-_SSN_WORDS = re.compile(
+_SSN = lazy(r"(?<![\d-])(\d{3})([- ]?)(\d{2})\2(\d{4})(?![\d-])")
+_SSN_WORDS = lazy(
     r"(?i)(?<![a-z])(?:ssns?(?![a-z])|ss\s?(?:#|no(?![a-z])|num)|social[\s-]+security|soc\.?\s*sec(?![a-z])"
     r"|social\s+(?:no|num|#)|social(?:\s+(?:is|was)\b|\s*[:#=])|seguro\s+social|sécurité\s+sociale)"
 )
@@ -361,7 +360,7 @@ def ssn_valid(area: str, group: str, serial: str) -> bool:
 def ssn_findings(text: str) -> Iterator[Finding]:
     spans = near(text, ("ssn", "ss#", "ss no", "ssno", "ss num", "social", "soc", "sécurité"), 45, 75)
     for m in finditer_near(_SSN, text, spans):
-        if ssn_valid(m.group(1), m.group(3), m.group(4)) and _SSN_WORDS.search(
+        if ssn_valid(m.group(1), m.group(3), m.group(4)) and _SSN_WORDS().search(
             around(text, m.start(), m.end(), 60, 30)
         ):
             yield Finding("US Social Security number", m.start(), m.end())
@@ -370,19 +369,19 @@ def ssn_findings(text: str) -> Iterator[Finding]:
 # ---------------------------------------------------------------------------------------------
 # one-time-password seeds: an otpauth URI, a base32 setup key near two-factor words, backup codes
 
-_OTPAUTH = re.compile(
+_OTPAUTH = lazy(
     r"(?i)\botpauth://(?:totp|hotp)/[^\s?]{0,200}\?[^\s]{0,300}?\bsecret=([A-Z2-7=%]{8,})"
     r"|\botpauth-migration://[^\s?]{0,40}\?data=[A-Za-z0-9%+/=_-]{8,}"
 )
-_TWO_FACTOR = re.compile(
+_TWO_FACTOR = lazy(
     r"(?i)\b(?:2fa|mfa|two[- ]?factor|2[- ]?step|two[- ]?step|totp|hotp|otp|one[- ]time|authenticator|"
     r"authy|setup key|set-up key|setup code|manual entry|backup key)\b"
 )
-_BASE32_KEY = re.compile(
+_BASE32_KEY = lazy(
     r"(?<![A-Za-z0-9])(?:[A-Z2-7]{4}(?:[ -][A-Z2-7]{4}){3,15}|[a-z2-7]{4}(?:[ -][a-z2-7]{4}){3,15}"
     r"|[A-Z2-7]{16,128}|[a-z2-7]{16,128})(?![A-Za-z0-9])"
 )
-_BACKUP_CODES = re.compile(
+_BACKUP_CODES = lazy(
     r"(?i)\b(?:backup|recovery|emergency|scratch|2fa|mfa)[ -]codes?\b[^\n\w]{0,20}"
     r"((?:[A-Za-z0-9]{4,6}[ -]?[A-Za-z0-9]{3,6}[\s,;]+){2,}[A-Za-z0-9]{4,6}[ -]?[A-Za-z0-9]{3,6})"
 )
@@ -406,7 +405,7 @@ def otp_findings(text: str) -> Iterator[Finding]:
     for m in finditer_near(_OTPAUTH, text, near(text, ("otpauth",), 0, 600)):
         yield Finding(OTP_SEED, m.start(), m.end())
     for m in finditer_near(_BASE32_KEY, text, near(text, _OTP_HINTS, 200, 160)):
-        if _base32_key(m.group(0)) and _TWO_FACTOR.search(around(text, m.start(), m.end())):
+        if _base32_key(m.group(0)) and _TWO_FACTOR().search(around(text, m.start(), m.end())):
             yield Finding(OTP_SEED, m.start(), m.end())
     for m in finditer_near(_BACKUP_CODES, text, near(text, ("code",), 20, 240)):
         codes = re.split(r"[\s,;]+", m.group(1))
