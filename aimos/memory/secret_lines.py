@@ -73,6 +73,8 @@ def _value_ok(value: str, *, quoted: bool, env_style: bool, any_key: bool) -> bo
     value = plain_value(value) if not quoted else value.strip()
     if len(value) < 4 or placeholder(value) or _REFERENCE().match(value):
         return False
+    if "://" in value and not quoted:
+        return False  # a web address (one with a password in it is the URL rule's)
     low = value.lower()
     if low in _NOT_VALUES or low.startswith(("your", "my_", "my-", "insert", "enter", "put_", "replace")):
         return False

@@ -162,7 +162,8 @@ def _bare_ok(value: str) -> bool:
 _PW_ASSIGNED = lazy(r"(?i)\b(" + _PW_WORD + r")\b[\"']?\s*(?::|=|:=|=>|->)\s*" + _VALUE)
 _PW_IS = lazy(
     r"(?i)\b(" + _PW_WORD + r")\b(?:\s+(?:for|to|of|on)\s+[^\n.,;:]{1,40}?)?"
-    r"\s+(?:is|was|is now|is still|will be|remains|became|reads|=|—|–|-)\s+(?:now\s+|still\s+)?" + _VALUE
+    r"(?:\s+(?:is|was|is now|is still|will be|remains|became|reads)\s*:?|\s+(?:=|—|–|-)|['’]s)\s+"
+    r"(?:now\s+|still\s+)?" + _VALUE
 )
 _PW_QUOTED = lazy(r"(?i)\b(" + _PW_WORD + r")\b[^\n\"'“‘`(),.;]{0,40}?" + _QUOTED)
 _PW_SET = lazy(r"(?i)\b(" + _PW_WORD + r")\s+(?:to|as)\s+" + _VALUE)
@@ -174,7 +175,7 @@ _PW_BARE = lazy(r"(?i)\b(pass(?:word|phrase|wd|code))[ \t]+" + _VALUE)
 # until one a sentence goes on with; four or more of them are the passphrase.
 _PHRASE_IS = lazy(
     r"(?i)\b(?:pass[ -]?(?:phrase|word)|passwd)\b(?:\s+(?:for|to|of|on)\s+[^\n.,;:]{1,40}?)?"
-    r"\s*(?:\s(?:is|was|is now|will be|reads)|=|:|—|–|\s-)\s+"
+    r"\s*(?:\s(?:is|was|is now|will be|reads)\s*:?|=|:|—|–|\s-|['’]s)\s+"
     r"((?:[^\W\d_][\w'’-]*[ \t]+){3,11}[^\W\d_][\w'’-]*)"
 )
 _PROSE_WORDS = (_NOT_A_VALUE - {"correct", "incorrect", "right", "wrong"}) | frozenset(
@@ -234,7 +235,7 @@ def password_findings(text: str) -> Iterator[Finding]:
 # after a colon, a copula ("est", "ist", "es", "är", "это", ...) or nothing; the others (Chinese,
 # Japanese, Korean, Thai) after a particle or a colon, and their value is the ASCII that follows.
 _FOREIGN_WORDS = (
-    "password|passphrase|mot de passe|mots de passe|contraseña|contrasena|contrasenya|clave de acceso|"
+    "mdp|mot de passe|mots de passe|contraseña|contrasena|contrasenya|clave de acceso|"
     "senha|palavra-passe|palavra passe|passwort|kennwort|wachtwoord|parola d'ordine|hasło|haslo|"
     "lösenord|losenord|passord|adgangskode|kodeord|salasana|heslo|geslo|jelszó|jelszo|jelszav|parolă|"
     "parola|parole|lozinka|parool|slaptažodis|slaptazodis|şifre|sifre|пароль|пароля|паролем|гасло|"
@@ -258,6 +259,11 @@ _FOREIGN = lazy(
     + r"\s+(?:(?:now|maintenant|ahora|agora|jetzt|nu|ora|teraz|сейчас)\s+)?)"
     + _VALUE
 )
+# the English word in a sentence of another language: "la password è ...", "das Password ist ..."
+_ENGLISH_WORD_FOREIGN_COPULA = lazy(
+    r"(?i)\b(?:password|passphrase)\b\s+(?:è|é|est|ist|lautet|es|är|je|jest|este|és|là|adalah|είναι)\s+"
+    + _VALUE
+)
 _FOREIGN_BARE = lazy(_FOREIGN_WORD + r"[ \t]+" + _VALUE)
 _CJK_WORDS = "密码|密碼|口令|暗码|パスワード|暗証番号|パスコード|비밀번호|비번|암호|รหัสผ่าน|รหัส"
 _CJK = lazy(
@@ -271,6 +277,9 @@ def foreign_password_findings(text: str) -> Iterator[Finding]:
     for m in finditer_near(_FOREIGN, text, spans):
         if _pw_value_ok("password", m.group(2), assigned=bool(m.group(1))):
             yield Finding(PW_RULE, m.start(), m.end())
+    for m in finditer_near(_ENGLISH_WORD_FOREIGN_COPULA, text, spans):
+        if _pw_value_ok("password", m.group(1), assigned=False):
+            yield Finding(PW_RULE, m.start(), m.end())
     for m in finditer_near(_FOREIGN_BARE, text, spans):
         if _bare_ok(m.group(1)):
             yield Finding(PW_RULE, m.start(), m.end())
@@ -283,7 +292,7 @@ def foreign_password_findings(text: str) -> Iterator[Finding]:
 # the words of _FOREIGN_WORDS and _CJK_WORDS as a text that holds one holds them (stems, and
 # without accents for the words people type without them)
 _FOREIGN_HINTS = (
-    "password", "passphrase", "mot de passe", "mots de passe", "contrase", "clave de", "senha",
+    "password", "passphrase", "mdp", "mot de passe", "mots de passe", "contrase", "clave de", "senha",
     "palavra", "passwort", "kennwort", "wachtwoord", "parola", "hasło", "haslo", "lösenord", "losenord",
     "passord", "adgangskode", "kodeord", "salasana", "heslo", "geslo", "jelsz", "parolă", "lozinka",
     "parool", "parole", "slapta", "şifre", "sifre", "парол", "гасло", "κωδικός", "συνθηματικό", "סיסמ",
@@ -345,7 +354,7 @@ def aws_secret_findings(text: str) -> Iterator[Finding]:
 # ---------------------------------------------------------------------------------------------
 # a US Social Security number near its name
 
-_SSN = lazy(r"(?<![\d-])(\d{3})([- ]?)(\d{2})\2(\d{4})(?![\d-])")
+_SSN = lazy(r"(?<![\d.-])(\d{3})([-. ]?)(\d{2})\2(\d{4})(?![\d-]|\.\d)")
 _SSN_WORDS = lazy(
     r"(?i)(?<![a-z])(?:ssns?(?![a-z])|ss\s?(?:#|no(?![a-z])|num)|social[\s-]+security|soc\.?\s*sec(?![a-z])"
     r"|social\s+(?:no|num|#)|social(?:\s+(?:is|was)\b|\s*[:#=])|seguro\s+social|sécurité\s+sociale)"

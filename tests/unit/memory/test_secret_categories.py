@@ -35,6 +35,8 @@ CASES = [
     ("Passphrase: Purple Monkey Dishwasher Lamp", "Purple Monkey Dishwasher Lamp", "password"),
     ("password Autumn#2029 for the NAS", "Autumn#2029", "password"),
     ("pw: Hunter2!", "Hunter2!", "password"),
+    ("the wifi password's Sunshine!1234", "Sunshine!1234", "password"),
+    ("la password è Roma!2031", "Roma!2031", "password"),
     ("valkey at rediss://:Zx81kQpl0mm@cache.internal:6380", ":Zx81kQpl0mm@", "credentials in a URL"),
     ("app.config['SECRET_KEY'] = 'flask-dev-key-2031'", "flask-dev-key-2031", "secret setting"),
     ('SECRET_KEY = "k#3!x@q-9zz"', "k#3!x@q-9zz", "secret setting"),
@@ -115,6 +117,9 @@ NEAR_MISSES = [
     "enable 2FA with an authenticator app",
     B32,  # a base32 run with no word of two-factor sign-in near it
     "otpauth://totp/Bank:ada?issuer=Bank",
+    "[node-core-utils-credentials]: https://github.com/nodejs/node-core-utils#setting-up-credentials",
+    "crypto: pass empty passphrases to OpenSSL properly (Tobias Nießen)",
+    "the password's in the vault",
     "mot de passe oublié",
     "mi contraseña es segura",
     "我忘记密码了",
