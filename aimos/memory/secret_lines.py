@@ -38,7 +38,8 @@ _SETTING_END = lazy(
 _SETTING_HINTS = ("secret", "token", "pass", "pwd", "credential", "key", "auth")
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _QUOTED_VALUE = lazy(r"([\"'`])([^\"'`\n]{1,200})\1")
-_BARE_VALUE = lazy(r"[^\s\"'`#;,]{1,200}")
+# a value up to a space, a quote, ";" or ","; "#" starts a comment only where a value would start
+_BARE_VALUE = lazy(r"[^\s\"'`#;,][^\s\"'`;,]{0,199}")
 # a reference in place of a value: a variable, a call, an attribute, a template
 _REFERENCE = lazy(r"(?i)^(?:[$%<{\[(]|os\.|process\.env|env[(\[.]|getenv|ENV\[|settings\.|config\.)")
 _CODE_REF = lazy(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?:\(.*)?$|.*[()\[\]{}]")

@@ -186,23 +186,22 @@ _PROSE_WORDS = (_NOT_A_VALUE - {"correct", "incorrect", "right", "wrong"}) | fro
     digits numbers symbols written wrote down up out off safe safely secure easy hard random simple
     written kept saved stored somewhere paper notebook drawer file keychain app phone computer laptop
     has have had do does did can could will would should must may might not it's i'm that's don't
-    isn't""".split()
+    isn't case sensitive remember forget know guess""".split()
 )
 
 
-def _phrase_words(value: str) -> int:
-    """How many words a passphrase has: the words up to the first one prose goes on with."""
-    count = 0
-    for word in value.split():
-        if word.lower().strip("'’-") in _PROSE_WORDS:
-            break
-        count += 1
-    return count
+def _is_phrase(value: str) -> bool:
+    """Four or more words that read as a passphrase, not as the sentence going on: the words up
+    to the first one prose is made of are four or more, or the first four hold one such word at
+    most, not the first ("velvet about quarry lantern", not "in the vault")."""
+    prose = [w.lower().strip("'’-") in _PROSE_WORDS for w in value.split()]
+    leading = next((i for i, p in enumerate(prose) if p), len(prose))
+    return leading >= 4 or (len(prose) >= 4 and not prose[0] and sum(prose[:4]) <= 1)
 
 
 def passphrase_findings(text: str) -> Iterator[Finding]:
     for m in finditer_near(_PHRASE_IS, text, near(text, ("pass",), 0, 160)):
-        if _phrase_words(m.group(1)) >= 4:
+        if _is_phrase(m.group(1)):
             yield Finding(PW_RULE, m.start(), m.end())
 
 
