@@ -8,11 +8,16 @@ and every run builds the same fakes.
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import random
 import string
+import unicodedata
 import urllib.parse
+from collections.abc import Callable
 from dataclasses import dataclass
+
+from aimos.memory.secret_checksums import B58, IBAN_LENGTHS, wordlist
 
 ALNUM = string.ascii_letters + string.digits
 UPPER_DIGITS = string.ascii_uppercase + "234567"
@@ -147,7 +152,193 @@ def shapes(seed: int = 18) -> list[Shape]:
         Shape("card number with CVV", f"amex {amex[:4]}-{amex[4:10]}-{amex[10:]} exp 04/29 CVV 4821"),
         Shape("card number (no spaces)", f"visa {card}"),
     ]
+    out += _told_shapes(rng, pick)
+    out += _line_shapes(rng, pick)
+    out += _checksum_shapes(rng, pick)
     return out
+
+
+Pick = Callable[[str, int], str]
+BASE32 = string.ascii_uppercase + "234567"
+_PASSWORDY = ("Sunshine", "Dragon", "Monkey", "Shadow", "Summer", "Tiger", "Falcon", "Coffee")
+
+
+def _password(rng: random.Random, pick: Pick) -> str:
+    """A password as people make them: a capitalised word, a symbol, digits."""
+    return rng.choice(_PASSWORDY) + rng.choice("!@#$%&*") + pick(string.digits, 4)
+
+
+def _told_shapes(rng: random.Random, pick: Pick) -> list[Shape]:
+    """Passwords and passphrases told in words (English and other languages), SSNs, OTP seeds."""
+    english = wordlist("english")
+    words = " ".join(rng.choice(english) for _ in range(4))
+    pw = _password(rng, pick)
+    ssn = f"{rng.randrange(1, 666):03d}-{rng.randrange(1, 100):02d}-{rng.randrange(1, 10000):04d}"
+    b32 = base64.b32encode(bytes(rng.randrange(256) for _ in range(20))).decode().rstrip("=")
+    out = [
+        Shape("passphrase of several words", f"my passphrase is {words}"),
+        Shape("passphrase of several words, capitalised", "The master passphrase is " + words.title() + "."),
+        Shape("password with no separator", f"password {pw}"),
+        Shape("password with no separator, wifi", f"wifi Password {_password(rng, pick)} for the guests"),
+        Shape("US SSN (dashes)", f"my SSN is {ssn}"),
+        Shape("US SSN (spaces)", f"Social Security number: {ssn.replace('-', ' ')}"),
+        Shape("US SSN (no separator)", f"SSN#{ssn.replace('-', '')}"),
+        Shape("OTP seed: otpauth URI", f"otpauth://totp/ACME:ada@example.com?secret={b32}&issuer=ACME"),
+        Shape("OTP seed: otpauth HOTP URI", f"otpauth://hotp/Bank?secret={b32[:16]}&counter=3"),
+        Shape(
+            "OTP seed: setup key in groups",
+            "2FA setup key: " + " ".join(b32.lower()[i : i + 4] for i in range(0, 32, 4)),
+        ),
+        Shape("OTP seed: TOTP secret", f"the TOTP secret for the VPN is {b32}"),
+        Shape(
+            "two-factor backup codes",
+            "GitHub recovery codes: " + ", ".join(f"{pick(HEX, 5)}-{pick(HEX, 5)}" for _ in range(4)),
+        ),
+    ]
+    languages = [
+        ("French", "mon mot de passe est {}"),
+        ("Spanish", "mi contraseña es {}"),
+        ("Spanish, colon", "Contraseña: {}"),
+        ("Portuguese", "minha senha é {}"),
+        ("German", "mein Passwort ist {}"),
+        ("German, colon", "Kennwort: {}"),
+        ("Dutch", "het wachtwoord is {}"),
+        ("Russian", "мой пароль {}"),
+        ("Chinese", "我的密码是{}"),
+        ("Chinese, colon", "密码：{}"),
+        ("Italian", "la password è {}"),
+        ("Polish", "moje hasło to {}"),
+        ("Swedish", "mitt lösenord är {}"),
+        ("Japanese", "パスワードは{}です"),
+        ("Korean", "비밀번호는 {} 입니다"),
+        ("Turkish", "wifi şifresi: {}"),
+        ("Czech", "heslo je {}"),
+        ("Greek", "ο κωδικός πρόσβασης είναι {}"),
+    ]
+    out += [Shape(f"password in {name}", form.format(_password(rng, pick))) for name, form in languages]
+    return out
+
+
+def _line_shapes(rng: random.Random, pick: Pick) -> list[Shape]:
+    """Settings (.env, config, code), command lines and HTTP Basic credentials."""
+    pw = _password(rng, pick)
+    basic = base64.b64encode(f"deploy:{_password(rng, pick)}".encode()).decode()
+    settings = {
+        "URL credentials with an empty user": f"cache is redis://:{pick(ALNUM, 20)}@redis.internal:6379/0",
+        "SECRET_KEY quoted (Django)": f"SECRET_KEY = 'django-insecure-{pick(ALNUM + '#!@%^&*', 40)}'",
+        "secret_key quoted (Flask)": f'app.secret_key = "{pick(ALNUM, 12)}"',
+        ".env line: password": f"DB_PASSWORD={pw}",
+        ".env line: export token": f"export SERVICE_TOKEN={pick(ALNUM, 32)}",
+        ".env file": "APP_ENV=production\nDEBUG=false\n"
+        f"STRIPE_API_KEY={pick(ALNUM, 28)}\nJWT_SECRET={pick(ALNUM, 24)}",
+        "config (YAML)": f"database:\n  user: app\n  db_password: {pw}",
+        "config (JSON)": '{"clientId": "web", "clientSecret": "' + pick(ALNUM, 30) + '"}',
+        "config (XML)": f"<datasource><user>app</user><password>{pw}</password></datasource>",
+        "env before a command": f"PGPASSWORD={pw} psql -h db -U app",
+        "HTTP Basic header": f"Authorization: Basic {basic}",
+        "HTTP Basic header in curl": f"curl -H 'authorization: basic {basic}' https://api.example.com",
+        "HTTP Basic in code": f'requests.get(url, auth=("deploy", "{pw}"))',
+        "Authorization: Token header": f"Authorization: Token {pick(HEX, 40)}",
+    }
+    commands = {
+        "curl -u": f"curl -u admin:{pw} https://ci.example.com/api",
+        "curl --user quoted": f"curl --user 'ops:{pick(ALNUM, 14)}' https://x.example.com",
+        "mysql -p quoted": f"mysql -u root -p'{pw}' shop",
+        "mysql -pSECRET": f"mysqldump -h db -u backup -p{pick(ALNUM, 12)} shop > shop.sql",
+        "sshpass": f"sshpass -p '{pw}' ssh deploy@10.0.0.5",
+        "--password=": f"pg_dump --dbname=shop --password={pick(ALNUM, 14)}",
+        "--password value": f"mongodump --username admin --password {pw} --out /b",
+        "redis-cli -a": f"redis-cli -h cache -a {pick(ALNUM, 16)} ping",
+        "docker login -p": f"docker login -u bot -p {pick(ALNUM, 20)} registry.example.com",
+        "openssl pass:": f"openssl pkcs12 -in k.p12 -passin pass:{pw} -nodes",
+        "echo | sudo -S": f"echo '{pw}' | sudo -S apt-get update",
+        "net use /user:": f"net use \\\\files\\team /user:CORP\\ada {pw}",
+    }
+    return [Shape(k, t) for k, t in settings.items()] + [
+        Shape(f"command line: {k}", t) for k, t in commands.items()
+    ]
+
+
+def _b58check(payload: bytes) -> str:
+    data = payload + hashlib.sha256(hashlib.sha256(payload).digest()).digest()[:4]
+    number = int.from_bytes(data, "big")
+    out = ""
+    while number:
+        number, rest = divmod(number, 58)
+        out = B58[rest] + out
+    return "1" * (len(data) - len(data.lstrip(b"\0"))) + out
+
+
+_BECH32 = "qpzry9x8gf2tvdw0s3jn54khce6mua7l"
+
+
+def _bech32(hrp: str, data: bytes) -> str:
+    """bech32 (BIP-173) of ``data`` under ``hrp``: the 5-bit groups and the 6-character checksum."""
+    acc, bits, groups = 0, 0, []
+    for byte in data:
+        acc, bits = acc << 8 | byte, bits + 8
+        while bits >= 5:
+            bits -= 5
+            groups.append(acc >> bits & 31)
+    if bits:
+        groups.append(acc << (5 - bits) & 31)
+    values = [ord(c) >> 5 for c in hrp] + [0] + [ord(c) & 31 for c in hrp] + groups + [0] * 6
+    chk = 1
+    for v in values:
+        top, chk = chk >> 25, (chk & 0x1FFFFFF) << 5 ^ v
+        for i, g in enumerate((0x3B6A57B2, 0x26508E6D, 0x1EA119FA, 0x3D4233DD, 0x2A1462B3)):
+            chk ^= g if top >> i & 1 else 0
+    polymod = chk ^ 1
+    checksum = [polymod >> 5 * (5 - i) & 31 for i in range(6)]
+    return hrp + "1" + "".join(_BECH32[g] for g in groups + checksum)
+
+
+def _mnemonic(rng: random.Random, count: int, language: str = "english") -> list[str]:
+    """A BIP-39 phrase of ``count`` words whose checksum holds."""
+    entropy = bytes(rng.randrange(256) for _ in range(count * 4 // 3))
+    bits = len(entropy) * 8
+    number = int.from_bytes(entropy, "big") << bits // 32 | hashlib.sha256(entropy).digest()[0] >> (
+        8 - bits // 32
+    )
+    words = wordlist(language)
+    return [unicodedata.normalize("NFC", words[number >> 11 * (count - 1 - i) & 2047]) for i in range(count)]
+
+
+def _iban(rng: random.Random, country: str) -> str:
+    bban = "".join(rng.choice(string.digits) for _ in range(IBAN_LENGTHS[country] - 4))
+    moved = bban + country + "00"
+    check = 98 - int("".join(str(int(c, 36)) for c in moved)) % 97
+    return f"{country}{check:02d}{bban}"
+
+
+def _checksum_shapes(rng: random.Random, pick: Pick) -> list[Shape]:
+    """IBANs, wallet keys and recovery phrases, Mailgun and age keys."""
+    de, fr, gb, nl = (_iban(rng, c) for c in ("DE", "FR", "GB", "NL"))
+    grouped = " ".join(de[i : i + 4] for i in range(0, len(de), 4))
+    key = bytes(rng.randrange(1, 256) for _ in range(32))
+    twelve, twenty_four = _mnemonic(rng, 12), _mnemonic(rng, 24)
+    xprv = bytes.fromhex("0488ade4") + bytes(9) + bytes(rng.randrange(256) for _ in range(32)) + b"\0" + key
+    return [
+        Shape("IBAN grouped in fours", f"pay the rent to {grouped}"),
+        Shape("IBAN compact", f"IBAN: {fr}"),
+        Shape("IBAN in a sentence (GB)", f"my account is {gb}, sort it out"),
+        Shape("IBAN lower case", f"iban {nl.lower()}"),
+        Shape("seed phrase: 12 words", " ".join(twelve)),
+        Shape("seed phrase: 24 words numbered", " ".join(f"{i + 1}. {w}" for i, w in enumerate(twenty_four))),
+        Shape("seed phrase: 18 words, commas", "recovery phrase: " + ", ".join(_mnemonic(rng, 18))),
+        Shape("seed phrase: 12 words, lines", "my seed words\n" + "\n".join(_mnemonic(rng, 12))),
+        Shape("seed phrase: capitalised", " ".join(w.capitalize() for w in _mnemonic(rng, 15))),
+        Shape("seed phrase: Spanish", " ".join(_mnemonic(rng, 12, "spanish"))),
+        Shape("seed phrase: French", "phrase de récupération : " + " ".join(_mnemonic(rng, 12, "french"))),
+        Shape("seed phrase: Japanese", "\u3000".join(_mnemonic(rng, 12, "japanese"))),
+        Shape("Bitcoin private key (WIF, uncompressed)", "wallet key " + _b58check(b"\x80" + key)),
+        Shape("Bitcoin private key (WIF, compressed)", _b58check(b"\x80" + key + b"\x01")),
+        Shape("Bitcoin private key (WIF, testnet)", "import " + _b58check(b"\xef" + key + b"\x01")),
+        Shape("wallet extended private key (xprv)", _b58check(xprv)),
+        Shape("age secret key", _bech32("age-secret-key-", key).upper()),
+        Shape("Mailgun API key", f"mailgun: key-{pick(HEX, 32)}"),
+        Shape("Mailgun API key (new format)", f"MG {pick(HEX, 32)}-{pick(HEX, 8)}-{pick(HEX, 8)}"),
+    ]
 
 
 # ordinary text the gate must let through (beside the LoCoMo turns and the guides)
@@ -175,4 +366,52 @@ ORDINARY = (
     "https://example.com/path?query=1&lang=en",
     "the token ring network was slow",
     "Luhn is a checksum used by card numbers",
+    # words of the shapes above without a value
+    "change the wifi password next month",
+    "my passphrase is in the vault",
+    "my passphrase is long and hard to type",
+    "the passphrase for the backup is stored in the safe deposit box",
+    "my password is written on a sticky note under the keyboard",
+    "I changed my password 3 times this week",
+    "the IBAN starts with two letters and two check digits",
+    "send it to the IBAN on the invoice, not the old one",
+    "what is a seed phrase",
+    "the seed phrase has 12 or 24 words",
+    "write your recovery phrase on paper and keep it somewhere safe",
+    "never share your 24-word recovery phrase with anyone, not even support",
+    "my SSN is on the card in the drawer",
+    "the social security office opens at 9",
+    "enable 2FA with an authenticator app",
+    "the TOTP code from the authenticator expired",
+    "save your backup codes somewhere safe",
+    "the otpauth link opened the authenticator",
+    "use Basic authentication only over HTTPS",
+    "curl -u takes a user and asks for the password",
+    "mysql -p prompts for the password",
+    "mkdir -p build && cd build",
+    "ssh -p 2222 deploy@build.example.com",
+    "docker run -u 1000:1000 -p 8080:80 nginx",
+    "DB_PASSWORD=${DB_PASSWORD}",
+    "API_KEY=<your key here>",
+    "SECRET_KEY = os.environ['SECRET_KEY']",
+    "PASSWORD_MIN_LENGTH=12",
+    "GITHUB_TOKEN: ${{ secrets.GITHUB_TOKEN }}",
+    "a WIF key starts with 5, K or L",
+    "AGE-SECRET-KEY-1 starts an age identity file",
+    "mot de passe oublié",
+    "le mot de passe est dans le coffre",
+    "¿Olvidaste tu contraseña? Haz clic aquí",
+    "mi contraseña es segura",
+    "Passwort vergessen? Klicken Sie hier",
+    "mein Passwort ist zu kurz",
+    "esqueci minha senha",
+    "het wachtwoord is te kort",
+    "забыли пароль?",
+    "我忘记密码了",
+    "パスワードを忘れました",
+    "비밀번호를 잊어버렸어요",
+    "şifremi unuttum",
+    "la password deve avere almeno 12 caratteri",
+    "hasło musi mieć 8 znaków",
+    "lösenordet måste vara minst 12 tecken",
 )

@@ -62,8 +62,8 @@ def scan_secrets(text: str) -> list[Finding]:
                         span = norm.span(start, end)
                         found.append(Finding(f"{first.kind}, {how}", span[0], span[1]))
                         break
-    # at one place, our own words before a library plugin's
-    return sorted(set(found), key=lambda f: (f.start, "detect-secrets" in f.kind, f.kind))
+    # at one place, our own words before a library plugin's, and the longest span of a kind first
+    return sorted(set(found), key=lambda f: (f.start, "detect-secrets" in f.kind, f.kind, -f.end))
 
 
 def find_secret(text: str) -> Finding | None:

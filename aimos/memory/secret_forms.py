@@ -1,4 +1,5 @@
-"""The forms of a text the secret gate looks at, each mapped back to the text as given (pure).
+"""The forms of a text the secret gate looks at, each mapped back to the text as given, and the
+finding a shape rule gives (pure).
 
 normalised: NFKC per character (full-width letters become ASCII), invisible characters dropped,
 ASCII %XX escapes decoded; joined: line breaks and the spaces around them removed; wrapped: the
@@ -9,9 +10,10 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import re
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 B64_RUN = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{24,}={0,2}(?![A-Za-z0-9+/=_-])")
@@ -27,6 +29,25 @@ def b64_bytes(run: str) -> bytes | None:
         return base64.b64decode(raw, validate=True)
     except (binascii.Error, ValueError):
         return None
+
+
+Lazy = Callable[[], "re.Pattern[str]"]
+
+
+def lazy(pattern: str) -> Lazy:
+    """A pattern compiled when first asked for: the gate's rules hold a hundred patterns, which
+    cost a process some 40 ms to compile, and a text that mentions none of a rule's words never
+    asks for that rule's."""
+    return functools.cache(functools.partial(re.compile, pattern))
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A secret shape: its kind (words for a person) and its span in the text, never the text."""
+
+    kind: str
+    start: int
+    end: int
 
 
 @dataclass(frozen=True)

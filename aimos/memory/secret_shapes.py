@@ -1,16 +1,20 @@
 """The secret shapes the write gate looks for (pure, no I/O; the forms of a text it looks at are
-in secret_forms).
+in secret_forms), and findings_in, the one door to all of them.
 
 A finding carries the kind of secret and its span in the text as given, never the matched text.
-Three families of shapes:
+The families of shapes:
 
 - well-known token formats, from detect-secrets' regex plugins (imported lazily, and only for a
   text holding a word long enough to be a token: the library costs ~0.2 s to import) and our own
   patterns for the formats it lacks or matches too narrowly (Anthropic, HuggingFace,
   DigitalOcean, npm without an .npmrc, GitLab, Stripe test keys, Azure keys of any length, ...);
-- secrets told in words: a password, passphrase or PIN with its value, credentials in a URL, a
-  card number that passes the Luhn check and its CVV, an AWS secret access key near "aws" or
-  "secret", a bearer token;
+- secrets told in words (secret_words): a password, passphrase or PIN with its value in English
+  and other languages, credentials in a URL, an AWS secret access key near "aws" or "secret", a US
+  Social Security number near its name, a one-time-password seed;
+- secrets in lines of configuration and commands (secret_lines): a setting named for a secret with
+  its value (.env, config, code), a password in a command line, HTTP Basic credentials;
+- shapes with a checksum (secret_checksums): an IBAN, a Bitcoin private key (WIF, xprv), a wallet
+  recovery phrase (BIP-39); here, a card number that passes the Luhn check, and its CVV;
 - key material without its label: a PEM body without its header, a PuTTY key, base64 DER of a
   private key, and 32 or 64 bytes in hex (unless the text says it is a hash, an id or a public key).
 
@@ -23,34 +27,30 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
-from aimos.memory.secret_forms import B64_RUN, b64_bytes
+from aimos.memory.secret_checksums import iban_findings, seed_phrase_findings, wallet_key_findings
+from aimos.memory.secret_forms import B64_RUN, Finding, b64_bytes
+from aimos.memory.secret_lines import basic_auth_findings, command_findings, setting_findings
+from aimos.memory.secret_words import (
+    aws_secret_findings,
+    credential_findings,
+    foreign_password_findings,
+    mixed,
+    otp_findings,
+    passphrase_findings,
+    password_findings,
+    ssn_findings,
+    url_credential_findings,
+    window,
+)
+
+__all__ = ["Finding", "card_findings", "findings_in", "luhn"]
 
 _B = r"(?<![A-Za-z0-9])"  # not inside a longer token (an underscore before still counts)
 _E = r"(?![A-Za-z0-9])"
 
-
-@dataclass(frozen=True)
-class Finding:
-    """A secret shape: its kind (words for a person) and its span in the original text."""
-
-    kind: str
-    start: int
-    end: int
-
-
 Check = Callable[[re.Match[str], str], bool]
-
-
-def _mixed(token: str) -> bool:
-    """Has letters and digits, or upper and lower case: a generated token, not a word."""
-    has_digit = any(c.isdigit() for c in token)
-    has_alpha = any(c.isalpha() for c in token)
-    has_upper = any(c.isupper() for c in token)
-    has_lower = any(c.islower() for c in token)
-    return (has_digit and has_alpha) or (has_upper and has_lower)
 
 
 def _always(m: re.Match[str], text: str) -> bool:
@@ -58,19 +58,53 @@ def _always(m: re.Match[str], text: str) -> bool:
 
 
 def _mixed_match(m: re.Match[str], text: str) -> bool:
-    return _mixed(m.group(m.lastindex or 0))
+    return mixed(m.group(m.lastindex or 0))
 
 
 # ---------------------------------------------------------------------------------------------
 # token formats written by us (what detect-secrets lacks or matches too narrowly)
 
-TOKEN_RULES: tuple[tuple[str, re.Pattern[str], Check], ...] = (
+_BECH32 = "[qpzry9x8gf2tvdw0s3jn54khce6mua7l]"
+# tokens whose prefix names the service: Shopify, Atlassian, Linear, Doppler, Postman, Databricks,
+# Grafana, New Relic, Vault, Pulumi, Sentry, Figma, Notion, Replicate, Groq, Perplexity, xAI,
+# Tailscale, Supabase, Mapbox, Alibaba, Tencent, Netlify, Docker, Bitbucket, PlanetScale, Buildkite,
+# Fly.io, Heroku, Clojars
+_PREFIXED_TOKENS = (
+    r"(?:shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}|ATATT3[A-Za-z0-9_=-]{50,}|lin_api_[A-Za-z0-9]{40}"
+    r"|dp\.(?:pt|st|ct|sa|scim|audit)\.[A-Za-z0-9._-]{40,}|PMAK-[a-f0-9]{24}-[a-f0-9]{34}"
+    r"|dapi[a-f0-9]{32}(?:-\d)?|glsa_[A-Za-z0-9]{32}_[a-f0-9]{8}|glc_[A-Za-z0-9+/]{32,}={0,2}"
+    r"|NRAK-[A-Z0-9]{27}|hv[sbr]\.[A-Za-z0-9_-]{24,}|pul-[a-f0-9]{40}|sntry[su]_[A-Za-z0-9+/=_-]{40,}"
+    r"|figd_[A-Za-z0-9_-]{40,}|ntn_[A-Za-z0-9]{40,}|secret_[A-Za-z0-9]{43}|r8_[A-Za-z0-9]{37}"
+    r"|gsk_[A-Za-z0-9]{52}|pplx-[A-Za-z0-9]{48}|xai-[A-Za-z0-9]{80}"
+    r"|tskey-(?:auth|api|client|scim|webhook)-[A-Za-z0-9]{6,}-[A-Za-z0-9]{20,}|sbp_[a-f0-9]{40}"
+    r"|sk\.eyJ[A-Za-z0-9_-]{50,}\.[A-Za-z0-9_-]{20,}|LTAI[A-Za-z0-9]{16,20}|AKID[A-Za-z0-9]{32}"
+    r"|nfp_[A-Za-z0-9]{36}|dckr_pat_[A-Za-z0-9_-]{27,}|ATBB[A-Za-z0-9_=.-]{32,}"
+    r"|pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_.-]{32,}|bkua_[a-f0-9]{40}|fo1_[A-Za-z0-9_-]{43}"
+    r"|HRKU-[A-Za-z0-9_-]{40,}|CLOJARS_[a-z0-9]{60})"
+)
+
+# the formats that may hold a space or a line break: looked for in the whole text
+SPACED_TOKEN_RULES: tuple[tuple[str, re.Pattern[str], Check], ...] = (
     (
         "private key block",
         re.compile(r"-----BEGIN[ _-](?:[A-Z0-9]+[ _-])*PRIVATE[ _-]KEY(?:[ _-]BLOCK)?-----"),
         _always,
     ),
     ("PuTTY private key", re.compile(r"PuTTY-User-Key-File-\d+\s*:"), _always),
+    (
+        "npm token",
+        re.compile(r"//[^\s/]{1,100}(?:/[^\s/]{0,100}){0,5}/:_authToken=\s*[A-Za-z0-9_-]{8,}"),
+        _always,
+    ),
+    (
+        "Azure storage key",
+        re.compile(r"(?i)(?:AccountKey|SharedAccessKey|AccessKey)\s*=\s*[A-Za-z0-9+/]{30,}={0,2}"),
+        _always,
+    ),
+    ("bearer token", re.compile(r"(?i)\bbearer\s+([A-Za-z0-9._~+/-]{20,}=*)"), _mixed_match),
+)
+# the formats that are one run of 15 or more characters without a space: looked for in such runs
+TOKEN_RULES: tuple[tuple[str, re.Pattern[str], Check], ...] = (
     (
         "AWS access key id",
         re.compile(
@@ -110,22 +144,25 @@ TOKEN_RULES: tuple[tuple[str, re.Pattern[str], Check], ...] = (
     ("HuggingFace token", re.compile(_B + r"(?:hf_|api_org_)([A-Za-z0-9]{30,})" + _E), _mixed_match),
     ("DigitalOcean token", re.compile(_B + r"do[opr]_v1_[a-f0-9]{64}" + _E), _always),
     ("npm token", re.compile(_B + r"npm_[A-Za-z0-9]{36}" + _E), _always),
-    (
-        "npm token",
-        re.compile(r"//[^\s/]{1,100}(?:/[^\s/]{0,100}){0,5}/:_authToken=\s*[A-Za-z0-9_-]{8,}"),
-        _always,
-    ),
     ("PyPI token", re.compile(_B + r"pypi-AgE[A-Za-z0-9_-]{50,}"), _always),
     ("SendGrid API key", re.compile(_B + r"SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}"), _always),
     ("Twilio key", re.compile(_B + r"(?:SK|AC)[0-9a-fA-F]{32}" + _E), _always),
-    (
-        "Azure storage key",
-        re.compile(r"(?i)(?:AccountKey|SharedAccessKey|AccessKey)\s*=\s*[A-Za-z0-9+/]{30,}={0,2}"),
-        _always,
-    ),
     ("Square token", re.compile(_B + r"sq0(?:csp|atp)-[0-9A-Za-z_-]{22,}"), _always),
     ("Telegram bot token", re.compile(_B + r"\d{8,10}:AA[0-9A-Za-z_-]{33}" + _E), _always),
-    ("bearer token", re.compile(r"(?i)\bbearer\s+([A-Za-z0-9._~+/-]{20,}=*)"), _mixed_match),
+    ("Mailgun API key", re.compile(_B + r"key-[0-9a-f]{32}" + _E), _always),
+    ("Mailgun API key", re.compile(_B + r"[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8}" + _E), _always),
+    (
+        "age secret key",
+        re.compile(r"(?i)" + _B + r"AGE-(?:SECRET-KEY|PLUGIN-[A-Z0-9]+)-1" + _BECH32 + "{20,}"),
+        _always,
+    ),
+    ("Nostr secret key", re.compile(_B + r"nsec1" + _BECH32 + "{58}" + _E), _always),
+    ("API token", re.compile(_B + _PREFIXED_TOKENS + _E), _always),
+    (
+        "webhook URL with its token",
+        re.compile(r"(?i)discord(?:app)?\.com/api/webhooks/\d{17,20}/[A-Za-z0-9_-]{60,}"),
+        _always,
+    ),
 )
 
 # detect-secrets plugins used, with the kind a refusal names. The other plugins are left out:
@@ -189,132 +226,6 @@ def library_findings(text: str) -> Iterator[Finding]:
 
 
 # ---------------------------------------------------------------------------------------------
-# secrets told in words
-
-_CODE_WORD = r"(?:door|alarm|gate|safe|lock|garage|entry|keypad|locker)[ -]code"
-_PW_WORD = (
-    r"(?:pass(?:word|phrase|wd|code)|pass[ -](?:word|phrase|code)|pwd|pin(?:[ -]?(?:code|number))?|"
-    + _CODE_WORD
-    + ")"
-)
-_PIN = re.compile(r"(?i)^(?:pin|" + _CODE_WORD + ")")  # their value is digits
-# values that are no secret: words a sentence goes on with, placeholders, a removed value
-_NOT_A_VALUE = frozenset(
-    """a an the my your our his her their its this that it is was be been being in on at of for to from
-    by with and or not no none null nil n/a na empty blank unknown unset required optional needed missing
-    same different wrong right correct incorrect strong weak long short new old change changed reset removed
-    redacted hidden secret private stored saved kept set protected manager managers vault field box
-    prompt policy policies rules rule hint hints length see ask check use using also still here there
-    below above same again too very really just only now then when where which who what how why
-    something anything nothing everything somewhere expired invalid valid ok okay fine sent shared""".split()
-)
-# a value between a matching pair of quotes (not `code`: guides quote options so); a pair that does
-# not match ('my wifi password" removes one memory's text') is prose
-_QUOTED = r"(?:\"([^\"\n]{3,80})\"|'([^'\n]{3,80})'|“([^”\n]{3,80})”|‘([^’\n]{3,80})’)"
-_VALUE = r"([^\s,;]{3,80})"
-
-
-def _plain_value(raw: str) -> str:
-    return raw.rstrip(".,;:!?)]}").strip("\"'“”‘’`")
-
-
-def _placeholder(value: str) -> bool:
-    v = value.lower()
-    if not v or v in _NOT_A_VALUE:
-        return True
-    if v[0] in "([{<$%" or (len(set(v)) == 1):
-        return True  # (removed), [redacted], <your password>, ${PASS}, %s, ******, xxxx
-    return v in {"password", "passphrase", "pass", "passwd", "pwd", "pin", "changeme?", "xxx", "tbd"}
-
-
-def _strong(value: str) -> bool:
-    """A value said after "is" that reads as a password, not a word: it has a digit, a symbol or
-    a capital inside it."""
-    if len(value) < 4:
-        return False
-    has_digit = any(c.isdigit() for c in value)
-    has_symbol = any(not c.isalnum() for c in value[:-1])
-    inner_capital = any(c.isupper() for c in value[1:]) and any(c.islower() for c in value)
-    return has_digit or has_symbol or inner_capital
-
-
-def _pw_value_ok(keyword: str, value: str, *, assigned: bool) -> bool:
-    value = _plain_value(value)
-    if _placeholder(value):
-        return False
-    if _PIN.match(keyword.strip()):
-        return bool(re.fullmatch(r"[#*]?\d{4,8}[#*]?", value))
-    if assigned:
-        return len(value) >= 4
-    return _strong(value)
-
-
-_PW_ASSIGNED = re.compile(r"(?i)\b(" + _PW_WORD + r")\b[\"']?\s*(?::|=|:=|=>|->)\s*" + _VALUE)
-_PW_IS = re.compile(
-    r"(?i)\b(" + _PW_WORD + r")\b(?:\s+(?:for|to|of|on)\s+[^\n.,;:]{1,40}?)?"
-    r"\s+(?:is|was|is now|is still|will be|remains|became|reads|=)\s+(?:now\s+|still\s+)?" + _VALUE
-)
-_PW_QUOTED = re.compile(r"(?i)\b(" + _PW_WORD + r")\b[^\n\"'“‘`(),.;]{0,40}?" + _QUOTED)
-_PW_SET = re.compile(r"(?i)\b(" + _PW_WORD + r")\s+(?:to|as)\s+" + _VALUE)
-_PW_BARE = re.compile(r"(?i)\b(pin(?:[ -]?(?:code|number))?|passcode)\s+#?(\d{4,8})\b")
-
-
-def password_findings(text: str) -> Iterator[Finding]:
-    for m in _PW_ASSIGNED.finditer(text):
-        if _pw_value_ok(m.group(1), m.group(2), assigned=True):
-            yield Finding("password or PIN with its value", m.start(), m.end())
-    for pattern in (_PW_IS, _PW_SET):
-        for m in pattern.finditer(text):
-            if _pw_value_ok(m.group(1), m.group(2), assigned=False):
-                yield Finding("password or PIN with its value", m.start(), m.end())
-    for m in _PW_QUOTED.finditer(text):
-        quoted = next(g for g in m.groups()[1:] if g is not None)
-        if not _placeholder(_plain_value(quoted)) and _pw_value_ok(m.group(1), quoted, assigned=True):
-            yield Finding("password or PIN with its value", m.start(), m.end())
-    for m in _PW_BARE.finditer(text):
-        yield Finding("password or PIN with its value", m.start(), m.end())
-
-
-_URL_CREDS = re.compile(r"(?i)\b[a-z][a-z0-9+.-]{1,20}://([^\s/:@]{1,64}):([^\s/@]{1,128})@[^\s/@]+")
-
-
-def url_credential_findings(text: str) -> Iterator[Finding]:
-    for m in _URL_CREDS.finditer(text):
-        if not _placeholder(_plain_value(m.group(2))):
-            yield Finding("credentials in a URL", m.start(), m.end())
-
-
-# api_key = ..., "client secret is ...", "my private key: ..."
-_CRED_WORD = (
-    r"(?:api[_ -]?key|api[_ -]?secret|app[_ -]?secret|secret[_ -]?(?:access[_ -]?)?key|client[_ -]?secret"
-    r"|(?:access|auth|refresh|bearer|api|session)[_ -]?token|private[_ -]?key|signing[_ -]?key|secret|token)"
-)
-_CRED = re.compile(
-    r"(?i)\b" + _CRED_WORD + r"\b[\"']?\s*(?::|=|:=|=>|\bis\b|\bwas\b)\s*[\"']?([A-Za-z0-9_\-+/=.~]{16,})"
-)
-
-
-def credential_findings(text: str) -> Iterator[Finding]:
-    for m in _CRED.finditer(text):
-        value = m.group(1)
-        if _mixed(value):
-            yield Finding("credential assignment (key, token or secret with its value)", m.start(), m.end())
-
-
-_AWS_SECRET = re.compile(r"(?<![A-Za-z0-9/+])([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])")
-_AWS_CONTEXT = re.compile(r"(?i)aws|secret")
-
-
-def aws_secret_findings(text: str) -> Iterator[Finding]:
-    for m in _AWS_SECRET.finditer(text):
-        value = m.group(1)
-        if not (_mixed(value) and any(c.isupper() for c in value) and any(c.islower() for c in value)):
-            continue  # a git commit id or a hex hash is lowercase
-        if _AWS_CONTEXT.search(text[max(0, m.start() - 80) : m.start()]):
-            yield Finding("AWS secret access key", m.start(), m.end())
-
-
-# ---------------------------------------------------------------------------------------------
 # cards
 
 _CARD = re.compile(r"(?<![\d.,/-])(\d{4}(?:[ -]?\d{2,6}){2,4}|\d{13,19})(?![\d/]|[.,-]\d)")
@@ -374,18 +285,12 @@ _HASH_WORDS = re.compile(
 _SECRET_WORDS = re.compile(r"(?i)(?:private|secret|seed|priv\b|signing|wallet|mnemonic|password|passphrase)")
 
 
-def _window(text: str, at: int, width: int = 60) -> str:
-    start = max(0, at - width)
-    line_start = text.rfind("\n", 0, at) + 1
-    return text[max(start, line_start) : at]
-
-
 def _hex_secret_context(text: str, at: int) -> bool:
-    return bool(_SECRET_WORDS.search(_window(text, at)))
+    return bool(_SECRET_WORDS.search(window(text, at)))
 
 
 def _is_hash_context(text: str, at: int) -> bool:
-    return bool(_HASH_WORDS.search(_window(text, at)))
+    return bool(_HASH_WORDS.search(window(text, at)))
 
 
 def hex_key_findings(text: str) -> Iterator[Finding]:
@@ -428,28 +333,50 @@ def key_body_findings(text: str) -> Iterator[Finding]:
             yield Finding("private key (base64 DER)", m.start(), m.end())
 
 
+# rules over the words of a text, and (LONG_WORD_RULES) rules whose shape is one run of 15 or more
+# characters without a space, looked for only in a text that has one
 WORD_RULES: tuple[Callable[[str], Iterator[Finding]], ...] = (
     password_findings,
+    passphrase_findings,
+    foreign_password_findings,
     url_credential_findings,
     credential_findings,
-    aws_secret_findings,
+    setting_findings,
+    command_findings,
+    basic_auth_findings,
+    ssn_findings,
+    otp_findings,
     card_findings,
+    iban_findings,
+    seed_phrase_findings,
+)
+LONG_WORD_RULES: tuple[Callable[[str], Iterator[Finding]], ...] = (
+    aws_secret_findings,
+    wallet_key_findings,
     hex_key_findings,
     key_body_findings,
 )
+_LONG_RUN = re.compile(r"\S{15,}")
 
 
 def token_findings(text: str) -> Iterator[Finding]:
-    for kind, pattern, check in TOKEN_RULES:
+    for kind, pattern, check in SPACED_TOKEN_RULES:
         for m in pattern.finditer(text):
             if check(m, text):
                 yield Finding(kind, m.start(), m.end())
+    runs = [m.span() for m in _LONG_RUN.finditer(text)]
+    for kind, pattern, check in TOKEN_RULES if runs else ():
+        for start, end in runs:
+            for m in pattern.finditer(text, start, end):
+                if check(m, text):
+                    yield Finding(kind, m.start(), m.end())
 
 
 def findings_in(text: str, *, library: bool = True) -> Iterator[Finding]:
     """Every shape in ``text`` itself (no normalising, no decoding)."""
+    long_word = _LONG_RUN.search(text) is not None
     yield from token_findings(text)
-    for rule in WORD_RULES:
+    for rule in WORD_RULES + LONG_WORD_RULES if long_word else WORD_RULES:
         yield from rule(text)
-    if library:
+    if library and long_word:
         yield from library_findings(text)

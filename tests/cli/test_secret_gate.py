@@ -59,6 +59,51 @@ def test_every_shape_is_refused_on_save_and_never_reaches_the_brain(installed: P
         assert_not_in_brain(installed, shape.text)
 
 
+# the shapes people paste that the red team found saved (issue 35 item 10), each with the words its
+# refusal names
+PASTED = {
+    "passphrase of several words": "password or PIN with its value",
+    "password with no separator": "password or PIN with its value",
+    "URL credentials with an empty user": "credentials in a URL",
+    "SECRET_KEY quoted (Django)": "credential assignment",
+    "seed phrase: 12 words": "wallet recovery phrase",
+    "seed phrase: 24 words numbered": "wallet recovery phrase",
+    "IBAN grouped in fours": "bank account number (IBAN)",
+    "US SSN (dashes)": "US Social Security number",
+    "OTP seed: otpauth URI": "one-time-password seed",
+    "OTP seed: setup key in groups": "one-time-password seed",
+    "HTTP Basic header": "HTTP Basic credentials",
+    "command line: curl -u": "password in a command line",
+    "command line: mysql -pSECRET": "password in a command line",
+    "command line: sshpass": "password in a command line",
+    ".env line: password": "secret setting with its value",
+    ".env file": "secret setting with its value",
+    "Bitcoin private key (WIF, compressed)": "Bitcoin private key (WIF)",
+    "age secret key": "age secret key",
+    "Mailgun API key": "Mailgun API key",
+    "password in French": "password or PIN with its value",
+    "password in Chinese": "password or PIN with its value",
+    "password in Korean": "password or PIN with its value",
+}
+
+
+def test_the_shapes_people_paste_are_refused_by_kind_and_never_saved(installed: Path) -> None:
+    """Attack: each of these was saved before; now refused (exit 2) naming its kind, its value on
+    neither stdout nor stderr (not a word run of it, not a piece), and nothing written."""
+    before = table_counts(installed / BRAIN)
+    for kind, words in PASTED.items():
+        shape = next(s for s in SHAPES if s.kind == kind)
+        result = run_aimos("save", "--", shape.text)
+        assert_secret_refused(result, shape.text, "value")
+        assert f"secret ({words}" in result.err and "nothing was saved" in result.err, result.describe()
+        parts = shape.text.split()
+        runs = {" ".join(parts[i : i + 3]) for i in range(len(parts) - 2) if len(parts[i]) > 2}
+        assert not [r for r in runs if r in result.both], result.describe()
+    assert table_counts(installed / BRAIN) == before
+    for kind in PASTED:
+        assert_not_in_brain(installed, next(s for s in SHAPES if s.kind == kind).text)
+
+
 def test_the_key_and_other_fields_are_gated_and_named(installed: Path) -> None:
     token = next(s for s in SHAPES if s.kind == "GitHub token").text
     result = run_aimos("save", "a harmless value", "--key", token)
@@ -194,6 +239,22 @@ def test_shapes_cover_what_the_issue_lists() -> None:
         "password: value",
         "password in a sentence",
         "card number with cvv",
+        "passphrase of several words",
+        "password with no separator",
+        "empty user",
+        "secret_key quoted",
+        "seed phrase",
+        "iban",
+        "us ssn",
+        "otp seed",
+        "http basic",
+        "command line",
+        ".env",
+        "wif",
+        "age secret key",
+        "mailgun",
+        "password in french",
+        "password in japanese",
     ):
         assert word in kinds, word
     assert all(isinstance(s, Shape) and s.text for s in SHAPES)

@@ -26,6 +26,8 @@ PROBES = [
         "card number with CVV",
         "PEM body without its header",
         "AWS access key id, full-width letters",
+        "seed phrase: 12 words",
+        "IBAN grouped in fours",
     }
 ]
 
