@@ -96,6 +96,8 @@ PURGE_JOURNAL_SCHEMA: Final = "aimos-purge-journal/v1"
 REDACTION_SCHEMA: Final = "aimos.memory-redaction/v2"
 REDACTION_V1_SCHEMA: Final = "aimos.memory-redaction/v1"
 REDACTIONS_FILE_SCHEMA: Final = "aimos.redactions/v1"
+# the record of every backup aimos wrote, kept beside the brain (housekeeper/backup_records.py)
+BACKUPS_FILE_SCHEMA: Final = "aimos.backups/v1"
 # the housekeeper's ledger operation recording a redaction (its metadata names no text)
 MEMORY_REDACTED_OPERATION: Final = "memory_redacted"
 
