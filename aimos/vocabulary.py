@@ -50,7 +50,8 @@ BRAIN_STATE: Final = _d("aimos.brain-state/v1")
 BRAIN_SEAL: Final = _d("aimos.brain-seal/v1")
 BRAIN_SEAL_LINK: Final = _d("aimos.brain-seal-link/v1")
 BRAIN_SEAL_GENESIS: Final = _d("aimos.brain-seal-genesis/v1")
-# aimos's own: the master's signed redaction of one memory's text (what the master signs)
+# aimos's own: the master's signed redaction of one memory's text (what the master signs; the
+# record's own schema, v1 or v2, says which of the memory's fields it removed)
 MEMORY_REDACTION: Final = _d("aimos.memory-redaction/v1")
 
 # --- schemas of signed or exported bodies ------------------------------------------------------
@@ -90,8 +91,13 @@ PURGE_INTENT_SCHEMA: Final = "aimos-whole-brain-purge-intent/v1"
 PURGE_RECEIPT_SCHEMA: Final = "aimos-whole-brain-purge-receipt/v1"
 PURGE_BATCH_SCHEMA: Final = "aimos-multi-target-purge/v1"
 PURGE_JOURNAL_SCHEMA: Final = "aimos-purge-journal/v1"
-REDACTION_SCHEMA: Final = "aimos.memory-redaction/v1"
+# v2 removes the memory's text and source, and its key unless the master kept it; v1 (before it)
+# removed the text alone, and its records stay valid
+REDACTION_SCHEMA: Final = "aimos.memory-redaction/v2"
+REDACTION_V1_SCHEMA: Final = "aimos.memory-redaction/v1"
 REDACTIONS_FILE_SCHEMA: Final = "aimos.redactions/v1"
+# the record of every backup aimos wrote, kept beside the brain (housekeeper/backup_records.py)
+BACKUPS_FILE_SCHEMA: Final = "aimos.backups/v1"
 # the housekeeper's ledger operation recording a redaction (its metadata names no text)
 MEMORY_REDACTED_OPERATION: Final = "memory_redacted"
 

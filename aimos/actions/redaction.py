@@ -1,9 +1,10 @@
 """`aimos redact`: remove one memory's text from the brain, keeping every proof about it.
 
 The memory's signed record is verified first (its text is the last chance to check the save's
-signature); then, in one sealed write, the master signs the redaction record, the text leaves the
-memory row and its save body, the housekeeper records a `memory_redacted` event (no text in it),
-and the search indexes are rebuilt without it. secure_delete is on for that write, so the pages
+signature); then, in one sealed write, the master signs the redaction record, the text, the source
+and (unless the person keeps it) the key leave the memory row and its save body, the housekeeper
+records a `memory_redacted` event (no text in it), and the search indexes are rebuilt without
+them. secure_delete is on for that write, so the pages
 that held the text are zeroed, and the WAL is checkpointed and truncated after the commit. The
 record is also kept outside the brain (``redactions-<brain id>.json`` beside anchors.json), so a
 restore from an older backup re-applies it instead of bringing the text back.
@@ -31,7 +32,7 @@ from aimos.memory.versions import get_memory
 from aimos.recall.candidates import FTS_TABLES, rebuild_indexes
 from aimos.recall.disclosure import verify_for_disclosure
 from aimos.store.connection import one, write_transaction
-from aimos.verify.kit.redaction import MAX_REASON_CHARS, notice
+from aimos.verify.kit.redaction import MAX_REASON_CHARS, notice, removed_fields
 from aimos.vocabulary import MEMORY_REDACTED_OPERATION, REDACTIONS_FILE_SCHEMA
 
 
@@ -45,6 +46,7 @@ class Redaction:
     seal: int | None
     wal_truncated: bool
     other_versions: list[str]
+    key_kept: bool
 
     @property
     def notice(self) -> str:
@@ -55,6 +57,12 @@ def notice_of(stored: dict[str, Any]) -> str:
     """The notice of a stored record (as ``redactions`` returns it)."""
     record = json.loads(stored["record_json"])
     return notice(record, iso_ms(int(record["redacted_at"])))
+
+
+def key_kept(stored: dict[str, Any]) -> bool:
+    """Did a stored record keep the memory's key (``--keep-key``, or a v1 record, which removed
+    the text alone)?"""
+    return "key" not in removed_fields(json.loads(stored["record_json"]))
 
 
 def check_reason(reason: str) -> str:
@@ -90,7 +98,9 @@ def plan(brain: Brain, memory_ref: str) -> dict[str, Any]:
     return memory
 
 
-def redact(brain: Brain, master: KeyPair, memory_ref: str, reason: str) -> Redaction:
+def redact(
+    brain: Brain, master: KeyPair, memory_ref: str, reason: str, *, keep_key: bool = False
+) -> Redaction:
     reason = check_reason(reason)
     memory = plan(brain, memory_ref)
     conn, at = brain.conn, now()
@@ -99,7 +109,13 @@ def redact(brain: Brain, master: KeyPair, memory_ref: str, reason: str) -> Redac
     try:
         with write_transaction(conn, brain.housekeeper):
             record = redact_memory(
-                conn, master, brain_id=brain.meta["brain_id"], memory_id=mid, reason=reason, now=at
+                conn,
+                master,
+                brain_id=brain.meta["brain_id"],
+                memory_id=mid,
+                reason=reason,
+                now=at,
+                keep_key=keep_key,
             )
             event = append_event(
                 conn,
@@ -131,6 +147,7 @@ def redact(brain: Brain, master: KeyPair, memory_ref: str, reason: str) -> Redac
         None if seal is None else int(str(seal)),
         truncated,
         other_versions(conn, mid),
+        keep_key,
     )
 
 

@@ -1,4 +1,5 @@
-"""`aimos backup`: a verified copy of the brain now, and `aimos backup list`."""
+"""`aimos backup`: a verified copy of the brain now, `aimos backup list`, and `aimos backup forget`
+for a backup aimos recorded writing that is gone for good."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import typer
 from aimos.cli.output import emit_json, out, say, table, when
 
 backup_app = typer.Typer(
-    help="Back the brain up now (verified after writing), or list its backups.",
+    help="Back the brain up now (verified after writing), list its backups, or forget a deleted one.",
     no_args_is_help=False,
     invoke_without_command=True,
 )
@@ -81,3 +82,33 @@ def list_cmd(
             ],
         )
     )
+
+
+@backup_app.command("forget")
+def forget_cmd(
+    path: str = typer.Argument(..., help="The backup file, as `aimos redact --backups` named it."),
+) -> None:
+    """Stop following a backup aimos wrote that you deleted (or replaced) for good. aimos records
+    every backup it writes (the nightly ones and `--to DIR` ones), and `aimos redact --backups`
+    names each one it cannot reach (exit 1) until it is back in its place or forgotten here."""
+    import time
+    from pathlib import Path
+
+    from aimos.actions.session import open_brain
+    from aimos.errors import NotFoundError
+    from aimos.housekeeper import backup_records
+
+    target = Path(path).expanduser().resolve()
+    with open_brain(write=False) as brain:
+        brain_id = brain.meta["brain_id"]
+    if target not in {b.path for b in backup_records.recorded(brain_id)}:
+        raise NotFoundError(
+            f"no backup recorded at {target}", "Give the path `aimos redact --backups` named."
+        )
+    backup_records.record_gone(brain_id, target, int(time.time()), backup_records.FORGOTTEN)
+    out(f"forgot backup {target}")
+    if target.exists():
+        say(
+            f"note: {target} is still there; aimos no longer reaches it: delete it if it is a copy "
+            "of the brain"
+        )

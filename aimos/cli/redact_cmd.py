@@ -1,6 +1,9 @@
-"""`aimos redact ID --reason TEXT`: remove one memory's text, keeping every proof about it."""
+"""`aimos redact ID --reason TEXT`: remove one memory's text, source and key (unless --keep-key),
+keeping every proof about it; `--backups` reaches every backup aimos recorded writing."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import typer
 
@@ -14,19 +17,28 @@ def register(app: typer.Typer) -> None:
         memory_id: str = typer.Argument(..., help="Memory id or a unique prefix of it."),
         reason: str = typer.Option(..., "--reason", help="Why the text must go (kept, signed, shown)."),
         backups: bool = typer.Option(
-            False, "--backups", help="Also remove the text from the brain's backups that still hold it."
+            False,
+            "--backups",
+            help="Also remove it from every backup aimos wrote that still holds it (exit 1 when one "
+            "cannot be reached).",
+        ),
+        keep_key: bool = typer.Option(
+            False,
+            "--keep-key",
+            help="Keep the memory's key (its text and source go); recall finds it by the key.",
         ),
         passphrase_fd: int = PASSPHRASE_FD,
         json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     ) -> None:
-        """Remove one memory's text from the brain for good: the master's passphrase and a typed
-        confirmation. Its hashes, signatures, provenance, outcomes, labels and receipts stay and
-        still verify; show, recall and the TUI say who redacted it, when and why."""
+        """Remove one memory's text, source and key (unless --keep-key) from the brain for good:
+        the master's passphrase and a typed confirmation. Its hashes, signatures, provenance,
+        outcomes, labels and receipts stay and still verify; show, recall and the TUI say who
+        redacted it, when and why."""
         from aimos.actions import redaction
         from aimos.actions.session import open_brain
         from aimos.errors import UsageError
-        from aimos.housekeeper.jobs.nightly_dream import backup_files
-        from aimos.housekeeper.redaction_copies import backups_holding, redact_copy
+        from aimos.exit_codes import ExitCode
+        from aimos.housekeeper.redaction_copies import backups_holding, redact_backups
 
         reason = redaction.check_reason(reason)
         done = None
@@ -41,54 +53,71 @@ def register(app: typer.Typer) -> None:
             if record is None:
                 memory = redaction.plan(brain, mid)
                 expected = f"redact {mid[:8]}"
+                what = "text and source (its key is kept)" if keep_key else "text, source and key"
                 say(
                     f"memory {mid} ({memory['memory_type']}, key {memory['key'] or '-'}, saved "
-                    f"{when(memory['created_at'])}): its text will be removed from the brain for good"
+                    f"{when(memory['created_at'])}): its {what} will be removed from the brain for good"
                 )
                 if read_confirmation(expected) != expected:
                     raise UsageError(
                         "the confirmation did not match; nothing was changed", f"Type `{expected}`."
                     )
                 master = brain.master(passphrase_fd, "redact a memory")
-                done = redaction.redact(brain, master, mid, reason)
+                done = redaction.redact(brain, master, mid, reason, keep_key=keep_key)
             records = [r for r in redaction.redactions_of(brain) if r["memory_id"] == mid]
-        holding = backups_holding(backup_files(), records)
-        cleaned = [(p, redact_copy(p, records)) for p, _ in holding] if backups else []
+            brain_id = brain.meta["brain_id"]
+        copies = redact_backups(brain_id, records) if backups else backups_holding(brain_id, records)
+        unreached = [c for c in copies if c.unreached]
         result = {
             "memory_id": mid,
             "redaction_id": records[0]["redaction_id"],
             "notice": redaction.notice_of(records[0]),
+            "key_kept": redaction.key_kept(records[0]),
             "event_id": done.event_id if done else None,
             "seal": done.seal if done else None,
             "wal_truncated": done.wal_truncated if done else None,
             "other_versions_with_text": done.other_versions if done else [],
-            "backups_holding_text": [] if backups else [str(p) for p, _ in holding],
-            "backups_redacted": [str(p) for p, ids in cleaned if ids],
+            "backups_holding_text": [] if backups else [str(c.path) for c in copies if c.memory_ids],
+            "backups_redacted": [str(c.path) for c in copies if backups and c.memory_ids],
+            # recorded backups it could not check or clean: moved, deleted, unreadable, not aimos's
+            "backups_unreached": [{"path": str(c.path), "why": c.unreached} for c in unreached],
             # the receipt: the master-signed record itself (no text), checkable against the master key
             "record_json": records[0]["record_json"],
             "signature_b64u": records[0]["signature_b64u"],
         }
         if json_out:
             emit_json(result)
-            return
-        out(f"memory {mid}: {result['notice']}")
-        if done is not None:
-            out(
-                f"signed redaction record {done.redaction_id}; ledger event {done.event_id}; "
-                f"seal #{done.seal}"
-            )
-            if not done.wal_truncated:
-                say(
-                    "warning: another process holds the brain open, so its write-ahead log could not be "
-                    "truncated yet (stop the housekeeper and agents, then run `aimos verify` to checkpoint)"
-                )
-            for other in done.other_versions:
-                say(f"note: version {other} of this memory still holds its own text; redact it too if needed")
-        for path in result["backups_redacted"]:
-            out(f"removed its text from backup {path}")
-        if result["backups_holding_text"]:
+        else:
+            _print(mid, result, done, backups)
+        if backups and unreached:
+            raise typer.Exit(ExitCode.FAILURE)
+
+
+def _print(mid: str, result: dict[str, Any], done: Any, backups: bool) -> None:
+    out(f"memory {mid}: {result['notice']}")
+    if done is not None:
+        out(f"signed redaction record {done.redaction_id}; ledger event {done.event_id}; seal #{done.seal}")
+        if not done.wal_truncated:
             say(
-                f"warning: {len(holding)} backup(s) still hold this memory's text ("
-                + ", ".join(p.name for p, _ in holding)
-                + f"); `aimos redact {mid[:8]} --backups --reason ...` removes it there too"
+                "warning: another process holds the brain open, so its write-ahead log could not be "
+                "truncated yet (stop the housekeeper and agents, then run `aimos verify` to checkpoint)"
             )
+        for other in done.other_versions:
+            say(f"note: version {other} of this memory still holds its own text; redact it too if needed")
+    for path in result["backups_redacted"]:
+        out(f"removed its text from backup {path}")
+    holding = result["backups_holding_text"]
+    if holding:
+        say(
+            f"warning: {len(holding)} backup(s) still hold this memory's text ("
+            + ", ".join(holding)
+            + f"); `aimos redact {mid[:8]} --backups --reason ...` removes it there too"
+        )
+    for missed in result["backups_unreached"]:
+        say(f"warning: backup {missed['path']} was not reached: {missed['why']}")
+    if result["backups_unreached"]:
+        say(
+            "  aimos wrote these and cannot tell whether they still hold the text: put each back in its "
+            f"place and run `aimos redact {mid[:8]} --backups --reason ...` again, or, if it is gone "
+            "for good, `aimos backup forget PATH`"
+        )

@@ -1,4 +1,5 @@
-"""Redacted text in the brain's other copies: the backups that still hold it, and the master's
+"""Redacted text in the brain's other copies: the backups that still hold it (every one aimos
+recorded writing, wherever it is, and any other in the brain's backups folder), and the master's
 redaction records applied to them (and re-applied to a brain restored from one).
 
 A record is the master's and names the rows it changes with their seal row hashes, so applying
@@ -9,11 +10,15 @@ swaps the row hashes back) and `aimos verify` of the copy still passes.
 from __future__ import annotations
 
 import contextlib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import apsw
 
+from aimos.errors import AimosError
+from aimos.housekeeper import backup_records
+from aimos.housekeeper.jobs.nightly_dream import backup_files
 from aimos.memory.redaction import apply_record, check_stored
 from aimos.recall.candidates import FTS_TABLES, rebuild_indexes
 from aimos.store.connection import open_reader, open_writer
@@ -35,18 +40,76 @@ def unredacted(conn: apsw.Connection, records: list[dict[str, Any]]) -> list[dic
     return [r for r in records if r["memory_id"] in holding]
 
 
-def backups_holding(files: list[Path], records: list[dict[str, Any]]) -> list[tuple[Path, list[str]]]:
-    """Each backup that still holds the text of a redacted memory, with those memory ids."""
-    found = []
-    for path in files:
-        try:
-            with contextlib.closing(open_reader(path)) as conn:
-                pending = unredacted(conn, records)
-        except Exception:  # noqa: S112 (an unreadable backup is reported by `aimos restore --list`)
+NOT_OURS = "not the backup aimos wrote there (another brain, or another newest seal): left as it is"
+MISSING = "missing: moved or deleted"
+
+
+@dataclass(frozen=True)
+class CopyState:
+    """One backup as `aimos redact` found it: the memories of the records whose text it still
+    holds (or that were removed from it now), or why it could not be reached."""
+
+    path: Path
+    memory_ids: list[str]
+    unreached: str | None = None
+
+
+def known_backups(brain_id: str) -> list[backup_records.Backup]:
+    """Every backup of the brain aimos knows of: those it recorded writing, wherever they are,
+    then any other file in the brain's backups folder (written before backups were recorded)."""
+    found = {b.path: b for b in backup_records.recorded(brain_id)}
+    for path in backup_files():
+        resolved = path.resolve()
+        if resolved not in found:
+            found[resolved] = backup_records.Backup(resolved, None, None, recorded=False)
+    return list(found.values())
+
+
+def _why(exc: BaseException) -> str:
+    return getattr(exc, "message", None) or getattr(exc, "strerror", None) or type(exc).__name__
+
+
+def check_backup_copy(
+    backup: backup_records.Backup, brain_id: str, records: list[dict[str, Any]]
+) -> CopyState:
+    """Which of ``records`` the backup still holds the text of, read-only. A recorded backup that
+    is not there, cannot be read, or is not the one aimos wrote there (another brain id or newest
+    seal than recorded) is unreached, and nothing more is read from it; an unrecorded file of the
+    backups folder that cannot be read, or is another brain's, holds nothing of this brain's
+    (`aimos restore --list` names what it is)."""
+    path = backup.path
+    if not path.exists():
+        return CopyState(path, [], MISSING)
+    try:
+        with contextlib.closing(open_reader(path)) as conn:
+            found_brain, seal = backup_records.seal_in(conn)
+            if found_brain != brain_id or (backup.recorded and seal != backup.seal):
+                return CopyState(path, [], NOT_OURS if backup.recorded else None)
+            pending = unredacted(conn, records)
+    except (AimosError, apsw.Error, OSError) as exc:
+        return CopyState(path, [], f"unreadable ({_why(exc)})" if backup.recorded else None)
+    return CopyState(path, [r["memory_id"] for r in pending])
+
+
+def backups_holding(brain_id: str, records: list[dict[str, Any]]) -> list[CopyState]:
+    """Each known backup that still holds the text of one of ``records``, or could not be read."""
+    states = [check_backup_copy(b, brain_id, records) for b in known_backups(brain_id)]
+    return [s for s in states if s.memory_ids or s.unreached]
+
+
+def redact_backups(brain_id: str, records: list[dict[str, Any]]) -> list[CopyState]:
+    """Apply ``records`` to every known backup that still holds their text: each one cleaned
+    (with the memory ids redacted in it), or unreached with why."""
+    done = []
+    for state in backups_holding(brain_id, records):
+        if state.unreached:
+            done.append(state)
             continue
-        if pending:
-            found.append((path, [r["memory_id"] for r in pending]))
-    return found
+        try:
+            done.append(CopyState(state.path, redact_copy(state.path, records)))
+        except (AimosError, apsw.Error, OSError) as exc:
+            done.append(CopyState(state.path, [], f"could not be written ({_why(exc)})"))
+    return done
 
 
 def apply_records(conn: apsw.Connection, records: list[dict[str, Any]]) -> list[str]:
@@ -68,7 +131,7 @@ def apply_records(conn: apsw.Connection, records: list[dict[str, Any]]) -> list[
 
 def redact_copy(path: Path, records: list[dict[str, Any]]) -> list[str]:
     """Apply the records to a backup file in place (one transaction, secure_delete on, the WAL
-    checkpointed and truncated after)."""
+    checkpointed after and the file made single again: no WAL is left beside it)."""
     conn = open_writer(path)
     try:
         conn.execute("PRAGMA secure_delete = ON")
@@ -80,6 +143,7 @@ def redact_copy(path: Path, records: list[dict[str, Any]]) -> list[str]:
             conn.execute("ROLLBACK")
             raise
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        conn.execute("PRAGMA journal_mode = DELETE")
     finally:
         conn.close()
     return done

@@ -36,7 +36,7 @@ from aimos.errors import (
     UsageError,
     VerificationError,
 )
-from aimos.housekeeper import state
+from aimos.housekeeper import backup_records, state
 from aimos.housekeeper.jobs.nightly_dream import backup_files
 from aimos.housekeeper.redaction_copies import apply_records
 from aimos.identity.agents import HousekeeperRotation, rotate_housekeeper_in_transaction
@@ -116,8 +116,9 @@ def backup_now(now: int, to: Path | None = None) -> dict[str, Any]:
     """`aimos backup`: an online backup of the brain (SQLite's backup API, a consistent snapshot
     while agents work) into ``to`` (else the brain's backups folder, where the nightly job keeps
     the newest 7), then opened and verified (SQLite's integrity check and the brain verifier, the
-    nightly job's check). A copy that does not verify, or cannot be read, is removed and named as
-    damage. ``to`` must be a folder, or not exist yet (made 0700)."""
+    nightly job's check). A copy that does not verify, or cannot be read, is removed (and leaves
+    the record of backups) and named as damage. ``to`` must be a folder, or not exist yet (made
+    0700)."""
     from aimos.errors import IntegrityError
     from aimos.housekeeper.jobs.nightly_dream import check_backup, online_backup
 
@@ -125,14 +126,21 @@ def backup_now(now: int, to: Path | None = None) -> dict[str, Any]:
         to = to.expanduser()
         if to.exists() and not to.is_dir():
             raise UsageError(f"{to} is not a folder", "Give --to a folder (it is made when missing).")
+    with contextlib.closing(open_reader(paths.brain_path())) as live:
+        brain_id = brain_meta(live)["brain_id"]
     path = online_backup(now, to)
+
+    def remove() -> None:
+        path.unlink(missing_ok=True)
+        backup_records.record_gone(brain_id, path, now, backup_records.NOT_VERIFIED)
+
     try:
         checked = check_backup(path)
     except BaseException:
-        path.unlink(missing_ok=True)  # a copy that cannot even be read is no backup either
+        remove()  # a copy that cannot even be read is no backup either
         raise
     if not (checked["integrity"] and checked["verifies"]):
-        path.unlink(missing_ok=True)
+        remove()
         raise IntegrityError(
             "the backup did not verify, so it was removed: the brain itself may be damaged",
             "Run `aimos verify` to see what fails.",

@@ -4,10 +4,11 @@ keeping the brain, its keys, backups and records, so `aimos install` reuses them
 What goes: the housekeeper's service (stopped first; the systemd unit or launchd plist and the
 record of which manager runs it), its lock, pid and status files, its log, and the lock files of
 `aimos install` and of a passphrase change or keystore move. What stays: the brain (with its WAL),
-its keys (OS keychain items or the file keystore), backups and replaced brains, anchors.json with
-the freshness and redaction records beside it, the onboarding receipt, purge receipts and the
-command log. Destroying the brain is the purge ceremony's alone (`aimos uninstall --purge` runs it
-through the CLI; this package never imports `purge`).
+its keys (OS keychain items or the file keystore), backups and replaced brains, the record of the
+backups aimos wrote, anchors.json with the freshness and redaction records beside it, the
+onboarding receipt, purge receipts and the command log. Destroying the brain is the purge
+ceremony's alone (`aimos uninstall --purge` runs it through the CLI; this package never imports
+`purge`).
 
 A housekeeper that cannot be stopped is reported (ServiceError) with nothing removed: it is never
 killed here, since it may be in the middle of a job.
@@ -129,11 +130,13 @@ def _kept(brain: Path, brain_id: str | None, keystore: str | None) -> list[dict[
     ]
     if brain_id:
         from aimos.actions.redaction import outside_path
+        from aimos.housekeeper.backup_records import records_path
         from aimos.store.freshness import freshness_path
 
         extra[2:2] = [
             ("newest-seal anchor", freshness_path(brain_id)),
             ("redaction records", outside_path(brain_id)),
+            ("backup records", records_path(brain_id)),
         ]
     keep += [{"what": what, "where": str(where)} for what, where in extra if where.exists()]
     return keep

@@ -1,6 +1,7 @@
 """Redaction of one memory's text by the master: the writer, and the reads that say a memory was
-redacted. The record and its check are the kit's (aimos/verify/kit/redaction.py); migration 8
-allows exactly these two row changes once the record is in.
+redacted. The record and its check are the kit's (aimos/verify/kit/redaction.py); migrations 8 and
+13 allow exactly these two row changes once the record is in: the text, the source and (unless the
+master keeps it) the key leave the memory row and its signed save body.
 
 The writer runs inside the caller's write transaction (the action in aimos/actions/redaction.py
 verifies the memory first, rebuilds the search indexes with secure_delete on and checkpoints the
@@ -23,19 +24,18 @@ from aimos.store.connection import one, rows
 from aimos.store.seals import REDACTIONS, TableShape, sealed_tables
 from aimos.verify.kit.redaction import (
     REDACTED_TABLES,
-    REDACTED_VALUE,
+    REMOVED_CELLS,
+    REMOVED_FORMS,
     check_record,
     notice,
     parse_record,
     record_id,
     record_message,
     redacted_body,
+    removed_fields,
     row_swaps,
 )
 from aimos.vocabulary import REDACTION_SCHEMA
-
-# the column of each redacted table that held the text
-_TEXT_COLUMN = {"memories": "value", "memory_provenance": "body_json"}
 
 
 def _row(conn: apsw.Connection, shape: TableShape, rowid: int) -> tuple[Any, ...]:
@@ -45,11 +45,14 @@ def _row(conn: apsw.Connection, shape: TableShape, rowid: int) -> tuple[Any, ...
     return tuple(found[0])
 
 
-def _swapped(shape: TableShape, row: tuple[Any, ...], text: bytes) -> tuple[Any, ...]:
-    """The row as it will be with its text column replaced (cells as ``shape.select`` reads them)."""
-    column = _TEXT_COLUMN[shape.name]
-    index = 1 + [c for c, _ in shape.columns].index(column)
-    return (*row[:index], text, *row[index + 1 :])
+def _swapped(shape: TableShape, row: tuple[Any, ...], cells: dict[str, Any]) -> tuple[Any, ...]:
+    """The row as it will be with ``cells`` (column -> text) in place (cells as ``shape.select``
+    reads them: text as UTF-8 bytes)."""
+    names = [c for c, _ in shape.columns]
+    swapped = list(row)
+    for column, text in cells.items():
+        swapped[1 + names.index(column)] = None if text is None else text.encode("utf-8")
+    return tuple(swapped)
 
 
 def redaction_of(conn: apsw.Connection, memory_id: str) -> dict[str, Any] | None:
@@ -100,9 +103,11 @@ def redact_memory(
     memory_id: str,
     reason: str,
     now: int,
+    keep_key: bool = False,
 ) -> dict[str, Any]:
-    """Sign the record, store it, then remove the text from the memory row and its save body.
-    Call inside a write transaction, after the memory's signed record was verified."""
+    """Sign the record, store it, then remove the text, the source and (unless ``keep_key``) the
+    key from the memory row and its save body. Call inside a write transaction, after the
+    memory's signed record was verified."""
     memory = one(
         conn,
         "SELECT rowid, memory_id, company_id, live_content_hash, save_provenance_id, save_mutation_hash"
@@ -120,9 +125,13 @@ def redact_memory(
     )
     if save is None:
         raise IntegrityError(f"memory {memory_id} has no save provenance node")
-    body_text = canonical_text(redacted_body(json_loads(save["body_json"])))
+    removed = REMOVED_FORMS[1] if keep_key else REMOVED_FORMS[0]
+    body_text = canonical_text(redacted_body(json_loads(save["body_json"]), removed))
     shapes = sealed_tables(conn)
-    texts = {"memories": REDACTED_VALUE.encode("utf-8"), "memory_provenance": body_text.encode("utf-8")}
+    cells: dict[str, dict[str, Any]] = {
+        "memories": {f: REMOVED_CELLS[f] for f in removed},
+        "memory_provenance": {"body_json": body_text},
+    }
     rowids = {"memories": int(memory["rowid"]), "memory_provenance": int(save["rowid"])}
     swaps = []
     for table in REDACTED_TABLES:
@@ -133,11 +142,12 @@ def redact_memory(
                 "table": table,
                 "rowid": rowids[table],
                 "before": shape.row_hash(row).hex(),
-                "after": shape.row_hash(_swapped(shape, row, texts[table])).hex(),
+                "after": shape.row_hash(_swapped(shape, row, cells[table])).hex(),
             }
         )
     record = {
         "schema": REDACTION_SCHEMA,
+        "removed": list(removed),
         "brain_id": brain_id,
         "company_id": memory["company_id"],
         "memory_id": memory_id,
@@ -186,8 +196,12 @@ def apply_record(conn: apsw.Connection, stored: dict[str, Any]) -> None:
         (record["save_provenance_id"],),
     )
     assert save is not None  # the insert trigger checked it exists
-    body_text = canonical_text(redacted_body(json_loads(save["body_json"])))
-    conn.execute("UPDATE memories SET value = ? WHERE memory_id = ?", (REDACTED_VALUE, record["memory_id"]))
+    removed = removed_fields(record)
+    body_text = canonical_text(redacted_body(json_loads(save["body_json"]), removed))
+    conn.execute(
+        f"UPDATE memories SET {', '.join(f'{f} = ?' for f in removed)} WHERE memory_id = ?",
+        (*(REMOVED_CELLS[f] for f in removed), record["memory_id"]),
+    )
     conn.execute(
         "UPDATE memory_provenance SET body_json = ? WHERE provenance_id = ?",
         (body_text, record["save_provenance_id"]),

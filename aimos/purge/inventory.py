@@ -125,7 +125,8 @@ def table_class_counts(conn: apsw.Connection) -> list[dict[str, Any]]:
 def owned_files(record: dict[str, Any] | None = None, brain_id: str | None = None) -> list[Path]:
     """The files aimos keeps for the brain here, beside the brain itself (which exist now): its
     WAL, backups, brains `aimos restore` replaced (they hold memories too), state and log files,
-    and the anchor of its newest seal."""
+    the anchor of its newest seal and the record of its backups."""
+    from aimos.housekeeper.backup_records import records_path
     from aimos.store.freshness import freshness_path
 
     brain = paths.brain_path()
@@ -140,7 +141,7 @@ def owned_files(record: dict[str, Any] | None = None, brain_id: str | None = Non
     if brain_id:
         from aimos.identity.keymoves import lock_path
 
-        found += [freshness_path(brain_id), lock_path(brain_id)]
+        found += [freshness_path(brain_id), lock_path(brain_id), records_path(brain_id)]
     backups = state.backups_dir()
     if backups.is_dir():
         found += sorted(p for p in backups.iterdir() if p.is_file())

@@ -361,8 +361,11 @@ def rebuild_indexes(conn: apsw.Connection, tables: Sequence[str] = FTS_TABLES) -
 
     The same texts as the insert trigger of migration 12 writes (``index_text`` of them): a
     memory's own key and value, and for conversation turns a context of two turns before and
-    one after from the same company, source and type. ``tables`` names the two indexes to fill
-    (the verifier fills scratch copies to compare). Call inside a write transaction."""
+    one after from the same company, source and type. A redacted memory holds no words of its
+    own (its key too, unless kept) and no source (migration 13): it has no row in the first index
+    when it has no words, and none in the context index (it is no longer part of a
+    conversation). ``tables`` names the two indexes to fill (the verifier fills scratch copies to
+    compare). Call inside a write transaction."""
     own, context = tables
     conn.execute(f"INSERT INTO {own} ({own.split('.')[-1]}) VALUES ('delete-all')")
     conn.execute(f"INSERT INTO {context} ({context.split('.')[-1]}) VALUES ('delete-all')")
@@ -372,9 +375,10 @@ def rebuild_indexes(conn: apsw.Connection, tables: Sequence[str] = FTS_TABLES) -
         "SELECT rowid, company_id, source, memory_type, COALESCE(key, '') || ' ' || value"
         " FROM main.memories ORDER BY rowid"
     ):
-        conn.execute(f"INSERT INTO {own} (rowid, text) VALUES (?, ?)", (rowid, index_text(text)))
         count += 1
-        if memory_type in CONVERSATION_TYPES:
+        if str(text).strip():
+            conn.execute(f"INSERT INTO {own} (rowid, text) VALUES (?, ?)", (rowid, index_text(text)))
+        if memory_type in CONVERSATION_TYPES and source:
             by_source[(company, source, memory_type)].append((rowid, text))
     for items in by_source.values():
         for i, (rowid, _text) in enumerate(items):

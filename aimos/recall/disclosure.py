@@ -25,7 +25,7 @@ from aimos.identity.epochs import master_row
 from aimos.recall.label_chain import label_chain_reasons
 from aimos.recall.weight_chain import chain_reasons
 from aimos.store.connection import rows
-from aimos.verify.kit.redaction import REDACTED_VALUE, check_record
+from aimos.verify.kit.redaction import body_redacted, check_record, row_redacted
 from aimos.vocabulary import HOUSEKEEPER, UNVERIFIED
 
 _certs = CertificateCache()
@@ -162,7 +162,7 @@ def _redaction(mid: str, memory: dict[str, Any], records: _Records) -> dict[str,
     if reason is not None or record is None:
         raise _fail(mid, "redaction_record_invalid")
     if (
-        memory["value"] != REDACTED_VALUE
+        not row_redacted(record, memory)
         or record["live_content_hash"] != memory["live_content_hash"]
         or record["save_mutation_hash"] != memory["save_mutation_hash"]
         or record["company_id"] != memory["company_id"]
@@ -193,7 +193,7 @@ def _verify_one(  # noqa: C901, PLR0912, PLR0915 (one fail-closed check per stor
     if redaction is not None:  # the master checked the removed bytes; the record carries their hash
         if (
             content.hex() != redaction["redacted_body_sha256"]
-            or body.get("value") is not None
+            or not body_redacted(redaction, body)
             or p["content_hash"] != redaction["save_content_hash"]
             or p["provenance_id"] != redaction["save_provenance_id"]
             or p["mutation_hash"] != redaction["save_mutation_hash"]

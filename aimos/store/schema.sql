@@ -1,5 +1,5 @@
 -- GENERATED FILE: do not edit. The aimos brain schema after every migration, in one file.
--- Made from aimos/store/migrations/0001_initial.sql .. 0012_index_every_language.sql (12 migrations) applied in
+-- Made from aimos/store/migrations/0001_initial.sql .. 0013_redaction_removes_key_and_source.sql (13 migrations) applied in
 -- order to an empty database, then read back from sqlite_master (each statement as SQLite stores
 -- it). Applying this file to an empty database makes the same schema (user_version aside).
 -- Regenerate: python -m aimos.store.schema --write
@@ -394,9 +394,9 @@ CREATE TRIGGER memories_no_update BEFORE UPDATE ON memories
 BEGIN
     SELECT RAISE(ABORT, 'aimos: memories are append-only; save a correction instead')
         WHERE NEW.memory_id IS NOT OLD.memory_id OR NEW.company_id IS NOT OLD.company_id
-           OR NEW.key IS NOT OLD.key OR NEW.scope IS NOT OLD.scope
+           OR NEW.scope IS NOT OLD.scope
            OR NEW.memory_type IS NOT OLD.memory_type OR NEW.clearance_level IS NOT OLD.clearance_level
-           OR NEW.data_class IS NOT OLD.data_class OR NEW.source IS NOT OLD.source
+           OR NEW.data_class IS NOT OLD.data_class
            OR NEW.author_agent_id IS NOT OLD.author_agent_id
            OR NEW.author_valid_from IS NOT OLD.author_valid_from OR NEW.created_at IS NOT OLD.created_at
            OR NEW.live_content_hash IS NOT OLD.live_content_hash
@@ -407,6 +407,21 @@ BEGIN
         WHERE NEW.value IS NOT OLD.value
           AND (NEW.value IS NOT ''
                OR NOT EXISTS (SELECT 1 FROM memory_redactions r WHERE r.memory_id = NEW.memory_id));
+    SELECT RAISE(ABORT, 'aimos: memories are append-only; only the master''s redaction removes a source')
+        WHERE NEW.source IS NOT OLD.source
+          AND (NEW.source IS NOT ''
+               OR NOT EXISTS (
+                SELECT 1 FROM memory_redactions r
+                WHERE r.memory_id = NEW.memory_id
+                  AND json_extract(r.record_json, '$.removed')
+                      IN (json_array('key', 'source', 'value'), json_array('source', 'value'))));
+    SELECT RAISE(ABORT, 'aimos: memories are append-only; only the master''s redaction removes a key')
+        WHERE NEW.key IS NOT OLD.key
+          AND (NEW.key IS NOT NULL
+               OR NOT EXISTS (
+                SELECT 1 FROM memory_redactions r
+                WHERE r.memory_id = NEW.memory_id
+                  AND json_extract(r.record_json, '$.removed') = json_array('key', 'source', 'value')));
     SELECT RAISE(ABORT, 'aimos: the live label may only follow a signed classification')
         WHERE NEW.epistemic_label IS NOT OLD.epistemic_label
           AND NEW.epistemic_label IS NOT (
@@ -679,7 +694,12 @@ BEGIN
             SELECT 1 FROM memory_redactions r
             WHERE r.memory_id = OLD.memory_id
               AND json_extract(r.record_json, '$.save_provenance_id') = OLD.provenance_id
-              AND NEW.body_json = json_set(OLD.body_json, '$.value', json('null')));
+              AND NEW.body_json = CASE json_extract(r.record_json, '$.removed')
+                  WHEN json_array('key', 'source', 'value') THEN json_replace(
+                      OLD.body_json, '$.value', json('null'), '$.source', json('null'), '$.key', json('null'))
+                  WHEN json_array('source', 'value') THEN json_replace(
+                      OLD.body_json, '$.value', json('null'), '$.source', json('null'))
+                  ELSE json_set(OLD.body_json, '$.value', json('null')) END);
 END;
 
 CREATE TRIGGER memory_provenance_reweight_insert BEFORE INSERT ON memory_provenance

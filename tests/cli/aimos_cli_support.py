@@ -350,6 +350,21 @@ def sqlite_value(brain: Path, sql: str) -> str:
     return proc.stdout.strip()
 
 
+def indexed_terms(brain: Path) -> set[str]:
+    """Every term both search indexes hold, read through FTS5's vocabulary tables (apsw: the
+    sqlite3 shell here predates contentless_delete)."""
+    import apsw
+
+    conn = apsw.Connection(f"file:{brain}?mode=ro", flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
+    try:
+        terms = {str(r[0]) for r in conn.execute("SELECT term FROM memory_fts_vocab")}
+        conn.execute("CREATE VIRTUAL TABLE temp.ctx_vocab USING fts5vocab(main, memory_context_fts, row)")
+        terms |= {str(r[0]) for r in conn.execute("SELECT term FROM temp.ctx_vocab")}
+    finally:
+        conn.close()
+    return terms
+
+
 def table_counts(brain: Path, tables: Iterable[str] = SNAPSHOT_TABLES) -> dict[str, int]:
     sql = " UNION ALL ".join(f"SELECT '{t}', COUNT(*) FROM {t}" for t in tables)
     proc = sqlite(brain, sql + ";", "-separator", "|")

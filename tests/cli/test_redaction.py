@@ -1,7 +1,7 @@
-"""`aimos redact` through the real CLI: the text leaves the brain file, its WAL and its search
-indexes; every proof stays and both verifiers, parity and the seals pass; show, list, recall, MCP-
-style JSON and receipts say who redacted it; a backup taken before is reported and can be cleaned;
-a restore from an older backup redacts again; and the attacks: a wrong confirmation or passphrase
+"""`aimos redact` through the real CLI: the text (with its key and source) leaves the brain file,
+its WAL and its search indexes; every proof stays and both verifiers, parity and the seals pass;
+show, list, recall, MCP-style JSON and receipts say who redacted it; a backup taken before is
+reported and can be cleaned; a restore from an older backup redacts again; and the attacks: a wrong confirmation or passphrase
 changes nothing, a deleted, forged or edited record or a text put back fails verification.
 """
 
@@ -12,12 +12,12 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-import apsw
 import pytest
 from aimos_cli_support import (
     BRAIN,
     UUID_RE,
     assert_unchanged,
+    indexed_terms,
     parse_json,
     run_aimos,
     snapshot,
@@ -61,17 +61,7 @@ def _bytes_of(home: Path) -> bytes:
 
 
 def _indexed_terms(home: Path) -> set[str]:
-    """Every term both search indexes hold, read through FTS5's vocabulary tables (apsw: the
-    sqlite3 shell here predates contentless_delete)."""
-    conn = apsw.Connection(
-        f"file:{home / BRAIN}?mode=ro", flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI
-    )
-    try:
-        terms = {str(r[0]) for r in conn.execute("SELECT term FROM memory_fts_vocab")}
-        conn.execute("CREATE VIRTUAL TABLE temp.ctx_vocab USING fts5vocab(main, memory_context_fts, row)")
-        terms |= {str(r[0]) for r in conn.execute("SELECT term FROM temp.ctx_vocab")}
-    finally:
-        conn.close()
+    terms = indexed_terms(home / BRAIN)
     assert "spare" in terms  # the other memories' words are there
     return terms
 
@@ -126,10 +116,10 @@ def test_redaction_end_to_end(installed: Path) -> None:
     assert detail["live_content_hash"] and detail["save_mutation_hash"]  # the proofs stay
     listed = run_aimos("list").ok()
     assert "[redacted by the master" in listed.out
-    again = parse_json(run_aimos("recall", "garden", "--json"))
-    hit = next(r for r in again["results"] if r["memory_id"] == mid)
-    assert hit["value"] == "" and hit["redacted"].endswith("where the key is")
-    assert "[redacted by the master" in run_aimos("recall", "garden").ok().out
+    # its key went with its text (tests/cli/test_redaction_reach.py: --keep-key keeps it); the
+    # other turns keep theirs
+    again = [r["memory_id"] for r in parse_json(run_aimos("recall", "garden", "--json"))["results"]]
+    assert mid not in again and {turns[0], turns[2]} & set(again), again
     assert not [
         r for r in parse_json(run_aimos("recall", TOKEN, "--json"))["results"] if r["memory_id"] == mid
     ]
@@ -237,6 +227,7 @@ def _verify_fails(*reasons: str) -> dict[str, Any]:
         "delete the record",
         "forge the reason",
         "put the text back",
+        "put the key back",
         "redact without the master",
     ],
 )
@@ -264,6 +255,9 @@ def test_attacks_on_a_redaction_are_found(installed: Path, attack: str) -> None:
         _verify_fails("redaction_record_invalid")
     elif attack == "put the text back":
         _raw(home, drop + f" UPDATE memories SET value = 'The spare key is gone' WHERE memory_id = '{mid}';")
+        _verify_fails("row_altered", "redacted_row_differs_from_record")
+    elif attack == "put the key back":
+        _raw(home, drop + f" UPDATE memories SET key = 'spare' WHERE memory_id = '{mid}';")
         _verify_fails("row_altered", "redacted_row_differs_from_record")
     else:  # an agent with the file empties another memory and copies in no valid record
         _raw(home, drop + f" UPDATE memories SET value = '' WHERE memory_id = '{other}';")

@@ -56,15 +56,21 @@ def test_backups_made_in_the_same_second_keep_the_newest(stocked: Path) -> None:
     catch-up run): the backup just made must never be the one retention removes."""
     from aimos.housekeeper.jobs.nightly_dream import online_backup, prune_backups
 
+    with read_only(stocked / "brain.sqlite3") as conn:
+        ((brain_id,),) = conn.execute("SELECT value FROM brain_meta WHERE key = 'brain_id'").fetchall()
     now = calendar.timegm((2026, 3, 1, 2, 0, 0))
     for n in range(KEEP + 2):
         made = online_backup(now)
-        prune_backups()
+        prune_backups(brain_id, now)
         assert made.exists(), (
             f"backup #{n + 1} ({made.name}) was removed by the retention that followed it; "
             f"left: {backup_names(stocked)}"
         )
     assert len(backup_names(stocked)) == KEEP
+    # the record of backups follows retention: it names the ones kept, not the ones removed
+    from aimos.housekeeper.backup_records import recorded
+
+    assert sorted(b.path.name for b in recorded(brain_id)) == backup_names(stocked)
 
 
 def test_without_a_trust_anchor_the_nightly_job_asks_for_attention(stocked: Path) -> None:

@@ -1,5 +1,6 @@
 """A redacted memory over MCP (the SDK's stdio client): recall and show_memory give the agent the
-redaction notice, never the removed text, and the structured result's text is empty."""
+redaction notice, never the removed text, and the structured result's text is empty. (Redacted
+with --keep-key, so that its key still finds it.)"""
 
 from __future__ import annotations
 
@@ -16,7 +17,9 @@ pytestmark = pytest.mark.timeout(180)
 def test_recall_and_show_give_the_notice(installed: Path) -> None:
     saved = run_aimos("save", "The gate by the garage was painted marigold in the spring", "--key", "gate").ok()
     mid = saved.out.strip()
-    done = run_aimos("redact", mid[:8], "--reason", "it said too much", input=f"redact {mid[:8]}\n")
+    done = run_aimos(
+        "redact", mid[:8], "--reason", "it said too much", "--keep-key", input=f"redact {mid[:8]}\n"
+    )
     assert done.code == 0, done.describe()
 
     async def scenario() -> None:

@@ -464,14 +464,16 @@ def build_installer_documents() -> dict[str, Any]:
     }
 
 
-def build_redaction() -> dict[str, Any]:
-    """The master's redaction record of one memory (aimos.memory-redaction/v1): its canonical
-    text, the message the master signs (domain + text), its id (SHA-256 of the text)."""
+def build_redaction(schema: str, removed: list[str] | None = None) -> dict[str, Any]:
+    """The master's redaction record of one memory (aimos.memory-redaction/v1: the text removed;
+    v2: the fields ``removed`` too): its canonical text, the message the master signs (domain +
+    text), its id (SHA-256 of the text)."""
     from aimos.verify.kit.redaction import record_id, record_message
 
     master = vector_key("master")
     record = {
-        "schema": vocabulary.REDACTION_SCHEMA,
+        **({} if removed is None else {"removed": removed}),
+        "schema": schema,
         "brain_id": "0b7c2d1e-3f4a-4b5c-8d6e-7f8091a2b3c4",
         "company_id": COMPANY,
         "memory_id": MEMORY_ID,
@@ -530,7 +532,8 @@ def build() -> dict[str, Any]:
         "occurrence_v3_minimal": build_occurrence(),
         "merkle": build_merkle(),
         "installer": build_installer_documents(),
-        "memory_redaction": build_redaction(),
+        "memory_redaction": build_redaction(vocabulary.REDACTION_V1_SCHEMA),
+        "memory_redaction_v2": build_redaction(vocabulary.REDACTION_SCHEMA, ["key", "source", "value"]),
     }
 
 

@@ -430,14 +430,19 @@ def test_installer_documents_by_hand(vectors: dict[str, Any]) -> None:
     assert receipt["receipt"]["plan_sha256"] == plan["plan_sha256"]
 
 
-def test_memory_redaction_record_by_hand(vectors: dict[str, Any]) -> None:
-    """The master signs b"aimos.memory-redaction/v1" 0x00 + the record's canonical JSON; its id is
-    the SHA-256 of that JSON; the kit accepts exactly this record and nothing edited."""
+@pytest.mark.parametrize("name", ["memory_redaction", "memory_redaction_v2"])
+def test_memory_redaction_record_by_hand(vectors: dict[str, Any], name: str) -> None:
+    """The master signs b"aimos.memory-redaction/v1" 0x00 + the record's canonical JSON (a v2
+    record too: its schema field says which fields it removed); its id is the SHA-256 of that
+    JSON; the kit accepts exactly this record and nothing edited."""
     import base64
 
-    from aimos.verify.kit.redaction import RECORD_INVALID, check_record
+    from aimos.verify.kit.redaction import RECORD_INVALID, check_record, parse_record, removed_fields
 
-    v = vectors["memory_redaction"]
+    v = vectors[name]
+    assert removed_fields(v["record"]) == (
+        ("value",) if name == "memory_redaction" else ("key", "source", "value")
+    )
     text = v["record_text"]
     assert text == json.dumps(v["record"], sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     message = b"aimos.memory-redaction/v1\x00" + text.encode("utf-8")
@@ -456,3 +461,10 @@ def test_memory_redaction_record_by_hand(vectors: dict[str, Any]) -> None:
     assert check_record(text, v["signature_b64u"], key, fingerprint, memory_id="another")[0] == RECORD_INVALID
     spaced = json.dumps(v["record"], sort_keys=True)  # not canonical
     assert check_record(spaced, v["signature_b64u"], key, fingerprint)[0] == RECORD_INVALID
+    # a v2 record must name one of the two forms it may remove; a v1 record names none
+    assert parse_record(text) == v["record"]
+    for removed in (["value"], ["key", "value"], ["source", "value", "key"], "key source value"):
+        bent = json.dumps(
+            {**v["record"], "removed": removed}, sort_keys=True, separators=(",", ":"), ensure_ascii=False
+        )
+        assert parse_record(bent) is None, removed

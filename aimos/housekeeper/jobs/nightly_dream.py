@@ -1,6 +1,7 @@
 """Nightly dream (02:00 UTC): full verification with a signed corpus proof root, then an online
 backup of the brain with SQLite's backup API, checked by opening it and verifying it, keeping
-the newest 7.
+the newest 7. Every backup aimos writes, here or with `aimos backup [--to DIR]`, is recorded
+outside the brain (housekeeper/backup_records.py), and so is each one retention removes.
 
 The trust anchor for the portable verifier comes from anchors.json (outside the brain); a brain
 without one is verified against its own master row and the event says so.
@@ -16,10 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from aimos import paths
+from aimos.housekeeper import backup_records
 from aimos.housekeeper.jobs.context import JobContext
 from aimos.housekeeper.state import backups_dir
 from aimos.identity.anchors import anchored_fingerprint
-from aimos.identity.epochs import master_row
+from aimos.identity.epochs import brain_meta, master_row
 from aimos.learning.parity import verify_everything
 from aimos.learning.verifier import verify_brain
 from aimos.ledger.events import append_event
@@ -65,7 +67,9 @@ def online_backup(now: int, folder: Path | None = None) -> Path:
     """Copy the live brain with the backup API (one step: a consistent WAL snapshot) to a 0600 file
     in ``folder`` (else the brain's backups folder, made or tightened to 0700). A folder the person
     names is left as it is (a shared or sticky folder keeps its mode, a symlink's target too); only
-    the folders made for it are 0700."""
+    the folders made for it are 0700. The backup is recorded (its resolved path and newest seal)
+    before it is returned; one that cannot be recorded is removed again, so no backup exists that
+    `aimos redact --backups` does not know of."""
     if folder is None:
         folder = paths.ensure_private_dir(backups_dir())
     else:
@@ -74,10 +78,18 @@ def online_backup(now: int, folder: Path | None = None) -> Path:
     partial = folder / f".{target.name}.{os.getpid()}.partial"
     source = open_reader(paths.brain_path())
     try:
+        brain_id = brain_meta(source)["brain_id"]
         copy_brain(source, partial)
     finally:
         source.close()
-    os.replace(partial, target)
+    try:
+        _, seal = backup_records.seal_of(partial)
+        os.replace(partial, target)
+        backup_records.record_written(brain_id, target, seal, now)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        target.unlink(missing_ok=True)
+        raise
     return target
 
 
@@ -97,14 +109,16 @@ def check_backup(path: Path) -> dict[str, Any]:
         conn.close()
 
 
-def prune_backups(keep: int = KEEP_BACKUPS) -> list[str]:
-    """Keep the newest ``keep`` backups; also drop partial files a killed backup left behind."""
+def prune_backups(brain_id: str, now: int, keep: int = KEEP_BACKUPS) -> list[str]:
+    """Keep the newest ``keep`` backups in the brain's backups folder (each one removed leaves
+    the record of backups); also drop partial files a killed backup left behind."""
     for partial in backups_dir().glob(f".{BACKUP_PREFIX}*.partial"):
         partial.unlink(missing_ok=True)
     files = backup_files()
     removed = []
     for old in files[: max(0, len(files) - keep)]:
         old.unlink(missing_ok=True)
+        backup_records.record_gone(brain_id, old, now, backup_records.PRUNED)
         removed.append(old.name)
     return removed
 
@@ -154,7 +168,7 @@ def run(ctx: JobContext) -> dict[str, Any]:
     elif not report["ok"]:
         ctx.attention.append("older backups are kept while the brain does not verify")
     else:  # retention only when tonight's brain and backup are both good
-        removed = prune_backups()
+        removed = prune_backups(ctx.brain_id, ctx.now)
     return {
         "verified": report["ok"],
         "verify_ms": verify_ms,

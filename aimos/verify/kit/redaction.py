@@ -2,15 +2,18 @@
 (pure, no I/O). The writer builds it, the store's trigger, the seal check and both verifiers read
 it with these functions.
 
-Redaction is the one exception to "nothing is deleted": the memory's value leaves the brain (its
-row, its signed save body, the search indexes), every proof about it stays. What can no longer be
-recomputed from the removed bytes (the save's content hash, its signature, the seal row hashes of
-the two rows that held the text) the record carries, signed by the master, who checked them when
-the text was still there:
+Redaction is the one exception to "nothing is deleted": the memory's value, its source and (unless
+the master keeps it) its key leave the brain (its row, its signed save body, the search indexes),
+every proof about it stays. What can no longer be recomputed from the removed bytes (the save's
+content hash, its signature, the seal row hashes of the two rows that held the text) the record
+carries, signed by the master, who checked them when the text was still there:
 
+- ``removed`` (schema v2): the fields removed, ``["key", "source", "value"]`` or, the key kept,
+  ``["source", "value"]``; a v1 record (before v2) removed the value alone and has no such field.
+  A removed field holds REMOVED_CELLS in the memory row and null in the save body;
 - ``live_content_hash``, ``save_content_hash``, ``save_mutation_hash``: the memory's signed
   identity, unchanged; the stored save body now hashes to ``redacted_body_sha256`` (the body with
-  its ``value`` set to null, still canonical JSON);
+  the removed fields set to null, still canonical JSON);
 - ``rows``: for the memory row and its save provenance row, the seal row hash before and after
   the text was removed: the seal chain keeps verifying with ``before`` in place of a row that
   hashes to exactly ``after`` (any other change to that row still breaks it).
@@ -27,10 +30,15 @@ from aimos.crypto.commitments import sha256
 from aimos.crypto.ed25519 import verify
 from aimos.crypto.encoding import b64u_decode
 from aimos.errors import AimosError
-from aimos.vocabulary import MEMORY_REDACTION, REDACTION_SCHEMA
+from aimos.vocabulary import MEMORY_REDACTION, REDACTION_SCHEMA, REDACTION_V1_SCHEMA
 
 # what a redacted memory row holds as its value, and its save body as "value"
 REDACTED_VALUE: Final = ""
+# what each field a redaction removes holds afterwards in the memory row (in the save body: null)
+REMOVED_CELLS: Final = {"key": None, "source": "", "value": REDACTED_VALUE}
+# the fields a v2 record may remove (sorted): all three, or all but the key the master kept
+REMOVED_FORMS: Final = (("key", "source", "value"), ("source", "value"))
+V1_REMOVED: Final = ("value",)
 REDACTED_TABLES: Final = ("memories", "memory_provenance")
 RECORD_FIELDS: Final = frozenset(
     {
@@ -49,6 +57,10 @@ RECORD_FIELDS: Final = frozenset(
         "master_fingerprint",
     }
 )
+RECORD_FIELDS_BY_SCHEMA: Final = {
+    REDACTION_V1_SCHEMA: RECORD_FIELDS,
+    REDACTION_SCHEMA: RECORD_FIELDS | {"removed"},
+}
 RECORD_INVALID: Final = "redaction_record_invalid"
 MAX_REASON_CHARS: Final = 500
 
@@ -63,9 +75,26 @@ class RowSwap:
     after: bytes
 
 
-def redacted_body(body: Mapping[str, Any]) -> dict[str, Any]:
-    """The save body as stored after redaction: every field but the value, which is null."""
-    return {**body, "value": None}
+def removed_fields(record: Mapping[str, Any]) -> tuple[str, ...]:
+    """The memory's fields a parsed record removed (a v1 record: the value alone)."""
+    removed = record.get("removed")
+    return tuple(removed) if isinstance(removed, list) else V1_REMOVED
+
+
+def redacted_body(body: Mapping[str, Any], removed: tuple[str, ...] = V1_REMOVED) -> dict[str, Any]:
+    """The save body as stored after redaction: the value null, and each other removed field the
+    body holds null too (a field the body does not hold stays absent)."""
+    return {**body, "value": None, **{f: None for f in removed if f in body}}
+
+
+def row_redacted(record: Mapping[str, Any], row: Mapping[str, Any]) -> bool:
+    """Does the memory row hold exactly REMOVED_CELLS in every field the record removed?"""
+    return all(row.get(f) == REMOVED_CELLS[f] for f in removed_fields(record))
+
+
+def body_redacted(record: Mapping[str, Any], body: Mapping[str, Any]) -> bool:
+    """Does the stored save body hold null in every field the record removed?"""
+    return all(body.get(f) is None for f in removed_fields(record))
 
 
 def record_message(record_text: str | bytes) -> bytes:
@@ -110,7 +139,14 @@ def parse_record(record_text: object) -> dict[str, Any] | None:
             return None
     except (AimosError, ValueError, RecursionError):
         return None
-    if not isinstance(record, dict) or set(record) != RECORD_FIELDS or record["schema"] != REDACTION_SCHEMA:
+    if not isinstance(record, dict):
+        return None
+    schema = record.get("schema")
+    if not isinstance(schema, str) or frozenset(record) != RECORD_FIELDS_BY_SCHEMA.get(schema):
+        return None
+    if "removed" in record and (
+        not isinstance(record["removed"], list) or tuple(record["removed"]) not in REMOVED_FORMS
+    ):
         return None
     texts = ("brain_id", "company_id", "memory_id", "save_provenance_id", "reason")
     hashes = ("live_content_hash", "save_content_hash", "save_mutation_hash", "redacted_body_sha256")

@@ -84,7 +84,9 @@ def test_it_migrates_then_every_memory_is_found_by_its_word(aimos_home: Path) ->
     assert verified.code == 0, verified.describe()
     assert verified.json()["ok"] is True
 
-    assert _read(brain, "PRAGMA user_version") == [(12,)]
+    from aimos.store.connection import code_schema_version
+
+    assert _read(brain, "PRAGMA user_version") == [(code_schema_version(),)]
     assert index_failures(str(brain)) == []
     rowids = _rowids(brain)
     missed = [m["found_by"] for m in MEMORIES if rowids[m["text"]] not in _found(brain, "memory_fts", m["found_by"])]
