@@ -179,18 +179,21 @@ class DamagedBrainError(IntegrityError):
 
 
 class DisclosureError(IntegrityError):
-    """A memory about to be disclosed failed verification: the whole recall fails closed."""
+    """A memory a recall decides on (discloses, withholds or ranks) failed verification: the
+    whole recall fails closed."""
 
     default_hint = (
         "The brain's record of this memory no longer verifies: it may have been edited outside "
         "aimos. Nothing was disclosed. Run `aimos verify` and restore the brain from a backup."
     )
 
-    def __init__(self, memory_id: str, reason: str):
+    def __init__(self, memory_id: str, reason: str, *, column: str | None = None):
+        where = f"; its {column} is not what binds it" if column else ""
         super().__init__(
-            f"memory {memory_id} failed verification ({reason}); nothing was disclosed", reason=reason
+            f"memory {memory_id} failed verification ({reason}{where}); nothing was disclosed", reason=reason
         )
         self.memory_id = memory_id
+        self.column = column
 
 
 class SealError(IntegrityError):

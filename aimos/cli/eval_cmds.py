@@ -96,6 +96,8 @@ def perf(
             f" {found['recall_unbounded']:.1%} unbounded"
         )
         out("  share of recall time: " + ", ".join(f"{k} {v:.1%}" for k, v in rep["share"].items()))
+        w = rep["withheld_check_per_memory"]
+        out(f"  each withheld memory's checks add: median {w['median_ms']:.2f} ms, p95 {w['p95_ms']:.2f} ms")
         t = rep["targets"]
         out(
             f"  targets: recall median <= {t['recall_median_ms']} ms, p95 <= {t['recall_p95_ms']} ms,"

@@ -144,6 +144,28 @@ def fill_synthetic(
     return texts
 
 
+def _check_per_memory(
+    conn: Any, rng: secrets.SystemRandom, batches: int = 50, size: int = 10
+) -> dict[str, Any]:
+    """The disclosure checks (recall.disclosure.verify_many) of ``size`` random memories at once,
+    per memory: what a recall pays for each memory it withholds (issue 35: a withheld memory is
+    checked as a disclosed one is)."""
+    from aimos.recall.disclosure import verify_many
+    from aimos.store.connection import rows
+
+    ids = [r["memory_id"] for r in rows(conn, "SELECT memory_id FROM memories")]
+    times = []
+    for _ in range(batches):
+        picked = rng.sample(ids, min(size, len(ids)))
+        batch = rows(
+            conn, f"SELECT * FROM memories WHERE memory_id IN ({', '.join('?' * len(picked))})", picked
+        )
+        t0 = time.perf_counter()
+        verify_many(conn, batch, allow_superseded=True)
+        times.append((time.perf_counter() - t0) / max(1, len(batch)))
+    return summary_ms(times)
+
+
 def run_recall_perf(
     memories: int = 10_000, recalls: int = 200, cold_runs: int = 5, profile: int = 0
 ) -> dict[str, Any]:
@@ -201,6 +223,7 @@ def run_recall_perf(
             recall(conn, housekeeper, req, t)
 
         profiled = profile_calls(one_recall, min(recalls, PROFILED_OPS), profile) if profile else None
+        withheld_check = _check_per_memory(conn, rng)
         conn.close()
 
         env = dict(os.environ, AIMOS_HOME=str(home))
@@ -232,6 +255,8 @@ def run_recall_perf(
         "share": {k.removesuffix("_s"): round(v / spent, 3) for k, v in parts.items()},
         "cold_help": summary_ms(help_times),
         "cold_recall": summary_ms(cold_recall),
+        # what a recall adds for each memory it withholds: the same checks as for a disclosed one
+        "withheld_check_per_memory": withheld_check,
         "targets": {"recall_median_ms": 10, "recall_p95_ms": 20, "help_ms": 150, "cold_recall_ms": 300},
         **({"profile": profiled} if profiled is not None else {}),
     }

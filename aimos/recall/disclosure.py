@@ -40,8 +40,39 @@ class Disclosed:
     version_state: str
 
 
-def _fail(memory_id: str, reason: str) -> DisclosureError:
-    return DisclosureError(memory_id, reason)
+# the stored column a failed check names, by the reason (or its prefix before ":")
+_COLUMNS = {
+    "label_chain": "epistemic_label",
+    "weight_chain": "retrieval_weight_milli",
+    "quarantine_state_differs_from_signed_save": "quarantine",
+    "company_differs_from_signed_save": "company_id",
+    "live_content_hash_mismatch": "live_content_hash",
+    "live_row_differs_from_signed_save": "key, value, scope, type, clearance, data class or source",
+    "author_differs_from_signed_save": "author_agent_id",
+    "created_at_differs_from_signed_event": "created_at",
+}
+
+
+def _fail(memory_id: str, reason: str, column: str | None = None) -> DisclosureError:
+    return DisclosureError(memory_id, reason, column=column or _COLUMNS.get(reason.split(":", 1)[0]))
+
+
+def _live_fields_changed(memory: dict[str, Any], records: _Records) -> str | None:
+    """The live fields of a row that differ from its signed save body, named (None when the body
+    cannot be read: the checks after name that)."""
+    p = records.provenance.get(memory["memory_id"])
+    try:
+        body = json_loads(p["body_json"]) if p is not None else None
+    except (ValueError, AimosError):
+        body = None
+    if not isinstance(body, dict):
+        return None
+    changed = [
+        f
+        for f in commitments.LIVE_ROW_FIELDS
+        if commitments.js_string(memory.get(f)) != commitments.js_string(body.get(f))
+    ]
+    return ", ".join(changed) or None
 
 
 def _in(ids: list[str]) -> str:
@@ -178,7 +209,7 @@ def _verify_one(  # noqa: C901, PLR0912, PLR0915 (one fail-closed check per stor
     redaction = _redaction(mid, memory, records)
     live = memory["live_content_hash"] if redaction else commitments.live_content_hash(memory).hex()
     if live != memory["live_content_hash"]:
-        raise _fail(mid, "live_content_hash_mismatch")
+        raise _fail(mid, "live_content_hash_mismatch", _live_fields_changed(memory, records))
     p = records.provenance.get(mid)
     if p is None or p["event_type"] != "SAVE" or p["mutation_hash"] != memory["save_mutation_hash"]:
         raise _fail(mid, "save_provenance_missing")

@@ -203,7 +203,13 @@ def recall_in_transaction(
     )
     rows_by_id = {m["memory_id"]: m for _, m in loaded}
     chosen = [rows_by_id[s.memory_id] for s in decision.selected]
-    disclosed = verify_many(conn, chosen, allow_superseded=scope.include_history)
+    # every memory the decision discloses or withholds is checked against what binds its label,
+    # weight, quarantine, clearance and company (the label chain, the weight chain, the signed save
+    # and its event) before the housekeeper signs the decision: a value edited outside aimos fails
+    # the recall closed, never becomes a signed reason
+    withheld_rows = [rows_by_id[s.memory_id] for s in decision.withheld]
+    checked = verify_many(conn, chosen + withheld_rows, allow_superseded=scope.include_history)
+    disclosed = checked[: len(chosen)]
     evidence = [
         evidence_entry(i, s, d) for i, (s, d) in enumerate(zip(decision.selected, disclosed, strict=True))
     ]

@@ -56,7 +56,7 @@ def tamper(lab: Labelled, name: str) -> str:
             f"UPDATE memories SET epistemic_label = 'supported' WHERE memory_id = '{mid}';",
         )
         return "unbacked_projection"
-    if name == "projection-raised-to-poison":  # hides a trusted memory: caught by verify, not recall
+    if name == "projection-raised-to-poison":  # would hide a trusted memory: recall checks what it withholds
         edit(
             lab.db,
             "memories",
@@ -173,13 +173,9 @@ def test_a_label_chain_edit_is_detected_by_both_verifiers_and_fails_recall_close
     assert report["in_database"]["corpus_proof_root"] != labelled.root
     assert report["portable"]["corpus_proof_root"] != labelled.root
     assert all(c["ok"] for c in report["in_database"]["event_chains"])  # only the label chain moved
-    if label_of(labelled.db, labelled.refuted) in ("poison_refuted", "supported"):  # trusted: recall picks it
-        assert_fails_closed(labelled, labelled.refuted, reason)
-    else:  # an untrusted label: recall withholds it, discloses nothing of it, and need not fail
-        recalled = run_aimos("recall", QUESTION, "--json", "--show-withheld").json()
-        assert recalled["results"] == [] and labelled.refuted in {
-            w["memory_id"] for w in recalled["withheld"]
-        }
+    # trusted (recall would disclose it) or untrusted (recall would withhold it and sign the label
+    # as its reason): either way the decision rests on the label, so recall fails closed
+    assert_fails_closed(labelled, labelled.refuted, reason)
 
 
 def test_recall_fail_closed_is_recorded(labelled: Labelled) -> None:
