@@ -80,6 +80,19 @@ def ensure_private_dir(path: Path) -> Path:
     return path
 
 
+DOCUMENT_BYTES = 64 << 20  # a receipt or record a person hands to a verifier (they are KiB)
+
+
+def read_at_most(path: Path, limit: int = DOCUMENT_BYTES) -> bytes:
+    """A file's bytes, read only up to ``limit``: a larger one (or a pipe or device that never
+    ends: /dev/zero) raises ValueError at once instead of filling memory."""
+    with path.open("rb") as handle:
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise ValueError(f"{path} is over {limit >> 20} MiB: not a document aimos wrote")
+    return data
+
+
 def write_private_file(path: Path, data: bytes, *, own_folder: bool = True) -> None:
     """Write ``data`` atomically to ``path`` with mode 0600 (temp file, fsync, rename, dir fsync).
     ``own_folder``: the folder is aimos's, made or tightened to 0700; otherwise (a file the person

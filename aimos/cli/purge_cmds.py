@@ -152,6 +152,7 @@ def verify_receipt_cmd(
     from aimos.crypto.canonical import json_loads
     from aimos.crypto.encoding import is_hex64
     from aimos.errors import JSONDepthError, NotFoundError, UsageError, VerificationError
+    from aimos.paths import read_at_most
     from aimos.purge.artifacts import verify_receipt
 
     if not is_hex64(master_fingerprint):
@@ -162,7 +163,7 @@ def verify_receipt_cmd(
     too_deep: str | None = None
     for p, role in ((path, "receipt"), (intent_path, "intent")):
         try:
-            documents.append(json_loads(p.read_bytes()))
+            documents.append(json_loads(read_at_most(p)))
         except FileNotFoundError:
             raise NotFoundError(
                 f"no file {p}", "The intent is written beside the receipt; keep them together."

@@ -131,11 +131,12 @@ def receipt_verify(
     if path.is_dir():
         raise UsageError(f"{path} is a folder, not a receipt file")
     if path.suffix == ".json" or path.exists():
+        from aimos import paths
         from aimos.crypto.canonical import json_loads
         from aimos.errors import JSONDepthError
 
         try:
-            doc = json_loads(path.read_bytes(), what=f"the receipt file {path}")
+            doc = json_loads(paths.read_at_most(path), what=f"the receipt file {path}")
         except FileNotFoundError:
             raise UsageError(f"no file {path}") from None
         except JSONDepthError as exc:

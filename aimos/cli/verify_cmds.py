@@ -356,12 +356,10 @@ _V1_CORPUS_FIELDS = frozenset({"intended_n", "members", "corpus_root"})
 def _strict_load(path: Path) -> Any:
     """Strict JSON (no duplicate keys, no NaN, depth <= 32) of at most MAX_V2_BYTES; raises
     ValueError (JSONDepthError for nesting deeper than the canonical limit)."""
+    from aimos.paths import read_at_most
     from aimos.verify.cognitive import strict_json_loads
 
-    data = path.read_bytes()
-    if len(data) > MAX_V2_BYTES:
-        raise ValueError(f"over {MAX_V2_BYTES} bytes")
-    return strict_json_loads(data.decode("utf-8"))
+    return strict_json_loads(read_at_most(path, MAX_V2_BYTES).decode("utf-8"))
 
 
 def _load_document(path: Path) -> Any:
