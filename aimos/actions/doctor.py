@@ -40,6 +40,7 @@ from aimos.identity.epochs import (
 )
 from aimos.identity.keystore import FileKeystore, holds, open_keystore
 from aimos.identity.trusted import check_identities
+from aimos.learning.verify_outcome import newest_outcome, outcome_text
 from aimos.store.connection import code_schema_version, open_reader, schema_version
 from aimos.store.freshness import freshness_state
 from aimos.vocabulary import CLI_AGENT, EXPIRY_WARNING_DAYS, HOUSEKEEPER
@@ -47,7 +48,19 @@ from aimos.vocabulary import CLI_AGENT, EXPIRY_WARNING_DAYS, HOUSEKEEPER
 OK, WARN, FAIL, SKIP = "ok", "warn", "fail", "skip"
 STATUSES = (OK, WARN, FAIL, SKIP)
 # the order the checks are shown in (the front end's own two in their places)
-NAMES = ("brain", "schema", "keystore", "anchors", "agents", HOUSEKEEPER, "service", "disk", "permissions")
+NAMES = (
+    "brain",
+    "schema",
+    "keystore",
+    "anchors",
+    "verify",
+    "agents",
+    HOUSEKEEPER,
+    "service",
+    "disk",
+    "permissions",
+)
+NEED_A_BRAIN = NAMES[1 : NAMES.index("service") + 1]  # skipped when there is no brain to look at
 
 MIB = 1024 * 1024
 DISK_FAIL_BELOW = 100 * MIB  # no room for a backup or a migration of a small brain
@@ -135,13 +148,14 @@ def diagnose(
     found: dict[str, Check] = {"brain": brain}
     if conn is None:
         why = "no brain to check" if brain.code == ExitCode.NOT_FOUND else "the brain did not open"
-        for name in NAMES[1:7]:
+        for name in NEED_A_BRAIN:
             found[name] = Check(name, SKIP, f"not checked: {why}")
     else:
         try:
             found["schema"] = _guarded("schema", lambda: _schema(conn))
             found["keystore"] = _guarded("keystore", lambda: _keystore(conn, meta, at))
             found["anchors"] = _guarded("anchors", lambda: _anchors(conn, meta))
+            found["verify"] = _guarded("verify", lambda: _verify(conn, meta))
             found["agents"] = _guarded("agents", lambda: _agents(conn, at))
         finally:
             conn.close()
@@ -324,6 +338,24 @@ def _anchors(conn: apsw.Connection, meta: dict[str, str]) -> Check:
         OK,
         f"master {fingerprint[:16]}... anchored in anchors.json; newest seal #{fresh['head_seal']} verifies "
         "and matches its anchor outside the brain",
+    )
+
+
+# --- verify: the newest full verification (the nightly job's, or `aimos verify`'s) -----------------
+def _verify(conn: apsw.Connection, meta: dict[str, str]) -> Check:
+    """What only a full verification sees (the search indexes, every row, the schema): its newest
+    outcome, from the ledger (the nightly job signs it) or the one kept outside the brain."""
+    outcome = newest_outcome(conn, meta["brain_id"])
+    if outcome is None:
+        return Check("verify", OK, "no full verification yet: the housekeeper's nightly job runs one")
+    if outcome["ok"]:
+        return Check("verify", OK, outcome_text(outcome))
+    return Check(
+        "verify",
+        FAIL,
+        outcome_text(outcome),
+        "aimos verify (names what differs and how to repair it; this check is ok once it passes)",
+        ExitCode.INTEGRITY,
     )
 
 

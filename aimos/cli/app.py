@@ -202,6 +202,24 @@ def _log(command: list[str], code: int, error: BaseException | None) -> None:
         pass
 
 
+def _full_verify(args: list[str]) -> bool:
+    return args[0] == "verify" and not any(a == "--memory" or a.startswith("--memory=") for a in args)
+
+
+def _warn_unverified() -> None:
+    """After every command: while the brain's newest full verification failed (the nightly job's,
+    or `aimos verify`'s), one line on stderr says so and what to run. One stat of a file in the
+    state folder; the brain is not opened (learning/verify_outcome.py)."""
+    from aimos.learning.verify_outcome import notice_line
+
+    try:
+        warning = notice_line()
+        if warning is not None:
+            say(warning)
+    except OSError:  # a state folder that cannot be looked at, a closed stderr: no warning
+        pass
+
+
 def main(argv: list[str] | None = None) -> Any:
     """Console entry point: no traceback reaches a user; exit codes follow SPEC section 15.
 
@@ -250,6 +268,8 @@ def main(argv: list[str] | None = None) -> Any:
         code = ExitCode.FAILURE
     if args and args[0] not in ("--help", "-h", "--version"):
         _log(args, int(code), error)
+        if not _full_verify(args):  # that one has just said what it found
+            _warn_unverified()
     sys.exit(int(code))
 
 

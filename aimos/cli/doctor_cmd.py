@@ -11,8 +11,9 @@ from aimos.cli.output import emit_json, line, out, say
 _HELP = """Check this home: what needs you, and the fix.
 
 The checks: brain, schema (a pending migration), keystore (each key there, none read out),
-anchors (the newest seal and the trust anchor), agents (epochs ending), housekeeper (running, its
-last runs), service, disk and permissions. One line each: ok, warn, fail (or skip, when what it
+anchors (the newest seal and the trust anchor), verify (the newest full verification: the nightly
+job's or `aimos verify`'s), agents (epochs ending), housekeeper (running, its last runs), service,
+disk and permissions. One line each: ok, warn, fail (or skip, when what it
 looks at is missing), what it found and, when not ok, the fix. Doctor reads only: it migrates,
 writes and starts nothing, and reads out no secret. `aimos verify` checks every row and signature.
 

@@ -38,6 +38,7 @@ def _print(report: dict[str, Any]) -> None:
     root = report["last_corpus_root"]
     attested = f"{root['corpus_proof_root']} (attested {when(root['computed_at'])})" if root else None
     out("corpus root  " + (attested or "none yet (the nightly job attests one)"))
+    out("verify       " + _last_verify(report["last_verify"]))
     fresh = report["freshness"]
     out(f"freshness    {fresh['state']}: {line(fresh['detail'])}")
     if report["identities_problem"]:
@@ -53,6 +54,17 @@ def _print(report: dict[str, Any]) -> None:
             [[e["agent_id"], e["role"], e["state"], e["valid_until"][:19]] for e in report["identities"]],
         )
     )
+
+
+def _last_verify(outcome: dict[str, Any] | None) -> str:
+    """The newest full verification: FAILED with what it found and the fix, or when it passed."""
+    from aimos.learning.verify_outcome import FIX, outcome_text
+
+    if outcome is None:
+        return "none yet (the nightly job runs one; `aimos verify` runs one now)"
+    if outcome["ok"]:
+        return f"ok: {line(outcome_text(outcome))}"
+    return f"FAILED: {line(outcome_text(outcome))}: {FIX}"
 
 
 def _refuse_damaged(report: dict[str, Any]) -> None:

@@ -114,7 +114,9 @@ def register(app: typer.Typer) -> None:  # noqa: C901, PLR0915 (the command grou
         """Run the in-database and the portable verifier; report verdicts, reasons, roots and parity."""
         from aimos.actions.session import expected_master_fingerprint, open_for_verification
         from aimos.errors import UsageError, VerificationError
+        from aimos.learning import verify_outcome
         from aimos.learning.parity import VERIFY_PHASES, verify_everything
+        from aimos.learning.verify_outcome import keep_outcome
         from aimos.memory.versions import resolve_memory_id
 
         fingerprint = expected_master_fingerprint(master_fingerprint)
@@ -127,6 +129,8 @@ def register(app: typer.Typer) -> None:  # noqa: C901, PLR0915 (the command grou
             mid = resolve_memory_id(conn, memory) if memory else None
             shown = phase_progress(len(VERIFY_PHASES), "verifying")  # on stderr, when a terminal
             result = verify_everything(conn, fingerprint, mid, progress=shown)
+            if mid is None:  # a full verification: its outcome is what every command warns of
+                keep_outcome(conn, result, fingerprint, verify_outcome.CLI)
         finally:
             conn.close()
         in_db, portable = result["in_database"], result["portable"]

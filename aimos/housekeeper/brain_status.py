@@ -1,23 +1,22 @@
 """The brain's status as one report: what `aimos status` prints and the TUI's status screen shows
 (brain, keystore, master fingerprint, counts, identities with expiry and a warning for each agent
-due for rotation, the housekeeper's jobs and the last corpus proof root the nightly job attested).
+due for rotation, the housekeeper's jobs, the last corpus proof root the nightly job attested and
+the newest full verification's outcome: the nightly's, or `aimos verify`'s when newer).
 Read-only; no passphrase needed."""
 
 from __future__ import annotations
 
 from typing import Any
 
-import apsw
-
 from aimos import paths
 from aimos.actions.session import now as clock_now
 from aimos.actions.session import open_brain
-from aimos.crypto.canonical import json_loads
 from aimos.errors import AimosError
 from aimos.housekeeper.scheduler import readiness
 from aimos.identity.agents import agent_listing, epochs_due
 from aimos.identity.epochs import master_row
 from aimos.identity.trusted import check_identities
+from aimos.learning.verify_outcome import last_corpus_root, newest_outcome
 from aimos.store.connection import code_schema_version, one, schema_version
 from aimos.store.freshness import freshness_state
 from aimos.vocabulary import HOUSEKEEPER
@@ -29,25 +28,6 @@ COUNTED = (
     ("occurrences", "memory_occurrences"),
     ("supersessions", "memory_supersessions"),
 )
-
-
-def last_corpus_root(conn: apsw.Connection) -> dict[str, Any] | None:
-    """The newest corpus proof root the housekeeper signed (nightly dream), or None."""
-    row = one(
-        conn,
-        "SELECT event_id, signed_body, ts_signed FROM events WHERE operation = 'corpus_proof_root_attested'"
-        " ORDER BY ts_signed DESC, rowid DESC LIMIT 1",
-    )
-    if row is None:
-        return None
-    meta = json_loads(row["signed_body"]).get("metadata", {})
-    return {
-        "event_id": row["event_id"],
-        "computed_at": row["ts_signed"],
-        "corpus_proof_root": meta.get("corpus_proof_root"),
-        "memories": meta.get("memories"),
-        "verified": bool(meta.get("in_database_ok")) and meta.get("portable_verdict") == "valid",
-    }
 
 
 def status_report(now: int | None = None) -> dict[str, Any]:
@@ -79,5 +59,6 @@ def status_report(now: int | None = None) -> dict[str, Any]:
             "expiry_warnings": [due.warning(at) for due in epochs_due(conn, at)],
             "counts": counts,
             "last_corpus_root": last_corpus_root(conn),
+            "last_verify": newest_outcome(conn, brain.meta["brain_id"]),
             HOUSEKEEPER: readiness(at),
         }

@@ -19,6 +19,7 @@ from textual.widgets import Footer, Header, ProgressBar, Static
 
 from aimos.housekeeper.brain_status import status_report
 from aimos.learning.parity import VERIFY_PHASES, verify_everything
+from aimos.learning.verify_outcome import TUI, keep_outcome
 from aimos.tui.format import cells, plain, plain_line, when
 from aimos.tui.host import Host
 from aimos.vocabulary import HOUSEKEEPER
@@ -207,7 +208,9 @@ class StatusScreen(Screen[None]):
 
         def run() -> dict[str, Any]:
             with open_brain(write=False) as brain:  # its own connection: this is another thread
-                return verify_everything(brain.conn, fingerprint, progress=tell)
+                report = verify_everything(brain.conn, fingerprint, progress=tell)
+                keep_outcome(brain.conn, report, fingerprint, TUI)  # what every command warns of
+                return report
 
         def answer() -> None:
             done.append(attempt(run, doing="verify the brain"))

@@ -403,11 +403,15 @@ class Snapshot:
 
 
 def snapshot(home: Path) -> Snapshot:
-    """Row counts of the retained tables, the brain's file set, its bytes and the key files."""
+    """Row counts of the retained tables, the brain's file set, its bytes and the key files (the
+    state folder, less the newest full verification's outcome, which `aimos verify` keeps there)."""
+    from aimos.learning.verify_outcome import FAILED_FILE, PASSED_FILE
+
     brain = home / BRAIN
     files = sorted(p.name for p in home.iterdir() if p.name.startswith(BRAIN))
     digest = sha256_file(brain)
-    return Snapshot(table_counts(brain), files, digest, listing(home / "state"))
+    state = [name for name in listing(home / "state") if name not in (FAILED_FILE, PASSED_FILE)]
+    return Snapshot(table_counts(brain), files, digest, state)
 
 
 def assert_unchanged(home: Path, before: Snapshot) -> None:

@@ -1,5 +1,5 @@
-"""`aimos doctor` through the real CLI: one line per check (brain, schema, keystore, anchors, agents,
-housekeeper, service, disk, permissions) with its fix, and an exit code that says whether a person
+"""`aimos doctor` through the real CLI: one line per check (brain, schema, keystore, anchors, verify,
+agents, housekeeper, service, disk, permissions) with its fix, and an exit code that says whether a person
 is needed. A healthy home passes (exit 0; here the service is a detached process, a warning that
 says why); each broken home is named with its exact fix and a non-zero exit: no brain, a brain
 readable by others, a key missing from the file keystore or an OS keychain that does not answer,
@@ -37,7 +37,7 @@ from aimos_cli_support import (
     unpack_brain_fixture,
 )
 
-from aimos.actions.doctor import FAIL, NAMES, OK, WARN, disk_status
+from aimos.actions.doctor import FAIL, NAMES, NEED_A_BRAIN, OK, WARN, disk_status
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -195,7 +195,7 @@ def test_help_says_what_it_checks_and_what_the_exit_codes_mean() -> None:
 def test_a_home_with_no_brain_says_install(aimos_home: Path) -> None:
     result, lines = doctor()
     assert_fails_with(result, lines, 3, "brain", "no brain at", "aimos install")
-    assert {n: s for n, s in statuses(lines).items() if s == "skip"} == dict.fromkeys(NAMES[1:7], "skip")
+    assert {n: s for n, s in statuses(lines).items() if s == "skip"} == dict.fromkeys(NEED_A_BRAIN, "skip")
     assert not (aimos_home / BRAIN).exists(), "doctor created a brain"
     _, report = as_json()
     assert report["exit_code"] == 3 and report["ok"] is False

@@ -176,6 +176,9 @@ def test_nightly_dream_attests_the_root_and_makes_a_verified_backup(stocked: Pat
     assert attested["memories"] == memories
     assert attested["in_database_ok"] is True and attested["portable_verdict"] == "valid"
     assert attested["parity"] is True
+    assert attested["verified"] is True and attested["failure_reasons"] == []
+    assert not (stocked / "state" / "verify-failed.json").exists()
+    assert "verify       ok: the nightly verify on " in run_aimos("status").ok().out
 
     verify = run_aimos("verify", "--json").json()
     root = verify["in_database"]["corpus_proof_root"]

@@ -1,7 +1,9 @@
-"""Nightly dream (02:00 UTC): full verification with a signed corpus proof root, then an online
-backup of the brain with SQLite's backup API, checked by opening it and verifying it, keeping
-the newest 7. Every backup aimos writes, here or with `aimos backup [--to DIR]`, is recorded
-outside the brain (housekeeper/backup_records.py), and so is each one retention removes.
+"""Nightly dream (02:00 UTC): full verification with a signed corpus proof root and its outcome
+(whether the brain verified, and why not; kept outside the brain too, so that a failure warns at
+the person's next command: learning/verify_outcome.py), then an online backup of the brain with
+SQLite's backup API, checked by opening it and verifying it, keeping the newest 7. Every backup
+aimos writes, here or with `aimos backup [--to DIR]`, is recorded outside the brain
+(housekeeper/backup_records.py), and so is each one retention removes.
 
 The trust anchor for the portable verifier comes from anchors.json (outside the brain); a brain
 without one is verified against its own master row and the event says so.
@@ -22,6 +24,7 @@ from aimos.housekeeper.jobs.context import JobContext
 from aimos.housekeeper.state import backups_dir
 from aimos.identity.anchors import anchored_fingerprint
 from aimos.identity.epochs import brain_meta, master_row
+from aimos.learning import verify_outcome
 from aimos.learning.parity import verify_everything
 from aimos.learning.verifier import verify_brain
 from aimos.ledger.events import append_event
@@ -135,9 +138,10 @@ def run(ctx: JobContext) -> dict[str, Any]:
     report = verify_everything(ctx.conn, fingerprint)
     verify_ms = round((time.perf_counter() - started) * 1000, 1)
     in_db, portable = report["in_database"], report["portable"]
+    reasons = verify_outcome.failure_reasons(report)
     if not report["ok"]:
         ctx.attention.append(
-            f"the brain does not verify (portable: {portable['verdict']} {portable['primary_reason'] or ''})"
+            f"the brain does not verify ({verify_outcome.reasons_text(reasons)}): run `aimos verify`"
         )
     attested = {
         "run_id": ctx.run_id,
@@ -148,6 +152,9 @@ def run(ctx: JobContext) -> dict[str, Any]:
         "portable_verdict": portable["verdict"],
         "portable_primary_reason": portable["primary_reason"],
         "parity": report["parity"],
+        # the whole outcome, the brain checks too (the search indexes, every row, the schema)
+        "verified": report["ok"],
+        "failure_reasons": reasons,
         "trust_anchor": "anchors.json" if anchor else "brain master row (no anchors.json entry)",
         "master_fingerprint": fingerprint,
     }
@@ -155,11 +162,13 @@ def run(ctx: JobContext) -> dict[str, Any]:
         event = append_event(
             ctx.conn,
             ctx.housekeeper,
-            operation="corpus_proof_root_attested",
+            operation=verify_outcome.CORPUS_ROOT_OPERATION,
             company_id=ctx.company_id,
             metadata=attested,
             now=ctx.now,
         )
+    # where every command sees it: a failure warns at the person's next command
+    verify_outcome.record(ctx.brain_id, report, verify_outcome.NIGHTLY, ctx.now)
     backup = online_backup(ctx.now)
     checked = check_backup(backup)
     removed: list[str] = []
