@@ -156,6 +156,11 @@ def register(app: typer.Typer) -> None:  # noqa: C901, PLR0915 (the command grou
             out(
                 f"portable verifier     {portable['verdict']}"
                 + (f"  {portable['primary_reason']}" if portable["primary_reason"] else "")
+                + (
+                    f" ({line(portable['detail'])})"
+                    if portable["primary_reason"] and portable["detail"]
+                    else ""
+                )
             )
             out(f"  corpus proof root   {portable['corpus_proof_root']}")
             mismatches = result["parity_mismatches"]
@@ -208,6 +213,9 @@ def register(app: typer.Typer) -> None:  # noqa: C901, PLR0915 (the command grou
         )
         _write_json(target, bundle)
         say(f"wrote {len(bundle['memories'])} memories to {target}")
+        if memory is not None and len(bundle["memories"]) == 1:
+            mid = bundle["memories"][0]["memory_id"]
+            say(f"a bundle of one memory: verify it with `aimos verify-bundle {target} --memory {mid}`")
 
     @app.command("export-recall")
     def export_recall_cmd(
@@ -265,6 +273,13 @@ def register(app: typer.Typer) -> None:  # noqa: C901, PLR0915 (the command grou
         trust_context: str = typer.Option(
             None, "--trust-context", help="V2 mutation: the V2 recall envelope it rests on (JSON)."
         ),
+        memory: str = typer.Option(
+            None,
+            "--memory",
+            help="Cognitive: the bundle was exported for this one memory (its full id), with"
+            " `aimos export --cognitive FILE --memory ID`; without it the bundle must hold every"
+            " memory its events name.",
+        ),
         json_out: bool = typer.Option(False, "--json", help="Print the verdict as JSON."),
     ) -> None:
         """Verify an evidence bundle offline, whoever made it; exit 4 when invalid.
@@ -284,6 +299,11 @@ def register(app: typer.Typer) -> None:  # noqa: C901, PLR0915 (the command grou
         kind, schema = _bundle_kind(document)
         if kind == "unknown":
             _unsupported(schema, json_out)
+        if memory is not None and (kind != "cognitive" or not memory.strip()):
+            raise UsageError(
+                "--memory names the one memory a cognitive bundle was exported for",
+                "Give the full memory id with a cognitive bundle, or leave --memory out.",
+            )
         if kind == "v2":
             assert schema is not None
             if master_fingerprint is None:
@@ -308,45 +328,7 @@ def register(app: typer.Typer) -> None:  # noqa: C901, PLR0915 (the command grou
         if kind in ("v1_recall", "v1_corpus"):
             _verify_v1_recall(document, kind == "v1_corpus", master_fingerprint, json_out)
             return
-        from aimos.actions.session import expected_master_fingerprint
-        from aimos.verify.cognitive import verify_cognitive_file
-
-        fingerprint = expected_master_fingerprint(master_fingerprint)
-        verdict_c = verify_cognitive_file(path, expected_master_fingerprint=fingerprint)
-        result = {
-            "verdict": verdict_c.verdict,
-            "primary_reason": verdict_c.primary_reason,
-            "corpus_proof_root": verdict_c.corpus_proof_root,
-            "bundle_sha256": verdict_c.bundle_sha256,
-            "records": verdict_c.records,
-        }
-        if json_out:
-            emit_json(result)
-        else:
-            if verdict_c.records:
-                out(
-                    table(
-                        ["memory", "status", "ok", "chain", "sigs", "reason"],
-                        [
-                            [
-                                r["memory_id"][:8],
-                                r["certification_status"],
-                                str(r["ok"]),
-                                str(r["chain_length"]),
-                                str(r["sigs_verified"]),
-                                r["reason"] or "-",
-                            ]
-                            for r in verdict_c.records
-                        ],
-                    )
-                )
-            out(
-                f"{verdict_c.verdict}" + (f": {verdict_c.primary_reason}" if verdict_c.primary_reason else "")
-            )
-            if verdict_c.corpus_proof_root is not None:
-                out(f"corpus proof root {verdict_c.corpus_proof_root}")
-        if verdict_c.verdict != "valid":
-            raise VerificationError(f"the bundle is {verdict_c.verdict}: {verdict_c.primary_reason}")
+        _verify_cognitive(path, master_fingerprint, memory, json_out)
 
 
 MAX_V2_BYTES = 16 * 1024 * 1024
@@ -470,6 +452,62 @@ def _verify_v1_recall(document: Any, corpus: bool, master_fingerprint: str | Non
         )
     if verdict.verdict != "valid":
         raise VerificationError(f"the bundle is {verdict.verdict}: {verdict.primary_reason}")
+
+
+def _verify_cognitive(path: Path, master_fingerprint: str | None, memory: str | None, json_out: bool) -> None:
+    """A cognitive-evidence bundle, against the caller's master fingerprint (and, for a bundle of
+    one memory, the caller's memory id)."""
+    from aimos.actions.session import expected_master_fingerprint
+    from aimos.errors import VerificationError
+    from aimos.verify.cognitive import verify_cognitive_file
+
+    fingerprint = expected_master_fingerprint(master_fingerprint)
+    verdict_c = verify_cognitive_file(
+        path, expected_master_fingerprint=fingerprint, memory_id=memory.strip() if memory else None
+    )
+    result = {
+        "verdict": verdict_c.verdict,
+        "primary_reason": verdict_c.primary_reason,
+        "detail": verdict_c.detail,
+        "corpus_proof_root": verdict_c.corpus_proof_root,
+        "bundle_sha256": verdict_c.bundle_sha256,
+        "records": verdict_c.records,
+    }
+    if json_out:
+        emit_json(result)
+    else:
+        if verdict_c.records:
+            out(
+                table(
+                    ["memory", "status", "ok", "chain", "sigs", "reason"],
+                    [
+                        [
+                            r["memory_id"][:8],
+                            r["certification_status"],
+                            str(r["ok"]),
+                            str(r["chain_length"]),
+                            str(r["sigs_verified"]),
+                            r["reason"] or "-",
+                        ]
+                        for r in verdict_c.records
+                    ],
+                )
+            )
+        out(f"{verdict_c.verdict}" + (f": {verdict_c.primary_reason}" if verdict_c.primary_reason else ""))
+        if verdict_c.detail and verdict_c.primary_reason:
+            out(f"  {line(verdict_c.detail)}")
+        if verdict_c.corpus_proof_root is not None:
+            out(f"corpus proof root {verdict_c.corpus_proof_root}")
+    if verdict_c.verdict != "valid":
+        from aimos.verify.cognitive import R
+
+        hint = None
+        if verdict_c.primary_reason == R.MEMORY_MISSING and memory is None:
+            hint = (
+                "The bundle lacks memories its events name: do not trust it as the whole brain. If it was"
+                " exported for one memory (`aimos export --cognitive FILE --memory ID`), add --memory ID."
+            )
+        raise VerificationError(f"the bundle is {verdict_c.verdict}: {verdict_c.primary_reason}", hint)
 
 
 def _verify_v2(

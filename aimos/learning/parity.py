@@ -121,7 +121,9 @@ def _verify_everything(
     if bundle is None:
         portable = CognitiveVerdict("invalid", "cognitive_export_failed")
     else:
-        portable = verify_cognitive_bundle(bundle, expected_master_fingerprint=expected_master_fingerprint)
+        portable = verify_cognitive_bundle(
+            bundle, expected_master_fingerprint=expected_master_fingerprint, memory_id=memory_id
+        )
     tell(3, VERIFY_PHASES[3])
     in_db = {r.memory_id: r for r in report.records}
     mismatches = []
@@ -148,6 +150,7 @@ def _verify_everything(
         "portable": {
             "verdict": portable.verdict,
             "primary_reason": portable.primary_reason,
+            "detail": portable.detail,
             "corpus_proof_root": portable.corpus_proof_root,
             "memories": len(portable.records),
         },

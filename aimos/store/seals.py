@@ -8,8 +8,11 @@ per table so a write need not replay the chain; it is checked against the newest
 before it is used. After the commit the newest seal is anchored outside the brain (store/freshness.py),
 so an older copy of the brain put back (a rollback, a lost WAL) is found.
 
-A write begins by checking that the newest seal verifies, that ``seal_heads`` agrees with it and
-that no table holds rows beyond its sealed head: rows no seal covers are never sealed afterwards.
+A write begins by checking that the newest seal verifies, that ``seal_heads`` agrees with it, that
+no table holds rows beyond its sealed head (rows no seal covers are never sealed afterwards) and
+that each table holds as many rows as sealed (a row deleted from the middle of a table leaves its
+highest rowid as it was). A connection that wrote last checks once: until another connection
+commits, what it checked still holds.
 A brain with no seal yet (a new install, or a brain from before seals) is sealed whole by its
 first sealed write.
 
@@ -22,7 +25,7 @@ from __future__ import annotations
 import contextlib
 import time
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -173,11 +176,18 @@ def sealed_tables(conn: apsw.Connection) -> dict[str, TableShape]:
     return shapes
 
 
-def _max_rowids(conn: apsw.Connection, shapes: dict[str, TableShape]) -> dict[str, int]:
-    names = sorted(shapes)
-    sql = "SELECT " + ", ".join(f'(SELECT COALESCE(MAX(rowid), 0) FROM "{n}")' for n in names)
+def _per_table(conn: apsw.Connection, tables: Iterable[str], aggregate: str) -> dict[str, int]:
+    """One aggregate of every table, in one statement."""
+    names = sorted(tables)
+    if not names:
+        return {}
+    sql = "SELECT " + ", ".join(f'(SELECT {aggregate} FROM "{n}")' for n in names)
     values = conn.execute(sql).fetchall()[0]
     return {name: int(str(v)) for name, v in zip(names, values, strict=True)}
+
+
+def _max_rowids(conn: apsw.Connection, shapes: dict[str, TableShape]) -> dict[str, int]:
+    return _per_table(conn, shapes, "COALESCE(MAX(rowid), 0)")
 
 
 # --- the chain ------------------------------------------------------------------------------------
@@ -351,20 +361,30 @@ def already_checked(conn: apsw.Connection, names: tuple[str, ...]) -> bool:
     )
 
 
-def check_counts(conn: apsw.Connection, names: tuple[str, ...]) -> None:
+def check_counts(
+    conn: apsw.Connection, names: Iterable[str], heads: dict[str, SealEntry] | None = None
+) -> None:
     """Inside a write transaction (its begin verified seal_heads against the signed newest seal):
-    these tables still hold as many rows as sealed. Cheap for the small tables a decision rests
-    on (the label and weight chains): a row deleted from the middle of a chain, with the live
-    label or weight set back to match what is left, fails here instead of being disclosed."""
-    heads = _heads(conn)
+    these tables still hold as many rows as sealed. A row deleted from the middle of a table leaves
+    its highest rowid as sealed; its count tells. Every write's begin counts every sealed table
+    (when another connection committed since this one last checked); a recall counts the small
+    tables a decision rests on (the label and weight chains): a row deleted from the middle of a
+    chain, with the live label or weight set back to match what is left, fails here instead of
+    being disclosed. ``heads``: the sealed heads, when the caller read them already."""
+    heads = _heads(conn) if heads is None else heads
     if not heads:
         return
-    for name in names:
-        count = int(str(conn.execute(f'SELECT COUNT(*) FROM "{name}"').fetchall()[0][0]))
+    for name, count in _per_table(conn, names, "COUNT(*)").items():
         sealed = heads.get(name, (0, 0, b""))[0]
         if count != sealed:
+            gap = (
+                f"{sealed - count} sealed row(s) gone"
+                if count < sealed
+                else f"{count - sealed} row(s) no seal covers"
+            )
             raise SealError(
-                f"table {name} holds {count} rows but its seal says {sealed}: it was changed outside aimos",
+                f"table {name} holds {count} rows but its seals say {sealed} ({gap}): "
+                "it was changed outside aimos",
                 reason="row_missing" if count < sealed else "row_injected",
             )
 
@@ -385,7 +405,8 @@ class SealContext:
 
 
 def begin(conn: apsw.Connection, *, check_anchor: bool = True) -> SealContext:
-    """Inside BEGIN IMMEDIATE: check the newest seal and that every row is sealed, and say whether
+    """Inside BEGIN IMMEDIATE: check the newest seal, that every row is sealed and that every sealed
+    row is there (unless no other connection committed since this one last checked), and say whether
     the anchors outside the brain are to be checked (``check_freshness``: unless ``check_anchor`` is
     off, only `aimos restore` recording its own restore, or no other connection committed since
     this one last checked)."""
@@ -421,6 +442,8 @@ def begin(conn: apsw.Connection, *, check_anchor: bool = True) -> SealContext:
                 "the brain was changed outside aimos",
                 reason="row_missing",
             )
+    if not quiet:  # once per connection and commit by another: a count scans each table's smallest index
+        check_counts(conn, (name for name in heads if name in shapes), heads)
     _CHECKED[conn] = head.seq
     _QUIET[conn] = _data_version(conn)
     return SealContext(shapes, head, heads, live, check_freshness=check_anchor and not quiet)

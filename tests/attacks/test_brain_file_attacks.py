@@ -302,6 +302,84 @@ def test_deleted_memory_is_named_by_verify(home: Path, ids: dict[str, str], ever
     assert "lynx" not in run_aimos("recall", "lynx enclosure zone").both
 
 
+# --- 3b. a row deleted from the middle of its table: the next write, the portable check ------------
+MISSING = "cognitive_evidence_memory_missing"
+
+
+def delete_from_the_middle(home: Path, table: str, memory_id: str) -> None:
+    """Delete ``table``'s rows for the memory; they are not its newest, so MAX(rowid) stays as sealed."""
+    db = home / BRAIN
+    where = f"memory_id = '{memory_id}'" if table == "memories" else f"subject_memory_id = '{memory_id}'"
+    newest = int(sqlite_value(db, f"SELECT MAX(rowid) FROM {table}"))
+    assert 0 < int(sqlite_value(db, f"SELECT MAX(rowid) FROM {table} WHERE {where}")) < newest
+    attack(home, f"DELETE FROM {table} WHERE {where}", table)
+    assert int(sqlite_value(db, f"SELECT MAX(rowid) FROM {table}")) == newest
+
+
+@pytest.mark.parametrize("table", ["memories", "events"])
+def test_row_deleted_from_the_middle_refuses_the_next_write(
+    home: Path, ids: dict[str, str], table: str
+) -> None:
+    gone = int(
+        sqlite_value(home / BRAIN, f"SELECT COUNT(*) FROM events WHERE subject_memory_id = '{ids['lynx']}'")
+    )
+    delete_from_the_middle(home, table, ids["lynx"])
+    before = snapshot(home)
+    result = run_aimos("save", "written after a row was deleted in the file")
+    rows = 1 if table == "memories" else gone
+    refused(result, INTEGRITY, f"table {table} holds", f"({rows} sealed row(s) gone)")
+    assert_unchanged(home, before)
+    refused(run_aimos("label", ids["otter"], "dispute", "--reason", "after the edit"), INTEGRITY, table)
+    assert_unchanged(home, before)
+
+
+def test_memory_deleted_from_the_middle_fails_its_exported_bundle(
+    home: Path, ids: dict[str, str], tmp_path: Path
+) -> None:
+    """The bundle exported from the edited brain lacks the memory its events name: refused, by name."""
+    mid = ids["lynx"]
+    delete_from_the_middle(home, "memories", mid)
+    bundle = tmp_path / "brain.json"
+    run_aimos("export", "--cognitive", str(bundle)).ok()
+    assert mid not in [m["memory_id"] for m in json.loads(bundle.read_text())["memories"]]
+    result = run_aimos("verify-bundle", str(bundle), "--json")
+    assert result.code == VERIFY_FAILED, result.describe()
+    verdict = json.loads(result.out)
+    assert verdict["verdict"] == "invalid" and verdict["primary_reason"] == MISSING, verdict
+    assert verdict["detail"].startswith(f"memory {mid} is named by event "), verdict["detail"]
+    human = run_aimos("verify-bundle", str(bundle))
+    assert human.code == VERIFY_FAILED and "Traceback" not in human.both, human.describe()
+    assert mid in human.out and MISSING in human.err and "--memory" in human.err, human.describe()
+    # and `aimos verify` names it too, beside the seals' row_missing
+    report = run_aimos("verify", "--json")
+    assert report.code == VERIFY_FAILED, report.describe()
+    portable = json.loads(report.out)["portable"]
+    assert portable["primary_reason"] == MISSING and mid in portable["detail"], portable
+
+
+def test_bundle_edited_to_hold_no_memories_is_refused_by_name(
+    home: Path, ids: dict[str, str], tmp_path: Path
+) -> None:
+    """Every memory taken out of a valid bundle, and the producer's records with them; the events
+    (saves, outcomes, labels, receipts) stay."""
+    bundle = tmp_path / "brain.json"
+    run_aimos("export", "--cognitive", str(bundle)).ok()
+    run_aimos("verify-bundle", str(bundle)).ok()
+    doc = json.loads(bundle.read_text())
+    held = [m["memory_id"] for m in doc["memories"]]
+    assert set(ids.values()) - {ids["receipt_lowbie"]} <= set(held)
+    doc["memories"], doc["sql_records"] = [], []
+    edited = tmp_path / "emptied.json"
+    edited.write_text(json.dumps(doc))
+    result = run_aimos("verify-bundle", str(edited), "--json")
+    assert result.code == VERIFY_FAILED, result.describe()
+    verdict = json.loads(result.out)
+    assert verdict["primary_reason"] == MISSING and verdict["records"] == [], verdict
+    named = re.match(r"memory (\S+) is named by event (\S+) \(", verdict["detail"])
+    assert named and named.group(1) in held, verdict["detail"]
+    assert f"; {len(held) - 1} more missing memories" in verdict["detail"], verdict["detail"]
+
+
 # --- 4. rollback -----------------------------------------------------------------------------------
 def assert_rolled_back(home: Path) -> None:
     """verify: exit 4 with brain_rolled_back; status: the freshness line, then exit 5; a save: exit 5,

@@ -102,3 +102,35 @@ def test_uppercase_hex_and_bad_fingerprint(home: tuple[Path, Path], tmp_path: Pa
     assert wrong.returncode == 2 and "64 lowercase hex" in wrong.stderr
     missing = aimos("verify-bundle", str(tmp_path / "nope.json"), home=h, passfile=passfile)
     assert missing.returncode == 2 and "Traceback" not in missing.stderr
+
+
+def test_bundle_of_one_memory_is_verified_as_one(home: tuple[Path, Path], tmp_path: Path) -> None:
+    """`aimos export --cognitive --memory ID` holds that memory alone while its events name the
+    others: verify-bundle refuses it as a whole brain (naming a missing memory and --memory in the
+    hint) and accepts it as the one memory the caller names; `aimos verify --memory` agrees."""
+    h, passfile = home
+    whole = tmp_path / "whole.json"
+    assert aimos("export", "--cognitive", str(whole), home=h, passfile=passfile).returncode == 0
+    held = [m["memory_id"] for m in json.loads(whole.read_text())["memories"]]
+    assert len(held) == 2
+    mid, other = held
+    one = tmp_path / "one.json"
+    done = aimos("export", "--cognitive", str(one), "--memory", mid, home=h, passfile=passfile)
+    assert done.returncode == 0 and f"verify-bundle {one} --memory {mid}" in done.stderr, done.stderr
+    assert [m["memory_id"] for m in json.loads(one.read_text())["memories"]] == [mid]
+    as_whole = aimos("verify-bundle", str(one), "--json", home=h, passfile=passfile)
+    assert as_whole.returncode == 4, as_whole.stdout + as_whole.stderr
+    verdict = json.loads(as_whole.stdout)
+    assert verdict["primary_reason"] == "cognitive_evidence_memory_missing"
+    assert verdict["detail"].startswith(f"memory {other} is named by event "), verdict["detail"]
+    assert "--memory ID" in as_whole.stderr
+    as_one = aimos("verify-bundle", str(one), "--memory", mid, "--json", home=h, passfile=passfile)
+    assert as_one.returncode == 0, as_one.stdout + as_one.stderr
+    assert json.loads(as_one.stdout)["verdict"] == "valid"
+    wrong = aimos("verify-bundle", str(one), "--memory", other, "--json", home=h, passfile=passfile)
+    assert wrong.returncode == 4 and other in json.loads(wrong.stdout)["detail"]
+    empty = aimos("verify-bundle", str(one), "--memory", " ", home=h, passfile=passfile)
+    assert empty.returncode == 2 and "--memory" in empty.stderr and "Traceback" not in empty.stderr
+    report = aimos("verify", "--memory", mid, "--json", home=h, passfile=passfile)
+    assert report.returncode == 0, report.stdout + report.stderr
+    assert json.loads(report.stdout)["portable"]["verdict"] == "valid"

@@ -659,7 +659,13 @@ class _Producer:
         return b"\n".join([*parts, nonce.encode(), str(ts).encode()])
 
     def event(
-        self, stream: dict[str, Any], *, operation: str, key: str | None, metadata: dict[str, Any]
+        self,
+        stream: dict[str, Any],
+        *,
+        operation: str,
+        key: str | None,
+        metadata: dict[str, Any],
+        subject_memory_id: str | None = None,
     ) -> dict[str, Any]:
         identity = stream["identity"]
         events = stream["events"]
@@ -688,6 +694,7 @@ class _Producer:
             "ledger_seq": len(events) + 1,
             "prev_mutation_hash": prev.hex(),
             "ts_signed": ts,
+            **({"subject_memory_id": subject_memory_id} if subject_memory_id else {}),
         }
         content = commitments.provenance_content_hash(body)
         nonce = f"event-{event_id}"
@@ -993,6 +1000,75 @@ def test_produced_event_stream_failures() -> None:
     b = copy.deepcopy(bundle)
     b["event_streams"].append(copy.deepcopy(b["event_streams"][0]))
     _check(b, "cognitive_evidence_event_duplicate")
+
+
+MEM_C = "cccccccc-cccc-4ccc-8ccc-cccccccccccc"
+DEFAULT_RECORD = ("default_empty_chain", True, 0, 0, None)
+
+
+@pytest.mark.parametrize(
+    ("metadata", "subject", "field"),
+    [
+        ({"memory_id": MEM_C}, None, "metadata.memory_id"),
+        ({}, MEM_C, "subject_memory_id"),
+        ({"memory_id": MEM_A, "supersedes": MEM_C}, MEM_A, "metadata.supersedes"),
+        ({"evidence": [{"memory_id": MEM_A}, {"memory_id": MEM_C}]}, None, "metadata.evidence[1].memory_id"),
+        ({"withheld_memory_ids": [MEM_C]}, None, "metadata.withheld_memory_ids[0]"),
+    ],
+    ids=["about", "subject", "supersedes", "disclosed", "withheld"],
+)
+def test_produced_memory_named_by_an_event_is_in_the_bundle(
+    metadata: dict[str, Any], subject: str | None, field: str
+) -> None:
+    """A whole-brain bundle holds every memory its signed events name: one removed while its
+    events stay is named (the memory, the event and the field); a bundle the caller says is of
+    one memory holds that one."""
+    p = _Producer()
+    stream = p.stream()
+    p.event(
+        stream, operation="memory_saved", key=None, metadata={"memory_id": MEM_A}, subject_memory_id=MEM_A
+    )
+    named = p.event(stream, operation="test_op", key=None, metadata=metadata, subject_memory_id=subject)
+    p.memory(MEM_A, 1000, [], expect=DEFAULT_RECORD)
+    p.memory(MEM_C, 1000, [], expect=DEFAULT_RECORD)
+    whole = p.bundle()
+    assert _check(whole, None).ok
+    lacking = copy.deepcopy(whole)
+    for name in ("memories", "sql_records"):  # the strongest edit: the producer's records agree
+        lacking[name] = [m for m in lacking[name] if m["memory_id"] != MEM_C]
+    verdict = _check(lacking, R.MEMORY_MISSING)
+    assert verdict.detail is not None
+    assert f"memory {MEM_C} is named by event {named['event_id']}" in verdict.detail, verdict.detail
+    assert f"its {field})" in verdict.detail, verdict.detail
+    assert [r["memory_id"] for r in verdict.records] == [MEM_A]
+    # exported for one memory: the caller's word, not the bundle's
+    one = copy.deepcopy(lacking)
+    assert verify_cognitive_bundle(one, memory_id=MEM_A).ok
+    other = verify_cognitive_bundle(one, memory_id=MEM_C)
+    assert other.primary_reason == R.MEMORY_MISSING and MEM_C in (other.detail or "")
+
+
+def test_produced_bundle_without_memories_but_their_events() -> None:
+    """Every memory removed, the producer's records with them, the events kept: refused, each
+    memory counted, the first named."""
+    p = _Producer()
+    stream = p.stream()
+    for mid in (MEM_A, MEM_B, MEM_C):
+        p.event(
+            stream, operation="memory_saved", key=None, metadata={"memory_id": mid}, subject_memory_id=mid
+        )
+        p.memory(mid, 1000, [], expect=DEFAULT_RECORD)
+    bundle = p.bundle()
+    assert _check(bundle, None).ok
+    bundle["memories"], bundle["sql_records"] = [], []
+    verdict = _check(bundle, R.MEMORY_MISSING)
+    assert verdict.records == () and verdict.detail is not None
+    assert verdict.detail.startswith(f"memory {MEM_A} is named by event "), verdict.detail
+    assert "2 more missing memories" in verdict.detail, verdict.detail
+    # an event in a stream that fails is not taken at its word (its stream's reason comes first)
+    bundle["event_streams"][0]["events"][1]["signature"] = "00" * 64
+    verdict = verify_cognitive_bundle(bundle)
+    assert verdict.primary_reason == "event_ledger_proof_invalid:sig_invalid"
 
 
 def test_produced_housekeeper_self_signed_genesis_certificate() -> None:

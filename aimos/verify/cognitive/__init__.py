@@ -18,6 +18,9 @@ What is checked, in this order (the first failure is the primary reason):
 5. every event stream: identity epoch (certificate under the master, or the housekeeper's
    self-signed genesis certificate), ledger genesis predecessor and links, event-link mutation
    hashes, content hashes and signatures, revocations;
+   then coverage: every memory a verified event names (a save, an outcome, a weight transition,
+   a label, a receipt's disclosed or withheld memory, a corrected version) is in the bundle, or,
+   when the caller says the bundle was exported for one memory, that memory is;
 6. every memory, one proof record each: the projection graph (one genesis, no fork, no cycle,
    every row reachable), then each transition in chain order: display columns, integer
    continuity, the REWEIGHT provenance node (content hash, certificate fingerprint, signer epoch

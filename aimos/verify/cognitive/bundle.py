@@ -17,7 +17,7 @@ from aimos import vocabulary
 from aimos.crypto import commitments
 from aimos.crypto.ed25519 import fingerprint_of_der
 from aimos.errors import CanonicalJSONError, NotFoundError, UsageError
-from aimos.verify.cognitive.events import IndexedEvent, verify_event_stream
+from aimos.verify.cognitive.events import IndexedEvent, memories_named, verify_event_stream
 from aimos.verify.cognitive.identity import Master
 from aimos.verify.cognitive.labels import predecessors, verify_label_chain
 from aimos.verify.cognitive.memory import verify_memory
@@ -132,6 +132,32 @@ def _parity(records: list[CognitiveRecord], sql_rows: list[dict[str, Any]]) -> b
     return True
 
 
+def _missing_memory(
+    events: Mapping[str, IndexedEvent], memories: list[dict[str, Any]], memory_id: str | None
+) -> str | None:
+    """Why the bundle lacks a memory it must hold, or None. A bundle of the whole brain
+    (``memory_id`` None) holds every memory its verified events name: a memory removed while its
+    save, outcomes, labels or receipts stay is named here. A bundle of one memory (`aimos export
+    --cognitive --memory`) holds that one."""
+    present = {m["memory_id"] for m in memories}
+    if memory_id is not None:
+        if memory_id in present:
+            return None
+        return f"memory {memory_id}, the one this bundle was exported for, is not in it"
+    missing: dict[str, str] = {}
+    for event_id, indexed in events.items():
+        if not indexed.verified:
+            continue  # its stream failed: that failure is reported, its words are not evidence
+        for named, field in memories_named(indexed.event):
+            if named not in present and named not in missing:
+                missing[named] = f"event {event_id} ({indexed.event.get('operation')}, its {field})"
+    if not missing:
+        return None
+    first, where = next(iter(missing.items()))
+    more = f"; {len(missing) - 1} more missing memories are named by its events" if len(missing) > 1 else ""
+    return f"memory {first} is named by {where} but the bundle does not hold it{more}"
+
+
 def _canonical_reason(exc: CanonicalJSONError) -> str:
     return exc.reason if exc.reason in _CANONICAL_REASONS else R.CANONICAL_INVALID
 
@@ -141,16 +167,20 @@ def _invalid(reason: str, detail: str, bundle_sha256: str | None = None) -> Cogn
 
 
 def verify_cognitive_bundle(
-    bundle: Any, *, expected_master_fingerprint: str | None = None
+    bundle: Any, *, expected_master_fingerprint: str | None = None, memory_id: str | None = None
 ) -> CognitiveVerdict:
-    """Verify one parsed cognitive-evidence bundle. Never raises on any input."""
+    """Verify one parsed cognitive-evidence bundle. Never raises on any input.
+
+    ``memory_id``: the bundle was exported for this one memory (the caller's word, like the
+    master fingerprint: never the bundle's); None, it is the whole brain's and must hold every
+    memory its events name."""
     try:
-        return _verify(bundle, expected_master_fingerprint)
+        return _verify(bundle, expected_master_fingerprint, memory_id)
     except Exception as exc:  # a verifier bug, never a property of the input: say so, do not guess
         return CognitiveVerdict.indeterminate(R.VERIFIER_INTERNAL_ERROR, f"{type(exc).__name__}: {exc}")
 
 
-def _verify(bundle: Any, expected_master_fingerprint: str | None) -> CognitiveVerdict:
+def _verify(bundle: Any, expected_master_fingerprint: str | None, memory_id: str | None) -> CognitiveVerdict:
     try:
         bundle_sha256 = canonical_sha256_hex(bundle)
     except CanonicalJSONError as exc:
@@ -173,6 +203,9 @@ def _verify(bundle: Any, expected_master_fingerprint: str | None) -> CognitiveVe
         streams.append(result)
         if result.reason is not None:
             failures.append((result.reason, detail))
+    missing = _missing_memory(events, memories, memory_id)
+    if missing is not None:
+        failures.append((R.MEMORY_MISSING, missing))
 
     # every signed classification event, by the memory it classifies: a label chain must hold a
     # row for each (a chain cut short leaves its signed events behind)
@@ -223,18 +256,20 @@ def _verify(bundle: Any, expected_master_fingerprint: str | None) -> CognitiveVe
 
 # --- bytes and files ----------------------------------------------------------------------------
 def verify_cognitive_bytes(
-    data: bytes | str, *, expected_master_fingerprint: str | None = None
+    data: bytes | str, *, expected_master_fingerprint: str | None = None, memory_id: str | None = None
 ) -> CognitiveVerdict:
     """Parse UTF-8 JSON text strictly (no duplicate keys, no NaN/Infinity) and verify it."""
     try:
         parsed = load_bundle(data, max_bytes=MAX_BUNDLE_BYTES)
     except BundleParseError as exc:
         return _invalid(exc.reason, exc.detail)
-    return verify_cognitive_bundle(parsed, expected_master_fingerprint=expected_master_fingerprint)
+    return verify_cognitive_bundle(
+        parsed, expected_master_fingerprint=expected_master_fingerprint, memory_id=memory_id
+    )
 
 
 def verify_cognitive_file(
-    path: str | PathLike[str], *, expected_master_fingerprint: str | None = None
+    path: str | PathLike[str], *, expected_master_fingerprint: str | None = None, memory_id: str | None = None
 ) -> CognitiveVerdict:
     """Read and verify an evidence file. A missing file raises NotFoundError and an unreadable one
     UsageError; whatever the file holds yields a verdict, never an exception."""
@@ -245,4 +280,6 @@ def verify_cognitive_file(
         raise NotFoundError(f"no evidence file at {path}", "Check the path of the exported bundle.") from exc
     except OSError as exc:
         raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    return verify_cognitive_bytes(data, expected_master_fingerprint=expected_master_fingerprint)
+    return verify_cognitive_bytes(
+        data, expected_master_fingerprint=expected_master_fingerprint, memory_id=memory_id
+    )

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +22,31 @@ from aimos.verify.kit import CheckFailed, fail, hex_bytes, is_int, same
 class IndexedEvent:
     event: Mapping[str, Any]
     verified: bool
+
+
+def memories_named(event: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
+    """The memories a signed event names, each with the field that names it: the memory the event
+    is about (its body's ``subject_memory_id``, its metadata's ``memory_id``: a save, an outcome, a
+    weight transition, a label, a redaction), the version a correction supersedes, and a recall
+    receipt's disclosed (``evidence``) and withheld memories."""
+    body, meta = event.get("signed_body"), event.get("metadata")
+    named: list[tuple[object, str]] = []
+    if isinstance(body, Mapping):
+        named.append((body.get("subject_memory_id"), "subject_memory_id"))
+    if isinstance(meta, Mapping):
+        named += [(meta.get(k), f"metadata.{k}") for k in ("memory_id", "supersedes")]
+        evidence, withheld = meta.get("evidence"), meta.get("withheld_memory_ids")
+        if isinstance(evidence, list):
+            named += [
+                (e.get("memory_id"), f"metadata.evidence[{i}].memory_id")
+                for i, e in enumerate(evidence)
+                if isinstance(e, Mapping)
+            ]
+        if isinstance(withheld, list):
+            named += [(m, f"metadata.withheld_memory_ids[{i}]") for i, m in enumerate(withheld)]
+    for memory_id, where in named:
+        if isinstance(memory_id, str) and memory_id:
+            yield memory_id, where
 
 
 def event_proof(event: Mapping[str, Any], pubkey: str) -> str | None:

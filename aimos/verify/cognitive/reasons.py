@@ -148,6 +148,8 @@ class R:
     BASELINE_SIGNATURE_INVALID: Final = "baseline_signature_invalid"
     # -- corpus --
     SQL_PARITY_MISMATCH: Final = "sql_portable_parity_mismatch"
+    # a memory a verified event names (its save, outcome, label, receipt...) is not in the bundle
+    MEMORY_MISSING: Final = "cognitive_evidence_memory_missing"
     # -- the verifier itself failed (verdict "indeterminate"; never caused by input alone) --
     VERIFIER_INTERNAL_ERROR: Final = "verifier_internal_error"
 
