@@ -369,6 +369,8 @@ ORDINARY = (
     # words of the shapes above without a value
     "change the wifi password next month",
     "my passphrase is in the vault",
+    "the passphrase file is readable by other users",
+    "my passphrase is stored in the drawer upstairs now",
     "my passphrase is long and hard to type",
     "the passphrase for the backup is stored in the safe deposit box",
     "my password is written on a sticky note under the keyboard",

@@ -190,11 +190,19 @@ _PROSE_WORDS = (_NOT_A_VALUE - {"correct", "incorrect", "right", "wrong"}) | fro
 )
 
 
+# a first word that says something of the passphrase (readable, stored, missing, quickly) rather
+# than being part of it, when prose words follow
+_PREDICATE_ENDINGS = ("able", "ible", "ed", "ing", "ly")
+
+
 def _is_phrase(value: str) -> bool:
     """Four or more words that read as a passphrase, not as the sentence going on: the words up
     to the first one prose is made of are four or more, or the first four hold one such word at
     most, not the first ("velvet about quarry lantern", not "in the vault")."""
-    prose = [w.lower().strip("'’-") in _PROSE_WORDS for w in value.split()]
+    words = value.split()
+    prose = [w.lower().strip("'’-") in _PROSE_WORDS for w in words]
+    if words[0].lower().endswith(_PREDICATE_ENDINGS) and any(prose[1:]):
+        return False  # "is readable by other users", "is stored in a drawer": the sentence goes on
     leading = next((i for i, p in enumerate(prose) if p), len(prose))
     return leading >= 4 or (len(prose) >= 4 and not prose[0] and sum(prose[:4]) <= 1)
 

@@ -96,6 +96,8 @@ def test_each_category_is_refused_by_its_kind_at_its_place(text: str, secret: st
 
 NEAR_MISSES = [
     "my passphrase is in the vault",
+    "the passphrase file is readable by other users",
+    "my passphrase is stored in the drawer upstairs now",
     "the passphrase - it is long",
     "my passphrase is four random words",
     "password-protected zip file",
