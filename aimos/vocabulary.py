@@ -317,3 +317,7 @@ DEFAULT_COMPANY: Final = "hom"  # the company a recall command names when its bo
 BASIS_EXPLICIT: Final = "explicit"  # a classification that follows a person's judgment
 BASIS_CLASSIFIER: Final = "classifier"  # the housekeeper's own (the classifier's, or a carried judgment)
 OPERATION_MEMORY_SAVED: Final = "memory_saved"  # the housekeeper's event that records a save
+
+# the newest full verify's outcome, kept in the state folder (learning/verify_outcome.py)
+VERIFY_FAILED_FILE: Final = "verify-failed.json"
+VERIFY_PASSED_FILE: Final = "verify-passed.json"

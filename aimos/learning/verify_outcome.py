@@ -26,13 +26,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aimos import paths
+from aimos.vocabulary import VERIFY_FAILED_FILE, VERIFY_PASSED_FILE
 
 if TYPE_CHECKING:
     import apsw
 
 CORPUS_ROOT_OPERATION = "corpus_proof_root_attested"  # the nightly job's signed attestation
-FAILED_FILE = "verify-failed.json"
-PASSED_FILE = "verify-passed.json"
+FAILED_FILE = VERIFY_FAILED_FILE
+PASSED_FILE = VERIFY_PASSED_FILE
 # which full verification it was, and how a person reads it
 NIGHTLY, CLI, TUI = "nightly", "cli", "tui"
 BY = {NIGHTLY: "the nightly verify", CLI: "`aimos verify`", TUI: "the TUI's verify"}

@@ -12,6 +12,7 @@ import apsw
 
 from aimos import paths
 from aimos.housekeeper import state
+from aimos.vocabulary import VERIFY_FAILED_FILE, VERIFY_PASSED_FILE
 
 CLASSES = (
     "memory_and_index",
@@ -125,7 +126,7 @@ def table_class_counts(conn: apsw.Connection) -> list[dict[str, Any]]:
 def owned_files(record: dict[str, Any] | None = None, brain_id: str | None = None) -> list[Path]:
     """The files aimos keeps for the brain here, beside the brain itself (which exist now): its
     WAL, backups, brains `aimos restore` replaced (they hold memories too), state and log files,
-    the anchor of its newest seal and the record of its backups."""
+    the anchor of its newest seal, the record of its backups and the newest verify's outcome."""
     from aimos.housekeeper.backup_records import records_path
     from aimos.store.freshness import freshness_path
 
@@ -153,6 +154,8 @@ def owned_files(record: dict[str, Any] | None = None, brain_id: str | None = Non
         state.log_path(),
         paths.state_dir() / "install.lock",
         paths.state_dir() / "onboarding" / "first-launch-receipt.json",
+        paths.state_dir() / VERIFY_FAILED_FILE,  # the newest verify's outcome
+        paths.state_dir() / VERIFY_PASSED_FILE,
     ]
     unit = (record or {}).get("path")
     if unit:
