@@ -41,6 +41,7 @@ class Anchored:
     freshness: str  # "re-anchored" (the anchor was gone) or "kept"
     newest_seal: int | None
     kept_seal: int | None  # the keystore copy's seal before this, if it had one
+    behind_kept: bool  # the brain does not descend from that copy: rolled back or replaced
     missing_revocations: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
@@ -78,6 +79,7 @@ def anchor(brain: Brain, passphrase: str) -> Anchored:
                 reason=stale["reason"],
             )
     kept = read_kept_anchor(brain.keystore)
+    behind = kept is not None and freshness.behind_kept(conn, kept)
     held = revocations_held(conn)
     if named is None:
         add_anchor(
@@ -101,5 +103,6 @@ def anchor(brain: Brain, passphrase: str) -> Anchored:
         freshness="re-anchored" if head is not None and anchor_file is None else "kept",
         newest_seal=head.seq if head else None,
         kept_seal=kept["seq"] if kept else None,
+        behind_kept=behind,
         missing_revocations=[{"agent_id": a, "valid_from": v} for a, v in missing_revocations(kept, held)],
     )

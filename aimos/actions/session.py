@@ -13,7 +13,14 @@ import apsw
 
 from aimos import paths
 from aimos.crypto.ed25519 import KeyPair
-from aimos.errors import AimosError, ExpiryWarning, KeychainError, NotInstalledError
+from aimos.errors import (
+    AimosError,
+    ExpiryWarning,
+    IdentityError,
+    IntegrityError,
+    KeychainError,
+    NotInstalledError,
+)
 from aimos.identity.agents import DueEpoch, due_for_rotation
 from aimos.identity.epochs import (
     Signer,
@@ -145,6 +152,13 @@ def _check_anchored(conn: apsw.Connection, brain_id: str) -> None:
 
     try:
         check_anchored(conn, brain_id)
+    except IdentityError:  # no master row at all: not the master anchors.json names
+        conn.close()
+        raise IntegrityError(
+            "this brain holds no master identity, so it is not the brain anchors.json names",
+            "Put your own brain file back (aimos restore BACKUP).",
+            reason="master_not_anchored",
+        ) from None
     except AimosError as exc:
         if getattr(exc, "reason", None) in ("brain_unanchored", "master_not_anchored"):
             conn.close()
@@ -160,20 +174,41 @@ def _kept_anchor(conn: apsw.Connection) -> dict[str, Any] | None:
 
     try:
         meta = brain_meta(conn)
-        return read_kept_anchor(open_keystore(meta["keystore"], meta["brain_id"]))
-    except (AimosError, KeyError, apsw.Error):
+    except (AimosError, apsw.Error):
         return None
+    if "brain_id" not in meta:
+        return None
+    # the keystore the brain names, and the file keystore too (no prompt, no cost): the newest copy
+    # found counts. The OS keychain is asked only for a brain that names it (asking it for a
+    # file-keystore brain could pop an unlock prompt at `aimos status`)
+    found = []
+    for kind in dict.fromkeys((meta.get("keystore"), "file")):
+        try:
+            kept = read_kept_anchor(open_keystore(str(kind), meta["brain_id"]))
+        except (AimosError, KeyError, ValueError):
+            continue
+        if kept is not None:
+            found.append(kept)
+    return max(found, key=lambda k: k["seq"], default=None)
 
 
 freshness.read_kept_with(_kept_anchor)
 
 
 def _keeper(brain: Brain) -> Callable[[int, bytes], None]:
-    """Moves the kept anchor after a commit that changed the identity rows."""
-    from aimos.identity.anchors import keep_anchor, revocations_held
+    """Moves the kept anchor after a commit that changed the identity rows, unless the brain does
+    not descend from it (it was rolled back or replaced): then the kept anchor stays as the
+    evidence `verify`, `status` and `doctor` name, until the person confirms with `aimos anchor`."""
+    from aimos.identity.anchors import keep_anchor, read_kept_anchor, revocations_held
 
     def keep(seq: int, link: bytes) -> None:
-        keep_anchor(brain.keystore, seq, link.hex(), revocations_held(brain.conn))
+        kept = read_kept_anchor(brain.keystore)
+        if kept is not None and freshness.behind_kept(brain.conn, kept):
+            return
+        held = revocations_held(brain.conn)
+        known = {(a, v) for a, v in held}
+        held += [r for r in (kept["revoked"] if kept else []) if (r[0], r[1]) not in known]
+        keep_anchor(brain.keystore, seq, link.hex(), sorted(held))
 
     return keep
 

@@ -40,10 +40,10 @@ def register(app: typer.Typer) -> None:
             say("anchors.json already named this master for the brain")
         if done.freshness == "re-anchored":
             say(f"the freshness anchor was gone: re-anchored at seal #{done.newest_seal}")
-        if done.kept_seal is not None and done.newest_seal is not None and done.newest_seal < done.kept_seal:
+        if done.behind_kept:
             say(
-                f"the brain's newest seal is #{done.newest_seal}, older than seal #{done.kept_seal} the "
-                "keystore's copy held: writes since then are not in this brain"
+                f"this brain (newest seal #{done.newest_seal}) does not descend from seal #{done.kept_seal} "
+                "the keystore's copy held: writes made since then are not in this brain"
             )
         for gone in done.missing_revocations:
             say(

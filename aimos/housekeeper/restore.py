@@ -59,7 +59,7 @@ from aimos.vocabulary import HOUSEKEEPER, RESTORE_SCHEMA
 
 # what may fail in the copy before its restore record exists: it is behind the anchor (that is
 # the point), or it predates seals (its first sealed write, the record, seals it whole)
-_EXPECTED_BEFORE_RECORD = {"brain_rolled_back", "brain_history_mismatch", "brain_unsealed"}
+_EXPECTED_BEFORE_RECORD = {"brain_rolled_back", "brain_history_mismatch", "brain_unsealed", "anchor_lost"}
 
 
 @dataclass

@@ -28,6 +28,11 @@ from aimos.store.cells import text_of
 from aimos.store.seals import Seal, SealContext, brain_id_of, head_seal, seal_at
 
 
+def behind_kept(conn: apsw.Connection, kept: dict[str, Any]) -> bool:
+    """The brain does not descend from the kept anchor: behind it, or another history at its seal."""
+    return _against(conn, head_seal(conn), kept, "in the keystore") is not None
+
+
 def refuse_stale(conn: apsw.Connection, head: Seal) -> None:
     """A write on a brain behind its anchor, or whose anchor is gone, is refused: writing on would
     seal over the rollback and move the anchor past it. The kept anchor (in the keystore) is read
@@ -56,12 +61,19 @@ def freshness_path(brain_id: str) -> Path:
 
 
 def read_freshness(brain_id: str) -> dict[str, Any] | None:
-    """The anchored newest seal of this brain ({seq, link, anchored_at}), or None."""
-    try:
-        entry = json.loads(freshness_path(brain_id).read_text("utf-8"))
-    except (OSError, ValueError):
-        return None
-    return entry if well_formed_anchor(entry) else None
+    """The anchored newest seal of this brain ({seq, link, anchored_at}), or None. A read that
+    meets another process's write half done (the block is rewritten in place) is read again."""
+    for attempt in range(3):
+        try:
+            entry = json.loads(freshness_path(brain_id).read_text("utf-8"))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError):
+            entry = None
+        if well_formed_anchor(entry):
+            return entry
+        time.sleep(0.002 * (attempt + 1))
+    return None
 
 
 def well_formed_anchor(entry: Any) -> TypeGuard[dict[str, Any]]:

@@ -17,7 +17,7 @@ from aimos.crypto import commitments
 from aimos.crypto.canonical import canonical_json, json_loads
 from aimos.crypto.certs import parse_certificate, verify_certificate
 from aimos.crypto.ed25519 import fingerprint_of_b64u, verify
-from aimos.crypto.encoding import b64u_decode, iso_ms
+from aimos.crypto.encoding import b64u_decode, iso_ms, parse_iso_ms
 from aimos.crypto.merkle import merkle_root
 from aimos.crypto.messages import payload_message, request_message
 from aimos.errors import AimosError
@@ -46,6 +46,10 @@ DOCUMENT_FIELDS: dict[str, frozenset[str]] = {
 }
 
 
+# the fields that are whole numbers wherever they occur (seconds, counts, epochs)
+_INTEGERS = frozenset(("result_count", "created_at", "valid_from", "agent_valid_from", "ts_signed"))
+
+
 def _unknown_fields(doc: dict[str, Any]) -> bool | str:
     """Each object holds exactly the fields it must (a null grant or housekeeper is refused by its
     own check); extra or missing fields are named."""
@@ -60,6 +64,11 @@ def _unknown_fields(doc: dict[str, Any]) -> bool | str:
         label = f"{where}." if where else ""
         problems += [f"unknown field {label}{k}" for k in sorted(set(obj) - fields)]
         problems += [f"missing field {label}{k}" for k in sorted(fields - set(obj))]
+        problems += [
+            f"{label}{k} is not an integer"
+            for k in sorted(fields & _INTEGERS)
+            if k in obj and type(obj[k]) is not int  # exactly: not a bool, a float or a string
+        ]
     return True if not problems else "; ".join(problems)
 
 
@@ -195,7 +204,11 @@ def verify_receipt_document(doc: dict[str, Any], *, expected_master_fingerprint:
     def housekeeper_cert() -> bool:
         cert = parse_certificate(housekeeper["certificate"])
         verify_certificate(cert, master["public_key_b64u"], at=event["ts_signed"])
-        return cert.agent_id == vocabulary.HOUSEKEEPER and cert.pubkey == housekeeper["public_key_b64u"]
+        return (
+            cert.agent_id == vocabulary.HOUSEKEEPER
+            and cert.pubkey == housekeeper["public_key_b64u"]
+            and cert.valid_from == housekeeper["valid_from"]
+        )
 
     _run(checks, "housekeeper certificate is issued by the master", housekeeper_cert)
     _run(
@@ -215,6 +228,8 @@ def verify_receipt_document(doc: dict[str, Any], *, expected_master_fingerprint:
         verify_certificate(cert, master["public_key_b64u"], at=request["ts_signed"])
         if cert.agent_id != request["agent_id"] or cert.valid_from != request["agent_valid_from"]:
             return "certificate is not the requesting epoch's"
+        if request["ts_signed"] > event["ts_signed"]:
+            return "the request was signed after the receipt"
         if canonical_sha256_hex(request["body"]) != request["request_hash"]:
             return "request hash does not recompute"
         if request["method"] != vocabulary.REQUEST_METHOD or request["path"] != vocabulary.PATH_RECALL:
@@ -247,6 +262,8 @@ def verify_receipt_document(doc: dict[str, Any], *, expected_master_fingerprint:
             return "grant mutation hash does not recompute"
         if body.get("subject_agent_id") != request.get("agent_id"):
             return "grant is for another agent"
+        if parse_iso_ms(str(body.get("subject_valid_from"))) != request.get("agent_valid_from"):
+            return "grant is for another epoch of the agent"
         return verify(
             master["public_key_b64u"],
             payload_message(body, grant["nonce"], grant["ts_signed"]),

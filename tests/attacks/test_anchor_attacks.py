@@ -24,7 +24,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from aimos_cli_support import BRAIN, assert_refused, brain_id, run_aimos
+from aimos_cli_support import BRAIN, assert_refused, brain_id, edit_outside, run_aimos
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -175,3 +175,19 @@ def test_an_old_brain_put_back_with_its_old_freshness_file_is_found_by_verify(
     doctor = json.loads(run_aimos("doctor", "--json").out)
     anchors = next(c for c in doctor["checks"] if c["name"] == "anchors")
     assert anchors["status"] == "fail", anchors
+
+    # an identity change on the rolled-back brain does not wipe the evidence out of the keystore
+    run_aimos("agent", "enroll", "newbie").ok()
+    again = run_aimos("verify", "--json")
+    assert again.code == 4, again.describe()
+    assert "in the keystore" in json.dumps(json.loads(again.out)["brain"]["failures"])
+    confirmed = run_aimos("anchor")
+    assert "revocation missing: agent evil" in confirmed.err, confirmed.describe()
+    assert "does not descend from seal" in confirmed.err, confirmed.describe()
+
+
+def test_a_brain_without_its_master_row_is_not_the_anchored_brain(installed: Path) -> None:
+    run_aimos("save", "the spare key is with the neighbour at number 12").ok()
+    edit_outside(installed, "master_identity", "DELETE FROM master_identity;")
+    for args in (("list",), ("recall", "spare key"), ("save", "a new note")):
+        assert_refused(run_aimos(*args), INTEGRITY)

@@ -107,3 +107,21 @@ def test_receipt_verify_refuses_the_red_team_edits_naming_the_check(installed: P
         failed = [line for line in result.out.splitlines() if line.startswith("FAIL")]
         assert any(check in line for line in failed), f"{name}: {check!r}\n{result.describe()}"
         assert "Traceback" not in result.both
+
+
+def test_a_number_of_another_type_is_refused(brain: Any) -> None:
+    """A whole number given as a float, a string or a boolean is the same value to a loose reader:
+    the verifier wants the exact type, so nothing in the document reads two ways."""
+    doc = _receipt(brain)
+    fingerprint = brain.master.fingerprint
+    at = [("result_count",), ("created_at",), ("housekeeper", "valid_from"), ("request", "agent_valid_from")]
+    at += [("request", "ts_signed"), ("event", "ts_signed")]
+    accepted = []
+    for path in at:
+        value = _get(doc, path)
+        for other in (float(value), str(value), *((True,) if value == 1 else ())):
+            edited = copy.deepcopy(doc)
+            set_at(edited, path, other)
+            if verdict(verify_receipt_document(edited, expected_master_fingerprint=fingerprint)):
+                accepted.append((path, other))
+    assert accepted == [], f"numbers of another type that still verify: {accepted}"
