@@ -36,10 +36,11 @@ def behind_kept(conn: apsw.Connection, kept: dict[str, Any]) -> bool:
 def refuse_stale(conn: apsw.Connection, head: Seal) -> None:
     """A write on a brain behind its anchor, or whose anchor is gone, is refused: writing on would
     seal over the rollback and move the anchor past it. The kept anchor (in the keystore) is read
-    only when the freshness file is missing, to say what it knew."""
+    only when the freshness file does not read: gone (refused, saying what the copy knew) or torn
+    by a crash (the copy alone decides)."""
     anchor = anchor_for(conn)
     stale = freshness_failure(conn, head, anchor, kept_anchor_for(conn) if anchor is None else None)
-    if stale is None and anchor is None:
+    if stale is None and anchor is None and not _damaged(conn):
         stale = lost_anchor(brain_id_of(conn), None)
     if stale is None:
         return
@@ -53,6 +54,12 @@ def refuse_stale(conn: apsw.Connection, head: Seal) -> None:
         "a signed record; otherwise put the newer brain file back.",
         reason=stale["reason"],
     )
+
+
+def _damaged(conn: apsw.Connection) -> bool:
+    """The brain's freshness file exists but does not read as an anchor."""
+    brain_id = brain_id_of(conn)
+    return brain_id is not None and freshness_path(brain_id).exists()
 
 
 def freshness_path(brain_id: str) -> Path:
@@ -93,9 +100,10 @@ def write_freshness(brain_id: str, seq: int, link: bytes, *, note: str | None = 
     """Anchor this brain's newest seal outside it: one small JSON object, written in place.
 
     Written after the commit with one positioned write of a fixed-size block (no temporary file,
-    no rename: about 4 us instead of 130 us), without fsync and without a lock: an anchor lost or
-    torn in a crash, or overwritten by a concurrent writer's older one, reads as older than the
-    brain or as none (nothing is flagged; the next write moves it on), never as newer."""
+    no rename: about 4 us instead of 130 us), without fsync and without a lock: an anchor torn in
+    a crash, or overwritten by a concurrent writer's older one, reads as older than the brain or as
+    damaged (then the kept copy in the keystore decides, and the next write moves it on), never as
+    newer. Only a file that is gone refuses writes until `aimos anchor`."""
     path = freshness_path(brain_id)
     entry: dict[str, Any] = {"seq": seq, "link": link.hex(), "anchored_at": int(time.time())}
     if note:
@@ -194,7 +202,8 @@ def freshness_failure(
     anchored number differs is another history. With the kept anchor (the keystore's copy): the
     freshness file missing is a lost anchor, and the brain is compared with the kept one too."""
     if kept is not None:
-        if anchor is None and not _restored_over(conn, kept):
+        # gone (not torn by a crash: a damaged file is compared with the kept copy alone)
+        if anchor is None and not _damaged(conn) and not _restored_over(conn, kept):
             return lost_anchor(brain_id_of(conn), kept)
         behind = _against(conn, head, kept, "in the keystore")
         if behind is not None:
@@ -234,7 +243,7 @@ def _against(
 
 def freshness_state(conn: apsw.Connection) -> dict[str, Any]:
     """For `aimos status`: the newest seal, the anchored one, and whether they agree (ok,
-    rolled_back, history_mismatch, anchor_lost, unanchored or unsealed), without re-hashing every
+    rolled_back, history_mismatch, anchor_lost, anchor_damaged or unsealed), without re-hashing every
     row."""
     anchor = anchor_for(conn)
     kept = kept_anchor_for(conn)
@@ -245,6 +254,13 @@ def freshness_state(conn: apsw.Connection) -> dict[str, Any]:
         return {**state, "state": problem["reason"], "detail": problem["detail"]}
     if head is None:
         return {**state, "state": "unsealed", "detail": "no write has sealed this brain yet"}
+    if anchor is None and _damaged(conn):  # the next write rewrites it
+        return {
+            **state,
+            "state": "anchor_damaged",
+            "detail": "the freshness file outside the brain does not read (torn by a crash?): the next "
+            "write rewrites it",
+        }
     if anchor is None:  # writes refuse it until the person anchors the brain again
         lost = lost_anchor(brain_id_of(conn), kept)
         return {**state, "state": lost["reason"], "detail": lost["detail"]}

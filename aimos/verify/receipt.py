@@ -50,9 +50,9 @@ DOCUMENT_FIELDS: dict[str, frozenset[str]] = {
 _INTEGERS = frozenset(("result_count", "created_at", "valid_from", "agent_valid_from", "ts_signed"))
 
 
-def _unknown_fields(doc: dict[str, Any]) -> bool | str:
-    """Each object holds exactly the fields it must (a null grant or housekeeper is refused by its
-    own check); extra or missing fields are named."""
+def _field_problems(doc: dict[str, Any]) -> bool | str:
+    """Each object holds exactly the fields it must, whole numbers as integers (a null grant or
+    housekeeper is refused by its own check); extra, missing or loosely typed fields are named."""
     problems = []
     for where, fields in DOCUMENT_FIELDS.items():
         obj = doc if not where else doc.get(where)
@@ -99,7 +99,7 @@ def verify_receipt_document(doc: dict[str, Any], *, expected_master_fingerprint:
         f"schema is {vocabulary.RECALL_RECEIPT_SCHEMA}",
         lambda: doc.get("schema") == vocabulary.RECALL_RECEIPT_SCHEMA,
     )
-    _run(checks, "every field of the document is one the receipt binds", lambda: _unknown_fields(doc))
+    _run(checks, "every field of the document is one the receipt binds", lambda: _field_problems(doc))
     _run(
         checks,
         "master key matches the expected fingerprint",

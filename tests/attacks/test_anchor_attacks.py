@@ -191,3 +191,29 @@ def test_a_brain_without_its_master_row_is_not_the_anchored_brain(installed: Pat
     edit_outside(installed, "master_identity", "DELETE FROM master_identity;")
     for args in (("list",), ("recall", "spare key"), ("save", "a new note")):
         assert_refused(run_aimos(*args), INTEGRITY)
+
+
+def test_a_freshness_file_torn_by_a_crash_is_rewritten_unless_the_kept_copy_says_rollback(
+    installed: Path, tmp_path: Path
+) -> None:
+    bid = brain_id(installed)
+    fresh = installed / "config" / f"freshness-{bid}.json"
+    # a careless crash: the block is garbage; the next write goes on and rewrites it
+    fresh.write_bytes(b"\x00" * 40)
+    status = json.loads(run_aimos("status", "--json").out)
+    assert status["freshness"]["state"] == "anchor_damaged", status["freshness"]
+    run_aimos("save", "written after the crash").ok()
+    assert json.loads(fresh.read_text("utf-8"))["seq"] > 0
+
+    # the attacker's version: roll back past a revocation and garble the file instead of deleting it
+    run_aimos("agent", "enroll", "evil").ok()
+    old = tmp_path / "old.sqlite3"
+    _checkpointed_copy(installed / BRAIN, old)
+    run_aimos("agent", "revoke", "evil").ok()
+    for suffix in ("-wal", "-shm"):
+        Path(f"{installed / BRAIN}{suffix}").unlink(missing_ok=True)
+    shutil.copy2(old, installed / BRAIN)
+    fresh.write_bytes(b"garbage")
+    refused = run_aimos("save", "on the rolled-back brain")
+    assert_refused(refused, INTEGRITY)
+    assert "in the keystore" in refused.err, refused.describe()
