@@ -195,8 +195,10 @@ def last_corpus_root(conn: apsw.Connection) -> dict[str, Any] | None:
 
 def newest_outcome(conn: apsw.Connection, brain_id: str | None) -> dict[str, Any] | None:
     """The brain's newest full verification: the nightly job's signed attestation or the kept
-    outcome, whichever is newer (at the same second, the signed one); None when none ran yet.
-    {at, ok, by, reasons, signed}."""
+    outcome, whichever is newer; None when none ran yet. {at, ok, by, reasons, signed}. At the same
+    second the kept outcome counts: it is the newer or the same verification (the nightly job writes
+    both at once; an `aimos verify` run in the nightly job's second follows it). Preferring the
+    signed one protects nothing, since whoever can edit the file can also date it later."""
     found = []
     root = last_corpus_root(conn)
     if root is not None:
@@ -212,7 +214,7 @@ def newest_outcome(conn: apsw.Connection, brain_id: str | None) -> dict[str, Any
     outcome = kept(brain_id)
     if outcome is not None:
         found.append({**outcome, "signed": False})
-    return max(found, key=lambda o: (o["at"], o["signed"]), default=None)
+    return max(found, key=lambda o: (o["at"], not o["signed"]), default=None)
 
 
 def outcome_text(outcome: dict[str, Any]) -> str:
