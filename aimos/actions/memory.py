@@ -13,7 +13,7 @@ from aimos.actions.bodies import build_save_body
 from aimos.actions.session import Brain, now
 from aimos.epistemic.chain import classify_at_save, inherit_judgment, owed_label
 from aimos.epistemic.classifier import leading_question
-from aimos.epistemic.detect import detect_at_save
+from aimos.epistemic.detect import judge_pending, pending, settle
 from aimos.identity.epochs import Signer, data_class_rank, latest_epoch
 from aimos.identity.requests import SignedRequest, sign_request
 from aimos.identity.trusted import verified_grant
@@ -71,21 +71,33 @@ def save_and_classify(conn: apsw.Connection, housekeeper: Signer, req: SignedReq
     """A signed save: the memory writer, then the classifier, in one write transaction (all or
     nothing). The one composition every save takes (CLI, TUI, MCP, the installer's guides, eval).
     A correction of a memory less trusted than unverified carries its label (inherit_judgment,
-    before the supersession link); the classifier may then lower it, never raise it."""
+    before the supersession link); the classifier may then lower it, never raise it. The
+    agreement detector judges the memory later (epistemic.detect: a recall judges what waits
+    before it reads; ``settle`` after the save has answered)."""
     with write_transaction(conn, housekeeper):
         return _classified_save(conn, housekeeper, req, now)
 
 
 def _classified_save(conn: apsw.Connection, housekeeper: Signer, req: SignedRequest, now: int) -> SaveResult:
-    """The save, the classifier and the detector; the caller holds the write transaction."""
+    """The save and the classifier, the memory queued for the detector; the caller holds the
+    write transaction. A correction first has the detector judge what waits: the label it carries
+    is its predecessor's as the detector has judged it."""
+    if req.body.get("supersedes"):
+        judge_pending(conn, housekeeper, now)
     carry = partial(inherit_judgment, conn, housekeeper, now=now)
     result = save_in_transaction(conn, housekeeper, req, now, carry_judgment=carry)
     # most memories do not open with a question: skip the classifier's reads for them
     if result.status in ("saved", "quarantined") and leading_question(str(req.body.get("value", ""))):
         classify_at_save(conn, housekeeper, result.memory_id, now)
-    if result.status in ("saved", "quarantined"):
-        detect_at_save(conn, housekeeper, result.memory_id, now)  # the second detector (v2)
     return result
+
+
+def settle_detections(brain: Brain) -> int:
+    """The agreement detector on what the brain's saves queued, after they have answered (its own
+    write transaction when anything waits); how many memories it judged."""
+    if not pending(brain.conn):
+        return 0  # (the housekeeper's key is not loaded for nothing)
+    return settle(brain.conn, brain.housekeeper(), now())
 
 
 def save_all(
@@ -103,13 +115,17 @@ def save_all(
             results.append(_classified_save(brain.conn, housekeeper, request, at))
             if each is not None:
                 each(done)
+    settle_detections(brain)
     return results
 
 
 def _signed_save(brain: Brain, signer: Signer, body: dict[str, Any]) -> SaveResult:
+    """The signed save, then (its answer committed) the agreement detector on what it queued."""
     housekeeper = brain.housekeeper()
     request = sign_request(signer, body, PATH_SAVE, now())
-    return save_and_classify(brain.conn, housekeeper, request, now())
+    saved = save_and_classify(brain.conn, housekeeper, request, now())
+    settle_detections(brain)
+    return saved
 
 
 def save(brain: Brain, agent: str, memory: NewMemory) -> SaveResult:
@@ -123,9 +139,7 @@ def save(brain: Brain, agent: str, memory: NewMemory) -> SaveResult:
     return _signed_save(brain, signer, body)
 
 
-def correct(
-    brain: Brain, agent: str, memory_ref: str, value: str, source: str | None = None
-) -> SaveResult:
+def correct(brain: Brain, agent: str, memory_ref: str, value: str, source: str | None = None) -> SaveResult:
     """A corrected version that supersedes ``memory_ref``, with its key, type, scope and ceilings;
     its source is the one given, else the signer's own."""
     signer = brain.signer(agent)

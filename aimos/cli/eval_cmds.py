@@ -119,7 +119,12 @@ def perf(
     out(f"  bare parts (sum of medians)   {report['bare_parts_median_ms']:.4f} ms")
     out(
         f"  ratio signed save / bare parts  {report['ratio_save_to_bare_parts']:.3f}"
-        f"  (target <= {report['target_ratio']})"
+        f"  (target <= {report['target_ratio']}, and a median <= {report['target_ms']} ms)"
+    )
+    d = report["detector_after_save"]
+    out(
+        f"  agreement detector, after the save answered: median {d['median_ms']:.4f} ms"
+        f"   p95 {d['p95_ms']:.4f} ms per memory (epistemic.detect.judge_pending)"
     )
     _print_sealing(report["sealing"], "save")
     _print_profile(report.get("profile"), "save")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import calendar
 import re
 import struct
 import uuid
@@ -89,9 +90,17 @@ def iso_ms(seconds: int) -> str:
     return datetime.fromtimestamp(seconds, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z")
 
 
+# the form iso_ms writes, read without strptime (a tenth of its time); any other text strptime reads
+_ISO_MS = re.compile(r"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)\.000Z")
+
+
 def parse_iso_ms(text: str) -> int:
     """Integer Unix seconds of an ISO time as produced by :func:`iso_ms`."""
+    found = _ISO_MS.fullmatch(text) if isinstance(text, str) else None
     try:
+        if found is not None:
+            year, month, day, hour, minute, second = (int(g) for g in found.groups())
+            return calendar.timegm(datetime(year, month, day, hour, minute, second).timetuple())
         parsed = datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
     except (ValueError, TypeError) as exc:
         raise EncodingError(f"not an ISO timestamp: {text!r}", reason="time_invalid") from exc

@@ -1,8 +1,15 @@
-"""The agreement detector's writer (aimos-memory-epistemic-v2): at save, inside the save's write
-transaction, find the new memory's neighbours (the memories its content words find, and the
-same agent epoch's saves of the last burst), run the pure kernel (epistemic.agreement) and record
-its verdict on every member of the cluster as a housekeeper-signed classification transition
-(epistemic.chain.append_classification), retroactively, never deleting anything.
+"""The agreement detector's writer (aimos-memory-epistemic-v2): for each saved memory, in save
+order, find its neighbours (the memories its content words find, and the same agent epoch's saves
+of the last burst) as the brain stood at its save, run the pure kernel (epistemic.agreement) and
+record its verdict on every member of the cluster as a housekeeper-signed classification
+transition (epistemic.chain.append_classification), retroactively, never deleting anything.
+
+When: a save only queues its memory (migration 14); the queue is judged in a later write
+transaction (judge_pending): inside every recall's and show's own transaction before it reads,
+before a correction carries its predecessor's label, after the command that saved it (settle),
+and on the housekeeper's schedule. A memory is judged as it would have been inside its save's
+transaction: its neighbours, word counts and brain size are bounded to the memories saved up to
+it (the index ranks those neighbours by its statistics when the detector runs).
 
 What the writer never overrules: a person's judgment (basis explicit), a label a corrected
 version inherited, and a label more adverse than the verdict (the detectors only add distrust,
@@ -10,6 +17,7 @@ except that independent support clears a detector's own adverse label)."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -70,44 +78,46 @@ def _passage(row: dict[str, Any]) -> Passage:
 
 
 def _neighbours(
-    conn: apsw.Connection, company_id: str, mine: Features
+    conn: apsw.Connection, company_id: str, mine: Features, upto: int
 ) -> tuple[list[Features], list[Features]]:
     """The memories the new one's content words find, those the words it shares with the same
     agent epoch's saves of the last burst find (the subject those saves have in common: another
     origin's passage on it may share few words with this one), and those burst saves; and the
-    burst saves alone."""
+    burst saves alone. Only memories saved up to it (rowid ``upto``): the brain at its save."""
     p = mine.passage
     found: dict[str, dict[str, Any]] = {}
     burst = []
     for row in rows(
         conn,
         f"SELECT {_COLUMNS} FROM memories m WHERE m.company_id = ? AND m.created_at >= ?"
-        " AND m.author_agent_id = ? AND m.author_valid_from = ? AND m.scope != ?"
+        " AND m.author_agent_id = ? AND m.author_valid_from = ? AND m.scope != ? AND m.rowid <= ?"
         # (the (company, created_at) index read backwards: no sort of a busy burst's rows)
         " ORDER BY m.created_at DESC, m.rowid DESC LIMIT ?",
-        (company_id, p.created_at - BURST_SECONDS, p.author[0], p.author[1], SYSTEM_SCOPE, NEIGHBOURS),
+        (company_id, p.created_at - BURST_SECONDS, p.author[0], p.author[1], SYSTEM_SCOPE, upto, NEIGHBOURS),
     ):
         found[row["memory_id"]] = row
         if row["memory_id"] != p.memory_id:
             burst.append(row["memory_id"])
     shared = {w for w in mine.content if any(w in _features(found[mid]).content for mid in burst)}
     for words in (mine.content, shared):
-        for row in _search(conn, company_id, words):
+        for row in _search(conn, company_id, words, upto):
             found.setdefault(row["memory_id"], row)
     found.pop(p.memory_id, None)
     computed = {mid: _features(r) for mid, r in found.items()}
     return list(computed.values()), [computed[mid] for mid in burst]
 
 
-def _search(conn: apsw.Connection, company_id: str, content: Iterable[str]) -> list[dict[str, Any]]:
+def _search(
+    conn: apsw.Connection, company_id: str, content: Iterable[str], upto: int
+) -> list[dict[str, Any]]:
     """The NEIGHBOURS memories the longest of ``content``'s words find best (FTS5, any word),
     within the scan budget (store.search: the rarest of those words that fit it, in the newest
     part of the brain when even they match more; a brain of alike memories otherwise made every
-    save score all of them)."""
+    save score all of them), among the memories up to rowid ``upto``."""
     words = sorted(content, key=lambda w: (-len(w), w))[:QUERY_WORDS]
     if not words:
         return []
-    where, params = where_clause("memory_fts", budgeted_probe(conn, words, NEIGHBOUR_BUDGET))
+    where, params = where_clause("memory_fts", budgeted_probe(conn, words, NEIGHBOUR_BUDGET, upto))
     return rows(
         conn,
         f"SELECT {_COLUMNS} FROM (SELECT rowid FROM memory_fts WHERE {where}"
@@ -133,10 +143,12 @@ def _features(row: dict[str, Any]) -> Features:
     return found
 
 
-def _frequency(conn: apsw.Connection, limit: int) -> Callable[[str], int]:
+def _frequency(conn: apsw.Connection, limit: int, upto: int = 0) -> Callable[[str], int]:
     """How many memories hold a unit (a word or a span, as an FTS5 phrase), counted up to one
-    past ``limit`` (rare or not is all the kernel asks) and remembered for the save."""
+    past ``limit`` (rare or not is all the kernel asks) and remembered for the save; ``upto`` > 0:
+    among the memories up to that rowid."""
     seen: dict[str, int] = {}
+    bound, bounds = (" AND rowid <= ?", (upto,)) if upto else ("", ())
 
     def count(span: str) -> int:
         if span not in seen:
@@ -145,8 +157,8 @@ def _frequency(conn: apsw.Connection, limit: int) -> Callable[[str], int]:
                 next(
                     conn.execute(
                         "SELECT COUNT(*) FROM"
-                        " (SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? LIMIT ?)",
-                        (phrase, limit + 1),
+                        f" (SELECT rowid FROM memory_fts WHERE memory_fts MATCH ?{bound} LIMIT ?)",
+                        (phrase, *bounds, limit + 1),
                     )
                 )[0]
             )
@@ -185,12 +197,64 @@ def _applies(verdict: Verdict, current: str, head: dict[str, Any] | None) -> boo
     return TRUST_RANK.get(verdict.label, 0) < TRUST_RANK.get(current, 0)
 
 
-def detect_at_save(conn: apsw.Connection, housekeeper: Signer, memory_id: str, now: int) -> list[Transition]:
-    """Run the agreement detector on a newly saved memory (inside the save's transaction); a
+def pending(conn: apsw.Connection) -> int:
+    """How many saved memories the detector has yet to judge (migration 14's queue past its last
+    run): two index lookups."""
+    return int(
+        rows(
+            conn,
+            "SELECT COALESCE((SELECT MAX(seq) FROM detection_queue), 0)"
+            " - COALESCE((SELECT MAX(through_seq) FROM detection_runs), 0) AS n",
+        )[0]["n"]
+    )
+
+
+def judge_pending(
+    conn: apsw.Connection, housekeeper: Signer, now: int, *, times: list[float] | None = None
+) -> list[Transition]:
+    """Judge every queued memory the detector has not judged, in save order, each as at its save
+    (judge_saved), and record the run; the caller holds the write transaction (a recall's or a
+    show's own, before it reads anything: no recall decides while a save waits to be judged).
+    ``times``: each memory's judgment in seconds is appended (eval perf)."""
+    queued = rows(
+        conn,
+        "SELECT seq, memory_id FROM detection_queue WHERE seq >"
+        " (SELECT COALESCE(MAX(through_seq), 0) FROM detection_runs) ORDER BY seq",
+    )
+    done: list[Transition] = []
+    for entry in queued:
+        started = time.perf_counter()
+        done += judge_saved(conn, housekeeper, str(entry["memory_id"]), now)
+        if times is not None:
+            times.append(time.perf_counter() - started)
+    if queued:
+        conn.execute(
+            "INSERT INTO detection_runs (through_seq, ran_at) VALUES (?, ?)", (int(queued[-1]["seq"]), now)
+        )
+    return done
+
+
+def settle(conn: apsw.Connection, housekeeper: Signer, now: int) -> int:
+    """Judge what the detector has yet to, in a write transaction of its own when there is any
+    (after a save has answered; on the housekeeper's schedule); how many memories it judged."""
+    from aimos.store.connection import write_transaction
+
+    if not pending(conn):
+        return 0
+    with write_transaction(conn, housekeeper):
+        waiting = pending(conn)
+        judge_pending(conn, housekeeper, now)
+    return waiting
+
+
+def judge_saved(conn: apsw.Connection, housekeeper: Signer, memory_id: str, now: int) -> list[Transition]:
+    """Run the agreement detector on a saved memory as it stood at its save: its neighbours, the
+    counts of its words and the brain's size among the memories saved up to it (its rowid); a
     conversation turn is not looked at (UNCHECKED_TYPES)."""
     found = rows(
         conn,
-        f"SELECT {_COLUMNS}, m.company_id, m.memory_type, m.scope FROM memories m WHERE m.memory_id = ?",
+        f"SELECT {_COLUMNS}, m.company_id, m.memory_type, m.scope, m.rowid AS upto FROM memories m"
+        " WHERE m.memory_id = ?",
         (memory_id,),
     )
     if not found:
@@ -201,11 +265,11 @@ def detect_at_save(conn: apsw.Connection, housekeeper: Signer, memory_id: str, n
     if len(mine.content) < 3:
         return []
     company = found[0]["company_id"]
-    # the brain's size, near enough (rowids are never reused: nothing is deleted)
-    size = int(rows(conn, "SELECT COALESCE(MAX(rowid), 0) AS n FROM memories")[0]["n"])
-    neighbours, recent = _neighbours(conn, company, mine)
+    # the brain's size at its save, near enough (rowids are never reused: nothing is deleted)
+    size = upto = int(found[0]["upto"])
+    neighbours, recent = _neighbours(conn, company, mine, upto)
     limit = rare_limit(len(neighbours), size)
-    frequency = _frequency(conn, limit)
+    frequency = _frequency(conn, limit, upto)
     done = []
     verdict = analyse(mine, neighbours, frequency, size, recent)
     if verdict is not None:
@@ -216,7 +280,7 @@ def detect_at_save(conn: apsw.Connection, housekeeper: Signer, memory_id: str, n
     for other in other_origins(mine, neighbours, frequency, size):
         # its own neighbours too: what supports it may share few words with the new memory
         around = {f.passage.memory_id: f for f in neighbours}
-        for row in _search(conn, company, other.content):
+        for row in _search(conn, company, other.content, upto):
             around.setdefault(row["memory_id"], _features(row))
         around[memory_id] = mine
         around.pop(other.passage.memory_id, None)

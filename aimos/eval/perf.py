@@ -62,6 +62,7 @@ def run_perf(saves: int = 1000, keystore: str = "file", profile: int = 0) -> dic
             sealing = dict(seals.COSTS.parts)
         finally:
             seals.COSTS = None
+        detector_times = _judge_queue(conn, housekeeper)
         profiled = profile_calls(one_save, min(saves, PROFILED_OPS), profile) if profile else None
 
         # Bare parts use PyNaCl directly: no aimos wrapper, no verified-signature memory.
@@ -96,14 +97,30 @@ def run_perf(saves: int = 1000, keystore: str = "file", profile: int = 0) -> dic
         "bare_verify": summary_ms(verify_times),
         "bare_durable_commit": summary_ms(commit_times),
     }
+    # the agreement detector judges each memory after its save answered (epistemic.detect): its
+    # cost, per memory, beside the save's
+    report["detector_after_save"] = summary_ms(detector_times)
     report["sealing"] = sealing_report(sealing, report["signed_save"]["median_ms"])
     if profiled is not None:
         report["profile"] = profiled
     bare = sum(report[k]["median_ms"] for k in ("bare_sign", "bare_verify", "bare_durable_commit"))
     report["bare_parts_median_ms"] = round(bare, 4)
     report["ratio_save_to_bare_parts"] = round(report["signed_save"]["median_ms"] / bare, 3)
-    report["target_ratio"] = 2.0
+    report["target_ratio"] = 3.0  # issue 36: <= 1.0 ms and <= 3x the bare parts
+    report["target_ms"] = 1.0
     return report
+
+
+def _judge_queue(conn: Any, housekeeper: Any) -> list[float]:
+    """Judge what the timed saves queued (epistemic.detect.judge_pending), timing each memory's
+    judgment."""
+    from aimos.epistemic.detect import judge_pending
+    from aimos.store.connection import write_transaction
+
+    times: list[float] = []
+    with write_transaction(conn, housekeeper):
+        judge_pending(conn, housekeeper, int(time.time()), times=times)
+    return times
 
 
 def _vocabulary(rng: secrets.SystemRandom, size: int = 6000) -> list[str]:

@@ -13,7 +13,7 @@ from typing import Any
 import apsw
 
 from aimos.crypto.canonical import canonical_sha256_hex, json_loads
-from aimos.epistemic.detect import contested_in_recall
+from aimos.epistemic.detect import contested_in_recall, judge_pending
 from aimos.errors import DisclosureError, GrantError, MemoryNotFoundError, UsageError
 from aimos.identity.epochs import Signer
 from aimos.identity.requests import SignedRequest, verify_request
@@ -27,7 +27,7 @@ from aimos.recall.export_v2 import record_v2_receipt
 from aimos.recall.policy import Candidate, Scored, decide, trust_of
 from aimos.recall.receipts import evidence_entry, record_receipt
 from aimos.recall.text import asks_when, query_terms
-from aimos.store.connection import one, write_transaction
+from aimos.store.connection import one, sealer, write_transaction
 from aimos.store.seals import check_counts
 from aimos.vocabulary import CLEARANCE_MAX, DATA_CLASSES, PATH_RECALL
 from aimos.vocabulary import RECALL_DEFAULT_LIMIT as DEFAULT_LIMIT
@@ -180,6 +180,9 @@ def recall_in_transaction(
     t0 = time.perf_counter()
     verified = verify_request(conn, request, path=PATH_RECALL, now=now)
     check_counts(conn, DECIDING_CHAINS)  # labels and weights below rest on whole chains
+    # what the saves before it queued is judged first, in this transaction: no recall decides
+    # while a memory waits for the agreement detector (epistemic.detect)
+    judge_pending(conn, housekeeper, now)
     body = request.body
     _validate(body)
     scope = _scope(body, verified.grant)
@@ -326,6 +329,7 @@ def show(conn: apsw.Connection, request: SignedRequest, now: int) -> dict[str, A
         verified = verify_request(conn, request, path=PATH_SHOW, now=now)
         grant = verified.grant
         check_counts(conn, DECIDING_CHAINS)
+        judge_pending(conn, sealer(conn), now)  # as a recall does, before it reads
         mid = resolve_memory_id(conn, memory_id, company_id=grant["company_id"])
         detail = memory_detail(conn, mid)
         if not grant_covers(grant, detail["clearance_level"], detail["data_class"]):

@@ -326,6 +326,13 @@ def seal_with(conn: apsw.Connection, source: Any) -> None:
     _SEALERS[conn] = source
 
 
+def sealer(conn: apsw.Connection) -> Any:
+    """The Signer that seals this connection's writes (seal_with), loaded now; None when none
+    was named."""
+    source = _SEALERS.get(conn)
+    return source() if callable(source) else source
+
+
 @contextlib.contextmanager
 def write_transaction(
     conn: apsw.Connection, seal: Any = None, *, check_anchor: bool = True

@@ -1,5 +1,5 @@
 -- GENERATED FILE: do not edit. The aimos brain schema after every migration, in one file.
--- Made from aimos/store/migrations/0001_initial.sql .. 0013_redaction_removes_key_and_source.sql (13 migrations) applied in
+-- Made from aimos/store/migrations/0001_initial.sql .. 0014_detection_queue.sql (14 migrations) applied in
 -- order to an empty database, then read back from sqlite_master (each statement as SQLite stores
 -- it). Applying this file to an empty database makes the same schema (user_version aside).
 -- Regenerate: python -m aimos.store.schema --write
@@ -150,6 +150,43 @@ BEGIN
                             NEW.state_root, NEW.changes),
             NEW.signature) IS NOT 1;
 END;
+
+CREATE TABLE detection_queue (
+    seq        INTEGER PRIMARY KEY,
+    memory_id  TEXT NOT NULL REFERENCES memories(memory_id)
+);
+
+CREATE TRIGGER detection_queue_filled_by_save BEFORE INSERT ON detection_queue
+BEGIN
+    SELECT RAISE(ABORT, 'aimos: only a save queues a memory for the detector, in save order')
+        WHERE NOT EXISTS (SELECT 1 FROM memories WHERE memory_id = NEW.memory_id
+                          AND rowid = (SELECT MAX(rowid) FROM memories));
+END;
+
+CREATE TRIGGER detection_queue_no_delete BEFORE DELETE ON detection_queue
+BEGIN SELECT RAISE(ABORT, 'aimos: the detection queue is append-only'); END;
+
+CREATE TRIGGER detection_queue_no_update BEFORE UPDATE ON detection_queue
+BEGIN SELECT RAISE(ABORT, 'aimos: the detection queue is append-only'); END;
+
+CREATE TABLE detection_runs (
+    seq          INTEGER PRIMARY KEY,
+    through_seq  INTEGER NOT NULL,
+    ran_at       INTEGER NOT NULL
+);
+
+CREATE TRIGGER detection_runs_forward BEFORE INSERT ON detection_runs
+BEGIN
+    SELECT RAISE(ABORT, 'aimos: a detection run moves forward through the queue, never past its end')
+        WHERE NEW.through_seq <= COALESCE((SELECT MAX(through_seq) FROM detection_runs), 0)
+           OR NEW.through_seq > COALESCE((SELECT MAX(seq) FROM detection_queue), 0);
+END;
+
+CREATE TRIGGER detection_runs_no_delete BEFORE DELETE ON detection_runs
+BEGIN SELECT RAISE(ABORT, 'aimos: detection runs are append-only'); END;
+
+CREATE TRIGGER detection_runs_no_update BEFORE UPDATE ON detection_runs
+BEGIN SELECT RAISE(ABORT, 'aimos: detection runs are append-only'); END;
 
 CREATE TABLE epistemic_fingerprints (
     memory_id    TEXT PRIMARY KEY REFERENCES memories (memory_id),
@@ -432,6 +469,12 @@ BEGIN
           AND NEW.retrieval_weight_milli IS NOT (
             SELECT new_weight_milli FROM weight_projections WHERE memory_id = NEW.memory_id
             ORDER BY rowid DESC LIMIT 1);
+END;
+
+CREATE TRIGGER memories_queue_detection AFTER INSERT ON memories
+WHEN NEW.scope IS NOT 'system' AND NEW.memory_type NOT IN ('dialog_turn', 'message')
+BEGIN
+    INSERT INTO detection_queue (memory_id) VALUES (NEW.memory_id);
 END;
 
 CREATE TRIGGER memories_seal_aware BEFORE INSERT ON memories

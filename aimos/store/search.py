@@ -32,20 +32,25 @@ def fts_match(terms: list[str], *, conjunctive: bool = False) -> str:
 @dataclass(frozen=True)
 class Probe:
     """One ranked scan of an index: the terms OR-ed (AND-ed when ``every``), scoring only the
-    memories from ``min_rowid`` on (the newest part of the brain) when it is > 0."""
+    memories from ``min_rowid`` on (the newest part of the brain) when it is > 0, and only those
+    up to ``max_rowid`` when it is > 0."""
 
     terms: list[str]
     every: bool = False
     min_rowid: int = 0
+    max_rowid: int = 0  # > 0: only the memories up to it (the brain as it was when it was saved)
 
 
 def where_clause(table: str, probe: Probe) -> tuple[str, tuple[object, ...]]:
     """The WHERE condition of a probe's scan of ``table`` and its parameters: the MATCH, and from
     the probe's ``min_rowid`` on when it has one (FTS5 skips the others without scoring them)."""
     match = fts_match(list(probe.terms), conjunctive=probe.every)
+    where, params = f"{table} MATCH ?", list[object]([match])
     if probe.min_rowid:
-        return f"{table} MATCH ? AND rowid >= ?", (match, probe.min_rowid)
-    return f"{table} MATCH ?", (match,)
+        where, params = f"{where} AND rowid >= ?", [*params, probe.min_rowid]
+    if probe.max_rowid:
+        where, params = f"{where} AND rowid <= ?", [*params, probe.max_rowid]
+    return where, tuple(params)
 
 
 def ranked_scan(conn: apsw.Connection, table: str, probe: Probe, limit: int) -> list[tuple[int, float]]:
@@ -124,32 +129,36 @@ def probe_within(terms: Sequence[str], matches: dict[str, int], total: int, budg
     return Probe(searched, False, newest_part(total, sum(matches.get(t, 0) for t in searched), budget))
 
 
-def budgeted_probe(conn: apsw.Connection, terms: Sequence[str], budget: int | None = POSTING_BUDGET) -> Probe:
+def budgeted_probe(
+    conn: apsw.Connection, terms: Sequence[str], budget: int | None = POSTING_BUDGET, upto: int = 0
+) -> Probe:
     """An OR scan of the rarest ``terms`` that fit the budget, over the newest part of the brain
     holding the newest ``budget`` matches when even they match more. Each term's matches are
     counted only up to one past the budget (FTS5 stops there: no full doclist is read, as
     fts5vocab's counts would), and the newest part is found by walking the matches newest first
-    (no scoring), so finding the scan costs about what the scan may."""
-    if budget is None or not terms or memories_in(conn) <= budget:
-        return Probe(list(terms))  # nothing to leave out: the whole brain fits
+    (no scoring), so finding the scan costs about what the scan may. ``upto`` > 0: the brain as
+    it was when the memory with that rowid was saved (the memories up to it)."""
+    if budget is None or not terms or (upto or memories_in(conn)) <= budget:
+        return Probe(list(terms), max_rowid=upto)  # nothing to leave out: the whole brain fits
     cap = budget + 1
+    bound, bounds = (" AND rowid <= ?", (upto,)) if upto else ("", ())
     matches = {
         t: _integer(
             conn,
-            "SELECT COUNT(*) FROM (SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? LIMIT ?)",
-            (fts_match([t]), cap),
+            f"SELECT COUNT(*) FROM (SELECT rowid FROM memory_fts WHERE memory_fts MATCH ?{bound} LIMIT ?)",
+            (fts_match([t]), *bounds, cap),
         )
         for t in dict.fromkeys(terms)
     }
     searched = within_budget(terms, matches, budget)
     if sum(matches[t] for t in searched) <= budget:
-        return Probe(searched)
+        return Probe(searched, max_rowid=upto)
     newest = _integer(
         conn,
-        "SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?",
-        (fts_match(searched), budget - 1),
+        f"SELECT rowid FROM memory_fts WHERE memory_fts MATCH ?{bound} ORDER BY rowid DESC LIMIT 1 OFFSET ?",
+        (fts_match(searched), *bounds, budget - 1),
     )
-    return Probe(searched, False, newest)
+    return Probe(searched, False, newest, upto)
 
 
 def _integer(conn: apsw.Connection, sql: str, params: tuple[object, ...]) -> int:

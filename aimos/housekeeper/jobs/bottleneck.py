@@ -1,5 +1,9 @@
 """Bottleneck scan (hourly): pending outcomes, pending reclassification, WAL checkpoint.
 
+It first has the agreement detector judge what the saves queued (migration 14): the saving
+command and every recall judge it too, so the queue is normally empty; a save whose process
+stopped before its detector ran is judged here at the latest (`detector_judged` in the result).
+
 aimos applies an authorized outcome in the same transaction that records it, so an outcome
 waiting for its transition can only be a row whose projection is missing; the scan counts them
 (the verifier names them `unreachable_rows`) and asks for attention rather than inventing the
@@ -32,7 +36,9 @@ _BACKLOGS = (
 
 
 def run(ctx: JobContext) -> dict[str, Any]:
-    counts: dict[str, int] = {}
+    from aimos.epistemic.detect import settle
+
+    counts: dict[str, int] = {"detector_judged": settle(ctx.conn, ctx.housekeeper, ctx.now)}
     for key, sql, what in _BACKLOGS:
         found = one(ctx.conn, sql)
         counts[key] = int(found["n"]) if found else 0

@@ -544,3 +544,36 @@ def test_encoding_module_reasons_are_closed_vocabulary() -> None:
         with pytest.raises(EncodingError) as err:
             call()
         assert isinstance(err.value.reason, str) and err.value.reason
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "2026-08-10T18:49:54.000Z",
+        "1969-12-31T23:59:59.000Z",
+        "1969-12-31T23:59:59.500Z",
+        "2024-02-29T00:00:00.000Z",
+        "2023-02-29T00:00:00.000Z",
+        "2026-13-01T00:00:00.000Z",
+        "2026-08-10T24:00:00.000Z",
+        "2026-08-10T18:49:60.000Z",
+        "2026-8-10T18:49:54.000Z",
+        "2026-08-10T18:49:54.5Z",
+        "0001-01-01T00:00:00.000Z",
+        "9999-12-31T23:59:59.999Z",
+        "２０２６-08-10T18:49:54.000Z",
+    ],
+)
+def test_parse_iso_ms_reads_what_strptime_reads(text: str) -> None:
+    """The fast path (the form iso_ms writes) gives exactly what strptime gives, refusals too."""
+    from datetime import UTC, datetime
+
+    try:
+        want: int | str = int(datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC).timestamp())
+    except ValueError:
+        want = "time_invalid"
+    try:
+        got: int | str = parse_iso_ms(text)
+    except EncodingError as exc:
+        got = exc.reason
+    assert got == want

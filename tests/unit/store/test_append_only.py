@@ -98,11 +98,13 @@ _VALUES = {"INTEGER": (1, 2), "TEXT": ("{}", '{"x": 1}'), "BLOB": (b"\0" * 64, b
 
 def _one_row_everywhere() -> tuple[apsw.Connection, dict[str, list[tuple[str, str]]]]:
     """A migrated in-memory schema holding one row in every guarded table: the insert checks (they
-    need the writer's functions and signed rows) and CHECK constraints are set aside for the
-    fixture; the UPDATE and DELETE guards are exactly the migrations'."""
+    need the writer's functions and signed rows), the rows an insert adds elsewhere (a memory's
+    detection queue row) and CHECK constraints are set aside for the fixture; the UPDATE and
+    DELETE guards are exactly the migrations'."""
     conn = migrated_in_memory()
     for (name,) in conn.execute(
-        "SELECT name FROM sqlite_master WHERE type = 'trigger' AND sql LIKE '%BEFORE INSERT%'"
+        "SELECT name FROM sqlite_master WHERE type = 'trigger'"
+        " AND (sql LIKE '%BEFORE INSERT%' OR sql LIKE '%AFTER INSERT%')"
     ).fetchall():
         conn.execute(f'DROP TRIGGER "{name}"')
     conn.execute("PRAGMA ignore_check_constraints = ON")
