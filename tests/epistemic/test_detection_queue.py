@@ -216,9 +216,10 @@ def test_the_guards_refuse_a_run_past_the_queue_and_any_change(installed: Path) 
             "INSERT INTO detection_runs (through_seq, ran_at) VALUES (0, 1)",  # not forward
             "UPDATE detection_queue SET memory_id = memory_id",
             "DELETE FROM detection_queue",
-            "INSERT INTO detection_queue (memory_id) VALUES ((SELECT memory_id FROM memories LIMIT 1))",
+            # an older memory queued again: only the save of the newest queues it
+            "INSERT INTO detection_queue (memory_id) VALUES ((SELECT memory_id FROM memories ORDER BY rowid LIMIT 1))",
         ):
-            with pytest.raises(apsw.ConstraintError):
+            with pytest.raises(apsw.ConstraintError, match="aimos: "):
                 db.execute(sql)
     finally:
         db.close()
