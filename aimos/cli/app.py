@@ -19,15 +19,35 @@ from aimos.cli.output import say
 from aimos.errors import AimosError, ExpiryWarning
 from aimos.exit_codes import ExitCode, exit_code_for
 
-app = typer.Typer(
-    name="aimos",
-    help="aimos: a local-first memory brain for AI agents. Every save is signed; nothing is forgotten.",
-    no_args_is_help=True,
-    add_completion=True,
-    pretty_exceptions_enable=False,
-    pretty_exceptions_show_locals=False,
-    rich_markup_mode=None,  # plain help: no rich import on the --help path
-    context_settings={"help_option_names": ["-h", "--help"]},
+# The command line's parts in the order `aimos --help` lists them: the module of aimos.cli that
+# adds them, its Typer group added under that one word (None: the module's register(app) adds its
+# words itself), and the top-level words the part adds (tests/cli/test_cold_start.py holds the
+# table to what each part really adds).
+_PARTS: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
+    ("install_cmd", None, ("install",)),
+    ("uninstall_cmd", None, ("uninstall",)),
+    ("memory_cmds", None, ("save", "correct", "show", "list")),
+    ("import_cmd", None, ("import",)),
+    ("recall_cmds", None, ("recall",)),
+    ("learning_cmds", None, ("feedback",)),
+    ("label_cmds", None, ("label",)),
+    ("verify_cmds", None, ("verify", "export", "export-recall", "export-outcome", "verify-bundle")),
+    ("status_cmd", None, ("status",)),
+    ("doctor_cmd", None, ("doctor",)),
+    ("restore_cmd", None, ("restore",)),
+    ("anchor_cmd", None, ("anchor",)),
+    ("redact_cmd", None, ("redact",)),
+    ("housekeeper_cmds", None, ("housekeeper",)),
+    ("tui_cmd", None, ("tui",)),
+    ("recall_cmds", "receipt_app", ("receipt",)),
+    ("recall_cmds", "index_app", ("index",)),
+    ("agent_cmds", "agent_app", ("agent",)),
+    ("keys_cmds", "passphrase_app", ("passphrase",)),
+    ("keys_cmds", "keystore_app", ("keystore",)),
+    ("eval_cmds", "eval_app", ("eval",)),
+    ("purge_cmds", "purge_app", ("purge",)),
+    ("mcp_cmds", "mcp_app", ("mcp",)),
+    ("backup_cmds", "backup_app", ("backup",)),
 )
 
 
@@ -37,7 +57,6 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
 def _root(
     version: bool = typer.Option(
         False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
@@ -46,58 +65,46 @@ def _root(
     """aimos: a local-first memory brain for AI agents."""
 
 
-def _register() -> None:
-    from aimos.cli import (
-        agent_cmds,
-        anchor_cmd,
-        backup_cmds,
-        doctor_cmd,
-        eval_cmds,
-        housekeeper_cmds,
-        import_cmd,
-        install_cmd,
-        keys_cmds,
-        label_cmds,
-        learning_cmds,
-        mcp_cmds,
-        memory_cmds,
-        purge_cmds,
-        recall_cmds,
-        redact_cmd,
-        restore_cmd,
-        status_cmd,
-        tui_cmd,
-        uninstall_cmd,
-        verify_cmds,
+def build_app(word: str | None = None) -> typer.Typer:
+    """The `aimos` Typer app: every part (``word`` None), or only the part that adds the top-level
+    command ``word``. A command's own process builds only its part: the other command modules are
+    not imported and their Click commands not built, and what the command says (its help, its
+    usage errors, its output) is the same as in the whole app, since a command's Click command
+    depends on nothing but its own definition and the root's settings."""
+    import importlib
+
+    app = typer.Typer(
+        name="aimos",
+        help="aimos: a local-first memory brain for AI agents. Every save is signed; nothing is forgotten.",
+        no_args_is_help=True,
+        add_completion=True,
+        pretty_exceptions_enable=False,
+        pretty_exceptions_show_locals=False,
+        rich_markup_mode=None,  # plain help: no rich import on the --help path
+        context_settings={"help_option_names": ["-h", "--help"]},
     )
-
-    install_cmd.register(app)
-    uninstall_cmd.register(app)
-    memory_cmds.register(app)
-    import_cmd.register(app)
-    recall_cmds.register(app)
-    learning_cmds.register(app)
-    label_cmds.register(app)
-    verify_cmds.register(app)
-    status_cmd.register(app)
-    doctor_cmd.register(app)
-    restore_cmd.register(app)
-    anchor_cmd.register(app)
-    redact_cmd.register(app)
-    housekeeper_cmds.register(app)
-    tui_cmd.register(app)
-    app.add_typer(recall_cmds.receipt_app, name="receipt")
-    app.add_typer(recall_cmds.index_app, name="index")
-    app.add_typer(agent_cmds.agent_app, name="agent")
-    app.add_typer(keys_cmds.passphrase_app, name="passphrase")
-    app.add_typer(keys_cmds.keystore_app, name="keystore")
-    app.add_typer(eval_cmds.eval_app, name="eval")
-    app.add_typer(purge_cmds.purge_app, name="purge")
-    app.add_typer(mcp_cmds.mcp_app, name="mcp")
-    app.add_typer(backup_cmds.backup_app, name="backup")
+    app.callback()(_root)
+    for module_name, group, words in _PARTS:
+        if word is not None and word not in words:
+            continue
+        module = importlib.import_module(f"aimos.cli.{module_name}")
+        if group is None:
+            module.register(app)
+        else:
+            app.add_typer(getattr(module, group), name=words[0])
+    return app
 
 
-_register()
+def __getattr__(name: str) -> Any:
+    """``aimos.cli.app.app``, the whole Typer app, built when first asked for (PEP 562)."""
+    if name == "app":
+        return _whole_app()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+@functools.cache
+def _whole_app() -> typer.Typer:
+    return build_app()
 
 
 # Click's exception classes as this Typer raises them (recent Typer vendors Click as typer._click;
@@ -162,12 +169,26 @@ def _show_warning(message: Warning | str, category: type[Warning], *args: Any, *
         _python_warning(message, category, *args, **kwargs)
 
 
+_COMPLETE_VAR = "_AIMOS_COMPLETE"  # set by the shell completion scripts (Typer's `_{PROG}_COMPLETE`)
+
+
+def _first_word(args: list[str]) -> str | None:
+    """The top-level command ``args`` run, when it alone is needed: the whole tree for anything
+    else (no command, an option first, an unknown word or a typo the group suggests a command
+    for, a shell completion request)."""
+    if not args or os.environ.get(_COMPLETE_VAR) or not any(args[0] in words for *_, words in _PARTS):
+        return None
+    return args[0]
+
+
 @functools.cache
-def _command_tree() -> Any:
-    """The Click command tree Typer builds from ``app``, built once per process: main runs it (as
-    ``app(...)`` would, less Typer's excepthook, since main lets no exception out) and _log reads
-    its command names."""
-    return typer.main.get_command(app)
+def _command_tree(word: str | None = None) -> Any:
+    """The Click command tree Typer builds from the app (build_app(word)), built once per process
+    and word: main runs it (as ``app(...)`` would, less Typer's excepthook, since main lets no
+    exception out) and _log reads its command names."""
+    from aimos.cli.coercion import native_first
+
+    return native_first(typer.main.get_command(build_app(word)))
 
 
 def _log(command: list[str], code: int, error: BaseException | None) -> None:
@@ -179,7 +200,7 @@ def _log(command: list[str], code: int, error: BaseException | None) -> None:
         paths.ensure_private_dir(log_dir)
         # Only the command's name (and sub-command for groups): never arguments, which can
         # hold memory text.
-        root = _command_tree()
+        root = _command_tree(_first_word(command))
         words: list[str] = []
         group: Any = root
         for word in command[:2]:
@@ -235,7 +256,7 @@ def main(argv: list[str] | None = None) -> Any:
     try:
         # not standalone: Click hands its usage errors here (see _report_usage) instead of
         # printing them; typer.Exit and --help come back as the exit code
-        returned = _command_tree().main(args=args, prog_name="aimos", standalone_mode=False)
+        returned = _command_tree(_first_word(args)).main(args=args, prog_name="aimos", standalone_mode=False)
         code = returned if isinstance(returned, int) and not isinstance(returned, bool) else ExitCode.OK
     except ClickException as exc:
         _report_usage(exc)

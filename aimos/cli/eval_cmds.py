@@ -69,14 +69,23 @@ def perf(
     profile: int = typer.Option(
         0, "--profile", help="Also the N functions with the most own time per operation (0..100)."
     ),
+    cold: int = typer.Option(
+        None,
+        "--cold",
+        help="Time N cold starts of `aimos save`, `aimos recall` and `aimos --help` (1..100).",
+    ),
     json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
-    """Signed-save cost against its bare parts (--saves N), or recall latency (--recall N)."""
+    """Signed-save cost against its bare parts (--saves N), recall latency (--recall N), or cold
+    starts of the command line (--cold N)."""
     from aimos.errors import UsageError
     from aimos.eval.perf import run_perf, run_recall_perf
 
     if not 0 <= profile <= 100:
         raise UsageError("--profile must be between 0 and 100 functions")
+    if cold is not None:
+        _cold_perf(cold, json_out)
+        return
     if recall_n is not None:
         if not 10 <= recall_n <= 1_000_000:
             raise UsageError("--recall must be between 10 and 1,000,000 memories")
@@ -128,6 +137,32 @@ def perf(
     )
     _print_sealing(report["sealing"], "save")
     _print_profile(report.get("profile"), "save")
+
+
+def _cold_perf(runs: int, json_out: bool) -> None:
+    from aimos.errors import UsageError
+    from aimos.eval.perf import run_cold_perf
+
+    if not 1 <= runs <= 100:
+        raise UsageError("--cold must be between 1 and 100 runs")
+    rep = _purging(lambda: run_cold_perf(runs))
+    if json_out:
+        emit_json(rep)
+        return
+    out(f"cold command line x{rep['runs']} each: new processes; brains of {rep['memories']} memories")
+    labels = {
+        "bare": f"bare `python -c '{rep['baseline']}'`",
+        "help": "aimos --help",
+        "save_file": "aimos save (keys in aimos's files)",
+        "recall_file": "aimos recall (keys in aimos's files)",
+        "save_os": "aimos save (keys in the OS keychain)",
+        "recall_os": "aimos recall (keys in the OS keychain)",
+    }
+    for name, s in rep["commands"].items():
+        ratio = f"   {rep['ratio_to_bare'][name]:.2f}x bare" if name != "bare" else ""
+        out(f"  {labels[name]:<42} median {s['median_ms']:>8.1f} ms   p95 {s['p95_ms']:>8.1f} ms{ratio}")
+    t = rep["targets"]
+    out(f"  targets: save median <= {t['save_median_ms']} ms, recall median <= {t['recall_median_ms']} ms")
 
 
 def _print_profile(rows: list[dict[str, Any]] | None, op: str) -> None:

@@ -10,12 +10,18 @@ from __future__ import annotations
 import os
 import secrets
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from aimos.eval.profiling import profile_calls
 from aimos.eval.scratch import install_scratch, open_scratch, scratch_home
-from aimos.eval.stats import sealing_report, summary_ms, time_calls
+from aimos.eval.stats import median, sealing_report, summary_ms, time_calls
 
+if TYPE_CHECKING:
+    from pathlib import Path
+
+# the floor a cold `aimos` start is measured against: Python with the two native libraries it needs
+COLD_BASELINE = "import apsw, nacl.signing"
 PROFILED_OPS = 300  # operations in the separate profiled pass (eval.profiling)
 WORDS = (
     "river lamp orbit cedar violet anchor meadow signal copper harbor tundra quill ember "
@@ -189,9 +195,6 @@ def run_recall_perf(
     """Recall latency over a scratch brain of ``memories`` synthetic memories (Zipf-distributed
     words), with the share of retrieval, verification and receipt, and cold-start wall times
     of `aimos --help` and `aimos recall` as subprocesses on that brain."""
-    import subprocess
-    import sys
-
     from aimos.actions.bodies import build_recall_body
     from aimos.identity.requests import sign_request
     from aimos.recall.candidates import LexicalChannel
@@ -243,18 +246,8 @@ def run_recall_perf(
         withheld_check = _check_per_memory(conn, rng)
         conn.close()
 
-        env = dict(os.environ, AIMOS_HOME=str(home))
-        pass_file = home / "passphrase"
-        pass_file.write_text(passphrase)
-        pass_file.chmod(0o600)
-        env["AIMOS_PASSPHRASE_FILE"] = str(pass_file)
-        script = [sys.executable, "-c", "from aimos.cli.app import main; main()"]
-
-        def wall(args: list[str]) -> float:
-            t0 = time.perf_counter()
-            subprocess.run(script + args, env=env, capture_output=True, check=True)
-            return time.perf_counter() - t0
-
+        wall = cold_cli(home, passphrase)
+        wall(["--help"])  # compiles the modules it loads: not timed
         help_times = [wall(["--help"]) for _ in range(cold_runs)]
         cold_recall = [wall(["recall", query()[0]]) for _ in range(cold_runs)]
 
@@ -276,6 +269,80 @@ def run_recall_perf(
         "withheld_check_per_memory": withheld_check,
         "targets": {"recall_median_ms": 10, "recall_p95_ms": 20, "help_ms": 150, "cold_recall_ms": 300},
         **({"profile": profiled} if profiled is not None else {}),
+    }
+
+
+def cold_cli(home: Path, passphrase: str) -> Callable[[list[str]], float]:
+    """A timer of the `aimos` command run cold, as a new process, on the scratch brain at ``home``
+    (its passphrase from a 0600 file): ``wall(args)`` is the seconds one run took. Empty ``args``
+    times the bare baseline instead: Python importing apsw and PyNaCl's signing, nothing else.
+    Python may keep its compiled modules (in a folder of the scratch home), as it does for an
+    installed aimos, even where PYTHONDONTWRITEBYTECODE is set; the caller runs each command once
+    before it times it."""
+    import subprocess
+    import sys
+
+    env = dict(os.environ, AIMOS_HOME=str(home), PYTHONPYCACHEPREFIX=str(home / "pycache"))
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    pass_file = home / "passphrase"
+    pass_file.write_text(passphrase)
+    pass_file.chmod(0o600)
+    env["AIMOS_PASSPHRASE_FILE"] = str(pass_file)
+    script = [sys.executable, "-c", "from aimos.cli.app import main; main()"]
+    bare = [sys.executable, "-c", COLD_BASELINE]
+
+    def wall(args: list[str]) -> float:
+        t0 = time.perf_counter()
+        subprocess.run(script + args if args else bare, env=env, capture_output=True, check=True)
+        return time.perf_counter() - t0
+
+    return wall
+
+
+def run_cold_perf(runs: int = 7, memories: int = 200) -> dict[str, Any]:
+    """Cold starts of the command line, each a new process: `aimos --help`, and `aimos save TEXT`
+    (a new text each run) and `aimos recall QUERY` on a scratch brain of ``memories`` synthetic
+    notes whose keys are in aimos's key files, and on one whose keys are in the OS keychain (a
+    user's default, when there is one: its reads are keyring's and the keychain's time), beside
+    the bare baseline; run interleaved ``runs`` times each so none gets a warmer cache."""
+    from contextlib import ExitStack
+
+    from aimos.identity.keystore import os_keychain_problem
+
+    rng = secrets.SystemRandom()
+    keystores = ("file", "os") if os_keychain_problem() is None else ("file",)
+    names = ["bare", "help"] + [f"{cmd}_{keystore}" for keystore in keystores for cmd in ("save", "recall")]
+    times: dict[str, list[float]] = {name: [] for name in names}
+    with ExitStack() as stack:
+        walls, texts = {}, {}
+        for keystore in keystores:
+            home = stack.enter_context(scratch_home(f"aimos-eval-cold-{keystore}-"))
+            passphrase = secrets.token_urlsafe(24)
+            install_scratch(f"perf-cold-{keystore}", keystore, passphrase=passphrase)
+            conn, agent, housekeeper = open_scratch()
+            texts[keystore] = fill_synthetic(conn, agent, housekeeper, memories, rng)
+            conn.close()
+            walls[keystore] = cold_cli(home, passphrase)
+        for i in range(-1, runs):  # round -1 compiles the modules each command loads: not timed
+            for name in names:
+                cmd, _, keystore = name.partition("_")
+                words = rng.choice(texts[keystore or "file"]).split()[2:]
+                args = {
+                    "bare": [],
+                    "help": ["--help"],
+                    "save": ["save", f"cold start {i}: " + " ".join(rng.choice(WORDS) for _ in range(12))],
+                    "recall": ["recall", " ".join(rng.sample(words, min(len(words), 3)))],
+                }[cmd]
+                seconds = walls[keystore or "file"](args)
+                if i >= 0:
+                    times[name].append(seconds)
+    return {
+        "runs": runs,
+        "memories": memories,
+        "baseline": COLD_BASELINE,
+        "commands": {name: summary_ms(v) for name, v in times.items()},
+        "ratio_to_bare": {name: round(median(times[name]) / median(times["bare"]), 2) for name in names[1:]},
+        "targets": {"save_median_ms": 150, "recall_median_ms": 150},
     }
 
 

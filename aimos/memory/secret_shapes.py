@@ -196,6 +196,19 @@ LIBRARY_PLUGINS: tuple[tuple[str, str], ...] = (
 # run ("sk-" 20,000 times: a minute).
 LIBRARY_MIN_WORD, LIBRARY_MAX_WORD = 20, 300
 _LONG_WORD = re.compile(r"(?<!\S)\S{" + str(LIBRARY_MIN_WORD) + "," + str(LIBRARY_MAX_WORD) + r"}+(?!\S)")
+# A piece every match of the plugins' patterns holds, for each pattern: the AWS key prefixes and
+# "aws" (any case); "AccountKey="; a Discord token's middle part between its dots; the GitHub and
+# GitLab prefixes; a JWT's "eyJ"; a Mailchimp key's "-us" and digit; the OpenAI marker; a PEM
+# header's "BEGIN" and PuTTY's; "pypi-"; "SG."; Slack's "xox?-" and its webhook host (any case);
+# "sq0csp-"; Stripe's live prefixes; a Telegram bot id and its colon; a Twilio SID or key. A word
+# holding none of them cannot be a library finding: it is not looked at, and a text with no word
+# holding one does not import the library (~0.15 s). tests/unit/memory/test_library_gate.py
+# checks every pattern of every plugin against it.
+_LIBRARY_MAY_MATCH = re.compile(
+    r"A3T|ABIA|ACCA|AKIA|ASIA|(?i:aws)|AccountKey=|\.[\w-]{6}\.|gh[pousr]_|gl[a-z]{2,5}-|GR1348941"
+    r"|eyJ|-us[0-9]|T3BlbkFJ|BEGIN|PuTTY-User-Key-File-2|pypi-|SG\.|(?i:xox[abposr]-|hooks\.slack\.com)"
+    r"|sq0csp-|[rs]k_live_|\d{8}:|AC[a-z0-9]{32}|SK[a-z0-9]{32}"
+)
 
 
 @functools.cache
@@ -212,7 +225,7 @@ def _library() -> tuple[tuple[str, Any], ...]:
 
 
 def library_findings(text: str) -> Iterator[Finding]:
-    words = list(_LONG_WORD.finditer(text))
+    words = [w for w in _LONG_WORD.finditer(text) if _LIBRARY_MAY_MATCH.search(w.group(0))]
     if not words:
         return
     for kind, plugin in _library():

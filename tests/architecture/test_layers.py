@@ -301,8 +301,9 @@ def test_cli_help_path_stays_light() -> None:
 def test_detect_secrets_loads_only_for_a_text_that_could_hold_a_token() -> None:
     """detect-secrets (with requests and yaml under it: ~0.2 s to import) is imported by the
     secret gate alone, inside a function, and only for a text with a word long enough to be a
-    token: the writers, the help path and a prose save or query never pay for it. Its verify()
-    (the one network call in the library) is never called: tests/e2e/test_no_network.py."""
+    token that holds a piece of one of its patterns (secret_shapes._LIBRARY_MAY_MATCH): the
+    writers, the help path and a prose save or query never pay for it. Its verify() (the one
+    network call in the library) is never called: tests/e2e/test_no_network.py."""
     importers = set()
     for module in (ROOT / "aimos").rglob("*.py"):
         tree = ast.parse(module.read_text("utf-8"))
@@ -316,7 +317,10 @@ def test_detect_secrets_loads_only_for_a_text_that_could_hold_a_token() -> None:
     prose = "from aimos.memory.gates import find_secret; find_secret('my wifi password is BlueDog77 ok')"
     loaded = modules_after(f"import aimos.memory.save, aimos.recall.pipeline; {prose}")
     assert "detect_secrets" not in loaded and "requests" not in loaded
-    token = "from aimos.memory.gates import find_secret; find_secret('x' * 40)"
+    # a long word alone does not load it (a path, a URL, a hash); one that could be a token does
+    long_word = "from aimos.memory.gates import find_secret; find_secret('x' * 40)"
+    assert "detect_secrets" not in modules_after(long_word)
+    token = "from aimos.memory.gates import find_secret; find_secret('AKIA' + 'x' * 36)"
     assert "detect_secrets" in modules_after(token)
 
 
