@@ -35,7 +35,7 @@ from aimos.crypto.merkle import merkle_root
 from aimos.errors import V2ReceiptUnavailableError
 from aimos.identity.epochs import Signer, epoch_at, master_row
 from aimos.identity.requests import VerifiedRequest
-from aimos.ledger.events import append_event
+from aimos.ledger.events import append_event, body_sql, read_event
 from aimos.recall.disclosure import Disclosed
 from aimos.recall.policy import Decision
 from aimos.store.connection import one
@@ -358,15 +358,16 @@ def _revocation_body(
 
 
 def _v2_event(conn: apsw.Connection, native_event_id: str) -> dict[str, Any]:
+    body = body_sql(conn)
     row = one(
         conn,
-        "SELECT * FROM events WHERE operation = ? AND json_extract(signed_body, '$.parent_event_id') = ?"
-        " AND json_extract(signed_body, '$.metadata.profile') = ? ORDER BY rowid LIMIT 1",
+        f"SELECT * FROM events WHERE operation = ? AND json_extract({body}, '$.parent_event_id') = ?"
+        f" AND json_extract({body}, '$.metadata.profile') = ? ORDER BY rowid LIMIT 1",
         (v2.RECALL_OPERATION, native_event_id, V2_EVENT_PROFILE),
     )
     if row is None:
         raise V2ReceiptUnavailableError("this recall receipt has no signed V2 binding event")
-    return row
+    return read_event(row)
 
 
 def _object(kind: str, body: dict[str, Any], result: int | None, subject: str | None) -> dict[str, Any]:
