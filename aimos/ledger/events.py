@@ -110,7 +110,7 @@ def append_event(
     }
     stored = dict(record)
     if operation in DEFLATED_EVENT_OPERATIONS:  # stored once, deflated (migration 14)
-        stored["signed_body"], stored["signed_body_deflated"] = "", deflate_text(record["signed_body"])
+        stored["signed_body"], stored["signed_body_deflated"] = "", deflate_text(body_bytes.decode("utf-8"))
     conn.execute(
         f"INSERT INTO events ({', '.join(stored)}) VALUES ({', '.join('?' * len(stored))})",
         tuple(stored.values()),
