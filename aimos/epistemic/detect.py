@@ -4,7 +4,7 @@ of the last burst) as the brain stood at its save, run the pure kernel (epistemi
 record its verdict on every member of the cluster as a housekeeper-signed classification
 transition (epistemic.chain.append_classification), retroactively, never deleting anything.
 
-When: a save only queues its memory (migration 14); the queue is judged in a later write
+When: a save only queues its memory (migration 15); the queue is judged in a later write
 transaction (judge_pending): inside every recall's and show's own transaction before it reads,
 before a correction carries its predecessor's label, after the command that saved it (settle),
 and on the housekeeper's schedule. A memory is judged as it would have been inside its save's
@@ -198,7 +198,7 @@ def _applies(verdict: Verdict, current: str, head: dict[str, Any] | None) -> boo
 
 
 def pending(conn: apsw.Connection) -> int:
-    """How many saved memories the detector has yet to judge (migration 14's queue past its last
+    """How many saved memories the detector has yet to judge (migration 15's queue past its last
     run): two index lookups."""
     return int(
         rows(

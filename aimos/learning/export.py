@@ -14,6 +14,7 @@ from aimos.crypto.canonical import json_loads
 from aimos.crypto.encoding import b64u_decode
 from aimos.identity.epochs import brain_meta, master_row
 from aimos.learning.verifier import Report, verify_brain
+from aimos.ledger.events import read_event
 from aimos.store.connection import rows
 from aimos.vocabulary import COGNITIVE_EVIDENCE_SCHEMA, HOUSEKEEPER
 
@@ -89,7 +90,7 @@ def export_cognitive(
     }
     streams: dict[tuple[str, int], list[dict[str, Any]]] = {}
     for ev in rows(conn, "SELECT * FROM events ORDER BY signer_agent_id, signer_valid_from, ledger_seq"):
-        body = json_loads(ev["signed_body"])
+        body = json_loads(read_event(ev)["signed_body"])
         streams.setdefault((ev["signer_agent_id"], ev["signer_valid_from"]), []).append(
             {
                 "event_id": ev["event_id"],

@@ -32,8 +32,6 @@ from aimos.errors import OutcomeNotFoundError, V2OutcomeUnavailableError
 from aimos.identity.epochs import Signer, epoch_at, master_row
 from aimos.store.connection import one, resolve_uuid_prefix
 from aimos.verify import v2_mutation as vm
-from aimos.verify import v2_recall as v2
-from aimos.vocabulary import RECEIPT_V2_BINDING_SCHEMA as RECALL_EVENT_PROFILE
 
 __all__ = [
     "RecallBinding",
@@ -69,19 +67,9 @@ def recall_binding(
 ) -> RecallBinding | None:
     """The V2 recall event bound to a native recall-receipt event and its evidence entry for
     ``memory_id``; None for a recall made before the V2 binding existed."""
-    # The V2 event is appended by the same housekeeper right after the native receipt event, in
-    # the same transaction: look a few ledger positions ahead through the chain's unique index
-    # (a scan of every recall_receipt event would grow with the number of recalls).
-    row = one(
-        conn,
-        "SELECT v.event_id, v.mutation_hash, v.signed_body FROM events n JOIN events v"
-        " ON v.signer_agent_id = n.signer_agent_id AND v.signer_valid_from = n.signer_valid_from"
-        " AND v.ledger_seq BETWEEN n.ledger_seq + 1 AND n.ledger_seq + 4"
-        " WHERE n.event_id = ? AND v.operation = ?"
-        " AND json_extract(v.signed_body, '$.parent_event_id') = n.event_id"
-        " AND json_extract(v.signed_body, '$.metadata.profile') = ? ORDER BY v.ledger_seq LIMIT 1",
-        (native_event_id, v2.RECALL_OPERATION, RECALL_EVENT_PROFILE),
-    )
+    from aimos.recall.export_v2 import v2_event
+
+    row = v2_event(conn, native_event_id)
     if row is None:
         return None
     meta: dict[str, Any] = json_loads(row["signed_body"])["metadata"]

@@ -23,6 +23,7 @@ from aimos.crypto.ed25519 import WHOLE_BRAIN_SIGNATURES, check_in_parallel, reme
 from aimos.crypto.encoding import b64u_decode
 from aimos.errors import AimosError, DisclosureError
 from aimos.learning.outcomes import principal_outcomes
+from aimos.ledger.events import body_sql
 from aimos.recall.disclosure import verify_many
 from aimos.recall.label_chain import label_chain_reasons
 from aimos.recall.weight_chain import BATCH, chain_reasons
@@ -105,7 +106,7 @@ class Report:
 # The two most numerous signatures of a brain, as their checks build them: every event's (payload
 # form 1 over its signed body) and every save request's (request form 3 over its provenance body).
 _SIGNATURES_AHEAD = """
-SELECT i.public_key_b64u, aimos_payload_message(e.signed_body, e.nonce, e.ts_signed), e.signature_b64u
+SELECT i.public_key_b64u, aimos_payload_message({body}, e.nonce, e.ts_signed), e.signature_b64u
 FROM events e JOIN identity_epochs i ON i.agent_id = e.signer_agent_id AND i.valid_from = e.signer_valid_from
 UNION ALL
 SELECT i.public_key_b64u,
@@ -122,7 +123,7 @@ def check_signatures_ahead(conn: apsw.Connection) -> int:
     valid, see ed25519.check_in_parallel), so the walks below, which check each one where it
     belongs and name any failure, mostly look them up. Returns how many were valid."""
     triples = []
-    for key, message, signature in conn.execute(_SIGNATURES_AHEAD):
+    for key, message, signature in conn.execute(_SIGNATURES_AHEAD.format(body=body_sql(conn, "e"))):
         if isinstance(key, str) and isinstance(message, bytes) and isinstance(signature, str):
             try:
                 triples.append((key, message, b64u_decode(signature)))
@@ -248,11 +249,12 @@ def _replay_reasons(conn: apsw.Connection, memory_id: str | None = None) -> dict
 def verify_event_chains(conn: apsw.Connection) -> list[dict[str, Any]]:
     """Every signer epoch's event chain: ledger_seq from 1, links and signatures (in SQL)."""
     out = []
-    sql = """
+    body = body_sql(conn, "e")
+    sql = f"""
     SELECT e.signer_agent_id, e.signer_valid_from, e.ledger_seq, e.prev_mutation_hash, e.mutation_hash,
-           e.content_hash, aimos_sha256_hex(e.signed_body) AS content_recomputed,
+           e.content_hash, aimos_sha256_hex({body}) AS content_recomputed,
            aimos_event_link(e.prev_mutation_hash, e.content_hash, e.nonce, e.ts_signed) AS link_recomputed,
-           aimos_ed25519_verify(i.public_key_b64u, aimos_payload_message(e.signed_body, e.nonce, e.ts_signed),
+           aimos_ed25519_verify(i.public_key_b64u, aimos_payload_message({body}, e.nonce, e.ts_signed),
                                 e.signature_b64u) AS sig_ok,
            aimos_event_genesis((SELECT value FROM brain_meta WHERE key = 'company_id'),
                                e.signer_agent_id, e.signer_valid_from) AS genesis,

@@ -17,7 +17,9 @@ from aimos.crypto.canonical import canonical_json
 from aimos.crypto.encoding import b64u_encode, iso_ms
 from aimos.crypto.messages import new_nonce, payload_message
 from aimos.identity.epochs import Signer
+from aimos.store.cells import DEFLATED_EVENT_OPERATIONS, deflate_text, event_body
 from aimos.store.connection import one
+from aimos.store.seals import sealed_tables
 from aimos.vocabulary import LEDGER_SCHEMA as LEDGER_VERSION
 
 
@@ -106,8 +108,30 @@ def append_event(
         "prev_mutation_hash": prev,
         "mutation_hash": mutation.hex(),
     }
+    stored = dict(record)
+    if operation in DEFLATED_EVENT_OPERATIONS:  # stored once, deflated (migration 14)
+        stored["signed_body"], stored["signed_body_deflated"] = "", deflate_text(body_bytes.decode("utf-8"))
     conn.execute(
-        f"INSERT INTO events ({', '.join(record)}) VALUES ({', '.join('?' * len(record))})",
-        tuple(record.values()),
+        f"INSERT INTO events ({', '.join(stored)}) VALUES ({', '.join('?' * len(stored))})",
+        tuple(stored.values()),
     )
     return record
+
+
+def body_sql(conn: apsw.Connection, alias: str = "") -> str:
+    """SQL for the signed body of an events row (``alias`` the table's name in the query, if any):
+    what every query that reads or searches event bodies uses, since a recall's is stored deflated
+    (migration 14); on a brain not yet migrated (a reader never migrates) every body is its text.
+    NULL for a row whose stored form reads as nothing."""
+    p = f"{alias}." if alias else ""
+    if "signed_body" not in dict(sealed_tables(conn)["events"].stored):
+        return f"{p}signed_body"
+    return f"aimos_event_body({p}operation, {p}signed_body, {p}signed_body_deflated)"
+
+
+def read_event(row: dict[str, Any]) -> dict[str, Any]:
+    """An events row read with ``SELECT *``, as the row it stands for: its signed body as signed
+    (None when its stored form reads as nothing), without the storage column."""
+    out = {k: v for k, v in row.items() if k != "signed_body_deflated"}
+    out["signed_body"] = event_body(row["operation"], row["signed_body"], row.get("signed_body_deflated"))
+    return out

@@ -35,7 +35,7 @@ from aimos.crypto.merkle import merkle_root
 from aimos.errors import V2ReceiptUnavailableError
 from aimos.identity.epochs import Signer, epoch_at, master_row
 from aimos.identity.requests import VerifiedRequest
-from aimos.ledger.events import append_event
+from aimos.ledger.events import append_event, body_sql, read_event
 from aimos.recall.disclosure import Disclosed
 from aimos.recall.policy import Decision
 from aimos.store.connection import one
@@ -357,16 +357,31 @@ def _revocation_body(
     }
 
 
-def _v2_event(conn: apsw.Connection, native_event_id: str) -> dict[str, Any]:
+def v2_event(conn: apsw.Connection, native_event_id: str) -> dict[str, Any] | None:
+    """The V2 recall event bound to a native recall-receipt event (read as the row it stands for),
+    or None (a recall made before the V2 binding existed)."""
+    # The V2 event is appended by the same housekeeper right after the native receipt event, in the
+    # same transaction: look a few ledger positions ahead through the chain's unique index (a scan
+    # of every recall_receipt event, each body inflated, would grow with the number of recalls).
+    body = body_sql(conn, "v")
     row = one(
         conn,
-        "SELECT * FROM events WHERE operation = ? AND json_extract(signed_body, '$.parent_event_id') = ?"
-        " AND json_extract(signed_body, '$.metadata.profile') = ? ORDER BY rowid LIMIT 1",
-        (v2.RECALL_OPERATION, native_event_id, V2_EVENT_PROFILE),
+        "SELECT v.* FROM events n JOIN events v"
+        " ON v.signer_agent_id = n.signer_agent_id AND v.signer_valid_from = n.signer_valid_from"
+        " AND v.ledger_seq BETWEEN n.ledger_seq + 1 AND n.ledger_seq + 4"
+        " WHERE n.event_id = ? AND v.operation = ?"
+        f" AND json_extract({body}, '$.parent_event_id') = n.event_id"
+        f" AND json_extract({body}, '$.metadata.profile') = ? ORDER BY v.ledger_seq LIMIT 1",
+        (native_event_id, v2.RECALL_OPERATION, V2_EVENT_PROFILE),
     )
-    if row is None:
+    return None if row is None else read_event(row)
+
+
+def _v2_event(conn: apsw.Connection, native_event_id: str) -> dict[str, Any]:
+    event = v2_event(conn, native_event_id)
+    if event is None:
         raise V2ReceiptUnavailableError("this recall receipt has no signed V2 binding event")
-    return row
+    return event
 
 
 def _object(kind: str, body: dict[str, Any], result: int | None, subject: str | None) -> dict[str, Any]:

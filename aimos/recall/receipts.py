@@ -12,7 +12,7 @@ from aimos.crypto.canonical import canonical_sha256_hex, canonical_text, json_lo
 from aimos.crypto.merkle import merkle_root
 from aimos.errors import AimosError, DamagedBrainError, JSONDepthError, ReceiptNotFoundError
 from aimos.identity.epochs import Signer, master_row
-from aimos.ledger.events import append_event
+from aimos.ledger.events import append_event, read_event
 from aimos.recall.disclosure import Disclosed, verify_for_disclosure
 from aimos.recall.policy import Scored
 from aimos.store.cells import deflate_text, stored_text
@@ -156,8 +156,9 @@ def receipt_document(conn: apsw.Connection, ref: str) -> dict[str, Any]:
     receipt_id = resolve_receipt_id(conn, ref)
     r = one(conn, "SELECT * FROM recall_receipts WHERE receipt_id = ?", (receipt_id,))
     assert r is not None
-    event = one(conn, "SELECT * FROM events WHERE event_id = ?", (r["event_id"],))
-    assert event is not None
+    found = one(conn, "SELECT * FROM events WHERE event_id = ?", (r["event_id"],))
+    assert found is not None
+    event = read_event(found)
     hk = one(
         conn,
         "SELECT agent_id, valid_from, public_key_b64u, certificate FROM identity_epochs"

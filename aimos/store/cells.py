@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import zlib
 
+from aimos.vocabulary import RECALL_RECEIPT_OPERATION
+
 
 def text_of(value: object) -> str:
     """A cell read as ``CAST(x AS BLOB)`` (so damaged, non-UTF-8 text cannot fail to decode) as
@@ -57,4 +59,27 @@ def stored_text(text: object, deflated: object) -> str | None:
     if deflated is None:
         return text if isinstance(text, str) else None
     data = inflate_bytes(deflated) if text == "" else None
+    return None if data is None else data.decode("utf-8")
+
+
+# --- an event's signed body stored deflated (migration 14) ---------------------------------------
+# A recall's `recall_receipt` events (the native one and its V2-shaped child) carry the evidence,
+# hashes and occurrences of the recall: most of a recall's bytes, in canonical JSON whose keys and
+# repeated hex deflate to about two fifths. Only these events are stored deflated; every other
+# operation's body stays text (the SQL that reads their fields with json_extract reads it as is),
+# and a body of another operation stored deflated reads as nothing, so the seals name the row.
+DEFLATED_EVENT_OPERATIONS = frozenset({RECALL_RECEIPT_OPERATION})
+
+
+def event_body(operation: object, text: object, deflated: object) -> str | bytes | None:
+    """The signed body an ``events`` row stands for: ``text`` as is when nothing is stored
+    ``deflated`` (every event before migration 14, every event of another operation since), else
+    the deflated body beside an empty text, for a recall's event only. None for any other triple.
+    ``text`` may be given as its bytes (the seals read a damaged, non-UTF-8 body so), and then
+    comes back as bytes. The SQL function ``aimos_event_body`` is this function."""
+    if deflated is None:
+        return text if isinstance(text, str | bytes) else None
+    if operation not in DEFLATED_EVENT_OPERATIONS or text not in ("", b""):
+        return None
+    data = inflate_bytes(deflated)
     return None if data is None else data.decode("utf-8")

@@ -1,5 +1,5 @@
 -- GENERATED FILE: do not edit. The aimos brain schema after every migration, in one file.
--- Made from aimos/store/migrations/0001_initial.sql .. 0014_detection_queue.sql (14 migrations) applied in
+-- Made from aimos/store/migrations/0001_initial.sql .. 0015_detection_queue.sql (15 migrations) applied in
 -- order to an empty database, then read back from sqlite_master (each statement as SQLite stores
 -- it). Applying this file to an empty database makes the same schema (user_version aside).
 -- Regenerate: python -m aimos.store.schema --write
@@ -230,7 +230,7 @@ CREATE TABLE events (
     ts_signed           INTEGER NOT NULL,
     signature_b64u      TEXT NOT NULL,
     prev_mutation_hash  TEXT NOT NULL,
-    mutation_hash       TEXT NOT NULL UNIQUE,
+    mutation_hash       TEXT NOT NULL UNIQUE, signed_body_deflated BLOB,
     UNIQUE (signer_agent_id, signer_valid_from, ledger_seq),
     FOREIGN KEY (signer_agent_id, signer_valid_from) REFERENCES identity_epochs (agent_id, valid_from)
 ) STRICT;
@@ -254,21 +254,24 @@ BEGIN SELECT RAISE(ABORT, 'aimos: this aimos predates seals; restart it') WHERE 
 
 CREATE TRIGGER events_verify_insert BEFORE INSERT ON events
 BEGIN
+    SELECT RAISE(ABORT, 'aimos: a recall_receipt event stores its body deflated, beside an empty text; any other event stores it as text')
+        WHERE (NEW.operation = 'recall_receipt')
+              IS NOT (NEW.signed_body_deflated IS NOT NULL AND NEW.signed_body IS '');
     SELECT RAISE(ABORT, 'aimos: event body is not canonical JSON')
-        WHERE aimos_is_canonical(NEW.signed_body) IS NOT 1;
+        WHERE aimos_is_canonical(aimos_event_body(NEW.operation, NEW.signed_body, NEW.signed_body_deflated)) IS NOT 1;
     SELECT RAISE(ABORT, 'aimos: event content hash does not match its body')
-        WHERE NEW.content_hash IS NOT aimos_sha256_hex(NEW.signed_body);
+        WHERE NEW.content_hash IS NOT aimos_sha256_hex(aimos_event_body(NEW.operation, NEW.signed_body, NEW.signed_body_deflated));
     SELECT RAISE(ABORT, 'aimos: event fields differ from its signed body')
-        WHERE json_extract(NEW.signed_body, '$.event_id') IS NOT NEW.event_id
-           OR json_extract(NEW.signed_body, '$.company_id') IS NOT NEW.company_id
-           OR json_extract(NEW.signed_body, '$.operation') IS NOT NEW.operation
-           OR json_extract(NEW.signed_body, '$.signer_agent_id') IS NOT NEW.signer_agent_id
-           OR aimos_iso_seconds(json_extract(NEW.signed_body, '$.signer_valid_from'))
+        WHERE json_extract(aimos_event_body(NEW.operation, NEW.signed_body, NEW.signed_body_deflated), '$.event_id') IS NOT NEW.event_id
+           OR json_extract(aimos_event_body(NEW.operation, NEW.signed_body, NEW.signed_body_deflated), '$.company_id') IS NOT NEW.company_id
+           OR json_extract(aimos_event_body(NEW.operation, NEW.signed_body, NEW.signed_body_deflated), '$.operation') IS NOT NEW.operation
+           OR json_extract(aimos_event_body(NEW.operation, NEW.signed_body, NEW.signed_body_deflated), '$.signer_agent_id') IS NOT NEW.signer_agent_id
+           OR aimos_iso_seconds(json_extract(aimos_event_body(NEW.operation, NEW.signed_body, NEW.signed_body_deflated), '$.signer_valid_from'))
                 IS NOT NEW.signer_valid_from
-           OR json_extract(NEW.signed_body, '$.subject_memory_id') IS NOT NEW.subject_memory_id
-           OR json_extract(NEW.signed_body, '$.ledger_seq') IS NOT NEW.ledger_seq
-           OR json_extract(NEW.signed_body, '$.prev_mutation_hash') IS NOT NEW.prev_mutation_hash
-           OR json_extract(NEW.signed_body, '$.ts_signed') IS NOT NEW.ts_signed;
+           OR json_extract(aimos_event_body(NEW.operation, NEW.signed_body, NEW.signed_body_deflated), '$.subject_memory_id') IS NOT NEW.subject_memory_id
+           OR json_extract(aimos_event_body(NEW.operation, NEW.signed_body, NEW.signed_body_deflated), '$.ledger_seq') IS NOT NEW.ledger_seq
+           OR json_extract(aimos_event_body(NEW.operation, NEW.signed_body, NEW.signed_body_deflated), '$.prev_mutation_hash') IS NOT NEW.prev_mutation_hash
+           OR json_extract(aimos_event_body(NEW.operation, NEW.signed_body, NEW.signed_body_deflated), '$.ts_signed') IS NOT NEW.ts_signed;
     SELECT RAISE(ABORT, 'aimos: events are signed by the housekeeper, inside its valid and unrevoked epoch')
         WHERE NOT EXISTS (
             SELECT 1 FROM identity_epochs e
@@ -297,7 +300,7 @@ BEGIN
         WHERE aimos_ed25519_verify(
             (SELECT public_key_b64u FROM identity_epochs
              WHERE agent_id = NEW.signer_agent_id AND valid_from = NEW.signer_valid_from),
-            aimos_payload_message(NEW.signed_body, NEW.nonce, NEW.ts_signed),
+            aimos_payload_message(aimos_event_body(NEW.operation, NEW.signed_body, NEW.signed_body_deflated), NEW.nonce, NEW.ts_signed),
             NEW.signature_b64u) IS NOT 1;
 END;
 
@@ -1129,13 +1132,13 @@ BEGIN
         OR NOT EXISTS (
             SELECT 1 FROM events e
             WHERE e.event_id = NEW.event_id AND e.operation = 'recall_receipt'
-              AND json_extract(e.signed_body, '$.metadata.receipt_id') = NEW.receipt_id
-              AND json_extract(e.signed_body, '$.metadata.merkle_root') = NEW.merkle_root
-              AND json_extract(e.signed_body, '$.metadata.request_hash') = NEW.request_hash
-              AND json_extract(e.signed_body, '$.metadata.command_hash') = NEW.command_hash
-              AND json_extract(e.signed_body, '$.metadata.grant_mutation_hash') = NEW.grant_mutation_hash
-              AND json_extract(e.signed_body, '$.metadata.result_count') = NEW.result_count
-              AND json_extract(e.signed_body, '$.metadata.decision_sha256') = NEW.decision_sha256);
+              AND json_extract(aimos_event_body(e.operation, e.signed_body, e.signed_body_deflated), '$.metadata.receipt_id') = NEW.receipt_id
+              AND json_extract(aimos_event_body(e.operation, e.signed_body, e.signed_body_deflated), '$.metadata.merkle_root') = NEW.merkle_root
+              AND json_extract(aimos_event_body(e.operation, e.signed_body, e.signed_body_deflated), '$.metadata.request_hash') = NEW.request_hash
+              AND json_extract(aimos_event_body(e.operation, e.signed_body, e.signed_body_deflated), '$.metadata.command_hash') = NEW.command_hash
+              AND json_extract(aimos_event_body(e.operation, e.signed_body, e.signed_body_deflated), '$.metadata.grant_mutation_hash') = NEW.grant_mutation_hash
+              AND json_extract(aimos_event_body(e.operation, e.signed_body, e.signed_body_deflated), '$.metadata.result_count') = NEW.result_count
+              AND json_extract(aimos_event_body(e.operation, e.signed_body, e.signed_body_deflated), '$.metadata.decision_sha256') = NEW.decision_sha256);
     SELECT RAISE(ABORT, 'aimos: receipt Merkle root or command hash does not recompute')
         WHERE aimos_merkle_root(NEW.evidence) IS NOT NEW.merkle_root
            OR aimos_sha256_hex(NEW.command) IS NOT NEW.command_hash

@@ -56,16 +56,23 @@ NOT_SEALED = (*SEAL_TABLES, MIGRATION_LOG, REDACTIONS)
 LIVE_PROJECTIONS: dict[str, frozenset[str]] = {
     "memories": frozenset({"retrieval_weight_milli", "epistemic_label"}),
 }
-# Columns stored in another form than the one the seals hash (migration 11): (table, column) -> the
-# storage column that holds it and the SQL reading the text back. A row hashes the text it stands
-# for, so a change of stored form leaves every seal valid; the storage column is not hashed itself
-# (an edit of it changes the text read back, or makes it NULL: any other pair of cells reads as
-# NULL). The reading is store.cells.stored_text's, in SQL.
+# Columns stored in another form than the one the seals hash (migrations 11 and 14): (table,
+# column) -> the storage column that holds it and the SQL reading the text back. A row hashes the
+# text it stands for, so a change of stored form leaves every seal valid; the storage column is not
+# hashed itself (an edit of it changes the text read back, or makes it NULL: any other pair of
+# cells reads as NULL). The readings are store.cells.stored_text's and event_body's, in SQL.
 STORED_FORMS: dict[tuple[str, str], tuple[str, str]] = {
     ("recall_receipts", "decision"): (
         "decision_deflated",
         'CASE WHEN "decision_deflated" IS NULL THEN "decision"'
         ' WHEN "decision" IS \'\' THEN aimos_inflate("decision_deflated") END',
+    ),
+    # migration 14: a recall's event body (store.cells.event_body; a body kept as text is read as
+    # its bytes here, in SQL, as before; beside deflated bytes, text that is not UTF-8 reads as NULL)
+    ("events", "signed_body"): (
+        "signed_body_deflated",
+        'CASE WHEN "signed_body_deflated" IS NULL THEN "signed_body"'
+        ' ELSE aimos_event_body("operation", CAST("signed_body" AS BLOB), "signed_body_deflated") END',
     ),
 }
 RESTORE_HINT = SealError.default_hint

@@ -1,4 +1,4 @@
-"""The agreement detector after the save (migration 14, aimos/epistemic/detect.py): a save only
+"""The agreement detector after the save (migration 15, aimos/epistemic/detect.py): a save only
 queues its memory; the queue is judged in save order, each memory as it stood at its save, before
 any recall or show reads, before a correction carries its predecessor's label, and after the
 command that saved. The saves here that leave memories waiting are made in-process with the real

@@ -1,6 +1,6 @@
 """Bottleneck scan (hourly): pending outcomes, pending reclassification, WAL checkpoint.
 
-It first has the agreement detector judge what the saves queued (migration 14): the saving
+It first has the agreement detector judge what the saves queued (migration 15): the saving
 command and every recall judge it too, so the queue is normally empty; a save whose process
 stopped before its detector ran is judged here at the latest (`detector_judged` in the result).
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from aimos import paths
 from aimos.housekeeper.jobs.context import JobContext
+from aimos.ledger.events import body_sql
 from aimos.store.connection import one, rows
 
 WINDOW_SECONDS = 30 * 60
@@ -21,12 +22,13 @@ def _ping_ms(ctx: JobContext) -> float:
 
 def _newest_event_checks(ctx: JobContext) -> bool:
     """The housekeeper's newest event still hashes and verifies against its epoch key (in SQL)."""
+    body = body_sql(ctx.conn, "e")
     row = one(
         ctx.conn,
-        "SELECT aimos_sha256_hex(e.signed_body) = e.content_hash"
+        f"SELECT aimos_sha256_hex({body}) = e.content_hash"
         " AND aimos_event_link(e.prev_mutation_hash, e.content_hash, e.nonce, e.ts_signed) = e.mutation_hash"
         " AND aimos_ed25519_verify(i.public_key_b64u,"
-        "       aimos_payload_message(e.signed_body, e.nonce, e.ts_signed), e.signature_b64u) = 1 AS ok"
+        f"       aimos_payload_message({body}, e.nonce, e.ts_signed), e.signature_b64u) = 1 AS ok"
         " FROM events e JOIN identity_epochs i"
         "   ON i.agent_id = e.signer_agent_id AND i.valid_from = e.signer_valid_from"
         " WHERE e.signer_agent_id = ? AND e.signer_valid_from = ?"

@@ -21,7 +21,14 @@ from aimos.identity.requests import sign_request
 from aimos.recall.pipeline import recall
 from aimos.recall.receipts import receipt_document
 from aimos.store import seals
-from aimos.store.cells import INFLATED_LIMIT, INFLATED_RATIO, deflate_text, inflate_bytes, stored_text
+from aimos.store.cells import (
+    INFLATED_LIMIT,
+    INFLATED_RATIO,
+    deflate_text,
+    event_body,
+    inflate_bytes,
+    stored_text,
+)
 from aimos.store.connection import one, register_functions, write_transaction
 from aimos.vocabulary import PATH_RECALL
 
@@ -211,3 +218,128 @@ def test_an_aimos_from_before_migration_11_still_running_cannot_insert_a_receipt
                 old.execute("ROLLBACK")
     finally:
         old.close()
+
+
+# --- an event's signed body (migration 14) -----------------------------------------------------
+BODY = '{"event_id":"e","metadata":{"evidence":[{"memory_id":"a"}],"note":"caf\u00e9"},"operation":"recall_receipt"}'
+
+
+def test_the_triples_an_event_row_may_hold() -> None:
+    stored = deflate_text(BODY)
+    assert event_body("recall_receipt", BODY, None) == BODY  # before migration 14, or any text
+    assert event_body("memory_saved", BODY, None) == BODY
+    assert event_body("recall_receipt", "", stored) == BODY  # a recall's event since
+    assert event_body("recall_receipt", b"", stored) == BODY
+    assert event_body("memory_saved", "", stored) is None  # only a recall's event is stored deflated
+    assert event_body("recall_receipt", BODY, stored) is None  # text beside the deflated bytes
+    assert event_body("recall_receipt", "", b"junk") is None
+    assert event_body("recall_receipt", "", zlib.compress(b"\xff\xfe not utf-8")) is None
+    assert event_body("recall_receipt", None, None) is None
+
+
+def test_the_seals_read_an_event_body_as_the_python_reading_does() -> None:
+    ((storage, read),) = [v for k, v in seals.STORED_FORMS.items() if k == ("events", "signed_body")]
+    assert storage == "signed_body_deflated"
+    stored = deflate_text(BODY)
+    triples: list[tuple[Any, Any, Any]] = [
+        ("recall_receipt", BODY, None),
+        ("memory_saved", BODY, None),
+        ("recall_receipt", "", stored),
+        ("memory_saved", "", stored),
+        ("recall_receipt", "x", stored),
+        ("recall_receipt", "", b"junk"),
+        ("recall_receipt", "", zlib.compress(b"\0" * (INFLATED_LIMIT + 1), 9)),
+        ("recall_receipt", "", None),
+    ]
+    conn = apsw.Connection(":memory:")
+    register_functions(conn)
+    conn.execute("CREATE TABLE t (operation TEXT, signed_body TEXT, signed_body_deflated BLOB)")
+    conn.executemany("INSERT INTO t VALUES (?, ?, ?)", triples)
+    # text that is not UTF-8 beside deflated bytes reads as nothing (never an error in the walk)
+    conn.execute("INSERT INTO t VALUES ('recall_receipt', CAST(X'FF' AS TEXT), ?)", (stored,))
+    from_sql = [r[0] for r in conn.execute(f"SELECT CAST(({read}) AS BLOB) FROM t ORDER BY rowid")]
+    assert from_sql[-1] is None
+    for triple, got in zip(triples, from_sql, strict=False):
+        python = event_body(*triple)
+        assert got == (None if python is None else str(python).encode("utf-8")), triple
+
+
+def _recall_events(brain: Any, receipt_id: str) -> list[dict[str, Any]]:
+    from aimos.store.connection import rows
+
+    native = one(brain.conn, "SELECT event_id FROM recall_receipts WHERE receipt_id = ?", (receipt_id,))
+    assert native is not None
+    return rows(
+        brain.conn,
+        "SELECT * FROM events WHERE event_id = ? OR json_extract("
+        "aimos_event_body(operation, signed_body, signed_body_deflated), '$.parent_event_id') = ?"
+        " ORDER BY rowid",
+        (native["event_id"], native["event_id"]),
+    )
+
+
+def test_a_recall_stores_its_events_deflated_and_seals_them_as_the_text(brain: Any) -> None:
+    from aimos.ledger.events import read_event
+
+    _save(brain, "the boiler is serviced every october by dana")
+    got = _recall(brain, "boiler service")
+    events = _recall_events(brain, got.receipt["receipt_id"])
+    assert len(events) == 2  # the native receipt's and its V2 child
+    shape = seals.sealed_tables(brain.conn)["events"]
+    assert "signed_body_deflated" not in [c for c, _ in shape.columns]
+    for e in events:
+        assert e["signed_body"] == "" and e["signed_body_deflated"] is not None
+        body = read_event(e)["signed_body"]
+        assert isinstance(body, str) and len(e["signed_body_deflated"]) < len(body.encode())
+        assert hashlib.sha256(body.encode()).hexdigest() == e["content_hash"]
+        (sealed,) = brain.conn.execute(shape.select() + " WHERE event_id = ?", (e["event_id"],)).fetchall()
+        as_text = tuple(
+            body.encode() if c == "signed_body" else (v.encode() if isinstance(v, str) else v)
+            for (c, _), v in zip(shape.columns, (e[c] for c, _ in shape.columns), strict=True)
+        )
+        assert shape.row_hash(sealed) == shape.row_hash((sealed[0], *as_text))
+    # every other event is stored as text
+    assert one(
+        brain.conn,
+        "SELECT COUNT(*) AS n FROM events WHERE operation <> 'recall_receipt' AND signed_body_deflated IS NOT NULL",
+    ) == {"n": 0}
+    doc = receipt_document(brain.conn, got.receipt["receipt_id"])
+    assert doc["event"]["signed_body"] == read_event(events[0])["signed_body"]
+
+
+@pytest.mark.parametrize(
+    "forgery",
+    ["another body", "text beside it", "the text as before migration 14", "another operation deflated"],
+)
+def test_a_writer_cannot_store_an_event_body_in_another_form(brain: Any, forgery: str) -> None:
+    from aimos.ledger.events import read_event
+
+    _save(brain, "the boiler is serviced every october by dana")
+    got = _recall(brain, "boiler service")
+    if forgery == "another operation deflated":
+        saved = one(
+            brain.conn, "SELECT * FROM events WHERE operation = 'memory_saved' ORDER BY rowid DESC LIMIT 1"
+        )
+        assert saved is not None
+        row = dict(saved)
+        row["signed_body"], row["signed_body_deflated"] = "", deflate_text(saved["signed_body"])
+    else:
+        (native, _) = _recall_events(brain, got.receipt["receipt_id"])
+        row = dict(native)
+        body = read_event(native)["signed_body"]
+        if forgery == "another body":
+            row["signed_body_deflated"] = deflate_text(body.replace('"abstained":false', '"abstained":true'))
+        elif forgery == "text beside it":
+            row["signed_body"] = body
+        else:
+            row["signed_body"], row["signed_body_deflated"] = body, None
+    # the same row again but for its stored body: the form check is the newest trigger's first
+    # statement (it fires before the chain's checks), and the body check follows it
+    cols = ", ".join(row)
+    with pytest.raises(IntegrityError) as err:
+        with write_transaction(brain.conn):
+            brain.conn.execute(
+                f"INSERT INTO events ({cols}) VALUES ({', '.join('?' * len(row))})", tuple(row.values())
+            )
+    expected = "content hash does not match" if forgery == "another body" else "stores its body deflated"
+    assert expected in err.value.message

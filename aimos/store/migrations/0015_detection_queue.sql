@@ -1,4 +1,4 @@
--- aimos brain schema, migration 14: the agreement detector runs after the save, never skipped.
+-- aimos brain schema, migration 15: the agreement detector runs after the save, never skipped.
 --
 -- The agreement detector (aimos/epistemic/detect.py) read a save's neighbours, counted its words
 -- and judged its cluster inside the save's transaction: most of a save's time, and more as the brain

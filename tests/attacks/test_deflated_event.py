@@ -1,0 +1,108 @@
+"""Someone holding the brain file edits a recall's signed event body (stored deflated since migration
+14) with the sqlite3 shell, the guards dropped and put back: another body deflated in its place, a
+deflate bomb, the deflated bytes gone, text put back beside them; or stores another operation's
+event in the deflated form (the same bytes, so only the form differs). `aimos verify` names the
+altered events row, `aimos receipt verify` refuses the receipt, and nothing reaches the user as a
+traceback or hangs on the bomb."""
+
+from __future__ import annotations
+
+import json
+import zlib
+from pathlib import Path
+
+import pytest
+from aimos_cli_support import BRAIN, run_aimos, sqlite
+from attack_support import INTEGRITY, VERIFICATION_FAILED, run_sql, save
+
+from aimos.store.cells import INFLATED_LIMIT, deflate_text, event_body
+
+pytestmark = pytest.mark.timeout(180)
+
+
+def _recall(home: Path) -> tuple[str, str, str]:
+    """A recall's receipt id, its native event's id and that event's signed body."""
+    save("the boiler is serviced every october by dana from northside heating")
+    got = run_aimos("recall", "boiler service", "--json").ok().json()
+    receipt_id = got["receipt"]["receipt_id"]
+    found = sqlite(
+        home / BRAIN,
+        "SELECT e.event_id, e.operation, e.signed_body, hex(e.signed_body_deflated) AS deflated"
+        f" FROM events e JOIN recall_receipts r ON r.event_id = e.event_id WHERE r.receipt_id = '{receipt_id}'",
+        "-json",
+    )
+    (row,) = json.loads(found.stdout)
+    body = event_body(row["operation"], row["signed_body"], bytes.fromhex(row["deflated"]))
+    assert isinstance(body, str) and row["signed_body"] == "", row
+    return receipt_id, row["event_id"], body
+
+
+def _edit(home: Path, where: str, assignment: str) -> None:
+    """UPDATE events rows with the guard dropped, then put the guard back as it was."""
+    guard = sqlite(home / BRAIN, "SELECT sql FROM sqlite_master WHERE name = 'events_no_update'").stdout
+    assert "BEFORE UPDATE" in guard
+    run_sql(
+        home, f"DROP TRIGGER events_no_update; UPDATE events SET {assignment} WHERE {where}; {guard.strip()};"
+    )
+
+
+def _verify_names_events(home: Path) -> None:
+    verified = run_aimos("verify", timeout=120)
+    assert verified.code == VERIFICATION_FAILED, verified.describe()
+    assert "row_altered" in verified.both and "events" in verified.both, verified.describe()
+    assert "Traceback" not in verified.both and "internal error" not in verified.both, verified.describe()
+
+
+def _refused(home: Path, receipt_id: str) -> None:
+    _verify_names_events(home)
+    checked = run_aimos("receipt", "verify", receipt_id, timeout=120)
+    assert checked.code in (VERIFICATION_FAILED, INTEGRITY), checked.describe()
+    assert "Traceback" not in checked.both and "internal error" not in checked.both, checked.describe()
+
+
+def test_another_body_in_the_deflated_bytes_is_found(installed: Path) -> None:
+    receipt_id, event_id, body = _recall(installed)
+    forged = json.loads(body)
+    forged["metadata"]["abstained"] = True  # still canonical JSON, no longer the signed body
+    packed = deflate_text(json.dumps(forged, separators=(",", ":"), sort_keys=True, ensure_ascii=False))
+    _edit(installed, f"event_id = '{event_id}'", f"signed_body_deflated = X'{packed.hex()}'")
+    _refused(installed, receipt_id)
+
+
+def test_a_deflate_bomb_is_refused(installed: Path) -> None:
+    receipt_id, event_id, _ = _recall(installed)
+    bomb = zlib.compress(b"\0" * (INFLATED_LIMIT + 1), 9)
+    _edit(installed, f"event_id = '{event_id}'", f"signed_body_deflated = X'{bomb.hex()}'")
+    _refused(installed, receipt_id)
+
+
+def test_the_deflated_bytes_gone_is_found(installed: Path) -> None:
+    receipt_id, event_id, _ = _recall(installed)
+    _edit(installed, f"event_id = '{event_id}'", "signed_body_deflated = NULL")
+    _refused(installed, receipt_id)
+
+
+def test_text_beside_the_deflated_bytes_is_found(installed: Path) -> None:
+    receipt_id, event_id, body = _recall(installed)
+    quoted = body.replace("'", "''")
+    _edit(installed, f"event_id = '{event_id}'", f"signed_body = '{quoted}'")
+    _refused(installed, receipt_id)
+
+
+def test_another_operation_stored_deflated_is_found(installed: Path) -> None:
+    """The same bytes, deflated: the body an event of another operation stands for is its text, so
+    a save's event moved into the recall's form reads as nothing and its row is named."""
+    save("the spare key is under the blue flowerpot")
+    found = sqlite(
+        installed / BRAIN,
+        "SELECT event_id, signed_body FROM events WHERE operation = 'memory_saved' ORDER BY rowid DESC LIMIT 1",
+        "-json",
+    )
+    (row,) = json.loads(found.stdout)
+    packed = deflate_text(row["signed_body"])
+    _edit(
+        installed,
+        f"event_id = '{row['event_id']}'",
+        f"signed_body = '', signed_body_deflated = X'{packed.hex()}'",
+    )
+    _verify_names_events(installed)
