@@ -11,9 +11,11 @@ import hashlib
 import json
 import math
 import re
+from collections import OrderedDict
 from typing import Any
 
 import rfc8785
+
 
 from aimos.errors import CanonicalJSONError
 from aimos.errors import JSONDepthError as JSONDepthError  # re-exported: aimos/verify imports it from here
@@ -109,6 +111,31 @@ def _fast_form(value: Any, depth: int) -> Any:
     raise _NeedsFullSerializer
 
 
+# The newest canonical texts this process wrote on the fast path (bounded): a writer's insert
+# trigger asks whether the body it is given is canonical (store.functions.is_canonical), and the
+# body is almost always one canonical_json wrote a moment before. A fast-path text reads back as
+# the same values (safe integers, floats that round-trip, strings), which write the same text, so
+# that answer is a lookup; the full path's texts are not kept (a float beyond 2^53 is written as
+# digits that read back as an unsafe integer). tests/unit/crypto checks the answer is the same.
+_MADE: OrderedDict[bytes, None] = OrderedDict()
+MADE_KEPT = 64
+
+
+def made_here(text: str) -> bool:
+    """Whether ``text`` is one of the canonical texts this process wrote lately."""
+    try:
+        return text.encode("utf-8") in _MADE
+    except UnicodeEncodeError:
+        return False
+
+
+def _made(out: bytes) -> bytes:
+    _MADE[out] = None
+    if len(_MADE) > MADE_KEPT:
+        _MADE.popitem(last=False)
+    return out
+
+
 def canonical_json(value: Any) -> bytes:
     """The canonical bytes of ``value``; raises CanonicalJSONError with a reason.
 
@@ -118,7 +145,7 @@ def canonical_json(value: Any) -> bytes:
     against rfc8785 on random documents.
     """
     try:
-        return _FAST.encode(_fast_form(value, 0)).encode("utf-8")
+        return _made(_FAST.encode(_fast_form(value, 0)).encode("utf-8"))
     except (_NeedsFullSerializer, UnicodeEncodeError):
         pass  # the full path decides, and names the reason when the value has no canonical form
     slow = _check(value, 0)

@@ -7,6 +7,7 @@ where a secret is and refuses it.
 from __future__ import annotations
 
 import re
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -34,14 +35,31 @@ def _mapped(form: Form, found: Iterable[Finding], note: str) -> list[Finding]:
     return out
 
 
+# Short texts lately scanned and found clean (bounded): a save's key, scope, type and source are
+# mostly the same few words every time, and the scan is a pure function of the text. A text with a
+# finding is never kept.
+_CLEAN: OrderedDict[str, None] = OrderedDict()
+CLEAN_KEPT = 256
+CLEAN_LONGEST = 200
+
+
 def scan_secrets(text: str) -> list[Finding]:
     """The secret shapes in ``text``, earliest first, with spans in ``text`` as given. The text
     is looked at as given; then normalised (NFKC, invisible characters dropped, %XX decoded);
     then with its lines joined; then each base64 or hex run that decodes to text is decoded and
     looked at once (as given, normalised and joined; no second decoding). The first of these
     forms that shows a secret answers."""
-    if not text:
+    if not text or text in _CLEAN:
         return []
+    found = _scan(text)
+    if not found and len(text) <= CLEAN_LONGEST:
+        _CLEAN[text] = None
+        if len(_CLEAN) > CLEAN_KEPT:
+            _CLEAN.popitem(last=False)
+    return found
+
+
+def _scan(text: str) -> list[Finding]:
     found = list(findings_in(text))
     if not found:
         norm = normalised(text)

@@ -128,3 +128,23 @@ def test_decision_shaped_body_takes_the_c_encoder() -> None:
         canonical_json(body)
         == b'{"candidates":[{"relevance":0.5,"trust":1,"weight_milli":1000}],"mmr_lambda":0.72}'
     )
+
+
+def test_a_text_canonical_json_wrote_is_canonical_with_or_without_the_memory() -> None:
+    """store.functions.is_canonical answers a text canonical_json wrote lately on its fast path
+    from memory (canonical.made_here): on random documents, the answer is the full check's."""
+    from aimos.crypto import canonical
+    from aimos.store.functions import is_canonical
+
+    rng = random.Random(36)
+    remembered = 0
+    for _ in range(2000):
+        canonical._MADE.clear()
+        text = canonical_json(_doc(rng)).decode("utf-8")
+        answer = is_canonical(text)
+        remembered += canonical.made_here(text)
+        canonical._MADE.clear()
+        assert answer == is_canonical(text), text
+    assert remembered > 1000  # most documents take the fast path
+    # a text it never wrote is checked in full: not canonical, though its values are
+    assert is_canonical('{"b":1,"a":2}') == 0 and not canonical.made_here('{"b":1,"a":2}')
