@@ -16,7 +16,6 @@ from typing import Any
 
 import rfc8785
 
-
 from aimos.errors import CanonicalJSONError
 from aimos.errors import JSONDepthError as JSONDepthError  # re-exported: aimos/verify imports it from here
 from aimos.vocabulary import CANONICAL_JSON_MAX_DEPTH as MAX_DEPTH
