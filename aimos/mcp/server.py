@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import queue
 import re
 import signal
 import sys
@@ -237,10 +238,29 @@ def call_brain(
         BRAIN_CALLS.release()
         raise
     try:
-        threading.Thread(target=_after_answer, args=(brains, then), name="aimos-after-call").start()
+        _after_worker().put((brains, then))
     except BaseException:
         BRAIN_CALLS.release()
     return answer
+
+
+_AFTER: list[queue.SimpleQueue[tuple[KeptBrain, Callable[[Brain], object] | None]]] = []
+
+
+def _after_worker() -> queue.SimpleQueue[tuple[KeptBrain, Callable[[Brain], object] | None]]:
+    """The queue of the one thread that does the calls' work after their answers (started at the
+    first call; a thread started per call cost milliseconds of the answer on a busy machine). A
+    daemon: the server leaves through close_brain or stop_now, which wait for BRAIN_CALLS."""
+    if not _AFTER:
+        jobs: queue.SimpleQueue[tuple[KeptBrain, Callable[[Brain], object] | None]] = queue.SimpleQueue()
+
+        def work() -> None:
+            while True:
+                _after_answer(*jobs.get())
+
+        threading.Thread(target=work, name="aimos-after-call", daemon=True).start()
+        _AFTER.append(jobs)
+    return _AFTER[0]
 
 
 def _on_brain(brains: KeptBrain, work: Callable[[Brain], T]) -> T:

@@ -103,7 +103,15 @@ def test_a_grant_edited_with_sqlite_between_two_calls_is_refused(installed: Path
 
     def widen() -> None:
         with closing(sqlite3.connect(brain)) as db, db:
+            guards = db.execute(
+                "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'recall_grants'"
+                " AND sql LIKE '%BEFORE UPDATE%'"
+            ).fetchall()
+            for name, _ in guards:
+                db.execute(f'DROP TRIGGER "{name}"')
             db.execute("UPDATE recall_grants SET clearance_ceiling = 12")
+            for _, sql in guards:  # the guards put back as they were
+                db.execute(sql)
 
     between_two_calls("cli", widen, "changed outside aimos")
 
