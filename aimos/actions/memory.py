@@ -119,24 +119,28 @@ def save_all(
     return results
 
 
-def _signed_save(brain: Brain, signer: Signer, body: dict[str, Any]) -> SaveResult:
-    """The signed save, then (its answer committed) the agreement detector on what it queued."""
+def _signed_save(brain: Brain, signer: Signer, body: dict[str, Any], *, settled: bool = True) -> SaveResult:
+    """The signed save, then (its answer committed) the agreement detector on what it queued,
+    unless ``settled`` is off: the caller settles later (an MCP server, after it has answered)."""
     housekeeper = brain.housekeeper()
     request = sign_request(signer, body, PATH_SAVE, now())
     saved = save_and_classify(brain.conn, housekeeper, request, now())
-    settle_detections(brain)
+    if settled:
+        settle_detections(brain)
     return saved
 
 
-def save(brain: Brain, agent: str, memory: NewMemory) -> SaveResult:
-    """Sign ``memory`` as ``agent`` (POST /aimos/save), save it and classify it."""
+def save(brain: Brain, agent: str, memory: NewMemory, *, settled: bool = True) -> SaveResult:
+    """Sign ``memory`` as ``agent`` (POST /aimos/save), save it and classify it; ``settled`` off
+    leaves the agreement detector's queue to the caller's settle_detections (a recall or a show
+    judges what waits in its own transaction either way)."""
     signer = brain.signer(agent)  # an unknown or reserved agent fails before any grant read
     clearance, data_class = default_ceilings(brain, signer.agent_id, memory.clearance, memory.data_class)
     given = {name: getattr(memory, name) for name in ("value", "key", "scope", "memory_type")}
     given["source"] = memory.source or own_source(signer.agent_id)
     company = brain.company_id
     body = build_save_body(company_id=company, clearance_level=clearance, data_class=data_class, **given)
-    return _signed_save(brain, signer, body)
+    return _signed_save(brain, signer, body, settled=settled)
 
 
 def correct(brain: Brain, agent: str, memory_ref: str, value: str, source: str | None = None) -> SaveResult:

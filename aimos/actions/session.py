@@ -3,10 +3,13 @@ the clock."""
 
 from __future__ import annotations
 
+import contextlib
+import os
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import apsw
@@ -41,6 +44,7 @@ from aimos.store.connection import (
     seal_with,
     unreadable_text,
 )
+from aimos.store.seals import quiet_since_checked, recheck_anchors
 from aimos.vocabulary import HOUSEKEEPER
 
 
@@ -234,6 +238,112 @@ def open_brain(*, write: bool, keystores: KeystoreCache | None = None, anchored:
         seal_with(conn, brain.housekeeper)  # writes are sealed by the housekeeper, loaded when needed
         freshness.keep_anchor_with(conn, _keeper(brain), IDENTITY_TABLES)
     return brain
+
+
+# what stat says of a file: device, inode, size, mtime and ctime (ns); None when it is not there
+FileMark = tuple[int, int, int, int, int]
+
+
+def file_mark(path: Path) -> FileMark | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def brain_marks(path: Path) -> tuple[FileMark | None, FileMark | None]:
+    """The brain file's mark and its WAL's: every write to either (through SQLite or not), a
+    file put in its place or removed changes them (Linux stamps a file changed after a stat with
+    a finer time than the last one)."""
+    return file_mark(path), file_mark(path.with_name(path.name + "-wal"))
+
+
+class KeptBrain:
+    """One writing Brain session kept open across calls (an MCP server's, which makes one call at
+    a time), so a call does not open the brain, load its keys and re-check a brain it already
+    checked. The kept session is used again only when it is proven unchanged since its last call
+    ended: the same brain path, the brain file and its WAL as that call left them (brain_marks:
+    not replaced, removed or written by anyone else), and no other connection has committed since
+    this one last checked the seals (PRAGMA data_version: seals.quiet_since_checked; a revocation,
+    a rotation, a restore or an edit with the sqlite3 shell all commit). Then the checks of
+    whatever lives outside the brain run as an opening does: anchors.json names its master, and
+    the call's first write checks the freshness anchors (seals.recheck_anchors). Anything else, a
+    call that failed included, closes the session and opens the brain anew (open_brain, every
+    check). ``keep`` off: a new session for every call (the benchmarks' baseline)."""
+
+    def __init__(self, keystores: KeystoreCache | None = None, *, keep: bool = True) -> None:
+        self._keystores = keystores
+        self._keep_open = keep
+        self._brain: Brain | None = None
+        self._path: Path | None = None
+        self._opened: tuple[int, int] | None = None  # the device and inode the session opened
+        self._marks: tuple[FileMark | None, FileMark | None] = (None, None)
+
+    @contextlib.contextmanager
+    def session(self) -> Iterator[Brain]:
+        """The brain for one call: the kept session when it is still valid, else a new one; kept
+        again when the call ends well, closed when it fails (as open_brain's Brain is)."""
+        brain = self._take()
+        try:
+            yield brain
+        except BaseException as exc:
+            self._brain = None
+            brain.__exit__(type(exc), exc, exc.__traceback__)  # names damaged text, closes
+            raise
+        self._keep(brain)
+
+    def close(self) -> None:
+        """Close the kept session (a server leaving); it checkpoints as any last connection
+        closing does only when it is still valid."""
+        brain, self._brain = self._brain, None
+        if brain is not None:
+            self._let_go(brain, checkpoint=self._valid(brain))
+
+    def _valid(self, brain: Brain) -> bool:
+        path = paths.brain_path()
+        return path == self._path and brain_marks(path) == self._marks and quiet_since_checked(brain.conn)
+
+    def _take(self) -> Brain:
+        brain, self._brain = self._brain, None
+        if brain is not None:
+            if self._valid(brain):
+                try:
+                    _check_anchored(brain.conn, brain.meta["brain_id"])
+                except BaseException:
+                    brain.close()
+                    raise
+                recheck_anchors(brain.conn)
+                return brain
+            self._let_go(brain)
+        path = paths.brain_path()
+        brain = open_brain(write=True, keystores=self._keystores)
+        opened = file_mark(path)
+        self._path, self._opened = path, opened[:2] if opened else None
+        return brain
+
+    def _keep(self, brain: Brain) -> None:
+        assert self._path is not None
+        self._marks = brain_marks(self._path)
+        mark = self._marks[0]
+        if mark is None or mark[:2] != self._opened:
+            self._let_go(brain)  # the file was replaced or removed during the call
+        elif not self._keep_open or brain.conn.txn_state() != apsw.SQLITE_TXN_NONE:
+            # (a statement left unfinished would hold its snapshot of the brain until the next call)
+            self._let_go(brain, checkpoint=True)
+        else:
+            self._brain = brain
+
+    @staticmethod
+    def _let_go(brain: Brain, *, checkpoint: bool = False) -> None:
+        """Close a session. One no longer valid closes without the checkpoint a last connection
+        makes: the file it opened may have been replaced, removed or rewritten in place (a copy
+        put back), and copying its WAL into that file, or removing the WAL beside the path, would
+        mix another brain's pages into it or take its WAL away."""
+        if not checkpoint:
+            with contextlib.suppress(apsw.Error):
+                brain.conn.config(apsw.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1)
+        brain.close()
 
 
 def open_for_verification() -> apsw.Connection:

@@ -6,11 +6,18 @@ keystore once per server (identity.keystore.KeystoreCache), or at every call wit
 aimos's errors come back as tool errors worded as the CLI words them (never a traceback, never a
 secret); the server keeps running. While the agent's epoch is about to end, every result's text
 ends with the CLI's expiry warning.
+
+The server keeps one brain session open from call to call (actions.session.KeptBrain): a call uses
+it only when nothing has changed the brain since the last call ended, and opens the brain anew,
+with every check, otherwise. What a call does after its answer (the agreement detector after a
+save, moving the WAL into the brain file) runs once it has answered, before the next call starts.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import queue
 import re
 import signal
 import sys
@@ -28,7 +35,7 @@ from pydantic import Field
 from typing_extensions import TypedDict  # pydantic needs this one on Python < 3.12
 
 from aimos import __version__
-from aimos.actions.session import Brain, open_brain
+from aimos.actions.session import Brain, KeptBrain
 from aimos.errors import AimosError, ExpiryWarning, UsageError
 from aimos.identity.keystore import KeystoreCache
 from aimos.memory.gates import NOT_ECHOED, NOT_ECHOED_HINT, secret_kind
@@ -48,6 +55,7 @@ INSTRUCTIONS = (
 # beyond its grant, since resolving one names the full id in the refusal before any grant check.
 UUID_PATTERN = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
 # Tools run in worker threads; the brain is written one call at a time (one server per process).
+# A call's work after its answer holds it too (released by the thread that does that work).
 BRAIN_CALLS = threading.Lock()
 STOPPING = threading.Event()  # set on SIGINT/SIGTERM: no call starts after it
 STOP_WAIT_SECONDS = 30.0  # how long a signal waits for the call in progress before leaving
@@ -136,7 +144,9 @@ def cli_words(exc: AimosError) -> str:
 
 class ScreenedServer(MCPServer):
     """The SDK's server, whose refusals of a tool call's arguments (a schema error quotes the value
-    given) never quote a secret: the kind of secret instead."""
+    given) never quote a secret: the kind of secret instead; ``brains``: its kept brain session."""
+
+    brains: KeptBrain | None = None
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         try:
@@ -216,30 +226,83 @@ def full_id(value: str, what: str) -> str:
     return value.lower()
 
 
-def build_server(  # noqa: C901 (the tools are nested in it; each is short)
-    agent: str, keystores: KeystoreCache | None = None
-) -> MCPServer:
+def call_brain(
+    brains: KeptBrain, work: Callable[[Brain], T], then: Callable[[Brain], object] | None = None
+) -> T:
+    """``work`` on the brain, one call at a time; then, once the caller has the answer and before
+    the next call starts, ``then`` on the brain (a save's agreement detector)."""
+    BRAIN_CALLS.acquire()
+    try:
+        answer = _on_brain(brains, work)
+    except BaseException:
+        BRAIN_CALLS.release()
+        raise
+    try:
+        _after_worker().put((brains, then))
+    except BaseException:
+        BRAIN_CALLS.release()
+    return answer
+
+
+_AFTER: list[queue.SimpleQueue[tuple[KeptBrain, Callable[[Brain], object] | None]]] = []
+
+
+def _after_worker() -> queue.SimpleQueue[tuple[KeptBrain, Callable[[Brain], object] | None]]:
+    """The queue of the one thread that does the calls' work after their answers (started at the
+    first call; a thread started per call cost milliseconds of the answer on a busy machine). A
+    daemon: the server leaves through close_brain or stop_now, which wait for BRAIN_CALLS."""
+    if not _AFTER:
+        jobs: queue.SimpleQueue[tuple[KeptBrain, Callable[[Brain], object] | None]] = queue.SimpleQueue()
+
+        def work() -> None:
+            while True:
+                _after_answer(*jobs.get())
+
+        threading.Thread(target=work, name="aimos-after-call", daemon=True).start()
+        _AFTER.append(jobs)
+    return _AFTER[0]
+
+
+def _on_brain(brains: KeptBrain, work: Callable[[Brain], T]) -> T:
+    import apsw
+
+    if STOPPING.is_set():
+        raise Refused("error: aimos mcp is stopping\nhint: the client will start it again")
+    try:
+        with expiry_notes(), brains.session() as brain:
+            return work(brain)
+    except AimosError as exc:
+        raise Refused(cli_words(exc)) from None
+    except apsw.BusyError:
+        raise Refused(
+            "error: the brain is busy (another process holds its write lock)\nhint: try again"
+        ) from None
+    except Exception as exc:  # a bug: say so, without a traceback or anything it held
+        raise Refused(INTERNAL.format(name=type(exc).__name__)) from None
+
+
+def _after_answer(brains: KeptBrain, then: Callable[[Brain], object] | None) -> None:
+    """After a call's answer, holding BRAIN_CALLS (released here): ``then``, and the WAL moved
+    into the brain file (as closing a session did), so the file alone is the whole brain while the
+    server waits. A failure here is met again by the next call, which then opens the brain anew."""
+    try:
+        with contextlib.suppress(Exception), brains.session() as brain:
+            if then is not None:
+                then(brain)
+            brain.conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+    finally:
+        BRAIN_CALLS.release()
+
+
+def build_server(agent: str, keystores: KeystoreCache | None = None, *, keep_brain: bool = True) -> MCPServer:
     """An MCP server whose every tool call is signed as ``agent``; ``keystores``: the keys read
-    once for the server's life (None: from the keystore at every call)."""
+    once for the server's life (None: from the keystore at every call); ``keep_brain`` off: the
+    brain opened anew at every call (the benchmark's baseline)."""
     server = ScreenedServer(name="aimos", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
+    brains = server.brains = KeptBrain(keystores, keep=keep_brain)
 
-    def call(work: Callable[[Brain], T]) -> T:
-        import apsw
-
-        with BRAIN_CALLS:
-            if STOPPING.is_set():
-                raise Refused("error: aimos mcp is stopping\nhint: the client will start it again")
-            try:
-                with expiry_notes(), open_brain(write=True, keystores=keystores) as brain:
-                    return work(brain)
-            except AimosError as exc:
-                raise Refused(cli_words(exc)) from None
-            except apsw.BusyError:
-                raise Refused(
-                    "error: the brain is busy (another process holds its write lock)\nhint: try again"
-                ) from None
-            except Exception as exc:  # a bug: say so, without a traceback or anything it held
-                raise Refused(INTERNAL.format(name=type(exc).__name__)) from None
+    def call(work: Callable[[Brain], T], then: Callable[[Brain], object] | None = None) -> T:
+        return call_brain(brains, work, then)
 
     @server.tool(
         annotations=ToolAnnotations(title="Save a memory", read_only_hint=False, destructive_hint=False),
@@ -278,7 +341,7 @@ def build_server(  # noqa: C901 (the tools are nested in it; each is short)
     def save(
         text: str, key: str | None, type: str, scope: str, clearance: int | None, data_class: str | None
     ) -> CallToolResult:
-        from aimos.actions.memory import NewMemory
+        from aimos.actions.memory import NewMemory, settle_detections
         from aimos.actions.memory import save as save_memory
 
         if clearance is not None and (isinstance(clearance, bool) or not 0 <= clearance <= CLEARANCE_MAX):
@@ -293,7 +356,9 @@ def build_server(  # noqa: C901 (the tools are nested in it; each is short)
             data_class=data_class,
             source=f"mcp:{agent}",
         )
-        saved = call(lambda brain: save_memory(brain, agent, memory))
+        # answered before the agreement detector runs (a recall judges what waits in its own
+        # transaction, so no recall decides before it has)
+        saved = call(lambda brain: save_memory(brain, agent, memory, settled=False), then=settle_detections)
         said = {
             "saved": f"saved memory {saved.memory_id}",
             "duplicate": f"already saved as {saved.memory_id}; recorded that it was seen again",
@@ -552,3 +617,17 @@ async def serve_stdio(server: MCPServer) -> None:
             group.start_soon(screen_lines)
             await lowlevel.run(receive, outgoing, lowlevel.create_initialization_options())
             group.cancel_scope.cancel()  # end of input: stop watching for signals
+    close_brain(server)
+
+
+def wait_idle() -> None:
+    """Until no call, and no call's work after its answer, holds the brain."""
+    with BRAIN_CALLS:
+        pass
+
+
+def close_brain(server: MCPServer) -> None:
+    """Once the last call's work is done: close the server's kept brain session."""
+    with BRAIN_CALLS:
+        if isinstance(server, ScreenedServer) and server.brains is not None:
+            server.brains.close()

@@ -416,7 +416,7 @@ def begin(conn: apsw.Connection, *, check_anchor: bool = True) -> SealContext:
     row is there (unless no other connection committed since this one last checked), and say whether
     the anchors outside the brain are to be checked (``check_freshness``: unless ``check_anchor`` is
     off, only `aimos restore` recording its own restore, or no other connection committed since
-    this one last checked)."""
+    this one last checked and no anchor check is due: recheck_anchors)."""
     shapes = sealed_tables(conn)
     head = head_seal(conn)
     heads = _heads(conn)
@@ -425,7 +425,7 @@ def begin(conn: apsw.Connection, *, check_anchor: bool = True) -> SealContext:
         if heads:
             raise SealError("the brain's seal heads exist without any seal", reason="seal_heads_mismatch")
         return SealContext(shapes, None, {}, {name: 0 for name in shapes})
-    quiet = _quiet(conn)
+    quiet = quiet_since_checked(conn)
     reason = None if quiet else check_head(conn, head, heads)
     if reason is None and not quiet and head.seq > 1:  # and it follows the seal before it (the rest: verify)
         before = seal_at(conn, head.seq - 1)
@@ -453,7 +453,8 @@ def begin(conn: apsw.Connection, *, check_anchor: bool = True) -> SealContext:
         check_counts(conn, (name for name in heads if name in shapes), heads)
     _CHECKED[conn] = head.seq
     _QUIET[conn] = _data_version(conn)
-    return SealContext(shapes, head, heads, live, check_freshness=check_anchor and not quiet)
+    due = _ANCHORS_DUE.pop(conn, False)
+    return SealContext(shapes, head, heads, live, check_freshness=check_anchor and (due or not quiet))
 
 
 # connections inside a write transaction whose begin verified the newest seal (its number)
@@ -467,12 +468,25 @@ def _data_version(conn: apsw.Connection) -> int:
     return int(str(conn.execute("PRAGMA data_version").fetchall()[0][0]))
 
 
-def _quiet(conn: apsw.Connection) -> bool:
+def quiet_since_checked(conn: apsw.Connection) -> bool:
     """No other connection (another process, the sqlite3 shell) has committed to the brain since
     this connection last checked or wrote its seals, so what it checked still holds: a process
-    writing many times (the housekeeper, an import, a benchmark) checks the chain once."""
+    writing many times (the housekeeper, an import, a benchmark, an MCP server) checks the chain
+    once."""
     known = _QUIET.get(conn)
     return known is not None and known == _data_version(conn)
+
+
+# connections whose next write checks the anchors outside the brain even when it is quiet
+_ANCHORS_DUE: weakref.WeakKeyDictionary[apsw.Connection, bool] = weakref.WeakKeyDictionary()
+
+
+def recheck_anchors(conn: apsw.Connection) -> None:
+    """The next write on this connection checks the anchors outside the brain (store/freshness.py)
+    even when no other connection has committed since: a session kept open across calls (an MCP
+    server's) has each call check them as a newly opened one would, since they are files anyone
+    may move or delete between two calls."""
+    _ANCHORS_DUE[conn] = True
 
 
 def settled(conn: apsw.Connection) -> None:
