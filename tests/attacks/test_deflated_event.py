@@ -1,5 +1,5 @@
 """Someone holding the brain file edits a recall's signed event body (stored deflated since migration
-14) with the sqlite3 shell, the guards dropped and put back: another body deflated in its place, a
+14), or a save's (deflated against a dictionary since migration 16), with the sqlite3 shell, the guards dropped and put back: another body deflated in its place, a
 deflate bomb, the deflated bytes gone, text put back beside them; or stores another operation's
 event in the deflated form (the same bytes, so only the form differs). `aimos verify` names the
 altered events row, `aimos receipt verify` refuses the receipt, and nothing reaches the user as a
@@ -15,7 +15,7 @@ import pytest
 from aimos_cli_support import BRAIN, run_aimos, sqlite
 from attack_support import INTEGRITY, VERIFICATION_FAILED, run_sql, save
 
-from aimos.store.cells import INFLATED_LIMIT, deflate_text, event_body
+from aimos.store.cells import INFLATED_LIMIT, deflate_event_text, deflate_text, event_body
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -91,11 +91,12 @@ def test_text_beside_the_deflated_bytes_is_found(installed: Path) -> None:
 
 def test_another_operation_stored_deflated_is_found(installed: Path) -> None:
     """The same bytes, deflated: the body an event of another operation stands for is its text, so
-    a save's event moved into the recall's form reads as nothing and its row is named."""
+    an event of another operation moved into the recall's form reads as nothing and its row is named."""
     save("the spare key is under the blue flowerpot")
     found = sqlite(
         installed / BRAIN,
-        "SELECT event_id, signed_body FROM events WHERE operation = 'memory_saved' ORDER BY rowid DESC LIMIT 1",
+        "SELECT event_id, signed_body FROM events WHERE operation NOT IN ('recall_receipt', 'memory_saved')"
+        " ORDER BY rowid DESC LIMIT 1",
         "-json",
     )
     (row,) = json.loads(found.stdout)
@@ -105,4 +106,40 @@ def test_another_operation_stored_deflated_is_found(installed: Path) -> None:
         f"event_id = '{row['event_id']}'",
         f"signed_body = '', signed_body_deflated = X'{packed.hex()}'",
     )
+    _verify_names_events(installed)
+
+
+def _saved_event(home: Path) -> tuple[str, str]:
+    """The newest save's memory_saved event id and the body it stands for (stored against the
+    dictionary, beside an empty text)."""
+    save("the spare key is under the blue flowerpot")
+    found = sqlite(
+        home / BRAIN,
+        "SELECT event_id, operation, signed_body, hex(signed_body_deflated) AS deflated FROM events"
+        " WHERE operation = 'memory_saved' ORDER BY rowid DESC LIMIT 1",
+        "-json",
+    )
+    (row,) = json.loads(found.stdout)
+    body = event_body(row["operation"], row["signed_body"], bytes.fromhex(row["deflated"]))
+    assert isinstance(body, str) and row["signed_body"] == "", row
+    return row["event_id"], body
+
+
+@pytest.mark.parametrize("edit", ["another body", "plain deflate", "text put back", "bytes gone"])
+def test_an_edited_save_event_is_found(installed: Path, edit: str) -> None:
+    """A save's event body rewritten in its dictionary form (the quarantine flag flipped), moved to
+    plain deflate or back to text beside the bytes, or its bytes removed: the row is named."""
+    event_id, body = _saved_event(installed)
+    if edit == "another body":
+        forged = body.replace('"retained_quarantine":false', '"retained_quarantine":true')
+        assert forged != body
+        assignment = f"signed_body_deflated = X'{deflate_event_text(forged).hex()}'"
+    elif edit == "plain deflate":
+        assignment = f"signed_body_deflated = X'{deflate_text(body).hex()}'"
+    elif edit == "text put back":
+        quoted = body.replace("'", "''")
+        assignment = f"signed_body = '{quoted}'"
+    else:
+        assignment = "signed_body_deflated = NULL"
+    _edit(installed, f"event_id = '{event_id}'", assignment)
     _verify_names_events(installed)
