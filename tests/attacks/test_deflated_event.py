@@ -89,47 +89,39 @@ def test_text_beside_the_deflated_bytes_is_found(installed: Path) -> None:
     _refused(installed, receipt_id)
 
 
-def test_another_operation_stored_deflated_is_found(installed: Path) -> None:
-    """The same bytes, deflated: the body an event of another operation stands for is its text, so
-    an event of another operation moved into the recall's form reads as nothing and its row is named."""
-    save("the spare key is under the blue flowerpot")
-    found = sqlite(
-        installed / BRAIN,
-        "SELECT event_id, signed_body FROM events WHERE operation NOT IN ('recall_receipt', 'memory_saved')"
-        " ORDER BY rowid DESC LIMIT 1",
-        "-json",
-    )
-    (row,) = json.loads(found.stdout)
-    packed = deflate_text(row["signed_body"])
-    _edit(
-        installed,
-        f"event_id = '{row['event_id']}'",
-        f"signed_body = '', signed_body_deflated = X'{packed.hex()}'",
-    )
-    _verify_names_events(installed)
-
-
-def _saved_event(home: Path) -> tuple[str, str]:
-    """The newest save's memory_saved event id and the body it stands for (stored against the
-    dictionary, beside an empty text)."""
+def _newest_event(home: Path, where: str) -> tuple[str, str]:
+    """The newest event matching ``where`` after a save: its id and the body it stands for."""
     save("the spare key is under the blue flowerpot")
     found = sqlite(
         home / BRAIN,
         "SELECT event_id, operation, signed_body, hex(signed_body_deflated) AS deflated FROM events"
-        " WHERE operation = 'memory_saved' ORDER BY rowid DESC LIMIT 1",
+        f" WHERE {where} ORDER BY rowid DESC LIMIT 1",
         "-json",
     )
     (row,) = json.loads(found.stdout)
-    body = event_body(row["operation"], row["signed_body"], bytes.fromhex(row["deflated"]))
-    assert isinstance(body, str) and row["signed_body"] == "", row
+    deflated = bytes.fromhex(row["deflated"]) if row["deflated"] else None
+    body = event_body(row["operation"], row["signed_body"], deflated)
+    assert isinstance(body, str), row
     return row["event_id"], body
+
+
+def test_another_operation_stored_deflated_is_found(installed: Path) -> None:
+    """The same bytes, deflated: the body an event of another operation stands for is its text, so
+    an event of another operation moved into the recall's form reads as nothing and its row is named."""
+    event_id, body = _newest_event(installed, "operation NOT IN ('recall_receipt', 'memory_saved')")
+    packed = deflate_text(body)
+    _edit(
+        installed, f"event_id = '{event_id}'", f"signed_body = '', signed_body_deflated = X'{packed.hex()}'"
+    )
+    _verify_names_events(installed)
 
 
 @pytest.mark.parametrize("edit", ["another body", "plain deflate", "text put back", "bytes gone"])
 def test_an_edited_save_event_is_found(installed: Path, edit: str) -> None:
     """A save's event body rewritten in its dictionary form (the quarantine flag flipped), moved to
     plain deflate or back to text beside the bytes, or its bytes removed: the row is named."""
-    event_id, body = _saved_event(installed)
+    # a save's event: stored against the dictionary, beside an empty text
+    event_id, body = _newest_event(installed, "operation = 'memory_saved' AND signed_body = ''")
     if edit == "another body":
         forged = body.replace('"retained_quarantine":false', '"retained_quarantine":true')
         assert forged != body
