@@ -17,7 +17,13 @@ from aimos.crypto.canonical import canonical_json
 from aimos.crypto.encoding import b64u_encode, iso_ms
 from aimos.crypto.messages import new_nonce, payload_message
 from aimos.identity.epochs import Signer
-from aimos.store.cells import DEFLATED_EVENT_OPERATIONS, deflate_text, event_body
+from aimos.store.cells import (
+    DEFLATED_EVENT_OPERATIONS,
+    DICTIONARY_EVENT_OPERATIONS,
+    deflate_event_text,
+    deflate_text,
+    event_body,
+)
 from aimos.store.connection import one
 from aimos.store.seals import sealed_tables
 from aimos.vocabulary import LEDGER_SCHEMA as LEDGER_VERSION
@@ -108,9 +114,12 @@ def append_event(
         "prev_mutation_hash": prev,
         "mutation_hash": mutation.hex(),
     }
-    stored = dict(record)
-    if operation in DEFLATED_EVENT_OPERATIONS:  # stored once, deflated (migration 14)
-        stored["signed_body"], stored["signed_body_deflated"] = "", deflate_text(body_bytes.decode("utf-8"))
+    stored, text = dict(record), body_bytes.decode("utf-8")
+    # stored once, deflated: a recall's (migration 14), a save's against the dictionary (migration 16)
+    if operation in DEFLATED_EVENT_OPERATIONS:
+        stored["signed_body"], stored["signed_body_deflated"] = "", deflate_text(text)
+    elif operation in DICTIONARY_EVENT_OPERATIONS:
+        stored["signed_body"], stored["signed_body_deflated"] = "", deflate_event_text(text)
     conn.execute(
         f"INSERT INTO events ({', '.join(stored)}) VALUES ({', '.join('?' * len(stored))})",
         tuple(stored.values()),
@@ -121,7 +130,8 @@ def append_event(
 def body_sql(conn: apsw.Connection, alias: str = "") -> str:
     """SQL for the signed body of an events row (``alias`` the table's name in the query, if any):
     what every query that reads or searches event bodies uses, since a recall's is stored deflated
-    (migration 14); on a brain not yet migrated (a reader never migrates) every body is its text.
+    (migration 14) and a save's against a dictionary (migration 16); on a brain not yet migrated
+    (a reader never migrates) every body is its text.
     NULL for a row whose stored form reads as nothing."""
     p = f"{alias}." if alias else ""
     if "signed_body" not in dict(sealed_tables(conn)["events"].stored):

@@ -22,6 +22,7 @@ from aimos.crypto.encoding import b64u_decode
 from aimos.crypto.messages import payload_message, request_message
 from aimos.errors import AimosError, DisclosureError
 from aimos.identity.epochs import master_row
+from aimos.ledger.events import read_event
 from aimos.recall.label_chain import label_chain_reasons
 from aimos.recall.weight_chain import chain_reasons
 from aimos.store.connection import rows
@@ -112,8 +113,8 @@ class _Records:
                 " ON r.agent_id = e.agent_id AND r.agent_valid_from = e.valid_from",
             )
         }
-        events = {
-            r["subject_memory_id"]: r
+        events = {  # each body as signed (a save's is stored deflated: migration 16)
+            r["subject_memory_id"]: read_event(r)
             for r in rows(
                 conn,
                 f"SELECT * FROM events WHERE subject_memory_id IN ({_in(ids)})"
@@ -270,7 +271,7 @@ def _verify_one(  # noqa: C901, PLR0912, PLR0915 (one fail-closed check per stor
     if event["signer_agent_id"] != HOUSEKEEPER:
         raise _fail(mid, "memory_saved_event_not_signed_by_housekeeper")
     try:
-        ebody = json_loads(event["signed_body"])
+        ebody = json_loads(event["signed_body"] or "")  # None: a stored form that reads as nothing
         ebytes = canonical_json(ebody)
         esig = b64u_decode(event["signature_b64u"])
     except (ValueError, AimosError):

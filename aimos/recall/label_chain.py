@@ -19,6 +19,7 @@ import apsw
 
 from aimos.crypto.canonical import json_loads
 from aimos.errors import AimosError
+from aimos.ledger.events import body_sql
 from aimos.store.connection import rows
 from aimos.verify.kit.inheritance import Floor, Order, Predecessor, predecessor_at, signed_classification
 from aimos.verify.kit.judgment import judgment_reason
@@ -104,7 +105,7 @@ def predecessors(conn: apsw.Connection, ids: list[str]) -> dict[str, Predecessor
     saved: dict[str, tuple[Order, str]] = {}
     for r in rows(
         conn,
-        "SELECT subject_memory_id, CAST(signed_body AS BLOB) AS signed_body, signer_agent_id,"
+        f"SELECT subject_memory_id, CAST({body_sql(conn)} AS BLOB) AS signed_body, signer_agent_id,"
         " signer_valid_from, ledger_seq FROM events"
         f" WHERE subject_memory_id IN ({','.join('?' * len(ids))}) AND +operation = ?",
         (*ids, OPERATION_MEMORY_SAVED),

@@ -1,5 +1,5 @@
 -- GENERATED FILE: do not edit. The aimos brain schema after every migration, in one file.
--- Made from aimos/store/migrations/0001_initial.sql .. 0015_detection_queue.sql (15 migrations) applied in
+-- Made from aimos/store/migrations/0001_initial.sql .. 0016_saved_events_deflated.sql (16 migrations) applied in
 -- order to an empty database, then read back from sqlite_master (each statement as SQLite stores
 -- it). Applying this file to an empty database makes the same schema (user_version aside).
 -- Regenerate: python -m aimos.store.schema --write
@@ -254,8 +254,8 @@ BEGIN SELECT RAISE(ABORT, 'aimos: this aimos predates seals; restart it') WHERE 
 
 CREATE TRIGGER events_verify_insert BEFORE INSERT ON events
 BEGIN
-    SELECT RAISE(ABORT, 'aimos: a recall_receipt event stores its body deflated, beside an empty text; any other event stores it as text')
-        WHERE (NEW.operation = 'recall_receipt')
+    SELECT RAISE(ABORT, 'aimos: a recall_receipt or memory_saved event stores its body deflated, beside an empty text; any other event stores it as text')
+        WHERE (NEW.operation IN ('recall_receipt', 'memory_saved'))
               IS NOT (NEW.signed_body_deflated IS NOT NULL AND NEW.signed_body IS '');
     SELECT RAISE(ABORT, 'aimos: event body is not canonical JSON')
         WHERE aimos_is_canonical(aimos_event_body(NEW.operation, NEW.signed_body, NEW.signed_body_deflated)) IS NOT 1;
@@ -511,9 +511,9 @@ BEGIN
             SELECT 1 FROM events e
             WHERE e.subject_memory_id = NEW.memory_id AND +e.operation = 'memory_saved'
               AND e.company_id = NEW.company_id
-              AND json_extract(e.signed_body, '$.metadata.save_mutation_hash') = NEW.save_mutation_hash
-              AND json_extract(e.signed_body, '$.metadata.live_content_hash') = NEW.live_content_hash
-              AND json_extract(e.signed_body, '$.metadata.retained_quarantine') = NEW.quarantine);
+              AND json_extract(aimos_event_body(e.operation, e.signed_body, e.signed_body_deflated), '$.metadata.save_mutation_hash') = NEW.save_mutation_hash
+              AND json_extract(aimos_event_body(e.operation, e.signed_body, e.signed_body_deflated), '$.metadata.live_content_hash') = NEW.live_content_hash
+              AND json_extract(aimos_event_body(e.operation, e.signed_body, e.signed_body_deflated), '$.metadata.retained_quarantine') = NEW.quarantine);
     SELECT RAISE(ABORT, 'aimos: a new memory starts at weight 1.000 (0.100 in quarantine) and unverified')
         WHERE NEW.retrieval_weight_milli IS NOT (CASE NEW.quarantine WHEN 1 THEN 100 ELSE 1000 END)
            OR NEW.epistemic_label IS NOT 'unverified';
@@ -541,7 +541,7 @@ CREATE TRIGGER memory_classifications_carried_judgment BEFORE INSERT ON memory_c
 WHEN NEW.basis = 'classifier'
 BEGIN
     SELECT RAISE(ABORT, 'aimos: a corrected version may not be more trusting than the label it carries, and only a correction carries one')
-        FROM (SELECT (SELECT json_extract(e.signed_body, '$.metadata.supersedes') FROM events e
+        FROM (SELECT (SELECT json_extract(aimos_event_body(e.operation, e.signed_body, e.signed_body_deflated), '$.metadata.supersedes') FROM events e
                       WHERE e.subject_memory_id = NEW.memory_id AND +e.operation = 'memory_saved'
                       ORDER BY e.rowid LIMIT 1) AS old_id) s
         WHERE aimos_carried_ok(

@@ -1,5 +1,5 @@
 """Someone holding the brain file edits a recall's signed event body (stored deflated since migration
-14) with the sqlite3 shell, the guards dropped and put back: another body deflated in its place, a
+14), or a save's (deflated against a dictionary since migration 16), with the sqlite3 shell, the guards dropped and put back: another body deflated in its place, a
 deflate bomb, the deflated bytes gone, text put back beside them; or stores another operation's
 event in the deflated form (the same bytes, so only the form differs). `aimos verify` names the
 altered events row, `aimos receipt verify` refuses the receipt, and nothing reaches the user as a
@@ -15,7 +15,7 @@ import pytest
 from aimos_cli_support import BRAIN, run_aimos, sqlite
 from attack_support import INTEGRITY, VERIFICATION_FAILED, run_sql, save
 
-from aimos.store.cells import INFLATED_LIMIT, deflate_text, event_body
+from aimos.store.cells import INFLATED_LIMIT, deflate_event_text, deflate_text, event_body
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -89,20 +89,49 @@ def test_text_beside_the_deflated_bytes_is_found(installed: Path) -> None:
     _refused(installed, receipt_id)
 
 
-def test_another_operation_stored_deflated_is_found(installed: Path) -> None:
-    """The same bytes, deflated: the body an event of another operation stands for is its text, so
-    a save's event moved into the recall's form reads as nothing and its row is named."""
+def _newest_event(home: Path, where: str) -> tuple[str, str]:
+    """The newest event matching ``where`` after a save: its id and the body it stands for."""
     save("the spare key is under the blue flowerpot")
     found = sqlite(
-        installed / BRAIN,
-        "SELECT event_id, signed_body FROM events WHERE operation = 'memory_saved' ORDER BY rowid DESC LIMIT 1",
+        home / BRAIN,
+        "SELECT event_id, operation, signed_body, hex(signed_body_deflated) AS deflated FROM events"
+        f" WHERE {where} ORDER BY rowid DESC LIMIT 1",
         "-json",
     )
     (row,) = json.loads(found.stdout)
-    packed = deflate_text(row["signed_body"])
+    deflated = bytes.fromhex(row["deflated"]) if row["deflated"] else None
+    body = event_body(row["operation"], row["signed_body"], deflated)
+    assert isinstance(body, str), row
+    return row["event_id"], body
+
+
+def test_another_operation_stored_deflated_is_found(installed: Path) -> None:
+    """The same bytes, deflated: the body an event of another operation stands for is its text, so
+    an event of another operation moved into the recall's form reads as nothing and its row is named."""
+    event_id, body = _newest_event(installed, "operation NOT IN ('recall_receipt', 'memory_saved')")
+    packed = deflate_text(body)
     _edit(
-        installed,
-        f"event_id = '{row['event_id']}'",
-        f"signed_body = '', signed_body_deflated = X'{packed.hex()}'",
+        installed, f"event_id = '{event_id}'", f"signed_body = '', signed_body_deflated = X'{packed.hex()}'"
     )
+    _verify_names_events(installed)
+
+
+@pytest.mark.parametrize("edit", ["another body", "plain deflate", "text put back", "bytes gone"])
+def test_an_edited_save_event_is_found(installed: Path, edit: str) -> None:
+    """A save's event body rewritten in its dictionary form (the quarantine flag flipped), moved to
+    plain deflate or back to text beside the bytes, or its bytes removed: the row is named."""
+    # a save's event: stored against the dictionary, beside an empty text
+    event_id, body = _newest_event(installed, "operation = 'memory_saved' AND signed_body = ''")
+    if edit == "another body":
+        forged = body.replace('"retained_quarantine":false', '"retained_quarantine":true')
+        assert forged != body
+        assignment = f"signed_body_deflated = X'{deflate_event_text(forged).hex()}'"
+    elif edit == "plain deflate":
+        assignment = f"signed_body_deflated = X'{deflate_text(body).hex()}'"
+    elif edit == "text put back":
+        quoted = body.replace("'", "''")
+        assignment = f"signed_body = '{quoted}'"
+    else:
+        assignment = "signed_body_deflated = NULL"
+    _edit(installed, f"event_id = '{event_id}'", assignment)
     _verify_names_events(installed)

@@ -22,11 +22,14 @@ from aimos.recall.pipeline import recall
 from aimos.recall.receipts import receipt_document
 from aimos.store import seals
 from aimos.store.cells import (
+    EVENT_DICTIONARY_V1,
     INFLATED_LIMIT,
     INFLATED_RATIO,
+    deflate_event_text,
     deflate_text,
     event_body,
     inflate_bytes,
+    inflate_event_text,
     stored_text,
 )
 from aimos.store.connection import one, register_functions, write_transaction
@@ -235,6 +238,13 @@ def test_the_triples_an_event_row_may_hold() -> None:
     assert event_body("recall_receipt", "", b"junk") is None
     assert event_body("recall_receipt", "", zlib.compress(b"\xff\xfe not utf-8")) is None
     assert event_body("recall_receipt", None, None) is None
+    # a save's event since migration 16: deflated against the dictionary, and only that
+    packed = deflate_event_text(BODY)
+    assert event_body("memory_saved", "", packed) == BODY
+    assert event_body("memory_saved", b"", packed) == BODY
+    assert event_body("memory_saved", BODY, packed) is None  # text beside the deflated bytes
+    assert event_body("recall_receipt", "", packed) is None  # a recall's is plain deflate
+    assert event_body("memory_occurrence_recorded", "", packed) is None  # any other stays text
 
 
 def test_the_seals_read_an_event_body_as_the_python_reading_does() -> None:
@@ -250,6 +260,10 @@ def test_the_seals_read_an_event_body_as_the_python_reading_does() -> None:
         ("recall_receipt", "", b"junk"),
         ("recall_receipt", "", zlib.compress(b"\0" * (INFLATED_LIMIT + 1), 9)),
         ("recall_receipt", "", None),
+        ("memory_saved", "", deflate_event_text(BODY)),
+        ("memory_saved", "x", deflate_event_text(BODY)),
+        ("recall_receipt", "", deflate_event_text(BODY)),
+        ("memory_saved", "", deflate_event_text(BODY)[:-2]),
     ]
     conn = apsw.Connection(":memory:")
     register_functions(conn)
@@ -301,7 +315,8 @@ def test_a_recall_stores_its_events_deflated_and_seals_them_as_the_text(brain: A
     # every other event is stored as text
     assert one(
         brain.conn,
-        "SELECT COUNT(*) AS n FROM events WHERE operation <> 'recall_receipt' AND signed_body_deflated IS NOT NULL",
+        "SELECT COUNT(*) AS n FROM events WHERE operation NOT IN ('recall_receipt', 'memory_saved')"
+        " AND signed_body_deflated IS NOT NULL",
     ) == {"n": 0}
     doc = receipt_document(brain.conn, got.receipt["receipt_id"])
     assert doc["event"]["signed_body"] == read_event(events[0])["signed_body"]
@@ -318,9 +333,11 @@ def test_a_writer_cannot_store_an_event_body_in_another_form(brain: Any, forgery
     got = _recall(brain, "boiler service")
     if forgery == "another operation deflated":
         saved = one(
-            brain.conn, "SELECT * FROM events WHERE operation = 'memory_saved' ORDER BY rowid DESC LIMIT 1"
+            brain.conn,
+            "SELECT * FROM events WHERE operation NOT IN ('recall_receipt', 'memory_saved')"
+            " ORDER BY rowid DESC LIMIT 1",
         )
-        assert saved is not None
+        assert saved is not None and saved["signed_body_deflated"] is None
         row = dict(saved)
         row["signed_body"], row["signed_body_deflated"] = "", deflate_text(saved["signed_body"])
     else:
@@ -342,4 +359,85 @@ def test_a_writer_cannot_store_an_event_body_in_another_form(brain: Any, forgery
                 f"INSERT INTO events ({cols}) VALUES ({', '.join('?' * len(row))})", tuple(row.values())
             )
     expected = "content hash does not match" if forgery == "another body" else "stores its body deflated"
+    assert expected in err.value.message
+
+
+# --- a save's event deflated against the dictionary (migration 16) ------------------------------------
+@pytest.mark.parametrize(
+    "data",
+    [
+        zlib.compress(BODY.encode()),  # plain deflate: names no dictionary
+        (lambda p: p.compress(BODY.encode()) + p.flush())(zlib.compressobj(zdict=b'"operation":"x"')),
+        deflate_event_text(BODY)[:-3],
+        deflate_event_text(BODY) + b"x",
+        (lambda p: p.compress(b"\0" * (INFLATED_LIMIT + 1)) + p.flush())(
+            zlib.compressobj(9, zdict=EVENT_DICTIONARY_V1)
+        ),
+        b"\x78\xbb",
+        BODY,
+    ],
+    ids=["no-dictionary", "another-dictionary", "truncated", "trailing", "bomb", "header-only", "text"],
+)
+def test_only_a_whole_stream_against_the_dictionary_reads(data: Any) -> None:
+    assert inflate_event_text(data) is None
+    assert event_body("memory_saved", "", data) is None
+
+
+def test_a_save_stores_its_event_once_against_the_dictionary_and_seals_it_as_the_text(brain: Any) -> None:
+    from aimos.ledger.events import read_event
+
+    _save(brain, "the boiler is serviced every october by dana")
+    e = one(brain.conn, "SELECT * FROM events WHERE operation = 'memory_saved' ORDER BY rowid DESC LIMIT 1")
+    assert e is not None and e["signed_body"] == "" and e["signed_body_deflated"] is not None
+    body = read_event(e)["signed_body"]
+    assert isinstance(body, str) and len(e["signed_body_deflated"]) * 2 < len(body.encode())
+    assert hashlib.sha256(body.encode()).hexdigest() == e["content_hash"]
+    shape = seals.sealed_tables(brain.conn)["events"]
+    (sealed,) = brain.conn.execute(shape.select() + " WHERE event_id = ?", (e["event_id"],)).fetchall()
+    as_text = tuple(
+        body.encode() if c == "signed_body" else (v.encode() if isinstance(v, str) else v)
+        for (c, _), v in zip(shape.columns, (e[c] for c, _ in shape.columns), strict=True)
+    )
+    assert shape.row_hash(sealed) == shape.row_hash((sealed[0], *as_text))
+    # the memory's disclosure check reads the body it signed
+    from aimos.recall.disclosure import verify_many
+
+    memory = one(
+        brain.conn,
+        "SELECT * FROM memories WHERE save_mutation_hash = ?",
+        (json.loads(body)["metadata"]["save_mutation_hash"],),
+    )
+    assert memory is not None
+    assert [d.memory_id for d in verify_many(brain.conn, [memory], allow_superseded=False)] == [
+        memory["memory_id"]
+    ]
+
+
+@pytest.mark.parametrize("forgery", ["as text", "plain deflate", "another body"])
+def test_a_writer_cannot_store_a_save_event_in_another_form(brain: Any, forgery: str) -> None:
+    from aimos.ledger.events import read_event
+
+    _save(brain, "the boiler is serviced every october by dana")
+    saved = one(
+        brain.conn, "SELECT * FROM events WHERE operation = 'memory_saved' ORDER BY rowid DESC LIMIT 1"
+    )
+    assert saved is not None
+    row, body = dict(saved), read_event(saved)["signed_body"]
+    if forgery == "as text":
+        row["signed_body"], row["signed_body_deflated"] = body, None
+    elif forgery == "plain deflate":
+        row["signed_body_deflated"] = deflate_text(body)
+    else:
+        row["signed_body_deflated"] = deflate_event_text(
+            body.replace('"retained_quarantine":false', '"retained_quarantine":true')
+        )
+    with pytest.raises(IntegrityError) as err:
+        with write_transaction(brain.conn):
+            brain.conn.execute(
+                f"INSERT INTO events ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
+                tuple(row.values()),
+            )
+    expected = "stores its body deflated" if forgery == "as text" else "not canonical JSON"
+    if forgery == "another body":
+        expected = "content hash does not match"
     assert expected in err.value.message
