@@ -11,6 +11,7 @@ re-check every precondition of MutMem section 5.6 before any of it exists.
 from __future__ import annotations
 
 import uuid
+import weakref
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -26,6 +27,7 @@ from aimos.identity.requests import SignedRequest, verify_request
 from aimos.learning.export_v2 import RecallBinding, recall_binding, sign_valence_row
 from aimos.ledger.events import append_event
 from aimos.store.connection import insert, one, rows, write_transaction
+from aimos.store.seals import quiet_since_checked
 from aimos.verify.kit.valence import SHARE_START_MILLI, Step, WeightLedger
 from aimos.vocabulary import PATH_OUTCOME, VALENCE_RULE_V2
 
@@ -118,12 +120,48 @@ def principal_outcomes(conn: apsw.Connection, memory_id: str | None = None) -> l
 
 
 def ledger_of(conn: apsw.Connection, memory_id: str) -> WeightLedger:
-    """The memory's weight ledger after every outcome it has (the writer's next step starts here)."""
+    """The memory's weight ledger after every outcome it has (the writer's next step starts here):
+    replayed from the rows, or a copy of the one this connection last left for the memory when the
+    memory's principal outcomes are still exactly those it had (their count and the newest's id)
+    and no other connection has written since (a warm server's steps then cost the same on the
+    hundredth outcome of a memory as on the first)."""
+    mark = _outcomes_mark(conn, memory_id)
+    kept = _LEDGERS.get(conn, {}).get(memory_id)
+    if kept is not None and kept[0] == mark and quiet_since_checked(conn):
+        return kept[1].copy()
     outcomes = principal_outcomes(conn, memory_id)
     ledger = WeightLedger(int(outcomes[0]["baseline"] or 1000) if outcomes else 1000)
     for o in outcomes:
         ledger.step(o["agent_id"], o["receipt_id"], int(o["reward_sign"]), o["valence_rule"])
     return ledger
+
+
+# per connection: memory id -> (its principal outcomes' mark, the ledger after them)
+_LEDGERS: weakref.WeakKeyDictionary[apsw.Connection, dict[str, tuple[tuple[Any, ...], WeightLedger]]] = (
+    weakref.WeakKeyDictionary()
+)
+LEDGERS_KEPT = 256
+
+
+def _outcomes_mark(conn: apsw.Connection, memory_id: str) -> tuple[Any, ...]:
+    """How many principal outcomes the memory has and the id of the newest (a rowid a rolled-back
+    write used may come back; an outcome id never does)."""
+    found = conn.execute(
+        "SELECT COUNT(*), (SELECT outcome_id FROM outcomes WHERE memory_id = ?1"
+        " AND target_scope = 'principal_state' ORDER BY rowid DESC LIMIT 1)"
+        " FROM outcomes WHERE memory_id = ?1 AND target_scope = 'principal_state'",
+        (memory_id,),
+    ).fetchall()[0]
+    return tuple(found)
+
+
+def _keep_ledger(conn: apsw.Connection, memory_id: str, ledger: WeightLedger) -> None:
+    """After the outcome row of ``ledger``'s newest step is written: kept for the next step."""
+    kept = _LEDGERS.setdefault(conn, {})
+    kept.pop(memory_id, None)
+    kept[memory_id] = (_outcomes_mark(conn, memory_id), ledger)
+    while len(kept) > LEDGERS_KEPT:
+        kept.pop(next(iter(kept)))
 
 
 def _record_evidence(
@@ -229,9 +267,8 @@ def record_outcome_in_transaction(
     if scope == "occurrence_observation":
         terminal, new, j = "occurrence_observation", old, 0.0
     else:
-        step = ledger_of(conn, memory["memory_id"]).step(
-            verified.agent_id, body["receipt_id"], reward, VALENCE_RULE_V2
-        )
+        ledger = ledger_of(conn, memory["memory_id"])
+        step = ledger.step(verified.agent_id, body["receipt_id"], reward, VALENCE_RULE_V2)
         # the replayed weight is the live weight the store's triggers hold to the chain; a brain
         # where they differ is damaged, and the transition (old must be the live weight) is refused
         terminal, new, j = step.terminal, step.new_milli, step.j
@@ -240,6 +277,8 @@ def record_outcome_in_transaction(
     evidence_event = _record_evidence(
         conn, housekeeper, verified, request, memory, outcome_id, scope, reward, terminal, now, binding
     )
+    if step is not None:
+        _keep_ledger(conn, memory["memory_id"], ledger)
     # the signed V2 valence row (one signature), carried in the terminal event's metadata
     valence = (
         sign_valence_row(

@@ -43,7 +43,7 @@ from aimos.errors import MemoryNotFoundError, NotFoundError, ReplayError, UsageE
 from aimos.exit_codes import exit_code_for
 from aimos.learning.outcomes import record_outcome
 from aimos.learning.verifier import verify_brain
-from aimos.store.connection import one, rows
+from aimos.store.connection import one, rows, write_transaction
 from aimos.verify.kit import valence as rule
 from aimos.vocabulary import VALENCE_RULE_V2
 
@@ -606,3 +606,48 @@ def test_outcome_stamped_one_second_before_the_previous_transition(
     second = give(brain, mid, later, "good", t=t - 1)
     assert (second.terminal, second.new_weight_milli) == ("authorized_transition", 1413)
     assert weight(brain.conn, mid) == rule.replay(1000, [1, 1]) == 1413
+
+
+# --- a warm process keeps the memory's ledger (learning.outcomes.ledger_of) ---------------------------
+def test_the_kept_ledger_is_the_replayed_one_and_a_change_elsewhere_drops_it(
+    brain: Any, heron: tuple[str, str]
+) -> None:
+    """Many outcomes on one memory from two agents, repeats among them: after each, the ledger the
+    connection keeps equals a replay of the rows; a write by another connection, or an outcome row
+    that is not the kept one's newest (a rollback), is never answered from the kept one."""
+    from aimos.learning import outcomes
+
+    mid, first = heron
+    other = enrol(brain, "reader")
+    receipts = {brain.agent.agent_id: first, "reader": disclosing_receipt(brain, QUERY, mid, signer=other)}
+    for n in range(12):
+        signer = brain.agent if n % 3 else other
+        if n % 4 == 0:  # a fresh recall to report on; otherwise a repeat about the last one
+            receipts[signer.agent_id] = disclosing_receipt(brain, QUERY, mid, signer=signer)
+        give(brain, mid, receipts[signer.agent_id], "good" if n % 5 else "bad", signer=signer)
+        kept = outcomes._LEDGERS[brain.conn][mid][1]
+        replayed = outcomes.principal_outcomes(brain.conn, mid)
+        fresh = rule.WeightLedger(1000)
+        for o in replayed:
+            fresh.step(o["agent_id"], o["receipt_id"], int(o["reward_sign"]), o["valence_rule"])
+        assert kept == fresh and kept.weight_milli == weight(brain.conn, mid)
+    # an outcome rolled back after its step was kept: the next step replays the rows
+    with pytest.raises(RuntimeError), write_transaction(brain.conn, brain.housekeeper):
+        outcomes.record_outcome_in_transaction(
+            brain.conn, brain.housekeeper, outcome_request(brain, mid, first, "bad"), now()
+        )
+        raise RuntimeError("rolled back")
+    assert outcomes.ledger_of(brain.conn, mid) == fresh
+    # a wrong ledger kept under the right mark is answered from (so the cache is what the checks
+    # above tested) until another connection writes
+    outcomes._keep_ledger(brain.conn, mid, rule.WeightLedger(5))
+    assert outcomes.ledger_of(brain.conn, mid) == rule.WeightLedger(5)
+    import apsw
+
+    probe = apsw.Connection(str(brain.home / "brain.sqlite3"))
+    try:
+        version = probe.execute("PRAGMA user_version").fetchall()[0][0]
+        probe.execute(f"PRAGMA user_version = {int(version)}")  # the same value: a commit all the same
+    finally:
+        probe.close()
+    assert outcomes.ledger_of(brain.conn, mid) == fresh  # replayed, not the kept one

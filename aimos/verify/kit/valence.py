@@ -131,6 +131,16 @@ class WeightLedger:
     _disclosures: set[tuple[str, str]] = field(default_factory=set)
     _base_milli: int | None = None  # the weight when rule 2 began; None while MutMem's rule holds
 
+    def copy(self) -> WeightLedger:
+        """An independent copy (a step on it leaves this one as it is)."""
+        return WeightLedger(
+            self.weight_milli,
+            self._sum,
+            {a: _Agent(s.good, s.bad, s.share_milli) for a, s in self._agents.items()},
+            set(self._disclosures),
+            self._base_milli,
+        )
+
     def step(self, agent_id: str, receipt_id: str, reward: int, rule: str | None) -> Step:
         """Apply one principal outcome of ``agent_id`` about the disclosure ``receipt_id``. A
         ValueError for a reward or rule no writer gives, and for MutMem's rule after rule 2 began
