@@ -7,7 +7,6 @@ import os
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -157,6 +156,8 @@ def check_in_parallel(triples: Iterable[tuple[str, bytes, bytes]], workers: int 
 
     if workers == 1 or len(items) < 64:
         return run(items)
+    from concurrent.futures import ThreadPoolExecutor  # here: a command that signs needs no pool
+
     with ThreadPoolExecutor(workers, thread_name_prefix="aimos-verify") as pool:
         return sum(pool.map(run, chunks))
 

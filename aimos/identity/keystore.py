@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import os
 import secrets
+import sys
 from pathlib import Path
 from typing import Any, Protocol
 
 from aimos import paths
 from aimos.errors import KeychainError, KeychainLockedError, UsageError
+from aimos.identity.secret_service import KeyringLocked as SecretServiceLocked
+from aimos.identity.secret_service import SecretServiceItems
 
 KEYSTORE_CHOICES = ("os", "file", "auto")
 _REFUSED_BACKEND_MODULES = ("keyring.backends.fail", "keyring.backends.null", "keyrings.alt")
@@ -54,6 +57,13 @@ class OsKeystore:
         self.service = service_name(brain_id)
 
     def _backend(self) -> Any:
+        """keyring's choice of keychain: the Secret Service straight away where that is its choice
+        whatever else (identity/secret_service.py), else keyring's own detection."""
+        from aimos.identity.secret_service import direct_backend
+
+        direct = direct_backend()
+        if direct is not None:
+            return direct
         import keyring
 
         backend = keyring.get_keyring()
@@ -62,8 +72,7 @@ class OsKeystore:
             any(module.startswith(m) for m in _REFUSED_BACKEND_MODULES)
             or "Plaintext" in type(backend).__name__
         ):
-            name = f"{type(backend).__module__}.{type(backend).__name__}"
-            raise KeychainError(f"keyring chose {name}, which is not an OS keychain")
+            raise KeychainError(f"keyring chose {_backend_name(backend)}, which is not an OS keychain")
         return backend
 
     def _call(self, what: str, fn: Any, *args: Any) -> Any:
@@ -102,6 +111,8 @@ class OsKeystore:
     def delete(self, name: str) -> bool:
         _check_item_name(name)
         backend = self._backend()
+        if isinstance(backend, SecretServiceItems):
+            return bool(self._call("delete an item", backend.delete, self.service, name))
         import keyring.errors
 
         try:
@@ -114,24 +125,31 @@ class OsKeystore:
 
     def describe(self) -> str:
         try:
-            backend = self._backend()
-            return (
-                f"os keychain ({type(backend).__module__}.{type(backend).__name__}), service {self.service}"
-            )
+            return f"os keychain ({_backend_name(self._backend())}), service {self.service}"
         except KeychainError:
             return f"os keychain (unavailable), service {self.service}"
 
 
-def _is_locked(exc: BaseException) -> bool:
-    """keyring's KeyringLocked (the Secret Service collection stayed locked: its unlock prompt could
-    not be shown or was dismissed; macOS: access denied), or secretstorage's LockedException when
-    the collection locks between keyring's check and the call."""
-    import keyring.errors
+def _backend_name(backend: Any) -> str:
+    if isinstance(backend, SecretServiceItems):
+        return backend.name
+    return f"{type(backend).__module__}.{type(backend).__name__}"
 
-    if isinstance(exc, keyring.errors.KeyringLocked):
+
+def _is_locked(exc: BaseException) -> bool:
+    """keyring's KeyringLocked, or secret_service's (the Secret Service collection stayed locked:
+    its unlock prompt could not be shown or was dismissed; macOS: access denied), or
+    secretstorage's LockedException when the collection locks between the check and the call."""
+    if isinstance(exc, SecretServiceLocked):
         return True
     kind = type(exc)
-    return kind.__name__ == "LockedException" and kind.__module__.startswith("secretstorage")
+    if kind.__name__ == "LockedException" and kind.__module__.startswith("secretstorage"):
+        return True
+    if "keyring" not in sys.modules:  # keyring's error can come only from keyring
+        return False
+    import keyring.errors
+
+    return isinstance(exc, keyring.errors.KeyringLocked)
 
 
 def _failure(what: str, exc: BaseException) -> KeychainError:

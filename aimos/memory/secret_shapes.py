@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from aimos.memory.secret_checksums import iban_findings, seed_phrase_findings, wallet_key_findings
-from aimos.memory.secret_forms import B64_RUN, Finding, b64_bytes
+from aimos.memory.secret_forms import B64_RUN, Finding, Lazy, b64_bytes, lazy
 from aimos.memory.secret_lines import basic_auth_findings, command_findings, setting_findings
 from aimos.memory.secret_words import (
     aws_secret_findings,
@@ -84,83 +84,83 @@ _PREFIXED_TOKENS = (
 )
 
 # the formats that may hold a space or a line break: looked for in the whole text
-SPACED_TOKEN_RULES: tuple[tuple[str, re.Pattern[str], Check], ...] = (
+SPACED_TOKEN_RULES: tuple[tuple[str, Lazy, Check], ...] = (
     (
         "private key block",
-        re.compile(r"-----BEGIN[ _-](?:[A-Z0-9]+[ _-])*PRIVATE[ _-]KEY(?:[ _-]BLOCK)?-----"),
+        lazy(r"-----BEGIN[ _-](?:[A-Z0-9]+[ _-])*PRIVATE[ _-]KEY(?:[ _-]BLOCK)?-----"),
         _always,
     ),
-    ("PuTTY private key", re.compile(r"PuTTY-User-Key-File-\d+\s*:"), _always),
+    ("PuTTY private key", lazy(r"PuTTY-User-Key-File-\d+\s*:"), _always),
     (
         "npm token",
-        re.compile(r"//[^\s/]{1,100}(?:/[^\s/]{0,100}){0,5}/:_authToken=\s*[A-Za-z0-9_-]{8,}"),
+        lazy(r"//[^\s/]{1,100}(?:/[^\s/]{0,100}){0,5}/:_authToken=\s*[A-Za-z0-9_-]{8,}"),
         _always,
     ),
     (
         "Azure storage key",
-        re.compile(r"(?i)(?:AccountKey|SharedAccessKey|AccessKey)\s*=\s*[A-Za-z0-9+/]{30,}={0,2}"),
+        lazy(r"(?i)(?:AccountKey|SharedAccessKey|AccessKey)\s*=\s*[A-Za-z0-9+/]{30,}={0,2}"),
         _always,
     ),
-    ("bearer token", re.compile(r"(?i)\bbearer\s+([A-Za-z0-9._~+/-]{20,}=*)"), _mixed_match),
+    ("bearer token", lazy(r"(?i)\bbearer\s+([A-Za-z0-9._~+/-]{20,}=*)"), _mixed_match),
 )
 # the formats that are one run of 15 or more characters without a space: looked for in such runs
-TOKEN_RULES: tuple[tuple[str, re.Pattern[str], Check], ...] = (
+TOKEN_RULES: tuple[tuple[str, Lazy, Check], ...] = (
     (
         "AWS access key id",
-        re.compile(
+        lazy(
             r"(?<![A-Z0-9])(?:AKIA|ASIA|AGPA|AIDA|AROA|ABIA|ACCA|A3T[A-Z0-9])[0-9A-Z]{16}(?![a-z0-9])"
         ),
         _always,
     ),
     (
         "GitHub token",
-        re.compile(_B + r"(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})"),
+        lazy(_B + r"(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})"),
         _always,
     ),
     (
         "GitLab token",
-        re.compile(_B + r"gl(?:pat|dt|ft|soat|rt|cbt|imt|ptt|agent|oas)-[A-Za-z0-9_-]{20,}"),
+        lazy(_B + r"gl(?:pat|dt|ft|soat|rt|cbt|imt|ptt|agent|oas)-[A-Za-z0-9_-]{20,}"),
         _always,
     ),
-    ("Anthropic API key", re.compile(_B + r"sk-ant-[A-Za-z0-9_-]{20,}"), _always),
+    ("Anthropic API key", lazy(_B + r"sk-ant-[A-Za-z0-9_-]{20,}"), _always),
     (
         "OpenAI-style API key",
-        re.compile(_B + r"sk-(?:proj-|svcacct-|admin-|live-|test-)?([A-Za-z0-9_-]{20,})"),
+        lazy(_B + r"sk-(?:proj-|svcacct-|admin-|live-|test-)?([A-Za-z0-9_-]{20,})"),
         _mixed_match,
     ),
-    ("Slack token", re.compile(_B + r"xox[abposre]-[A-Za-z0-9-]{10,}"), _always),
+    ("Slack token", lazy(_B + r"xox[abposre]-[A-Za-z0-9-]{10,}"), _always),
     (
         "Slack webhook URL",
-        re.compile(r"(?i)hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_]+/[A-Za-z0-9_/]+"),
+        lazy(r"(?i)hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_]+/[A-Za-z0-9_/]+"),
         _always,
     ),
-    ("Google API key", re.compile(_B + r"AIza[0-9A-Za-z_-]{35}"), _always),
-    ("Stripe key", re.compile(_B + r"(?:sk|rk|whsec)_(?:(?:live|test)_)?([0-9A-Za-z]{16,})"), _mixed_match),
+    ("Google API key", lazy(_B + r"AIza[0-9A-Za-z_-]{35}"), _always),
+    ("Stripe key", lazy(_B + r"(?:sk|rk|whsec)_(?:(?:live|test)_)?([0-9A-Za-z]{16,})"), _mixed_match),
     (
         "JSON Web Token",
-        re.compile(_B + r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
+        lazy(_B + r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
         _always,
     ),
-    ("HuggingFace token", re.compile(_B + r"(?:hf_|api_org_)([A-Za-z0-9]{30,})" + _E), _mixed_match),
-    ("DigitalOcean token", re.compile(_B + r"do[opr]_v1_[a-f0-9]{64}" + _E), _always),
-    ("npm token", re.compile(_B + r"npm_[A-Za-z0-9]{36}" + _E), _always),
-    ("PyPI token", re.compile(_B + r"pypi-AgE[A-Za-z0-9_-]{50,}"), _always),
-    ("SendGrid API key", re.compile(_B + r"SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}"), _always),
-    ("Twilio key", re.compile(_B + r"(?:SK|AC)[0-9a-fA-F]{32}" + _E), _always),
-    ("Square token", re.compile(_B + r"sq0(?:csp|atp)-[0-9A-Za-z_-]{22,}"), _always),
-    ("Telegram bot token", re.compile(_B + r"\d{8,10}:AA[0-9A-Za-z_-]{33}" + _E), _always),
-    ("Mailgun API key", re.compile(_B + r"key-[0-9a-f]{32}" + _E), _always),
-    ("Mailgun API key", re.compile(_B + r"[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8}" + _E), _always),
+    ("HuggingFace token", lazy(_B + r"(?:hf_|api_org_)([A-Za-z0-9]{30,})" + _E), _mixed_match),
+    ("DigitalOcean token", lazy(_B + r"do[opr]_v1_[a-f0-9]{64}" + _E), _always),
+    ("npm token", lazy(_B + r"npm_[A-Za-z0-9]{36}" + _E), _always),
+    ("PyPI token", lazy(_B + r"pypi-AgE[A-Za-z0-9_-]{50,}"), _always),
+    ("SendGrid API key", lazy(_B + r"SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}"), _always),
+    ("Twilio key", lazy(_B + r"(?:SK|AC)[0-9a-fA-F]{32}" + _E), _always),
+    ("Square token", lazy(_B + r"sq0(?:csp|atp)-[0-9A-Za-z_-]{22,}"), _always),
+    ("Telegram bot token", lazy(_B + r"\d{8,10}:AA[0-9A-Za-z_-]{33}" + _E), _always),
+    ("Mailgun API key", lazy(_B + r"key-[0-9a-f]{32}" + _E), _always),
+    ("Mailgun API key", lazy(_B + r"[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8}" + _E), _always),
     (
         "age secret key",
-        re.compile(r"(?i)" + _B + r"AGE-(?:SECRET-KEY|PLUGIN-[A-Z0-9]+)-1" + _BECH32 + "{20,}"),
+        lazy(r"(?i)" + _B + r"AGE-(?:SECRET-KEY|PLUGIN-[A-Z0-9]+)-1" + _BECH32 + "{20,}"),
         _always,
     ),
-    ("Nostr secret key", re.compile(_B + r"nsec1" + _BECH32 + "{58}" + _E), _always),
-    ("API token", re.compile(_B + _PREFIXED_TOKENS + _E), _always),
+    ("Nostr secret key", lazy(_B + r"nsec1" + _BECH32 + "{58}" + _E), _always),
+    ("API token", lazy(_B + _PREFIXED_TOKENS + _E), _always),
     (
         "webhook URL with its token",
-        re.compile(r"(?i)discord(?:app)?\.com/api/webhooks/\d{17,20}/[A-Za-z0-9_-]{60,}"),
+        lazy(r"(?i)discord(?:app)?\.com/api/webhooks/\d{17,20}/[A-Za-z0-9_-]{60,}"),
         _always,
     ),
 )
@@ -195,7 +195,7 @@ LIBRARY_PLUGINS: tuple[tuple[str, str], ...] = (
 # some plugin patterns (OpenAI's sk-[...]*[...]{20}T3BlbkFJ, JWT's) take quadratic time on a long
 # run ("sk-" 20,000 times: a minute).
 LIBRARY_MIN_WORD, LIBRARY_MAX_WORD = 20, 300
-_LONG_WORD = re.compile(r"(?<!\S)\S{" + str(LIBRARY_MIN_WORD) + "," + str(LIBRARY_MAX_WORD) + r"}+(?!\S)")
+_LONG_WORD = lazy(r"(?<!\S)\S{" + str(LIBRARY_MIN_WORD) + "," + str(LIBRARY_MAX_WORD) + r"}+(?!\S)")
 # A piece every match of the plugins' patterns holds, for each pattern: the AWS key prefixes and
 # "aws" (any case); "AccountKey="; a Discord token's middle part between its dots; the GitHub and
 # GitLab prefixes; a JWT's "eyJ"; a Mailchimp key's "-us" and digit; the OpenAI marker; a PEM
@@ -204,7 +204,7 @@ _LONG_WORD = re.compile(r"(?<!\S)\S{" + str(LIBRARY_MIN_WORD) + "," + str(LIBRAR
 # holding none of them cannot be a library finding: it is not looked at, and a text with no word
 # holding one does not import the library (~0.15 s). tests/unit/memory/test_library_gate.py
 # checks every pattern of every plugin against it.
-_LIBRARY_MAY_MATCH = re.compile(
+_LIBRARY_MAY_MATCH = lazy(
     r"A3T|ABIA|ACCA|AKIA|ASIA|(?i:aws)|AccountKey=|\.[\w-]{6}\.|gh[pousr]_|gl[a-z]{2,5}-|GR1348941"
     r"|eyJ|-us[0-9]|T3BlbkFJ|BEGIN|PuTTY-User-Key-File-2|pypi-|SG\.|(?i:xox[abposr]-|hooks\.slack\.com)"
     r"|sq0csp-|[rs]k_live_|\d{8}:|AC[a-z0-9]{32}|SK[a-z0-9]{32}"
@@ -225,7 +225,7 @@ def _library() -> tuple[tuple[str, Any], ...]:
 
 
 def library_findings(text: str) -> Iterator[Finding]:
-    words = [w for w in _LONG_WORD.finditer(text) if _LIBRARY_MAY_MATCH.search(w.group(0))]
+    words = [w for w in _LONG_WORD().finditer(text) if _LIBRARY_MAY_MATCH().search(w.group(0))]
     if not words:
         return
     for kind, plugin in _library():
@@ -241,8 +241,8 @@ def library_findings(text: str) -> Iterator[Finding]:
 # ---------------------------------------------------------------------------------------------
 # cards
 
-_CARD = re.compile(r"(?<![\d.,/-])(\d{4}(?:[ -]?\d{2,6}){2,4}|\d{13,19})(?![\d/]|[.,-]\d)")
-_CVV = re.compile(
+_CARD = lazy(r"(?<![\d.,/-])(\d{4}(?:[ -]?\d{2,6}){2,4}|\d{13,19})(?![\d/]|[.,-]\d)")
+_CVV = lazy(
     r"(?i)\b(?:cvv2?|cvc2?|csc|cvn|card security code|security code)\b\s*(?:is|:|=|#|-)?\s*\d{3,4}\b"
 )
 
@@ -269,12 +269,12 @@ def _card_issuer(digits: str) -> bool:
 # A UUID (aimos's ids, and many others') holds digit runs that can pass for a card number: about one
 # random UUID in 800 did ("53033190-7660-45b1-..."), so a memory id in a message was withheld as a
 # secret. No card number is written in a UUID's shape.
-_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_UUID = lazy(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 
 
 def card_findings(text: str) -> Iterator[Finding]:
-    uuids = [m.span() for m in _UUID.finditer(text)]
-    for m in _CARD.finditer(text):
+    uuids = [m.span() for m in _UUID().finditer(text)]
+    for m in _CARD().finditer(text):
         if any(start <= m.start() < end for start, end in uuids):
             continue
         digits = re.sub(r"[ -]", "", m.group(1))
@@ -282,41 +282,41 @@ def card_findings(text: str) -> Iterator[Finding]:
             continue
         if _card_issuer(digits) and luhn(digits):
             yield Finding("payment card number", m.start(), m.end())
-    for m in _CVV.finditer(text):
+    for m in _CVV().finditer(text):
         yield Finding("card security code (CVV)", m.start(), m.end())
 
 
 # ---------------------------------------------------------------------------------------------
 # key material without its label
 
-_HEX_KEY = re.compile(r"(?<![0-9A-Za-z])((?:0x)?(?:[0-9a-fA-F]{64}|[0-9a-fA-F]{128}))(?![0-9A-Za-z])")
+_HEX_KEY = lazy(r"(?<![0-9A-Za-z])((?:0x)?(?:[0-9a-fA-F]{64}|[0-9a-fA-F]{128}))(?![0-9A-Za-z])")
 # words before a hex string that say it is no secret: aimos prints hashes, ids and public keys
-_HASH_WORDS = re.compile(
+_HASH_WORDS = lazy(
     r"(?i)(?:sha|hash|digest|checksum|\bsum\b|commit|merkle|root|receipt|fingerprint|public|pubkey|"
     r"(?<![a-z])ids?(?![a-z])|event|request|txid|transaction|block|etag|integrity|blake|md5)"
 )
-_SECRET_WORDS = re.compile(r"(?i)(?:private|secret|seed|priv\b|signing|wallet|mnemonic|password|passphrase)")
+_SECRET_WORDS = lazy(r"(?i)(?:private|secret|seed|priv\b|signing|wallet|mnemonic|password|passphrase)")
 
 
 def _hex_secret_context(text: str, at: int) -> bool:
-    return bool(_SECRET_WORDS.search(window(text, at)))
+    return bool(_SECRET_WORDS().search(window(text, at)))
 
 
 def _is_hash_context(text: str, at: int) -> bool:
-    return bool(_HASH_WORDS.search(window(text, at)))
+    return bool(_HASH_WORDS().search(window(text, at)))
 
 
 def hex_key_findings(text: str) -> Iterator[Finding]:
     """32 or 64 bytes in hex are a private key unless the words before it say it is a hash, an id
     or a public key (and do not say private, secret or seed)."""
-    for m in _HEX_KEY.finditer(text):
+    for m in _HEX_KEY().finditer(text):
         if len(set(m.group(1).lower())) < 3:
             continue  # "0" * 64: a placeholder
         if _hex_secret_context(text, m.start()) or not _is_hash_context(text, m.start()):
             yield Finding("raw private key (32 or 64 bytes in hex)", m.start(), m.end())
 
 
-_PEM_LINES = re.compile(
+_PEM_LINES = lazy(
     r"(?m)(?:^[ \t]*[A-Za-z0-9+/]{60,76}[ \t]*\r?\n){3,}(?:[ \t]*[A-Za-z0-9+/]{0,76}={0,2}\s*$)?"
 )
 
@@ -334,7 +334,7 @@ def der_private_key(data: bytes) -> bool:
 
 
 def key_body_findings(text: str) -> Iterator[Finding]:
-    for m in _PEM_LINES.finditer(text):
+    for m in _PEM_LINES().finditer(text):
         body = re.sub(r"\s", "", m.group(0))
         data = b64_bytes(body)
         public = data is not None and data[:1] == b"\x30" and not der_private_key(data)
@@ -369,25 +369,25 @@ LONG_WORD_RULES: tuple[Callable[[str], Iterator[Finding]], ...] = (
     hex_key_findings,
     key_body_findings,
 )
-_LONG_RUN = re.compile(r"\S{15,}")
+_LONG_RUN = lazy(r"\S{15,}")
 
 
 def token_findings(text: str) -> Iterator[Finding]:
     for kind, pattern, check in SPACED_TOKEN_RULES:
-        for m in pattern.finditer(text):
+        for m in pattern().finditer(text):
             if check(m, text):
                 yield Finding(kind, m.start(), m.end())
-    runs = [m.span() for m in _LONG_RUN.finditer(text)]
+    runs = [m.span() for m in _LONG_RUN().finditer(text)]
     for kind, pattern, check in TOKEN_RULES if runs else ():
         for start, end in runs:
-            for m in pattern.finditer(text, start, end):
+            for m in pattern().finditer(text, start, end):
                 if check(m, text):
                     yield Finding(kind, m.start(), m.end())
 
 
 def findings_in(text: str, *, library: bool = True) -> Iterator[Finding]:
     """Every shape in ``text`` itself (no normalising, no decoding)."""
-    long_word = _LONG_RUN.search(text) is not None
+    long_word = _LONG_RUN().search(text) is not None
     yield from token_findings(text)
     for rule in WORD_RULES + LONG_WORD_RULES if long_word else WORD_RULES:
         yield from rule(text)

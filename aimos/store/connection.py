@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import re
 import time
 import weakref
 from collections.abc import Iterator
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -47,21 +47,36 @@ _DENIED_FOR_READERS = {
 }
 
 
-def migrations() -> list[tuple[int, str, str]]:
-    """(version, name, sql) of every packaged migration, in order; numbered from 1 with no gap."""
+@functools.cache
+def _migration_files() -> tuple[tuple[int, str, Any], ...]:
+    """(version, name, file) of every packaged migration, in order, numbered from 1 with no gap;
+    listed once per process, each file read only when asked for (a brain of this code's schema
+    reads none of them)."""
+    import aimos.store.migrations as package
+
+    folder: Any = Path(package.__file__).parent
+    if not folder.is_dir():  # a package inside an archive
+        from importlib import resources
+
+        folder = resources.files(package)
     found = []
-    for entry in resources.files("aimos.store.migrations").iterdir():
+    for entry in folder.iterdir():
         match = _MIGRATION_NAME.fullmatch(entry.name)
         if match:
-            found.append((int(match.group(1)), match.group(2), entry.read_text("utf-8")))
-    found.sort()
+            found.append((int(match.group(1)), match.group(2), entry))
+    found.sort(key=lambda item: item[0])
     if [v for v, _, _ in found] != list(range(1, len(found) + 1)):
         raise StoreError("packaged migrations are not numbered 1..N without gaps")
-    return found
+    return tuple(found)
+
+
+def migrations() -> list[tuple[int, str, str]]:
+    """(version, name, sql) of every packaged migration, in order; numbered from 1 with no gap."""
+    return [(version, name, entry.read_text("utf-8")) for version, name, entry in _migration_files()]
 
 
 def code_schema_version() -> int:
-    return len(migrations())
+    return len(_migration_files())
 
 
 def busy_timeout_ms() -> int:
@@ -262,11 +277,11 @@ def register_functions(conn: apsw.Connection) -> None:
 
 def _apply_migrations(conn: apsw.Connection) -> None:
     current = schema_version(conn)
-    for version, name, sql in migrations():
+    for version, name, entry in _migration_files():
         if version <= current:
             continue
         with conn:  # one transaction per migration
-            conn.execute(sql)
+            conn.execute(entry.read_text("utf-8"))
             conn.execute(
                 "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
                 (version, name, int(time.time())),

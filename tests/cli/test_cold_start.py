@@ -73,6 +73,48 @@ def test_a_save_and_a_recall_load_no_pydantic(brain: Any) -> None:
     assert not {f"aimos.cli.{m}" for m in ("eval_cmds", "verify_cmds", "purge_cmds")} & (save | recall)
 
 
+def test_a_save_and_a_recall_load_only_what_they_run(brain: Any) -> None:
+    """Work a command does not do is not imported: no thread pool (only a batch verification of
+    64 signatures or more uses one), no migration file listed through importlib.resources (a
+    brain of this code's schema applies none), and, for a prose text, none of the secret gate's
+    token patterns compiled (only a text with a word of 15 characters or more is matched
+    against them)."""
+    probe = (
+        "import aimos.memory.secret_shapes as shapes\n"
+        "print('compiled:', sum(p.cache_info().currsize for _, p, _ in shapes.TOKEN_RULES))"
+    )
+    for args in (["save", "a plain note about the greenhouse"], ["recall", "greenhouse"]):
+        loaded = loaded_after(args)
+        assert "aimos.actions.session" in loaded  # it ran
+        for unused in ("concurrent.futures", "importlib.readers", "zipfile", "keyring"):
+            assert not under(loaded, unused), (args, unused)
+    code = (
+        "from aimos.memory.gates import find_secret\n"
+        "find_secret('my wifi password is BlueDog77 ok')\n" + probe
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert done.stdout.split() == ["compiled:", "0"], done.stdout
+    token = code.replace("BlueDog77 ok", "ghp_" + "a1B2" * 9)
+    done = subprocess.run([sys.executable, "-c", token], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert done.stdout.split()[1] != "0", done.stdout
+
+
+@pytest.mark.keychain
+def test_the_os_keychain_is_reached_without_keyrings_start_up() -> None:
+    """Where keyring would pick the Secret Service (identity/secret_service.py), an item is read
+    without importing keyring (its imports, its scan of every package's entry points)."""
+    code = (
+        "import sys\nfrom aimos.identity.keystore import OsKeystore\n"
+        "print(OsKeystore('cold-start-probe').find('absent'))\nprint('\\n'.join(sorted(sys.modules)))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    answer, *loaded = done.stdout.split("\n")
+    assert answer == "None"
+    assert "secretstorage" in loaded
+    for unused in ("keyring", "jaraco", "importlib_metadata"):
+        assert not under(set(loaded), unused), unused
+
+
 def test_a_value_typer_must_convert_still_goes_to_typer() -> None:
     """A number written another way than a plain decimal numeral is Typer's to convert (and to
     refuse with its own words), through pydantic: nothing is converted differently here."""

@@ -40,6 +40,13 @@ class _Backend:
         raise self.error
 
 
+def _keyring_backend(monkeypatch: pytest.MonkeyPatch, backend: _Backend) -> None:
+    """keyring's choice is ``backend``: named by the environment, so the keychain is keyring's to
+    choose (identity/secret_service.py), and keyring answers with this one."""
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
+    monkeypatch.setattr(keyring, "get_keyring", lambda: backend)
+
+
 def _locked_exception() -> BaseException:
     """An exception of the class secretstorage raises for a locked collection."""
     kind = type("LockedException", (Exception,), {"__module__": "secretstorage.exceptions"})
@@ -52,7 +59,7 @@ def _locked_exception() -> BaseException:
 def test_a_locked_keychain_is_reported_as_locked(
     monkeypatch: pytest.MonkeyPatch, error: BaseException
 ) -> None:
-    monkeypatch.setattr(keyring, "get_keyring", lambda: _Backend(error))
+    _keyring_backend(monkeypatch, _Backend(error))
     store = OsKeystore("brain-x")
     for call in (lambda: store.get("master"), lambda: store.put("x", "y"), lambda: store.delete("x")):
         with pytest.raises(KeychainLockedError) as raised:
@@ -67,7 +74,7 @@ def test_a_locked_keychain_is_reported_as_locked(
 
 
 def test_another_keychain_failure_is_not_called_locked(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(keyring, "get_keyring", lambda: _Backend(RuntimeError("dbus gone")))
+    _keyring_backend(monkeypatch, _Backend(RuntimeError("dbus gone")))
     with pytest.raises(KeychainError) as raised:
         OsKeystore("brain-x").get("master")
     assert not isinstance(raised.value, KeychainLockedError)

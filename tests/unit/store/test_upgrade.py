@@ -23,8 +23,9 @@ def test_a_brain_from_before_the_newest_migration_upgrades_and_verifies(aimos_ho
 
     every = connection.migrations()
     older = every[:-1]
+    older_files = connection._migration_files()[:-1]
     with pytest.MonkeyPatch.context() as patched:  # the aimos of one migration ago installs it
-        patched.setattr(connection, "migrations", lambda: older)
+        patched.setattr(connection, "_migration_files", lambda: older_files)
         install(InstallOptions(keystore="file", guides=False), PASSPHRASE, int(time.time()))
     brain = aimos_home / "brain.sqlite3"
 
