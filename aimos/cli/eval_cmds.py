@@ -219,6 +219,7 @@ def age(
     """A scaled year of use in a scratch brain: saves (an import among them), recalls, outcomes,
     judgments and the housekeeper's jobs through the real signed paths; size, bytes per unit and
     time per operation at checkpoints, verify and backup at the end, beside the bare parts."""
+    from aimos.cli.output import phase_progress
     from aimos.eval.age import checkpoints_for, plan_windows, run_age
 
     outcomes = recalls // 5 if outcomes is None else outcomes
@@ -227,7 +228,10 @@ def age(
     _age_limits(memories, recalls, outcomes, judgments, imported, window, nights)
     marks = checkpoints_for(memories, checkpoint)
     plan_windows(marks, window, imported)  # a plan that does not fit is refused before any brain
-    rep = _purging(lambda: run_age(memories, recalls, outcomes, judgments, imported, marks, window, nights))
+    shown = phase_progress(memories, "a year")  # on stderr, when a terminal
+    rep = _purging(
+        lambda: run_age(memories, recalls, outcomes, judgments, imported, marks, window, nights, shown)
+    )
     if json_out:
         emit_json(rep)
         return

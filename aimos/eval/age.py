@@ -94,8 +94,8 @@ class _Year:
         self.disclosed: deque[tuple[str, str]] = deque(maxlen=5000)  # (memory, receipt) awaiting an outcome
         self.memories = 0
         self.counts = dict.fromkeys(("recalls", "outcomes", "transitions", "judgments"), 0)
-        self.times: dict[str, list[float]] = {k: [] for k in ("save", "recall", "transition", "judgment")}
-        self.times["outcome"] = []
+        ops = ("save", "recall", "outcome", "transition", "judgment")
+        self.times: dict[str, list[float]] = {op: [] for op in ops}  # seconds each call took
         self.terminals: dict[str, int] = {}
 
     def save(self) -> float:
@@ -346,7 +346,9 @@ def run_age(
     checkpoints: Sequence[int] | None = None,
     window: int = 500,
     nights: int = 12,
+    progress: Callable[[int, str], None] | None = None,
 ) -> dict[str, Any]:
+    """The year (module docstring); ``progress(memories, phase)`` is told as the run goes."""
     from aimos.actions.session import open_brain
     from aimos.eval.perf import bare_parts
     from aimos.eval.scratch import install_scratch, scratch_home
@@ -368,26 +370,35 @@ def run_age(
             bare_ms = bare["bare_parts_median_ms"]
             nights_run: list[dict[str, Any]] = []
 
+            def tell(phase: str) -> None:
+                if progress is not None:
+                    progress(year.memories, phase)
+
             def nights_due() -> None:
                 while night_at and night_at[0] <= year.memories:
                     night_at.pop(0)
+                    tell("the housekeeper's jobs")
                     nights_run.append(_night(year))
 
             points = []
             import_report = None
             for c, w in zip(marks, windows, strict=True):
                 if import_report is None and imported and year.memories >= import_after:
+                    tell("import")
                     import_report = year.import_notes(imported, home / "notes")
                     year.catch_up(plan)
                     nights_due()
                 while year.memories < c - w:  # the interleaved stretch
+                    tell("saves and recalls")
                     year.save()
                     year.catch_up(plan)
                     nights_due()
+                tell(f"checkpoint at {c:,}")
                 points.append(year.checkpoint(plan, c, w, bare_ms))
                 nights_due()
             nights_due()
 
+            tell("verify and backup")
             end = _verify_and_back_up(brain.conn, home, installed.master_fingerprint)
             counts = dict(year.counts)
             overall = {k: _figure(v, bare_ms) for k, v in year.times.items()}
