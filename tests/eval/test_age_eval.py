@@ -112,12 +112,14 @@ def test_a_plan_that_does_not_fit_is_refused_before_any_brain(aimos_home: Path) 
 
 @pytest.mark.slow
 def test_the_default_checkpoints_below_the_run_and_its_end(aimos_home: Path) -> None:
-    """A run past the first default checkpoint measures at 1,000 and at its own end."""
+    """A run past the first default checkpoint measures at 1,000 and at its own end; the default
+    counts of outcomes (a fifth of the recalls) and judgments (one in 100 memories)."""
     rep = run_aimos(
-        "eval", "age", "--memories", "1500", "--recalls", "300", "--outcomes", "60", "--imported", "200",
-        "--judgments", "10", "--nights", "1", "--json", timeout=290,
+        "eval", "age", "--memories", "1100", "--recalls", "110", "--window", "100", "--imported", "40",
+        "--nights", "1", "--json", timeout=290,
     ).json()  # fmt: skip
-    assert [p["memories"] for p in rep["checkpoints"]] == [1000, 1500]
-    assert [p["recalls"] for p in rep["checkpoints"]] == [200, 300]
-    assert rep["checkpoints"][0]["save"]["n"] == 500 and rep["checkpoints"][1]["save"]["n"] == 300
-    assert rep["import"]["memories"] == 200 and rep["verify"]["ok"] is True
+    assert [p["memories"] for p in rep["checkpoints"]] == [1000, 1100]
+    assert [p["recalls"] for p in rep["checkpoints"]] == [100, 110]
+    assert [p["save"]["n"] for p in rep["checkpoints"]] == [100, 60]  # after the 40 imported
+    assert rep["import"]["memories"] == 40 and rep["judgments"] == 11 and 0 < rep["outcomes"] <= 22
+    assert rep["verify"]["ok"] is True
