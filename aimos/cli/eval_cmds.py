@@ -288,6 +288,7 @@ def _print_age(rep: dict[str, Any]) -> None:
     out("")
     out(f"{'memories':>9}  {'op':<11} {'median / p95, ratio to bare':>30}   n")
     for p in rep["checkpoints"]:
+        out(f"{p['memories']:>9,}  {'bare parts':<11} {p['bare_parts_median_ms']:>8.4f} ms (measured here)")
         for op in ("save", "recall", "transition", "outcome"):
             s = p[op]
             out(f"{p['memories']:>9,}  {op:<11} {fig(s)}   {s['n'] if s else 0}")
@@ -305,9 +306,11 @@ def _print_age(rep: dict[str, Any]) -> None:
         ratio = g[op]
         verdict = "-" if ratio is None else ("flat" if ratio <= g["target"] else "GROWS")
         shown = "-" if ratio is None else f"{ratio:.3f}"
+        relative = g[f"{op}_ratio_to_bare"]
         out(
             f"growth of the {op} median from {g['from_memories']:,} to {g['to_memories']:,} memories: {shown}"
-            f"  (target <= {g['target']}: {verdict})"
+            f"  (target <= {g['target']}: {verdict}); of its ratio to the bare parts:"
+            f" {'-' if relative is None else f'{relative:.3f}'}"
         )
     for n in rep["nights"]:
         jobs = ", ".join(

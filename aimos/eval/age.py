@@ -15,9 +15,12 @@ recalls, outcomes and judgments due by then, are taken one kind after the other,
 kind's bytes (SQLite's dbstat, `eval.storage.table_bytes`) and time (median, p95) are its own;
 the rest of the run interleaves them. At the end: `aimos verify`'s work (as `aimos eval verify`
 times it) and the housekeeper's online backup (and its check) on the full brain. The bare parts of
-a signed write (`eval.perf.bare_parts`) are measured in the same run and every time figure is
-also given as its ratio to them; save and recall growth is the last checkpoint's median over the
-first's (the issue's target: flat within 25%).
+a signed write (`eval.perf.bare_parts`) are measured in the same run, at the start and again at
+each checkpoint, and every time figure is also given as its ratio to them (a checkpoint's to its
+own); save and recall growth is the last checkpoint's median over the first's (the issue's
+target: flat within 25%), and the same of their ratios, which a machine busy with other work
+at one checkpoint and not at another moves less. A night that falls inside a measured window
+runs after it.
 """
 
 from __future__ import annotations
@@ -235,9 +238,12 @@ class _Year:
             "per_memory_ms": round((finished - planned_at) * 1000 / max(1, len(marks)), 4),
         }
 
-    def checkpoint(self, plan: dict[str, int], at: int, window: int, bare_ms: float) -> dict[str, Any]:
+    def checkpoint(self, plan: dict[str, int], at: int, window: int, folder: Path) -> dict[str, Any]:
         """The brain reaches ``at`` memories by ``window`` saves, then the recalls and outcomes due
-        by then are made, each kind after the other so that its bytes and times are its own."""
+        by then are made, each kind after the other so that its bytes and times are its own; the
+        bare parts are measured again beside them (in ``folder``), so that each ratio is to a
+        baseline taken under the same load of the machine."""
+        from aimos.eval.perf import bare_parts
         from aimos.eval.storage import table_bytes
 
         conn = self.brain.conn
@@ -258,9 +264,13 @@ class _Year:
                 transitions.append(done[0])
         b3 = table_bytes(conn)
         self.catch_up(plan)  # the judgments due by now
+        folder.mkdir(mode=0o700)
+        bare = bare_parts(self.agent, folder, BARE_SAMPLES)
+        bare_ms = bare["bare_parts_median_ms"]
         size = _brain_bytes(conn)
         return {
             "memories": self.memories,
+            "bare_parts_median_ms": bare_ms,
             **self.counts,
             "brain_bytes": size,
             "brain_bytes_per_memory": round(size / self.memories, 1),
@@ -366,7 +376,7 @@ def run_age(
         brain = open_brain(write=True)
         try:
             year = _Year(brain, passphrase, rng)
-            bare = bare_parts(year.agent, home, min(BARE_SAMPLES, max(100, memories)))
+            bare = bare_parts(year.agent, home, BARE_SAMPLES)
             bare_ms = bare["bare_parts_median_ms"]
             nights_run: list[dict[str, Any]] = []
 
@@ -394,7 +404,7 @@ def run_age(
                     year.catch_up(plan)
                     nights_due()
                 tell(f"checkpoint at {c:,}")
-                points.append(year.checkpoint(plan, c, w, bare_ms))
+                points.append(year.checkpoint(plan, c, w, home / f"bare-{c}"))
                 nights_due()
             nights_due()
 
@@ -408,9 +418,9 @@ def run_age(
             brain.close()
     first, last = points[0], points[-1]
 
-    def growth(kind: str) -> float | None:
+    def growth(kind: str, figure: str = "median_ms") -> float | None:
         a, b = first[kind], last[kind]
-        return round(float(b["median_ms"]) / float(a["median_ms"]), 3) if a and b else None
+        return round(float(b[figure]) / float(a[figure]), 3) if a and b else None
 
     return {
         "memories": total_memories,
@@ -425,6 +435,9 @@ def run_age(
         "growth": {
             "save": growth("save"),
             "recall": growth("recall"),
+            # the same of the ratios to the bare parts: growth with the machine's load taken out
+            "save_ratio_to_bare": growth("save", "ratio_to_bare"),
+            "recall_ratio_to_bare": growth("recall", "ratio_to_bare"),
             "from_memories": first["memories"],
             "to_memories": last["memories"],
             "target": GROWTH_TARGET,

@@ -48,18 +48,23 @@ def test_a_tiny_year_adds_up_and_its_brain_is_purged(aimos_home: Path) -> None:
     sizes = [p["brain_bytes"] for p in points]
     assert sizes == sorted(sizes) and sizes[0] > 0
     for p in points:
-        assert p["window"]["saves"] == 8 and p["save"]["n"] == 8
+        assert p["window"]["saves"] == 8 and p["save"]["n"] == 8 and p["bare_parts_median_ms"] > 0
         assert p["recall"]["n"] == p["window"]["recalls"] > 0
         assert p["bytes_per_memory"] > 0 and p["bytes_per_recall"] > 0
         assert p["brain_bytes_per_memory"] == pytest.approx(p["brain_bytes"] / p["memories"], abs=0.1)
         for op in ("save", "recall", "outcome", "transition"):
             if p[op] is not None:
                 assert p[op]["p95_ms"] >= p[op]["median_ms"] > 0
-                assert p[op]["ratio_to_bare"] == pytest.approx(p[op]["median_ms"] / bare, abs=0.01)
+                # each checkpoint's ratios are to the bare parts measured there
+                here = p["bare_parts_median_ms"]
+                assert p[op]["ratio_to_bare"] == pytest.approx(p[op]["median_ms"] / here, abs=0.01)
     growth = rep["growth"]
     assert (growth["from_memories"], growth["to_memories"], growth["target"]) == (20, 60, 1.25)
     for op in ("save", "recall"):
         assert growth[op] == pytest.approx(points[-1][op]["median_ms"] / points[0][op]["median_ms"], abs=1e-3)
+        relative = points[-1][op]["ratio_to_bare"] / points[0][op]["ratio_to_bare"]
+        assert growth[f"{op}_ratio_to_bare"] == pytest.approx(relative, abs=1e-3)
+    assert overall["save"]["ratio_to_bare"] == pytest.approx(overall["save"]["median_ms"] / bare, abs=0.01)
 
     # two nights, each running every housekeeper job on the signed record
     assert len(rep["nights"]) == 2 and rep["nights"][-1]["memories"] == 60
