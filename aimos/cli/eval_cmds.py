@@ -232,6 +232,144 @@ def storage(
     )
 
 
+@eval_app.command("age")
+def age(
+    memories: int = typer.Option(20_000, "--memories", help="Memories saved in the year (10..1,000,000)."),
+    recalls: int = typer.Option(
+        20_000, "--recalls", help="Recalls, interleaved with the saves (1..1,000,000)."
+    ),
+    outcomes: int = typer.Option(
+        None, "--outcomes", help="Outcomes on what recalls disclosed (default: a fifth of the recalls)."
+    ),
+    judgments: int = typer.Option(
+        None, "--judgments", help="A person's judgments of memories (default: one in 100 memories)."
+    ),
+    imported: int = typer.Option(
+        None,
+        "--imported",
+        help="Of the memories, how many come by `aimos import` of markdown notes (default: a tenth).",
+    ),
+    checkpoint: list[int] = typer.Option(
+        None, "--checkpoint", help="Brain sizes to measure at (repeatable; default 1000 5000 20000)."
+    ),
+    window: int = typer.Option(500, "--window", help="Saves measured before each checkpoint (1..100,000)."),
+    nights: int = typer.Option(12, "--nights", help="Times every housekeeper job runs (0..366)."),
+    json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+) -> None:
+    """A scaled year of use in a scratch brain: saves (an import among them), recalls, outcomes,
+    judgments and the housekeeper's jobs through the real signed paths; size, bytes per unit and
+    time per operation at checkpoints, verify and backup at the end, beside the bare parts."""
+    from aimos.cli.output import phase_progress
+    from aimos.eval.age import checkpoints_for, plan_windows, run_age
+
+    outcomes = recalls // 5 if outcomes is None else outcomes
+    judgments = memories // 100 if judgments is None else judgments
+    imported = memories // 10 if imported is None else imported
+    _age_limits(memories, recalls, outcomes, judgments, imported, window, nights)
+    marks = checkpoints_for(memories, checkpoint)
+    plan_windows(marks, window, imported)  # a plan that does not fit is refused before any brain
+    shown = phase_progress(memories, "a year")  # on stderr, when a terminal
+    rep = _purging(
+        lambda: run_age(memories, recalls, outcomes, judgments, imported, marks, window, nights, shown)
+    )
+    if json_out:
+        emit_json(rep)
+        return
+    _print_age(rep)
+
+
+def _age_limits(
+    memories: int, recalls: int, outcomes: int, judgments: int, imported: int, window: int, nights: int
+) -> None:
+    from aimos.errors import UsageError
+
+    for name, value, low, high in (
+        ("--memories", memories, 10, 1_000_000),
+        ("--recalls", recalls, 1, 1_000_000),
+        ("--outcomes", outcomes, 0, recalls),
+        ("--judgments", judgments, 0, memories),
+        ("--imported", imported, 0, memories // 2),
+        ("--window", window, 1, 100_000),
+        ("--nights", nights, 0, 366),
+    ):
+        if not low <= value <= high:
+            raise UsageError(f"{name} must be between {low:,} and {high:,}")
+
+
+def _print_age(rep: dict[str, Any]) -> None:
+    b = rep["bare"]
+    bare = b["bare_parts_median_ms"]
+    out(
+        f"a scaled year: {rep['memories']:,} memories, {rep['recalls']:,} recalls,"
+        f" {rep['outcomes']:,} outcomes ({rep['transitions']:,} weight transitions),"
+        f" {rep['judgments']:,} judgments, {len(rep['nights'])} nights of housekeeper jobs;"
+        f" {rep['seconds']:,.0f} s"
+    )
+    out(
+        f"bare parts: sign {b['bare_sign']['median_ms']:.4f} + verify {b['bare_verify']['median_ms']:.4f}"
+        f" + durable commit {b['bare_durable_commit']['median_ms']:.4f} = {bare:.4f} ms (median)"
+    )
+
+    def fig(s: dict[str, Any] | None) -> str:
+        if s is None:
+            return f"{'-':>30}"
+        return f"{s['median_ms']:>8.2f} /{s['p95_ms']:>8.2f} ms {s['ratio_to_bare']:>6.1f}x"
+
+    def size(v: float | None) -> str:
+        return f"{v:>9,.0f}" if v is not None else f"{'-':>9}"
+
+    out("")
+    out(f"{'memories':>9} {'brain MB':>9} {'B/memory':>9} {'B/recall':>9} {'B/outcome':>9}")
+    for p in rep["checkpoints"]:
+        out(
+            f"{p['memories']:>9,} {p['brain_bytes'] / 1e6:>9.1f} {size(p['bytes_per_memory'])}"
+            f" {size(p['bytes_per_recall'])} {size(p['bytes_per_outcome'])}"
+        )
+    out("")
+    out(f"{'memories':>9}  {'op':<11} {'median / p95, ratio to bare':>30}   n")
+    for p in rep["checkpoints"]:
+        out(f"{p['memories']:>9,}  {'bare parts':<11} {p['bare_parts_median_ms']:>8.4f} ms (measured here)")
+        for op in ("save", "recall", "transition", "outcome"):
+            s = p[op]
+            out(f"{p['memories']:>9,}  {op:<11} {fig(s)}   {s['n'] if s else 0}")
+    out("")
+    o = rep["overall"]
+    out("whole run:  " + "; ".join(f"{op} {fig(o[op]).strip()}" for op in o if o[op] is not None))
+    imp = rep["import"]
+    if imp is not None:
+        out(
+            f"import: {imp['memories']:,} memories from {imp['files']:,} notes in {imp['seconds']:.1f} s"
+            f" (read and plan {imp['read_and_plan_seconds']:.1f} s), {imp['per_memory_ms']:.2f} ms a memory"
+        )
+    g = rep["growth"]
+    for op in ("save", "recall"):
+        ratio = g[op]
+        verdict = "-" if ratio is None else ("flat" if ratio <= g["target"] else "GROWS")
+        shown = "-" if ratio is None else f"{ratio:.3f}"
+        relative = g[f"{op}_ratio_to_bare"]
+        out(
+            f"growth of the {op} median from {g['from_memories']:,} to {g['to_memories']:,} memories: {shown}"
+            f"  (target <= {g['target']}: {verdict}); of its ratio to the bare parts:"
+            f" {'-' if relative is None else f'{relative:.3f}'}"
+        )
+    for n in rep["nights"]:
+        jobs = ", ".join(
+            f"{name} {j['ms'] / 1000:.1f} s" + ("" if j["status"] == "SUCCESS" else f" {j['status']}")
+            for name, j in n["jobs"].items()
+        )
+        out(f"night at {n['memories']:,} memories: {jobs}")
+    v, bk = rep["verify"], rep["backup"]
+    verdict = "ok" if v["ok"] else "FAILED"
+    out(
+        f"verify (both verifiers, parity, brain checks): {v['seconds']:.1f} s ({verdict});"
+        f" brain file {rep['brain_file_bytes'] / 1e6:.1f} MB"
+    )
+    out(
+        f"backup (the housekeeper's online backup): {bk['seconds']:.1f} s, {bk['bytes'] / 1e6:.1f} MB;"
+        f" its check {bk['check_seconds']:.1f} s ({'ok' if bk['ok'] else 'FAILED'})"
+    )
+
+
 @eval_app.command("mcp")
 def mcp_perf(
     calls: int = typer.Option(50, "--calls", help="Calls of each tool per mode (1..10,000)."),
