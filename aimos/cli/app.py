@@ -16,6 +16,7 @@ import typer
 
 from aimos import __version__
 from aimos.cli.output import say
+from aimos.vocabulary import HOUSEKEEPER
 from aimos.errors import AimosError, ExpiryWarning
 from aimos.exit_codes import ExitCode, exit_code_for
 
@@ -37,7 +38,7 @@ _PARTS: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
     ("restore_cmd", None, ("restore",)),
     ("anchor_cmd", None, ("anchor",)),
     ("redact_cmd", None, ("redact",)),
-    ("housekeeper_cmds", None, ("housekeeper",)),
+    ("housekeeper_cmds", None, (HOUSEKEEPER,)),  # (the command is named after the identity)
     ("tui_cmd", None, ("tui",)),
     ("recall_cmds", "receipt_app", ("receipt",)),
     ("recall_cmds", "index_app", ("index",)),
