@@ -64,22 +64,24 @@ def test_the_writer_today_stores_a_stream_that_reads_back_and_is_small() -> None
 
 # --- the second dictionary: an outcome's events (migration 17) -------------------------------------
 DICTIONARY_V2_SHA256 = "559fd1904215d3e29c5d5fff29c8081ba6ec8a39d1afe06db5f44317e73d53a4"
-OUTCOME_BODY = (
-    '{"actor_agent_id":"cli","actor_valid_from":"2026-01-02T03:04:05.000Z","cert_fingerprint":"'
-    + "ab" * 32
-    + '","company_id":"personal","event_id":"00000000-0000-4000-8000-000000000003","identity_tier":"T1",'
-    '"ledger_seq":9,"ledger_version":"aimos-ledger/v1","metadata":{"live_content_hash":"'
-    + "01" * 32
-    + '","memory_id":"00000000-0000-4000-8000-000000000002","occurrence_ref":"'
-    + "05" * 32
-    + '","outcome_id":"00000000-0000-4000-8000-000000000004","receipt_id":"00000000-0000-4000-8000-000000000005",'
-    '"request_hash":"'
-    + "02" * 32
-    + '","reward_sign":1,"target_scope":"principal_state"},"operation":"mutation_outcome_evidence_v2",'
-    '"parent_event_id":"00000000-0000-4000-8000-000000000006","prev_mutation_hash":"'
-    + "04" * 32
-    + '","signer_agent_id":"housekeeper","signer_valid_from":"2026-01-02T03:04:05.000Z",'
-    '"subject_memory_id":"00000000-0000-4000-8000-000000000002","ts_signed":1767323047}'
+OUTCOME_BODY = "".join(
+    (
+        '{"actor_agent_id":"cli","actor_valid_from":"2026-01-02T03:04:05.000Z","cert_fingerprint":"',
+        "ab" * 32,
+        '","company_id":"personal","event_id":"00000000-0000-4000-8000-000000000003","identity_tier":"T1",',
+        '"ledger_seq":9,"ledger_version":"aimos-ledger/v1","metadata":{"live_content_hash":"',
+        "01" * 32,
+        '","memory_id":"00000000-0000-4000-8000-000000000002","occurrence_ref":"',
+        "05" * 32,
+        '","outcome_id":"00000000-0000-4000-8000-000000000004",',
+        '"receipt_id":"00000000-0000-4000-8000-000000000005","request_hash":"',
+        "02" * 32,
+        '","reward_sign":1,"target_scope":"principal_state"},"operation":"mutation_outcome_evidence_v2",',
+        '"parent_event_id":"00000000-0000-4000-8000-000000000006","prev_mutation_hash":"',
+        "04" * 32,
+        '","signer_agent_id":"housekeeper","signer_valid_from":"2026-01-02T03:04:05.000Z",',
+        '"subject_memory_id":"00000000-0000-4000-8000-000000000002","ts_signed":1767323047}',
+    )
 )
 # deflate_event_text(OUTCOME_BODY, EVENT_DICTIONARY_V2) as the first writer stored it
 OUTCOME_STORED = bytes.fromhex(

@@ -293,6 +293,18 @@ def _recall_events(brain: Any, receipt_id: str) -> list[dict[str, Any]]:
     )
 
 
+def _sealed_as_its_text(brain: Any, e: dict[str, Any], body: str) -> None:
+    """The seals hash the events row ``e`` as the row holding its body ``body`` as text."""
+    assert hashlib.sha256(body.encode()).hexdigest() == e["content_hash"]
+    shape = seals.sealed_tables(brain.conn)["events"]
+    (sealed,) = brain.conn.execute(shape.select() + " WHERE event_id = ?", (e["event_id"],)).fetchall()
+    as_text = tuple(
+        body.encode() if c == "signed_body" else (v.encode() if isinstance(v, str) else v)
+        for (c, _), v in zip(shape.columns, (e[c] for c, _ in shape.columns), strict=True)
+    )
+    assert shape.row_hash(sealed) == shape.row_hash((sealed[0], *as_text))
+
+
 def test_a_recall_stores_its_events_deflated_and_seals_them_as_the_text(brain: Any) -> None:
     from aimos.ledger.events import read_event
 
@@ -306,13 +318,7 @@ def test_a_recall_stores_its_events_deflated_and_seals_them_as_the_text(brain: A
         assert e["signed_body"] == "" and e["signed_body_deflated"] is not None
         body = read_event(e)["signed_body"]
         assert isinstance(body, str) and len(e["signed_body_deflated"]) < len(body.encode())
-        assert hashlib.sha256(body.encode()).hexdigest() == e["content_hash"]
-        (sealed,) = brain.conn.execute(shape.select() + " WHERE event_id = ?", (e["event_id"],)).fetchall()
-        as_text = tuple(
-            body.encode() if c == "signed_body" else (v.encode() if isinstance(v, str) else v)
-            for (c, _), v in zip(shape.columns, (e[c] for c, _ in shape.columns), strict=True)
-        )
-        assert shape.row_hash(sealed) == shape.row_hash((sealed[0], *as_text))
+        _sealed_as_its_text(brain, e, body)
     # every other event is stored as text
     assert one(
         brain.conn,
@@ -392,14 +398,7 @@ def test_a_save_stores_its_event_once_against_the_dictionary_and_seals_it_as_the
     assert e is not None and e["signed_body"] == "" and e["signed_body_deflated"] is not None
     body = read_event(e)["signed_body"]
     assert isinstance(body, str) and len(e["signed_body_deflated"]) * 2 < len(body.encode())
-    assert hashlib.sha256(body.encode()).hexdigest() == e["content_hash"]
-    shape = seals.sealed_tables(brain.conn)["events"]
-    (sealed,) = brain.conn.execute(shape.select() + " WHERE event_id = ?", (e["event_id"],)).fetchall()
-    as_text = tuple(
-        body.encode() if c == "signed_body" else (v.encode() if isinstance(v, str) else v)
-        for (c, _), v in zip(shape.columns, (e[c] for c, _ in shape.columns), strict=True)
-    )
-    assert shape.row_hash(sealed) == shape.row_hash((sealed[0], *as_text))
+    _sealed_as_its_text(brain, e, body)
     # the memory's disclosure check reads the body it signed
     from aimos.recall.disclosure import verify_many
 
@@ -474,20 +473,13 @@ def test_an_outcome_stores_its_events_against_the_second_dictionary_and_seals_th
 
     events = _outcome(brain)
     assert [e["operation"] for e in events] == list(OUTCOME_EVENTS)
-    shape = seals.sealed_tables(brain.conn)["events"]
     for e in events:
         assert e["signed_body"] == "" and e["signed_body_deflated"][2:6] == zlib.adler32(
             EVENT_DICTIONARY_V2
         ).to_bytes(4, "big")
         body = read_event(e)["signed_body"]
         assert isinstance(body, str) and len(e["signed_body_deflated"]) * 2 < len(body.encode())
-        assert hashlib.sha256(body.encode()).hexdigest() == e["content_hash"]
-        (sealed,) = brain.conn.execute(shape.select() + " WHERE event_id = ?", (e["event_id"],)).fetchall()
-        as_text = tuple(
-            body.encode() if c == "signed_body" else (v.encode() if isinstance(v, str) else v)
-            for (c, _), v in zip(shape.columns, (e[c] for c, _ in shape.columns), strict=True)
-        )
-        assert shape.row_hash(sealed) == shape.row_hash((sealed[0], *as_text))
+        _sealed_as_its_text(brain, e, body)
     # the outcome's export reads the bodies it signed
     from aimos.learning.export_v2 import build_outcome_export
 
