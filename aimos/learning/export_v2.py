@@ -30,6 +30,7 @@ from aimos.crypto.encoding import b64u_encode, iso_ms
 from aimos.crypto.messages import new_nonce, payload_message
 from aimos.errors import OutcomeNotFoundError, V2OutcomeUnavailableError
 from aimos.identity.epochs import Signer, epoch_at, master_row
+from aimos.ledger.events import body_sql, read_event
 from aimos.store.connection import one, resolve_uuid_prefix
 from aimos.verify import v2_mutation as vm
 
@@ -149,13 +150,18 @@ def sign_valence_row(
 
 
 # --- export ----------------------------------------------------------------------------------------
-def _event_by_outcome(conn: apsw.Connection, operation: str, outcome_id: str) -> dict[str, Any] | None:
-    return one(
+def _event_by_outcome(
+    conn: apsw.Connection, operation: str, outcome: dict[str, Any]
+) -> dict[str, Any] | None:
+    """The first ``operation`` event about ``outcome`` (among its memory's events, each body read
+    back from its stored form), read as the row it stands for."""
+    row = one(
         conn,
-        "SELECT * FROM events WHERE operation = ? AND json_extract(signed_body, '$.metadata.outcome_id') = ?"
-        " ORDER BY rowid LIMIT 1",
-        (operation, outcome_id),
+        "SELECT * FROM events WHERE subject_memory_id = ? AND +operation = ?"
+        f" AND json_extract({body_sql(conn)}, '$.metadata.outcome_id') = ? ORDER BY rowid LIMIT 1",
+        (outcome["memory_id"], operation, outcome["outcome_id"]),
     )
+    return None if row is None else read_event(row)
 
 
 def _signer_fields(hk: dict[str, Any], *, agent: str, start: str) -> dict[str, Any]:
@@ -239,8 +245,8 @@ def build_outcome_export(
     o = one(conn, "SELECT * FROM outcomes WHERE outcome_id = ?", (outcome_id,))
     assert o is not None
     terminal_kind = str(o["terminal"])
-    outcome_event = _event_by_outcome(conn, vocabulary.MUTATION_OUTCOME_OPERATION, outcome_id)
-    terminal_event = _event_by_outcome(conn, TERMINAL_OPERATIONS[terminal_kind], outcome_id)
+    outcome_event = _event_by_outcome(conn, vocabulary.MUTATION_OUTCOME_OPERATION, o)
+    terminal_event = _event_by_outcome(conn, TERMINAL_OPERATIONS[terminal_kind], o)
     if outcome_event is None or terminal_event is None:
         raise V2OutcomeUnavailableError(f"outcome {outcome_id} has no outcome or terminal event")
     terminal_meta: dict[str, Any] = json_loads(terminal_event["signed_body"])["metadata"]

@@ -25,7 +25,7 @@ from aimos.errors import GrantError, MemoryNotFoundError, ReceiptMissingError, U
 from aimos.identity.epochs import Signer
 from aimos.identity.requests import SignedRequest, verify_request
 from aimos.learning.export_v2 import RecallBinding, recall_binding, sign_valence_row
-from aimos.ledger.events import append_event
+from aimos.ledger.events import append_event, body_sql
 from aimos.store.connection import insert, one, rows, write_transaction
 from aimos.store.seals import quiet_since_checked
 from aimos.verify.kit.valence import SHARE_START_MILLI, Step, WeightLedger
@@ -98,11 +98,12 @@ LEFT JOIN weight_baselines b ON b.memory_id = o.memory_id
 WHERE o.target_scope = 'principal_state' {where}
 ORDER BY o.rowid
 """
+# (a terminal event's body read through ``body_sql``: stored against a dictionary since migration 17)
 VALENCE_RULES_SQL = """
-SELECT json_extract(signed_body, '$.metadata.outcome_id') AS outcome_id,
-       json_extract(signed_body, '$.metadata.valence_rule') AS valence_rule
-FROM events
-WHERE operation IN ('cognitive_weight_adjusted', 'cognitive_weight_unchanged') {where}
+SELECT json_extract(body, '$.metadata.outcome_id') AS outcome_id,
+       json_extract(body, '$.metadata.valence_rule') AS valence_rule
+FROM (SELECT {body} AS body FROM events
+      WHERE operation IN ('cognitive_weight_adjusted', 'cognitive_weight_unchanged') {where})
 """
 
 
@@ -112,7 +113,8 @@ def principal_outcomes(conn: apsw.Connection, memory_id: str | None = None) -> l
     params: tuple[str, ...] = (memory_id,) if memory_id else ()
     where = "AND o.memory_id = ?" if memory_id else ""
     found = rows(conn, PRINCIPAL_OUTCOMES_SQL.format(where=where), params)
-    sql = VALENCE_RULES_SQL.format(where="AND subject_memory_id = ?" if memory_id else "")
+    by_memory = "AND subject_memory_id = ?" if memory_id else ""
+    sql = VALENCE_RULES_SQL.format(body=body_sql(conn), where=by_memory)
     rules = {r["outcome_id"]: r["valence_rule"] for r in rows(conn, sql, params)} if found else {}
     for o in found:
         o["valence_rule"] = rules.get(o["outcome_id"])

@@ -20,6 +20,7 @@ from aimos.identity.epochs import Signer
 from aimos.store.cells import (
     DEFLATED_EVENT_OPERATIONS,
     DICTIONARY_EVENT_OPERATIONS,
+    EVENT_DICTIONARY_OF,
     deflate_event_text,
     deflate_text,
     event_body,
@@ -115,11 +116,13 @@ def append_event(
         "mutation_hash": mutation.hex(),
     }
     stored, text = dict(record), body_bytes.decode("utf-8")
-    # stored once, deflated: a recall's (migration 14), a save's against the dictionary (migration 16)
+    # stored once, deflated: a recall's (migration 14), a save's (migration 16) and an outcome's
+    # (migration 17) against their operation's dictionary
     if operation in DEFLATED_EVENT_OPERATIONS:
         stored["signed_body"], stored["signed_body_deflated"] = "", deflate_text(text)
     elif operation in DICTIONARY_EVENT_OPERATIONS:
-        stored["signed_body"], stored["signed_body_deflated"] = "", deflate_event_text(text)
+        packed = deflate_event_text(text, EVENT_DICTIONARY_OF[operation])
+        stored["signed_body"], stored["signed_body_deflated"] = "", packed
     conn.execute(
         f"INSERT INTO events ({', '.join(stored)}) VALUES ({', '.join('?' * len(stored))})",
         tuple(stored.values()),
@@ -130,8 +133,8 @@ def append_event(
 def body_sql(conn: apsw.Connection, alias: str = "") -> str:
     """SQL for the signed body of an events row (``alias`` the table's name in the query, if any):
     what every query that reads or searches event bodies uses, since a recall's is stored deflated
-    (migration 14) and a save's against a dictionary (migration 16); on a brain not yet migrated
-    (a reader never migrates) every body is its text.
+    (migration 14), a save's and an outcome's against a dictionary (migrations 16 and 17); on a
+    brain not yet migrated (a reader never migrates) every body is its text.
     NULL for a row whose stored form reads as nothing."""
     p = f"{alias}." if alias else ""
     if "signed_body" not in dict(sealed_tables(conn)["events"].stored):

@@ -5,7 +5,14 @@ from __future__ import annotations
 import zlib
 from functools import lru_cache
 
-from aimos.vocabulary import OPERATION_MEMORY_SAVED, RECALL_RECEIPT_OPERATION
+from aimos.vocabulary import (
+    MUTATION_OUTCOME_OPERATION,
+    OBSERVATION_RETAINED_OPERATION,
+    OPERATION_MEMORY_SAVED,
+    RECALL_RECEIPT_OPERATION,
+    WEIGHT_ADJUSTED_OPERATION,
+    WEIGHT_UNCHANGED_OPERATION,
+)
 
 
 def text_of(value: object) -> str:
@@ -78,7 +85,8 @@ DEFLATED_EVENT_OPERATIONS = frozenset({RECALL_RECEIPT_OPERATION})
 def event_body(operation: object, text: object, deflated: object) -> str | bytes | None:
     """The signed body an ``events`` row stands for: ``text`` as is when nothing is stored
     ``deflated`` (every event before migration 14, every event of another operation since), else
-    the deflated body beside an empty text, for a recall's event only. None for any other triple.
+    the deflated body beside an empty text, for a recall's event, or a save's or an outcome's
+    against its operation's dictionary (``EVENT_DICTIONARY_OF``). None for any other triple.
     ``text`` may be given as its bytes (the seals read a damaged, non-UTF-8 body so), and then
     comes back as bytes. The SQL function ``aimos_event_body`` is this function."""
     if deflated is None:
@@ -86,7 +94,7 @@ def event_body(operation: object, text: object, deflated: object) -> str | bytes
     if text not in ("", b""):
         return None
     if operation in DICTIONARY_EVENT_OPERATIONS:
-        return inflate_event_text(deflated)
+        return inflate_event_text(deflated, EVENT_DICTIONARY_OF[str(operation)])
     if operation not in DEFLATED_EVENT_OPERATIONS:
         return None
     data = inflate_bytes(deflated)
@@ -111,29 +119,66 @@ EVENT_DICTIONARY_V1 = (
     b'"signer_valid_from":".000Z","subject_memory_id":"","ts_signed":'
 )
 EVENT_DICTIONARY_V1_ID = zlib.adler32(EVENT_DICTIONARY_V1).to_bytes(4, "big")
-DICTIONARY_EVENT_OPERATIONS = frozenset({OPERATION_MEMORY_SAVED})
+
+# migration 17: an outcome's events (its evidence event and the terminal one: a transition, a signed
+# no-op or an observation kept), 1.1 to 2.9 KB each, most of an outcome's bytes: their metadata keys,
+# the signed valence row's and the constant words, the rarer operations' first, then the envelope's.
+# Deflated against it the evidence event takes about 400 bytes, a terminal one 760 to 890.
+EVENT_DICTIONARY_V2 = (
+    b'"operation":"mutation_occurrence_observation_retained","operation":"cognitive_weight_unchanged",'
+    b'"target_scope":"occurrence_observation","occurrence_ref":"","projection_appended":false,"weight_milli":'
+    b'"projection_hash":"","provenance_mutation_hash":"","transition_hash":"",'
+    b'"new_weight_milli":,"old_weight_milli":,'
+    b'"metadata":{"live_content_hash":"","memory_id":"","occurrence_ref":"","outcome_id":"","receipt_id":"",'
+    b'"request_hash":"","reward_sign":1,"target_scope":"principal_state"},"operation":"mutation_outcome_evidence_v2",'
+    b'"metadata":{"agent_bad":,"agent_good":,"agent_share_new_milli":,"agent_share_old_milli":,"judge_valence":,'
+    b'"memory_id":"","outcome_id":"",'
+    b'"valence_row":{"body":{"cert_fingerprint":"","company_id":"personal","context_hash":null,"event_type":"VALENCE",'
+    b'"evidence_schema":"hom.aimos.mutation-outcome-evidence/v2","identity_tier":"T1","memory_id":"",'
+    b'"outcome_event_id":"","outcome_event_mutation_hash":"","outcome_id":"","recall_event_id":"",'
+    b'"recall_event_mutation_hash":"","recall_merkle_root":"","reward_sign":-1,"security_closure_sha256":"",'
+    b'"signer_agent_id":"housekeeper","signer_valid_from":".000Z","target_live_content_hash":"",'
+    b'"target_occurrence_ref":"","target_scope":"principal_state","ts_signed":},"content_hash":"","nonce":"",'
+    b'"prev_hash":null,"row_hash":"","signature_b64u":"","ts_signed":},"valence_row_hash":"",'
+    b'"valence_rule":"aimos.valence-rule/v2","weight_bearing":true},"operation":"cognitive_weight_adjusted",'
+    b'{"actor_agent_id":"housekeeper","actor_valid_from":"","cert_fingerprint":"",'
+    b'"company_id":"personal","event_id":"","identity_tier":"T1","ledger_seq":,'
+    b'"ledger_version":"aimos-ledger/v1","metadata":{'
+    b'},"operation":"","parent_event_id":"","prev_mutation_hash":"","signer_agent_id":"housekeeper",'
+    b'"signer_valid_from":".000Z","subject_memory_id":"","ts_signed":'
+)
+# Each operation stored so has one dictionary, the one its stream must name: a stream against
+# another reads as nothing, so an operation has one stored form.
+EVENT_DICTIONARY_OF: dict[str, bytes] = {
+    OPERATION_MEMORY_SAVED: EVENT_DICTIONARY_V1,
+    MUTATION_OUTCOME_OPERATION: EVENT_DICTIONARY_V2,
+    WEIGHT_ADJUSTED_OPERATION: EVENT_DICTIONARY_V2,
+    WEIGHT_UNCHANGED_OPERATION: EVENT_DICTIONARY_V2,
+    OBSERVATION_RETAINED_OPERATION: EVENT_DICTIONARY_V2,
+}
+DICTIONARY_EVENT_OPERATIONS = frozenset(EVENT_DICTIONARY_OF)
 
 
-def deflate_event_text(text: str) -> bytes:
-    """An event body as stored deflated against ``EVENT_DICTIONARY_V1`` (level 6: a save's
-    event to about 370 bytes in about 25 microseconds)."""
-    packer = zlib.compressobj(6, zdict=EVENT_DICTIONARY_V1)
+def deflate_event_text(text: str, dictionary: bytes = EVENT_DICTIONARY_V1) -> bytes:
+    """An event body as stored deflated against ``dictionary`` (its operation's in
+    ``EVENT_DICTIONARY_OF``; level 6: a save's event to about 370 bytes in about 25 microseconds)."""
+    packer = zlib.compressobj(6, zdict=dictionary)
     return packer.compress(text.encode("utf-8")) + packer.flush()
 
 
 @lru_cache(maxsize=64)
-def _inflate_event_text(data: bytes) -> str | None:
-    # a stream that names the dictionary (FDICT, the Adler-32 of EVENT_DICTIONARY_V1) and nothing else
-    if len(data) < 6 or not data[1] & 0x20 or data[2:6] != EVENT_DICTIONARY_V1_ID:
+def _inflate_event_text(data: bytes, dictionary: bytes) -> str | None:
+    # a stream that names the dictionary (FDICT, its Adler-32) and nothing else
+    if len(data) < 6 or not data[1] & 0x20 or data[2:6] != zlib.adler32(dictionary).to_bytes(4, "big"):
         return None
-    out = _inflate(data, zlib.decompressobj(zdict=EVENT_DICTIONARY_V1))
+    out = _inflate(data, zlib.decompressobj(zdict=dictionary))
     return None if out is None else out.decode("utf-8")
 
 
-def inflate_event_text(data: object) -> str | None:
+def inflate_event_text(data: object, dictionary: bytes = EVENT_DICTIONARY_V1) -> str | None:
     """The body ``deflate_event_text`` stored; None for bytes that are not one whole zlib stream
-    deflated against ``EVENT_DICTIONARY_V1``, or past the limits of ``inflate_bytes``. Pure, so
-    its answers are kept: an events insert trigger reads a body a dozen times."""
+    deflated against ``dictionary``, or past the limits of ``inflate_bytes``. Pure, so its answers
+    are kept: an events insert trigger reads a body a dozen times."""
     if not isinstance(data, bytes | bytearray | memoryview):
         return None
-    return _inflate_event_text(bytes(data))
+    return _inflate_event_text(bytes(data), dictionary)

@@ -1,5 +1,5 @@
 -- GENERATED FILE: do not edit. The aimos brain schema after every migration, in one file.
--- Made from aimos/store/migrations/0001_initial.sql .. 0016_saved_events_deflated.sql (16 migrations) applied in
+-- Made from aimos/store/migrations/0001_initial.sql .. 0017_outcome_events_deflated.sql (17 migrations) applied in
 -- order to an empty database, then read back from sqlite_master (each statement as SQLite stores
 -- it). Applying this file to an empty database makes the same schema (user_version aside).
 -- Regenerate: python -m aimos.store.schema --write
@@ -254,8 +254,9 @@ BEGIN SELECT RAISE(ABORT, 'aimos: this aimos predates seals; restart it') WHERE 
 
 CREATE TRIGGER events_verify_insert BEFORE INSERT ON events
 BEGIN
-    SELECT RAISE(ABORT, 'aimos: a recall_receipt or memory_saved event stores its body deflated, beside an empty text; any other event stores it as text')
-        WHERE (NEW.operation IN ('recall_receipt', 'memory_saved'))
+    SELECT RAISE(ABORT, 'aimos: a recall_receipt, memory_saved or outcome event stores its body deflated, beside an empty text; any other event stores it as text')
+        WHERE (NEW.operation IN ('recall_receipt', 'memory_saved', 'mutation_outcome_evidence_v2', 'cognitive_weight_adjusted',
+                               'cognitive_weight_unchanged', 'mutation_occurrence_observation_retained'))
               IS NOT (NEW.signed_body_deflated IS NOT NULL AND NEW.signed_body IS '');
     SELECT RAISE(ABORT, 'aimos: event body is not canonical JSON')
         WHERE aimos_is_canonical(aimos_event_body(NEW.operation, NEW.signed_body, NEW.signed_body_deflated)) IS NOT 1;
@@ -1000,12 +1001,14 @@ BEGIN
                 IS NOT NEW.reward_sign;
     SELECT RAISE(ABORT, 'aimos: an outcome needs the housekeeper''s mutation_outcome_evidence_v2 event')
         WHERE NOT EXISTS (
-            SELECT 1 FROM events e
-            WHERE e.subject_memory_id = NEW.memory_id AND +e.operation = 'mutation_outcome_evidence_v2'
-              AND json_extract(e.signed_body, '$.metadata.outcome_id') = NEW.outcome_id
-              AND json_extract(e.signed_body, '$.metadata.request_hash') = NEW.request_hash
-              AND json_extract(e.signed_body, '$.metadata.target_scope') = NEW.target_scope
-              AND json_extract(e.signed_body, '$.metadata.reward_sign') = NEW.reward_sign);
+            SELECT 1 FROM (
+                SELECT aimos_event_body(e.operation, e.signed_body, e.signed_body_deflated) AS body FROM events e
+                WHERE e.subject_memory_id = NEW.memory_id AND +e.operation = 'mutation_outcome_evidence_v2'
+                ORDER BY e.rowid DESC LIMIT 1) n
+            WHERE json_extract(n.body, '$.metadata.outcome_id') = NEW.outcome_id
+              AND json_extract(n.body, '$.metadata.request_hash') = NEW.request_hash
+              AND json_extract(n.body, '$.metadata.target_scope') = NEW.target_scope
+              AND json_extract(n.body, '$.metadata.reward_sign') = NEW.reward_sign);
     SELECT RAISE(ABORT, 'aimos: the receipt did not disclose this memory with this content to this agent')
         WHERE NOT EXISTS (
             SELECT 1 FROM recall_receipts r, json_each(r.evidence) e

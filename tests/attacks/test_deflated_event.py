@@ -1,5 +1,6 @@
 """Someone holding the brain file edits a recall's signed event body (stored deflated since migration
-14), or a save's (deflated against a dictionary since migration 16), with the sqlite3 shell, the guards dropped and put back: another body deflated in its place, a
+14), a save's or an outcome's (deflated against a dictionary since migrations 16 and 17), with the
+sqlite3 shell, the guards dropped and put back: another body deflated in its place, a
 deflate bomb, the deflated bytes gone, text put back beside them; or stores another operation's
 event in the deflated form (the same bytes, so only the form differs). `aimos verify` names the
 altered events row, `aimos receipt verify` refuses the receipt, and nothing reaches the user as a
@@ -15,7 +16,14 @@ import pytest
 from aimos_cli_support import BRAIN, run_aimos, sqlite
 from attack_support import INTEGRITY, VERIFICATION_FAILED, run_sql, save
 
-from aimos.store.cells import INFLATED_LIMIT, deflate_event_text, deflate_text, event_body
+from aimos.store.cells import (
+    EVENT_DICTIONARY_V1,
+    EVENT_DICTIONARY_V2,
+    INFLATED_LIMIT,
+    deflate_event_text,
+    deflate_text,
+    event_body,
+)
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -133,5 +141,36 @@ def test_an_edited_save_event_is_found(installed: Path, edit: str) -> None:
         assignment = f"signed_body = '{quoted}'"
     else:
         assignment = "signed_body_deflated = NULL"
+    _edit(installed, f"event_id = '{event_id}'", assignment)
+    _verify_names_events(installed)
+
+
+@pytest.mark.parametrize(
+    "edit", ["another body", "the save's dictionary", "plain deflate", "text put back", "bytes gone"]
+)
+@pytest.mark.parametrize("operation", ["mutation_outcome_evidence_v2", "cognitive_weight_adjusted"])
+def test_an_edited_outcome_event_is_found(installed: Path, operation: str, edit: str) -> None:
+    """An outcome's event (its evidence or its transition, stored against the second dictionary
+    since migration 17) rewritten in that form with its reward or weight changed, moved to the save's
+    dictionary or plain deflate (the same body, another form), back to text, or its bytes removed:
+    `aimos verify` names the events row."""
+    save("the boiler is serviced every october by dana from northside heating")
+    got = run_aimos("recall", "boiler service", "--json").ok().json()
+    run_aimos("feedback", got["results"][0]["memory_id"], "--good").ok()
+    event_id, body = _newest_event(installed, f"operation = '{operation}' AND signed_body = ''")
+    if edit == "another body":
+        forged = body.replace('"reward_sign":1', '"reward_sign":-1').replace(
+            '"new_weight_milli":', '"new_weight_milli":1'
+        )
+        assert forged != body
+        packed = deflate_event_text(forged, EVENT_DICTIONARY_V2)
+    elif edit == "the save's dictionary":
+        packed = deflate_event_text(body, EVENT_DICTIONARY_V1)
+    elif edit == "plain deflate":
+        packed = deflate_text(body)
+    assignment = {
+        "text put back": "signed_body = '" + body.replace("'", "''") + "'",
+        "bytes gone": "signed_body_deflated = NULL",
+    }.get(edit) or f"signed_body_deflated = X'{packed.hex()}'"
     _edit(installed, f"event_id = '{event_id}'", assignment)
     _verify_names_events(installed)

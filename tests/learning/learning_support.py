@@ -22,6 +22,7 @@ from aimos.actions.bodies import build_outcome_body, build_recall_body, build_sa
 from aimos.identity.epochs import Signer
 from aimos.identity.requests import SignedRequest, sign_request
 from aimos.learning.outcomes import OutcomeResult, record_outcome
+from aimos.ledger.events import read_event
 from aimos.memory.save import save
 from aimos.recall.pipeline import RecallResult, recall
 from aimos.store.connection import one, rows
@@ -156,11 +157,13 @@ def reweight_nodes(conn: apsw.Connection, memory_id: str) -> list[dict[str, Any]
 
 
 def events_of(conn: apsw.Connection, operation: str, memory_id: str) -> list[dict[str, Any]]:
-    return rows(
+    """The memory's ``operation`` events, each read as the row it stands for (its body as signed)."""
+    found = rows(
         conn,
         "SELECT * FROM events WHERE operation = ? AND subject_memory_id = ? ORDER BY rowid",
         (operation, memory_id),
     )
+    return [read_event(r) for r in found]
 
 
 def principal_rewards(conn: apsw.Connection, memory_id: str) -> list[int]:

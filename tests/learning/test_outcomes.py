@@ -206,13 +206,11 @@ def test_transition_hashes_and_signatures_recompute(brain: Any, heron: tuple[str
             housekeeper_key(brain, node["signer_valid_from"]), message, b64u_decode(node["signature_b64u"])
         )
         # the signed event names the same hashes
-        event = one(
-            brain.conn,
-            "SELECT signed_body FROM events WHERE operation = 'cognitive_weight_adjusted'"
-            " AND json_extract(signed_body, '$.metadata.outcome_id') = ?",
-            (p["outcome_id"],),
-        )
-        assert event is not None
+        (event,) = [
+            e
+            for e in events_of(brain.conn, "cognitive_weight_adjusted", mid)
+            if json.loads(e["signed_body"])["metadata"]["outcome_id"] == p["outcome_id"]
+        ]
         meta = json.loads(event["signed_body"])["metadata"]
         assert meta["projection_hash"] == p["projection_hash"]
         assert meta["transition_hash"] == p["transition_hash"]

@@ -25,6 +25,7 @@ from aimos.crypto import commitments
 from aimos.crypto.canonical import canonical_json
 from aimos.crypto.encoding import b64u_decode, b64u_encode
 from aimos.learning.verifier import REASONS, Report, verify_brain
+from aimos.store.cells import EVENT_DICTIONARY_V2, deflate_event_text, event_body
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -176,6 +177,8 @@ def drop_guards(db: Path, table: str, *, inserts: bool = False) -> None:
 def set_field(db: Path, table: str, column: str, value: Any, where: str) -> None:
     drop_guards(db, table)
     literal = value if isinstance(value, int) else "'" + str(value).replace("'", "''") + "'"
+    if isinstance(value, bytes):
+        literal = f"X'{value.hex()}'"
     shell(db, f"UPDATE {table} SET {column} = {literal} WHERE {where};")
 
 
@@ -367,19 +370,24 @@ def test_truncating_the_newest_transition_is_detected(corpus: Corpus) -> None:
 
 
 def test_tamper_with_an_event_breaks_the_event_chain(corpus: Corpus) -> None:
+    """The body is stored deflated against its dictionary (migration 17): an edit of that stored
+    form, re-deflated so that it reads back as a well-formed body, is named by the event chain."""
     conn = corpus.brain.conn
     before = verify_brain(conn).corpus_proof_root
     event = conn.execute(
-        "SELECT event_id, signed_body FROM events WHERE operation = 'cognitive_weight_adjusted' LIMIT 1"
+        "SELECT event_id, signed_body, signed_body_deflated FROM events"
+        " WHERE operation = 'cognitive_weight_adjusted' LIMIT 1"
     ).fetchall()[0]
-    body = json.loads(event[1])
+    assert event[1] == ""
+    body = json.loads(event_body("cognitive_weight_adjusted", event[1], event[2]) or "")
     body["metadata"]["new_weight_milli"] = 2999
     where = f"event_id = '{event[0]}'"
-    set_field(corpus.db, "events", "signed_body", canonical_json(body).decode(), where)
+    forged = deflate_event_text(canonical_json(body).decode(), EVENT_DICTIONARY_V2)
+    set_field(corpus.db, "events", "signed_body_deflated", forged, where)
     report = verify_brain(conn)
     assert not report.ok
     assert any(c["reason"] == "event_hash_mismatch" for c in report.event_chains)
-    set_field(corpus.db, "events", "signed_body", event[1], where)
+    set_field(corpus.db, "events", "signed_body_deflated", event[2], where)
     restored = verify_brain(conn)
     assert restored.ok and restored.corpus_proof_root == before
 

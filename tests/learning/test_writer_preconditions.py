@@ -38,7 +38,7 @@ from aimos.identity.requests import sign_request, verify_request
 from aimos.learning.outcomes import _record_evidence, _rule_metadata, ledger_of
 from aimos.learning.parity import verify_everything
 from aimos.learning.verifier import verify_brain
-from aimos.ledger.events import append_event
+from aimos.ledger.events import append_event, body_sql
 from aimos.store.connection import one, rows, write_transaction
 from aimos.store.schema import expected_objects
 from aimos.verify.kit.valence import Step
@@ -151,7 +151,7 @@ def adjusted_event(w: World, outcome_id: str, row: dict[str, Any], step: Step) -
     evidence = one(
         conn,
         "SELECT event_id FROM events WHERE operation = 'mutation_outcome_evidence_v2'"
-        " AND json_extract(signed_body, '$.metadata.outcome_id') = ?",
+        f" AND json_extract({body_sql(conn)}, '$.metadata.outcome_id') = ?",
         (outcome_id,),
     )
     assert evidence

@@ -1,7 +1,8 @@
-"""The preset dictionary a save's event body is deflated against (migration 16) is part of the
-stored form: a stream names it by its Adler-32, and every brain written since holds streams only it
-inflates. Its bytes are pinned here, with a stream written by the first writer that must keep
-inflating to the same body; a different dictionary is a new version beside this one, never an edit."""
+"""The preset dictionaries a save's event body (migration 16) and an outcome's (migration 17) are
+deflated against are part of the stored form: a stream names its dictionary by its Adler-32, and
+every brain written since holds streams only that dictionary inflates. Their bytes are pinned here,
+each with a stream written by the first writer that must keep inflating to the same body; a
+different dictionary is a new version beside these, never an edit."""
 
 from __future__ import annotations
 
@@ -9,8 +10,10 @@ import hashlib
 
 from aimos.crypto.canonical import canonical_json, json_loads
 from aimos.store.cells import (
+    EVENT_DICTIONARY_OF,
     EVENT_DICTIONARY_V1,
     EVENT_DICTIONARY_V1_ID,
+    EVENT_DICTIONARY_V2,
     deflate_event_text,
     event_body,
     inflate_event_text,
@@ -57,3 +60,64 @@ def test_the_writer_today_stores_a_stream_that_reads_back_and_is_small() -> None
     assert inflate_event_text(stored) == BODY
     assert stored[2:6] == EVENT_DICTIONARY_V1_ID
     assert len(stored) < len(BODY) // 5  # keys and words from the dictionary, the hex repeated here
+
+
+# --- the second dictionary: an outcome's events (migration 17) -------------------------------------
+DICTIONARY_V2_SHA256 = "559fd1904215d3e29c5d5fff29c8081ba6ec8a39d1afe06db5f44317e73d53a4"
+OUTCOME_BODY = "".join(
+    (
+        '{"actor_agent_id":"cli","actor_valid_from":"2026-01-02T03:04:05.000Z","cert_fingerprint":"',
+        "ab" * 32,
+        '","company_id":"personal","event_id":"00000000-0000-4000-8000-000000000003","identity_tier":"T1",',
+        '"ledger_seq":9,"ledger_version":"aimos-ledger/v1","metadata":{"live_content_hash":"',
+        "01" * 32,
+        '","memory_id":"00000000-0000-4000-8000-000000000002","occurrence_ref":"',
+        "05" * 32,
+        '","outcome_id":"00000000-0000-4000-8000-000000000004",',
+        '"receipt_id":"00000000-0000-4000-8000-000000000005","request_hash":"',
+        "02" * 32,
+        '","reward_sign":1,"target_scope":"principal_state"},"operation":"mutation_outcome_evidence_v2",',
+        '"parent_event_id":"00000000-0000-4000-8000-000000000006","prev_mutation_hash":"',
+        "04" * 32,
+        '","signer_agent_id":"housekeeper","signer_valid_from":"2026-01-02T03:04:05.000Z",',
+        '"subject_memory_id":"00000000-0000-4000-8000-000000000002","ts_signed":1767323047}',
+    )
+)
+# deflate_event_text(OUTCOME_BODY, EVENT_DICTIONARY_V2) as the first writer stored it
+OUTCOME_STORED = bytes.fromhex(
+    "78bbb98b781cb5566d0a80200c3d91f09c53ab737481ea1cddbd0f0cc256ac467b30f087e8dedc7b0a044fab7089c412"
+    "28397807ea113a7087781c24103e8c36e81a86126e4fbca5e65896089aa6b66fbb2a5a1fbc0d957e2a8a23c95e116da8"
+    "0558710fae2d5cb1275e6d1e64c3dfdf84ebe42aea4c77d30db6e1a33a3cccb12418ca577812159f530e14c0795e000e"
+    "9434f2"
+)
+OUTCOME_OPERATIONS = (
+    "mutation_outcome_evidence_v2",
+    "cognitive_weight_adjusted",
+    "cognitive_weight_unchanged",
+    "mutation_occurrence_observation_retained",
+)
+
+
+def test_the_second_dictionary_is_the_one_an_outcome_stream_names() -> None:
+    assert hashlib.sha256(EVENT_DICTIONARY_V2).hexdigest() == DICTIONARY_V2_SHA256
+    assert OUTCOME_STORED[2:6].hex() == "b98b781c" and OUTCOME_STORED[1] & 0x20
+    assert {op: EVENT_DICTIONARY_OF[op] for op in OUTCOME_OPERATIONS} == dict.fromkeys(
+        OUTCOME_OPERATIONS, EVENT_DICTIONARY_V2
+    )
+    assert EVENT_DICTIONARY_OF["memory_saved"] == EVENT_DICTIONARY_V1  # a save's stays the first
+
+
+def test_an_outcome_stream_the_first_writer_stored_reads_as_the_same_body() -> None:
+    assert canonical_json(json_loads(OUTCOME_BODY)).decode() == OUTCOME_BODY
+    assert inflate_event_text(OUTCOME_STORED, EVENT_DICTIONARY_V2) == OUTCOME_BODY
+    assert event_body("mutation_outcome_evidence_v2", "", OUTCOME_STORED) == OUTCOME_BODY
+    # each operation reads only its own dictionary's streams: one stored form per operation
+    assert event_body("memory_saved", "", OUTCOME_STORED) is None
+    assert event_body("mutation_outcome_evidence_v2", "", STORED) is None
+    assert inflate_event_text(OUTCOME_STORED) is None
+
+
+def test_the_writer_today_stores_an_outcome_stream_that_reads_back_and_is_small() -> None:
+    stored = deflate_event_text(OUTCOME_BODY, EVENT_DICTIONARY_V2)
+    assert inflate_event_text(stored, EVENT_DICTIONARY_V2) == OUTCOME_BODY
+    assert len(stored) < len(OUTCOME_BODY) // 5

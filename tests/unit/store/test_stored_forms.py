@@ -23,6 +23,7 @@ from aimos.recall.receipts import receipt_document
 from aimos.store import seals
 from aimos.store.cells import (
     EVENT_DICTIONARY_V1,
+    EVENT_DICTIONARY_V2,
     INFLATED_LIMIT,
     INFLATED_RATIO,
     deflate_event_text,
@@ -292,6 +293,18 @@ def _recall_events(brain: Any, receipt_id: str) -> list[dict[str, Any]]:
     )
 
 
+def _sealed_as_its_text(brain: Any, e: dict[str, Any], body: str) -> None:
+    """The seals hash the events row ``e`` as the row holding its body ``body`` as text."""
+    assert hashlib.sha256(body.encode()).hexdigest() == e["content_hash"]
+    shape = seals.sealed_tables(brain.conn)["events"]
+    (sealed,) = brain.conn.execute(shape.select() + " WHERE event_id = ?", (e["event_id"],)).fetchall()
+    as_text = tuple(
+        body.encode() if c == "signed_body" else (v.encode() if isinstance(v, str) else v)
+        for (c, _), v in zip(shape.columns, (e[c] for c, _ in shape.columns), strict=True)
+    )
+    assert shape.row_hash(sealed) == shape.row_hash((sealed[0], *as_text))
+
+
 def test_a_recall_stores_its_events_deflated_and_seals_them_as_the_text(brain: Any) -> None:
     from aimos.ledger.events import read_event
 
@@ -305,13 +318,7 @@ def test_a_recall_stores_its_events_deflated_and_seals_them_as_the_text(brain: A
         assert e["signed_body"] == "" and e["signed_body_deflated"] is not None
         body = read_event(e)["signed_body"]
         assert isinstance(body, str) and len(e["signed_body_deflated"]) < len(body.encode())
-        assert hashlib.sha256(body.encode()).hexdigest() == e["content_hash"]
-        (sealed,) = brain.conn.execute(shape.select() + " WHERE event_id = ?", (e["event_id"],)).fetchall()
-        as_text = tuple(
-            body.encode() if c == "signed_body" else (v.encode() if isinstance(v, str) else v)
-            for (c, _), v in zip(shape.columns, (e[c] for c, _ in shape.columns), strict=True)
-        )
-        assert shape.row_hash(sealed) == shape.row_hash((sealed[0], *as_text))
+        _sealed_as_its_text(brain, e, body)
     # every other event is stored as text
     assert one(
         brain.conn,
@@ -391,14 +398,7 @@ def test_a_save_stores_its_event_once_against_the_dictionary_and_seals_it_as_the
     assert e is not None and e["signed_body"] == "" and e["signed_body_deflated"] is not None
     body = read_event(e)["signed_body"]
     assert isinstance(body, str) and len(e["signed_body_deflated"]) * 2 < len(body.encode())
-    assert hashlib.sha256(body.encode()).hexdigest() == e["content_hash"]
-    shape = seals.sealed_tables(brain.conn)["events"]
-    (sealed,) = brain.conn.execute(shape.select() + " WHERE event_id = ?", (e["event_id"],)).fetchall()
-    as_text = tuple(
-        body.encode() if c == "signed_body" else (v.encode() if isinstance(v, str) else v)
-        for (c, _), v in zip(shape.columns, (e[c] for c, _ in shape.columns), strict=True)
-    )
-    assert shape.row_hash(sealed) == shape.row_hash((sealed[0], *as_text))
+    _sealed_as_its_text(brain, e, body)
     # the memory's disclosure check reads the body it signed
     from aimos.recall.disclosure import verify_many
 
@@ -440,4 +440,78 @@ def test_a_writer_cannot_store_a_save_event_in_another_form(brain: Any, forgery:
     expected = "stores its body deflated" if forgery == "as text" else "not canonical JSON"
     if forgery == "another body":
         expected = "content hash does not match"
+    assert expected in err.value.message
+
+
+# --- an outcome's events deflated against the second dictionary (migration 17) ----------------------
+OUTCOME_EVENTS = ("mutation_outcome_evidence_v2", "cognitive_weight_adjusted")
+
+
+def _outcome(brain: Any) -> list[dict[str, Any]]:
+    """A save, a recall disclosing it and a good outcome about it: the outcome's two events."""
+    from aimos.actions.bodies import build_outcome_body
+    from aimos.learning.outcomes import record_outcome
+    from aimos.store.connection import rows
+    from aimos.vocabulary import PATH_OUTCOME
+
+    _save(brain, "the boiler is serviced every october by dana")
+    got = _recall(brain, "boiler service")
+    body = build_outcome_body(
+        memory_id=got.results[0]["memory_id"], receipt_id=got.receipt["receipt_id"], outcome="good"
+    )
+    now = int(time.time())
+    request = sign_request(brain.agent, body, PATH_OUTCOME, now)
+    done = record_outcome(brain.conn, brain.housekeeper, request, now)
+    assert done.terminal == "authorized_transition"
+    return rows(brain.conn, f"SELECT * FROM events WHERE operation IN {OUTCOME_EVENTS} ORDER BY rowid")
+
+
+def test_an_outcome_stores_its_events_against_the_second_dictionary_and_seals_them_as_the_text(
+    brain: Any,
+) -> None:
+    from aimos.ledger.events import read_event
+
+    events = _outcome(brain)
+    assert [e["operation"] for e in events] == list(OUTCOME_EVENTS)
+    for e in events:
+        assert e["signed_body"] == "" and e["signed_body_deflated"][2:6] == zlib.adler32(
+            EVENT_DICTIONARY_V2
+        ).to_bytes(4, "big")
+        body = read_event(e)["signed_body"]
+        assert isinstance(body, str) and len(e["signed_body_deflated"]) * 2 < len(body.encode())
+        _sealed_as_its_text(brain, e, body)
+    # the outcome's export reads the bodies it signed
+    from aimos.learning.export_v2 import build_outcome_export
+
+    outcome_id = json.loads(read_event(events[0])["signed_body"])["metadata"]["outcome_id"]
+    bundle, _, _ = build_outcome_export(brain.conn, outcome_id)
+    terminal = json.loads(read_event(events[1])["signed_body"])["metadata"]
+    assert terminal["valence_row_hash"] in json.dumps(bundle)
+
+
+@pytest.mark.parametrize("forgery", ["as text", "the save's dictionary", "another body"])
+def test_a_writer_cannot_store_an_outcome_event_in_another_form(brain: Any, forgery: str) -> None:
+    from aimos.ledger.events import read_event
+
+    evidence = _outcome(brain)[0]
+    row, body = dict(evidence), read_event(evidence)["signed_body"]
+    if forgery == "as text":
+        row["signed_body"], row["signed_body_deflated"] = body, None
+    elif forgery == "the save's dictionary":
+        row["signed_body_deflated"] = deflate_event_text(body)
+    else:
+        row["signed_body_deflated"] = deflate_event_text(
+            body.replace('"reward_sign":1', '"reward_sign":-1'), EVENT_DICTIONARY_V2
+        )
+    with pytest.raises(IntegrityError) as err:
+        with write_transaction(brain.conn):
+            brain.conn.execute(
+                f"INSERT INTO events ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
+                tuple(row.values()),
+            )
+    expected = {
+        "as text": "stores its body deflated",
+        "the save's dictionary": "not canonical JSON",
+        "another body": "content hash does not match",
+    }[forgery]
     assert expected in err.value.message
