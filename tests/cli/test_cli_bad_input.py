@@ -315,7 +315,8 @@ EDITS = {
         "events",
         "INSERT INTO events SELECT 'forged-' || event_id, company_id, operation, signer_agent_id,"
         " signer_valid_from, ledger_seq + 1000, subject_memory_id, signed_body, content_hash, nonce,"
-        " ts_signed, signature_b64u, prev_mutation_hash, 'ff' || mutation_hash FROM events LIMIT 1",
+        " ts_signed, signature_b64u, prev_mutation_hash, 'ff' || mutation_hash, signed_body_deflated"
+        " FROM events LIMIT 1",
     ),
     "insert memories": (
         "memories",
@@ -344,13 +345,13 @@ def test_sqlite_shell_cannot_edit_retained_rows(brain_with_rows: Path, edit: str
     table, sql = EDITS[edit]
     brain = brain_with_rows / BRAIN
     dump_sql = f"SELECT * FROM {table} ORDER BY rowid"
-    rows_before = sqlite(brain, dump_sql, "-json").stdout
+    rows_before = sqlite(brain, dump_sql, "-quote").stdout  # (quote mode: a BLOB as X'..')
     assert rows_before.strip(), f"{table} has no rows to protect"
     before = snapshot(brain_with_rows)
     proc = sqlite(brain, sql)
     assert proc.returncode != 0, f"the sqlite3 shell was allowed to run: {sql}\n{proc.stdout}"
     assert "aimos" in proc.stderr, f"refused, but not by the brain's triggers: {proc.stderr}"
-    assert sqlite(brain, dump_sql, "-json").stdout == rows_before, f"{table} rows changed"
+    assert sqlite(brain, dump_sql, "-quote").stdout == rows_before, f"{table} rows changed"
     assert_unchanged(brain_with_rows, before)
     # and aimos still reads the brain as before
     assert parse_json(run_aimos("status", "--json"))["counts"]["memories"] == before.counts["memories"]
