@@ -103,9 +103,9 @@ def settle_detections(brain: Brain) -> int:
 def save_all(
     brain: Brain, signer: Signer, bodies: Sequence[dict[str, Any]], each: Callable[[int], None] | None = None
 ) -> list[SaveResult]:
-    """Sign and save every body as ``signer``, each as save_and_classify would, all in one write
-    transaction: every one is saved or none is (an import saves a file this way). ``each(done)``
-    is told after each save."""
+    """Sign and save every body as ``signer``, each as save_and_classify would, then have the
+    agreement detector judge them, all in one write transaction: every one is saved or none is (an
+    import saves a file this way). ``each(done)`` is told after each save."""
     housekeeper = brain.housekeeper()
     results = []
     with write_transaction(brain.conn, housekeeper):
@@ -115,18 +115,21 @@ def save_all(
             results.append(_classified_save(brain.conn, housekeeper, request, at))
             if each is not None:
                 each(done)
-    settle_detections(brain)
+        judge_pending(brain.conn, housekeeper, now())
     return results
 
 
 def _signed_save(brain: Brain, signer: Signer, body: dict[str, Any], *, settled: bool = True) -> SaveResult:
-    """The signed save, then (its answer committed) the agreement detector on what it queued,
-    unless ``settled`` is off: the caller settles later (an MCP server, after it has answered)."""
+    """The signed save and the agreement detector on what it queued, in one write transaction
+    (a command that answers when it ends: one commit); with ``settled`` off the save alone, its
+    caller settling later (an MCP server, after it has answered)."""
     housekeeper = brain.housekeeper()
     request = sign_request(signer, body, PATH_SAVE, now())
-    saved = save_and_classify(brain.conn, housekeeper, request, now())
-    if settled:
-        settle_detections(brain)
+    if not settled:
+        return save_and_classify(brain.conn, housekeeper, request, now())
+    with write_transaction(brain.conn, housekeeper):
+        saved = _classified_save(brain.conn, housekeeper, request, now())
+        judge_pending(brain.conn, housekeeper, now())
     return saved
 
 

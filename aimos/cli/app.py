@@ -16,9 +16,9 @@ import typer
 
 from aimos import __version__
 from aimos.cli.output import say
-from aimos.vocabulary import HOUSEKEEPER
 from aimos.errors import AimosError, ExpiryWarning
 from aimos.exit_codes import ExitCode, exit_code_for
+from aimos.vocabulary import HOUSEKEEPER
 
 # The command line's parts in the order `aimos --help` lists them: the module of aimos.cli that
 # adds them, its Typer group added under that one word (None: the module's register(app) adds its

@@ -270,12 +270,33 @@ def age(
     plan_windows(marks, window, imported)  # a plan that does not fit is refused before any brain
     shown = phase_progress(memories, "a year")  # on stderr, when a terminal
     rep = _purging(
-        lambda: run_age(memories, recalls, outcomes, judgments, imported, marks, window, nights, shown)
+        lambda: run_age(
+            _housekeeping(), memories, recalls, outcomes, judgments, imported, marks, window, nights, shown
+        )
     )
     if json_out:
         emit_json(rep)
         return
     _print_age(rep)
+
+
+def _housekeeping() -> Any:
+    """The housekeeper's parts `eval age` runs (the evaluations sit below the housekeeper)."""
+    from aimos.eval.age import Housekeeping
+    from aimos.housekeeper.jobs import job_specs
+    from aimos.housekeeper.jobs.nightly_dream import check_backup, online_backup
+    from aimos.housekeeper.runs import run_job
+
+    def night() -> dict[str, dict[str, Any]]:
+        import time
+
+        jobs = {}
+        for spec in job_specs():
+            run = run_job(spec, trigger="schedule", scheduled_for=int(time.time()))
+            jobs[spec.name] = {"status": run.status, "ms": run.duration_ms, "error": run.error}
+        return jobs
+
+    return Housekeeping(night, online_backup, check_backup)
 
 
 def _age_limits(

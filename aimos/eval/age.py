@@ -29,6 +29,7 @@ import secrets
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -285,10 +286,22 @@ class _Year:
         }
 
 
-def _verify_and_back_up(conn: Any, home: Path, master_fingerprint: str) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Housekeeping:
+    """The housekeeper's parts a year runs, given by the command line (the evaluations sit below
+    the housekeeper's package): every job once as the scheduler runs each (name -> status, ms,
+    error), the online backup at a time, and the backup's check."""
+
+    night: Callable[[], dict[str, dict[str, Any]]]
+    online_backup: Callable[[int], Path]
+    check_backup: Callable[[Path], dict[str, Any]]
+
+
+def _verify_and_back_up(
+    conn: Any, home: Path, master_fingerprint: str, housekeeping: Housekeeping
+) -> dict[str, Any]:
     """At the end: `aimos verify`'s work (as `aimos eval verify` times it) and the housekeeper's
     online backup with its check, on the whole brain."""
-    from aimos.housekeeper.jobs.nightly_dream import check_backup, online_backup
     from aimos.learning.parity import verify_everything
 
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -297,9 +310,9 @@ def _verify_and_back_up(conn: Any, home: Path, master_fingerprint: str) -> dict[
     verified = verify_everything(conn, master_fingerprint)
     verify_seconds = time.perf_counter() - t0
     t0 = time.perf_counter()
-    backup = online_backup(int(time.time()))
+    backup = housekeeping.online_backup(int(time.time()))
     backup_seconds = time.perf_counter() - t0
-    checked = check_backup(backup)
+    checked = housekeeping.check_backup(backup)
     check_seconds = time.perf_counter() - t0 - backup_seconds
     return {
         "brain_file_bytes": brain_file,
@@ -335,19 +348,13 @@ def _per_unit(after: dict[str, dict[str, int]], before: dict[str, dict[str, int]
     return round(grown / n, 1)
 
 
-def _night(year: _Year) -> dict[str, Any]:
+def _night(year: _Year, housekeeping: Housekeeping) -> dict[str, Any]:
     """Every housekeeper job once, in the registry's order, as the scheduler runs each."""
-    from aimos.housekeeper.jobs import job_specs
-    from aimos.housekeeper.runs import run_job
-
-    jobs = {}
-    for spec in job_specs():
-        run = run_job(spec, trigger="schedule", scheduled_for=int(time.time()))
-        jobs[spec.name] = {"status": run.status, "ms": run.duration_ms, "error": run.error}
-    return {"memories": year.memories, "jobs": jobs}
+    return {"memories": year.memories, "jobs": housekeeping.night()}
 
 
 def run_age(
+    housekeeping: Housekeeping,
     memories: int = DEFAULT_CHECKPOINTS[-1],
     recalls: int = 20_000,
     outcomes: int = 4000,
@@ -388,7 +395,7 @@ def run_age(
                 while night_at and night_at[0] <= year.memories:
                     night_at.pop(0)
                     tell("the housekeeper's jobs")
-                    nights_run.append(_night(year))
+                    nights_run.append(_night(year, housekeeping))
 
             points = []
             import_report = None
@@ -409,7 +416,7 @@ def run_age(
             nights_due()
 
             tell("verify and backup")
-            end = _verify_and_back_up(brain.conn, home, installed.master_fingerprint)
+            end = _verify_and_back_up(brain.conn, home, installed.master_fingerprint, housekeeping)
             counts = dict(year.counts)
             overall = {k: _figure(v, bare_ms) for k, v in year.times.items()}
             terminals = dict(year.terminals)
