@@ -15,7 +15,7 @@ import apsw
 
 from aimos.crypto.ed25519 import WHOLE_BRAIN_SIGNATURES, remembering
 from aimos.errors import AimosError
-from aimos.learning.export import export_cognitive
+from aimos.learning.export import cognitive_evidence, with_sql_records
 from aimos.learning.verifier import Count, Report, verify_brain, verify_brain_state
 from aimos.store.connection import damaged_text_error, unreadable_text
 
@@ -231,18 +231,24 @@ def _verify_everything(
     if own_snapshot:
         conn.execute("BEGIN DEFERRED")
     bundle: dict[str, Any] | None = None
+    evidence: list[dict[str, Any]] = []  # the bundle but for the verifier's records, once read
     portable: PortableRun | None = None
+
+    def read_evidence() -> None:  # while the signatures are checked on the other threads
+        try:
+            evidence.append(cognitive_evidence(conn, memory_id))
+        except DAMAGED:
+            pass
+
     try:
         tell(0, VERIFY_PHASES[0])
         try:
-            report = verify_brain(conn, memory_id, count=count)
+            report = verify_brain(conn, memory_id, count=count, meanwhile=read_evidence)
         except DAMAGED as exc:  # data too damaged to walk: the seal checks name what
             report = Report([], [_unwalkable("in_database_verifier_failed", exc, conn)])
         tell(1, VERIFY_PHASES[1])
-        try:
-            bundle = export_cognitive(conn, memory_id=memory_id, report=report)
-        except DAMAGED:
-            bundle = None
+        if evidence:
+            bundle = with_sql_records(evidence[0], report)
         tell(2, VERIFY_PHASES[2])
         if bundle is not None:  # on the other core when it can, while the brain checks run here
             alone = memory_id is None and len(bundle["memories"]) >= FORK_FROM

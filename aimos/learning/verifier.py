@@ -20,7 +20,7 @@ from typing import Any
 import apsw
 
 from aimos.crypto import commitments
-from aimos.crypto.ed25519 import WHOLE_BRAIN_SIGNATURES, check_in_parallel, remembering
+from aimos.crypto.ed25519 import WHOLE_BRAIN_SIGNATURES, remembering, start_in_parallel
 from aimos.crypto.encoding import b64u_decode
 from aimos.errors import AimosError, DisclosureError
 from aimos.learning.outcomes import principal_outcomes
@@ -118,10 +118,11 @@ WHERE p.event_type = 'SAVE'
 """
 
 
-def check_signatures_ahead(conn: apsw.Connection) -> int:
-    """Check the brain's event and save-request signatures on every core first (remembered as
-    valid, see ed25519.check_in_parallel), so the walks below, which check each one where it
-    belongs and name any failure, mostly look them up. Returns how many were valid."""
+def check_signatures_ahead(conn: apsw.Connection) -> Callable[[], int]:
+    """Start checking the brain's event and save-request signatures on every core (remembered as
+    valid, see ed25519.start_in_parallel), so the walks below, which check each one where it
+    belongs and name any failure, mostly look them up. Returns the wait for them (how many
+    were valid)."""
     triples = []
     for key, message, signature in conn.execute(_SIGNATURES_AHEAD):
         if isinstance(key, str) and isinstance(message, bytes) and isinstance(signature, str):
@@ -129,7 +130,7 @@ def check_signatures_ahead(conn: apsw.Connection) -> int:
                 triples.append((key, message, b64u_decode(signature)))
             except AimosError:
                 continue  # malformed: its own check says so
-    return check_in_parallel(triples)
+    return start_in_parallel(triples)
 
 
 WALK_BATCH = BATCH  # memories read, and checked, together
@@ -139,16 +140,28 @@ Count = Callable[[int, int], None]
 
 
 def verify_brain(
-    conn: apsw.Connection, memory_id: str | None = None, *, count: Count | None = None
+    conn: apsw.Connection,
+    memory_id: str | None = None,
+    *,
+    count: Count | None = None,
+    meanwhile: Callable[[], None] | None = None,
 ) -> Report:
     """Run the in-database verifier over every memory (or one) and every event chain. The whole
     brain's signatures are checked ahead on every core and remembered for the run (whoever calls
-    it: `aimos verify`, the nightly job, an export). ``count(done, total)`` is told as the walk
-    over the memories goes (a batch at a time)."""
+    it: `aimos verify`, the nightly job, an export); ``meanwhile`` is the caller's own work on the
+    same snapshot, run while they are checked (none of it may rest on the verdicts). ``count(done,
+    total)`` is told as the walk over the memories goes (a batch at a time)."""
     if memory_id is not None:
+        if meanwhile is not None:
+            meanwhile()
         return _verify_brain(conn, memory_id, count)
     with remembering(WHOLE_BRAIN_SIGNATURES):
-        check_signatures_ahead(conn)
+        wait = check_signatures_ahead(conn)
+        try:
+            if meanwhile is not None:
+                meanwhile()
+        finally:
+            wait()
         return _verify_brain(conn, None, count)
 
 
