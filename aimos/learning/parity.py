@@ -4,6 +4,7 @@ whether the two agree (`aimos verify`, the nightly dream, a restore and the TUI'
 
 from __future__ import annotations
 
+import gc
 import os
 import pickle
 import sys
@@ -133,6 +134,9 @@ def _fork_verifier(bundle: dict[str, Any], fingerprint: str, memory_id: str | No
         os.close(write_fd)
         return None
     if pid == 0:  # the child: verify, send, and leave at once (no exit handlers, no flushing)
+        # no cycle collection: it would walk (and so copy) every page of the parent's heap it
+        # shares, for a process that lives only as long as one verification
+        gc.disable()
         try:
             os.close(read_fd)
             with os.fdopen(write_fd, "wb") as pipe:
