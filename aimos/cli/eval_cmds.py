@@ -55,11 +55,16 @@ def verify_perf(
         f"verify over {rep['memories']:,} memories ({rep['brain_bytes'] / 1e6:.1f} MB, built in "
         f"{rep['build_seconds']} s): median {rep['median_seconds']} s"
     )
+    load = ", ".join(f"{x:.2f}" for x in rep["load_average"])
+    out(f"  {rep['cores']} cores, load average {load} before the runs")
     for i, r in enumerate(rep["runs"], start=1):
         phases = ", ".join(f"{k} {v:.1f} s" for k, v in r["phases"].items())
         checks = ", ".join(f"{k} {v:.1f} s" for k, v in (r["brain_checks"] or {}).items())
         verdict = "ok" if r["ok"] else "FAILED"
-        out(f"  run {i}: {r['seconds']:.1f} s ({verdict}): {phases}; brain checks: {checks}")
+        out(
+            f"  run {i}: {r['seconds']:.1f} s, {r['cpu_seconds']:.1f} s of CPU ({verdict}): {phases};"
+            f" brain checks: {checks}"
+        )
 
 
 @eval_app.command("perf")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
@@ -36,10 +35,27 @@ def say(text: str) -> None:
     sys.stderr.flush()
 
 
-def phase_progress(total: int, label: str, stream: TextIO | None = None) -> Callable[[int, str], None]:
-    """A progress line for work in ``total`` steps, told ``(done, phase)`` as each starts
-    (terminal.draw_progress: on a terminal only, wiped when the work is done)."""
-    return lambda done, phase: terminal.draw_progress(done, total, label, phase, stream)
+class PhaseProgress:
+    """A progress line for work in ``total`` steps, told ``(done, phase)`` as each starts and
+    ``count(items, of)`` as a step's items go (shown after the phase: "1,500/10,000");
+    terminal.draw_progress: on a terminal only, wiped when the work is done."""
+
+    def __init__(self, total: int, label: str, stream: TextIO | None = None) -> None:
+        self.total, self.label, self.stream = total, label, stream
+        self.done, self.phase = 0, ""
+
+    def __call__(self, done: int, phase: str) -> None:
+        self.done, self.phase = done, phase
+        terminal.draw_progress(done, self.total, self.label, phase, self.stream)
+
+    def count(self, items: int, of: int) -> None:
+        note = f"{self.phase} {items:,}/{of:,}"
+        terminal.draw_progress(self.done, self.total, self.label, note, self.stream)
+
+
+def phase_progress(total: int, label: str, stream: TextIO | None = None) -> PhaseProgress:
+    """A progress line for work in ``total`` steps (see PhaseProgress)."""
+    return PhaseProgress(total, label, stream)
 
 
 def when(ts: int | None) -> str:

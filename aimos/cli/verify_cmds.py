@@ -128,7 +128,7 @@ def register(app: typer.Typer) -> None:  # noqa: C901, PLR0915 (the command grou
         try:
             mid = resolve_memory_id(conn, memory) if memory else None
             shown = phase_progress(len(VERIFY_PHASES), "verifying")  # on stderr, when a terminal
-            result = verify_everything(conn, fingerprint, mid, progress=shown)
+            result = verify_everything(conn, fingerprint, mid, progress=shown, count=shown.count)
             if mid is None:  # a full verification: its outcome is what every command warns of
                 keep_outcome(conn, result, fingerprint, verify_outcome.CLI)
         finally:

@@ -205,7 +205,10 @@ def json_loads(text: str | bytes, *, what: str = "JSON", **options: Any) -> Any:
     if isinstance(text, bytes | bytearray):
         text = bytes(text).decode("utf-8")  # UnicodeDecodeError is a ValueError too
     # the root container is at depth 0: n open containers put the innermost at depth n - 1, and
-    # its members (if it has any) at depth n
+    # its members (if it has any) at depth n. Every container opens with a bracket, so text with
+    # no more brackets (in strings too) than the limit cannot be too deep: nothing to count.
+    if text.count("{") + text.count("[") <= MAX_DEPTH:
+        return json.loads(text, **options)
     open_containers = _max_open_containers(text)
     if open_containers > MAX_DEPTH + 1:
         raise JSONDepthError(what)

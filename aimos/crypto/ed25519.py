@@ -6,7 +6,7 @@ import hashlib
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -95,7 +95,7 @@ class _VerifiedSignatures:
 
     def __init__(self, limit: int = 4096) -> None:
         self._entries: OrderedDict[bytes, None] = OrderedDict()  # O(1) from either end
-        self._lock = threading.Lock()  # check_in_parallel adds from several threads
+        self._lock = threading.Lock()  # start_in_parallel adds from several threads
         self.limit = limit
 
     @staticmethod
@@ -142,11 +142,15 @@ def remembering(limit: int) -> Iterator[None]:
         _VERIFIED.keep_newest(_VERIFIED.limit)
 
 
-def check_in_parallel(triples: Iterable[tuple[str, bytes, bytes]], workers: int | None = None) -> int:
-    """Check many (public key b64u, message, signature) triples on ``workers`` threads (libsodium
-    releases the GIL: two threads check about 1.9 times as many a second on two cores), each
-    valid one remembered as verify() does, so the checks that own them are lookups; returns how
-    many were valid. Nothing else: a failure is found again, and named, by its own check."""
+def start_in_parallel(
+    triples: Iterable[tuple[str, bytes, bytes]], workers: int | None = None
+) -> Callable[[], int]:
+    """Start checking many (public key b64u, message, signature) triples on ``workers`` threads
+    (libsodium releases the GIL: two threads check about 1.9 times as many a second on two
+    cores), each valid one remembered as verify() does, so the checks that own them are lookups.
+    The caller goes on meanwhile (its Python work and libsodium's share the cores); the function
+    returned waits for the threads and says how many were valid. Nothing else: a failure is
+    found again, and named, by its own check."""
     items = list(triples)
     workers = max(1, min(workers or os.cpu_count() or 1, 4))
     chunks = [items[i::workers] for i in range(workers)]
@@ -155,11 +159,18 @@ def check_in_parallel(triples: Iterable[tuple[str, bytes, bytes]], workers: int 
         return sum(verify(key, message, signature) for key, message, signature in chunk)
 
     if workers == 1 or len(items) < 64:
-        return run(items)
+        done = run(items)
+        return lambda: done
     from concurrent.futures import ThreadPoolExecutor  # here: a command that signs needs no pool
 
-    with ThreadPoolExecutor(workers, thread_name_prefix="aimos-verify") as pool:
-        return sum(pool.map(run, chunks))
+    pool = ThreadPoolExecutor(workers, thread_name_prefix="aimos-verify")
+    futures = [pool.submit(run, chunk) for chunk in chunks]
+
+    def wait() -> int:
+        pool.shutdown(wait=True)  # every thread gone when this returns (a fork after sees none)
+        return sum(future.result() for future in futures)
+
+    return wait
 
 
 def verify(public_key_b64u_or_raw: str | bytes, message: bytes, signature: bytes) -> bool:

@@ -369,10 +369,22 @@ def run_cold_perf(runs: int = 7, memories: int = 200) -> dict[str, Any]:
     }
 
 
+def _cpu_seconds() -> float:
+    """CPU time of this process and of its children that have ended (a forked verifier)."""
+    import resource
+
+    return sum(
+        usage.ru_utime + usage.ru_stime
+        for usage in (resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN))
+    )
+
+
 def run_verify_perf(memories: int = 10_000, runs: int = 2) -> dict[str, Any]:
     """`aimos verify`'s work (both verifiers, parity and the brain checks: seals, schema, search
     indexes) over a scratch brain of ``memories`` synthetic memories: wall time per run and where
-    it goes (the time each verify phase took, and the brain checks' own parts)."""
+    it goes (the time each verify phase took, and the brain checks' own parts), with the CPU
+    time it took (every thread, and the forked verifier) and the machine's load average, since
+    a busy machine leaves no core to spare."""
     from aimos.learning.parity import verify_everything
     from aimos.store.connection import open_writer
 
@@ -386,6 +398,7 @@ def run_verify_perf(memories: int = 10_000, runs: int = 2) -> dict[str, Any]:
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         conn.close()
         size = (home / "brain.sqlite3").stat().st_size
+        load = os.getloadavg()  # before the runs: what else the machine was doing
         out: list[dict[str, Any]] = []
         for _ in range(runs):
             conn = open_writer()
@@ -395,8 +408,10 @@ def run_verify_perf(memories: int = 10_000, runs: int = 2) -> dict[str, Any]:
             def mark(_done: int, phase: str, marks: list[tuple[str, float]] = marks, t0: float = t0) -> None:
                 marks.append((phase, time.perf_counter() - t0))
 
+            cpu0 = _cpu_seconds()
             report = verify_everything(conn, result.master_fingerprint, progress=mark)
             total = time.perf_counter() - t0
+            cpu = _cpu_seconds() - cpu0
             conn.close()
             phases = {
                 name: round(marks[i + 1][1] - marks[i][1], 3) for i, (name, _at) in enumerate(marks[:-1])
@@ -404,6 +419,7 @@ def run_verify_perf(memories: int = 10_000, runs: int = 2) -> dict[str, Any]:
             out.append(
                 {
                     "seconds": round(total, 3),
+                    "cpu_seconds": round(cpu, 3),
                     "ok": report["ok"],
                     "phases": phases,
                     "brain_checks": (report["brain"] or {}).get("seconds"),
@@ -411,6 +427,8 @@ def run_verify_perf(memories: int = 10_000, runs: int = 2) -> dict[str, Any]:
             )
     return {
         "memories": memories,
+        "cores": os.cpu_count(),
+        "load_average": [round(x, 2) for x in load],
         "build_seconds": round(build_seconds, 1),
         "brain_bytes": size,
         "runs": out,

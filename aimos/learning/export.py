@@ -73,6 +73,32 @@ def export_cognitive(
 ) -> dict[str, Any]:
     """The bundle; ``report`` is the in-database verifier's, when the caller already ran it on
     the same snapshot (`aimos verify`), so it is not run twice."""
+    evidence = cognitive_evidence(conn, memory_id)
+    return with_sql_records(evidence, report if report is not None else verify_brain(conn, memory_id))
+
+
+def with_sql_records(evidence: dict[str, Any], report: Report) -> dict[str, Any]:
+    """The bundle: ``evidence`` (cognitive_evidence) with the in-database verifier's own records
+    of the same snapshot."""
+    return {
+        **evidence,
+        "sql_records": [
+            {
+                "memory_id": r.memory_id,
+                "certification_status": r.certification_status,
+                "ok": r.ok,
+                "chain_length": r.chain_length,
+                "signatures_verified": r.sigs_verified,
+                "reason": r.reason,
+            }
+            for r in report.records
+        ],
+    }
+
+
+def cognitive_evidence(conn: apsw.Connection, memory_id: str | None = None) -> dict[str, Any]:
+    """Everything of the bundle but the in-database verifier's records (with_sql_records adds
+    them): read without a verdict, so it can be read while the verifier's signatures are checked."""
     meta = brain_meta(conn)
     master = master_row(conn)
     epochs = {
@@ -230,8 +256,6 @@ def export_cognitive(
                 "epistemic": {"label": m["epistemic_label"], "chain": labels.get(m["memory_id"], [])},
             }
         )
-    if report is None:
-        report = verify_brain(conn, memory_id)
     return {
         "format": dict(FORMAT),
         "company_id": meta["company_id"],
@@ -241,15 +265,4 @@ def export_cognitive(
         },
         "event_streams": event_streams,
         "memories": memories,
-        "sql_records": [
-            {
-                "memory_id": r.memory_id,
-                "certification_status": r.certification_status,
-                "ok": r.ok,
-                "chain_length": r.chain_length,
-                "signatures_verified": r.sigs_verified,
-                "reason": r.reason,
-            }
-            for r in report.records
-        ],
     }

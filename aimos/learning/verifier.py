@@ -13,21 +13,22 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import apsw
 
 from aimos.crypto import commitments
-from aimos.crypto.ed25519 import WHOLE_BRAIN_SIGNATURES, check_in_parallel, remembering
+from aimos.crypto.ed25519 import WHOLE_BRAIN_SIGNATURES, remembering, start_in_parallel
 from aimos.crypto.encoding import b64u_decode
 from aimos.errors import AimosError, DisclosureError
 from aimos.learning.outcomes import principal_outcomes
 from aimos.ledger.events import body_sql
-from aimos.recall.disclosure import verify_many
+from aimos.recall.disclosure import KnownChains, verify_many
 from aimos.recall.label_chain import label_chain_reasons
 from aimos.recall.weight_chain import BATCH, chain_reasons
-from aimos.store.connection import rows
+from aimos.store.connection import batches, rows
 from aimos.verify.cognitive.results import PROOF_FIELDS
 from aimos.verify.kit.valence import WeightLedger
 from aimos.vocabulary import HOUSEKEEPER, TERMINAL_AUTHORIZED_TRANSITION
@@ -118,10 +119,11 @@ WHERE p.event_type = 'SAVE'
 """
 
 
-def check_signatures_ahead(conn: apsw.Connection) -> int:
-    """Check the brain's event and save-request signatures on every core first (remembered as
-    valid, see ed25519.check_in_parallel), so the walks below, which check each one where it
-    belongs and name any failure, mostly look them up. Returns how many were valid."""
+def check_signatures_ahead(conn: apsw.Connection) -> Callable[[], int]:
+    """Start checking the brain's event and save-request signatures on every core (remembered as
+    valid, see ed25519.start_in_parallel), so the walks below, which check each one where it
+    belongs and name any failure, mostly look them up. Returns the wait for them (how many
+    were valid)."""
     triples = []
     for key, message, signature in conn.execute(_SIGNATURES_AHEAD.format(body=body_sql(conn, "e"))):
         if isinstance(key, str) and isinstance(message, bytes) and isinstance(signature, str):
@@ -129,25 +131,46 @@ def check_signatures_ahead(conn: apsw.Connection) -> int:
                 triples.append((key, message, b64u_decode(signature)))
             except AimosError:
                 continue  # malformed: its own check says so
-    return check_in_parallel(triples)
+    return start_in_parallel(triples)
 
 
-def verify_brain(conn: apsw.Connection, memory_id: str | None = None) -> Report:
+WALK_BATCH = BATCH  # memories read, and checked, together
+
+# told (memories walked, memories in all) after each batch of the in-database verifier's walk
+Count = Callable[[int, int], None]
+
+
+def verify_brain(
+    conn: apsw.Connection,
+    memory_id: str | None = None,
+    *,
+    count: Count | None = None,
+    meanwhile: Callable[[], None] | None = None,
+) -> Report:
     """Run the in-database verifier over every memory (or one) and every event chain. The whole
     brain's signatures are checked ahead on every core and remembered for the run (whoever calls
-    it: `aimos verify`, the nightly job, an export)."""
+    it: `aimos verify`, the nightly job, an export); ``meanwhile`` is the caller's own work on the
+    same snapshot, run while they are checked (none of it may rest on the verdicts). ``count(done,
+    total)`` is told as the walk over the memories goes (a batch at a time)."""
     if memory_id is not None:
-        return _verify_brain(conn, memory_id)
+        if meanwhile is not None:
+            meanwhile()
+        return _verify_brain(conn, memory_id, count)
     with remembering(WHOLE_BRAIN_SIGNATURES):
-        check_signatures_ahead(conn)
-        return _verify_brain(conn, None)
+        wait = check_signatures_ahead(conn)
+        try:
+            if meanwhile is not None:
+                meanwhile()
+        finally:
+            wait()
+        return _verify_brain(conn, None, count)
 
 
-def _verify_brain(conn: apsw.Connection, memory_id: str | None) -> Report:
+def _verify_brain(conn: apsw.Connection, memory_id: str | None, count: Count | None) -> Report:
+    """The memories a batch at a time (read as the walk goes, never the whole table at once), each
+    batch's weight chains, label chains and signed save records checked together."""
     where, params = ("WHERE memory_id = ?", (memory_id,)) if memory_id else ("", ())
-    memories = rows(conn, f"SELECT * FROM memories {where} ORDER BY memory_id", params)
-    chains = chain_reasons(conn, memories)
-    label_chains = label_chain_reasons(conn, memories)
+    total = rows(conn, f"SELECT COUNT(*) AS n FROM memories {where}", params)[0]["n"] if count else 0
     replays = _replay_reasons(conn, memory_id)
     # one memory: by its id (indexed), not a scan of every provenance node
     only_p, only_o = ("AND p.memory_id = ? ", "AND o.memory_id = ? ") if memory_id else ("", "")
@@ -163,8 +186,27 @@ def _verify_brain(conn: apsw.Connection, memory_id: str | None) -> Report:
             params * 2,
         )
     }
-    baselines = rows(conn, f"SELECT memory_id FROM weight_baselines {where}", params)
-    baselined = {r["memory_id"] for r in baselines}
+    baselined = {
+        r["memory_id"] for r in rows(conn, f"SELECT memory_id FROM weight_baselines {where}", params)
+    }
+    records: list[MemoryRecord] = []
+    sql = f"SELECT * FROM memories {where} ORDER BY memory_id"
+    for memories in batches(conn, sql, params, WALK_BATCH):
+        records += _batch_records(conn, memories, replays, dangling, baselined)
+        if count is not None:
+            count(len(records), max(total, len(records)))
+    return Report(records, [] if memory_id else verify_event_chains(conn))
+
+
+def _batch_records(
+    conn: apsw.Connection,
+    memories: list[dict[str, Any]],
+    replays: dict[str, str],
+    dangling: set[str],
+    baselined: set[str],
+) -> list[MemoryRecord]:
+    chains = chain_reasons(conn, memories)
+    label_chains = label_chain_reasons(conn, memories)
     records = []
     for m in memories:
         mid = m["memory_id"]
@@ -187,29 +229,32 @@ def _verify_brain(conn: apsw.Connection, memory_id: str | None) -> Report:
         if reason is None and mid in replays:
             reason, detail = "valence_replay_mismatch", replays[mid]
         records.append(MemoryRecord(mid, status, reason is None, length, sigs, reason, detail))
-    by_id = {m["memory_id"]: m for m in memories}
-    failures = _save_failures(conn, [by_id[r.memory_id] for r in records if r.reason is None])
+    unfailed = [m for m, r in zip(memories, records, strict=True) if r.reason is None]
+    failures = _save_failures(conn, unfailed, (chains, label_chains))
     for record in records:
         failure = failures.get(record.memory_id)
         if failure is not None:
             record.reason, record.detail, record.ok = "save_record_invalid", failure, False
-    return Report(records, [] if memory_id else verify_event_chains(conn))
+    return records
 
 
-def _save_failures(conn: apsw.Connection, memories: list[dict[str, Any]]) -> dict[str, str]:
+def _save_failures(
+    conn: apsw.Connection, memories: list[dict[str, Any]], known: KnownChains
+) -> dict[str, str]:
     """Disclosure verification of every memory's signed save record, a batch at a time; a batch
-    that fails is re-checked one memory at a time to name each failure."""
+    that fails is re-checked one memory at a time to name each failure. ``known``: the memories'
+    chain reasons, already computed."""
     failures: dict[str, str] = {}
     for start in range(0, len(memories), BATCH):
         batch = memories[start : start + BATCH]
         try:
-            verify_many(conn, batch, allow_superseded=True)
+            verify_many(conn, batch, allow_superseded=True, known=known)
             continue
         except AimosError:
             pass
         for m in batch:
             try:
-                verify_many(conn, [m], allow_superseded=True)
+                verify_many(conn, [m], allow_superseded=True, known=known)
             except DisclosureError as exc:
                 failures[m["memory_id"]] = exc.reason or exc.message
             except AimosError as exc:
@@ -248,7 +293,6 @@ def _replay_reasons(conn: apsw.Connection, memory_id: str | None = None) -> dict
 
 def verify_event_chains(conn: apsw.Connection) -> list[dict[str, Any]]:
     """Every signer epoch's event chain: ledger_seq from 1, links and signatures (in SQL)."""
-    out = []
     body = body_sql(conn, "e")
     sql = f"""
     SELECT e.signer_agent_id, e.signer_valid_from, e.ledger_seq, e.prev_mutation_hash, e.mutation_hash,
@@ -269,36 +313,51 @@ def verify_event_chains(conn: apsw.Connection) -> list[dict[str, Any]]:
       ON r.agent_id = e.signer_agent_id AND r.agent_valid_from = e.signer_valid_from
     ORDER BY e.signer_agent_id, e.signer_valid_from, e.ledger_seq
     """
-    streams: dict[tuple[str, int], list[dict[str, Any]]] = defaultdict(list)
-    for r in rows(conn, sql, (HOUSEKEEPER,)):
-        streams[(r["signer_agent_id"], r["signer_valid_from"])].append(r)
-    for (agent, valid_from), events in streams.items():
-        reason = None
-        prev = events[0]["genesis"]
-        for i, e in enumerate(events, start=1):
-            if e["ledger_seq"] != i or e["prev_mutation_hash"] != prev:
-                reason = "event_chain_break"
-            elif e["content_recomputed"] != e["content_hash"] or e["link_recomputed"] != e["mutation_hash"]:
-                reason = "event_hash_mismatch"
-            elif e["sig_ok"] != 1:
-                reason = "event_signature_invalid"
-            elif e["certified"] != 1:  # a housekeeper epoch the master certified, within it
-                reason = "event_signer_uncertified"
-            elif e["revoked"]:  # signed at or after the epoch's revocation
-                reason = "event_signer_revoked"
-            if reason:
-                break
-            prev = e["mutation_hash"]
-        out.append(
-            {
-                "signer_agent_id": agent,
-                "signer_valid_from": valid_from,
-                "events": len(events),
-                "ok": reason is None,
-                "reason": reason,
-            }
-        )
-    return out
+    # read in order, one stream at a time: only the stream being walked is kept, as its position
+    walks: dict[tuple[str, int], _StreamWalk] = {}
+    for batch in batches(conn, sql, (HOUSEKEEPER,)):
+        for e in batch:
+            stream = (e["signer_agent_id"], e["signer_valid_from"])
+            walk = walks.get(stream)
+            if walk is None:
+                walk = walks[stream] = _StreamWalk(e["genesis"])
+            walk.step(e)
+    return [
+        {
+            "signer_agent_id": agent,
+            "signer_valid_from": valid_from,
+            "events": walk.events,
+            "ok": walk.reason is None,
+            "reason": walk.reason,
+        }
+        for (agent, valid_from), walk in walks.items()
+    ]
+
+
+class _StreamWalk:
+    """One signer epoch's event chain as its events come, in ledger order: the first failure stops
+    the checks (the events after it are only counted)."""
+
+    def __init__(self, genesis: str) -> None:
+        self.prev = genesis
+        self.events = 0
+        self.reason: str | None = None
+
+    def step(self, e: dict[str, Any]) -> None:
+        self.events += 1
+        if self.reason is not None:
+            return
+        if e["ledger_seq"] != self.events or e["prev_mutation_hash"] != self.prev:
+            self.reason = "event_chain_break"
+        elif e["content_recomputed"] != e["content_hash"] or e["link_recomputed"] != e["mutation_hash"]:
+            self.reason = "event_hash_mismatch"
+        elif e["sig_ok"] != 1:
+            self.reason = "event_signature_invalid"
+        elif e["certified"] != 1:  # a housekeeper epoch the master certified, within it
+            self.reason = "event_signer_uncertified"
+        elif e["revoked"]:  # signed at or after the epoch's revocation
+            self.reason = "event_signer_revoked"
+        self.prev = e["mutation_hash"]
 
 
 def verify_brain_state(

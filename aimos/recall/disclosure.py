@@ -54,6 +54,10 @@ _COLUMNS = {
 }
 
 
+# a batch's weight chain reasons and label chain reasons, by memory id
+KnownChains = tuple[dict[str, tuple[str | None, int, int]], dict[str, tuple[str | None, int, str]]]
+
+
 def _fail(memory_id: str, reason: str, column: str | None = None) -> DisclosureError:
     return DisclosureError(memory_id, reason, column=column or _COLUMNS.get(reason.split(":", 1)[0]))
 
@@ -95,7 +99,9 @@ class _Records:
     redactions: dict[str, tuple[str | None, dict[str, Any] | None]]
 
     @classmethod
-    def load(cls, conn: apsw.Connection, memories: list[dict[str, Any]]) -> _Records:
+    def load(
+        cls, conn: apsw.Connection, memories: list[dict[str, Any]], known: KnownChains | None = None
+    ) -> _Records:
         ids = [m["memory_id"] for m in memories]
         hashes = [m["save_mutation_hash"] for m in memories]
         provenance = {
@@ -155,16 +161,8 @@ class _Records:
             )
             for r in rows(conn, f"SELECT * FROM memory_redactions WHERE memory_id IN ({_in(ids)})", ids)
         }
-        return cls(
-            provenance,
-            epochs,
-            events,
-            links,
-            successors,
-            chain_reasons(conn, memories),
-            label_chain_reasons(conn, memories),
-            redactions,
-        )
+        chains, labels = known or (chain_reasons(conn, memories), label_chain_reasons(conn, memories))
+        return cls(provenance, epochs, events, links, successors, chains, labels, redactions)
 
 
 def verify_for_disclosure(
@@ -174,12 +172,19 @@ def verify_for_disclosure(
 
 
 def verify_many(
-    conn: apsw.Connection, memories: list[dict[str, Any]], *, allow_superseded: bool
+    conn: apsw.Connection,
+    memories: list[dict[str, Any]],
+    *,
+    allow_superseded: bool,
+    known: KnownChains | None = None,
 ) -> list[Disclosed]:
-    """Verify each memory (in order) before disclosure; the first failure raises."""
+    """Verify each memory (in order) before disclosure; the first failure raises. ``known``: the
+    memories' weight and label chain reasons (weight_chain.chain_reasons,
+    label_chain.label_chain_reasons) when the caller has just computed them on the same snapshot
+    (the in-database verifier), so they are not computed twice."""
     if not memories:
         return []
-    records = _Records.load(conn, memories)
+    records = _Records.load(conn, memories, known)
     master_key = master_row(conn)["public_key_b64u"]
     return [_verify_one(m, records, master_key, allow_superseded) for m in memories]
 

@@ -412,6 +412,27 @@ def rows(conn: apsw.Connection, sql: str, params: Any = ()) -> list[dict[str, An
         return [dict(zip(names, r, strict=True)) for r in cursor]
 
 
+def batches(
+    conn: apsw.Connection, sql: str, params: Any = (), size: int = 500
+) -> Iterator[list[dict[str, Any]]]:
+    """``rows`` a batch of ``size`` at a time, read as they are needed: a walk over a whole table
+    holds one batch, not the table."""
+    with translate_errors(conn):
+        cursor = conn.execute(sql, params)
+        try:
+            names = [d[0] for d in cursor.getdescription()]
+        except apsw.ExecutionCompleteError:
+            return
+        batch: list[dict[str, Any]] = []
+        for r in cursor:
+            batch.append(dict(zip(names, r, strict=True)))
+            if len(batch) == size:
+                yield batch
+                batch = []
+        if batch:
+            yield batch
+
+
 def insert(conn: apsw.Connection, table: str, row: dict[str, Any]) -> None:
     """INSERT one row given as column -> value (the table and column names are the code's own)."""
     columns = ", ".join(row)

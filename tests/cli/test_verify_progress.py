@@ -5,6 +5,7 @@ or a log. The helper itself: phases, escaping, and silence off a terminal."""
 from __future__ import annotations
 
 import io
+import re
 from pathlib import Path
 
 from aimos_cli_support import run_aimos, run_on_a_terminal
@@ -32,6 +33,21 @@ def test_the_line_shows_each_phase_and_goes_at_the_end() -> None:
     assert quiet.getvalue() == ""
 
 
+def test_the_line_counts_a_phase_s_items() -> None:
+    screen = Terminal()
+    shown = phase_progress(4, "verifying", screen)
+    shown(0, "in-database verifier")
+    shown.count(1500, 100_000)
+    shown(2, "portable verifier")
+    shown.count(100_000, 100_000)
+    drawn = screen.getvalue()
+    assert "\rverifying [....................] 0/4 in-database verifier 1,500/100,000\x1b[K" in drawn
+    assert "\rverifying [##########..........] 2/4 portable verifier 100,000/100,000\x1b[K" in drawn
+    quiet = io.StringIO()
+    phase_progress(4, "verifying", quiet).count(1, 2)
+    assert quiet.getvalue() == ""
+
+
 def test_verify_draws_progress_on_a_terminal_and_not_in_a_pipe(installed: Path) -> None:
     run_aimos("save", "The spare key is with the neighbour").ok()
     piped = run_aimos("verify").ok()
@@ -42,6 +58,10 @@ def test_verify_draws_progress_on_a_terminal_and_not_in_a_pipe(installed: Path) 
     text = drawn
     for phase in ("0/4 in-database verifier", "1/4 cognitive export", "2/4 portable verifier", "3/4 parity"):
         assert phase in text, text
+    # each verifier's memories counted as it goes (here one batch: all of them at once)
+    for phase in ("0/4 in-database verifier", "2/4 portable verifier"):
+        counted = re.search(re.escape(phase) + r" ([\d,]+)/([\d,]+)", text)
+        assert counted is not None and counted[1] == counted[2] != "0", text
     assert text.rstrip("\n").endswith("\r\x1b[K"), repr(text[-40:])
     assert b"verifying" not in proc.stdout  # the report on stdout is untouched
     assert b"parity                yes" in proc.stdout

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import struct
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from os import PathLike
 from typing import Any
 
@@ -162,25 +162,38 @@ def _canonical_reason(exc: CanonicalJSONError) -> str:
     return exc.reason if exc.reason in _CANONICAL_REASONS else R.CANONICAL_INVALID
 
 
+def _untold(_done: int, _total: int) -> None:
+    """No one asked how far the memories have got."""
+
+
 def _invalid(reason: str, detail: str, bundle_sha256: str | None = None) -> CognitiveVerdict:
     return CognitiveVerdict.invalid(reason, detail, bundle_sha256=bundle_sha256)
 
 
 def verify_cognitive_bundle(
-    bundle: Any, *, expected_master_fingerprint: str | None = None, memory_id: str | None = None
+    bundle: Any,
+    *,
+    expected_master_fingerprint: str | None = None,
+    memory_id: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> CognitiveVerdict:
     """Verify one parsed cognitive-evidence bundle. Never raises on any input.
 
     ``memory_id``: the bundle was exported for this one memory (the caller's word, like the
     master fingerprint: never the bundle's); None, it is the whole brain's and must hold every
-    memory its events name."""
+    memory its events name. ``progress(done, total)`` is told after each memory's record."""
     try:
-        return _verify(bundle, expected_master_fingerprint, memory_id)
+        return _verify(bundle, expected_master_fingerprint, memory_id, progress)
     except Exception as exc:  # a verifier bug, never a property of the input: say so, do not guess
         return CognitiveVerdict.indeterminate(R.VERIFIER_INTERNAL_ERROR, f"{type(exc).__name__}: {exc}")
 
 
-def _verify(bundle: Any, expected_master_fingerprint: str | None, memory_id: str | None) -> CognitiveVerdict:
+def _verify(
+    bundle: Any,
+    expected_master_fingerprint: str | None,
+    memory_id: str | None,
+    progress: Callable[[int, int], None] | None,
+) -> CognitiveVerdict:
     try:
         bundle_sha256 = canonical_sha256_hex(bundle)
     except CanonicalJSONError as exc:
@@ -217,6 +230,7 @@ def _verify(bundle: Any, expected_master_fingerprint: str | None, memory_id: str
             classified.setdefault(str(meta.get("memory_id")), set()).add(event_id)
 
     replays = replay_failures(events, memories)
+    tell = progress or _untold
     corrected = predecessors(events)  # each correction's predecessor at the moment of correction
     records: list[CognitiveRecord] = []
     for index, memory in enumerate(memories):
@@ -236,6 +250,7 @@ def _verify(bundle: Any, expected_master_fingerprint: str | None, memory_id: str
         records.append(record)
         if record["reason"] is not None and not record["ok"]:
             failures.append((record["reason"], detail))
+        tell(index + 1, len(memories))
 
     parity = _parity(records, sql_rows)
     if not parity:
