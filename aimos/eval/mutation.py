@@ -25,6 +25,7 @@ from aimos.crypto.messages import payload_message
 from aimos.errors import AimosError
 from aimos.eval.scratch import install_scratch, open_scratch, scratch_home
 from aimos.eval.stats import sealing_report, summary_ms, time_calls
+from aimos.store.cells import compact_provenance_body
 from aimos.store.connection import one
 from aimos.vocabulary import HOUSEKEEPER
 
@@ -159,7 +160,8 @@ def _crafted(
         "memory_id": memory_id,
         "company_id": company,
         "event_type": "REWEIGHT",
-        "body_json": canonical_json(body).decode(),
+        "body_json": "",
+        "body_deflated": compact_provenance_body(canonical_json(body).decode(), memory_id),
         "content_hash": content.hex(),
         "prev_mutation_hash": prev_node,
         "mutation_hash": sigma.hex(),
@@ -541,13 +543,18 @@ def run_mutation(transitions: int = 200) -> dict[str, Any]:  # noqa: PLR0915 (an
 
 
 def _logical_bytes(conn: apsw.Connection, projection_hash: str | None) -> int:
-    """Sum of the stored sizes of a transition's provenance node and projection rows."""
+    """Sum of the stored sizes of a transition's provenance node and projection rows: a text or a
+    BLOB by its length, any other value as 8 bytes."""
     row = conn.execute(
         "SELECT w.*, p.* FROM weight_projections w JOIN memory_provenance p"
         " ON p.mutation_hash = w.provenance_mutation_hash WHERE w.projection_hash = ?",
         (projection_hash,),
     ).fetchall()[0]
-    return sum(len(v.encode()) if isinstance(v, str) else 8 for v in row if v is not None)
+    return sum(
+        len(v.encode()) if isinstance(v, str) else len(v) if isinstance(v, bytes) else 8
+        for v in row
+        if v is not None
+    )
 
 
 def _bare_cost(w: _World, n: int) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from aimos.crypto.canonical import json_loads
 from aimos.crypto.encoding import b64u_decode
 from aimos.identity.epochs import brain_meta, master_row
 from aimos.learning.verifier import Report, verify_brain
-from aimos.ledger.events import read_event
+from aimos.ledger.events import provenance_body_sql, read_event
 from aimos.store.connection import rows
 from aimos.vocabulary import COGNITIVE_EVIDENCE_SCHEMA, HOUSEKEEPER
 
@@ -157,7 +157,8 @@ def cognitive_evidence(conn: apsw.Connection, memory_id: str | None = None) -> d
     projections: dict[str, list[dict[str, Any]]] = {}
     for w in rows(
         conn,
-        "SELECT w.*, p.provenance_id, p.body_json, p.content_hash, p.prev_mutation_hash, p.ts_signed,"
+        f"SELECT w.*, p.provenance_id, {provenance_body_sql(conn, 'p')} AS body_json, p.content_hash,"
+        " p.prev_mutation_hash, p.ts_signed,"
         " p.nonce,"
         " p.signature_b64u, p.binding_schema_version, p.signer_agent_id, p.signer_valid_from,"
         " p.cert_fingerprint, p.identity_tier, p.is_genesis, p.backfilled"

@@ -30,7 +30,7 @@ from aimos.crypto.encoding import b64u_encode, iso_ms
 from aimos.crypto.messages import new_nonce, payload_message
 from aimos.errors import OutcomeNotFoundError, V2OutcomeUnavailableError
 from aimos.identity.epochs import Signer, epoch_at, master_row
-from aimos.ledger.events import body_sql, read_event
+from aimos.ledger.events import body_sql, read_event, read_provenance
 from aimos.store.connection import one, resolve_uuid_prefix
 from aimos.verify import v2_mutation as vm
 
@@ -327,7 +327,7 @@ def build_outcome_export(
     projection: dict[str, Any] | None = None
     if terminal_kind == vocabulary.TERMINAL_AUTHORIZED_TRANSITION:
         p = one(conn, "SELECT * FROM weight_projections WHERE outcome_id = ?", (outcome_id,))
-        node = (
+        found = (
             one(
                 conn,
                 "SELECT * FROM memory_provenance WHERE mutation_hash = ?",
@@ -336,7 +336,8 @@ def build_outcome_export(
             if p is not None
             else None
         )
-        if p is None or node is None:
+        node = read_provenance(found) if found is not None else None
+        if p is None or node is None or node["body_json"] is None:
             raise V2OutcomeUnavailableError(f"outcome {outcome_id}'s projection or REWEIGHT node is missing")
         node_body: dict[str, Any] = json_loads(node["body_json"])
         if node_body.get("valence_row_hash") != valence_row["row_hash"]:

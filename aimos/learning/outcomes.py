@@ -26,6 +26,7 @@ from aimos.identity.epochs import Signer
 from aimos.identity.requests import SignedRequest, verify_request
 from aimos.learning.export_v2 import RecallBinding, recall_binding, sign_valence_row
 from aimos.ledger.events import append_event, body_sql
+from aimos.store.cells import compact_provenance_body
 from aimos.store.connection import insert, one, rows, write_transaction
 from aimos.store.seals import quiet_since_checked
 from aimos.verify.kit.valence import SHARE_START_MILLI, Step, WeightLedger
@@ -425,7 +426,8 @@ def _transition(
             "memory_id": mid,
             "company_id": company,
             "event_type": "REWEIGHT",
-            "body_json": body_bytes.decode("utf-8"),
+            "body_json": "",
+            "body_deflated": compact_provenance_body(body_bytes.decode("utf-8"), mid),
             "content_hash": content.hex(),
             "prev_mutation_hash": prev_node_hash,
             "mutation_hash": sigma.hex(),

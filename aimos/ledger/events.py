@@ -24,6 +24,7 @@ from aimos.store.cells import (
     deflate_event_text,
     deflate_text,
     event_body,
+    provenance_body,
 )
 from aimos.store.connection import one
 from aimos.store.seals import sealed_tables
@@ -136,10 +137,32 @@ def body_sql(conn: apsw.Connection, alias: str = "") -> str:
     (migration 14), a save's and an outcome's against a dictionary (migrations 16 and 17); on a
     brain not yet migrated (a reader never migrates) every body is its text.
     NULL for a row whose stored form reads as nothing."""
+    return _stored_sql(
+        conn,
+        "events",
+        "signed_body",
+        alias,
+        "aimos_event_body({p}operation, {p}signed_body, {p}signed_body_deflated)",
+    )
+
+
+def provenance_body_sql(conn: apsw.Connection, alias: str = "") -> str:
+    """SQL for the signed body of a memory_provenance row, ``body_sql``'s counterpart: a REWEIGHT
+    node's is stored compactly since migration 18 (store/cells.py provenance_body)."""
+    return _stored_sql(
+        conn,
+        "memory_provenance",
+        "body_json",
+        alias,
+        "aimos_provenance_body({p}event_type, {p}memory_id, {p}body_json, {p}body_deflated)",
+    )
+
+
+def _stored_sql(conn: apsw.Connection, table: str, column: str, alias: str, reading: str) -> str:
     p = f"{alias}." if alias else ""
-    if "signed_body" not in dict(sealed_tables(conn)["events"].stored):
-        return f"{p}signed_body"
-    return f"aimos_event_body({p}operation, {p}signed_body, {p}signed_body_deflated)"
+    if column not in dict(sealed_tables(conn)[table].stored):
+        return f"{p}{column}"
+    return reading.format(p=p)
 
 
 def read_event(row: dict[str, Any]) -> dict[str, Any]:
@@ -147,4 +170,14 @@ def read_event(row: dict[str, Any]) -> dict[str, Any]:
     (None when its stored form reads as nothing), without the storage column."""
     out = {k: v for k, v in row.items() if k != "signed_body_deflated"}
     out["signed_body"] = event_body(row["operation"], row["signed_body"], row.get("signed_body_deflated"))
+    return out
+
+
+def read_provenance(row: dict[str, Any]) -> dict[str, Any]:
+    """A memory_provenance row read with ``SELECT *``, as the row it stands for: its signed body as
+    signed (None when its stored form reads as nothing), without the storage column."""
+    out = {k: v for k, v in row.items() if k != "body_deflated"}
+    out["body_json"] = provenance_body(
+        row["event_type"], row["memory_id"], row["body_json"], row.get("body_deflated")
+    )
     return out

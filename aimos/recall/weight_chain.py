@@ -15,14 +15,16 @@ from typing import Any
 import apsw
 
 from aimos.crypto.canonical import json_loads
+from aimos.ledger.events import provenance_body_sql
 from aimos.store.connection import rows
+from aimos.store.seals import sealed_tables
 from aimos.vocabulary import HOUSEKEEPER, sql_word
 
 _HK = sql_word(HOUSEKEEPER)
 
 _PROJECTIONS_SQL = f"""
 SELECT w.*, m.company_id AS memory_company, m.retrieval_weight_milli AS live_weight, m.quarantine,
-       p.body_json, p.content_hash AS p_content_hash, p.event_type AS p_event_type,
+       {{body}} AS body_json, p.content_hash AS p_content_hash, p.event_type AS p_event_type,
        p.memory_id AS p_memory_id, p.signer_agent_id AS p_signer, p.signer_valid_from AS p_signer_vf,
        p.ts_signed AS p_ts, p.nonce AS p_nonce, p.prev_mutation_hash AS p_prev,
        p.signature_b64u AS p_sig, p.backfilled AS p_backfilled, p.cert_fingerprint AS p_cert_fp,
@@ -36,10 +38,10 @@ SELECT w.*, m.company_id AS memory_company, m.retrieval_weight_milli AS live_wei
                              w.provenance_mutation_hash) AS t_recomputed,
        aimos_ed25519_verify(e.public_key_b64u, unhex(w.transition_hash),
                             w.transition_signature_b64u) AS t_sig_ok,
-       aimos_sha256_hex(p.body_json) AS p_content_recomputed,
+       aimos_sha256_hex({{body}}) AS p_content_recomputed,
        aimos_provenance_mutation(p.content_hash, p.prev_mutation_hash, p.nonce,
                                  p.ts_signed) AS p_mutation_recomputed,
-       aimos_ed25519_verify(e.public_key_b64u, aimos_payload_message(p.body_json, p.nonce, p.ts_signed),
+       aimos_ed25519_verify(e.public_key_b64u, aimos_payload_message({{body}}, p.nonce, p.ts_signed),
                             p.signature_b64u) AS p_sig_ok
 FROM weight_projections w
 JOIN memories m ON m.memory_id = w.memory_id
@@ -161,7 +163,7 @@ def _chain_reasons_batch(
     chains: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for r in rows(
         conn,
-        _PROJECTIONS_SQL.replace(
+        _PROJECTIONS_SQL.replace("{body}", provenance_body_sql(conn, "p")).replace(
             "ORDER BY w.memory_id", f"WHERE w.memory_id IN ({marks}) ORDER BY w.memory_id"
         ),
         ids,
@@ -171,14 +173,26 @@ def _chain_reasons_batch(
         r["memory_id"]: r for r in rows(conn, _BASELINES_SQL + f" WHERE b.memory_id IN ({marks})", ids)
     }
     # every REWEIGHT node signed for the memory (found by its signed body, migration 6's expression
-    # index) must be in its chain: a chain moved to another memory leaves its signed nodes behind
+    # index, for a body kept as text; a compact body names its row's memory_id, migration 18) must
+    # be in its chain: a chain moved to another memory leaves its signed nodes behind
+    compact = "body_json" in dict(sealed_tables(conn)["memory_provenance"].stored)
     signed_nodes = {
         r["mid"]: int(r["n"])
         for r in rows(
             conn,
-            "SELECT ids.value AS mid, COUNT(*) AS n FROM json_each(?) ids CROSS JOIN memory_provenance p"
+            "SELECT mid, SUM(n) AS n FROM ("
+            "SELECT ids.value AS mid, COUNT(*) AS n FROM json_each(?1) ids CROSS JOIN memory_provenance p"
             " WHERE p.event_type = 'REWEIGHT' AND json_extract(p.body_json, '$.memory_id') = ids.value"
-            " GROUP BY ids.value",
+            + (" AND p.body_deflated IS NULL" if compact else "")
+            + " GROUP BY ids.value"
+            + (
+                " UNION ALL SELECT ids.value, COUNT(*) FROM json_each(?1) ids CROSS JOIN memory_provenance p"
+                " WHERE p.memory_id = ids.value AND p.event_type = 'REWEIGHT' AND p.body_deflated IS NOT NULL"
+                " GROUP BY ids.value"
+                if compact
+                else ""
+            )
+            + ") GROUP BY mid",
             (json.dumps(ids),),
         )
     }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import zlib
 from functools import lru_cache
 
@@ -182,3 +183,55 @@ def inflate_event_text(data: object, dictionary: bytes = EVENT_DICTIONARY_V1) ->
     if not isinstance(data, bytes | bytearray | memoryview):
         return None
     return _inflate_event_text(bytes(data), dictionary)
+
+
+# --- a REWEIGHT provenance node's signed body, stored compactly (migration 18) --------------------
+# An authorized transition signs a REWEIGHT node: about 480 bytes of canonical JSON whose keys and
+# constant words are most of it. It is stored deflated against the preset dictionary below (its
+# keys in canonical order, with the words every one holds), and without its memory id: the stored
+# body holds `"memory_id":""` and the reader puts back the row's own memory_id column, so the body
+# a row stands for always names the memory its row does (an edit of the column changes the signed
+# body read back, and its content hash and signature no longer hold). A SAVE node stays text.
+PROVENANCE_DICTIONARY_V1 = (
+    b'{"company_id":"personal","event_type":"REWEIGHT","governor_flag":"SIGNED_VALENCE_REFERENCE_POINT",'
+    b'"judge_valence":0.,"memory_id":"","new_weight":1.,"new_weight_milli":1,"old_weight":1.,'
+    b'"old_weight_milli":1000,"outcome_id":"","reason":"outcome_evidence","ts_signed":17,'
+    b'"valence_row_hash":"","valence_rule":"aimos.valence-rule/v2"}'
+)
+_MEMORY_ID_LEFT_OUT = '"memory_id":""'
+COMPACT_PROVENANCE_TYPES = frozenset({"REWEIGHT"})
+
+
+def _memory_id_field(memory_id: str) -> str:
+    return '"memory_id":' + json.dumps(memory_id, ensure_ascii=False)
+
+
+def compact_provenance_body(text: str, memory_id: str) -> bytes:
+    """A REWEIGHT node's canonical ``text`` as stored: without its memory id (which must be
+    ``memory_id``, once), deflated against ``PROVENANCE_DICTIONARY_V1``. ValueError when
+    ``provenance_body`` would not read ``text`` back from it."""
+    field = _memory_id_field(memory_id)
+    if text.count(field) != 1 or _MEMORY_ID_LEFT_OUT in text:
+        raise ValueError("a REWEIGHT body must name its memory once")
+    stored = deflate_event_text(text.replace(field, _MEMORY_ID_LEFT_OUT), PROVENANCE_DICTIONARY_V1)
+    if provenance_body("REWEIGHT", memory_id, "", stored) != text:
+        raise ValueError("a REWEIGHT body does not read back from its stored form")
+    return stored
+
+
+def provenance_body(
+    event_type: object, memory_id: object, text: object, deflated: object
+) -> str | bytes | None:
+    """The signed body a ``memory_provenance`` row stands for: ``text`` as is when nothing is
+    stored ``deflated`` (every SAVE node, every REWEIGHT node before migration 18), else, for a
+    REWEIGHT node, the deflated body beside an empty text with the row's ``memory_id`` put back.
+    None for any other combination (an edit made outside aimos). ``text`` given as bytes comes
+    back as bytes (the seals read it so). The SQL function ``aimos_provenance_body`` is this one."""
+    if deflated is None:
+        return text if isinstance(text, str | bytes) else None
+    if text not in ("", b"") or event_type not in COMPACT_PROVENANCE_TYPES or not isinstance(memory_id, str):
+        return None
+    body = inflate_event_text(deflated, PROVENANCE_DICTIONARY_V1)
+    if body is None or body.count(_MEMORY_ID_LEFT_OUT) != 1:
+        return None
+    return body.replace(_MEMORY_ID_LEFT_OUT, _memory_id_field(memory_id))

@@ -18,7 +18,7 @@ from aimos.crypto.ed25519 import fingerprint_of_b64u, verify
 from aimos.crypto.encoding import b64u_decode, hex32, parse_iso_ms
 from aimos.crypto.merkle import merkle_root
 from aimos.errors import AimosError
-from aimos.store.cells import event_body, inflate_bytes
+from aimos.store.cells import event_body, inflate_bytes, provenance_body
 from aimos.store.words import index_text
 from aimos.verify.kit.inheritance import Predecessor, classifier_reason, correction_carries
 from aimos.verify.kit.judgment import judgment_reason
@@ -408,6 +408,8 @@ SQL_FUNCTIONS: dict[str, tuple[Any, int]] = {
     "aimos_is_canonical": (is_canonical, 1),
     "aimos_inflate": (inflate_bytes, 1),  # a stored deflated text's bytes (the seals hash those)
     "aimos_event_body": (_repeated(event_body), 3),  # the signed body an events row stands for (migration 14)
+    # the signed body a memory_provenance row stands for (migration 18)
+    "aimos_provenance_body": (_repeated(provenance_body), 4),
     "aimos_index_text": (index_text_sql, 1),  # what the search indexes hold for a text
     "aimos_payload_message": (_repeated(payload_message_sql), 3),
     "aimos_request_message": (_repeated(request_message_sql), 5),

@@ -1,5 +1,5 @@
 -- GENERATED FILE: do not edit. The aimos brain schema after every migration, in one file.
--- Made from aimos/store/migrations/0001_initial.sql .. 0017_outcome_events_deflated.sql (17 migrations) applied in
+-- Made from aimos/store/migrations/0001_initial.sql .. 0018_reweight_body_compact.sql (18 migrations) applied in
 -- order to an empty database, then read back from sqlite_master (each statement as SQLite stores
 -- it). Applying this file to an empty database makes the same schema (user_version aside).
 -- Regenerate: python -m aimos.store.schema --write
@@ -696,7 +696,7 @@ CREATE TABLE memory_provenance (
     is_genesis              INTEGER NOT NULL CHECK (is_genesis IN (0, 1)),
     backfilled              INTEGER NOT NULL DEFAULT 0 CHECK (backfilled = 0),
     binding_schema_version  INTEGER NOT NULL,
-    created_at              INTEGER NOT NULL,
+    created_at              INTEGER NOT NULL, body_deflated BLOB,
     CHECK ((is_genesis = 1) = (prev_mutation_hash IS NULL)),
     FOREIGN KEY (signer_agent_id, signer_valid_from) REFERENCES identity_epochs (agent_id, valid_from)
 ) STRICT;
@@ -708,10 +708,10 @@ CREATE UNIQUE INDEX memory_provenance_no_fork ON memory_provenance (prev_mutatio
 
 CREATE INDEX memory_provenance_signed_reweight
     ON memory_provenance (json_extract(body_json, '$.memory_id'))
-    WHERE event_type = 'REWEIGHT';
+    WHERE event_type = 'REWEIGHT' AND body_deflated IS NULL;
 
 CREATE INDEX memory_provenance_supersedes ON memory_provenance (json_extract(body_json, '$.supersedes'))
-    WHERE json_extract(body_json, '$.supersedes') IS NOT NULL;
+    WHERE event_type = 'SAVE' AND json_extract(body_json, '$.supersedes') IS NOT NULL;
 
 CREATE TRIGGER memory_provenance_known_kind BEFORE INSERT ON memory_provenance
 WHEN NEW.event_type NOT IN ('SAVE', 'REWEIGHT')
@@ -735,7 +735,7 @@ BEGIN
            OR NEW.cert_fingerprint IS NOT OLD.cert_fingerprint OR NEW.identity_tier IS NOT OLD.identity_tier
            OR NEW.is_genesis IS NOT OLD.is_genesis OR NEW.backfilled IS NOT OLD.backfilled
            OR NEW.binding_schema_version IS NOT OLD.binding_schema_version
-           OR NEW.created_at IS NOT OLD.created_at
+           OR NEW.created_at IS NOT OLD.created_at OR NEW.body_deflated IS NOT OLD.body_deflated
            OR OLD.event_type IS NOT 'SAVE'
            OR NOT EXISTS (
             SELECT 1 FROM memory_redactions r
@@ -766,13 +766,13 @@ BEGIN
             WHERE r.agent_id = NEW.signer_agent_id AND r.agent_valid_from = NEW.signer_valid_from
               AND r.revoked_at <= NEW.ts_signed);
     SELECT RAISE(ABORT, 'aimos: REWEIGHT body is not canonical or does not bind this memory')
-        WHERE aimos_is_canonical(NEW.body_json) IS NOT 1
+        WHERE aimos_is_canonical(aimos_provenance_body(NEW.event_type, NEW.memory_id, NEW.body_json, NEW.body_deflated)) IS NOT 1
            OR NEW.company_id IS NOT (SELECT company_id FROM memories WHERE memory_id = NEW.memory_id)
-           OR NEW.content_hash IS NOT aimos_sha256_hex(NEW.body_json)
-           OR json_extract(NEW.body_json, '$.event_type') IS NOT 'REWEIGHT'
-           OR json_extract(NEW.body_json, '$.company_id') IS NOT NEW.company_id
-           OR json_extract(NEW.body_json, '$.memory_id') IS NOT NEW.memory_id
-           OR json_extract(NEW.body_json, '$.ts_signed') IS NOT NEW.ts_signed;
+           OR NEW.content_hash IS NOT aimos_sha256_hex(aimos_provenance_body(NEW.event_type, NEW.memory_id, NEW.body_json, NEW.body_deflated))
+           OR json_extract(aimos_provenance_body(NEW.event_type, NEW.memory_id, NEW.body_json, NEW.body_deflated), '$.event_type') IS NOT 'REWEIGHT'
+           OR json_extract(aimos_provenance_body(NEW.event_type, NEW.memory_id, NEW.body_json, NEW.body_deflated), '$.company_id') IS NOT NEW.company_id
+           OR json_extract(aimos_provenance_body(NEW.event_type, NEW.memory_id, NEW.body_json, NEW.body_deflated), '$.memory_id') IS NOT NEW.memory_id
+           OR json_extract(aimos_provenance_body(NEW.event_type, NEW.memory_id, NEW.body_json, NEW.body_deflated), '$.ts_signed') IS NOT NEW.ts_signed;
     SELECT RAISE(ABORT, 'aimos: REWEIGHT predecessor is not the head of this memory''s REWEIGHT chain')
         WHERE NEW.prev_mutation_hash IS NOT (
             SELECT mutation_hash FROM memory_provenance
@@ -785,12 +785,18 @@ BEGIN
         WHERE aimos_ed25519_verify(
             (SELECT public_key_b64u FROM identity_epochs
              WHERE agent_id = NEW.signer_agent_id AND valid_from = NEW.signer_valid_from),
-            aimos_payload_message(NEW.body_json, NEW.nonce, NEW.ts_signed),
+            aimos_payload_message(aimos_provenance_body(NEW.event_type, NEW.memory_id, NEW.body_json, NEW.body_deflated), NEW.nonce, NEW.ts_signed),
             NEW.signature_b64u) IS NOT 1;
 END;
 
 CREATE TRIGGER memory_provenance_seal_aware BEFORE INSERT ON memory_provenance
 BEGIN SELECT RAISE(ABORT, 'aimos: this aimos predates seals; restart it') WHERE aimos_seal_aware() IS NOT 1; END;
+
+CREATE TRIGGER memory_provenance_stored_form BEFORE INSERT ON memory_provenance
+BEGIN
+    SELECT RAISE(ABORT, 'aimos: a REWEIGHT node stores its body deflated, beside an empty text; a SAVE node stores it as text')
+        WHERE (NEW.event_type = 'REWEIGHT') IS NOT (NEW.body_deflated IS NOT NULL AND NEW.body_json IS '');
+END;
 
 CREATE TRIGGER memory_provenance_verify_insert BEFORE INSERT ON memory_provenance
 WHEN NEW.event_type = 'SAVE'
@@ -1313,9 +1319,9 @@ BEGIN
             WHERE p.mutation_hash = NEW.provenance_mutation_hash AND p.event_type = 'REWEIGHT'
               AND p.backfilled = 0 AND p.memory_id = NEW.memory_id AND p.company_id = NEW.company_id
               AND p.signer_agent_id = 'housekeeper' AND p.signer_valid_from = NEW.signer_valid_from
-              AND json_extract(p.body_json, '$.old_weight_milli') = NEW.old_weight_milli
-              AND json_extract(p.body_json, '$.new_weight_milli') = NEW.new_weight_milli
-              AND json_extract(p.body_json, '$.outcome_id') = NEW.outcome_id)
+              AND json_extract(aimos_provenance_body(p.event_type, p.memory_id, p.body_json, p.body_deflated), '$.old_weight_milli') = NEW.old_weight_milli
+              AND json_extract(aimos_provenance_body(p.event_type, p.memory_id, p.body_json, p.body_deflated), '$.new_weight_milli') = NEW.new_weight_milli
+              AND json_extract(aimos_provenance_body(p.event_type, p.memory_id, p.body_json, p.body_deflated), '$.outcome_id') = NEW.outcome_id)
            OR NEW.provenance_mutation_hash IS NOT (
             SELECT mutation_hash FROM memory_provenance
             WHERE memory_id = NEW.memory_id AND event_type = 'REWEIGHT'

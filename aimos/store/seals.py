@@ -74,6 +74,12 @@ STORED_FORMS: dict[tuple[str, str], tuple[str, str]] = {
         'CASE WHEN "signed_body_deflated" IS NULL THEN "signed_body"'
         ' ELSE aimos_event_body("operation", CAST("signed_body" AS BLOB), "signed_body_deflated") END',
     ),
+    # migration 18: a REWEIGHT node's signed body (store.cells.provenance_body), read the same way
+    ("memory_provenance", "body_json"): (
+        "body_deflated",
+        'CASE WHEN "body_deflated" IS NULL THEN "body_json" ELSE aimos_provenance_body('
+        '"event_type", "memory_id", CAST("body_json" AS BLOB), "body_deflated") END',
+    ),
 }
 RESTORE_HINT = SealError.default_hint
 

@@ -22,7 +22,7 @@ from aimos.actions.bodies import build_outcome_body, build_recall_body, build_sa
 from aimos.identity.epochs import Signer
 from aimos.identity.requests import SignedRequest, sign_request
 from aimos.learning.outcomes import OutcomeResult, record_outcome
-from aimos.ledger.events import read_event
+from aimos.ledger.events import read_event, read_provenance
 from aimos.memory.save import save
 from aimos.recall.pipeline import RecallResult, recall
 from aimos.store.connection import one, rows
@@ -149,11 +149,15 @@ def projections(conn: apsw.Connection, memory_id: str) -> list[dict[str, Any]]:
 
 
 def reweight_nodes(conn: apsw.Connection, memory_id: str) -> list[dict[str, Any]]:
-    return rows(
-        conn,
-        "SELECT * FROM memory_provenance WHERE memory_id = ? AND event_type = 'REWEIGHT' ORDER BY rowid",
-        (memory_id,),
-    )
+    """The memory's REWEIGHT nodes as the rows they stand for (their signed bodies as text)."""
+    return [
+        read_provenance(r)
+        for r in rows(
+            conn,
+            "SELECT * FROM memory_provenance WHERE memory_id = ? AND event_type = 'REWEIGHT' ORDER BY rowid",
+            (memory_id,),
+        )
+    ]
 
 
 def events_of(conn: apsw.Connection, operation: str, memory_id: str) -> list[dict[str, Any]]:

@@ -25,7 +25,7 @@ from aimos.crypto import commitments
 from aimos.crypto.canonical import canonical_json
 from aimos.crypto.encoding import b64u_decode, b64u_encode
 from aimos.learning.verifier import REASONS, Report, verify_brain
-from aimos.store.cells import EVENT_DICTIONARY_V2, deflate_event_text, event_body
+from aimos.store.cells import EVENT_DICTIONARY_V2, compact_provenance_body, deflate_event_text, event_body
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -234,12 +234,15 @@ def tamper_cases(c: Corpus, name: str) -> Tamper:
             last["signer_valid_from"] - 3600,
         ),
         "live-weight": Tamper("memories", "retrieval_weight_milli", f"memory_id = '{c.up}'", 1724, 1413),
-        "reweight-body": Tamper(
+        "reweight-body": Tamper(  # the compact body (migration 18) rewritten in the same form
             "memory_provenance",
-            "body_json",
+            "body_deflated",
             f"provenance_id = '{node['provenance_id']}'",
-            node["body_json"],
-            node["body_json"].replace('"reason":"outcome_evidence"', '"reason":"operator_override"'),
+            compact_provenance_body(node["body_json"], node["memory_id"]),  # as the writer stored it
+            compact_provenance_body(
+                str(node["body_json"]).replace('"reason":"outcome_evidence"', '"reason":"operator_override"'),
+                node["memory_id"],
+            ),
         ),
     }
     return cases[name]
@@ -320,7 +323,9 @@ def test_reweight_node_signer_epoch_edit_is_detected(corpus: Corpus) -> None:
     try:
         assert not target.ok, "a REWEIGHT node moved to a non-existent signer epoch still verifies"
         assert target.reason in {
-            "provenance_binding_invalid", "signature_invalid", "provenance_signer_certificate_row_mismatch",
+            "provenance_binding_invalid",
+            "signature_invalid",
+            "provenance_signer_certificate_row_mismatch",
         }, target.reason
     finally:
         set_field(corpus.db, "memory_provenance", "signer_valid_from", restore, where)

@@ -38,7 +38,8 @@ from aimos.identity.requests import sign_request, verify_request
 from aimos.learning.outcomes import _record_evidence, _rule_metadata, ledger_of
 from aimos.learning.parity import verify_everything
 from aimos.learning.verifier import verify_brain
-from aimos.ledger.events import append_event, body_sql
+from aimos.ledger.events import append_event, body_sql, read_provenance
+from aimos.store.cells import compact_provenance_body
 from aimos.store.connection import one, rows, write_transaction
 from aimos.store.schema import expected_objects
 from aimos.verify.kit.valence import Step
@@ -132,8 +133,16 @@ def new_outcome(
     outcome_id = str(uuid.uuid4())
     # the writer's own evidence step (housekeeper event, then the outcome row), with the terminal given
     _record_evidence(
-        brain.conn, brain.housekeeper, verified, request, memory, outcome_id, scope,
-        1 if outcome == "good" else -1, terminal, t,
+        brain.conn,
+        brain.housekeeper,
+        verified,
+        request,
+        memory,
+        outcome_id,
+        scope,
+        1 if outcome == "good" else -1,
+        terminal,
+        t,
     )
     return outcome_id
 
@@ -198,7 +207,7 @@ def reweight_node(
         heads = reweight_nodes(w.brain.conn, memory_id)
         prev = heads[-1]["mutation_hash"] if heads else None
     body = dict(
-        json_of(w.node["body_json"]),
+        json_of(read_provenance(w.node)["body_json"]),
         company_id=company,
         memory_id=memory_id,
         old_weight=old / 1000,
@@ -217,7 +226,8 @@ def reweight_node(
         provenance_id=str(uuid.uuid4()),
         memory_id=memory_id,
         company_id=company,
-        body_json=body_bytes.decode("utf-8"),
+        body_json="",
+        body_deflated=compact_provenance_body(body_bytes.decode("utf-8"), memory_id),
         content_hash=content.hex(),
         prev_mutation_hash=prev,
         mutation_hash=sigma.hex(),
@@ -715,7 +725,7 @@ def test_reweight_node_signed_by_an_agent_is_refused(world: World) -> None:
         with write_transaction(conn):
             oid = new_outcome(world, world.a)
             node = reweight_node(world, world.a, oid, 1165, 1357)
-            body = json_of(node["body_json"])
+            body = json_of(read_provenance(node)["body_json"])
             agent = world.brain.agent
             node.update(
                 signer_agent_id=agent.agent_id,

@@ -1,4 +1,5 @@
-"""The preset dictionaries a save's event body (migration 16) and an outcome's (migration 17) are
+"""The preset dictionaries a save's event body (migration 16), an outcome's (migration 17) and a
+REWEIGHT node's (migration 18) are
 deflated against are part of the stored form: a stream names its dictionary by its Adler-32, and
 every brain written since holds streams only that dictionary inflates. Their bytes are pinned here,
 each with a stream written by the first writer that must keep inflating to the same body; a
@@ -7,6 +8,7 @@ different dictionary is a new version beside these, never an edit."""
 from __future__ import annotations
 
 import hashlib
+import zlib
 
 from aimos.crypto.canonical import canonical_json, json_loads
 from aimos.store.cells import (
@@ -14,9 +16,12 @@ from aimos.store.cells import (
     EVENT_DICTIONARY_V1,
     EVENT_DICTIONARY_V1_ID,
     EVENT_DICTIONARY_V2,
+    PROVENANCE_DICTIONARY_V1,
+    compact_provenance_body,
     deflate_event_text,
     event_body,
     inflate_event_text,
+    provenance_body,
 )
 
 DICTIONARY_SHA256 = "4a9b9a4679508ac56ad9cdf2153859c986c43e6d2d25bec400a34f967111345f"
@@ -121,3 +126,36 @@ def test_the_writer_today_stores_an_outcome_stream_that_reads_back_and_is_small(
     stored = deflate_event_text(OUTCOME_BODY, EVENT_DICTIONARY_V2)
     assert inflate_event_text(stored, EVENT_DICTIONARY_V2) == OUTCOME_BODY
     assert len(stored) < len(OUTCOME_BODY) // 5
+
+
+# --- a REWEIGHT provenance node's body (migration 18) ------------------------------------------------
+PROVENANCE_DICTIONARY_SHA256 = "bcaae1fdde252edc04545699b7c9e041dbe600eaf2b912315be41e481c8a58b2"
+REWEIGHT_MEMORY = "00000000-0000-4000-8000-000000000002"
+REWEIGHT_BODY = "".join(
+    (
+        '{"company_id":"personal","event_type":"REWEIGHT","governor_flag":"SIGNED_VALENCE_REFERENCE_POINT",',
+        f'"judge_valence":0.761594,"memory_id":"{REWEIGHT_MEMORY}","new_weight":1.165,"new_weight_milli":1165,',
+        '"old_weight":1,"old_weight_milli":1000,"outcome_id":"00000000-0000-4000-8000-000000000004",',
+        '"reason":"outcome_evidence","ts_signed":1767323047,"valence_row_hash":"',
+        "03" * 32,
+        '","valence_rule":"aimos.valence-rule/v2"}',
+    )
+)
+# compact_provenance_body(REWEIGHT_BODY, REWEIGHT_MEMORY) as the first writer stored it
+REWEIGHT_STORED = bytes.fromhex(
+    "78bb6ec26e58ab1e808034373334b53421109c8666a65843142c8e12a84486a90114e8820913106101e342810929e16e"
+    "666e6c646c60823dfc0d8c298344c71f00c0328566"
+)
+
+
+def test_a_reweight_stream_the_first_writer_stored_reads_as_the_same_body() -> None:
+    assert hashlib.sha256(PROVENANCE_DICTIONARY_V1).hexdigest() == PROVENANCE_DICTIONARY_SHA256
+    assert canonical_json(json_loads(REWEIGHT_BODY)).decode() == REWEIGHT_BODY
+    assert provenance_body("REWEIGHT", REWEIGHT_MEMORY, "", REWEIGHT_STORED) == REWEIGHT_BODY
+    assert REWEIGHT_MEMORY.encode() not in zlib.decompressobj(zdict=PROVENANCE_DICTIONARY_V1).decompress(
+        REWEIGHT_STORED
+    )
+    assert event_body("cognitive_weight_adjusted", "", REWEIGHT_STORED) is None  # its own dictionary
+    stored = compact_provenance_body(REWEIGHT_BODY, REWEIGHT_MEMORY)  # the writer today
+    assert provenance_body("REWEIGHT", REWEIGHT_MEMORY, "", stored) == REWEIGHT_BODY
+    assert len(stored) < len(REWEIGHT_BODY) // 5

@@ -26,11 +26,14 @@ from aimos.store.cells import (
     EVENT_DICTIONARY_V2,
     INFLATED_LIMIT,
     INFLATED_RATIO,
+    PROVENANCE_DICTIONARY_V1,
+    compact_provenance_body,
     deflate_event_text,
     deflate_text,
     event_body,
     inflate_bytes,
     inflate_event_text,
+    provenance_body,
     stored_text,
 )
 from aimos.store.connection import one, register_functions, write_transaction
@@ -515,3 +518,129 @@ def test_a_writer_cannot_store_an_outcome_event_in_another_form(brain: Any, forg
         "another body": "content hash does not match",
     }[forgery]
     assert expected in err.value.message
+
+
+# --- a REWEIGHT node's body stored compactly (migration 18) -----------------------------------------
+MID = "8df5d824-7682-466a-982c-36e5037fc5fa"
+REWEIGHT = (
+    '{"company_id":"personal","event_type":"REWEIGHT","governor_flag":"SIGNED_VALENCE_REFERENCE_POINT",'
+    f'"judge_valence":0.761594,"memory_id":"{MID}","new_weight":1.165,"new_weight_milli":1165,'
+    '"old_weight":1,"old_weight_milli":1000,"outcome_id":"39f67cfc-7959-42d0-86b9-85208577065e",'
+    '"reason":"outcome_evidence","ts_signed":1796560788,"valence_row_hash":"' + "ab" * 32 + '",'
+    '"valence_rule":"aimos.valence-rule/v2"}'
+)
+
+
+def test_the_rows_a_provenance_node_may_hold() -> None:
+    packed = compact_provenance_body(REWEIGHT, MID)
+    assert MID.encode() not in zlib.decompressobj(zdict=PROVENANCE_DICTIONARY_V1).decompress(packed)
+    assert len(packed) * 3 < len(REWEIGHT)
+    assert provenance_body("REWEIGHT", MID, "", packed) == REWEIGHT  # since migration 18
+    assert provenance_body("REWEIGHT", MID, b"", packed) == REWEIGHT
+    assert provenance_body("REWEIGHT", MID, REWEIGHT, None) == REWEIGHT  # before it
+    assert provenance_body("SAVE", MID, REWEIGHT, None) == REWEIGHT  # a save's body stays text
+    other = "0" * 8 + MID[8:]
+    assert provenance_body("REWEIGHT", other, "", packed) == REWEIGHT.replace(MID, other)  # the row's id
+    assert provenance_body("SAVE", MID, "", packed) is None  # only a REWEIGHT node is compact
+    assert provenance_body("REWEIGHT", MID, REWEIGHT, packed) is None  # text beside the bytes
+    assert provenance_body("REWEIGHT", None, "", packed) is None
+    assert provenance_body("REWEIGHT", MID, "", deflate_event_text(REWEIGHT, EVENT_DICTIONARY_V2)) is None
+    assert (
+        provenance_body("REWEIGHT", MID, "", deflate_event_text(REWEIGHT, PROVENANCE_DICTIONARY_V1)) is None
+    )
+    assert provenance_body("REWEIGHT", MID, "", packed[:-2]) is None
+    assert provenance_body("REWEIGHT", MID, None, None) is None
+    with pytest.raises(ValueError):
+        compact_provenance_body(REWEIGHT, other)  # a body that does not name the row's memory
+
+
+def test_the_seals_read_a_provenance_body_as_the_python_reading_does() -> None:
+    ((storage, read),) = [v for k, v in seals.STORED_FORMS.items() if k == ("memory_provenance", "body_json")]
+    assert storage == "body_deflated"
+    packed = compact_provenance_body(REWEIGHT, MID)
+    quads: list[tuple[Any, Any, Any, Any]] = [
+        ("REWEIGHT", MID, REWEIGHT, None),
+        ("SAVE", MID, REWEIGHT, None),
+        ("REWEIGHT", MID, "", packed),
+        ("REWEIGHT", "x", "", packed),
+        ("SAVE", MID, "", packed),
+        ("REWEIGHT", MID, "x", packed),
+        ("REWEIGHT", MID, "", b"junk"),
+        ("REWEIGHT", MID, "", deflate_event_text(REWEIGHT, PROVENANCE_DICTIONARY_V1)),
+        ("REWEIGHT", MID, "", packed[:-2]),
+    ]
+    conn = apsw.Connection(":memory:")
+    register_functions(conn)
+    conn.execute("CREATE TABLE t (event_type TEXT, memory_id TEXT, body_json TEXT, body_deflated BLOB)")
+    conn.executemany("INSERT INTO t VALUES (?, ?, ?, ?)", quads)
+    from_sql = [r[0] for r in conn.execute(f"SELECT CAST(({read}) AS BLOB) FROM t ORDER BY rowid")]
+    for quad, got in zip(quads, from_sql, strict=True):
+        python = provenance_body(*quad)
+        assert got == (None if python is None else str(python).encode("utf-8")), quad
+
+
+def _reweight(brain: Any) -> dict[str, Any]:
+    _outcome(brain)
+    node = one(brain.conn, "SELECT * FROM memory_provenance WHERE event_type = 'REWEIGHT'")
+    assert node is not None
+    return node
+
+
+def test_a_transition_stores_its_reweight_body_compact_and_seals_it_as_the_text(brain: Any) -> None:
+    from aimos.ledger.events import read_provenance
+
+    node = _reweight(brain)
+    body = read_provenance(node)["body_json"]
+    assert node["body_json"] == "" and isinstance(body, str) and len(node["body_deflated"]) * 3 < len(body)
+    assert json.loads(body)["memory_id"] == node["memory_id"]
+    assert hashlib.sha256(body.encode()).hexdigest() == node["content_hash"]
+    shape = seals.sealed_tables(brain.conn)["memory_provenance"]
+    (sealed,) = brain.conn.execute(shape.select() + " WHERE provenance_id = ?", (node["provenance_id"],))
+    as_text = tuple(
+        body.encode() if c == "body_json" else (v.encode() if isinstance(v, str) else v)
+        for c, v in ((c, node[c]) for c, _ in shape.columns)
+    )
+    assert shape.row_hash(sealed) == shape.row_hash((sealed[0], *as_text))
+    # the weight chain and the outcome's export read the body it signed
+    from aimos.learning.export import export_cognitive
+    from aimos.recall.weight_chain import chain_reasons
+
+    memory = one(brain.conn, "SELECT * FROM memories WHERE memory_id = ?", (node["memory_id"],))
+    assert chain_reasons(brain.conn, [memory])[node["memory_id"]] == (None, 1, 1)
+    exported = export_cognitive(brain.conn, memory_id=node["memory_id"])
+    assert json.dumps(json.loads(body), sort_keys=True) in json.dumps(exported, sort_keys=True)
+
+
+@pytest.mark.parametrize("forgery", ["as text", "another dictionary", "another body", "another memory"])
+def test_a_writer_cannot_store_a_reweight_body_in_another_form(brain: Any, forgery: str) -> None:
+    from aimos.ledger.events import read_provenance
+
+    node = _reweight(brain)
+    row, body = dict(node), str(read_provenance(node)["body_json"])
+    row["provenance_id"] = str(uuid.uuid4())
+    if forgery == "as text":
+        row["body_json"], row["body_deflated"] = body, None
+    elif forgery == "another dictionary":
+        row["body_deflated"] = deflate_event_text(body, EVENT_DICTIONARY_V2)
+    elif forgery == "another body":
+        row["body_deflated"] = compact_provenance_body(
+            body.replace('"reason":"outcome', '"reason":"xoutcome'), row["memory_id"]
+        )
+    else:
+        other = _save_id(brain)
+        row["memory_id"] = other  # the same bytes read as a body naming another memory
+    with pytest.raises(IntegrityError) as err:
+        with write_transaction(brain.conn):
+            brain.conn.execute(
+                f"INSERT INTO memory_provenance ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
+                tuple(row.values()),
+            )
+    expected = "stores its body deflated" if forgery == "as text" else "REWEIGHT body is not canonical"
+    assert expected in err.value.message
+
+
+def _save_id(brain: Any) -> str:
+    _save(brain, "the gutters are cleared every november")
+    got = one(brain.conn, "SELECT memory_id FROM memories ORDER BY rowid DESC LIMIT 1")
+    assert got is not None
+    return str(got["memory_id"])
