@@ -192,8 +192,10 @@ KILLER = textwrap.dedent(
 
     at, first_new = sys.argv[2], int(sys.argv[3])
     # the first migration the brain has not had is the one killed
-    older = connection.migrations()[: first_new - 1]
-    version, name, sql = connection.migrations()[first_new - 1]
+    files = connection._migration_files()
+    older = files[: first_new - 1]
+    version, name, entry = files[first_new - 1]
+    sql = entry.read_text("utf-8")
     statements, part = [], ""
     for piece in sql.split(";"):  # whole statements (a trigger's body holds semicolons)
         part += piece + ";"
@@ -205,7 +207,14 @@ KILLER = textwrap.dedent(
     # ("middle") or after its last ("end"); the migration log's row and the commit never come
     cut = 1 if at == "middle" else len(statements)
     killed = "".join(statements[:cut]) + "\\nSELECT aimos_test_kill();\\n" + "".join(statements[cut:])
-    connection.migrations = lambda: [*older, (version, name, killed)]  # nothing after it
+    class Text:
+        def __init__(self, text):
+            self.text = text
+
+        def read_text(self, _encoding):
+            return self.text
+
+    connection._migration_files = lambda: (*older, (version, name, Text(killed)))  # nothing after it
     functions.SQL_FUNCTIONS["aimos_test_kill"] = (lambda: os.kill(os.getpid(), signal.SIGKILL), 0)
     connection.open_writer(Path(sys.argv[1]))
     print("not killed")
