@@ -182,8 +182,9 @@ def _chain_reasons_batch(
             conn,
             "SELECT mid, SUM(n) AS n FROM ("
             "SELECT ids.value AS mid, COUNT(*) AS n FROM json_each(?1) ids CROSS JOIN memory_provenance p"
-            " WHERE p.event_type = 'REWEIGHT' AND json_extract(p.body_json, '$.memory_id') = ids.value"
-            + (" AND p.body_deflated IS NULL" if compact else "")
+            " WHERE p.event_type = 'REWEIGHT'"
+            + (" AND json_valid(p.body_json)" if compact else "")
+            + " AND json_extract(p.body_json, '$.memory_id') = ids.value"
             + " GROUP BY ids.value"
             + (
                 " UNION ALL SELECT ids.value, COUNT(*) FROM json_each(?1) ids CROSS JOIN memory_provenance p"

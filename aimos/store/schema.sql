@@ -708,7 +708,7 @@ CREATE UNIQUE INDEX memory_provenance_no_fork ON memory_provenance (prev_mutatio
 
 CREATE INDEX memory_provenance_signed_reweight
     ON memory_provenance (json_extract(body_json, '$.memory_id'))
-    WHERE event_type = 'REWEIGHT' AND body_deflated IS NULL;
+    WHERE event_type = 'REWEIGHT' AND json_valid(body_json);
 
 CREATE INDEX memory_provenance_supersedes ON memory_provenance (json_extract(body_json, '$.supersedes'))
     WHERE event_type = 'SAVE' AND json_extract(body_json, '$.supersedes') IS NOT NULL;

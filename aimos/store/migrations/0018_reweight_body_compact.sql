@@ -13,7 +13,8 @@
 -- and are read as before. A SAVE node keeps its body as text (its redaction rewrites it).
 --
 -- The expression indexes over body_json now cover text bodies only (the REWEIGHT nodes a body
--- names, kept as text; the SAVE nodes a save supersedes): a compact node's body names its row's
+-- names, kept as text: json_valid, so a row edited to hold neither form is still a row an attacker
+-- can write and verify names; the SAVE nodes a save supersedes): a compact node's body names its row's
 -- memory_id, found through memory_provenance_memory. A new
 -- trigger binds the stored form (a REWEIGHT node deflated beside an empty text, a SAVE node as
 -- text; a body in any other shape reads as NULL and is refused); the REWEIGHT and projection
@@ -31,7 +32,7 @@ DROP TRIGGER weight_projections_verify_insert;
 
 CREATE INDEX memory_provenance_signed_reweight
     ON memory_provenance (json_extract(body_json, '$.memory_id'))
-    WHERE event_type = 'REWEIGHT' AND body_deflated IS NULL;
+    WHERE event_type = 'REWEIGHT' AND json_valid(body_json);
 
 CREATE INDEX memory_provenance_supersedes ON memory_provenance (json_extract(body_json, '$.supersedes'))
     WHERE event_type = 'SAVE' AND json_extract(body_json, '$.supersedes') IS NOT NULL;

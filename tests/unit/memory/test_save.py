@@ -74,7 +74,11 @@ def test_save_writes_signed_provenance_row_and_event(brain) -> None:  # type: ig
         request_message(body, "POST", PATH_SAVE, p["nonce"], p["ts_signed"]),
         b64u_decode(p["signature_b64u"]),
     )
-    ev = one(brain.conn, "SELECT * FROM events WHERE event_id = ?", (result.event_id,))
+    from aimos.ledger.events import read_event
+
+    stored = one(brain.conn, "SELECT * FROM events WHERE event_id = ?", (result.event_id,))
+    assert stored is not None and stored["signed_body"] == "" and stored["signed_body_deflated"]  # (migration 16)
+    ev = read_event(stored)
     evbody = json.loads(ev["signed_body"])
     assert ev["operation"] == "memory_saved" and evbody["metadata"]["memory_id"] == result.memory_id
     assert verify(
