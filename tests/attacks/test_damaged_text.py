@@ -132,9 +132,7 @@ def test_a_signed_event_that_is_not_utf8_is_named_with_exit_5(installed: Path) -
         (("show", target), INTEGRITY),
         (("recall", "heron colony"), INTEGRITY),
     ):
-        assert_refused_closed(
-            run_aimos(*args), code, f"events.signed_body (event_id {event})", never=(TEXT,)
-        )
+        assert_refused_closed(run_aimos(*args), code, f"events.signed_body (event_id {event})", never=(TEXT,))
     verify = run_aimos("verify")
     assert verify.code == VERIFICATION_FAILED, verify.describe()
     assert f"events.signed_body (event_id {event})" in verify.out, verify.describe()

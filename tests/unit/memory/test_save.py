@@ -77,7 +77,9 @@ def test_save_writes_signed_provenance_row_and_event(brain) -> None:  # type: ig
     from aimos.ledger.events import read_event
 
     stored = one(brain.conn, "SELECT * FROM events WHERE event_id = ?", (result.event_id,))
-    assert stored is not None and stored["signed_body"] == "" and stored["signed_body_deflated"]  # (migration 16)
+    assert (
+        stored is not None and stored["signed_body"] == "" and stored["signed_body_deflated"]
+    )  # (migration 16)
     ev = read_event(stored)
     evbody = json.loads(ev["signed_body"])
     assert ev["operation"] == "memory_saved" and evbody["metadata"]["memory_id"] == result.memory_id
@@ -265,13 +267,22 @@ def test_the_system_scope_is_the_housekeepers_alone(brain) -> None:  # type: ign
 
     with write_transaction(brain.conn):
         issue_grant(
-            brain.conn, brain.master, company_id="personal", agent_id="housekeeper",
-            valid_from=brain.housekeeper.valid_from, clearance_ceiling=10, data_class_ceiling="public",
-            write_allowed=True, now=now,
+            brain.conn,
+            brain.master,
+            company_id="personal",
+            agent_id="housekeeper",
+            valid_from=brain.housekeeper.valid_from,
+            clearance_ceiling=10,
+            data_class_ceiling="public",
+            write_allowed=True,
+            now=now,
         )
     before = counts(brain.conn)
     by_agent = sign_request(
-        brain.agent, build_save_body(company_id="personal", value="agent in system", scope="system"), PATH_SAVE, now
+        brain.agent,
+        build_save_body(company_id="personal", value="agent in system", scope="system"),
+        PATH_SAVE,
+        now,
     )
     with pytest.raises(GrantError, match="system scope"):
         save(brain.conn, brain.housekeeper, by_agent, now)
@@ -284,14 +295,26 @@ def test_the_system_scope_is_the_housekeepers_alone(brain) -> None:  # type: ign
 
         with write_transaction(brain.conn):
             verify_request(
-                brain.conn, sign_request(brain.housekeeper, recall_body, PATH_RECALL, now), path=PATH_RECALL, now=now
+                brain.conn,
+                sign_request(brain.housekeeper, recall_body, PATH_RECALL, now),
+                path=PATH_RECALL,
+                now=now,
             )
     assert counts(brain.conn) == before
     system = build_save_body(
-        company_id="personal", value="a guide", scope="system", memory_type="guide", data_class="public",
+        company_id="personal",
+        value="a guide",
+        scope="system",
+        memory_type="guide",
+        data_class="public",
         clearance_level=10,
     )
-    assert save(brain.conn, brain.housekeeper, sign_request(brain.housekeeper, system, PATH_SAVE, now), now).status == "saved"
+    assert (
+        save(
+            brain.conn, brain.housekeeper, sign_request(brain.housekeeper, system, PATH_SAVE, now), now
+        ).status
+        == "saved"
+    )
 
 
 def test_the_writer_trigger_refuses_an_agent_save_in_the_system_scope(brain) -> None:  # type: ignore[no-untyped-def]
@@ -300,7 +323,10 @@ def test_the_writer_trigger_refuses_an_agent_save_in_the_system_scope(brain) -> 
 
     now = int(time.time())
     req = sign_request(
-        brain.agent, build_save_body(company_id="personal", value="sneaky system", scope="system"), PATH_SAVE, now
+        brain.agent,
+        build_save_body(company_id="personal", value="sneaky system", scope="system"),
+        PATH_SAVE,
+        now,
     )
     before = counts(brain.conn)
     original = save_module._check_grant
