@@ -197,14 +197,18 @@ def _applies(verdict: Verdict, current: str, head: dict[str, Any] | None) -> boo
     return TRUST_RANK.get(verdict.label, 0) < TRUST_RANK.get(current, 0)
 
 
+# how far the queue is judged: the newest run's mark (runs only move forward, migration 15's
+# trigger; the newest is one lookup by its key where a MAX over every run would grow with them)
+_JUDGED_THROUGH = "COALESCE((SELECT through_seq FROM detection_runs ORDER BY seq DESC LIMIT 1), 0)"
+
+
 def pending(conn: apsw.Connection) -> int:
     """How many saved memories the detector has yet to judge (migration 15's queue past its last
     run): two index lookups."""
     return int(
         rows(
             conn,
-            "SELECT COALESCE((SELECT MAX(seq) FROM detection_queue), 0)"
-            " - COALESCE((SELECT MAX(through_seq) FROM detection_runs), 0) AS n",
+            f"SELECT COALESCE((SELECT MAX(seq) FROM detection_queue), 0) - {_JUDGED_THROUGH} AS n",
         )[0]["n"]
     )
 
@@ -218,8 +222,7 @@ def judge_pending(
     ``times``: each memory's judgment in seconds is appended (eval perf)."""
     queued = rows(
         conn,
-        "SELECT seq, memory_id FROM detection_queue WHERE seq >"
-        " (SELECT COALESCE(MAX(through_seq), 0) FROM detection_runs) ORDER BY seq",
+        f"SELECT seq, memory_id FROM detection_queue WHERE seq > {_JUDGED_THROUGH} ORDER BY seq",
     )
     done: list[Transition] = []
     for entry in queued:

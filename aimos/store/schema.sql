@@ -178,7 +178,7 @@ CREATE TABLE detection_runs (
 CREATE TRIGGER detection_runs_forward BEFORE INSERT ON detection_runs
 BEGIN
     SELECT RAISE(ABORT, 'aimos: a detection run moves forward through the queue, never past its end')
-        WHERE NEW.through_seq <= COALESCE((SELECT MAX(through_seq) FROM detection_runs), 0)
+        WHERE NEW.through_seq <= COALESCE((SELECT through_seq FROM detection_runs ORDER BY seq DESC LIMIT 1), 0)
            OR NEW.through_seq > COALESCE((SELECT MAX(seq) FROM detection_queue), 0);
 END;
 

@@ -49,10 +49,10 @@ BEGIN
     INSERT INTO detection_queue (memory_id) VALUES (NEW.memory_id);
 END;
 
--- A run moves forward, never past the queue's end.
+-- A run moves forward, never past the queue's end (the newest run holds the mark: one lookup).
 CREATE TRIGGER detection_runs_forward BEFORE INSERT ON detection_runs
 BEGIN
     SELECT RAISE(ABORT, 'aimos: a detection run moves forward through the queue, never past its end')
-        WHERE NEW.through_seq <= COALESCE((SELECT MAX(through_seq) FROM detection_runs), 0)
+        WHERE NEW.through_seq <= COALESCE((SELECT through_seq FROM detection_runs ORDER BY seq DESC LIMIT 1), 0)
            OR NEW.through_seq > COALESCE((SELECT MAX(seq) FROM detection_queue), 0);
 END;
