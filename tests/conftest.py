@@ -169,12 +169,15 @@ SLOW = (
 
 # Tests that share an expensive session fixture run on one pytest-xdist worker, so it is made once:
 # the tamper harness (its fixture runs every case the collected tests need), the packaging tests (one
-# build of the dists, one venv), the brain-file attacks (their module's used brain). Paths under
+# build of the dists, one venv), the brain-file attacks (their module's used brain), the TUI snapshots
+# (they share one fixed home path, which shows on screen, so two workers must not copy into it at
+# once). Paths under
 # tests/ as in SLOW. Every other test is a unit of its own, given to whichever worker is free.
 XDIST_GROUPS = (
     "attacks/test_tamper_every_cell.py",
     "attacks/test_brain_file_attacks.py",
     "packaging/",
+    "tui/test_tui_snapshots.py",
 )
 
 
