@@ -80,6 +80,13 @@ class ServiceError(AimosError):
 
 
 # --- not found (exit 3) ---------------------------------------------------------------------
+class ModelUnavailableError(AimosError):
+    """The embedding model cannot be used here (not installed, no build for the platform, a file
+    that is not the pinned one, turned off): recall works on words alone."""
+
+    default_hint = "Recall by meaning is off; recall by words works as before."
+
+
 class NotFoundError(AimosError):
     default_hint = "Run `aimos list` to see what exists."
 

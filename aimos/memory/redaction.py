@@ -20,6 +20,7 @@ from aimos.crypto.commitments import sha256
 from aimos.crypto.ed25519 import KeyPair
 from aimos.crypto.encoding import b64u_encode, iso_ms
 from aimos.errors import IntegrityError, MemoryNotFoundError, UsageError
+from aimos.store import vectors
 from aimos.store.connection import one, rows
 from aimos.store.seals import REDACTIONS, TableShape, sealed_tables
 from aimos.verify.kit.redaction import (
@@ -206,6 +207,10 @@ def apply_record(conn: apsw.Connection, stored: dict[str, Any]) -> None:
         "UPDATE memory_provenance SET body_json = ? WHERE provenance_id = ?",
         (body_text, record["save_provenance_id"]),
     )
+    # its vector was made of the text: gone with it (`aimos index rebuild` makes one of what is left)
+    found = conn.execute("SELECT rowid FROM memories WHERE memory_id = ?", (record["memory_id"],)).fetchall()
+    for (rowid,) in found:
+        vectors.remove(conn, int(str(rowid)))
     shapes = sealed_tables(conn)
     for swap in row_swaps(record):
         if shapes[swap.table].row_hash(_row(conn, shapes[swap.table], swap.rowid)) != swap.after:

@@ -41,6 +41,8 @@ TABLE_CLASSES: dict[str, str] = {
     "memory_occurrences": "memory_and_index",
     "epistemic_fingerprints": "memory_and_index",
     "detection_queue": "memory_and_index",
+    "memory_vectors": "memory_and_index",
+    "memory_vectors_generation": "operational_projection",
     "detection_runs": "operational_projection",
     "memory_provenance": "cryptographic_proof",
     "memory_classifications": "cryptographic_proof",

@@ -320,6 +320,98 @@ class PreciseChannel:
         )
 
 
+# The meaning channel (migration 19's vectors, aimos/meaning): a memory's cosine with the question
+# counts from MEANING_FLOOR (the multilingual-e5 model puts unrelated texts at 0.70-0.80) and is
+# full at MEANING_FULL, and only within MEANING_MARGIN of the best cosine in the caller's scope
+# (same-topic memories sit close to each other: meaning lifts the ones the model puts first, it does
+# not pad a recall with a topic's neighbours). Fused with the lexical channel's score (normalised by
+# its best) as lexical + MEANING_WEIGHT x meaning. A memory found by meaning alone needs
+# MEANING_ALONE: a question nothing answers returns nothing rather than the nearest vector. Chosen
+# on the LoCoMo development split with folds (`aimos eval locomo --folds`) and the meaning probe.
+MEANING_FLOOR = 0.77
+MEANING_FULL = 0.90
+MEANING_MARGIN = 0.04
+MEANING_WEIGHT = 1.0
+MEANING_ALONE = 0.80
+MEANING_LIFT = 0.06  # ... and a cosine this far above the brain's mean cosine with the question
+MEANING_DEPTH = 200  # nearest vectors read before the scope is applied (grows like the BM25 page)
+
+
+class Nearest(Protocol):
+    def nearest(self, conn: apsw.Connection, limit: int) -> tuple[list[tuple[int, float]], float]: ...
+
+
+class MeaningChannel:
+    """The memories whose vectors are nearest the question's, within the scope: (rowid, cosine).
+    ``mean``: after a search, the mean cosine of the brain's memories with the question."""
+
+    name = "meaning"
+
+    def __init__(self, query: Nearest):
+        self.query = query
+        self.mean = 0.0
+
+    def search(
+        self, conn: apsw.Connection, terms: Sequence[str], scope: Scope, limit: int, *, when: bool = False
+    ) -> list[tuple[int, float]]:
+        depth = max(MEANING_DEPTH, limit * 2)
+        while True:
+            near, self.mean = self.query.nearest(conn, depth)
+            allowed = _in_scope(conn, [r for r, _ in near], scope)
+            kept = [(r, c) for r, c in near if r in allowed]
+            if len(kept) >= limit or len(near) < depth:
+                return kept[:limit]
+            depth *= 4
+
+
+def meaning_share(
+    cosine: float,
+    best: float,
+    floor: float = MEANING_FLOOR,
+    full: float = MEANING_FULL,
+    margin: float = MEANING_MARGIN,
+) -> float:
+    """How much a cosine counts, from 0 to 1: its height between ``floor`` and ``full``, times its
+    nearness to the ``best`` cosine (0 at ``margin`` below it). Pure."""
+    height = (cosine - floor) / (full - floor)
+    nearness = 1.0 - (best - cosine) / margin if margin > 0 else float(cosine >= best)
+    return max(0.0, min(1.0, height)) * max(0.0, min(1.0, nearness))
+
+
+@dataclass(frozen=True)
+class Fusion:
+    """The settings of ``fuse`` (recall's constants by default; the evaluation tries others)."""
+
+    weight: float = MEANING_WEIGHT
+    floor: float = MEANING_FLOOR
+    full: float = MEANING_FULL
+    margin: float = MEANING_MARGIN
+    alone: float = MEANING_ALONE
+    lift: float = MEANING_LIFT
+
+
+def fuse(
+    lexical: Sequence[tuple[int, float]],
+    meaning: Sequence[tuple[int, float]],
+    mean: float = 0.0,
+    settings: Fusion = Fusion(),
+) -> list[tuple[int, float]]:
+    """The lexical channel's scores (normalised by its best) plus the weight times each memory's
+    meaning share (``meaning``: (rowid, cosine) best first); a memory the lexical channel did not
+    find counts only from the ``alone`` cosine and ``lift`` above ``mean`` (the brain's mean cosine
+    with the question). Best first, ties by rowid. Pure."""
+    top = lexical[0][1] if lexical and lexical[0][1] > 0 else 1.0
+    scores = {rowid: score / top for rowid, score in lexical}
+    best = max((cosine for _, cosine in meaning), default=0.0)
+    for rowid, cosine in meaning:
+        if rowid not in scores and (cosine < settings.alone or cosine - mean < settings.lift):
+            continue
+        share = settings.weight * meaning_share(cosine, best, settings.floor, settings.full, settings.margin)
+        if share > 0:
+            scores[rowid] = scores.get(rowid, 0.0) + share
+    return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
 def rrf(rankings: Sequence[Sequence[int]], k: int = RRF_K) -> list[tuple[int, float]]:
     """Reciprocal rank fusion: sum of 1 / (k + rank); ties by rowid. Pure."""
     fused: dict[int, float] = defaultdict(float)
@@ -339,10 +431,14 @@ def open_candidates(
     when: bool = False,
 ) -> list[tuple[int, float]]:
     """The top ``limit`` rowids with a relevance in (0, 1]: one channel's own scores
-    normalised, or several channels fused by RRF and normalised. ``when``: the query asks when."""
+    normalised, the lexical and the meaning channel fused (``fuse``), or other channels fused by
+    RRF, and normalised. ``when``: the query asks when."""
     results = [ch.search(conn, terms, scope, limit, when=when) for ch in channels]
+    names = [ch.name for ch in channels]
     if len(results) == 1:
         fused = results[0]
+    elif names == ["lexical", "meaning"] and isinstance(channels[1], MeaningChannel):
+        fused = fuse(results[0], results[1], channels[1].mean)
     else:
         fused = rrf([[rowid for rowid, _ in r] for r in results])
     fused = fused[:limit]

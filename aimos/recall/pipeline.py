@@ -21,7 +21,14 @@ from aimos.identity.trusted import grant_covers, grant_excess
 from aimos.ledger.events import append_event
 from aimos.memory.gates import refuse_secret_fields
 from aimos.memory.redaction import mark_redacted
-from aimos.recall.candidates import CANDIDATES, Channel, LexicalChannel, Scope, open_candidates
+from aimos.recall.candidates import (
+    CANDIDATES,
+    Channel,
+    LexicalChannel,
+    MeaningChannel,
+    Scope,
+    open_candidates,
+)
 from aimos.recall.disclosure import verify_many
 from aimos.recall.export_v2 import record_v2_receipt
 from aimos.recall.policy import Candidate, Scored, decide, trust_of
@@ -277,9 +284,20 @@ def recall(
     channels: list[Channel] | None = None,
     bypass_trust: bool = False,
     lure_rules: bool = True,
+    meaning: bool = True,
 ) -> RecallResult:
     """One signed recall in its own write transaction. A result that fails verification fails
-    the whole recall closed: nothing is disclosed, and a signed failure event is recorded."""
+    the whole recall closed: nothing is disclosed, and a signed failure event is recorded.
+
+    Without ``channels``: the lexical channel, fused with the meaning channel when the embedding
+    model is available here (and ``meaning``); before the transaction, the question is embedded
+    and a few missing vectors are made (meaning/index.prepare)."""
+    if channels is None and meaning:
+        from aimos.meaning.index import prepare
+
+        prepared = prepare(conn, request.body.get("query"))
+        if prepared is not None:
+            channels = [LexicalChannel(), MeaningChannel(prepared)]
     try:
         with write_transaction(conn, housekeeper):
             return recall_in_transaction(

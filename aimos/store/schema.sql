@@ -1,5 +1,5 @@
 -- GENERATED FILE: do not edit. The aimos brain schema after every migration, in one file.
--- Made from aimos/store/migrations/0001_initial.sql .. 0018_reweight_body_compact.sql (18 migrations) applied in
+-- Made from aimos/store/migrations/0001_initial.sql .. 0019_memory_vectors.sql (19 migrations) applied in
 -- order to an empty database, then read back from sqlite_master (each statement as SQLite stores
 -- it). Applying this file to an empty database makes the same schema (user_version aside).
 -- Regenerate: python -m aimos.store.schema --write
@@ -939,6 +939,35 @@ END;
 
 CREATE TRIGGER memory_supersessions_writer_only BEFORE INSERT ON memory_supersessions
 BEGIN SELECT RAISE(ABORT, 'aimos: only the writer appends') WHERE aimos_sha256_hex('') IS NULL; END;
+
+CREATE TABLE memory_vectors (
+    memory_rowid  INTEGER PRIMARY KEY,
+    model         TEXT NOT NULL,
+    vector        BLOB NOT NULL
+) STRICT;
+
+CREATE TRIGGER memory_vectors_of_a_memory BEFORE INSERT ON memory_vectors
+BEGIN
+    SELECT RAISE(ABORT, 'aimos: a vector belongs to a saved memory')
+        WHERE NOT EXISTS (SELECT 1 FROM memories WHERE rowid = NEW.memory_rowid);
+END;
+
+CREATE TRIGGER memory_vectors_removed AFTER DELETE ON memory_vectors
+BEGIN
+    INSERT INTO memory_vectors_generation (id, generation) VALUES (1, 1)
+        ON CONFLICT (id) DO UPDATE SET generation = generation + 1;
+END;
+
+CREATE TRIGGER memory_vectors_replaced AFTER UPDATE ON memory_vectors
+BEGIN
+    INSERT INTO memory_vectors_generation (id, generation) VALUES (1, 1)
+        ON CONFLICT (id) DO UPDATE SET generation = generation + 1;
+END;
+
+CREATE TABLE memory_vectors_generation (
+    id          INTEGER PRIMARY KEY CHECK (id = 1),
+    generation  INTEGER NOT NULL
+) STRICT;
 
 CREATE TABLE outcomes (
     outcome_id          TEXT PRIMARY KEY,

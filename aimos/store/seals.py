@@ -50,7 +50,11 @@ MIGRATION_LOG = "schema_migrations"
 # swaps (a redacted row verifies only as exactly the row the record says), so the same record can be
 # applied to a backup and re-applied after a restore without a new seal (migration 8).
 REDACTIONS = "memory_redactions"
-NOT_SEALED = (*SEAL_TABLES, MIGRATION_LOG, REDACTIONS)
+# Derived from the memories, like the search indexes (which are virtual tables, never sealed): the
+# memories' vectors (migration 19), remade when the model changes and removed by a redaction;
+# `aimos verify` recomputes them from the memories' text (learning/verifier).
+DERIVED = ("memory_vectors", "memory_vectors_generation")
+NOT_SEALED = (*SEAL_TABLES, MIGRATION_LOG, REDACTIONS, *DERIVED)
 # A memory's live weight and label are projections of their chains (terminal fidelity checks
 # them); every other column is sealed as saved.
 LIVE_PROJECTIONS: dict[str, frozenset[str]] = {

@@ -41,6 +41,11 @@ MUTABLE: dict[str, str] = {
     "memory_context_fts_data": "FTS5 shadow table of memory_context_fts",
     "memory_context_fts_docsize": "FTS5 shadow table of memory_context_fts",
     "memory_context_fts_idx": "FTS5 shadow table of memory_context_fts",
+    # The memories' vectors (migration 19): derived from the memories like the search indexes, not
+    # sealed; a vector is replaced when the embedding model changes and removed when the master
+    # redacts its memory (store/vectors.py), and the generation counts those changes.
+    "memory_vectors": "derived vectors of the memories (remade, removed by a redaction)",
+    "memory_vectors_generation": "counter of replaced or removed vectors (updated by triggers)",
     # fts5vocab over memory_fts: a read-only view of its term counts; it holds no rows of its own.
     "memory_fts_vocab": "read-only fts5vocab view of memory_fts",
 }
