@@ -106,13 +106,16 @@ class MeaningQuery:
     vector: Floats
     made: list[tuple[int, bytes]] = field(default_factory=list)  # vectors made, not yet stored
 
-    def nearest(self, conn: apsw.Connection, limit: int) -> tuple[list[tuple[int, float]], float]:
-        """(memory rowid, cosine) of the ``limit`` nearest vectors, best first, and the mean cosine
-        of all of them. The vectors prepare() made are stored first (the caller's transaction)."""
+    def nearest(self, conn: apsw.Connection, limit: int) -> tuple[list[tuple[int, float]], float, int]:
+        """(memory rowid, cosine) of the ``limit`` nearest vectors, best first, the mean cosine of
+        all of them and their number. The vectors prepare() made are stored first (the caller's
+        transaction)."""
         if self.made:
             vectors.write(conn, self.model, self.made)
             self.made.clear()
-        return matrix(conn, self.model, self.dims).ranked(self.vector, limit)
+        kept = matrix(conn, self.model, self.dims)
+        near, mean = kept.ranked(self.vector, limit)
+        return near, mean, len(kept)
 
 
 def prepare(conn: apsw.Connection, query: object, *, backlog: int = RECALL_BACKLOG) -> MeaningQuery | None:

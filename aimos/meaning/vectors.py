@@ -112,7 +112,8 @@ class Matrix:
 
     def ranked(self, query: Floats, limit: int, floor: float = -1.0) -> tuple[list[tuple[int, float]], float]:
         """``top``'s list, and the mean cosine of every row with the query (0.0 with no row): how
-        near the question the brain's memories are in general, which a memory must stand out from."""
+        near the question the brain's memories are in general, which a memory must stand out from
+        (``len(self)`` rows make the mean)."""
         import numpy as np
 
         if limit < 1 or not len(self.ids):

@@ -333,12 +333,13 @@ MEANING_FULL = 0.90
 MEANING_MARGIN = 0.04
 MEANING_WEIGHT = 1.0
 MEANING_ALONE = 0.80
-MEANING_LIFT = 0.06  # ... and a cosine this far above the brain's mean cosine with the question
+MEANING_LIFT = 0.04  # ... and a cosine this far above the brain's mean cosine with the question,
+MEANING_WORDS = 2  # ... in a question of at least this many words (one word is found by its word)
 MEANING_DEPTH = 200  # nearest vectors read before the scope is applied (grows like the BM25 page)
 
 
 class Nearest(Protocol):
-    def nearest(self, conn: apsw.Connection, limit: int) -> tuple[list[tuple[int, float]], float]: ...
+    def nearest(self, conn: apsw.Connection, limit: int) -> tuple[list[tuple[int, float]], float, int]: ...
 
 
 class MeaningChannel:
@@ -350,13 +351,14 @@ class MeaningChannel:
     def __init__(self, query: Nearest):
         self.query = query
         self.mean = 0.0
+        self.count = 0  # vectors the mean is over
 
     def search(
         self, conn: apsw.Connection, terms: Sequence[str], scope: Scope, limit: int, *, when: bool = False
     ) -> list[tuple[int, float]]:
         depth = max(MEANING_DEPTH, limit * 2)
         while True:
-            near, self.mean = self.query.nearest(conn, depth)
+            near, self.mean, self.count = self.query.nearest(conn, depth)
             allowed = _in_scope(conn, [r for r, _ in near], scope)
             kept = [(r, c) for r, c in near if r in allowed]
             if len(kept) >= limit or len(near) < depth:
@@ -388,23 +390,30 @@ class Fusion:
     margin: float = MEANING_MARGIN
     alone: float = MEANING_ALONE
     lift: float = MEANING_LIFT
+    words: int = MEANING_WORDS
 
 
 def fuse(
     lexical: Sequence[tuple[int, float]],
     meaning: Sequence[tuple[int, float]],
     mean: float = 0.0,
+    count: int = 0,
     settings: Fusion = Fusion(),
+    words: int = MEANING_WORDS,
 ) -> list[tuple[int, float]]:
     """The lexical channel's scores (normalised by its best) plus the weight times each memory's
     meaning share (``meaning``: (rowid, cosine) best first); a memory the lexical channel did not
-    find counts only from the ``alone`` cosine and ``lift`` above ``mean`` (the brain's mean cosine
-    with the question). Best first, ties by rowid. Pure."""
+    find counts only from the ``alone`` cosine, and ``lift`` above the mean cosine of the brain's
+    other memories with the question (``mean`` over ``count`` vectors, itself among them), in a
+    question of ``settings.words`` words or more (``words``: the question's). Best first, ties by
+    rowid. Pure."""
     top = lexical[0][1] if lexical and lexical[0][1] > 0 else 1.0
     scores = {rowid: score / top for rowid, score in lexical}
     best = max((cosine for _, cosine in meaning), default=0.0)
     for rowid, cosine in meaning:
-        if rowid not in scores and (cosine < settings.alone or cosine - mean < settings.lift):
+        others = (mean * count - cosine) / (count - 1) if count > 1 else float("-inf")
+        alone = words >= settings.words and cosine >= settings.alone and cosine - others >= settings.lift
+        if rowid not in scores and not alone:
             continue
         share = settings.weight * meaning_share(cosine, best, settings.floor, settings.full, settings.margin)
         if share > 0:
@@ -429,16 +438,19 @@ def open_candidates(
     limit: int = CANDIDATES,
     *,
     when: bool = False,
+    words: int | None = None,
 ) -> list[tuple[int, float]]:
     """The top ``limit`` rowids with a relevance in (0, 1]: one channel's own scores
     normalised, the lexical and the meaning channel fused (``fuse``), or other channels fused by
-    RRF, and normalised. ``when``: the query asks when."""
+    RRF, and normalised. ``when``: the query asks when; ``words``: how many words it has, separated
+    by spaces (default: its terms)."""
     results = [ch.search(conn, terms, scope, limit, when=when) for ch in channels]
     names = [ch.name for ch in channels]
     if len(results) == 1:
         fused = results[0]
     elif names == ["lexical", "meaning"] and isinstance(channels[1], MeaningChannel):
-        fused = fuse(results[0], results[1], channels[1].mean)
+        said = len(terms) if words is None else words
+        fused = fuse(results[0], results[1], channels[1].mean, channels[1].count, words=said)
     else:
         fused = rrf([[rowid for rowid, _ in r] for r in results])
     fused = fused[:limit]

@@ -196,7 +196,13 @@ def recall_in_transaction(
     limit = body.get("limit", DEFAULT_LIMIT)
     terms = query_terms(body["query"])
     ranked = open_candidates(
-        conn, terms, scope, channels or [LexicalChannel()], CANDIDATES, when=asks_when(body["query"])
+        conn,
+        terms,
+        scope,
+        channels or [LexicalChannel()],
+        CANDIDATES,
+        when=asks_when(body["query"]),
+        words=len(body["query"].split()),
     )
     loaded = _load(conn, ranked)
     rules = lure_rules and not bypass_trust
