@@ -511,8 +511,8 @@ def _relations(
       detail. ``outside``: the other memories near the subject.
 
     With an NLI ``judge``, its verdict on a passage decides instead of the words: contradiction
-    is a dissent (against the strong units no other origin asserts; none: the whole origin),
-    entailment a support; where it is neutral the words decide."""
+    is a dissent (against the strong units no origin it does not contradict asserts), entailment
+    a support; where it is neutral the words decide."""
     found = _Relations()
     if not agreed or len(origin) < 2:
         return found
@@ -540,9 +540,11 @@ def _relations(
     others = [
         o for o in subject if o.passage.source not in sources and all(_independent(o, f) for f in origin)
     ]
-    # a unit another origin asserts too is no claim of this origin alone: not contested
-    elsewhere = {u for u in strong if any(u in o.asserted for o in others)}
     verdicts = _judged(judge, origin, others, strongest) if judge is not None else {}
+    # a unit another origin asserts too is no claim of this origin alone: not contested (unless a
+    # judge found that origin contradicts it: naming it, it says it is wrong)
+    asserting = [o for o in others if verdicts.get(id(o)) != "contradicts"]
+    elsewhere = {u for u in strong if any(u in o.asserted for o in asserting)}
     for other in others:
         verdict = verdicts.get(id(other))
         if verdict is not None:
