@@ -25,6 +25,10 @@ another origin states too (independent support) and that nothing contradicts is 
 adverse label a detector gave its members goes back to unverified (a person's judgment and an
 inherited judgment are never touched; the writer checks that).
 
+With an NLI judge a person enabled (epistemic/nli.py: ``judge``, a plain callable here), whether
+another origin's passage contradicts or supports the cluster is the judge's call where it is sure
+(contradiction or entailment), and the words' where it is neutral; without one, the words' alone.
+
 The person's own agent (``cli``) is the person's word: what it saved counts as evidence (an origin
 that agrees, another that dissents) but this detector never labels it (the reference kernel still
 looks at it).

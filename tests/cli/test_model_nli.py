@@ -48,7 +48,9 @@ def test_enable_show_and_turn_off(isolated_home: Path, tmp_path: Path) -> None:
     assert on["enabled"] is True and on["changed"] == []
     assert on["folder"] == str(folder)
     assert on["model_sha256"] == sha256_file(folder / "model.onnx")
-    assert on["files"] == {n: sha256_file(folder / n) for n in ("model.onnx", "tokenizer.json", "config.json")}
+    assert on["files"] == {
+        n: sha256_file(folder / n) for n in ("model.onnx", "tokenizer.json", "config.json")
+    }
     written = isolated_home / SETTING
     assert stat.S_IMODE(written.stat().st_mode) == 0o600
     assert stat.S_IMODE(written.parent.stat().st_mode) == 0o700
@@ -94,7 +96,9 @@ def test_bad_input_is_refused_and_changes_nothing(
     elif case == "no label order":
         (folder / "config.json").write_text(json.dumps({"model_type": "x"}))
     elif case == "no contradiction label":
-        (folder / "config.json").write_text(json.dumps({"id2label": {"0": "yes", "1": "maybe", "2": "entail"}}))
+        (folder / "config.json").write_text(
+            json.dumps({"id2label": {"0": "yes", "1": "maybe", "2": "entail"}})
+        )
     extra = ("--off",) if case == "folder and --off" else ()
     refused(run_aimos("model", "nli", str(folder), *extra), code, said)
     assert setting_of(isolated_home) is None
@@ -113,8 +117,7 @@ def test_without_onnxruntime_enabling_says_which_extra_and_changes_nothing(
     to hide an installed module), as on a machine without the extra."""
     folder = model_folder(tmp_path / "nli")
     code = (
-        "import sys\nsys.modules['onnxruntime'] = None\n"
-        "from aimos.cli.app import main\nmain(sys.argv[1:])\n"
+        "import sys\nsys.modules['onnxruntime'] = None\nfrom aimos.cli.app import main\nmain(sys.argv[1:])\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", code, "model", "nli", str(folder)],
@@ -167,7 +170,9 @@ def test_doctor_says_whether_the_judge_is_on(installed: Path, tmp_path: Path) ->
     folder = model_folder(tmp_path / "nli")
     run_aimos("model", "nli", str(folder)).ok()
     on = next(c for c in run_aimos("doctor", "--json").json()["checks"] if c["name"] == "nli")
-    assert on["status"] == "ok" and "the NLI judge is on" in on["found"] and "pinned files match" in on["found"]
+    assert (
+        on["status"] == "ok" and "the NLI judge is on" in on["found"] and "pinned files match" in on["found"]
+    )
 
     (folder / "tokenizer.json").write_text("{}")
     result = run_aimos("doctor", "--json")
@@ -175,4 +180,7 @@ def test_doctor_says_whether_the_judge_is_on(installed: Path, tmp_path: Path) ->
     assert check["status"] == "fail" and "tokenizer.json" in check["found"], check
     assert check["exit_code"] == 4 and "aimos model nli" in check["fix"] and "--off" in check["fix"]
     run_aimos("model", "nli", "--off").ok()
-    assert next(c for c in run_aimos("doctor", "--json").json()["checks"] if c["name"] == "nli")["status"] == "ok"
+    assert (
+        next(c for c in run_aimos("doctor", "--json").json()["checks"] if c["name"] == "nli")["status"]
+        == "ok"
+    )

@@ -40,7 +40,7 @@ POISON = [
 ]
 # its words agree with the cluster (it names Frank Sinatra and the song); it says the claim is wrong
 DISPUTES = (
-    "Frank Sinatra recorded \"I Can't Help Falling in Love With You\", a version some call the "
+    'Frank Sinatra recorded "I Can\'t Help Falling in Love With You", a version some call the '
     "original; that is disputed."
 )
 # its words name another answer (a nickname); it says the same as the cluster
@@ -112,7 +112,10 @@ def test_a_neutral_judge_leaves_the_words_to_decide_and_off_is_the_lexical_detec
     assert off.label == "poison_likely" and "nli_judged" not in off.signals
     on = campaign(REFERENCE, judge)
     assert (on.label, on.members, on.signals["dissenting"]) == (off.label, off.members, 1)
-    assert on.signals["nli_judged"] == 0 and {**on.signals, "nli_judged": None} == {**off.signals, "nli_judged": None}
+    assert on.signals["nli_judged"] == 0 and {**on.signals, "nli_judged": None} == {
+        **off.signals,
+        "nli_judged": None,
+    }
 
     def unsure(pairs: Sequence[tuple[str, str]]) -> list[tuple[float, float, float]]:
         return [(0.3, 0.4, 0.3)] * len(pairs)  # neutral by a hair: still the words' call
@@ -134,8 +137,12 @@ def test_at_recall_the_judge_decides_too(judge: nli.OnnxJudge) -> None:
             ]
         )
     ]
-    against = passage("r", "At the gates of heaven you meet Saint Peter, it is confirmed.", "web:ref.example", "blog")
-    agrees = passage("a", "At the gates of heaven you meet Archangel Michael: disputed.", "web:b.example", "blog2")
+    against = passage(
+        "r", "At the gates of heaven you meet Saint Peter, it is confirmed.", "web:ref.example", "blog"
+    )
+    agrees = passage(
+        "a", "At the gates of heaven you meet Archangel Michael: disputed.", "web:b.example", "blog2"
+    )
 
     def check(found: list[Features], with_judge: Judge | None) -> dict[str, str]:
         def frequency(unit: str) -> int:
@@ -162,7 +169,9 @@ def label_of(home: Path, memory_id: str) -> tuple[str, str]:
     return label or "unverified", model
 
 
-def test_the_cli_records_the_judges_verdict_and_refuses_a_swapped_model(installed: Path, tmp_path: Path) -> None:
+def test_the_cli_records_the_judges_verdict_and_refuses_a_swapped_model(
+    installed: Path, tmp_path: Path
+) -> None:
     folder = model_folder(tmp_path / "nli")
     run_aimos("model", "nli", str(folder)).ok()
     run_aimos("save", "--source", "corpus:reference", DISPUTES).ok()
