@@ -87,7 +87,7 @@ def nli_cmd(
     if off:
         was = nli.disable()
         if not json_out:
-            say("the NLI judge is off" if was is not None else "the NLI judge was already off")
+            say("the NLI judge is off" if was else "the NLI judge was already off")
     elif folder is not None:
         done = nli.enable(folder, int(time.time()))
         if not json_out:

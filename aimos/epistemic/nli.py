@@ -246,14 +246,15 @@ def enable(folder: Path, now: int) -> Setting:
     return done
 
 
-def disable() -> Setting | None:
-    """Turn the judge off (remove the setting); what was on, or None."""
-    was = setting()
+def disable() -> bool:
+    """Turn the judge off (remove the setting, even one that does not parse); whether it was on."""
     path = paths.nli_setting_path()
-    if was is not None:
+    try:
         path.unlink()
-        paths.fsync_dir(path.parent)
-    return was
+    except FileNotFoundError:
+        return False
+    paths.fsync_dir(path.parent)
+    return True
 
 
 def changed(found: Setting) -> list[str]:

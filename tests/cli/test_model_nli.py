@@ -64,6 +64,17 @@ def test_enable_show_and_turn_off(isolated_home: Path, tmp_path: Path) -> None:
     assert run_aimos("model", "--json").json() == {"nli": {"enabled": False}}
 
 
+def test_a_setting_aimos_did_not_write_is_refused_and_can_be_turned_off(isolated_home: Path) -> None:
+    written = isolated_home / SETTING
+    written.parent.mkdir(mode=0o700, parents=True)
+    written.write_text('{"folder": "/tmp/x"}')  # no pinned digests: nothing to check a model against
+    refused(run_aimos("model"), 4, "is not the NLI setting aimos writes", "aimos model nli --off")
+    with pytest.raises(ModelChangedError):
+        nli.active_judge()
+    assert "the NLI judge is off" in run_aimos("model", "nli", "--off").ok().err
+    assert not written.exists() and nli.active_judge() is None
+
+
 @pytest.mark.parametrize(
     ("case", "code", "said"),
     [
