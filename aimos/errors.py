@@ -62,6 +62,17 @@ class PassphraseSourceError(UsageError):
     )
 
 
+class ModelFormatError(UsageError):
+    """A model folder a person gave is not one aimos can use (not ONNX, other inputs or outputs,
+    no label order): nothing was enabled."""
+
+    default_hint = (
+        "Give a folder holding model.onnx (an NLI model exported to ONNX: inputs input_ids and "
+        "attention_mask, output logits [batch, labels]), its tokenizer.json and its config.json "
+        "(id2label naming entailment and contradiction); nothing was changed."
+    )
+
+
 # --- generic failure (exit 1) --------------------------------------------------------------
 class StoreError(AimosError):
     default_hint = "Run `aimos status` to check the brain."
@@ -77,6 +88,12 @@ class HomeNotWritableError(AimosError):
 
 class ServiceError(AimosError):
     """The housekeeper service could not be registered, started or stopped."""
+
+
+class OptionalDependencyError(AimosError):
+    """A feature a person turned on needs a package of an optional extra that is not installed."""
+
+    default_hint = "Install the extra the feature needs (pip install 'aimos[nli]' for the NLI judge)."
 
 
 # --- not found (exit 3) ---------------------------------------------------------------------
@@ -129,6 +146,13 @@ class V2OutcomeUnavailableError(NotFoundError):
     )
 
 
+class ModelNotFoundError(NotFoundError):
+    default_hint = (
+        "Give the folder that holds the model's files: model.onnx, tokenizer.json and config.json "
+        "(aimos never downloads a model); nothing was changed."
+    )
+
+
 # --- verification failed (exit 4) -----------------------------------------------------------
 class VerificationError(AimosError):
     default_hint = "The data does not verify: do not trust it; run `aimos verify` for details."
@@ -152,6 +176,17 @@ class JSONDepthError(VerificationError, ValueError):
             f"{what} is nested deeper than {CANONICAL_JSON_MAX_DEPTH} levels (canonical_json_depth_limit)",
             reason="canonical_json_depth_limit",
         )
+
+
+class ModelChangedError(VerificationError):
+    """A pinned model file's bytes differ from those its SHA-256 pinned when it was enabled: aimos
+    refuses to load it."""
+
+    default_hint = (
+        "If you replaced the model on purpose, enable it again to pin the new bytes "
+        "(`aimos model nli DIR`); otherwise put the enabled file back, or turn the judge off "
+        "(`aimos model nli --off`)."
+    )
 
 
 # --- integrity (exit 5) --------------------------------------------------------------------

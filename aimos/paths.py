@@ -64,6 +64,11 @@ def anchors_path() -> Path:
     return config_dir() / "anchors.json"
 
 
+def nli_setting_path() -> Path:
+    """The NLI judge a person enabled (epistemic/nli.py): its folder and pinned digests; absent, off."""
+    return config_dir() / "nli.json"
+
+
 def purge_receipts_dir() -> Path:
     """Where the purge ceremony writes its signed intents and receipts (outside the brain)."""
     return data_dir() / "purge-receipts"

@@ -57,6 +57,7 @@ NAMES = (
     "agents",
     HOUSEKEEPER,
     "service",
+    "nli",
     "disk",
     "permissions",
 )
@@ -161,6 +162,7 @@ def diagnose(
             conn.close()
         for name, extra in ((HOUSEKEEPER, housekeeper), ("service", service)):
             found[name] = _guarded(name, extra) if extra else Check(name, SKIP, "not checked here")
+    found["nli"] = _guarded("nli", _nli)
     found["disk"] = _guarded("disk", _disk)
     found["permissions"] = _guarded("permissions", _permissions)
     report.checks = [found[name] for name in NAMES]
@@ -394,6 +396,34 @@ def _agents(conn: apsw.Connection, at: int) -> Check:
     if revoked:
         found += f"; revoked: {', '.join(revoked)}"
     return Check("agents", OK, found)
+
+
+# --- the NLI judge ---------------------------------------------------------------------------
+def _nli() -> Check:
+    """Whether the NLI judge a person provides is on (epistemic/nli.py), and when on, whether its
+    pinned files still match and its runtime is installed (looked for, not imported)."""
+    import importlib.util
+
+    from aimos.epistemic.nli import EXTRA, MODEL_FILE, OFF_HINT, changed, setting
+
+    found = setting()
+    if found is None:
+        return Check("nli", OK, "the NLI judge is off (the default): the agreement detector judges by words")
+    said = f"the NLI judge is on: {found.folder} (model.onnx sha256 {found.digests[MODEL_FILE][:16]}...)"
+    differ = changed(found)
+    if differ:
+        return Check(
+            "nli",
+            FAIL,
+            f"{said}; changed since it was enabled: {', '.join(differ)} (aimos refuses to load it)",
+            f"aimos model nli {shlex.quote(str(found.folder))} pins the new bytes if you changed them; "
+            f"{OFF_HINT}",
+            ExitCode.VERIFICATION_FAILED,
+        )
+    missing = [m for m in ("onnxruntime", "tokenizers") if importlib.util.find_spec(m) is None]
+    if missing:
+        return Check("nli", FAIL, f"{said}; {', '.join(missing)} not installed", f"{EXTRA}; or {OFF_HINT}")
+    return Check("nli", OK, f"{said}; its pinned files match")
 
 
 # --- the disk --------------------------------------------------------------------------------

@@ -49,6 +49,7 @@ _PARTS: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
     ("purge_cmds", "purge_app", ("purge",)),
     ("mcp_cmds", "mcp_app", ("mcp",)),
     ("backup_cmds", "backup_app", ("backup",)),
+    ("model_cmds", "model_app", ("model",)),
 )
 
 

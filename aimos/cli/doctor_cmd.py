@@ -13,13 +13,14 @@ _HELP = """Check this home: what needs you, and the fix.
 The checks: brain, schema (a pending migration), keystore (each key there, none read out),
 anchors (the newest seal and the trust anchor), verify (the newest full verification: the nightly
 job's or `aimos verify`'s), agents (epochs ending), housekeeper (running, its last runs), service,
-disk and permissions. One line each: ok, warn, fail (or skip, when what it
-looks at is missing), what it found and, when not ok, the fix. Doctor reads only: it migrates,
-writes and starts nothing, and reads out no secret. `aimos verify` checks every row and signature.
+nli (the NLI judge you provide: off, or on with its pinned files matching), disk and permissions.
+One line each: ok, warn, fail (or skip, when what it looks at is missing), what it found and,
+when not ok, the fix. Doctor reads only: it migrates, writes and starts nothing, and reads out no
+secret. `aimos verify` checks every row and signature.
 
 Exit codes: 0 when no check failed (warnings need no one now); when checks fail, their own code
-if they agree (3 no brain, 5 the brain is damaged or behind its anchor, 6 a keystore or
-identity problem), else 1.
+if they agree (3 no brain, 4 the NLI judge's files changed, 5 the brain is damaged or behind its
+anchor, 6 a keystore or identity problem), else 1.
 """
 
 

@@ -25,6 +25,10 @@ another origin states too (independent support) and that nothing contradicts is 
 adverse label a detector gave its members goes back to unverified (a person's judgment and an
 inherited judgment are never touched; the writer checks that).
 
+With an NLI judge a person enabled (epistemic/nli.py: ``judge``, a plain callable here), whether
+another origin's passage contradicts or supports the cluster is the judge's call where it is sure
+(contradiction or entailment), and the words' where it is neutral; without one, the words' alone.
+
 The person's own agent (``cli``) is the person's word: what it saved counts as evidence (an origin
 that agrees, another that dissents) but this detector never labels it (the reference kernel still
 looks at it).
@@ -69,6 +73,10 @@ SIGNATURE_SAVES = 2  # saves of the burst on other subjects: a unit in half of t
 LIKELY = 800
 OTHER_ORIGINS = 3  # the other origins on a new memory's subject judged again at its save
 SUSPECT = 600
+# an NLI judge (a plug-in a person enables, epistemic/nli.py): for each (premise, hypothesis) pair,
+# the probabilities of entailment, neutral and contradiction
+Judge = Callable[[Sequence[tuple[str, str]]], Sequence[tuple[float, float, float]]]
+HYPOTHESES = 3  # the origin's passages a judge reads another origin's passage against
 
 STOP = frozenset(
     """a an the and or but if of to in on at by for with about as is are was were be been being do
@@ -460,6 +468,29 @@ class _Relations:
     contested: set[str] = field(default_factory=set)
     stance: str | None = None  # the origin's yes/no stance another passage answers against
     dissenters: list[str] = field(default_factory=list)  # the memory ids of the dissenting passages
+    judged: int = 0  # the relations an NLI judge decided
+
+
+def _judged(
+    judge: Judge, origin: Sequence[Features], others: Sequence[Features], strongest: set[str]
+) -> dict[int, str]:
+    """What an NLI judge says of each other passage (by id) against the origin's claim: each is
+    the premise, and up to HYPOTHESES of the origin's passages that assert its strongest claim
+    the hypotheses; the mean of the label probabilities decides ("entails" or "contradicts"; a
+    neutral verdict is left out: the words decide then)."""
+    claims = [f for f in origin if strongest <= f.asserted][:HYPOTHESES] or list(origin[:HYPOTHESES])
+    pairs = [(o.passage.value, c.passage.value) for o in others for c in claims]
+    if not pairs:
+        return {}
+    said = list(judge(pairs))
+    out: dict[int, str] = {}
+    for i, other in enumerate(others):
+        rows = said[i * len(claims) : (i + 1) * len(claims)]
+        mean = [sum(r[k] for r in rows) / len(rows) for k in range(3)]
+        verdict = max(range(3), key=mean.__getitem__)
+        if verdict != 1:
+            out[id(other)] = "entails" if verdict == 0 else "contradicts"
+    return out
 
 
 def _relations(
@@ -470,6 +501,7 @@ def _relations(
     rare: Callable[[str], bool],
     outside: Sequence[Features] = (),
     telling: bool = True,
+    judge: Judge | None = None,
 ) -> _Relations:
     """How the independent passages on the subject (``subject``, of other origins) relate to the
     origin's claim (``agreed``: unit -> how many of the origin's passages assert it).
@@ -480,7 +512,11 @@ def _relations(
       (``telling``) for rarity to mean something;
     - support: another passage carries every strongest unit, one of them an answer (a name, a
       number, a yes/no, or a rare word when the origin asks a question); what else it says is
-      detail. ``outside``: the other memories near the subject."""
+      detail. ``outside``: the other memories near the subject.
+
+    With an NLI ``judge``, its verdict on a passage decides instead of the words: contradiction
+    is a dissent (against the strong units no origin it does not contradict asserts), entailment
+    a support; where it is neutral the words decide."""
     found = _Relations()
     if not agreed or len(origin) < 2:
         return found
@@ -508,9 +544,22 @@ def _relations(
     others = [
         o for o in subject if o.passage.source not in sources and all(_independent(o, f) for f in origin)
     ]
-    # a unit another origin asserts too is no claim of this origin alone: not contested
-    elsewhere = {u for u in strong if any(u in o.asserted for o in others)}
+    verdicts = _judged(judge, origin, others, strongest) if judge is not None else {}
+    # a unit another origin asserts too is no claim of this origin alone: not contested (unless a
+    # judge found that origin contradicts it: naming it, it says it is wrong)
+    asserting = [o for o in others if verdicts.get(id(o)) != "contradicts"]
+    elsewhere = {u for u in strong if any(u in o.asserted for o in asserting)}
     for other in others:
+        verdict = verdicts.get(id(other))
+        if verdict is not None:
+            found.judged += 1
+            if verdict == "contradicts":
+                found.dissent += 1
+                found.dissenters.append(other.passage.memory_id)
+                found.contested |= {u for u in strong - elsewhere if answer(u)}
+            else:
+                found.supports += 1
+            continue
         # what it carries: what it asserts, or holds in words it does not deny ("not Zarkov but
         # Fredville" names Zarkov and carries only Fredville)
         carried = {
@@ -623,12 +672,14 @@ def analyse(
     frequency: Callable[[str], int],
     brain_size: int,
     recent: Sequence[Features] = (),
+    judge: Judge | None = None,
 ) -> Verdict | None:
     """The verdict on the cluster ``new`` belongs to, among ``neighbours`` (other memories, any
     order), or None when the detector has nothing to say. ``frequency(unit)`` is how many
     memories of the brain hold the unit (it may stop counting early): a unit as common as a
     speaker's name is not an answer. ``recent`` are the same agent epoch's saves of the last
-    burst: a unit most of those on other subjects carry (a signature) is the origin's mark."""
+    burst: a unit most of those on other subjects carry (a signature) is the origin's mark.
+    ``judge``: an NLI judge that decides the relations it is sure of (see _relations)."""
     rare = _rarity(frequency, len(neighbours), brain_size)
     subject = [
         f for f in neighbours if f.passage.memory_id != new.passage.memory_id and same_subject(new, f, rare)
@@ -649,7 +700,7 @@ def analyse(
     questions = [f for f in origin if f.question is not None and f.question == new.question]
     on_subject = _on_subject(new, neighbours, origin, subject, need, rare)
     outside = [f for f in neighbours if f not in origin]
-    rel = _relations(origin, on_subject, agreed, excluded, rare, outside, brain_size >= RARE_BRAIN)
+    rel = _relations(origin, on_subject, agreed, excluded, rare, outside, brain_size >= RARE_BRAIN, judge)
     if rel.contested or rel.stance is not None:
         # (against a yes/no stance: the members that take it, or that say no yes or no outright)
         cluster = [
@@ -692,6 +743,8 @@ def analyse(
         "independent_supports": rel.supports,
         "score": score,
     }
+    if judge is not None:
+        signals["nli_judged"] = rel.judged
     return Verdict(label, score, tuple(f.passage.memory_id for f in cluster), signals)
 
 
@@ -750,6 +803,7 @@ def contested_at_recall(
     brain_size: int,
     judged: Collection[str] | None = None,
     seen: int = 0,
+    judge: Judge | None = None,
 ) -> dict[str, str]:
     """The recall-time check: the query names the subject. The candidates on it are those that
     hold most of the query's content words (two thirds, two at least; a form of a word counts:
@@ -769,7 +823,8 @@ def contested_at_recall(
     whole origin among the candidates is judged, so a member a save-time cluster left out is not.
     Nothing is recorded: the caller withholds, with the reason in its signed decision.
     ``seen``: how many candidates the recall had, when the caller passes only those that may be
-    on the subject (may_hold_subject); a word's rarity is judged against that many."""
+    on the subject (may_hold_subject); a word's rarity is judged against that many. ``judge``: an
+    NLI judge that decides the relations it is sure of (see _relations)."""
     asked = features(Passage("", query, "", ("", 0), 0))
     words_asked = asked.content
     rare = _rarity(frequency, max(seen, len(candidates)), brain_size)
@@ -784,6 +839,7 @@ def contested_at_recall(
     # quoted); what may support: any passage on it
     close = [f for f in on if held[id(f)] == len(words_asked) or id(f) in quotes]
     out: dict[str, str] = {}
+
     def may_judge(f: Features) -> bool:
         return f.passage.author[0] != CLI_AGENT and (judged is None or f.passage.memory_id in judged)
 
@@ -807,8 +863,11 @@ def contested_at_recall(
         others = [f for f in on if f not in origin]
         telling = brain_size >= RARE_BRAIN
         against = [f for f in close if f not in origin]
-        rel = _relations(origin, against, agreed, excluded, rare, others, telling)
-        if not rel.dissent or _relations(origin, others, agreed, excluded, rare, others, telling).supports:
+        rel = _relations(origin, against, agreed, excluded, rare, others, telling, judge)
+        if (
+            not rel.dissent
+            or _relations(origin, others, agreed, excluded, rare, others, telling, judge).supports
+        ):
             continue
         # one agent's word against another's: the dissent is contested too (a single passage of a
         # hostile agent does not outvote a cluster and stay shown); the person's own word is not

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from typing import Any
 
 import apsw
@@ -37,6 +38,7 @@ from aimos.epistemic.agreement import (
     subject_of,
 )
 from aimos.epistemic.chain import Transition, append_classification
+from aimos.epistemic.nli import PluggedJudge, active_judge
 from aimos.identity.epochs import Signer
 from aimos.store.connection import rows
 from aimos.store.search import budgeted_probe, fts_match, where_clause
@@ -225,9 +227,10 @@ def judge_pending(
         f"SELECT seq, memory_id FROM detection_queue WHERE seq > {_JUDGED_THROUGH} ORDER BY seq",
     )
     done: list[Transition] = []
+    judge = active_judge() if queued else None  # the NLI judge a person enabled, or None
     for entry in queued:
         started = time.perf_counter()
-        done += judge_saved(conn, housekeeper, str(entry["memory_id"]), now)
+        done += judge_saved(conn, housekeeper, str(entry["memory_id"]), now, judge)
         if times is not None:
             times.append(time.perf_counter() - started)
     if queued:
@@ -250,10 +253,13 @@ def settle(conn: apsw.Connection, housekeeper: Signer, now: int) -> int:
     return waiting
 
 
-def judge_saved(conn: apsw.Connection, housekeeper: Signer, memory_id: str, now: int) -> list[Transition]:
+def judge_saved(
+    conn: apsw.Connection, housekeeper: Signer, memory_id: str, now: int, judge: PluggedJudge | None = None
+) -> list[Transition]:
     """Run the agreement detector on a saved memory as it stood at its save: its neighbours, the
     counts of its words and the brain's size among the memories saved up to it (its rowid); a
-    conversation turn is not looked at (UNCHECKED_TYPES)."""
+    conversation turn is not looked at (UNCHECKED_TYPES). ``judge``: the NLI judge a person
+    enabled (epistemic.nli), which decides the relations it is sure of."""
     found = rows(
         conn,
         f"SELECT {_COLUMNS}, m.company_id, m.memory_type, m.scope, m.rowid AS upto FROM memories m"
@@ -274,7 +280,7 @@ def judge_saved(conn: apsw.Connection, housekeeper: Signer, memory_id: str, now:
     limit = rare_limit(len(neighbours), size)
     frequency = _frequency(conn, limit, upto)
     done = []
-    verdict = analyse(mine, neighbours, frequency, size, recent)
+    verdict = _pinned(analyse(mine, neighbours, frequency, size, recent, judge), judge)
     if verdict is not None:
         done += _record(conn, housekeeper, verdict, memory_id, now, cause="cluster_grew_with")
     # the clusters of other origins on the subject, judged again with the new memory among their
@@ -287,10 +293,17 @@ def judge_saved(conn: apsw.Connection, housekeeper: Signer, memory_id: str, now:
             around.setdefault(row["memory_id"], _features(row))
         around[memory_id] = mine
         around.pop(other.passage.memory_id, None)
-        again = analyse(other, list(around.values()), frequency, size)
+        again = _pinned(analyse(other, list(around.values()), frequency, size, judge=judge), judge)
         if again is not None and again.label == POISON_LIKELY:  # a contradiction, nothing less
             done += _record(conn, housekeeper, again, memory_id, now, cause="contradicted_by")
     return done
+
+
+def _pinned(verdict: Verdict | None, judge: PluggedJudge | None) -> Verdict | None:
+    """A verdict reached with an NLI judge names its model (the pinned SHA-256's first 16 digits)."""
+    if verdict is None or judge is None:
+        return verdict
+    return replace(verdict, signals={**verdict.signals, "nli_model": judge.digest[:16]})
 
 
 def _record(
@@ -373,7 +386,13 @@ def contested_in_recall(
     found = [_features(r) for r in near]
     frequency = _frequency(conn, rare_limit(len(candidates), size))
     return contested_at_recall(
-        query, found, frequency, size, {r["memory_id"] for r in judged}, seen=len(candidates)
+        query,
+        found,
+        frequency,
+        size,
+        {r["memory_id"] for r in judged},
+        seen=len(candidates),
+        judge=active_judge(),
     )
 
 

@@ -269,17 +269,20 @@ def test_only_the_tui_imports_textual() -> None:
     assert importers == {"tui"}, importers
 
 
+def absolute_imports(tree: ast.AST) -> Iterator[tuple[ast.stmt, list[str]]]:
+    """Each absolute import statement of ``tree`` (at any depth) and the module names it names."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            yield node, [node.module]
+        elif isinstance(node, ast.Import):
+            yield node, [a.name for a in node.names]
+
+
 def test_only_aimos_mcp_server_imports_the_mcp_sdk() -> None:
     """The SDK (and the pydantic, anyio and HTTP stack under it) loads only when `aimos mcp` serves."""
     importers = set()
     for module in (ROOT / "aimos").rglob("*.py"):
-        for node in ast.walk(ast.parse(module.read_text("utf-8"))):
-            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                names = [node.module]
-            elif isinstance(node, ast.Import):
-                names = [a.name for a in node.names]
-            else:
-                continue
+        for _, names in absolute_imports(ast.parse(module.read_text("utf-8"))):
             if any(n == "mcp" or n.startswith("mcp.") or n.startswith("mcp_types") for n in names):
                 importers.add(module.relative_to(ROOT).as_posix())
     assert importers == {"aimos/mcp/server.py"}, importers
@@ -287,6 +290,25 @@ def test_only_aimos_mcp_server_imports_the_mcp_sdk() -> None:
         loaded = modules_after(statement)
         assert not {"mcp", "mcp_types", "pydantic", "starlette", "uvicorn"} & loaded, statement
     assert "mcp" in modules_after("import aimos.mcp.server")
+
+
+def test_only_the_nli_judge_imports_its_runtime_and_only_when_asked() -> None:
+    """onnxruntime and tokenizers (the extra aimos[nli]) are imported by aimos/epistemic/nli.py
+    alone, inside a function: the detector, the recall pipeline and the CLI load neither (the
+    judge loads them when it is on and the detector first asks it)."""
+    runtime = ("onnxruntime", "tokenizers", "onnx")
+    importers = set()
+    for module in (ROOT / "aimos").rglob("*.py"):
+        tree = ast.parse(module.read_text("utf-8"))
+        top_level = {id(n) for n in tree.body}
+        for node, names in absolute_imports(tree):
+            if any(n.split(".")[0] in runtime for n in names):
+                importers.add(module.relative_to(ROOT).as_posix())
+                assert id(node) not in top_level, f"{module}: {names} imported at module level"
+    assert importers == {"aimos/epistemic/nli.py"}, importers
+    loaded = modules_after("import aimos.epistemic.detect, aimos.recall.pipeline, aimos.cli.model_cmds")
+    assert "aimos.epistemic.nli" in loaded
+    assert not any(loads(loaded, r) for r in runtime), sorted(m for m in loaded if m.split(".")[0] in runtime)
 
 
 def test_cli_help_path_stays_light() -> None:
