@@ -56,6 +56,12 @@ def state_dir() -> Path:
     return home / "state" if home else Path(platformdirs.user_state_dir(APP))
 
 
+def cache_dir() -> Path:
+    """The user's cache folder for aimos (per user, not per brain: AIMOS_HOME does not move it),
+    holding only what can be made again (the embedding model files found to be the pinned ones)."""
+    return Path(platformdirs.user_cache_dir(APP))
+
+
 def brain_path() -> Path:
     return data_dir() / BRAIN_FILENAME
 

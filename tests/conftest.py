@@ -230,6 +230,9 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     """Every test: AIMOS_HOME and the XDG user dirs point into a fresh temporary directory of its
     own (outside ``tmp_path``, which stays the test's). Returns that AIMOS_HOME."""
     env = _isolated_env(tmp_path_factory.mktemp("isolated"))
+    # the user's cache holds only what aimos can make again (the embedding model's files found to be
+    # the pinned ones: half a second of hashing): one per worker, not one per test
+    env["XDG_CACHE_HOME"] = str(tmp_path_factory.getbasetemp() / "shared-xdg-cache")
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     return Path(env["AIMOS_HOME"])

@@ -5,7 +5,9 @@ downloaded, ever).
 Only the files pinned here load: the model file's SHA-256 (the same on every platform) and the
 engine's, per platform the wheel exists for. Hashing the 72 MB model file takes about half a
 second, so a file whose hash was checked is remembered by its size, inode and change times in the
-home's state folder (`model-checked.json`): the next process re-hashes only a file that changed.
+user's cache folder (`model-checked.json`, one for every brain of the user): the next process
+re-hashes only a file that changed. (Whoever can write that folder can write the installed
+package too.)
 A file whose bytes differ is refused (`ModelUnavailableError`, with its reason), and so is a platform
 without the wheel: recall then works on words alone and `aimos doctor` says why.
 
@@ -103,19 +105,15 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _checked_path() -> Path | None:
-    try:
-        from aimos.paths import state_dir
+def _checked_path() -> Path:
+    from aimos.paths import cache_dir
 
-        return state_dir() / CHECKED_FILE
-    except AimosError:
-        return None
+    return cache_dir() / CHECKED_FILE
 
 
 def _remembered() -> dict[str, object]:
-    path = _checked_path()
     try:
-        data = json.loads(path.read_text("utf-8")) if path else {}
+        data = json.loads(_checked_path().read_text("utf-8"))
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
@@ -144,14 +142,13 @@ def check_files(files: ModelFiles, *, rehash: bool = False) -> None:
 
 
 def _remember(entries: dict[str, object]) -> None:
-    path = _checked_path()
-    if path is None or not path.parent.exists():
-        return
-    from aimos.paths import write_private_file
+    from aimos.paths import ensure_private_dir, write_private_file
 
+    path = _checked_path()
     try:
+        ensure_private_dir(path.parent)
         write_private_file(path, json.dumps(entries, sort_keys=True).encode("utf-8"), own_folder=False)
-    except OSError:
+    except (OSError, AimosError):
         pass  # remembering is a saving only: the next process hashes again
 
 

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from aimos import paths
 from aimos.actions.bodies import build_recall_body, build_save_body
 from aimos.errors import ModelUnavailableError
 from aimos.identity.requests import sign_request
@@ -59,14 +60,14 @@ def test_only_the_pinned_bytes_load(tmp_path: Path) -> None:
 
 
 def test_a_checked_file_is_remembered_privately_and_a_changed_one_is_hashed_again(
-    tmp_path: Path, isolated_home: Path
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    state = isolated_home / "state"
-    state.mkdir(mode=0o700, parents=True, exist_ok=True)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     real = model.locate()
     model.check_files(real, rehash=True)
-    remembered = state / model.CHECKED_FILE
+    remembered = paths.cache_dir() / model.CHECKED_FILE
     assert remembered.stat().st_mode & 0o777 == 0o600
+    assert remembered.parent.stat().st_mode & 0o777 == 0o700
     entries = json.loads(remembered.read_text())
     assert entries[str(real.model)][-1] == model.MODEL_SHA256
     # a file that changed after it was remembered is hashed again, and refused
