@@ -1,5 +1,7 @@
-"""`aimos model`: the models aimos may use. `aimos model nli DIR` enables the NLI judge a person
-provides (epistemic/nli.py), `aimos model nli --off` turns it off; `aimos model` shows the state."""
+"""`aimos model`: the models aimos may use. The sentence-embedding model recall by meaning uses
+ships with aimos (meaning/model.py: pinned, loaded only when its files are the pinned ones);
+`aimos model nli DIR` enables the NLI judge a person provides (epistemic/nli.py), `aimos model nli
+--off` turns it off; `aimos model` shows both."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ import typer
 from aimos.cli.output import emit_json, out, say
 
 model_app = typer.Typer(
-    help="The models aimos may use: an NLI judge you provide (off by default; nothing is downloaded).",
+    help="The models aimos uses: the embedding model it ships, an NLI judge you provide. Nothing is downloaded.",
     invoke_without_command=True,
     rich_markup_mode=None,
 )
@@ -29,19 +31,34 @@ source's passage entails or contradicts a cluster's claim. Needs pip install 'ai
 Without DIR or --off: the judge's state."""
 
 
+def _embedding() -> dict[str, Any]:
+    from aimos.meaning import model
+
+    why = model.why_unavailable()
+    return {
+        "enabled": why is None,
+        "model": model.MODEL_NAME,
+        "package": model.PACKAGE,
+        "model_sha256": model.MODEL_SHA256,
+        "unavailable": why,
+    }
+
+
 def _state() -> dict[str, Any]:
     from aimos.epistemic.nli import MODEL_FILE, changed, setting
 
     found = setting()
+    embedding = _embedding()
     if found is None:
-        return {"nli": {"enabled": False}}
+        return {"embedding": embedding, "nli": {"enabled": False}}
     return {
+        "embedding": embedding,
         "nli": {
             **found.to_json(),
             "enabled": True,
             "model_sha256": found.digests[MODEL_FILE],
             "changed": changed(found),
-        }
+        },
     }
 
 
@@ -49,6 +66,13 @@ def _print(state: dict[str, Any], json_out: bool) -> None:
     if json_out:
         emit_json(state)
         return
+    embedding = state["embedding"]
+    if embedding["enabled"]:
+        out(
+            f"embedding  on: {embedding['model']} (the {embedding['package']} wheel, pinned): recall by meaning"
+        )
+    else:
+        out(f"embedding  off: {embedding['unavailable']}: recall works on words alone")
     nli = state["nli"]
     if not nli["enabled"]:
         out("nli  off (the default): the agreement detector judges by words alone")

@@ -69,10 +69,18 @@ def _platform_key() -> tuple[str, str]:
     return sys.platform if sys.platform != "linux2" else "linux", {"amd64": "x86_64"}.get(machine, machine)
 
 
+def turned_off() -> ModelUnavailableError | None:
+    """The error to give when AIMOS_MEANING turns recall by meaning off (read at every use)."""
+    if os.environ.get(DISABLE_ENV, "").lower() in {"off", "0", "no", "false"}:
+        return ModelUnavailableError(f"recall by meaning is turned off ({DISABLE_ENV}=off)")
+    return None
+
+
 def locate() -> ModelFiles:
     """The pinned files of the installed wheel (not yet checked), or ModelUnavailableError."""
-    if os.environ.get(DISABLE_ENV, "").lower() in {"off", "0", "no", "false"}:
-        raise ModelUnavailableError(f"recall by meaning is turned off ({DISABLE_ENV}=off)")
+    off = turned_off()
+    if off is not None:
+        raise off
     engine = ENGINE_SHA256.get(_platform_key())
     if engine is None:
         system, machine = _platform_key()
@@ -227,6 +235,9 @@ def load() -> Embedder:
     """The process's one model (checked and loaded on first use), or ModelUnavailableError (remembered:
     a process does not try twice)."""
     global _loaded, _failure
+    off = turned_off()
+    if off is not None:
+        raise off
     with _loading:
         if _loaded is not None:
             return _loaded

@@ -40,7 +40,8 @@ def refused(result: Result, code: int, *words: str) -> None:
 
 def test_enable_show_and_turn_off(isolated_home: Path, tmp_path: Path) -> None:
     off = run_aimos("model", "--json").json()
-    assert off == {"nli": {"enabled": False}}
+    assert off["nli"] == {"enabled": False}
+    assert off["embedding"]["enabled"] is True and off["embedding"]["unavailable"] is None
     assert "off (the default)" in run_aimos("model").ok().out
     folder = model_folder(tmp_path / "nli")
 
@@ -61,7 +62,7 @@ def test_enable_show_and_turn_off(isolated_home: Path, tmp_path: Path) -> None:
     done = run_aimos("model", "nli", "--off").ok()
     assert "the NLI judge is off" in done.err and not written.exists()
     assert "already off" in run_aimos("model", "nli", "--off").ok().err
-    assert run_aimos("model", "--json").json() == {"nli": {"enabled": False}}
+    assert run_aimos("model", "--json").json()["nli"] == {"enabled": False}
 
 
 def test_a_setting_aimos_did_not_write_is_refused_and_can_be_turned_off(isolated_home: Path) -> None:
@@ -195,3 +196,12 @@ def test_doctor_says_whether_the_judge_is_on(installed: Path, tmp_path: Path) ->
         next(c for c in run_aimos("doctor", "--json").json()["checks"] if c["name"] == "nli")["status"]
         == "ok"
     )
+
+
+def test_the_embedding_model_is_shown_on_or_off_with_why(monkeypatch: pytest.MonkeyPatch) -> None:
+    on = run_aimos("model").ok()
+    assert "embedding  on: multilingual-e5-small" in on.out
+    monkeypatch.setenv("AIMOS_MEANING", "off")
+    off = run_aimos("model", "--json").json()["embedding"]
+    assert off["enabled"] is False and "turned off" in off["unavailable"]
+    assert "recall works on words alone" in run_aimos("model").ok().out
