@@ -14,7 +14,7 @@ import typer
 from aimos.cli.output import emit_json, out, say
 
 model_app = typer.Typer(
-    help="The models aimos uses: the embedding model it ships, an NLI judge you provide. Nothing is downloaded.",
+    help="The models aimos uses: its embedding model, an NLI judge you provide. Nothing is downloaded.",
     invoke_without_command=True,
     rich_markup_mode=None,
 )
@@ -68,9 +68,8 @@ def _print(state: dict[str, Any], json_out: bool) -> None:
         return
     embedding = state["embedding"]
     if embedding["enabled"]:
-        out(
-            f"embedding  on: {embedding['model']} (the {embedding['package']} wheel, pinned): recall by meaning"
-        )
+        wheel = f"the {embedding['package']} wheel, pinned"
+        out(f"embedding  on: {embedding['model']} ({wheel}): recall by meaning")
     else:
         out(f"embedding  off: {embedding['unavailable']}: recall works on words alone")
     nli = state["nli"]
