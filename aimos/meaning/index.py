@@ -299,3 +299,40 @@ def recompute_failures(
         f" (cosine under {AGREE}): {_named(conn, wrong)}; {FIX}"
     )
     return [_failure(MISMATCH, detail)], told
+
+
+# --- whether recall by meaning is on (`aimos status`, `aimos doctor`) ------------------------------
+@dataclass(frozen=True)
+class MeaningState:
+    """Whether the model works here and how many memories have its vectors; when off, why, and
+    the fix (None when off by choice or for want of a build for this platform)."""
+
+    on: bool
+    why: str | None
+    fix: str | None
+    vectors: int
+    memories: int
+
+    def text(self) -> str:
+        from aimos.meaning.model import MODEL_NAME
+
+        if not self.on:
+            return f"recall by meaning off: {self.why}; recall works on words alone"
+        shown = MODEL_NAME.split(":")[0]
+        return f"recall by meaning on ({shown}, {self.vectors} of {self.memories} memories have vectors)"
+
+    def to_json(self) -> dict[str, object]:
+        return {**self.__dict__, "text": self.text()}
+
+
+def meaning_state(conn: apsw.Connection) -> MeaningState:
+    """Loads the model (as a recall would) to say whether it works here."""
+    from aimos.errors import ModelUnavailableError
+    from aimos.meaning.model import MODEL_NAME, left_off, load
+
+    counted = vectors.counts(conn).get(MODEL_NAME, 0), vectors.memory_count(conn)
+    try:
+        load()
+    except ModelUnavailableError as exc:
+        return MeaningState(False, exc.message, None if left_off() else exc.hint, *counted)
+    return MeaningState(True, None, None, *counted)
