@@ -159,19 +159,6 @@ def _failure(reason: str, detail: str) -> dict[str, object]:
     return {"check": "vectors", "reason": reason, "detail": detail, "table": "memory_vectors"}
 
 
-def _named(conn: apsw.Connection, rowids: list[int], more: bool = False) -> str:
-    """Memories by id (a rowid with no memory by its rowid), the first few, "and more" past them."""
-    from aimos.store.cells import text_of
-
-    shown = []
-    for rowid in rowids[:5]:
-        found = conn.execute(
-            "SELECT CAST(memory_id AS BLOB) FROM memories WHERE rowid = ?", (rowid,)
-        ).fetchall()
-        shown.append(text_of(found[0][0]) if found else f"rowid {rowid} (no memory)")
-    return ", ".join(shown) + (" and more" if more or len(rowids) > 5 else "")
-
-
 def form_failures(conn: apsw.Connection) -> tuple[list[dict[str, object]], dict[str, object]]:
     """The checks of every vector that need no model (inside the verifier's snapshot): each well
     formed for the pinned model's dims (empty exactly when its memory has no text to embed: a
@@ -179,6 +166,7 @@ def form_failures(conn: apsw.Connection) -> tuple[list[dict[str, object]], dict[
     by the pinned model; and the generation counter's shape. (failures, what was counted)."""
     from aimos.meaning.model import DIMS, MODEL_NAME
     from aimos.meaning.vectors import well_formed
+    from aimos.store.cells import memory_names
 
     bad: list[int] = []
     redacted: list[int] = []
@@ -200,25 +188,27 @@ def form_failures(conn: apsw.Connection) -> tuple[list[dict[str, object]], dict[
             _failure(
                 MALFORMED,
                 f"{len(bad)} not the stored form of its memory's vector"
-                f" ({DIMS} dims): {_named(conn, bad)}; {FIX}",
+                f" ({DIMS} dims): {memory_names(conn, bad)}; {FIX}",
             )
         )
     found = vectors.orphans(conn)
     if found:
         more = len(found) >= vectors.CHECKED_LIMIT
-        failures.append(_failure(ORPHAN, f"vectors of no memory: {_named(conn, found, more)}; {FIX}"))
+        failures.append(_failure(ORPHAN, f"vectors of no memory: {memory_names(conn, found, more)}; {FIX}"))
     found = vectors.missing(conn)
     if found:
         more = len(found) >= vectors.CHECKED_LIMIT
         failures.append(
             _failure(
-                MISSING, f"no vector, though later memories have one: {_named(conn, found, more)}; {FIX}"
+                MISSING,
+                f"no vector, though later memories have one: {memory_names(conn, found, more)}; {FIX}",
             )
         )
     if redacted:
         failures.append(
             _failure(
-                OF_REDACTED, f"a vector for a redacted memory's removed text: {_named(conn, redacted)}; {FIX}"
+                OF_REDACTED,
+                f"a vector for a redacted memory's removed text: {memory_names(conn, redacted)}; {FIX}",
             )
         )
     if stale:
@@ -267,6 +257,7 @@ def recompute_failures(
     skipped, and why is said (not a failure)."""
     from aimos.meaning.model import DIMS, MODEL_NAME, load_or_none, why_unavailable
     from aimos.meaning.vectors import cosine, unpack, well_formed
+    from aimos.store.cells import memory_names
 
     wanted = picked(vectors.made_by(conn, MODEL_NAME), how)
     told: dict[str, object] = {"recompute": how, "recomputed": 0, "skipped": None}
@@ -296,7 +287,7 @@ def recompute_failures(
         return [], told
     detail = (
         f"{len(wrong)} of {told['recomputed']} recomputed from their memory's text differ"
-        f" (cosine under {AGREE}): {_named(conn, wrong)}; {FIX}"
+        f" (cosine under {AGREE}): {memory_names(conn, wrong)}; {FIX}"
     )
     return [_failure(MISMATCH, detail)], told
 

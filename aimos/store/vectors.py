@@ -152,28 +152,25 @@ def rowids(conn: apsw.Connection) -> list[int]:
     return [int(r) for (r,) in conn.execute("SELECT memory_rowid FROM memory_vectors ORDER BY memory_rowid")]
 
 
+def _rowids(conn: apsw.Connection, sql: str, params: tuple[object, ...]) -> list[int]:
+    return [int(r) for (r,) in conn.execute(sql, params)]
+
+
 def made_by(conn: apsw.Connection, model: str) -> list[int]:
     """The rowids of the non-empty vectors by ``model``, in order (those `aimos verify` recomputes)."""
-    return [
-        int(r)
-        for (r,) in conn.execute(
-            "SELECT memory_rowid FROM memory_vectors WHERE model = ? AND length(vector) > 0"
-            " ORDER BY memory_rowid",
-            (model,),
-        )
-    ]
+    sql = (
+        "SELECT memory_rowid FROM memory_vectors WHERE model = ? AND length(vector) > 0 ORDER BY memory_rowid"
+    )
+    return _rowids(conn, sql, (model,))
 
 
 def orphans(conn: apsw.Connection) -> list[int]:
     """Vectors whose memory does not exist (the insert trigger refuses them; an edited file may not)."""
-    return [
-        int(r)
-        for (r,) in conn.execute(
-            "SELECT v.memory_rowid FROM memory_vectors v LEFT JOIN memories m ON m.rowid = v.memory_rowid"
-            " WHERE m.rowid IS NULL ORDER BY v.memory_rowid LIMIT ?",
-            (CHECKED_LIMIT,),
-        )
-    ]
+    sql = (
+        "SELECT v.memory_rowid FROM memory_vectors v LEFT JOIN memories m ON m.rowid = v.memory_rowid"
+        " WHERE m.rowid IS NULL ORDER BY v.memory_rowid LIMIT ?"
+    )
+    return _rowids(conn, sql, (CHECKED_LIMIT,))
 
 
 @dataclass(frozen=True)
@@ -199,15 +196,12 @@ def with_text(conn: apsw.Connection) -> Iterator[Stored]:
 def missing(conn: apsw.Connection) -> list[int]:
     """Memories with no vector below the newest vector (vectors are made in rowid order, so none is
     skipped), but for redacted ones (a redaction removes the vector): a vector deleted by hand."""
-    return [
-        int(r)
-        for (r,) in conn.execute(
-            "SELECT m.rowid FROM memories m LEFT JOIN memory_vectors v ON v.memory_rowid = m.rowid"
-            " WHERE v.memory_rowid IS NULL AND m.rowid < (SELECT COALESCE(MAX(memory_rowid), 0)"
-            f" FROM memory_vectors) AND NOT {REDACTED} ORDER BY m.rowid LIMIT ?",
-            (CHECKED_LIMIT,),
-        )
-    ]
+    sql = (
+        "SELECT m.rowid FROM memories m LEFT JOIN memory_vectors v ON v.memory_rowid = m.rowid"
+        " WHERE v.memory_rowid IS NULL AND m.rowid < (SELECT COALESCE(MAX(memory_rowid), 0)"
+        f" FROM memory_vectors) AND NOT {REDACTED} ORDER BY m.rowid LIMIT ?"
+    )
+    return _rowids(conn, sql, (CHECKED_LIMIT,))
 
 
 def generations(conn: apsw.Connection) -> list[tuple[object, object]]:

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aimos_cli_support import BRAIN, PASSPHRASE_ENV, UUID_RE, Result, run_aimos, sqlite_value
+from aimos_cli_support import BRAIN, UUID_RE, Result, run_aimos, sqlite_value
+from attack_support import home_from
 from test_brain_file_attacks import PASSPHRASE, attack, rowid_of
 
 from aimos.meaning.model import ENGINE_SHA256, MODEL_FILE, MODEL_NAME, PACKAGE
@@ -47,15 +48,7 @@ class Used:
 def used(brain_template: Any, tmp_path_factory: pytest.TempPathFactory) -> Used:
     """The session's installed brain with a few notes and every vector made by `aimos index rebuild`."""
     root = tmp_path_factory.mktemp("vector-attacks")
-    home = root / "home"
-    shutil.copytree(brain_template(PASSPHRASE), home)
-    pass_file = root / "passphrase"
-    pass_file.write_text(PASSPHRASE + "\n")
-    pass_file.chmod(0o600)
-    saved = dict(os.environ)
-    os.environ.update({"AIMOS_HOME": str(home), PASSPHRASE_ENV: str(pass_file)})
-    os.environ.pop("AIMOS_KEYSTORE", None)
-    try:
+    with home_from(brain_template(PASSPHRASE), root, PASSPHRASE) as home:
         ids = {}
         for name, text in NOTES.items():
             ids[name] = run_aimos("save", text).ok().out.strip()
@@ -64,16 +57,12 @@ def used(brain_template: Any, tmp_path_factory: pytest.TempPathFactory) -> Used:
         assert "rebuilt the search indexes over" in rebuilt.out, rebuilt.describe()
         assert f"made {len(NOTES)} vectors in " in rebuilt.out, rebuilt.describe()
         return Used(home, ids)
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
 
 
 @pytest.fixture
-def home(used: Used, aimos_home: Path, passphrase: str) -> Path:
-    assert passphrase == PASSPHRASE
-    shutil.copytree(used.home, aimos_home, dirs_exist_ok=True)
-    return aimos_home
+def home(used: Used, aimos_home: Path) -> Path:
+    """AIMOS_HOME (exported) holding a copy of the module's brain."""
+    return Path(shutil.copytree(used.home, aimos_home, dirs_exist_ok=True))
 
 
 @pytest.fixture
