@@ -268,7 +268,7 @@ def recompute_failures(
         told["skipped"] = f"the model is not available here: {why_unavailable()}"
         return [], told
     wrong: list[int] = []
-    done = 0
+    done = recomputed = 0
     for start in range(0, len(wanted), BATCH):
         chunk = wanted[start : start + BATCH]
         found = vectors.of_memories(conn, chunk)
@@ -277,16 +277,20 @@ def recompute_failures(
             for rowid, (model, blob, text) in sorted(found.items())
             if model == embedder.name and text.strip() and well_formed(blob, DIMS)  # else: form_failures'
         ]
-        fresh = embedder.passages([text for _, _, text in items]) if items else []
-        wrong += [r for (r, blob, _), f in zip(items, fresh, strict=True) if cosine(unpack(blob), f) < AGREE]
+        if items:
+            fresh = embedder.passages([text for _, _, text in items])
+            wrong += [
+                r for (r, blob, _), f in zip(items, fresh, strict=True) if cosine(unpack(blob), f) < AGREE
+            ]
         done += len(chunk)
-        told["recomputed"] = int(str(told["recomputed"])) + len(items)
+        recomputed += len(items)
+        told["recomputed"] = recomputed
         if progress is not None:
             progress(done, len(wanted))
     if not wrong:
         return [], told
     detail = (
-        f"{len(wrong)} of {told['recomputed']} recomputed from their memory's text differ"
+        f"{len(wrong)} of {recomputed} recomputed from their memory's text differ"
         f" (cosine under {AGREE}): {memory_names(conn, wrong)}; {FIX}"
     )
     return [_failure(MISMATCH, detail)], told
