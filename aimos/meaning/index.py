@@ -325,7 +325,8 @@ def meaning_state(conn: apsw.Connection) -> MeaningState:
     from aimos.errors import ModelUnavailableError
     from aimos.meaning.model import MODEL_NAME, left_off, load
 
-    counted = vectors.counts(conn).get(MODEL_NAME, 0), vectors.memory_count(conn)
+    made = vectors.counts(conn) if vectors.table_exists(conn) else {}  # none before migration 19
+    counted = made.get(MODEL_NAME, 0), vectors.memory_count(conn)
     try:
         load()
     except ModelUnavailableError as exc:

@@ -213,6 +213,12 @@ def memory_count(conn: apsw.Connection) -> int:
     return int(str(conn.execute("SELECT COUNT(*) FROM memories").fetchall()[0][0]))
 
 
+def table_exists(conn: apsw.Connection) -> bool:
+    """Has this brain the vectors' table (a brain not yet migrated to 19 has none)?"""
+    found = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'memory_vectors'"
+    return bool(conn.execute(found).fetchall())
+
+
 def counts(conn: apsw.Connection) -> dict[str, int]:
     """How many vectors each model made (for `aimos status` and doctor)."""
     return {
