@@ -54,6 +54,7 @@ NAMES = (
     "keystore",
     "anchors",
     "verify",
+    "meaning",
     "agents",
     HOUSEKEEPER,
     "service",
@@ -157,6 +158,7 @@ def diagnose(
             found["keystore"] = _guarded("keystore", lambda: _keystore(conn, meta, at))
             found["anchors"] = _guarded("anchors", lambda: _anchors(conn, meta))
             found["verify"] = _guarded("verify", lambda: _verify(conn, meta))
+            found["meaning"] = _guarded("meaning", lambda: _meaning(conn))
             found["agents"] = _guarded("agents", lambda: _agents(conn, at))
         finally:
             conn.close()
@@ -359,6 +361,18 @@ def _verify(conn: apsw.Connection, meta: dict[str, str]) -> Check:
         "aimos verify (names what differs and how to repair it; this check is ok once it passes)",
         ExitCode.INTEGRITY,
     )
+
+
+def _meaning(conn: apsw.Connection) -> Check:
+    """Whether recall by meaning is on: the pinned model loads here (meaning/model). Off by choice
+    or for want of a build for this platform is ok (recall works on words alone); a missing
+    package or a model file that is not the pinned one warns, with the fix."""
+    from aimos.meaning.index import meaning_state
+
+    state = meaning_state(conn)
+    if state.on or state.fix is None:
+        return Check("meaning", OK, state.text())
+    return Check("meaning", WARN, state.text(), state.fix)
 
 
 # --- agents: epochs that end soon or have ended ------------------------------------------------

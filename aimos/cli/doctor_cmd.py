@@ -12,11 +12,12 @@ _HELP = """Check this home: what needs you, and the fix.
 
 The checks: brain, schema (a pending migration), keystore (each key there, none read out),
 anchors (the newest seal and the trust anchor), verify (the newest full verification: the nightly
-job's or `aimos verify`'s), agents (epochs ending), housekeeper (running, its last runs), service,
-nli (the NLI judge you provide: off, or on with its pinned files matching), disk and permissions.
-One line each: ok, warn, fail (or skip, when what it looks at is missing), what it found and,
-when not ok, the fix. Doctor reads only: it migrates, writes and starts nothing, and reads out no
-secret. `aimos verify` checks every row and signature.
+job's or `aimos verify`'s), meaning (whether recall by meaning is on: the pinned embedding model
+loads here), agents (epochs ending), housekeeper (running, its last runs), service, nli (the NLI
+judge you provide: off, or on with its pinned files matching), disk and permissions. One line
+each: ok, warn, fail (or skip, when what it looks at is missing), what it found and, when not ok,
+the fix. Doctor reads only: it migrates, writes and starts nothing, and reads out no secret.
+`aimos verify` checks every row and signature.
 
 Exit codes: 0 when no check failed (warnings need no one now); when checks fail, their own code
 if they agree (3 no brain, 4 the NLI judge's files changed, 5 the brain is damaged or behind its

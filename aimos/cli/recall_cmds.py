@@ -1,18 +1,24 @@
-"""`aimos recall`, `aimos receipt show|verify|list`, `aimos index rebuild`."""
+"""`aimos recall`, `aimos receipt show|verify|list`, `aimos index rebuild [--vectors-only]`."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from aimos.cli.options import ANCHORED_MASTER_FINGERPRINT
 from aimos.cli.output import emit_json, first_line, line, out, say, table, when
 
+if TYPE_CHECKING:
+    import apsw
+
 receipt_app = typer.Typer(
     help="Show and verify recall receipts.", no_args_is_help=True, rich_markup_mode=None
 )
-index_app = typer.Typer(help="The brain's search indexes.", no_args_is_help=True, rich_markup_mode=None)
+index_app = typer.Typer(
+    help="The brain's search indexes and vectors.", no_args_is_help=True, rich_markup_mode=None
+)
 
 
 def register(app: typer.Typer) -> None:
@@ -211,12 +217,51 @@ def receipt_list(
 
 
 @index_app.command("rebuild")
-def index_rebuild() -> None:
-    """Rebuild the search indexes from the memories table (they hold nothing else)."""
+def index_rebuild(
+    vectors_only: bool = typer.Option(
+        False,
+        "--vectors-only",
+        help="Only make the vectors memories lack (a brain from before recall by meaning, or after a"
+        " model change): the search indexes and the vectors already made are kept.",
+    ),
+) -> None:
+    """Rebuild the search indexes and the memories' vectors from the memories table (they hold
+    nothing else). The vectors are made by the embedding model, about 25 ms a memory."""
     from aimos.actions.session import open_brain
     from aimos.recall.candidates import rebuild_indexes
+    from aimos.store import vectors
     from aimos.store.connection import write_transaction
 
-    with open_brain(write=True) as brain, write_transaction(brain.conn):
-        count = rebuild_indexes(brain.conn)
-    out(f"rebuilt the search indexes over {count} memories")
+    with open_brain(write=True) as brain:
+        if not vectors_only:
+            with write_transaction(brain.conn):
+                count = rebuild_indexes(brain.conn)
+                vectors.remove_all(brain.conn)  # made again below, from the memories' text
+            out(f"rebuilt the search indexes over {count} memories")
+        _make_vectors(brain.conn)
+
+
+def _make_vectors(conn: apsw.Connection) -> None:
+    """Make the vectors memories lack, with a progress line, and say how many and how long; with
+    the model unavailable, say they were not made and why."""
+    import time
+
+    from aimos.cli.output import phase_progress
+    from aimos.errors import ModelUnavailableError
+    from aimos.meaning.index import embed_pending
+    from aimos.meaning.model import load
+    from aimos.store import vectors
+
+    try:
+        embedder = load()
+    except ModelUnavailableError as exc:
+        say(f"vectors were not made: {exc.message}; recall works on words alone until they are")
+        return
+    total = vectors.pending_count(conn, embedder.name)
+    shown = phase_progress(1, "making vectors")  # on stderr, when a terminal
+    shown(0, "vectors")
+    started = time.perf_counter()
+    made = embed_pending(conn, embedder, progress=lambda done: shown.count(done, total))
+    shown(1, "done")
+    seconds = time.perf_counter() - started
+    out(f"made {made} vectors in {seconds:.1f} s ({embedder.name})")

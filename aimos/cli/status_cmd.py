@@ -39,6 +39,7 @@ def _print(report: dict[str, Any]) -> None:
     attested = f"{root['corpus_proof_root']} (attested {when(root['computed_at'])})" if root else None
     out("corpus root  " + (attested or "none yet (the nightly job attests one)"))
     out("verify       " + _last_verify(report["last_verify"]))
+    out(f"meaning      {line(report['meaning']['text'])}")
     fresh = report["freshness"]
     out(f"freshness    {fresh['state']}: {line(fresh['detail'])}")
     if report["identities_problem"]:

@@ -85,14 +85,19 @@ def _portable(bundle: dict[str, Any], fingerprint: str | None) -> Any:
 
 
 def _verify_hint(result: dict[str, Any]) -> str:
+    from aimos.meaning.index import REASONS as VECTOR_REASONS
+    from aimos.meaning.index import STALE
+
     reasons = {f["reason"] for f in (result["brain"] or {}).get("failures", [])}
     if reasons == {"brain_unsealed"}:
         return (
             "This brain was made by an aimos from before seals: its next write seals it (for example "
             "`aimos housekeeper run-job heartbeat`); then run `aimos verify` again."
         )
-    if reasons and reasons <= {"search_index_mismatch"}:
-        return "The search indexes disagree with the memories: run `aimos index rebuild`."
+    if reasons and reasons <= {STALE}:
+        return "The vectors were made by another model: run `aimos index rebuild` to make them again."
+    if reasons and reasons <= {"search_index_mismatch", *VECTOR_REASONS}:
+        return "The search indexes or vectors disagree with the memories: run `aimos index rebuild`."
     if "brain_rolled_back" in reasons or "brain_history_mismatch" in reasons:
         return (
             "This brain is older than the one last written (or another one): if you meant to go "
@@ -104,11 +109,32 @@ def _verify_hint(result: dict[str, Any]) -> str:
     )
 
 
+def vectors_text(told: dict[str, Any]) -> str:
+    """What the vector checks counted, and whether (and how many) were recomputed."""
+    counted = f"{told['vectors']} of {told['memories']} memories have one"
+    if told.get("stale"):
+        counted += f" ({told['stale']} by another model)"
+    if told.get("skipped"):
+        return f"{counted}; form checked, recompute skipped: {told['skipped']}"
+    if told.get("recompute") is None:
+        return f"{counted}; form checked"
+    if not told.get("recomputed"):
+        return f"{counted}; form checked, none to recompute"
+    which = "every one" if told["recompute"] == "all" else "a sample; --vectors all for every one"
+    return f"{counted}; {told['recomputed']} recomputed by the model ({which})"
+
+
 def register(app: typer.Typer) -> None:  # noqa: C901, PLR0915 (the command group's commands are nested in it; each is short)
     @app.command("verify")
     def verify_cmd(
         memory: str = typer.Option(None, "--memory", help="Verify one memory (id or unique prefix)."),
         master_fingerprint: str = ANCHORED_MASTER_FINGERPRINT,
+        vectors: str = typer.Option(
+            None,
+            "--vectors",
+            help="Recompute the memories' vectors by the model: 'sample' (the default: 64 at random"
+            " and the newest) or 'all'.",
+        ),
         json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
     ) -> None:
         """Run the in-database and the portable verifier; report verdicts, reasons, roots and parity."""
@@ -117,6 +143,7 @@ def register(app: typer.Typer) -> None:  # noqa: C901, PLR0915 (the command grou
         from aimos.learning import verify_outcome
         from aimos.learning.parity import VERIFY_PHASES, verify_everything
         from aimos.learning.verify_outcome import keep_outcome
+        from aimos.meaning.index import RECOMPUTE
         from aimos.memory.versions import resolve_memory_id
 
         fingerprint = expected_master_fingerprint(master_fingerprint)
@@ -124,11 +151,18 @@ def register(app: typer.Typer) -> None:  # noqa: C901, PLR0915 (the command grou
             raise UsageError(
                 "--memory is empty", "Give a memory id, or leave --memory out to verify everything."
             )
+        if vectors is not None and (vectors not in RECOMPUTE or memory is not None):
+            raise UsageError(
+                f"--vectors takes {' or '.join(RECOMPUTE)}, with a verify of the whole brain",
+                "For example: aimos verify --vectors all",
+            )
         conn = open_for_verification()
         try:
             mid = resolve_memory_id(conn, memory) if memory else None
             shown = phase_progress(len(VERIFY_PHASES), "verifying")  # on stderr, when a terminal
-            result = verify_everything(conn, fingerprint, mid, progress=shown, count=shown.count)
+            result = verify_everything(
+                conn, fingerprint, mid, progress=shown, count=shown.count, vectors=vectors or RECOMPUTE[0]
+            )
             if mid is None:  # a full verification: its outcome is what every command warns of
                 keep_outcome(conn, result, fingerprint, verify_outcome.CLI)
         finally:
@@ -179,6 +213,8 @@ def register(app: typer.Typer) -> None:  # noqa: C901, PLR0915 (the command grou
                 )
                 for f in brain_state["failures"]:
                     out(f"  FAIL {f['check']}  {f['reason']}  ({line(f['detail'])})")
+                if brain_state.get("vectors"):
+                    out(f"vectors               {line(vectors_text(brain_state['vectors']))}")
         if not result["ok"]:
             raise VerificationError("the brain does not verify", _verify_hint(result))
 

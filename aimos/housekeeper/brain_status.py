@@ -17,6 +17,7 @@ from aimos.identity.agents import agent_listing, epochs_due
 from aimos.identity.epochs import master_row
 from aimos.identity.trusted import check_identities
 from aimos.learning.verify_outcome import last_corpus_root, newest_outcome
+from aimos.meaning.index import meaning_state
 from aimos.store.connection import code_schema_version, one, schema_version
 from aimos.store.freshness import freshness_state
 from aimos.vocabulary import HOUSEKEEPER
@@ -60,5 +61,6 @@ def status_report(now: int | None = None) -> dict[str, Any]:
             "counts": counts,
             "last_corpus_root": last_corpus_root(conn),
             "last_verify": newest_outcome(conn, brain.meta["brain_id"]),
+            "meaning": meaning_state(conn).to_json(),
             HOUSEKEEPER: readiness(at),
         }

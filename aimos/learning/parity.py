@@ -9,6 +9,7 @@ import os
 import pickle
 import sys
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -20,7 +21,7 @@ from aimos.learning.export import cognitive_evidence, with_sql_records
 from aimos.learning.verifier import Count, Report, verify_brain, verify_brain_state
 from aimos.store.connection import damaged_text_error, unreadable_text
 
-VERIFY_PHASES = ("in-database verifier", "cognitive export", "portable verifier", "parity")
+VERIFY_PHASES = ("in-database verifier", "cognitive export", "portable verifier", "vectors", "parity")
 # what damaged bytes can raise while a verifier walks them (an edited brain_meta, a NULL where a
 # signed field belongs, text that is not UTF-8): reported as a failure, never an internal error
 DAMAGED = (AimosError, apsw.Error, KeyError, AttributeError, TypeError, ValueError, RecursionError)
@@ -185,6 +186,7 @@ def verify_everything(
     *,
     progress: Callable[[int, str], None] | None = None,
     count: Count | None = None,
+    vectors: str | None = None,
 ) -> dict[str, Any]:
     """Both verifiers over the brain (or one memory) and their parity, as one report.
 
@@ -192,13 +194,43 @@ def verify_everything(
     the trust anchor from outside the data. Parity: the same memories with the same (ok, class,
     chain length, signatures), and equal corpus roots when both verdicts are valid (a reason's
     wording may differ between the two under tampering, and the reason is part of the root).
-    ``progress(done, phase)`` is told as each of the VERIFY_PHASES starts and (done = 4) at the end;
-    ``count(done, total)``, the memories the current phase has checked, every COUNT_EVERY of them.
+    ``progress(done, phase)`` is told as each of the VERIFY_PHASES starts and (done = 5) at the end;
+    ``count(done, total)``, the memories the current phase has checked, every COUNT_EVERY of them
+    (the vectors recomputed: each batch).
+
+    A whole brain's vectors are always checked for their form (in the brain checks); ``vectors``
+    ("sample" or "all") also recomputes some or all of them by the model, after the snapshot (each
+    vector is read with its memory's text in one statement), when the model is available here.
     """
     # both verifiers meet most signatures more than once (an event in its chain and again in the
     # disclosure check, then in the bundle): each distinct valid one goes to libsodium once
     with remembering(0 if memory_id else WHOLE_BRAIN_SIGNATURES):
-        return _verify_everything(conn, expected_master_fingerprint, memory_id, progress, _every(count))
+        return _verify_everything(
+            conn, expected_master_fingerprint, memory_id, progress, count, None if memory_id else vectors
+        )
+
+
+def _recompute_vectors(conn: apsw.Connection, brain: dict[str, Any], how: str, count: Count | None) -> None:
+    """The brain checks' report extended by the recompute of its vectors (meaning/index)."""
+    from aimos.meaning.index import recompute_failures
+
+    started = time.perf_counter()
+    try:
+        failures, told = recompute_failures(conn, how, count)
+    except DAMAGED as exc:
+        failures = [
+            {
+                "check": "vectors",
+                "reason": "vector_check_failed",
+                "detail": _damage_detail(conn, exc),
+                "table": "memory_vectors",
+            }
+        ]
+        told = {"recompute": how, "recomputed": 0, "skipped": None}
+    brain.setdefault("vectors", {}).update(told)
+    brain.setdefault("seconds", {})["recompute"] = round(time.perf_counter() - started, 3)
+    brain["failures"] = [*brain["failures"], *failures]
+    brain["ok"] = bool(brain["ok"] and not failures)
 
 
 COUNT_EVERY = 500  # memories between two counts told
@@ -222,9 +254,11 @@ def _verify_everything(
     expected_master_fingerprint: str,
     memory_id: str | None,
     progress: Callable[[int, str], None] | None,
-    count: Count | None,
+    each: Count | None,
+    vectors: str | None,
 ) -> dict[str, Any]:
     tell = progress or (lambda _done, _phase: None)
+    count = _every(each)
     from aimos.store.freshness import anchor_for, kept_anchor_for
     from aimos.verify.cognitive import CognitiveVerdict
 
@@ -265,6 +299,9 @@ def _verify_everything(
     if verdict is None:
         verdict = CognitiveVerdict("invalid", "cognitive_export_failed")
     tell(3, VERIFY_PHASES[3])
+    if brain is not None and vectors is not None:  # each batch told: a vector takes ~25 ms
+        _recompute_vectors(conn, brain, vectors, each)
+    tell(4, VERIFY_PHASES[4])
     in_db = {r.memory_id: r for r in report.records}
     mismatches = []
     for rec in verdict.records:
@@ -276,7 +313,7 @@ def _verify_everything(
     parity = not mismatches and len(verdict.records) == len(report.records)
     if report.ok and verdict.verdict == "valid":
         parity = parity and verdict.corpus_proof_root == report.corpus_proof_root
-    tell(4, "done")
+    tell(5, "done")
     return {
         "ok": bool(report.ok and verdict.verdict == "valid" and parity and (brain is None or brain["ok"])),
         "brain": brain,

@@ -365,9 +365,11 @@ def verify_brain_state(
 ) -> dict[str, Any]:
     """The checks of the brain as a whole, beside the per-memory records: every row of every
     retained table against the seal chain (existence, every column), the schema against the
-    migrations (guard triggers), the search indexes against the memories, and the newest seal
-    against the anchor outside the brain and the copy kept in the keystore (freshness: a rollback,
-    a lost WAL, a lost anchor)."""
+    migrations (guard triggers), the search indexes against the memories, the vectors' form
+    (meaning/index.form_failures: recomputing them is learning/parity's step, outside the snapshot),
+    and the newest seal against the anchor outside the brain and the copy kept in the keystore
+    (freshness: a rollback, a lost WAL, a lost anchor)."""
+    from aimos.meaning.index import form_failures
     from aimos.recall.candidates import index_failures
     from aimos.store.freshness import freshness_failure
     from aimos.store.schema import schema_failures
@@ -383,8 +385,17 @@ def verify_brain_state(
     t2 = time.perf_counter()
     failures += index_failures(conn.db_filename("main"))
     t3 = time.perf_counter()
+    vector_failures, vectors = form_failures(conn)
+    failures += vector_failures
+    t4 = time.perf_counter()
     return {
-        "seconds": {"seals": round(t1 - t0, 3), "schema": round(t2 - t1, 3), "indexes": round(t3 - t2, 3)},
+        "seconds": {
+            "seals": round(t1 - t0, 3),
+            "schema": round(t2 - t1, 3),
+            "indexes": round(t3 - t2, 3),
+            "vectors": round(t4 - t3, 3),
+        },
+        "vectors": vectors,
         "ok": not failures,
         "failures": failures,
         "seals": sealed.seals,

@@ -139,3 +139,199 @@ def made_for(embedder: Embedder, batch: list[tuple[int, str]]) -> list[tuple[int
     texts = [text for _, text in batch if text.strip()]
     made = iter(embedder.passages(texts)) if texts else iter(())
     return [(rowid, pack(next(made)) if text.strip() else b"") for rowid, text in batch]
+
+
+# --- `aimos verify`'s checks of the vectors (the in-database verifier's brain checks) -------------
+# The reasons a vector is named by; each failure's fix is `aimos index rebuild` (derived data).
+MALFORMED = "vector_malformed"  # not the stored form of the model's dims (or not empty where it must be)
+ORPHAN = "vector_orphan"  # of no memory
+MISSING = "vector_missing"  # a memory below the newest vector has none (deleted)
+OF_REDACTED = "vector_of_redacted"  # a redacted memory's vector is not empty
+STALE = "vector_stale_model"  # made by another model (or file): stale, not tampering
+MISMATCH = "vector_mismatch"  # recomputed from the memory's text, it points elsewhere
+GENERATION = "vector_generation_malformed"  # the generation counter is not one row, id 1, from 0
+REASONS = (MALFORMED, ORPHAN, MISSING, OF_REDACTED, STALE, MISMATCH, GENERATION)
+FIX = "run `aimos index rebuild`"
+SAMPLE = 64  # vectors recomputed at random by default (`aimos verify --vectors all`: every one)
+NEWEST = 8  # and always the newest ones (those a recall or the housekeeper made last)
+AGREE = 0.99  # the least cosine of a stored vector with its recomputation (int8, batch order)
+RECOMPUTE = ("sample", "all")
+
+
+def _failure(reason: str, detail: str) -> dict[str, object]:
+    return {"check": "vectors", "reason": reason, "detail": detail, "table": "memory_vectors"}
+
+
+def form_failures(conn: apsw.Connection) -> tuple[list[dict[str, object]], dict[str, object]]:
+    """The checks of every vector that need no model (inside the verifier's snapshot): each well
+    formed for the pinned model's dims (empty exactly when its memory has no text to embed: a
+    guide), of a memory, none missing below the newest, none but empty for a redacted memory, made
+    by the pinned model; and the generation counter's shape. (failures, what was counted)."""
+    from aimos.meaning.model import DIMS, MODEL_NAME
+    from aimos.meaning.vectors import well_formed
+    from aimos.store.cells import memory_names
+
+    bad: list[int] = []
+    redacted: list[int] = []
+    stale: dict[str, int] = {}
+    count = current = 0
+    for s in vectors.with_text(conn):
+        count += 1
+        if s.redacted and s.blob != b"":
+            redacted.append(s.rowid)
+        elif s.model != MODEL_NAME:
+            stale[s.model] = stale.get(s.model, 0) + 1
+        elif s.blob != b"" if not s.text.strip() else not well_formed(s.blob, DIMS):
+            bad.append(s.rowid)
+        else:
+            current += 1
+    failures = []
+    if bad:
+        failures.append(
+            _failure(
+                MALFORMED,
+                f"{len(bad)} not the stored form of its memory's vector"
+                f" ({DIMS} dims): {memory_names(conn, bad)}; {FIX}",
+            )
+        )
+    found = vectors.orphans(conn)
+    if found:
+        more = len(found) >= vectors.CHECKED_LIMIT
+        failures.append(_failure(ORPHAN, f"vectors of no memory: {memory_names(conn, found, more)}; {FIX}"))
+    found = vectors.missing(conn)
+    if found:
+        more = len(found) >= vectors.CHECKED_LIMIT
+        failures.append(
+            _failure(
+                MISSING,
+                f"no vector, though later memories have one: {memory_names(conn, found, more)}; {FIX}",
+            )
+        )
+    if redacted:
+        failures.append(
+            _failure(
+                OF_REDACTED,
+                f"a vector for a redacted memory's removed text: {memory_names(conn, redacted)}; {FIX}",
+            )
+        )
+    if stale:
+        models = ", ".join(sorted(stale)[:2]) + (" and more" if len(stale) > 2 else "")
+        failures.append(
+            _failure(
+                STALE,
+                f"{sum(stale.values())} vectors made by another model ({models}, not {MODEL_NAME}): {FIX}",
+            )
+        )
+    rows = vectors.generations(conn)
+    if len(rows) > 1 or any(i != 1 or type(g) is not int or g < 0 for i, g in rows):
+        failures.append(
+            _failure(GENERATION, f"memory_vectors_generation holds {rows!r}, not one count; {FIX}")
+        )
+    summary: dict[str, object] = {
+        "model": MODEL_NAME,
+        "vectors": count,
+        "current": current,
+        "stale": sum(stale.values()),
+        "memories": vectors.memory_count(conn),
+        "recompute": None,
+        "recomputed": 0,
+        "skipped": None,
+    }
+    return failures, summary
+
+
+def picked(rowids: list[int], how: str) -> list[int]:
+    """The vectors to recompute: every one ("all"), or SAMPLE at random (unpredictable to whoever
+    edits the file) and the NEWEST ("sample")."""
+    import random
+
+    if how == "all" or len(rowids) <= SAMPLE + NEWEST:
+        return list(rowids)
+    newest, rest = rowids[-NEWEST:], rowids[:-NEWEST]
+    return sorted(random.SystemRandom().sample(rest, SAMPLE) + newest)
+
+
+def recompute_failures(
+    conn: apsw.Connection, how: str, progress: Callable[[int, int], None] | None = None
+) -> tuple[list[dict[str, object]], dict[str, object]]:
+    """Recompute vectors by the pinned model from their memories' text (``how``: "sample" or
+    "all") and compare by cosine: (failures, {recompute, recomputed, skipped}). Each chunk is read
+    in one statement (a vector with its text); with the model unavailable here the recompute is
+    skipped, and why is said (not a failure)."""
+    from aimos.meaning.model import DIMS, MODEL_NAME, load_or_none, why_unavailable
+    from aimos.meaning.vectors import cosine, unpack, well_formed
+    from aimos.store.cells import memory_names
+
+    wanted = picked(vectors.made_by(conn, MODEL_NAME), how)
+    told: dict[str, object] = {"recompute": how, "recomputed": 0, "skipped": None}
+    if not wanted:
+        return [], told
+    embedder = load_or_none()
+    if embedder is None:
+        told["skipped"] = f"the model is not available here: {why_unavailable()}"
+        return [], told
+    wrong: list[int] = []
+    done = recomputed = 0
+    for start in range(0, len(wanted), BATCH):
+        chunk = wanted[start : start + BATCH]
+        found = vectors.of_memories(conn, chunk)
+        items = [
+            (rowid, blob, text)
+            for rowid, (model, blob, text) in sorted(found.items())
+            if model == embedder.name and text.strip() and well_formed(blob, DIMS)  # else: form_failures'
+        ]
+        if items:
+            fresh = embedder.passages([text for _, _, text in items])
+            wrong += [
+                r for (r, blob, _), f in zip(items, fresh, strict=True) if cosine(unpack(blob), f) < AGREE
+            ]
+        done += len(chunk)
+        recomputed += len(items)
+        told["recomputed"] = recomputed
+        if progress is not None:
+            progress(done, len(wanted))
+    if not wrong:
+        return [], told
+    detail = (
+        f"{len(wrong)} of {recomputed} recomputed from their memory's text differ"
+        f" (cosine under {AGREE}): {memory_names(conn, wrong)}; {FIX}"
+    )
+    return [_failure(MISMATCH, detail)], told
+
+
+# --- whether recall by meaning is on (`aimos status`, `aimos doctor`) ------------------------------
+@dataclass(frozen=True)
+class MeaningState:
+    """Whether the model works here and how many memories have its vectors; when off, why, and
+    the fix (None when off by choice or for want of a build for this platform)."""
+
+    on: bool
+    why: str | None
+    fix: str | None
+    vectors: int
+    memories: int
+
+    def text(self) -> str:
+        from aimos.meaning.model import MODEL_NAME
+
+        if not self.on:
+            return f"recall by meaning off: {self.why}; recall works on words alone"
+        shown = MODEL_NAME.split(":")[0]
+        return f"recall by meaning on ({shown}, {self.vectors} of {self.memories} memories have vectors)"
+
+    def to_json(self) -> dict[str, object]:
+        return {**self.__dict__, "text": self.text()}
+
+
+def meaning_state(conn: apsw.Connection) -> MeaningState:
+    """Loads the model (as a recall would) to say whether it works here."""
+    from aimos.errors import ModelUnavailableError
+    from aimos.meaning.model import MODEL_NAME, left_off, load
+
+    made = vectors.counts(conn) if vectors.table_exists(conn) else {}  # none before migration 19
+    counted = made.get(MODEL_NAME, 0), vectors.memory_count(conn)
+    try:
+        load()
+    except ModelUnavailableError as exc:
+        return MeaningState(False, exc.message, None if left_off() else exc.hint, *counted)
+    return MeaningState(True, None, None, *counted)

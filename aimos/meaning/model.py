@@ -69,18 +69,20 @@ def _platform_key() -> tuple[str, str]:
     return sys.platform if sys.platform != "linux2" else "linux", {"amd64": "x86_64"}.get(machine, machine)
 
 
-def turned_off() -> ModelUnavailableError | None:
-    """The error to give when AIMOS_MEANING turns recall by meaning off (read at every use)."""
-    if os.environ.get(DISABLE_ENV, "").lower() in {"off", "0", "no", "false"}:
-        return ModelUnavailableError(f"recall by meaning is turned off ({DISABLE_ENV}=off)")
-    return None
+def left_off() -> bool:
+    """Is the model off by choice (AIMOS_MEANING=off) or for want of a build for this platform?
+    (Nothing to fix then; any other reason to be unavailable has a fix.)"""
+    return turned_off() or _platform_key() not in ENGINE_SHA256
+
+
+def turned_off() -> bool:
+    return os.environ.get(DISABLE_ENV, "").lower() in {"off", "0", "no", "false"}
 
 
 def locate() -> ModelFiles:
     """The pinned files of the installed wheel (not yet checked), or ModelUnavailableError."""
-    off = turned_off()
-    if off is not None:
-        raise off
+    if turned_off():
+        raise ModelUnavailableError(f"turned off by {DISABLE_ENV}=off")
     engine = ENGINE_SHA256.get(_platform_key())
     if engine is None:
         system, machine = _platform_key()
@@ -235,9 +237,8 @@ def load() -> Embedder:
     """The process's one model (checked and loaded on first use), or ModelUnavailableError (remembered:
     a process does not try twice)."""
     global _loaded, _failure
-    off = turned_off()
-    if off is not None:
-        raise off
+    if turned_off():
+        raise ModelUnavailableError(f"turned off by {DISABLE_ENV}=off")
     with _loading:
         if _loaded is not None:
             return _loaded

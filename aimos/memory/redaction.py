@@ -207,7 +207,7 @@ def apply_record(conn: apsw.Connection, stored: dict[str, Any]) -> None:
         "UPDATE memory_provenance SET body_json = ? WHERE provenance_id = ?",
         (body_text, record["save_provenance_id"]),
     )
-    # its vector was made of the text: gone with it (`aimos index rebuild` makes one of what is left)
+    # its vector was made of the text: gone with it (`aimos index rebuild` makes it empty: store/vectors)
     found = conn.execute("SELECT rowid FROM memories WHERE memory_id = ?", (record["memory_id"],)).fetchall()
     for (rowid,) in found:
         vectors.remove(conn, int(str(rowid)))

@@ -19,7 +19,7 @@ from typing import Protocol
 import apsw
 
 from aimos.recall.text import asks, says_when, stem_prefix, tokens, unstamped
-from aimos.store.cells import text_of
+from aimos.store.cells import memory_names
 from aimos.store.search import (
     POSTING_BUDGET,
     Probe,
@@ -525,20 +525,12 @@ def index_failures(path: str) -> list[dict[str, object]]:
             if not differ:
                 continue
             rowids = [int(str(r[0])) for r in differ]
-            named = []
-            for rowid in rowids[:5]:
-                found = conn.execute(
-                    "SELECT CAST(memory_id AS BLOB) FROM main.memories WHERE rowid = ?", (rowid,)
-                ).fetchall()
-                named.append(text_of(found[0][0]) if found else f"rowid {rowid} (no memory)")
             failures.append(
                 {
                     "check": "indexes",
                     "reason": "search_index_mismatch",
-                    "detail": f"{name} disagrees with the memories for "
-                    + ", ".join(named)
-                    + (" and more" if len(rowids) > 5 else "")
-                    + "; run `aimos index rebuild`",
+                    "detail": f"{name} disagrees with the memories for {memory_names(conn, rowids)}"
+                    "; run `aimos index rebuild`",
                     "table": name,
                 }
             )

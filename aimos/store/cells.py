@@ -1,10 +1,13 @@
-"""Reading a cell of the brain as text, whatever it holds, and texts stored deflated (pure)."""
+"""Reading a cell of the brain as text, whatever it holds, and texts stored deflated (pure but for
+``memory_names``, which reads the memory ids a failure names)."""
 
 from __future__ import annotations
 
 import json
 import zlib
+from collections.abc import Sequence
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from aimos.vocabulary import (
     MUTATION_OUTCOME_OPERATION,
@@ -15,6 +18,9 @@ from aimos.vocabulary import (
     WEIGHT_UNCHANGED_OPERATION,
 )
 
+if TYPE_CHECKING:
+    import apsw
+
 
 def text_of(value: object) -> str:
     """A cell read as ``CAST(x AS BLOB)`` (so damaged, non-UTF-8 text cannot fail to decode) as
@@ -22,6 +28,18 @@ def text_of(value: object) -> str:
     if isinstance(value, bytes | bytearray | memoryview):
         return bytes(value).decode("utf-8", "replace")
     return "" if value is None else str(value)
+
+
+def memory_names(conn: apsw.Connection, rowids: Sequence[int], more: bool = False, shown: int = 5) -> str:
+    """The memories at ``rowids`` by id for a message (a rowid with no memory by its rowid), the
+    first ``shown`` of them, then "and more" (also when ``more``: the list was cut)."""
+    named = []
+    for rowid in rowids[:shown]:
+        found = conn.execute(
+            "SELECT CAST(memory_id AS BLOB) FROM main.memories WHERE rowid = ?", (rowid,)
+        ).fetchall()
+        named.append(text_of(found[0][0]) if found else f"rowid {rowid} (no memory)")
+    return ", ".join(named) + (" and more" if more or len(rowids) > shown else "")
 
 
 # --- a text stored deflated (migration 11) ------------------------------------------------------

@@ -13,12 +13,16 @@ from dataclasses import dataclass
 
 import apsw
 
+from aimos.store.seals import REDACTIONS
 from aimos.vocabulary import SYSTEM_SCOPE
 
 # the text a memory's vector is made of: its key and value, as the search index reads them; aimos's
-# own guides get none (they answer questions about aimos, found by their words)
+# own guides get none (they answer questions about aimos, found by their words), and neither does a
+# redacted memory (what is left of it is a notice: its vector is empty, never one of the removed text)
 MEMORY_TEXT = "COALESCE(m.key || ' ', '') || m.value"
-EMBEDDED_TEXT = f"CASE WHEN m.scope = '{SYSTEM_SCOPE}' THEN '' ELSE {MEMORY_TEXT} END"
+REDACTED = f"EXISTS (SELECT 1 FROM {REDACTIONS} r WHERE r.memory_id = m.memory_id)"
+EMBEDDED_TEXT = f"CASE WHEN m.scope = '{SYSTEM_SCOPE}' OR {REDACTED} THEN '' ELSE {MEMORY_TEXT} END"
+CHECKED_LIMIT = 20  # memories a failed check names at most
 
 
 @dataclass(frozen=True)
@@ -69,6 +73,22 @@ def pending(conn: apsw.Connection, model: str, limit: int) -> list[tuple[int, st
         " (SELECT COALESCE(MAX(memory_rowid), 0) FROM memory_vectors) ORDER BY m.rowid LIMIT ?"
     )
     return [(int(r), str(t)) for r, t in conn.execute(sql, (limit,))]
+
+
+def pending_count(conn: apsw.Connection, model: str) -> int:
+    """How many memories ``pending`` would give, in all (a progress line's total)."""
+    stale = stale_from(conn, model)
+    if stale is not None:
+        sql = (
+            "SELECT COUNT(*) FROM memories m LEFT JOIN memory_vectors v ON v.memory_rowid = m.rowid"
+            " WHERE m.rowid >= ? AND (v.model IS NULL OR v.model IS NOT ?)"
+        )
+        return int(str(conn.execute(sql, (stale, model)).fetchall()[0][0]))
+    sql = (
+        "SELECT COUNT(*) FROM memories m WHERE m.rowid >"
+        " (SELECT COALESCE(MAX(memory_rowid), 0) FROM memory_vectors)"
+    )
+    return int(str(conn.execute(sql).fetchall()[0][0]))
 
 
 def stale_from(conn: apsw.Connection, model: str) -> int | None:
@@ -132,15 +152,71 @@ def rowids(conn: apsw.Connection) -> list[int]:
     return [int(r) for (r,) in conn.execute("SELECT memory_rowid FROM memory_vectors ORDER BY memory_rowid")]
 
 
+def _rowids(conn: apsw.Connection, sql: str, params: tuple[object, ...]) -> list[int]:
+    return [int(r) for (r,) in conn.execute(sql, params)]
+
+
+def made_by(conn: apsw.Connection, model: str) -> list[int]:
+    """The rowids of the non-empty vectors by ``model``, in order (those `aimos verify` recomputes)."""
+    sql = (
+        "SELECT memory_rowid FROM memory_vectors WHERE model = ? AND length(vector) > 0 ORDER BY memory_rowid"
+    )
+    return _rowids(conn, sql, (model,))
+
+
 def orphans(conn: apsw.Connection) -> list[int]:
     """Vectors whose memory does not exist (the insert trigger refuses them; an edited file may not)."""
-    return [
-        int(r)
-        for (r,) in conn.execute(
-            "SELECT v.memory_rowid FROM memory_vectors v LEFT JOIN memories m ON m.rowid = v.memory_rowid"
-            " WHERE m.rowid IS NULL ORDER BY v.memory_rowid LIMIT 20"
-        )
-    ]
+    sql = (
+        "SELECT v.memory_rowid FROM memory_vectors v LEFT JOIN memories m ON m.rowid = v.memory_rowid"
+        " WHERE m.rowid IS NULL ORDER BY v.memory_rowid LIMIT ?"
+    )
+    return _rowids(conn, sql, (CHECKED_LIMIT,))
+
+
+@dataclass(frozen=True)
+class Stored:
+    """A vector as stored, with what it must be made of (`aimos verify` checks each one's form)."""
+
+    rowid: int
+    model: str
+    blob: object  # bytes, unless the file was edited
+    text: str  # the text it is made of ('' for a guide or a redacted memory)
+    redacted: bool
+
+
+def with_text(conn: apsw.Connection) -> Iterator[Stored]:
+    """Every vector of a memory, in rowid order."""
+    for r, model, blob, text, redacted in conn.execute(
+        f"SELECT v.memory_rowid, v.model, v.vector, {EMBEDDED_TEXT}, {REDACTED} FROM memory_vectors v"
+        " JOIN memories m ON m.rowid = v.memory_rowid ORDER BY v.memory_rowid"
+    ):
+        yield Stored(int(r), str(model), blob, str(text), bool(redacted))
+
+
+def missing(conn: apsw.Connection) -> list[int]:
+    """Memories with no vector below the newest vector (vectors are made in rowid order, so none is
+    skipped), but for redacted ones (a redaction removes the vector): a vector deleted by hand."""
+    sql = (
+        "SELECT m.rowid FROM memories m LEFT JOIN memory_vectors v ON v.memory_rowid = m.rowid"
+        " WHERE v.memory_rowid IS NULL AND m.rowid < (SELECT COALESCE(MAX(memory_rowid), 0)"
+        f" FROM memory_vectors) AND NOT {REDACTED} ORDER BY m.rowid LIMIT ?"
+    )
+    return _rowids(conn, sql, (CHECKED_LIMIT,))
+
+
+def generations(conn: apsw.Connection) -> list[tuple[object, object]]:
+    """The rows of memory_vectors_generation (at most one is right: id 1, a count from 0 up)."""
+    return [(i, g) for i, g in conn.execute("SELECT id, generation FROM memory_vectors_generation")]
+
+
+def memory_count(conn: apsw.Connection) -> int:
+    return int(str(conn.execute("SELECT COUNT(*) FROM memories").fetchall()[0][0]))
+
+
+def table_exists(conn: apsw.Connection) -> bool:
+    """Has this brain the vectors' table (a brain not yet migrated to 19 has none)?"""
+    found = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'memory_vectors'"
+    return bool(conn.execute(found).fetchall())
 
 
 def counts(conn: apsw.Connection) -> dict[str, int]:

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
-from aimos_cli_support import BRAIN, UUID_RE, Result, run_aimos, sqlite
+from aimos_cli_support import BRAIN, PASSPHRASE_ENV, UUID_RE, Result, run_aimos, sqlite
 
 VERIFICATION_FAILED = 4
 INTEGRITY = 5
@@ -15,6 +19,26 @@ def save(text: str, *options: str) -> str:
     memory_id = result.out.strip()
     assert UUID_RE.match(memory_id), result.describe()
     return memory_id
+
+
+@contextlib.contextmanager
+def home_from(template: Path, root: Path, passphrase: str) -> Iterator[Path]:
+    """A copy of an installed home at ``root / "home"``, AIMOS_HOME and the passphrase file set
+    for the commands run inside (a module's used brain is built this way); the environment put
+    back after."""
+    home = root / "home"
+    shutil.copytree(template, home)
+    pass_file = root / "passphrase"
+    pass_file.write_text(passphrase + "\n")
+    pass_file.chmod(0o600)
+    saved = dict(os.environ)
+    os.environ.update({"AIMOS_HOME": str(home), PASSPHRASE_ENV: str(pass_file)})
+    os.environ.pop("AIMOS_KEYSTORE", None)
+    try:
+        yield home
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
 
 
 def drop_guards(home: Path, table: str) -> None:

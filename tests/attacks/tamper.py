@@ -258,12 +258,14 @@ class Outcome:
     error: str | None = None  # verification raised (an aimos refusal or a crash)
     attack_error: str | None = None  # the attacker's tool failed (a harness error)
     blocked: str | None = None  # the schema's own constraints refuse every candidate value
+    made_by_aimos: str | None = None  # not detected, and a state aimos itself makes (remade_state)
     seconds: float = 0.0
 
     @property
     def detected(self) -> bool:
-        """Caught with a named reason, or impossible without changing the schema (blocked)."""
-        if self.blocked:
+        """Caught with a named reason, impossible without changing the schema (blocked), or leaving
+        derived or cached data in a state aimos itself makes and remakes (made_by_aimos)."""
+        if self.blocked or self.made_by_aimos:
             return True
         return self.error is None and self.attack_error is None and self.ok is False and bool(self.reasons)
 
@@ -292,6 +294,8 @@ class Outcome:
         }.get(c.kind, c.kind)
         if self.blocked:
             verdict = f"blocked by the schema: {self.blocked}"
+        elif self.made_by_aimos:
+            verdict = f"verify ok, a state aimos makes: {self.made_by_aimos}"
         elif self.attack_error:
             verdict = f"the attacker could not edit: {self.attack_error}"
         elif self.error:
@@ -486,6 +490,40 @@ def _init_worker(source_home: str, scratch: str, mode: str) -> None:
     _worker.update(source=Path(source_home) / BRAIN, home=home, mode=mode)
 
 
+def remade_state(db: Path, case: Case) -> str | None:
+    """Why an edit verify passed leaves a state aimos itself makes, checked on the attacked copy;
+    None for any other edit (a miss). Two such states, both of the memories' vectors (derived, not
+    sealed, migration 19), which no check can tell from the state aimos made:
+    - the newest vector deleted: its memory waits for its vector as it did after its save (vectors
+      are made in rowid order, so one missing below the newest is `vector_missing`), and the next
+      recall makes it again (meaning/index.prepare takes store/vectors.pending);
+    - the generation count changed or its row deleted (no row: 0): any count is one aimos writes
+      after as many replacements; its only reader, the vectors a process keeps in memory, reloads
+      when it moves, and verify checks the vectors themselves."""
+    from aimos.meaning.model import MODEL_NAME
+    from aimos.store import vectors
+
+    if (case.table, case.kind) not in {
+        ("memory_vectors", DELETE),
+        ("memory_vectors_generation", DELETE),
+        ("memory_vectors_generation", EDIT),
+    } or case.column not in (None, "generation"):
+        return None
+    conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        if case.table == "memory_vectors":
+            waiting = vectors.pending(conn, MODEL_NAME, 1)
+            if waiting and waiting[0][0] == case.rowid:
+                return "the newest vector's memory waits for it, and the next recall makes it again"
+            return None
+        rows = vectors.generations(conn)
+        if not rows or (rows[0][0] == 1 and isinstance(rows[0][1], int) and rows[0][1] >= 0):
+            return "a generation count aimos writes (its row absent: 0)"
+        return None
+    finally:
+        conn.close()
+
+
 def run_one(case: Case) -> Outcome:
     """Copy the brain, attack the copy, verify it."""
     started = time.perf_counter()
@@ -515,6 +553,8 @@ def run_one(case: Case) -> Outcome:
         outcome.portable_verdict = str(result["portable"]["verdict"])
         outcome.reasons = sided_reasons(result)
         assert len(outcome.reasons) >= len(set(named_reasons(result)))
+        if outcome.ok:
+            outcome.made_by_aimos = remade_state(db, case)
     outcome.seconds = time.perf_counter() - started
     return outcome
 
@@ -618,6 +658,11 @@ def report(outcomes: Sequence[Outcome], seconds: float, jobs: int, mode: str) ->
         lines.append(
             f"  {side}: {len(group)} cases: " + ", ".join(f"{k} x{n}" for k, n in sorted(kinds.items()))
         )
+    remade = [o for o in outcomes if o.made_by_aimos]
+    if remade:
+        lines.append("")
+        lines.append("A STATE AIMOS ITSELF MAKES (derived or cached data; counted as detected):")
+        lines += [f"  {o.describe()}" for o in remade]
     blocked = [o for o in outcomes if o.blocked]
     if blocked:
         lines.append("")

@@ -14,7 +14,6 @@ CLI commands) and each test works on a byte-for-byte copy of its home.
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import time
@@ -26,7 +25,6 @@ import apsw
 import pytest
 from aimos_cli_support import (
     BRAIN,
-    PASSPHRASE_ENV,
     UUID_RE,
     Result,
     assert_unchanged,
@@ -35,6 +33,7 @@ from aimos_cli_support import (
     sqlite,
     sqlite_value,
 )
+from attack_support import home_from
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -155,15 +154,7 @@ def used(brain_template: Any, tmp_path_factory: pytest.TempPathFactory) -> Used:
     given good feedback; a memory confirmed as poison; a save and a label after it; an owl note
     corrected."""
     root = tmp_path_factory.mktemp("brain-file-attacks")
-    home = root / "home"
-    shutil.copytree(brain_template(PASSPHRASE), home)
-    pass_file = root / "passphrase"
-    pass_file.write_text(PASSPHRASE + "\n")
-    pass_file.chmod(0o600)
-    saved = dict(os.environ)
-    os.environ.update({"AIMOS_HOME": str(home), PASSPHRASE_ENV: str(pass_file)})
-    os.environ.pop("AIMOS_KEYSTORE", None)
-    try:
+    with home_from(brain_template(PASSPHRASE), root, PASSPHRASE) as home:
         ids: dict[str, str] = {}
         run_aimos("agent", "enroll", "lowbie", "--clearance", "2").ok()
         run_aimos("agent", "enroll", "reader", "--read-only").ok()
@@ -194,9 +185,6 @@ def used(brain_template: Any, tmp_path_factory: pytest.TempPathFactory) -> Used:
         )
         assert UUID_RE.match(ids["owl_v2"])
         return Used(home, ids, stolen)
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
 
 
 @pytest.fixture
@@ -530,7 +518,10 @@ def test_one_column_edited_is_named_by_verify(
 
 # --- 7. the search index ---------------------------------------------------------------------------
 @pytest.mark.parametrize("how", ["deleted", "injected"])
-def test_search_index_edit_is_named_and_rebuilt(home: Path, ids: dict[str, str], how: str) -> None:
+def test_search_index_edit_is_named_and_rebuilt(
+    home: Path, ids: dict[str, str], how: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AIMOS_MEANING", "off")  # recall by words alone: what the index edit hides
     otter, lynx = rowid_of(home, ids["otter"]), rowid_of(home, ids["lynx"])
     if how == "deleted":  # the otter vanishes from recall
         attack(home, f"DELETE FROM memory_fts WHERE rowid = {otter}")
@@ -555,11 +546,14 @@ NIGHTLY_WARNING = (
 )
 
 
-def test_search_index_edit_found_at_night_reaches_the_next_command(home: Path, ids: dict[str, str]) -> None:
+def test_search_index_edit_found_at_night_reaches_the_next_command(
+    home: Path, ids: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """No request re-checks the search indexes: a memory's index row deleted, recall no longer finds
     it and nothing says so. The nightly job's full verification finds it, and from then on every
     command ends with one warning on stderr (stdout, JSON included, untouched), `aimos status` shows
     the verify FAILED and `aimos doctor` fails it (exit 5), until a repair verifies."""
+    monkeypatch.setenv("AIMOS_MEANING", "off")  # recall by words alone: what the index edit hides
     otter = rowid_of(home, ids["otter"])
     attack(home, f"DELETE FROM memory_fts WHERE rowid = {otter}")
     assert ids["otter"] not in recall_ids("otter boathouse")  # hidden, and no request notices

@@ -10,7 +10,11 @@ end of the write order (its rowid, which the seals hash with the row).
 
 An edit the table's own constraints refuse for every plausible value (a UNIQUE partial index, a
 CHECK, a STRICT type) cannot be made by an attacker who leaves the schema as it was: such a case
-counts as detected ("blocked by the schema") and is listed in the report. All the
+counts as detected ("blocked by the schema") and is listed in the report; so does an edit of the
+memories' vectors (derived, unsealed) that leaves a state aimos itself makes and remakes, checked
+on the attacked copy by `tamper.remade_state` (the newest vector deleted, the generation count
+changed). The used brain's vectors are those its recalls made; verify checks their form here (the
+recompute by the model is tests/attacks/test_vector_attacks.py's, through the CLI). All the
 cases run once, in a pool of workers, when the first test needs them (`tamper_run`); the report
 (what was not detected, grouped by table) is printed at the end of the run.
 
