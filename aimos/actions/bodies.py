@@ -46,8 +46,13 @@ def build_recall_body(
     company_id: str | None = None,
     clearance_level: int | None = None,
     data_class: str | None = None,
+    guides: bool = False,
 ) -> dict[str, Any]:
+    """``guides``: search aimos's own guide memories whatever the question (sent only when true,
+    so every other request is the body it always was)."""
     body: dict[str, Any] = {"query": query, "limit": limit, "history": history}
+    if guides:
+        body["guides"] = True
     if company_id is not None:
         body["company_id"] = company_id
     if clearance_level is not None:

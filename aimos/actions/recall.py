@@ -15,11 +15,18 @@ NOTHING_MATCHES = "No trusted memory matches the query: aimos abstains (the sign
 
 
 def recall_as(
-    brain: Brain, agent: str, query: str, *, limit: int = DEFAULT_LIMIT, history: bool = False
+    brain: Brain,
+    agent: str,
+    query: str,
+    *,
+    limit: int = DEFAULT_LIMIT,
+    history: bool = False,
+    guides: bool = False,
 ) -> RecallResult:
     """A recall signed by ``agent`` (POST /aimos/recall): the ranked, verified results, what was
-    withheld and why, and the signed receipt."""
+    withheld and why, and the signed receipt. ``guides``: aimos's own guides are searched too
+    (otherwise only for a question that names aimos)."""
     signer = brain.signer(agent)
     housekeeper = brain.housekeeper()
-    body = build_recall_body(query=query, limit=limit, history=history)
+    body = build_recall_body(query=query, limit=limit, history=history, guides=guides)
     return recall(brain.conn, housekeeper, sign_request(signer, body, PATH_RECALL, now()), now())

@@ -270,6 +270,6 @@ def _report(options: Any, result: Any) -> None:
     out(f"receipt: {result.receipt_path}")
     say(f"The master fingerprint is also in {result.anchors_path}; keep a copy elsewhere.")
     say("Next, try:")
-    say('  aimos recall "how do I verify a recall"')
+    say('  aimos recall "how does aimos verify a recall"')
     say('  aimos save "something worth remembering"')
     say("  aimos status")

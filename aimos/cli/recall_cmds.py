@@ -31,6 +31,11 @@ def register(app: typer.Typer) -> None:
             False, "--show-withheld", help="Also list memories withheld as untrusted (ids, no content)."
         ),
         history: bool = typer.Option(False, "--history", help="Include superseded versions."),
+        guides: bool = typer.Option(
+            False,
+            "--guides",
+            help="Also search aimos's own guides (searched anyway when the query names aimos).",
+        ),
         agent: str = typer.Option("cli", "--as", help="The enrolled agent that signs the recall."),
     ) -> None:
         """Recall memories through a signed request; every recall returns a signed receipt.
@@ -40,7 +45,9 @@ def register(app: typer.Typer) -> None:
         with it. Columns: match (how well the memory matches the query, 1.00 for the best match),
         trust (0.72 for a memory nobody has judged, "not judged"; higher once a person supports it,
         lower once it is doubted), weight (learned from feedback). Results are ranked by their
-        product, with near-copies of a better result moved down.
+        product, with near-copies of a better result moved down. aimos's own guides (saved at
+        install) answer questions about aimos: they are searched when the query names aimos, or
+        with --guides, never for anything else.
         """
         from aimos.actions.labels import label_short
         from aimos.actions.recall import NOTHING_MATCHES, recall_as
@@ -48,7 +55,7 @@ def register(app: typer.Typer) -> None:
         from aimos.memory.redaction import shown_text
 
         with open_brain(write=True) as brain:
-            result = recall_as(brain, agent, query, limit=k, history=history)
+            result = recall_as(brain, agent, query, limit=k, history=history, guides=guides)
         if json_out:
             emit_json(result.to_json(show_withheld=show_withheld))
             return

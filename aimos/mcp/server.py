@@ -389,17 +389,24 @@ def build_server(agent: str, keystores: KeystoreCache | None = None, *, keep_bra
             int,
             Field(description="How many results, 1..200.", json_schema_extra={"minimum": 1, "maximum": 200}),
         ] = 10,
+        guides: Annotated[
+            bool,
+            Field(
+                description="Also search aimos's own guides (searched anyway when the query names aimos).",
+                strict=True,
+            ),
+        ] = False,
     ) -> Annotated[CallToolResult, Recalled]:
-        return guarded(recall_memories, query, limit)
+        return guarded(recall_memories, query, limit, guides)
 
-    def recall_memories(query: str, limit: int) -> CallToolResult:
+    def recall_memories(query: str, limit: int, guides: bool) -> CallToolResult:
         from aimos.actions.recall import NOTHING_MATCHES, recall_as
 
         if isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
             raise Refused(
                 cli_words(UsageError(f"limit must be an integer from 1 to {MAX_LIMIT}", "Use 1..200."))
             )
-        got = call(lambda brain: recall_as(brain, agent, query, limit=limit))
+        got = call(lambda brain: recall_as(brain, agent, query, limit=limit, guides=guides))
         hits = [cast(RecallHit, {HIT_NAMES.get(f, f): r[f] for f in HIT_FIELDS}) for r in got.results]
         receipt = got.receipt
         texts = [shown_text(r) for r in got.results]

@@ -1,12 +1,13 @@
 """Candidate opening: retrieval channels over the brain's FTS5 indexes, fused by RRF (k = 60).
 
 A channel ranks memory rowids for a query within the caller's scope (company, clearance and
-data-class ceilings, version heads unless history). The default channel is `lexical`: BM25 on
-the memory's own text (precise) plus BM25 on the memory with its neighbours from the same
-source (contextual), each normalised by its best score and summed, then boosted by how many of
-the query's terms the memory itself contains. Measured on the LoCoMo development split, that
-sum beat reciprocal rank fusion of the two as separate channels (see `aimos eval locomo`); RRF
-is what fuses channels with each other, so more can be added.
+data-class ceilings, version heads unless history, aimos's own guides only when asked for). The
+default channel is `lexical`: BM25 on the memory's own text (precise) plus BM25 on the memory
+with its neighbours from the same source (contextual), each normalised by its best score and
+summed, then boosted by how many of the query's terms the memory itself contains. Measured on
+the LoCoMo development split, that sum beat reciprocal rank fusion of the two as separate
+channels (see `aimos eval locomo`); RRF is what fuses channels with each other, so more can be
+added.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from aimos.store.search import (
     term_counts,
 )
 from aimos.store.words import TOKENIZE, index_text
-from aimos.vocabulary import DATA_CLASSES
+from aimos.vocabulary import DATA_CLASSES, HOUSEKEEPER, SYSTEM_SCOPE
 
 RRF_K = 60
 CANDIDATES = 100
@@ -62,6 +63,12 @@ class Scope:
     clearance_ceiling: int
     data_class_ceiling: str
     include_history: bool = False
+    # aimos's own guides are searched only when asked for: they answer questions about aimos, not
+    # a person's (recall.pipeline decides from the request). A guide is a memory in scope system
+    # whose signed save the housekeeper signed (only the housekeeper may save there, migration 4):
+    # an agent's memory never hides as one however it is keyed, typed or sourced, and a row edited
+    # into scope system outside aimos stays a candidate, whose disclosure check then fails closed.
+    include_guides: bool = False
 
     def sql(self) -> tuple[str, list[object]]:
         allowed = DATA_CLASSES[: DATA_CLASSES.index(self.data_class_ceiling) + 1]
@@ -72,6 +79,12 @@ class Scope:
             + ")"
         )
         params: list[object] = [self.company_id, self.clearance_ceiling, *allowed]
+        if not self.include_guides:
+            where += (
+                " AND NOT (+m.scope = ? AND EXISTS (SELECT 1 FROM memory_provenance p"
+                " WHERE p.memory_id = m.memory_id AND p.is_genesis = 1 AND p.signer_agent_id = ?))"
+            )
+            params += [SYSTEM_SCOPE, HOUSEKEEPER]
         if not self.include_history:
             where += (
                 " AND NOT EXISTS (SELECT 1 FROM memory_supersessions s WHERE s.old_memory_id = m.memory_id)"

@@ -33,7 +33,7 @@ from aimos.recall.disclosure import verify_many
 from aimos.recall.export_v2 import record_v2_receipt
 from aimos.recall.policy import Candidate, Scored, decide, trust_of
 from aimos.recall.receipts import evidence_entry, record_receipt
-from aimos.recall.text import asks_when, query_terms
+from aimos.recall.text import asks_about_aimos, asks_when, query_terms
 from aimos.store.connection import one, sealer, write_transaction
 from aimos.store.seals import check_counts
 from aimos.vocabulary import CLEARANCE_MAX, DATA_CLASSES, PATH_RECALL
@@ -44,7 +44,10 @@ from aimos.vocabulary import RECALL_MAX_LIMIT as MAX_LIMIT
 DECIDING_CHAINS = ("memory_classifications", "weight_projections")
 
 MAX_QUERY_CHARS = 4096
-BODY_FIELDS = {"query", "limit", "history", "company_id", "clearance_level", "data_class"}
+# ``guides`` (only sent when true, so a request without it is signed as before): search aimos's
+# own guide memories whatever the question; without it they are searched only for a question
+# that names aimos (recall.text.asks_about_aimos)
+BODY_FIELDS = {"query", "limit", "history", "company_id", "clearance_level", "data_class", "guides"}
 
 
 @dataclass
@@ -94,6 +97,11 @@ def _validate(body: dict[str, Any]) -> None:
         raise UsageError(f"limit must be an integer from 1 to {MAX_LIMIT}", "Use -k 1..200.")
     if not isinstance(body.get("history", False), bool):
         raise UsageError("history must be true or false")
+    if not isinstance(body.get("guides", False), bool):
+        raise UsageError(
+            "guides must be true or false",
+            'Send "guides": true to search aimos\'s own guides too, or leave the field out.',
+        )
 
 
 def _scope(body: dict[str, Any], grant: dict[str, Any]) -> Scope:
@@ -119,7 +127,8 @@ def _scope(body: dict[str, Any], grant: dict[str, Any]) -> Scope:
         raise GrantError(
             f"requested data class {data_class} is above the grant's ceiling {grant['data_class_ceiling']}"
         )
-    return Scope(company, clearance, data_class, bool(body.get("history", False)))
+    guides = bool(body.get("guides", False)) or asks_about_aimos(body["query"])
+    return Scope(company, clearance, data_class, bool(body.get("history", False)), guides)
 
 
 def _load(conn: apsw.Connection, ranked: list[tuple[int, float]]) -> list[tuple[Candidate, dict[str, Any]]]:
@@ -246,6 +255,8 @@ def recall_in_transaction(
         "data_class": scope.data_class_ceiling,
         "trust_bypassed": bypass_trust,
     }
+    if scope.include_guides:  # absent otherwise: the command of a recall without guides is as before
+        command["guides"] = True
     receipt = record_receipt(
         conn,
         housekeeper,

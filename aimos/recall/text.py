@@ -69,6 +69,18 @@ def asks_when(query: str) -> bool:
     return _ASKS_WHEN.search(query) is not None
 
 
+# A question that names aimos is about aimos: it searches aimos's own guide memories too (scope
+# system, saved at install). Only the name counts: "memory", "recall" or "receipt" are a person's
+# words as well ("what do I remember about Paris", "where is the laptop's receipt").
+PRODUCT_NAME = "aimos"
+
+
+def asks_about_aimos(query: str) -> bool:
+    """Does the query name aimos ("how do I install aimos", "aimos_recall", "AIMOS's receipts"),
+    as a word of its own ("aimosity" is not)? Pure."""
+    return PRODUCT_NAME in tokens(query)
+
+
 def says_when(text: str) -> bool:
     """Does the text place something in time (a relative time, a weekday, a month, a year), past
     a stamp at its head? Pure."""

@@ -132,7 +132,7 @@ def test_clean_install_qualification(aimos_home: Path, tmp_path: Path, reaper: R
 
     # --- verify, and a recall that finds the guide on receipts
     run_aimos("verify").ok()
-    recalled = run_aimos("recall", "how do I verify a recall", "--json").json()
+    recalled = run_aimos("recall", "how does aimos verify a recall", "--json").json()
     assert recalled["results"], recalled
     assert recalled["results"][0]["key"] == "guide:recall-and-receipts", [
         r["key"] for r in recalled["results"]

@@ -223,6 +223,42 @@ def test_a_refused_recall_leaves_no_partial_state(brain: Any) -> None:
     assert counts(brain.conn) == before
 
 
+@pytest.mark.parametrize("value", ["yes", "true", 1, 0, None, [], {"on": True}])
+def test_a_guides_field_that_is_not_a_boolean_is_refused(brain: Any, value: Any) -> None:
+    """The signed request's `guides` must be true or false: anything else is a usage error (exit 2)
+    naming the field and the fix, and the recall records nothing (no receipt, nonce or event)."""
+    from aimos.errors import UsageError
+
+    put(brain, "the harbour ferry leaves at noon")
+    before = counts(brain.conn)
+    body = {**build_recall_body(query="harbour ferry"), "guides": value}
+    t = now()
+    with pytest.raises(UsageError) as caught:
+        recall(brain.conn, brain.housekeeper, sign_request(brain.agent, body, PATH_RECALL, t), t)
+    assert exit_code_for(caught.value) == 2
+    assert "guides must be true or false" in str(caught.value) and caught.value.hint
+    assert counts(brain.conn) == before
+
+
+def test_the_guides_field_is_sent_only_when_true(brain: Any) -> None:
+    """A recall that does not ask for the guides signs the body it always did, and its receipt's
+    command is as before; one that asks says so in both."""
+    mid = put(brain, "the harbour ferry leaves at noon")
+    assert "guides" not in build_recall_body(query="harbour ferry")
+    plain = ask(brain, brain.agent, "harbour ferry")
+    asked = ask(brain, brain.agent, "harbour ferry", guides=True)
+    assert result_ids(plain) == result_ids(asked) == [mid]
+    plain_doc = receipt_document(brain.conn, plain.receipt["receipt_id"])
+    asked_doc = receipt_document(brain.conn, asked.receipt["receipt_id"])
+    assert "guides" not in plain_doc["request"]["body"] and "guides" not in plain_doc["command"]
+    assert asked_doc["request"]["body"]["guides"] is True and asked_doc["command"]["guides"] is True
+    for result in (plain, asked):
+        checks = verify_receipt_in_brain(
+            brain.conn, result.receipt["receipt_id"], expected_master_fingerprint=brain.master.fingerprint
+        )
+        assert verdict(checks), checks
+
+
 def test_index_tables_hold_no_text(brain: Any) -> None:
     """Contentless FTS5: the text column reads back NULL (a second reader, plain apsw)."""
     put(brain, "the vault word is zanzibarquux", key="vault")

@@ -1,5 +1,5 @@
-"""Pure parts of recall: query terms and the FTS5 query (aimos.recall.text) and reciprocal rank
-fusion (aimos.recall.candidates.rrf, k = 60, ties by rowid). SPEC section 8.
+"""Pure parts of recall: query terms, the FTS5 query and which questions are about aimos
+(aimos.recall.text) and reciprocal rank fusion (aimos.recall.candidates.rrf, k = 60, ties by rowid). SPEC section 8.
 
 The FTS5 queries are also run against a real in-memory FTS5 table (apsw's SQLite) to show that
 whatever the user typed is searched as text and never parsed as FTS5 syntax.
@@ -13,7 +13,7 @@ import apsw
 import pytest
 
 from aimos.recall.candidates import RRF_K, Scope, open_candidates, rrf
-from aimos.recall.text import STOP_WORDS, jaccard, query_terms, token_set, tokens
+from aimos.recall.text import STOP_WORDS, asks_about_aimos, jaccard, query_terms, token_set, tokens
 from aimos.store.search import fts_match
 
 FTS_SYNTAX_QUERIES = [
@@ -33,6 +33,39 @@ FTS_SYNTAX_QUERIES = [
     "a + b",
     "'x'",
 ]
+
+
+# --- asks_about_aimos: which questions search aimos's own guides --------------------------------
+@pytest.mark.parametrize(
+    "query",
+    [
+        "how do I install aimos",
+        "how do I recall a memory in aimos",
+        "What does AIMOS sign?",
+        "aimos's receipts",
+        "use the aimos_recall tool",
+        "aimos-doctrine",
+        "ＡＩＭＯＳ verify",  # full-width letters fold to the name
+    ],
+)
+def test_a_question_that_names_aimos_is_about_aimos(query: str) -> None:
+    assert asks_about_aimos(query)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "which dentist do I see",
+        "what do I remember about Paris",  # the product's words are a person's words too
+        "recall my sister's memory of the trip",
+        "where is the receipt for the laptop",
+        "how do I verify my passport renewal",
+        "the aimosity between the two teams",  # the name inside another word
+        "",
+    ],
+)
+def test_a_personal_question_is_not_about_aimos(query: str) -> None:
+    assert not asks_about_aimos(query)
 
 
 # --- query_terms --------------------------------------------------------------------------------
