@@ -39,6 +39,15 @@ poison argues without saying yes or no gives the detector no answer to compare; 
 fewer than ``RARE_BRAIN`` memories a word's rarity tells nothing, so only names, numbers and yes/no
 are answers there; conversation turns are not looked at (detect.UNCHECKED_TYPES).
 
+Meaning (issue 37): where the memories have vectors of the pinned embedding model, two passages
+whose cosine is at least ``SUBJECT_COSINE`` are on one subject (paraphrases of one question, so a
+campaign reworded passage by passage is still one cluster, and the truth worded otherwise is on its
+subject), and at recall a candidate whose cosine with the query is at least ``QUERY_COSINE`` is on
+the query's subject. Meaning only groups: it never ties passages into one origin (a hostile agent's
+paraphrases of honest memories do not make them its own) and never judges which answer a passage
+gives (an embedding cannot tell "in Paris" from "not in Paris"): the answers are still words. Without
+vectors (the model turned off, or a memory not embedded yet) the detector reads words alone.
+
 Every verdict is the writer's to record as a signed classification transition (epistemic.chain);
 nothing is deleted. The signals hold counts and hashes, never the memory's text.
 """
@@ -48,7 +57,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -60,6 +69,12 @@ NEAR_DUPLICATE = 0.7  # Jaccard of word 3-shingles
 CONSENSUS = 0.6  # share of the cluster that must carry a span for it to be agreed
 SUBJECT_SHARED = 4  # content words two passages share, at least ...
 SUBJECT_RATIO = 0.34  # ... and this share of the smaller one's content words
+# cosines of multilingual-e5-small (measured on the PoisonedRAG targets: a target's passages
+# 0.88-0.99 with each other, 0.82-0.95 with the reference stating its truth; passages of different
+# targets 0.81 at the 95th percentile, 0.89 at most; a question against its own passages 0.82-0.97,
+# against other targets' passages 0.79 at the 95th percentile, 0.85 at most)
+SUBJECT_COSINE = 0.88  # two passages at least this close are on one subject
+QUERY_COSINE = 0.86  # at recall, a candidate at least this close to the query is on its subject
 RARE_SHARED = 2  # or one fewer shared content words, this many of them rare in the brain
 QUESTION_MIN_CONTENT = 2
 RARE_FLOOR = 10  # an agreed span held by more memories than the cluster and this many ...
@@ -198,6 +213,7 @@ class Passage:
     source: str
     author: tuple[str, int]  # the saving agent's epoch (agent id, valid_from)
     created_at: int
+    rowid: int = 0  # the memory's row (its vector's key), 0 when unknown
 
 
 @dataclass(frozen=True, eq=False)
@@ -223,6 +239,33 @@ class Features:
     # question) or answers no; "yes" otherwise; ``answers``: the yes or no it says outright
     stance: str = "yes"
     answers: str | None = None
+
+
+# the cosine of two passages' vectors, None when either has none (the detector reads words then)
+Similarity = Callable[["Features", "Features"], "float | None"]
+
+
+def by_vectors(vectors: Mapping[str, Any]) -> Similarity:
+    """The similarity of passages by their vectors (memory id -> a vector, any sequence of floats):
+    their cosine; None for a passage without one (or vectors of different sizes)."""
+    import numpy as np
+
+    from aimos.meaning.vectors import cosine
+
+    arrays = {mid: np.asarray(v, dtype=np.float32) for mid, v in vectors.items()}
+
+    def similar(a: Features, b: Features) -> float | None:
+        va, vb = arrays.get(a.passage.memory_id), arrays.get(b.passage.memory_id)
+        if va is None or vb is None or va.shape != vb.shape:
+            return None
+        return cosine(va, vb)
+
+    return similar
+
+
+def _near(similar: Similarity | None, a: Features, b: Features, least: float) -> bool:
+    found = similar(a, b) if similar is not None else None
+    return found is not None and found >= least
 
 
 def leading_question(text: str) -> str | None:
@@ -372,10 +415,16 @@ def _jaccard(a: frozenset[Any], b: frozenset[Any]) -> float:
     return len(a & b) / len(a | b) if a and b else 0.0
 
 
-def same_subject(a: Features, b: Features, rare: Callable[[str], bool] = lambda _: False) -> bool:
+def same_subject(
+    a: Features,
+    b: Features,
+    rare: Callable[[str], bool] = lambda _: False,
+    similar: Similarity | None = None,
+) -> bool:
     """The same leading question; or 4+ shared content words that are a third of the smaller
     passage's; or 3+ shared content words of which 2+ are rare in the brain (a number both hold
-    counts as the third beside two rare words)."""
+    counts as the third beside two rare words); or, by meaning, their vectors' cosine is at least
+    SUBJECT_COSINE (paraphrases of one question)."""
     if a.question is not None and a.question == b.question:
         return True
     # one quotes the question the other opens with
@@ -391,7 +440,9 @@ def same_subject(a: Features, b: Features, rare: Callable[[str], bool] = lambda 
         shared |= a.numbers & b.numbers  # two rare words and the same number (a year, say)
     if len(shared) >= SUBJECT_SHARED and smaller > 0 and len(shared) / smaller >= SUBJECT_RATIO:
         return True
-    return len(shared) >= SUBJECT_SHARED - 1 and sum(1 for t in shared if rare(t)) >= RARE_SHARED
+    if len(shared) >= SUBJECT_SHARED - 1 and sum(1 for t in shared if rare(t)) >= RARE_SHARED:
+        return True
+    return _near(similar, a, b, SUBJECT_COSINE)
 
 
 def same_origin(a: Features, b: Features) -> str | None:
@@ -570,6 +621,7 @@ def _on_subject(
     subject: Sequence[Features],
     need: int,
     rare: Callable[[str], bool],
+    similar: Similarity | None = None,
 ) -> list[Features]:
     """The passages on the cluster's subject: those on the new one's (``subject``) or on another
     of the origin's, and those sharing two or more rare words with what most of the origin says,
@@ -581,7 +633,7 @@ def _on_subject(
     for f in neighbours:
         if f in origin or f in on_subject or f.passage.memory_id == new.passage.memory_id:
             continue
-        if any(same_subject(o, f, rare) for o in origin[1:]):
+        if any(same_subject(o, f, rare, similar) for o in origin[1:]):
             on_subject.append(f)  # on the subject of another passage of the origin
             continue
         common_words = f.content & shared_words
@@ -598,6 +650,7 @@ def other_origins(
     frequency: Callable[[str], int],
     brain_size: int,
     most: int = OTHER_ORIGINS,
+    similar: Similarity | None = None,
 ) -> list[Features]:
     """One passage of each other origin on ``new``'s subject (at most ``most``, the newest first),
     whose cluster ``new`` may now contradict: the writer judges each again with ``new`` among its
@@ -609,7 +662,7 @@ def other_origins(
             f.passage.author[0] != CLI_AGENT
             and same_origin(new, f) is None
             and all(same_origin(c, f) is None for c in chosen)
-            and same_subject(new, f, rare)
+            and same_subject(new, f, rare, similar)
         ):
             chosen.append(f)
             if len(chosen) >= most:
@@ -623,18 +676,24 @@ def analyse(
     frequency: Callable[[str], int],
     brain_size: int,
     recent: Sequence[Features] = (),
+    similar: Similarity | None = None,
 ) -> Verdict | None:
     """The verdict on the cluster ``new`` belongs to, among ``neighbours`` (other memories, any
     order), or None when the detector has nothing to say. ``frequency(unit)`` is how many
     memories of the brain hold the unit (it may stop counting early): a unit as common as a
     speaker's name is not an answer. ``recent`` are the same agent epoch's saves of the last
-    burst: a unit most of those on other subjects carry (a signature) is the origin's mark."""
+    burst: a unit most of those on other subjects carry (a signature) is the origin's mark.
+    ``similar``: the passages' cosines where they have vectors (by_vectors), None for words alone."""
     rare = _rarity(frequency, len(neighbours), brain_size)
     subject = [
-        f for f in neighbours if f.passage.memory_id != new.passage.memory_id and same_subject(new, f, rare)
+        f
+        for f in neighbours
+        if f.passage.memory_id != new.passage.memory_id and same_subject(new, f, rare, similar)
     ]
     origin = [new] + [f for f in subject if same_origin(new, f) is not None]
-    excluded = _question_units(origin) | _marks([f for f in recent if not same_subject(new, f, rare)])
+    excluded = _question_units(origin) | _marks(
+        [f for f in recent if not same_subject(new, f, rare, similar)]
+    )
 
     if len(origin) < 2:
         return None  # one passage alone agrees with nothing
@@ -647,7 +706,7 @@ def analyse(
     # (rarity is asked only of the units most of the origin asserts: each asking is a count)
     agreed = {u: c for u, c in counts.items() if c >= need and (u in named or rare(u))}
     questions = [f for f in origin if f.question is not None and f.question == new.question]
-    on_subject = _on_subject(new, neighbours, origin, subject, need, rare)
+    on_subject = _on_subject(new, neighbours, origin, subject, need, rare, similar)
     outside = [f for f in neighbours if f not in origin]
     rel = _relations(origin, on_subject, agreed, excluded, rare, outside, brain_size >= RARE_BRAIN)
     if rel.contested or rel.stance is not None:
@@ -743,6 +802,16 @@ def _origins(passages: Sequence[Features]) -> list[list[Features]]:
     return list(groups.values())
 
 
+def _quoting(
+    asked: Features, candidates: Sequence[Features], near_query: Callable[[Features], float | None] | None
+) -> set[int]:
+    """The candidates (by id()) that quote the query, or are as near it in meaning as a quote."""
+    quotes = {id(f) for f in candidates if f" {asked.normalized} " in f" {f.normalized} "}
+    if near_query is not None:
+        quotes |= {id(f) for f in candidates if (c := near_query(f)) is not None and c >= QUERY_COSINE}
+    return quotes
+
+
 def contested_at_recall(
     query: str,
     candidates: Sequence[Features],
@@ -750,6 +819,7 @@ def contested_at_recall(
     brain_size: int,
     judged: Collection[str] | None = None,
     seen: int = 0,
+    near_query: Callable[[Features], float | None] | None = None,
 ) -> dict[str, str]:
     """The recall-time check: the query names the subject. The candidates on it are those that
     hold most of the query's content words (two thirds, two at least; a form of a word counts:
@@ -769,7 +839,10 @@ def contested_at_recall(
     whole origin among the candidates is judged, so a member a save-time cluster left out is not.
     Nothing is recorded: the caller withholds, with the reason in its signed decision.
     ``seen``: how many candidates the recall had, when the caller passes only those that may be
-    on the subject (may_hold_subject); a word's rarity is judged against that many."""
+    on the subject (may_hold_subject); a word's rarity is judged against that many.
+    ``near_query``: a candidate's cosine with the query (None without vectors): one at least
+    QUERY_COSINE is on the whole subject, whatever its words (meaning groups; the answers compared
+    are still words)."""
     asked = features(Passage("", query, "", ("", 0), 0))
     words_asked = asked.content
     rare = _rarity(frequency, max(seen, len(candidates)), brain_size)
@@ -778,12 +851,13 @@ def contested_at_recall(
         return {}
     need_words = max(2 if len(words_asked) > 1 else 1, math.ceil(2 * len(words_asked) / 3))
     held = {id(f): sum(1 for w in words_asked if _holds(f, w)) for f in candidates}
-    quotes = {id(f) for f in candidates if f" {asked.normalized} " in f" {f.normalized} "}
+    quotes = _quoting(asked, candidates, near_query)
     on = [f for f in candidates if held[id(f)] >= need_words or id(f) in quotes]
     # what may contradict: a passage on the whole subject (every word of the query, or the query
     # quoted); what may support: any passage on it
     close = [f for f in on if held[id(f)] == len(words_asked) or id(f) in quotes]
     out: dict[str, str] = {}
+
     def may_judge(f: Features) -> bool:
         return f.passage.author[0] != CLI_AGENT and (judged is None or f.passage.memory_id in judged)
 

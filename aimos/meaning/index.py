@@ -106,12 +106,20 @@ class MeaningQuery:
     vector: Floats
     made: list[tuple[int, bytes]] = field(default_factory=list)  # vectors made, not yet stored
 
-    def nearest(self, conn: apsw.Connection, limit: int) -> tuple[list[tuple[int, float]], float]:
-        """(memory rowid, cosine) of the ``limit`` nearest vectors, best first, and the mean cosine
-        of all of them. The vectors prepare() made are stored first (the caller's transaction)."""
+    def store(self, conn: apsw.Connection) -> list[int]:
+        """Store the vectors prepare() made (in the caller's write transaction; once); their memory
+        rowids. A recall does this before the agreement detector judges what its saves queued, so
+        that the detector compares those memories by meaning too."""
+        stored = [rowid for rowid, _ in self.made]
         if self.made:
             vectors.write(conn, self.model, self.made)
             self.made.clear()
+        return stored
+
+    def nearest(self, conn: apsw.Connection, limit: int) -> tuple[list[tuple[int, float]], float]:
+        """(memory rowid, cosine) of the ``limit`` nearest vectors, best first, and the mean cosine
+        of all of them. The vectors prepare() made are stored first (the caller's transaction)."""
+        self.store(conn)
         return matrix(conn, self.model, self.dims).ranked(self.vector, limit)
 
 
