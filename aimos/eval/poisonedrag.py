@@ -256,7 +256,8 @@ def _build_template(
             for target in targets:
                 brain.save(_clean_reference(target), source=CLEAN_SOURCE, memory_type="declarative")
                 references += 1
-            embedded = brain.embed()
+            # (the turns-as-reference template measures the save-time kernel alone: no vectors)
+            embedded = 0 if turns_as_reference else brain.embed()
             adverse, total = brain.adverse_count()
         finally:
             brain.close()
