@@ -43,6 +43,15 @@ poison argues without saying yes or no gives the detector no answer to compare; 
 fewer than ``RARE_BRAIN`` memories a word's rarity tells nothing, so only names, numbers and yes/no
 are answers there; conversation turns are not looked at (detect.UNCHECKED_TYPES).
 
+Meaning (issue 37): where the memories have vectors of the pinned embedding model, two passages
+whose cosine is at least ``SUBJECT_COSINE`` are on one subject (paraphrases of one question, so a
+campaign reworded passage by passage is still one cluster, and the truth worded otherwise is on its
+subject), and at recall a candidate whose cosine with the query is at least ``QUERY_COSINE`` is on
+the query's subject. Meaning only groups: it never ties passages into one origin (a hostile agent's
+paraphrases of honest memories do not make them its own) and never judges which answer a passage
+gives (an embedding cannot tell "in Paris" from "not in Paris"): the answers are still words. Without
+vectors (the model turned off, or a memory not embedded yet) the detector reads words alone.
+
 Every verdict is the writer's to record as a signed classification transition (epistemic.chain);
 nothing is deleted. The signals hold counts and hashes, never the memory's text.
 """
@@ -52,11 +61,32 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from aimos.epistemic.classifier import normalize, words
+from aimos.epistemic.wording import (
+    _BOUNDARY,
+    _NO,
+    _YES,
+    AUXILIARY_OPENINGS,
+    CONTRASTS,
+    COPULAS,
+    DENIALS,
+    DENYING,
+    IMPERATIVE_OPENINGS,
+    INTERROGATIVES,
+    NEGATED_COPULAS,
+    NEGATIONS,
+    POLAR,
+    PREFACE_REACH,
+    PREFACES,
+    REFUTATIONS,
+    STOP,
+    _names,
+    _number_words,
+)
 from aimos.vocabulary import AGREEMENT_DETECTOR_VERSION, CLI_AGENT, POISON_LIKELY, POISON_SUSPECT, UNVERIFIED
 
 BURST_SECONDS = 600
@@ -64,6 +94,12 @@ NEAR_DUPLICATE = 0.7  # Jaccard of word 3-shingles
 CONSENSUS = 0.6  # share of the cluster that must carry a span for it to be agreed
 SUBJECT_SHARED = 4  # content words two passages share, at least ...
 SUBJECT_RATIO = 0.34  # ... and this share of the smaller one's content words
+# cosines of multilingual-e5-small (measured on the PoisonedRAG targets: a target's passages
+# 0.88-0.99 with each other, 0.82-0.95 with the reference stating its truth; passages of different
+# targets 0.81 at the 95th percentile, 0.89 at most; a question against its own passages 0.82-0.97,
+# against other targets' passages 0.79 at the 95th percentile, 0.85 at most)
+SUBJECT_COSINE = 0.88  # two passages at least this close are on one subject
+QUERY_COSINE = 0.86  # at recall, a candidate at least this close to the query is on its subject
 RARE_SHARED = 2  # or one fewer shared content words, this many of them rare in the brain
 QUESTION_MIN_CONTENT = 2
 RARE_FLOOR = 10  # an agreed span held by more memories than the cluster and this many ...
@@ -78,124 +114,6 @@ SUSPECT = 600
 Judge = Callable[[Sequence[tuple[str, str]]], Sequence[tuple[float, float, float]]]
 HYPOTHESES = 3  # the origin's passages a judge reads another origin's passage against
 
-STOP = frozenset(
-    """a an the and or but if of to in on at by for with about as is are was were be been being do
-    does did have has had i you he she it we they me him her them my your his its our their this
-    that these those what which who whom whose when where why how would could should will can may
-    might must shall not no so than too very just also into from up down out over under then there
-    here all any both each more most other some such only own same s t don now also its it's one
-    like get got yes oh re m ll ve d""".split()
-)
-INTERROGATIVES = frozenset("who what when where why how which whose whom".split())
-# a yes/no question opens with an auxiliary ("can u put asters in pots.", "is X a Y.")
-AUXILIARY_OPENINGS = frozenset("is are was were do does did can could should would will has have had".split())
-# the answers of a yes/no or true/false question: answer units although common words
-POLAR = frozenset({"yes", "no", "true", "false"})
-NEGATIONS = frozenset(
-    "not no never nor isn wasn aren weren doesn didn instead rather contrary previously formerly".split()
-)
-# what says "no" to a yes/no question besides NEGATIONS' words: contracted and fused negations
-DENIALS = NEGATIONS | frozenset("cannot can't don won couldn shouldn wouldn hasn haven hadn neither".split())
-_YES = frozenset({"yes", "true"})
-_NO = frozenset({"no", "false"})
-CONTRASTS = frozenset({"but", "rather", "instead"})
-# a mention is denied by what follows it too: a copula and a refutation ("Zarkov is wrong", "X was
-# a myth", "X is not the capital"), or a fused negated copula ("X isn't the capital")
-COPULAS = frozenset("is was are were s be".split())
-REFUTATIONS = frozenset("not never wrong false incorrect untrue mistaken myth bogus".split())
-NEGATED_COPULAS = frozenset("isn wasn aren weren".split())
-# and by a preface up to PREFACE_REACH words before it ("contrary to claims of Zarkov", "unlike X")
-PREFACES = frozenset("contrary unlike despite".split())
-PREFACE_REACH = 5
-DENYING = NEGATIONS | REFUTATIONS | NEGATED_COPULAS | PREFACES
-IMPERATIVE_OPENINGS = frozenset("name tell list identify give state find describe explain say".split())
-CONNECTORS = frozenset("of the de da del von van and for in with on at to a an".split())
-
-_UNITS = {
-    w: i
-    for i, w in enumerate(
-        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
-        "fifteen sixteen seventeen eighteen nineteen".split()
-    )
-}
-_TENS = {
-    w: 10 * (i + 2) for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split())
-}
-_ORDINALS = {
-    w: i + 1
-    for i, w in enumerate(
-        "first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth thirteenth "
-        "fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth twentieth".split()
-    )
-}
-# words that are numbers only in a compound (twenty-one); alone, a pronoun or a sequence
-_AMBIGUOUS = frozenset({"one", "first"})
-_SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000, "billion": 1_000_000_000}
-
-_BOUNDARY = re.compile(r"[?!.](?=\s*\S)")
-_CAPITALIZED = re.compile(r"[A-Z][\w'’\-]*")
-_TOKEN = re.compile(r"\w[\w'’\-]*|[^\w\s]")
-_QUOTED = re.compile(r"(?:(?<=\s)|^)[\"“‘']([^\"“”‘’']{2,80})[\"”’'](?=[\s.,;:!?)]|$)")
-
-
-def _number_words(tokens: Sequence[str]) -> list[str]:
-    """Numbers written in words (twenty four, fourth, two hundred) as digit strings."""
-    out: list[str] = []
-    value: int | None = None
-    for tok in [*tokens, ""]:
-        if tok in _AMBIGUOUS and value is None:
-            continue  # "one of them", "the first time": a number only after a tens word
-        if tok in _UNITS or tok in _TENS or tok in _ORDINALS:
-            n = _UNITS.get(tok, _TENS.get(tok, _ORDINALS.get(tok, 0)))
-            value = n if value is None else (value + n if value % 100 == 0 or value >= 20 else value * 10 + n)
-        elif tok in _SCALES and value is not None:
-            value *= _SCALES[tok]
-        else:
-            if value is not None:
-                out.append(str(value))
-            value = None
-    return out
-
-
-def _names(text: str) -> set[str]:
-    """Capitalized runs (joined across connectors like "of"; a single capitalized word that
-    starts a sentence is an ordinary word) and quoted spans of up to six words; normalized."""
-    found: set[str] = set()
-    run: list[str] = []
-    pending: list[str] = []
-    run_at_start = False
-    sentence_start = True
-
-    def flush() -> None:
-        if run and (len(run) > 1 or not run_at_start):
-            found.add(" ".join(run))
-        run.clear()
-        pending.clear()
-
-    for match in _TOKEN.finditer(text):
-        tok = match.group(0)
-        if not (tok[0].isalnum() or tok[0] == "_"):
-            flush()
-            sentence_start = sentence_start or tok in ".!?;:"
-            continue
-        if tok[0].isupper() and (normalize(tok) not in STOP | INTERROGATIVES or run):
-            if not run:
-                run_at_start = sentence_start
-            run.extend(pending)
-            pending.clear()
-            run.append(tok)
-        elif run and tok.lower() in CONNECTORS and len(pending) < 2:
-            pending.append(tok)
-        else:
-            flush()
-        sentence_start = False
-    flush()
-    for match in _QUOTED.finditer(text):
-        quoted = match.group(1)
-        if 1 <= len(words(quoted)) <= 6:
-            found.add(quoted)
-    return {n for n in (normalize(f) for f in found) if n and not STOP.issuperset(n.split(" "))}
-
 
 @dataclass(frozen=True)
 class Passage:
@@ -206,6 +124,7 @@ class Passage:
     source: str
     author: tuple[str, int]  # the saving agent's epoch (agent id, valid_from)
     created_at: int
+    rowid: int = 0  # the memory's row (its vector's key), 0 when unknown
 
 
 @dataclass(frozen=True, eq=False)
@@ -231,6 +150,33 @@ class Features:
     # question) or answers no; "yes" otherwise; ``answers``: the yes or no it says outright
     stance: str = "yes"
     answers: str | None = None
+
+
+# the cosine of two passages' vectors, None when either has none (the detector reads words then)
+Similarity = Callable[["Features", "Features"], "float | None"]
+
+
+def by_vectors(vectors: Mapping[str, Any]) -> Similarity:
+    """The similarity of passages by their vectors (memory id -> a vector, any sequence of floats):
+    their cosine; None for a passage without one (or vectors of different sizes)."""
+    import numpy as np
+
+    from aimos.meaning.vectors import cosine
+
+    arrays = {mid: np.asarray(v, dtype=np.float32) for mid, v in vectors.items()}
+
+    def similar(a: Features, b: Features) -> float | None:
+        va, vb = arrays.get(a.passage.memory_id), arrays.get(b.passage.memory_id)
+        if va is None or vb is None or va.shape != vb.shape:
+            return None
+        return cosine(va, vb)
+
+    return similar
+
+
+def _near(similar: Similarity | None, a: Features, b: Features, least: float) -> bool:
+    found = similar(a, b) if similar is not None else None
+    return found is not None and found >= least
 
 
 def leading_question(text: str) -> str | None:
@@ -380,10 +326,16 @@ def _jaccard(a: frozenset[Any], b: frozenset[Any]) -> float:
     return len(a & b) / len(a | b) if a and b else 0.0
 
 
-def same_subject(a: Features, b: Features, rare: Callable[[str], bool] = lambda _: False) -> bool:
+def same_subject(
+    a: Features,
+    b: Features,
+    rare: Callable[[str], bool] = lambda _: False,
+    similar: Similarity | None = None,
+) -> bool:
     """The same leading question; or 4+ shared content words that are a third of the smaller
     passage's; or 3+ shared content words of which 2+ are rare in the brain (a number both hold
-    counts as the third beside two rare words)."""
+    counts as the third beside two rare words); or, by meaning, their vectors' cosine is at least
+    SUBJECT_COSINE (paraphrases of one question)."""
     if a.question is not None and a.question == b.question:
         return True
     # one quotes the question the other opens with
@@ -399,7 +351,9 @@ def same_subject(a: Features, b: Features, rare: Callable[[str], bool] = lambda 
         shared |= a.numbers & b.numbers  # two rare words and the same number (a year, say)
     if len(shared) >= SUBJECT_SHARED and smaller > 0 and len(shared) / smaller >= SUBJECT_RATIO:
         return True
-    return len(shared) >= SUBJECT_SHARED - 1 and sum(1 for t in shared if rare(t)) >= RARE_SHARED
+    if len(shared) >= SUBJECT_SHARED - 1 and sum(1 for t in shared if rare(t)) >= RARE_SHARED:
+        return True
+    return _near(similar, a, b, SUBJECT_COSINE)
 
 
 def same_origin(a: Features, b: Features) -> str | None:
@@ -619,6 +573,7 @@ def _on_subject(
     subject: Sequence[Features],
     need: int,
     rare: Callable[[str], bool],
+    similar: Similarity | None = None,
 ) -> list[Features]:
     """The passages on the cluster's subject: those on the new one's (``subject``) or on another
     of the origin's, and those sharing two or more rare words with what most of the origin says,
@@ -630,7 +585,7 @@ def _on_subject(
     for f in neighbours:
         if f in origin or f in on_subject or f.passage.memory_id == new.passage.memory_id:
             continue
-        if any(same_subject(o, f, rare) for o in origin[1:]):
+        if any(same_subject(o, f, rare, similar) for o in origin[1:]):
             on_subject.append(f)  # on the subject of another passage of the origin
             continue
         common_words = f.content & shared_words
@@ -647,6 +602,7 @@ def other_origins(
     frequency: Callable[[str], int],
     brain_size: int,
     most: int = OTHER_ORIGINS,
+    similar: Similarity | None = None,
 ) -> list[Features]:
     """One passage of each other origin on ``new``'s subject (at most ``most``, the newest first),
     whose cluster ``new`` may now contradict: the writer judges each again with ``new`` among its
@@ -658,7 +614,7 @@ def other_origins(
             f.passage.author[0] != CLI_AGENT
             and same_origin(new, f) is None
             and all(same_origin(c, f) is None for c in chosen)
-            and same_subject(new, f, rare)
+            and same_subject(new, f, rare, similar)
         ):
             chosen.append(f)
             if len(chosen) >= most:
@@ -673,19 +629,25 @@ def analyse(
     brain_size: int,
     recent: Sequence[Features] = (),
     judge: Judge | None = None,
+    similar: Similarity | None = None,
 ) -> Verdict | None:
     """The verdict on the cluster ``new`` belongs to, among ``neighbours`` (other memories, any
     order), or None when the detector has nothing to say. ``frequency(unit)`` is how many
     memories of the brain hold the unit (it may stop counting early): a unit as common as a
     speaker's name is not an answer. ``recent`` are the same agent epoch's saves of the last
     burst: a unit most of those on other subjects carry (a signature) is the origin's mark.
-    ``judge``: an NLI judge that decides the relations it is sure of (see _relations)."""
+    ``judge``: an NLI judge that decides the relations it is sure of (see _relations).
+    ``similar``: the passages' cosines where they have vectors (by_vectors), None for words alone."""
     rare = _rarity(frequency, len(neighbours), brain_size)
     subject = [
-        f for f in neighbours if f.passage.memory_id != new.passage.memory_id and same_subject(new, f, rare)
+        f
+        for f in neighbours
+        if f.passage.memory_id != new.passage.memory_id and same_subject(new, f, rare, similar)
     ]
     origin = [new] + [f for f in subject if same_origin(new, f) is not None]
-    excluded = _question_units(origin) | _marks([f for f in recent if not same_subject(new, f, rare)])
+    excluded = _question_units(origin) | _marks(
+        [f for f in recent if not same_subject(new, f, rare, similar)]
+    )
 
     if len(origin) < 2:
         return None  # one passage alone agrees with nothing
@@ -698,7 +660,7 @@ def analyse(
     # (rarity is asked only of the units most of the origin asserts: each asking is a count)
     agreed = {u: c for u, c in counts.items() if c >= need and (u in named or rare(u))}
     questions = [f for f in origin if f.question is not None and f.question == new.question]
-    on_subject = _on_subject(new, neighbours, origin, subject, need, rare)
+    on_subject = _on_subject(new, neighbours, origin, subject, need, rare, similar)
     outside = [f for f in neighbours if f not in origin]
     rel = _relations(origin, on_subject, agreed, excluded, rare, outside, brain_size >= RARE_BRAIN, judge)
     if rel.contested or rel.stance is not None:
@@ -796,6 +758,16 @@ def _origins(passages: Sequence[Features]) -> list[list[Features]]:
     return list(groups.values())
 
 
+def _quoting(
+    asked: Features, candidates: Sequence[Features], near_query: Callable[[Features], float | None] | None
+) -> set[int]:
+    """The candidates (by id()) that quote the query, or are as near it in meaning as a quote."""
+    quotes = {id(f) for f in candidates if f" {asked.normalized} " in f" {f.normalized} "}
+    if near_query is not None:
+        quotes |= {id(f) for f in candidates if (c := near_query(f)) is not None and c >= QUERY_COSINE}
+    return quotes
+
+
 def contested_at_recall(
     query: str,
     candidates: Sequence[Features],
@@ -804,6 +776,7 @@ def contested_at_recall(
     judged: Collection[str] | None = None,
     seen: int = 0,
     judge: Judge | None = None,
+    near_query: Callable[[Features], float | None] | None = None,
 ) -> dict[str, str]:
     """The recall-time check: the query names the subject. The candidates on it are those that
     hold most of the query's content words (two thirds, two at least; a form of a word counts:
@@ -824,7 +797,10 @@ def contested_at_recall(
     Nothing is recorded: the caller withholds, with the reason in its signed decision.
     ``seen``: how many candidates the recall had, when the caller passes only those that may be
     on the subject (may_hold_subject); a word's rarity is judged against that many. ``judge``: an
-    NLI judge that decides the relations it is sure of (see _relations)."""
+    NLI judge that decides the relations it is sure of (see _relations).
+    ``near_query``: a candidate's cosine with the query (None without vectors): one at least
+    QUERY_COSINE is on the whole subject, whatever its words (meaning groups; the answers compared
+    are still words)."""
     asked = features(Passage("", query, "", ("", 0), 0))
     words_asked = asked.content
     rare = _rarity(frequency, max(seen, len(candidates)), brain_size)
@@ -833,7 +809,7 @@ def contested_at_recall(
         return {}
     need_words = max(2 if len(words_asked) > 1 else 1, math.ceil(2 * len(words_asked) / 3))
     held = {id(f): sum(1 for w in words_asked if _holds(f, w)) for f in candidates}
-    quotes = {id(f) for f in candidates if f" {asked.normalized} " in f" {f.normalized} "}
+    quotes = _quoting(asked, candidates, near_query)
     on = [f for f in candidates if held[id(f)] >= need_words or id(f) in quotes]
     # what may contradict: a passage on the whole subject (every word of the query, or the query
     # quoted); what may support: any passage on it

@@ -11,6 +11,12 @@ and on the housekeeper's schedule. A memory is judged as it would have been insi
 transaction: its neighbours, word counts and brain size are bounded to the memories saved up to
 it (the index ranks those neighbours by its statistics when the detector runs).
 
+Meaning: where the memories it compares have vectors by the pinned model (store.vectors, made after
+the saves: by a recall before its transaction, the housekeeper, the CLI), the kernel groups
+paraphrases of one question as one subject (agreement.SUBJECT_COSINE, QUERY_COSINE); a memory
+without a vector yet is compared by its words, and with meaning turned off (AIMOS_MEANING=off) no
+vector is read: the detector is words alone, as before.
+
 What the writer never overrules: a person's judgment (basis explicit), a label a corrected
 version inherited, and a label more adverse than the verdict (the detectors only add distrust,
 except that independent support clears a detector's own adverse label)."""
@@ -20,16 +26,19 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import apsw
 
 from aimos.epistemic.agreement import (
     BURST_SECONDS,
+    QUERY_COSINE,
     Features,
     Passage,
+    Similarity,
     Verdict,
     analyse,
+    by_vectors,
     contested_at_recall,
     features,
     may_hold_subject,
@@ -52,6 +61,9 @@ from aimos.vocabulary import (
     UNVERIFIED,
 )
 
+if TYPE_CHECKING:
+    from aimos.meaning.vectors import Floats
+
 NEIGHBOURS = 40
 # a conversation's turns (an import of one's own chats) are one voice talking, not sources that
 # agree or dissent: the detector does not look at them (a cost of ~20-40 ms a turn saved, and a
@@ -65,7 +77,8 @@ NEIGHBOUR_BUDGET = 300
 CLEARABLE = frozenset({POISON_SUSPECT, POISON_LIKELY})
 
 _COLUMNS = (
-    "m.memory_id, m.value, m.source, m.author_agent_id, m.author_valid_from, m.created_at, m.epistemic_label"
+    "m.memory_id, m.value, m.source, m.author_agent_id, m.author_valid_from, m.created_at,"
+    " m.epistemic_label, m.rowid AS rowid"
 )
 
 
@@ -76,7 +89,13 @@ def _passage(row: dict[str, Any]) -> Passage:
         row["source"],
         (row["author_agent_id"], row["author_valid_from"]),
         row["created_at"],
+        _rowid(row),
     )
+
+
+def _rowid(row: dict[str, Any]) -> int:
+    """A memories row's rowid: the detector's queries name it rowid, a recall's candidates _rowid."""
+    return int(row.get("rowid") or row.get("_rowid") or 0)
 
 
 def _neighbours(
@@ -169,6 +188,31 @@ def _frequency(conn: apsw.Connection, limit: int, upto: int = 0) -> Callable[[st
     return count
 
 
+def _vectors(conn: apsw.Connection, ids: dict[int, str]) -> dict[str, Floats]:
+    """memory id -> its vector by the pinned model, for the memories (rowid -> memory id) that have
+    one; nothing when meaning is turned off (the vectors a brain holds are then not read)."""
+    from aimos.meaning.model import DIMS, MODEL_NAME, turned_off
+    from aimos.meaning.vectors import unpack, well_formed
+    from aimos.store.vectors import of_memories
+
+    if turned_off():
+        return {}
+    found = of_memories(conn, sorted(ids))
+    # (an empty form: a memory with no text to embed; another model's: stale until remade)
+    return {
+        ids[rowid]: unpack(blob)
+        for rowid, (model, blob, _) in found.items()
+        if model == MODEL_NAME and well_formed(blob, DIMS)
+    }
+
+
+def _similarity(conn: apsw.Connection, passages: Iterable[Features]) -> Similarity | None:
+    """The passages' cosines by their vectors (agreement.by_vectors), None when fewer than two have
+    one (words alone)."""
+    found = _vectors(conn, {f.passage.rowid: f.passage.memory_id for f in passages if f.passage.rowid})
+    return by_vectors(found) if len(found) >= 2 else None
+
+
 def _heads(conn: apsw.Connection, ids: list[str]) -> dict[str, dict[str, Any]]:
     """Each memory's newest classification as its signed event says: its label and basis, and
     whether the memory carries a judgment of the version it corrects (any row of its chain: the
@@ -216,12 +260,20 @@ def pending(conn: apsw.Connection) -> int:
 
 
 def judge_pending(
-    conn: apsw.Connection, housekeeper: Signer, now: int, *, times: list[float] | None = None
+    conn: apsw.Connection,
+    housekeeper: Signer,
+    now: int,
+    *,
+    times: list[float] | None = None,
+    embedded: Sequence[int] = (),
 ) -> list[Transition]:
     """Judge every queued memory the detector has not judged, in save order, each as at its save
     (judge_saved), and record the run; the caller holds the write transaction (a recall's or a
     show's own, before it reads anything: no recall decides while a save waits to be judged).
-    ``times``: each memory's judgment in seconds is appended (eval perf)."""
+    ``embedded``: the rowids of memories whose vectors the caller has just stored: those judged
+    before (by their words alone: a CLI save is judged before its vector exists) are judged again
+    as at their save, now by meaning too. ``times``: each memory's judgment in seconds is appended
+    (eval perf)."""
     queued = rows(
         conn,
         f"SELECT seq, memory_id FROM detection_queue WHERE seq > {_JUDGED_THROUGH} ORDER BY seq",
@@ -237,7 +289,31 @@ def judge_pending(
         conn.execute(
             "INSERT INTO detection_runs (through_seq, ran_at) VALUES (?, ?)", (int(queued[-1]["seq"]), now)
         )
+    judged = {str(entry["memory_id"]) for entry in queued}
+    for memory_id in _judged_before(conn, embedded):
+        if memory_id not in judged:
+            done += judge_saved(conn, housekeeper, memory_id, now)
     return done
+
+
+def _judged_before(conn: apsw.Connection, embedded: Sequence[int]) -> list[str]:
+    """The memories among ``embedded`` (rowids) saved up to the last one the detector has judged
+    (the queue is in save order, as rowids are), oldest first."""
+    if not embedded:
+        return []
+    through = rows(
+        conn,
+        "SELECT COALESCE((SELECT m.rowid FROM detection_queue q JOIN memories m ON m.memory_id = q.memory_id"
+        f" WHERE q.seq = {_JUDGED_THROUGH}), 0) AS upto",
+    )[0]["upto"]
+    wanted = sorted(r for r in embedded if r <= int(through))
+    if not wanted:
+        return []
+    marks = ",".join("?" * len(wanted))
+    return [
+        str(r["memory_id"])
+        for r in rows(conn, f"SELECT memory_id FROM memories WHERE rowid IN ({marks}) ORDER BY rowid", wanted)
+    ]
 
 
 def settle(conn: apsw.Connection, housekeeper: Signer, now: int) -> int:
@@ -280,20 +356,23 @@ def judge_saved(
     limit = rare_limit(len(neighbours), size)
     frequency = _frequency(conn, limit, upto)
     done = []
-    verdict = _pinned(analyse(mine, neighbours, frequency, size, recent, judge), judge)
+    similar = _similarity(conn, [mine, *neighbours])
+    verdict = _pinned(analyse(mine, neighbours, frequency, size, recent, judge, similar), judge)
     if verdict is not None:
         done += _record(conn, housekeeper, verdict, memory_id, now, cause="cluster_grew_with")
     # the clusters of other origins on the subject, judged again with the new memory among their
     # neighbours: truth saved after the poison contradicts it now (only a contradiction is
     # recorded: a new memory clears its own cluster, never another's)
-    for other in other_origins(mine, neighbours, frequency, size):
+    for other in other_origins(mine, neighbours, frequency, size, similar=similar):
         # its own neighbours too: what supports it may share few words with the new memory
         around = {f.passage.memory_id: f for f in neighbours}
         for row in _search(conn, company, other.content, upto):
             around.setdefault(row["memory_id"], _features(row))
         around[memory_id] = mine
         around.pop(other.passage.memory_id, None)
-        again = _pinned(analyse(other, list(around.values()), frequency, size, judge=judge), judge)
+        peers = list(around.values())
+        similar_peers = _similarity(conn, [other, *peers])
+        again = _pinned(analyse(other, peers, frequency, size, judge=judge, similar=similar_peers), judge)
         if again is not None and again.label == POISON_LIKELY:  # a contradiction, nothing less
             done += _record(conn, housekeeper, again, memory_id, now, cause="contradicted_by")
     return done
@@ -359,14 +438,19 @@ def _reason(verdict: Verdict, at_save: bool, cause: str) -> str:
 
 
 def contested_in_recall(
-    conn: apsw.Connection, query: str, candidates: Sequence[dict[str, Any]]
+    conn: apsw.Connection,
+    query: str,
+    candidates: Sequence[dict[str, Any]],
+    asked: tuple[str, Floats] | None = None,
 ) -> dict[str, str]:
     """The recall-time agreement check (agreement.contested_at_recall) over a recall's candidate
     rows (memories rows, in retrieval order): memory id -> why, for the members of an origin the
     check contests. Only the candidates that may be on the query's subject are read (a cheap test
     of their text first), and only when an origin can be among them (3 or more, not the person's
     own agent and not conversation turns, with one declared source or saved by one agent epoch
-    within a burst): most recalls read no text here."""
+    within a burst): most recalls read no text here. ``asked``: the query's vector and the model
+    that made it (the recall's meaning channel), None for words alone: a candidate near the query
+    in meaning is on its subject whatever its words."""
     eligible = [
         r
         for r in candidates
@@ -377,7 +461,13 @@ def contested_in_recall(
     if not _may_share_origin(eligible):
         return {}  # (the person's own brain, or a conversation import: no text is read)
     subject = subject_of(query)
-    near = [r for r in candidates if subject and may_hold_subject(subject, r["value"])]
+    cosines = _query_cosines(conn, candidates, asked)
+    near = [
+        r
+        for r in candidates
+        if (subject and may_hold_subject(subject, r["value"]))
+        or cosines.get(r["memory_id"], 0.0) >= QUERY_COSINE
+    ]
     close = {r["memory_id"] for r in near}
     judged = [r for r in eligible if r["memory_id"] in close]
     if not _may_share_origin(judged):
@@ -393,7 +483,22 @@ def contested_in_recall(
         {r["memory_id"] for r in judged},
         seen=len(candidates),
         judge=active_judge(),
+        near_query=(lambda f: cosines.get(f.passage.memory_id)) if cosines else None,
     )
+
+
+def _query_cosines(
+    conn: apsw.Connection, candidates: Sequence[dict[str, Any]], asked: tuple[str, Floats] | None
+) -> dict[str, float]:
+    """memory id -> the candidate's cosine with the query, for those with a vector by the model
+    that embedded the query (the pinned one); nothing without a query vector."""
+    from aimos.meaning.model import MODEL_NAME
+    from aimos.meaning.vectors import cosine
+
+    if asked is None or asked[0] != MODEL_NAME:
+        return {}
+    vectors = _vectors(conn, {_rowid(r): r["memory_id"] for r in candidates if _rowid(r)})
+    return {mid: cosine(v, asked[1]) for mid, v in vectors.items()}
 
 
 def _may_share_origin(candidates: Sequence[dict[str, Any]], least: int = 3) -> bool:

@@ -155,6 +155,16 @@ class _Brain:
         result = recall(self.conn, self.housekeeper, req, t, bypass_trust=bypass, lure_rules=lure_rules)
         return [r["memory_id"] for r in result.results]
 
+    def embed(self) -> int:
+        """Every memory's vector made, as the housekeeper keeps a brain's vectors current (the
+        injected passages then get theirs from the recall that follows them, as a recall makes a
+        few missing vectors); how many; 0 when the model is not available here (words alone)."""
+        from aimos.meaning.index import embed_pending
+        from aimos.meaning.model import load_or_none
+
+        embedder = load_or_none()
+        return 0 if embedder is None else embed_pending(self.conn, embedder)
+
     def labels(self, ids: Iterable[str]) -> dict[str, str]:
         wanted = list(dict.fromkeys(ids))
         marks = ",".join("?" * len(wanted))
@@ -246,6 +256,8 @@ def _build_template(
             for target in targets:
                 brain.save(_clean_reference(target), source=CLEAN_SOURCE, memory_type="declarative")
                 references += 1
+            # (the turns-as-reference template measures the save-time kernel alone: no vectors)
+            embedded = 0 if turns_as_reference else brain.embed()
             adverse, total = brain.adverse_count()
         finally:
             brain.close()
@@ -254,6 +266,7 @@ def _build_template(
         "clean_references": references,
         "clean_adverse": adverse,
         "clean_memories": total,
+        "clean_vectors": embedded,
         "master_fingerprint": installed.master_fingerprint,
     }
 
@@ -443,7 +456,9 @@ def run_poisonedrag(
             "(type dialog_turn, source = the session), plus one clean reference passage per target "
             f"stating its correct answer (type declarative, source {CLEAN_SOURCE}), saved by agent "
             f"cli; injected passages (type {INJECTED_TYPE}) saved by agent {READER_AGENT} (its own "
-            f"epoch and write grant); single-source attacks from {POISON_SOURCE}; top-{TOP_K} recall"
+            f"epoch and write grant); single-source attacks from {POISON_SOURCE}; top-{TOP_K} recall; "
+            "every clean memory's vector made (when the embedding model is available), the injected "
+            "passages' by the recall after their saves"
         ),
         "variants": {v: DESCRIPTIONS[v] for v in chosen},
         "arms": {

@@ -106,13 +106,21 @@ class MeaningQuery:
     vector: Floats
     made: list[tuple[int, bytes]] = field(default_factory=list)  # vectors made, not yet stored
 
+    def store(self, conn: apsw.Connection) -> list[int]:
+        """Store the vectors prepare() made (in the caller's write transaction; once); their memory
+        rowids. A recall does this before the agreement detector judges what its saves queued, so
+        that the detector compares those memories by meaning too."""
+        stored = [rowid for rowid, _ in self.made]
+        if self.made:
+            vectors.write(conn, self.model, self.made)
+            self.made.clear()
+        return stored
+
     def nearest(self, conn: apsw.Connection, limit: int) -> tuple[list[tuple[int, float]], float, int]:
         """(memory rowid, cosine) of the ``limit`` nearest vectors, best first, the mean cosine of
         all of them and their number. The vectors prepare() made are stored first (the caller's
         transaction)."""
-        if self.made:
-            vectors.write(conn, self.model, self.made)
-            self.made.clear()
+        self.store(conn)
         kept = matrix(conn, self.model, self.dims)
         near, mean = kept.ranked(self.vector, limit)
         return near, mean, len(kept)

@@ -76,13 +76,19 @@ def left_off() -> bool:
 
 
 def turned_off() -> bool:
+    """Whether the person turned meaning off (``AIMOS_MEANING=off``): words only, and no use of the
+    vectors a brain already holds (the agreement detector groups by words alone then)."""
     return os.environ.get(DISABLE_ENV, "").lower() in {"off", "0", "no", "false"}
+
+
+def _refuse_when_off() -> None:
+    if turned_off():
+        raise ModelUnavailableError(f"turned off by {DISABLE_ENV}=off")
 
 
 def locate() -> ModelFiles:
     """The pinned files of the installed wheel (not yet checked), or ModelUnavailableError."""
-    if turned_off():
-        raise ModelUnavailableError(f"turned off by {DISABLE_ENV}=off")
+    _refuse_when_off()
     engine = ENGINE_SHA256.get(_platform_key())
     if engine is None:
         system, machine = _platform_key()
@@ -237,8 +243,7 @@ def load() -> Embedder:
     """The process's one model (checked and loaded on first use), or ModelUnavailableError (remembered:
     a process does not try twice)."""
     global _loaded, _failure
-    if turned_off():
-        raise ModelUnavailableError(f"turned off by {DISABLE_ENV}=off")
+    _refuse_when_off()  # (each time: a process that loaded it obeys the switch turned later)
     with _loading:
         if _loaded is not None:
             return _loaded

@@ -19,6 +19,7 @@ from aimos.identity.epochs import Signer
 from aimos.identity.requests import SignedRequest, verify_request
 from aimos.identity.trusted import grant_covers, grant_excess
 from aimos.ledger.events import append_event
+from aimos.meaning.index import MeaningQuery
 from aimos.memory.gates import refuse_secret_fields
 from aimos.memory.redaction import mark_redacted
 from aimos.recall.candidates import (
@@ -196,9 +197,13 @@ def recall_in_transaction(
     t0 = time.perf_counter()
     verified = verify_request(conn, request, path=PATH_RECALL, now=now)
     check_counts(conn, DECIDING_CHAINS)  # labels and weights below rest on whole chains
+    meaning = _meaning_of(channels)
+    # the vectors made before the transaction, stored first: the detector reads them
+    embedded = meaning.store(conn) if meaning is not None else []
     # what the saves before it queued is judged first, in this transaction: no recall decides
-    # while a memory waits for the agreement detector (epistemic.detect)
-    judge_pending(conn, housekeeper, now)
+    # while a memory waits for the agreement detector (epistemic.detect); and what was judged by
+    # its words alone before its vector existed is judged again, by meaning too
+    judge_pending(conn, housekeeper, now, embedded=embedded)
     body = request.body
     _validate(body)
     scope = _scope(body, verified.grant)
@@ -215,7 +220,8 @@ def recall_in_transaction(
     )
     loaded = _load(conn, ranked)
     rules = lure_rules and not bypass_trust
-    contested = contested_in_recall(conn, body["query"], [m for _, m in loaded]) if rules else None
+    asked = (meaning.model, meaning.vector) if meaning is not None else None
+    contested = contested_in_recall(conn, body["query"], [m for _, m in loaded], asked) if rules else None
     t1 = time.perf_counter()
     decision = decide(
         [c for c, _ in loaded],
@@ -290,6 +296,14 @@ def recall_in_transaction(
         receipt,
         {"retrieval_s": t1 - t0, "verification_s": t2 - t1, "receipt_s": t3 - t2},
     )
+
+
+def _meaning_of(channels: list[Channel] | None) -> MeaningQuery | None:
+    """The prepared question of the recall's meaning channel, if it has one."""
+    for channel in channels or ():
+        if isinstance(channel, MeaningChannel) and isinstance(channel.query, MeaningQuery):
+            return channel.query
+    return None
 
 
 def recall(
