@@ -56,6 +56,12 @@ def state_dir() -> Path:
     return home / "state" if home else Path(platformdirs.user_state_dir(APP))
 
 
+def cache_dir() -> Path:
+    """Files aimos can make again (the evaluations' embeddings): never a brain's data."""
+    home = _home()
+    return home / "cache" if home else Path(platformdirs.user_cache_dir(APP))
+
+
 def brain_path() -> Path:
     return data_dir() / BRAIN_FILENAME
 

@@ -429,16 +429,29 @@ def open_candidates(
     limit: int = CANDIDATES,
     *,
     when: bool = False,
+    fusion: Fusion | None = None,
 ) -> list[tuple[int, float]]:
-    """The top ``limit`` rowids with a relevance in (0, 1]: one channel's own scores
-    normalised, the lexical and the meaning channel fused (``fuse``), or other channels fused by
-    RRF, and normalised. ``when``: the query asks when."""
+    """The top ``limit`` rowids with a relevance in (0, 1] (``combine`` of the channels' results).
+    ``when``: the query asks when; ``fusion``: the lexical and meaning fusion's settings (recall's
+    constants unless an evaluation tries others)."""
     results = [ch.search(conn, terms, scope, limit, when=when) for ch in channels]
+    return combine(results, channels, limit, fusion)
+
+
+def combine(
+    results: Sequence[Sequence[tuple[int, float]]],
+    channels: Sequence[Channel],
+    limit: int = CANDIDATES,
+    fusion: Fusion | None = None,
+) -> list[tuple[int, float]]:
+    """The channels' results as one ranking, normalised to (0, 1]: one channel's own scores, the
+    lexical and the meaning channel fused (``fuse``, with ``fusion``'s settings), or other channels
+    fused by RRF. Pure (a meaning channel's ``mean`` is read from it)."""
     names = [ch.name for ch in channels]
     if len(results) == 1:
-        fused = results[0]
+        fused = list(results[0])
     elif names == ["lexical", "meaning"] and isinstance(channels[1], MeaningChannel):
-        fused = fuse(results[0], results[1], channels[1].mean)
+        fused = fuse(results[0], results[1], channels[1].mean, fusion or Fusion())
     else:
         fused = rrf([[rowid for rowid, _ in r] for r in results])
     fused = fused[:limit]
