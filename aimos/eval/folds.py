@@ -35,13 +35,25 @@ def default_setting() -> Setting:
 
 
 # The fusion of the lexical channel with the meaning channel (recall.candidates.Fusion): a small grid
-# around recall's constants; WORDS gives meaning no weight (the lexical channel's own ranking).
+# of its weight, floor and margin (its abstention thresholds, ALONE and LIFT, act only when no memory
+# shares a word with the question, which LoCoMo's questions rarely are: they come from the meaning
+# probe and stay at recall's values). WORDS gives meaning no weight (the lexical channel's ranking);
+# FIRST_GUESS is the fusion as it was first written.
 FUSION_NAMES = ("weight", "floor", "full", "margin", "alone", "lift")
-FUSION_GRID: list[Setting] = [
-    tuple(zip(FUSION_NAMES, values, strict=True))
-    for values in itertools.product((0.5, 1.0, 2.0), (0.77,), (0.90,), (0.04, 0.08), (0.80,), (0.06,))
-]
+
+
+def _fusions() -> list[Setting]:
+    from aimos.recall.candidates import MEANING_ALONE, MEANING_FULL, MEANING_LIFT
+
+    return [
+        tuple(zip(FUSION_NAMES, (w, floor, MEANING_FULL, margin, MEANING_ALONE, MEANING_LIFT), strict=True))
+        for w, floor, margin in itertools.product((0.05, 0.1, 0.2, 0.5, 1.0), (0.77, 0.80), (0.04, 0.08))
+    ]
+
+
+FUSION_GRID: list[Setting] = _fusions()
 WORDS: Setting = tuple(zip(FUSION_NAMES, (0.0, 0.77, 0.90, 0.04, 1.0, 1.0), strict=True))
+FIRST_GUESS: Setting = tuple(zip(FUSION_NAMES, (1.0, 0.77, 0.90, 0.04, 0.80, 0.06), strict=True))
 
 
 def default_fusion() -> Setting:

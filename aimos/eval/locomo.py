@@ -84,7 +84,15 @@ def run_locomo(
     not load here) and by words alone (``aimos_words``), beside BM25; with ``folds`` also the
     cross-conversation validation of the lexical channel's settings and of the fusion's (aimos.eval.folds)
     on the same brains."""
-    from aimos.eval.folds import BEFORE, FUSION_GRID, GRID, WORDS, default_fusion, default_setting
+    from aimos.eval.folds import (
+        BEFORE,
+        FIRST_GUESS,
+        FUSION_GRID,
+        GRID,
+        WORDS,
+        default_fusion,
+        default_setting,
+    )
 
     ks = tuple(sorted(set(ks)))
     if not ks or ks[0] < 1 or ks[-1] > 200:
@@ -95,7 +103,7 @@ def run_locomo(
     if folds:
         run.lexical = list(dict.fromkeys([*GRID, default_setting(), BEFORE]))
         if embedder is not None:
-            run.fusions = list(dict.fromkeys([*FUSION_GRID, default_fusion(), WORDS]))
+            run.fusions = list(dict.fromkeys([*FUSION_GRID, default_fusion(), WORDS, FIRST_GUESS]))
     started = time.perf_counter()
     try:
         for conv in conversations:
@@ -152,11 +160,13 @@ class _Run:
         self.by_fusion: list[dict[Any, list[dict[str, float]]]] = []
 
     def cross_validated(self) -> dict[str, Any]:
-        from aimos.eval.folds import FUSION_GRID, WORDS, cross_validate, default_fusion
+        from aimos.eval.folds import FIRST_GUESS, FUSION_GRID, WORDS, cross_validate, default_fusion
 
         k = max(self.ks)
         fusion = (
-            cross_validate(self.by_fusion, k, FUSION_GRID, default_fusion(), {"words": WORDS})
+            cross_validate(
+                self.by_fusion, k, FUSION_GRID, default_fusion(), {"words": WORDS, "first_guess": FIRST_GUESS}
+            )
             if self.fusions
             else None
         )

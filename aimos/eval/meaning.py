@@ -126,12 +126,12 @@ def run_meaning(
     path: Path | None = None, progress: Callable[[int, int, str], None] = draw_progress
 ) -> dict[str, Any]:
     from aimos.eval.embeddings import eval_embedder
-    from aimos.eval.folds import FUSION_GRID, WORDS, default_fusion
+    from aimos.eval.folds import FIRST_GUESS, FUSION_GRID, WORDS, default_fusion
 
     probe = load_probe(path)
     embedder, why_not = eval_embedder()
     started = time.perf_counter()
-    settings = list(dict.fromkeys([default_fusion(), WORDS, *FUSION_GRID])) if embedder else []
+    settings = list(dict.fromkeys([default_fusion(), WORDS, FIRST_GUESS, *FUSION_GRID])) if embedder else []
     outcomes: dict[str, list[int | bool | None]] = {"aimos_words": [], "aimos": []}
     by_setting: dict[Any, list[int | bool | None]] = {s: [] for s in settings}
     try:

@@ -52,9 +52,10 @@ def test_it_reports_the_run_and_the_folds(tmp_path: Path) -> None:
     report = run_locomo(data, ks=(1, 5), progress=lambda *_: None, folds=True)
     assert report["counts"] == {"conversations": 4, "turns": 16, "questions": 4, "skipped_no_evidence": 4}
     assert report["meaning"]["model"] == MODEL_NAME and report["meaning"]["unavailable"] is None
-    # every turn's vector, before the questions; the folds' question vectors (the signed recall
-    # embeds its own question)
-    assert report["meaning"]["made_by_the_model"] == {"passage": 16, "query": 4}
+    # every turn's vector, before the questions (7 texts: the filler turns are alike in every
+    # conversation, and the cache keeps a text's vector once); the folds' question vectors (the signed
+    # recall embeds its own question)
+    assert report["meaning"]["made_by_the_model"] == {"passage": 7, "query": 4}
     for arm in ("aimos", "aimos_words", "bm25"):  # side by side, in the same run
         assert report[arm]["overall"]["any_hit@5"] == 1.0, arm  # each question finds its turn
     lexical = report["folds"]["lexical"]
@@ -64,11 +65,11 @@ def test_it_reports_the_run_and_the_folds(tmp_path: Path) -> None:
         assert 0.0 <= fold["test_chosen"]["hit@1"] <= 1.0
     assert lexical["all_default"]["any_hit@5"] == 1.0
     fusion = report["folds"]["fusion"]
-    assert fusion["default"] == dict(default_fusion()) and fusion["others"] == ["words"]
+    assert fusion["default"] == dict(default_fusion()) and fusion["others"] == ["words", "first_guess"]
     assert len(fusion["folds"]) == 4
     for fold in fusion["folds"]:
         assert set(fold["chosen"]) == set(FUSION_NAMES)
-        assert {"test_chosen", "test_default", "test_words"} <= set(fold)
+        assert {"test_chosen", "test_default", "test_words", "test_first_guess"} <= set(fold)
     assert fusion["all_words"]["any_hit@5"] == 1.0 and fusion["held_out"]["words"]["any_hit@5"] == 1.0
 
 
@@ -81,7 +82,7 @@ def test_a_rerun_takes_its_vectors_from_the_cache(tmp_path: Path) -> None:
     data.write_text(json.dumps([_conversation(i) for i in range(2)]))
     first = run_locomo(data, ks=(1, 5), progress=lambda *_: None)
     again = run_locomo(data, ks=(1, 5), progress=lambda *_: None)
-    assert first["meaning"]["made_by_the_model"] == {"passage": 8, "query": 0}
+    assert first["meaning"]["made_by_the_model"] == {"passage": 5, "query": 0}  # 3 filler + 2 topics
     assert again["meaning"]["made_by_the_model"] == {"passage": 0, "query": 0}
     assert again["aimos"] == first["aimos"]
     cache = next((paths.cache_dir() / "eval-embeddings").iterdir())
