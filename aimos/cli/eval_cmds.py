@@ -616,7 +616,10 @@ def meaning(
     )
     _say_meaning(report["meaning"])
     names = ("hit@1", "hit@3", "mrr", "false_abstention", "abstention")
-    lines = [[f"signed recall: {arm}", *(f"{m[n]:.4f}" for n in names)] for arm, m in arms.items()]
+    labels = {"meaning_alone": "channels: recall's fusion, the words' results left out"}
+    lines = [
+        [labels.get(arm, f"signed recall: {arm}"), *(f"{m[n]:.4f}" for n in names)] for arm, m in arms.items()
+    ]
     for row in report["settings"]:
         s = row["setting"]
         label = ", ".join(f"{key}={value:g}" for key, value in s.items())

@@ -271,18 +271,19 @@ class _Run:
 
 
 def fusion_rankings(
-    conn: Any, embedder: Any, question: str, settings: Sequence[Any], k: int
+    conn: Any, embedder: Any, question: str, settings: Sequence[Any], k: int, *, words_found: bool = True
 ) -> dict[Any, list[int]]:
     """The best ``k`` rowids of one question under each fusion setting (aimos.eval.folds' form of
     recall.candidates.Fusion): the default lexical channel and the meaning channel searched once,
-    and their results fused per setting by recall.candidates.combine, as a recall fuses them."""
+    and their results fused per setting by recall.candidates.combine, as a recall fuses them.
+    Without ``words_found``, the lexical channel's results are left out (meaning alone)."""
     from aimos.meaning.index import MeaningQuery
     from aimos.recall.candidates import CANDIDATES, Fusion, LexicalChannel, MeaningChannel, combine
     from aimos.recall.text import asks_when, query_terms
 
     terms, when = query_terms(question), asks_when(question)
     words = LexicalChannel()
-    found = words.search(conn, terms, _scope(), CANDIDATES, when=when)
+    found = words.search(conn, terms, _scope(), CANDIDATES, when=when) if words_found else []
     meaning = MeaningChannel(MeaningQuery(embedder.name, embedder.dims, embedder.query(question)))
     near = meaning.search(conn, terms, _scope(), CANDIDATES, when=when)
     out = {}

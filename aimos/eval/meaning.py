@@ -9,7 +9,9 @@ save into one scratch brain, every vector made, and every question asked through
 by words alone and with meaning in the same run. Reported: hit@1, hit@3 and MRR over the answerable
 questions, how many of them returned nothing (false abstention), and how many of the others
 returned nothing (abstention); the same figures for each fusion setting the LoCoMo folds compare
-(recall.candidates.combine over the channels' results, no recall policy).
+(recall.candidates.combine over the channels' results, no recall policy), and for recall's fusion
+with the words' results left out (``meaning_alone``: what the abstention threshold lets through when
+no memory shares a word with the question, as if the distractors were not there).
 """
 
 from __future__ import annotations
@@ -133,6 +135,8 @@ def run_meaning(
     started = time.perf_counter()
     settings = list(dict.fromkeys([default_fusion(), WORDS, FIRST_GUESS, *FUSION_GRID])) if embedder else []
     outcomes: dict[str, list[int | bool | None]] = {"aimos_words": [], "aimos": []}
+    if embedder is not None:
+        outcomes["meaning_alone"] = []  # recall's fusion with the words' results left out
     by_setting: dict[Any, list[int | bool | None]] = {s: [] for s in settings}
     try:
         _ask_all(probe, embedder, progress, outcomes, by_setting)
@@ -206,5 +210,10 @@ def _ask_all(
                         conn, embedder, case.question, list(by_setting), LIMIT
                     ).items():
                         by_setting[setting].append(outcome([key_of[r] for r in rowids], case))
+                    default = next(iter(by_setting))
+                    alone = fusion_rankings(
+                        conn, embedder, case.question, [default], LIMIT, words_found=False
+                    )
+                    outcomes["meaning_alone"].append(outcome([key_of[r] for r in alone[default]], case))
         finally:
             conn.close()
