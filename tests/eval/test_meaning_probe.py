@@ -111,7 +111,7 @@ def test_the_command_runs_both_arms_on_a_tiny_probe(aimos_home: Path, tmp_path: 
     assert (words["answerable"], words["unanswerable"]) == (2, 1)
     assert words["hit@1"] == 0.0  # by words, the distractors are what shares the questions' words
     assert words["abstention"] == 1.0  # nothing shares a word with the football question
-    assert set(report["arms"]) == {"aimos_words", "aimos"}
+    assert set(report["arms"]) == {"aimos_words", "aimos", "meaning_alone"}
     assert report["settings"] and all("abstention" in row for row in report["settings"])
     assert report["arms"]["aimos"]["abstention"] == 1.0  # meaning does not answer it with the nearest
     assert report["scratch_brains_purged"]["receipts"] == 1
