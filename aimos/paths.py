@@ -57,8 +57,9 @@ def state_dir() -> Path:
 
 
 def cache_dir() -> Path:
-    """The user's cache folder for aimos (per user, not per brain: AIMOS_HOME does not move it),
-    holding only what can be made again (the embedding model files found to be the pinned ones)."""
+    """The user's cache folder for aimos: files it can make again (the embedding model files found
+    to be the pinned ones, the evaluations' embeddings), never a brain's data. Per user, not per
+    brain: AIMOS_HOME does not move it."""
     return Path(platformdirs.user_cache_dir(APP))
 
 

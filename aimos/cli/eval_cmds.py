@@ -494,14 +494,15 @@ def locomo(
     folds: bool = typer.Option(
         False,
         "--folds",
-        help="Also validate the recall channel's settings across conversations: choose on some, "
-        "measure on the others (about two minutes more).",
+        help="Also validate recall's settings (the lexical channel's and its fusion with meaning) across "
+        "conversations: choose on some, measure on the others (a few minutes more).",
     ),
 ) -> None:
-    """Turn-level retrieval on LoCoMo in scratch brains, beside a plain FTS5 BM25 baseline."""
+    """Turn-level retrieval on LoCoMo in scratch brains: aimos with meaning and by words alone,
+    beside a plain FTS5 BM25 baseline."""
     from pathlib import Path
 
-    from aimos.eval.locomo import DEFAULT_KS, run_locomo
+    from aimos.eval.locomo import ARMS, DEFAULT_KS, run_locomo
 
     report = _purging(
         lambda: run_locomo(Path(data) if data else None, tuple(k) if k else DEFAULT_KS, folds=folds)
@@ -515,6 +516,7 @@ def locomo(
         f"{c['questions']} questions ({c['skipped_no_evidence']} without resolvable evidence skipped), "
         f"{report['seconds']} s"
     )
+    _say_meaning(report["meaning"])
     ks = report["ks"]
     headers = (
         ["arm / slice", "hit@1", "mrr"]
@@ -523,7 +525,7 @@ def locomo(
         + [f"ndcg@{x}" for x in ks]
     )
     lines = []
-    for arm in ("aimos", "bm25"):
+    for arm in ARMS:
         slices = {
             "overall": report[arm]["overall"],
             "no adversarial": report[arm]["overall_without_adversarial"],
@@ -540,22 +542,37 @@ def locomo(
 
     out(table(headers, lines))
     if "folds" in report:
-        _print_folds(report["folds"], max(ks))
+        _print_folds("the lexical channel's settings", report["folds"]["lexical"], max(ks))
+        if report["folds"]["fusion"] is not None:
+            _print_folds("the fusion of words and meaning", report["folds"]["fusion"], max(ks))
 
 
-def _print_folds(folds: dict[str, Any], k: int) -> None:
+def _say_meaning(meaning: dict[str, Any]) -> None:
+    if meaning["model"]:
+        made = meaning.get("made_by_the_model") or {}
+        out(
+            f"meaning: {meaning['model']}; the model embedded {made.get('passage', 0)} memories and"
+            f" {made.get('query', 0)} questions, the evaluations' cache the rest"
+        )
+    else:
+        out(f"meaning: unavailable here ({meaning['unavailable']}): the aimos arm is by words alone")
+
+
+def _print_folds(what: str, folds: dict[str, Any], k: int) -> None:
     """The cross-conversation validation: per fold, the setting chosen on its training
-    conversations and, on the held-out ones, that choice beside the default and the earlier one."""
+    conversations and, on the held-out ones, that choice beside the default and the others."""
     from aimos.cli.output import table
 
     def fig(m: dict[str, float]) -> list[str]:
         return [f"{m[key]:.4f}" for key in ("hit@1", "mrr", f"any_hit@{k}", f"evidence_recall@{k}")]
 
+    others = folds["others"]
     out(
-        f"\nCross-conversation validation of the channel's settings (channel rankings, no policy); "
-        f"default {folds['default']}, before {folds['before']}"
+        f"\nCross-conversation validation of {what} (channel rankings, no policy); default "
+        f"{folds['default']}" + "".join(f", {name} {folds[name]}" for name in others)
     )
-    lines = [["all: default", *fig(folds["all_default"])], ["all: before", *fig(folds["all_before"])]]
+    lines = [["all: default", *fig(folds["all_default"])]]
+    lines += [[f"all: {name}", *fig(folds[f"all_{name}"])] for name in others]
     for f in folds["folds"]:
         name = f"train {f['train']} test {f['test']}"
         chosen = ", ".join(f"{key}={value:g}" for key, value in f["chosen"].items())
@@ -563,9 +580,55 @@ def _print_folds(folds: dict[str, Any], k: int) -> None:
             [f"{name}: chosen ({chosen}) on train", *fig(f["train_chosen"])],
             [f"{name}: chosen on test", *fig(f["test_chosen"])],
             [f"{name}: default on test", *fig(f["test_default"])],
-            [f"{name}: before on test", *fig(f["test_before"])],
         ]
+        lines += [[f"{name}: {other} on test", *fig(f[f"test_{other}"])] for other in others]
+    if "held_out" in folds:
+        lines += [[f"held out, mean of folds: {arm}", *fig(m)] for arm, m in folds["held_out"].items()]
     out(table(["fold / setting", "hit@1", "mrr", f"any@{k}", f"rec@{k}"], lines))
+
+
+@eval_app.command("meaning")
+def meaning(
+    data: str = typer.Option(
+        None, "--data", help="A probe file of the same form (default: the probe aimos ships)."
+    ),
+    json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+) -> None:
+    """Personal memories asked for in other words, among distractors that share the question's
+    words, and questions nothing answers: by words alone and with meaning, in a scratch brain."""
+    from pathlib import Path
+
+    from aimos.eval.meaning import load_probe, run_meaning
+
+    path = Path(data) if data else None
+    load_probe(path)  # a wrong file is refused before any brain is built
+    report = _purging(lambda: run_meaning(path))
+    if json_out:
+        emit_json(report)
+        return
+    from aimos.cli.output import table
+
+    arms = report["arms"]
+    first = next(iter(arms.values()))
+    out(
+        f"meaning probe {report['data']}: {report['memories']} memories, {first['answerable']} answerable"
+        f" and {first['unanswerable']} unanswerable questions, {report['seconds']} s"
+    )
+    _say_meaning(report["meaning"])
+    names = ("hit@1", "hit@3", "mrr", "false_abstention", "abstention")
+    labels = {"meaning_alone": "channels: recall's fusion, the words' results left out"}
+    lines = [
+        [labels.get(arm, f"signed recall: {arm}"), *(f"{m[n]:.4f}" for n in names)] for arm, m in arms.items()
+    ]
+    for row in report["settings"]:
+        s = row["setting"]
+        label = ", ".join(f"{key}={value:g}" for key, value in s.items())
+        mark = " (default)" if s == report["default"] else ""
+        lines.append([f"channels: {label}{mark}", *(f"{row[n]:.4f}" for n in names)])
+    out(table(["arm / fusion setting", "hit@1", "hit@3", "mrr", "false abst.", "abstention"], lines))
+    for arm, missed in report["misses"].items():
+        if missed:
+            out(f"  {arm}: not first or not abstained: " + "; ".join(missed))
 
 
 @eval_app.command("secrets")

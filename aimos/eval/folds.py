@@ -34,6 +34,42 @@ def default_setting() -> Setting:
     return tuple(zip(NAMES, values, strict=True))
 
 
+# The fusion of the lexical channel with the meaning channel (recall.candidates.Fusion): a small grid
+# of its weight, floor and margin (its abstention thresholds, ALONE and LIFT, act only when no memory
+# shares a word with the question, which LoCoMo's questions rarely are: they come from the meaning
+# probe and stay at recall's values). WORDS gives meaning no weight (the lexical channel's ranking);
+# FIRST_GUESS is the fusion as it was first written.
+FUSION_NAMES = ("weight", "floor", "full", "margin", "alone", "lift")
+
+
+def _fusions() -> list[Setting]:
+    from aimos.recall.candidates import MEANING_ALONE, MEANING_FULL, MEANING_LIFT
+
+    return [
+        tuple(zip(FUSION_NAMES, (w, floor, MEANING_FULL, margin, MEANING_ALONE, MEANING_LIFT), strict=True))
+        for w, floor, margin in itertools.product((0.05, 0.1, 0.2, 0.5, 1.0), (0.77, 0.80), (0.04, 0.08))
+    ]
+
+
+FUSION_GRID: list[Setting] = _fusions()
+WORDS: Setting = tuple(zip(FUSION_NAMES, (0.0, 0.77, 0.90, 0.04, 1.0, 1.0), strict=True))
+FIRST_GUESS: Setting = tuple(zip(FUSION_NAMES, (1.0, 0.77, 0.90, 0.04, 0.80, 0.06), strict=True))
+
+
+def default_fusion() -> Setting:
+    from aimos.recall import candidates as c
+
+    values = (
+        c.MEANING_WEIGHT,
+        c.MEANING_FLOOR,
+        c.MEANING_FULL,
+        c.MEANING_MARGIN,
+        c.MEANING_ALONE,
+        c.MEANING_LIFT,
+    )
+    return tuple(zip(FUSION_NAMES, values, strict=True))
+
+
 def splits(n: int) -> list[tuple[list[int], list[int]]]:
     """Four train/test splits of n conversations: first half / second half, even / odd, and each
     the other way round. Pure."""
@@ -49,10 +85,18 @@ def objective(m: Mapping[str, float], k: int) -> float:
 
 
 def cross_validate(
-    scores: Sequence[Mapping[Setting, list[dict[str, float]]]], k: int
+    scores: Sequence[Mapping[Setting, list[dict[str, float]]]],
+    k: int,
+    grid: Sequence[Setting] = GRID,
+    default: Setting | None = None,
+    others: Mapping[str, Setting] | None = None,
 ) -> dict[str, Any]:
     """``scores[c][setting]``: the per-question scores of conversation c under a setting (every
-    setting of GRID, the default and BEFORE). The folds' choices and held-out figures. Pure."""
+    setting of ``grid``, the ``default`` and the ``others`` it is compared with; by default the
+    lexical channel's GRID, its default_setting() and BEFORE). The folds' choices and held-out
+    figures. Pure."""
+    default = default_setting() if default is None else default
+    others = {"before": BEFORE} if others is None else others
 
     def mean(setting: Setting, convs: Sequence[int]) -> dict[str, float]:
         return mean_scores([row for c in convs for row in scores[c][setting]])
@@ -61,27 +105,34 @@ def cross_validate(
         return {key: m[key] for key in ("hit@1", "mrr", f"any_hit@{k}", f"evidence_recall@{k}")}
 
     folds = []
-    default = default_setting()
     for train, test in splits(len(scores)):
         if not any(scores[c][default] for c in train) or not any(scores[c][default] for c in test):
             continue  # a side with no question scored: nothing to choose on, or to measure
-        chosen = max(GRID, key=lambda s: (objective(mean(s, train), k), s == default))
-        folds.append(
-            {
-                "train": train,
-                "test": test,
-                "chosen": dict(chosen),
-                "train_chosen": brief(mean(chosen, train)),
-                "test_chosen": brief(mean(chosen, test)),
-                "test_default": brief(mean(default, test)),
-                "test_before": brief(mean(BEFORE, test)),
-            }
-        )
+        chosen = max(grid, key=lambda s: (objective(mean(s, train), k), s == default))
+        fold: dict[str, Any] = {
+            "train": train,
+            "test": test,
+            "chosen": dict(chosen),
+            "train_chosen": brief(mean(chosen, train)),
+            "test_chosen": brief(mean(chosen, test)),
+            "test_default": brief(mean(default, test)),
+        }
+        fold.update({f"test_{name}": brief(mean(s, test)) for name, s in others.items()})
+        folds.append(fold)
     everything = range(len(scores))
-    return {
-        "default": dict(default),
-        "before": dict(BEFORE),
-        "all_default": brief(mean(default, everything)),
-        "all_before": brief(mean(BEFORE, everything)),
-        "folds": folds,
-    }
+    report: dict[str, Any] = {"default": dict(default), "all_default": brief(mean(default, everything))}
+    for name, s in others.items():
+        report[name] = dict(s)
+        report[f"all_{name}"] = brief(mean(s, everything))
+    report["others"] = list(others)
+    report["folds"] = folds
+    if folds:
+        report["held_out"] = {
+            arm: mean_of([f[f"test_{arm}"] for f in folds]) for arm in ("chosen", "default", *others)
+        }
+    return report
+
+
+def mean_of(rows: Sequence[Mapping[str, float]]) -> dict[str, float]:
+    """The mean of each figure over the folds' held-out measures. Pure."""
+    return {key: round(sum(r[key] for r in rows) / len(rows), 4) for key in rows[0]}

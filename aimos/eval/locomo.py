@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from aimos.errors import NotFoundError, UsageError
+from aimos.eval.embeddings import eval_embedder
 from aimos.eval.metrics import mean_scores, scores_for
-from aimos.eval.scratch import install_scratch, scratch_home
+from aimos.eval.scratch import install_scratch, open_scratch, scratch_home
 from aimos.terminal import draw_progress
 from aimos.vocabulary import DEFAULT_GRANT_CLEARANCE, DEFAULT_GRANT_DATA_CLASS, DEFAULT_SAVE_DATA_CLASS
 
@@ -73,54 +74,118 @@ def turns_of(conversation: dict[str, Any]) -> list[dict[str, str]]:
     return turns
 
 
-def run_locomo(  # noqa: PLR0915 (an evaluation: build, run and report in one readable sequence)
+def run_locomo(
     path: Path | None = None,
     ks: Sequence[int] = DEFAULT_KS,
     progress: Callable[[int, int, str], None] = draw_progress,
     folds: bool = False,
 ) -> dict[str, Any]:
-    """The report; with ``folds`` also the cross-conversation validation of the lexical channel's
-    settings (aimos.eval.folds) on the same brains."""
-    from aimos.actions.bodies import build_recall_body, build_save_body
-    from aimos.actions.memory import save_and_classify
-    from aimos.eval.folds import BEFORE, GRID, cross_validate, default_setting
-    from aimos.identity.epochs import load_signer
-    from aimos.identity.keystore import open_keystore
-    from aimos.identity.requests import sign_request
-    from aimos.recall.candidates import CANDIDATES, LexicalChannel, PreciseChannel, Scope, open_candidates
-    from aimos.recall.pipeline import recall
-    from aimos.recall.text import asks_when, query_terms
-    from aimos.store.connection import open_writer, seal_with
-    from aimos.vocabulary import HOUSEKEEPER, PATH_RECALL, PATH_SAVE
+    """The report: the signed recall with meaning (``aimos``; by words alone when the model does
+    not load here) and by words alone (``aimos_words``), beside BM25; with ``folds`` also the
+    cross-conversation validation of the lexical channel's settings and of the fusion's (aimos.eval.folds)
+    on the same brains."""
+    from aimos.eval.folds import (
+        BEFORE,
+        FIRST_GUESS,
+        FUSION_GRID,
+        GRID,
+        WORDS,
+        default_fusion,
+        default_setting,
+    )
 
     ks = tuple(sorted(set(ks)))
     if not ks or ks[0] < 1 or ks[-1] > 200:
         raise UsageError("-k values must be between 1 and 200")
     conversations = load_conversations(path or default_data_path())
-    total_q = sum(len(c.get("qa", [])) for c in conversations)
-    rows: dict[str, dict[int, list[dict[str, float]]]] = {
-        "aimos": defaultdict(list),
-        "bm25": defaultdict(list),
-    }
-    counts = {"conversations": 0, "turns": 0, "questions": 0, "skipped_no_evidence": 0}
-    settings = list(dict.fromkeys([*GRID, default_setting(), BEFORE])) if folds else []
-    channels = {s: LexicalChannel(**dict(s)) for s in settings}  # type: ignore[arg-type]
-    by_setting: list[dict[Any, list[dict[str, float]]]] = []
+    embedder, why_not = eval_embedder()
+    run = _Run(ks, progress, sum(len(c.get("qa", [])) for c in conversations), embedder)
+    if folds:
+        run.lexical = list(dict.fromkeys([*GRID, default_setting(), BEFORE]))
+        if embedder is not None:
+            run.fusions = list(dict.fromkeys([*FUSION_GRID, default_fusion(), WORDS, FIRST_GUESS]))
     started = time.perf_counter()
-    asked = 0
-    for conv in conversations:
+    try:
+        for conv in conversations:
+            run.conversation(conv)
+    finally:
+        if embedder is not None:
+            embedder.close()
+    report: dict[str, Any] = {
+        "data": str(path or default_data_path()),
+        "ks": list(ks),
+        "counts": run.counts,
+        "meaning": {
+            "model": embedder.name if embedder is not None else None,
+            "unavailable": why_not,
+            "made_by_the_model": dict(embedder.made) if embedder is not None else {},
+        },
+    }
+    for arm, by_cat in run.rows.items():
+        everything = [r for cat_rows in by_cat.values() for r in cat_rows]
+        report[arm] = {
+            "overall": mean_scores(everything),
+            "overall_without_adversarial": mean_scores([r for c, rs in by_cat.items() if c != 5 for r in rs]),
+            "per_category": {
+                f"{c} {CATEGORY_NAMES.get(c, '?')} (n={len(rs)})": mean_scores(rs)
+                for c, rs in sorted(by_cat.items())
+            },
+        }
+    if folds:
+        report["folds"] = run.cross_validated()
+    report["seconds"] = round(time.perf_counter() - started, 1)
+    return report
+
+
+ARMS = ("aimos", "aimos_words", "bm25")
+
+
+class _Run:
+    """One evaluation's state: each conversation's scratch brain is built, its vectors made, and
+    its questions asked through every arm (and every setting the folds compare)."""
+
+    def __init__(
+        self, ks: tuple[int, ...], progress: Callable[[int, int, str], None], total: int, embedder: Any
+    ):
+        self.ks = ks
+        self.progress = progress
+        self.total = total
+        self.embedder = embedder
+        self.asked = 0
+        self.rows: dict[str, dict[int, list[dict[str, float]]]] = {arm: defaultdict(list) for arm in ARMS}
+        self.counts = {"conversations": 0, "turns": 0, "questions": 0, "skipped_no_evidence": 0}
+        self.lexical: list[Any] = []  # the lexical channel's settings the folds compare
+        self.fusions: list[Any] = []  # ... and the fusion's
+        self.by_lexical: list[dict[Any, list[dict[str, float]]]] = []
+        self.by_fusion: list[dict[Any, list[dict[str, float]]]] = []
+
+    def cross_validated(self) -> dict[str, Any]:
+        from aimos.eval.folds import FIRST_GUESS, FUSION_GRID, WORDS, cross_validate, default_fusion
+
+        k = max(self.ks)
+        fusion = (
+            cross_validate(
+                self.by_fusion, k, FUSION_GRID, default_fusion(), {"words": WORDS, "first_guess": FIRST_GUESS}
+            )
+            if self.fusions
+            else None
+        )
+        return {"lexical": cross_validate(self.by_lexical, k), "fusion": fusion}
+
+    def conversation(self, conv: dict[str, Any]) -> None:
+        from aimos.actions.bodies import build_save_body
+        from aimos.actions.memory import save_and_classify
+        from aimos.identity.requests import sign_request
+        from aimos.meaning.index import embed_pending
+        from aimos.vocabulary import PATH_SAVE
+
         with scratch_home("aimos-eval-locomo-"):
-            now = int(time.time())
-            result = install_scratch("locomo")
-            conn = open_writer()
+            install_scratch("locomo")
+            conn, agent, housekeeper = open_scratch()
             try:
-                store = open_keystore(result.keystore_kind, result.brain_id)
-                agent = load_signer(conn, store, "cli", now)
-                housekeeper = load_signer(conn, store, HOUSEKEEPER, now)
-                seal_with(conn, housekeeper)  # its writes are sealed by the housekeeper
                 dia_of: dict[str, set[str]] = defaultdict(set)
-                rowid_to_memory: dict[int, str] = {}
-                for turn in turns_of(conv):
+                turns = turns_of(conv)
+                for turn in turns:
                     body = build_save_body(
                         company_id="personal",
                         value=turn["value"],
@@ -132,57 +197,106 @@ def run_locomo(  # noqa: PLR0915 (an evaluation: build, run and report in one re
                     t = int(time.time())
                     saved = save_and_classify(conn, housekeeper, sign_request(agent, body, PATH_SAVE, t), t)
                     dia_of[saved.memory_id].add(turn["dia_id"])
-                    counts["turns"] += 1
-                for rowid, mid in conn.execute("SELECT rowid, memory_id FROM memories"):
-                    rowid_to_memory[rowid] = mid
-                known = {d for ids in dia_of.values() for d in ids}
-                scope = Scope("personal", DEFAULT_GRANT_CLEARANCE, DEFAULT_GRANT_DATA_CLASS)
-                per_setting: dict[Any, list[dict[str, float]]] = defaultdict(list)
-                by_setting.append(per_setting)
-                for qa in conv.get("qa", []):
-                    asked += 1
-                    progress(asked, total_q, "locomo")
-                    relevant = set(qa.get("evidence", [])) & known
-                    if not relevant:
-                        counts["skipped_no_evidence"] += 1
-                        continue
-                    counts["questions"] += 1
-                    t = int(time.time())
-                    req = sign_request(
-                        agent, build_recall_body(query=qa["question"], limit=max(ks)), PATH_RECALL, t
+                    self.counts["turns"] += 1
+                if self.embedder is not None:  # every turn's vector before the questions
+                    embed_pending(
+                        conn, self.embedder, progress=lambda n: self.progress(n, len(turns), "vectors")
                     )
-                    got = recall(conn, housekeeper, req, t)
-                    ranked = _expand([r["memory_id"] for r in got.results], dia_of)
-                    base = open_candidates(
-                        conn, query_terms(qa["question"]), scope, [PreciseChannel()], max(ks)
-                    )
-                    base_ranked = _expand([rowid_to_memory[r] for r, _ in base], dia_of)
-                    category = int(qa.get("category", 0))
-                    rows["aimos"][category].append(scores_for(ranked, relevant, ks))
-                    rows["bm25"][category].append(scores_for(base_ranked, relevant, ks))
-                    terms, when = query_terms(qa["question"]), asks_when(qa["question"])
-                    for setting, channel in channels.items():
-                        hits = channel.search(conn, terms, scope, CANDIDATES, when=when)[: max(ks)]
-                        found = _expand([rowid_to_memory[r] for r, _ in hits], dia_of)
-                        per_setting[setting].append(scores_for(found, relevant, ks))
+                    self.progress(len(turns), len(turns), "vectors")
+                self.questions(conn, agent, housekeeper, conv.get("qa", []), dia_of)
             finally:
                 conn.close()
-        counts["conversations"] += 1
-    report: dict[str, Any] = {"data": str(path or default_data_path()), "ks": list(ks), "counts": counts}
-    for arm, by_cat in rows.items():
-        everything = [r for cat_rows in by_cat.values() for r in cat_rows]
-        report[arm] = {
-            "overall": mean_scores(everything),
-            "overall_without_adversarial": mean_scores([r for c, rs in by_cat.items() if c != 5 for r in rs]),
-            "per_category": {
-                f"{c} {CATEGORY_NAMES.get(c, '?')} (n={len(rs)})": mean_scores(rs)
-                for c, rs in sorted(by_cat.items())
-            },
-        }
-    if folds:
-        report["folds"] = cross_validate(by_setting, max(ks))
-    report["seconds"] = round(time.perf_counter() - started, 1)
-    return report
+        self.counts["conversations"] += 1
+
+    def questions(
+        self, conn: Any, agent: Any, housekeeper: Any, qas: list[dict[str, Any]], dia_of: dict[str, set[str]]
+    ) -> None:
+        memory_of = {int(r): str(m) for r, m in conn.execute("SELECT rowid, memory_id FROM memories")}
+        known = {d for ids in dia_of.values() for d in ids}
+        per_lexical: dict[Any, list[dict[str, float]]] = defaultdict(list)
+        per_fusion: dict[Any, list[dict[str, float]]] = defaultdict(list)
+        self.by_lexical.append(per_lexical)
+        self.by_fusion.append(per_fusion)
+        for qa in qas:
+            self.asked += 1
+            self.progress(self.asked, self.total, "locomo")
+            relevant = set(qa.get("evidence", [])) & known
+            if not relevant:
+                self.counts["skipped_no_evidence"] += 1
+                continue
+            self.counts["questions"] += 1
+            question, category = qa["question"], int(qa.get("category", 0))
+            for arm, memory_ids in self.signed(conn, agent, housekeeper, question, memory_of).items():
+                self.rows[arm][category].append(scores_for(_expand(memory_ids, dia_of), relevant, self.ks))
+            for per, rankings in zip((per_lexical, per_fusion), self.channels(conn, question), strict=True):
+                for setting, rowids in rankings.items():
+                    found = _expand([memory_of[r] for r in rowids], dia_of)
+                    per[setting].append(scores_for(found, relevant, self.ks))
+
+    def signed(
+        self, conn: Any, agent: Any, housekeeper: Any, question: str, memory_of: dict[int, str]
+    ) -> dict[str, list[str]]:
+        """Each arm's ranked memory ids: the signed recall with meaning and by words alone, and
+        BM25 on the memories' own text (no context, no policy)."""
+        from aimos.actions.bodies import build_recall_body
+        from aimos.identity.requests import sign_request
+        from aimos.recall.candidates import PreciseChannel, open_candidates
+        from aimos.recall.pipeline import recall
+        from aimos.recall.text import query_terms
+        from aimos.vocabulary import PATH_RECALL
+
+        got: dict[str, list[str]] = {}
+        for arm, meaning in (("aimos_words", False), ("aimos", True)):
+            t = int(time.time())
+            req = sign_request(agent, build_recall_body(query=question, limit=max(self.ks)), PATH_RECALL, t)
+            got[arm] = [r["memory_id"] for r in recall(conn, housekeeper, req, t, meaning=meaning).results]
+        base = open_candidates(conn, query_terms(question), _scope(), [PreciseChannel()], max(self.ks))
+        got["bm25"] = [memory_of[r] for r, _ in base]
+        return got
+
+    def channels(self, conn: Any, question: str) -> tuple[dict[Any, list[int]], dict[Any, list[int]]]:
+        """The folds' rankings (rowids) of one question: by each lexical channel setting, and by
+        each fusion setting (``fusion_rankings``)."""
+        from aimos.recall.candidates import CANDIDATES, LexicalChannel
+        from aimos.recall.text import asks_when, query_terms
+
+        k = max(self.ks)
+        terms, when = query_terms(question), asks_when(question)
+        lexical: dict[Any, list[int]] = {}
+        for setting in self.lexical:
+            hits = LexicalChannel(**dict(setting)).search(conn, terms, _scope(), CANDIDATES, when=when)
+            lexical[setting] = [r for r, _ in hits[:k]]
+        fused = fusion_rankings(conn, self.embedder, question, self.fusions, k) if self.fusions else {}
+        return lexical, fused
+
+
+def fusion_rankings(
+    conn: Any, embedder: Any, question: str, settings: Sequence[Any], k: int, *, words_found: bool = True
+) -> dict[Any, list[int]]:
+    """The best ``k`` rowids of one question under each fusion setting (aimos.eval.folds' form of
+    recall.candidates.Fusion): the default lexical channel and the meaning channel searched once,
+    and their results fused per setting by recall.candidates.combine, as a recall fuses them.
+    Without ``words_found``, the lexical channel's results are left out (meaning alone)."""
+    from aimos.meaning.index import MeaningQuery
+    from aimos.recall.candidates import CANDIDATES, Fusion, LexicalChannel, MeaningChannel, combine
+    from aimos.recall.text import asks_when, query_terms
+
+    terms, when = query_terms(question), asks_when(question)
+    words = LexicalChannel()
+    found = words.search(conn, terms, _scope(), CANDIDATES, when=when) if words_found else []
+    meaning = MeaningChannel(MeaningQuery(embedder.name, embedder.dims, embedder.query(question)))
+    near = meaning.search(conn, terms, _scope(), CANDIDATES, when=when)
+    out = {}
+    for setting in settings:
+        ranked = combine([found, near], [words, meaning], CANDIDATES, Fusion(**dict(setting)))
+        out[setting] = [r for r, _ in ranked[:k]]
+    return out
+
+
+def _scope() -> Any:
+    from aimos.recall.candidates import Scope
+
+    return Scope("personal", DEFAULT_GRANT_CLEARANCE, DEFAULT_GRANT_DATA_CLASS)
 
 
 def _expand(memory_ids: list[str], dia_of: dict[str, set[str]]) -> list[str]:

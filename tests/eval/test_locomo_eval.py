@@ -9,8 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from aimos.eval.folds import BEFORE, GRID, cross_validate, default_setting, splits
+from aimos.eval.folds import (
+    BEFORE,
+    FUSION_NAMES,
+    GRID,
+    cross_validate,
+    default_fusion,
+    default_setting,
+    splits,
+)
 from aimos.eval.locomo import run_locomo
+from aimos.meaning.model import MODEL_NAME
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -42,14 +51,43 @@ def test_it_reports_the_run_and_the_folds(tmp_path: Path) -> None:
     data.write_text(json.dumps([_conversation(i) for i in range(4)]))
     report = run_locomo(data, ks=(1, 5), progress=lambda *_: None, folds=True)
     assert report["counts"] == {"conversations": 4, "turns": 16, "questions": 4, "skipped_no_evidence": 4}
-    assert report["aimos"]["overall"]["any_hit@5"] == 1.0  # each question finds its turn
-    assert report["bm25"]["overall"]["any_hit@5"] == 1.0
-    folds = report["folds"]
-    assert [(f["train"], f["test"]) for f in folds["folds"]] == [([0, 1], [2, 3]), ([2, 3], [0, 1]), ([0, 2], [1, 3]), ([1, 3], [0, 2])]
-    for fold in folds["folds"]:
+    assert report["meaning"]["model"] == MODEL_NAME and report["meaning"]["unavailable"] is None
+    # every turn's vector, before the questions (7 texts: the filler turns are alike in every
+    # conversation, and the cache keeps a text's vector once); the folds' question vectors (the signed
+    # recall embeds its own question)
+    assert report["meaning"]["made_by_the_model"] == {"passage": 7, "query": 4}
+    for arm in ("aimos", "aimos_words", "bm25"):  # side by side, in the same run
+        assert report[arm]["overall"]["any_hit@5"] == 1.0, arm  # each question finds its turn
+    lexical = report["folds"]["lexical"]
+    assert [(f["train"], f["test"]) for f in lexical["folds"]] == [([0, 1], [2, 3]), ([2, 3], [0, 1]), ([0, 2], [1, 3]), ([1, 3], [0, 2])]
+    for fold in lexical["folds"]:
         assert set(fold["chosen"]) == {"context_depth", "lead_boost", "when_boost", "answer_lift", "question_damping"}
         assert 0.0 <= fold["test_chosen"]["hit@1"] <= 1.0
-    assert folds["all_default"]["any_hit@5"] == 1.0
+    assert lexical["all_default"]["any_hit@5"] == 1.0
+    fusion = report["folds"]["fusion"]
+    assert fusion["default"] == dict(default_fusion()) and fusion["others"] == ["words", "first_guess"]
+    assert len(fusion["folds"]) == 4
+    for fold in fusion["folds"]:
+        assert set(fold["chosen"]) == set(FUSION_NAMES)
+        assert {"test_chosen", "test_default", "test_words", "test_first_guess"} <= set(fold)
+    assert fusion["all_words"]["any_hit@5"] == 1.0 and fusion["held_out"]["words"]["any_hit@5"] == 1.0
+
+
+def test_a_rerun_takes_its_vectors_from_the_cache(tmp_path: Path) -> None:
+    """The evaluations' embeddings are kept outside any brain (the home's cache folder, private):
+    the second run of the same file makes no vector with the model, and its figures are the same."""
+    from aimos import paths
+
+    data = tmp_path / "locomo.json"
+    data.write_text(json.dumps([_conversation(i) for i in range(2)]))
+    first = run_locomo(data, ks=(1, 5), progress=lambda *_: None)
+    again = run_locomo(data, ks=(1, 5), progress=lambda *_: None)
+    assert first["meaning"]["made_by_the_model"] == {"passage": 5, "query": 0}  # 3 filler + 2 topics
+    assert again["meaning"]["made_by_the_model"] == {"passage": 0, "query": 0}
+    assert again["aimos"] == first["aimos"]
+    cache = next((paths.cache_dir() / "eval-embeddings").iterdir())
+    assert cache.stat().st_mode & 0o777 == 0o600
+    assert cache.parent.stat().st_mode & 0o777 == 0o700 and paths.cache_dir().stat().st_mode & 0o777 == 0o700
 
 
 def test_splits_cover_every_conversation_once_per_side() -> None:

@@ -77,6 +77,11 @@ def test_wheel_carries_the_sql_migrations(wheel_names: set[str]) -> None:
     assert not missing, f"migrations missing from the wheel: {missing}"
 
 
+def test_wheel_carries_the_meaning_probe(wheel_names: set[str]) -> None:
+    """`aimos eval meaning` reads its probe from the installed package."""
+    assert "aimos/eval/data/meaning-probe.json" in wheel_names
+
+
 def test_wheel_holds_only_aimos_and_metadata(wheel_names: set[str]) -> None:
     """One import root: a top-level `installer` (or `purge`) would share site-packages/installer/ with
     PyPA's `installer`, each install overwriting and each uninstall deleting the other's files."""

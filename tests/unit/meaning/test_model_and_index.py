@@ -143,10 +143,10 @@ def test_a_vector_is_refused_for_a_memory_that_does_not_exist(brain: Any) -> Non
 
 
 def test_a_recall_finds_a_memory_by_meaning_and_stores_the_vectors_it_made(brain: Any) -> None:
-    dentist = _save(brain, "Dr. Okafor fills my cavities every spring")
+    allergy = _save(brain, "Penicillin gives me hives and swelling")
     _save(brain, "The boiler is serviced every October by Dana")
-    assert _recall(brain, "which dentist do I see", meaning=False) == []  # no shared word
-    assert _recall(brain, "which dentist do I see")[:1] == [dentist]
+    assert _recall(brain, "which antibiotic causes a rash", meaning=False) == []  # no shared word
+    assert _recall(brain, "which antibiotic causes a rash")[:1] == [allergy]
     assert vectors.state(brain.conn).current(model.MODEL_NAME)
     assert _recall(brain, "what is the capital of Mongolia") == []  # nothing answers: abstain
 
