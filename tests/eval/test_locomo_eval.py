@@ -73,11 +73,12 @@ def test_it_reports_the_run_and_the_folds(tmp_path: Path) -> None:
     assert fusion["all_words"]["any_hit@5"] == 1.0 and fusion["held_out"]["words"]["any_hit@5"] == 1.0
 
 
-def test_a_rerun_takes_its_vectors_from_the_cache(tmp_path: Path) -> None:
-    """The evaluations' embeddings are kept outside any brain (the home's cache folder, private):
+def test_a_rerun_takes_its_vectors_from_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The evaluations' embeddings are kept outside any brain (the user's cache folder, private):
     the second run of the same file makes no vector with the model, and its figures are the same."""
     from aimos import paths
 
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # an empty cache of its own
     data = tmp_path / "locomo.json"
     data.write_text(json.dumps([_conversation(i) for i in range(2)]))
     first = run_locomo(data, ks=(1, 5), progress=lambda *_: None)

@@ -117,7 +117,8 @@ def test_the_command_runs_both_arms_on_a_tiny_probe(aimos_home: Path, tmp_path: 
     assert report["scratch_brains_purged"]["receipts"] == 1
 
 
-def test_run_meaning_reports_in_process(tmp_path: Path) -> None:
+def test_run_meaning_reports_in_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # an empty cache of its own
     path = tmp_path / "probe.json"
     path.write_text(json.dumps(TINY))
     report = run_meaning(path, progress=lambda *_: None)
