@@ -62,6 +62,11 @@ class ModelFiles:
     engine: Path
 
 
+def turned_off() -> bool:
+    """``AIMOS_MEANING=off`` (or 0, no, false): words only, the model is neither loaded nor asked."""
+    return os.environ.get(DISABLE_ENV, "").lower() in {"off", "0", "no", "false"}
+
+
 def _platform_key() -> tuple[str, str]:
     machine = platform.machine().lower()
     return sys.platform if sys.platform != "linux2" else "linux", {"amd64": "x86_64"}.get(machine, machine)
@@ -69,7 +74,7 @@ def _platform_key() -> tuple[str, str]:
 
 def locate() -> ModelFiles:
     """The pinned files of the installed wheel (not yet checked), or ModelUnavailableError."""
-    if os.environ.get(DISABLE_ENV, "").lower() in {"off", "0", "no", "false"}:
+    if turned_off():
         raise ModelUnavailableError(f"recall by meaning is turned off ({DISABLE_ENV}=off)")
     engine = ENGINE_SHA256.get(_platform_key())
     if engine is None:
@@ -248,6 +253,18 @@ def load() -> Embedder:
             )
             raise _failure from None
         return _loaded
+
+
+def loaded() -> Embedder | None:
+    """The model if this process has loaded it already (nothing is loaded here)."""
+    return _loaded
+
+
+def warm() -> None:
+    """Load the model in a thread of its own (a long-lived process, the MCP server or the TUI, keeps
+    it for its life): the first question does not wait for the load, or waits less."""
+    if _loaded is None and _failure is None:
+        threading.Thread(target=load_or_none, name="aimos-model-load", daemon=True).start()
 
 
 def load_or_none() -> Embedder | None:
