@@ -74,8 +74,6 @@ def _platform_key() -> tuple[str, str]:
 
 def locate() -> ModelFiles:
     """The pinned files of the installed wheel (not yet checked), or ModelUnavailableError."""
-    if turned_off():
-        raise ModelUnavailableError(f"recall by meaning is turned off ({DISABLE_ENV}=off)")
     engine = ENGINE_SHA256.get(_platform_key())
     if engine is None:
         system, machine = _platform_key()
@@ -235,6 +233,8 @@ def load() -> Embedder:
     """The process's one model (checked and loaded on first use), or ModelUnavailableError (remembered:
     a process does not try twice)."""
     global _loaded, _failure
+    if turned_off():  # (even when loaded: the process's environment says words only now)
+        raise ModelUnavailableError(f"recall by meaning is turned off ({DISABLE_ENV}=off)")
     with _loading:
         if _loaded is not None:
             return _loaded

@@ -20,7 +20,6 @@ model, finite, of the right size; anything else is ``None`` (the caller loads th
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 import socket
 import stat
@@ -94,7 +93,8 @@ def read_answer(data: bytes) -> Floats | None:
     if len(data) != ANSWER_BYTES or data[0] != OK or data[1] != len(name) or data[2 : 2 + len(name)] != name:
         return None
     vector = np.frombuffer(data, dtype="<f4", offset=2 + len(name)).astype(np.float32)
-    if not np.all(np.isfinite(vector)) or not math.isfinite(float(np.dot(vector, vector))):
+    # the model's vectors are L2-normalised: no component is past 1 (and a NaN is past nothing)
+    if not np.all(np.abs(vector) <= 1.0):
         return None
     return vector
 
@@ -220,8 +220,8 @@ class EmbeddingServer:
                         conn.settimeout(0.1)
                         conn.sendall(bytes([REFUSED]))
                     return
+                self.answered += 1  # (counted first: a client may look as soon as it has the answer)
                 conn.sendall(answer)
-                self.answered += 1
             if self._after is not None:
                 self._after()
         except Exception as exc:  # a connection's trouble is its own: the server goes on
