@@ -48,9 +48,7 @@ def objective(m: Mapping[str, float], k: int) -> float:
     return m[f"any_hit@{k}"] + m[f"evidence_recall@{k}"] + m["hit@1"] + m["mrr"]
 
 
-def cross_validate(
-    scores: Sequence[Mapping[Setting, list[dict[str, float]]]], k: int
-) -> dict[str, Any]:
+def cross_validate(scores: Sequence[Mapping[Setting, list[dict[str, float]]]], k: int) -> dict[str, Any]:
     """``scores[c][setting]``: the per-question scores of conversation c under a setting (every
     setting of GRID, the default and BEFORE). The folds' choices and held-out figures. Pure."""
 

