@@ -170,7 +170,11 @@ def _cold_perf(runs: int, json_out: bool) -> None:
     }
     for name, s in rep["commands"].items():
         ratio = f"   {rep['ratio_to_bare'][name]:.2f}x bare" if name != "bare" else ""
-        out(f"  {labels[name]:<48} median {s['median_ms']:>8.1f} ms   p95 {s['p95_ms']:>8.1f} ms{ratio}")
+        cpu = rep["cpu"][name]["median_ms"]
+        out(
+            f"  {labels[name]:<48} median {s['median_ms']:>8.1f} ms   p95 {s['p95_ms']:>8.1f} ms"
+            f"   cpu {cpu:>6.1f} ms{ratio}"
+        )
     if rep["meaning_note"]:
         out(f"  {rep['meaning_note']}")
     t = rep["targets"]

@@ -417,7 +417,7 @@ def run_cold_perf(runs: int = 7, memories: int = 200) -> dict[str, Any]:
             install_scratch(f"perf-cold-{kind}", keystore, passphrase=passphrase)
             conn, agent, housekeeper = open_scratch()
             texts[kind] = fill_synthetic(conn, agent, housekeeper, memories, rng)
-            if embedder is not None and kind in ("served", "alone"):
+            if embedder is not None:  # every vector made: a recall makes only the new save's
                 embed_pending(conn, embedder)
             conn.close()
             return home, passphrase
@@ -439,6 +439,7 @@ def run_cold_perf(runs: int = 7, memories: int = 200) -> dict[str, Any]:
             walls["words"] = cold_cli(*alone, extra={"AIMOS_MEANING": "off"})
             texts["model"] = texts["words"] = texts["alone"]
         times: dict[str, list[float]] = {name: [] for name in names}
+        cpu: dict[str, list[float]] = {name: [] for name in names}
         for i in range(-1, runs):  # round -1 compiles the modules each command loads: not timed
             for name in names:
                 cmd, _, keystore = name.partition("_")
@@ -449,9 +450,11 @@ def run_cold_perf(runs: int = 7, memories: int = 200) -> dict[str, Any]:
                     "save": ["save", f"cold start {i}: " + " ".join(rng.choice(WORDS) for _ in range(12))],
                     "recall": ["recall", " ".join(rng.sample(words, min(len(words), 3)))],
                 }[cmd]
+                cpu0 = _children_cpu_seconds()
                 seconds = walls[keystore or "file"](args)
                 if i >= 0:
                     times[name].append(seconds)
+                    cpu[name].append(_children_cpu_seconds() - cpu0)
     return {
         "runs": runs,
         "memories": memories,
@@ -459,6 +462,8 @@ def run_cold_perf(runs: int = 7, memories: int = 200) -> dict[str, Any]:
         "load_average": [round(x, 2) for x in os.getloadavg()],
         "cores": os.cpu_count(),
         "commands": {name: summary_ms(v) for name, v in times.items()},
+        # the CPU time each process took (user and system): less moved by a busy machine than its wall
+        "cpu": {name: summary_ms(v) for name, v in cpu.items()},
         "ratio_to_bare": {name: round(median(times[name]) / median(times["bare"]), 2) for name in names[1:]},
         "meaning_note": meaning_note,
         "targets": {
@@ -468,6 +473,14 @@ def run_cold_perf(runs: int = 7, memories: int = 200) -> dict[str, Any]:
             "recall_model_median_ms": 300,
         },
     }
+
+
+def _children_cpu_seconds() -> float:
+    """CPU time of this process's children that have ended."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _cpu_seconds() -> float:
