@@ -100,6 +100,19 @@ def settle_detections(brain: Brain) -> int:
     return settle(brain.conn, brain.housekeeper(), now())
 
 
+def settle_after_save(brain: Brain) -> int:
+    """After a save answered (an MCP server, which keeps the model): the agreement detector on what
+    it queued, then the vectors still missing (the new memory's, a few older ones first when a
+    backlog waits), so the next recall finds the memory by meaning without making it. Returns how
+    many vectors were made (none without the model: its words still find it)."""
+    from aimos.meaning.index import RECALL_BACKLOG, embed_pending
+    from aimos.meaning.model import load_or_none
+
+    settle_detections(brain)
+    embedder = load_or_none()
+    return embed_pending(brain.conn, embedder, limit=RECALL_BACKLOG) if embedder is not None else 0
+
+
 def save_all(
     brain: Brain, signer: Signer, bodies: Sequence[dict[str, Any]], each: Callable[[int], None] | None = None
 ) -> list[SaveResult]:

@@ -1,4 +1,6 @@
-"""The housekeeper process: APScheduler (the only module that imports it) running the five jobs.
+"""The housekeeper process: APScheduler (the only module that imports it) running the five jobs,
+and recall by meaning's helpers: the model kept loaded, lent to the person's other processes on a
+private socket (meaning/serve), and the vectors job (jobs/vectors: derived rows, not on the record).
 
 One process per brain (the OS lock in `state`); jobs run one at a time on a single worker thread
 (they write the same brain, and one writer at a time is the store's rule); each run is on the
@@ -9,6 +11,7 @@ to catch up. SIGTERM or SIGINT lets the running job finish, then the process exi
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
@@ -21,10 +24,12 @@ from apscheduler.events import EVENT_JOB_ERROR, EVENT_JOB_EXECUTED, JobExecution
 from apscheduler.executors.pool import ThreadPoolExecutor
 from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.triggers.cron import CronTrigger
+from apscheduler.triggers.interval import IntervalTrigger
 
 from aimos import __version__, paths, terminal
 from aimos.housekeeper import state
 from aimos.housekeeper.jobs import JobSpec, job_specs
+from aimos.housekeeper.jobs import vectors as vectors_job
 from aimos.housekeeper.runs import last_runs, open_housekeeper_writer, reconcile_open_runs, run_job
 from aimos.store.connection import open_reader
 from aimos.vocabulary import HOUSEKEEPER_STATUS_SCHEMA
@@ -87,6 +92,55 @@ class Housekeeper:
         )
         self.last_result: dict[str, Any] = {}
         self._lock = threading.Lock()
+        self.embedding: Any = None
+        self._vectors_running = threading.Event()  # meaning.serve.EmbeddingServer while the socket is served
+
+    def _vectors(self) -> None:
+        """The vectors job (not on the signed record): a failure is logged, and tried again."""
+        if self.stop_requested.is_set():
+            return
+        clock = time.perf_counter()
+        self._vectors_running.set()
+        try:
+            made = vectors_job.run()
+        except Exception as exc:  # a busy or missing brain: the next run tries again
+            self._log(f"{vectors_job.NAME} could not run: {type(exc).__name__}: {exc}")
+            return
+        finally:
+            self._vectors_running.clear()
+        if made:
+            self._log(f"{vectors_job.NAME}: made {made} in {(time.perf_counter() - clock) * 1000:.0f} ms")
+
+    def _vectors_soon(self) -> None:
+        """A question was answered on the socket: a memory saved just before it gets its vector now."""
+        if self._vectors_running.is_set():
+            return
+        with contextlib.suppress(Exception):  # (stopping: the scheduler is shut down)
+            self.scheduler.modify_job(vectors_job.NAME, next_run_time=datetime.now(tz=UTC))
+
+    def _serve_model(self) -> None:
+        """Load the model and lend it on the socket (a thread of its own: the jobs do not wait)."""
+        from aimos.meaning.model import load_or_none, why_unavailable
+        from aimos.meaning.serve import EmbeddingServer
+
+        embedder = load_or_none()
+        if embedder is None:
+            self._log(f"recall by meaning: words only ({why_unavailable()})")
+            return
+        server = EmbeddingServer(embedder, log=self._log, after=self._vectors_soon)
+        try:
+            server.start()
+        except OSError as exc:  # a socket path longer than the OS allows, say
+            self._log(f"not lending the model on {server.path}: {exc.strerror or exc}")
+            return
+        with self._lock:  # (a stop meanwhile closes it here, or finds it set)
+            stopping = self.stop_requested.is_set()
+            if not stopping:
+                self.embedding = server
+        if stopping:
+            server.close()
+            return
+        self._log(f"lending the embedding model on {server.path}")
 
     def _job(self, name: str, trigger: str, scheduled_for: int | None) -> None:
         if self.stop_requested.is_set():  # stopping: jobs still queued in the executor do not start
@@ -135,7 +189,7 @@ class Housekeeper:
                 "schema": HOUSEKEEPER_STATUS_SCHEMA,
                 "pid": os.getpid(),
                 "running": running,
-                "ready": running and sorted(j["name"] for j in jobs) == sorted(s.name for s in job_specs()),
+                "ready": running and {s.name for s in job_specs()} <= {j["name"] for j in jobs},
                 "started_at": self.started_at,
                 "updated_at": int(time.time()),
                 "aimos_version": __version__,
@@ -144,8 +198,8 @@ class Housekeeper:
             }
         )
 
-    def _after_job(self, _event: JobExecutionEvent) -> None:
-        if not self.stop_requested.is_set():
+    def _after_job(self, event: JobExecutionEvent) -> None:
+        if not self.stop_requested.is_set() and event.job_id != vectors_job.NAME:
             self.write_status(running=True)
 
     def _on_signal(self, signum: int, _frame: Any) -> None:
@@ -170,8 +224,16 @@ class Housekeeper:
             self.scheduler.add_job(
                 self._scheduled, trigger_for(spec), args=[spec.name], id=spec.name, name=spec.summary
             )
+        self.scheduler.add_job(
+            self._vectors,
+            IntervalTrigger(seconds=vectors_job.INTERVAL_SECONDS, timezone=UTC),
+            id=vectors_job.NAME,
+            name="vectors of the memories saved since",
+            next_run_time=datetime.now(tz=UTC),
+        )
         self.scheduler.add_listener(self._after_job, EVENT_JOB_EXECUTED | EVENT_JOB_ERROR)
         self.scheduler.start()
+        threading.Thread(target=self._serve_model, name="aimos-model", daemon=True).start()
         self.write_status(running=True)
         self._log(f"ready: {len(job_specs())} jobs registered (pid {os.getpid()})")
         now = int(time.time())
@@ -190,6 +252,10 @@ class Housekeeper:
         while not self.stop_requested.wait(timeout=60):
             pass
         self.scheduler.shutdown(wait=True)  # the running job finishes; queued ones return at once
+        with self._lock:
+            lent, self.embedding = self.embedding, None
+        if lent is not None:
+            lent.close()
         self.write_status(running=False)
         self._log("stopped")
         return 0

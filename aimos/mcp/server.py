@@ -341,7 +341,7 @@ def build_server(agent: str, keystores: KeystoreCache | None = None, *, keep_bra
     def save(
         text: str, key: str | None, type: str, scope: str, clearance: int | None, data_class: str | None
     ) -> CallToolResult:
-        from aimos.actions.memory import NewMemory, settle_detections
+        from aimos.actions.memory import NewMemory, settle_after_save
         from aimos.actions.memory import save as save_memory
 
         if clearance is not None and (isinstance(clearance, bool) or not 0 <= clearance <= CLEARANCE_MAX):
@@ -357,8 +357,8 @@ def build_server(agent: str, keystores: KeystoreCache | None = None, *, keep_bra
             source=f"mcp:{agent}",
         )
         # answered before the agreement detector runs (a recall judges what waits in its own
-        # transaction, so no recall decides before it has)
-        saved = call(lambda brain: save_memory(brain, agent, memory, settled=False), then=settle_detections)
+        # transaction, so no recall decides before it has) and before the memory's vector is made
+        saved = call(lambda brain: save_memory(brain, agent, memory, settled=False), then=settle_after_save)
         said = {
             "saved": f"saved memory {saved.memory_id}",
             "duplicate": f"already saved as {saved.memory_id}; recorded that it was seen again",
@@ -606,6 +606,9 @@ async def serve_stdio(server: MCPServer) -> None:
     from mcp.server.stdio import stdio_server
     from mcp.shared.message import SessionMessage
 
+    from aimos.meaning.model import warm
+
+    warm()  # the model is kept for the server's life: its first recall need not wait for the load
     async with stdio_server() as (incoming, outgoing):
         send, receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
 

@@ -37,13 +37,14 @@ def embed_pending(
     *,
     limit: int | None = None,
     progress: Callable[[int], None] | None = None,
+    batch_size: int = BATCH,
 ) -> int:
-    """Make the missing vectors (oldest memories first), BATCH at a time; returns how many were
-    made. Not inside a transaction: each batch is embedded first and then written in one of its own
-    (a memory that got its vector meanwhile keeps it)."""
+    """Make the missing vectors (oldest memories first), ``batch_size`` at a time; returns how many
+    were made. Not inside a transaction: each batch is embedded first and then written in one of its
+    own (a memory that got its vector meanwhile keeps it)."""
     done = 0
     while limit is None or done < limit:
-        want = BATCH if limit is None else min(BATCH, limit - done)
+        want = batch_size if limit is None else min(batch_size, limit - done)
         batch = vectors.pending(conn, embedder.name, want)
         if not batch:
             break
@@ -127,15 +128,23 @@ class MeaningQuery:
 
 
 def prepare(conn: apsw.Connection, query: object, *, backlog: int = RECALL_BACKLOG) -> MeaningQuery | None:
-    """Before a recall's transaction: embed the question, and up to ``backlog`` memories that have
-    no vector yet (stored by the recall's own transaction when it searches: a recall refused before
-    it searches writes nothing). None when the model is not available here (recall by words alone)
-    or the query is not text."""
-    from aimos.meaning.model import load_or_none
+    """Before a recall's transaction: the question's vector, and up to ``backlog`` vectors of
+    memories that have none yet (stored by the recall's own transaction when it searches: a recall
+    refused before it searches writes nothing). The model this process keeps, when it has loaded
+    it (the MCP server, the TUI); else the running housekeeper's, asked on its socket (no missing
+    vectors then: its own job makes them); else the model loaded here. None when none of them is
+    available (recall by words alone) or the query is not text."""
+    from aimos.meaning import model
+    from aimos.meaning.serve import ask
 
-    if not isinstance(query, str) or not query.strip():
+    if not isinstance(query, str) or not query.strip() or model.turned_off():
         return None
-    embedder = load_or_none()
+    embedder = model.loaded()
+    if embedder is None:
+        vector = ask(query)
+        if vector is not None:
+            return MeaningQuery(model.MODEL_NAME, model.DIMS, vector)
+        embedder = model.load_or_none()
     if embedder is None:
         return None
     made = made_for(embedder, vectors.pending(conn, embedder.name, backlog)) if backlog else []

@@ -76,8 +76,9 @@ def left_off() -> bool:
 
 
 def turned_off() -> bool:
-    """Whether the person turned meaning off (``AIMOS_MEANING=off``): words only, and no use of the
-    vectors a brain already holds (the agreement detector groups by words alone then)."""
+    """Whether the person turned meaning off (``AIMOS_MEANING=off``, or 0, no, false): words only,
+    the model neither loaded nor asked, and no use of the vectors a brain already holds (the
+    agreement detector groups by words alone then)."""
     return os.environ.get(DISABLE_ENV, "").lower() in {"off", "0", "no", "false"}
 
 
@@ -262,6 +263,18 @@ def load() -> Embedder:
             )
             raise _failure from None
         return _loaded
+
+
+def loaded() -> Embedder | None:
+    """The model if this process has loaded it already (nothing is loaded here)."""
+    return _loaded
+
+
+def warm() -> None:
+    """Load the model in a thread of its own (a long-lived process, the MCP server or the TUI, keeps
+    it for its life): the first question does not wait for the load, or waits less."""
+    if _loaded is None and _failure is None:
+        threading.Thread(target=load_or_none, name="aimos-model-load", daemon=True).start()
 
 
 def load_or_none() -> Embedder | None:

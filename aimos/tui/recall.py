@@ -67,6 +67,9 @@ class RecallScreen(Screen[None]):
         yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
+        from aimos.meaning.model import warm
+
+        warm()  # loaded while the question is typed, and kept for the TUI's life
         self.query_one("#withheld").display = False
         self.query_one("#query", Input).focus()
 

