@@ -111,6 +111,8 @@ def _verify_hint(result: dict[str, Any]) -> str:
 
 def vectors_text(told: dict[str, Any]) -> str:
     """What the vector checks counted, and whether (and how many) were recomputed."""
+    if "vectors" not in told:  # the brain checks stopped before they counted (a damaged brain)
+        return "not counted: the brain checks stopped at the damage named above"
     counted = f"{told['vectors']} of {told['memories']} memories have one"
     if told.get("stale"):
         counted += f" ({told['stale']} by another model)"

@@ -51,6 +51,7 @@ from aimos.epistemic.nli import PluggedJudge, active_judge
 from aimos.identity.epochs import Signer
 from aimos.store.connection import rows
 from aimos.store.search import budgeted_probe, fts_match, where_clause
+from aimos.store.vectors import of_memories
 from aimos.vocabulary import (
     AGREEMENT_DETECTOR_VERSION,
     CLI_AGENT,
@@ -193,7 +194,6 @@ def _vectors(conn: apsw.Connection, ids: dict[int, str]) -> dict[str, Floats]:
     one; nothing when meaning is turned off (the vectors a brain holds are then not read)."""
     from aimos.meaning.model import DIMS, MODEL_NAME, turned_off
     from aimos.meaning.vectors import unpack, well_formed
-    from aimos.store.vectors import of_memories
 
     if turned_off():
         return {}
@@ -206,9 +206,14 @@ def _vectors(conn: apsw.Connection, ids: dict[int, str]) -> dict[str, Floats]:
     }
 
 
-def _similarity(conn: apsw.Connection, passages: Iterable[Features]) -> Similarity | None:
-    """The passages' cosines by their vectors (agreement.by_vectors), None when fewer than two have
-    one (words alone)."""
+def _similarity(conn: apsw.Connection, passages: Sequence[Features]) -> Similarity | None:
+    """The passages' cosines by their vectors (agreement.by_vectors), None when the first passage
+    (the one judged) has no vector yet or fewer than two have one (words alone). A memory just
+    saved has none: its save is judged by words, and again by meaning once a recall or the
+    housekeeper made its vector (judge_pending's ``embedded``); the save never loads numpy."""
+    first = passages[0].passage.rowid if passages else 0
+    if not first or not any(blob for _, blob, _ in of_memories(conn, [first]).values()):
+        return None
     found = _vectors(conn, {f.passage.rowid: f.passage.memory_id for f in passages if f.passage.rowid})
     return by_vectors(found) if len(found) >= 2 else None
 
@@ -371,7 +376,7 @@ def judge_saved(
         around[memory_id] = mine
         around.pop(other.passage.memory_id, None)
         peers = list(around.values())
-        similar_peers = _similarity(conn, [other, *peers])
+        similar_peers = _similarity(conn, [other, *peers]) if similar is not None else None
         again = _pinned(analyse(other, peers, frequency, size, judge=judge, similar=similar_peers), judge)
         if again is not None and again.label == POISON_LIKELY:  # a contradiction, nothing less
             done += _record(conn, housekeeper, again, memory_id, now, cause="contradicted_by")

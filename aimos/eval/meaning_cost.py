@@ -23,6 +23,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from aimos.vocabulary import HOUSEKEEPER
+
 if TYPE_CHECKING:
     import apsw
 
@@ -132,19 +134,20 @@ def housekeeper_lending(home: Path, env: dict[str, str], wait: float = 120.0) ->
     model on the socket and has no vector left to make (True), or not at all (False: no model here,
     or it did not come up in ``wait`` seconds). Stopped with SIGTERM at the end."""
     from aimos.meaning.model import MODEL_NAME
-    from aimos.meaning.serve import FOLDER, SOCKET_NAME
+    from aimos.meaning.serve import socket_path
     from aimos.paths import using_home
     from aimos.store import vectors
     from aimos.store.connection import open_reader
 
     log = (home / "housekeeper-perf.log").open("wb")
     process = subprocess.Popen(
-        [sys.executable, "-c", "from aimos.cli.app import main; main()", "housekeeper", "run"],
+        [sys.executable, "-c", "from aimos.cli.app import main; main()", HOUSEKEEPER, "run"],
         env=env,
         stdout=log,
         stderr=log,
     )
-    socket = home / "state" / FOLDER / SOCKET_NAME
+    with using_home(home):
+        socket = socket_path()
     ready = False
     try:
         deadline = time.monotonic() + wait

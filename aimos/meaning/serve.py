@@ -1,8 +1,9 @@
 """The model lent to the person's other processes: the running housekeeper keeps the model loaded
-and embeds questions for them over a private Unix socket in the home, so a command-line recall
+and embeds questions for them over a private Unix socket, so a command-line recall
 does not pay the model's load (``ask``; the housekeeper runs ``EmbeddingServer``).
 
-The socket is ``embed.sock`` in the state folder's ``embed`` folder (0700; the socket 0600), and
+The socket is ``embed.sock`` in a folder of the user's runtime folder (0700; the socket 0600:
+``socket_path``), and
 the server answers only a peer of its own user (SO_PEERCRED where the OS has it). One question
 per connection:
 
@@ -51,9 +52,24 @@ ANSWER_BYTES: Final = 1 + 1 + len(MODEL_NAME) + 4 * DIMS
 
 
 def socket_path() -> Path:
-    from aimos.paths import state_dir
+    """The socket of this brain's housekeeper: in the user's runtime folder (XDG_RUNTIME_DIR, else
+    the temporary folder), in a 0700 folder of this user named by a hash of the brain's home. Not in
+    the home: a home is copied, listed and compared by backups, uninstall and restore, and a Unix
+    socket's path must stay short."""
+    import hashlib
+    import tempfile
 
-    return state_dir() / FOLDER / SOCKET_NAME
+    from aimos.paths import data_dir
+
+    runtime = os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir()
+    home = hashlib.sha256(str(data_dir().absolute()).encode("utf-8")).hexdigest()[:16]
+    return Path(runtime) / f"aimos-{FOLDER}-{_uid()}-{home}" / SOCKET_NAME
+
+
+def _uid() -> int:
+    """This process's user id (-1 where the OS has none: no socket is trusted there)."""
+    geteuid = getattr(os, "geteuid", None)
+    return int(geteuid()) if geteuid is not None else -1
 
 
 def _read_exact(conn: socket.socket, n: int, deadline: float) -> bytes:
@@ -105,8 +121,8 @@ def _private_socket(path: Path) -> bool:
         st, folder = path.lstat(), path.parent.lstat()
     except OSError:
         return False
-    uid = os.geteuid()
-    return (
+    uid = _uid()
+    return uid >= 0 and (
         stat.S_ISSOCK(st.st_mode)
         and st.st_uid == uid
         and folder.st_uid == uid

@@ -56,10 +56,11 @@ def test_verify_draws_progress_on_a_terminal_and_not_in_a_pipe(installed: Path) 
     proc, drawn = run_on_a_terminal("verify")
     assert proc.returncode == 0, drawn
     text = drawn
-    for phase in ("0/4 in-database verifier", "1/4 cognitive export", "2/4 portable verifier", "3/4 parity"):
+    phases = ("0/5 in-database verifier", "1/5 cognitive export", "2/5 portable verifier", "3/5 vectors", "4/5 parity")
+    for phase in phases:
         assert phase in text, text
     # each verifier's memories counted as it goes (here one batch: all of them at once)
-    for phase in ("0/4 in-database verifier", "2/4 portable verifier"):
+    for phase in ("0/5 in-database verifier", "2/5 portable verifier"):
         counted = re.search(re.escape(phase) + r" ([\d,]+)/([\d,]+)", text)
         assert counted is not None and counted[1] == counted[2] != "0", text
     assert text.rstrip("\n").endswith("\r\x1b[K"), repr(text[-40:])

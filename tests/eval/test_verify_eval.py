@@ -24,6 +24,7 @@ def test_each_run_says_its_time_its_cpu_and_the_machine_s_load(aimos_home: Path)
             "in-database verifier",
             "cognitive export",
             "portable verifier",
+            "vectors",
             "parity",
         }
     shown = run_aimos("eval", "verify", "--memories", "10", "--runs", "1", timeout=250).ok().out
