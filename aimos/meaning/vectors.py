@@ -62,7 +62,9 @@ def cosine(a: Floats, b: Floats) -> float:
 class Matrix:
     """The stored vectors of a brain as one int8 matrix (row i: ``ids[i]``) with a per-row factor
     (the scale over the row's norm), so a row's dot product with a query times its factor is the
-    cosine. Rows are appended as the brain grows; ``top`` ranks them against a query."""
+    cosine. Rows are appended as the brain grows, into room that doubles when it runs out (a kept
+    matrix that gains one vector per save is not copied whole each time); ``ranked`` ranks them
+    against a query."""
 
     CHUNK = 8192  # rows converted to float32 at a time (a 100,000-row matrix stays int8)
 
@@ -71,8 +73,8 @@ class Matrix:
 
         self.dims = dims
         self.ids: list[int] = []
-        self._rows = np.zeros((0, dims), dtype=np.int8)
-        self._factors = np.zeros(0, dtype=np.float32)
+        self._room = np.zeros((0, dims), dtype=np.int8)
+        self._factor_room = np.zeros(0, dtype=np.float32)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -88,9 +90,16 @@ class Matrix:
         scales = np.array([SCALE.unpack_from(b)[0] for _, b in good], dtype=np.float32)
         norms = np.linalg.norm(rows.astype(np.float32), axis=1) * scales
         factors = np.divide(scales, norms, out=np.zeros_like(scales), where=norms > 0)
+        used, wanted = len(self.ids), len(self.ids) + len(good)
+        if wanted > len(self._room):
+            room = max(wanted, 2 * len(self._room), 64)
+            self._room = np.concatenate(
+                [self._room[:used], np.zeros((room - used, self.dims), dtype=np.int8)]
+            )
+            self._factor_room = np.concatenate([self._factor_room[:used], np.zeros(room - used, np.float32)])
+        self._room[used:wanted] = rows
+        self._factor_room[used:wanted] = factors
         self.ids.extend(i for i, _ in good)
-        self._rows = np.concatenate([self._rows, rows])
-        self._factors = np.concatenate([self._factors, factors.astype(np.float32)])
 
     def scores(self, query: Floats) -> Floats:
         """The cosine of every row with ``query`` (normalised here), in row order."""
@@ -98,30 +107,25 @@ class Matrix:
 
         q = np.asarray(query, dtype=np.float32)
         norm = float(np.linalg.norm(q))
-        if not len(self.ids) or not norm:
-            return np.zeros(len(self.ids), dtype=np.float32)
+        used = len(self.ids)
+        if not used or not norm:
+            return np.zeros(used, dtype=np.float32)
         q = q / np.float32(norm)
         parts = [
-            self._rows[i : i + self.CHUNK].astype(np.float32) @ q for i in range(0, len(self.ids), self.CHUNK)
+            self._room[i : min(i + self.CHUNK, used)].astype(np.float32) @ q
+            for i in range(0, used, self.CHUNK)
         ]
-        return np.concatenate(parts) * self._factors
+        return np.concatenate(parts) * self._factor_room[:used]
 
-    def top(self, query: Floats, limit: int, floor: float = -1.0) -> list[tuple[int, float]]:
-        """The ``limit`` best (id, cosine) at or above ``floor``, best first; ties by id."""
-        return self.ranked(query, limit, floor)[0]
-
-    def ranked(self, query: Floats, limit: int, floor: float = -1.0) -> tuple[list[tuple[int, float]], float]:
-        """``top``'s list, and the mean cosine of every row with the query (0.0 with no row): how
-        near the question the brain's memories are in general, which a memory must stand out from
-        (``len(self)`` rows make the mean)."""
+    def ranked(self, query: Floats, limit: int) -> tuple[list[tuple[int, float]], float]:
+        """The ``limit`` best (id, cosine), best first (ties by id), and the mean cosine of every
+        row with the query (0.0 with no row): how near the question the brain's memories are in
+        general, which a memory must stand out from (``len(self)`` rows make the mean)."""
         import numpy as np
 
         if limit < 1 or not len(self.ids):
             return [], 0.0
         s = self.scores(query)
-        if limit < len(s):
-            picked = np.argpartition(-s, limit - 1)[:limit]
-        else:
-            picked = np.arange(len(s))
-        out = [(self.ids[int(i)], float(s[int(i)])) for i in picked if s[int(i)] >= floor]
+        picked = np.argpartition(-s, limit - 1)[:limit] if limit < len(s) else np.arange(len(s))
+        out = [(self.ids[int(i)], float(s[int(i)])) for i in picked]
         return sorted(out, key=lambda kv: (-kv[1], kv[0])), float(s.mean())
