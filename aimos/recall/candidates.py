@@ -428,7 +428,8 @@ def fuse(
     nothing, a memory counts only from the ``alone`` cosine and ``lift`` above the mean cosine of
     the brain's other memories with the question (``mean`` over ``count`` vectors, itself among
     them; ``mean`` itself when ``count`` is not given), in a question of ``settings.words`` words or
-    more (``words``: the question's): the abstention threshold. Best first, ties by rowid. Pure."""
+    more (``words``: the question's): the abstention threshold. Best first, ties in the words'
+    order, then by rowid. Pure."""
     top = lexical[0][1] if lexical and lexical[0][1] > 0 else 1.0
     scores = {rowid: score / top for rowid, score in lexical}
     best = max((cosine for _, cosine in meaning), default=0.0)
@@ -440,7 +441,9 @@ def fuse(
         share = settings.weight * meaning_share(cosine, best, settings.floor, settings.full, settings.margin)
         if share > 0:
             scores[rowid] = scores.get(rowid, 0.0) + share
-    return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
+    # ties (two word scores equal once divided by the best, say) keep the words' order, then rowid
+    order = {rowid: at for at, (rowid, _) in enumerate(lexical)}
+    return sorted(scores.items(), key=lambda kv: (-kv[1], order.get(kv[0], len(order)), kv[0]))
 
 
 def rrf(rankings: Sequence[Sequence[int]], k: int = RRF_K) -> list[tuple[int, float]]:

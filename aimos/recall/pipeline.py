@@ -8,7 +8,7 @@ before disclosure (fail closed) -> evidence entries, Merkle root, signed `recall
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import apsw
 
@@ -19,7 +19,6 @@ from aimos.identity.epochs import Signer
 from aimos.identity.requests import SignedRequest, verify_request
 from aimos.identity.trusted import grant_covers, grant_excess
 from aimos.ledger.events import append_event
-from aimos.meaning.index import MeaningQuery
 from aimos.memory.gates import refuse_secret_fields
 from aimos.memory.redaction import mark_redacted
 from aimos.recall.candidates import (
@@ -40,6 +39,9 @@ from aimos.store.seals import check_counts
 from aimos.vocabulary import CLEARANCE_MAX, DATA_CLASSES, PATH_RECALL
 from aimos.vocabulary import RECALL_DEFAULT_LIMIT as DEFAULT_LIMIT
 from aimos.vocabulary import RECALL_MAX_LIMIT as MAX_LIMIT
+
+if TYPE_CHECKING:
+    from aimos.meaning.index import MeaningQuery
 
 # the tables whose rows a recall's trust and weight rest on (see store.seals.check_counts)
 DECIDING_CHAINS = ("memory_classifications", "weight_projections")
@@ -301,8 +303,11 @@ def recall_in_transaction(
 def _meaning_of(channels: list[Channel] | None) -> MeaningQuery | None:
     """The prepared question of the recall's meaning channel, if it has one."""
     for channel in channels or ():
-        if isinstance(channel, MeaningChannel) and isinstance(channel.query, MeaningQuery):
-            return channel.query
+        if isinstance(channel, MeaningChannel):
+            from aimos.meaning.index import MeaningQuery  # (imported only when meaning is on)
+
+            if isinstance(channel.query, MeaningQuery):
+                return channel.query
     return None
 
 
@@ -323,6 +328,10 @@ def recall(
     Without ``channels``: the lexical channel, fused with the meaning channel when the embedding
     model is available here (and ``meaning``); before the transaction, the question is embedded
     and a few missing vectors are made (meaning/index.prepare)."""
+    if channels is None and meaning:
+        from aimos.meaning.model import turned_off
+
+        meaning = not turned_off()  # (then neither the index nor the socket is imported)
     if channels is None and meaning:
         from aimos.meaning.index import prepare
 
