@@ -606,9 +606,12 @@ async def serve_stdio(server: MCPServer) -> None:
     from mcp.server.stdio import stdio_server
     from mcp.shared.message import SessionMessage
 
-    from aimos.meaning.model import warm
+    from aimos.meaning.model import load_or_none
 
-    warm()  # the model is kept for the server's life: its first recall need not wait for the load
+    # the model is kept for the server's life, loaded here before serving, on the main thread: loaded
+    # in a thread beside the starting server, the process died now and then (1 start in 10 under
+    # libfaketime, tests/mcp/test_mcp_expiry.py), with nothing on stderr
+    load_or_none()
     async with stdio_server() as (incoming, outgoing):
         send, receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
 
