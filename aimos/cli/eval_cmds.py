@@ -8,10 +8,20 @@ from typing import Any
 import typer
 
 from aimos.cli.output import emit_json, out
+from aimos.eval.targets import judge
 
 eval_app = typer.Typer(
     help="Benchmarks and evaluations, in scratch brains.", no_args_is_help=True, rich_markup_mode=None
 )
+
+
+def _say_targets(verdicts: list[Any]) -> None:
+    """Each target beside its figure, met or missed, then how many were met."""
+    from aimos.eval.targets import summary
+
+    for v in verdicts:
+        out(f"  target: {v.line()}")
+    out(f"  {summary(verdicts)}")
 
 
 def _purging(run: Callable[[], dict[str, Any]]) -> dict[str, Any]:
@@ -114,10 +124,19 @@ def perf(
         w = rep["withheld_check_per_memory"]
         out(f"  each withheld memory's checks add: median {w['median_ms']:.2f} ms, p95 {w['p95_ms']:.2f} ms")
         t = rep["targets"]
-        out(
-            f"  targets: recall median <= {t['recall_median_ms']} ms, p95 <= {t['recall_p95_ms']} ms,"
-            f" --help <= {t['help_ms']} ms, cold recall <= {t['cold_recall_ms']} ms,"
-            f" meaning adds <= {t['meaning_added_median_ms']} ms"
+        _say_targets(
+            [
+                judge("recall median", rep["recall"]["median_ms"], t["recall_median_ms"], " ms"),
+                judge("recall p95", rep["recall"]["p95_ms"], t["recall_p95_ms"], " ms"),
+                judge("cold --help median", rep["cold_help"]["median_ms"], t["help_ms"], " ms"),
+                judge("cold recall median", rep["cold_recall"]["median_ms"], t["cold_recall_ms"], " ms"),
+                judge(
+                    "meaning adds (median)",
+                    rep["meaning"]["added_median_ms"],
+                    t["meaning_added_median_ms"],
+                    " ms",
+                ),
+            ]
         )
         _print_profile(rep.get("profile"), "recall")
         return
@@ -133,10 +152,7 @@ def perf(
         s = report[name]
         out(f"  {name:<22} median {s['median_ms']:>9.4f} ms   p95 {s['p95_ms']:>9.4f} ms")
     out(f"  bare parts (sum of medians)   {report['bare_parts_median_ms']:.4f} ms")
-    out(
-        f"  ratio signed save / bare parts  {report['ratio_save_to_bare_parts']:.3f}"
-        f"  (target <= {report['target_ratio']}, and a median <= {report['target_ms']} ms)"
-    )
+    out(f"  ratio signed save / bare parts  {report['ratio_save_to_bare_parts']:.3f}")
     d = report["detector_after_save"]
     out(
         f"  agreement detector, after the save answered: median {d['median_ms']:.4f} ms"
@@ -144,6 +160,14 @@ def perf(
     )
     _print_sealing(report["sealing"], "save")
     _print_profile(report.get("profile"), "save")
+    _say_targets(
+        [
+            judge("signed save median", report["signed_save"]["median_ms"], report["target_ms"], " ms"),
+            judge(
+                "signed save / bare parts", report["ratio_save_to_bare_parts"], report["target_ratio"], "x"
+            ),
+        ]
+    )
 
 
 def _cold_perf(runs: int, json_out: bool) -> None:
@@ -177,11 +201,18 @@ def _cold_perf(runs: int, json_out: bool) -> None:
         )
     if rep["meaning_note"]:
         out(f"  {rep['meaning_note']}")
-    t = rep["targets"]
-    out(
-        f"  targets: save median <= {t['save_median_ms']} ms, recall median <= {t['recall_median_ms']} ms;"
-        f" by meaning: <= {t['recall_socket_median_ms']} ms with the housekeeper's model,"
-        f" <= {t['recall_model_median_ms']} ms loading it"
+    t, c = rep["targets"], rep["commands"]
+    goals = {
+        "save_file": t["save_median_ms"],
+        "save_os": t["save_median_ms"],
+        "recall_file": t["recall_median_ms"],
+        "recall_os": t["recall_median_ms"],
+        "recall_words": t["recall_median_ms"],
+        "recall_socket": t["recall_socket_median_ms"],
+        "recall_model": t["recall_model_median_ms"],
+    }
+    _say_targets(
+        [judge(f"{labels[n]}, median", c[n]["median_ms"], goal, " ms") for n, goal in goals.items() if n in c]
     )
     load = ", ".join(f"{x:.2f}" for x in rep["load_average"])
     out(f"  load average at the end: {load} ({rep['cores']} cores)")
@@ -269,9 +300,14 @@ def storage(
     verdict = "ok" if rep["verify_ok"] else "FAILED"
     out(f"  verify (both verifiers, parity, brain checks): {rep['verify_seconds']:.2f} s ({verdict})")
     t = rep["targets"]
-    out(
-        f"  targets: <= {t['bytes_per_memory']:,} B a memory, <= {t['bytes_per_transition']} B a transition,"
-        f" verify <= {t['verify_seconds_at_100000']} s at 100,000 memories"
+    at_size = rep["verify_seconds"] if rep["memories"] >= 100_000 else None
+    _say_targets(
+        [
+            judge("stored per memory", rep["per_memory"]["stored"], t["bytes_per_memory"], " B"),
+            # each outcome a weight transition or not: the outcome's bytes stand for the transition's
+            judge("stored per outcome", rep["per_outcome"]["stored"], t["bytes_per_transition"], " B"),
+            judge("verify at 100,000 memories", at_size, t["verify_seconds_at_100000"], " s"),
+        ]
     )
 
 
@@ -408,14 +444,11 @@ def _print_age(rep: dict[str, Any]) -> None:
     g = rep["growth"]
     for op in ("save", "recall"):
         ratio = g[op]
-        verdict = "-" if ratio is None else ("flat" if ratio <= g["target"] else "GROWS")
-        shown = "-" if ratio is None else f"{ratio:.3f}"
         relative = g[f"{op}_ratio_to_bare"]
-        out(
-            f"growth of the {op} median from {g['from_memories']:,} to {g['to_memories']:,} memories: {shown}"
-            f"  (target <= {g['target']}: {verdict}); of its ratio to the bare parts:"
-            f" {'-' if relative is None else f'{relative:.3f}'}"
-        )
+        span = f"from {g['from_memories']:,} to {g['to_memories']:,} memories"
+        grown = judge(f"growth of the {op} median {span}:", ratio, g["target"], "x")
+        shown = "-" if relative is None else f"{relative:.3f}"
+        out(f"{grown.line()}; of its ratio to the bare parts: {shown}")
     for n in rep["nights"]:
         jobs = ", ".join(
             f"{name} {j['ms'] / 1000:.1f} s" + ("" if j["status"] == "SUCCESS" else f" {j['status']}")
@@ -474,7 +507,13 @@ def mcp_perf(
         f" recall {rep['ratio_recall_no_cache_to_cache']:.2f}x; new session / kept: save"
         f" {rep['ratio_save_new_session_to_cache']:.2f}x,"
         f" recall {rep['ratio_recall_new_session_to_cache']:.2f}x"
-        f"  (target: <= {rep['target_ms']} ms a call)"
+    )
+    _say_targets(
+        [
+            judge(f"{mode} {call} median", rep[mode][call]["median_ms"], rep["target_ms"], " ms")
+            for mode in MODES
+            for call in ("save", "recall")
+        ]
     )
 
 
@@ -516,9 +555,9 @@ def tui_perf(
             out(f"  {name:<18} median {s['median_ms']:>9.2f} ms   p95 {s['p95_ms']:>9.2f} ms   n {s['n']}")
     out(f"  jump to the end    {rep['jump_to_end_ms']:.2f} ms over {rep['rows']:,} rows")
     out(f"  filter {rep['filter_word']!r} matched {rep['filter_matches']:,}")
-    out(
-        f"  first paint / `aimos list -n 20`  {rep['ratio_first_paint_to_cli_list']:.2f}"
-        f"  (target: first paint <= {rep['target_first_paint_ms']} ms)"
+    out(f"  first paint / `aimos list -n 20`  {rep['ratio_first_paint_to_cli_list']:.2f}")
+    _say_targets(
+        [judge("first paint median", rep["first_paint"]["median_ms"], rep["target_first_paint_ms"], " ms")]
     )
 
 
@@ -579,6 +618,13 @@ def locomo(
     from aimos.cli.output import table
 
     out(table(headers, lines))
+    overall = report["aimos"]["overall"]
+    _say_targets(
+        [
+            judge(f"aimos overall {name}", overall.get(name), goal, at_least=True)
+            for name, goal in report["targets"].items()
+        ]
+    )
     if "folds" in report:
         _print_folds("the lexical channel's settings", report["folds"]["lexical"], max(ks))
         if report["folds"]["fusion"] is not None:
@@ -729,9 +775,14 @@ def mutation(
         out(f"  bare {name:<24} median {s['median_ms']:.4f} ms  p95 {s['p95_ms']:.4f} ms")
     _print_sealing(report["sealing"], "transition")
     tg = report["targets"]
-    out(
-        f"  ratio to bare parts {report['ratio_to_bare']:.3f}  (targets: median <= {tg['median_ms']} ms, "
-        f"p95 <= {tg['p95_ms']} ms, ratio <= {tg['ratio']}, <= {tg['bytes']} bytes)"
+    out(f"  ratio to bare parts {report['ratio_to_bare']:.3f}")
+    _say_targets(
+        [
+            judge("signed transition median", t["median_ms"], tg["median_ms"], " ms"),
+            judge("signed transition p95", t["p95_ms"], tg["p95_ms"], " ms"),
+            judge("ratio to the bare parts", report["ratio_to_bare"], tg["ratio"], "x"),
+            judge("logical bytes a transition", report["logical_bytes_per_transition"], tg["bytes"], " B"),
+        ]
     )
     out("all cases as declared" if report["all_as_declared"] else "SOME CASES DIFFER FROM THEIR DECLARATION")
 
