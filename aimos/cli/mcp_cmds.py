@@ -97,11 +97,14 @@ def mcp_main(
 def config_cmd(
     agent: str = typer.Option(..., "--as", help="The enrolled agent the client will sign as."),
     client: str = typer.Option("generic", "--client", help="claude-desktop, claude-code, cursor or generic."),
+    json_out: bool = typer.Option(
+        False, "--json", help="For claude-code: print the JSON instead of the `claude mcp add` command."
+    ),
 ) -> None:
-    """Print the JSON an MCP client needs to start `aimos mcp --as ID` (absolute paths)."""
+    """Print what an MCP client needs to start `aimos mcp --as ID`: a command or JSON."""
     from aimos import paths
     from aimos.errors import UsageError
-    from aimos.mcp.config import CLIENTS, WHERE, client_config
+    from aimos.mcp.config import CLIENTS, WHERE, claude_code_command, client_config
 
     if client not in CLIENTS:
         raise UsageError(f"unknown client {client!r}", f"Use one of: {', '.join(CLIENTS)}.")
@@ -113,5 +116,9 @@ def config_cmd(
     passed = ["AIMOS_KEYSTORE"] + ([] if env else list(XDG_DIRS))
     passed += ["DBUS_SESSION_BUS_ADDRESS"] if keystore == "os" else []
     env.update({name: os.environ[name] for name in passed if os.environ.get(name)})
-    out(json.dumps(client_config(client, aimos_command(), agent, env), indent=2))
-    say(WHERE[client].replace("AGENT", agent))
+    if client == "claude-code" and not json_out:
+        out(claude_code_command(aimos_command(), agent, env))
+    else:
+        out(json.dumps(client_config(client, aimos_command(), agent, env), indent=2))
+    where = f"{client} --json" if json_out and f"{client} --json" in WHERE else client
+    say(WHERE[where].replace("AGENT", agent))
