@@ -126,7 +126,7 @@ ROLE_AGENT: Final = "agent"
 ROLES: Final = (HOUSEKEEPER, ROLE_AGENT)
 CLI_AGENT: Final = "cli"  # the person's own agent, the one the aimos command signs with by default
 # How long an agent's epoch lives unless the person says otherwise (enrol, install, --add-agent),
-# and the longest it may: README "Agent epochs and their expiry" says why 90 days.
+# and the longest it may: docs/agents.md says why 90 days.
 DEFAULT_VALIDITY_DAYS: Final = 90
 MAX_VALIDITY_DAYS: Final = 365
 # An agent whose current epoch ends within this many days is warned about (status, agent list,

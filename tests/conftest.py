@@ -150,7 +150,7 @@ def pytest_runtest_teardown(item: pytest.Item) -> None:
 
 # Folders whose every test runs the CLI as a real subprocess (the installed entry point end to end).
 REAL_PROCESS_FOLDERS = ("e2e",)
-# What the fast subset (`-m "not slow"`, README "Running the tests") leaves out: folders and modules
+# What the fast subset (`-m "not slow"`, docs/development.md, "Running the tests") leaves out: folders and modules
 # (paths under tests/) whose tests spend seconds each on real processes, venvs, servers or whole
 # evaluations. A single slow test elsewhere takes `@pytest.mark.slow`.
 SLOW = (

@@ -38,7 +38,7 @@ query as the subject: truth worded too differently from the poison to share its 
 on the query's subject still, and every member of an origin among the candidates is judged. It
 labels nothing; the recall withholds (reason agreement_contested in its signed decision).
 
-Limits, measured by `aimos eval poisonedrag` and said in the README: a yes/no question whose
+Limits, measured by `aimos eval poisonedrag` and said in docs/detector.md: a yes/no question whose
 poison argues without saying yes or no gives the detector no answer to compare; in a brain of
 fewer than ``RARE_BRAIN`` memories a word's rarity tells nothing, so only names, numbers and yes/no
 are answers there; conversation turns are not looked at (detect.UNCHECKED_TYPES).

@@ -3,7 +3,7 @@
 A full verification (both verifiers and the brain checks, `learning.parity.verify_everything`,
 over the whole brain against its anchored master: the nightly job, `aimos verify` without
 --memory, the TUI's verify) is the only check of what no request re-checks: the search indexes,
-every row of every table, the whole seal chain, the schema (README, "What verify proves"). An
+every row of every table, the whole seal chain, the schema (docs/verify.md). An
 edit there (a memory's search-index row deleted: recall no longer finds it) is seen by nothing
 else, so its outcome is kept outside the brain, in the state folder, as one small 0600 file named
 by the outcome: ``verify-failed.json`` while the newest full verification failed, and every

@@ -156,7 +156,7 @@ def test_secrets_are_refused_without_echo(installed: Path, pattern: str, secret:
 
 
 def test_refused_secret_is_not_written_to_the_log(installed: Path) -> None:
-    """The command log is "one line per command, no arguments" (README): a refused secret given
+    """The command log is "one line per command, no arguments" (docs/security.md): a refused secret given
     as the text argument must not land in $AIMOS_HOME/logs either."""
     secret = "ghp_" + "Xk9mQ2vL7pR4tW8yB3nC6hJ1sD5fG0aZ2eU4"
     result = run_aimos("save", f"token {secret} for the CI")

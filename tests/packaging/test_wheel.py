@@ -95,10 +95,11 @@ def test_wheel_holds_only_aimos_and_metadata(wheel_names: set[str]) -> None:
 # (b) the sdist
 
 
-def test_sdist_carries_packaging_and_tests(dists: Dists) -> None:
+def test_sdist_carries_packaging_tests_and_docs(dists: Dists) -> None:
     with tarfile.open(dists.sdist) as tf:
         names = {name.split("/", 1)[1] for name in tf.getnames() if "/" in name}
-    expected = _repo_files(REPO / "packaging") | {"tests/conftest.py", "tests/packaging/test_wheel.py"}
+    expected = _repo_files(REPO / "packaging") | _repo_files(REPO / "docs")
+    expected |= {"README.md", "tests/conftest.py", "tests/packaging/test_wheel.py"}  # the README links docs/
     missing = sorted(expected - names)
     assert not missing, f"missing from {dists.sdist.name}: {missing}"
 

@@ -25,6 +25,8 @@ import seeded_brain
 from rich.console import Console
 
 SNAPSHOTS = Path(__file__).resolve().parent / "snapshots"
+# the README's picture of the TUI: a snapshot like the others, kept where the README links it
+README_SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "tui.svg"
 HOME = Path(tempfile.gettempdir()) / "aimos-tui-snapshot-home"
 UPDATE = os.environ.get("AIMOS_UPDATE_SNAPSHOTS") == "1"
 
@@ -74,12 +76,14 @@ def take(size: tuple[int, int], steps: Steps | None = None, *, home: Path = HOME
         return asyncio.run(run())
 
 
-def check(name: str, svg: str, text: str, tmp_path: Path) -> None:
-    path = SNAPSHOTS / f"{name}.svg"
+def check(name: str, svg: str, text: str, tmp_path: Path, *, path: Path | None = None) -> None:
+    """``svg`` is the committed snapshot at ``path`` (SNAPSHOTS/name.svg unless given), byte for
+    byte; its text (SNAPSHOTS/name.txt) is kept to show what differs."""
+    path = path or SNAPSHOTS / f"{name}.svg"
     text_path = SNAPSHOTS / f"{name}.txt"
     if UPDATE or not path.exists():
         if not UPDATE:
-            pytest.fail(f"no snapshot {path.name}: run with AIMOS_UPDATE_SNAPSHOTS=1 to take it")
+            pytest.fail(f"no snapshot {path}: run with AIMOS_UPDATE_SNAPSHOTS=1 to take it")
         path.write_text(svg, "utf-8")
         text_path.write_text(text, "utf-8")
         return
@@ -249,3 +253,13 @@ def test_help(tmp_path: Path) -> None:
     svg, text = take((80, 24), steps)
     assert "1 / 2 / 3     memories, recall, status" in text
     check("help", svg, text, tmp_path)
+
+
+def test_the_readme_screenshot_is_the_tui_today(tmp_path: Path) -> None:
+    """docs/tui.svg, shown by the README, is Textual's own screenshot of the memories screen on the
+    seeded brain at 110x17 with the fixed clock: a change to that screen fails here until the
+    picture is taken again (AIMOS_UPDATE_SNAPSHOTS=1), so the README never shows an older TUI."""
+    svg, text = take((110, 17))
+    assert "10 memories" in text and "home:boiler" in text
+    assert "README" not in svg and str(HOME) not in svg  # nothing of the machine it was taken on
+    check("readme_tui", svg, text, tmp_path, path=README_SCREENSHOT)
