@@ -21,8 +21,11 @@ def build_save_body(
     data_class: str = DEFAULT_SAVE_DATA_CLASS,
     source: str = "cli",
     supersedes: str | None = None,
+    originated_at: int | None = None,
 ) -> dict[str, Any]:
-    """The request body an agent signs for POST /aimos/save."""
+    """The request body an agent signs for POST /aimos/save; ``originated_at`` (when the memory
+    was first made, before it came here: an import of another brain's export) is sent only when
+    given, so every other body is the body it always was."""
     body: dict[str, Any] = {
         "company_id": company_id,
         "key": key,
@@ -35,6 +38,8 @@ def build_save_body(
     }
     if supersedes is not None:
         body["supersedes"] = supersedes
+    if originated_at is not None:
+        body["originated_at"] = originated_at
     return body
 
 

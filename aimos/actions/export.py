@@ -4,14 +4,16 @@ and the memories' text itself (`aimos export --text`), which `aimos import` read
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from aimos.actions.session import Brain, now
 from aimos.learning.export import export_cognitive
 from aimos.learning.export_v2 import build_outcome_export
 from aimos.memory import text_formats
-from aimos.memory.versions import current_memories, resolve_memory_id
+from aimos.memory.versions import created_time, current_memories, resolve_memory_id
 from aimos.recall.export_v2 import build_recall_envelope
+from aimos.vocabulary import SYSTEM_SCOPE
 
 
 def cognitive_bundle(brain: Brain, memory_ref: str | None = None) -> dict[str, Any]:
@@ -33,18 +35,23 @@ def outcome_bundle(brain: Brain, outcome_ref: str) -> tuple[dict[str, Any], dict
 TEXT_EXPORTS = ("jsonl", "markdown")
 
 
-def text_export(brain: Brain, kind: str) -> tuple[str, int, int]:
-    """The current versions' texts, keys, types, labels and weights, oldest first, as ``kind``
-    (jsonl or markdown); with how many memories it holds and how many redacted ones it leaves out
-    (their text is gone)."""
+@dataclass(frozen=True)
+class TextExport:
+    document: str
+    memories: int  # how many it holds
+    redacted: int  # redacted memories left out (their text is gone)
+    guides: int  # aimos's own guide memories left out (every brain has its own)
+
+
+def text_export(brain: Brain, kind: str, *, guides: bool = False) -> TextExport:
+    """The current versions' texts, keys, types, labels, weights and creation times (when each was
+    first made: one imported from another brain keeps that brain's), oldest first, as ``kind``
+    (jsonl or markdown); aimos's own guide memories only with ``guides``."""
     from aimos.crypto.encoding import iso_ms
 
     found = current_memories(brain.conn)
-    records = [
-        text_formats.export_record(m, iso_ms(int(m["created_at"])))
-        for m in found
-        if not m["redacted"]
-    ]
+    kept = [m for m in found if guides or m["scope"] != SYSTEM_SCOPE]
+    records = [text_formats.export_record(m, iso_ms(created_time(m))) for m in kept if not m["redacted"]]
     at = iso_ms(int(now()))
     write = text_formats.to_markdown if kind == "markdown" else text_formats.to_jsonl
-    return write(records, at), len(records), len(found) - len(records)
+    return TextExport(write(records, at), len(records), len(kept) - len(records), len(found) - len(kept))

@@ -5,10 +5,19 @@ grant, the classifier and the detector), one write transaction per file.
 First every file is read and parsed (a malformed one stops the import before anything is saved),
 then each memory is planned: ``new``, ``exists`` (already in the brain or earlier in the import:
 saving it again records a signed occurrence, not a copy) or ``refused`` (a secret, too large,
-above the agent's grant, aimos's own guide, an adverse label in its export) with the reason. A dry
-run stops there. The import saves each file's planned memories in one transaction: a file is in
-the brain whole or not at all, and running the same import again after an interruption saves what
-is missing and records occurrences of the rest.
+above the agent's grant, aimos's own guide, a poison label in its export, a creation time that is
+no time or in the future) with the reason. A dry run stops there.
+
+What an aimos export says of a memory beyond its fields: its creation time is kept, signed with
+the save (``originated_at``); a doubt (label disputed) is carried as the importing agent's dispute
+of the new memory (it lowers trust, which an agent may do alone); a label that raises trust
+(supported, poison_refuted) and a weight are not carried, and are listed as not kept: a file
+cannot make a memory more trusted than a new one (a person judges it again here, with the master
+passphrase where `aimos label` asks for it).
+
+The import saves each file's planned memories in one transaction: a file is in the brain whole or
+not at all, and running the same import again after an interruption saves what is missing and
+records occurrences of the rest.
 """
 
 from __future__ import annotations
@@ -28,17 +37,18 @@ from typing import IO, Any
 
 from aimos.actions.bodies import build_save_body
 from aimos.actions.doctor import MIB, size_text
+from aimos.actions.labels import dispute_in_transaction, label_words
 from aimos.actions.memory import default_ceilings, save_all
-from aimos.actions.session import Brain
+from aimos.actions.session import Brain, now
 from aimos.crypto import commitments
 from aimos.errors import AimosError, ImportFormatError, NotFoundError, UsageError
 from aimos.identity.epochs import latest_epoch
 from aimos.identity.trusted import grant_excess, verified_grant
 from aimos.memory import text_formats as formats
 from aimos.memory.gates import refuse_secret_fields
-from aimos.memory.save import validate_body
+from aimos.memory.save import SaveResult, validate_body
 from aimos.memory.text_formats import Item, Parsed
-from aimos.vocabulary import ADVERSE, CLI_AGENT, SYSTEM_SCOPE
+from aimos.vocabulary import ADVERSE, CLI_AGENT, DISPUTED, SYSTEM_SCOPE, UNVERIFIED
 
 FORMATS = ("auto", "markdown", "json", "jsonl", "chatgpt", "claude")
 MARKDOWN_SUFFIXES = (".md", ".markdown")
@@ -54,6 +64,7 @@ class Planned:
     status: str  # new | exists | refused
     reason: str | None = None
     body: dict[str, Any] | None = None
+    note: str | None = None  # what happens to what its export says beyond its fields
 
 
 @dataclass
@@ -88,6 +99,9 @@ class ImportPlan:
             ],
             "empty": sum(f.parsed.empty for f in self.files),
             "fields_not_kept": sorted(set().union(*(f.parsed.not_kept for f in self.files))),
+            "disputed": sum(
+                1 for f in self.files for p in f.planned if p.status == "new" and p.item.label == DISPUTED
+            ),
         }
 
 
@@ -364,12 +378,27 @@ def read(
 
 
 # --- planning -----------------------------------------------------------------------------------
-def _refusal(grant: dict[str, Any] | None, body: dict[str, Any]) -> str | None:
-    """Why ``body`` would not be saved (what the save path would refuse), or None."""
+# what an import does with the labels an aimos export gives: carried (unverified is every new
+# memory's, a doubt becomes the importing agent's dispute), left out unless --include-flagged
+# (poison), or not carried (one that raises trust, or none aimos knows)
+CARRIED_LABELS = frozenset({UNVERIFIED, DISPUTED})
+LEFT_OUT_LABELS = ADVERSE - {DISPUTED}
+DISPUTE_REASON = "doubted in the brain it came from (an aimos export)"
+# why a field of the input is not kept, where a person may wonder (every other one is not a field
+# a memory has)
+NOT_KEPT_WHY = {
+    "label": "only a doubt is carried (as a dispute): judge the rest here with `aimos label`",
+    "weight": "every memory starts at 1.000 here; feedback here moves it",
+    "memory_id": "each memory gets a new id here",
+}
+
+
+def _refusal(grant: dict[str, Any] | None, body: dict[str, Any], at: int) -> str | None:
+    """Why ``body`` would not be saved at ``at`` (what the save path would refuse), or None."""
     if body["scope"] == SYSTEM_SCOPE:
         return "aimos's own guide memory (every brain has its own)"
     try:
-        validate_body(body)
+        validate_body(body, signed_at=at)
         refuse_secret_fields(body, outcome="left out")
     except AimosError as e:
         return e.message
@@ -404,12 +433,16 @@ def plan(
     seen: set[str] = set()
     # the ceilings a memory gets when it names none: read (and the grant verified) once per kind
     ceilings = cache(partial(default_ceilings, brain, signer.agent_id))
+    at = now()
     done = 0
     for f in files:
         for item in f.parsed.items:
             done += 1
             if progress is not None:
                 progress(done, f.name)
+            if item.problem is not None:
+                f.planned.append(Planned(item, "refused", item.problem))
+                continue
             clearance, data_class = ceilings(item.clearance, item.data_class)
             body = build_save_body(
                 company_id=brain.company_id,
@@ -420,11 +453,12 @@ def plan(
                 clearance_level=clearance,
                 data_class=data_class,
                 source=item.source,
+                originated_at=item.originated,
             )
-            if item.label in ADVERSE and not include_flagged:
+            if item.label in LEFT_OUT_LABELS and not include_flagged:
                 f.planned.append(Planned(item, "refused", f"labelled {item.label} in its export"))
                 continue
-            reason = _refusal(grant, body)
+            reason = _refusal(grant, body, at)
             if reason is not None:
                 f.planned.append(Planned(item, "refused", reason))
                 continue
@@ -437,8 +471,24 @@ def plan(
                 ).fetchone()
             )
             seen.add(live)
-            f.planned.append(Planned(item, "exists" if known else "new", body=body))
+            f.planned.append(Planned(item, "exists" if known else "new", body=body, note=_note(item, known)))
+            if item.label is not None and item.label not in CARRIED_LABELS:
+                f.parsed.not_kept.add("label")
     return ImportPlan(files[0].name.split("/")[0] if files else "", files)
+
+
+def _note(item: Item, known: object) -> str | None:
+    """What becomes of the label an export gives a memory it imports (None: nothing to say)."""
+    if item.label is None or item.label == UNVERIFIED:
+        return None
+    if item.label == DISPUTED:
+        if known:
+            return "doubted in its export; already here, where its label stays as it is"
+        return "doubted in its export: imported with a dispute"
+    said = label_words(item.label)
+    if item.label in LEFT_OUT_LABELS:
+        return f"its label in the export ({said}) is not carried: aimos judges it afresh here"
+    return f"its label in the export ({said}) is not carried: judge it here with `aimos label`"
 
 
 def flagged_as_own(agent: str, include_flagged: bool) -> None:
@@ -447,7 +497,7 @@ def flagged_as_own(agent: str, include_flagged: bool) -> None:
     if include_flagged and agent == CLI_AGENT:
         raise UsageError(
             "--include-flagged as your own agent (cli) would make memories another brain judged poison "
-            "or disputed count as your own word",
+            "count as your own word",
             "Enrol an agent for imports (`aimos agent enroll importer`) and import with --as importer.",
         )
 
@@ -456,12 +506,14 @@ def flagged_as_own(agent: str, include_flagged: bool) -> None:
 def run(
     brain: Brain, agent: str, import_plan: ImportPlan, progress: Callable[[int, str], None]
 ) -> dict[str, Any]:
-    """Save every planned memory, one transaction per file; the summary of what happened."""
+    """Save every planned memory, one transaction per file (a doubt its export gave a new memory
+    recorded as the agent's dispute in the same one); the summary of what happened."""
     signer = brain.signer(agent)
     statuses: Counter[str] = Counter()
     done = 0
     for f in import_plan.files:
-        bodies = [p.body for p in f.planned if p.body is not None]
+        planned = [p for p in f.planned if p.body is not None]
+        bodies = [p.body for p in planned if p.body is not None]
         if not bodies:
             continue
         start = done
@@ -469,8 +521,13 @@ def run(
         def each(n: int, start: int = start, name: str = f.name) -> None:
             progress(start + n, name)
 
+        def then(i: int, result: SaveResult, planned: list[Planned] = planned) -> None:
+            if planned[i].item.label == DISPUTED and result.status != "duplicate":
+                if dispute_in_transaction(brain, signer, result.memory_id, DISPUTE_REASON) is not None:
+                    statuses["disputed"] += 1
+
         try:
-            results = save_all(brain, signer, bodies, each)
+            results = save_all(brain, signer, bodies, each, then)
         except AimosError as e:
             saved_before = sum(statuses.values())
             e.message = f"{f.name}: {e.message}; nothing from this file was saved"
@@ -484,6 +541,9 @@ def run(
         import_plan.files_saved += 1
     summary = import_plan.summary()
     summary.update(
-        saved=statuses["saved"], quarantined=statuses["quarantined"], occurrences=statuses["duplicate"]
+        saved=statuses["saved"],
+        quarantined=statuses["quarantined"],
+        occurrences=statuses["duplicate"],
+        disputed=statuses["disputed"],
     )
     return summary

@@ -12,9 +12,10 @@ from typing import Final
 from aimos.actions.bodies import build_label_body
 from aimos.actions.session import Brain, now
 from aimos.crypto.ed25519 import KeyPair
-from aimos.epistemic.chain import Transition, check_judgment, current_label, judge
+from aimos.epistemic.chain import Transition, check_judgment, current_label, judge, judge_in_transaction
 from aimos.errors import UsageError
-from aimos.identity.requests import sign_request
+from aimos.identity.epochs import Signer
+from aimos.identity.requests import SignedRequest, sign_request
 from aimos.memory.gates import refuse_secret_fields
 from aimos.memory.versions import resolve_memory_id
 from aimos.vocabulary import (
@@ -106,13 +107,26 @@ def check_reason(judgment: str, reason: str | None) -> str:
     return why
 
 
+def _label_request(brain: Brain, signer: Signer, memory_id: str, judgment: str, why: str) -> SignedRequest:
+    body = build_label_body(company_id=brain.company_id, memory_id=memory_id, judgment=judgment, reason=why)
+    return sign_request(signer, body, PATH_LABEL, now())
+
+
 def judge_memory(
     brain: Brain, agent: str, memory_ref: str, judgment: str, reason: str | None, *, master: KeyPair | None
 ) -> Transition:
     """``judgment`` of ``memory_ref`` signed by ``agent`` (and by the master when it raises trust)."""
     why = check_reason(judgment, reason)
     mid = resolve_memory_id(brain.conn, memory_ref, agent_id=agent)
-    signer = brain.signer(agent)
-    body = build_label_body(company_id=brain.company_id, memory_id=mid, judgment=judgment, reason=why)
-    t = now()
-    return judge(brain.conn, brain.housekeeper(), sign_request(signer, body, PATH_LABEL, t), t, master=master)
+    request = _label_request(brain, brain.signer(agent), mid, judgment, why)
+    return judge(brain.conn, brain.housekeeper(), request, request.ts, master=master)
+
+
+def dispute_in_transaction(brain: Brain, signer: Signer, memory_id: str, reason: str) -> Transition | None:
+    """``signer``'s dispute of ``memory_id`` inside the caller's write transaction (an import
+    carries the doubt an export gave a memory so: a dispute lowers trust, which needs no master);
+    None when the memory is already less trusted than disputed (its label stays)."""
+    if raises_trust(current_label(brain.conn, memory_id), DISPUTED):
+        return None
+    request = _label_request(brain, signer, memory_id, "dispute", check_reason("dispute", reason))
+    return judge_in_transaction(brain.conn, brain.housekeeper(), request, request.ts)

@@ -22,12 +22,29 @@ def _files(n: int) -> str:
     return "1 file" if n == 1 else f"{n} files"
 
 
-def _refusals(summary: dict[str, Any], limit: int = 20) -> None:
-    refused = summary["refused"]
-    for r in refused[:limit]:
-        say(f"  left out {line(r['where'])}: {line(r['reason'])}")
-    if len(refused) > limit:
-        say(f"  ... and {len(refused) - limit} more (--json lists them all)")
+def _listing(what: str, found: list[tuple[str, str]], limit: int = 20) -> None:
+    for where, why in found[:limit]:
+        say(f"  {what} {line(where)}: {line(why)}")
+    if len(found) > limit:
+        say(f"  ... and {len(found) - limit} more (--json lists them all)")
+
+
+def _refusals(summary: dict[str, Any]) -> None:
+    _listing("left out", [(r["where"], r["reason"]) for r in summary["refused"]])
+
+
+def _kept_or_not(summary: dict[str, Any], import_plan: Any) -> None:
+    """What becomes of the labels an export gives, and every field of the input the import does
+    not keep (and why, where a person may wonder)."""
+    from aimos.actions.imports import NOT_KEPT_WHY
+
+    notes = [(p.item.where, p.note) for f in import_plan.files for p in f.planned if p.note and p.body]
+    _listing("note", notes)
+    if summary["fields_not_kept"]:
+        say(f"  fields not kept: {', '.join(summary['fields_not_kept'])}")
+        for field in summary["fields_not_kept"]:
+            if field in NOT_KEPT_WHY:
+                say(f"    {field}: {NOT_KEPT_WHY[field]}")
 
 
 def _dry_run(import_plan: Any, json_out: bool) -> None:
@@ -38,6 +55,8 @@ def _dry_run(import_plan: Any, json_out: bool) -> None:
             "type": p.item.memory_type,
             "key": None if p.status == "refused" else p.item.key,
             "reason": p.reason,
+            "note": p.note,
+            "originated_at": p.item.originated,
             # a refused memory's text (and key) may hold the secret it was refused for: never shown
             "text": None if p.status == "refused" else p.item.value,
         }
@@ -69,6 +88,7 @@ def _dry_run(import_plan: Any, json_out: bool) -> None:
         f"memories already there; {len(summary['refused'])} left out; nothing was saved"
     )
     _refusals(summary)
+    _kept_or_not(summary, import_plan)
 
 
 def register(app: typer.Typer) -> None:
@@ -85,8 +105,9 @@ def register(app: typer.Typer) -> None:
         include_flagged: bool = typer.Option(
             False,
             "--include-flagged",
-            help="Also import memories an aimos export marks poison or disputed (judged afresh here); "
-            "not as cli, your own word: enrol an agent for imports and use --as.",
+            help="Also import memories an aimos export marks poison (judged afresh here); not as cli, "
+            "your own word: enrol an agent for imports and use --as. A doubted (disputed) one is "
+            "always imported, with a dispute.",
         ),
         agent: str = typer.Option("cli", "--as", help="The enrolled agent that signs the saves."),
         max_inflated: str = typer.Option(
@@ -149,5 +170,4 @@ def register(app: typer.Typer) -> None:
         _refusals(summary)
         if summary["empty"]:
             say(f"  {summary['empty']} notes or messages had no text")
-        if summary["fields_not_kept"]:
-            say(f"  fields not kept: {', '.join(summary['fields_not_kept'])}")
+        _kept_or_not(summary, import_plan)

@@ -161,8 +161,11 @@ def register(app: typer.Typer) -> None:
             emit_json(detail)
             return
         from aimos.memory.redaction import shown_text
+        from aimos.memory.versions import CREATED_ELSEWHERE, originated
 
         v = detail["version"]
+        first = originated(detail)
+        created = [] if first is None else [("created", f"{when(first)} ({CREATED_ELSEWHERE})")]
         out(shown_text(detail))
         out("")
         fields = [
@@ -174,6 +177,7 @@ def register(app: typer.Typer) -> None:
             ("data class", detail["data_class"]),
             ("source", detail["source"]),
             ("company", detail["company_id"]),
+            *created,
             ("saved by", f"{detail['author_agent_id']} at {when(detail['created_at'])}"),
             (
                 "weight",
@@ -227,7 +231,7 @@ def register(app: typer.Typer) -> None:
         from aimos.actions.labels import label_short
         from aimos.actions.session import open_brain
         from aimos.memory.redaction import shown_text
-        from aimos.memory.versions import list_memories
+        from aimos.memory.versions import created_time, list_memories
 
         with open_brain(write=False) as brain:
             found = list_memories(brain.conn, limit=limit, include_history=history)
@@ -246,7 +250,7 @@ def register(app: typer.Typer) -> None:
                         m["memory_type"],
                         f"{m['retrieval_weight_milli'] / 1000:.3f}",
                         label_short(m["epistemic_label"]),
-                        when(m["created_at"]),
+                        when(created_time(m)),
                         first_line(shown_text(m)),
                     ]
                     for m in found

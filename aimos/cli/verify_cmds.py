@@ -40,20 +40,25 @@ def _export(
         return target, build(brain)
 
 
-def _export_text(value: str, memory: str | None) -> None:
+def _export_text(value: str, memory: str | None, guides: bool) -> None:
     from aimos.actions.export import text_export
     from aimos.errors import UsageError
 
     if memory is not None:
         raise UsageError("--memory goes with --cognitive; --text exports every current memory")
     kind = "markdown" if value.lower().endswith((".md", ".markdown")) else "jsonl"
-    target, (document, count, redacted) = _export(
-        value, "--text", "aimos export --text memories.jsonl", lambda b: text_export(b, kind)
+    target, made = _export(
+        value,
+        "--text",
+        "aimos export --text memories.jsonl",
+        lambda b: text_export(b, kind, guides=guides),
     )
-    _write_export(target, document.encode("utf-8"))
-    say(f"wrote {count} memories ({kind}) to {target}")
-    if redacted:
-        say(f"left out {redacted} redacted memories: their text is gone")
+    _write_export(target, made.document.encode("utf-8"))
+    say(f"wrote {made.memories} memories ({kind}) to {target}")
+    if made.redacted:
+        say(f"left out {made.redacted} redacted memories: their text is gone")
+    if made.guides:
+        say(f"left out aimos's {made.guides} guide memories (every brain has its own; --guides writes them)")
     say(
         "warning: this file holds your memories in plain text (0600): keep it as private as the brain, "
         "and delete it when it has served"
@@ -229,6 +234,9 @@ def register(app: typer.Typer) -> None:  # noqa: C901, PLR0915 (the command grou
             None, "--text", help="Write the memories' text to FILE (JSONL; markdown when FILE ends in .md)."
         ),
         memory: str = typer.Option(None, "--memory", help="Only this memory (--cognitive)."),
+        guides: bool = typer.Option(
+            False, "--guides", help="With --text: also write aimos's own guides (left out by default)."
+        ),
     ) -> None:
         """Export portable evidence (--cognitive: hom.aimos.mutmem-cognitive-evidence/v1, for offline
         verification), or the current memories' text, keys, types, labels and weights (--text:
@@ -241,8 +249,10 @@ def register(app: typer.Typer) -> None:  # noqa: C901, PLR0915 (the command grou
                 "For example: aimos export --text memories.jsonl",
             )
         if text is not None:
-            _export_text(text, memory)
+            _export_text(text, memory, guides)
             return
+        if guides:
+            raise UsageError("--guides goes with --text", "For example: aimos export --text m.jsonl --guides")
         from aimos.actions.export import cognitive_bundle
 
         example = "aimos export --cognitive brain.json"

@@ -12,7 +12,8 @@ import apsw
 
 from aimos.crypto import commitments
 from aimos.crypto.canonical import canonical_json
-from aimos.crypto.encoding import b64u_decode, b64u_encode
+from aimos.crypto.encoding import b64u_decode, b64u_encode, iso_ms
+from aimos.crypto.messages import CLOCK_SKEW_SECONDS
 from aimos.errors import GrantError, UsageError, ValueTooLargeError
 from aimos.identity.epochs import Signer, check_clearance, data_class_rank
 from aimos.identity.requests import SignedRequest, VerifiedRequest, verify_request
@@ -41,10 +42,18 @@ BODY_FIELDS = (
     "data_class",
     "source",
     "supersedes",
+    "originated_at",
 )
+# ``originated_at`` (optional, integer Unix seconds): when the memory was first made before it came
+# to this brain (an import of another brain's export keeps its creation time so), signed with the
+# rest of the body and hashed into its provenance content hash; the save's own time stays its
+# signed ``ts``. Never later than the save (within the clock skew), never before 1970. A body
+# without it is the body it always was: no byte of any other save changes.
+ORIGINATED_AT = "originated_at"
 QUARANTINE_WEIGHT_MILLI = 100
 DEFAULT_WEIGHT_MILLI = 1000
 BINDING_SCHEMA_VERSION = 2
+MAX_ORIGINATED_AT = 253402300799  # 9999-12-31T23:59:59Z
 
 
 @dataclass(frozen=True)
@@ -74,7 +83,24 @@ def _nonempty_text(body: dict[str, Any], field: str) -> str:
     return value
 
 
-def validate_body(body: dict[str, Any], body_bytes: bytes | None = None) -> None:
+def originated_problem(value: object, signed_at: int | None) -> str | None:
+    """What is wrong with a save's ``originated_at`` (None when nothing is): not a whole number of
+    seconds, before 1970, or after ``signed_at`` (the save's time; None: not checked) by more than
+    the clock skew."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        return f"its creation time is not a whole number of seconds (a {type(value).__name__})"
+    if not 0 <= value <= MAX_ORIGINATED_AT:
+        return f"its creation time {value} is not a time between 1970 and 9999"
+    if signed_at is not None and value > signed_at + CLOCK_SKEW_SECONDS:
+        return f"its creation time {iso_ms(value)} is in the future (after its save, {iso_ms(signed_at)})"
+    return None
+
+
+def validate_body(
+    body: dict[str, Any], body_bytes: bytes | None = None, *, signed_at: int | None = None
+) -> None:
+    """Every field of a save body checked (``signed_at``: the save's time, which an
+    ``originated_at`` may not be after)."""
     unknown = set(body) - set(BODY_FIELDS)
     if unknown:
         raise UsageError(f"unknown save fields: {', '.join(sorted(unknown))}")
@@ -96,8 +122,10 @@ def validate_body(body: dict[str, Any], body_bytes: bytes | None = None) -> None
     if not isinstance(body.get("data_class"), str):
         raise UsageError("data_class must be text")
     data_class_rank(body["data_class"])
-
-
+    if ORIGINATED_AT in body:
+        problem = originated_problem(body[ORIGINATED_AT], signed_at)
+        if problem is not None:
+            raise UsageError(problem, "Give the time the memory was first made, in the past.")
 
 
 def _check_grant(verified: VerifiedRequest, body: dict[str, Any]) -> None:
@@ -228,7 +256,7 @@ def save_in_transaction(
     migration 9's trigger on the link requires."""
     verified = verify_request(conn, req, path=PATH_SAVE, now=now)
     body = req.body
-    validate_body(body, verified.body_bytes)
+    validate_body(body, verified.body_bytes, signed_at=req.ts)
     _check_grant(verified, body)
     # every string field, the value first: a refusal names the field, the kind and the place
     refuse_secret_fields({"value": body["value"], **{k: v for k, v in body.items() if k != "value"}})

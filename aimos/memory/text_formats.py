@@ -5,12 +5,16 @@ Five shapes, each item naming the file and line it came from:
   as written, links included; the front matter's ``key`` (else its ``title``, else the note's
   path), ``type``, ``scope``, ``clearance`` and ``data_class`` become the memory's own fields, and
   its other fields (tags, aliases, ...) a last line of the text, ``tags: home, heating``;
-- JSON or JSONL memories: ``{text, key, type, scope, clearance, data_class, source, created}``
+- JSON or JSONL memories: ``{text, key, type, scope, clearance, data_class, source, created, tags}``
   (``value`` and ``memory_type`` are accepted too); ``created`` (when the thing was written in the
   tool it comes from) is kept at the head of the text as ``[date]``, as conversation turns keep
-  their time; other fields are listed as not kept;
-- aimos's own text export (JSONL or markdown, `aimos export --text`): every field as exported, so a
-  memory comes back with the same text, key, type, scope, source and ceilings;
+  their time; ``tags`` (text or a list) a last line of the text, as a note's front matter; other
+  fields are listed as not kept;
+- aimos's own text export (JSONL or markdown, `aimos export --text`): a memory comes back with the
+  same text, key, type, scope, source and ceilings, and its creation time (``created_at``, kept as
+  the save's signed ``originated_at``; one that is no time is the memory's own refusal, not the
+  file's); its label is read for the importer to judge (``label``), its id and a weight other
+  than 1 are listed as not kept;
 - a ChatGPT ``conversations.json`` and a Claude conversations export: each message a
   ``dialog_turn`` of its conversation (source ``import:chatgpt:ID`` / ``import:claude:ID``, key the
   conversation's title), ``[time] speaker: text`` as the LoCoMo import writes turns.
@@ -21,6 +25,7 @@ A malformed file raises ImportFormatError naming the file and line and the fix.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -50,6 +55,8 @@ class Item:
     clearance: int | None = None
     data_class: str | None = None
     label: str | None = None  # the label an aimos export says it carried (not signed here)
+    originated: int | None = None  # when an aimos export says the memory was first made (Unix seconds)
+    problem: str | None = None  # why this memory alone is left out, found as it was read
 
 
 @dataclass
@@ -101,39 +108,55 @@ def _loads(raw: str, name: str, line: int) -> Any:
 
 
 # --- time stamps -----------------------------------------------------------------------------
-def stamp(value: Any, name: str, line: int) -> str:
-    """``[YYYY-MM-DD]`` or ``[YYYY-MM-DD HH:MM]`` (UTC) of an ISO date/time or epoch seconds."""
+ISO_HINT = "Use ISO 8601, e.g. 2024-05-01T14:03Z."
+
+
+def _time(value: Any, field: str) -> tuple[datetime, bool]:
+    """An ISO 8601 date, or date and time (one without a zone is UTC), or epoch seconds, in UTC,
+    and whether it is a date alone; a ValueError (the problem, the fix or None) for anything else."""
     if isinstance(value, bool) or value is None:
-        raise _fail(name, line, f"created must be a date or a time, not {_shown(value)}")
+        raise ValueError(f"{field} must be a date or a time, not {_shown(value)}", None)
     if isinstance(value, int | float):
         try:
-            return datetime.fromtimestamp(value, tz=UTC).strftime("[%Y-%m-%d %H:%M]")
+            return datetime.fromtimestamp(value, tz=UTC), False
         except (OverflowError, OSError, ValueError):
-            raise _fail(name, line, f"created {_shown(value)} is not a time") from None
-    if isinstance(value, str):
-        text = value.strip()
-        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
-            try:
-                datetime.strptime(text, "%Y-%m-%d")
-            except ValueError:
-                raise _fail(name, line, f"created {_shown(value)} is not a date") from None
-            return f"[{text}]"
+            raise ValueError(f"{field} {_shown(value)} is not a time", None) from None
+    if not isinstance(value, str):
+        raise ValueError(f"{field} must be a date or a time, not {type(value).__name__}", None)
+    text = value.strip()
+    if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
         try:
-            when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+            return datetime.strptime(text, "%Y-%m-%d").replace(tzinfo=UTC), True
         except ValueError:
-            raise _fail(
-                name,
-                line,
-                f"created {_shown(value)} is not a date or time",
-                "Use ISO 8601, e.g. 2024-05-01T14:03Z.",
-            ) from None
-        if when.tzinfo is not None:
-            try:
-                when = when.astimezone(UTC)
-            except (OverflowError, ValueError):
-                raise _fail(name, line, f"created {_shown(value)} is not a time") from None
-        return when.strftime("[%Y-%m-%d %H:%M]")
-    raise _fail(name, line, f"created must be a date or a time, not {type(value).__name__}")
+            raise ValueError(f"{field} {_shown(value)} is not a date", None) from None
+    try:
+        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise ValueError(f"{field} {_shown(value)} is not a date or time", ISO_HINT) from None
+    if when.tzinfo is None:
+        return when.replace(tzinfo=UTC), False
+    try:
+        return when.astimezone(UTC), False
+    except (OverflowError, ValueError):
+        raise ValueError(f"{field} {_shown(value)} is not a time", None) from None
+
+
+def stamp(value: Any, name: str, line: int) -> str:
+    """``[YYYY-MM-DD]`` or ``[YYYY-MM-DD HH:MM]`` (UTC) of an ISO date/time or epoch seconds."""
+    try:
+        when, date_only = _time(value, "created")
+    except ValueError as e:
+        raise _fail(name, line, *e.args) from None
+    return when.strftime("[%Y-%m-%d]" if date_only else "[%Y-%m-%d %H:%M]")
+
+
+def instant(value: Any, field: str) -> int:
+    """Unix seconds of an ISO date/time or epoch seconds (``_time``); ValueError(problem, fix)."""
+    when, _ = _time(value, field)
+    try:
+        return math.floor(when.timestamp())
+    except (OverflowError, OSError, ValueError):
+        raise ValueError(f"{field} {_shown(value)} is not a time", None) from None
 
 
 # --- fields shared by every shape ------------------------------------------------------------
@@ -196,9 +219,43 @@ MEMORY_FIELDS = frozenset(
         "data_class",
         "source",
         "created",
+        "tags",
     }
 )
-EXPORT_ONLY = frozenset({"label", "weight", "created_at", "memory_id"})  # read from aimos's own export
+EXPORT_READ = frozenset({"label", "weight", "created_at"})  # read from aimos's own export (memory_id is not)
+
+
+def listed(value: Any) -> str:
+    """A field's value as a line of text says it: a list's items joined with commas."""
+    return ", ".join(map(str, value)) if isinstance(value, list) else str(value)
+
+
+def _tags(item: Item, tags: Any, name: str, line: int) -> None:
+    """``tags`` (text, or a list of text) kept as the text's last line, as a note's front matter is."""
+    if tags is None or tags in ("", []):
+        return
+    plain = (str, int, float)
+    if not (
+        isinstance(tags, str)
+        or (isinstance(tags, list) and all(isinstance(t, plain) and not isinstance(t, bool) for t in tags))
+    ):
+        raise _fail(name, line, "tags must be text or a list of text", 'Give tags as ["home", "heating"].')
+    item.value = f"{item.value}\n\ntags: {listed(tags)}"
+
+
+def _exported(item: Item, obj: dict[str, Any], parsed: Parsed) -> None:
+    """What aimos's own export adds to a memory: its label (for the importer to judge), its
+    creation time (a memory whose time is no time is left out alone), a weight that is not kept."""
+    label = obj.get("label")
+    item.label = label if isinstance(label, str) else None
+    if obj.get("created_at") is not None:
+        try:
+            item.originated = instant(obj["created_at"], "created_at")
+        except ValueError as e:
+            problem, fix = e.args
+            item.problem = f"{problem}. {fix}" if fix else str(problem)
+    if obj.get("weight", 1) != 1:
+        parsed.not_kept.add("weight")
 
 
 def _memory(obj: Any, name: str, line: int, parsed: Parsed, *, exported: bool) -> Item | None:
@@ -215,10 +272,10 @@ def _memory(obj: Any, name: str, line: int, parsed: Parsed, *, exported: bool) -
     _fields(item, obj, name, line)
     if obj.get("created") is not None:
         item.value = f"{stamp(obj['created'], name, line)} {text}"
+    _tags(item, obj.get("tags"), name, line)
     if exported:
-        label = obj.get("label")
-        item.label = label if isinstance(label, str) else None
-    parsed.not_kept |= set(obj) - MEMORY_FIELDS - (EXPORT_ONLY if exported else frozenset())
+        _exported(item, obj, parsed)
+    parsed.not_kept |= set(obj) - MEMORY_FIELDS - (EXPORT_READ if exported else frozenset())
     return item
 
 
@@ -531,11 +588,7 @@ def parse_markdown(
         except ImportFormatError:
             continue
         del fields[k]
-    trailer = "; ".join(
-        f"{k}: {', '.join(map(str, v)) if isinstance(v, list) else v}"
-        for k, v in fields.items()
-        if v not in ([], "")
-    )
+    trailer = "; ".join(f"{k}: {listed(v)}" for k, v in fields.items() if v not in ([], ""))
     sections = (
         _sections(lines[body_start - 1 :], body_start)
         if by_section
@@ -615,7 +668,8 @@ EXPORT_WARNING = "plain text: every memory's text, as readable as the brain itse
 
 
 def export_record(memory: dict[str, Any], created_at: str) -> dict[str, Any]:
-    """One current memory as the text export writes it (``created_at``: when the brain saved it)."""
+    """One current memory as the text export writes it (``created_at``: when it was first made,
+    which an import keeps as its save's signed originated_at)."""
     return {
         "text": memory["value"],
         "key": memory["key"],

@@ -83,6 +83,47 @@ MEMORY_COLUMNS = (
     " author_agent_id, author_valid_from, created_at, live_content_hash, save_mutation_hash,"
     " quarantine, retrieval_weight_milli, epistemic_label"
 )
+ORIGINATED_BATCH = 500  # memory ids per query
+
+
+def mark_originated(conn: apsw.Connection, memories: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Give each memory read its ``originated_at``: when it was first made, as its signed save
+    body says (memory.save ORIGINATED_AT: an import of another brain's export), else None; returns
+    them. Read for the rows already chosen (a column of the listing query would be read for every
+    row its sort passes over). A SAVE node's body is stored as signed, never compacted
+    (store/cells.py), and a redaction keeps the field."""
+    found: dict[str, object] = {}
+    ids = [m["memory_id"] for m in memories]
+    for start in range(0, len(ids), ORIGINATED_BATCH):
+        batch = ids[start : start + ORIGINATED_BATCH]
+        for memory_id, originated_at in conn.execute(
+            "SELECT m.memory_id, json_extract(p.body_json, '$.originated_at') FROM memories m"
+            " JOIN memory_provenance p ON p.provenance_id = m.save_provenance_id"
+            f" WHERE m.memory_id IN ({', '.join('?' * len(batch))})",
+            batch,
+        ):
+            found[str(memory_id)] = originated_at
+    for m in memories:
+        m["originated_at"] = found.get(m["memory_id"])
+    return memories
+
+
+def originated(memory: dict[str, Any]) -> int | None:
+    """The creation time a memory's signed save carries (one imported from another brain's
+    export), or None (a memory first made in this brain)."""
+    value = memory.get("originated_at")
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def created_time(memory: dict[str, Any]) -> int:
+    """When the memory was first made: ``originated``, else when this brain saved it."""
+    first = originated(memory)
+    return int(memory["created_at"]) if first is None else first
+
+
+# beside a memory's "created" time from another brain, in a memory's detail (its "saved by" time
+# stays this brain's save)
+CREATED_ELSEWHERE = "before it came here, as its signed save says"
 
 
 def get_memory(conn: apsw.Connection, ref: str, *, agent_id: str | None = None) -> dict[str, Any]:
@@ -90,7 +131,7 @@ def get_memory(conn: apsw.Connection, ref: str, *, agent_id: str | None = None) 
     memory_id = resolve_memory_id(conn, ref, agent_id=agent_id)
     row = one(conn, f"SELECT {MEMORY_COLUMNS} FROM memories WHERE memory_id = ?", (memory_id,))
     assert row is not None
-    return row
+    return mark_originated(conn, [row])[0]
 
 
 def memory_detail(conn: apsw.Connection, ref: str) -> dict[str, Any]:
@@ -142,26 +183,33 @@ def list_memories(
         if include_history
         else (" WHERE memory_id NOT IN (SELECT old_memory_id FROM memory_supersessions)")
     )
-    return mark_redacted(
+    return mark_originated(
         conn,
-        rows(
+        mark_redacted(
             conn,
-            f"SELECT {MEMORY_COLUMNS} FROM memories{where} ORDER BY created_at DESC, rowid DESC LIMIT ?",
-            (limit,),
+            rows(
+                conn,
+                f"SELECT {MEMORY_COLUMNS} FROM memories{where} ORDER BY created_at DESC, rowid DESC LIMIT ?",
+                (limit,),
+            ),
         ),
     )
 
 
 
 def current_memories(conn: apsw.Connection) -> list[dict[str, Any]]:
-    """Every current version (none superseded), oldest first, each with its ``redacted`` notice."""
-    return mark_redacted(
+    """Every current version (none superseded), oldest first, each with its ``redacted`` notice
+    and ``originated_at``."""
+    return mark_originated(
         conn,
-        rows(
+        mark_redacted(
             conn,
-            f"SELECT {MEMORY_COLUMNS} FROM memories"
-            " WHERE memory_id NOT IN (SELECT old_memory_id FROM memory_supersessions)"
-            " ORDER BY created_at, rowid",
+            rows(
+                conn,
+                f"SELECT {MEMORY_COLUMNS} FROM memories"
+                " WHERE memory_id NOT IN (SELECT old_memory_id FROM memory_supersessions)"
+                " ORDER BY created_at, rowid",
+            ),
         ),
     )
 
@@ -247,7 +295,7 @@ def rows_by_rowid(conn: apsw.Connection, rowids: list[int]) -> dict[int, dict[st
         f" WHERE s.old_memory_id = memories.memory_id) AS superseded FROM memories WHERE rowid IN ({marks})",
         rowids,
     )
-    return {int(r["rowid"]): r for r in mark_redacted(conn, found)}
+    return {int(r["rowid"]): r for r in mark_originated(conn, mark_redacted(conn, found))}
 
 
 def distinct_values(conn: apsw.Connection, column: str) -> list[str]:

@@ -17,7 +17,7 @@ from textual.widgets import Footer, Header, Static
 from aimos.actions.labels import label_words
 from aimos.learning.verifier import verify_brain
 from aimos.memory.redaction import shown_text
-from aimos.memory.versions import memory_detail
+from aimos.memory.versions import CREATED_ELSEWHERE, memory_detail, originated
 from aimos.recall.label_chain import label_history
 from aimos.recall.weight_chain import weight_trajectory
 from aimos.tui.format import cells, chart, first_line, plain, plain_line, trajectory_points, when
@@ -119,6 +119,8 @@ class MemoryScreen(Screen[None]):
         self.sub_title = f"memory {d['memory_id'][:8]}"
         self.query_one("#detail-value", Static).update(plain(shown_text(d)))
         v = d["version"]
+        first = originated(d)
+        created = [] if first is None else [("created", f"{when(first)} ({CREATED_ELSEWHERE})")]
         fields = _grid()
         for k, val in (
             ("id", d["memory_id"]),
@@ -126,6 +128,7 @@ class MemoryScreen(Screen[None]):
             ("type / scope", f"{d['memory_type']} / {d['scope']}"),
             ("clearance", f"{d['clearance_level']} ({d['data_class']})"),
             ("source", d["source"]),
+            *created,
             ("saved by", f"{d['author_agent_id']} at {when(d['created_at'])}"),
             ("weight", f"{d['weight']:.3f}" + (" (retained quarantine)" if d["quarantine"] else "")),
             ("label", f"{label_words(d['epistemic_label'])} ({d['epistemic_label']})"),

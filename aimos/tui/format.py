@@ -18,6 +18,7 @@ from rich.text import Text
 
 from aimos.actions.labels import label_short
 from aimos.memory.redaction import shown_text
+from aimos.memory.versions import created_time
 from aimos.terminal import first_line as one_line
 from aimos.terminal import visible, visible_line
 
@@ -113,7 +114,7 @@ def cell(column: str, memory: dict[str, Any], *, with_key: bool) -> str:
     if column == "clearance":
         return str(memory["clearance_level"])
     if column == "created":
-        return when(memory["created_at"])
+        return when(created_time(memory))
     text = first_line(shown_text(memory), 10_000)
     text = f"{visible_line(memory['key'])} · {text}" if with_key and memory["key"] else text
     return f"(superseded) {text}" if memory.get("superseded") else text
