@@ -12,7 +12,7 @@ import typer
 from aimos.cli.options import PASSPHRASE_FD, VALIDITY_DAYS
 from aimos.cli.output import emit_json, out, say
 from aimos.terminal import json_escaped
-from aimos.vocabulary import DEFAULT_GRANT_DATA_CLASS, MAX_VALIDITY_DAYS
+from aimos.vocabulary import DEFAULT_GRANT_DATA_CLASS
 
 T = TypeVar("T")
 
@@ -31,41 +31,47 @@ def _ask(label: str, default: T, check: Callable[[T], object], kind: type[T]) ->
 
 
 def _interview(options: Any) -> None:
-    from aimos.identity.epochs import check_agent_id, check_clearance, check_validity_days, data_class_rank
+    """What a person is asked: the brain's name (what it is for). The rest keeps its flag or
+    default (company, agent id, model, validity, clearance, data class, read-only), said once."""
     from aimos.installer.setup import InstallOptions, validate
 
     options.brain_name = _ask(
-        "Brain name", options.brain_name, lambda v: validate(InstallOptions(brain_name=v)), str
-    )
-    options.company_id = _ask(
-        "Company", options.company_id, lambda v: validate(InstallOptions(company_id=v)), str
-    )
-    options.agent_id = _ask("Agent id for this CLI", options.agent_id, check_agent_id, str)
-
-    def optional(field: str) -> Callable[[str], object]:
-        return lambda v: validate(InstallOptions(**{field: v.strip() or None}))  # type: ignore[arg-type]
-
-    provider = _ask(
-        "Model provider (optional)", options.model_provider or "", optional("model_provider"), str
-    )
-    options.model_provider = provider.strip() or None
-    model = _ask("Model identifier (optional)", options.model or "", optional("model"), str)
-    options.model = model.strip() or None
-    options.validity_days = _ask(
-        f"Agent validity in days (1-{MAX_VALIDITY_DAYS})", options.validity_days, check_validity_days, int
-    )
-    options.clearance = _ask(
-        "Clearance ceiling (0-10)", options.clearance, lambda c: check_clearance(c, ceiling=10), int
-    )
-    options.data_class = _ask(
-        "Data-class ceiling (public, internal, confidential, restricted)",
-        options.data_class,
-        data_class_rank,
+        "Brain name (what this brain is for, e.g. personal or work)",
+        options.brain_name,
+        lambda v: validate(InstallOptions(brain_name=v)),
         str,
     )
-    options.read_only = typer.confirm(
-        "Read-only agent (may recall, may not save)?", default=options.read_only
+    say(
+        f"The rest keeps its setting: company {options.company_id}, agent {options.agent_id} "
+        f"(valid {options.validity_days} days, clearance <= {options.clearance}, data class <= "
+        f"{options.data_class}{', read-only' if options.read_only else ''}). "
+        "`aimos install --help` lists the flags that change them."
     )
+
+
+def _settle_keystore(options: Any, interactive: bool) -> None:
+    """The keystore, settled before any question: an explicit choice the machine cannot honour is
+    refused now; with no OS keychain the file keystore stands in, said in plain words (and, on a
+    terminal with no --keystore given, asked, default yes)."""
+    from aimos.errors import AbortedError
+    from aimos.identity.keystore import file_keystore_means, settle_keystore
+
+    choice = options.keystore
+    settled = settle_keystore(choice)
+    if settled.stands_in is not None:
+        say(f"No OS keychain can be used here ({settled.stands_in}).")
+        say(file_keystore_means())
+        if interactive and choice is None:
+            if not typer.confirm("Keep this brain's keys in the file keystore?", default=True, err=True):
+                raise AbortedError(
+                    "nothing was installed: no OS keychain answered and the file keystore was declined",
+                    "Start the desktop session's keyring (Secret Service, macOS Keychain) and run "
+                    "`aimos install` again, or accept the file keystore.",
+                )
+        else:
+            say("Using the file keystore (`--keystore file` chooses it without this note).")
+    options.keystore = settled.kind
+    options.keystore_note = settled.note
 
 
 def _already_installed(
@@ -121,13 +127,20 @@ def _already_installed(
 def register(app: typer.Typer) -> None:
     @app.command("install")
     def install(
-        brain_name: str = typer.Option("personal", "--brain-name", help="A name for this brain."),
+        brain_name: str = typer.Option(
+            "personal", "--brain-name", help="What this brain is for, as a short name (asked on a terminal)."
+        ),
         company: str = typer.Option("personal", "--company", help="The tenant the memories belong to."),
         agent_id: str = typer.Option("cli", "--agent-id", help="The first agent to enrol (the CLI)."),
-        model_provider: str = typer.Option(None, "--model-provider", help="The agent's model provider."),
-        model: str = typer.Option(None, "--model", help="The agent's model identifier."),
+        model_provider: str = typer.Option(
+            None, "--model-provider", help="The agent's model provider (optional)."
+        ),
+        model: str = typer.Option(None, "--model", help="The agent's model identifier (optional)."),
         keystore: str = typer.Option(
-            None, "--keystore", help="os (the OS keychain, default), file (aimos's 0600 files) or auto."
+            None,
+            "--keystore",
+            help="os (the OS keychain; refused without one), file (aimos's 0600 files) or auto. "
+            "Default: the OS keychain, else the file keystore (asked on a terminal).",
         ),
         validity_days: int = VALIDITY_DAYS,
         clearance: int = typer.Option(10, "--clearance", help="Agent clearance ceiling, 0..10."),
@@ -153,7 +166,12 @@ def register(app: typer.Typer) -> None:
         yes: bool = typer.Option(False, "--yes", "-y", help="Ask no questions; use flags and defaults."),
         json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     ) -> None:
-        """Set up a brain: keystore, keys, grant, guide memories and the housekeeper."""
+        """Set up a brain: keystore, keys, grant, guide memories and the housekeeper.
+
+        On a terminal it asks for the brain's name and the master passphrase (twice); the other
+        settings take the flags below or their defaults. With no OS keychain (a server, WSL, a
+        container) the keys go to aimos's own file keystore, said before anything is asked.
+        """
         from aimos.actions.session import now
         from aimos.crypto.canonical import canonical_json
         from aimos.errors import UsageError
@@ -164,6 +182,7 @@ def register(app: typer.Typer) -> None:
             build_plan,
             installed_brain_id,
             plan_sha256,
+            refuse_foreign_file,
             validate,
         )
         from aimos.installer.setup import install as do_install
@@ -230,10 +249,14 @@ def register(app: typer.Typer) -> None:
             service=service,
         )
         interactive = not yes and not dry_run and sys.stdin.isatty() and passphrase_fd is None
+        validate(options)  # a bad flag is refused before anything is asked
+        refuse_foreign_file()
         if interactive:
             say("Setting up aimos. Press Enter to keep a default.")
+        _settle_keystore(options, interactive)
+        if interactive:
             _interview(options)
-        validate(options)
+            validate(options)
         if dry_run:
             from aimos.installer.service import choose_manager
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import secrets
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -338,31 +339,62 @@ def open_keystore(kind: str, brain_id: str) -> Keystore:
     raise UsageError(f"unknown keystore kind {kind!r}", "Use --keystore os, file or auto.")
 
 
-def choose_keystore(choice: str | None, brain_id: str) -> tuple[Keystore, str]:
-    """Pick the keystore for a new brain; returns it and a sentence saying why."""
-    choice = choice or "os"
-    if choice not in KEYSTORE_CHOICES:
+@dataclass(frozen=True)
+class KeystoreChoice:
+    """Where a new brain's keys will live, settled before anything is asked or created."""
+
+    kind: str  # os | file
+    note: str  # what `aimos install` prints after "keystore: "
+    stands_in: str | None = None  # why no OS keychain can be used, when the file keystore stands in for it
+
+
+def settle_keystore(choice: str | None) -> KeystoreChoice:
+    """Settle the keystore for a new brain: ``file`` as chosen; ``os`` only when the OS keychain
+    stores, reads and deletes a probe item (else refused, saying the fix); no choice (the default)
+    and ``auto`` take the OS keychain when it answers and the file keystore when there is none. A
+    locked keychain is one the person has: the default refuses then (unlock it, or choose file)."""
+    if choice not in (None, *KEYSTORE_CHOICES):
         raise UsageError(f"unknown keystore {choice!r}", "Use --keystore os, file or auto.")
     if choice == "file":
-        return FileKeystore(brain_id), "file keystore (chosen with --keystore file)"
+        return KeystoreChoice("file", "file keystore (chosen with --keystore file)")
     problem = os_keychain_problem()
     if problem is None:
-        return OsKeystore(brain_id), "OS keychain"
-    if choice == "auto":
-        why = problem.message
-        if not isinstance(problem, KeychainLockedError):
-            why = f"no OS keychain answered: {why}"
-        return FileKeystore(brain_id), f"file keystore ({why})"
-    if isinstance(problem, KeychainLockedError):
+        return KeystoreChoice("os", "OS keychain")
+    locked = isinstance(problem, KeychainLockedError)
+    if choice == "auto" or (choice is None and not locked):
+        why = problem.message if locked else f"no OS keychain answered: {problem.message}"
+        return KeystoreChoice("file", f"file keystore ({why})", stands_in=problem.message)
+    if locked:
         raise KeychainLockedError(
             problem.message,
             f"{problem.hint} Or install with `--keystore file` (aimos's own 0600 file keystore).",
         )
     raise KeychainError(
         f"no OS keychain is reachable: {problem.message}",
-        "On a headless machine use `--keystore file` (aimos's own 0600 file keystore) or "
-        "`--keystore auto`; on a desktop, unlock the login keychain and try again.",
+        "On a headless machine leave --keystore out (aimos then uses its own 0600 file keystore) or "
+        "give `--keystore file`; on a desktop, unlock the login keychain and try again.",
     )
+
+
+def file_keystore_means() -> str:
+    """What keeping a brain's keys in the file keystore means for them, in plain words (said when
+    it stands in for an OS keychain that is not there)."""
+    return (
+        f"aimos keeps this brain's keys in its own file keystore: one file per key under "
+        f"{paths.state_dir() / 'keys'}, readable by your user account only (files 0600, folders 0700).\n"
+        "- The master key is sealed with your master passphrase, as it would be in an OS keychain: "
+        "a copy of its file is of no use without the passphrase.\n"
+        "- The keys of your agents and of the housekeeper are protected by those file permissions "
+        "alone: whoever can read your files (root, a program running as you, a copy in a backup) "
+        "can sign as your agents. An OS keychain would also keep them encrypted on disk.\n"
+        "Once an OS keychain is there, move the keys into it with `aimos keystore move --to os`."
+    )
+
+
+def choose_keystore(choice: str | None, brain_id: str) -> tuple[Keystore, str]:
+    """Pick the keystore for a new brain (see settle_keystore); returns it and a sentence saying why."""
+    settled = settle_keystore(choice)
+    return open_keystore(settled.kind, brain_id), settled.note
 
 
 def keystore_env_override() -> str | None:

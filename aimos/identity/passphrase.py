@@ -18,6 +18,7 @@ from aimos.crypto.encoding import b64u_decode, b64u_encode
 from aimos.errors import EncodingError, PassphraseError, PassphraseSourceError
 
 MIN_LENGTH = 8
+CHOOSE_TRIES = 3  # tries to type a new passphrase at the terminal
 ENV_FILE = "AIMOS_PASSPHRASE_FILE"
 _OPS = nacl.pwhash.argon2id.OPSLIMIT_INTERACTIVE
 _MEM = nacl.pwhash.argon2id.MEMLIMIT_INTERACTIVE
@@ -55,10 +56,10 @@ def read_passphrase(*, fd: int | None = None, confirm: bool = False, purpose: st
         value = _from_fd(fd)
     elif os.environ.get(ENV_FILE):
         value = _from_file(Path(os.environ[ENV_FILE]).expanduser())
+    elif sys.stdin.isatty() and confirm:
+        value = choose_on_terminal(f"Master passphrase ({purpose}): ", "Repeat the master passphrase: ")
     elif sys.stdin.isatty():
         value = getpass.getpass(f"Master passphrase ({purpose}): ")
-        if confirm and getpass.getpass("Repeat the master passphrase: ") != value:
-            raise PassphraseError("the two passphrases differ", "Type the same passphrase twice.")
     else:
         raise PassphraseSourceError("the master passphrase is needed and no terminal is attached")
     if confirm:
@@ -76,6 +77,32 @@ def check_new_passphrase(value: str) -> str:
             f"Choose a passphrase of at least {MIN_LENGTH} characters.",
         )
     return value
+
+
+def choose_on_terminal(first: str, repeat: str) -> str:
+    """A new passphrase typed at the terminal, asked again in place: one too short is said right
+    after it is typed and asked again; two that differ ask for both again. After CHOOSE_TRIES
+    tries, a PassphraseError naming the last slip (the caller has changed nothing yet)."""
+    problem = ""
+    for tries_left in range(CHOOSE_TRIES - 1, -1, -1):
+        value = getpass.getpass(first)
+        try:
+            check_new_passphrase(value)
+        except PassphraseError as exc:
+            problem = f"{exc.message}. {exc.hint}"
+        else:
+            if getpass.getpass(repeat) == value:
+                return value
+            problem = "the two passphrases differ. Type the same passphrase twice."
+        if tries_left:
+            left = f"{tries_left} {'try' if tries_left == 1 else 'tries'} left"
+            sys.stderr.write(f"  {problem[0].upper()}{problem[1:]} ({left})\n")
+            sys.stderr.flush()
+    raise PassphraseError(
+        f"no passphrase was chosen in {CHOOSE_TRIES} tries (the last: {problem.partition('.')[0]})",
+        f"Nothing was changed. Run the command again and type a passphrase of at least {MIN_LENGTH} "
+        "characters, the same twice.",
+    )
 
 
 def read_old_and_new_from_fd(fd: int) -> tuple[str, str]:
@@ -97,9 +124,7 @@ def read_new_passphrase(*, fd: int | None = None) -> str:
     if fd is not None:
         value = _from_fd(fd)
     elif sys.stdin.isatty():
-        value = getpass.getpass("New master passphrase: ")
-        if getpass.getpass("Repeat the new master passphrase: ") != value:
-            raise PassphraseError("the two passphrases differ", "Type the same new passphrase twice.")
+        return choose_on_terminal("New master passphrase: ", "Repeat the new master passphrase: ")
     else:
         raise PassphraseSourceError(
             "the new master passphrase is needed and no terminal is attached",

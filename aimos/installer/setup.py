@@ -22,7 +22,7 @@ import shutil
 import socket
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +41,7 @@ from aimos.identity.epochs import (
     enrol_epoch,
     issue_grant,
 )
-from aimos.identity.keystore import Keystore, choose_keystore
+from aimos.identity.keystore import Keystore, choose_keystore, open_keystore, settle_keystore
 from aimos.installer import guide_corpus
 from aimos.ledger.events import append_event
 from aimos.memory.gates import refuse_secret_fields
@@ -76,7 +76,8 @@ class InstallOptions:
     brain_name: str = "personal"
     company_id: str = "personal"
     agent_id: str = "cli"
-    keystore: str | None = None
+    keystore: str | None = None  # os | file once settled (settle_keystore); None | auto before
+    keystore_note: str | None = None  # why that keystore, when it was settled before the questions
     validity_days: int = vocabulary.DEFAULT_VALIDITY_DAYS
     clearance: int = DEFAULT_GRANT_CLEARANCE
     data_class: str = DEFAULT_GRANT_DATA_CLASS
@@ -186,9 +187,13 @@ def installed_brain_id(path: Path | None = None) -> str | None:
     path = path or paths.brain_path()
     if not path.exists() or is_unfinished_install(path):
         return None
+    from aimos.errors import NotInstalledError
     from aimos.store.connection import one, open_reader
 
-    conn = open_reader(path)
+    try:
+        conn = open_reader(path)
+    except NotInstalledError:  # a database with no aimos schema: not a brain (refuse_foreign_file)
+        return None
     try:
         row = one(conn, "SELECT value FROM brain_meta WHERE key = 'brain_id'")
         master = one(conn, "SELECT fingerprint FROM master_identity")
@@ -225,6 +230,17 @@ def is_unfinished_install(path: Path | None = None) -> bool:
         return False
     finally:
         conn.close()
+
+
+def refuse_foreign_file(path: Path | None = None) -> None:
+    """Refuse when a file that is not an installed brain (nor one left by an unfinished install)
+    is at the brain's path: aimos never overwrites it."""
+    path = path or paths.brain_path()
+    if path.exists() and not is_unfinished_install(path):
+        raise UsageError(
+            f"a file is already at {path} but it is not an installed brain",
+            "Move it away or choose another AIMOS_HOME; aimos will not overwrite it.",
+        )
 
 
 def _remove_brain_files(path: Path) -> None:
@@ -432,6 +448,9 @@ def install(options: InstallOptions, passphrase: str, now: int) -> InstallResult
     from aimos.installer import service
 
     validate(options)
+    if options.keystore not in ("os", "file"):  # settled here when the caller did not settle it
+        settled = settle_keystore(options.keystore)
+        options = replace(options, keystore=settled.kind, keystore_note=settled.note)
     manager = service.choose_manager(options.service)
     plan = build_plan(options, manager)
     plan_hash = plan_sha256(plan)
@@ -450,13 +469,12 @@ def install(options: InstallOptions, passphrase: str, now: int) -> InstallResult
         brain_path = paths.brain_path()
         if is_unfinished_install(brain_path):
             _remove_brain_files(brain_path)
-        if brain_path.exists():
-            raise UsageError(
-                f"a file is already at {brain_path} but it is not an installed brain",
-                "Move it away or choose another AIMOS_HOME; aimos will not overwrite it.",
-            )
+        refuse_foreign_file(brain_path)
         brain_id = str(uuid.uuid4())
-        chosen, note = choose_keystore(options.keystore, brain_id)
+        if options.keystore_note is None:
+            chosen, note = choose_keystore(options.keystore, brain_id)
+        else:  # settled (and the OS keychain probed) before the questions: not probed twice
+            chosen, note = open_keystore(str(options.keystore), brain_id), options.keystore_note
         keystore = _Tracking(chosen)
         if keystore.kind == "file":  # the folder first: its undo must run after the items' undo
             run.mkdirs(paths.keystore_dir(brain_id))

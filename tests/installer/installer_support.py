@@ -275,6 +275,15 @@ class PtySession:
     def send(self, line: str) -> None:
         os.write(self.fd, (line + "\r").encode("utf-8"))
 
+    def choose_passphrase(self, passphrase: str, then: str = r"master fingerprint: [0-9a-f]{64}") -> int:
+        """At the prompt of a new master passphrase (already shown): type ``passphrase``, again at
+        the repeat prompt, wait for ``then`` and for the exit; the exit code."""
+        self.send(passphrase)
+        self.expect(re.escape("Repeat the master passphrase:"))
+        self.send(passphrase)
+        self.expect(then, timeout=60)
+        return self.wait()
+
     def wait(self, timeout: float = 60.0) -> int:
         """Drain the terminal until the child exits; its exit code."""
         deadline = time.monotonic() + timeout
