@@ -64,7 +64,7 @@ def _cli_list(runs: int) -> list[float]:
 async def _scroll(presses: int) -> dict[str, Any]:
     from textual.geometry import Region
 
-    from aimos.memory.versions import browse_rowids
+    from aimos.memory.versions import browse
     from aimos.tui.app import AimosApp
     from aimos.tui.detail import load
     from aimos.tui.memory_table import MemoryTable
@@ -102,7 +102,7 @@ async def _scroll(presses: int) -> dict[str, Any]:
         filters, rowids = [], []
         for _ in range(5):  # the query, then drawing the first screen of matches
             t0 = time.perf_counter()
-            rowids = browse_rowids(app.reader, text=word)
+            rowids = browse(app.reader, text=word).rowids
             table.show(rowids)
             table.render_lines(region)
             filters.append(time.perf_counter() - t0)
