@@ -76,6 +76,12 @@ def nli_setting_path() -> Path:
     return config_dir() / "nli.json"
 
 
+def view_setting_path() -> Path:
+    """How a person likes aimos's lists shown (actions/guides.py: aimos's guides hidden or shown):
+    a view preference of this home, not brain data."""
+    return config_dir() / "view.json"
+
+
 def purge_receipts_dir() -> Path:
     """Where the purge ceremony writes its signed intents and receipts (outside the brain)."""
     return data_dir() / "purge-receipts"

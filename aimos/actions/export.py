@@ -11,9 +11,8 @@ from aimos.actions.session import Brain, now
 from aimos.learning.export import export_cognitive
 from aimos.learning.export_v2 import build_outcome_export
 from aimos.memory import text_formats
-from aimos.memory.versions import created_time, current_memories, resolve_memory_id
+from aimos.memory.versions import created_time, current_memories, guide_memories, resolve_memory_id
 from aimos.recall.export_v2 import build_recall_envelope
-from aimos.vocabulary import SYSTEM_SCOPE
 
 
 def cognitive_bundle(brain: Brain, memory_ref: str | None = None) -> dict[str, Any]:
@@ -50,7 +49,9 @@ def text_export(brain: Brain, kind: str, *, guides: bool = False) -> TextExport:
     from aimos.crypto.encoding import iso_ms
 
     found = current_memories(brain.conn)
-    kept = [m for m in found if guides or m["scope"] != SYSTEM_SCOPE]
+    # a guide is what memory.versions.GUIDE_SQL says: a memory of scope system the housekeeper saved
+    left_out = set() if guides else {m["memory_id"] for m in guide_memories(brain.conn)}
+    kept = [m for m in found if m["memory_id"] not in left_out]
     records = [text_formats.export_record(m, iso_ms(created_time(m))) for m in kept if not m["redacted"]]
     at = iso_ms(int(now()))
     write = text_formats.to_markdown if kind == "markdown" else text_formats.to_jsonl

@@ -21,6 +21,7 @@ from aimos.memory.versions import resolve_memory_id
 from aimos.vocabulary import (
     DISPUTED,
     JUDGMENTS,
+    LABELS,
     PATH_LABEL,
     POISON_CONFIRMED,
     POISON_LIKELY,
@@ -72,6 +73,32 @@ LABEL_SHORT: Final = {UNVERIFIED: "not judged"}
 def label_short(label: str) -> str:
     """The label as a table column shows it."""
     return LABEL_SHORT.get(label, label)
+
+
+def _spoken(text: str) -> str:
+    return " ".join(text.lower().replace("_", " ").replace("-", " ").split())
+
+
+def label_named(word: str) -> str:
+    """The protocol label a person names (a filter: `aimos list --label`): as --json shows it
+    (``poison_refuted``), as a table shows it (label_short), in its plain words (label_words, whole
+    or up to its ``;``), or as the judgment word that records it (``not-poison``); case, ``-``,
+    ``_`` and spaces as typed. A usage error naming the words for anything else."""
+    names: dict[str, set[str]] = {}
+    for label in LABELS:
+        plain = label_words(label)
+        judged = [w for w, j in JUDGMENT_WORDS.items() if JUDGMENTS[j][0] == label]
+        for name in (label, label_short(label), plain, plain.split(";")[0], *judged):
+            names.setdefault(_spoken(name), set()).add(label)
+    found = names.get(_spoken(word), set())
+    if len(found) == 1:
+        return found.pop()
+    shown = dict.fromkeys(label_short(label) for label in LABELS)
+    raise UsageError(
+        f"unknown label {word!r}",
+        f"Name a label as `aimos list` shows it ({', '.join(shown)}) or as its --json does, or by "
+        f"the judgment that records it ({', '.join(JUDGMENT_WORDS)}).",
+    )
 
 
 def judgment_for(word: str) -> str:

@@ -42,6 +42,7 @@ _PARTS: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
     ("tui_cmd", None, ("tui",)),
     ("recall_cmds", "receipt_app", ("receipt",)),
     ("recall_cmds", "index_app", ("index",)),
+    ("guides_cmds", "guides_app", ("guides",)),
     ("agent_cmds", "agent_app", ("agent",)),
     ("keys_cmds", "passphrase_app", ("passphrase",)),
     ("keys_cmds", "keystore_app", ("keystore",)),

@@ -545,6 +545,7 @@ def tui_perf(
         "first_paint",
         "import_app",
         "cli_list_20",
+        "cli_list_filtered",
         "press_with_fetch",
         "press_cached",
         "open_memory",

@@ -222,38 +222,145 @@ def register(app: typer.Typer) -> None:
     @app.command("list")
     def list_cmd(
         limit: int = typer.Option(
-            20, "--limit", "-n", min=1, max=100_000, help="How many memories, newest first (1..100000)."
+            None, "--limit", "-k", "-n", min=1, max=100_000, help="How many, newest first (default 20)."
+        ),
+        every: bool = typer.Option(False, "--all", help="Every memory that matches, however many."),
+        memory_type: str = typer.Option(None, "--type", help="Only memories of this type, e.g. note, fact."),
+        key: str = typer.Option(None, "--key", help="Only memories whose key starts with this, e.g. home:."),
+        source: str = typer.Option(
+            None, "--source", help="Only memories whose source starts with this, e.g. import, mcp:claude."
+        ),
+        label: str = typer.Option(
+            None, "--label", help="Only memories with this label, e.g. 'not judged', disputed, poison."
+        ),
+        since: str = typer.Option(
+            None, "--since", help="Only memories saved since a date (2025-03-01, UTC) or a span (7d, 12h)."
         ),
         history: bool = typer.Option(False, "--history", help="Include superseded versions."),
-        json_out: bool = typer.Option(False, "--json", help="Print the memories as JSON."),
+        json_out: bool = typer.Option(False, "--json", help="Print the memories and their total as JSON."),
     ) -> None:
-        """List memories, newest first (current versions only unless --history)."""
-        from aimos.actions.labels import label_short
-        from aimos.actions.session import open_brain
-        from aimos.memory.redaction import shown_text
-        from aimos.memory.versions import created_time, list_memories
+        """List memories, newest first (current versions only unless --history).
 
-        with open_brain(write=False) as brain:
-            found = list_memories(brain.conn, limit=limit, include_history=history)
-        if json_out:
-            emit_json(found)
-            return
-        if not found:
-            say('The brain has no memories yet: aimos save "..."')
-            return
-        out(
-            table(
-                ["id", "type", "weight", "label", "created", "text"],
-                [
-                    [
-                        m["memory_id"][:8],
-                        m["memory_type"],
-                        f"{m['retrieval_weight_milli'] / 1000:.3f}",
-                        label_short(m["epistemic_label"]),
-                        when(created_time(m)),
-                        first_line(shown_text(m)),
-                    ]
-                    for m in found
-                ],
-            )
+        Filters compose: every one given must match. Says how many match when it shows fewer, and
+        how many of aimos's guides it left out when they are hidden (`aimos guides`)."""
+        if every and limit is not None:
+            raise UsageError("--all and --limit ask for different counts", "Give one of them.")
+        given: dict[str, str | None] = {"--type": memory_type, "--key": key, "--source": source}
+        _list(None if every else (limit or DEFAULT_LIST), history, json_out, given, label, since)
+
+
+def _list(
+    limit: int | None,
+    history: bool,
+    json_out: bool,
+    given: dict[str, str | None],
+    label: str | None,
+    since: str | None,
+) -> None:
+    """`aimos list` once its counts are settled: the filters checked before the brain is opened."""
+    from aimos.actions.guides import view
+    from aimos.actions.session import now, open_brain
+    from aimos.memory.versions import list_memories
+
+    filters = _list_filters({**given, "--label": label}, since, now())
+    seen = view()
+    if seen.problem:
+        say(seen.problem)
+    with open_brain(write=False) as brain:
+        found = list_memories(
+            brain.conn, limit=limit, include_history=history, hide_guides=seen.guides_hidden, **filters
         )
+        no_such_type = _no_such_type(brain.conn, given["--type"], found.total)
+    if json_out:
+        emit_json(
+            {
+                "memories": found.memories,
+                "total": found.total,
+                "guides_hidden": found.guides_hidden,
+                "filters": filters,
+            }
+        )
+        return
+    _print_listed(found.memories)
+    _say_what_is_left(found, bool(filters), no_such_type)
+
+
+def _print_listed(memories: list[dict[str, Any]]) -> None:
+    from aimos.actions.labels import label_short
+    from aimos.memory.redaction import shown_text
+    from aimos.memory.versions import created_time
+
+    if not memories:
+        return
+    out(
+        table(
+            ["id", "key", "type", "weight", "label", "created", "text"],
+            [
+                [
+                    m["memory_id"][:8],
+                    "-" if m["key"] is None else first_line(m["key"], KEY_WIDTH),
+                    m["memory_type"],
+                    f"{m['retrieval_weight_milli'] / 1000:.3f}",
+                    label_short(m["epistemic_label"]),
+                    when(created_time(m)),
+                    first_line(shown_text(m)),
+                ]
+                for m in memories
+            ],
+        )
+    )
+
+
+DEFAULT_LIST = 20
+KEY_WIDTH = 24  # a key's characters in the list's key column
+_NO_FILTER = "{option} takes some text: leave it out to list every memory"
+
+
+def _list_filters(given: dict[str, str | None], since: str | None, at: int) -> dict[str, Any]:
+    """The filters as `browse` takes them (protocol label, Unix time); a usage error for a bad
+    one, before the brain is opened."""
+    from aimos.actions.labels import label_named
+    from aimos.memory.versions import since_of
+
+    for option, value in given.items():
+        if value is not None and not value.strip():
+            raise UsageError(f"{option} is empty", _NO_FILTER.format(option=option))
+    label = given["--label"]
+    chosen = {
+        "memory_type": given["--type"],
+        "key": given["--key"],
+        "source": given["--source"],
+        "label": None if label is None else label_named(label),
+        "since": None if since is None else since_of(since, at),
+    }
+    return {k: v for k, v in chosen.items() if v is not None}
+
+
+def _no_such_type(conn: Any, memory_type: str | None, total: int) -> str | None:
+    """What to say when --type names no type in the brain (a typo, likely): the types there."""
+    from aimos.memory.versions import distinct_values
+
+    if memory_type is None or total:
+        return None
+    types = distinct_values(conn, "memory_type")
+    if memory_type in types:
+        return None
+    return f"no memory has type {memory_type!r}; the types in this brain: {', '.join(types) or 'none'}"
+
+
+def _say_what_is_left(found: Any, filtered: bool, no_such_type: str | None) -> None:
+    """After the table, on stderr: how many more match, what nothing matched, guides left out."""
+    shown = len(found.memories)
+    what = "matching memories" if filtered else "memories"
+    if found.total > shown:
+        say(f"{shown:,} of {found.total:,} {what} (--limit N, --all)")
+    elif no_such_type is not None:
+        say(no_such_type)
+    elif not found.total and filtered:
+        say("no memory matches these filters")
+    elif not found.total and not found.guides_hidden:
+        say('The brain has no memories yet: aimos save "..."')
+    if found.guides_hidden:
+        from aimos.actions.guides import hidden_note
+
+        say(hidden_note(found.guides_hidden))

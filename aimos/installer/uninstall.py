@@ -124,6 +124,7 @@ def _kept(brain: Path, brain_id: str | None, keystore: str | None) -> list[dict[
     extra = [
         ("backups", state.backups_dir()),
         ("trust anchor", paths.anchors_path()),
+        ("view setting", paths.view_setting_path()),
         ("onboarding receipt", paths.state_dir() / "onboarding" / "first-launch-receipt.json"),
         ("purge receipts", paths.purge_receipts_dir()),
         ("command log", paths.log_dir() / "aimos.log"),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
 from typing import Any
 
 import apsw
@@ -11,6 +13,7 @@ from aimos.identity.epochs import latest_epoch
 from aimos.identity.trusted import grant_covers, verified_grant
 from aimos.memory.redaction import mark_redacted
 from aimos.store.connection import one, resolve_uuid_prefix, rows
+from aimos.vocabulary import HOUSEKEEPER, SYSTEM_SCOPE
 
 
 def resolve_memory_id(
@@ -126,6 +129,17 @@ def created_time(memory: dict[str, Any]) -> int:
 CREATED_ELSEWHERE = "before it came here, as its signed save says"
 
 
+# aimos's own guides: the memories in scope system whose signed save the housekeeper signed (only
+# the housekeeper may save there, migration 4). An agent's memory never passes for one however it is
+# keyed, typed or sourced, and a row edited into scope system outside aimos is no guide either (its
+# save is an agent's). Recall leaves guides out unless asked; a person may hide them from the lists.
+GUIDE_SQL = (
+    "(+m.scope = ? AND EXISTS (SELECT 1 FROM memory_provenance p"
+    " WHERE p.memory_id = m.memory_id AND p.is_genesis = 1 AND p.signer_agent_id = ?))"
+)
+GUIDE_PARAMS: tuple[str, str] = (SYSTEM_SCOPE, HOUSEKEEPER)
+
+
 def get_memory(conn: apsw.Connection, ref: str, *, agent_id: str | None = None) -> dict[str, Any]:
     """The memory ``ref`` names (to ``agent_id``, when given: see resolve_memory_id)."""
     memory_id = resolve_memory_id(conn, ref, agent_id=agent_id)
@@ -173,28 +187,85 @@ def memory_detail(conn: apsw.Connection, ref: str) -> dict[str, Any]:
     return memory
 
 
-def list_memories(
-    conn: apsw.Connection, *, limit: int = 20, include_history: bool = False
-) -> list[dict[str, Any]]:
-    if limit < 1:
-        raise UsageError("--limit must be at least 1")
-    where = (
-        ""
-        if include_history
-        else (" WHERE memory_id NOT IN (SELECT old_memory_id FROM memory_supersessions)")
-    )
-    return mark_originated(
-        conn,
-        mark_redacted(
-            conn,
-            rows(
-                conn,
-                f"SELECT {MEMORY_COLUMNS} FROM memories{where} ORDER BY created_at DESC, rowid DESC LIMIT ?",
-                (limit,),
-            ),
-        ),
-    )
+# `--since`: a day or a moment (UTC, as aimos shows times), or a span back from now
+_SPANS = {"m": 60, "min": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+_SPAN = re.compile(r"(\d{1,7})\s*(min|m|h|d|w)")
+_MOMENT = re.compile(r"(\d{4}-\d{2}-\d{2})(?:[t ](\d{2}):(\d{2})(?::(\d{2}))?z?)?")  # lower case
+SINCE_FORMS = (
+    "a date (2025-03-01, or 2025-03-01T14:30; UTC, as aimos shows times), today, yesterday, "
+    "or a span back from now (30m, 12h, 7d, 2w)"
+)
 
+
+def since_of(text: str, now: int) -> int:
+    """The Unix time a person's ``--since`` names (see SINCE_FORMS); a usage error otherwise."""
+    from datetime import UTC, datetime
+
+    spoken = text.strip().lower()
+    day = now - now % 86400
+    if spoken in ("today", "yesterday"):
+        return day - (86400 if spoken == "yesterday" else 0)
+    span = _SPAN.fullmatch(spoken)
+    if span:
+        return now - int(span[1]) * _SPANS[span[2]]
+    moment = _MOMENT.fullmatch(spoken)
+    at: int | None = None
+    if moment:
+        try:
+            parsed = datetime.strptime(moment[1], "%Y-%m-%d").replace(
+                hour=int(moment[2] or 0), minute=int(moment[3] or 0), second=int(moment[4] or 0), tzinfo=UTC
+            )
+            at = int(parsed.timestamp())
+        except ValueError:
+            at = None
+    if at is None:
+        raise UsageError(f"--since {text!r} is not a date or a span of time", f"Give {SINCE_FORMS}.")
+    if at > now:
+        raise UsageError(f"--since {text!r} is in the future", "Give a time before now, e.g. --since 7d.")
+    return at
+
+
+@dataclass(frozen=True)
+class Listed:
+    """One page of a listing: the memories (newest first), how many match in all, and how many of
+    aimos's guides matched but were left out (a person's view setting: actions/guides.py)."""
+
+    memories: list[dict[str, Any]]
+    total: int
+    guides_hidden: int
+
+
+def list_memories(
+    conn: apsw.Connection,
+    *,
+    limit: int | None = 20,
+    include_history: bool = False,
+    hide_guides: bool = False,
+    **filters: Any,
+) -> Listed:
+    """The newest ``limit`` memories (every one with None) that match ``filters`` (browse's), with
+    their total. One indexed query gives the ordered rowids of every match (the TUI's browse),
+    then only the page's rows are read."""
+    if limit is not None and limit < 1:
+        raise UsageError("--limit must be at least 1", "Give --limit 1 or more, or --all for every memory.")
+    found = browse(conn, include_history=include_history, hide_guides=hide_guides, **filters)
+    page = found.rowids if limit is None else found.rowids[:limit]
+    return Listed(memories_at(conn, page), len(found.rowids), found.guides_hidden)
+
+
+def memories_at(conn: apsw.Connection, rowids: list[int]) -> list[dict[str, Any]]:
+    """The memories at these rowids, in their order, each with its ``redacted`` notice."""
+    by_rowid: dict[int, dict[str, Any]] = {}
+    for start in range(0, len(rowids), _PAGE):
+        part = rowids[start : start + _PAGE]
+        marks = ",".join("?" * len(part))
+        sql = f"SELECT rowid AS _rowid, {MEMORY_COLUMNS} FROM memories WHERE rowid IN ({marks})"
+        for r in mark_originated(conn, mark_redacted(conn, rows(conn, sql, part))):
+            by_rowid[int(r.pop("_rowid"))] = r
+    return [by_rowid[r] for r in rowids if r in by_rowid]
+
+
+_PAGE = 500  # rowids per IN (...) lookup: well under SQLite's bound on a statement's parameters
 
 
 def current_memories(conn: apsw.Connection) -> list[dict[str, Any]]:
@@ -212,6 +283,17 @@ def current_memories(conn: apsw.Connection) -> list[dict[str, Any]]:
             ),
         ),
     )
+
+
+def guide_memories(conn: apsw.Connection) -> list[dict[str, Any]]:
+    """aimos's guides (current versions), by key."""
+    found = conn.execute(
+        f"SELECT m.rowid FROM memories m WHERE {GUIDE_SQL} AND NOT EXISTS"
+        " (SELECT 1 FROM memory_supersessions s WHERE s.old_memory_id = m.memory_id) ORDER BY m.key, m.rowid",
+        GUIDE_PARAMS,
+    )
+    return memories_at(conn, [int(r[0]) for r in found])
+
 
 # Browsing (the TUI's memory list): a filter and sort give the ordered rowids of every matching
 # memory in one indexed query, then rows are fetched a page at a time by rowid. Holding only the
@@ -240,18 +322,34 @@ def _fts_prefix_query(text: str) -> str | None:
     return " ".join('"' + w.replace('"', '""') + '"*' for w in words) if words else None
 
 
-def browse_rowids(
+@dataclass(frozen=True)
+class Browsed:
+    """The rowids of the memories that match, in display order, and how many of aimos's guides
+    matched but were left out (``hide_guides``)."""
+
+    rowids: list[int]
+    guides_hidden: int = 0
+
+
+def browse(
     conn: apsw.Connection,
     *,
     text: str = "",
     memory_type: str | None = None,
     label: str | None = None,
     scope: str | None = None,
+    key: str | None = None,
+    source: str | None = None,
+    since: int | None = None,
     include_history: bool = False,
+    hide_guides: bool = False,
     sort: str = "created",
     descending: bool = True,
-) -> list[int]:
-    """The rowids of the memories that match, in display order (ties broken by newest rowid)."""
+) -> Browsed:
+    """The memories that match every filter given, in display order (ties broken by newest rowid):
+    ``key`` and ``source`` match the start of the memory's (a redacted memory has neither),
+    ``since`` its save time (Unix seconds, at or after), ``label`` the protocol's label. With
+    ``hide_guides`` aimos's guides are left out, and counted, in the same scan."""
     if sort not in SORTS:
         raise UsageError(f"unknown sort {sort!r}", f"Sort by one of: {', '.join(SORTS)}.")
     where: list[str] = []
@@ -273,15 +371,29 @@ def browse_rowids(
         if value is not None:
             where.append(f"m.{column} = ?")
             params.append(value)
+    for column, start in (("key", key), ("source", source)):
+        if start is not None:  # the start of the text, as stored: no LIKE, so % and _ are themselves
+            where.append(f"substr(m.{column}, 1, ?) = ?")
+            params += [len(start), start]
+    if since is not None:
+        where.append("m.created_at >= ?")
+        params.append(since)
     if not include_history:
         where.append("NOT EXISTS (SELECT 1 FROM memory_supersessions s WHERE s.old_memory_id = m.memory_id)")
     direction = "DESC" if descending else "ASC"
     sql = (
-        "SELECT m.rowid FROM memories m"
+        f"SELECT m.rowid, {GUIDE_SQL if hide_guides else '0'} FROM memories m"
         + (" WHERE " + " AND ".join(where) if where else "")
         + f" ORDER BY {SORTS[sort]} {direction}, m.rowid {direction}"
     )
-    return [int(r[0]) for r in conn.execute(sql, params)]
+    rowids: list[int] = []
+    guides = 0
+    for rowid, guide in conn.execute(sql, [*(GUIDE_PARAMS if hide_guides else ()), *params]):
+        if guide:
+            guides += 1
+        else:
+            rowids.append(int(rowid))
+    return Browsed(rowids, guides)
 
 
 def rows_by_rowid(conn: apsw.Connection, rowids: list[int]) -> dict[int, dict[str, Any]]:
@@ -298,8 +410,11 @@ def rows_by_rowid(conn: apsw.Connection, rowids: list[int]) -> dict[int, dict[st
     return {int(r["rowid"]): r for r in mark_originated(conn, mark_redacted(conn, found))}
 
 
-def distinct_values(conn: apsw.Connection, column: str) -> list[str]:
-    """The values a filter can take (memory types, labels, scopes) as found in the brain."""
+def distinct_values(conn: apsw.Connection, column: str, *, hide_guides: bool = False) -> list[str]:
+    """The values a filter can take (memory types, labels, scopes) as found in the brain (less
+    aimos's guides' own, when they are hidden)."""
     if column not in ("memory_type", "epistemic_label", "scope"):
         raise UsageError(f"cannot filter by {column!r}")
-    return [str(r[0]) for r in conn.execute(f"SELECT DISTINCT {column} FROM memories ORDER BY 1")]
+    where, params = (f" WHERE NOT {GUIDE_SQL}", GUIDE_PARAMS) if hide_guides else ("", ())
+    sql = f"SELECT DISTINCT {column} FROM memories m{where} ORDER BY 1"
+    return [str(r[0]) for r in conn.execute(sql, params)]

@@ -19,6 +19,7 @@ from typing import Protocol
 
 import apsw
 
+from aimos.memory.versions import GUIDE_PARAMS, GUIDE_SQL
 from aimos.recall.text import asks, says_when, stem_prefix, tokens, unstamped
 from aimos.store.cells import memory_names
 from aimos.store.search import (
@@ -31,7 +32,7 @@ from aimos.store.search import (
     term_counts,
 )
 from aimos.store.words import TOKENIZE, index_text
-from aimos.vocabulary import DATA_CLASSES, HOUSEKEEPER, SYSTEM_SCOPE
+from aimos.vocabulary import DATA_CLASSES
 
 RRF_K = 60
 CANDIDATES = 100
@@ -64,10 +65,9 @@ class Scope:
     data_class_ceiling: str
     include_history: bool = False
     # aimos's own guides are searched only when asked for: they answer questions about aimos, not
-    # a person's (recall.pipeline decides from the request). A guide is a memory in scope system
-    # whose signed save the housekeeper signed (only the housekeeper may save there, migration 4):
-    # an agent's memory never hides as one however it is keyed, typed or sourced, and a row edited
-    # into scope system outside aimos stays a candidate, whose disclosure check then fails closed.
+    # a person's (recall.pipeline decides from the request). What a guide is: memory.versions's
+    # GUIDE_SQL; a row edited into scope system outside aimos stays a candidate, whose disclosure
+    # check then fails closed.
     include_guides: bool = False
 
     def sql(self) -> tuple[str, list[object]]:
@@ -80,11 +80,8 @@ class Scope:
         )
         params: list[object] = [self.company_id, self.clearance_ceiling, *allowed]
         if not self.include_guides:
-            where += (
-                " AND NOT (+m.scope = ? AND EXISTS (SELECT 1 FROM memory_provenance p"
-                " WHERE p.memory_id = m.memory_id AND p.is_genesis = 1 AND p.signer_agent_id = ?))"
-            )
-            params += [SYSTEM_SCOPE, HOUSEKEEPER]
+            where += f" AND NOT {GUIDE_SQL}"
+            params += GUIDE_PARAMS
         if not self.include_history:
             where += (
                 " AND NOT EXISTS (SELECT 1 FROM memory_supersessions s WHERE s.old_memory_id = m.memory_id)"

@@ -3,7 +3,8 @@
 A scratch brain of N synthetic memories (the real signed save) is built, then:
 - first paint: a fresh Python process imports the app, opens the brain, queries the list and
   paints the first frame headless at 80x24 (Textual's Ready event), several runs; beside it, in
-  the same run, `aimos list -n 20` as a subprocess on the same brain (a screenful from the CLI);
+  the same run, `aimos list -n 20` as a subprocess on the same brain (a screenful from the CLI),
+  and the same with four filters composed;
 - scrolling: page down through the list in a running app: the cursor move plus drawing every
   visible line, split into moves that fetched a new page of rows from the brain and moves that
   did not (terminal output is not included: it is the same for any list);
@@ -50,12 +51,20 @@ def _first_paint(runs: int) -> tuple[list[float], list[float]]:
     return imports, paints
 
 
-def _cli_list(runs: int) -> list[float]:
+# `aimos list` with every filter a synthetic note matches, composed (each one a condition the scan
+# checks): what the filters cost beside the plain list, in the same run
+FILTERED = ("--type", "note", "--label", "not judged", "--since", "1d", "--source", "cli")
+
+
+def _cli_list(runs: int, *filters: str) -> list[float]:
     walls = []
     for _ in range(runs):
         t0 = time.perf_counter()
         subprocess.run(
-            [sys.executable, "-m", "aimos", "list", "-n", "20"], capture_output=True, check=True, timeout=120
+            [sys.executable, "-m", "aimos", "list", "-n", "20", *filters],
+            capture_output=True,
+            check=True,
+            timeout=120,
         )
         walls.append(time.perf_counter() - t0)
     return walls
@@ -64,7 +73,7 @@ def _cli_list(runs: int) -> list[float]:
 async def _scroll(presses: int) -> dict[str, Any]:
     from textual.geometry import Region
 
-    from aimos.memory.versions import browse_rowids
+    from aimos.memory.versions import browse
     from aimos.tui.app import AimosApp
     from aimos.tui.detail import load
     from aimos.tui.memory_table import MemoryTable
@@ -102,7 +111,7 @@ async def _scroll(presses: int) -> dict[str, Any]:
         filters, rowids = [], []
         for _ in range(5):  # the query, then drawing the first screen of matches
             t0 = time.perf_counter()
-            rowids = browse_rowids(app.reader, text=word)
+            rowids = browse(app.reader, text=word).rowids
             table.show(rowids)
             table.render_lines(region)
             filters.append(time.perf_counter() - t0)
@@ -136,6 +145,7 @@ def run_tui_perf(memories: int = 100_000, runs: int = 5, presses: int = 200) -> 
         assert os.environ["AIMOS_HOME"] == str(home)
         imports, paints = _first_paint(runs)
         lists = _cli_list(runs)
+        filtered = _cli_list(runs, *FILTERED)
         scroll = asyncio.run(_scroll(presses))
         size_mb = (Path(home) / "brain.sqlite3").stat().st_size / 1e6
     first = summary_ms(paints)
@@ -147,6 +157,7 @@ def run_tui_perf(memories: int = 100_000, runs: int = 5, presses: int = 200) -> 
         "first_paint": first,
         "import_app": summary_ms(imports),
         "cli_list_20": baseline,
+        "cli_list_filtered": summary_ms(filtered),
         "ratio_first_paint_to_cli_list": round(first["median_ms"] / baseline["median_ms"], 2),
         "target_first_paint_ms": 1000,
         **scroll,

@@ -12,7 +12,8 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Header, Input, Select, Static
 
-from aimos.memory.versions import SORTS, browse_rowids, distinct_values, rows_by_rowid
+from aimos.actions.guides import hidden_note, view
+from aimos.memory.versions import SORTS, browse, distinct_values, rows_by_rowid
 from aimos.terminal import visible, visible_line
 from aimos.tui.format import header_text
 from aimos.tui.host import Host
@@ -30,6 +31,8 @@ FILTERS = (
     ("filter-label", "epistemic_label", "label"),
     ("filter-scope", "scope", "scope"),
 )
+
+COLUMNS = tuple(column for _w, column, _p in FILTERS)
 
 
 class MemoriesScreen(Screen[None]):
@@ -49,6 +52,7 @@ class MemoriesScreen(Screen[None]):
         self.descending = True
         self.include_history = False
         self.total = 0
+        self.guides_hidden = 0  # of aimos's guides the list leaves out (`aimos guides hide`)
         self._debounce: Timer | None = None
         self._fetch_failed = False
         self._shown = False  # the first ScreenResume comes right after on_mount has loaded
@@ -91,6 +95,9 @@ class MemoriesScreen(Screen[None]):
         return found
 
     def on_mount(self) -> None:
+        problem = view().problem  # a view setting that cannot be read: the guides are shown
+        if problem:
+            self.app.notify(visible(problem), severity="warning", timeout=10, markup=False)
         self.reload()
         self.query_one(MemoryTable).focus()
         # the filter choices need a scan of the brain: after the first paint, not before it
@@ -106,8 +113,10 @@ class MemoriesScreen(Screen[None]):
             self.reload(keep_cursor=True, quiet=True)
 
     def _load_filter_choices(self) -> None:
+        hide = view().guides_hidden
+        reader = self.aimos.reader
         found = self.aimos.read(
-            lambda: {column: distinct_values(self.aimos.reader, column) for _w, column, _p in FILTERS},
+            lambda: {column: distinct_values(reader, column, hide_guides=hide) for column in COLUMNS},
             doing="read the filter choices",
             quiet=True,
         )
@@ -143,24 +152,28 @@ class MemoriesScreen(Screen[None]):
             filters[k] is not None for k in ("memory_type", "label", "scope")
         )
 
-        def query() -> tuple[list[int], int]:
-            rowids = browse_rowids(
+        hide = view().guides_hidden  # read each time: `aimos guides hide|show` in a shell, then r
+
+        def query() -> tuple[list[int], int, int]:
+            found = browse(
                 self.aimos.reader,
                 **filters,
                 include_history=self.include_history,
+                hide_guides=hide,
                 sort=self.sort,
                 descending=self.descending,
             )
             if not filtered:
-                return rowids, len(rowids)
+                return found.rowids, len(found.rowids), found.guides_hidden
             if self.total:
-                return rowids, self.total
-            return rowids, len(browse_rowids(self.aimos.reader, include_history=self.include_history))
+                return found.rowids, self.total, self.guides_hidden
+            every = browse(self.aimos.reader, include_history=self.include_history, hide_guides=hide)
+            return found.rowids, len(every.rowids), every.guides_hidden
 
         found = self.aimos.read(query, doing="list the memories", quiet=quiet)
         if found is None:
             return
-        rowids, self.total = found
+        rowids, self.total, self.guides_hidden = found
         self._fetch_failed = False
         self._shown = False  # the first ScreenResume comes right after on_mount has loaded
         table = self.query_one(MemoryTable)
@@ -176,6 +189,8 @@ class MemoriesScreen(Screen[None]):
         parts.append(f"sorted by {self.sort} {'▼' if self.descending else '▲'}")
         if filtered and shown == 0:
             parts.append("nothing matches: escape clears the filter")
+        if self.guides_hidden:
+            parts.append(hidden_note(self.guides_hidden))
         self.query_one("#list-summary", Static).update("  ·  ".join(parts))
         table = self.query_one(MemoryTable)
         self.query_one("#list-header", Static).update(

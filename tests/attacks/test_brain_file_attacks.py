@@ -565,7 +565,7 @@ def test_search_index_edit_found_at_night_reaches_the_next_command(
     warning = NIGHTLY_WARNING.format(day=day)
     listed = run_aimos("list", "--json").ok()
     assert listed.err.splitlines() == [warning], listed.describe()
-    assert {m["memory_id"] for m in json.loads(listed.out)} >= {ids["otter"]}  # stdout still JSON
+    assert {m["memory_id"] for m in json.loads(listed.out)["memories"]} >= {ids["otter"]}  # stdout still JSON
     recalled = run_aimos("recall", "lynx enclosure").ok()
     assert recalled.err.splitlines()[-1] == warning, recalled.describe()
     notice = home / "state" / "verify-failed.json"  # what the warning comes from: no memory in it

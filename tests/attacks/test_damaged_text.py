@@ -164,5 +164,5 @@ def test_the_tui_memory_list_says_what_is_damaged(damaged_value: dict[str, Any])
 def test_json_out_of_list_is_valid_json_when_nothing_is_damaged(installed: Path) -> None:
     """The refusal above is about damage only: the same commands work on an intact brain."""
     target = save(TEXT)
-    assert [m["memory_id"] for m in json.loads(run_aimos("list", "--json").ok().out)] == [target]
+    assert [m["memory_id"] for m in json.loads(run_aimos("list", "--json").ok().out)["memories"]] == [target]
     assert run_aimos("verify").ok()

@@ -81,7 +81,7 @@ def test_a_creation_time_edited_in_the_brain_file_is_refused(installed: Path, tm
         + "\n"
     )
     run_aimos("import", str(export)).ok()
-    [memory] = run_aimos("list", "--json").json()
+    [memory] = run_aimos("list", "--json").json()["memories"]
     target = memory["memory_id"]
     assert "2023-03-01 09:30:00Z" in run_aimos("show", target).ok().out
     drop_guards(installed, "memory_provenance")

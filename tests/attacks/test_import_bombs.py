@@ -178,7 +178,7 @@ def test_an_export_zip_as_delivered_still_imports(installed: Path, tmp_path: Pat
     summary = run_aimos("import", str(archive), "--json").json()
     assert summary["path"] == "chatgpt-export.zip" and summary["formats"] == ["chatgpt"]
     assert summary["saved"] > 0
-    listed = run_aimos("list", "--limit", "100", "--json").json()
+    listed = run_aimos("list", "--limit", "100", "--json").json()["memories"]
     assert len([m for m in listed if m["memory_type"] == "dialog_turn"]) == summary["saved"]
     stored_zip = stored(tmp_path / "stored.zip", "export/conversations.json", EXPORT.read_bytes())
     assert run_aimos("import", str(stored_zip), "--json").json()["occurrences"] == summary["saved"]

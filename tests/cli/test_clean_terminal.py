@@ -64,7 +64,7 @@ def test_every_human_view_shows_stored_text_escaped_and_json_keeps_it_exact(inst
     assert_clean(listed, "\\x1b[2J\\x1b[H", "note[/]")
     assert "second line" not in listed.out  # a one-line view shows the first line only
     one_line_views(listed, memory_id)
-    assert aimos("list", "--json").json()[0]["value"] == value
+    assert aimos("list", "--json").json()["memories"][0]["value"] == value
 
     # show: the value's lines kept, every field on its one line
     shown = aimos("show", memory_id)
@@ -104,7 +104,7 @@ def test_every_human_view_shows_stored_text_escaped_and_json_keeps_it_exact(inst
     assert_clean(with_history, "boiler fixed \\x1b[2J")
     one_line_views(with_history, memory_id)
     one_line_views(with_history, new_id)
-    assert {m["value"] for m in aimos("list", "--history", "--json").json()} == {value, corrected}
+    assert {m["value"] for m in aimos("list", "--history", "--json").json()["memories"]} == {value, corrected}
 
     # the other views that print stored text: status, verify, the receipt's verdict
     for args in (("status",), ("verify",), ("receipt", "verify", receipt_id)):
@@ -119,7 +119,7 @@ def test_json_output_holds_no_raw_control_and_reads_back_exact(installed: Path) 
     memory_id = aimos("save", "-", stdin=value.encode()).ok().out.strip()
     views = {
         ("show", memory_id, "--json"): lambda doc: doc["value"],
-        ("list", "--json"): lambda doc: doc[0]["value"],
+        ("list", "--json"): lambda doc: doc["memories"][0]["value"],
         ("recall", "boiler note", "--json"): lambda doc: doc["results"][0]["value"],
     }
     for args, text_in in views.items():

@@ -31,7 +31,7 @@ COMMANDS = (
     "install", "uninstall", "save", "show", "list", "correct", "recall", "feedback", "label", "verify", "export", "export-recall",
     "export-outcome", "verify-bundle",
     "status", "doctor", "restore", "anchor", "redact", "tui", "housekeeper", "receipt", "index", "agent", "passphrase",
-    "keystore", "eval", "purge", "mcp", "backup", "import", "model",
+    "keystore", "eval", "purge", "mcp", "backup", "import", "model", "guides",
 )
 
 
@@ -158,7 +158,7 @@ def test_save_from_stdin(installed: Path) -> None:
     assert parse_json(run_aimos("show", memory_id, "--json"))["value"].strip() == "text from a pipe"
     dash_id = saved_id(run_aimos("save", "-", input="another text from a pipe"))
     assert parse_json(run_aimos("show", dash_id, "--json"))["value"] == "another text from a pipe"
-    listed = [m["memory_id"] for m in parse_json(run_aimos("list", "--json"))]
+    listed = [m["memory_id"] for m in parse_json(run_aimos("list", "--json"))["memories"]]
     assert memory_id in listed and dash_id in listed
 
 
@@ -174,8 +174,8 @@ def test_json_outputs_parse(installed: Path) -> None:
     assert shown["save_mutation_hash"] == saved["save_mutation_hash"]
 
     listed = parse_json(run_aimos("list", "--json"))
-    assert isinstance(listed, list)
-    assert [m["memory_id"] for m in listed] == [saved["memory_id"]]
+    assert listed["total"] == 1 and listed["guides_hidden"] == 0 and listed["filters"] == {}
+    assert [m["memory_id"] for m in listed["memories"]] == [saved["memory_id"]]
 
     status = parse_json(run_aimos("status", "--json"))
     assert status["counts"]["memories"] == 1
@@ -201,9 +201,10 @@ def test_show_accepts_id_prefixes(installed: Path) -> None:
 
 def test_list_is_newest_first_and_respects_limit(installed: Path) -> None:
     ids = [saved_id(run_aimos("save", f"memory number {i}")) for i in range(3)]
-    listed = [m["memory_id"] for m in parse_json(run_aimos("list", "--json"))]
+    listed = [m["memory_id"] for m in parse_json(run_aimos("list", "--json"))["memories"]]
     assert listed == list(reversed(ids))
-    assert [m["memory_id"] for m in parse_json(run_aimos("list", "--json", "--limit", "2"))] == listed[:2]
+    two = parse_json(run_aimos("list", "--json", "--limit", "2"))
+    assert [m["memory_id"] for m in two["memories"]] == listed[:2] and two["total"] == 3
     text = run_aimos("list").ok().out
     assert all(i[:8] in text for i in ids)
 
@@ -224,9 +225,9 @@ def test_correct_makes_a_new_head_and_keeps_the_old_version(installed: Path) -> 
     assert new["version"]["supersedes"] == old_id
     assert new["version"]["chain"] == [old_id, new_id]
 
-    heads = [m["memory_id"] for m in parse_json(run_aimos("list", "--json"))]
+    heads = [m["memory_id"] for m in parse_json(run_aimos("list", "--json"))["memories"]]
     assert heads == [new_id]
-    history = [m["memory_id"] for m in parse_json(run_aimos("list", "--json", "--history"))]
+    history = [m["memory_id"] for m in parse_json(run_aimos("list", "--json", "--history"))["memories"]]
     assert sorted(history) == sorted([old_id, new_id])
 
     counts = table_counts(installed / BRAIN)

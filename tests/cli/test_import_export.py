@@ -24,7 +24,7 @@ FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "import"
 
 
 def _memories(env: dict[str, str] | None = None) -> list[dict[str, Any]]:
-    return run_aimos("list", "--limit", "1000", "--json", env=env).ok().json()
+    return run_aimos("list", "--limit", "1000", "--json", env=env).ok().json()["memories"]
 
 
 def _by_key(key: str) -> dict[str, Any]:

@@ -35,7 +35,7 @@ def _write(path: Path, *records: dict[str, Any]) -> Path:
 
 
 def _memories(env: dict[str, str] | None = None) -> list[dict[str, Any]]:
-    return run_aimos("list", "--limit", "1000", "--json", env=env).ok().json()
+    return run_aimos("list", "--all", "--json", env=env).ok().json()["memories"]
 
 
 def _by_text(words: str, env: dict[str, str] | None = None) -> dict[str, Any]:

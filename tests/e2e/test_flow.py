@@ -116,7 +116,7 @@ def test_install_save_revoke_rotate_save(aimos_home: Path, keystore: str) -> Non
     assert two["value"] == "after the rotation the agent saves with its new key"
     assert one["author_agent_id"] == two["author_agent_id"] == "cli"
     assert two["author_valid_from"] > one["author_valid_from"], "the second save must use the new epoch"
-    assert {m["memory_id"] for m in run_aimos("list", "--json").json()} == {first, second}
+    assert {m["memory_id"] for m in run_aimos("list", "--json").json()["memories"]} == {first, second}
 
     agents = run_aimos("agent", "list", "--json").json()
     cli_epochs = sorted((a for a in agents if a["agent_id"] == "cli"), key=lambda a: a["valid_from"])

@@ -22,7 +22,7 @@ SAVES = (
 
 
 def _guide_labels() -> dict[str, str]:
-    listed = run_aimos("list", "--limit", "100", "--json").ok().json()
+    listed = run_aimos("list", "--limit", "100", "--json").ok().json()["memories"]
     return {m["key"]: m["epistemic_label"] for m in listed if m["scope"] == "system"}
 
 

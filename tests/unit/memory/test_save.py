@@ -161,8 +161,8 @@ def test_correct_makes_a_new_version_and_keeps_the_old(brain) -> None:  # type: 
     assert version_chain(brain.conn, v1.memory_id) == [v1.memory_id, v2.memory_id]
     assert memory_detail(brain.conn, v1.memory_id)["version"]["state"] == "superseded"
     assert memory_detail(brain.conn, v2.memory_id)["version"]["state"] == "current"
-    assert [m["memory_id"] for m in list_memories(brain.conn)] == [v2.memory_id]
-    assert {m["memory_id"] for m in list_memories(brain.conn, include_history=True)} == {
+    assert [m["memory_id"] for m in list_memories(brain.conn).memories] == [v2.memory_id]
+    assert {m["memory_id"] for m in list_memories(brain.conn, include_history=True).memories} == {
         v1.memory_id,
         v2.memory_id,
     }
