@@ -10,6 +10,7 @@ from aimos.errors import MemoryNotFoundError, UsageError
 from aimos.identity.epochs import latest_epoch
 from aimos.identity.trusted import grant_covers, verified_grant
 from aimos.memory.redaction import mark_redacted
+from aimos.store.cells import text_of
 from aimos.store.connection import one, resolve_uuid_prefix, rows
 
 
@@ -152,7 +153,6 @@ def list_memories(
     )
 
 
-
 def current_memories(conn: apsw.Connection) -> list[dict[str, Any]]:
     """Every current version (none superseded), oldest first, each with its ``redacted`` notice."""
     return mark_redacted(
@@ -164,6 +164,27 @@ def current_memories(conn: apsw.Connection) -> list[dict[str, Any]]:
             " ORDER BY created_at, rowid",
         ),
     )
+
+
+def memory_ids(conn: apsw.Connection) -> set[str]:
+    """The id of every memory (every version) in the brain."""
+    return {text_of(mid) for (mid,) in conn.execute("SELECT CAST(memory_id AS BLOB) FROM memories")}
+
+
+def memories_not_in(conn: apsw.Connection, kept: set[str]) -> list[dict[str, Any]]:
+    """Every memory (every version) whose id is not in ``kept``, oldest first, each with its
+    ``redacted`` notice: what a brain holds beyond a copy of it."""
+    ids = sorted(memory_ids(conn) - kept)
+    found = []
+    for at in range(0, len(ids), 500):
+        chunk = ids[at : at + 500]
+        marks = ", ".join("?" * len(chunk))
+        found += rows(
+            conn, f"SELECT rowid, {MEMORY_COLUMNS} FROM memories WHERE memory_id IN ({marks})", tuple(chunk)
+        )
+    found.sort(key=lambda m: (m["created_at"], m["rowid"]))
+    return mark_redacted(conn, found)
+
 
 # Browsing (the TUI's memory list): a filter and sort give the ordered rowids of every matching
 # memory in one indexed query, then rows are fetched a page at a time by rowid. Holding only the
