@@ -50,9 +50,12 @@ def print_inventory(inv: Any) -> None:
     out("rows by class:")
     for c in inv.classes:
         out(f"  {c['class']:<24} {c['row_count']}")
-    out(f"owned files  {len(inv.files)} besides the brain")
+    out(f"owned files  {len(inv.files)} besides the brain, removed with it")
     for f in inv.files:
         out(f"  {f}")
+    out(f"kept         {len(inv.kept)}, and why")
+    for k in inv.kept:
+        out(f"  {k['what']}: {k['where']}: {k['why']}")
 
 
 def ceremony_pending() -> bool:

@@ -360,12 +360,12 @@ def _run(journal: dict[str, Any], master: KeyPair, *, resumed: bool = False) -> 
 
     def files() -> None:
         from aimos.identity.anchors import remove_anchor
-        from aimos.purge.inventory import owned_files
+        from aimos.purge.inventory import owned_files, owned_folders
 
         for path in owned_files(state.read_service_record(), journal["brain_id"]):
             path.unlink(missing_ok=True)
             journal["derived_files_deleted"] += 1
-        for folder in (state.backups_dir(), paths.state_dir() / "onboarding"):
+        for folder in owned_folders():
             if folder.is_dir() and not any(folder.iterdir()):
                 folder.rmdir()
         try:
