@@ -226,8 +226,9 @@ def require_offline(
     if running and not housekeeper_may_run:
         raise BusyError(f"the housekeeper is running (pid {read_pid()}); {action}", stop_hint)
     holders = brain_holders(paths.brain_path())
-    if running:
-        holders = [pid for pid in holders if pid != read_pid()]
+    if running:  # the housekeeper's own hold: the process holding its lock, where the kernel says
+        housekeeper = _lock_holders() or {pid for pid in (read_pid(),) if pid is not None}
+        holders = [pid for pid in holders if pid not in housekeeper]
     if holders:
         raise BusyError(
             f"other processes hold the brain open: pid {', '.join(map(str, holders))}", close_hint
