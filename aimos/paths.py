@@ -71,6 +71,27 @@ def anchors_path() -> Path:
     return config_dir() / "anchors.json"
 
 
+def redactions_path(brain_id: str) -> Path:
+    """The master's redaction records of a brain, kept beside anchors.json (record and signature,
+    with the reason the master gave; no memory text)."""
+    return anchors_path().with_name(f"redactions-{brain_id}.json")
+
+
+def embedding_socket_path() -> Path:
+    """The socket of this home's housekeeper (meaning/serve.py): in the user's runtime folder
+    (XDG_RUNTIME_DIR, else the temporary folder), in a 0700 folder of this user named by a hash of
+    the home. Not in the home: a home is copied, listed and compared by backups, uninstall and
+    restore, and a Unix socket's path must stay short."""
+    import hashlib
+    import tempfile
+
+    runtime = os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir()
+    home = hashlib.sha256(str(data_dir().absolute()).encode("utf-8")).hexdigest()[:16]
+    geteuid = getattr(os, "geteuid", None)
+    uid = int(geteuid()) if geteuid is not None else -1  # -1: no socket is trusted there
+    return Path(runtime) / f"aimos-embed-{uid}-{home}" / "embed.sock"
+
+
 def nli_setting_path() -> Path:
     """The NLI judge a person enabled (epistemic/nli.py): its folder and pinned digests; absent, off."""
     return config_dir() / "nli.json"

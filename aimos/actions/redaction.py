@@ -177,7 +177,7 @@ def other_versions(conn: apsw.Connection, memory_id: str) -> list[str]:
 
 
 def outside_path(brain_id: str) -> Path:
-    return paths.anchors_path().with_name(f"redactions-{brain_id}.json")
+    return paths.redactions_path(brain_id)
 
 
 def keep_outside(conn: apsw.Connection) -> Path:

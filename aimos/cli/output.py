@@ -102,6 +102,24 @@ def table(headers: list[str], body: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
+def ask(question: str, *, no_terminal: str, yes_hint: str) -> None:
+    """A yes/no question at the terminal before something that cannot be undone: no (or Enter) is
+    AbortedError (exit 8), and without a terminal UsageError (``no_terminal``, exit 2): then
+    ``yes_hint`` says how to give the answer beforehand (--yes). Nothing was changed either way."""
+    import typer
+
+    from aimos.errors import AbortedError, UsageError
+
+    if not sys.stdin.isatty():
+        raise UsageError(no_terminal, yes_hint)
+    try:
+        agreed = typer.confirm(question, default=False, err=True)
+    except typer.Abort:
+        raise KeyboardInterrupt from None
+    if not agreed:
+        raise AbortedError("you answered no: nothing was changed", f"Answer y to go on, or: {yes_hint}")
+
+
 def read_confirmation(expected: str) -> str:
     """A typed confirmation (purge, redact): at the terminal's prompt, else the next line of stdin.
     Ctrl-C at the prompt is an interruption (exit 130, nothing changed)."""

@@ -3,6 +3,7 @@ nowhere else in aimos) and `aimos purge verify-receipt`."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -49,9 +50,12 @@ def print_inventory(inv: Any) -> None:
     out("rows by class:")
     for c in inv.classes:
         out(f"  {c['class']:<24} {c['row_count']}")
-    out(f"owned files  {len(inv.files)} besides the brain")
+    out(f"owned files  {len(inv.files)} besides the brain, removed with it")
     for f in inv.files:
         out(f"  {f}")
+    out(f"kept         {len(inv.kept)}, and why")
+    for k in inv.kept:
+        out(f"  {k['what']}: {k['where']}: {k['why']}")
 
 
 def ceremony_pending() -> bool:
@@ -62,7 +66,11 @@ def ceremony_pending() -> bool:
 
 
 def run_ceremony(
-    passphrase: str, *, recreate: bool = False, receipt_file: Path | None = None
+    passphrase: str,
+    *,
+    recreate: bool = False,
+    receipt_file: Path | None = None,
+    stop_housekeeper: Callable[[], None] | None = None,
 ) -> dict[str, Any]:
     """The live ceremony (or the end of an interrupted one): its typed confirmation read here,
     then everything of the brain removed and the signed receipt written."""
@@ -70,7 +78,11 @@ def run_ceremony(
 
     try:
         result: dict[str, Any] = ceremony.start(
-            passphrase, read_confirmation, recreate=recreate, receipt_file=receipt_file
+            passphrase,
+            read_confirmation,
+            recreate=recreate,
+            receipt_file=receipt_file,
+            stop_housekeeper=stop_housekeeper,
         )
     except KeyboardInterrupt:
         if ceremony.interrupted():
@@ -129,11 +141,21 @@ def purge(
         say("dry run: nothing was changed")
         return
     from aimos.identity.passphrase import read_passphrase
+    from aimos.installer.service import Paused
 
     passphrase = read_passphrase(fd=passphrase_fd, purpose="purge this brain")
-    result = run_ceremony(
-        passphrase, recreate=recreate, receipt_file=Path(receipt_file) if receipt_file else None
-    )
+    paused = Paused("the purge", say)  # stopped once the confirmation is typed; not started again
+    try:
+        result = run_ceremony(
+            passphrase,
+            recreate=recreate,
+            receipt_file=Path(receipt_file) if receipt_file else None,
+            stop_housekeeper=paused.stop,
+        )
+    except BaseException:
+        if not ceremony.interrupted():  # refused before its signed intent: nothing was removed
+            paused.start_again("the purge did not start, so nothing was removed: ")
+        raise
     if json_out:
         emit_json(result)
         return

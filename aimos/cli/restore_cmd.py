@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import typer
 
 from aimos.cli.options import ANCHORED_MASTER_FINGERPRINT, PASSPHRASE_FD
-from aimos.cli.output import emit_json, out, say, table, when
+from aimos.cli.output import ask, emit_json, out, say, table, when
 
 
 def register(app: typer.Typer) -> None:
@@ -15,14 +18,22 @@ def register(app: typer.Typer) -> None:
         list_backups: bool = typer.Option(False, "--list", help="List the brain's backups and exit."),
         passphrase_fd: int = PASSPHRASE_FD,
         master_fingerprint: str = ANCHORED_MASTER_FINGERPRINT,
+        yes: bool = typer.Option(
+            False, "--yes", "-y", help="Do not ask before dropping memories saved since the backup."
+        ),
         json_out: bool = typer.Option(False, "--json", help="Print the signed record as JSON."),
     ) -> None:
         """Put a backup back in place of the brain: verified first, signed by the master, the
-        replaced brain kept beside it, and what it held beyond the backup said."""
+        replaced brain kept beside it, and what it held beyond the backup said.
+
+        Memories saved since the backup are named and asked about first (--yes does not ask;
+        without a terminal it must be given). A running housekeeper is stopped for the restore
+        and started again after it."""
         from aimos.actions.session import expected_master_fingerprint
         from aimos.errors import UsageError
         from aimos.housekeeper import restore as restoring
         from aimos.identity.passphrase import read_passphrase
+        from aimos.installer.service import Paused
 
         if list_backups:
             found = restoring.listing()
@@ -51,9 +62,21 @@ def register(app: typer.Typer) -> None:
             raise UsageError("name the backup to restore", "`aimos restore --list` lists them.")
         path = restoring.resolve_backup(backup)
         fingerprint = expected_master_fingerprint(master_fingerprint)
-        restoring.check_offline()
+        restoring.check_offline(housekeeper_may_run=True)  # stopped below, once nothing refuses
         passphrase = read_passphrase(fd=passphrase_fd, purpose="restore the brain from a backup")
-        record = restoring.restore(path, passphrase, fingerprint)
+        dropped = restoring.dropped_memories(path)
+        if dropped and not yes:
+            agree_to_drop(path, dropped)
+        paused = Paused("the restore", say)
+        paused.stop()
+        try:
+            record = restoring.restore(
+                path, passphrase, fingerprint, may_drop={m["memory_id"] for m in dropped}
+            )
+        except BaseException:
+            paused.start_again("the restore did not finish, so the brain is as it was: ")
+            raise
+        paused.start_again()
         if json_out:
             emit_json(record)
             return
@@ -78,4 +101,28 @@ def register(app: typer.Typer) -> None:
                 f"redacted again: {len(record['redactions_reapplied'])} memory text(s) the master redacted "
                 "after this backup was made (" + ", ".join(record["redactions_reapplied"]) + ")"
             )
-        say("Run `aimos verify` to check it, and `aimos housekeeper start` if you stopped the housekeeper.")
+        say("Run `aimos verify` to check it.")
+
+
+SHOWN = 10  # memories named by the question before a restore drops them
+
+
+def agree_to_drop(backup: Path, dropped: list[dict[str, Any]]) -> None:
+    """Name the memories a restore would drop (how many; the first SHOWN by id, key and first
+    line) and ask at the terminal; without one, --yes is needed. No (or Enter) changes nothing."""
+    from aimos.memory.redaction import shown_text
+    from aimos.terminal import first_line
+
+    n = len(dropped)
+    memories = f"{n} memor{'y' if n == 1 else 'ies'}"
+    say(f"restoring {backup.name} drops {memories} saved since it was made:")
+    for m in dropped[:SHOWN]:
+        say(f"  {m['memory_id']}  key {first_line(m['key']) or '-'}  {first_line(shown_text(m))[:80]}")
+    if n > SHOWN:
+        say(f"  and {n - SHOWN} more")
+    ask(
+        f"Restore and drop {'it' if n == 1 else 'them'}?",
+        no_terminal=f"the restore would drop {memories} saved since the backup, and there is no "
+        "terminal to ask at; nothing was changed",
+        yes_hint="Add --yes to restore and drop them (`aimos export` keeps a copy of them first).",
+    )

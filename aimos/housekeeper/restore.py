@@ -29,6 +29,7 @@ from aimos.crypto.canonical import canonical_text
 from aimos.crypto.encoding import b64u_encode
 from aimos.crypto.messages import new_nonce, payload_message
 from aimos.errors import (
+    AbortedError,
     AimosError,
     EpochRevokedError,
     KeychainError,
@@ -52,6 +53,7 @@ from aimos.identity.epochs import (
 )
 from aimos.identity.keystore import Keystore, open_keystore
 from aimos.memory.redaction import redactions as memory_redactions
+from aimos.memory.versions import memories_not_in, memory_ids
 from aimos.store import freshness, seals
 from aimos.store.cells import text_of
 from aimos.store.connection import copy_brain, open_reader, open_writer, write_transaction
@@ -149,12 +151,36 @@ def backup_now(now: int, to: Path | None = None) -> dict[str, Any]:
     return {**entry, "verified": True, "corpus_proof_root": checked["corpus_proof_root"]}
 
 
-def check_offline() -> None:
+def check_offline(*, housekeeper_may_run: bool = False) -> None:
     state.require_offline(
         "a restore replaces the brain file",
         stop_hint="Stop it with `aimos housekeeper stop`, restore, then `aimos housekeeper start`.",
         close_hint="Close them (agents, MCP servers, a TUI) and run the restore again.",
+        housekeeper_may_run=housekeeper_may_run,
     )
+
+
+def dropped_memories(backup: Path) -> list[dict[str, Any]]:
+    """The memories of the brain here that ``backup`` does not hold (saved since it was made),
+    oldest first, each with its redaction notice: what a restore from it drops. Reads only; none
+    when there is no brain here or it cannot be read (the restore's record says so)."""
+    brain = paths.brain_path()
+    if not brain.exists():
+        return []
+    with contextlib.closing(_open_read_only(backup)) as source:
+        try:
+            kept = memory_ids(source)
+        except apsw.Error as exc:
+            raise _unreadable(exc) from exc
+    try:
+        with contextlib.closing(open_reader(brain)) as current:
+            ids = memory_ids(current) - kept
+            try:
+                return memories_not_in(current, kept)
+            except Exception:  # damaged rows: named by id alone
+                return [{"memory_id": mid, "key": None, "value": "(cannot be read)"} for mid in sorted(ids)]
+    except Exception:  # a brain that cannot be opened: the restore's record says so
+        return []
 
 
 def _counts(conn: apsw.Connection) -> dict[str, int]:
@@ -239,20 +265,21 @@ def _anchor_restored(brain_id: str, keystore: Keystore, head: seals.Seal, held: 
         keep_anchor(keystore, head.seq, head.link.hex(), held)
 
 
-def restore(backup: Path, passphrase: str, fingerprint: str, now: int | None = None) -> dict[str, Any]:
-    """Verify the backup, sign the restore into a copy, move it into place. Returns the record."""
+def restore(
+    backup: Path,
+    passphrase: str,
+    fingerprint: str,
+    now: int | None = None,
+    *,
+    may_drop: set[str] | None = None,
+) -> dict[str, Any]:
+    """Verify the backup, sign the restore into a copy, move it into place. Returns the record.
+    ``may_drop``: the memory ids the person agreed to lose (dropped_memories); one more saved
+    since then refuses the restore (AbortedError), with nothing changed."""
     at = int(time.time()) if now is None else now
     check_offline()
     brain = paths.brain_path()
-    redacted: list[dict[str, Any]] = []
-    if brain.exists():
-        with contextlib.closing(open_reader(brain)) as current:
-            meta = brain_meta(current)
-            with contextlib.suppress(Exception):  # a damaged brain: the records kept outside it
-                redacted = memory_redactions(current)
-    else:
-        with contextlib.closing(open_reader(backup)) as source:
-            meta = brain_meta(source)
+    meta, redacted, current_ids = _replaced_brain(brain, backup)
     copy_path = brain.with_name(f".{brain.name}.restore-{os.getpid()}")
     _copy_brain(backup, copy_path)
     try:
@@ -272,6 +299,7 @@ def restore(backup: Path, passphrase: str, fingerprint: str, now: int | None = N
             anchor = freshness.read_freshness(meta["brain_id"])
             head = seals.head_seal(conn)
             lost = _what_is_lost(conn, anchor)
+            _check_agreed(current_ids - memory_ids(conn), may_drop)
             housekeeper = _backup_housekeeper(conn, keystore, lost, at)
             body = {
                 "schema": RESTORE_SCHEMA,
@@ -326,6 +354,36 @@ def restore(backup: Path, passphrase: str, fingerprint: str, now: int | None = N
     }
 
 
+def _replaced_brain(brain: Path, backup: Path) -> tuple[dict[str, Any], list[dict[str, Any]], set[str]]:
+    """The brain being replaced: its meta (the backup's when there is none), its redaction
+    records and its memory ids (none where a damaged brain does not tell)."""
+    redacted: list[dict[str, Any]] = []
+    ids: set[str] = set()
+    if not brain.exists():
+        with contextlib.closing(open_reader(backup)) as source:
+            return brain_meta(source), redacted, ids
+    with contextlib.closing(open_reader(brain)) as current:
+        meta = brain_meta(current)
+        with contextlib.suppress(Exception):  # a damaged brain: the records kept outside it
+            redacted = memory_redactions(current)
+        with contextlib.suppress(Exception):  # nor can its memories be named
+            ids = memory_ids(current)
+    return meta, redacted, ids
+
+
+def _check_agreed(dropped: set[str], may_drop: set[str] | None) -> None:
+    """Refuse to drop a memory the person was not asked about (one saved after they agreed)."""
+    if may_drop is None:
+        return
+    more = dropped - may_drop
+    if more:
+        raise AbortedError(
+            f"{len(more)} more memor{'y was' if len(more) == 1 else 'ies were'} saved since you agreed "
+            "to the restore; nothing was changed",
+            "Run the restore again: it names every memory it would drop.",
+        )
+
+
 def _and_kept_outside(records: list[dict[str, Any]], brain_id: str) -> list[dict[str, Any]]:
     """The replaced brain's redaction records and those kept beside anchors.json (each checked
     against the master before it is applied)."""
@@ -369,12 +427,9 @@ def _insert_record(
     )
 
 
-def _copy_brain(source: Path, target: Path) -> None:
-    """A consistent single-file copy (the backup API) at ``target``, 0600."""
-    for suffix in ("", "-wal", "-shm"):
-        Path(f"{target}{suffix}").unlink(missing_ok=True)
+def _open_read_only(source: Path) -> apsw.Connection:
     try:
-        src = apsw.Connection(
+        return apsw.Connection(
             f"file:{source}?mode=ro", flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI
         )
     except apsw.Error as exc:
@@ -383,14 +438,25 @@ def _copy_brain(source: Path, target: Path) -> None:
             "Choose another backup (`aimos restore --list`); nothing was changed.",
             reason="backup_unreadable",
         ) from exc
+
+
+def _unreadable(exc: apsw.Error) -> VerificationError:
+    return VerificationError(
+        f"the backup is not a readable SQLite brain ({text_of(type(exc).__name__)})",
+        "Choose another backup (`aimos restore --list`); nothing was changed.",
+        reason="backup_unreadable",
+    )
+
+
+def _copy_brain(source: Path, target: Path) -> None:
+    """A consistent single-file copy (the backup API) at ``target``, 0600."""
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{target}{suffix}").unlink(missing_ok=True)
+    src = _open_read_only(source)
     try:
         copy_brain(src, target)
     except apsw.Error as exc:
-        raise VerificationError(
-            f"the backup is not a readable SQLite brain ({text_of(type(exc).__name__)})",
-            "Choose another backup (`aimos restore --list`); nothing was changed.",
-            reason="backup_unreadable",
-        ) from exc
+        raise _unreadable(exc) from exc
     finally:
         src.close()
 

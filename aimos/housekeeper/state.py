@@ -215,12 +215,20 @@ def brain_holders(brain: Path) -> list[int]:
     return sorted(holders)
 
 
-def require_offline(action: str, *, stop_hint: str, close_hint: str) -> None:
+def require_offline(
+    action: str, *, stop_hint: str, close_hint: str, housekeeper_may_run: bool = False
+) -> None:
     """Refuse (BusyError) while the housekeeper runs or another process holds the brain open:
-    what needs the brain to itself (a purge, a restore)."""
-    if is_running():
+    what needs the brain to itself (a purge, a restore). With ``housekeeper_may_run`` a running
+    housekeeper is not refused (the caller stops it, saying so, and checks again) and its own hold
+    on the brain is not counted."""
+    running = is_running()
+    if running and not housekeeper_may_run:
         raise BusyError(f"the housekeeper is running (pid {read_pid()}); {action}", stop_hint)
     holders = brain_holders(paths.brain_path())
+    if running:  # the housekeeper's own hold: the process holding its lock, where the kernel says
+        housekeeper = _lock_holders() or {pid for pid in (read_pid(),) if pid is not None}
+        holders = [pid for pid in holders if pid not in housekeeper]
     if holders:
         raise BusyError(
             f"other processes hold the brain open: pid {', '.join(map(str, holders))}", close_hint

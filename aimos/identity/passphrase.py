@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import getpass
 import json
 import os
@@ -16,6 +17,7 @@ import nacl.utils
 from aimos.crypto.canonical import json_loads
 from aimos.crypto.encoding import b64u_decode, b64u_encode
 from aimos.errors import EncodingError, PassphraseError, PassphraseSourceError
+from aimos.terminal import visible
 
 MIN_LENGTH = 8
 CHOOSE_TRIES = 3  # tries to type a new passphrase at the terminal
@@ -37,6 +39,19 @@ def _from_fd(fd: int) -> str:
     return b"".join(chunks).decode("utf-8").rstrip("\r\n")
 
 
+class Passphrase(str):
+    """The master passphrase as it was read, knowing the file it came from (``file``: the path
+    AIMOS_PASSPHRASE_FILE names; None for a prompt or a descriptor), so a wrong one names it."""
+
+    file: Path | None = None
+
+    @classmethod
+    def read_from(cls, value: str, file: Path | None) -> Passphrase:
+        found = cls(value)
+        found.file = file
+        return found
+
+
 def _from_file(path: Path) -> str:
     try:
         st = path.stat()
@@ -50,12 +65,26 @@ def _from_file(path: Path) -> str:
     return path.read_text("utf-8").rstrip("\r\n")
 
 
-def read_passphrase(*, fd: int | None = None, confirm: bool = False, purpose: str = "unlock") -> str:
-    """Read the passphrase from --passphrase-fd, AIMOS_PASSPHRASE_FILE or a TTY prompt."""
+def _say_source(path: Path) -> None:
+    """The one line that says the passphrase came from a file (its path, never its content), on
+    stderr after whatever the command already wrote to stdout."""
+    with contextlib.suppress(OSError, ValueError):
+        sys.stdout.flush()
+    sys.stderr.write(visible(f"master passphrase read from {path} ({ENV_FILE})") + "\n")
+    sys.stderr.flush()
+
+
+def read_passphrase(*, fd: int | None = None, confirm: bool = False, purpose: str = "unlock") -> Passphrase:
+    """Read the passphrase from --passphrase-fd, AIMOS_PASSPHRASE_FILE or a TTY prompt: the one
+    place every command takes the master passphrase, so each says the same of where it came from
+    (a file is named on stderr, once: a command reads the passphrase once)."""
+    file = None
     if fd is not None:
         value = _from_fd(fd)
     elif os.environ.get(ENV_FILE):
-        value = _from_file(Path(os.environ[ENV_FILE]).expanduser())
+        file = Path(os.environ[ENV_FILE]).expanduser()
+        value = _from_file(file)
+        _say_source(file)
     elif sys.stdin.isatty() and confirm:
         value = choose_on_terminal(f"Master passphrase ({purpose}): ", "Repeat the master passphrase: ")
     elif sys.stdin.isatty():
@@ -66,7 +95,20 @@ def read_passphrase(*, fd: int | None = None, confirm: bool = False, purpose: st
         check_new_passphrase(value)
     if not value:
         raise PassphraseError("the passphrase is empty")
-    return value
+    return Passphrase.read_from(value, file)
+
+
+def wrong_passphrase(passphrase: str) -> PassphraseError:
+    """The refusal of a passphrase that does not open the master; one read from a file names the
+    file (after `aimos passphrase change` it still holds the old one)."""
+    file = getattr(passphrase, "file", None)
+    if file is None:
+        return PassphraseError("wrong master passphrase")
+    return PassphraseError(
+        f"wrong master passphrase: the one in {file} ({ENV_FILE}) does not open the master "
+        "(was it changed with `aimos passphrase change`?)",
+        f"Put the current passphrase in {file}, or unset {ENV_FILE} to be asked for it.",
+    )
 
 
 def check_new_passphrase(value: str) -> str:
@@ -171,4 +213,4 @@ def unseal(sealed: str, passphrase: str) -> bytes:
     try:
         return bytes(nacl.secret.SecretBox(key).decrypt(box))
     except nacl.exceptions.CryptoError:
-        raise PassphraseError("wrong master passphrase") from None
+        raise wrong_passphrase(passphrase) from None

@@ -17,6 +17,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from string import Template
@@ -416,6 +417,50 @@ def stop() -> dict[str, Any]:
             )
         time.sleep(0.05)
     return {"manager": record.manager, "name": record.name, "pid": pid}
+
+
+class Paused:
+    """The housekeeper stopped for a command that needs the brain to itself (a restore, a purge),
+    each step said through ``tell``: ``stop`` stops a running one (a housekeeper that cannot be
+    stopped is refused, BusyError, with nothing changed), ``start_again`` starts it again when
+    ``stop`` stopped it."""
+
+    def __init__(self, action: str, tell: Callable[[str], None]) -> None:
+        self.action = action
+        self.tell = tell
+        self.stopped = False
+
+    def stop(self) -> None:
+        if self.stopped or not state.is_running():
+            return
+        try:
+            pid = state.proven_pid()  # a pid file naming another process: refused, nothing signalled
+            shown = f" (pid {pid})" if pid else ""
+            self.tell(f"stopping the housekeeper{shown} for {self.action}; its running job finishes first")
+            stop()
+        except AimosError as exc:
+            if state.is_running():
+                raise BusyError(
+                    f"the housekeeper could not be stopped for {self.action}: {exc.message}; "
+                    "nothing was changed",
+                    exc.hint or "Stop it with `aimos housekeeper stop`, then run the command again.",
+                ) from None
+        self.stopped = True  # (or it ended by itself meanwhile: it is started again all the same)
+
+    def start_again(self, because: str = "") -> None:
+        """Start the housekeeper ``stop`` stopped (``because``: why, when the command failed)."""
+        if not self.stopped:
+            return
+        self.stopped = False
+        try:
+            started = start()
+        except AimosError as exc:
+            self.tell(
+                f"warning: {because}the housekeeper could not be started again: {exc.message}; "
+                "start it with `aimos housekeeper start`"
+            )
+            return
+        self.tell(f"{because}started the housekeeper again (pid {started['pid']})")
 
 
 def service_check() -> Check:

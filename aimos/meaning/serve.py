@@ -37,8 +37,6 @@ if TYPE_CHECKING:
     from aimos.meaning.model import Embedder
     from aimos.meaning.vectors import Floats
 
-FOLDER: Final = "embed"
-SOCKET_NAME: Final = "embed.sock"
 # the model reads no more than EMBEDDED_CHARS characters of a text: a longer request is refused
 MAX_TEXT_BYTES: Final = 4 * EMBEDDED_CHARS
 CONNECTION_SECONDS: Final = 2.0  # a connection's whole life on the server
@@ -52,18 +50,11 @@ ANSWER_BYTES: Final = 1 + 1 + len(MODEL_NAME) + 4 * DIMS
 
 
 def socket_path() -> Path:
-    """The socket of this brain's housekeeper: in the user's runtime folder (XDG_RUNTIME_DIR, else
-    the temporary folder), in a 0700 folder of this user named by a hash of the brain's home. Not in
-    the home: a home is copied, listed and compared by backups, uninstall and restore, and a Unix
-    socket's path must stay short."""
-    import hashlib
-    import tempfile
+    """The socket of this brain's housekeeper (paths.embedding_socket_path: where aimos keeps its
+    files is decided there, so a purge finds it too)."""
+    from aimos.paths import embedding_socket_path
 
-    from aimos.paths import data_dir
-
-    runtime = os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir()
-    home = hashlib.sha256(str(data_dir().absolute()).encode("utf-8")).hexdigest()[:16]
-    return Path(runtime) / f"aimos-{FOLDER}-{_uid()}-{home}" / SOCKET_NAME
+    return embedding_socket_path()
 
 
 def _uid() -> int:

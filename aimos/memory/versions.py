@@ -12,6 +12,7 @@ from aimos.errors import MemoryNotFoundError, UsageError
 from aimos.identity.epochs import latest_epoch
 from aimos.identity.trusted import grant_covers, verified_grant
 from aimos.memory.redaction import mark_redacted
+from aimos.store.cells import text_of
 from aimos.store.connection import one, resolve_uuid_prefix, rows
 from aimos.vocabulary import HOUSEKEEPER, SYSTEM_SCOPE
 
@@ -293,6 +294,26 @@ def guide_memories(conn: apsw.Connection) -> list[dict[str, Any]]:
         GUIDE_PARAMS,
     )
     return memories_at(conn, [int(r[0]) for r in found])
+
+
+def memory_ids(conn: apsw.Connection) -> set[str]:
+    """The id of every memory (every version) in the brain."""
+    return {text_of(mid) for (mid,) in conn.execute("SELECT CAST(memory_id AS BLOB) FROM memories")}
+
+
+def memories_not_in(conn: apsw.Connection, kept: set[str]) -> list[dict[str, Any]]:
+    """Every memory (every version) whose id is not in ``kept``, oldest first, each with its
+    ``redacted`` notice: what a brain holds beyond a copy of it."""
+    ids = sorted(memory_ids(conn) - kept)
+    found = []
+    for at in range(0, len(ids), 500):
+        chunk = ids[at : at + 500]
+        marks = ", ".join("?" * len(chunk))
+        found += rows(
+            conn, f"SELECT rowid, {MEMORY_COLUMNS} FROM memories WHERE memory_id IN ({marks})", tuple(chunk)
+        )
+    found.sort(key=lambda m: (m["created_at"], m["rowid"]))
+    return mark_redacted(conn, found)
 
 
 # Browsing (the TUI's memory list): a filter and sort give the ordered rowids of every matching

@@ -88,12 +88,22 @@ def _save_journal(journal: dict[str, Any]) -> None:
     paths.write_private_file(_journal_path(journal["ceremony_id"]), _json_bytes(journal))
 
 
-def check_offline() -> None:
+def check_offline(*, housekeeper_may_run: bool = False) -> None:
     state.require_offline(
         "the purge ceremony runs offline",
         stop_hint="Stop it with `aimos housekeeper stop`, then run the ceremony again.",
         close_hint="Close them (agents, a TUI, a shell on the brain) and run the ceremony again.",
+        housekeeper_may_run=housekeeper_may_run,
     )
+
+
+def _offline(stop_housekeeper: Callable[[], None] | None) -> None:
+    """Nothing else on the brain: a running housekeeper stopped by ``stop_housekeeper`` (which
+    says so), or refused without one."""
+    if stop_housekeeper is not None:
+        check_offline(housekeeper_may_run=True)  # another holder: refused before anything stops
+        stop_housekeeper()
+    check_offline()
 
 
 def inventory() -> Inventory:
@@ -142,13 +152,20 @@ def _confirm(expected: str, read: Callable[[str], str]) -> None:
 
 
 def start(
-    passphrase: str, read_confirmation: Callable[[str], str], *, recreate: bool, receipt_file: Path | None
+    passphrase: str,
+    read_confirmation: Callable[[str], str],
+    *,
+    recreate: bool,
+    receipt_file: Path | None,
+    stop_housekeeper: Callable[[], None] | None = None,
 ) -> dict[str, Any]:
-    """Authorize and run a new ceremony for the brain here (or finish an interrupted one)."""
+    """Authorize and run a new ceremony for the brain here (or finish an interrupted one). With
+    ``stop_housekeeper``, a running housekeeper is stopped by it once the confirmation was typed
+    (and the ceremony refused while one runs without it)."""
     pending = interrupted()
     if pending:
-        return resume(pending[0], passphrase, read_confirmation)
-    check_offline()
+        return resume(pending[0], passphrase, read_confirmation, stop_housekeeper)
+    check_offline(housekeeper_may_run=stop_housekeeper is not None)
     inv = inventory()
     from aimos.identity.epochs import unlock_master
     from aimos.identity.keystore import open_keystore
@@ -160,7 +177,7 @@ def start(
     finally:
         conn.close()
     _confirm(inv.confirmation, read_confirmation)
-    check_offline()  # again, right before the first irreversible step
+    _offline(stop_housekeeper)  # again, right before the first irreversible step
     now = time.time()
     ceremony_id = str(uuid.uuid4())
     folder = paths.purge_receipts_dir()
@@ -222,13 +239,22 @@ def start(
 
 
 def resume(
-    journal: dict[str, Any], passphrase: str, read_confirmation: Callable[[str], str]
+    journal: dict[str, Any],
+    passphrase: str,
+    read_confirmation: Callable[[str], str],
+    stop_housekeeper: Callable[[], None] | None = None,
 ) -> dict[str, Any]:
     """Finish a ceremony whose intent was signed but which stopped before its receipt."""
     if "intent" not in journal["done"] and not Path(journal["intent_path"]).exists():
         # stopped before its intent was written: nothing was authorized and nothing removed
         _journal_path(journal["ceremony_id"]).unlink(missing_ok=True)
-        return start(passphrase, read_confirmation, recreate=journal["recreate"], receipt_file=None)
+        return start(
+            passphrase,
+            read_confirmation,
+            recreate=journal["recreate"],
+            receipt_file=None,
+            stop_housekeeper=stop_housekeeper,
+        )
     _check_intent(journal)
     if "receipt" in journal["done"] or _is_our_receipt(journal):
         return _finish(journal)  # only the master's item and the journal were left
@@ -250,7 +276,7 @@ def resume(
     master = _unlock(journal, passphrase)
     _confirm(journal["confirmation"], read_confirmation)
     if "brain" not in journal["done"]:
-        check_offline()
+        _offline(stop_housekeeper)
     return _run(journal, master, resumed=True)
 
 
@@ -334,12 +360,12 @@ def _run(journal: dict[str, Any], master: KeyPair, *, resumed: bool = False) -> 
 
     def files() -> None:
         from aimos.identity.anchors import remove_anchor
-        from aimos.purge.inventory import owned_files
+        from aimos.purge.inventory import owned_files, owned_folders
 
         for path in owned_files(state.read_service_record(), journal["brain_id"]):
             path.unlink(missing_ok=True)
             journal["derived_files_deleted"] += 1
-        for folder in (state.backups_dir(), paths.state_dir() / "onboarding"):
+        for folder in owned_folders():
             if folder.is_dir() and not any(folder.iterdir()):
                 folder.rmdir()
         try:

@@ -129,8 +129,12 @@ def table_class_counts(conn: apsw.Connection) -> list[dict[str, Any]]:
 
 def owned_files(record: dict[str, Any] | None = None, brain_id: str | None = None) -> list[Path]:
     """The files aimos keeps for the brain here, beside the brain itself (which exist now): its
-    WAL, backups, brains `aimos restore` replaced (they hold memories too), state and log files,
-    the anchor of its newest seal, the record of its backups and the newest verify's outcome."""
+    WAL, backups (in its backups folder, and those it recorded writing elsewhere that are still
+    the copy it wrote), brains `aimos restore` replaced (they hold memories too), state and log
+    files, the anchor of its newest seal, the master's redaction records (with their reasons),
+    the record of its backups, the newest verify's outcome and a socket a killed housekeeper left.
+    A backup elsewhere comes before the record that names it: a ceremony cut off between the two
+    finds it again."""
     from aimos.housekeeper.backup_records import records_path
     from aimos.store.freshness import freshness_path
 
@@ -146,7 +150,13 @@ def owned_files(record: dict[str, Any] | None = None, brain_id: str | None = Non
     if brain_id:
         from aimos.identity.keymoves import lock_path
 
-        found += [freshness_path(brain_id), lock_path(brain_id), records_path(brain_id)]
+        found += [copy for copy, why in backups_elsewhere(brain_id) if why is None]
+        found += [
+            freshness_path(brain_id),
+            lock_path(brain_id),
+            paths.redactions_path(brain_id),
+            records_path(brain_id),
+        ]
     backups = state.backups_dir()
     if backups.is_dir():
         found += sorted(p for p in backups.iterdir() if p.is_file())
@@ -160,11 +170,76 @@ def owned_files(record: dict[str, Any] | None = None, brain_id: str | None = Non
         paths.state_dir() / "onboarding" / "first-launch-receipt.json",
         paths.state_dir() / VERIFY_FAILED_FILE,  # the newest verify's outcome
         paths.state_dir() / VERIFY_PASSED_FILE,
+        paths.embedding_socket_path(),  # left by a housekeeper that was killed
     ]
     unit = (record or {}).get("path")
     if unit:
         found.append(Path(unit))
     return [p for p in found if p.exists()]
+
+
+def owned_folders() -> list[Path]:
+    """aimos's folders for the brain here that a purge removes once they are empty."""
+    return [state.backups_dir(), paths.state_dir() / "onboarding", paths.embedding_socket_path().parent]
+
+
+def backups_elsewhere(brain_id: str) -> list[tuple[Path, str | None]]:
+    """The backups aimos recorded writing outside the brain's backups folder (`aimos backup --to`)
+    that are there now: (path, None) for the copy it wrote (this brain, the newest seal recorded),
+    (path, why not) for a file that is no longer that copy or cannot be read."""
+    from aimos.housekeeper.backup_records import recorded
+    from aimos.housekeeper.redaction_copies import check_backup_copy
+
+    folder = state.backups_dir().resolve()
+    found = []
+    for backup in recorded(brain_id):
+        if backup.path.parent == folder or not backup.path.exists():
+            continue
+        found.append((backup.path, check_backup_copy(backup, brain_id, []).unreached))
+    return found
+
+
+def kept_files(brain_id: str | None) -> list[dict[str, str]]:
+    """What a purge deliberately leaves, where, and why: each one holds nothing of the brain's
+    text or keys, or is not aimos's to remove."""
+    keep = [
+        {
+            "what": "purge receipts",
+            "where": str(paths.purge_receipts_dir()),
+            "why": "the signed intents and receipts of purges (this one's too): counts and classes, "
+            "no memory text, no keys",
+        }
+    ]
+    if paths.anchors_path().exists():
+        keep.append(
+            {
+                "what": "trust anchors",
+                "where": str(paths.anchors_path()),
+                "why": "only this brain's entry is removed; other brains' entries stay",
+            }
+        )
+    for what, where, why in (
+        ("command log", paths.log_dir() / "aimos.log", "a line per command: its name and exit code, no text"),
+        ("NLI judge setting", paths.nli_setting_path(), "a model folder and its digests, of no brain"),
+        (
+            "cache",
+            paths.cache_dir(),
+            "files aimos can make again for any brain of yours (model checks, evaluation embeddings)",
+        ),
+    ):
+        if where.exists():
+            keep.append({"what": what, "where": str(where), "why": why})
+    for copy, why_not in backups_elsewhere(brain_id) if brain_id else []:
+        if why_not is not None:
+            keep.append({"what": "not a backup of this brain now", "where": str(copy), "why": why_not})
+    keep.append(
+        {
+            "what": "exports and copies you made",
+            "where": "wherever you wrote them",
+            "why": "aimos does not record where an export went: delete them yourself",
+        }
+    )
+    return keep
 
 
 @dataclass
@@ -179,6 +254,7 @@ class Inventory:
     classes: list[dict[str, Any]]
     key_items: list[str]
     files: list[str] = field(default_factory=list)
+    kept: list[dict[str, str]] = field(default_factory=list)
 
     @property
     def confirmation(self) -> str:
@@ -195,6 +271,7 @@ class Inventory:
             "affected_table_classes": self.classes,
             "credential_items": len(self.key_items),
             "owned_files": self.files,
+            "kept": self.kept,
             "confirmation": self.confirmation,
         }
 
@@ -223,4 +300,5 @@ def take_inventory(conn: apsw.Connection) -> Inventory:
         classes=table_class_counts(conn),
         key_items=items,
         files=[str(p) for p in owned_files(state.read_service_record(), meta.get("brain_id"))],
+        kept=kept_files(meta.get("brain_id")),
     )

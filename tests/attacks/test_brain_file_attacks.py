@@ -405,7 +405,7 @@ def test_rollback_is_detected_and_restore_is_the_way_back(
     put_back(home, old)  # an older copy of the brain put back
     assert_rolled_back(home)
 
-    restored = run_aimos("restore", backup.name)
+    restored = run_aimos("restore", backup.name, "--yes")
     assert restored.code == OK, restored.describe()
     assert re.search(r"^lost since then: [1-9]\d* write\(s\): .*memories", restored.out, re.M), (
         restored.describe()
@@ -784,7 +784,7 @@ def test_untouched_brain_verifies_after_every_normal_command(home: Path, ids: di
     run_aimos("agent", "list").ok()
     verify(expect=OK)
     assert run_aimos("status").code == OK
-    restored = run_aimos("restore", backup.name)
+    restored = run_aimos("restore", backup.name, "--yes")
     assert restored.code == OK, restored.describe()
     verify(expect=OK)
     save("the first save after the restore")

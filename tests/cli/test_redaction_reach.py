@@ -87,7 +87,7 @@ def test_a_backup_written_to_another_folder_is_redacted_too(installed: Path, tmp
     assert _traces(elsewhere) == [], "the backup written with --to still holds the text, key or source"
 
     # the cleaned backup is still a brain that verifies: restored, it holds no trace either
-    restored = run_aimos("restore", str(elsewhere), "--json").json()
+    restored = run_aimos("restore", str(elsewhere), "--yes", "--json").json()
     assert restored["redactions_reapplied"] == []
     assert _traces(home / BRAIN) == []
     _verified()
@@ -132,7 +132,7 @@ def test_the_key_and_source_leave_the_brain_and_both_indexes(installed: Path) ->
         )
         == "1"
     )
-    run_aimos("restore", nightly.name).ok()
+    run_aimos("restore", nightly.name, "--yes").ok()
     _verified()
 
 
@@ -183,7 +183,7 @@ def test_a_restore_from_an_older_backup_removes_the_key_again(installed: Path, t
     assert _redact(mid).code == 0
     # a copy of the older backup that `redact --backups` never reached: restore redacts it again
     shutil.copyfile(older, tmp_path / "copy.sqlite3")
-    restored = run_aimos("restore", str(tmp_path / "copy.sqlite3"))
+    restored = run_aimos("restore", str(tmp_path / "copy.sqlite3"), "--yes")
     assert restored.code == 0, restored.describe()
     assert f"({mid})" in restored.out
     assert _traces(home / BRAIN) == []
@@ -198,7 +198,7 @@ def test_a_brain_restored_from_an_older_backup_knows_the_later_ones(installed: P
     older = _backup_to(tmp_path / "monday")
     _save("The boiler is serviced every October by Dana", key="boiler", source="cli")
     later = _backup_to(tmp_path / "friday")
-    run_aimos("restore", str(older)).ok()
+    run_aimos("restore", str(older), "--yes").ok()
     cleaned = parse_json(_redact(mid, "--backups", "--json"))
     assert sorted(cleaned["backups_redacted"]) == sorted([str(older), str(later)]), cleaned
     assert _traces(older) == [] and _traces(later) == []

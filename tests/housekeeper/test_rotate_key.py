@@ -52,7 +52,7 @@ def test_a_backup_from_before_the_rotation_is_restored_with_a_new_housekeeper_ke
         run_aimos("save", "saved after a rotation, before the restore").ok()
     _next_second()
 
-    restored = run_aimos("restore", backup, "--json").json()
+    restored = run_aimos("restore", backup, "--yes", "--json").json()
     assert restored["housekeeper_key_rotated"] is True
     assert "housekeeper" not in restored["lost"]["revocations_undone"]
     # the backup's epoch (the one rotated out) is revoked again, and a new one seals the brain
@@ -66,7 +66,7 @@ def test_a_backup_from_before_the_rotation_is_restored_with_a_new_housekeeper_ke
 def test_a_backup_whose_housekeeper_key_is_still_here_is_restored_as_before(stocked: Path) -> None:
     backup = run_job("nightly-dream")["result"]["backup"]["file"]
     run_aimos("save", "saved after the backup").ok()
-    restored = run_aimos("restore", backup, "--json").json()
+    restored = run_aimos("restore", backup, "--yes", "--json").json()
     assert restored["housekeeper_key_rotated"] is False
     assert [e["state"] for e in _housekeepers()] == ["active"]
     _verified()

@@ -204,7 +204,7 @@ def test_a_backup_from_before_a_move_is_restored_onto_the_keystore_the_keys_are_
     held = brain.items("file")
     move("os").json()
     works(brain, "saved after the move, before the restore")
-    run_aimos("restore", backup, "--json", timeout=180).json()
+    run_aimos("restore", backup, "--yes", "--json", timeout=180).json()
     # the backup recorded the file keystore; the restored brain records where the keys are now
     assert brain.recorded_kind() == "os"
     assert brain.items("os") == held and brain.items("file") == set()

@@ -108,17 +108,28 @@ def test_a_process_holding_the_brain_blocks_the_ceremony(installed: Path, cleanu
     assert_state_unchanged(installed, "file", bid, before, ignore=(f"{BRAIN}-wal", f"{BRAIN}-shm"))
 
 
-def test_a_running_housekeeper_blocks_the_ceremony(installed: Path, cleanup: Cleanup) -> None:
+def test_a_housekeeper_that_cannot_be_stopped_refuses_the_ceremony(installed: Path, cleanup: Cleanup) -> None:
+    """A pid file naming another process (stale, or written by someone who can write the state
+    folder): nothing is signalled, the ceremony is refused (exit 7) once the confirmation was
+    typed, and nothing is removed."""
     from process_support import pid_alive, read_pid_file
 
     started = run_aimos("housekeeper", "start", "--json").json()
     assert pid_alive(started["pid"]) and read_pid_file(installed) == started["pid"]
-    refused = purge_live()
-    assert_refused(refused, 7, "aimos housekeeper stop")
-    assert str(started["pid"]) in refused.err
-    assert (installed / BRAIN).exists() and pid_alive(started["pid"])
-    assert purge_files(installed) == {"receipt": [], "intent": [], "journal": [], "other": []}
-    assert "master" in keystore_items(installed, "file", brain_id_of(installed))
+    bystander = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    cleanup.process(bystander.pid)
+    (installed / "state" / "housekeeper.pid").write_text(f"{bystander.pid}\n")
+    try:
+        refused = purge_live()
+        assert_refused(refused, 7)
+        assert "could not be stopped for the purge" in refused.err, refused.describe()
+        assert "nothing was signalled" in refused.err and "nothing was changed" in refused.err
+        assert bystander.poll() is None, "the purge signalled a process that is not the housekeeper"
+        assert (installed / BRAIN).exists() and pid_alive(started["pid"])
+        assert purge_files(installed) == {"receipt": [], "intent": [], "journal": [], "other": []}
+        assert "master" in keystore_items(installed, "file", brain_id_of(installed))
+    finally:
+        (installed / "state" / "housekeeper.pid").write_text(f"{started['pid']}\n")
 
 
 # --- verify-receipt ------------------------------------------------------------------------------

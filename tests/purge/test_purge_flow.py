@@ -1,6 +1,7 @@
 """The purge ceremony end to end, in real subprocesses, with each keystore (SPEC section 13):
 install with a running housekeeper -> save -> recall -> nightly dream (a backup) -> dry run (its
-counts checked by hand) -> --live refused while the housekeeper runs -> stop it -> --live ->
+counts checked by hand) -> --live with a wrong confirmation leaves the housekeeper running -> stop
+it (so the counts stay still) -> --live ->
 everything of the brain is gone, a signed receipt verifies, and a second brain is untouched.
 
 The "os" case runs against the real Secret Service (gnome-keyring in a private D-Bus session:
@@ -115,18 +116,21 @@ def test_purge_end_to_end(
     ]:
         assert expected in listed, f"the dry run does not list {expected}: {sorted(map(str, listed))}"
 
-    # --live while the housekeeper runs: BUSY, naming how to stop it; nothing changed
+    # --live while the housekeeper runs, with a wrong confirmation: refused before the
+    # housekeeper is stopped (it is stopped only once the confirmation is typed); nothing changed
     items_before = keystore_items(aimos_home, keystore, bid)
     memories_before = column(aimos_home / BRAIN, "SELECT memory_id FROM memories ORDER BY memory_id")
-    busy = purge_live()
-    assert_refused(busy, 7, "aimos housekeeper stop")
-    assert str(hk_pid) in busy.err, busy.describe()
+    declined = purge_live(confirmation="PURGE AIMOS personal")
+    assert_refused(declined, 8, f"Type exactly: {CONFIRM}")
+    assert "stopping the housekeeper" not in declined.err, declined.describe()
     assert purge_files(aimos_home) == {"receipt": [], "intent": [], "journal": [], "other": []}
     assert (aimos_home / BRAIN).exists()
     assert keystore_items(aimos_home, keystore, bid) == items_before
     assert column(aimos_home / BRAIN, "SELECT memory_id FROM memories ORDER BY memory_id") == memories_before
     assert (state / "housekeeper-service.json").exists()
-    assert pid_alive(hk_pid), "a refused purge stopped the housekeeper"
+    assert pid_alive(hk_pid) and read_pid_file(aimos_home) == hk_pid, (
+        "a refused purge stopped the housekeeper"
+    )
 
     run_aimos("housekeeper", "stop", timeout=180).ok()
     wait_for(lambda: not pid_alive(hk_pid), "the housekeeper to exit")
