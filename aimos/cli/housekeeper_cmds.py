@@ -11,7 +11,8 @@ from aimos.cli.output import emit_json, line, out, readable, say, table, when
 from aimos.vocabulary import HOUSEKEEPER
 
 housekeeper_app = typer.Typer(
-    help="The housekeeper: five scheduled jobs, each on the signed record.",
+    help="Run and watch the housekeeper and its jobs.\n\nThe housekeeper: five scheduled jobs, each on the"
+    " signed record.",
     no_args_is_help=True,
 )
 
@@ -53,7 +54,9 @@ def register(app: typer.Typer) -> None:
 
 @housekeeper_app.command("run")
 def run_cmd() -> None:
-    """Run the housekeeper in the foreground (what the service runs).
+    """Run the housekeeper in the foreground.
+
+    This is what the service runs.
 
     Ctrl-C or SIGTERM lets the running job finish, then exits."""
     from aimos.housekeeper.scheduler import Housekeeper
@@ -69,7 +72,9 @@ def run_job_cmd(
     ),
     json_out: bool = typer.Option(False, "--json", help="Print the run as JSON."),
 ) -> None:
-    """Run one job now, on the signed record (exit 1 when it fails)."""
+    """Run one job now, on the signed record.
+
+    Exit 1 when the job fails."""
     from aimos.errors import AimosError
     from aimos.housekeeper.jobs import job_spec
     from aimos.housekeeper.runs import run_job
@@ -104,7 +109,9 @@ def start_cmd(json_out: bool = typer.Option(False, "--json", help="Print as JSON
 
 @housekeeper_app.command("stop")
 def stop_cmd(json_out: bool = typer.Option(False, "--json", help="Print as JSON.")) -> None:
-    """Stop the housekeeper after its running job (exit 3 when none runs)."""
+    """Stop the housekeeper once its running job ends.
+
+    Exit 3 when none runs."""
     from aimos.installer.service import stop
 
     _require_brain()
@@ -120,7 +127,9 @@ def rotate_key_cmd(
     passphrase_fd: int = PASSPHRASE_FD,
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
-    """New housekeeper key and epoch (master passphrase), for a key that may have leaked.
+    """Give the housekeeper a new key and epoch.
+
+    New housekeeper key and epoch (master passphrase), for a key that may have leaked.
 
     The old epoch is revoked in the same step; what it signed before stays verifiable. Also
     brings back a brain whose housekeeper an older aimos let `aimos agent revoke` revoke."""
@@ -156,7 +165,9 @@ def rotate_key_cmd(
 
 @housekeeper_app.command("status")
 def status_cmd(json_out: bool = typer.Option(False, "--json", help="Print as JSON.")) -> None:
-    """Running or not; each job's last run, result and next run."""
+    """Show whether it runs, and each job's runs.
+
+    Running or not; each job's last run, its result and its next run."""
     from aimos.housekeeper.scheduler import readiness
 
     _require_brain()

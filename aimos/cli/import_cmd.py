@@ -98,7 +98,9 @@ def register(app: typer.Typer) -> None:
         ),
         json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
     ) -> None:
-        """Import memories through signed saves (the secret gate, the grant and the classifier, as
+        """Import notes, JSON files and chat exports.
+
+        Import memories through signed saves (the secret gate, the grant and the classifier, as
         `aimos save`): each note, memory or chat message one memory; each file in one transaction.
 
         Re-importing records occurrences, not copies. A malformed file stops the import before

@@ -153,7 +153,9 @@ def register(app: typer.Typer) -> None:
         yes: bool = typer.Option(False, "--yes", "-y", help="Ask no questions; use flags and defaults."),
         json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     ) -> None:
-        """Set up a brain: keystore, keys, grant, guide memories and the housekeeper."""
+        """Set up a brain, its keys and the housekeeper.
+
+        Set up a brain: keystore, keys, grant, guide memories and the housekeeper."""
         from aimos.actions.session import now
         from aimos.crypto.canonical import canonical_json
         from aimos.errors import UsageError

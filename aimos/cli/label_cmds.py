@@ -26,7 +26,9 @@ def register(app: typer.Typer) -> None:
         ),
         json_out: bool = typer.Option(False, "--json", help="Print the transition as JSON."),
     ) -> None:
-        """Record a person's judgment of a memory as a signed, chained label transition.
+        """Judge a memory: poison, not-poison, support or dispute.
+
+        Record a person's judgment of a memory as a signed, chained label transition.
 
         A judgment that lowers the memory's trust (poison; dispute of an unjudged memory) is signed
         by the agent alone. One that raises it (not-poison, support, or dispute of a suspected

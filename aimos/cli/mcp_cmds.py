@@ -14,7 +14,8 @@ from aimos.cli.options import AGENT_ALIAS
 from aimos.cli.output import out, say
 
 mcp_app = typer.Typer(
-    help="Connect agents over MCP (Model Context Protocol): each signs with its own enrolled identity.",
+    help="Serve one agent over MCP, signed as that agent.\n\nConnect agents over MCP (Model Context"
+    " Protocol): each signs with its own enrolled identity.",
     invoke_without_command=True,
     rich_markup_mode=None,
     context_settings=AGENT_ALIAS,  # clients configured before `--as` start `aimos mcp --agent ID`
@@ -98,7 +99,9 @@ def config_cmd(
     agent: str = typer.Option(..., "--as", help="The enrolled agent the client will sign as."),
     client: str = typer.Option("generic", "--client", help="claude-desktop, claude-code, cursor or generic."),
 ) -> None:
-    """Print the JSON an MCP client needs to start `aimos mcp --as ID` (absolute paths)."""
+    """Print what an MCP client needs to start aimos mcp.
+
+    Print the JSON an MCP client needs to start `aimos mcp --as ID` (absolute paths)."""
     from aimos import paths
     from aimos.errors import UsageError
     from aimos.mcp.config import CLIENTS, WHERE, client_config

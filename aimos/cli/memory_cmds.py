@@ -127,7 +127,7 @@ def register(app: typer.Typer) -> None:
         agent: str = typer.Option("cli", "--as", help="The enrolled agent that signs the save."),
         json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     ) -> None:
-        """Save a corrected version that supersedes a memory (the old one is kept).
+        """Save a new version of a memory; the old one is kept.
 
         The correction keeps the memory's key, type, scope and ceilings; its source and signer are
         its own. A correction of a memory labelled poison or disputed keeps that label: only a
@@ -146,7 +146,9 @@ def register(app: typer.Typer) -> None:
         memory_id: str = typer.Argument(..., help="Memory id or a unique prefix of it."),
         json_out: bool = typer.Option(False, "--json", help="Print the memory as JSON."),
     ) -> None:
-        """Show one memory: value, fields, version chain, provenance and events.
+        """Show one memory in full, verified first.
+
+        Show one memory: value, fields, version chain, provenance and events.
 
         The memory's signed record is verified first (as the TUI and recall do): one that does
         not verify is not shown (exit 4, with the reason)."""
@@ -223,7 +225,9 @@ def register(app: typer.Typer) -> None:
         history: bool = typer.Option(False, "--history", help="Include superseded versions."),
         json_out: bool = typer.Option(False, "--json", help="Print the memories as JSON."),
     ) -> None:
-        """List memories, newest first (current versions only unless --history)."""
+        """List memories, newest first.
+
+        Current versions only, unless --history."""
         from aimos.actions.labels import label_short
         from aimos.actions.session import open_brain
         from aimos.memory.redaction import shown_text

@@ -12,7 +12,8 @@ from aimos.cli.options import PASSPHRASE_FD
 from aimos.cli.output import emit_json, out, read_confirmation, say
 
 purge_app = typer.Typer(
-    help="Destroy this brain, offline, with a signed categorical receipt (dry run by default).",
+    help="Destroy this brain for good, with a signed receipt.\n\nDestroy this brain, offline, with a signed"
+    " categorical receipt (dry run by default).",
     invoke_without_command=True,
 )
 
@@ -148,7 +149,9 @@ def verify_receipt_cmd(
     ),
     json_out: bool = typer.Option(False, "--json", help="Print the verdict as JSON."),
 ) -> None:
-    """Check a purge receipt: signature, intent binding and master fingerprint (exit 4 if not)."""
+    """Check a purge receipt's signature and binding.
+
+    Check a purge receipt: signature, intent binding and master fingerprint (exit 4 if not)."""
     from aimos.crypto.canonical import json_loads
     from aimos.crypto.encoding import is_hex64
     from aimos.errors import JSONDepthError, NotFoundError, UsageError, VerificationError

@@ -17,7 +17,7 @@ receipt_app = typer.Typer(
     help="Show and verify recall receipts.", no_args_is_help=True, rich_markup_mode=None
 )
 index_app = typer.Typer(
-    help="The brain's search indexes and vectors.", no_args_is_help=True, rich_markup_mode=None
+    help="Rebuild the brain's search indexes and vectors.", no_args_is_help=True, rich_markup_mode=None
 )
 
 
@@ -38,7 +38,9 @@ def register(app: typer.Typer) -> None:
         ),
         agent: str = typer.Option("cli", "--as", help="The enrolled agent that signs the recall."),
     ) -> None:
-        """Recall memories through a signed request; every recall returns a signed receipt.
+        """Recall memories, with a signed receipt.
+
+        Recall memories through a signed request; every recall returns a signed receipt.
 
         Only memories that match the query are returned: fewer than the limit, or none (aimos
         abstains, and the receipt records it), rather than memories that share only common words
@@ -95,7 +97,9 @@ def receipt_show(
     receipt_id: str = typer.Argument(..., help="Receipt id (or a unique prefix)."),
     json_out: bool = typer.Option(False, "--json", help="The whole receipt document as JSON."),
 ) -> None:
-    """Show a recall receipt: its evidence entries, Merkle root and signed event."""
+    """Show a recall receipt: its evidence and signed event.
+
+    Show a recall receipt: its evidence entries, Merkle root and signed event."""
     from aimos.actions.session import open_brain
     from aimos.recall.receipts import receipt_document
 
@@ -131,7 +135,9 @@ def receipt_verify(
     master_fingerprint: str = ANCHORED_MASTER_FINGERPRINT,
     json_out: bool = typer.Option(False, "--json", help="Print the checks as JSON."),
 ) -> None:
-    """Recompute a receipt's Merkle root and check every signature; exit 4 if any check fails."""
+    """Check a receipt's Merkle root and every signature.
+
+    Recompute a receipt's Merkle root and check every signature; exit 4 if any check fails."""
     from aimos.errors import UsageError, VerificationError
     from aimos.verify.receipt import verdict, verify_receipt_document
 
@@ -232,7 +238,9 @@ def index_rebuild(
         " model change): the search indexes and the vectors already made are kept.",
     ),
 ) -> None:
-    """Rebuild the search indexes and the memories' vectors from the memories table (they hold
+    """Rebuild the search indexes and vectors from the memories.
+
+    Rebuild the search indexes and the memories' vectors from the memories table (they hold
     nothing else). The vectors are made by the embedding model, about 25 ms a memory."""
     from aimos.actions.session import open_brain
     from aimos.recall.candidates import rebuild_indexes

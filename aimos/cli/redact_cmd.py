@@ -30,7 +30,9 @@ def register(app: typer.Typer) -> None:
         passphrase_fd: int = PASSPHRASE_FD,
         json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     ) -> None:
-        """Remove one memory's text, source and key (unless --keep-key) from the brain for good:
+        """Remove one memory's text from the brain for good.
+
+        Remove one memory's text, source and key (unless --keep-key) from the brain for good:
         the master's passphrase and a typed confirmation. Its hashes, signatures, provenance,
         outcomes, labels and receipts stay and still verify; show, recall and the TUI say who
         redacted it, when and why."""

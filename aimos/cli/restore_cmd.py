@@ -17,7 +17,9 @@ def register(app: typer.Typer) -> None:
         master_fingerprint: str = ANCHORED_MASTER_FINGERPRINT,
         json_out: bool = typer.Option(False, "--json", help="Print the signed record as JSON."),
     ) -> None:
-        """Put a backup back in place of the brain: verified first, signed by the master, the
+        """Put a verified backup back in place of the brain.
+
+        Put a backup back in place of the brain: verified first, signed by the master, the
         replaced brain kept beside it, and what it held beyond the backup said."""
         from aimos.actions.session import expected_master_fingerprint
         from aimos.errors import UsageError

@@ -139,7 +139,9 @@ def register(app: typer.Typer) -> None:  # noqa: C901, PLR0915 (the command grou
         ),
         json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
     ) -> None:
-        """Run the in-database and the portable verifier; report verdicts, reasons, roots and parity."""
+        """Verify the whole brain with both verifiers.
+
+        Run the in-database and the portable verifier; report verdicts, reasons, roots and parity."""
         from aimos.actions.session import expected_master_fingerprint, open_for_verification
         from aimos.errors import UsageError, VerificationError
         from aimos.learning import verify_outcome
@@ -230,7 +232,9 @@ def register(app: typer.Typer) -> None:  # noqa: C901, PLR0915 (the command grou
         ),
         memory: str = typer.Option(None, "--memory", help="Only this memory (--cognitive)."),
     ) -> None:
-        """Export portable evidence (--cognitive: hom.aimos.mutmem-cognitive-evidence/v1, for offline
+        """Export memories as text, or as evidence to verify.
+
+        Export portable evidence (--cognitive: hom.aimos.mutmem-cognitive-evidence/v1, for offline
         verification), or the current memories' text, keys, types, labels and weights (--text:
         plain text, 0600, which `aimos import` reads into another brain)."""
         from aimos.errors import UsageError
@@ -260,7 +264,9 @@ def register(app: typer.Typer) -> None:  # noqa: C901, PLR0915 (the command grou
         receipt: str = typer.Argument(..., help="A recall receipt id (or unique prefix)."),
         output: str = typer.Option(..., "-o", "--output", help="Write the V2 recall envelope to FILE."),
     ) -> None:
-        """Export one recall as a MutMem V2 recall-disclosure envelope (verify it with verify-bundle)."""
+        """Export one recall as a portable evidence bundle.
+
+        Export one recall as a MutMem V2 recall-disclosure envelope (verify it with verify-bundle)."""
         from aimos.actions.export import recall_envelope
 
         example = "aimos export-recall RECEIPT -o recall.json"
@@ -277,7 +283,9 @@ def register(app: typer.Typer) -> None:  # noqa: C901, PLR0915 (the command grou
             ..., "-o", "--output", help="Write the V2 mutation bundle to FILE (and FILE.witness.json, ...)."
         ),
     ) -> None:
-        """Export one outcome as a MutMem V2 mutation bundle, with its witness and trust context."""
+        """Export one outcome as a portable evidence bundle.
+
+        Export one outcome as a MutMem V2 mutation bundle, with its witness and trust context."""
         from aimos.actions.export import outcome_bundle
 
         example = "aimos export-outcome OUTCOME -o outcome.json"
@@ -320,7 +328,9 @@ def register(app: typer.Typer) -> None:  # noqa: C901, PLR0915 (the command grou
         ),
         json_out: bool = typer.Option(False, "--json", help="Print the verdict as JSON."),
     ) -> None:
-        """Verify an evidence bundle offline, whoever made it; exit 4 when invalid.
+        """Verify an evidence bundle offline, whoever made it.
+
+        Exit 4 when it is invalid.
 
         A valid verdict proves that the bundle is internally consistent and signed by keys that
         chain to the master fingerprint you supplied, so what it says was disclosed or changed is
