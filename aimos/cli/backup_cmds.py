@@ -8,6 +8,7 @@ from typing import Any
 import typer
 
 from aimos.cli.output import emit_json, out, say, table, when
+from aimos.plural import plural
 
 backup_app = typer.Typer(
     help="Back the brain up now, or list and forget backups.\n\nBack the brain up now (verified after"
@@ -44,7 +45,8 @@ def backup_cmd(
         emit_json(made)
         return
     out(f"backup   {made['path']}")
-    out(f"size     {made['bytes']:,} bytes, {made['memories']} memories, newest seal #{made['newest_seal']}")
+    held = plural(made["memories"], "memory")
+    out(f"size     {made['bytes']:,} bytes, {held}, newest seal #{made['newest_seal']}")
     out("verified yes (integrity check, brain verifier)")
     say("It holds your memories in plain text, as the brain does: keep it as private as the brain.")
 

@@ -8,6 +8,7 @@ from typing import Any
 import typer
 
 from aimos.cli.output import emit_json, out
+from aimos.plural import plural
 
 eval_app = typer.Typer(
     help="Run benchmarks and evaluations in scratch brains.", no_args_is_help=True, rich_markup_mode=None
@@ -31,7 +32,7 @@ def _purging(run: Callable[[], dict[str, Any]]) -> dict[str, Any]:
     finally:
         scratch.set_purger(None)
     report["scratch_brains_purged"] = {"receipts": len(receipts), "receipts_dir": str(receipts_dir)}
-    say(f"{len(receipts)} scratch brain(s) purged; their signed receipts are in {receipts_dir}")
+    say(f"{plural(len(receipts), 'scratch brain')} purged; their signed receipts are in {receipts_dir}")
     return report
 
 
@@ -834,8 +835,8 @@ def _print_poisonedrag(report: dict[str, Any]) -> None:
 def _print_variant(s: dict[str, Any], template: dict[str, Any]) -> None:
     what = "honest" if s["kind"] == "clean control" else "poison"
     low, high = s["declared_sources_per_target"]
-    sources = f"{low}" if low == high else f"{low}-{high}"
-    out(f"  {s['variant']} ({s['kind']}; {sources} declared source(s) per target; {s['seconds']} s):")
+    sources = plural(low, "declared source") if low == high else f"{low}-{high} declared sources"
+    out(f"  {s['variant']} ({s['kind']}; {sources} per target; {s['seconds']} s):")
     for arm in ("A0_policy_bypassed", "A1_with_labels", "A1_labels_and_query_lure"):
         a = s[arm]
         out(

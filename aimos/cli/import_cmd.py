@@ -11,15 +11,12 @@ import typer
 from aimos.cli.options import AGENT_ALIAS
 from aimos.cli.output import emit_json, first_line, line, out, phase_progress, say, table
 from aimos.exit_codes import ExitCode
+from aimos.plural import agree, plural
 
 FORMAT_HELP = (
     "auto (by the name: a folder or .md is markdown, .jsonl, .json or a .zip export), markdown, json, "
     "jsonl, chatgpt or claude."
 )
-
-
-def _files(n: int) -> str:
-    return "1 file" if n == 1 else f"{n} files"
 
 
 def _refusals(summary: dict[str, Any], limit: int = 20) -> None:
@@ -65,8 +62,9 @@ def _dry_run(import_plan: Any, json_out: bool) -> None:
             )
         )
     say(
-        f"dry run: would save {summary['new']} new memories and record {summary['exists']} occurrences of "
-        f"memories already there; {len(summary['refused'])} left out; nothing was saved"
+        f"dry run: would save {plural(summary['new'], 'new memory')} and record"
+        f" {plural(summary['exists'], 'occurrence')} of memories already there;"
+        f" {len(summary['refused'])} left out; nothing was saved"
     )
     _refusals(summary)
 
@@ -131,7 +129,8 @@ def register(app: typer.Typer) -> None:
             except KeyboardInterrupt:
                 progress(max(total, 1), "")
                 say(
-                    f"interrupted: {import_plan.files_saved} of {len(import_plan.files)} files were saved "
+                    f"interrupted: {import_plan.files_saved} of {plural(len(import_plan.files), 'file')}"
+                    f" {agree(import_plan.files_saved, 'was', 'were')} saved "
                     "whole, "
                     "the one being saved was not; import again to finish (what is saved is recorded as an "
                     "occurrence, not copied)"
@@ -143,13 +142,14 @@ def register(app: typer.Typer) -> None:
             emit_json(summary)
             return
         say(
-            f"imported {summary['path']} ({', '.join(summary['formats'])}, {_files(summary['files'])}): "
+            f"imported {summary['path']} ({', '.join(summary['formats'])},"
+            f" {plural(summary['files'], 'file')}): "
             f"{summary['saved'] + summary['quarantined']} saved ({summary['quarantined']} quarantined), "
             f"{summary['occurrences']} already there (occurrences recorded), "
             f"{len(summary['refused'])} left out"
         )
         _refusals(summary)
         if summary["empty"]:
-            say(f"  {summary['empty']} notes or messages had no text")
+            say(f"  {plural(summary['empty'], 'note or message', 'notes or messages')} had no text")
         if summary["fields_not_kept"]:
             say(f"  fields not kept: {', '.join(summary['fields_not_kept'])}")

@@ -9,6 +9,7 @@ import typer
 
 from aimos.cli.options import PASSPHRASE_FD
 from aimos.cli.output import emit_json, out, say
+from aimos.plural import plural
 
 passphrase_app = typer.Typer(
     help="Change the master passphrase.", no_args_is_help=True, rich_markup_mode=None
@@ -94,7 +95,8 @@ def move(
     if json_out:
         emit_json(result.to_json())
     else:
-        out(f"moved {len(result.items)} keys from the {result.source} keystore to the {result.target_detail}")
+        moved = plural(len(result.items), "key")
+        out(f"moved {moved} from the {result.source} keystore to the {result.target_detail}")
         if result.not_kept:
             say(
                 f"{len(result.not_kept)} older epochs' keys were not in the {result.source} keystore "

@@ -10,6 +10,7 @@ import typer
 
 from aimos.cli.options import PASSPHRASE_FD
 from aimos.cli.output import emit_json, out, read_confirmation, say
+from aimos.plural import plural
 
 purge_app = typer.Typer(
     help="Destroy this brain for good, with a signed receipt.\n\nDestroy this brain, offline, with a signed"
@@ -46,7 +47,7 @@ def inventory() -> Any:
 def print_inventory(inv: Any) -> None:
     out(f"brain        {inv.brain_name} ({inv.brain_id}) of company {inv.company_id}")
     out(f"path         {inv.brain_path}")
-    out(f"keystore     {inv.keystore_kind}, {len(inv.key_items)} items")
+    out(f"keystore     {inv.keystore_kind}, {plural(len(inv.key_items), 'item')}")
     out("rows by class:")
     for c in inv.classes:
         out(f"  {c['class']:<24} {c['row_count']}")

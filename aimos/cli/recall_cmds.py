@@ -9,6 +9,7 @@ import typer
 
 from aimos.cli.options import ANCHORED_MASTER_FINGERPRINT
 from aimos.cli.output import emit_json, first_line, line, out, say, table, when
+from aimos.plural import plural
 
 if TYPE_CHECKING:
     import apsw
@@ -252,7 +253,7 @@ def index_rebuild(
             with write_transaction(brain.conn):
                 count = rebuild_indexes(brain.conn)
                 vectors.remove_all(brain.conn)  # made again below, from the memories' text
-            out(f"rebuilt the search indexes over {count} memories")
+            out(f"rebuilt the search indexes over {plural(count, 'memory')}")
         _make_vectors(brain.conn)
 
 
@@ -279,4 +280,4 @@ def _make_vectors(conn: apsw.Connection) -> None:
     made = embed_pending(conn, embedder, progress=lambda done: shown.count(done, total))
     shown(1, "done")
     seconds = time.perf_counter() - started
-    out(f"made {made} vectors in {seconds:.1f} s ({embedder.name})")
+    out(f"made {plural(made, 'vector')} in {seconds:.1f} s ({embedder.name})")

@@ -6,6 +6,7 @@ import typer
 
 from aimos.cli.options import ANCHORED_MASTER_FINGERPRINT, PASSPHRASE_FD
 from aimos.cli.output import emit_json, out, say, table, when
+from aimos.plural import plural
 
 
 def register(app: typer.Typer) -> None:
@@ -77,7 +78,8 @@ def register(app: typer.Typer) -> None:
         out(f"signed restore record {record['restore_id']}; newest seal now #{record['newest_seal']}")
         if record.get("redactions_reapplied"):
             out(
-                f"redacted again: {len(record['redactions_reapplied'])} memory text(s) the master redacted "
+                f"redacted again: {plural(len(record['redactions_reapplied']), 'memory text')} the master"
+                " redacted "
                 "after this backup was made (" + ", ".join(record["redactions_reapplied"]) + ")"
             )
         say("Run `aimos verify` to check it, and `aimos housekeeper start` if you stopped the housekeeper.")

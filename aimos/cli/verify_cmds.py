@@ -12,6 +12,7 @@ import typer
 
 from aimos.cli.options import ANCHORED_MASTER_FINGERPRINT
 from aimos.cli.output import emit_json, line, out, phase_progress, say, table
+from aimos.plural import agree, plural
 from aimos.vocabulary import COGNITIVE_EVIDENCE_SCHEMA as COGNITIVE
 from aimos.vocabulary import V1_RECALL_CORPUS_SCHEMA as V1_CORPUS
 from aimos.vocabulary import V1_RECALL_EVIDENCE_SCHEMA as V1_RECALL
@@ -51,9 +52,9 @@ def _export_text(value: str, memory: str | None) -> None:
         value, "--text", "aimos export --text memories.jsonl", lambda b: text_export(b, kind)
     )
     _write_export(target, document.encode("utf-8"))
-    say(f"wrote {count} memories ({kind}) to {target}")
+    say(f"wrote {plural(count, 'memory')} ({kind}) to {target}")
     if redacted:
-        say(f"left out {redacted} redacted memories: their text is gone")
+        say(f"left out {plural(redacted, 'redacted memory')}: their text is gone")
     say(
         "warning: this file holds your memories in plain text (0600): keep it as private as the brain, "
         "and delete it when it has served"
@@ -113,7 +114,8 @@ def vectors_text(told: dict[str, Any]) -> str:
     """What the vector checks counted, and whether (and how many) were recomputed."""
     if "vectors" not in told:  # the brain checks stopped before they counted (a damaged brain)
         return "not counted: the brain checks stopped at the damage named above"
-    counted = f"{told['vectors']} of {told['memories']} memories have one"
+    having = agree(told["vectors"], "has", "have")
+    counted = f"{told['vectors']} of {plural(told['memories'], 'memory')} {having} one"
     if told.get("stale"):
         counted += f" ({told['stale']} by another model)"
     if told.get("skipped"):
@@ -176,8 +178,8 @@ def register(app: typer.Typer) -> None:  # noqa: C901, PLR0915 (the command grou
             emit_json(result)
         else:
             out(
-                f"in-database verifier  {'ok' if in_db['ok'] else 'FAILED'}  {in_db['memories']} memories, "
-                f"{len(in_db['event_chains'])} event chains"
+                f"in-database verifier  {'ok' if in_db['ok'] else 'FAILED'}  "
+                f"{plural(in_db['memories'], 'memory')}, {plural(len(in_db['event_chains']), 'event chain')}"
             )
             out(f"  corpus proof root   {in_db['corpus_proof_root']}")
             for r in in_db["failures"]:
@@ -208,7 +210,8 @@ def register(app: typer.Typer) -> None:  # noqa: C901, PLR0915 (the command grou
                 anchored = brain_state["anchored_seal"]
                 out(
                     f"brain                 {'ok' if brain_state['ok'] else 'FAILED'}  "
-                    f"{brain_state['rows']} rows under {brain_state['seals']} seals, schema, search indexes, "
+                    f"{plural(brain_state['rows'], 'row')} under {plural(brain_state['seals'], 'seal')},"
+                    " schema, search indexes, "
                     + (
                         f"newest seal #{brain_state['head_seal']} (anchored #{anchored})"
                         if anchored
@@ -254,7 +257,7 @@ def register(app: typer.Typer) -> None:  # noqa: C901, PLR0915 (the command grou
             cognitive, "--cognitive", example, lambda b: cognitive_bundle(b, memory), write=True
         )
         _write_json(target, bundle)
-        say(f"wrote {len(bundle['memories'])} memories to {target}")
+        say(f"wrote {plural(len(bundle['memories']), 'memory')} to {target}")
         if memory is not None and len(bundle["memories"]) == 1:
             mid = bundle["memories"][0]["memory_id"]
             say(f"a bundle of one memory: verify it with `aimos verify-bundle {target} --memory {mid}`")
@@ -272,7 +275,7 @@ def register(app: typer.Typer) -> None:  # noqa: C901, PLR0915 (the command grou
         example = "aimos export-recall RECEIPT -o recall.json"
         target, bundle = _export(output, "-o", example, lambda b: recall_envelope(b, receipt))
         _write_json(target, bundle)
-        say(f"wrote a V2 recall envelope ({bundle['result_count']} results) to {target}")
+        say(f"wrote a V2 recall envelope ({plural(bundle['result_count'], 'result')}) to {target}")
 
     @app.command("export-outcome")
     def export_outcome_cmd(
