@@ -85,8 +85,12 @@ def run_job_cmd(
     if json_out:
         emit_json(run.to_json())
     else:
+        from aimos.actions.labels import label_short
+
         out(f"{run.job}  {run.status}  {run.duration_ms} ms  (run {run.run_id})")
         for key, value in run.result.items():
+            if key == "labels" and isinstance(value, dict):  # the audit's count of each label
+                value = {label_short(str(label)): n for label, n in value.items()}
             out(f"  {key}: {line(readable(value))}")
     for item in run.attention:
         say(f"attention: {line(item)}")

@@ -34,7 +34,7 @@ def register(app: typer.Typer) -> None:
         by the agent alone. One that raises it (not-poison, support, or dispute of a suspected
         poison) also needs the master passphrase: an agent key alone cannot lift a person's
         verdict."""
-        from aimos.actions.labels import check_reason, judge_memory, judgment_for, label_words, needs_master
+        from aimos.actions.labels import check_reason, judge_memory, judgment_for, label_change, needs_master
         from aimos.actions.session import open_brain
         from aimos.errors import PassphraseSourceError
 
@@ -51,5 +51,5 @@ def register(app: typer.Typer) -> None:
         if json_out:
             emit_json(moved.to_json())
             return
-        out(f"{moved.memory_id}  {moved.previous_label} -> {moved.label} ({label_words(moved.label)})")
+        out(f"{moved.memory_id}  {label_change(moved.previous_label, moved.label)}")
         say("The earlier labels stay in `aimos show ID`'s label history.")

@@ -152,7 +152,7 @@ def register(app: typer.Typer) -> None:
 
         The memory's signed record is verified first (as the TUI and recall do): one that does
         not verify is not shown (exit 4, with the reason)."""
-        from aimos.actions.labels import label_words
+        from aimos.actions.labels import judged_by, label_short, label_words, verified_words
         from aimos.actions.session import open_brain
         from aimos.memory.versions import memory_detail
 
@@ -181,19 +181,14 @@ def register(app: typer.Typer) -> None:
                 "weight",
                 f"{detail['weight']:.3f}" + (" (retained quarantine)" if detail["quarantine"] else ""),
             ),
-            ("label", f"{label_words(detail['epistemic_label'])} ({detail['epistemic_label']})"),
+            ("label", label_words(detail["epistemic_label"])),
             ("version", f"{v['number']} of {v['of']} ({v['state']})"),
             ("supersedes", v["supersedes"] or "-"),
             ("superseded by", v["superseded_by"] or "-"),
             ("live content hash", detail["live_content_hash"]),
             ("save mutation hash", detail["save_mutation_hash"]),
             ("occurrences", str(len(detail["occurrences"]))),
-            (
-                "verifies",
-                f"yes: {detail['verification']['status']}, weight chain of "
-                f"{detail['verification']['chain_length']}, "
-                f"{detail['verification']['sigs_verified']} signatures checked",
-            ),
+            ("verifies", f"yes: {verified_words(detail['verification'])}"),
         ]
         width = max(len(k) for k, _ in fields)
         for k, val in fields:
@@ -210,12 +205,8 @@ def register(app: typer.Typer) -> None:
             out(f"  {e['operation']:<34} {e['signer_agent_id']} #{e['ledger_seq']} at {when(e['ts_signed'])}")
         out("label history:" if detail["label_history"] else "label history: none (not judged since saved)")
         for h in detail["label_history"]:
-            by = (
-                f"judged by {h['evidence']['agent_id']}: {h['reason']}"
-                if h["evidence"]
-                else f"score {h['confidence_milli']}" + (f" ({h['reason']})" if h["reason"] else "")
-            )
-            out(f"  {when(h['created_at'])}  {h['label']:<16} {h['basis']:<10} {line(by)}")
+            why = f": {h['reason']}" if h["reason"] else ""
+            out(f"  {when(h['created_at'])}  {label_short(h['label']):<16}  {line(judged_by(h) + why)}")
 
     @app.command("list")
     def list_cmd(

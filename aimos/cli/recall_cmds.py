@@ -52,7 +52,7 @@ def register(app: typer.Typer) -> None:
         install) answer questions about aimos: they are searched when the query names aimos, or
         with --guides, never for anything else.
         """
-        from aimos.actions.labels import label_short
+        from aimos.actions.labels import label_short, withheld_count, withheld_words
         from aimos.actions.recall import NOTHING_MATCHES, recall_as
         from aimos.actions.session import open_brain
         from aimos.memory.redaction import shown_text
@@ -86,9 +86,9 @@ def register(app: typer.Typer) -> None:
             out("")
             out("withheld as untrusted (content not shown):")
             for w in result.withheld:
-                out(f"  {w['memory_id']}  {w['label']}  ({line(w['reason'])})")
+                out(f"  {w['memory_id']}  {line(withheld_words(w['label'], w['reason']))}")
         elif result.withheld:
-            say(f"{len(result.withheld)} untrusted memory(s) withheld; --show-withheld lists them.")
+            say(f"{withheld_count(len(result.withheld))}; --show-withheld lists them.")
         receipt = result.receipt
         say(f"receipt {receipt['receipt_id']}  root {receipt['merkle_root']}")
 
@@ -122,12 +122,9 @@ def receipt_show(
     if not isinstance(evidence, list) or not all(isinstance(e, dict) for e in evidence):
         say("the evidence is not a list of entries: the receipt was altered (aimos receipt verify says so)")
         return
-    for e in evidence:
-        weight = e["weight_milli"] / 1000
-        out(
-            f"  {e['ordinal']:>3}  {line(e['memory_id'])}  score {e['score']:.3f}  weight {weight:.3f}"
-            f"  {line(e['label'])}  {line(e['version_state'])}"
-        )
+    from aimos.actions.labels import RECEIPT_COLUMNS, receipt_entry
+
+    out(table(list(RECEIPT_COLUMNS), [receipt_entry(e) for e in evidence]))
 
 
 @receipt_app.command("verify")

@@ -368,11 +368,11 @@ def register(app: typer.Typer) -> None:  # noqa: C901, PLR0915 (the command grou
             if json_out:
                 emit_json({"schema": schema, **verdict.to_json()})
             else:
-                where = f" at {verdict.where}" if verdict.where else ""
-                out(f"{verdict.verdict}" + (f": {verdict.reason}{where}" if verdict.reason else ""))
                 if verdict.detail and verdict.reason:
-                    out(f"  {verdict.detail}")
-                out(f"signatures verified: {verdict.signatures_verified}")
+                    out(f"  {line(verdict.detail)}")
+                where = f" at {verdict.where}" if verdict.where else ""
+                reason = f"{verdict.reason}{where}" if verdict.reason else None
+                out(_summary(verdict.verdict, reason, [_checked(verdict.signatures_verified)]))
             if verdict.verdict != "valid":
                 raise VerificationError(f"the bundle is {verdict.verdict}: {verdict.reason}")
             return
@@ -380,6 +380,19 @@ def register(app: typer.Typer) -> None:  # noqa: C901, PLR0915 (the command grou
             _verify_v1_recall(document, kind == "v1_corpus", master_fingerprint, json_out)
             return
         _verify_cognitive(path, master_fingerprint, memory, json_out)
+
+
+def _checked(signatures: int) -> str:
+    return f"{plural(signatures, 'signature')} checked"
+
+
+def _summary(verdict: str, reason: str | None, counts: list[str]) -> str:
+    """verify-bundle's last line: the verdict, the reason for any other than valid, and what was
+    counted ("valid: 2 memories, 4 signatures checked")."""
+    counted = ", ".join(counts)
+    if reason:
+        return f"{verdict}: {reason}" + (f" ({counted})" if counted else "")
+    return f"{verdict}: {counted}" if counted else verdict
 
 
 MAX_V2_BYTES = 16 * 1024 * 1024
@@ -445,8 +458,8 @@ def _unsupported(schema: str | None, json_out: bool) -> None:
             {"schema": schema, "verdict": "invalid", "primary_reason": "unsupported_schema", "detail": detail}
         )
     else:
-        out("invalid: unsupported_schema")
         out(f"  {detail}")
+        out(_summary("invalid", "unsupported_schema", []))
     raise VerificationError(
         f"the bundle is invalid: unsupported_schema ({said})",
         "verify-bundle takes MutMem V2 recall and mutation bundles, V1 recall evidence and corpora"
@@ -476,25 +489,29 @@ def _verify_v1_recall(document: Any, corpus: bool, master_fingerprint: str | Non
                     ],
                 )
             )
-        out(f"{verdict.verdict}" + (f": {verdict.primary_reason}" if verdict.primary_reason else ""))
         if verdict.detail:
-            out(f"  {verdict.detail}")
-        out(f"members {verdict.observed_n} of {verdict.intended_n} intended")
+            out(f"  {line(verdict.detail)}")
         out(f"corpus root {verdict.corpus_root}")
+        intended, observed = verdict.intended_n, verdict.observed_n or 0
+        members = [] if intended is None else [f"{observed} of {plural(intended, 'intended member')}"]
+        out(_summary(verdict.verdict, verdict.primary_reason, members))
     else:
-        out(f"{verdict.verdict}" + (f": {verdict.primary_reason}" if verdict.primary_reason else ""))
         if verdict.detail:
-            out(f"  {verdict.detail}")
-        counts = [
-            f"{name} {value}"
-            for name, value in (("memories", verdict.memories), ("Merkle leaves", verdict.recall_leaves))
-            if value is not None
-        ]
-        out(", ".join([*counts, f"signatures verified {verdict.signatures_verified}"]))
+            out(f"  {line(verdict.detail)}")
         if verdict.merkle_root:
             out(f"merkle root {verdict.merkle_root}")
         if verdict.bundle_sha256:
             out(f"bundle sha256 {verdict.bundle_sha256}")
+        counts = [
+            plural(value, noun, nouns)
+            for noun, nouns, value in (
+                ("memory", None, verdict.memories),
+                ("Merkle leaf", "Merkle leaves", verdict.recall_leaves),
+            )
+            if value is not None
+        ]
+        counts.append(_checked(verdict.signatures_verified))
+        out(_summary(verdict.verdict, verdict.primary_reason, counts))
     if verdict.verdict == "indeterminate":
         raise VerificationError(
             f"the bundle is indeterminate: {verdict.primary_reason}",
@@ -527,28 +544,35 @@ def _verify_cognitive(path: Path, master_fingerprint: str | None, memory: str | 
     if json_out:
         emit_json(result)
     else:
-        if verdict_c.records:
+        from aimos.actions.labels import weight_history
+
+        records = verdict_c.records
+        if records:
             out(
                 table(
-                    ["memory", "status", "ok", "chain", "sigs", "reason"],
+                    ["memory", "verifies", "weight history", "signatures", "problem"],
                     [
                         [
                             r["memory_id"][:8],
-                            r["certification_status"],
-                            str(r["ok"]),
-                            str(r["chain_length"]),
+                            "yes" if r["ok"] else "NO",
+                            weight_history(r["certification_status"], r["chain_length"]),
                             str(r["sigs_verified"]),
                             r["reason"] or "-",
                         ]
-                        for r in verdict_c.records
+                        for r in records
                     ],
                 )
             )
-        out(f"{verdict_c.verdict}" + (f": {verdict_c.primary_reason}" if verdict_c.primary_reason else ""))
         if verdict_c.detail and verdict_c.primary_reason:
             out(f"  {line(verdict_c.detail)}")
         if verdict_c.corpus_proof_root is not None:
             out(f"corpus proof root {verdict_c.corpus_proof_root}")
+        counts = [
+            plural(len(records), "memory"),
+            plural(sum(r["chain_length"] for r in records), "signed weight change"),
+            _checked(sum(r["sigs_verified"] for r in records)),
+        ]
+        out(_summary(verdict_c.verdict, verdict_c.primary_reason, counts))
     if verdict_c.verdict != "valid":
         from aimos.verify.cognitive import R
 
