@@ -37,7 +37,7 @@ from typing import IO, Any
 
 from aimos.actions.bodies import build_save_body
 from aimos.actions.doctor import MIB, size_text
-from aimos.actions.labels import dispute_in_transaction, label_words
+from aimos.actions.labels import dispute_in_transaction, label_short, label_words
 from aimos.actions.memory import default_ceilings, save_all
 from aimos.actions.session import Brain, now
 from aimos.crypto import commitments
@@ -48,6 +48,7 @@ from aimos.memory import text_formats as formats
 from aimos.memory.gates import refuse_secret_fields
 from aimos.memory.save import SaveResult, validate_body
 from aimos.memory.text_formats import Item, Parsed
+from aimos.plural import agree, plural
 from aimos.vocabulary import ADVERSE, CLI_AGENT, DISPUTED, SYSTEM_SCOPE, UNVERIFIED
 
 FORMATS = ("auto", "markdown", "json", "jsonl", "chatgpt", "claude")
@@ -456,7 +457,8 @@ def plan(
                 originated_at=item.originated,
             )
             if item.label in LEFT_OUT_LABELS and not include_flagged:
-                f.planned.append(Planned(item, "refused", f"labelled {item.label} in its export"))
+                flagged = f"labelled {label_short(item.label)} in its export"
+                f.planned.append(Planned(item, "refused", flagged))
                 continue
             reason = _refusal(grant, body, at)
             if reason is not None:
@@ -532,7 +534,8 @@ def run(
             saved_before = sum(statuses.values())
             e.message = f"{f.name}: {e.message}; nothing from this file was saved"
             e.hint = (
-                f"{e.hint} {saved_before} memories from the files before it were saved: fix the file and "
+                f"{e.hint} {plural(saved_before, 'memory')} from the files before it"
+                f" {agree(saved_before, 'was', 'were')} saved: fix the file and "
                 "import again (what is already saved is recorded as an occurrence, not copied)."
             )
             raise

@@ -1,25 +1,27 @@
 """A person's judgment of a memory: a signed label request, recorded as a housekeeper-signed
-label transition; and the words front ends use for judgments and labels.
+label transition; and people's words for the protocol's, the one home of them.
 
 The words a person types are not the protocol's: ``poison`` records the judgment ``confirm``
 (label poison_confirmed) and ``not-poison`` records ``refute`` (label poison_refuted). The old
-spellings are refused with the new ones named, since "confirm" read as "confirm it is right"."""
+spellings are refused with the new ones named, since "confirm" read as "confirm it is right".
+
+Every surface a person reads (the CLI's tables and messages, the TUI's screens, MCP's result text
+and tool descriptions) says a label, a judgment, a withholding reason or a weight's verification
+in the words below; the protocol's words (aimos/vocabulary.py) stay in --json, MCP's structured
+results, receipts and exports. tests/cli/test_people_words.py drives the CLI, the TUI and the MCP
+server through a session and fails on a protocol word in what a person reads."""
 
 from __future__ import annotations
 
-from typing import Final
+from typing import TYPE_CHECKING, Any, Final
 
-from aimos.actions.bodies import build_label_body
-from aimos.actions.session import Brain, now
-from aimos.crypto.ed25519 import KeyPair
-from aimos.epistemic.chain import Transition, check_judgment, current_label, judge, judge_in_transaction
 from aimos.errors import UsageError
-from aimos.identity.epochs import Signer
-from aimos.identity.requests import SignedRequest, sign_request
-from aimos.memory.gates import refuse_secret_fields
-from aimos.memory.versions import resolve_memory_id
+from aimos.plural import plural
 from aimos.vocabulary import (
+    BASIS_CLASSIFIER,
+    BASIS_EXPLICIT,
     DISPUTED,
+    JUDGED,
     JUDGMENTS,
     LABELS,
     PATH_LABEL,
@@ -31,6 +33,13 @@ from aimos.vocabulary import (
     UNVERIFIED,
     raises_trust,
 )
+
+if TYPE_CHECKING:  # the words below are read by every front end: the signing parts load when used
+    from aimos.actions.session import Brain
+    from aimos.crypto.ed25519 import KeyPair
+    from aimos.epistemic.chain import Transition
+    from aimos.identity.epochs import Signer
+    from aimos.identity.requests import SignedRequest
 
 # what a person types -> the judgment the signed request carries
 JUDGMENT_WORDS: Final = {
@@ -47,6 +56,15 @@ JUDGMENT_MEANING: Final = {
     "dispute": "it is doubtful; lowers its trust",
 }
 _OLD_WORDS: Final = {"confirm": "poison", "refute": "not-poison"}
+
+
+def judgment_list() -> str:
+    """The words a person judges with, as a sentence lists them: "poison, not-poison, support or
+    dispute"."""
+    *first, last = JUDGMENT_WORDS
+    return f"{', '.join(first)} or {last}"
+
+
 # each label in plain words (the stored protocol label is unchanged)
 LABEL_WORDS: Final = {
     UNVERIFIED: "not judged",
@@ -64,14 +82,22 @@ def label_words(label: str) -> str:
     return LABEL_WORDS.get(label, label)
 
 
-# In a table's label column: the protocol's word, except the default one, which reads like a failed
-# check ("unverified") and means only that nobody has judged the memory. Storage, receipts, exports
-# and --json keep the protocol's word.
-LABEL_SHORT: Final = {UNVERIFIED: "not judged"}
+# In a table's label column (at most 16 characters): the words a person judges with (where the
+# protocol's word is plain English, as "supported" and "disputed" are, it is theirs too). Storage,
+# receipts, exports and --json keep the protocol's word.
+LABEL_SHORT: Final = {
+    UNVERIFIED: "not judged",
+    SUPPORTED: SUPPORTED,
+    DISPUTED: DISPUTED,
+    POISON_SUSPECT: "suspected poison",
+    POISON_LIKELY: "likely poison",
+    POISON_CONFIRMED: "poison",
+    POISON_REFUTED: "not poison",
+}
 
 
 def label_short(label: str) -> str:
-    """The label as a table column shows it."""
+    """The label as a table column shows it (an unknown label as it is)."""
     return LABEL_SHORT.get(label, label)
 
 
@@ -101,6 +127,118 @@ def label_named(word: str) -> str:
     )
 
 
+def label_change(previous: str, label: str) -> str:
+    """A label transition in plain words: "not judged -> poison, confirmed by a person; withheld"."""
+    return f"{label_words(previous)} -> {label_words(label)}"
+
+
+# who gave a label (a classification's basis): a person's judgment, or aimos's own detectors (a
+# classifier's label, or one a correction carried from the version it corrects)
+BASIS_WORDS: Final = {BASIS_EXPLICIT: "a person's judgment", BASIS_CLASSIFIER: "aimos's detector"}
+
+
+def basis_words(basis: str) -> str:
+    return BASIS_WORDS.get(basis, basis)
+
+
+def judgment_word(judgment: str) -> str:
+    """The word a person types for a protocol judgment (confirm -> poison); the label's plain
+    words for a protocol label."""
+    spoken = {j: w for w, j in JUDGMENT_WORDS.items()}
+    if judgment in spoken:
+        return spoken[judgment]
+    return spoken.get(JUDGED.get(judgment, ""), judgment)
+
+
+def withheld_words(label: str, reason: str) -> str:
+    """Why recall withheld a memory (its label and aimos.recall.policy's reason), in plain words."""
+    from aimos.recall import policy
+
+    said = {
+        policy.RETAINED_QUARANTINE: "kept in quarantine: it carries a canary marker",
+        policy.WEIGHT_AT_FLOOR: "its weight fell to the floor after bad outcomes",
+        policy.QUERY_LURE: "its text echoes the question, as planted text does",
+        policy.AGREEMENT_CONTESTED: "another source contradicts it and none supports it",
+    }
+    if reason.startswith(policy.LABEL_REASON):
+        return label_words(reason.removeprefix(policy.LABEL_REASON) or label)
+    return said.get(reason, reason.replace("_", " "))
+
+
+def weight_history(status: str, changes: int) -> str:
+    """A memory's verified weight history (a verifier's certification status and its chain's
+    length) in plain words: "no outcomes yet", "2 signed weight changes", "a signed starting
+    weight, no outcomes yet"."""
+    from aimos.verify.cognitive.reasons import CERTIFIED_CHAIN, DEFAULT_EMPTY_CHAIN, SIGNED_INITIAL_WEIGHT
+
+    if status == CERTIFIED_CHAIN:
+        return plural(changes, "signed weight change")
+    if status == SIGNED_INITIAL_WEIGHT:
+        return "a signed starting weight, no outcomes yet"
+    if status == DEFAULT_EMPTY_CHAIN:
+        return "no outcomes yet"
+    return "a weight no signature attests"
+
+
+def withheld_count(count: int) -> str:
+    """How many memories a recall withheld, in words: "1 untrusted memory withheld"."""
+    return f"{plural(count, 'untrusted memory')} withheld"
+
+
+# A recall receipt's evidence entries as a person reads them: the columns recall shows its results
+# in, numbered from 1 as recall numbers them (the receipt's own ordinals count from 0).
+RECEIPT_COLUMNS: Final = ("#", "memory", "match", "trust", "weight", "label", "version")
+
+
+def _recorded(value: object, scale: int = 1, places: int = 3) -> str:
+    """A number as the receipt records it, anything else as written, "?" for nothing (a receipt
+    edited outside aimos may hold anything; `aimos receipt verify` says what is wrong with it)."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return f"{value / scale:.{places}f}"
+    return "?" if value is None else str(value)
+
+
+def receipt_entry(entry: dict[str, Any], id_width: int | None = None) -> list[str]:
+    """One evidence entry of a recall receipt, in the columns of RECEIPT_COLUMNS; ``id_width``:
+    the memory id cut to that many characters."""
+    ordinal = entry.get("ordinal")
+    number = str(ordinal + 1) if isinstance(ordinal, int) and not isinstance(ordinal, bool) else "?"
+    label = entry.get("label")
+    return [
+        number,
+        str(entry.get("memory_id", "?"))[:id_width],
+        _recorded(entry.get("relevance"), places=2),
+        _recorded(entry.get("trust"), places=2),
+        _recorded(entry.get("weight_milli"), scale=1000),
+        label_short(label) if isinstance(label, str) else "?",
+        str(entry.get("version_state", "?")),
+    ]
+
+
+def verified_words(verification: dict[str, Any]) -> str:
+    """What verifying one memory found, in words (its weight history and the signatures checked):
+    "no outcomes yet, 2 signatures checked"."""
+    history = weight_history(str(verification["status"]), int(verification["chain_length"]))
+    signatures = int(verification["sigs_verified"])
+    return f"{history}, {plural(signatures, 'signature')} checked" if signatures else history
+
+
+def judged_by(entry: dict[str, Any]) -> str:
+    """Who gave a label of a memory's label history (a row of recall.label_chain.label_history):
+    "judged by cli" (and "+ master" when the master signed the judgment too), or "given by aimos's
+    detector, confidence 0.80"."""
+    evidence = entry.get("evidence")
+    if isinstance(evidence, dict) and evidence:  # signed JSON, as recorded
+        master = " + master" if evidence.get("master_fingerprint") else ""
+        return f"judged by {evidence.get('agent_id')}{master}"
+    confidence = entry.get("confidence_milli")
+    sure = f", confidence {confidence / 1000:.2f}" if isinstance(confidence, int) else ""
+    return f"given by {basis_words(str(entry.get('basis')))}{sure}"
+
+
+# --- a person's signed judgment ---------------------------------------------------------------
+
+
 def judgment_for(word: str) -> str:
     """The protocol judgment a person's word records; a usage error naming the words for anything
     else, and for the old spellings confirm and refute."""
@@ -119,30 +257,48 @@ def judgment_for(word: str) -> str:
     )
 
 
-def needs_master(brain: Brain, agent: str, memory_ref: str, judgment: str) -> bool:
-    """Whether ``judgment`` (a protocol judgment) raises the memory's trust from its current label,
-    so the master must sign it too (a memory outside ``agent``'s grant is not found)."""
-    mid = resolve_memory_id(brain.conn, memory_ref, agent_id=agent)
-    return raises_trust(current_label(brain.conn, mid), JUDGMENTS[judgment][0])
-
-
 def check_reason(judgment: str, reason: str | None) -> str:
-    """The judgment's reason, stripped; a usage error for a bad pair, and a refusal for a reason
-    that holds a secret (it is kept in the signed label chain for good)."""
+    """The judgment's reason, stripped; a usage error for a bad pair (its hint in the words the
+    person typed), and a refusal for a reason that holds a secret (it is kept in the signed label
+    chain for good)."""
+    from aimos.epistemic.chain import check_judgment
+    from aimos.memory.gates import refuse_secret_fields
+
+    word = judgment_word(judgment)
+    if word in JUDGMENT_MEANING and (reason is None or not reason.strip()):
+        claim = JUDGMENT_MEANING[word].split(";")[0]
+        raise UsageError("a judgment needs a reason", f'Add --reason "why you think {claim}".')
     why = check_judgment(judgment, reason)
     refuse_secret_fields({"reason": why}, outcome="no judgment was recorded")
     return why
 
 
 def _label_request(brain: Brain, signer: Signer, memory_id: str, judgment: str, why: str) -> SignedRequest:
+    from aimos.actions.bodies import build_label_body
+    from aimos.actions.session import now
+    from aimos.identity.requests import sign_request
+
     body = build_label_body(company_id=brain.company_id, memory_id=memory_id, judgment=judgment, reason=why)
     return sign_request(signer, body, PATH_LABEL, now())
+
+
+def needs_master(brain: Brain, agent: str, memory_ref: str, judgment: str) -> bool:
+    """Whether ``judgment`` (a protocol judgment) raises the memory's trust from its current label,
+    so the master must sign it too (a memory outside ``agent``'s grant is not found)."""
+    from aimos.epistemic.chain import current_label
+    from aimos.memory.versions import resolve_memory_id
+
+    mid = resolve_memory_id(brain.conn, memory_ref, agent_id=agent)
+    return raises_trust(current_label(brain.conn, mid), JUDGMENTS[judgment][0])
 
 
 def judge_memory(
     brain: Brain, agent: str, memory_ref: str, judgment: str, reason: str | None, *, master: KeyPair | None
 ) -> Transition:
     """``judgment`` of ``memory_ref`` signed by ``agent`` (and by the master when it raises trust)."""
+    from aimos.epistemic.chain import judge
+    from aimos.memory.versions import resolve_memory_id
+
     why = check_reason(judgment, reason)
     mid = resolve_memory_id(brain.conn, memory_ref, agent_id=agent)
     request = _label_request(brain, brain.signer(agent), mid, judgment, why)
@@ -153,6 +309,8 @@ def dispute_in_transaction(brain: Brain, signer: Signer, memory_id: str, reason:
     """``signer``'s dispute of ``memory_id`` inside the caller's write transaction (an import
     carries the doubt an export gave a memory so: a dispute lowers trust, which needs no master);
     None when the memory is already less trusted than disputed (its label stays)."""
+    from aimos.epistemic.chain import current_label, judge_in_transaction
+
     if raises_trust(current_label(brain.conn, memory_id), DISPUTED):
         return None
     request = _label_request(brain, signer, memory_id, "dispute", check_reason("dispute", reason))

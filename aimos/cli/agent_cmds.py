@@ -28,7 +28,9 @@ def enroll(
     passphrase_fd: int = PASSPHRASE_FD,
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
-    """Enrol a new agent: a master-issued epoch certificate and a master-signed grant."""
+    """Enrol a new agent with a master-signed grant.
+
+    The agent gets a master-issued epoch certificate and a master-signed grant."""
     from aimos.actions.agents import Enrolment
 
     enrol(Enrolment(agent_id, validity_days, clearance, data_class, not read_only), passphrase_fd, json_out)
@@ -76,7 +78,9 @@ def rotate(
     passphrase_fd: int = PASSPHRASE_FD,
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
-    """New key and epoch for an agent (or every one about to expire, with one passphrase), same
+    """Give an agent a new key and epoch, with the same grant.
+
+    New key and epoch for an agent (or every one about to expire, with one passphrase), same
     grant ceilings; the old epoch is revoked."""
     from aimos.actions import agents
     from aimos.actions.session import open_brain
@@ -134,7 +138,7 @@ def revoke(
     passphrase_fd: int = PASSPHRASE_FD,
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
-    """Revoke an agent's current epoch with a master-signed revocation."""
+    """Revoke an agent's current epoch, signed by the master."""
     from aimos.actions import agents
     from aimos.actions.session import open_brain
 
@@ -151,7 +155,9 @@ def revoke(
 
 @agent_app.command("list")
 def list_agents(json_out: bool = typer.Option(False, "--json", help="Print as JSON.")) -> None:
-    """List identity epochs: agents and the housekeeper, with state and grant."""
+    """List agents and the housekeeper, with state and grant.
+
+    Each identity epoch: the agents' and the housekeeper's, with its state and grant."""
     from aimos.actions import agents
     from aimos.actions.session import open_brain
 

@@ -14,7 +14,9 @@ def register(app: typer.Typer) -> None:
         passphrase_fd: int = PASSPHRASE_FD,
         json_out: bool = typer.Option(False, "--json", help="Print what was anchored as JSON."),
     ) -> None:
-        """Anchor the brain here as yours: its master in anchors.json and its newest seal outside it.
+        """Anchor this brain's master and newest seal here.
+
+        Anchor the brain here as yours: its master in anchors.json and its newest seal outside it.
 
         Needed when requests refuse a brain this home holds no anchor for (moved here from elsewhere,
         anchors.json lost) or whose freshness anchor is gone. Asks for the master passphrase, prints

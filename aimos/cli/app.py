@@ -6,6 +6,7 @@ Heavy imports (apsw, nacl, textual, apscheduler) stay inside the commands so `--
 from __future__ import annotations
 
 import functools
+import inspect
 import os
 import sys
 import time
@@ -184,6 +185,18 @@ def _first_word(args: list[str]) -> str | None:
     return args[0]
 
 
+def whole_summaries(command: Any) -> Any:
+    """``command`` with every subcommand's summary (its line in a help's command table) set to the
+    first line of its help, whole: a short sentence (tests/cli/test_help_summaries.py holds each
+    to one). Click would otherwise make one from the help's first paragraph and cut it to the
+    table's room with "...", a room that shrinks with the terminal."""
+    for sub in getattr(command, "commands", {}).values():
+        if sub.short_help is None and sub.help:
+            sub.short_help = inspect.cleandoc(sub.help).partition("\n")[0]
+        whole_summaries(sub)
+    return command
+
+
 @functools.cache
 def _command_tree(word: str | None = None) -> Any:
     """The Click command tree Typer builds from the app (build_app(word)), built once per process
@@ -191,7 +204,7 @@ def _command_tree(word: str | None = None) -> Any:
     exception out) and _log reads its command names."""
     from aimos.cli.coercion import native_first
 
-    return native_first(typer.main.get_command(build_app(word)))
+    return native_first(whole_summaries(typer.main.get_command(build_app(word))))
 
 
 def _log(command: list[str], code: int, error: BaseException | None) -> None:

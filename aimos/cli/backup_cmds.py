@@ -8,9 +8,11 @@ from typing import Any
 import typer
 
 from aimos.cli.output import emit_json, out, say, table, when
+from aimos.plural import plural
 
 backup_app = typer.Typer(
-    help="Back the brain up now (verified after writing), list its backups, or forget a deleted one.",
+    help="Back the brain up now, or list and forget backups.\n\nBack the brain up now (verified after"
+    " writing), list its backups, or forget a deleted one.",
     no_args_is_help=False,
     invoke_without_command=True,
 )
@@ -43,7 +45,8 @@ def backup_cmd(
         emit_json(made)
         return
     out(f"backup   {made['path']}")
-    out(f"size     {made['bytes']:,} bytes, {made['memories']} memories, newest seal #{made['newest_seal']}")
+    held = plural(made["memories"], "memory")
+    out(f"size     {made['bytes']:,} bytes, {held}, newest seal #{made['newest_seal']}")
     out("verified yes (integrity check, brain verifier)")
     say("It holds your memories in plain text, as the brain does: keep it as private as the brain.")
 
@@ -53,7 +56,9 @@ def list_cmd(
     folder: str = typer.Option(None, "--in", help="A folder of backups; default: the brain's own."),
     json_out: bool = typer.Option(False, "--json", help="Print the list as JSON."),
 ) -> None:
-    """The backups, oldest first: size, memories, and the newest signed seal each holds."""
+    """List the backups, oldest first.
+
+    The backups, oldest first: size, memories, and the newest signed seal each holds."""
     from pathlib import Path
 
     from aimos.actions.session import require_brain
@@ -88,7 +93,9 @@ def list_cmd(
 def forget_cmd(
     path: str = typer.Argument(..., help="The backup file, as `aimos redact --backups` named it."),
 ) -> None:
-    """Stop following a backup aimos wrote that you deleted (or replaced) for good. aimos records
+    """Stop following a backup you deleted or replaced.
+
+    Stop following a backup aimos wrote that you deleted (or replaced) for good. aimos records
     every backup it writes (the nightly ones and `--to DIR` ones), and `aimos redact --backups`
     names each one it cannot reach (exit 1) until it is back in its place or forgotten here."""
     import time

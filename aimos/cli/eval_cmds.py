@@ -19,9 +19,10 @@ from aimos.cli.eval_print import (
 )
 from aimos.cli.output import emit_json, out
 from aimos.eval.targets import judge
+from aimos.plural import plural
 
 eval_app = typer.Typer(
-    help="Benchmarks and evaluations, in scratch brains.", no_args_is_help=True, rich_markup_mode=None
+    help="Run benchmarks and evaluations in scratch brains.", no_args_is_help=True, rich_markup_mode=None
 )
 
 
@@ -42,7 +43,7 @@ def _purging(run: Callable[[], dict[str, Any]]) -> dict[str, Any]:
     finally:
         scratch.set_purger(None)
     report["scratch_brains_purged"] = {"receipts": len(receipts), "receipts_dir": str(receipts_dir)}
-    say(f"{len(receipts)} scratch brain(s) purged; their signed receipts are in {receipts_dir}")
+    say(f"{plural(len(receipts), 'scratch brain')} purged; their signed receipts are in {receipts_dir}")
     return report
 
 
@@ -52,7 +53,9 @@ def verify_perf(
     runs: int = typer.Option(2, "--runs", help="How many times to verify it."),
     json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
-    """Time `aimos verify` (both verifiers, parity, seals, schema, indexes) over a scratch brain."""
+    """Time `aimos verify` over a scratch brain.
+
+    Time `aimos verify` (both verifiers, parity, seals, schema, indexes) over a scratch brain."""
     from aimos.errors import UsageError
     from aimos.eval.perf import run_verify_perf
 
@@ -92,7 +95,9 @@ def perf(
     ),
     json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
-    """Signed-save cost against its bare parts (--saves N), recall latency (--recall N), or cold
+    """Time signed saves, recalls and cold starts.
+
+    Signed-save cost against its bare parts (--saves N), recall latency (--recall N), or cold
     starts of the command line (--cold N)."""
     from aimos.errors import UsageError
     from aimos.eval.perf import run_perf, run_recall_perf
@@ -228,7 +233,9 @@ def storage(
     outcomes: int = typer.Option(200, "--outcomes", help="Outcomes about what they disclosed (1..100,000)."),
     json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
-    """Where a brain's bytes go: per memory, per recall and per outcome, table by table, and the
+    """Measure where a brain's bytes go.
+
+    Where a brain's bytes go: per memory, per recall and per outcome, table by table, and the
     time verification takes, on a scratch brain."""
     from aimos.errors import UsageError
     from aimos.eval.storage import run_storage
@@ -290,7 +297,9 @@ def age(
     nights: int = typer.Option(12, "--nights", help="Times every housekeeper job runs (0..366)."),
     json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
-    """A scaled year of use in a scratch brain: saves (an import among them), recalls, outcomes,
+    """Live a scaled year of use in a scratch brain.
+
+    A scaled year of use in a scratch brain: saves (an import among them), recalls, outcomes,
     judgments and the housekeeper's jobs through the real signed paths; size, bytes per unit and
     time per operation at checkpoints, verify and backup at the end, beside the bare parts."""
     from aimos.cli.output import phase_progress
@@ -357,7 +366,9 @@ def mcp_perf(
     keystore: str = typer.Option("os", "--keystore", help="os (the default) or file."),
     json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
-    """What an MCP tool call costs with the server's keys read once, read at every call, and with
+    """Time an MCP tool call against its baselines.
+
+    What an MCP tool call costs with the server's keys read once, read at every call, and with
     the brain opened anew at every call (the baseline)."""
     from aimos.errors import UsageError
     from aimos.identity.keystore import os_keychain_problem
@@ -409,7 +420,9 @@ def tui_perf(
     runs: int = typer.Option(5, "--runs", help="Cold first-paint runs (1..50)."),
     json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
-    """Time to first paint of `aimos tui` and to load a page while scrolling, on a scratch brain."""
+    """Time the TUI's first paint and page loads.
+
+    Time to first paint of `aimos tui` and to load a page while scrolling, on a scratch brain."""
     from aimos.errors import UsageError
     from aimos.tui.bench import run_tui_perf
 
@@ -460,7 +473,9 @@ def locomo(
         "conversations: choose on some, measure on the others (a few minutes more).",
     ),
 ) -> None:
-    """Turn-level retrieval on LoCoMo in scratch brains: aimos with meaning and by words alone,
+    """Measure turn-level retrieval on LoCoMo.
+
+    Turn-level retrieval on LoCoMo in scratch brains: aimos with meaning and by words alone,
     beside a plain FTS5 BM25 baseline."""
     from pathlib import Path
 
@@ -523,7 +538,9 @@ def meaning(
     ),
     json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
-    """Personal memories asked for in other words, among distractors that share the question's
+    """Measure recall of memories asked for in other words.
+
+    Personal memories asked for in other words, among distractors that share the question's
     words, and questions nothing answers: by words alone and with meaning, in a scratch brain."""
     from pathlib import Path
 
@@ -567,7 +584,9 @@ def secrets(
     ),
     json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
-    """The secret gate: false positives on LoCoMo, the guides and PoisonedRAG; secret shapes caught."""
+    """Measure what the secret gate catches and wrongly stops.
+
+    The secret gate: false positives on LoCoMo, the guides and PoisonedRAG; secret shapes caught."""
     from pathlib import Path
 
     from aimos.eval.secrets import run_secrets
@@ -596,7 +615,9 @@ def mutation(
     transitions: int = typer.Option(200, "--transitions", help="Signed transitions to time (10..100000)."),
     json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
-    """The mutation-integrity suite (MutMem 9.2) and the cost of a signed transition."""
+    """Run the mutation-integrity suite and time a transition.
+
+    The mutation-integrity suite (MutMem 9.2) and the cost of a signed transition."""
     from aimos.errors import UsageError
     from aimos.eval.mutation import run_mutation
 
@@ -657,7 +678,9 @@ def poisonedrag(
     ),
     json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
-    """PoisonedRAG poisoning and its variants in scratch brains: poison in top-5 with the policy
+    """Measure PoisonedRAG poisoning in scratch brains.
+
+    PoisonedRAG poisoning and its variants in scratch brains: poison in top-5 with the policy
     bypassed, with labels, and with labels and the recall-time rules (query-lure, agreement check);
     honest controls."""
     from pathlib import Path

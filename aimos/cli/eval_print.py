@@ -7,6 +7,7 @@ from typing import Any
 
 from aimos.cli.output import out
 from aimos.eval.targets import judge
+from aimos.plural import plural
 
 
 def say_targets(verdicts: list[Any]) -> None:
@@ -199,8 +200,8 @@ def print_poisonedrag(report: dict[str, Any]) -> None:
 def print_variant(s: dict[str, Any], template: dict[str, Any]) -> None:
     what = "honest" if s["kind"] == "clean control" else "poison"
     low, high = s["declared_sources_per_target"]
-    sources = f"{low}" if low == high else f"{low}-{high}"
-    out(f"  {s['variant']} ({s['kind']}; {sources} declared source(s) per target; {s['seconds']} s):")
+    sources = plural(low, "declared source") if low == high else f"{low}-{high} declared sources"
+    out(f"  {s['variant']} ({s['kind']}; {sources} per target; {s['seconds']} s):")
     for arm in ("A0_policy_bypassed", "A1_with_labels", "A1_labels_and_query_lure"):
         a = s[arm]
         out(

@@ -11,7 +11,8 @@ from aimos.cli.output import emit_json, line, out, readable, say, table, when
 from aimos.vocabulary import HOUSEKEEPER
 
 housekeeper_app = typer.Typer(
-    help="The housekeeper: five scheduled jobs, each on the signed record.",
+    help="Run and watch the housekeeper and its jobs.\n\nThe housekeeper: five scheduled jobs, each on the"
+    " signed record.",
     no_args_is_help=True,
 )
 
@@ -53,7 +54,9 @@ def register(app: typer.Typer) -> None:
 
 @housekeeper_app.command("run")
 def run_cmd() -> None:
-    """Run the housekeeper in the foreground (what the service runs).
+    """Run the housekeeper in the foreground.
+
+    This is what the service runs.
 
     Ctrl-C or SIGTERM lets the running job finish, then exits."""
     from aimos.housekeeper.scheduler import Housekeeper
@@ -69,7 +72,9 @@ def run_job_cmd(
     ),
     json_out: bool = typer.Option(False, "--json", help="Print the run as JSON."),
 ) -> None:
-    """Run one job now, on the signed record (exit 1 when it fails)."""
+    """Run one job now, on the signed record.
+
+    Exit 1 when the job fails."""
     from aimos.errors import AimosError
     from aimos.housekeeper.jobs import job_spec
     from aimos.housekeeper.runs import run_job
@@ -80,8 +85,12 @@ def run_job_cmd(
     if json_out:
         emit_json(run.to_json())
     else:
+        from aimos.actions.labels import label_short
+
         out(f"{run.job}  {run.status}  {run.duration_ms} ms  (run {run.run_id})")
         for key, value in run.result.items():
+            if key == "labels" and isinstance(value, dict):  # the audit's count of each label
+                value = {label_short(str(label)): n for label, n in value.items()}
             out(f"  {key}: {line(readable(value))}")
     for item in run.attention:
         say(f"attention: {line(item)}")
@@ -104,7 +113,9 @@ def start_cmd(json_out: bool = typer.Option(False, "--json", help="Print as JSON
 
 @housekeeper_app.command("stop")
 def stop_cmd(json_out: bool = typer.Option(False, "--json", help="Print as JSON.")) -> None:
-    """Stop the housekeeper after its running job (exit 3 when none runs)."""
+    """Stop the housekeeper once its running job ends.
+
+    Exit 3 when none runs."""
     from aimos.installer.service import stop
 
     _require_brain()
@@ -120,7 +131,9 @@ def rotate_key_cmd(
     passphrase_fd: int = PASSPHRASE_FD,
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
-    """New housekeeper key and epoch (master passphrase), for a key that may have leaked.
+    """Give the housekeeper a new key and epoch.
+
+    New housekeeper key and epoch (master passphrase), for a key that may have leaked.
 
     The old epoch is revoked in the same step; what it signed before stays verifiable. Also
     brings back a brain whose housekeeper an older aimos let `aimos agent revoke` revoke."""
@@ -156,7 +169,9 @@ def rotate_key_cmd(
 
 @housekeeper_app.command("status")
 def status_cmd(json_out: bool = typer.Option(False, "--json", help="Print as JSON.")) -> None:
-    """Running or not; each job's last run, result and next run."""
+    """Show whether it runs, and each job's runs.
+
+    Running or not; each job's last run, its result and its next run."""
     from aimos.housekeeper.scheduler import readiness
 
     _require_brain()

@@ -11,6 +11,7 @@ import typer
 from aimos.cli.options import AGENT_ALIAS
 from aimos.cli.output import emit_json, first_line, line, out, phase_progress, say, table
 from aimos.exit_codes import ExitCode
+from aimos.plural import agree, plural
 
 FORMAT_HELP = (
     "auto (by the name: a folder or .md is markdown, .jsonl, .json or a .zip export), markdown, json, "
@@ -84,8 +85,9 @@ def _dry_run(import_plan: Any, json_out: bool) -> None:
             )
         )
     say(
-        f"dry run: would save {summary['new']} new memories and record {summary['exists']} occurrences of "
-        f"memories already there; {len(summary['refused'])} left out; nothing was saved"
+        f"dry run: would save {plural(summary['new'], 'new memory')} and record"
+        f" {plural(summary['exists'], 'occurrence')} of memories already there;"
+        f" {len(summary['refused'])} left out; nothing was saved"
     )
     _refusals(summary)
     _kept_or_not(summary, import_plan)
@@ -119,7 +121,9 @@ def register(app: typer.Typer) -> None:
         ),
         json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
     ) -> None:
-        """Import memories through signed saves (the secret gate, the grant and the classifier, as
+        """Import notes, JSON files and chat exports.
+
+        Import memories through signed saves (the secret gate, the grant and the classifier, as
         `aimos save`): each note, memory or chat message one memory; each file in one transaction.
 
         Re-importing records occurrences, not copies. A malformed file stops the import before
@@ -150,7 +154,8 @@ def register(app: typer.Typer) -> None:
             except KeyboardInterrupt:
                 progress(max(total, 1), "")
                 say(
-                    f"interrupted: {import_plan.files_saved} of {len(import_plan.files)} files were saved "
+                    f"interrupted: {import_plan.files_saved} of {plural(len(import_plan.files), 'file')}"
+                    f" {agree(import_plan.files_saved, 'was', 'were')} saved "
                     "whole, "
                     "the one being saved was not; import again to finish (what is saved is recorded as an "
                     "occurrence, not copied)"
@@ -162,12 +167,13 @@ def register(app: typer.Typer) -> None:
             emit_json(summary)
             return
         say(
-            f"imported {summary['path']} ({', '.join(summary['formats'])}, {_files(summary['files'])}): "
+            f"imported {summary['path']} ({', '.join(summary['formats'])},"
+            f" {plural(summary['files'], 'file')}): "
             f"{summary['saved'] + summary['quarantined']} saved ({summary['quarantined']} quarantined), "
             f"{summary['occurrences']} already there (occurrences recorded), "
             f"{len(summary['refused'])} left out"
         )
         _refusals(summary)
         if summary["empty"]:
-            say(f"  {summary['empty']} notes or messages had no text")
+            say(f"  {plural(summary['empty'], 'note or message', 'notes or messages')} had no text")
         _kept_or_not(summary, import_plan)

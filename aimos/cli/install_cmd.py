@@ -166,7 +166,7 @@ def register(app: typer.Typer) -> None:
         yes: bool = typer.Option(False, "--yes", "-y", help="Ask no questions; use flags and defaults."),
         json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     ) -> None:
-        """Set up a brain: keystore, keys, grant, guide memories and the housekeeper.
+        """Set up a brain, its keys and the housekeeper.
 
         On a terminal it asks for the brain's name and the master passphrase (twice); the other
         settings take the flags below or their defaults. With no OS keychain (a server, WSL, a

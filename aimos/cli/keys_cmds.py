@@ -9,12 +9,14 @@ import typer
 
 from aimos.cli.options import PASSPHRASE_FD
 from aimos.cli.output import emit_json, out, say
+from aimos.plural import plural
 
 passphrase_app = typer.Typer(
-    help="The master passphrase: change it.", no_args_is_help=True, rich_markup_mode=None
+    help="Change the master passphrase.", no_args_is_help=True, rich_markup_mode=None
 )
 keystore_app = typer.Typer(
-    help="Where the brain's keys live: move them between the OS keychain and the file keystore.",
+    help="Move the brain's keys to another keystore.\n\nWhere the brain's keys live: move them between the"
+    " OS keychain and the file keystore.",
     no_args_is_help=True,
     rich_markup_mode=None,
 )
@@ -33,7 +35,9 @@ def change(
     new_passphrase_fd: int = NEW_PASSPHRASE_FD,
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
-    """Re-seal the master key under a new passphrase (at least 8 characters). The current one
+    """Re-seal the master key under a new passphrase.
+
+    Re-seal the master key under a new passphrase (at least 8 characters). The current one
     (from --passphrase-fd, AIMOS_PASSPHRASE_FILE or a prompt) is checked first; the new one comes
     from --new-passphrase-fd or is typed twice. A kill at any moment leaves exactly one of the two
     working."""
@@ -76,7 +80,9 @@ def move(
     passphrase_fd: int = PASSPHRASE_FD,
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
-    """Move every key of the brain to the other keystore (master passphrase): each copied and
+    """Move every key of the brain to the other keystore.
+
+    Move every key of the brain to the other keystore (master passphrase): each copied and
     read back, then the brain switched to it (a signed event), and only then the old items removed.
     A failure before the switch removes the copies and leaves the brain as it was."""
     from aimos.actions import keys
@@ -89,7 +95,8 @@ def move(
     if json_out:
         emit_json(result.to_json())
     else:
-        out(f"moved {len(result.items)} keys from the {result.source} keystore to the {result.target_detail}")
+        moved = plural(len(result.items), "key")
+        out(f"moved {moved} from the {result.source} keystore to the {result.target_detail}")
         if result.not_kept:
             say(
                 f"{len(result.not_kept)} older epochs' keys were not in the {result.source} keystore "

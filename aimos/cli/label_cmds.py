@@ -26,13 +26,15 @@ def register(app: typer.Typer) -> None:
         ),
         json_out: bool = typer.Option(False, "--json", help="Print the transition as JSON."),
     ) -> None:
-        """Record a person's judgment of a memory as a signed, chained label transition.
+        """Judge a memory: poison, not-poison, support or dispute.
+
+        Record a person's judgment of a memory as a signed, chained label transition.
 
         A judgment that lowers the memory's trust (poison; dispute of an unjudged memory) is signed
         by the agent alone. One that raises it (not-poison, support, or dispute of a suspected
         poison) also needs the master passphrase: an agent key alone cannot lift a person's
         verdict."""
-        from aimos.actions.labels import check_reason, judge_memory, judgment_for, label_words, needs_master
+        from aimos.actions.labels import check_reason, judge_memory, judgment_for, label_change, needs_master
         from aimos.actions.session import open_brain
         from aimos.errors import PassphraseSourceError
 
@@ -49,5 +51,5 @@ def register(app: typer.Typer) -> None:
         if json_out:
             emit_json(moved.to_json())
             return
-        out(f"{moved.memory_id}  {moved.previous_label} -> {moved.label} ({label_words(moved.label)})")
+        out(f"{moved.memory_id}  {label_change(moved.previous_label, moved.label)}")
         say("The earlier labels stay in `aimos show ID`'s label history.")

@@ -22,7 +22,9 @@ def register(app: typer.Typer) -> None:
         agent: str = typer.Option("cli", "--as", help="The enrolled agent that signs the outcome."),
         json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     ) -> None:
-        """Report an outcome for a recalled memory; a signed, housekeeper-authorized reweight follows.
+        """Say whether a recalled memory helped.
+
+        Report an outcome for a recalled memory; a signed, housekeeper-authorized reweight follows.
 
         The weight follows the balance of your agent's evidence on the memory, not the last report:
         after two --good, a --bad leaves the balance at +1, so the weight still rises (the output

@@ -14,7 +14,8 @@ from aimos.cli.options import AGENT_ALIAS
 from aimos.cli.output import out, say
 
 mcp_app = typer.Typer(
-    help="Connect agents over MCP (Model Context Protocol): each signs with its own enrolled identity.",
+    help="Serve one agent over MCP, signed as that agent.\n\nConnect agents over MCP (Model Context"
+    " Protocol): each signs with its own enrolled identity.",
     invoke_without_command=True,
     rich_markup_mode=None,
     context_settings=AGENT_ALIAS,  # clients configured before `--as` start `aimos mcp --agent ID`
@@ -101,7 +102,10 @@ def config_cmd(
         False, "--json", help="For claude-code: print the JSON instead of the `claude mcp add` command."
     ),
 ) -> None:
-    """Print what an MCP client needs to start `aimos mcp --as ID`: a command or JSON."""
+    """Print what an MCP client needs to start aimos mcp.
+
+    For claude-code, a `claude mcp add` command to run; for the other clients, the JSON to paste
+    (aimos named by its absolute path)."""
     from aimos import paths
     from aimos.errors import UsageError
     from aimos.mcp.config import CLIENTS, WHERE, claude_code_command, client_config

@@ -127,7 +127,7 @@ def register(app: typer.Typer) -> None:
         agent: str = typer.Option("cli", "--as", help="The enrolled agent that signs the save."),
         json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     ) -> None:
-        """Save a corrected version that supersedes a memory (the old one is kept).
+        """Save a new version of a memory; the old one is kept.
 
         The correction keeps the memory's key, type, scope and ceilings; its source and signer are
         its own. A correction of a memory labelled poison or disputed keeps that label: only a
@@ -146,11 +146,13 @@ def register(app: typer.Typer) -> None:
         memory_id: str = typer.Argument(..., help="Memory id or a unique prefix of it."),
         json_out: bool = typer.Option(False, "--json", help="Print the memory as JSON."),
     ) -> None:
-        """Show one memory: value, fields, version chain, provenance and events.
+        """Show one memory in full, verified first.
+
+        Show one memory: value, fields, version chain, provenance and events.
 
         The memory's signed record is verified first (as the TUI and recall do): one that does
         not verify is not shown (exit 4, with the reason)."""
-        from aimos.actions.labels import label_words
+        from aimos.actions.labels import judged_by, label_short, label_words, verified_words
         from aimos.actions.session import open_brain
         from aimos.memory.versions import memory_detail
 
@@ -183,19 +185,14 @@ def register(app: typer.Typer) -> None:
                 "weight",
                 f"{detail['weight']:.3f}" + (" (retained quarantine)" if detail["quarantine"] else ""),
             ),
-            ("label", f"{label_words(detail['epistemic_label'])} ({detail['epistemic_label']})"),
+            ("label", label_words(detail["epistemic_label"])),
             ("version", f"{v['number']} of {v['of']} ({v['state']})"),
             ("supersedes", v["supersedes"] or "-"),
             ("superseded by", v["superseded_by"] or "-"),
             ("live content hash", detail["live_content_hash"]),
             ("save mutation hash", detail["save_mutation_hash"]),
             ("occurrences", str(len(detail["occurrences"]))),
-            (
-                "verifies",
-                f"yes: {detail['verification']['status']}, weight chain of "
-                f"{detail['verification']['chain_length']}, "
-                f"{detail['verification']['sigs_verified']} signatures checked",
-            ),
+            ("verifies", f"yes: {verified_words(detail['verification'])}"),
         ]
         width = max(len(k) for k, _ in fields)
         for k, val in fields:
@@ -212,12 +209,8 @@ def register(app: typer.Typer) -> None:
             out(f"  {e['operation']:<34} {e['signer_agent_id']} #{e['ledger_seq']} at {when(e['ts_signed'])}")
         out("label history:" if detail["label_history"] else "label history: none (not judged since saved)")
         for h in detail["label_history"]:
-            by = (
-                f"judged by {h['evidence']['agent_id']}: {h['reason']}"
-                if h["evidence"]
-                else f"score {h['confidence_milli']}" + (f" ({h['reason']})" if h["reason"] else "")
-            )
-            out(f"  {when(h['created_at'])}  {h['label']:<16} {h['basis']:<10} {line(by)}")
+            why = f": {h['reason']}" if h["reason"] else ""
+            out(f"  {when(h['created_at'])}  {label_short(h['label']):<16}  {line(judged_by(h) + why)}")
 
     @app.command("list")
     def list_cmd(
@@ -239,7 +232,9 @@ def register(app: typer.Typer) -> None:
         history: bool = typer.Option(False, "--history", help="Include superseded versions."),
         json_out: bool = typer.Option(False, "--json", help="Print the memories and their total as JSON."),
     ) -> None:
-        """List memories, newest first (current versions only unless --history).
+        """List memories, newest first.
+
+        Current versions only, unless --history.
 
         Filters compose: every one given must match. Says how many match when it shows fewer, and
         how many of aimos's guides it left out when they are hidden (`aimos guides`)."""

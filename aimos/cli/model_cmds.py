@@ -14,12 +14,15 @@ import typer
 from aimos.cli.output import emit_json, out, say
 
 model_app = typer.Typer(
-    help="The models aimos uses: its embedding model, an NLI judge you provide. Nothing is downloaded.",
+    help="Show and set up the models aimos uses.\n\nThe models aimos uses: its embedding model, an NLI judge"
+    " you provide. Nothing is downloaded.",
     invoke_without_command=True,
     rich_markup_mode=None,
 )
 
-_NLI_HELP = """Enable the NLI judge with the model in DIR, or turn it off with --off.
+_NLI_HELP = """Enable the NLI judge from DIR, or turn it off.
+
+Enable the NLI judge with the model in DIR, or turn it off with --off.
 
 DIR holds model.onnx (an NLI model exported to ONNX: int64 inputs input_ids and attention_mask,
 and token_type_ids when it has them; its first output the logits [batch, labels]), tokenizer.json

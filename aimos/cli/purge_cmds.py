@@ -11,9 +11,11 @@ import typer
 
 from aimos.cli.options import PASSPHRASE_FD
 from aimos.cli.output import emit_json, out, read_confirmation, say
+from aimos.plural import plural
 
 purge_app = typer.Typer(
-    help="Destroy this brain, offline, with a signed categorical receipt (dry run by default).",
+    help="Destroy this brain for good, with a signed receipt.\n\nDestroy this brain, offline, with a signed"
+    " categorical receipt (dry run by default).",
     invoke_without_command=True,
 )
 
@@ -46,7 +48,7 @@ def inventory() -> Any:
 def print_inventory(inv: Any) -> None:
     out(f"brain        {inv.brain_name} ({inv.brain_id}) of company {inv.company_id}")
     out(f"path         {inv.brain_path}")
-    out(f"keystore     {inv.keystore_kind}, {len(inv.key_items)} items")
+    out(f"keystore     {inv.keystore_kind}, {plural(len(inv.key_items), 'item')}")
     out("rows by class:")
     for c in inv.classes:
         out(f"  {c['class']:<24} {c['row_count']}")
@@ -170,7 +172,9 @@ def verify_receipt_cmd(
     ),
     json_out: bool = typer.Option(False, "--json", help="Print the verdict as JSON."),
 ) -> None:
-    """Check a purge receipt: signature, intent binding and master fingerprint (exit 4 if not)."""
+    """Check a purge receipt's signature and binding.
+
+    Check a purge receipt: signature, intent binding and master fingerprint (exit 4 if not)."""
     from aimos.crypto.canonical import json_loads
     from aimos.crypto.encoding import is_hex64
     from aimos.errors import JSONDepthError, NotFoundError, UsageError, VerificationError

@@ -9,6 +9,7 @@ import typer
 
 from aimos.cli.options import ANCHORED_MASTER_FINGERPRINT
 from aimos.cli.output import emit_json, first_line, line, out, say, table, when
+from aimos.plural import plural
 
 if TYPE_CHECKING:
     import apsw
@@ -17,7 +18,7 @@ receipt_app = typer.Typer(
     help="Show and verify recall receipts.", no_args_is_help=True, rich_markup_mode=None
 )
 index_app = typer.Typer(
-    help="The brain's search indexes and vectors.", no_args_is_help=True, rich_markup_mode=None
+    help="Rebuild the brain's search indexes and vectors.", no_args_is_help=True, rich_markup_mode=None
 )
 
 
@@ -38,7 +39,9 @@ def register(app: typer.Typer) -> None:
         ),
         agent: str = typer.Option("cli", "--as", help="The enrolled agent that signs the recall."),
     ) -> None:
-        """Recall memories through a signed request; every recall returns a signed receipt.
+        """Recall memories, with a signed receipt.
+
+        Recall memories through a signed request; every recall returns a signed receipt.
 
         Only memories that match the query are returned: fewer than the limit, or none (aimos
         abstains, and the receipt records it), rather than memories that share only common words
@@ -49,7 +52,7 @@ def register(app: typer.Typer) -> None:
         install) answer questions about aimos: they are searched when the query names aimos, or
         with --guides, never for anything else.
         """
-        from aimos.actions.labels import label_short
+        from aimos.actions.labels import label_short, withheld_count, withheld_words
         from aimos.actions.recall import NOTHING_MATCHES, recall_as
         from aimos.actions.session import open_brain
         from aimos.memory.redaction import shown_text
@@ -83,9 +86,9 @@ def register(app: typer.Typer) -> None:
             out("")
             out("withheld as untrusted (content not shown):")
             for w in result.withheld:
-                out(f"  {w['memory_id']}  {w['label']}  ({line(w['reason'])})")
+                out(f"  {w['memory_id']}  {line(withheld_words(w['label'], w['reason']))}")
         elif result.withheld:
-            say(f"{len(result.withheld)} untrusted memory(s) withheld; --show-withheld lists them.")
+            say(f"{withheld_count(len(result.withheld))}; --show-withheld lists them.")
         receipt = result.receipt
         say(f"receipt {receipt['receipt_id']}  root {receipt['merkle_root']}")
 
@@ -95,7 +98,9 @@ def receipt_show(
     receipt_id: str = typer.Argument(..., help="Receipt id (or a unique prefix)."),
     json_out: bool = typer.Option(False, "--json", help="The whole receipt document as JSON."),
 ) -> None:
-    """Show a recall receipt: its evidence entries, Merkle root and signed event."""
+    """Show a recall receipt: its evidence and signed event.
+
+    Show a recall receipt: its evidence entries, Merkle root and signed event."""
     from aimos.actions.session import open_brain
     from aimos.recall.receipts import receipt_document
 
@@ -117,12 +122,9 @@ def receipt_show(
     if not isinstance(evidence, list) or not all(isinstance(e, dict) for e in evidence):
         say("the evidence is not a list of entries: the receipt was altered (aimos receipt verify says so)")
         return
-    for e in evidence:
-        weight = e["weight_milli"] / 1000
-        out(
-            f"  {e['ordinal']:>3}  {line(e['memory_id'])}  score {e['score']:.3f}  weight {weight:.3f}"
-            f"  {line(e['label'])}  {line(e['version_state'])}"
-        )
+    from aimos.actions.labels import RECEIPT_COLUMNS, receipt_entry
+
+    out(table(list(RECEIPT_COLUMNS), [receipt_entry(e) for e in evidence]))
 
 
 @receipt_app.command("verify")
@@ -131,7 +133,9 @@ def receipt_verify(
     master_fingerprint: str = ANCHORED_MASTER_FINGERPRINT,
     json_out: bool = typer.Option(False, "--json", help="Print the checks as JSON."),
 ) -> None:
-    """Recompute a receipt's Merkle root and check every signature; exit 4 if any check fails."""
+    """Check a receipt's Merkle root and every signature.
+
+    Recompute a receipt's Merkle root and check every signature; exit 4 if any check fails."""
     from aimos.errors import UsageError, VerificationError
     from aimos.verify.receipt import verdict, verify_receipt_document
 
@@ -232,7 +236,9 @@ def index_rebuild(
         " model change): the search indexes and the vectors already made are kept.",
     ),
 ) -> None:
-    """Rebuild the search indexes and the memories' vectors from the memories table (they hold
+    """Rebuild the search indexes and vectors from the memories.
+
+    Rebuild the search indexes and the memories' vectors from the memories table (they hold
     nothing else). The vectors are made by the embedding model, about 25 ms a memory."""
     from aimos.actions.session import open_brain
     from aimos.recall.candidates import rebuild_indexes
@@ -244,7 +250,7 @@ def index_rebuild(
             with write_transaction(brain.conn):
                 count = rebuild_indexes(brain.conn)
                 vectors.remove_all(brain.conn)  # made again below, from the memories' text
-            out(f"rebuilt the search indexes over {count} memories")
+            out(f"rebuilt the search indexes over {plural(count, 'memory')}")
         _make_vectors(brain.conn)
 
 
@@ -271,4 +277,4 @@ def _make_vectors(conn: apsw.Connection) -> None:
     made = embed_pending(conn, embedder, progress=lambda done: shown.count(done, total))
     shown(1, "done")
     seconds = time.perf_counter() - started
-    out(f"made {made} vectors in {seconds:.1f} s ({embedder.name})")
+    out(f"made {plural(made, 'vector')} in {seconds:.1f} s ({embedder.name})")

@@ -9,6 +9,7 @@ import typer
 
 from aimos.cli.options import PASSPHRASE_FD
 from aimos.cli.output import emit_json, out, read_confirmation, say, when
+from aimos.plural import agree, plural
 
 
 def register(app: typer.Typer) -> None:
@@ -30,7 +31,9 @@ def register(app: typer.Typer) -> None:
         passphrase_fd: int = PASSPHRASE_FD,
         json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     ) -> None:
-        """Remove one memory's text, source and key (unless --keep-key) from the brain for good:
+        """Remove one memory's text from the brain for good.
+
+        Remove one memory's text, source and key (unless --keep-key) from the brain for good:
         the master's passphrase and a typed confirmation. Its hashes, signatures, provenance,
         outcomes, labels and receipts stay and still verify; show, recall and the TUI say who
         redacted it, when and why."""
@@ -109,7 +112,8 @@ def _print(mid: str, result: dict[str, Any], done: Any, backups: bool) -> None:
     holding = result["backups_holding_text"]
     if holding:
         say(
-            f"warning: {len(holding)} backup(s) still hold this memory's text ("
+            f"warning: {plural(len(holding), 'backup')} still {agree(len(holding), 'holds', 'hold')}"
+            " this memory's text ("
             + ", ".join(holding)
             + f"); `aimos redact {mid[:8]} --backups --reason ...` removes it there too"
         )

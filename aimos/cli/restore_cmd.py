@@ -9,6 +9,7 @@ import typer
 
 from aimos.cli.options import ANCHORED_MASTER_FINGERPRINT, PASSPHRASE_FD
 from aimos.cli.output import ask, emit_json, out, say, table, when
+from aimos.plural import plural
 
 
 def register(app: typer.Typer) -> None:
@@ -23,12 +24,12 @@ def register(app: typer.Typer) -> None:
         ),
         json_out: bool = typer.Option(False, "--json", help="Print the signed record as JSON."),
     ) -> None:
-        """Put a backup back in place of the brain: verified first, signed by the master, the
-        replaced brain kept beside it, and what it held beyond the backup said.
+        """Put a verified backup back in place of the brain.
 
-        Memories saved since the backup are named and asked about first (--yes does not ask;
-        without a terminal it must be given). A running housekeeper is stopped for the restore
-        and started again after it."""
+        The backup is verified first, the restore signed by the master, the replaced brain kept
+        beside it, and what it held beyond the backup said. Memories saved since the backup are
+        named and asked about first (--yes does not ask; without a terminal it must be given). A
+        running housekeeper is stopped for the restore and started again after it."""
         from aimos.actions.session import expected_master_fingerprint
         from aimos.errors import UsageError
         from aimos.housekeeper import restore as restoring
@@ -98,7 +99,8 @@ def register(app: typer.Typer) -> None:
         out(f"signed restore record {record['restore_id']}; newest seal now #{record['newest_seal']}")
         if record.get("redactions_reapplied"):
             out(
-                f"redacted again: {len(record['redactions_reapplied'])} memory text(s) the master redacted "
+                f"redacted again: {plural(len(record['redactions_reapplied']), 'memory text')} the master"
+                " redacted "
                 "after this backup was made (" + ", ".join(record["redactions_reapplied"]) + ")"
             )
         say("Run `aimos verify` to check it.")

@@ -13,7 +13,9 @@ from aimos.vocabulary import HOUSEKEEPER
 def register(app: typer.Typer) -> None:
     @app.command("status")
     def status(json_out: bool = typer.Option(False, "--json", help="Print as JSON.")) -> None:
-        """Show the brain, keystore, master fingerprint, counts, housekeeper and identities."""
+        """Show the brain, its keys, counts and housekeeper.
+
+        Show the brain, keystore, master fingerprint, counts, housekeeper and identities."""
         from aimos.housekeeper.brain_status import status_report
 
         report = status_report()

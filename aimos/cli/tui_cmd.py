@@ -13,7 +13,9 @@ def register(app: typer.Typer) -> None:
         agent: str = typer.Option("cli", "--as", help="The enrolled agent that signs recalls and actions."),
         light: bool = typer.Option(False, "--light", help="Start with the light theme."),
     ) -> None:
-        """Browse memories, run recalls, inspect receipts, trajectories and labels, verify the brain."""
+        """Browse, recall, judge and verify in the terminal.
+
+        Browse memories, run recalls, inspect receipts, trajectories and labels, verify the brain."""
         from aimos.actions.agents import expiry_warnings
         from aimos.actions.session import open_brain
         from aimos.cli.output import say

@@ -16,6 +16,7 @@ import typer
 
 from aimos.cli.options import PASSPHRASE_FD
 from aimos.cli.output import emit_json, out, say
+from aimos.plural import plural
 
 
 def register(app: typer.Typer) -> None:
@@ -90,7 +91,7 @@ def _confirm(found: Any) -> None:
         )
     what = [_service_words(found.service)] if found.service else []
     if found.remove:
-        what.append(f"{len(found.remove)} state file(s)")
+        what.append(plural(len(found.remove), "state file"))
     say(f"This removes {' and '.join(what)}; the brain, its keys and backups stay.")
     try:
         agreed = typer.confirm("Uninstall?", default=False, err=True)

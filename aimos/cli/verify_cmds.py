@@ -12,6 +12,7 @@ import typer
 
 from aimos.cli.options import ANCHORED_MASTER_FINGERPRINT
 from aimos.cli.output import emit_json, line, out, phase_progress, say, table
+from aimos.plural import agree, plural
 from aimos.vocabulary import COGNITIVE_EVIDENCE_SCHEMA as COGNITIVE
 from aimos.vocabulary import V1_RECALL_CORPUS_SCHEMA as V1_CORPUS
 from aimos.vocabulary import V1_RECALL_EVIDENCE_SCHEMA as V1_RECALL
@@ -54,11 +55,12 @@ def _export_text(value: str, memory: str | None, guides: bool) -> None:
         lambda b: text_export(b, kind, guides=guides),
     )
     _write_export(target, made.document.encode("utf-8"))
-    say(f"wrote {made.memories} memories ({kind}) to {target}")
+    say(f"wrote {plural(made.memories, 'memory')} ({kind}) to {target}")
     if made.redacted:
-        say(f"left out {made.redacted} redacted memories: their text is gone")
+        say(f"left out {plural(made.redacted, 'redacted memory')}: their text is gone")
     if made.guides:
-        say(f"left out aimos's {made.guides} guide memories (every brain has its own; --guides writes them)")
+        left = plural(made.guides, "guide memory")
+        say(f"left out aimos's {left} (every brain has its own; --guides writes them)")
     say(
         "warning: this file holds your memories in plain text (0600): keep it as private as the brain, "
         "and delete it when it has served"
@@ -118,7 +120,8 @@ def vectors_text(told: dict[str, Any]) -> str:
     """What the vector checks counted, and whether (and how many) were recomputed."""
     if "vectors" not in told:  # the brain checks stopped before they counted (a damaged brain)
         return "not counted: the brain checks stopped at the damage named above"
-    counted = f"{told['vectors']} of {told['memories']} memories have one"
+    having = agree(told["vectors"], "has", "have")
+    counted = f"{told['vectors']} of {plural(told['memories'], 'memory')} {having} one"
     if told.get("stale"):
         counted += f" ({told['stale']} by another model)"
     if told.get("skipped"):
@@ -144,7 +147,9 @@ def register(app: typer.Typer) -> None:  # noqa: C901, PLR0915 (the command grou
         ),
         json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
     ) -> None:
-        """Run the in-database and the portable verifier; report verdicts, reasons, roots and parity."""
+        """Verify the whole brain with both verifiers.
+
+        Run the in-database and the portable verifier; report verdicts, reasons, roots and parity."""
         from aimos.actions.session import expected_master_fingerprint, open_for_verification
         from aimos.errors import UsageError, VerificationError
         from aimos.learning import verify_outcome
@@ -179,8 +184,8 @@ def register(app: typer.Typer) -> None:  # noqa: C901, PLR0915 (the command grou
             emit_json(result)
         else:
             out(
-                f"in-database verifier  {'ok' if in_db['ok'] else 'FAILED'}  {in_db['memories']} memories, "
-                f"{len(in_db['event_chains'])} event chains"
+                f"in-database verifier  {'ok' if in_db['ok'] else 'FAILED'}  "
+                f"{plural(in_db['memories'], 'memory')}, {plural(len(in_db['event_chains']), 'event chain')}"
             )
             out(f"  corpus proof root   {in_db['corpus_proof_root']}")
             for r in in_db["failures"]:
@@ -211,7 +216,8 @@ def register(app: typer.Typer) -> None:  # noqa: C901, PLR0915 (the command grou
                 anchored = brain_state["anchored_seal"]
                 out(
                     f"brain                 {'ok' if brain_state['ok'] else 'FAILED'}  "
-                    f"{brain_state['rows']} rows under {brain_state['seals']} seals, schema, search indexes, "
+                    f"{plural(brain_state['rows'], 'row')} under {plural(brain_state['seals'], 'seal')},"
+                    " schema, search indexes, "
                     + (
                         f"newest seal #{brain_state['head_seal']} (anchored #{anchored})"
                         if anchored
@@ -238,7 +244,9 @@ def register(app: typer.Typer) -> None:  # noqa: C901, PLR0915 (the command grou
             False, "--guides", help="With --text: also write aimos's own guides (left out by default)."
         ),
     ) -> None:
-        """Export portable evidence (--cognitive: hom.aimos.mutmem-cognitive-evidence/v1, for offline
+        """Export memories as text, or as evidence to verify.
+
+        Export portable evidence (--cognitive: hom.aimos.mutmem-cognitive-evidence/v1, for offline
         verification), or the current memories' text, keys, types, labels and weights (--text:
         plain text, 0600, which `aimos import` reads into another brain)."""
         from aimos.errors import UsageError
@@ -260,7 +268,7 @@ def register(app: typer.Typer) -> None:  # noqa: C901, PLR0915 (the command grou
             cognitive, "--cognitive", example, lambda b: cognitive_bundle(b, memory), write=True
         )
         _write_json(target, bundle)
-        say(f"wrote {len(bundle['memories'])} memories to {target}")
+        say(f"wrote {plural(len(bundle['memories']), 'memory')} to {target}")
         if memory is not None and len(bundle["memories"]) == 1:
             mid = bundle["memories"][0]["memory_id"]
             say(f"a bundle of one memory: verify it with `aimos verify-bundle {target} --memory {mid}`")
@@ -270,13 +278,15 @@ def register(app: typer.Typer) -> None:  # noqa: C901, PLR0915 (the command grou
         receipt: str = typer.Argument(..., help="A recall receipt id (or unique prefix)."),
         output: str = typer.Option(..., "-o", "--output", help="Write the V2 recall envelope to FILE."),
     ) -> None:
-        """Export one recall as a MutMem V2 recall-disclosure envelope (verify it with verify-bundle)."""
+        """Export one recall as a portable evidence bundle.
+
+        Export one recall as a MutMem V2 recall-disclosure envelope (verify it with verify-bundle)."""
         from aimos.actions.export import recall_envelope
 
         example = "aimos export-recall RECEIPT -o recall.json"
         target, bundle = _export(output, "-o", example, lambda b: recall_envelope(b, receipt))
         _write_json(target, bundle)
-        say(f"wrote a V2 recall envelope ({bundle['result_count']} results) to {target}")
+        say(f"wrote a V2 recall envelope ({plural(bundle['result_count'], 'result')}) to {target}")
 
     @app.command("export-outcome")
     def export_outcome_cmd(
@@ -287,7 +297,9 @@ def register(app: typer.Typer) -> None:  # noqa: C901, PLR0915 (the command grou
             ..., "-o", "--output", help="Write the V2 mutation bundle to FILE (and FILE.witness.json, ...)."
         ),
     ) -> None:
-        """Export one outcome as a MutMem V2 mutation bundle, with its witness and trust context."""
+        """Export one outcome as a portable evidence bundle.
+
+        Export one outcome as a MutMem V2 mutation bundle, with its witness and trust context."""
         from aimos.actions.export import outcome_bundle
 
         example = "aimos export-outcome OUTCOME -o outcome.json"
@@ -330,7 +342,9 @@ def register(app: typer.Typer) -> None:  # noqa: C901, PLR0915 (the command grou
         ),
         json_out: bool = typer.Option(False, "--json", help="Print the verdict as JSON."),
     ) -> None:
-        """Verify an evidence bundle offline, whoever made it; exit 4 when invalid.
+        """Verify an evidence bundle offline, whoever made it.
+
+        Exit 4 when it is invalid.
 
         A valid verdict proves that the bundle is internally consistent and signed by keys that
         chain to the master fingerprint you supplied, so what it says was disclosed or changed is
@@ -365,11 +379,11 @@ def register(app: typer.Typer) -> None:  # noqa: C901, PLR0915 (the command grou
             if json_out:
                 emit_json({"schema": schema, **verdict.to_json()})
             else:
-                where = f" at {verdict.where}" if verdict.where else ""
-                out(f"{verdict.verdict}" + (f": {verdict.reason}{where}" if verdict.reason else ""))
                 if verdict.detail and verdict.reason:
-                    out(f"  {verdict.detail}")
-                out(f"signatures verified: {verdict.signatures_verified}")
+                    out(f"  {line(verdict.detail)}")
+                where = f" at {verdict.where}" if verdict.where else ""
+                reason = f"{verdict.reason}{where}" if verdict.reason else None
+                out(_summary(verdict.verdict, reason, [_checked(verdict.signatures_verified)]))
             if verdict.verdict != "valid":
                 raise VerificationError(f"the bundle is {verdict.verdict}: {verdict.reason}")
             return
@@ -377,6 +391,19 @@ def register(app: typer.Typer) -> None:  # noqa: C901, PLR0915 (the command grou
             _verify_v1_recall(document, kind == "v1_corpus", master_fingerprint, json_out)
             return
         _verify_cognitive(path, master_fingerprint, memory, json_out)
+
+
+def _checked(signatures: int) -> str:
+    return f"{plural(signatures, 'signature')} checked"
+
+
+def _summary(verdict: str, reason: str | None, counts: list[str]) -> str:
+    """verify-bundle's last line: the verdict, the reason for any other than valid, and what was
+    counted ("valid: 2 memories, 4 signatures checked")."""
+    counted = ", ".join(counts)
+    if reason:
+        return f"{verdict}: {reason}" + (f" ({counted})" if counted else "")
+    return f"{verdict}: {counted}" if counted else verdict
 
 
 MAX_V2_BYTES = 16 * 1024 * 1024
@@ -442,8 +469,8 @@ def _unsupported(schema: str | None, json_out: bool) -> None:
             {"schema": schema, "verdict": "invalid", "primary_reason": "unsupported_schema", "detail": detail}
         )
     else:
-        out("invalid: unsupported_schema")
         out(f"  {detail}")
+        out(_summary("invalid", "unsupported_schema", []))
     raise VerificationError(
         f"the bundle is invalid: unsupported_schema ({said})",
         "verify-bundle takes MutMem V2 recall and mutation bundles, V1 recall evidence and corpora"
@@ -473,25 +500,29 @@ def _verify_v1_recall(document: Any, corpus: bool, master_fingerprint: str | Non
                     ],
                 )
             )
-        out(f"{verdict.verdict}" + (f": {verdict.primary_reason}" if verdict.primary_reason else ""))
         if verdict.detail:
-            out(f"  {verdict.detail}")
-        out(f"members {verdict.observed_n} of {verdict.intended_n} intended")
+            out(f"  {line(verdict.detail)}")
         out(f"corpus root {verdict.corpus_root}")
+        intended, observed = verdict.intended_n, verdict.observed_n or 0
+        members = [] if intended is None else [f"{observed} of {plural(intended, 'intended member')}"]
+        out(_summary(verdict.verdict, verdict.primary_reason, members))
     else:
-        out(f"{verdict.verdict}" + (f": {verdict.primary_reason}" if verdict.primary_reason else ""))
         if verdict.detail:
-            out(f"  {verdict.detail}")
-        counts = [
-            f"{name} {value}"
-            for name, value in (("memories", verdict.memories), ("Merkle leaves", verdict.recall_leaves))
-            if value is not None
-        ]
-        out(", ".join([*counts, f"signatures verified {verdict.signatures_verified}"]))
+            out(f"  {line(verdict.detail)}")
         if verdict.merkle_root:
             out(f"merkle root {verdict.merkle_root}")
         if verdict.bundle_sha256:
             out(f"bundle sha256 {verdict.bundle_sha256}")
+        counts = [
+            plural(value, noun, nouns)
+            for noun, nouns, value in (
+                ("memory", None, verdict.memories),
+                ("Merkle leaf", "Merkle leaves", verdict.recall_leaves),
+            )
+            if value is not None
+        ]
+        counts.append(_checked(verdict.signatures_verified))
+        out(_summary(verdict.verdict, verdict.primary_reason, counts))
     if verdict.verdict == "indeterminate":
         raise VerificationError(
             f"the bundle is indeterminate: {verdict.primary_reason}",
@@ -524,28 +555,35 @@ def _verify_cognitive(path: Path, master_fingerprint: str | None, memory: str | 
     if json_out:
         emit_json(result)
     else:
-        if verdict_c.records:
+        from aimos.actions.labels import weight_history
+
+        records = verdict_c.records
+        if records:
             out(
                 table(
-                    ["memory", "status", "ok", "chain", "sigs", "reason"],
+                    ["memory", "verifies", "weight history", "signatures", "problem"],
                     [
                         [
                             r["memory_id"][:8],
-                            r["certification_status"],
-                            str(r["ok"]),
-                            str(r["chain_length"]),
+                            "yes" if r["ok"] else "NO",
+                            weight_history(r["certification_status"], r["chain_length"]),
                             str(r["sigs_verified"]),
                             r["reason"] or "-",
                         ]
-                        for r in verdict_c.records
+                        for r in records
                     ],
                 )
             )
-        out(f"{verdict_c.verdict}" + (f": {verdict_c.primary_reason}" if verdict_c.primary_reason else ""))
         if verdict_c.detail and verdict_c.primary_reason:
             out(f"  {line(verdict_c.detail)}")
         if verdict_c.corpus_proof_root is not None:
             out(f"corpus proof root {verdict_c.corpus_proof_root}")
+        counts = [
+            plural(len(records), "memory"),
+            plural(sum(r["chain_length"] for r in records), "signed weight change"),
+            _checked(sum(r["sigs_verified"] for r in records)),
+        ]
+        out(_summary(verdict_c.verdict, verdict_c.primary_reason, counts))
     if verdict_c.verdict != "valid":
         from aimos.verify.cognitive import R
 

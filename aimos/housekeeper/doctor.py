@@ -8,6 +8,7 @@ from typing import Any
 from aimos.actions.doctor import OK, WARN, Check
 from aimos.crypto.encoding import iso_ms
 from aimos.housekeeper.scheduler import readiness
+from aimos.plural import agree, plural
 from aimos.vocabulary import HOUSEKEEPER
 
 
@@ -40,16 +41,21 @@ def housekeeper_check(now: int | None = None) -> Check:
             0,
             (
                 f"running (pid {report['pid']}) but not ready: "
-                f"{report['jobs_registered']} of {len(report['jobs'])} jobs registered",
+                f"{report['jobs_registered']} of {plural(len(report['jobs']), 'job')} registered",
                 f"aimos housekeeper stop && aimos housekeeper start (its log: {report['log']})",
             ),
         )
     if problems:
         return Check(HOUSEKEEPER, WARN, "; ".join(p[0] for p in problems), "; ".join(p[1] for p in problems))
     ran = [job for job in report["jobs"] if job["last_run"]]
-    runs = f"{len(ran)} of {len(report['jobs'])} jobs have run, none failed" if ran else "no job has run yet"
+    runs = (
+        f"{len(ran)} of {plural(len(report['jobs']), 'job')} {agree(len(ran), 'has', 'have')} run,"
+        " none failed"
+        if ran
+        else "no job has run yet"
+    )
     return Check(
         HOUSEKEEPER,
         OK,
-        f"running (pid {report['pid']}), {report['jobs_registered']} jobs registered; {runs}",
+        f"running (pid {report['pid']}), {plural(report['jobs_registered'], 'job')} registered; {runs}",
     )

@@ -54,6 +54,7 @@ from aimos.identity.epochs import (
 from aimos.identity.keystore import Keystore, open_keystore
 from aimos.memory.redaction import redactions as memory_redactions
 from aimos.memory.versions import memories_not_in, memory_ids
+from aimos.plural import plural
 from aimos.store import freshness, seals
 from aimos.store.cells import text_of
 from aimos.store.connection import copy_brain, open_reader, open_writer, write_transaction
@@ -482,7 +483,7 @@ def _move_aside(brain: Path, at: int) -> Path | None:
 def describe_lost(lost: dict[str, Any]) -> str:
     rows = lost.get("rows") or {}
     parts = [f"{n} {table}" for table, n in sorted(rows.items())]
-    text = f"{lost.get('writes', 0)} write(s)"
+    text = plural(lost.get("writes", 0), "write")
     return text + (": " + ", ".join(parts) if parts else "")
 
 

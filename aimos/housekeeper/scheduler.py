@@ -31,6 +31,7 @@ from aimos.housekeeper import state
 from aimos.housekeeper.jobs import JobSpec, job_specs
 from aimos.housekeeper.jobs import vectors as vectors_job
 from aimos.housekeeper.runs import last_runs, open_housekeeper_writer, reconcile_open_runs, run_job
+from aimos.plural import plural
 from aimos.store.connection import open_reader
 from aimos.vocabulary import HOUSEKEEPER_STATUS_SCHEMA
 
@@ -219,7 +220,7 @@ class Housekeeper:
         signal.signal(signal.SIGINT, self._on_signal)
         closed = reconcile_open_runs()
         if closed:
-            self._log(f"closed {len(closed)} run(s) a previous process left open")
+            self._log(f"closed {plural(len(closed), 'run')} a previous process left open")
         for spec in job_specs():
             self.scheduler.add_job(
                 self._scheduled, trigger_for(spec), args=[spec.name], id=spec.name, name=spec.summary

@@ -18,6 +18,7 @@ from aimos import paths
 from aimos.errors import KeychainError, KeychainLockedError, UsageError
 from aimos.identity.secret_service import KeyringLocked as SecretServiceLocked
 from aimos.identity.secret_service import SecretServiceItems
+from aimos.plural import plural
 
 KEYSTORE_CHOICES = ("os", "file", "auto")
 _REFUSED_BACKEND_MODULES = ("keyring.backends.fail", "keyring.backends.null", "keyrings.alt")
@@ -303,7 +304,7 @@ class CachedKeystore:
         return f"{self.inner.describe()} (reads kept for this process)"
 
     def __repr__(self) -> str:  # never the secrets it holds
-        return f"CachedKeystore({self.inner.kind}, {len(self._read)} item(s) kept)"
+        return f"CachedKeystore({self.inner.kind}, {plural(len(self._read), 'item')} kept)"
 
 
 class KeystoreCache:

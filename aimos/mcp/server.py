@@ -378,7 +378,7 @@ def build_server(agent: str, keystores: KeystoreCache | None = None, *, keep_bra
         annotations=ToolAnnotations(title="Recall memories", read_only_hint=False, destructive_hint=False),
         description=(
             "Search the user's memories with a plain-words query; returns the matches with ids, scores, "
-            "trust labels (unverified: not judged yet) and a signed receipt. Use it before answering "
+            "trust labels (most memories are not judged yet) and a signed receipt. Use it before answering "
             "anything about the user, their people, plans, preferences or past decisions. Untrusted "
             "memories are withheld; only memories that match come back: fewer than the limit, or none."
         ),
@@ -400,6 +400,7 @@ def build_server(agent: str, keystores: KeystoreCache | None = None, *, keep_bra
         return guarded(recall_memories, query, limit, guides)
 
     def recall_memories(query: str, limit: int, guides: bool) -> CallToolResult:
+        from aimos.actions.labels import withheld_count
         from aimos.actions.recall import NOTHING_MATCHES, recall_as
 
         if isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
@@ -414,7 +415,7 @@ def build_server(agent: str, keystores: KeystoreCache | None = None, *, keep_bra
             NOTHING_MATCHES
         ]
         if got.withheld:
-            lines.append(f"{len(got.withheld)} untrusted memory(s) withheld.")
+            lines.append(f"{withheld_count(len(got.withheld))}.")
         lines.append(f"receipt {receipt['receipt_id']} root {receipt['merkle_root']}")
         return result(
             "\n".join(lines),
@@ -497,6 +498,7 @@ def build_server(agent: str, keystores: KeystoreCache | None = None, *, keep_bra
         return guarded(show, memory_id)
 
     def show(memory_id: str) -> CallToolResult:
+        from aimos.actions.labels import label_words, withheld_words
         from aimos.actions.memory import show as show_memory
 
         mid = full_id(memory_id, "memory")
@@ -521,10 +523,11 @@ def build_server(agent: str, keystores: KeystoreCache | None = None, *, keep_bra
             ),
         )
         state = v["state"] + (f", superseded by {v['superseded_by']}" if v["superseded_by"] else "")
-        said = shown_text(d) if d["withheld"] is None else f"(text withheld as untrusted: {d['withheld']})"
+        why = d["withheld"] and withheld_words(d["epistemic_label"], d["withheld"])
+        said = shown_text(d) if not why else f"(text withheld as untrusted: {why})"
         return result(
             f"{said}\n[{d['memory_id']}] version {v['number']} of {v['of']} ({state}), "
-            f"weight {d['weight']:.3f}, label {d['epistemic_label']}",
+            f"weight {d['weight']:.3f}, label: {label_words(d['epistemic_label'])}",
             shown,
         )
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import apsw
 
 from aimos.meaning.vectors import Matrix, pack
+from aimos.plural import agree, plural
 from aimos.store import vectors
 from aimos.store.connection import write_transaction
 
@@ -334,7 +335,8 @@ class MeaningState:
         if not self.on:
             return f"recall by meaning off: {self.why}; recall works on words alone"
         shown = MODEL_NAME.split(":")[0]
-        return f"recall by meaning on ({shown}, {self.vectors} of {self.memories} memories have vectors)"
+        having = agree(self.vectors, "has a vector", "have vectors")
+        return f"recall by meaning on ({shown}, {self.vectors} of {plural(self.memories, 'memory')} {having})"
 
     def to_json(self) -> dict[str, object]:
         return {**self.__dict__, "text": self.text()}

@@ -48,6 +48,11 @@ DEFAULT_TRUST = 0.72
 RELEVANCE_FLOOR = 0.01
 NOT_RELEVANT = "not_relevant"
 FLOOR_WEIGHT_MILLI = 100
+# why a candidate gets the trust it gets (its Trust.reason): its label (LABEL_REASON and the label),
+# or a withholding that no label decides
+LABEL_REASON = "label:"
+RETAINED_QUARANTINE = "retained_quarantine"
+WEIGHT_AT_FLOOR = "weight_at_floor"
 
 # the query-lure rules (PROTOCOL-NOTES 10, trust rules 4-5), with the reference's numbers and its
 # stop-word list for query coverage (a protocol constant: the coverage must count as it counts)
@@ -193,19 +198,19 @@ def echoes(query: str, candidates: Sequence[Candidate]) -> list[Echo]:
 
 def trust_of(c: Candidate, echo: Echo = NO_ECHO, contested: bool = False) -> Trust:
     if c.quarantine or c.scope == "quarantine" or c.memory_type == "quarantine":
-        return Trust(0.1, True, "retained_quarantine")
+        return Trust(0.1, True, RETAINED_QUARANTINE)
     if c.weight_milli <= FLOOR_WEIGHT_MILLI:
-        return Trust(0.1, True, "weight_at_floor")
+        return Trust(0.1, True, WEIGHT_AT_FLOOR)
     if c.label != UNVERIFIED and c.label in LABEL_TRUST:
         multiplier, untrusted = LABEL_TRUST[c.label]
-        return Trust(multiplier, untrusted, f"label:{c.label}")
+        return Trust(multiplier, untrusted, LABEL_REASON + c.label)
     if echo.lure:
         if echo.cluster >= LURE_CLUSTER:
             return Trust(LURE_CLUSTER_TRUST, True, QUERY_LURE)
         return Trust(LURE_SINGLE_TRUST, True, QUERY_LURE)
     if contested:
         return Trust(AGREEMENT_TRUST, True, AGREEMENT_CONTESTED)
-    return Trust(DEFAULT_TRUST, False, f"label:{c.label}")
+    return Trust(DEFAULT_TRUST, False, LABEL_REASON + c.label)
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ import apsw
 
 from aimos import paths
 from aimos.errors import AimosError, SealError
+from aimos.plural import agree, plural
 from aimos.store.cells import text_of
 from aimos.store.seals import Seal, SealContext, brain_id_of, head_seal, seal_at
 
@@ -223,7 +224,7 @@ def _against(
             "check": "freshness",
             "reason": "brain_rolled_back",
             "detail": f"the brain's newest seal is #{have}, but seal #{seq} was committed and anchored "
-            f"{where}: {seq - have} write(s) are missing",
+            f"{where}: {plural(seq - have, 'write')} {agree(seq - have, 'is', 'are')} missing",
             "table": None,
         }
     at = head if head is not None and head.seq == seq else seal_at(conn, seq)

@@ -35,6 +35,7 @@ from aimos.crypto import commitments
 from aimos.crypto.commitments import SealEntry
 from aimos.crypto.ed25519 import verify as ed25519_verify
 from aimos.errors import AimosError, EpochRevokedError, SealError
+from aimos.plural import plural
 from aimos.store.cells import text_of
 from aimos.verify.kit.redaction import RowSwap, check_record, row_swaps
 from aimos.vocabulary import HOUSEKEEPER
@@ -395,12 +396,12 @@ def check_counts(
         sealed = heads.get(name, (0, 0, b""))[0]
         if count != sealed:
             gap = (
-                f"{sealed - count} sealed row(s) gone"
+                f"{plural(sealed - count, 'sealed row')} gone"
                 if count < sealed
-                else f"{count - sealed} row(s) no seal covers"
+                else f"{plural(count - sealed, 'row')} no seal covers"
             )
             raise SealError(
-                f"table {name} holds {count} rows but its seals say {sealed} ({gap}): "
+                f"table {name} holds {plural(count, 'row')} but its seals say {sealed} ({gap}): "
                 "it was changed outside aimos",
                 reason="row_missing" if count < sealed else "row_injected",
             )
@@ -795,7 +796,7 @@ def _verify_table(
             failures.append(
                 _failure(
                     reason,
-                    f"{shape.name}: {what}, sealed by seal #{seq} as {want} row(s)",
+                    f"{shape.name}: {what}, sealed by seal #{seq} as {plural(want, 'row')}",
                     shape.name,
                 )
             )

@@ -239,7 +239,7 @@ class AimosApp(App[None]):
         self.push_screen(ConfirmDialog("Sign feedback?", body), answered)
 
     def label(self, memory_id: str, current_label: str) -> None:
-        from aimos.actions.labels import judge_memory, label_words, needs_master
+        from aimos.actions.labels import basis_words, judge_memory, judgment_word, label_change, needs_master
 
         def answered(choice: dict[str, str] | None) -> None:
             if not choice:
@@ -261,15 +261,15 @@ class AimosApp(App[None]):
                 del passphrase
                 return judge_memory(brain, self.agent, memory_id, judgment, reason, master=master)
 
-            moved = self.signed(call, doing=f"{judgment} the memory")
+            moved = self.signed(call, doing=f"record your judgment ({judgment_word(judgment)})")
             secret[0] = ""
             if moved is None:
                 return
             lines = event_lines(
                 {
                     "memory": moved.memory_id,
-                    "label": f"{moved.previous_label} → {moved.label} ({label_words(moved.label)})",
-                    "basis": moved.basis,
+                    "label": label_change(moved.previous_label, moved.label),
+                    "by": basis_words(moved.basis),
                     "classification": moved.classification_hash,
                     "event": moved.event_id,
                 }

@@ -14,10 +14,11 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
-from aimos.actions.labels import label_words
+from aimos.actions.labels import judged_by, label_short, label_words, verified_words
 from aimos.learning.verifier import verify_brain
 from aimos.memory.redaction import shown_text
 from aimos.memory.versions import CREATED_ELSEWHERE, memory_detail, originated
+from aimos.plural import plural
 from aimos.recall.label_chain import label_history
 from aimos.recall.weight_chain import weight_trajectory
 from aimos.tui.format import cells, chart, first_line, plain, plain_line, trajectory_points, when
@@ -131,7 +132,7 @@ class MemoryScreen(Screen[None]):
             *created,
             ("saved by", f"{d['author_agent_id']} at {when(d['created_at'])}"),
             ("weight", f"{d['weight']:.3f}" + (" (retained quarantine)" if d["quarantine"] else "")),
-            ("label", f"{label_words(d['epistemic_label'])} ({d['epistemic_label']})"),
+            ("label", label_words(d["epistemic_label"])),
             ("version", f"{v['number']} of {v['of']} ({v['state']})"),
             ("live content hash", d["live_content_hash"]),
             ("occurrences", str(len(d["occurrences"]))),
@@ -167,13 +168,7 @@ class MemoryScreen(Screen[None]):
         widget = self.query_one("#detail-verification", Static)
         widget.set_class(not ver["ok"], "failed")
         if ver["ok"]:
-            widget.update(
-                Text(
-                    f"✓ verifies: {ver['status']}, weight chain of {ver['chain_length']},"
-                    f" {ver['sigs_verified']} signatures checked",
-                    style=self.aimos.ink("green"),
-                )
-            )
+            widget.update(Text(f"✓ verifies: {verified_words(ver)}", style=self.aimos.ink("green")))
         else:
             why = ver["reason"] + (f" ({ver['detail']})" if ver["detail"] else "")
             widget.update(plain_line(f"✗ DOES NOT VERIFY: {why}", style=self.aimos.ink("bold red")))
@@ -192,7 +187,8 @@ class MemoryScreen(Screen[None]):
         body = Text()
         start = trajectory["start"]
         body.append(
-            f"weight trajectory: {len(points)} point(s), {points[0] / 1000:.3f} → {points[-1] / 1000:.3f}"
+            f"weight trajectory: {plural(len(points), 'point')},"
+            f" {points[0] / 1000:.3f} → {points[-1] / 1000:.3f}"
             f"  (started {start['basis']} at {when(start['at'])})\n",
             style="bold",
         )
@@ -220,23 +216,19 @@ class MemoryScreen(Screen[None]):
     def _show_labels(self, history: list[dict[str, Any]]) -> None:
         if not history:
             self.query_one("#detail-labels", Static).update(
-                Text("label history: none (unverified since saved)", style="dim")
+                Text("label history: none (not judged since saved)", style="dim")
             )
             return
-        table = _table("at", "label", "basis", "judged by", "reason")
+        table = _table("at", "label", "who", "reason")
         table.caption = (
             "each label is a transition the housekeeper signed; a judgment carries the judge's request"
         )
         table.caption_justify = "left"
         for h in history:
-            ev = h["evidence"] if isinstance(h["evidence"], dict) else {}  # signed JSON, as recorded
-            if ev:
-                by = f"{ev.get('agent_id')}" + (" + master" if ev.get("master_fingerprint") else "")
-            else:
-                by = f"classifier (score {h['confidence_milli']})"
-            label = plain_line(h["label"], style=self.aimos.ink("red") if h["label"] in ADVERSE else "")
+            adverse = self.aimos.ink("red") if h["label"] in ADVERSE else ""
+            label = plain_line(label_short(h["label"]), style=adverse)
             reason = str(h["reason"]) if h["reason"] is not None else "-"
-            table.add_row(*cells(when(h["created_at"]), label, h["basis"], by, first_line(reason, 60)))
+            table.add_row(*cells(when(h["created_at"]), label, judged_by(h), first_line(reason, 60)))
         self.query_one("#detail-labels", Static).update(table)
 
     # --- actions ------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, Static, TextArea
 
-from aimos.actions.labels import JUDGMENT_MEANING, JUDGMENT_WORDS, label_words
+from aimos.actions.labels import JUDGMENT_MEANING, JUDGMENT_WORDS, judgment_list, label_words
 from aimos.terminal import visible
 from aimos.tui.format import plain, plain_line
 from aimos.vocabulary import JUDGMENTS, raises_trust
@@ -218,7 +218,7 @@ class MessageDialog(ModalScreen[None]):
         self.dismiss(None)
 
 
-HELP = """\
+HELP = f"""\
 aimos tui: browse your brain, run recalls, inspect receipts and sign actions.
 
 Everywhere
@@ -233,7 +233,7 @@ Memories
 
 A memory
   g / b         signed feedback: good / bad (about your latest recall of it)
-  l             label: confirm, refute, support or dispute, with a reason
+  l             label: {judgment_list()}, with a reason
   c             correct: a new version that supersedes it (the old one is kept)
   escape        back
 

@@ -13,6 +13,7 @@ from textual.timer import Timer
 from textual.widgets import Footer, Header, Input, Select, Static
 
 from aimos.actions.guides import hidden_note, view
+from aimos.actions.labels import label_short
 from aimos.memory.versions import SORTS, browse, distinct_values, rows_by_rowid
 from aimos.terminal import visible, visible_line
 from aimos.tui.format import header_text
@@ -126,8 +127,9 @@ class MemoriesScreen(Screen[None]):
             values = found[column]
             select = self.query_one(f"#{widget_id}", Select)
             current = select.value
+            shown = label_short if column == "epistemic_label" else str  # a label in people's words
             # a stored type or scope: drawn as text (no markup), on one line however narrow the box
-            choices = [(Text(visible_line(v), no_wrap=True, overflow="ellipsis"), v) for v in values]
+            choices = [(Text(visible_line(shown(v)), no_wrap=True, overflow="ellipsis"), v) for v in values]
             select.set_options(choices)
             if current in values:
                 select.value = current

@@ -13,9 +13,10 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
-from aimos.actions.labels import label_short
+from aimos.actions.labels import RECEIPT_COLUMNS, label_short, receipt_entry, withheld_words
 from aimos.actions.recall import NOTHING_MATCHES
 from aimos.memory.redaction import shown_text
+from aimos.plural import plural
 from aimos.recall.receipts import receipt_document, verify_receipt_in_brain
 from aimos.tui.format import cells, first_line, plain_line, when
 from aimos.tui.guard import Failure, attempt
@@ -24,13 +25,6 @@ from aimos.vocabulary import ADVERSE, HOUSEKEEPER
 
 if TYPE_CHECKING:
     from aimos.recall.pipeline import RecallResult
-
-
-def _recorded(value: Any, *, scale: int = 1) -> str:
-    """A number as the receipt records it (3 decimals), or as written if it is not a number."""
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return f"{value / scale:.3f}"
-    return "?" if value is None else str(value)
 
 
 class RecallScreen(Screen[None]):
@@ -111,7 +105,7 @@ class RecallScreen(Screen[None]):
         receipt = r.receipt
         summary = Text()
         if r.results:
-            summary.append(f"{len(r.results)} result(s)")
+            summary.append(plural(len(r.results), "result"))
         else:
             summary.append(NOTHING_MATCHES, style=self.aimos.ink("yellow"))
         if r.withheld:
@@ -137,7 +131,10 @@ class RecallScreen(Screen[None]):
         text = Text("withheld as untrusted (content not shown):\n", style=self.aimos.ink("bold red"))
         for w in withheld:
             text.append(
-                plain_line(f"  {w['memory_id']}  {w['label']}  ({w['reason']})", style=self.aimos.ink("red"))
+                plain_line(
+                    f"  {w['memory_id']}  {withheld_words(w['label'], w['reason'])}",
+                    style=self.aimos.ink("red"),
+                )
             )
             text.append("\n")
         widget.update(text)
@@ -243,20 +240,10 @@ class ReceiptScreen(Screen[None]):
         ):
             head.add_row(k, plain_line(v))
         ev = Table(box=None, padding=(0, 1), header_style="bold")
-        for h in ("#", "memory", "score", "weight", "label", "version", "content hash"):
+        for h in (*RECEIPT_COLUMNS, "content hash"):
             ev.add_column(h, overflow="fold")
         for e in doc["evidence"]:
-            ev.add_row(
-                *cells(
-                    str(e.get("ordinal", "?")),
-                    str(e.get("memory_id", "?"))[:8],
-                    _recorded(e.get("score")),
-                    _recorded(e.get("weight_milli"), scale=1000),
-                    str(e.get("label", "?")),
-                    str(e.get("version_state", "?")),
-                    str(e.get("live_content_hash", ""))[:16] + "…",
-                )
-            )
+            ev.add_row(*cells(*receipt_entry(e, id_width=8), str(e.get("live_content_hash", ""))[:16] + "…"))
         self.query_one("#receipt-head", Static).update(head)
         self.query_one("#receipt-evidence", Static).update(ev)
 

@@ -20,6 +20,7 @@ from textual.widgets import Footer, Header, ProgressBar, Static
 from aimos.housekeeper.brain_status import status_report
 from aimos.learning.parity import VERIFY_PHASES, verify_everything
 from aimos.learning.verify_outcome import TUI, keep_outcome
+from aimos.plural import plural
 from aimos.tui.format import cells, plain, plain_line, when
 from aimos.tui.host import Host
 from aimos.vocabulary import HOUSEKEEPER
@@ -113,7 +114,8 @@ class StatusScreen(Screen[None]):
             root_text = Text()
             root_text.append("last corpus proof root  ", style="bold")
             root_text.append(f"{root['corpus_proof_root']}\n")
-            root_text.append(f"  attested {when(root['computed_at'])} over {root['memories']} memories, ")
+            memories = plural(root["memories"], "memory")
+            root_text.append(f"  attested {when(root['computed_at'])} over {memories}, ")
             root_text.append(
                 "verified" if root["verified"] else "NOT verified",
                 style=self.aimos.ink("green" if root["verified"] else "bold red"),
@@ -143,7 +145,7 @@ class StatusScreen(Screen[None]):
                 "ready" if hk["ready"] else "not ready",
                 style=self.aimos.ink("green" if hk["ready"] else "yellow"),
             )
-            head.append(f", {hk['jobs_registered']} jobs registered\n")
+            head.append(f", {plural(hk['jobs_registered'], 'job')} registered\n")
         else:
             head.append("housekeeper NOT running", style=self.aimos.ink("bold yellow"))
             head.append(": start it with `aimos housekeeper start`\n")
@@ -257,8 +259,8 @@ class StatusScreen(Screen[None]):
         text = Text()
         if result["ok"]:
             text.append(
-                f"✓ the brain verifies: {in_db['memories']:,} memories, "
-                f"{len(in_db['event_chains'])} event chain(s), both verifiers agree\n",
+                f"✓ the brain verifies: {plural(in_db['memories'], 'memory', grouped=True)}, "
+                f"{plural(len(in_db['event_chains']), 'event chain')}, both verifiers agree\n",
                 style=self.aimos.ink("bold green"),
             )
         else:
@@ -279,9 +281,10 @@ class StatusScreen(Screen[None]):
         )
         brain = result.get("brain")
         if brain is not None:
+            rows = plural(brain["rows"], "row", grouped=True)
+            seals = plural(brain["seals"], "seal", grouped=True)
             text.append(
-                f"  rows, schema, indexes {'ok' if brain['ok'] else 'FAILED'}"
-                f" ({brain['rows']:,} rows under {brain['seals']:,} seals)\n",
+                f"  rows, schema, indexes {'ok' if brain['ok'] else 'FAILED'} ({rows} under {seals})\n",
                 style="" if brain["ok"] else self.aimos.ink("red"),
             )
         text.append(f"  corpus proof root     {in_db['corpus_proof_root']}\n")

@@ -120,7 +120,7 @@ UNITS = packages_on_disk()
 
 def test_the_layers_block_is_read() -> None:
     assert {"crypto", "store", "verify", "cli", "installer", "purge", "actions"} <= set(ALLOWED)
-    assert {"errors", "exit_codes", "locks", "paths", "terminal", "textfold", "vocabulary"} == COMMON
+    assert {"errors", "exit_codes", "locks", "paths", "plural", "terminal", "textfold", "vocabulary"} == COMMON
 
 
 def test_every_package_is_placed_in_a_layer() -> None:

@@ -35,6 +35,8 @@ from aimos_cli_support import (
 )
 from attack_support import home_from
 
+from aimos.plural import plural
+
 pytestmark = pytest.mark.timeout(300)
 
 OK, VERIFY_FAILED, INTEGRITY = 0, 4, 5
@@ -315,7 +317,7 @@ def test_row_deleted_from_the_middle_refuses_the_next_write(
     before = snapshot(home)
     result = run_aimos("save", "written after a row was deleted in the file")
     rows = 1 if table == "memories" else gone
-    refused(result, INTEGRITY, f"table {table} holds", f"({rows} sealed row(s) gone)")
+    refused(result, INTEGRITY, f"table {table} holds", f"({plural(rows, 'sealed row')} gone)")
     assert_unchanged(home, before)
     refused(run_aimos("label", ids["otter"], "dispute", "--reason", "after the edit"), INTEGRITY, table)
     assert_unchanged(home, before)
@@ -407,7 +409,7 @@ def test_rollback_is_detected_and_restore_is_the_way_back(
 
     restored = run_aimos("restore", backup.name, "--yes")
     assert restored.code == OK, restored.describe()
-    assert re.search(r"^lost since then: [1-9]\d* write\(s\): .*memories", restored.out, re.M), (
+    assert re.search(r"^lost since then: [1-9]\d* writes?: .*memories", restored.out, re.M), (
         restored.describe()
     )
     kept = re.search(r"^the replaced brain is kept at (.+)$", restored.out, re.M)

@@ -48,7 +48,7 @@ def test_an_intact_memory_is_shown_and_says_it_verifies(installed: Path) -> None
     target = save(ORIGINAL)
     shown = run_aimos("show", target).ok()
     assert shown.out.startswith(ORIGINAL + "\n"), shown.describe()
-    assert "verifies            yes: default_empty_chain" in shown.out, shown.describe()
+    assert "verifies            yes: no outcomes yet" in shown.out, shown.describe()
     detail = run_aimos("show", target, "--json").json()
     assert detail["value"] == ORIGINAL
     assert detail["verification"] == {

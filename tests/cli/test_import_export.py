@@ -232,7 +232,7 @@ def test_a_file_cannot_write_guides_or_launder_a_poison_label(installed: Path, t
     summary = _import(str(hostile))
     assert summary["saved"] == 1
     reasons = {r["where"]: r["reason"] for r in summary["refused"]}
-    assert "guide" in reasons["export.jsonl:2"] and "poison_likely" in reasons["export.jsonl:3"]
+    assert "guide" in reasons["export.jsonl:2"] and "likely poison" in reasons["export.jsonl:3"]
     # as the person's own agent it would count as their word (never labelled, clearing others'): refused
     refused = run_aimos("import", str(hostile), "--include-flagged")
     assert refused.code == 2 and "--as importer" in refused.err, refused.describe()

@@ -89,7 +89,7 @@ def test_redaction_end_to_end(installed: Path) -> None:
     assert done.code == 0, done.describe()
     assert f"memory {mid}: redacted by the master at " in done.out and "where the key is" in done.out
     assert "signed redaction record" in done.out
-    assert "1 backup(s) still hold this memory's text" in done.err, done.describe()
+    assert "1 backup still holds this memory's text" in done.err, done.describe()
     assert TOKEN not in done.both
 
     # gone from the brain file, its WAL and both search indexes
@@ -154,7 +154,7 @@ def test_a_restore_from_an_older_backup_redacts_again(installed: Path) -> None:
     restored = run_aimos("restore", backup.name)
     assert restored.code == 0, restored.describe()
     assert (
-        f"redacted again: 1 memory text(s) the master redacted after this backup was made ({mid})"
+        f"redacted again: 1 memory text the master redacted after this backup was made ({mid})"
         in restored.out
     )
     assert TOKEN.encode() not in _bytes_of(home)

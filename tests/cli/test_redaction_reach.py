@@ -76,7 +76,7 @@ def test_a_backup_written_to_another_folder_is_redacted_too(installed: Path, tmp
     done = _redact(mid)
     assert done.code == 0, done.describe()
     # named as still holding the text, though it is not in the brain's backups folder
-    assert "1 backup(s) still hold this memory's text" in done.err and str(elsewhere) in done.err, (
+    assert "1 backup still holds this memory's text" in done.err and str(elsewhere) in done.err, (
         done.describe()
     )
     assert _traces(home / BRAIN) == []

@@ -8,6 +8,7 @@ closed."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -61,7 +62,7 @@ def test_a_writing_agent_cannot_lift_a_persons_poison_verdict_by_correcting_it(i
         carried["signals"]["inherited_classification_hash"]
         == shell_chain(db(installed), poison)[-1]["classification_hash"]
     )
-    assert "poison, confirmed by a person; withheld (poison_confirmed)" in run_aimos("show", new).ok().out
+    assert re.search(r"^label\s+poison, confirmed by a person; withheld$", run_aimos("show", new).ok().out, re.M)
 
     recalled = recall()
     assert new not in [r["memory_id"] for r in recalled["results"]]

@@ -97,7 +97,7 @@ def test_the_text_report_names_every_figure(aimos_home: Path) -> None:
         "backup (the housekeeper's online backup)",
     ):
         assert words in result.out, result.describe()
-    assert "1 scratch brain(s) purged" in result.err
+    assert "1 scratch brain purged" in result.err
 
 
 def test_a_plan_that_does_not_fit_is_refused_before_any_brain(aimos_home: Path) -> None:

@@ -287,7 +287,7 @@ def test_canary_memory_is_withheld_and_listed_without_content(installed: Path) -
     assert CANARY not in shown.both and "behind the" not in shown.both, shown.describe()
     listed = [line for line in shown.out.splitlines() if canary in line]
     assert len(listed) == 1, shown.describe()
-    assert "untrusted" in shown.out and "retained_quarantine" in listed[0], shown.describe()
+    assert "untrusted" in shown.out and "kept in quarantine" in listed[0], shown.describe()
     full = run_aimos("recall", "walrus", "--show-withheld", "--json")
     assert CANARY not in full.out
     data = parse_json(full)

@@ -88,7 +88,7 @@ def test_a_question_about_aimos_gets_guides(fresh: Path, tmp_path: Path) -> None
     anchors = json.loads(next(fresh.rglob("anchors.json")).read_text("utf-8"))
     (fingerprint,) = {b["master_fingerprint"] for b in anchors["brains"].values()}
     checked = run_aimos("verify-bundle", str(envelope), "--master-fingerprint", fingerprint).ok()
-    assert "valid" in checked.out.split(), checked.describe()
+    assert checked.out.splitlines()[-1].startswith("valid: "), checked.describe()
 
 
 # --- the attacks ------------------------------------------------------------------------------------

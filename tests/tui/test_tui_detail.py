@@ -51,7 +51,7 @@ def section(screen: MemoryScreen, name: str) -> str:
 
 
 def points(screen: MemoryScreen) -> int:
-    found = re.search(r"weight trajectory: (\d+) point\(s\)", section(screen, "trajectory"))
+    found = re.search(r"weight trajectory: (\d+) points?,", section(screen, "trajectory"))
     assert found, section(screen, "trajectory")
     return int(found.group(1))
 
@@ -67,7 +67,7 @@ def test_the_detail_screen_shows_the_memory_and_escape_goes_back(installed: Path
         screen = await open_memory(pilot, memory)
         assert "The boiler is serviced every October" in section(screen, "value")
         fields = section(screen, "fields")
-        for expected in (memory, "home:boiler", "fact / personal", "unverified", "1 of 1 (current)"):
+        for expected in (memory, "home:boiler", "fact / personal", "not judged", "1 of 1 (current)"):
             assert expected in fields
         verification = section(screen, "verification")
         assert verification.startswith("✓ verifies"), verification
@@ -213,14 +213,14 @@ def test_label_dispute_is_signed_and_the_history_gains_a_row(installed: Path) ->
         await pilot.pause()
         assert isinstance(app.screen, MessageDialog), dialog_text(pilot)
         assert "Signed label recorded" in screen_text(app)
-        assert "unverified → disputed" in dialog_text(pilot)
+        assert "not judged -> doubted by a person" in dialog_text(pilot)
         await pilot.press("enter")
         await pilot.pause()
         assert app.screen is screen
         assert table_rows(screen.query_one("#detail-labels", Static)) == rows_before + 1
         labels = section(screen, "labels")
         assert "disputed" in labels and "astronauts brought back rock" in labels
-        assert "disputed" in section(screen, "fields")
+        assert "doubted by a person" in section(screen, "fields")
 
     drive(scenario, size=(100, 40))
     after = counts(installed)
@@ -277,7 +277,7 @@ def test_refute_with_a_wrong_passphrase_shows_an_error_and_changes_nothing(
         await pilot.pause()
         assert isinstance(app.screen, MessageDialog)
         text = screen_text(app)
-        assert "Could not refute the memory" in text
+        assert "Could not record your judgment (not-poison)" in text
         assert "Nothing was signed or changed." in text
         assert "Traceback" not in text
         await pilot.press("enter")
@@ -304,7 +304,7 @@ def test_refute_with_the_master_passphrase_is_signed_by_agent_and_master(
         await pilot.press("enter")
         await pilot.pause()
         assert isinstance(app.screen, MessageDialog), dialog_text(pilot)
-        assert "poison_refuted" in dialog_text(pilot)
+        assert "not judged -> not poison: a person cleared the suspicion" in dialog_text(pilot)
         await pilot.press("enter")
         await pilot.pause()
         assert "cli + master" in section(screen, "labels")

@@ -171,8 +171,8 @@ def test_memory_detail_with_trajectory(tmp_path: Path) -> None:
         pilot.app.open_memory(boiler)
 
     svg, text = take((100, 60), steps)
-    assert "weight trajectory: 4 point(s)" in text
-    assert "✓ verifies: certified_chain" in text
+    assert "weight trajectory: 4 points" in text
+    assert "✓ verifies: 1 signed weight change, 1 signature checked" in text
     check("memory_detail_trajectory", svg, text, tmp_path)
 
 
@@ -183,7 +183,7 @@ def test_memory_detail_with_label_history(tmp_path: Path) -> None:
         pilot.app.open_memory(poison)
 
     svg, text = take((100, 50), steps)
-    assert "poison_confirmed" in text and "asks for a password" in text
+    assert "poison, confirmed by a person; withheld" in text and "asks for a password" in text
     check("memory_detail_labels", svg, text, tmp_path)
 
 

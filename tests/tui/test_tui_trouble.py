@@ -182,7 +182,7 @@ def test_locked_keychain_feedback_says_nothing_was_signed(installed: Path) -> No
         await pilot.press("enter")
         await pilot.pause()
         assert app.screen is screen
-        assert "1 point(s)" in text_of(screen.query_one("#detail-trajectory", Static))
+        assert "1 point," in text_of(screen.query_one("#detail-trajectory", Static))
 
     drive(scenario, size=(100, 40))
     assert counts(installed) == before
@@ -204,7 +204,7 @@ def test_locked_keychain_label_correct_and_recall_sign_nothing(installed: Path) 
         await pilot.press("enter")
         await pilot.pause()
         assert isinstance(app.screen, MessageDialog)
-        assert "Could not dispute the memory" in screen_text(app)
+        assert "Could not record your judgment (dispute)" in screen_text(app)
         assert "Nothing was signed or changed." in screen_text(app)
         await pilot.press("enter")
         await pilot.pause()
@@ -258,7 +258,7 @@ def test_unlocking_the_keychain_again_lets_the_same_session_sign(installed: Path
         assert "Signed outcome recorded" in screen_text(app)
         await pilot.press("enter")
         await pilot.pause()
-        assert "2 point(s)" in text_of(screen.query_one("#detail-trajectory", Static))
+        assert "2 points," in text_of(screen.query_one("#detail-trajectory", Static))
 
     drive(scenario, size=(100, 40))
     assert counts(installed)["outcomes"] == before["outcomes"] + 1
@@ -317,7 +317,7 @@ def test_a_receipt_whose_evidence_was_rewritten_opens_and_verifies_invalid(insta
     edit_outside(
         installed,
         "recall_receipts",
-        "UPDATE recall_receipts SET evidence = json_set(evidence, '$[0].score', 'high')"
+        "UPDATE recall_receipts SET evidence = json_set(evidence, '$[0].trust', 'high')"
         f" WHERE receipt_id = '{first}';"
         f" UPDATE recall_receipts SET evidence = '\"not a list\"' WHERE receipt_id = '{second}';",
     )

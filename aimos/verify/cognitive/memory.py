@@ -12,6 +12,7 @@ from typing import Any
 from aimos.crypto import commitments
 from aimos.crypto.ed25519 import verify
 from aimos.crypto.encoding import float4_be
+from aimos.plural import plural
 from aimos.verify.cognitive.events import IndexedEvent
 from aimos.verify.cognitive.identity import Identity, Master, decode_identity
 from aimos.verify.cognitive.provenance import provenance_bound, verify_baseline, verify_provenance
@@ -111,7 +112,7 @@ def _order(projections: list[_Projection]) -> list[_Projection]:
     if len(ordered) != len(projections):
         fail(
             R.PROJECTION_DISCONNECTED,
-            f"{len(projections) - len(ordered)} projection(s) unreachable from the genesis",
+            f"{plural(len(projections) - len(ordered), 'projection')} unreachable from the genesis",
         )
     return ordered
 
