@@ -24,13 +24,24 @@ from aimos.vocabulary import (
     JUDGED,
     JUDGMENTS,
     LABELS,
+    MUTATION_OUTCOME_OPERATION,
+    OBSERVATION_RETAINED_OPERATION,
+    OPERATION_EPISTEMIC_CLASSIFIED,
+    OPERATION_INITIAL_WEIGHT_ATTESTED,
+    OPERATION_MEMORY_SAVED,
     PATH_LABEL,
     POISON_CONFIRMED,
     POISON_LIKELY,
     POISON_REFUTED,
     POISON_SUSPECT,
+    REWEIGHT_EVENT,
     SUPPORTED,
+    TERMINAL_AUTHORIZED_TRANSITION,
+    TERMINAL_SIGNED_NOOP,
     UNVERIFIED,
+    VALENCE_EVENT,
+    WEIGHT_ADJUSTED_OPERATION,
+    WEIGHT_UNCHANGED_OPERATION,
     raises_trust,
 )
 
@@ -99,6 +110,44 @@ LABEL_SHORT: Final = {
 def label_short(label: str) -> str:
     """The label as a table column shows it (an unknown label as it is)."""
     return LABEL_SHORT.get(label, label)
+
+
+# --- a memory's ledger events and outcomes, in people's words (`show`, the TUI's memory screen) ---
+
+# the housekeeper's events about one memory, by the operation the ledger records (any other: its
+# operation with spaces for underscores)
+EVENT_WORDS: Final = {
+    OPERATION_MEMORY_SAVED: "saved",
+    "memory_occurrence_recorded": "saved again (an occurrence)",
+    OPERATION_EPISTEMIC_CLASSIFIED: "labelled",
+    MUTATION_OUTCOME_OPERATION: "outcome recorded",
+    WEIGHT_ADJUSTED_OPERATION: "weight changed",
+    WEIGHT_UNCHANGED_OPERATION: "weight kept (at a bound)",
+    OBSERVATION_RETAINED_OPERATION: "outcome kept as an observation",
+    OPERATION_INITIAL_WEIGHT_ATTESTED: "starting weight signed",
+    "canary_write_retained_quarantine": "kept in quarantine (a canary marker)",
+    "memory_redacted": "text redacted",
+    "guide_corpus_ingested": "guides saved",
+}
+# a provenance node's kind: what the signed mutation did
+PROVENANCE_WORDS: Final = {"SAVE": "saved", REWEIGHT_EVENT: "weight change", VALENCE_EVENT: "label"}
+# what an outcome came to (a weight transition's terminal)
+OUTCOME_RESULT_WORDS: Final = {
+    TERMINAL_AUTHORIZED_TRANSITION: "weight moved",
+    TERMINAL_SIGNED_NOOP: "no move (at a bound)",
+}
+
+
+def event_words(operation: str) -> str:
+    return EVENT_WORDS.get(operation, operation.replace("_", " "))
+
+
+def provenance_words(event_type: str) -> str:
+    return PROVENANCE_WORDS.get(event_type, event_type.lower())
+
+
+def outcome_result_words(terminal: str | None) -> str:
+    return "-" if terminal is None else OUTCOME_RESULT_WORDS.get(terminal, terminal.replace("_", " "))
 
 
 def _spoken(text: str) -> str:

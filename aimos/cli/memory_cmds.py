@@ -152,7 +152,14 @@ def register(app: typer.Typer) -> None:
 
         The memory's signed record is verified first (as the TUI and recall do): one that does
         not verify is not shown (exit 4, with the reason)."""
-        from aimos.actions.labels import judged_by, label_short, label_words, verified_words
+        from aimos.actions.labels import (
+            event_words,
+            judged_by,
+            label_short,
+            label_words,
+            provenance_words,
+            verified_words,
+        )
         from aimos.actions.session import open_brain
         from aimos.memory.versions import memory_detail
 
@@ -201,12 +208,16 @@ def register(app: typer.Typer) -> None:
         out("provenance:")
         for p in detail["provenance"]:
             out(
-                f"  {p['event_type']:<8} signed by {p['signer_agent_id']} (form {p['signature_form']})"
+                f"  {provenance_words(p['event_type']):<14} signed by {p['signer_agent_id']}"
+                f" (signature form {p['signature_form']})"
                 f" at {when(p['ts_signed'])}  {p['mutation_hash'][:16]}…"
             )
         out("events:")
         for e in detail["events"]:
-            out(f"  {e['operation']:<34} {e['signer_agent_id']} #{e['ledger_seq']} at {when(e['ts_signed'])}")
+            out(
+                f"  {event_words(e['operation']):<34} by {e['signer_agent_id']}, ledger #{e['ledger_seq']},"
+                f" at {when(e['ts_signed'])}"
+            )
         out("label history:" if detail["label_history"] else "label history: none (not judged since saved)")
         for h in detail["label_history"]:
             why = f": {h['reason']}" if h["reason"] else ""

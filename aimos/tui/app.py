@@ -205,6 +205,7 @@ class AimosApp(App[None]):
 
     def feedback(self, memory_id: str, good: bool, *, receipt_id: str | None) -> None:
         from aimos.actions.feedback import explain, give_feedback
+        from aimos.actions.labels import outcome_result_words
 
         about = (
             f"recall receipt {receipt_id[:8]}" if receipt_id else f"agent {self.agent}'s latest recall of it"
@@ -227,7 +228,7 @@ class AimosApp(App[None]):
             lines = event_lines(
                 {
                     "outcome": result.outcome_id,
-                    "terminal": result.terminal,
+                    "result": outcome_result_words(result.terminal),
                     "weight": f"{result.old_weight_milli / 1000:.3f} → {result.new_weight_milli / 1000:.3f}",
                     "why": explain(result),
                     "transition": result.transition_hash or "-",

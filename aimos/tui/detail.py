@@ -14,7 +14,15 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
-from aimos.actions.labels import judged_by, label_short, label_words, verified_words
+from aimos.actions.labels import (
+    event_words,
+    judged_by,
+    label_short,
+    label_words,
+    outcome_result_words,
+    provenance_words,
+    verified_words,
+)
 from aimos.learning.verifier import verify_brain
 from aimos.memory.redaction import shown_text
 from aimos.memory.versions import CREATED_ELSEWHERE, memory_detail, originated
@@ -149,7 +157,7 @@ class MemoryScreen(Screen[None]):
         for p in d["provenance"]:
             prov.add_row(
                 *cells(
-                    p["event_type"],
+                    provenance_words(p["event_type"]),
                     p["signer_agent_id"],
                     str(p["signature_form"]),
                     when(p["ts_signed"]),
@@ -157,10 +165,15 @@ class MemoryScreen(Screen[None]):
                 )
             )
         self.query_one("#detail-provenance", Static).update(prov)
-        events = _table("event", "signer", "seq", "at")
+        events = _table("event", "by", "ledger #", "at")
         for e in d["events"]:
             events.add_row(
-                *cells(e["operation"], e["signer_agent_id"], f"#{e['ledger_seq']}", when(e["ts_signed"]))
+                *cells(
+                    event_words(e["operation"]),
+                    e["signer_agent_id"],
+                    f"#{e['ledger_seq']}",
+                    when(e["ts_signed"]),
+                )
             )
         self.query_one("#detail-events", Static).update(events)
 
@@ -189,12 +202,13 @@ class MemoryScreen(Screen[None]):
         body.append(
             f"weight trajectory: {plural(len(points), 'point')},"
             f" {points[0] / 1000:.3f} → {points[-1] / 1000:.3f}"
-            f"  (started {start['basis']} at {when(start['at'])})\n",
+            f"  (started at {'a signed' if start['basis'] != 'default' else 'the default'} weight,"
+            f" {when(start['at'])})\n",
             style="bold",
         )
         for line in chart(points, height=3, width=max(self.size.width - 8, 10)):
             body.append(line + "\n", style=self.aimos.ink("cyan"))
-        steps = _table("at", "outcome", "by", "weight", "terminal", "receipt")
+        steps = _table("at", "outcome", "by", "weight", "result", "receipt")
         for s in trajectory["steps"]:
             moved = (
                 f"{s['old_weight_milli'] / 1000:.3f} → {s['new_weight_milli'] / 1000:.3f}"
@@ -202,7 +216,14 @@ class MemoryScreen(Screen[None]):
                 else "no move"
             )
             steps.add_row(
-                *cells(when(s["at"]), s["outcome"], s["agent_id"], moved, s["terminal"], s["receipt_id"][:8])
+                *cells(
+                    when(s["at"]),
+                    s["outcome"],
+                    s["agent_id"],
+                    moved,
+                    outcome_result_words(s["terminal"]),
+                    s["receipt_id"][:8],
+                )
             )
         group: list[Any] = [body]
         if trajectory["steps"]:

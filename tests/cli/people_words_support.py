@@ -25,7 +25,12 @@ def people_words() -> set[str]:
 
 # The protocol's label and judgment words that are no word of a person's: poison_confirmed,
 # unverified, refute, ... ("supported" and "disputed" are people's words too, and stay).
-PROTOCOL_WORDS = sorted({*vocabulary.LABELS, *vocabulary.JUDGMENTS} - people_words())
+# With them, the ledger's words for what happened to a memory: its events' operations and what an
+# outcome came to (authorized_transition, signed_noop), which `show` and the TUI say in words too.
+PROTOCOL_WORDS = sorted(
+    {*vocabulary.LABELS, *vocabulary.JUDGMENTS, *labels.EVENT_WORDS, *labels.OUTCOME_RESULT_WORDS}
+    - people_words()
+)
 _FOUND = re.compile(
     "|".join(rf"(?<![\w-]){re.escape(word)}(?![\w-])" for word in PROTOCOL_WORDS), re.IGNORECASE
 )
@@ -35,10 +40,11 @@ _EITHER_NUMBER = re.compile(r"\w\(s\)")
 
 def protocol_words_in(text: str) -> list[str]:
     """Each line of ``text`` that holds a protocol word, with the word."""
-    return [f"{m.group(0)!r} in {line.strip()!r}" for line in text.splitlines() for m in _FOUND.finditer(line)]
+    return [
+        f"{m.group(0)!r} in {line.strip()!r}" for line in text.splitlines() for m in _FOUND.finditer(line)
+    ]
 
 
 def either_number_in(text: str) -> list[str]:
     """Each line of ``text`` that leaves a noun's number open: "1 memory(s)"."""
     return [line.strip() for line in text.splitlines() if _EITHER_NUMBER.search(line)]
-

@@ -76,8 +76,8 @@ def test_the_detail_screen_shows_the_memory_and_escape_goes_back(installed: Path
         assert points(screen) == 1
         assert "no outcomes yet" in section(screen, "trajectory")
         assert "label history: none" in section(screen, "labels")
-        assert "SAVE" in section(screen, "provenance")
-        assert "memory_saved" in section(screen, "events")
+        assert " saved " in section(screen, "provenance") and "SAVE" not in section(screen, "provenance")
+        assert "saved" in section(screen, "events") and "memory_saved" not in section(screen, "events")
         assert "✓ verifies" in screen_text(pilot.app)
         await pilot.press("escape")
         await pilot.pause()
