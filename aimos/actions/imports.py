@@ -37,7 +37,7 @@ from typing import IO, Any
 
 from aimos.actions.bodies import build_save_body
 from aimos.actions.doctor import MIB, size_text
-from aimos.actions.labels import dispute_in_transaction, label_short, label_words
+from aimos.actions.labels import label_short, label_words
 from aimos.actions.memory import default_ceilings, save_all
 from aimos.actions.session import Brain, now
 from aimos.crypto import commitments
@@ -46,7 +46,7 @@ from aimos.identity.epochs import latest_epoch
 from aimos.identity.trusted import grant_excess, verified_grant
 from aimos.memory import text_formats as formats
 from aimos.memory.gates import refuse_secret_fields
-from aimos.memory.save import SaveResult, validate_body
+from aimos.memory.save import validate_body
 from aimos.memory.text_formats import Item, Parsed
 from aimos.plural import agree, plural
 from aimos.vocabulary import ADVERSE, CLI_AGENT, DISPUTED, SYSTEM_SCOPE, UNVERIFIED
@@ -380,15 +380,18 @@ def read(
 
 # --- planning -----------------------------------------------------------------------------------
 # what an import does with the labels an aimos export gives: carried (unverified is every new
-# memory's, a doubt becomes the importing agent's dispute), left out unless --include-flagged
-# (poison), or not carried (one that raises trust, or none aimos knows)
+# memory's; a doubt as a note, the text's last line), left out unless --include-flagged (poison),
+# or not carried (one that raises trust, or none aimos knows). A doubt is never carried as a signed
+# dispute: a person's dispute shows a memory recall would otherwise withhold (a lure, a contested
+# claim) and the detector never relabels what a person judged, so a file marking its plants
+# "disputed" would have them shown. Imported not judged, the memory meets every rule a new one does.
 CARRIED_LABELS = frozenset({UNVERIFIED, DISPUTED})
 LEFT_OUT_LABELS = ADVERSE - {DISPUTED}
-DISPUTE_REASON = "doubted in the brain it came from (an aimos export)"
+DOUBT_NOTE = "(doubted in the brain it came from: its aimos export labelled it disputed)"
 # why a field of the input is not kept, where a person may wonder (every other one is not a field
 # a memory has)
 NOT_KEPT_WHY = {
-    "label": "only a doubt is carried (as a dispute): judge the rest here with `aimos label`",
+    "label": "only a doubt is carried, as a note in the text: judge here with `aimos label`",
     "weight": "every memory starts at 1.000 here; feedback here moves it",
     "memory_id": "each memory gets a new id here",
 }
@@ -445,9 +448,10 @@ def plan(
                 f.planned.append(Planned(item, "refused", item.problem))
                 continue
             clearance, data_class = ceilings(item.clearance, item.data_class)
+            doubted = item.label == DISPUTED
             body = build_save_body(
                 company_id=brain.company_id,
-                value=item.value,
+                value=f"{item.value}\n{DOUBT_NOTE}" if doubted else item.value,
                 key=item.key,
                 scope=item.scope or "personal",
                 memory_type=item.memory_type,
@@ -464,19 +468,24 @@ def plan(
             if reason is not None:
                 f.planned.append(Planned(item, "refused", reason))
                 continue
+            if doubted and _here(brain, commitments.live_content_hash({**body, "value": item.value}).hex()):
+                body = {**body, "value": item.value}  # its text is here already: an occurrence of it
             live = commitments.live_content_hash(body).hex()
-            known = (
-                live in seen
-                or brain.conn.execute(
-                    "SELECT 1 FROM memories WHERE company_id = ? AND live_content_hash = ?",
-                    (brain.company_id, live),
-                ).fetchone()
-            )
+            known = live in seen or _here(brain, live)
             seen.add(live)
             f.planned.append(Planned(item, "exists" if known else "new", body=body, note=_note(item, known)))
             if item.label is not None and item.label not in CARRIED_LABELS:
                 f.parsed.not_kept.add("label")
     return ImportPlan(files[0].name.split("/")[0] if files else "", files)
+
+
+def _here(brain: Brain, live: str) -> bool:
+    """Whether a memory of this live content hash is in the brain already."""
+    return bool(
+        brain.conn.execute(
+            "SELECT 1 FROM memories WHERE company_id = ? AND live_content_hash = ?", (brain.company_id, live)
+        ).fetchone()
+    )
 
 
 def _note(item: Item, known: object) -> str | None:
@@ -486,7 +495,7 @@ def _note(item: Item, known: object) -> str | None:
     if item.label == DISPUTED:
         if known:
             return "doubted in its export; already here, where its label stays as it is"
-        return "doubted in its export: imported with a dispute"
+        return "doubted in its export: imported not judged, the doubt noted as the text's last line"
     said = label_words(item.label)
     if item.label in LEFT_OUT_LABELS:
         return f"its label in the export ({said}) is not carried: aimos judges it afresh here"
@@ -508,14 +517,12 @@ def flagged_as_own(agent: str, include_flagged: bool) -> None:
 def run(
     brain: Brain, agent: str, import_plan: ImportPlan, progress: Callable[[int, str], None]
 ) -> dict[str, Any]:
-    """Save every planned memory, one transaction per file (a doubt its export gave a new memory
-    recorded as the agent's dispute in the same one); the summary of what happened."""
+    """Save every planned memory, one transaction per file; the summary of what happened."""
     signer = brain.signer(agent)
     statuses: Counter[str] = Counter()
     done = 0
     for f in import_plan.files:
-        planned = [p for p in f.planned if p.body is not None]
-        bodies = [p.body for p in planned if p.body is not None]
+        bodies = [p.body for p in f.planned if p.body is not None]
         if not bodies:
             continue
         start = done
@@ -523,13 +530,8 @@ def run(
         def each(n: int, start: int = start, name: str = f.name) -> None:
             progress(start + n, name)
 
-        def then(i: int, result: SaveResult, planned: list[Planned] = planned) -> None:
-            if planned[i].item.label == DISPUTED and result.status != "duplicate":
-                if dispute_in_transaction(brain, signer, result.memory_id, DISPUTE_REASON) is not None:
-                    statuses["disputed"] += 1
-
         try:
-            results = save_all(brain, signer, bodies, each, then)
+            results = save_all(brain, signer, bodies, each)
         except AimosError as e:
             saved_before = sum(statuses.values())
             e.message = f"{f.name}: {e.message}; nothing from this file was saved"
@@ -547,6 +549,5 @@ def run(
         saved=statuses["saved"],
         quarantined=statuses["quarantined"],
         occurrences=statuses["duplicate"],
-        disputed=statuses["disputed"],
     )
     return summary

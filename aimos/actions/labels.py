@@ -352,15 +352,3 @@ def judge_memory(
     mid = resolve_memory_id(brain.conn, memory_ref, agent_id=agent)
     request = _label_request(brain, brain.signer(agent), mid, judgment, why)
     return judge(brain.conn, brain.housekeeper(), request, request.ts, master=master)
-
-
-def dispute_in_transaction(brain: Brain, signer: Signer, memory_id: str, reason: str) -> Transition | None:
-    """``signer``'s dispute of ``memory_id`` inside the caller's write transaction (an import
-    carries the doubt an export gave a memory so: a dispute lowers trust, which needs no master);
-    None when the memory is already less trusted than disputed (its label stays)."""
-    from aimos.epistemic.chain import current_label, judge_in_transaction
-
-    if raises_trust(current_label(brain.conn, memory_id), DISPUTED):
-        return None
-    request = _label_request(brain, signer, memory_id, "dispute", check_reason("dispute", reason))
-    return judge_in_transaction(brain.conn, brain.housekeeper(), request, request.ts)

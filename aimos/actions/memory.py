@@ -118,12 +118,10 @@ def save_all(
     signer: Signer,
     bodies: Sequence[dict[str, Any]],
     each: Callable[[int], None] | None = None,
-    then: Callable[[int, SaveResult], object] | None = None,
 ) -> list[SaveResult]:
     """Sign and save every body as ``signer``, each as save_and_classify would, then have the
     agreement detector judge them, all in one write transaction: every one is saved or none is (an
-    import saves a file this way). ``then(index, result)`` runs in the transaction after each save
-    (an import's dispute of what it saved); ``each(done)`` is told after each save."""
+    import saves a file this way); ``each(done)`` is told after each save."""
     housekeeper = brain.housekeeper()
     results = []
     with write_transaction(brain.conn, housekeeper):
@@ -131,8 +129,6 @@ def save_all(
             at = now()
             request = sign_request(signer, body, PATH_SAVE, at)
             results.append(_classified_save(brain.conn, housekeeper, request, at))
-            if then is not None:
-                then(done - 1, results[-1])
             if each is not None:
                 each(done)
         judge_pending(brain.conn, housekeeper, now())
