@@ -260,6 +260,11 @@ class KeychainError(IdentityError):
     )
 
 
+class NoKeychainError(KeychainError):
+    """No OS keychain is here at all: keyring found none to use (a server, WSL, a container, no
+    D-Bus session). Unlike a keychain that is there but fails, the file keystore may stand in."""
+
+
 class KeychainLockedError(KeychainError):
     """The OS keychain answered, but its collection is locked and could not be unlocked."""
 

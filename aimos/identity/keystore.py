@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from aimos import paths
-from aimos.errors import KeychainError, KeychainLockedError, UsageError
+from aimos.errors import KeychainError, KeychainLockedError, NoKeychainError, UsageError
 from aimos.identity.secret_service import KeyringLocked as SecretServiceLocked
 from aimos.identity.secret_service import SecretServiceItems
 from aimos.plural import plural
@@ -74,7 +74,7 @@ class OsKeystore:
             any(module.startswith(m) for m in _REFUSED_BACKEND_MODULES)
             or "Plaintext" in type(backend).__name__
         ):
-            raise KeychainError(f"keyring chose {_backend_name(backend)}, which is not an OS keychain")
+            raise NoKeychainError(f"keyring chose {_backend_name(backend)}, which is not an OS keychain")
         return backend
 
     def _call(self, what: str, fn: Any, *args: Any) -> Any:
@@ -362,9 +362,19 @@ def settle_keystore(choice: str | None) -> KeystoreChoice:
     if problem is None:
         return KeystoreChoice("os", "OS keychain")
     locked = isinstance(problem, KeychainLockedError)
-    if choice == "auto" or (choice is None and not locked):
+    # the default stands the file keystore in only where there is no keychain at all: one that is
+    # there but fails (locked, no default collection, its prompt dismissed) is the person's to fix,
+    # and keys quietly kept in files instead would be weaker than they think
+    if choice == "auto" or (choice is None and isinstance(problem, NoKeychainError)):
         why = problem.message if locked else f"no OS keychain answered: {problem.message}"
         return KeystoreChoice("file", f"file keystore ({why})", stands_in=problem.message)
+    if choice is None and not locked:
+        raise KeychainError(
+            f"the OS keychain is here but did not work: {problem.message}",
+            "Fix it (log in to the desktop session so its keyring can create and unlock its default "
+            "collection) and run `aimos install` again, or choose aimos's own file keystore with "
+            "`--keystore file`.",
+        )
     if locked:
         raise KeychainLockedError(
             problem.message,

@@ -204,3 +204,25 @@ def test_with_a_keychain_the_default_is_the_keychain_and_nothing_is_asked_about_
     assert code == 0, session.buffer
     assert "keystore: OS keychain" in session.buffer, session.buffer
     assert scalar(aimos_home, "SELECT value FROM brain_meta WHERE key = 'keystore'") == "os"
+
+
+def test_a_keychain_that_is_there_but_fails_is_refused_not_replaced(aimos_home: Path, tmp_path: Path) -> None:
+    """A Secret Service that runs but cannot make its default collection (a fresh user, an SSH
+    login to a desktop: its prompt cannot be shown) is a keychain the person has: the default
+    refuses, naming the fix, and does not quietly keep the keys in files instead. `--keystore
+    auto` (whatever works) still stands the file keystore in, and says why."""
+    data = tmp_path / "empty-keyring-data"
+    data.mkdir()
+    env = {k: v for k, v in without_bus(aimos_home, passphrase_file=True).items() if k != "XDG_DATA_HOME"}
+    env["XDG_DATA_HOME"] = str(data)
+    aimos = f"{sys.executable} -m aimos install --yes --no-service --no-guides"
+    script = f"gnome-keyring-daemon --start --components=secrets >/dev/null 2>&1; {aimos}; echo rc=$?; {aimos} --keystore auto"
+    done = subprocess.run(
+        ["dbus-run-session", "--", "sh", "-c", script], env=env, capture_output=True, text=True, timeout=110
+    )
+    first, _, second = done.stdout.partition("rc=")
+    assert second.startswith("6") and "Installed brain" not in first, done.stdout + done.stderr
+    assert "the OS keychain is here but did not work" in done.stderr, done.stderr
+    assert "--keystore file" in done.stderr
+    assert "keystore: file keystore (no OS keychain answered" in second, done.stdout + done.stderr
+    assert (aimos_home / "brain.sqlite3").is_file()  # made by the second, --keystore auto
