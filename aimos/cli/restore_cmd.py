@@ -70,12 +70,22 @@ def register(app: typer.Typer) -> None:
             agree_to_drop(path, dropped)
         paused = Paused("the restore", say)
         paused.stop()
+        before = _brain_file()
         try:
             record = restoring.restore(
                 path, passphrase, fingerprint, may_drop={m["memory_id"] for m in dropped}
             )
         except BaseException:
-            paused.start_again("the restore did not finish, so the brain is as it was: ")
+            # the restore may fail after the backup took the brain's place (its anchors written
+            # after the swap): say which of the two is the brain now
+            if _brain_file() != before:
+                say(
+                    "warning: the restore failed after the backup took the brain's place: the brain is"
+                    " the backup now; run `aimos verify` (and the restore again if it fails)"
+                )
+                paused.start_again()
+            else:
+                paused.start_again("the restore did not finish, so the brain is as it was: ")
             raise
         paused.start_again()
         if json_out:
@@ -128,3 +138,14 @@ def agree_to_drop(backup: Path, dropped: list[dict[str, Any]]) -> None:
         "terminal to ask at; nothing was changed",
         yes_hint="Add --yes to restore and drop them (`aimos export` keeps a copy of them first).",
     )
+
+
+def _brain_file() -> tuple[int, int] | None:
+    """Which file is the brain now (its device and inode): a restore puts another in its place."""
+    from aimos import paths
+
+    try:
+        found = paths.brain_path().stat()
+    except OSError:
+        return None
+    return (found.st_dev, found.st_ino)
