@@ -12,10 +12,12 @@ says why.
 from __future__ import annotations
 
 import json
+import stat
 from dataclasses import dataclass
 from typing import Any
 
 from aimos import paths
+from aimos.crypto.canonical import json_loads
 
 GUIDES = "guides"
 HIDDEN, SHOWN = "hidden", "shown"
@@ -37,10 +39,12 @@ def _read() -> dict[str, Any]:
     read as aimos writes it."""
     path = paths.view_setting_path()
     try:
+        if not stat.S_ISREG(path.stat().st_mode):  # a pipe would block the open; a device never ends
+            raise ValueError("not a file")
         data = paths.read_at_most(path, SETTING_BYTES)
     except FileNotFoundError:
         return {}
-    doc = json.loads(data)
+    doc = json_loads(data, what="the view setting")  # nesting depth bounded: no RecursionError
     if not isinstance(doc, dict) or doc.get(GUIDES, SHOWN) not in (HIDDEN, SHOWN):
         raise ValueError("not the view setting aimos writes")
     return doc

@@ -62,9 +62,10 @@ JUDGMENT_WORDS: Final = {
 # what each word does, for --help, the TUI's choices and errors
 JUDGMENT_MEANING: Final = {
     "poison": "it is poison; recall withholds it",
-    "not-poison": "it is not poison; clears a suspicion",
-    "support": "it is right; full trust",
-    "dispute": "it is doubtful; lowers its trust",
+    "not-poison": "it is not poison; clears a suspicion and gives it full trust (needs the master)",
+    "support": "it is right; full trust (needs the master)",
+    "dispute": "it is doubtful; recall shows it with low trust (on a suspected one that lifts the"
+    " suspicion: needs the master)",
 }
 _OLD_WORDS: Final = {"confirm": "poison", "refute": "not-poison"}
 
