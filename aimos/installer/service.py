@@ -433,17 +433,27 @@ class Paused:
     def stop(self) -> None:
         if self.stopped or not state.is_running():
             return
+        asked = False
         try:
             pid = state.proven_pid()  # a pid file naming another process: refused, nothing signalled
             shown = f" (pid {pid})" if pid else ""
             self.tell(f"stopping the housekeeper{shown} for {self.action}; its running job finishes first")
+            asked = True
             stop()
         except AimosError as exc:
             if state.is_running():
+                if not asked:
+                    raise BusyError(
+                        f"the housekeeper could not be stopped for {self.action}: {exc.message}; "
+                        "nothing was changed",
+                        exc.hint or "Stop it with `aimos housekeeper stop`, then run the command again.",
+                    ) from None
+                # asked to stop and not stopped in time: it may still stop after its running job
                 raise BusyError(
-                    f"the housekeeper could not be stopped for {self.action}: {exc.message}; "
-                    "nothing was changed",
-                    exc.hint or "Stop it with `aimos housekeeper stop`, then run the command again.",
+                    f"the housekeeper did not stop in time for {self.action}: {exc.message}; the brain "
+                    "was not touched, but the housekeeper was asked to stop and may yet do so",
+                    "`aimos housekeeper status` says whether it runs; `aimos housekeeper start` starts it "
+                    "again. Then run the command again.",
                 ) from None
         self.stopped = True  # (or it ended by itself meanwhile: it is started again all the same)
 
