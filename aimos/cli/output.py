@@ -117,7 +117,7 @@ def ask(question: str, *, no_terminal: str, yes_hint: str) -> None:
     except typer.Abort:
         raise KeyboardInterrupt from None
     if not agreed:
-        raise AbortedError("you answered no: nothing was changed", f"Answer y to go on, or: {yes_hint}")
+        raise AbortedError("you answered no: nothing was changed", f"Run it again and answer y. {yes_hint}")
 
 
 def read_confirmation(expected: str) -> str:

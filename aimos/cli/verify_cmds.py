@@ -385,7 +385,21 @@ def register(app: typer.Typer) -> None:  # noqa: C901, PLR0915 (the command grou
                 reason = f"{verdict.reason}{where}" if verdict.reason else None
                 out(_summary(verdict.verdict, reason, [_checked(verdict.signatures_verified)]))
             if verdict.verdict != "valid":
-                raise VerificationError(f"the bundle is {verdict.verdict}: {verdict.reason}")
+                missing = [
+                    f"{name} {path}.{suffix}"
+                    for name, given, suffix in (
+                        ("--witness", witness, "witness.json"),
+                        ("--trust-context", trust_context, "trust-context.json"),
+                    )
+                    if given is None and schema != V2_RECALL
+                ]
+                hint = (
+                    "A mutation bundle is checked with its witness and trust context: "
+                    f"add {' '.join(missing)} (`aimos export-outcome` writes them beside the bundle)."
+                    if missing
+                    else None
+                )
+                raise VerificationError(f"the bundle is {verdict.verdict}: {verdict.reason}", hint)
             return
         if kind in ("v1_recall", "v1_corpus"):
             _verify_v1_recall(document, kind == "v1_corpus", master_fingerprint, json_out)

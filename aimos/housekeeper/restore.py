@@ -480,9 +480,21 @@ def _move_aside(brain: Path, at: int) -> Path | None:
     return kept
 
 
+# the tables whose rows a person counts, in their words; the rest are the records beside them
+_LOST_WORDS = {"memories": "memory", "outcomes": "outcome"}
+
+
 def describe_lost(lost: dict[str, Any]) -> str:
+    """What the restore dropped, in a person's words: "2 writes: 2 memories, 10 other records
+    (...)". The signed record (--json) keeps the count of each table."""
     rows = lost.get("rows") or {}
-    parts = [f"{n} {table}" for table, n in sorted(rows.items())]
+    parts = [plural(rows[t], word) for t, word in _LOST_WORDS.items() if rows.get(t)]
+    others = sum(n for table, n in rows.items() if table not in _LOST_WORDS)
+    if others:
+        parts.append(
+            f"{plural(others, 'other record')} (ledger events, provenance, detection, indexes;"
+            " --json counts each table)"
+        )
     text = plural(lost.get("writes", 0), "write")
     return text + (": " + ", ".join(parts) if parts else "")
 

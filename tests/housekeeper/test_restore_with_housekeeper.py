@@ -125,6 +125,10 @@ def test_without_a_terminal_a_restore_that_drops_memories_is_refused_unless_yes(
     assert_restarted(done, installed, pid, reaper)
     assert memory_ids(installed) == [kept] and restores(installed) == 1
     assert "lost since then" in done.out and "2 memories" in done.out, done.describe()
+    lost = next(line for line in done.out.splitlines() if line.startswith("lost since then"))
+    for table in ("detection_queue", "memory_provenance", "request_nonces"):
+        assert table not in lost, f"a table's name in what a person reads: {lost}"
+    assert "other records" in lost, lost
 
 
 def interactive_restore(backup: str) -> PtySession:
@@ -145,6 +149,7 @@ def test_the_question_names_the_memories_and_no_changes_nothing(installed: Path,
         session.close()
     assert code == 8, session.buffer
     assert "you answered no: nothing was changed" in session.buffer
+    assert "Run it again and answer y. Add --yes" in session.buffer.replace("\r\n", " "), session.buffer
     assert_untouched(installed, ids, pid)
 
 

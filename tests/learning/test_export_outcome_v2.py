@@ -176,3 +176,27 @@ def test_outcome_without_the_v2_binding_is_not_exported(brain: Any, monkeypatch:
     assert isinstance(raised.value, NotFoundError)
     assert "without the signed V2 binding" in str(raised.value)
     assert brain.conn.execute("SELECT COUNT(*) FROM events").fetchall()[0][0] == before
+
+
+def test_a_bundle_checked_without_its_witness_names_the_files_to_add(
+    installed: Path, master_fingerprint: str, tmp_path: Path
+) -> None:
+    # a person runs verify-bundle on what export-outcome wrote, without the two files beside it:
+    # the verdict stays invalid, and the hint names the options and the files, not `aimos verify`
+    target, *_ = _exported(tmp_path, "--good")
+    alone = run_aimos("verify-bundle", str(target), "--master-fingerprint", master_fingerprint)
+    assert alone.code == VERIFICATION, alone.describe()
+    assert "MUTATION_CRYPTOGRAPHIC_WITNESS_REQUIRED" in alone.err, alone.describe()
+    assert f"add --witness {target}.witness.json --trust-context {target}.trust-context.json" in alone.err
+    assert "run `aimos verify`" not in alone.err, alone.describe()
+
+    half = run_aimos(
+        "verify-bundle",
+        str(target),
+        "--witness",
+        f"{target}.witness.json",
+        "--master-fingerprint",
+        master_fingerprint,
+    )
+    assert half.code == VERIFICATION, half.describe()
+    assert f"add --trust-context {target}.trust-context.json" in half.err and "add --witness" not in half.err
