@@ -81,7 +81,7 @@ def judgment_list() -> str:
 LABEL_WORDS: Final = {
     UNVERIFIED: "not judged",
     SUPPORTED: "supported by a person",
-    DISPUTED: "doubted by a person",
+    DISPUTED: "disputed: a person doubts it",
     POISON_SUSPECT: "suspected poison; withheld",
     POISON_LIKELY: "likely poison; withheld",
     POISON_CONFIRMED: "poison, confirmed by a person; withheld",

@@ -400,8 +400,9 @@ def build_server(agent: str, keystores: KeystoreCache | None = None, *, keep_bra
         return guarded(recall_memories, query, limit, guides)
 
     def recall_memories(query: str, limit: int, guides: bool) -> CallToolResult:
-        from aimos.actions.labels import withheld_count
+        from aimos.actions.labels import label_words, withheld_count
         from aimos.actions.recall import NOTHING_MATCHES, recall_as
+        from aimos.vocabulary import UNVERIFIED
 
         if isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
             raise Refused(
@@ -411,9 +412,14 @@ def build_server(agent: str, keystores: KeystoreCache | None = None, *, keep_bra
         hits = [cast(RecallHit, {HIT_NAMES.get(f, f): r[f] for f in HIT_FIELDS}) for r in got.results]
         receipt = got.receipt
         texts = [shown_text(r) for r in got.results]
-        lines = [f"{h['rank']}. [{h['memory_id']}] {t}" for h, t in zip(hits, texts, strict=True)] or [
-            NOTHING_MATCHES
-        ]
+        # a judged memory says so in the text too: a client that shows its model only the text must
+        # not pass a disputed memory off as a plain one
+        lines = [
+            f"{h['rank']}. [{h['memory_id']}]"
+            + ("" if h["label"] == UNVERIFIED else f" ({label_words(h['label'])})")
+            + f" {t}"
+            for h, t in zip(hits, texts, strict=True)
+        ] or [NOTHING_MATCHES]
         if got.withheld:
             lines.append(f"{withheld_count(len(got.withheld))}.")
         lines.append(f"receipt {receipt['receipt_id']} root {receipt['merkle_root']}")

@@ -118,7 +118,7 @@ def test_each_filter_narrows_the_list(varied: dict[str, str]) -> None:
     assert listed_ids("--source", "import") == [m["imported"]]
     assert listed_ids("--source", "cli:helper") == [m["helper"]]
     assert set(listed_ids("--source", "cli")) == set(m.values()) - {m["imported"]}
-    for word in ("disputed", "dispute", "doubted by a person", "DISPUTED"):
+    for word in ("disputed", "dispute", "disputed: a person doubts it", "DISPUTED"):
         assert listed_ids("--label", word) == [m["standup"]], word
     for word in ("not judged", "not-judged", "unverified"):
         assert set(listed_ids("--label", word)) == set(m.values()) - {m["standup"]}, word

@@ -43,7 +43,11 @@ def test_what_mcp_says_in_words_is_peoples(installed: Path) -> None:
                 result = await client.call_tool("save_memory", {"text": text})
                 said.append(text_of(result))
                 saved[key] = result.structured_content["memory_id"]
-            for memory, word in ((saved["cat"], "poison"), (saved["cat"], "not-poison"), (saved["wifi"], "poison")):
+            for memory, word in (
+                (saved["cat"], "poison"),
+                (saved["cat"], "not-poison"),
+                (saved["wifi"], "poison"),
+            ):
                 run_aimos("label", memory, word, "--reason", "a person looked").ok()
             shown = {}
             for key, memory in saved.items():
@@ -73,3 +77,23 @@ def test_what_mcp_says_in_words_is_peoples(installed: Path) -> None:
         "boiler": vocabulary.UNVERIFIED,
     }
     assert got["withheld"]["withheld_count"] == 1
+
+
+def test_a_judged_memory_says_its_label_in_recalls_text(installed: Path) -> None:
+    """A client that shows its model only a tool's text must not pass a disputed memory off as a
+    plain one: the text line of a judged memory carries its label in words (an unjudged one none)."""
+    doubted = run_aimos("save", "The plumber's number is 0161 496 0000").ok().out.strip()
+    plain = run_aimos("save", "The plumber is called Sam").ok().out.strip()
+    run_aimos("label", doubted, "dispute", "--reason", "it may have changed").ok()
+
+    async def recalled() -> tuple[str, Any]:
+        async with connect("cli") as client:
+            result = await client.call_tool("recall", {"query": "plumber"})
+            return text_of(result), result.structured_content
+
+    text, structured = asyncio.run(recalled())
+    lines = {line.split("]")[0].split("[")[-1]: line for line in text.splitlines() if "[" in line}
+    assert f"[{doubted}] (disputed: a person doubts it) The plumber's number" in lines[doubted], text
+    assert lines[plain].endswith(f"[{plain}] The plumber is called Sam"), text
+    labels = {r["memory_id"]: r["label"] for r in structured["results"]}
+    assert labels[doubted] == vocabulary.DISPUTED  # the structured result keeps the protocol's word

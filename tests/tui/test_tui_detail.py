@@ -213,14 +213,14 @@ def test_label_dispute_is_signed_and_the_history_gains_a_row(installed: Path) ->
         await pilot.pause()
         assert isinstance(app.screen, MessageDialog), dialog_text(pilot)
         assert "Signed label recorded" in screen_text(app)
-        assert "not judged -> doubted by a person" in dialog_text(pilot)
+        assert "not judged -> disputed: a person doubts it" in dialog_text(pilot)
         await pilot.press("enter")
         await pilot.pause()
         assert app.screen is screen
         assert table_rows(screen.query_one("#detail-labels", Static)) == rows_before + 1
         labels = section(screen, "labels")
         assert "disputed" in labels and "astronauts brought back rock" in labels
-        assert "doubted by a person" in section(screen, "fields")
+        assert "disputed: a person doubts it" in section(screen, "fields")
 
     drive(scenario, size=(100, 40))
     after = counts(installed)

@@ -137,7 +137,7 @@ def test_every_screen_reads_in_peoples_words(installed: Path) -> None:
     # what each look saw is what it was meant to see
     assert "poison, not-poison, support or dispute" in seen["help"], seen["help"]
     assert "not poison: a person cleared the suspicion" in seen[f"memory {cat[:8]}"]
-    assert "not judged -> doubted by a person" in seen["signed label"], seen["signed label"]
+    assert "not judged -> disputed: a person doubts it" in seen["signed label"], seen["signed label"]
     assert "poison, confirmed by a person; withheld" in seen["recall withheld"], seen["recall withheld"]
     assert "VALID: every check passed" in seen["receipt"], seen["receipt"]
     assert "✓ the brain verifies: 5 memories" in seen["status"], seen["status"]
