@@ -122,6 +122,20 @@ def ensure_private_dir(path: Path) -> Path:
 DOCUMENT_BYTES = 64 << 20  # a receipt or record a person hands to a verifier (they are KiB)
 
 
+REPLACED_INFIX = ".replaced-"  # `aimos restore` keeps the brain it replaced as brain.sqlite3.replaced-<time>
+
+
+def replaced_brains() -> list[Path]:
+    """The brains `aimos restore` replaced and kept beside the brain (not their -wal/-shm files):
+    copies of it that hold what it held, which a redaction must reach as it reaches backups."""
+    brain = brain_path()
+    return sorted(
+        p
+        for p in brain.parent.glob(f"{brain.name}{REPLACED_INFIX}*")
+        if p.is_file() and not p.name.endswith(("-wal", "-shm", "-journal"))
+    )
+
+
 def read_at_most(path: Path, limit: int = DOCUMENT_BYTES) -> bytes:
     """A file's bytes, read only up to ``limit``: a larger one (or a pipe or device that never
     ends: /dev/zero) raises ValueError at once instead of filling memory."""

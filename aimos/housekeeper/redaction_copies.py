@@ -16,6 +16,7 @@ from typing import Any
 
 import apsw
 
+from aimos import paths
 from aimos.errors import AimosError
 from aimos.housekeeper import backup_records
 from aimos.housekeeper.jobs.nightly_dream import backup_files
@@ -56,9 +57,10 @@ class CopyState:
 
 def known_backups(brain_id: str) -> list[backup_records.Backup]:
     """Every backup of the brain aimos knows of: those it recorded writing, wherever they are,
-    then any other file in the brain's backups folder (written before backups were recorded)."""
+    then any other file in the brain's backups folder (written before backups were recorded), and
+    the brains `aimos restore` replaced and kept beside the brain."""
     found = {b.path: b for b in backup_records.recorded(brain_id)}
-    for path in backup_files():
+    for path in [*backup_files(), *paths.replaced_brains()]:
         resolved = path.resolve()
         if resolved not in found:
             found[resolved] = backup_records.Backup(resolved, None, None, recorded=False)

@@ -467,10 +467,10 @@ def _move_aside(brain: Path, at: int) -> Path | None:
     if not brain.exists():
         return None
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(at))
-    kept = brain.with_name(f"{brain.name}.replaced-{stamp}")
+    kept = brain.with_name(f"{brain.name}{paths.REPLACED_INFIX}{stamp}")
     n = 1
     while kept.exists():
-        kept = brain.with_name(f"{brain.name}.replaced-{stamp}-{n}")
+        kept = brain.with_name(f"{brain.name}{paths.REPLACED_INFIX}{stamp}-{n}")
         n += 1
     os.replace(brain, kept)
     for suffix in ("-wal", "-shm"):

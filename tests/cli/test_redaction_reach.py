@@ -199,9 +199,10 @@ def test_a_brain_restored_from_an_older_backup_knows_the_later_ones(installed: P
     _save("The boiler is serviced every October by Dana", key="boiler", source="cli")
     later = _backup_to(tmp_path / "friday")
     run_aimos("restore", str(older), "--yes").ok()
+    [replaced] = installed.glob(f"{BRAIN}.replaced-*[0-9]Z")  # the brain the restore kept beside it
     cleaned = parse_json(_redact(mid, "--backups", "--json"))
-    assert sorted(cleaned["backups_redacted"]) == sorted([str(older), str(later)]), cleaned
-    assert _traces(older) == [] and _traces(later) == []
+    assert sorted(cleaned["backups_redacted"]) == sorted([str(older), str(later), str(replaced)]), cleaned
+    assert _traces(older) == [] and _traces(later) == [] and _traces(replaced) == []
     _verified()
 
 
@@ -269,3 +270,21 @@ def test_the_record_of_backups_is_private_and_holds_no_text(installed: Path, tmp
     nightly = sorted((home / "backups").glob("brain-*.sqlite3"))[0]
     assert paths == [str(elsewhere), str(nightly.resolve())], entries
     assert all(e["seal"]["seq"] >= 1 and len(e["seal"]["link"]) == 64 for e in entries), entries
+
+
+def test_the_brain_a_restore_replaced_is_reached_like_a_backup(installed: Path, tmp_path: Path) -> None:
+    """`aimos restore` keeps the brain it replaced beside the brain (brain.sqlite3.replaced-<time>):
+    a copy holding the text, which redact did not name and --backups did not clean."""
+    home = installed
+    mid = _save()
+    older = _backup_to(tmp_path / "older")
+    _save("a later memory the restore drops", "later", "later-notes")
+    run_aimos("restore", str(older), "--yes").ok()
+    [replaced] = sorted(p for p in home.glob(f"{BRAIN}.replaced-*") if not p.name.endswith(("-wal", "-shm")))
+    assert _traces(replaced) == list(TRACES)
+    done = _redact(mid)
+    assert done.code == 0, done.describe()
+    assert str(replaced) in done.err, done.describe()  # named as still holding the text
+    cleaned = parse_json(_redact(mid, "--backups", "--json"))
+    assert str(replaced) in cleaned["backups_redacted"], cleaned
+    assert _traces(replaced) == [], "the replaced brain still holds the text, key or source"
