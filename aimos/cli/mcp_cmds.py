@@ -108,7 +108,7 @@ def config_cmd(
     (aimos named by its absolute path)."""
     from aimos import paths
     from aimos.errors import UsageError
-    from aimos.mcp.config import CLIENTS, WHERE, claude_code_command, client_config
+    from aimos.mcp.config import CLIENTS, WHERE, claude_code_command, client_config, server_name
 
     if client not in CLIENTS:
         raise UsageError(f"unknown client {client!r}", f"Use one of: {', '.join(CLIENTS)}.")
@@ -122,6 +122,12 @@ def config_cmd(
     env.update({name: os.environ[name] for name in passed if os.environ.get(name)})
     if client == "claude-code" and not json_out:
         out(claude_code_command(aimos_command(), agent, env))
+    elif client == "claude-code":  # the object `claude mcp add-json NAME '<JSON>'` takes, whole
+        out(
+            json.dumps(
+                client_config(client, aimos_command(), agent, env)["mcpServers"][server_name(agent)], indent=2
+            )
+        )
     else:
         out(json.dumps(client_config(client, aimos_command(), agent, env), indent=2))
     where = f"{client} --json" if json_out and f"{client} --json" in WHERE else client

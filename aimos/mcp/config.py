@@ -18,8 +18,8 @@ WHERE = {
     "claude-code": "Run this command in a shell: it adds aimos to Claude Code for you, in every project"
     " (user scope; a project's .mcp.json is shared, and this command holds paths of your own). Check it"
     " with `claude mcp get aimos-AGENT`; `--json` prints the JSON instead.",
-    "claude-code --json": "Add it for yourself: `claude mcp add-json --scope user aimos-AGENT '<the inner"
-    " object>'` (a project's .mcp.json is shared, and this snippet holds paths of your own).",
+    "claude-code --json": "Add it for yourself: `claude mcp add-json --scope user aimos-AGENT '<this JSON>'`"
+    " (a project's .mcp.json is shared, and this snippet holds paths of your own).",
     "cursor": "Add this to ~/.cursor/mcp.json (or .cursor/mcp.json in a project).",
     "generic": "Start this command with these arguments and environment; it speaks MCP over stdio.",
 }

@@ -56,7 +56,7 @@ def test_claude_code_gets_a_command_a_shell_reads_back_whole(awkward_home: Path)
 
 def test_the_json_is_still_there_for_those_who_want_it(awkward_home: Path) -> None:
     printed = run_aimos("mcp", "config", "--as", "cli", "--client", "claude-code", "--json").ok()
-    entry = json.loads(printed.out)["mcpServers"]["aimos-cli"]
+    entry = json.loads(printed.out)  # the server's own object, as `claude mcp add-json` takes it
     assert entry["type"] == "stdio" and entry["args"][-3:] == ["mcp", "--as", "cli"]
     assert "claude mcp add-json --scope user aimos-cli" in printed.err
     cursor = run_aimos("mcp", "config", "--as", "cli", "--client", "cursor").ok()
