@@ -225,6 +225,7 @@ Everywhere
   1 / 2 / 3     memories, recall, status
   ?             this help             q   quit
   ctrl+t        light or dark theme   ctrl+p  command palette
+  ctrl+q        quit, even while typing in a box
 
 Memories
   /             filter by words       escape  clear the filter
