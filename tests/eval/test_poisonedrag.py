@@ -99,7 +99,7 @@ def test_variants_report_three_arms_and_the_honest_control(
 ) -> None:
     """A quick run (a small clean corpus): every variant asked for gets the three arms, the attack
     reaches retrieval with the policy bypassed, and one brain per variant is verified."""
-    from aimos.cli.eval_cmds import _print_poisonedrag
+    from aimos.cli.eval_print import print_poisonedrag
 
     variants = ["question_prefix", "adaptive", "honest_same_shape"]
     args = [a for v in variants for a in ("--variant", v)]
@@ -153,7 +153,7 @@ def test_variants_report_three_arms_and_the_honest_control(
     # 1 template + 2 targets x 3 variants
     assert report["scratch_brains_purged"]["receipts"] == 7
     # the text report: one block per variant, the three arms each
-    _print_poisonedrag(report)
+    print_poisonedrag(report)
     text = capsys.readouterr().out
     for name in variants:
         assert f"  {name} (" in text
