@@ -321,74 +321,65 @@ def judge(
     judgment that raises the memory's trust from its current label (vocabulary.raises_trust) also
     needs the master's signature over the same request (``master``): an agent alone can lower
     trust, never raise it (the store's trigger and both verifiers check the same)."""
-    _check_label_body(req.body)
-    with write_transaction(conn, housekeeper):
-        return judge_in_transaction(conn, housekeeper, req, now, master=master)
+    from aimos.errors import GrantError
+    from aimos.identity.requests import verify_request
 
-
-def _check_label_body(body: dict[str, Any]) -> tuple[str, str]:
-    """The judgment and reason of a label request, checked before anything is read."""
+    body = req.body
     judgment = body.get("judgment")
     if judgment not in JUDGMENTS:
         raise UsageError(f"unknown judgment {judgment!r}", f"Use one of: {', '.join(JUDGMENTS)}.")
     reason = body.get("reason")
     if not isinstance(reason, str) or not reason.strip():
         raise UsageError("a judgment needs a reason", 'Add --reason "why you judge it so".')
-    return str(judgment), reason
-
-
-def judge_in_transaction(
-    conn: apsw.Connection, housekeeper: Signer, req: SignedRequest, now: int, *, master: KeyPair | None = None
-) -> Transition:
-    """``judge`` inside the caller's write transaction (an import disputes what it saved so)."""
-    from aimos.errors import GrantError
-    from aimos.identity.requests import verify_request
-
-    body = req.body
-    judgment, reason = _check_label_body(body)
-    verified: VerifiedRequest = verify_request(conn, req, path=PATH_LABEL, now=now)
-    if not verified.grant["write_allowed"]:
-        raise GrantError(f"agent {verified.agent_id!r} has a read-only grant", "Judge with a writing agent.")
-    memory = _memory(conn, str(body.get("memory_id")))
-    if memory["company_id"] != verified.grant["company_id"] or body.get("company_id") != memory["company_id"]:
-        raise GrantError(f"agent {verified.agent_id!r} has no grant for this memory's company")
-    if not grant_covers(verified.grant, memory["clearance_level"], memory["data_class"]):
-        raise GrantError(f"agent {verified.agent_id!r} may not see this memory, so it may not judge it")
-    label, confidence = JUDGMENTS[judgment]
-    current = current_label(conn, memory["memory_id"])
-    evidence: dict[str, Any] = {
-        "judgment": judgment,
-        "authority_rule": JUDGMENT_AUTHORITY_V2,
-        "agent_id": verified.agent_id,
-        "agent_valid_from": verified.valid_from,
-        "request_hash": verified.request_hash,
-        "nonce": req.nonce,
-        "ts": req.ts,
-        "signature_b64u": req.signature_b64u,
-        "body": body,
-    }
-    if raises_trust(current, label):
-        if master is None or master.fingerprint != master_row(conn)["fingerprint"]:
-            raise PassphraseError(
-                f"{judgment} raises this memory's trust (it is {current} now) and needs the "
-                "master's signature beside the agent's",
-                "Give the master passphrase (a terminal prompt, --passphrase-fd N or "
-                "AIMOS_PASSPHRASE_FILE); an agent key alone may only lower trust.",
+    with write_transaction(conn, housekeeper):
+        verified: VerifiedRequest = verify_request(conn, req, path=PATH_LABEL, now=now)
+        if not verified.grant["write_allowed"]:
+            raise GrantError(
+                f"agent {verified.agent_id!r} has a read-only grant", "Judge with a writing agent."
             )
-        message = payload_message(body, req.nonce, req.ts)
-        evidence["master_fingerprint"] = master.fingerprint
-        evidence["master_signature_b64u"] = b64u_encode(master.sign(message))
-    return append_classification(
-        conn,
-        housekeeper,
-        memory["memory_id"],
-        label=label,
-        confidence_milli=confidence,
-        basis=BASIS_EXPLICIT,
-        now=now,
-        reason=reason.strip(),
-        evidence=evidence,
-    )
+        memory = _memory(conn, str(body.get("memory_id")))
+        if (
+            memory["company_id"] != verified.grant["company_id"]
+            or body.get("company_id") != memory["company_id"]
+        ):
+            raise GrantError(f"agent {verified.agent_id!r} has no grant for this memory's company")
+        if not grant_covers(verified.grant, memory["clearance_level"], memory["data_class"]):
+            raise GrantError(f"agent {verified.agent_id!r} may not see this memory, so it may not judge it")
+        label, confidence = JUDGMENTS[judgment]
+        current = current_label(conn, memory["memory_id"])
+        evidence: dict[str, Any] = {
+            "judgment": judgment,
+            "authority_rule": JUDGMENT_AUTHORITY_V2,
+            "agent_id": verified.agent_id,
+            "agent_valid_from": verified.valid_from,
+            "request_hash": verified.request_hash,
+            "nonce": req.nonce,
+            "ts": req.ts,
+            "signature_b64u": req.signature_b64u,
+            "body": body,
+        }
+        if raises_trust(current, label):
+            if master is None or master.fingerprint != master_row(conn)["fingerprint"]:
+                raise PassphraseError(
+                    f"{judgment} raises this memory's trust (it is {current} now) and needs the "
+                    "master's signature beside the agent's",
+                    "Give the master passphrase (a terminal prompt, --passphrase-fd N or "
+                    "AIMOS_PASSPHRASE_FILE); an agent key alone may only lower trust.",
+                )
+            message = payload_message(body, req.nonce, req.ts)
+            evidence["master_fingerprint"] = master.fingerprint
+            evidence["master_signature_b64u"] = b64u_encode(master.sign(message))
+        return append_classification(
+            conn,
+            housekeeper,
+            memory["memory_id"],
+            label=label,
+            confidence_milli=confidence,
+            basis=BASIS_EXPLICIT,
+            now=now,
+            reason=reason.strip(),
+            evidence=evidence,
+        )
 
 
 def current_label(conn: apsw.Connection, memory_id: str) -> str:
