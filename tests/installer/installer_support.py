@@ -52,14 +52,16 @@ CLI_LOG = ("logs", "logs/aimos.log")
 
 
 # --- the AIMOS_HOME tree -----------------------------------------------------------------------
-def tree(home: Path, ignore: tuple[str, ...] = ()) -> dict[str, str]:
-    """Every path under ``home`` (relative) -> 'dir', 'link -> target' or the file's sha256 and mode."""
+def tree(home: Path, ignore: tuple[str, ...] = (), *, volatile: tuple[str, ...] = ()) -> dict[str, str]:
+    """Every path under ``home`` (relative) -> 'dir', 'link -> target' or the file's sha256 and mode;
+    ``volatile``: path prefixes left out unread (a running housekeeper's brain -shm comes and goes
+    between the listing and the read)."""
     found: dict[str, str] = {}
     if not home.exists():
         return found
     for path in sorted(home.rglob("*")):
         rel = str(path.relative_to(home))
-        if rel in ignore:
+        if rel in ignore or (volatile and rel.startswith(volatile)):
             continue
         if path.is_symlink():
             found[rel] = f"link -> {os.readlink(path)}"

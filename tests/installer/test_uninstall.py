@@ -72,7 +72,7 @@ def quiet_tree(home: Path) -> dict[str, str]:
     """The home's tree without what a running housekeeper may write meanwhile (the brain and its
     WAL, the newest-seal anchor, its status and log) and the command log."""
     volatile = ("brain.sqlite3", "config/freshness-", "state/housekeeper-status.json", "logs/")
-    return {k: v for k, v in tree(home).items() if not k.startswith(volatile)}
+    return tree(home, volatile=volatile)
 
 
 def install(keystore: str, reaper: Reaper, *extra: str) -> str:
