@@ -317,6 +317,9 @@ DEFAULT_COMPANY: Final = "hom"  # the company a recall command names when its bo
 BASIS_EXPLICIT: Final = "explicit"  # a classification that follows a person's judgment
 BASIS_CLASSIFIER: Final = "classifier"  # the housekeeper's own (the classifier's, or a carried judgment)
 OPERATION_MEMORY_SAVED: Final = "memory_saved"  # the housekeeper's event that records a save
+# aimos's own optional field of a signed save body: when the memory was first made elsewhere (an
+# import of another brain's export), integer Unix seconds (memory/save.py checks it)
+ORIGINATED_AT: Final = "originated_at"
 
 # the newest full verify's outcome, kept in the state folder (learning/verify_outcome.py)
 VERIFY_FAILED_FILE: Final = "verify-failed.json"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aimos.vocabulary import DEFAULT_SAVE_CLEARANCE, DEFAULT_SAVE_DATA_CLASS
+from aimos.vocabulary import DEFAULT_SAVE_CLEARANCE, DEFAULT_SAVE_DATA_CLASS, ORIGINATED_AT
 from aimos.vocabulary import RECALL_DEFAULT_LIMIT as DEFAULT_LIMIT
 
 
@@ -39,7 +39,7 @@ def build_save_body(
     if supersedes is not None:
         body["supersedes"] = supersedes
     if originated_at is not None:
-        body["originated_at"] = originated_at
+        body[ORIGINATED_AT] = originated_at
     return body
 
 

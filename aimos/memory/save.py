@@ -26,6 +26,7 @@ from aimos.vocabulary import (
     CLEARANCE_MAX,
     HOUSEKEEPER,
     INITIAL_WEIGHT_SCHEMA,
+    ORIGINATED_AT,
     PATH_SAVE,
     SYSTEM_SCOPE,
     UNVERIFIED,
@@ -42,14 +43,13 @@ BODY_FIELDS = (
     "data_class",
     "source",
     "supersedes",
-    "originated_at",
+    ORIGINATED_AT,
 )
 # ``originated_at`` (optional, integer Unix seconds): when the memory was first made before it came
 # to this brain (an import of another brain's export keeps its creation time so), signed with the
 # rest of the body and hashed into its provenance content hash; the save's own time stays its
 # signed ``ts``. Never later than the save (within the clock skew), never before 1970. A body
 # without it is the body it always was: no byte of any other save changes.
-ORIGINATED_AT = "originated_at"
 QUARANTINE_WEIGHT_MILLI = 100
 DEFAULT_WEIGHT_MILLI = 1000
 BINDING_SCHEMA_VERSION = 2

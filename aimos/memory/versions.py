@@ -14,7 +14,7 @@ from aimos.identity.trusted import grant_covers, verified_grant
 from aimos.memory.redaction import mark_redacted
 from aimos.store.cells import text_of
 from aimos.store.connection import one, resolve_uuid_prefix, rows
-from aimos.vocabulary import HOUSEKEEPER, SYSTEM_SCOPE
+from aimos.vocabulary import HOUSEKEEPER, ORIGINATED_AT, SYSTEM_SCOPE
 
 
 def resolve_memory_id(
@@ -101,21 +101,21 @@ def mark_originated(conn: apsw.Connection, memories: list[dict[str, Any]]) -> li
     for start in range(0, len(ids), ORIGINATED_BATCH):
         batch = ids[start : start + ORIGINATED_BATCH]
         for memory_id, originated_at in conn.execute(
-            "SELECT m.memory_id, json_extract(p.body_json, '$.originated_at') FROM memories m"
+            f"SELECT m.memory_id, json_extract(p.body_json, '$.{ORIGINATED_AT}') FROM memories m"
             " JOIN memory_provenance p ON p.provenance_id = m.save_provenance_id"
             f" WHERE m.memory_id IN ({', '.join('?' * len(batch))})",
             batch,
         ):
             found[str(memory_id)] = originated_at
     for m in memories:
-        m["originated_at"] = found.get(m["memory_id"])
+        m[ORIGINATED_AT] = found.get(m["memory_id"])
     return memories
 
 
 def originated(memory: dict[str, Any]) -> int | None:
     """The creation time a memory's signed save carries (one imported from another brain's
     export), or None (a memory first made in this brain)."""
-    value = memory.get("originated_at")
+    value = memory.get(ORIGINATED_AT)
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
