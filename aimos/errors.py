@@ -90,6 +90,15 @@ class ServiceError(AimosError):
     """The housekeeper service could not be registered, started or stopped."""
 
 
+class HubUnreachableError(AimosError):
+    """A sync hub could not be reached, or answered with an error: nothing was changed here."""
+
+    default_hint = (
+        "Check that the hub's PostgreSQL is running and the URL is right; this brain works offline "
+        "and the next sync sends and fetches what waits."
+    )
+
+
 class OptionalDependencyError(AimosError):
     """A feature a person turned on needs a package of an optional extra that is not installed."""
 

@@ -53,6 +53,13 @@ BRAIN_SEAL_GENESIS: Final = _d("aimos.brain-seal-genesis/v1")
 # aimos's own: the master's signed redaction of one memory's text (what the master signs; the
 # record's own schema, v1 or v2, says which of the memory's fields it removed)
 MEMORY_REDACTION: Final = _d("aimos.memory-redaction/v1")
+# aimos's own: a brain's rows on a sync hub (aimos/hub): the keys a device derives from the brain's
+# content key (records sealed for the hub, the hub's keyed name of a row) and from the master (the
+# content key wrapped for a device that joins), and a device's chain of records
+HUB_RECORD_BOX: Final = _d("aimos.hub-record-box/v1")
+HUB_ROW_NAME: Final = _d("aimos.hub-row-name/v1")
+HUB_KEY_WRAP: Final = _d("aimos.hub-key-wrap/v1")
+HUB_RECORD_LINK: Final = _d("aimos.hub-record-link/v1")
 
 # --- schemas of signed or exported bodies ------------------------------------------------------
 
@@ -85,6 +92,11 @@ RETURN_SELECTION_SCHEMA: Final = "aimos.v2-return-selection/v1"
 ANCHORS_SCHEMA: Final = "aimos.anchors/v1"
 LEDGER_SCHEMA: Final = "aimos-ledger/v1"
 RESTORE_SCHEMA: Final = "aimos.brain-restore/v1"
+# a sync hub (aimos/hub): a record's plaintext, the master-signed home of the weight and label
+# chains (migration 20), the hub's own schema generation
+HUB_RECORD_SCHEMA: Final = "aimos.hub-record/v1"
+HUB_HOME_SCHEMA: Final = "aimos.hub-home/v1"
+HUB_SCHEMA_VERSION: Final = 1
 HOUSEKEEPER_STATUS_SCHEMA: Final = "aimos.housekeeper-status/v1"
 HOUSEKEEPER_SERVICE_SCHEMA: Final = "aimos.housekeeper-service/v1"
 PURGE_INTENT_SCHEMA: Final = "aimos-whole-brain-purge-intent/v1"

@@ -52,6 +52,8 @@ _PARTS: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
     ("mcp_cmds", "mcp_app", ("mcp",)),
     ("backup_cmds", "backup_app", ("backup",)),
     ("model_cmds", "model_app", ("model",)),
+    ("hub_cmds", "hub_app", ("hub",)),
+    ("hub_cmds", None, ("sync",)),
 )
 
 

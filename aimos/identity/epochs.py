@@ -243,7 +243,7 @@ def enrol_epoch(
 def epochs(conn: apsw.Connection, agent_id: str | None = None) -> list[dict[str, Any]]:
     sql = (
         "SELECT e.agent_id, e.valid_from, e.valid_until, e.role, e.identity_tier, e.key_fingerprint,"
-        " e.cert_fingerprint, e.key_ref, e.public_key_b64u, e.certificate,"
+        " e.cert_fingerprint, e.key_ref, e.public_key_b64u, e.certificate, e.device_fp,"
         " r.revoked_at, r.reason AS revocation_reason"
         " FROM identity_epochs e LEFT JOIN agent_revocations r"
         " ON r.agent_id = e.agent_id AND r.agent_valid_from = e.valid_from"
@@ -256,10 +256,20 @@ def epochs(conn: apsw.Connection, agent_id: str | None = None) -> list[dict[str,
 
 
 def latest_epoch(conn: apsw.Connection, agent_id: str) -> dict[str, Any]:
+    """The agent's newest epoch on this device: a brain synced through a hub holds every device's
+    epochs (each device's agents and housekeeper sign with keys only that device holds), and a
+    device signs with its own alone."""
     found = epochs(conn, agent_id)
     if not found:
         raise AgentNotFoundError(f"agent {agent_id!r} is not enrolled in this brain")
-    return found[-1]
+    device = brain_meta(conn).get("device_fp")
+    mine = [e for e in found if e["device_fp"] == device]
+    if not mine:
+        raise AgentNotFoundError(
+            f"agent {agent_id!r} is enrolled on another device of this brain, not on this one",
+            f"Enrol it on this device: `aimos agent enrol {agent_id}`.",
+        )
+    return mine[-1]
 
 
 def epoch_at(conn: apsw.Connection, agent_id: str, valid_from: int) -> dict[str, Any] | None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -166,15 +166,28 @@ def verify_brain(
         return _verify_brain(conn, None, count)
 
 
-def _verify_brain(conn: apsw.Connection, memory_id: str | None, count: Count | None) -> Report:
-    """The memories a batch at a time (read as the walk goes, never the whole table at once), each
-    batch's weight chains, label chains and signed save records checked together."""
-    where, params = ("WHERE memory_id = ?", (memory_id,)) if memory_id else ("", ())
-    total = rows(conn, f"SELECT COUNT(*) AS n FROM memories {where}", params)[0]["n"] if count else 0
-    replays = _replay_reasons(conn, memory_id)
-    # one memory: by its id (indexed), not a scan of every provenance node
+def verify_memories(conn: apsw.Connection, memory_ids: Collection[str]) -> list[MemoryRecord]:
+    """The per-memory checks of ``verify_brain`` (weight and label chains, the signed save record,
+    the weight rules replayed) over these memories only: a hub pull checks what it applied before
+    it commits (the rows' own guards checked the event chains as each was inserted)."""
+    wanted = sorted(set(memory_ids))
+    records: list[MemoryRecord] = []
+    if not wanted:
+        return records
+    replays = _replay_reasons(conn)
+    dangling, baselined = _dangling(conn, None, ()), _baselined(conn, "", ())
+    for start in range(0, len(wanted), WALK_BATCH):
+        part = wanted[start : start + WALK_BATCH]
+        marks = ", ".join("?" * len(part))
+        memories = rows(conn, f"SELECT * FROM memories WHERE memory_id IN ({marks}) ORDER BY memory_id", part)
+        records += _batch_records(conn, memories, replays, dangling, baselined)
+    return records
+
+
+def _dangling(conn: apsw.Connection, memory_id: str | None, params: tuple[str, ...]) -> set[str]:
+    """Memories with a signed REWEIGHT node or an authorized outcome whose projection is gone."""
     only_p, only_o = ("AND p.memory_id = ? ", "AND o.memory_id = ? ") if memory_id else ("", "")
-    dangling = {
+    return {
         r["memory_id"]
         for r in rows(
             conn,
@@ -186,9 +199,20 @@ def _verify_brain(conn: apsw.Connection, memory_id: str | None, count: Count | N
             params * 2,
         )
     }
-    baselined = {
-        r["memory_id"] for r in rows(conn, f"SELECT memory_id FROM weight_baselines {where}", params)
-    }
+
+
+def _baselined(conn: apsw.Connection, where: str, params: tuple[str, ...]) -> set[str]:
+    return {r["memory_id"] for r in rows(conn, f"SELECT memory_id FROM weight_baselines {where}", params)}
+
+
+def _verify_brain(conn: apsw.Connection, memory_id: str | None, count: Count | None) -> Report:
+    """The memories a batch at a time (read as the walk goes, never the whole table at once), each
+    batch's weight chains, label chains and signed save records checked together."""
+    where, params = ("WHERE memory_id = ?", (memory_id,)) if memory_id else ("", ())
+    total = rows(conn, f"SELECT COUNT(*) AS n FROM memories {where}", params)[0]["n"] if count else 0
+    replays = _replay_reasons(conn, memory_id)
+    # one memory: by its id (indexed), not a scan of every provenance node
+    dangling, baselined = _dangling(conn, memory_id, params), _baselined(conn, where, params)
     records: list[MemoryRecord] = []
     sql = f"SELECT * FROM memories {where} ORDER BY memory_id"
     for memories in batches(conn, sql, params, WALK_BATCH):

@@ -1,5 +1,5 @@
 -- GENERATED FILE: do not edit. The aimos brain schema after every migration, in one file.
--- Made from aimos/store/migrations/0001_initial.sql .. 0019_memory_vectors.sql (19 migrations) applied in
+-- Made from aimos/store/migrations/0001_initial.sql .. 0020_hub.sql (20 migrations) applied in
 -- order to an empty database, then read back from sqlite_master (each statement as SQLite stores
 -- it). Applying this file to an empty database makes the same schema (user_version aside).
 -- Regenerate: python -m aimos.store.schema --write
@@ -304,6 +304,77 @@ BEGIN
             aimos_payload_message(aimos_event_body(NEW.operation, NEW.signed_body, NEW.signed_body_deflated), NEW.nonce, NEW.ts_signed),
             NEW.signature_b64u) IS NOT 1;
 END;
+
+CREATE TABLE hub_homes (
+    home_id             TEXT PRIMARY KEY,
+    device_fp           TEXT NOT NULL,
+    prev_home_id        TEXT UNIQUE REFERENCES hub_homes (home_id),
+    signed_body         TEXT NOT NULL,
+    master_fingerprint  TEXT NOT NULL,
+    nonce               TEXT NOT NULL,
+    ts_signed           INTEGER NOT NULL,
+    signature_b64u      TEXT NOT NULL
+) STRICT;
+
+CREATE TRIGGER hub_homes_no_delete BEFORE DELETE ON hub_homes
+BEGIN SELECT RAISE(ABORT, 'aimos: hub_homes is append-only'); END;
+
+CREATE TRIGGER hub_homes_no_update BEFORE UPDATE ON hub_homes
+BEGIN SELECT RAISE(ABORT, 'aimos: hub_homes is append-only'); END;
+
+CREATE TRIGGER hub_homes_seal_aware BEFORE INSERT ON hub_homes
+BEGIN SELECT RAISE(ABORT, 'aimos: this aimos predates seals; restart it') WHERE aimos_seal_aware() IS NOT 1; END;
+
+CREATE TRIGGER hub_homes_verify_insert BEFORE INSERT ON hub_homes
+BEGIN
+    SELECT RAISE(ABORT, 'aimos: home record fields differ from its signed body')
+        WHERE aimos_is_canonical(NEW.signed_body) IS NOT 1
+           OR json_extract(NEW.signed_body, '$.schema') IS NOT 'aimos.hub-home/v1'
+           OR json_extract(NEW.signed_body, '$.home_id') IS NOT NEW.home_id
+           OR json_extract(NEW.signed_body, '$.device_fp') IS NOT NEW.device_fp
+           OR json_extract(NEW.signed_body, '$.prev_home_id') IS NOT NEW.prev_home_id
+           OR json_extract(NEW.signed_body, '$.brain_id') IS NOT (SELECT value FROM brain_meta WHERE key = 'brain_id')
+           OR json_extract(NEW.signed_body, '$.master_fingerprint') IS NOT NEW.master_fingerprint
+           OR json_extract(NEW.signed_body, '$.ts_signed') IS NOT NEW.ts_signed;
+    SELECT RAISE(ABORT, 'aimos: a home record names the newest home before it (one chain of homes)')
+        WHERE NEW.prev_home_id IS NOT (SELECT home_id FROM hub_homes ORDER BY rowid DESC LIMIT 1);
+    SELECT RAISE(ABORT, 'aimos: a home record is signed by the master')
+        WHERE aimos_ed25519_verify(
+            (SELECT public_key_b64u FROM master_identity WHERE fingerprint = NEW.master_fingerprint),
+            aimos_payload_message(NEW.signed_body, NEW.nonce, NEW.ts_signed),
+            NEW.signature_b64u) IS NOT 1;
+END;
+
+CREATE TABLE hub_pulls (
+    seq           INTEGER PRIMARY KEY,
+    hub_seq       INTEGER NOT NULL CHECK (hub_seq >= 1),
+    device        TEXT NOT NULL,
+    device_n      INTEGER NOT NULL CHECK (device_n >= 1),
+    record_hash   TEXT NOT NULL CHECK (length(record_hash) = 64),
+    local_seal    INTEGER NOT NULL CHECK (local_seal >= 1),
+    pulled_at     INTEGER NOT NULL
+) STRICT;
+
+CREATE INDEX hub_pulls_device ON hub_pulls (device, device_n);
+
+CREATE TRIGGER hub_pulls_forward_only BEFORE INSERT ON hub_pulls
+BEGIN
+    SELECT RAISE(ABORT, 'aimos: a device''s records are pulled in order, each once')
+        WHERE NEW.device_n <= COALESCE(
+            (SELECT MAX(device_n) FROM hub_pulls WHERE device = NEW.device), 0);
+END;
+
+CREATE TRIGGER hub_pulls_no_delete BEFORE DELETE ON hub_pulls
+BEGIN SELECT RAISE(ABORT, 'aimos: hub_pulls is append-only'); END;
+
+CREATE TRIGGER hub_pulls_no_update BEFORE UPDATE ON hub_pulls
+BEGIN SELECT RAISE(ABORT, 'aimos: hub_pulls is append-only'); END;
+
+CREATE TRIGGER hub_pulls_seal_aware BEFORE INSERT ON hub_pulls
+BEGIN SELECT RAISE(ABORT, 'aimos: this aimos predates seals; restart it') WHERE aimos_seal_aware() IS NOT 1; END;
+
+CREATE TRIGGER hub_pulls_writer_only BEFORE INSERT ON hub_pulls
+BEGIN SELECT RAISE(ABORT, 'aimos: only the writer appends') WHERE aimos_sha256_hex('') IS NULL; END;
 
 CREATE TABLE identity_epochs (
     agent_id          TEXT NOT NULL,

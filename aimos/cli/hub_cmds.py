@@ -1,0 +1,172 @@
+"""`aimos hub init|join|status` and `aimos sync`: one brain on several devices, through a
+PostgreSQL hub the person runs (the extra aimos[hub])."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from aimos.cli.options import PASSPHRASE_FD, VALIDITY_DAYS
+from aimos.cli.output import emit_json, out, say, when
+from aimos.vocabulary import DEFAULT_GRANT_DATA_CLASS
+
+hub_app = typer.Typer(
+    help="Sync this brain with its other devices through a PostgreSQL hub you run.",
+    no_args_is_help=True,
+)
+
+URL_ARG = typer.Argument(
+    ...,
+    metavar="URL",
+    help="The hub's PostgreSQL URL, e.g. postgresql://aimos@db.home/aimos. Keep any password out of "
+    "it (use ~/.pgpass or PGPASSFILE): a command line is visible to other programs.",
+)
+
+
+def _progress(label: str) -> object:
+    if not sys.stderr.isatty():
+        return None
+
+    def told(n: int) -> None:
+        sys.stderr.write(f"\r{label}: {n:,} records")
+        sys.stderr.flush()
+
+    return told
+
+
+@hub_app.command("init")
+def init_cmd(
+    url: str = URL_ARG,
+    passphrase_fd: int = PASSPHRASE_FD,
+    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+) -> None:
+    """Put this brain on a hub, this device its home.
+
+    Creates the hub's tables in the database (if it has none), stores the brain's keys there (the
+    master key sealed with your passphrase, the content key wrapped under the master) and pushes
+    every row, each encrypted: the hub sees sizes, times and counts, never a memory's text. This
+    device becomes the home, the one whose housekeeper writes weights and labels. Asks for the
+    master passphrase."""
+    from aimos.actions.session import now, open_brain
+    from aimos.hub.device import init
+    from aimos.hub.postgres import check_url
+
+    check_url(url)
+    with open_brain(write=True) as brain:
+        master = brain.master(passphrase_fd, "put this brain on a hub")
+        done = init(brain.conn, brain.keystore, master, brain.housekeeper, url, now(), _progress("pushed"))  # type: ignore[arg-type]
+    if json_out:
+        emit_json(done)
+        return
+    out(f"brain {done['brain_id']} is on the hub at {done['url']}")
+    say(f"pushed {done['records']:,} records ({done['bytes']:,} bytes, encrypted); this device is the home")
+    say("on another device: aimos hub join URL")
+
+
+@hub_app.command("join")
+def join_cmd(
+    url: str = URL_ARG,
+    brain: str = typer.Option(None, "--brain", help="The brain's id, when the hub holds more than one."),
+    agent_id: str = typer.Option("cli", "--agent-id", help="This device's agent (the CLI)."),
+    keystore: str = typer.Option(
+        None, "--keystore", help="os (the OS keychain), file (aimos's 0600 files) or auto (default)."
+    ),
+    validity_days: int = VALIDITY_DAYS,
+    clearance: int = typer.Option(10, "--clearance", help="The agent's clearance ceiling, 0..10."),
+    data_class: str = typer.Option(
+        DEFAULT_GRANT_DATA_CLASS, "--data-class", help="The agent's data-class ceiling: public..restricted."
+    ),
+    passphrase_fd: int = PASSPHRASE_FD,
+    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+) -> None:
+    """Make this device one more device of a brain on a hub.
+
+    Asks for the brain's master passphrase, enrols this device's own housekeeper and agent under
+    the master, pulls every record (each verified as if written here) and seals it into a new
+    brain in this AIMOS_HOME. A wrong passphrase, or a record that does not verify, leaves nothing
+    behind."""
+    from aimos.actions.session import now
+    from aimos.errors import UsageError
+    from aimos.hub.postgres import check_url
+    from aimos.identity.keystore import keystore_env_override
+    from aimos.identity.passphrase import read_passphrase
+    from aimos.installer.join import join
+    from aimos.installer.setup import InstallOptions, installed_brain_id, refuse_foreign_file, validate
+
+    check_url(url)
+    existing = installed_brain_id()
+    if existing is not None:
+        raise UsageError(
+            f"this home already holds brain {existing}",
+            "Join from a new AIMOS_HOME (or another device); a home holds one brain.",
+        )
+    options = InstallOptions(
+        agent_id=agent_id,
+        keystore=keystore or keystore_env_override(),
+        validity_days=validity_days,
+        clearance=clearance,
+        data_class=data_class,
+        guides=False,
+    )
+    validate(options)
+    refuse_foreign_file()
+    passphrase = read_passphrase(fd=passphrase_fd, purpose="join the brain on the hub")
+    done = join(url, passphrase, options, now(), brain_id=brain, told=_progress("pulled"))  # type: ignore[arg-type]
+    if json_out:
+        emit_json(done.to_json())
+        return
+    out(f"joined brain {done.brain_id} from {done.url}")
+    say(f"pulled {done.records:,} records ({done.memories:,} memories), every one verified")
+    say(f"this device is {done.device}; its agent {done.agent_id} signs here")
+    say(f"master fingerprint {done.master_fingerprint}: compare it with the one `aimos install` printed")
+
+
+@hub_app.command("status")
+def status_cmd(json_out: bool = typer.Option(False, "--json", help="Print the status as JSON.")) -> None:
+    """What waits each way, and when this device last synced."""
+    from aimos.actions.session import open_brain
+    from aimos.hub.device import status
+
+    with open_brain(write=False) as brain:
+        found = status(brain.conn, brain.keystore)
+    if json_out:
+        emit_json(found)
+        return
+    out(f"hub           {found['url']}")
+    out(f"this device   {found['device']}{'  (home)' if found['this_device_is_home'] else ''}")
+    out(f"home          {found['home']}")
+    out(f"last sync     {when(found['last_sync']) if found['last_sync'] else 'never'}")
+    if found["last_error"]:
+        out(f"last failure  {when(found['last_error']['at'])}: {found['last_error']['message']}")
+    out(f"to push       at most {found['to_push_at_most']:,} rows")
+    if found["reachable"]:
+        out(f"to pull       {found['to_pull']:,} records")
+        for d in found["hub"]["devices"]:
+            out(f"  {d['device']}  {d['records']:,} records, {d['bytes']:,} bytes, newest {d['newest']}")
+    else:
+        out(f"to pull       unknown: {found['unreachable_because']}")
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("sync")
+    def sync_cmd(
+        json_out: bool = typer.Option(False, "--json", help="Print what was synced as JSON."),
+    ) -> None:
+        """Push what the hub lacks and pull what this device lacks.
+
+        Every pulled record is verified before it is applied; one that does not verify refuses the
+        whole batch by name, and nothing of it is applied. An interrupted sync is finished by the
+        next one, with nothing lost or sent twice. With the hub down, the brain works as before."""
+        from aimos.actions.session import open_brain
+        from aimos.hub.device import run_sync
+
+        with open_brain(write=True) as brain:
+            done = run_sync(brain.conn, brain.keystore, brain.housekeeper)
+        if json_out:
+            emit_json(done)
+            return
+        say(
+            f"synced with {done['url']}: pushed {done['pushed']:,} records, pulled {done['pulled']:,} "
+            f"({done['memories']:,} memories) in {done['seconds']:.1f} s"
+        )

@@ -1,0 +1,82 @@
+"""The hub's cryptography, pure: what the hub stores is sealed under the brain's content key, a
+random 32-byte key only the devices hold (each in its keystore); a device that joins gets it
+wrapped under a key derived from the master's seed, so the master passphrase is the only way in.
+
+Every key is derived for one use (BLAKE2b keyed by the parent key over a domain of
+aimos/vocabulary.py): the records' box, the hub's name of a row (keyed, so the hub learns no id),
+the wrap. Boxes are PyNaCl's SecretBox (XSalsa20-Poly1305, a random nonce each)."""
+
+from __future__ import annotations
+
+import hashlib
+
+import nacl.exceptions
+import nacl.secret
+import nacl.utils
+
+from aimos.errors import PassphraseError, VerificationError
+from aimos.vocabulary import HUB_KEY_WRAP, HUB_RECORD_BOX, HUB_RECORD_LINK, HUB_ROW_NAME
+
+KEY_BYTES = 32
+
+
+def derive(parent: bytes, domain: bytes) -> bytes:
+    """A 32-byte key for one use: BLAKE2b(domain) keyed by ``parent``."""
+    if len(parent) != KEY_BYTES:
+        raise ValueError("a parent key is 32 bytes")
+    return hashlib.blake2b(domain, key=parent, digest_size=KEY_BYTES).digest()
+
+
+def new_content_key() -> bytes:
+    return nacl.utils.random(KEY_BYTES)
+
+
+def wrap_content_key(master_seed: bytes, content_key: bytes) -> bytes:
+    return bytes(nacl.secret.SecretBox(derive(master_seed, HUB_KEY_WRAP)).encrypt(content_key))
+
+
+def unwrap_content_key(master_seed: bytes, wrapped: bytes) -> bytes:
+    """The content key; a master that did not wrap it (another brain's, a damaged wrap) is refused."""
+    try:
+        key = nacl.secret.SecretBox(derive(master_seed, HUB_KEY_WRAP)).decrypt(wrapped)
+    except (nacl.exceptions.CryptoError, ValueError, TypeError):
+        raise PassphraseError(
+            "the hub's content key does not open with this brain's master",
+            "The hub holds another brain, or its key record was changed: check the URL.",
+        ) from None
+    if len(key) != KEY_BYTES:
+        raise PassphraseError("the hub's content key is not 32 bytes")
+    return key
+
+
+def seal_record(content_key: bytes, plaintext: bytes) -> bytes:
+    return bytes(nacl.secret.SecretBox(derive(content_key, HUB_RECORD_BOX)).encrypt(plaintext))
+
+
+def open_record(content_key: bytes, box: bytes, name: str) -> bytes:
+    """The record's plaintext; a box changed on the hub (one byte, or made without the key) is
+    refused naming the record."""
+    try:
+        return nacl.secret.SecretBox(derive(content_key, HUB_RECORD_BOX)).decrypt(box)
+    except (nacl.exceptions.CryptoError, ValueError, TypeError):
+        raise VerificationError(
+            f"hub record {name} does not open with the brain's content key: it was changed on the hub"
+            " or not written by a device of this brain",
+            "Nothing from this pull was applied. Check who can write to the hub's database.",
+            reason="hub_record_unopenable",
+        ) from None
+
+
+def row_name(content_key: bytes, table: str, key_text: str) -> bytes:
+    """The hub's name of a row (its table and primary key), keyed: equal rows have equal names, so
+    a push that is sent twice adds nothing, and the hub learns no id."""
+    data = table.encode("utf-8") + b"\x00" + key_text.encode("utf-8")
+    return hashlib.blake2b(data, key=derive(content_key, HUB_ROW_NAME), digest_size=KEY_BYTES).digest()
+
+
+GENESIS_LINK = "0" * 64
+
+
+def record_link(box: bytes) -> str:
+    """What the next record of the same device names as its predecessor: the hash of this box."""
+    return hashlib.sha256(HUB_RECORD_LINK + box).hexdigest()

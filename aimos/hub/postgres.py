@@ -1,0 +1,275 @@
+"""The hub: a PostgreSQL database the person runs (the only psycopg import; `pip install
+'aimos[hub]'`). It holds, per brain, one row of keys (the master's public key, the master key
+sealed with the passphrase as the keystore holds it, the content key wrapped under the master,
+the brain's name sealed under the content key) and the devices' records, each sealed under the
+content key, with an order number so a device asks for "everything after N".
+
+What the hub sees: the brain's id, the master's public key, how many records each device pushed,
+their sizes and times, and each record's keyed name (equal for a row pushed twice, and nothing
+else). Never a memory's text, key, source, a query, a reason or any id inside a row.
+
+Its tables are append-only as the brain's are: triggers refuse UPDATE, DELETE and TRUNCATE. The
+owner of the database can drop them; a device finds what was changed anyway, since every record
+is sealed and chained to the one before it from the same device (aimos/hub/sync.py).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from aimos.errors import HubUnreachableError, NotFoundError, OptionalDependencyError, UsageError
+from aimos.hub.sync import HubRow
+from aimos.vocabulary import HUB_SCHEMA_VERSION
+
+CONNECT_TIMEOUT_SECONDS = 5
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS aimos_hub_meta (
+    key    text PRIMARY KEY,
+    value  text NOT NULL
+);
+CREATE TABLE IF NOT EXISTS aimos_hub_brains (
+    brain_id            text PRIMARY KEY,
+    master_fingerprint  text NOT NULL,
+    master_public_key   text NOT NULL,
+    sealed_master       text NOT NULL,
+    wrapped_key         bytea NOT NULL,
+    sealed_about        bytea NOT NULL,
+    created_at          timestamptz NOT NULL DEFAULT now()
+);
+CREATE TABLE IF NOT EXISTS aimos_hub_records (
+    brain_id   text NOT NULL REFERENCES aimos_hub_brains (brain_id),
+    seq        bigint NOT NULL CHECK (seq >= 1),
+    device     text NOT NULL,
+    device_n   bigint NOT NULL CHECK (device_n >= 1),
+    name       bytea NOT NULL,
+    box        bytea NOT NULL,
+    pushed_at  timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (brain_id, seq),
+    UNIQUE (brain_id, name),
+    UNIQUE (brain_id, device, device_n)
+);
+CREATE OR REPLACE FUNCTION aimos_hub_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION 'aimos: % is append-only', TG_TABLE_NAME;
+END $$;
+DO $$
+DECLARE t text;
+BEGIN
+    FOREACH t IN ARRAY ARRAY['aimos_hub_meta', 'aimos_hub_brains', 'aimos_hub_records'] LOOP
+        IF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgname = t || '_append_only') THEN
+            EXECUTE format('CREATE TRIGGER %I BEFORE UPDATE OR DELETE ON %I'
+                           ' FOR EACH ROW EXECUTE FUNCTION aimos_hub_append_only()',
+                           t || '_append_only', t);
+            EXECUTE format('CREATE TRIGGER %I BEFORE TRUNCATE ON %I'
+                           ' FOR EACH STATEMENT EXECUTE FUNCTION aimos_hub_append_only()',
+                           t || '_no_truncate', t);
+        END IF;
+    END LOOP;
+END $$;
+"""
+
+# the lock a push takes for its brain, so order numbers are given and committed in one order
+_LOCK_SQL = "SELECT pg_advisory_xact_lock(hashtextextended('aimos-hub:' || %s, 0))"
+
+
+def masked(url: str) -> str:
+    """The URL with any password left out (every message and `hub status` shows this)."""
+    return re.sub(r"(://[^:/@?#]*):[^@/?#]*@", r"\1:***@", re.sub(r"(password=)[^&\s]*", r"\1***", url))
+
+
+def check_url(url: str) -> str:
+    if not url.startswith(("postgresql://", "postgres://")):
+        raise UsageError(
+            f"{masked(url)!r} is not a PostgreSQL URL",
+            "Give one like postgresql://user@host/dbname (or postgresql:///dbname?host=/run/postgresql).",
+        )
+    return url
+
+
+@dataclass(frozen=True)
+class BrainKeys:
+    brain_id: str
+    master_fingerprint: str
+    master_public_key: str
+    sealed_master: str
+    wrapped_key: bytes
+    sealed_about: bytes
+
+
+def _psycopg() -> Any:
+    try:
+        import psycopg
+    except ImportError:
+        raise OptionalDependencyError(
+            "syncing through a hub needs psycopg, which is not installed",
+            "Install the extra: pip install 'aimos[hub]'.",
+        ) from None
+    return psycopg
+
+
+class PostgresHub:
+    """One connection to the hub for one brain (a context manager)."""
+
+    def __init__(self, url: str, brain_id: str | None = None) -> None:
+        self.url = check_url(url)
+        self.brain_id = brain_id
+        psycopg = _psycopg()
+        try:
+            self.conn = psycopg.connect(url, connect_timeout=CONNECT_TIMEOUT_SECONDS, autocommit=False)
+        except psycopg.Error as exc:
+            raise _unreachable(url, exc) from None
+
+    def __enter__(self) -> PostgresHub:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.conn.close()
+
+    @contextmanager
+    def _tx(self) -> Iterator[Any]:
+        psycopg = _psycopg()
+        try:
+            with self.conn.transaction(), self.conn.cursor() as cur:
+                yield cur
+        except psycopg.Error as exc:
+            raise _unreachable(self.url, exc) from None
+
+    # --- set-up ------------------------------------------------------------------------------
+    def create_schema(self) -> None:
+        with self._tx() as cur:
+            cur.execute(SCHEMA)
+            cur.execute(
+                "INSERT INTO aimos_hub_meta (key, value) VALUES ('schema_version', %s)"
+                " ON CONFLICT DO NOTHING",
+                (str(HUB_SCHEMA_VERSION),),
+            )
+        self.check_schema()
+
+    def check_schema(self) -> None:
+        with self._tx() as cur:
+            cur.execute("SELECT to_regclass('aimos_hub_meta') IS NOT NULL")
+            found = cur.fetchone()[0]
+            version = None
+            if found:
+                cur.execute("SELECT value FROM aimos_hub_meta WHERE key = 'schema_version'")
+                got = cur.fetchone()
+                version = got[0] if got else None
+        if version is None:
+            raise NotFoundError(
+                f"{masked(self.url)} holds no aimos hub",
+                "Create it from the first device: `aimos hub init URL`.",
+            )
+        if version != str(HUB_SCHEMA_VERSION):
+            raise UsageError(
+                f"the hub's schema is version {version}; this aimos knows version {HUB_SCHEMA_VERSION}",
+                "Run the same aimos version on every device.",
+            )
+
+    def add_brain(self, keys: BrainKeys) -> None:
+        with self._tx() as cur:
+            cur.execute("SELECT 1 FROM aimos_hub_brains WHERE brain_id = %s", (keys.brain_id,))
+            if cur.fetchone() is not None:
+                raise UsageError(
+                    f"the hub already holds brain {keys.brain_id}",
+                    "Sync with it (`aimos sync`), or join it from a new device (`aimos hub join URL`).",
+                )
+            cur.execute(
+                "INSERT INTO aimos_hub_brains (brain_id, master_fingerprint, master_public_key,"
+                " sealed_master, wrapped_key, sealed_about) VALUES (%s, %s, %s, %s, %s, %s)",
+                (
+                    keys.brain_id,
+                    keys.master_fingerprint,
+                    keys.master_public_key,
+                    keys.sealed_master,
+                    keys.wrapped_key,
+                    keys.sealed_about,
+                ),
+            )
+
+    def brains(self) -> list[BrainKeys]:
+        self.check_schema()
+        with self._tx() as cur:
+            cur.execute(
+                "SELECT brain_id, master_fingerprint, master_public_key, sealed_master, wrapped_key,"
+                " sealed_about FROM aimos_hub_brains ORDER BY created_at, brain_id"
+            )
+            return [BrainKeys(r[0], r[1], r[2], r[3], bytes(r[4]), bytes(r[5])) for r in cur.fetchall()]
+
+    # --- what sync asks (aimos/hub/sync.Hub) ---------------------------------------------------
+    def _brain(self) -> str:
+        if self.brain_id is None:
+            raise UsageError("no brain chosen on the hub")
+        return self.brain_id
+
+    def newest_of(self, device: str) -> tuple[int, bytes] | None:
+        with self._tx() as cur:
+            cur.execute(
+                "SELECT device_n, box FROM aimos_hub_records WHERE brain_id = %s AND device = %s"
+                " ORDER BY device_n DESC LIMIT 1",
+                (self._brain(), device),
+            )
+            row = cur.fetchone()
+        return (int(row[0]), bytes(row[1])) if row else None
+
+    def names_held(self, names: list[bytes]) -> set[bytes]:
+        if not names:
+            return set()
+        with self._tx() as cur:
+            cur.execute(
+                "SELECT name FROM aimos_hub_records WHERE brain_id = %s AND name = ANY(%s)",
+                (self._brain(), names),
+            )
+            return {bytes(r[0]) for r in cur.fetchall()}
+
+    def append(self, device: str, items: list[tuple[int, bytes, bytes]]) -> None:
+        brain = self._brain()
+        with self._tx() as cur:
+            cur.execute(_LOCK_SQL, (brain,))
+            cur.execute("SELECT COALESCE(MAX(seq), 0) FROM aimos_hub_records WHERE brain_id = %s", (brain,))
+            seq = int(cur.fetchone()[0])
+            cur.executemany(
+                "INSERT INTO aimos_hub_records (brain_id, seq, device, device_n, name, box)"
+                " VALUES (%s, %s, %s, %s, %s, %s)",
+                [(brain, seq + i, device, n, name, sealed) for i, (n, name, sealed) in enumerate(items, 1)],
+            )
+
+    def after(self, seq: int, limit: int) -> list[HubRow]:
+        with self._tx() as cur:
+            cur.execute(
+                "SELECT seq, device, device_n, box FROM aimos_hub_records WHERE brain_id = %s AND seq > %s"
+                " ORDER BY seq LIMIT %s",
+                (self._brain(), seq, limit),
+            )
+            return [HubRow(int(r[0]), str(r[1]), int(r[2]), bytes(r[3])) for r in cur.fetchall()]
+
+    def counts(self) -> dict[str, Any]:
+        """What the hub holds of this brain: records and bytes per device, the newest order number
+        and push time."""
+        with self._tx() as cur:
+            cur.execute(
+                "SELECT device, COUNT(*), COALESCE(SUM(length(box)), 0), MAX(pushed_at)"
+                " FROM aimos_hub_records WHERE brain_id = %s GROUP BY device ORDER BY device",
+                (self._brain(),),
+            )
+            devices = [
+                {"device": r[0], "records": int(r[1]), "bytes": int(r[2]), "newest": r[3].isoformat()}
+                for r in cur.fetchall()
+            ]
+            cur.execute(
+                "SELECT COALESCE(MAX(seq), 0) FROM aimos_hub_records WHERE brain_id = %s", (self._brain(),)
+            )
+            newest = int(cur.fetchone()[0])
+        return {"devices": devices, "newest_seq": newest}
+
+
+def _unreachable(url: str, exc: BaseException) -> HubUnreachableError:
+    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    return HubUnreachableError(f"the hub at {masked(url)} could not be used: {first}")

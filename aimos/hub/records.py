@@ -1,0 +1,255 @@
+"""The rows a device exchanges through a hub, and the record each travels in (pure but for reads
+and writes of the brain's own rows).
+
+What travels is every retained row a person's brain holds as evidence: the identities (master,
+epochs, grants, revocations, the home), the request nonces (a request used on one device is a
+replay on every other), the signed saves, events, labels, occurrences, outcomes and weight
+transitions. What stays on its device: the seal chain (each device seals what it holds), the
+brain's metadata, its restores, the search and meaning indexes, the detector's queue, the
+redaction records (kept outside the brain) and the hub's own pull log.
+
+A device pushes its rows in the order it wrote them: seal by seal (each seal is one write
+transaction), and inside a seal in the order of ``RANKS``, which every writer's transaction
+follows (a memory after its save provenance and its event, a label after its memory, a weight
+after its outcome). A pulled row is inserted with the same columns through the brain's guards;
+a memory arrives as it was saved (its weight and label are projections of the chains that
+follow it, moved again as their rows arrive).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import apsw
+
+from aimos.crypto import commitments
+from aimos.errors import IntegrityError, VerificationError
+from aimos.store.connection import one
+from aimos.store.seals import LIVE_PROJECTIONS
+from aimos.vocabulary import HUB_RECORD_SCHEMA, UNVERIFIED
+
+# (table, its primary key columns), in the order a transaction's rows are applied
+SYNCED: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("master_identity", ("fingerprint",)),
+    ("identity_epochs", ("agent_id", "valid_from")),
+    ("recall_grants", ("grant_id",)),
+    ("agent_revocations", ("revocation_id",)),
+    ("hub_homes", ("home_id",)),
+    ("request_nonces", ("agent_id", "nonce")),
+    ("memory_provenance", ("provenance_id",)),
+    ("events", ("event_id",)),
+    ("memories", ("memory_id",)),
+    ("epistemic_fingerprints", ("memory_id",)),
+    ("memory_classifications", ("classification_id",)),
+    ("memory_supersessions", ("old_memory_id",)),
+    ("memory_occurrences", ("occurrence_id",)),
+    ("weight_baselines", ("memory_id",)),
+    ("recall_receipts", ("receipt_id",)),
+    ("outcomes", ("outcome_id",)),
+    ("weight_projections", ("projection_id",)),
+)
+KEYS: dict[str, tuple[str, ...]] = dict(SYNCED)
+RANKS: dict[str, int] = {table: i for i, (table, _) in enumerate(SYNCED)}
+# a weight transition's provenance node follows its outcome (a save's precedes its memory)
+_LATE_PROVENANCE = RANKS["outcomes"]
+# a memory arrives as saved: its projections start where every new memory starts
+_INITIAL_WEIGHT = {0: 1000, 1: 100}  # by quarantine (migration 1's memories_verify_insert)
+# a row of the master identity is the same master when its key is (the time is the device's own)
+_SAME_WHEN = {"master_identity": ("fingerprint", "public_key_b64u")}
+
+
+@dataclass(frozen=True)
+class Record:
+    """One row on its way: the device that wrote it, its number in that device's records, the
+    link of the record before it (box.record_link; the first names box.GENESIS_LINK)."""
+
+    device: str
+    n: int
+    prev: str
+    table: str
+    row: dict[str, Any]
+
+    def key_text(self) -> str:
+        return key_text(self.table, self.row)
+
+
+def key_text(table: str, row: dict[str, Any]) -> str:
+    return json.dumps([row[c] for c in KEYS[table]], separators=(",", ":"))
+
+
+def _cell(value: Any) -> Any:
+    if isinstance(value, bytes):
+        return {"b64": base64.b64encode(value).decode("ascii")}
+    return value
+
+
+def _uncell(value: Any) -> Any:
+    if isinstance(value, dict):
+        return base64.b64decode(value["b64"], validate=True)
+    return value
+
+
+def encode(record: Record) -> bytes:
+    return json.dumps(
+        {
+            "schema": HUB_RECORD_SCHEMA,
+            "device": record.device,
+            "n": record.n,
+            "prev": record.prev,
+            "table": record.table,
+            "row": {c: _cell(v) for c, v in record.row.items()},
+        },
+        separators=(",", ":"),
+        sort_keys=True,
+        ensure_ascii=False,
+    ).encode("utf-8")
+
+
+def decode(plaintext: bytes, name: str) -> Record:
+    """A record's plaintext, checked for shape; anything else is refused naming the record."""
+
+    def bad(why: str) -> VerificationError:
+        return VerificationError(
+            f"hub record {name} {why}",
+            "Nothing from this pull was applied. The record was not written by this aimos.",
+            reason="hub_record_malformed",
+        )
+
+    try:
+        doc = json.loads(plaintext)
+    except (ValueError, RecursionError):
+        raise bad("is not JSON") from None
+    if not isinstance(doc, dict) or doc.get("schema") != HUB_RECORD_SCHEMA:
+        raise bad("is not an aimos hub record")
+    table, row = doc.get("table"), doc.get("row")
+    if table not in KEYS:
+        raise bad(f"names a table records never carry ({table!r})")
+    if not isinstance(row, dict) or any(c not in row for c in KEYS[table]):
+        raise bad("has no row, or a row without its key")
+    n, device, prev = doc.get("n"), doc.get("device"), doc.get("prev")
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+        raise bad("has no record number")
+    if not isinstance(device, str) or not device or not isinstance(prev, str) or len(prev) != 64:
+        raise bad("names no device or no predecessor")
+    try:
+        cells = {str(c): _uncell(v) for c, v in row.items()}
+    except (KeyError, ValueError, TypeError):
+        raise bad("holds a cell that does not decode") from None
+    for value in cells.values():
+        if not (value is None or isinstance(value, str | int | bytes)) or isinstance(value, bool):
+            raise bad("holds a cell of no SQLite type")
+    return Record(device, n, prev, str(table), cells)
+
+
+# --- reading what a device wrote ---------------------------------------------------------------
+def _columns(conn: apsw.Connection, table: str) -> list[str]:
+    return [str(r[1]) for r in conn.execute(f'PRAGMA main.table_info("{table}")')]
+
+
+def _as_saved(row: dict[str, Any]) -> dict[str, Any]:
+    """A memory row as its save wrote it: the projections at their start."""
+    return {
+        **row,
+        "retrieval_weight_milli": _INITIAL_WEIGHT[row["quarantine"]],
+        "epistemic_label": UNVERIFIED,
+    }
+
+
+def _rank(table: str, row: dict[str, Any]) -> int:
+    if table == "memory_provenance" and row.get("event_type") != "SAVE":
+        return _LATE_PROVENANCE
+    return RANKS[table]
+
+
+def written_after(
+    conn: apsw.Connection, after_seal: int, skip: frozenset[int] = frozenset()
+) -> Iterator[tuple[int, str, dict[str, Any]]]:
+    """Every synced row the seals after ``after_seal`` sealed, but those of the seals in ``skip``
+    (pulls: rows other devices wrote), as (seal, table, row) in the order they are applied."""
+    tops: dict[str, int] = {}
+    columns: dict[str, list[str]] = {}
+    for seq, changes in conn.execute("SELECT seq, changes FROM brain_seals ORDER BY seq"):
+        changed = commitments.decode_seal_changes(changes)
+        seal_rows: list[tuple[int, int, str, dict[str, Any]]] = []
+        for table, (_count, top, _chain) in changed.items():
+            start = tops.get(table, 0)
+            tops[table] = top
+            if table not in KEYS or seq <= after_seal or seq in skip:
+                continue
+            names = columns.setdefault(table, _columns(conn, table))
+            for found in conn.execute(
+                f'SELECT rowid, * FROM "{table}" WHERE rowid > ? AND rowid <= ? ORDER BY rowid', (start, top)
+            ):
+                row = dict(zip(names, found[1:], strict=True))
+                if table == "memories":
+                    row = _as_saved(row)
+                seal_rows.append((_rank(table, row), int(found[0]), table, row))
+        seal_rows.sort(key=lambda r: (r[0], r[1]))
+        for _rank_of, _rowid, table, row in seal_rows:
+            yield int(seq), table, row
+
+
+# --- applying what another device wrote ----------------------------------------------------------
+def _comparable(table: str, row: dict[str, Any]) -> dict[str, Any]:
+    same = _SAME_WHEN.get(table)
+    skip = LIVE_PROJECTIONS.get(table, frozenset())
+    return {c: v for c, v in row.items() if (same is None or c in same) and c not in skip}
+
+
+def apply(conn: apsw.Connection, record: Record, name: str) -> bool:
+    """Insert the record's row through the brain's guards (inside the caller's write transaction);
+    False when this brain holds it already, unchanged. A row that differs from the one held under
+    its key, or that a guard refuses, is refused naming the record."""
+    table, row = record.table, record.row
+    where = " AND ".join(f'"{c}" = ?' for c in KEYS[table])
+    held = one(conn, f'SELECT * FROM "{table}" WHERE {where}', tuple(row[c] for c in KEYS[table]))
+    if held is not None:
+        if _comparable(table, held) != _comparable(table, row):
+            raise IntegrityError(
+                f"hub record {name} ({table}) differs from the row this brain holds under its key",
+                "Nothing from this pull was applied. A row never changes: one of the two was altered.",
+                reason="hub_row_conflict",
+            )
+        return False
+    if table == "memories":
+        row = _as_saved(row)
+    names = _columns(conn, table)
+    if sorted(names) != sorted(row):
+        raise IntegrityError(
+            f"hub record {name} ({table}) has other columns than this brain's table",
+            "Nothing from this pull was applied. Run the same aimos version on every device.",
+            reason="hub_row_columns",
+        )
+    try:
+        conn.execute(
+            f'INSERT INTO "{table}" ({", ".join(chr(34) + c + chr(34) for c in names)})'
+            f" VALUES ({', '.join('?' * len(names))})",
+            tuple(row[c] for c in names),
+        )
+        if table == "memory_classifications":
+            conn.execute(
+                "UPDATE memories SET epistemic_label = ? WHERE memory_id = ?",
+                (row["label"], row["memory_id"]),
+            )
+        elif table == "weight_projections":
+            conn.execute(
+                "UPDATE memories SET retrieval_weight_milli = ? WHERE memory_id = ?",
+                (row["new_weight_milli"], row["memory_id"]),
+            )
+    except apsw.Error as exc:
+        raise IntegrityError(
+            f"hub record {name} ({table}) is refused by this brain: {_guard_words(exc)}",
+            "Nothing from this pull was applied. The row does not verify as if it were written here.",
+            reason="hub_row_refused",
+        ) from None
+    return True
+
+
+def _guard_words(exc: apsw.Error) -> str:
+    text = str(exc)
+    marker = "aimos: "
+    return text[text.index(marker) + len(marker) :] if marker in text else type(exc).__name__

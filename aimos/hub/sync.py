@@ -1,0 +1,233 @@
+"""Push and pull: the rows this device wrote go to the hub, sealed; the rows other devices wrote
+come back, each opened, checked against its device's chain of records, inserted through the
+brain's guards and verified before the pull commits, then sealed by this device's housekeeper.
+
+A pull is all or nothing a batch at a time: a record that does not open, breaks its device's
+chain, is refused by a guard or fails the verifier refuses the whole batch by name, and nothing
+of it is applied. A push is idempotent: the hub names each row by a keyed hash of its table and
+key and keeps one copy, and each device's records continue from the newest one the hub holds, so
+a push cut off anywhere is finished by the next one, with nothing lost or sent twice.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import apsw
+
+from aimos.errors import VerificationError
+from aimos.hub import box, records
+from aimos.learning.verifier import verify_memories
+from aimos.store.connection import rows, write_transaction
+from aimos.store.seals import head_seal
+
+PULL_BATCH = 2000  # records applied, and verified, in one write transaction
+PUSH_BATCH = 1000  # records sent in one hub transaction
+NAMES_BATCH = 1000  # row names asked about at once
+
+
+@dataclass(frozen=True)
+class HubRow:
+    """A record as the hub holds it: its order number, the device and record number it claims in
+    the clear (checked against the sealed record), and the box."""
+
+    seq: int
+    device: str
+    n: int
+    box: bytes
+
+
+class Hub(Protocol):
+    """What sync needs of a hub (aimos/hub/postgres.py is the one there is)."""
+
+    def newest_of(self, device: str) -> tuple[int, bytes] | None: ...
+    def names_held(self, names: list[bytes]) -> set[bytes]: ...
+    def append(self, device: str, items: list[tuple[int, bytes, bytes]]) -> None: ...
+    def after(self, seq: int, limit: int) -> list[HubRow]: ...
+
+
+@dataclass
+class PushResult:
+    records: int = 0
+    through_seal: int = 0
+    bytes_sent: int = 0
+
+
+@dataclass
+class PullResult:
+    records: int = 0
+    applied: int = 0
+    memories: set[str] = field(default_factory=set)
+    through: int = 0
+
+
+def push(
+    conn: apsw.Connection,
+    hub: Hub,
+    content_key: bytes,
+    device: str,
+    after_seal: int,
+    told: Callable[[int], None] | None = None,
+) -> PushResult:
+    """Send every row the seals after ``after_seal`` sealed that the hub does not hold yet."""
+    result = PushResult(through_seal=after_seal)
+    head = head_seal(conn)
+    if head is None or head.seq <= after_seal:
+        return result
+    pending: list[tuple[str, dict[str, Any], bytes]] = []
+    for _seal, table, row in records.written_after(conn, after_seal):
+        pending.append((table, row, box.row_name(content_key, table, records.key_text(table, row))))
+    held: set[bytes] = set()
+    for start in range(0, len(pending), NAMES_BATCH):
+        held |= hub.names_held([name for _t, _r, name in pending[start : start + NAMES_BATCH]])
+    newest = hub.newest_of(device)
+    n, link = (newest[0], box.record_link(newest[1])) if newest else (0, box.GENESIS_LINK)
+    batch: list[tuple[int, bytes, bytes]] = []
+    for table, row, name in pending:
+        if name in held:
+            continue
+        held.add(name)  # a row written twice under one key (never): sent once
+        n += 1
+        sealed = box.seal_record(content_key, records.encode(records.Record(device, n, link, table, row)))
+        link = box.record_link(sealed)
+        batch.append((n, name, sealed))
+        result.bytes_sent += len(sealed)
+        if len(batch) >= PUSH_BATCH:
+            hub.append(device, batch)
+            result.records += len(batch)
+            batch = []
+            if told is not None:
+                told(result.records)
+    if batch:
+        hub.append(device, batch)
+        result.records += len(batch)
+    result.through_seal = head.seq
+    return result
+
+
+def pulled_heads(conn: apsw.Connection) -> tuple[int, dict[str, tuple[int, str]]]:
+    """How far this brain has pulled: the hub's order number, and per device its newest record
+    (number, link)."""
+    through = 0
+    heads: dict[str, tuple[int, str]] = {}
+    for r in rows(
+        conn,
+        "SELECT device, MAX(device_n) AS n, MAX(hub_seq) AS seq FROM hub_pulls GROUP BY device",
+    ):
+        link = rows(
+            conn,
+            "SELECT record_hash FROM hub_pulls WHERE device = ? AND device_n = ?",
+            (r["device"], r["n"]),
+        )[0]["record_hash"]
+        heads[str(r["device"])] = (int(r["n"]), str(link))
+        through = max(through, int(r["seq"]))
+    return through, heads
+
+
+def pull(
+    conn: apsw.Connection,
+    hub: Hub,
+    content_key: bytes,
+    device: str,
+    housekeeper: Any,
+    told: Callable[[int], None] | None = None,
+    *,
+    batch: int = PULL_BATCH,
+    extra: Callable[[apsw.Connection], None] | None = None,
+) -> PullResult:
+    """Apply every record the hub holds after what this brain pulled, a batch per write
+    transaction (``extra``: the caller's own writes in the first batch's transaction, a join's
+    identities)."""
+    result = PullResult()
+    first = True
+    while True:
+        through, heads = pulled_heads(conn)
+        fetched = hub.after(through, batch)
+        if not fetched and not (first and extra is not None):
+            break
+        with write_transaction(conn, housekeeper):
+            if first and extra is not None:
+                extra(conn)
+            first = False
+            applied = _apply_batch(conn, fetched, content_key, device, heads, result)
+        result.records += len(fetched)
+        result.applied += applied
+        if fetched:
+            result.through = fetched[-1].seq
+        if told is not None:
+            told(result.records)
+        if len(fetched) < batch:
+            break
+    return result
+
+
+def _apply_batch(
+    conn: apsw.Connection,
+    fetched: Iterable[HubRow],
+    content_key: bytes,
+    device: str,
+    heads: dict[str, tuple[int, str]],
+    result: PullResult,
+) -> int:
+    applied = 0
+    touched: set[str] = set()
+    moved: dict[str, tuple[int, str, int]] = {}
+    last_seq = 0
+    for hub_row in fetched:
+        name = f"#{hub_row.seq}"
+        if hub_row.seq <= last_seq:
+            raise _order_error(name, "comes out of the hub's order")
+        last_seq = hub_row.seq
+        record = records.decode(box.open_record(content_key, hub_row.box, name), name)
+        if (record.device, record.n) != (hub_row.device, hub_row.n):
+            raise _order_error(name, "is filed on the hub under another device or number than it says")
+        n, link = heads.get(record.device, (0, box.GENESIS_LINK))
+        if record.n != n + 1 or record.prev != link:
+            raise _order_error(
+                name, f"does not follow record {n} of device {record.device} (cut, reordered or spliced)"
+            )
+        heads[record.device] = (record.n, box.record_link(hub_row.box))
+        moved[record.device] = (record.n, box.record_link(hub_row.box), hub_row.seq)
+        if record.device != device and records.apply(conn, record, name):
+            applied += 1
+            memory = _memory_of(record)
+            if memory is not None:
+                touched.add(memory)
+    failures = [r for r in verify_memories(conn, touched) if not r.ok]
+    if failures:
+        first = failures[0]
+        raise VerificationError(
+            f"memory {first.memory_id} does not verify after this pull ({first.reason}"
+            + (f": {first.detail}" if first.detail else "")
+            + f"; {len(failures)} in all)",
+            "Nothing from this pull was applied. Its rows were signed, but do not verify together.",
+            reason="hub_pull_unverified",
+        )
+    result.memories |= touched
+    if moved:
+        seal = (head.seq if (head := head_seal(conn)) else 0) + 1
+        now = int(time.time())
+        conn.executemany(
+            "INSERT INTO hub_pulls (hub_seq, device, device_n, record_hash, local_seal, pulled_at)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            [(seq, dev, n, link, seal, now) for dev, (n, link, seq) in sorted(moved.items())],
+        )
+    return applied
+
+
+def _memory_of(record: records.Record) -> str | None:
+    value = record.row.get("memory_id")
+    if value is None and record.table == "memory_supersessions":
+        value = record.row.get("new_memory_id")
+    return value if isinstance(value, str) else None
+
+
+def _order_error(name: str, why: str) -> VerificationError:
+    return VerificationError(
+        f"hub record {name} {why}",
+        "Nothing from this pull was applied. The hub's records were changed: check who can write to it.",
+        reason="hub_record_out_of_order",
+    )

@@ -1,0 +1,291 @@
+"""`aimos hub join URL`: this device becomes one more device of a brain another device put on a hub.
+
+The master passphrase opens the master key the hub holds sealed (Argon2id, as the keystore holds
+it); with it this device unwraps the brain's content key, enrols its own housekeeper and agent
+epochs under the same master (keys only this device holds), pulls every record, each verified as
+if it were written here, and seals what it holds. From then on it works offline like any brain
+and syncs with `aimos sync`. A wrong passphrase, a hub that holds another master, or any record
+that does not verify leaves nothing behind: no brain file, no keystore item, no anchor.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import apsw
+
+from aimos import __version__, paths
+from aimos.crypto.ed25519 import KeyPair
+from aimos.crypto.encoding import b64u_encode, iso_ms
+from aimos.errors import EncodingError, PassphraseError, UsageError
+from aimos.hub import box, device, sync
+from aimos.hub.postgres import BrainKeys, PostgresHub, masked
+from aimos.identity.anchors import keep_anchor, revocations_held
+from aimos.identity.epochs import MASTER_ITEM, enrol_epoch, issue_grant
+from aimos.identity.keystore import open_keystore, settle_keystore
+from aimos.identity.passphrase import unseal, wrong_passphrase
+from aimos.installer.setup import (
+    GRANT_REASON,
+    HOUSEKEEPER_GRANT_REASON,
+    InstallOptions,
+    _check_writable,
+    _hold_install_lock,
+    _remove_brain_files,
+    _Run,
+    _Tracking,
+    _write_anchors,
+    refuse_foreign_file,
+    validate,
+)
+from aimos.ledger.events import append_event
+from aimos.store import seals
+from aimos.store.connection import open_writer, write_transaction
+from aimos.vocabulary import HOUSEKEEPER, PUBLIC
+
+
+@dataclass(frozen=True)
+class JoinResult:
+    brain_id: str
+    brain_path: str
+    master_fingerprint: str
+    keystore_kind: str
+    device: str
+    agent_id: str
+    agent_valid_from: int
+    records: int
+    memories: int
+    url: str
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def choose_brain(found: list[BrainKeys], brain_id: str | None, url: str) -> BrainKeys:
+    if not found:
+        raise UsageError(
+            f"the hub at {masked(url)} holds no brain yet", "Run `aimos hub init URL` on the first device."
+        )
+    if brain_id is None:
+        if len(found) > 1:
+            raise UsageError(
+                f"the hub holds {len(found)} brains: " + ", ".join(b.brain_id for b in found),
+                "Choose one with --brain ID.",
+            )
+        return found[0]
+    for keys in found:
+        if keys.brain_id == brain_id:
+            return keys
+    raise UsageError(
+        f"the hub holds no brain {brain_id}", "Run `aimos hub join URL` without --brain to see them."
+    )
+
+
+def open_master(keys: BrainKeys, passphrase: str) -> KeyPair:
+    """The master key from the hub's sealed copy; a wrong passphrase is refused (exit 6), and so
+    is a sealed key whose public half is not the master the hub names."""
+    try:
+        master = KeyPair(unseal(keys.sealed_master, passphrase))
+    except EncodingError:
+        raise PassphraseError("the hub's sealed master key is damaged") from None
+    except PassphraseError:
+        raise wrong_passphrase(passphrase) from None
+    if master.fingerprint != keys.master_fingerprint or master.public_b64u != keys.master_public_key:
+        raise PassphraseError(
+            "the hub's sealed master key is not the master it names for this brain",
+            "The hub's key record was changed: nothing was joined. Check who can write to the hub.",
+        )
+    return master
+
+
+def join(
+    url: str,
+    passphrase: str,
+    options: InstallOptions,
+    now: int,
+    *,
+    brain_id: str | None = None,
+    told: Callable[[int], None] | None = None,
+) -> JoinResult:
+    """Make this device's brain from the hub; the caller has checked that none is installed."""
+    validate(options)
+    with PostgresHub(url) as hub:
+        keys = choose_brain(hub.brains(), brain_id, url)
+        master = open_master(keys, passphrase)
+        content_key = box.unwrap_content_key(master.seed, keys.wrapped_key)
+        about = device.About.opened(content_key, keys.sealed_about)
+        hub.brain_id = keys.brain_id
+        options.brain_name, options.company_id = about.brain_name or options.brain_name, about.company_id
+        kind = (
+            options.keystore if options.keystore in ("os", "file") else settle_keystore(options.keystore).kind
+        )
+        run = _Run()
+        try:
+            return _make(run, hub, keys, master, content_key, about, kind, url, options, now, told)
+        except BaseException as exc:
+            run.fail(exc, "join failed")
+            raise
+        finally:
+            run.release()
+
+
+def _make(
+    run: _Run,
+    hub: PostgresHub,
+    keys: BrainKeys,
+    master: KeyPair,
+    content_key: bytes,
+    about: device.About,
+    kind: str,
+    url: str,
+    options: InstallOptions,
+    now: int,
+    told: Callable[[int], None] | None,
+) -> JoinResult:
+    for folder in (paths.data_dir(), paths.config_dir(), paths.state_dir()):
+        _check_writable(run, folder)
+    _hold_install_lock(run)
+    brain_path = paths.brain_path()
+    refuse_foreign_file(brain_path)
+    _remove_brain_files(brain_path)  # only an unfinished install's, which refuse_foreign_file allows
+    keystore = _Tracking(open_keystore(kind, keys.brain_id))
+    if kind == "file":
+        run.mkdirs(paths.keystore_dir(keys.brain_id))
+    run.did("keystore items", keystore.undo)
+    run.mkdirs(brain_path.parent)
+    run.did(f"brain file {brain_path}", lambda: _remove_brain_files(brain_path))
+    from aimos.store.freshness import freshness_path
+
+    run.mkdirs(freshness_path(keys.brain_id).parent)
+    run.did("freshness anchor", lambda: freshness_path(keys.brain_id).unlink(missing_ok=True))
+    run.did("hub state", lambda: device.state_path(keys.brain_id).unlink(missing_ok=True))
+    device_fp = f"aimos-device:{uuid.uuid4()}"
+    conn = open_writer(brain_path, create=True)
+    try:
+        housekeeper = _first_transaction(conn, keystore, keys, master, about, kind, device_fp, now)
+        _write_anchors(run, keys.brain_id, master.fingerprint, brain_path, options)
+        keystore.put(device.CONTENT_KEY_ITEM, b64u_encode(content_key))
+        keystore.put(device.URL_ITEM, url)
+        pulled = sync.pull(conn, hub, content_key, device_fp, housekeeper, told)
+        agent = _enrol_agent(conn, keystore, master, housekeeper, options, device_fp, now)
+        pushed = sync.push(conn, hub, content_key, device_fp, 0)
+        device.write_state(
+            keys.brain_id, pushed_through_seal=pushed.through_seal, last_sync=now, last_error=None
+        )
+        head = seals.head_seal(conn)
+        if head is not None:
+            keep_anchor(keystore, head.seq, head.link.hex(), revocations_held(conn))
+    finally:
+        conn.close()
+    return JoinResult(
+        brain_id=keys.brain_id,
+        brain_path=str(brain_path),
+        master_fingerprint=master.fingerprint,
+        keystore_kind=kind,
+        device=device_fp,
+        agent_id=options.agent_id,
+        agent_valid_from=agent,
+        records=pulled.records,
+        memories=len(pulled.memories),
+        url=masked(url),
+    )
+
+
+def _first_transaction(
+    conn: apsw.Connection,
+    keystore: _Tracking,
+    keys: BrainKeys,
+    master: KeyPair,
+    about: device.About,
+    kind: str,
+    device_fp: str,
+    now: int,
+) -> Any:
+    """The brain's metadata, the master (the hub's sealed copy, as the first device holds it) and
+    this device's housekeeper, which seals everything this device writes and pulls."""
+    housekeeper: Any = None
+    with write_transaction(conn, lambda: housekeeper, check_anchor=False):
+        meta = {
+            "brain_id": keys.brain_id,
+            "brain_name": about.brain_name,
+            "company_id": about.company_id,
+            "keystore": kind,
+            "device_fp": device_fp,
+            "created_at": str(now),
+            "created_by_version": __version__,
+        }
+        conn.executemany("INSERT INTO brain_meta (key, value) VALUES (?, ?)", list(meta.items()))
+        keystore.put(MASTER_ITEM, keys.sealed_master)
+        conn.execute(
+            "INSERT INTO master_identity (fingerprint, public_key_b64u, created_at) VALUES (?, ?, ?)",
+            (master.fingerprint, master.public_b64u, about.master_created_at),
+        )
+        housekeeper = enrol_epoch(
+            conn, master, keystore, agent_id=HOUSEKEEPER, role=HOUSEKEEPER, now=now, device_fp=device_fp
+        )
+        issue_grant(
+            conn,
+            master,
+            company_id=about.company_id,
+            agent_id=HOUSEKEEPER,
+            valid_from=housekeeper.valid_from,
+            clearance_ceiling=10,
+            data_class_ceiling=PUBLIC,
+            write_allowed=True,
+            now=now,
+            reason=HOUSEKEEPER_GRANT_REASON,
+        )
+    return housekeeper
+
+
+def _enrol_agent(
+    conn: apsw.Connection,
+    keystore: _Tracking,
+    master: KeyPair,
+    housekeeper: Any,
+    options: InstallOptions,
+    device_fp: str,
+    now: int,
+) -> int:
+    """This device's agent (after the pull, so its epoch starts after every other device's)."""
+    with write_transaction(conn, housekeeper):
+        agent = enrol_epoch(
+            conn,
+            master,
+            keystore,
+            agent_id=options.agent_id,
+            role="agent",
+            now=now,
+            device_fp=device_fp,
+            validity_days=options.validity_days,
+        )
+        grant = issue_grant(
+            conn,
+            master,
+            company_id=options.company_id,
+            agent_id=options.agent_id,
+            valid_from=agent.valid_from,
+            clearance_ceiling=options.clearance,
+            data_class_ceiling=options.data_class,
+            write_allowed=not options.read_only,
+            now=now,
+            reason=GRANT_REASON,
+        )
+        append_event(
+            conn,
+            housekeeper,
+            operation="device_joined",
+            company_id=options.company_id,
+            metadata={
+                "device_fp": device_fp,
+                "agent_id": options.agent_id,
+                "agent_valid_from": iso_ms(agent.valid_from),
+                "grant_mutation_hash": grant["mutation_hash"],
+                "aimos_version": __version__,
+            },
+            now=now,
+        )
+    return agent.valid_from
+

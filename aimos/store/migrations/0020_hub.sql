@@ -1,0 +1,86 @@
+-- aimos brain schema, migration 20: one brain on several devices, synced through a hub (issue 39).
+--
+-- A device pushes the rows it wrote to a PostgreSQL hub, encrypted, and pulls the rows the other
+-- devices wrote; each pulled row is inserted through this brain's own guards (the same triggers a
+-- local write meets) and checked by the in-database verifier before the pull commits, then sealed
+-- by this device's housekeeper like any write (aimos/hub: records, sync).
+--
+--   hub_pulls  one row per device a pull took records from: the hub's order number the pull reached,
+--              that device's record count and the hash of its newest record (each device's records
+--              form a hash chain the hub cannot reorder, cut or splice), and the seal the pull's own
+--              transaction made (so a push never sends back what it pulled). Append-only, sealed.
+--   hub_homes  the device whose housekeeper writes every weight and label chain (one writer per
+--              chain: no fork), named by the master. Each names the one before it (the first names
+--              none), so the homes are one chain too; the newest is the home. Append-only, sealed,
+--              and travels to every device like the identity rows.
+
+CREATE TABLE hub_pulls (
+    seq           INTEGER PRIMARY KEY,
+    hub_seq       INTEGER NOT NULL CHECK (hub_seq >= 1),
+    device        TEXT NOT NULL,
+    device_n      INTEGER NOT NULL CHECK (device_n >= 1),
+    record_hash   TEXT NOT NULL CHECK (length(record_hash) = 64),
+    local_seal    INTEGER NOT NULL CHECK (local_seal >= 1),
+    pulled_at     INTEGER NOT NULL
+) STRICT;
+
+CREATE INDEX hub_pulls_device ON hub_pulls (device, device_n);
+
+CREATE TRIGGER hub_pulls_no_delete BEFORE DELETE ON hub_pulls
+BEGIN SELECT RAISE(ABORT, 'aimos: hub_pulls is append-only'); END;
+
+CREATE TRIGGER hub_pulls_no_update BEFORE UPDATE ON hub_pulls
+BEGIN SELECT RAISE(ABORT, 'aimos: hub_pulls is append-only'); END;
+
+CREATE TRIGGER hub_pulls_seal_aware BEFORE INSERT ON hub_pulls
+BEGIN SELECT RAISE(ABORT, 'aimos: this aimos predates seals; restart it') WHERE aimos_seal_aware() IS NOT 1; END;
+
+CREATE TRIGGER hub_pulls_writer_only BEFORE INSERT ON hub_pulls
+BEGIN SELECT RAISE(ABORT, 'aimos: only the writer appends') WHERE aimos_sha256_hex('') IS NULL; END;
+
+CREATE TRIGGER hub_pulls_forward_only BEFORE INSERT ON hub_pulls
+BEGIN
+    SELECT RAISE(ABORT, 'aimos: a device''s records are pulled in order, each once')
+        WHERE NEW.device_n <= COALESCE(
+            (SELECT MAX(device_n) FROM hub_pulls WHERE device = NEW.device), 0);
+END;
+
+CREATE TABLE hub_homes (
+    home_id             TEXT PRIMARY KEY,
+    device_fp           TEXT NOT NULL,
+    prev_home_id        TEXT UNIQUE REFERENCES hub_homes (home_id),
+    signed_body         TEXT NOT NULL,
+    master_fingerprint  TEXT NOT NULL,
+    nonce               TEXT NOT NULL,
+    ts_signed           INTEGER NOT NULL,
+    signature_b64u      TEXT NOT NULL
+) STRICT;
+
+CREATE TRIGGER hub_homes_no_delete BEFORE DELETE ON hub_homes
+BEGIN SELECT RAISE(ABORT, 'aimos: hub_homes is append-only'); END;
+
+CREATE TRIGGER hub_homes_no_update BEFORE UPDATE ON hub_homes
+BEGIN SELECT RAISE(ABORT, 'aimos: hub_homes is append-only'); END;
+
+CREATE TRIGGER hub_homes_seal_aware BEFORE INSERT ON hub_homes
+BEGIN SELECT RAISE(ABORT, 'aimos: this aimos predates seals; restart it') WHERE aimos_seal_aware() IS NOT 1; END;
+
+CREATE TRIGGER hub_homes_verify_insert BEFORE INSERT ON hub_homes
+BEGIN
+    SELECT RAISE(ABORT, 'aimos: home record fields differ from its signed body')
+        WHERE aimos_is_canonical(NEW.signed_body) IS NOT 1
+           OR json_extract(NEW.signed_body, '$.schema') IS NOT 'aimos.hub-home/v1'
+           OR json_extract(NEW.signed_body, '$.home_id') IS NOT NEW.home_id
+           OR json_extract(NEW.signed_body, '$.device_fp') IS NOT NEW.device_fp
+           OR json_extract(NEW.signed_body, '$.prev_home_id') IS NOT NEW.prev_home_id
+           OR json_extract(NEW.signed_body, '$.brain_id') IS NOT (SELECT value FROM brain_meta WHERE key = 'brain_id')
+           OR json_extract(NEW.signed_body, '$.master_fingerprint') IS NOT NEW.master_fingerprint
+           OR json_extract(NEW.signed_body, '$.ts_signed') IS NOT NEW.ts_signed;
+    SELECT RAISE(ABORT, 'aimos: a home record names the newest home before it (one chain of homes)')
+        WHERE NEW.prev_home_id IS NOT (SELECT home_id FROM hub_homes ORDER BY rowid DESC LIMIT 1);
+    SELECT RAISE(ABORT, 'aimos: a home record is signed by the master')
+        WHERE aimos_ed25519_verify(
+            (SELECT public_key_b64u FROM master_identity WHERE fingerprint = NEW.master_fingerprint),
+            aimos_payload_message(NEW.signed_body, NEW.nonce, NEW.ts_signed),
+            NEW.signature_b64u) IS NOT 1;
+END;
