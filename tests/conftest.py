@@ -148,8 +148,9 @@ def pytest_runtest_teardown(item: pytest.Item) -> None:
     _freeze_the_heap()
 
 
-# Folders whose every test runs the CLI as a real subprocess (the installed entry point end to end).
-REAL_PROCESS_FOLDERS = ("e2e",)
+# Folders whose every test runs the CLI as a real subprocess (the installed entry point end to end;
+# the hub's, against the real PostgreSQL they start, tests/hub/hub_support.py).
+REAL_PROCESS_FOLDERS = ("e2e", "hub")
 # What the fast subset (`-m "not slow"`, docs/development.md, "Running the tests") leaves out: folders and modules
 # (paths under tests/) whose tests spend seconds each on real processes, venvs, servers or whole
 # evaluations. A single slow test elsewhere takes `@pytest.mark.slow`.
