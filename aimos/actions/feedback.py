@@ -3,11 +3,14 @@ reweight (or a signed no-op, or an occurrence observation)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from aimos.actions.bodies import build_outcome_body
 from aimos.actions.session import Brain, now
 from aimos.errors import UsageError
+from aimos.identity.devices import is_home, this_device
 from aimos.identity.requests import sign_request
-from aimos.learning.outcomes import OutcomeResult, latest_receipt_for, record_outcome
+from aimos.learning.outcomes import OutcomeResult, forward_outcome, latest_receipt_for, record_outcome
 from aimos.memory.versions import resolve_memory_id
 from aimos.recall.receipts import resolve_receipt_id
 from aimos.verify.kit.valence import SHARE_MAX_MILLI, SHARE_MIN_MILLI
@@ -40,18 +43,31 @@ def give_feedback(
         outcome="good" if good else "bad",
         target_scope="occurrence_observation" if occurrence else "principal_state",
     )
-    return record_outcome(brain.conn, housekeeper, sign_request(signer, body, PATH_OUTCOME, now()), now())
+    request = sign_request(signer, body, PATH_OUTCOME, now())
+    if not is_home(brain.conn):  # the home alone appends to weight chains: it applies this request
+        return forward_outcome(brain.conn, housekeeper, request, now(), this_device(brain.conn))
+    return record_outcome(brain.conn, housekeeper, request, now())
 
 
 def weight_words(result: OutcomeResult) -> str:
-    """The weight's move in one line: `weight 1.413 -> 1.645` or `weight stays 0.859`."""
+    """The weight's move in one line: `weight 1.413 -> 1.645` or `weight stays 0.859` (on a device
+    that is not the home: what the home will sign, once it applies the outcome)."""
     old, new = result.old_weight_milli / 1000, result.new_weight_milli / 1000
-    return f"weight {old:.3f} -> {new:.3f}" if new != old else f"weight stays {old:.3f}"
+    said = f"weight {old:.3f} -> {new:.3f}" if new != old else f"weight stays {old:.3f}"
+    return f"{said} once the home applies it" if result.provisional else said
+
+
+PROVISIONAL = (
+    "kept for the brain's home device, whose housekeeper alone signs weight changes: it applies this "
+    "outcome at its next sync after this device's (`aimos sync`); until then the weight here is unchanged. "
+)
 
 
 def explain(result: OutcomeResult) -> str:
     """Why the weight moved as it did, in words a person can check (the CLI, the TUI and MCP all
     say this): the outcome recorded, the agent's evidence balance, and the rule that decided."""
+    if result.provisional:
+        return PROVISIONAL + "What it will do: " + explain(replace(result, provisional=False))
     said = "good" if result.reward_sign > 0 else "bad"
     if result.terminal == "occurrence_observation":
         return f"{said} kept as an occurrence observation: evidence about this disclosure only"

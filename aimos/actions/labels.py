@@ -347,9 +347,18 @@ def judge_memory(
 ) -> Transition:
     """``judgment`` of ``memory_ref`` signed by ``agent`` (and by the master when it raises trust)."""
     from aimos.epistemic.chain import judge
+    from aimos.identity.devices import home, is_home
     from aimos.memory.versions import resolve_memory_id
 
     why = check_reason(judgment, reason)
     mid = resolve_memory_id(brain.conn, memory_ref, agent_id=agent)
+    if not is_home(brain.conn):
+        named = home(brain.conn)
+        raise UsageError(
+            "this device is not the brain's home, whose housekeeper alone writes labels "
+            f"(the home is {named['device_fp'] if named else 'another device'}): nothing was recorded",
+            "Judge it on the home device, or make this device the home: `aimos hub home` "
+            "(master passphrase).",
+        )
     request = _label_request(brain, brain.signer(agent), mid, judgment, why)
     return judge(brain.conn, brain.housekeeper(), request, request.ts, master=master)

@@ -122,6 +122,29 @@ def join_cmd(
     say(f"master fingerprint {done.master_fingerprint}: compare it with the one `aimos install` printed")
 
 
+@hub_app.command("home")
+def home_cmd(
+    passphrase_fd: int = PASSPHRASE_FD,
+    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+) -> None:
+    """Make this device the home, whose housekeeper writes weights and labels.
+
+    Asks for the master passphrase. Move the home only when the old home has synced and is off
+    (or is lost): a weight or label the old home writes after it learns of the move is refused by
+    every device. Run `aimos sync` here afterwards to tell the other devices."""
+    from aimos.actions.session import now, open_brain
+    from aimos.hub.device import move_home
+
+    with open_brain(write=True) as brain:
+        master = brain.master(passphrase_fd, "make this device the home")
+        home_id = move_home(brain.conn, master, brain.housekeeper, now())
+        device = brain.meta["device_fp"]
+    if json_out:
+        emit_json({"home_id": home_id, "device": device})
+        return
+    say(f"this device ({device}) is the home now; run `aimos sync` to tell the other devices")
+
+
 @hub_app.command("status")
 def status_cmd(json_out: bool = typer.Option(False, "--json", help="Print the status as JSON.")) -> None:
     """What waits each way, and when this device last synced."""

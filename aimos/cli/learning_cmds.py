@@ -49,4 +49,5 @@ def register(app: typer.Typer) -> None:
         say(explain(result))
         if result.transition_hash:
             say(f"signed transition {result.transition_hash}")
-        say(f"outcome {result.outcome_id} (aimos export-outcome {result.outcome_id} -o FILE exports it)")
+        if result.outcome_id:
+            say(f"outcome {result.outcome_id} (aimos export-outcome {result.outcome_id} -o FILE exports it)")

@@ -48,6 +48,7 @@ from aimos.epistemic.agreement import (
 )
 from aimos.epistemic.chain import Transition, append_classification
 from aimos.epistemic.nli import PluggedJudge, active_judge
+from aimos.identity.devices import is_home
 from aimos.identity.epochs import Signer
 from aimos.store.connection import rows
 from aimos.store.search import budgeted_probe, fts_match, where_clause
@@ -279,6 +280,8 @@ def judge_pending(
     before (by their words alone: a CLI save is judged before its vector exists) are judged again
     as at their save, now by meaning too. ``times``: each memory's judgment in seconds is appended
     (eval perf)."""
+    if not is_home(conn):  # the home alone appends to label chains; it judges these on arrival
+        return []
     queued = rows(
         conn,
         f"SELECT seq, memory_id FROM detection_queue WHERE seq > {_JUDGED_THROUGH} ORDER BY seq",
@@ -326,7 +329,7 @@ def settle(conn: apsw.Connection, housekeeper: Signer, now: int) -> int:
     (after a save has answered; on the housekeeper's schedule); how many memories it judged."""
     from aimos.store.connection import write_transaction
 
-    if not pending(conn):
+    if not pending(conn) or not is_home(conn):
         return 0
     with write_transaction(conn, housekeeper):
         waiting = pending(conn)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import time
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,18 +19,16 @@ from typing import Any
 import apsw
 
 from aimos import paths
-from aimos.crypto.canonical import canonical_text
 from aimos.crypto.ed25519 import KeyPair
 from aimos.crypto.encoding import b64u_decode, b64u_encode
-from aimos.crypto.messages import new_nonce, payload_message
 from aimos.errors import AimosError, NotFoundError, UsageError
 from aimos.hub import box, sync
 from aimos.hub.postgres import BrainKeys, PostgresHub, masked
+from aimos.identity.devices import home, is_home, name_home
 from aimos.identity.epochs import brain_meta, master_row, sealed_master
 from aimos.identity.keystore import Keystore
-from aimos.store.connection import one, rows, write_transaction
+from aimos.store.connection import rows, write_transaction
 from aimos.store.seals import head_seal
-from aimos.vocabulary import HUB_HOME_SCHEMA
 
 URL_ITEM = "hub_url"
 CONTENT_KEY_ITEM = "hub_content_key"
@@ -73,51 +70,6 @@ def linked_url(keystore: Keystore) -> str:
             "Link it from this device (`aimos hub init URL`), or join one (`aimos hub join URL`).",
         )
     return url
-
-
-# --- the home of the chains ----------------------------------------------------------------
-def home(conn: apsw.Connection) -> dict[str, Any] | None:
-    """The newest home record (None: no hub was ever set, and this device is the home)."""
-    return one(conn, "SELECT home_id, device_fp, ts_signed FROM hub_homes ORDER BY rowid DESC LIMIT 1")
-
-
-def is_home(conn: apsw.Connection) -> bool:
-    """True when this device writes the weight and label chains: no home was named (a brain that
-    never met a hub), or the newest home record names this device."""
-    found = home(conn)
-    return found is None or found["device_fp"] == brain_meta(conn).get("device_fp")
-
-
-def name_home(conn: apsw.Connection, master: KeyPair, device_fp: str, now: int) -> str:
-    """Append the master's record naming ``device_fp`` the home (the caller holds the write
-    transaction)."""
-    previous = home(conn)
-    body = {
-        "schema": HUB_HOME_SCHEMA,
-        "home_id": str(uuid.uuid4()),
-        "brain_id": brain_meta(conn)["brain_id"],
-        "device_fp": device_fp,
-        "prev_home_id": previous["home_id"] if previous else None,
-        "master_fingerprint": master.fingerprint,
-        "ts_signed": now,
-    }
-    nonce = new_nonce()
-    signature = master.sign(payload_message(body, nonce, now))
-    conn.execute(
-        "INSERT INTO hub_homes (home_id, device_fp, prev_home_id, signed_body, master_fingerprint, nonce,"
-        " ts_signed, signature_b64u) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            body["home_id"],
-            device_fp,
-            body["prev_home_id"],
-            canonical_text(body),
-            master.fingerprint,
-            nonce,
-            now,
-            b64u_encode(signature),
-        ),
-    )
-    return str(body["home_id"])
 
 
 # --- linking a brain to a hub ----------------------------------------------------------------
@@ -192,43 +144,109 @@ def run_sync(
     housekeeper: Any,
     told: Callable[[str, int], None] | None = None,
 ) -> dict[str, Any]:
-    """Push what the hub lacks, then pull what this device lacks. A failure is recorded in the
-    state file (`aimos hub status` says it) and raised."""
+    """Push what the hub lacks, pull what this device lacks, and on the home apply what the other
+    devices forwarded, judge what arrived and push that. A failure is recorded in the state file
+    (`aimos hub status` says it) and raised; what was done before it stays done."""
     meta = brain_meta(conn)
     brain_id, device = meta["brain_id"], meta["device_fp"]
     url = linked_url(keystore)
     key = content_key(keystore)
-    state = read_state(brain_id)
     started = time.time()
+    home_work: dict[str, Any] = {}
     try:
         with PostgresHub(url, brain_id) as hub:
-            pushed = sync.push(
-                conn,
-                hub,
-                key,
-                device,
-                int(state.get("pushed_through_seal", 0)),
-                (lambda n: told("pushed", n)) if told else None,
-            )
-            write_state(brain_id, pushed_through_seal=pushed.through_seal)
+            pushed = _push(conn, hub, key, device, brain_id, told)
             pulled = sync.pull(
                 conn, hub, key, device, housekeeper, (lambda n: told("pulled", n)) if told else None
             )
+            _skip_pull_seals(conn, brain_id, pushed.through_seal)
+            if is_home(conn):
+                home_work = _as_home(conn, brain_id, housekeeper)
+                if home_work["forwarded_applied"] or home_work["judged"]:
+                    home_work["pushed_as_home"] = _push(conn, hub, key, device, brain_id, None).records
     except AimosError as exc:
         write_state(brain_id, last_error={"at": int(time.time()), "message": exc.message})
         raise
-    head = head_seal(conn)
-    if pulled.records and head is not None and head.seq == pushed.through_seal + 1:
-        write_state(brain_id, pushed_through_seal=head.seq)  # the pull's own seal: nothing of ours
     write_state(brain_id, last_sync=int(time.time()), last_error=None)
     return {
         "url": masked(url),
-        "pushed": pushed.records,
+        "pushed": pushed.records + int(home_work.get("pushed_as_home", 0)),
         "pulled": pulled.records,
         "applied": pulled.applied,
         "memories": len(pulled.memories),
+        **home_work,
         "seconds": round(time.time() - started, 3),
     }
+
+
+def _push(
+    conn: apsw.Connection,
+    hub: PostgresHub,
+    key: bytes,
+    device: str,
+    brain_id: str,
+    told: Callable[[str, int], None] | None,
+) -> sync.PushResult:
+    pushed = sync.push(
+        conn,
+        hub,
+        key,
+        device,
+        int(read_state(brain_id).get("pushed_through_seal", 0)),
+        (lambda n: told("pushed", n)) if told else None,
+    )
+    write_state(brain_id, pushed_through_seal=pushed.through_seal)
+    return pushed
+
+
+def _skip_pull_seals(conn: apsw.Connection, brain_id: str, pushed_through: int) -> None:
+    """Move the push cursor past the seals of the pulls that followed it (rows of other devices,
+    which the hub holds), when nothing of this device's own was sealed in between."""
+    head = head_seal(conn)
+    if head is None or head.seq <= pushed_through:
+        return
+    pulls = {
+        int(r["local_seal"])
+        for r in rows(
+            conn, "SELECT DISTINCT local_seal FROM hub_pulls WHERE local_seal > ?", (pushed_through,)
+        )
+    }
+    if all(seq in pulls for seq in range(pushed_through + 1, head.seq + 1)):
+        write_state(brain_id, pushed_through_seal=head.seq)
+
+
+def _as_home(conn: apsw.Connection, brain_id: str, housekeeper: Any) -> dict[str, Any]:
+    """The home's part of a sync: apply the outcomes other devices forwarded (their weight
+    transitions) and judge the memories that arrived (the agreement detector). A forwarded
+    outcome the brain refuses is named in the state file and not tried again."""
+    from aimos.epistemic.detect import settle
+    from aimos.learning.outcomes import apply_forwarded
+
+    refused = dict(read_state(brain_id).get("refused_requests") or {})
+    signer = housekeeper() if callable(housekeeper) else housekeeper
+    now = int(time.time())
+    done = apply_forwarded(conn, signer, now, frozenset(refused))
+    for item in done:
+        if item.result is None:
+            refused[item.request_id] = item.refusal
+    judged = settle(conn, signer, now)
+    write_state(brain_id, refused_requests=refused)
+    return {
+        "forwarded_applied": sum(1 for d in done if d.result is not None),
+        "forwarded_refused": [
+            {"request_id": d.request_id, "why": d.refusal} for d in done if d.result is None
+        ],
+        "judged": judged,
+    }
+
+
+def move_home(conn: apsw.Connection, master: KeyPair, housekeeper: Any, now: int) -> str:
+    """Make this device the home (the master's signed record); the next sync tells the others. The
+    home before it appends nothing to a chain once it has pulled the record."""
+    if is_home(conn) and home(conn) is not None:
+        raise UsageError("this device is already the home", "Nothing to do.")
+    with write_transaction(conn, housekeeper):
+        return name_home(conn, master, brain_meta(conn)["device_fp"], now)
 
 
 def status(conn: apsw.Connection, keystore: Keystore) -> dict[str, Any]:

@@ -4,9 +4,10 @@ and writes of the brain's own rows).
 What travels is every retained row a person's brain holds as evidence: the identities (master,
 epochs, grants, revocations, the home), the request nonces (a request used on one device is a
 replay on every other), the signed saves, events, labels, occurrences, outcomes and weight
-transitions. What stays on its device: the seal chain (each device seals what it holds), the
-brain's metadata, its restores, the search and meaning indexes, the detector's queue, the
-redaction records (kept outside the brain) and the hub's own pull log.
+transitions, and the outcomes' requests a device forwards to the home. What stays on its device:
+the seal chain (each device seals what it holds), the brain's metadata, its restores, the search
+and meaning indexes, the detector's queue, the redaction records (kept outside the brain) and the
+hub's own pull log.
 
 A device pushes its rows in the order it wrote them: seal by seal (each seal is one write
 transaction), and inside a seal in the order of ``RANKS``, which every writer's transaction
@@ -51,6 +52,7 @@ SYNCED: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("recall_receipts", ("receipt_id",)),
     ("outcomes", ("outcome_id",)),
     ("weight_projections", ("projection_id",)),
+    ("hub_requests", ("request_id",)),
 )
 KEYS: dict[str, tuple[str, ...]] = dict(SYNCED)
 RANKS: dict[str, int] = {table: i for i, (table, _) in enumerate(SYNCED)}

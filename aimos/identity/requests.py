@@ -74,8 +74,14 @@ def sign_request(signer: Signer, body: dict[str, Any], path: str, now: int) -> S
 _verified_certs = CertificateCache()
 
 
-def verify_request(conn: apsw.Connection, req: SignedRequest, *, path: str, now: int) -> VerifiedRequest:
-    """Check a request against the brain; records its nonce (call inside the write transaction)."""
+def verify_request(
+    conn: apsw.Connection, req: SignedRequest, *, path: str, now: int, received: int | None = None
+) -> VerifiedRequest:
+    """Check a request against the brain; records its nonce (call inside the write transaction).
+
+    ``received``: a request another device of the brain received and forwarded to this one, the
+    home (hub_requests): its clock is checked against the time that device received it, and its
+    nonce, recorded there as forwarded, is used here."""
     if req.method.upper() != REQUEST_METHOD or req.path != path:
         raise UsageError(f"this endpoint takes POST {path}, not {req.method} {req.path}")
     check_identities(conn)  # the epoch, revocation and grant rows read below are the sealed ones
@@ -128,15 +134,23 @@ def verify_request(conn: apsw.Connection, req: SignedRequest, *, path: str, now:
             "its requests are refused from then on",
             f"Run `aimos agent rotate {agent_id}` to enrol a new epoch.",
         )
-    if not within_skew(req.ts, now):
+    clock = now if received is None else received
+    if not within_skew(req.ts, clock):
         raise ClockSkewError(
-            f"request time is {req.ts - now:+d} s from the brain's clock "
+            f"request time is {req.ts - clock:+d} s from the brain's clock "
             f"(at most {CLOCK_SKEW_SECONDS} s allowed)"
         )
     grant = verified_grant(conn, agent_id, valid_from)
     if grant is None or not grant["allowed"]:
         raise GrantError(f"agent {agent_id!r} has no master-signed grant for this epoch")
-    if one(conn, "SELECT 1 AS x FROM request_nonces WHERE agent_id = ? AND nonce = ?", (agent_id, req.nonce)):
+    if one(
+        conn, "SELECT 1 AS x FROM request_nonces WHERE agent_id = ? AND nonce = ?", (agent_id, req.nonce)
+    ) or (
+        received is None
+        and one(
+            conn, "SELECT 1 AS x FROM hub_requests WHERE agent_id = ? AND nonce = ?", (agent_id, req.nonce)
+        )
+    ):
         raise ReplayError(f"nonce already used by agent {agent_id!r}: the request is a replay")
     request_hash = hashlib.sha256(body_bytes).hexdigest()
     conn.execute(

@@ -482,7 +482,8 @@ def build_server(agent: str, keystores: KeystoreCache | None = None, *, keep_bra
                 "why": why,
             },
         )
-        return result(f"{weight_words(done)}: {why} (outcome {done.outcome_id})", reported)
+        said = f" (outcome {done.outcome_id})" if done.outcome_id else ""
+        return result(f"{weight_words(done)}: {why}{said}", reported)
 
     @server.tool(
         annotations=ToolAnnotations(title="Show a memory", read_only_hint=True),

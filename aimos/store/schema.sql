@@ -376,6 +376,50 @@ BEGIN SELECT RAISE(ABORT, 'aimos: this aimos predates seals; restart it') WHERE 
 CREATE TRIGGER hub_pulls_writer_only BEFORE INSERT ON hub_pulls
 BEGIN SELECT RAISE(ABORT, 'aimos: only the writer appends') WHERE aimos_sha256_hex('') IS NULL; END;
 
+CREATE TABLE hub_requests (
+    request_id        TEXT PRIMARY KEY,
+    device_fp         TEXT NOT NULL,
+    agent_id          TEXT NOT NULL,
+    agent_valid_from  INTEGER NOT NULL,
+    signed_path       TEXT NOT NULL CHECK (signed_path IN ('/aimos/outcome')),
+    body              TEXT NOT NULL,
+    nonce             TEXT NOT NULL,
+    ts_signed         INTEGER NOT NULL,
+    signature_b64u    TEXT NOT NULL,
+    received_at       INTEGER NOT NULL,
+    UNIQUE (agent_id, nonce),
+    FOREIGN KEY (agent_id, agent_valid_from) REFERENCES identity_epochs (agent_id, valid_from)
+) STRICT;
+
+CREATE TRIGGER hub_requests_no_delete BEFORE DELETE ON hub_requests
+BEGIN SELECT RAISE(ABORT, 'aimos: hub_requests is append-only'); END;
+
+CREATE TRIGGER hub_requests_no_update BEFORE UPDATE ON hub_requests
+BEGIN SELECT RAISE(ABORT, 'aimos: hub_requests is append-only'); END;
+
+CREATE TRIGGER hub_requests_seal_aware BEFORE INSERT ON hub_requests
+BEGIN SELECT RAISE(ABORT, 'aimos: this aimos predates seals; restart it') WHERE aimos_seal_aware() IS NOT 1; END;
+
+CREATE TRIGGER hub_requests_verify_insert BEFORE INSERT ON hub_requests
+BEGIN
+    SELECT RAISE(ABORT, 'aimos: a forwarded request is an agent''s, from the device its epoch belongs to')
+        WHERE NOT EXISTS (
+            SELECT 1 FROM identity_epochs e
+            WHERE e.agent_id = NEW.agent_id AND e.valid_from = NEW.agent_valid_from
+              AND e.role = 'agent' AND e.device_fp = NEW.device_fp
+              AND NEW.ts_signed BETWEEN e.valid_from AND e.valid_until);
+    SELECT RAISE(ABORT, 'aimos: a forwarded request''s body is canonical JSON')
+        WHERE aimos_is_canonical(NEW.body) IS NOT 1;
+    SELECT RAISE(ABORT, 'aimos: a forwarded request''s nonce was already used')
+        WHERE EXISTS (SELECT 1 FROM request_nonces n WHERE n.agent_id = NEW.agent_id AND n.nonce = NEW.nonce);
+    SELECT RAISE(ABORT, 'aimos: a forwarded request''s signature does not verify under its agent''s epoch')
+        WHERE aimos_ed25519_verify(
+            (SELECT public_key_b64u FROM identity_epochs
+             WHERE agent_id = NEW.agent_id AND valid_from = NEW.agent_valid_from),
+            aimos_request_message(NEW.body, 'POST', NEW.signed_path, NEW.nonce, NEW.ts_signed),
+            NEW.signature_b64u) IS NOT 1;
+END;
+
 CREATE TABLE identity_epochs (
     agent_id          TEXT NOT NULL,
     valid_from        INTEGER NOT NULL,

@@ -227,7 +227,7 @@ class AimosApp(App[None]):
                 return
             lines = event_lines(
                 {
-                    "outcome": result.outcome_id,
+                    "outcome": result.outcome_id or "-",
                     "result": outcome_result_words(result.terminal),
                     "weight": f"{result.old_weight_milli / 1000:.3f} → {result.new_weight_milli / 1000:.3f}",
                     "why": explain(result),
@@ -235,7 +235,8 @@ class AimosApp(App[None]):
                     "event": result.event_id or "-",
                 }
             )
-            self.push_screen(MessageDialog("Signed outcome recorded", lines))
+            title = "Outcome kept for the home device" if result.provisional else "Signed outcome recorded"
+            self.push_screen(MessageDialog(title, lines))
 
         self.push_screen(ConfirmDialog("Sign feedback?", body), answered)
 
