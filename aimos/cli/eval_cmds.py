@@ -705,3 +705,51 @@ def poisonedrag(
         emit_json(report)
         return
     print_poisonedrag(report)
+
+
+@eval_app.command("sync")
+def sync_perf(
+    hub: str = typer.Option(
+        ...,
+        "--hub",
+        help="An empty PostgreSQL database to use as the hub (postgresql://...); the scratch "
+        "brains stay in it.",
+    ),
+    memories: int = typer.Option(
+        10_000, "--memories", help="Memories in the scratch brain (100..1,000,000)."
+    ),
+    json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+) -> None:
+    """Measure how fast a brain moves through a hub.
+
+    Puts a scratch brain on the hub (every row pushed, encrypted), joins it from a second scratch
+    home (every record pulled, verified and sealed), then syncs a hundred more saves: memories per
+    second each way and the bytes the hub holds per memory."""
+    from aimos.errors import UsageError
+    from aimos.eval.sync import run_sync_eval, targets
+    from aimos.hub.postgres import check_url
+
+    check_url(hub)
+    if not 100 <= memories <= 1_000_000:
+        raise UsageError("--memories must be between 100 and 1,000,000")
+    rep = _purging(lambda: run_sync_eval(hub, memories))
+    if json_out:
+        emit_json({**rep, "targets": [v.line() for v in targets(rep)]})
+        return
+    p, j, m = rep["push"], rep["join"], rep["more"]
+    out(f"sync through a hub: {rep['memories']:,} memories (built in {rep['build_seconds']} s)")
+    out(
+        f"  push (hub init)  {p['records']:,} records, {p['bytes']:,} bytes"
+        f" ({p['bytes_per_memory']:,} per memory) in {p['seconds']} s:"
+        f" {p['memories_per_second']:,} memories/s"
+    )
+    out(
+        f"  join (pull)      {j['records']:,} records in {j['seconds']} s:"
+        f" {j['memories_per_second']:,} memories/s"
+    )
+    out(
+        f"  {m['memories']} more saves: pushed {m['pushed']} records in {m['push_seconds']} s,"
+        f" pulled {m['pulled']} in {m['pull_seconds']} s"
+    )
+    out(f"  {rep['cores']} cores, load average {', '.join(str(x) for x in rep['load_average'])}")
+    say_targets(targets(rep))

@@ -12,7 +12,7 @@ from aimos.cli.output import emit_json, out, say, when
 from aimos.vocabulary import DEFAULT_GRANT_DATA_CLASS
 
 hub_app = typer.Typer(
-    help="Sync this brain with its other devices through a PostgreSQL hub you run.",
+    help="Sync this brain with its other devices through a hub.",
     no_args_is_help=True,
 )
 
@@ -78,6 +78,13 @@ def join_cmd(
         DEFAULT_GRANT_DATA_CLASS, "--data-class", help="The agent's data-class ceiling: public..restricted."
     ),
     passphrase_fd: int = PASSPHRASE_FD,
+    service: str = typer.Option(
+        "auto",
+        "--service",
+        envvar="AIMOS_SERVICE",
+        help="How the housekeeper runs: auto, systemd, launchd, process or none (env AIMOS_SERVICE).",
+    ),
+    no_service: bool = typer.Option(False, "--no-service", help="Do not register or start the housekeeper."),
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
     """Make this device one more device of a brain on a hub.
@@ -108,6 +115,7 @@ def join_cmd(
         clearance=clearance,
         data_class=data_class,
         guides=False,
+        service="none" if no_service else service,
     )
     validate(options)
     refuse_foreign_file()
@@ -119,6 +127,8 @@ def join_cmd(
     out(f"joined brain {done.brain_id} from {done.url}")
     say(f"pulled {done.records:,} records ({done.memories:,} memories), every one verified")
     say(f"this device is {done.device}; its agent {done.agent_id} signs here")
+    if done.service:
+        say(f"housekeeper started ({done.service['manager']}): it syncs with the hub every few minutes")
     say(f"master fingerprint {done.master_fingerprint}: compare it with the one `aimos install` printed")
 
 
@@ -143,6 +153,58 @@ def home_cmd(
         emit_json({"home_id": home_id, "device": device})
         return
     say(f"this device ({device}) is the home now; run `aimos sync` to tell the other devices")
+
+
+@hub_app.command("devices")
+def devices_cmd(json_out: bool = typer.Option(False, "--json", help="Print the devices as JSON.")) -> None:
+    """List the brain's devices: this one, the home, revoked ones."""
+    from aimos.actions.session import open_brain
+    from aimos.hub.device import devices
+
+    with open_brain(write=False) as brain:
+        found = devices(brain.conn)
+    if json_out:
+        emit_json(found)
+        return
+    for d in found:
+        marks = [
+            w
+            for w, on in (("this device", d["this_device"]), ("home", d["home"]), ("revoked", d["revoked"]))
+            if on
+        ]
+        agents = ", ".join(d["agents"]) or "no agent"
+        out(
+            f"{d['device']}  since {when(d['since'])}  {agents}"
+            + (f"  ({', '.join(marks)})" if marks else "")
+        )
+
+
+@hub_app.command("revoke")
+def revoke_cmd(
+    device: str = typer.Argument(..., help="The device's id, or the start of it (`aimos hub devices`)."),
+    reason: str = typer.Option(..., "--reason", help="Why (kept in the master's signed revocation)."),
+    passphrase_fd: int = PASSPHRASE_FD,
+    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+) -> None:
+    """Revoke another device: its housekeeper and agents.
+
+    A lost or retired device: the master revokes every epoch it holds. At their next sync every
+    device refuses what it signs from then on; what it signed before stays valid. Asks for the
+    master passphrase; then run `aimos sync`."""
+    from aimos.actions.session import now, open_brain
+    from aimos.hub.device import revoke_device
+    from aimos.memory.gates import refuse_secret_fields
+
+    refuse_secret_fields({"reason": reason}, outcome="nothing was revoked")
+    with open_brain(write=True) as brain:
+        master = brain.master(passphrase_fd, "revoke a device")
+        done = revoke_device(brain.conn, master, brain.housekeeper, device, reason, now())
+    if json_out:
+        emit_json(done)
+        return
+    say(
+        f"revoked {done['device']}: {len(done['revoked'])} epochs; run `aimos sync` to tell the other devices"
+    )
 
 
 @hub_app.command("status")
@@ -193,3 +255,7 @@ def register(app: typer.Typer) -> None:
             f"synced with {done['url']}: pushed {done['pushed']:,} records, pulled {done['pulled']:,} "
             f"({done['memories']:,} memories) in {done['seconds']:.1f} s"
         )
+        for refused in done["refused"]:
+            say(f"refused {refused}")
+        for refused in done.get("forwarded_refused", []):
+            say(f"the home refused a forwarded outcome ({refused['request_id']}): {refused['why']}")

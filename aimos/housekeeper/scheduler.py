@@ -29,6 +29,7 @@ from apscheduler.triggers.interval import IntervalTrigger
 from aimos import __version__, paths, terminal
 from aimos.housekeeper import state
 from aimos.housekeeper.jobs import JobSpec, job_specs
+from aimos.housekeeper.jobs import sync as sync_job
 from aimos.housekeeper.jobs import vectors as vectors_job
 from aimos.housekeeper.runs import last_runs, open_housekeeper_writer, reconcile_open_runs, run_job
 from aimos.plural import plural
@@ -111,6 +112,20 @@ class Housekeeper:
             self._vectors_running.clear()
         if made:
             self._log(f"{vectors_job.NAME}: made {made} in {(time.perf_counter() - clock) * 1000:.0f} ms")
+
+    def _sync(self) -> None:
+        """The hub sync (not on the signed record): a failure is logged, and tried again."""
+        if self.stop_requested.is_set():
+            return
+        try:
+            done = sync_job.run()
+        except Exception as exc:  # the hub down, a record refused, the brain busy: the next run tries
+            self._log(f"{sync_job.NAME} could not run: {type(exc).__name__}: {exc}")
+            return
+        if done and (done["pushed"] or done["pulled"]):
+            self._log(
+                f"{sync_job.NAME}: pushed {done['pushed']}, pulled {done['pulled']} in {done['seconds']} s"
+            )
 
     def _vectors_soon(self) -> None:
         """A question was answered on the socket: a memory saved just before it gets its vector now."""
@@ -200,7 +215,7 @@ class Housekeeper:
         )
 
     def _after_job(self, event: JobExecutionEvent) -> None:
-        if not self.stop_requested.is_set() and event.job_id != vectors_job.NAME:
+        if not self.stop_requested.is_set() and event.job_id not in (vectors_job.NAME, sync_job.NAME):
             self.write_status(running=True)
 
     def _on_signal(self, signum: int, _frame: Any) -> None:
@@ -230,6 +245,13 @@ class Housekeeper:
             IntervalTrigger(seconds=vectors_job.INTERVAL_SECONDS, timezone=UTC),
             id=vectors_job.NAME,
             name="vectors of the memories saved since",
+            next_run_time=datetime.now(tz=UTC),
+        )
+        self.scheduler.add_job(
+            self._sync,
+            IntervalTrigger(seconds=sync_job.interval_seconds(), timezone=UTC),
+            id=sync_job.NAME,
+            name="sync with the hub, when one is set",
             next_run_time=datetime.now(tz=UTC),
         )
         self.scheduler.add_listener(self._after_job, EVENT_JOB_EXECUTED | EVENT_JOB_ERROR)

@@ -174,6 +174,7 @@ def run_sync(
         "pulled": pulled.records,
         "applied": pulled.applied,
         "memories": len(pulled.memories),
+        "refused": pulled.refused,
         **home_work,
         "seconds": round(time.time() - started, 3),
     }
@@ -255,7 +256,7 @@ def status(conn: apsw.Connection, keystore: Keystore) -> dict[str, Any]:
     brain_id, device = meta["brain_id"], meta["device_fp"]
     url = linked_url(keystore)
     state = read_state(brain_id)
-    through, heads = sync.pulled_heads(conn)
+    heads = sync.pulled_heads(conn)
     found = home(conn)
     out: dict[str, Any] = {
         "url": masked(url),
@@ -265,8 +266,9 @@ def status(conn: apsw.Connection, keystore: Keystore) -> dict[str, Any]:
         "this_device_is_home": is_home(conn),
         "last_sync": state.get("last_sync"),
         "last_error": state.get("last_error"),
-        "pulled_through": through,
-        "devices_pulled": {d: n for d, (n, _link) in sorted(heads.items())},
+        "pulled_through": heads.through,
+        "devices_pulled": {d: n for d, (n, _link) in sorted(heads.devices.items())},
+        "devices_refused_from": dict(sorted(heads.refused_from.items())),
     }
     pending = sum(1 for _ in _unsent(conn, int(state.get("pushed_through_seal", 0))))
     out["to_push_at_most"] = pending
@@ -274,7 +276,7 @@ def status(conn: apsw.Connection, keystore: Keystore) -> dict[str, Any]:
         with PostgresHub(url, brain_id) as hub:
             counts = hub.counts()
         out["hub"] = counts
-        out["to_pull"] = max(0, int(counts["newest_seq"]) - through)
+        out["to_pull"] = max(0, int(counts["newest_seq"]) - heads.through)
         out["reachable"] = True
     except AimosError as exc:
         out["reachable"] = False
@@ -289,10 +291,89 @@ def _unsent(conn: apsw.Connection, after_seal: int) -> Any:
 
 
 def devices(conn: apsw.Connection) -> list[dict[str, Any]]:
-    """Every device this brain has seen: its housekeeper epochs and agents."""
-    return rows(
+    """Every device this brain has seen: when it joined, its agents, whether it is this device,
+    the home, and revoked (every epoch it holds revoked)."""
+    me = brain_meta(conn)["device_fp"]
+    found = home(conn)
+    home_fp = found["device_fp"] if found else me
+    out = []
+    for r in rows(
         conn,
-        "SELECT device_fp, MIN(created_at) AS since,"
-        " group_concat(DISTINCT CASE WHEN role = 'agent' THEN agent_id END) AS agents"
-        " FROM identity_epochs GROUP BY device_fp ORDER BY since",
+        "SELECT e.device_fp, MIN(e.created_at) AS since,"
+        " group_concat(DISTINCT CASE WHEN e.role = 'agent' THEN e.agent_id END) AS agents,"
+        " COUNT(*) AS epochs, COUNT(r.revocation_id) AS revoked"
+        " FROM identity_epochs e LEFT JOIN agent_revocations r"
+        " ON r.agent_id = e.agent_id AND r.agent_valid_from = e.valid_from"
+        " GROUP BY e.device_fp ORDER BY since",
+    ):
+        out.append(
+            {
+                "device": r["device_fp"],
+                "since": r["since"],
+                "agents": sorted(set((r["agents"] or "").split(","))) if r["agents"] else [],
+                "this_device": r["device_fp"] == me,
+                "home": r["device_fp"] == home_fp,
+                "revoked": r["revoked"] == r["epochs"],
+            }
+        )
+    return out
+
+
+def resolve_device(conn: apsw.Connection, ref: str) -> str:
+    """A device by its id or a unique part of it (after `aimos-device:`)."""
+    known = [str(d["device"]) for d in devices(conn)]
+    wanted = ref.strip()
+    hits = [d for d in known if d == wanted or d.removeprefix("aimos-device:").startswith(wanted)]
+    if not wanted or not hits:
+        raise NotFoundError(f"no device {ref!r} in this brain", "List them: `aimos hub devices`.")
+    if len(hits) > 1:
+        raise UsageError(f"{ref!r} names {len(hits)} devices", "Give more of the id (`aimos hub devices`).")
+    return hits[0]
+
+
+def revoke_device(
+    conn: apsw.Connection, master: KeyPair, housekeeper: Any, ref: str, reason: str, now: int
+) -> dict[str, Any]:
+    """The master's revocation of every epoch a device holds (its housekeeper and its agents): at
+    their next sync every device refuses what that device signs from now on, and the device itself
+    can write nothing more."""
+    device = resolve_device(conn, ref)
+    if device == brain_meta(conn)["device_fp"]:
+        raise UsageError(
+            "that is this device", "Revoke a device from another device of the brain; nothing was revoked."
+        )
+    found = home(conn)
+    if found is not None and found["device_fp"] == device:
+        raise UsageError(
+            f"{device} is the home, whose housekeeper writes weights and labels",
+            "Make another device the home first (`aimos hub home` there, then sync); nothing was revoked.",
+        )
+    live = rows(
+        conn,
+        "SELECT e.agent_id, e.valid_from FROM identity_epochs e WHERE e.device_fp = ? AND NOT EXISTS"
+        " (SELECT 1 FROM agent_revocations r"
+        " WHERE r.agent_id = e.agent_id AND r.agent_valid_from = e.valid_from)"
+        " ORDER BY e.agent_id, e.valid_from",
+        (device,),
     )
+    if not live:
+        raise UsageError(f"every epoch of {device} is already revoked", "Nothing to do.")
+    from aimos.identity.epochs import revoke_epoch
+
+    with write_transaction(conn, housekeeper):
+        done = [
+            revoke_epoch(
+                conn,
+                master,
+                company_id=brain_meta(conn)["company_id"],
+                agent_id=e["agent_id"],
+                valid_from=e["valid_from"],
+                reason=reason,
+                now=now,
+            )
+            for e in live
+        ]
+    return {
+        "device": device,
+        "revoked": [{"agent_id": r["agent_id"], "valid_from": r["agent_valid_from"]} for r in done],
+    }

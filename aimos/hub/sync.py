@@ -18,8 +18,9 @@ from typing import Any, Protocol
 
 import apsw
 
-from aimos.errors import VerificationError
+from aimos.errors import IntegrityError, VerificationError
 from aimos.hub import box, records
+from aimos.identity.devices import revoked_device
 from aimos.learning.verifier import verify_memories
 from aimos.store.connection import rows, write_transaction
 from aimos.store.seals import head_seal
@@ -62,6 +63,26 @@ class PullResult:
     applied: int = 0
     memories: set[str] = field(default_factory=set)
     through: int = 0
+    # records of revoked devices refused (and skipped): "hub record #N (device D, record n): why"
+    refused: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Heads:
+    """How far this brain has pulled: the hub's order number, per device its newest record
+    (number, link), and per revoked device the record from which all of its are refused."""
+
+    through: int
+    devices: dict[str, tuple[int, str]]
+    refused_from: dict[str, int]
+
+
+class _Refuse(Exception):
+    """A revoked device's record refused: the batch is tried again without it and its followers."""
+
+    def __init__(self, device: str, n: int, why: str) -> None:
+        super().__init__(why)
+        self.device, self.n, self.why = device, n, why
 
 
 def push(
@@ -108,14 +129,15 @@ def push(
     return result
 
 
-def pulled_heads(conn: apsw.Connection) -> tuple[int, dict[str, tuple[int, str]]]:
-    """How far this brain has pulled: the hub's order number, and per device its newest record
-    (number, link)."""
+def pulled_heads(conn: apsw.Connection) -> Heads:
+    """How far this brain has pulled (the hub_pulls rows)."""
     through = 0
     heads: dict[str, tuple[int, str]] = {}
+    refused: dict[str, int] = {}
     for r in rows(
         conn,
-        "SELECT device, MAX(device_n) AS n, MAX(hub_seq) AS seq FROM hub_pulls GROUP BY device",
+        "SELECT device, MAX(device_n) AS n, MAX(hub_seq) AS seq, MIN(refused_from) AS refused"
+        " FROM hub_pulls GROUP BY device",
     ):
         link = rows(
             conn,
@@ -124,7 +146,9 @@ def pulled_heads(conn: apsw.Connection) -> tuple[int, dict[str, tuple[int, str]]
         )[0]["record_hash"]
         heads[str(r["device"])] = (int(r["n"]), str(link))
         through = max(through, int(r["seq"]))
-    return through, heads
+        if r["refused"] is not None:
+            refused[str(r["device"])] = int(r["refused"])
+    return Heads(through, heads, refused)
 
 
 def pull(
@@ -136,27 +160,30 @@ def pull(
     told: Callable[[int], None] | None = None,
     *,
     batch: int = PULL_BATCH,
-    extra: Callable[[apsw.Connection], None] | None = None,
 ) -> PullResult:
     """Apply every record the hub holds after what this brain pulled, a batch per write
-    transaction (``extra``: the caller's own writes in the first batch's transaction, a join's
-    identities)."""
+    transaction. A record a guard or the verifier refuses refuses its whole batch (nothing of it
+    is applied), unless its device is revoked: then that record and every later one of that
+    device are refused by name and skipped, and the batch is applied without them."""
     result = PullResult()
-    first = True
     while True:
-        through, heads = pulled_heads(conn)
-        fetched = hub.after(through, batch)
-        if not fetched and not (first and extra is not None):
+        heads = pulled_heads(conn)
+        fetched = hub.after(heads.through, batch)
+        if not fetched:
             break
-        with write_transaction(conn, housekeeper):
-            if first and extra is not None:
-                extra(conn)
-            first = False
-            applied = _apply_batch(conn, fetched, content_key, device, heads, result)
+        cut = dict(heads.refused_from)
+        while True:
+            refused: list[str] = []
+            try:
+                with write_transaction(conn, housekeeper):
+                    applied = _apply_batch(conn, fetched, content_key, device, heads, cut, refused, result)
+                break
+            except _Refuse as refusal:
+                cut[refusal.device] = min(refusal.n, cut.get(refusal.device, refusal.n))
+        result.refused += refused
         result.records += len(fetched)
         result.applied += applied
-        if fetched:
-            result.through = fetched[-1].seq
+        result.through = fetched[-1].seq
         if told is not None:
             told(result.records)
         if len(fetched) < batch:
@@ -169,34 +196,52 @@ def _apply_batch(
     fetched: Iterable[HubRow],
     content_key: bytes,
     device: str,
-    heads: dict[str, tuple[int, str]],
+    heads: Heads,
+    cut: dict[str, int],
+    refused: list[str],
     result: PullResult,
 ) -> int:
     applied = 0
-    touched: set[str] = set()
+    touched: dict[str, tuple[str, int]] = {}  # memory -> the first record of this batch that touched it
+    chains = dict(heads.devices)
     moved: dict[str, tuple[int, str, int]] = {}
     last_seq = 0
     for hub_row in fetched:
-        name = f"#{hub_row.seq}"
+        name = f"hub record #{hub_row.seq}"
         if hub_row.seq <= last_seq:
             raise _order_error(name, "comes out of the hub's order")
         last_seq = hub_row.seq
         record = records.decode(box.open_record(content_key, hub_row.box, name), name)
         if (record.device, record.n) != (hub_row.device, hub_row.n):
             raise _order_error(name, "is filed on the hub under another device or number than it says")
-        n, link = heads.get(record.device, (0, box.GENESIS_LINK))
+        n, link = chains.get(record.device, (0, box.GENESIS_LINK))
         if record.n != n + 1 or record.prev != link:
             raise _order_error(
                 name, f"does not follow record {n} of device {record.device} (cut, reordered or spliced)"
             )
-        heads[record.device] = (record.n, box.record_link(hub_row.box))
+        chains[record.device] = (record.n, box.record_link(hub_row.box))
         moved[record.device] = (record.n, box.record_link(hub_row.box), hub_row.seq)
-        if record.device != device and records.apply(conn, record, name):
-            applied += 1
-            memory = _memory_of(record)
-            if memory is not None:
-                touched.add(memory)
+        if record.device == device:
+            continue  # this device's own
+        if record.device in cut and record.n >= cut[record.device]:
+            refused.append(f"{name} (device {record.device}, record {record.n}): its device is revoked")
+            continue
+        try:
+            if not records.apply(conn, record, name):
+                continue
+        except IntegrityError as exc:
+            if revoked_device(conn, record.device):
+                raise _Refuse(record.device, record.n, exc.message) from None
+            raise
+        applied += 1
+        memory = _memory_of(record)
+        if memory is not None:
+            touched.setdefault(memory, (record.device, record.n))
     failures = [r for r in verify_memories(conn, touched) if not r.ok]
+    for failure in failures:
+        origin, n = touched[failure.memory_id]
+        if revoked_device(conn, origin):
+            raise _Refuse(origin, n, f"memory {failure.memory_id} does not verify ({failure.reason})")
     if failures:
         first = failures[0]
         raise VerificationError(
@@ -206,14 +251,17 @@ def _apply_batch(
             "Nothing from this pull was applied. Its rows were signed, but do not verify together.",
             reason="hub_pull_unverified",
         )
-    result.memories |= touched
+    result.memories |= set(touched)
     if moved:
         seal = (head.seq if (head := head_seal(conn)) else 0) + 1
         now = int(time.time())
         conn.executemany(
-            "INSERT INTO hub_pulls (hub_seq, device, device_n, record_hash, local_seal, pulled_at)"
-            " VALUES (?, ?, ?, ?, ?, ?)",
-            [(seq, dev, n, link, seal, now) for dev, (n, link, seq) in sorted(moved.items())],
+            "INSERT INTO hub_pulls (hub_seq, device, device_n, record_hash, local_seal, pulled_at,"
+            " refused_from) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [
+                (seq, dev, n, link, seal, now, cut.get(dev) if cut.get(dev, n + 1) <= n else None)
+                for dev, (n, link, seq) in sorted(moved.items())
+            ],
         )
     return applied
 

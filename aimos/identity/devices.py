@@ -41,6 +41,18 @@ def is_home(conn: apsw.Connection) -> bool:
     return found is None or found["device_fp"] == this_device(conn)
 
 
+def revoked_device(conn: apsw.Connection, device_fp: str) -> bool:
+    """True when the master revoked every epoch the device holds (`aimos hub revoke`)."""
+    found = one(
+        conn,
+        "SELECT COUNT(*) AS epochs, COUNT(r.revocation_id) AS revoked FROM identity_epochs e"
+        " LEFT JOIN agent_revocations r ON r.agent_id = e.agent_id AND r.agent_valid_from = e.valid_from"
+        " WHERE e.device_fp = ?",
+        (device_fp,),
+    )
+    return found is not None and found["epochs"] > 0 and found["epochs"] == found["revoked"]
+
+
 def name_home(conn: apsw.Connection, master: KeyPair, device_fp: str, now: int) -> str:
     """Append the master's record naming ``device_fp`` the home (the caller holds the write
     transaction); its id."""

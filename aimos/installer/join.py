@@ -35,6 +35,7 @@ from aimos.installer.setup import (
     _hold_install_lock,
     _remove_brain_files,
     _Run,
+    _start_service,
     _Tracking,
     _write_anchors,
     refuse_foreign_file,
@@ -58,6 +59,7 @@ class JoinResult:
     records: int
     memories: int
     url: str
+    service: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -179,6 +181,7 @@ def _make(
             keep_anchor(keystore, head.seq, head.link.hex(), revocations_held(conn))
     finally:
         conn.close()
+    service_info = _service(run, keys.brain_id, options.service)
     return JoinResult(
         brain_id=keys.brain_id,
         brain_path=str(brain_path),
@@ -190,7 +193,19 @@ def _make(
         records=pulled.records,
         memories=len(pulled.memories),
         url=masked(url),
+        service=service_info,
     )
+
+
+def _service(run: _Run, brain_id: str, choice: str) -> dict[str, Any] | None:
+    """The housekeeper's user service, as install starts it (its jobs, and the hub sync)."""
+    from aimos.installer import service
+
+    manager = service.choose_manager(choice)
+    if manager is None:
+        return None
+    run.mkdirs(paths.log_dir())
+    return _start_service(run, brain_id, manager)
 
 
 def _first_transaction(

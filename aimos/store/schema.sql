@@ -352,7 +352,8 @@ CREATE TABLE hub_pulls (
     device_n      INTEGER NOT NULL CHECK (device_n >= 1),
     record_hash   TEXT NOT NULL CHECK (length(record_hash) = 64),
     local_seal    INTEGER NOT NULL CHECK (local_seal >= 1),
-    pulled_at     INTEGER NOT NULL
+    pulled_at     INTEGER NOT NULL,
+    refused_from  INTEGER CHECK (refused_from IS NULL OR refused_from BETWEEN 1 AND device_n)
 ) STRICT;
 
 CREATE INDEX hub_pulls_device ON hub_pulls (device, device_n);

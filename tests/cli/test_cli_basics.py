@@ -31,7 +31,7 @@ COMMANDS = (
     "install", "uninstall", "save", "show", "list", "correct", "recall", "feedback", "label", "verify", "export", "export-recall",
     "export-outcome", "verify-bundle",
     "status", "doctor", "restore", "anchor", "redact", "tui", "housekeeper", "receipt", "index", "agent", "passphrase",
-    "keystore", "eval", "purge", "mcp", "backup", "import", "model", "guides",
+    "keystore", "eval", "purge", "mcp", "backup", "import", "model", "guides", "hub", "sync",
 )
 
 

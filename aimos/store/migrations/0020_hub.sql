@@ -8,7 +8,9 @@
 --   hub_pulls  one row per device a pull took records from: the hub's order number the pull reached,
 --              that device's record count and the hash of its newest record (each device's records
 --              form a hash chain the hub cannot reorder, cut or splice), and the seal the pull's own
---              transaction made (so a push never sends back what it pulled). Append-only, sealed.
+--              transaction made (so a push never sends back what it pulled), and, for a device
+--              whose epochs the master revoked, the first of its records this brain refused: that
+--              one and every later one of that device are refused from then on. Append-only, sealed.
 --   hub_homes  the device whose housekeeper writes every weight and label chain (one writer per
 --              chain: no fork), named by the master. Each names the one before it (the first names
 --              none), so the homes are one chain too; the newest is the home. Append-only, sealed,
@@ -26,7 +28,8 @@ CREATE TABLE hub_pulls (
     device_n      INTEGER NOT NULL CHECK (device_n >= 1),
     record_hash   TEXT NOT NULL CHECK (length(record_hash) = 64),
     local_seal    INTEGER NOT NULL CHECK (local_seal >= 1),
-    pulled_at     INTEGER NOT NULL
+    pulled_at     INTEGER NOT NULL,
+    refused_from  INTEGER CHECK (refused_from IS NULL OR refused_from BETWEEN 1 AND device_n)
 ) STRICT;
 
 CREATE INDEX hub_pulls_device ON hub_pulls (device, device_n);
