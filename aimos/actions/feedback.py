@@ -8,7 +8,7 @@ from dataclasses import replace
 from aimos.actions.bodies import build_outcome_body
 from aimos.actions.session import Brain, now
 from aimos.errors import UsageError
-from aimos.identity.devices import is_home, this_device
+from aimos.identity.devices import is_home
 from aimos.identity.requests import sign_request
 from aimos.learning.outcomes import OutcomeResult, forward_outcome, latest_receipt_for, record_outcome
 from aimos.memory.versions import resolve_memory_id
@@ -45,7 +45,7 @@ def give_feedback(
     )
     request = sign_request(signer, body, PATH_OUTCOME, now())
     if not is_home(brain.conn):  # the home alone appends to weight chains: it applies this request
-        return forward_outcome(brain.conn, housekeeper, request, now(), this_device(brain.conn))
+        return forward_outcome(brain.conn, housekeeper, request, now())
     return record_outcome(brain.conn, housekeeper, request, now())
 
 

@@ -78,14 +78,24 @@ def save_and_classify(conn: apsw.Connection, housekeeper: Signer, req: SignedReq
         return _classified_save(conn, housekeeper, req, now)
 
 
-def _classified_save(conn: apsw.Connection, housekeeper: Signer, req: SignedRequest, now: int) -> SaveResult:
+def save_forwarded(
+    conn: apsw.Connection, housekeeper: Signer, req: SignedRequest, now: int, received: int
+) -> SaveResult:
+    """On the home: a save another device kept for it (content that device found already saved),
+    checked against the time that device received it; the caller holds the write transaction."""
+    return _classified_save(conn, housekeeper, req, now, received=received)
+
+
+def _classified_save(
+    conn: apsw.Connection, housekeeper: Signer, req: SignedRequest, now: int, *, received: int | None = None
+) -> SaveResult:
     """The save and the classifier, the memory queued for the detector; the caller holds the
     write transaction. A correction first has the detector judge what waits: the label it carries
     is its predecessor's as the detector has judged it."""
     if req.body.get("supersedes"):
         judge_pending(conn, housekeeper, now)
     carry = partial(inherit_judgment, conn, housekeeper, now=now)
-    result = save_in_transaction(conn, housekeeper, req, now, carry_judgment=carry)
+    result = save_in_transaction(conn, housekeeper, req, now, carry_judgment=carry, received=received)
     # most memories do not open with a question: skip the classifier's reads for them
     if result.status in ("saved", "quarantined") and leading_question(str(req.body.get("value", ""))):
         classify_at_save(conn, housekeeper, result.memory_id, now)

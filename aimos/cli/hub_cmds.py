@@ -137,7 +137,7 @@ def home_cmd(
     passphrase_fd: int = PASSPHRASE_FD,
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
-    """Make this device the home, whose housekeeper writes weights and labels.
+    """Make this device the home, which writes weights and labels.
 
     Asks for the master passphrase. Move the home only when the old home has synced and is off
     (or is lost): a weight or label the old home writes after it learns of the move is refused by

@@ -39,7 +39,7 @@ def _report_save(result: Any, json_out: bool, carried: str | None = None) -> Non
         return
     out(result.memory_id)
     if result.status == "duplicate":
-        say("already in the brain: recorded a signed occurrence instead of a second copy")
+        say(result.duplicate_words())
     elif result.status == "quarantined":
         say("saved in retained quarantine (weight 0.1): the text carries a canary marker")
     elif result.supersedes:

@@ -9,6 +9,7 @@ the caller's write transaction. Content, weight and retention never change.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +27,7 @@ from aimos.epistemic.classifier import (
     leading_question,
 )
 from aimos.errors import MemoryNotFoundError, PassphraseError, UsageError
+from aimos.identity.devices import is_home
 from aimos.identity.epochs import Signer, master_row
 from aimos.identity.requests import SignedRequest, VerifiedRequest
 from aimos.identity.trusted import grant_covers
@@ -271,6 +273,42 @@ def classify_at_save(
     result = classify_features(computed[memory_id], views)
     if _classifier_may_record(result.label, owed_label(conn, memory_id)):
         done.append(_record(conn, housekeeper, memory_id, result, now, retroactive_for=None))
+    if is_home(conn):  # the other members' chains are the home's to append to
+        done += _relabel_members(conn, housekeeper, memory_id, members, computed, now)
+    return done
+
+
+def relabel_arrivals(conn: apsw.Connection, housekeeper: Signer, memory_ids: Iterable[str], now: int) -> int:
+    """On the home, after a pull: the clusters that memories saved on other devices grew (their
+    own first label came with them, made at their save), relabelled as a save here would; the
+    caller holds the write transaction. How many labels changed."""
+    changed = 0
+    for memory_id in memory_ids:
+        found = one(
+            conn,
+            "SELECT company_id, fingerprint FROM epistemic_fingerprints WHERE memory_id = ?",
+            (memory_id,),
+        )
+        if found is None:
+            continue
+        members = _cluster(conn, found["company_id"], found["fingerprint"])
+        computed = {m["memory_id"]: features(_view(m)) for m in members}
+        changed += len(_relabel_members(conn, housekeeper, memory_id, members, computed, now))
+    return changed
+
+
+def _relabel_members(
+    conn: apsw.Connection,
+    housekeeper: Signer,
+    memory_id: str,
+    members: list[dict[str, Any]],
+    computed: dict[str, Any],
+    now: int,
+) -> list[Transition]:
+    """Every earlier member of ``memory_id``'s cluster whose label the grown cluster changes gets
+    a new transition (except members a person has judged)."""
+    views = list(computed.values())
+    done = []
     for member in members:
         if member["memory_id"] == memory_id:
             continue

@@ -29,6 +29,7 @@ from aimos.identity.epochs import brain_meta, master_row, sealed_master
 from aimos.identity.keystore import Keystore
 from aimos.store.connection import rows, write_transaction
 from aimos.store.seals import head_seal
+from aimos.vocabulary import PATH_SAVE
 
 URL_ITEM = "hub_url"
 CONTENT_KEY_ITEM = "hub_content_key"
@@ -161,8 +162,8 @@ def run_sync(
             )
             _skip_pull_seals(conn, brain_id, pushed.through_seal)
             if is_home(conn):
-                home_work = _as_home(conn, brain_id, housekeeper)
-                if home_work["forwarded_applied"] or home_work["judged"]:
+                home_work = _as_home(conn, brain_id, housekeeper, pulled.memories)
+                if home_work["forwarded_applied"] or home_work["judged"] or home_work["relabelled"]:
                     home_work["pushed_as_home"] = _push(conn, hub, key, device, brain_id, None).records
     except AimosError as exc:
         write_state(brain_id, last_error={"at": int(time.time()), "message": exc.message})
@@ -216,29 +217,78 @@ def _skip_pull_seals(conn: apsw.Connection, brain_id: str, pushed_through: int) 
         write_state(brain_id, pushed_through_seal=head.seq)
 
 
-def _as_home(conn: apsw.Connection, brain_id: str, housekeeper: Any) -> dict[str, Any]:
-    """The home's part of a sync: apply the outcomes other devices forwarded (their weight
-    transitions) and judge the memories that arrived (the agreement detector). A forwarded
-    outcome the brain refuses is named in the state file and not tried again."""
+def _as_home(conn: apsw.Connection, brain_id: str, housekeeper: Any, arrived: set[str]) -> dict[str, Any]:
+    """The home's part of a sync: the requests other devices kept for it applied (outcomes, whose
+    weight transitions it signs; saves of content already saved, whose occurrences it records),
+    the clusters the arrivals grew relabelled, and the arrivals judged (the agreement detector).
+    A forwarded request the brain refuses is named in the state file and not tried again."""
+    from aimos.epistemic.chain import relabel_arrivals
     from aimos.epistemic.detect import settle
-    from aimos.learning.outcomes import apply_forwarded
 
     refused = dict(read_state(brain_id).get("refused_requests") or {})
     signer = housekeeper() if callable(housekeeper) else housekeeper
     now = int(time.time())
-    done = apply_forwarded(conn, signer, now, frozenset(refused))
-    for item in done:
-        if item.result is None:
-            refused[item.request_id] = item.refusal
+    applied, newly = apply_forwarded(conn, signer, now, frozenset(refused))
+    refused.update(newly)
+    relabelled = 0
+    if arrived:
+        with write_transaction(conn, signer):
+            relabelled = relabel_arrivals(conn, signer, sorted(arrived), now)
     judged = settle(conn, signer, now)
     write_state(brain_id, refused_requests=refused)
     return {
-        "forwarded_applied": sum(1 for d in done if d.result is not None),
-        "forwarded_refused": [
-            {"request_id": d.request_id, "why": d.refusal} for d in done if d.result is None
-        ],
+        "forwarded_applied": applied,
+        "forwarded_refused": [{"request_id": k, "why": v} for k, v in newly.items()],
+        "relabelled": relabelled,
         "judged": judged,
     }
+
+
+def apply_forwarded(
+    conn: apsw.Connection, housekeeper: Any, now: int, skip: frozenset[str] = frozenset()
+) -> tuple[int, dict[str, str]]:
+    """On the home: each request another device kept for it (hub_requests), in the order it
+    arrived, once (its nonce then used), each in its own write transaction, checked as if its agent
+    had sent it here when its device received it. One the brain refuses now (its epoch revoked
+    since, its memory out of its grant) is left unapplied; ``skip``: ids refused before. How many
+    were applied, and the refused ones with why."""
+    from aimos.actions.memory import save_forwarded
+    from aimos.identity.requests import SignedRequest
+    from aimos.learning.outcomes import record_outcome_in_transaction
+
+    applied, refused = 0, {}
+    waiting = rows(
+        conn,
+        "SELECT r.*, e.certificate FROM hub_requests r JOIN identity_epochs e"
+        " ON e.agent_id = r.agent_id AND e.valid_from = r.agent_valid_from"
+        " WHERE NOT EXISTS (SELECT 1 FROM request_nonces n"
+        " WHERE n.agent_id = r.agent_id AND n.nonce = r.nonce)"
+        " ORDER BY r.rowid",
+    )
+    for r in waiting:
+        if r["request_id"] in skip:
+            continue
+        request = SignedRequest(
+            json.loads(r["body"]),
+            "POST",
+            r["signed_path"],
+            r["nonce"],
+            r["ts_signed"],
+            r["signature_b64u"],
+            r["certificate"],
+        )
+        received = int(r["received_at"])
+        try:
+            with write_transaction(conn, housekeeper):
+                if r["signed_path"] == PATH_SAVE:
+                    save_forwarded(conn, housekeeper, request, now, received)
+                else:
+                    record_outcome_in_transaction(conn, housekeeper, request, now, received=received)
+        except AimosError as exc:
+            refused[str(r["request_id"])] = exc.message
+            continue
+        applied += 1
+    return applied, refused
 
 
 def move_home(conn: apsw.Connection, master: KeyPair, housekeeper: Any, now: int) -> str:

@@ -21,6 +21,7 @@ from aimos.crypto.ed25519 import KeyPair
 from aimos.crypto.encoding import b64u_encode
 from aimos.crypto.messages import new_nonce, payload_message
 from aimos.identity.epochs import brain_meta
+from aimos.identity.requests import VerifiedRequest
 from aimos.store.connection import one
 from aimos.vocabulary import HUB_HOME_SCHEMA
 
@@ -39,6 +40,29 @@ def is_home(conn: apsw.Connection) -> bool:
     newest home record names this device."""
     found = home(conn)
     return found is None or found["device_fp"] == this_device(conn)
+
+
+def keep_for_home(conn: apsw.Connection, verified: VerifiedRequest, now: int) -> None:
+    """Keep a verified request whose work is the home's (its nonce not recorded here: the home
+    records it when it applies the request), in hub_requests; the caller holds the write
+    transaction."""
+    req = verified.request
+    conn.execute(
+        "INSERT INTO hub_requests (request_id, device_fp, agent_id, agent_valid_from, signed_path, body,"
+        " nonce, ts_signed, signature_b64u, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            str(uuid.uuid4()),
+            this_device(conn),
+            verified.agent_id,
+            verified.valid_from,
+            req.path,
+            verified.body_bytes.decode("utf-8"),
+            req.nonce,
+            req.ts,
+            req.signature_b64u,
+            now,
+        ),
+    )
 
 
 def revoked_device(conn: apsw.Connection, device_fp: str) -> bool:

@@ -75,9 +75,16 @@ _verified_certs = CertificateCache()
 
 
 def verify_request(
-    conn: apsw.Connection, req: SignedRequest, *, path: str, now: int, received: int | None = None
+    conn: apsw.Connection,
+    req: SignedRequest,
+    *,
+    path: str,
+    now: int,
+    received: int | None = None,
+    record: bool = True,
 ) -> VerifiedRequest:
-    """Check a request against the brain; records its nonce (call inside the write transaction).
+    """Check a request against the brain; records its nonce (call inside the write transaction;
+    ``record`` off: the caller records it with ``record_nonce``, or forwards the request).
 
     ``received``: a request another device of the brain received and forwarded to this one, the
     home (hub_requests): its clock is checked against the time that device received it, and its
@@ -153,11 +160,19 @@ def verify_request(
     ):
         raise ReplayError(f"nonce already used by agent {agent_id!r}: the request is a replay")
     request_hash = hashlib.sha256(body_bytes).hexdigest()
+    verified = VerifiedRequest(
+        req, agent_id, valid_from, cert.fingerprint, epoch["identity_tier"], grant, request_hash, body_bytes
+    )
+    if record:
+        record_nonce(conn, verified, now)
+    return verified
+
+
+def record_nonce(conn: apsw.Connection, verified: VerifiedRequest, now: int) -> None:
+    """The request's nonce, used from now on (verify_request does it unless told not to)."""
+    req = verified.request
     conn.execute(
         "INSERT INTO request_nonces (agent_id, nonce, valid_from, ts_signed, signed_path,"
         " request_hash, received_at) VALUES (?,?,?,?,?,?,?)",
-        (agent_id, req.nonce, valid_from, req.ts, req.path, request_hash, now),
-    )
-    return VerifiedRequest(
-        req, agent_id, valid_from, cert.fingerprint, epoch["identity_tier"], grant, request_hash, body_bytes
+        (verified.agent_id, req.nonce, verified.valid_from, req.ts, req.path, verified.request_hash, now),
     )

@@ -303,4 +303,3 @@ def _enrol_agent(
             now=now,
         )
     return agent.valid_from
-

@@ -10,7 +10,6 @@ re-check every precondition of MutMem section 5.6 before any of it exists.
 
 from __future__ import annotations
 
-import json
 import uuid
 import weakref
 from dataclasses import dataclass, replace
@@ -22,7 +21,8 @@ from aimos.crypto import commitments
 from aimos.crypto.canonical import canonical_json
 from aimos.crypto.encoding import b64u_encode
 from aimos.crypto.messages import new_nonce, payload_message
-from aimos.errors import AimosError, GrantError, MemoryNotFoundError, ReceiptMissingError, UsageError
+from aimos.errors import GrantError, MemoryNotFoundError, ReceiptMissingError, UsageError
+from aimos.identity.devices import keep_for_home
 from aimos.identity.epochs import Signer
 from aimos.identity.requests import SignedRequest, verify_request
 from aimos.learning.export_v2 import RecallBinding, recall_binding, sign_valence_row
@@ -523,7 +523,7 @@ def record_outcome(
 
 # --- outcomes reported on a device that is not the home (aimos/identity/devices.py) ------------
 def forward_outcome(
-    conn: apsw.Connection, housekeeper: Signer, request: SignedRequest, now: int, device_fp: str
+    conn: apsw.Connection, housekeeper: Signer, request: SignedRequest, now: int
 ) -> OutcomeResult:
     """Keep an outcome's signed request for the home, which alone appends to weight chains: the
     request is checked as the home will check it (the whole outcome is written, then rolled back:
@@ -536,78 +536,7 @@ def forward_outcome(
         finally:
             conn.execute("ROLLBACK TO aimos_forward_trial")
             conn.execute("RELEASE aimos_forward_trial")
-        epoch = one(
-            conn,
-            "SELECT agent_id, valid_from FROM identity_epochs WHERE certificate = ?",
-            (request.certificate,),
-        )
-        assert epoch is not None  # verified by the trial
-        insert(
-            conn,
-            "hub_requests",
-            {
-                "request_id": str(uuid.uuid4()),
-                "device_fp": device_fp,
-                "agent_id": epoch["agent_id"],
-                "agent_valid_from": epoch["valid_from"],
-                "signed_path": request.path,
-                "body": canonical_json(request.body).decode("utf-8"),
-                "nonce": request.nonce,
-                "ts_signed": request.ts,
-                "signature_b64u": request.signature_b64u,
-                "received_at": now,
-            },
-        )
+        keep_for_home(conn, verify_request(conn, request, path=PATH_OUTCOME, now=now, record=False), now)
     return replace(
         trial, outcome_id="", event_id="", projection_hash=None, transition_hash=None, provisional=True
     )
-
-
-@dataclass(frozen=True)
-class Forwarded:
-    request_id: str
-    agent_id: str
-    memory_id: str
-    result: OutcomeResult | None  # None: refused, for ``refusal``
-    refusal: str | None = None
-
-
-def waiting_requests(conn: apsw.Connection) -> list[dict[str, Any]]:
-    """The forwarded requests no device has applied yet (their nonce is not used), oldest first."""
-    return rows(
-        conn,
-        "SELECT r.*, e.certificate FROM hub_requests r JOIN identity_epochs e"
-        " ON e.agent_id = r.agent_id AND e.valid_from = r.agent_valid_from"
-        " WHERE NOT EXISTS (SELECT 1 FROM request_nonces n"
-        " WHERE n.agent_id = r.agent_id AND n.nonce = r.nonce)"
-        " ORDER BY r.rowid",
-    )
-
-
-def apply_forwarded(
-    conn: apsw.Connection, housekeeper: Signer, now: int, skip: frozenset[str] = frozenset()
-) -> list[Forwarded]:
-    """On the home: apply each forwarded outcome in the order it arrived, each in its own write
-    transaction, checked as if its agent had sent it here when its device received it. One the
-    brain refuses now (its epoch revoked since, its memory out of its grant) is left unapplied
-    and named; ``skip``: ids refused before (the caller keeps them)."""
-    done: list[Forwarded] = []
-    for r in waiting_requests(conn):
-        if r["request_id"] in skip:
-            continue
-        body = json.loads(r["body"])
-        request = SignedRequest(
-            body, "POST", r["signed_path"], r["nonce"], r["ts_signed"], r["signature_b64u"], r["certificate"]
-        )
-        try:
-            with write_transaction(conn, housekeeper):
-                result = record_outcome_in_transaction(
-                    conn, housekeeper, request, now, received=int(r["received_at"])
-                )
-        except AimosError as exc:
-            done.append(
-                Forwarded(r["request_id"], r["agent_id"], str(body.get("memory_id")), None, exc.message)
-            )
-            continue
-        done.append(Forwarded(r["request_id"], r["agent_id"], result.memory_id, result))
-    return done

@@ -361,7 +361,7 @@ def build_server(agent: str, keystores: KeystoreCache | None = None, *, keep_bra
         saved = call(lambda brain: save_memory(brain, agent, memory, settled=False), then=settle_after_save)
         said = {
             "saved": f"saved memory {saved.memory_id}",
-            "duplicate": f"already saved as {saved.memory_id}; recorded that it was seen again",
+            "duplicate": saved.duplicate_words(),
             "quarantined": f"saved {saved.memory_id} in retained quarantine (it carries a canary marker)",
         }.get(saved.status, f"{saved.status} {saved.memory_id}")
         return result(

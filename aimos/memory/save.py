@@ -15,8 +15,9 @@ from aimos.crypto.canonical import canonical_json
 from aimos.crypto.encoding import b64u_decode, b64u_encode, iso_ms
 from aimos.crypto.messages import CLOCK_SKEW_SECONDS
 from aimos.errors import GrantError, UsageError, ValueTooLargeError
+from aimos.identity.devices import is_home, keep_for_home
 from aimos.identity.epochs import Signer, check_clearance, data_class_rank
-from aimos.identity.requests import SignedRequest, VerifiedRequest, verify_request
+from aimos.identity.requests import SignedRequest, VerifiedRequest, record_nonce, verify_request
 from aimos.identity.trusted import grant_excess
 from aimos.ledger.events import append_event
 from aimos.memory.gates import refuse_secret_fields, scan_canary
@@ -64,6 +65,19 @@ class SaveResult:
     save_mutation_hash: str
     event_id: str
     supersedes: str | None = None
+    # a duplicate kept for the home device, which records the occurrence (no event of it here yet)
+    provisional: bool = False
+
+    def duplicate_words(self) -> str:
+        """What a front end says of a duplicate (CLI, MCP, TUI)."""
+        if self.provisional:
+            return (
+                f"already in the brain as {self.memory_id}: kept for the home device, which records "
+                "that it was seen again at its next sync"
+            )
+        return (
+            f"already in the brain as {self.memory_id}: recorded a signed occurrence instead of a second copy"
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -73,6 +87,7 @@ class SaveResult:
             "save_mutation_hash": self.save_mutation_hash,
             "event_id": self.event_id,
             "supersedes": self.supersedes,
+            **({"provisional": True} if self.provisional else {}),
         }
 
 
@@ -248,13 +263,19 @@ def save_in_transaction(
     now: int,
     *,
     carry_judgment: Callable[[str, str], object] | None = None,
+    received: int | None = None,
 ) -> SaveResult:
     """The save itself; the caller holds the write transaction. A correction's
     ``carry_judgment(new_id, old_id)`` runs once the new memory's row exists and before its
     supersession link: the save composition (actions.memory.save_and_classify) passes
     epistemic.chain.inherit_judgment, so the new version carries the old one's adverse label, which
-    migration 9's trigger on the link requires."""
-    verified = verify_request(conn, req, path=PATH_SAVE, now=now)
+    migration 9's trigger on the link requires. ``received``: a save another device forwarded to
+    the home (identity.requests.verify_request).
+
+    On a device that is not the home, a save of content already saved (an occurrence, whose chain
+    is the home's to append to) is kept for the home (hub_requests) and answered as a provisional
+    duplicate."""
+    verified = verify_request(conn, req, path=PATH_SAVE, now=now, received=received, record=False)
     body = req.body
     validate_body(body, verified.body_bytes, signed_at=req.ts)
     _check_grant(verified, body)
@@ -288,7 +309,19 @@ def save_in_transaction(
                 f"a memory with exactly this content already exists ({existing['memory_id']})",
                 "Change the text of the correction.",
             )
+        if not is_home(conn):
+            keep_for_home(conn, verified, now)
+            return SaveResult(
+                existing["memory_id"],
+                "duplicate",
+                existing["live_content_hash"],
+                existing["save_mutation_hash"],
+                "",
+                provisional=True,
+            )
+        record_nonce(conn, verified, now)
         return _record_occurrence(conn, housekeeper, verified, existing, now)
+    record_nonce(conn, verified, now)
 
     memory_id = str(uuid.uuid4())
     provenance_id = str(uuid.uuid4())

@@ -59,6 +59,9 @@ TABLE_CLASSES: dict[str, str] = {
     "brain_seals": "cryptographic_proof",
     "brain_restores": "cryptographic_proof",
     "memory_redactions": "cryptographic_proof",
+    "hub_requests": "cryptographic_proof",  # agents' signed requests kept for the home (a save's text)
+    "hub_homes": "identity_and_execution",
+    "hub_pulls": "operational_projection",
     "seal_heads": "operational_projection",
     "brain_meta": "operational_projection",
     "schema_migrations": "operational_projection",
@@ -78,6 +81,8 @@ SENSITIVE_TABLES = (
     "brain_seals",
     "brain_restores",
     "memory_redactions",
+    "hub_requests",
+    "hub_homes",
 )
 _PATTERNS = (
     (

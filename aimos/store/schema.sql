@@ -382,7 +382,7 @@ CREATE TABLE hub_requests (
     device_fp         TEXT NOT NULL,
     agent_id          TEXT NOT NULL,
     agent_valid_from  INTEGER NOT NULL,
-    signed_path       TEXT NOT NULL CHECK (signed_path IN ('/aimos/outcome')),
+    signed_path       TEXT NOT NULL CHECK (signed_path IN ('/aimos/outcome', '/aimos/save')),
     body              TEXT NOT NULL,
     nonce             TEXT NOT NULL,
     ts_signed         INTEGER NOT NULL,

@@ -16,7 +16,8 @@
 --              none), so the homes are one chain too; the newest is the home. Append-only, sealed,
 --              and travels to every device like the identity rows.
 --   hub_requests an agent's signed request a device that is not the home recorded for the home to
---              apply (an outcome: its weight transition is the home's to sign), with the time the
+--              apply (an outcome, whose weight transition is the home's to sign; a save of content
+--              already saved, whose occurrence chain is the home's to append to), with the time the
 --              device received it (the home checks the request's clock against that time). The
 --              home applies each once, in the order it arrives; its nonce is then used on every
 --              device. Append-only, sealed, travels.
@@ -98,7 +99,7 @@ CREATE TABLE hub_requests (
     device_fp         TEXT NOT NULL,
     agent_id          TEXT NOT NULL,
     agent_valid_from  INTEGER NOT NULL,
-    signed_path       TEXT NOT NULL CHECK (signed_path IN ('/aimos/outcome')),
+    signed_path       TEXT NOT NULL CHECK (signed_path IN ('/aimos/outcome', '/aimos/save')),
     body              TEXT NOT NULL,
     nonce             TEXT NOT NULL,
     ts_signed         INTEGER NOT NULL,
