@@ -225,6 +225,8 @@ def status_cmd(json_out: bool = typer.Option(False, "--json", help="Print the st
     if found["last_error"]:
         out(f"last failure  {when(found['last_error']['at'])}: {found['last_error']['message']}")
     out(f"to push       at most {found['to_push_at_most']:,} rows")
+    for request_id, why in found["requests_refused"].items():
+        out(f"refused here  request {request_id} another device kept for this home: {why}")
     if found["reachable"]:
         out(f"to pull       {found['to_pull']:,} records")
         for d in found["hub"]["devices"]:
@@ -258,4 +260,4 @@ def register(app: typer.Typer) -> None:
         for refused in done["refused"]:
             say(f"refused {refused}")
         for refused in done.get("forwarded_refused", []):
-            say(f"the home refused a forwarded outcome ({refused['request_id']}): {refused['why']}")
+            say(f"the home refused a request another device kept for it ({refused['request_id']}): {refused['why']}")

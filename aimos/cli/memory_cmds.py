@@ -37,6 +37,9 @@ def _report_save(result: Any, json_out: bool, carried: str | None = None) -> Non
     if json_out:
         emit_json({**result.to_json(), **({"carried_label": carried} if carried else {})})
         return
+    if result.status == "forwarded":  # no id yet: the home saves it
+        say(result.forwarded_words())
+        return
     out(result.memory_id)
     if result.status == "duplicate":
         say(result.duplicate_words())
@@ -138,7 +141,7 @@ def register(app: typer.Typer) -> None:
         value = _read_text(text)
         with open_brain(write=True) as brain:
             result = correct(brain, agent, memory_id, value, source)
-            carried = carried_label(brain, result.memory_id)
+            carried = carried_label(brain, result.memory_id) if result.memory_id else None
         _report_save(result, json_out, carried)
 
     @app.command("show")

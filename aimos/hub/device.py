@@ -316,6 +316,7 @@ def status(conn: apsw.Connection, keystore: Keystore) -> dict[str, Any]:
         "this_device_is_home": is_home(conn),
         "last_sync": state.get("last_sync"),
         "last_error": state.get("last_error"),
+        "requests_refused": state.get("refused_requests") or {},
         "pulled_through": heads.through,
         "devices_pulled": {d: n for d, (n, _link) in sorted(heads.devices.items())},
         "devices_refused_from": dict(sorted(heads.refused_from.items())),

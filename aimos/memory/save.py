@@ -55,18 +55,26 @@ QUARANTINE_WEIGHT_MILLI = 100
 DEFAULT_WEIGHT_MILLI = 1000
 BINDING_SCHEMA_VERSION = 2
 MAX_ORIGINATED_AT = 253402300799  # 9999-12-31T23:59:59Z
+FORWARDED = "forwarded"  # SaveResult.status of a correction kept for the home device
 
 
 @dataclass(frozen=True)
 class SaveResult:
     memory_id: str
-    status: str  # saved | duplicate | quarantined
+    status: str  # saved | duplicate | quarantined | forwarded (a correction kept for the home)
     live_content_hash: str
     save_mutation_hash: str
     event_id: str
     supersedes: str | None = None
     # a duplicate kept for the home device, which records the occurrence (no event of it here yet)
     provisional: bool = False
+
+    def forwarded_words(self) -> str:
+        """What a front end says of a correction kept for the home device."""
+        return (
+            f"kept for the home device, which saves this new version of {self.supersedes} at its next sync "
+            "(the versions of a memory are one chain, written there); `aimos sync` sends it"
+        )
 
     def duplicate_words(self) -> str:
         """What a front end says of a duplicate (CLI, MCP, TUI)."""
@@ -303,6 +311,11 @@ def save_in_transaction(
         " WHERE company_id = ? AND live_content_hash = ?",
         (company, live_hash),
     )
+    if supersedes is not None and existing is None and not is_home(conn):
+        # a memory's versions are one chain: the home links the new one (two devices correcting the
+        # same memory offline would fork it); it saves this correction at its next sync
+        keep_for_home(conn, verified, now)
+        return SaveResult("", FORWARDED, live_hash, "", "", supersedes, provisional=True)
     if existing is not None:
         if supersedes is not None:
             raise UsageError(

@@ -291,6 +291,11 @@ class AimosApp(App[None]):
             )
             if saved is None:
                 return
+            if not saved.memory_id:  # kept for the home device, which saves it
+                self.push_screen(
+                    MessageDialog("Correction kept for the home device", [saved.forwarded_words()])
+                )
+                return
             lines = event_lines(
                 {
                     "new memory": saved.memory_id,
