@@ -260,4 +260,4 @@ def register(app: typer.Typer) -> None:
         for refused in done["refused"]:
             say(f"refused {refused}")
         for refused in done.get("forwarded_refused", []):
-            say(f"the home refused a request another device kept for it ({refused['request_id']}): {refused['why']}")
+            say(f"the home refused a request kept for it ({refused['request_id']}): {refused['why']}")
