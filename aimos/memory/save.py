@@ -308,7 +308,7 @@ def save_in_transaction(
     existing = one(
         conn,
         "SELECT memory_id, company_id, live_content_hash, save_mutation_hash FROM memories"
-        " WHERE company_id = ? AND live_content_hash = ?",
+        " WHERE company_id = ? AND live_content_hash = ? ORDER BY rowid LIMIT 1",  # the oldest twin
         (company, live_hash),
     )
     if supersedes is not None and existing is None and not is_home(conn):

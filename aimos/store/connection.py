@@ -275,13 +275,49 @@ def register_functions(conn: apsw.Connection) -> None:
         conn.create_scalar_function(name, fn, nargs, deterministic=True)
 
 
+# The first line of a migration that rebuilds a table (SQLite changes a table's constraints only
+# by making it again): it runs with foreign keys off and the legacy rename (which leaves the other
+# tables' triggers naming the table alone), and every foreign key is checked before it commits.
+REBUILDS_TABLE = "-- aimos-migration: rebuilds-table"
+
+
+@contextlib.contextmanager
+def migration_pragmas(conn: apsw.Connection, sql: str) -> Iterator[None]:
+    """The settings a migration runs under (outside its transaction: SQLite ignores them inside)."""
+    rebuild = sql.startswith(REBUILDS_TABLE)
+    if rebuild:
+        keys_on = conn.execute("PRAGMA foreign_keys").fetchall()[0][0]
+        conn.execute("PRAGMA foreign_keys = OFF")
+        conn.execute("PRAGMA legacy_alter_table = ON")
+    try:
+        yield
+    finally:
+        if rebuild:
+            conn.execute("PRAGMA legacy_alter_table = OFF")
+            conn.execute(f"PRAGMA foreign_keys = {'ON' if keys_on else 'OFF'}")
+
+
+def run_migration(conn: apsw.Connection, sql: str) -> None:
+    """One migration's SQL, inside the caller's transaction (and migration_pragmas)."""
+    conn.execute(sql)
+    if sql.startswith(REBUILDS_TABLE):
+        broken = conn.execute("PRAGMA foreign_key_check").fetchall()
+        if broken:
+            raise StoreError(
+                f"a migration that rebuilds a table left {len(broken)} foreign keys unmatched "
+                f"(the first in {broken[0][0]}): nothing was changed",
+                "Report it: the brain is as it was.",
+            )
+
+
 def _apply_migrations(conn: apsw.Connection) -> None:
     current = schema_version(conn)
     for version, name, entry in _migration_files():
         if version <= current:
             continue
-        with conn:  # one transaction per migration
-            conn.execute(entry.read_text("utf-8"))
+        sql = entry.read_text("utf-8")
+        with migration_pragmas(conn, sql), conn:  # one transaction per migration
+            run_migration(conn, sql)
             conn.execute(
                 "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
                 (version, name, int(time.time())),

@@ -19,7 +19,13 @@ from typing import Any
 
 import apsw
 
-from aimos.store.connection import migrations, register_functions, schema_version
+from aimos.store.connection import (
+    migration_pragmas,
+    migrations,
+    register_functions,
+    run_migration,
+    schema_version,
+)
 
 SchemaObject = tuple[str, str, str | None]  # (type, table, sql)
 
@@ -31,7 +37,8 @@ def migrated_in_memory() -> apsw.Connection:
     conn = apsw.Connection(":memory:")
     register_functions(conn)
     for _version, _name, sql in migrations():
-        conn.execute(sql)
+        with migration_pragmas(conn, sql):
+            run_migration(conn, sql)
     return conn
 
 

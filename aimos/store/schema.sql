@@ -1,5 +1,5 @@
 -- GENERATED FILE: do not edit. The aimos brain schema after every migration, in one file.
--- Made from aimos/store/migrations/0001_initial.sql .. 0020_hub.sql (20 migrations) applied in
+-- Made from aimos/store/migrations/0001_initial.sql .. 0021_memories_twins.sql (21 migrations) applied in
 -- order to an empty database, then read back from sqlite_master (each statement as SQLite stores
 -- it). Applying this file to an empty database makes the same schema (user_version aside).
 -- Regenerate: python -m aimos.store.schema --write
@@ -483,7 +483,7 @@ BEGIN
         WHERE NEW.fingerprint IS NOT aimos_fingerprint(NEW.public_key_b64u);
 END;
 
-CREATE TABLE memories (
+CREATE TABLE "memories" (
     memory_id               TEXT PRIMARY KEY,
     company_id              TEXT NOT NULL,
     key                     TEXT,
@@ -502,9 +502,10 @@ CREATE TABLE memories (
     save_mutation_hash      TEXT NOT NULL UNIQUE,
     quarantine              INTEGER NOT NULL CHECK (quarantine IN (0, 1)),
     retrieval_weight_milli  INTEGER NOT NULL CHECK (retrieval_weight_milli BETWEEN 100 AND 3000),
-    epistemic_label         TEXT NOT NULL,
-    UNIQUE (company_id, live_content_hash)
+    epistemic_label         TEXT NOT NULL
 ) STRICT;
+
+CREATE INDEX memories_content ON memories (company_id, live_content_hash);
 
 CREATE INDEX memories_created ON memories (company_id, created_at);
 
