@@ -9,6 +9,8 @@ here FAILS with the command that installs them (never a skip).
 - `hub_url` (function): one such database's URL.
 - `own_pg_cluster` (function): a cluster of the test's own, for a test that stops, kills or restarts
   the hub.
+- `made_pair` (module): two devices of one brain on a hub of the shared cluster (hub_devices.py),
+  made once for the module that asks; `pair` (function): a copy of it, the test's own to change.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from hub_devices import Pair, copy_pair, make_pair
 from hub_support import PgCluster, unique_database_name
 
 
@@ -52,3 +55,17 @@ def hub_url(new_hub_url: Callable[[], str]) -> str:
 def own_pg_cluster() -> Iterator[PgCluster]:
     with PgCluster() as cluster:
         yield cluster
+
+
+@pytest.fixture(scope="module")
+def made_pair(pg_cluster: PgCluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pair]:
+    made = make_pair(tmp_path_factory.mktemp("pair"), pg_cluster)
+    yield made
+    pg_cluster.drop_database(made.database)
+
+
+@pytest.fixture
+def pair(made_pair: Pair, pg_cluster: PgCluster, tmp_path: Path) -> Iterator[Pair]:
+    copied = copy_pair(made_pair, tmp_path / "pair", pg_cluster)
+    yield copied
+    pg_cluster.drop_database(copied.database)

@@ -147,10 +147,15 @@ class PgCluster:
         return psycopg.connect(self.url_for(database or self.database), **kwargs)
 
     # -- databases on the cluster -------------------------------------------------------------------
-    def create_database(self, name: str) -> str:
-        """CREATE DATABASE ``name``; returns its URL."""
+    def create_database(self, name: str, template: str | None = None) -> str:
+        """CREATE DATABASE ``name`` (a copy of database ``template`` when given: no session may be
+        connected to it); returns its URL."""
         with self.connect("postgres") as conn:
-            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+            if template is None:
+                conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+            else:
+                copy = sql.SQL("CREATE DATABASE {} TEMPLATE {}")
+                conn.execute(copy.format(sql.Identifier(name), sql.Identifier(template)))
         return self.url_for(name)
 
     def drop_database(self, name: str) -> None:
