@@ -77,6 +77,12 @@ def redactions_path(brain_id: str) -> Path:
     return anchors_path().with_name(f"redactions-{brain_id}.json")
 
 
+def hub_state_path(brain_id: str) -> Path:
+    """What this device sent to its sync hub and when it last synced (aimos/hub/device.py): no
+    secret, no memory text (the URL and the content key are in the keystore)."""
+    return state_dir() / "hub" / f"{brain_id}.json"
+
+
 def embedding_socket_path() -> Path:
     """The socket of this home's housekeeper (meaning/serve.py): in the user's runtime folder
     (XDG_RUNTIME_DIR, else the temporary folder), in a 0700 folder of this user named by a hash of

@@ -9,6 +9,7 @@ rows the hub already holds (it keeps one of each).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from collections.abc import Callable
@@ -21,7 +22,7 @@ import apsw
 from aimos import paths
 from aimos.crypto.ed25519 import KeyPair
 from aimos.crypto.encoding import b64u_decode, b64u_encode
-from aimos.errors import AimosError, NotFoundError, UsageError
+from aimos.errors import AimosError, EpochRevokedError, NotFoundError, UsageError
 from aimos.hub import box, sync
 from aimos.hub.postgres import BrainKeys, PostgresHub, masked
 from aimos.identity.devices import home, is_home, name_home
@@ -45,7 +46,7 @@ def content_key(keystore: Keystore) -> bytes:
 
 
 def state_path(brain_id: str) -> Path:
-    return paths.state_dir() / "hub" / f"{brain_id}.json"
+    return paths.hub_state_path(brain_id)
 
 
 def read_state(brain_id: str) -> dict[str, Any]:
@@ -129,7 +130,13 @@ def init(
             with write_transaction(conn, housekeeper):
                 name_home(conn, master, meta["device_fp"], now)
         pushed = sync.push(conn, hub, key, meta["device_fp"], 0, told)
-    write_state(meta["brain_id"], pushed_through_seal=pushed.through_seal, last_sync=now, last_error=None)
+    write_state(
+        meta["brain_id"],
+        pushed_through_seal=pushed.through_seal,
+        last_sync=now,
+        last_error=None,
+        sealed_master_sha256=sealed_digest(keys.sealed_master),
+    )
     return {
         "brain_id": meta["brain_id"],
         "url": masked(url),
@@ -156,6 +163,7 @@ def run_sync(
     home_work: dict[str, Any] = {}
     try:
         with PostgresHub(url, brain_id) as hub:
+            _push_sealed_master(hub, keystore, brain_id)
             pushed = _push(conn, hub, key, device, brain_id, told)
             pulled = sync.pull(
                 conn, hub, key, device, housekeeper, (lambda n: told("pulled", n)) if told else None
@@ -165,6 +173,16 @@ def run_sync(
                 home_work = _as_home(conn, brain_id, housekeeper, pulled.memories)
                 if home_work["forwarded_applied"] or home_work["judged"] or home_work["relabelled"]:
                     home_work["pushed_as_home"] = _push(conn, hub, key, device, brain_id, None).records
+    except EpochRevokedError as exc:
+        # the pull brought this device's own revocation: its housekeeper can seal nothing more
+        raised = EpochRevokedError(
+            f"this device's housekeeper cannot seal the pull ({exc.message}): the master revoked this "
+            "device from another one (`aimos hub devices` there shows it), or its key was just rotated",
+            "A revoked device writes nothing more, and every other device refuses what it signs; if it is "
+            "yours, join the brain again in a new AIMOS_HOME. After a key rotation, run `aimos sync` again.",
+        )
+        write_state(brain_id, last_error={"at": int(time.time()), "message": raised.message})
+        raise raised from None
     except AimosError as exc:
         write_state(brain_id, last_error={"at": int(time.time()), "message": exc.message})
         raise
@@ -179,6 +197,24 @@ def run_sync(
         **home_work,
         "seconds": round(time.time() - started, 3),
     }
+
+
+def sealed_digest(sealed: str) -> str:
+    return hashlib.sha256(sealed.encode("utf-8")).hexdigest()
+
+
+def _push_sealed_master(hub: PostgresHub, keystore: Keystore, brain_id: str) -> None:
+    """After `aimos passphrase change` here: the master sealed with the new passphrase, for the
+    devices that join from now on (only a change made on this device: each device's keystore seals
+    the master with the passphrase it was given)."""
+    sealed = sealed_master(keystore)
+    digest = sealed_digest(sealed)
+    known = read_state(brain_id).get("sealed_master_sha256")
+    if known == digest:
+        return
+    if known is not None:
+        hub.add_sealed_master(sealed)
+    write_state(brain_id, sealed_master_sha256=digest)
 
 
 def _push(

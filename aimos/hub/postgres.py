@@ -1,12 +1,14 @@
 """The hub: a PostgreSQL database the person runs (the only psycopg import; `pip install
-'aimos[hub]'`). It holds, per brain, one row of keys (the master's public key, the master key
-sealed with the passphrase as the keystore holds it, the content key wrapped under the master,
-the brain's name sealed under the content key) and the devices' records, each sealed under the
+'aimos[hub]'`). It holds, per brain, one row of keys (the master's public key, the content key
+wrapped under the master, the brain's name sealed under the content key), the master key sealed
+with the passphrase as a keystore holds it (one more after each passphrase change a device
+pushes; a device that joins opens the newest), and the devices' records, each sealed under the
 content key, with an order number so a device asks for "everything after N".
 
-What the hub sees: the brain's id, the master's public key, how many records each device pushed,
-their sizes and times, and each record's keyed name (equal for a row pushed twice, and nothing
-else). Never a memory's text, key, source, a query, a reason or any id inside a row.
+What the hub sees: the brain's id, the master's public key, the sealed master keys, how many
+records each device pushed, their sizes and times, and each record's keyed name (equal for a
+row pushed twice, and nothing else). Never a memory's text, key, source, a query, a reason or
+any id inside a row.
 
 Its tables are append-only as the brain's are: triggers refuse UPDATE, DELETE and TRUNCATE. The
 owner of the database can drop them; a device finds what was changed anyway, since every record
@@ -36,10 +38,16 @@ CREATE TABLE IF NOT EXISTS aimos_hub_brains (
     brain_id            text PRIMARY KEY,
     master_fingerprint  text NOT NULL,
     master_public_key   text NOT NULL,
-    sealed_master       text NOT NULL,
     wrapped_key         bytea NOT NULL,
     sealed_about        bytea NOT NULL,
     created_at          timestamptz NOT NULL DEFAULT now()
+);
+CREATE TABLE IF NOT EXISTS aimos_hub_masters (
+    brain_id       text NOT NULL REFERENCES aimos_hub_brains (brain_id),
+    seq            bigint NOT NULL CHECK (seq >= 1),
+    sealed_master  text NOT NULL,
+    pushed_at      timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (brain_id, seq)
 );
 CREATE TABLE IF NOT EXISTS aimos_hub_records (
     brain_id   text NOT NULL REFERENCES aimos_hub_brains (brain_id),
@@ -60,7 +68,8 @@ END $$;
 DO $$
 DECLARE t text;
 BEGIN
-    FOREACH t IN ARRAY ARRAY['aimos_hub_meta', 'aimos_hub_brains', 'aimos_hub_records'] LOOP
+    FOREACH t IN ARRAY ARRAY['aimos_hub_meta', 'aimos_hub_brains', 'aimos_hub_masters',
+                             'aimos_hub_records'] LOOP
         IF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgname = t || '_append_only') THEN
             EXECUTE format('CREATE TRIGGER %I BEFORE UPDATE OR DELETE ON %I'
                            ' FOR EACH ROW EXECUTE FUNCTION aimos_hub_append_only()',
@@ -183,23 +192,41 @@ class PostgresHub:
                 )
             cur.execute(
                 "INSERT INTO aimos_hub_brains (brain_id, master_fingerprint, master_public_key,"
-                " sealed_master, wrapped_key, sealed_about) VALUES (%s, %s, %s, %s, %s, %s)",
+                " wrapped_key, sealed_about) VALUES (%s, %s, %s, %s, %s)",
                 (
                     keys.brain_id,
                     keys.master_fingerprint,
                     keys.master_public_key,
-                    keys.sealed_master,
                     keys.wrapped_key,
                     keys.sealed_about,
                 ),
+            )
+            cur.execute(
+                "INSERT INTO aimos_hub_masters (brain_id, seq, sealed_master) VALUES (%s, 1, %s)",
+                (keys.brain_id, keys.sealed_master),
+            )
+
+    def add_sealed_master(self, sealed: str) -> None:
+        """The master key sealed with a new passphrase (after `aimos passphrase change` on a
+        device): a device that joins from now on opens this one. The copies before it stay: the
+        hub's tables are append-only."""
+        brain = self._brain()
+        with self._tx() as cur:
+            cur.execute(_LOCK_SQL, (brain,))
+            cur.execute(
+                "INSERT INTO aimos_hub_masters (brain_id, seq, sealed_master)"
+                " SELECT %s, COALESCE(MAX(seq), 0) + 1, %s FROM aimos_hub_masters WHERE brain_id = %s",
+                (brain, sealed, brain),
             )
 
     def brains(self) -> list[BrainKeys]:
         self.check_schema()
         with self._tx() as cur:
             cur.execute(
-                "SELECT brain_id, master_fingerprint, master_public_key, sealed_master, wrapped_key,"
-                " sealed_about FROM aimos_hub_brains ORDER BY created_at, brain_id"
+                "SELECT b.brain_id, b.master_fingerprint, b.master_public_key,"
+                " (SELECT m.sealed_master FROM aimos_hub_masters m WHERE m.brain_id = b.brain_id"
+                "  ORDER BY m.seq DESC LIMIT 1),"
+                " b.wrapped_key, b.sealed_about FROM aimos_hub_brains b ORDER BY b.created_at, b.brain_id"
             )
             return [BrainKeys(r[0], r[1], r[2], r[3], bytes(r[4]), bytes(r[5])) for r in cur.fetchall()]
 

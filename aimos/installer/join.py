@@ -174,7 +174,11 @@ def _make(
         agent = _enrol_agent(conn, keystore, master, housekeeper, options, device_fp, now)
         pushed = sync.push(conn, hub, content_key, device_fp, 0)
         device.write_state(
-            keys.brain_id, pushed_through_seal=pushed.through_seal, last_sync=now, last_error=None
+            keys.brain_id,
+            pushed_through_seal=pushed.through_seal,
+            last_sync=now,
+            last_error=None,
+            sealed_master_sha256=device.sealed_digest(keys.sealed_master),
         )
         head = seals.head_seal(conn)
         if head is not None:

@@ -161,6 +161,7 @@ def owned_files(record: dict[str, Any] | None = None, brain_id: str | None = Non
             lock_path(brain_id),
             paths.redactions_path(brain_id),
             records_path(brain_id),
+            paths.hub_state_path(brain_id),
         ]
     backups = state.backups_dir()
     if backups.is_dir():
@@ -234,6 +235,16 @@ def kept_files(brain_id: str | None) -> list[dict[str, str]]:
     ):
         if where.exists():
             keep.append({"what": what, "where": str(where), "why": why})
+    if brain_id and paths.hub_state_path(brain_id).exists():
+        keep.append(
+            {
+                "what": "the brain's records on its sync hub",
+                "where": "the PostgreSQL hub this brain syncs with (`aimos hub status` names it)",
+                "why": "aimos cannot delete them (the hub's tables are append-only); they are sealed under "
+                "the content key this purge destroys here, which the brain's other devices still hold: "
+                "purge every device, then drop the hub's database",
+            }
+        )
     for copy, why_not in backups_elsewhere(brain_id) if brain_id else []:
         if why_not is not None:
             keep.append({"what": "not a backup of this brain now", "where": str(copy), "why": why_not})
