@@ -26,7 +26,7 @@ from aimos.errors import AimosError, EpochRevokedError, NotFoundError, UsageErro
 from aimos.hub import box, sync
 from aimos.hub.postgres import BrainKeys, PostgresHub, masked
 from aimos.identity.devices import home, is_home, name_home
-from aimos.identity.epochs import brain_meta, master_row, sealed_master
+from aimos.identity.epochs import DEVICE_SLOT_META, brain_meta, master_row, sealed_master
 from aimos.identity.keystore import Keystore
 from aimos.store.connection import rows, write_transaction
 from aimos.store.seals import head_seal
@@ -129,6 +129,7 @@ def init(
         if home(conn) is None:
             with write_transaction(conn, housekeeper):
                 name_home(conn, master, meta["device_fp"], now)
+                conn.execute("INSERT INTO brain_meta (key, value) VALUES (?, '0')", (DEVICE_SLOT_META,))
         pushed = sync.push(conn, hub, key, meta["device_fp"], 0, told)
     write_state(
         meta["brain_id"],
@@ -362,8 +363,8 @@ def status(conn: apsw.Connection, keystore: Keystore) -> dict[str, Any]:
     try:
         with PostgresHub(url, brain_id) as hub:
             counts = hub.counts()
+            out["to_pull"] = hub.waiting_for(heads.through, device)
         out["hub"] = counts
-        out["to_pull"] = max(0, int(counts["newest_seq"]) - heads.through)
         out["reachable"] = True
     except AimosError as exc:
         out["reachable"] = False

@@ -28,6 +28,8 @@ from aimos.hub.sync import HubRow
 from aimos.vocabulary import HUB_SCHEMA_VERSION
 
 CONNECT_TIMEOUT_SECONDS = 5
+# the hub's tables, each append-only (its guards made by SCHEMA)
+TABLES = ("aimos_hub_meta", "aimos_hub_brains", "aimos_hub_masters", "aimos_hub_records")
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS aimos_hub_meta (
@@ -68,8 +70,7 @@ END $$;
 DO $$
 DECLARE t text;
 BEGIN
-    FOREACH t IN ARRAY ARRAY['aimos_hub_meta', 'aimos_hub_brains', 'aimos_hub_masters',
-                             'aimos_hub_records'] LOOP
+    FOREACH t IN ARRAY ARRAY[{tables}] LOOP
         IF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgname = t || '_append_only') THEN
             EXECUTE format('CREATE TRIGGER %I BEFORE UPDATE OR DELETE ON %I'
                            ' FOR EACH ROW EXECUTE FUNCTION aimos_hub_append_only()',
@@ -80,7 +81,7 @@ BEGIN
         END IF;
     END LOOP;
 END $$;
-"""
+""".replace("{tables}", ", ".join(f"'{t}'" for t in TABLES))
 
 # the lock a push takes for its brain, so order numbers are given and committed in one order
 _LOCK_SQL = "SELECT pg_advisory_xact_lock(hashtextextended('aimos-hub:' || %s, 0))"
@@ -268,14 +269,24 @@ class PostgresHub:
                 [(brain, seq + i, device, n, name, sealed) for i, (n, name, sealed) in enumerate(items, 1)],
             )
 
-    def after(self, seq: int, limit: int) -> list[HubRow]:
+    def after(self, seq: int, limit: int, other_than: str) -> list[HubRow]:
+        """The records after order number ``seq``, but those of device ``other_than``."""
         with self._tx() as cur:
             cur.execute(
                 "SELECT seq, device, device_n, box FROM aimos_hub_records WHERE brain_id = %s AND seq > %s"
-                " ORDER BY seq LIMIT %s",
-                (self._brain(), seq, limit),
+                " AND device <> %s ORDER BY seq LIMIT %s",
+                (self._brain(), seq, other_than, limit),
             )
             return [HubRow(int(r[0]), str(r[1]), int(r[2]), bytes(r[3])) for r in cur.fetchall()]
+
+    def waiting_for(self, seq: int, device: str) -> int:
+        """How many records after order number ``seq`` are other devices' (what ``device`` has to pull)."""
+        with self._tx() as cur:
+            cur.execute(
+                "SELECT COUNT(*) FROM aimos_hub_records WHERE brain_id = %s AND seq > %s AND device <> %s",
+                (self._brain(), seq, device),
+            )
+            return int(cur.fetchone()[0])
 
     def counts(self) -> dict[str, Any]:
         """What the hub holds of this brain: records and bytes per device, the newest order number

@@ -12,7 +12,8 @@ a push cut off anywhere is finished by the next one, with nothing lost or sent t
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -47,7 +48,7 @@ class Hub(Protocol):
     def newest_of(self, device: str) -> tuple[int, bytes] | None: ...
     def names_held(self, names: list[bytes]) -> set[bytes]: ...
     def append(self, device: str, items: list[tuple[int, bytes, bytes]]) -> None: ...
-    def after(self, seq: int, limit: int) -> list[HubRow]: ...
+    def after(self, seq: int, limit: int, other_than: str) -> list[HubRow]: ...
 
 
 @dataclass
@@ -162,20 +163,21 @@ def pull(
     batch: int = PULL_BATCH,
 ) -> PullResult:
     """Apply every record the hub holds after what this brain pulled, a batch per write
-    transaction. A record a guard or the verifier refuses refuses its whole batch (nothing of it
-    is applied), unless its device is revoked: then that record and every later one of that
-    device are refused by name and skipped, and the batch is applied without them."""
+    transaction (``housekeeper`` None: the caller holds the transaction, a join). A record a
+    guard or the verifier refuses refuses its whole batch (nothing of it is applied), unless its
+    device is revoked: then that record and every later one of that device are refused by name
+    and skipped, and the batch is applied without them."""
     result = PullResult()
     while True:
         heads = pulled_heads(conn)
-        fetched = hub.after(heads.through, batch)
+        fetched = hub.after(heads.through, batch, device)  # (this device's own records: not again)
         if not fetched:
             break
         cut = dict(heads.refused_from)
         while True:
             refused: list[str] = []
             try:
-                with write_transaction(conn, housekeeper):
+                with _batch_transaction(conn, housekeeper):
                     applied = _apply_batch(conn, fetched, content_key, device, heads, cut, refused, result)
                 break
             except _Refuse as refusal:
@@ -189,6 +191,24 @@ def pull(
         if len(fetched) < batch:
             break
     return result
+
+
+@contextmanager
+def _batch_transaction(conn: apsw.Connection, housekeeper: Any) -> Iterator[None]:
+    """A batch's own write transaction, sealed by ``housekeeper``; None: the caller holds the
+    transaction (a join, which pulls everything in one), and the batch is a savepoint of it."""
+    if housekeeper is not None:
+        with write_transaction(conn, housekeeper):
+            yield
+        return
+    conn.execute("SAVEPOINT aimos_pull_batch")
+    try:
+        yield
+    except BaseException:
+        conn.execute("ROLLBACK TO aimos_pull_batch")
+        conn.execute("RELEASE aimos_pull_batch")
+        raise
+    conn.execute("RELEASE aimos_pull_batch")
 
 
 def _apply_batch(
@@ -207,7 +227,7 @@ def _apply_batch(
     moved: dict[str, tuple[int, str, int]] = {}
     last_seq = 0
     for hub_row in fetched:
-        name = f"hub record #{hub_row.seq}"
+        name = f"#{hub_row.seq}"
         if hub_row.seq <= last_seq:
             raise _order_error(name, "comes out of the hub's order")
         last_seq = hub_row.seq
@@ -224,7 +244,9 @@ def _apply_batch(
         if record.device == device:
             continue  # this device's own
         if record.device in cut and record.n >= cut[record.device]:
-            refused.append(f"{name} (device {record.device}, record {record.n}): its device is revoked")
+            refused.append(
+                f"hub record {name} (device {record.device}, record {record.n}): its device is revoked"
+            )
             continue
         try:
             if not records.apply(conn, record, name):

@@ -49,7 +49,16 @@ MASTER_PENDING_ITEM = "master.next"
 # `aimos keystore move` appends "keystore.N" (N = 2, 3, ...): the highest N is the brain's keystore
 KEYSTORE_META = "keystore"
 DAY = 86_400
-NOT_YET_VALID_WAIT_SECONDS = 2
+# A device of a brain synced through a hub (aimos/hub) starts its epochs on seconds of its own
+# class modulo DEVICE_SLOTS (brain_meta "device_slot": 0 for the device that put the brain on the
+# hub, the next free one for each device that joins): an epoch is keyed by agent id and start
+# second, and two devices enrolling one agent id in the same second while apart would otherwise
+# make two epochs under one key. A new epoch starts on the newest second of its class not after
+# now (at most DEVICE_SLOTS - 1 seconds before it), or, right after another epoch of the agent,
+# on the next one.
+DEVICE_SLOTS = 4
+DEVICE_SLOT_META = "device_slot"
+NOT_YET_VALID_WAIT_SECONDS = DEVICE_SLOTS  # an epoch that starts a few seconds from now: waited for
 
 
 def data_class_rank(name: str) -> int:
@@ -185,7 +194,13 @@ def unlock_master(conn: apsw.Connection, keystore: Keystore, passphrase: str) ->
 def _next_valid_from(conn: apsw.Connection, agent_id: str, now: int) -> int:
     row = one(conn, "SELECT MAX(valid_from) AS vf FROM identity_epochs WHERE agent_id = ?", (agent_id,))
     last = row["vf"] if row and row["vf"] is not None else None
-    return now if last is None or last < now else last + 1
+    slot = one(conn, "SELECT value FROM brain_meta WHERE key = ?", (DEVICE_SLOT_META,))
+    if slot is None:  # a brain on one device
+        return now if last is None or last < now else last + 1
+    start = now - (now - int(slot["value"])) % DEVICE_SLOTS
+    while last is not None and start <= last:
+        start += DEVICE_SLOTS
+    return start
 
 
 def enrol_epoch(

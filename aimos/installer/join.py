@@ -10,6 +10,7 @@ that does not verify leaves nothing behind: no brain file, no keystore item, no 
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,7 +25,14 @@ from aimos.errors import EncodingError, PassphraseError, UsageError
 from aimos.hub import box, device, sync
 from aimos.hub.postgres import BrainKeys, PostgresHub, masked
 from aimos.identity.anchors import keep_anchor, revocations_held
-from aimos.identity.epochs import MASTER_ITEM, enrol_epoch, issue_grant
+from aimos.identity.epochs import (
+    DEVICE_SLOT_META,
+    DEVICE_SLOTS,
+    MASTER_ITEM,
+    Signer,
+    enrol_epoch,
+    issue_grant,
+)
 from aimos.identity.keystore import open_keystore, settle_keystore
 from aimos.identity.passphrase import unseal, wrong_passphrase
 from aimos.installer.setup import (
@@ -166,12 +174,16 @@ def _make(
     device_fp = f"aimos-device:{uuid.uuid4()}"
     conn = open_writer(brain_path, create=True)
     try:
-        housekeeper = _first_transaction(conn, keystore, keys, master, about, kind, device_fp, now)
+        housekeeper: list[Signer] = []  # enrolled inside the transaction, after every pulled epoch
+        with write_transaction(conn, lambda: housekeeper[0]):
+            _begin(conn, keystore, keys, master, about, kind, device_fp)
+            pulled = sync.pull(conn, hub, content_key, device_fp, None, told)
+            _take_slot(conn)
+            housekeeper.append(_enrol_housekeeper(conn, keystore, master, about, device_fp, now))
+            agent = _enrol_agent(conn, keystore, master, housekeeper[0], options, device_fp, now)
         _write_anchors(run, keys.brain_id, master.fingerprint, brain_path, options)
         keystore.put(device.CONTENT_KEY_ITEM, b64u_encode(content_key))
         keystore.put(device.URL_ITEM, url)
-        pulled = sync.pull(conn, hub, content_key, device_fp, housekeeper, told)
-        agent = _enrol_agent(conn, keystore, master, housekeeper, options, device_fp, now)
         pushed = sync.push(conn, hub, content_key, device_fp, 0)
         device.write_state(
             keys.brain_id,
@@ -212,7 +224,7 @@ def _service(run: _Run, brain_id: str, choice: str) -> dict[str, Any] | None:
     return _start_service(run, brain_id, manager)
 
 
-def _first_transaction(
+def _begin(
     conn: apsw.Connection,
     keystore: _Tracking,
     keys: BrainKeys,
@@ -220,42 +232,57 @@ def _first_transaction(
     about: device.About,
     kind: str,
     device_fp: str,
-    now: int,
-) -> Any:
-    """The brain's metadata, the master (the hub's sealed copy, as the first device holds it) and
-    this device's housekeeper, which seals everything this device writes and pulls."""
-    housekeeper: Any = None
-    with write_transaction(conn, lambda: housekeeper, check_anchor=False):
-        meta = {
-            "brain_id": keys.brain_id,
-            "brain_name": about.brain_name,
-            "company_id": about.company_id,
-            "keystore": kind,
-            "device_fp": device_fp,
-            "created_at": str(now),
-            "created_by_version": __version__,
-        }
-        conn.executemany("INSERT INTO brain_meta (key, value) VALUES (?, ?)", list(meta.items()))
-        keystore.put(MASTER_ITEM, keys.sealed_master)
-        conn.execute(
-            "INSERT INTO master_identity (fingerprint, public_key_b64u, created_at) VALUES (?, ?, ?)",
-            (master.fingerprint, master.public_b64u, about.master_created_at),
-        )
-        housekeeper = enrol_epoch(
-            conn, master, keystore, agent_id=HOUSEKEEPER, role=HOUSEKEEPER, now=now, device_fp=device_fp
-        )
-        issue_grant(
-            conn,
-            master,
-            company_id=about.company_id,
-            agent_id=HOUSEKEEPER,
-            valid_from=housekeeper.valid_from,
-            clearance_ceiling=10,
-            data_class_ceiling=PUBLIC,
-            write_allowed=True,
-            now=now,
-            reason=HOUSEKEEPER_GRANT_REASON,
-        )
+) -> None:
+    """The brain's metadata and the master (the hub's sealed copy, as the first device holds it),
+    before the records are pulled into the same transaction."""
+    meta = {
+        "brain_id": keys.brain_id,
+        "brain_name": about.brain_name,
+        "company_id": about.company_id,
+        "keystore": kind,
+        "device_fp": device_fp,
+        "created_at": str(int(time.time())),
+        "created_by_version": __version__,
+    }
+    conn.executemany("INSERT INTO brain_meta (key, value) VALUES (?, ?)", list(meta.items()))
+    keystore.put(MASTER_ITEM, keys.sealed_master)
+    conn.execute(
+        "INSERT INTO master_identity (fingerprint, public_key_b64u, created_at) VALUES (?, ?, ?)",
+        (master.fingerprint, master.public_b64u, about.master_created_at),
+    )
+
+
+def _take_slot(conn: apsw.Connection) -> None:
+    """This device's class of start seconds (identity/epochs DEVICE_SLOTS): the next after the
+    devices the brain holds."""
+    known = int(str(conn.execute("SELECT COUNT(DISTINCT device_fp) FROM identity_epochs").fetchall()[0][0]))
+    conn.execute(
+        "INSERT INTO brain_meta (key, value) VALUES (?, ?)",
+        (DEVICE_SLOT_META, str(known % DEVICE_SLOTS)),
+    )
+
+
+def _enrol_housekeeper(
+    conn: apsw.Connection, keystore: _Tracking, master: KeyPair, about: device.About, device_fp: str, now: int
+) -> Signer:
+    """This device's housekeeper, which seals everything this device writes and pulls: enrolled
+    once every epoch the hub holds is in, so its epoch starts after theirs (two devices' epochs
+    never share a start)."""
+    housekeeper = enrol_epoch(
+        conn, master, keystore, agent_id=HOUSEKEEPER, role=HOUSEKEEPER, now=now, device_fp=device_fp
+    )
+    issue_grant(
+        conn,
+        master,
+        company_id=about.company_id,
+        agent_id=HOUSEKEEPER,
+        valid_from=housekeeper.valid_from,
+        clearance_ceiling=10,
+        data_class_ceiling=PUBLIC,
+        write_allowed=True,
+        now=max(now, housekeeper.valid_from),
+        reason=HOUSEKEEPER_GRANT_REASON,
+    )
     return housekeeper
 
 
@@ -263,47 +290,48 @@ def _enrol_agent(
     conn: apsw.Connection,
     keystore: _Tracking,
     master: KeyPair,
-    housekeeper: Any,
+    housekeeper: Signer,
     options: InstallOptions,
     device_fp: str,
     now: int,
 ) -> int:
     """This device's agent (after the pull, so its epoch starts after every other device's)."""
-    with write_transaction(conn, housekeeper):
-        agent = enrol_epoch(
-            conn,
-            master,
-            keystore,
-            agent_id=options.agent_id,
-            role="agent",
-            now=now,
-            device_fp=device_fp,
-            validity_days=options.validity_days,
-        )
-        grant = issue_grant(
-            conn,
-            master,
-            company_id=options.company_id,
-            agent_id=options.agent_id,
-            valid_from=agent.valid_from,
-            clearance_ceiling=options.clearance,
-            data_class_ceiling=options.data_class,
-            write_allowed=not options.read_only,
-            now=now,
-            reason=GRANT_REASON,
-        )
-        append_event(
-            conn,
-            housekeeper,
-            operation="device_joined",
-            company_id=options.company_id,
-            metadata={
-                "device_fp": device_fp,
-                "agent_id": options.agent_id,
-                "agent_valid_from": iso_ms(agent.valid_from),
-                "grant_mutation_hash": grant["mutation_hash"],
-                "aimos_version": __version__,
-            },
-            now=now,
-        )
+    now = max(now, housekeeper.valid_from)  # (a second later than now when another epoch began now)
+    agent = enrol_epoch(
+        conn,
+        master,
+        keystore,
+        agent_id=options.agent_id,
+        role="agent",
+        now=now,
+        device_fp=device_fp,
+        validity_days=options.validity_days,
+    )
+    grant = issue_grant(
+        conn,
+        master,
+        company_id=options.company_id,
+        agent_id=options.agent_id,
+        valid_from=agent.valid_from,
+        clearance_ceiling=options.clearance,
+        data_class_ceiling=options.data_class,
+        write_allowed=not options.read_only,
+        now=max(now, agent.valid_from),
+        reason=GRANT_REASON,
+    )
+    now = max(now, agent.valid_from)
+    append_event(
+        conn,
+        housekeeper,
+        operation="device_joined",
+        company_id=options.company_id,
+        metadata={
+            "device_fp": device_fp,
+            "agent_id": options.agent_id,
+            "agent_valid_from": iso_ms(agent.valid_from),
+            "grant_mutation_hash": grant["mutation_hash"],
+            "aimos_version": __version__,
+        },
+        now=now,
+    )
     return agent.valid_from

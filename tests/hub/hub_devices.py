@@ -26,9 +26,11 @@ import psycopg
 from aimos_cli_support import BRAIN, PASSPHRASE_ENV, Result, listing, run_aimos, sqlite_value
 from hub_support import PgCluster, unique_database_name
 
+from aimos.hub.postgres import TABLES
+
 PASSPHRASE = "hub tests: a passphrase of the brain's master"
 RECORDS = "aimos_hub_records"
-HUB_TABLES = ("aimos_hub_meta", "aimos_hub_brains", RECORDS)
+HUB_TABLES = TABLES
 
 
 def passphrase_file(folder: Path, passphrase: str = PASSPHRASE, name: str = "passphrase") -> Path:

@@ -189,7 +189,12 @@ GUARDED = {
     "DELETE": "DELETE FROM {table}",
     "TRUNCATE": "TRUNCATE {table} CASCADE",
 }
-COLUMNS = {"aimos_hub_meta": "value", "aimos_hub_brains": "sealed_about", RECORDS: "box"}
+COLUMNS = {
+    "aimos_hub_meta": "value",
+    "aimos_hub_brains": "sealed_about",
+    "aimos_hub_masters": "sealed_master",
+    RECORDS: "box",
+}
 
 
 @pytest.mark.parametrize("table", HUB_TABLES)
