@@ -165,6 +165,7 @@ SLOW = (
     "eval/test_perf_profile.py",
     "cli/test_agent_expiry.py",
     "housekeeper/test_daemon.py",
+    "hub/test_hub_",  # two devices over a real PostgreSQL, through the real CLI; all but the cluster's own
 )
 
 

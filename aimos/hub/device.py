@@ -9,10 +9,12 @@ rows the hub already holds (it keeps one of each).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,7 +24,7 @@ import apsw
 from aimos import paths
 from aimos.crypto.ed25519 import KeyPair
 from aimos.crypto.encoding import b64u_decode, b64u_encode
-from aimos.errors import AimosError, EpochRevokedError, NotFoundError, UsageError
+from aimos.errors import AimosError, BusyError, EpochRevokedError, NotFoundError, UsageError
 from aimos.hub import box, sync
 from aimos.hub.postgres import BrainKeys, PostgresHub, masked
 from aimos.identity.devices import home, is_home, name_home
@@ -62,6 +64,26 @@ def write_state(brain_id: str, **changes: Any) -> None:
     paths.write_private_file(
         state_path(brain_id), (json.dumps(doc, indent=2, sort_keys=True) + "\n").encode()
     )
+
+
+@contextlib.contextmanager
+def sync_lock(brain_id: str) -> Iterator[None]:
+    """One sync (or hub init) at a time per brain on this device: the housekeeper's job and a
+    person's `aimos sync` never push the same records or pull the same batch twice (an exclusive
+    lock in the state folder, released when the process ends, even by a kill)."""
+    from aimos.locks import try_lock
+
+    paths.ensure_private_dir(state_path(brain_id).parent)
+    fd = os.open(state_path(brain_id).with_suffix(".lock"), os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        if not try_lock(fd):
+            raise BusyError(
+                "another sync with the hub is running for this brain (`aimos sync` or the housekeeper's)",
+                "It sends and fetches what this one would: wait for it, then check `aimos hub status`.",
+            )
+        yield
+    finally:
+        os.close(fd)
 
 
 def linked_url(keystore: Keystore) -> str:
@@ -121,7 +143,7 @@ def init(
             meta["company_id"], meta.get("brain_name", ""), int(master_info["created_at"])
         ).sealed(key),
     )
-    with PostgresHub(url, meta["brain_id"]) as hub:
+    with sync_lock(meta["brain_id"]), PostgresHub(url, meta["brain_id"]) as hub:
         hub.create_schema()
         hub.add_brain(keys)
         keystore.put(CONTENT_KEY_ITEM, b64u_encode(key))
@@ -163,7 +185,7 @@ def run_sync(
     started = time.time()
     home_work: dict[str, Any] = {}
     try:
-        with PostgresHub(url, brain_id) as hub:
+        with sync_lock(brain_id), PostgresHub(url, brain_id) as hub:
             _push_sealed_master(hub, keystore, brain_id)
             pushed = _push(conn, hub, key, device, brain_id, told)
             pulled = sync.pull(

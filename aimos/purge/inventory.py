@@ -162,6 +162,7 @@ def owned_files(record: dict[str, Any] | None = None, brain_id: str | None = Non
             paths.redactions_path(brain_id),
             records_path(brain_id),
             paths.hub_state_path(brain_id),
+            paths.hub_state_path(brain_id).with_suffix(".lock"),
         ]
     backups = state.backups_dir()
     if backups.is_dir():
@@ -186,7 +187,12 @@ def owned_files(record: dict[str, Any] | None = None, brain_id: str | None = Non
 
 def owned_folders() -> list[Path]:
     """aimos's folders for the brain here that a purge removes once they are empty."""
-    return [state.backups_dir(), paths.state_dir() / "onboarding", paths.embedding_socket_path().parent]
+    return [
+        state.backups_dir(),
+        paths.state_dir() / "onboarding",
+        paths.state_dir() / "hub",
+        paths.embedding_socket_path().parent,
+    ]
 
 
 def backups_elsewhere(brain_id: str) -> list[tuple[Path, str | None]]:
