@@ -27,6 +27,7 @@ from aimos.crypto.encoding import b64u_decode, b64u_encode
 from aimos.errors import AimosError, BusyError, EpochRevokedError, NotFoundError, UsageError
 from aimos.hub import box, sync
 from aimos.hub.postgres import BrainKeys, PostgresHub, masked
+from aimos.hub.records import count_after
 from aimos.identity.devices import home, is_home, name_home
 from aimos.identity.epochs import DEVICE_SLOT_META, brain_meta, master_row, sealed_master
 from aimos.identity.keystore import Keystore
@@ -380,8 +381,7 @@ def status(conn: apsw.Connection, keystore: Keystore) -> dict[str, Any]:
         "devices_pulled": {d: n for d, (n, _link) in sorted(heads.devices.items())},
         "devices_refused_from": dict(sorted(heads.refused_from.items())),
     }
-    pending = sum(1 for _ in _unsent(conn, int(state.get("pushed_through_seal", 0))))
-    out["to_push_at_most"] = pending
+    out["to_push_at_most"] = count_after(conn, int(state.get("pushed_through_seal", 0)))
     try:
         with PostgresHub(url, brain_id) as hub:
             counts = hub.counts()
@@ -392,12 +392,6 @@ def status(conn: apsw.Connection, keystore: Keystore) -> dict[str, Any]:
         out["reachable"] = False
         out["unreachable_because"] = exc.message
     return out
-
-
-def _unsent(conn: apsw.Connection, after_seal: int) -> Any:
-    from aimos.hub.records import written_after
-
-    return written_after(conn, after_seal)
 
 
 def devices(conn: apsw.Connection) -> list[dict[str, Any]]:

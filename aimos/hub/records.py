@@ -167,21 +167,33 @@ def _rank(table: str, row: dict[str, Any]) -> int:
     return RANKS[table]
 
 
-def written_after(
-    conn: apsw.Connection, after_seal: int, skip: frozenset[int] = frozenset()
-) -> Iterator[tuple[int, str, dict[str, Any]]]:
-    """Every synced row the seals after ``after_seal`` sealed, but those of the seals in ``skip``
-    (pulls: rows other devices wrote), as (seal, table, row) in the order they are applied."""
+def _sealed_ranges(conn: apsw.Connection, after_seal: int) -> Iterator[tuple[int, str, int, int]]:
+    """(seal, synced table, first rowid after, last rowid) of every seal after ``after_seal``, in
+    seal order: the rows each one's transaction added (read off the seals' own records)."""
     tops: dict[str, int] = {}
-    columns: dict[str, list[str]] = {}
     for seq, changes in conn.execute("SELECT seq, changes FROM brain_seals ORDER BY seq"):
-        changed = commitments.decode_seal_changes(changes)
-        seal_rows: list[tuple[int, int, str, dict[str, Any]]] = []
-        for table, (_count, top, _chain) in changed.items():
+        for table, (_count, top, _chain) in commitments.decode_seal_changes(changes).items():
             start = tops.get(table, 0)
             tops[table] = top
-            if table not in KEYS or seq <= after_seal or seq in skip:
-                continue
+            if table in KEYS and seq > after_seal:
+                yield int(seq), table, start, top
+
+
+def count_after(conn: apsw.Connection, after_seal: int) -> int:
+    """How many synced rows the seals after ``after_seal`` added (no row is read)."""
+    return sum(top - start for _seq, _table, start, top in _sealed_ranges(conn, after_seal))
+
+
+def written_after(conn: apsw.Connection, after_seal: int) -> Iterator[tuple[int, str, dict[str, Any]]]:
+    """Every synced row the seals after ``after_seal`` sealed, as (seal, table, row) in the order
+    they are applied."""
+    columns: dict[str, list[str]] = {}
+    by_seal: dict[int, list[tuple[str, int, int]]] = {}
+    for seq, table, start, top in _sealed_ranges(conn, after_seal):
+        by_seal.setdefault(seq, []).append((table, start, top))
+    for seq, ranges in by_seal.items():
+        seal_rows: list[tuple[int, int, str, dict[str, Any]]] = []
+        for table, start, top in ranges:
             names = columns.setdefault(table, _columns(conn, table))
             for found in conn.execute(
                 f'SELECT rowid, * FROM "{table}" WHERE rowid > ? AND rowid <= ? ORDER BY rowid', (start, top)

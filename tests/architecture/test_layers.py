@@ -311,6 +311,28 @@ def test_only_the_nli_judge_imports_its_runtime_and_only_when_asked() -> None:
     assert not any(loads(loaded, r) for r in runtime), sorted(m for m in loaded if m.split(".")[0] in runtime)
 
 
+def test_only_the_hub_imports_psycopg_and_only_when_it_syncs() -> None:
+    """psycopg (the extra aimos[hub]) is imported by aimos/hub/postgres.py alone, inside a function:
+    aimos without a hub installs and runs as before, and a save, a recall or the housekeeper's
+    scheduler never load it (the sync job imports the hub when it runs)."""
+    importers = set()
+    for module in (ROOT / "aimos").rglob("*.py"):
+        tree = ast.parse(module.read_text("utf-8"))
+        top_level = {id(n) for n in tree.body}
+        for node, names in absolute_imports(tree):
+            if any(n.split(".")[0] in ("psycopg", "psycopg_binary") for n in names):
+                importers.add(module.relative_to(ROOT).as_posix())
+                assert id(node) not in top_level, f"{module}: {names} imported at module level"
+    assert importers == {"aimos/hub/postgres.py"}, importers
+    loaded = modules_after(
+        "import aimos.actions.memory, aimos.actions.recall, aimos.actions.feedback, aimos.housekeeper.scheduler"
+    )
+    assert not loads(loaded, "psycopg") and not loads(loaded, "aimos.hub"), sorted(
+        m for m in loaded if m.startswith(("psycopg", "aimos.hub"))
+    )
+    assert loads(modules_after("import aimos.hub.postgres; aimos.hub.postgres._psycopg()"), "psycopg")
+
+
 def test_cli_help_path_stays_light() -> None:
     loaded = modules_after("import aimos.cli.app")
     heavy_ones = (
