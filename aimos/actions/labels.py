@@ -347,18 +347,38 @@ def judge_memory(
 ) -> Transition:
     """``judgment`` of ``memory_ref`` signed by ``agent`` (and by the master when it raises trust)."""
     from aimos.epistemic.chain import judge
-    from aimos.identity.devices import home, is_home
+    from aimos.identity.devices import is_home
     from aimos.memory.versions import resolve_memory_id
 
     why = check_reason(judgment, reason)
     mid = resolve_memory_id(brain.conn, memory_ref, agent_id=agent)
-    if not is_home(brain.conn):
-        named = home(brain.conn)
-        raise UsageError(
-            "this device is not the brain's home, whose housekeeper alone writes labels "
-            f"(the home is {named['device_fp'] if named else 'another device'}): nothing was recorded",
-            "Judge it on the home device, or make this device the home: `aimos hub home` "
-            "(master passphrase).",
-        )
     request = _label_request(brain, brain.signer(agent), mid, judgment, why)
+    if not is_home(brain.conn):  # the home alone appends to label chains: it records this judgment
+        return _keep_judgment_for_home(brain, request, master)
     return judge(brain.conn, brain.housekeeper(), request, request.ts, master=master)
+
+
+def _keep_judgment_for_home(brain: Brain, request: SignedRequest, master: KeyPair | None) -> Transition:
+    """A judgment on a device that is not the home: tried as the home will try it (then rolled
+    back: what it would do is the answer, marked provisional) and kept, with the master's
+    signature when one was given, for the home (hub_requests), one write transaction."""
+    from dataclasses import replace
+
+    from aimos.epistemic.chain import check_judgment_body, judge_in_transaction, master_signature
+    from aimos.identity.devices import keep_for_home
+    from aimos.identity.requests import verify_request
+    from aimos.store.connection import write_transaction
+
+    check_judgment_body(request.body)
+    signature = None if master is None else master_signature(brain.conn, master, request)
+    conn, housekeeper = brain.conn, brain.housekeeper()
+    with write_transaction(conn, housekeeper):
+        conn.execute("SAVEPOINT aimos_judgment_trial")
+        try:
+            trial = judge_in_transaction(conn, housekeeper, request, request.ts, master_signature=signature)
+        finally:
+            conn.execute("ROLLBACK TO aimos_judgment_trial")
+            conn.execute("RELEASE aimos_judgment_trial")
+        verified = verify_request(conn, request, path=PATH_LABEL, now=request.ts, record=False)
+        keep_for_home(conn, verified, request.ts, signature)
+    return replace(trial, classification_hash="", event_id="", provisional=True)

@@ -52,4 +52,11 @@ def register(app: typer.Typer) -> None:
             emit_json(moved.to_json())
             return
         out(f"{moved.memory_id}  {label_change(moved.previous_label, moved.label)}")
+        if moved.provisional:
+            say(
+                "Kept for the brain's home device, whose housekeeper alone writes labels: it records "
+                "this judgment at its next sync after this device's (`aimos sync`); until then the "
+                "label here is unchanged."
+            )
+            return
         say("The earlier labels stay in `aimos show ID`'s label history.")

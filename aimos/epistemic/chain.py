@@ -65,6 +65,8 @@ class Transition:
     classification_hash: str
     event_id: str
     previous_label: str
+    # a judgment kept for the home device (identity/devices), which records it at its next sync
+    provisional: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -75,6 +77,7 @@ class Transition:
             "basis": self.basis,
             "classification_hash": self.classification_hash,
             "event_id": self.event_id,
+            **({"provisional": True} if self.provisional else {}),
         }
 
 
@@ -359,65 +362,98 @@ def judge(
     judgment that raises the memory's trust from its current label (vocabulary.raises_trust) also
     needs the master's signature over the same request (``master``): an agent alone can lower
     trust, never raise it (the store's trigger and both verifiers check the same)."""
+    check_judgment_body(req.body)
+    signature = None if master is None else master_signature(conn, master, req)
+    with write_transaction(conn, housekeeper):
+        return judge_in_transaction(conn, housekeeper, req, now, master_signature=signature)
+
+
+def check_judgment_body(body: dict[str, Any]) -> None:
+    if body.get("judgment") not in JUDGMENTS:
+        raise UsageError(f"unknown judgment {body.get('judgment')!r}", f"Use one of: {', '.join(JUDGMENTS)}.")
+    reason = body.get("reason")
+    if not isinstance(reason, str) or not reason.strip():
+        raise UsageError("a judgment needs a reason", 'Add --reason "why you judge it so".')
+
+
+def master_signature(conn: apsw.Connection, master: KeyPair, req: SignedRequest) -> str | None:
+    """The master's signature over a judgment's request (payload form 1), beside the agent's;
+    None for a key that is not this brain's master (the judgment then has none)."""
+    if master.fingerprint != master_row(conn)["fingerprint"]:
+        return None
+    return b64u_encode(master.sign(payload_message(req.body, req.nonce, req.ts)))
+
+
+def judge_in_transaction(
+    conn: apsw.Connection,
+    housekeeper: Signer,
+    req: SignedRequest,
+    now: int,
+    *,
+    master_signature: str | None = None,
+    received: int | None = None,
+    record: bool = True,
+) -> Transition:
+    """``judge`` inside the caller's write transaction, with the master's signature already made
+    (a judgment another device kept for the home carries it: ``received`` is when that device
+    received the request, identity.requests.verify_request); ``record`` off: the request's nonce
+    is left unrecorded (a device that keeps the judgment for the home tries it first)."""
+    from aimos.crypto.ed25519 import verify
+    from aimos.crypto.encoding import b64u_decode
     from aimos.errors import GrantError
     from aimos.identity.requests import verify_request
 
     body = req.body
-    judgment = body.get("judgment")
-    if judgment not in JUDGMENTS:
-        raise UsageError(f"unknown judgment {judgment!r}", f"Use one of: {', '.join(JUDGMENTS)}.")
-    reason = body.get("reason")
-    if not isinstance(reason, str) or not reason.strip():
-        raise UsageError("a judgment needs a reason", 'Add --reason "why you judge it so".')
-    with write_transaction(conn, housekeeper):
-        verified: VerifiedRequest = verify_request(conn, req, path=PATH_LABEL, now=now)
-        if not verified.grant["write_allowed"]:
-            raise GrantError(
-                f"agent {verified.agent_id!r} has a read-only grant", "Judge with a writing agent."
-            )
-        memory = _memory(conn, str(body.get("memory_id")))
-        if (
-            memory["company_id"] != verified.grant["company_id"]
-            or body.get("company_id") != memory["company_id"]
+    check_judgment_body(body)
+    judgment, reason = str(body["judgment"]), str(body["reason"])
+    verified: VerifiedRequest = verify_request(
+        conn, req, path=PATH_LABEL, now=now, received=received, record=record
+    )
+    if not verified.grant["write_allowed"]:
+        raise GrantError(f"agent {verified.agent_id!r} has a read-only grant", "Judge with a writing agent.")
+    memory = _memory(conn, str(body.get("memory_id")))
+    if memory["company_id"] != verified.grant["company_id"] or body.get("company_id") != memory["company_id"]:
+        raise GrantError(f"agent {verified.agent_id!r} has no grant for this memory's company")
+    if not grant_covers(verified.grant, memory["clearance_level"], memory["data_class"]):
+        raise GrantError(f"agent {verified.agent_id!r} may not see this memory, so it may not judge it")
+    label, confidence = JUDGMENTS[judgment]
+    current = current_label(conn, memory["memory_id"])
+    evidence: dict[str, Any] = {
+        "judgment": judgment,
+        "authority_rule": JUDGMENT_AUTHORITY_V2,
+        "agent_id": verified.agent_id,
+        "agent_valid_from": verified.valid_from,
+        "request_hash": verified.request_hash,
+        "nonce": req.nonce,
+        "ts": req.ts,
+        "signature_b64u": req.signature_b64u,
+        "body": body,
+    }
+    if raises_trust(current, label):
+        master = master_row(conn)
+        message = payload_message(body, req.nonce, req.ts)
+        if master_signature is None or not verify(
+            master["public_key_b64u"], message, b64u_decode(master_signature)
         ):
-            raise GrantError(f"agent {verified.agent_id!r} has no grant for this memory's company")
-        if not grant_covers(verified.grant, memory["clearance_level"], memory["data_class"]):
-            raise GrantError(f"agent {verified.agent_id!r} may not see this memory, so it may not judge it")
-        label, confidence = JUDGMENTS[judgment]
-        current = current_label(conn, memory["memory_id"])
-        evidence: dict[str, Any] = {
-            "judgment": judgment,
-            "authority_rule": JUDGMENT_AUTHORITY_V2,
-            "agent_id": verified.agent_id,
-            "agent_valid_from": verified.valid_from,
-            "request_hash": verified.request_hash,
-            "nonce": req.nonce,
-            "ts": req.ts,
-            "signature_b64u": req.signature_b64u,
-            "body": body,
-        }
-        if raises_trust(current, label):
-            if master is None or master.fingerprint != master_row(conn)["fingerprint"]:
-                raise PassphraseError(
-                    f"{judgment} raises this memory's trust (it is {current} now) and needs the "
-                    "master's signature beside the agent's",
-                    "Give the master passphrase (a terminal prompt, --passphrase-fd N or "
-                    "AIMOS_PASSPHRASE_FILE); an agent key alone may only lower trust.",
-                )
-            message = payload_message(body, req.nonce, req.ts)
-            evidence["master_fingerprint"] = master.fingerprint
-            evidence["master_signature_b64u"] = b64u_encode(master.sign(message))
-        return append_classification(
-            conn,
-            housekeeper,
-            memory["memory_id"],
-            label=label,
-            confidence_milli=confidence,
-            basis=BASIS_EXPLICIT,
-            now=now,
-            reason=reason.strip(),
-            evidence=evidence,
-        )
+            raise PassphraseError(
+                f"{judgment} raises this memory's trust (it is {current} now) and needs the "
+                "master's signature beside the agent's",
+                "Give the master passphrase (a terminal prompt, --passphrase-fd N or "
+                "AIMOS_PASSPHRASE_FILE); an agent key alone may only lower trust.",
+            )
+        evidence["master_fingerprint"] = master["fingerprint"]
+        evidence["master_signature_b64u"] = master_signature
+    return append_classification(
+        conn,
+        housekeeper,
+        memory["memory_id"],
+        label=label,
+        confidence_milli=confidence,
+        basis=BASIS_EXPLICIT,
+        now=now,
+        reason=reason.strip(),
+        evidence=evidence,
+    )
 
 
 def current_label(conn: apsw.Connection, memory_id: str) -> str:

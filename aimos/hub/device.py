@@ -33,7 +33,7 @@ from aimos.identity.epochs import DEVICE_SLOT_META, brain_meta, master_row, seal
 from aimos.identity.keystore import Keystore
 from aimos.store.connection import rows, write_transaction
 from aimos.store.seals import head_seal
-from aimos.vocabulary import PATH_SAVE
+from aimos.vocabulary import PATH_LABEL, PATH_SAVE
 
 URL_ITEM = "hub_url"
 CONTENT_KEY_ITEM = "hub_content_key"
@@ -279,7 +279,8 @@ def _skip_pull_seals(conn: apsw.Connection, brain_id: str, pushed_through: int) 
 
 def _as_home(conn: apsw.Connection, brain_id: str, housekeeper: Any, arrived: set[str]) -> dict[str, Any]:
     """The home's part of a sync: the requests other devices kept for it applied (outcomes, whose
-    weight transitions it signs; saves of content already saved, whose occurrences it records),
+    weight transitions it signs; saves of content already saved, whose occurrences it records;
+    corrections; judgments, with the master's signature when they raise trust),
     the clusters the arrivals grew relabelled, and the arrivals judged (the agreement detector).
     A forwarded request the brain refuses is named in the state file and not tried again."""
     from aimos.epistemic.chain import relabel_arrivals
@@ -313,6 +314,7 @@ def apply_forwarded(
     since, its memory out of its grant) is left unapplied; ``skip``: ids refused before. How many
     were applied, and the refused ones with why."""
     from aimos.actions.memory import save_forwarded
+    from aimos.epistemic.chain import judge_in_transaction
     from aimos.identity.requests import SignedRequest
     from aimos.learning.outcomes import record_outcome_in_transaction
 
@@ -342,6 +344,15 @@ def apply_forwarded(
             with write_transaction(conn, housekeeper):
                 if r["signed_path"] == PATH_SAVE:
                     save_forwarded(conn, housekeeper, request, now, received)
+                elif r["signed_path"] == PATH_LABEL:
+                    judge_in_transaction(
+                        conn,
+                        housekeeper,
+                        request,
+                        now,
+                        master_signature=r["master_signature_b64u"],
+                        received=received,
+                    )
                 else:
                     record_outcome_in_transaction(conn, housekeeper, request, now, received=received)
         except AimosError as exc:

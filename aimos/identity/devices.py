@@ -42,14 +42,17 @@ def is_home(conn: apsw.Connection) -> bool:
     return found is None or found["device_fp"] == this_device(conn)
 
 
-def keep_for_home(conn: apsw.Connection, verified: VerifiedRequest, now: int) -> None:
+def keep_for_home(
+    conn: apsw.Connection, verified: VerifiedRequest, now: int, master_signature: str | None = None
+) -> None:
     """Keep a verified request whose work is the home's (its nonce not recorded here: the home
     records it when it applies the request), in hub_requests; the caller holds the write
     transaction."""
     req = verified.request
     conn.execute(
         "INSERT INTO hub_requests (request_id, device_fp, agent_id, agent_valid_from, signed_path, body,"
-        " nonce, ts_signed, signature_b64u, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " nonce, ts_signed, signature_b64u, received_at, master_signature_b64u)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             str(uuid.uuid4()),
             this_device(conn),
@@ -61,6 +64,7 @@ def keep_for_home(conn: apsw.Connection, verified: VerifiedRequest, now: int) ->
             req.ts,
             req.signature_b64u,
             now,
+            master_signature,
         ),
     )
 

@@ -382,12 +382,13 @@ CREATE TABLE hub_requests (
     device_fp         TEXT NOT NULL,
     agent_id          TEXT NOT NULL,
     agent_valid_from  INTEGER NOT NULL,
-    signed_path       TEXT NOT NULL CHECK (signed_path IN ('/aimos/outcome', '/aimos/save')),
+    signed_path       TEXT NOT NULL CHECK (signed_path IN ('/aimos/outcome', '/aimos/save', '/aimos/label')),
     body              TEXT NOT NULL,
     nonce             TEXT NOT NULL,
     ts_signed         INTEGER NOT NULL,
     signature_b64u    TEXT NOT NULL,
     received_at       INTEGER NOT NULL,
+    master_signature_b64u TEXT,
     UNIQUE (agent_id, nonce),
     FOREIGN KEY (agent_id, agent_valid_from) REFERENCES identity_epochs (agent_id, valid_from)
 ) STRICT;
@@ -419,6 +420,13 @@ BEGIN
              WHERE agent_id = NEW.agent_id AND valid_from = NEW.agent_valid_from),
             aimos_request_message(NEW.body, 'POST', NEW.signed_path, NEW.nonce, NEW.ts_signed),
             NEW.signature_b64u) IS NOT 1;
+    SELECT RAISE(ABORT, 'aimos: a forwarded judgment''s master signature does not verify')
+        WHERE NEW.master_signature_b64u IS NOT NULL
+          AND (NEW.signed_path IS NOT '/aimos/label'
+               OR aimos_ed25519_verify(
+                    (SELECT public_key_b64u FROM master_identity LIMIT 1),
+                    aimos_payload_message(NEW.body, NEW.nonce, NEW.ts_signed),
+                    NEW.master_signature_b64u) IS NOT 1);
 END;
 
 CREATE TABLE identity_epochs (

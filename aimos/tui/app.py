@@ -272,11 +272,12 @@ class AimosApp(App[None]):
                     "memory": moved.memory_id,
                     "label": label_change(moved.previous_label, moved.label),
                     "by": basis_words(moved.basis),
-                    "classification": moved.classification_hash,
-                    "event": moved.event_id,
+                    "classification": moved.classification_hash or "-",
+                    "event": moved.event_id or "-",
                 }
             )
-            self.push_screen(MessageDialog("Signed label recorded", lines))
+            title = "Judgment kept for the home device" if moved.provisional else "Signed label recorded"
+            self.push_screen(MessageDialog(title, lines))
 
         self.push_screen(LabelDialog(memory_id, self.agent, current_label), answered)
 

@@ -17,7 +17,9 @@
 --              and travels to every device like the identity rows.
 --   hub_requests an agent's signed request a device that is not the home recorded for the home to
 --              apply (an outcome, whose weight transition is the home's to sign; a save of content
---              already saved, whose occurrence chain is the home's to append to), with the time the
+--              already saved, whose occurrence chain is the home's to append to; a correction, whose
+--              versions are one chain; a person's judgment, with the master's signature when it
+--              raises trust: the label chain is the home's), with the time the
 --              device received it (the home checks the request's clock against that time). The
 --              home applies each once, in the order it arrives; its nonce is then used on every
 --              device. Append-only, sealed, travels.
@@ -99,12 +101,13 @@ CREATE TABLE hub_requests (
     device_fp         TEXT NOT NULL,
     agent_id          TEXT NOT NULL,
     agent_valid_from  INTEGER NOT NULL,
-    signed_path       TEXT NOT NULL CHECK (signed_path IN ('/aimos/outcome', '/aimos/save')),
+    signed_path       TEXT NOT NULL CHECK (signed_path IN ('/aimos/outcome', '/aimos/save', '/aimos/label')),
     body              TEXT NOT NULL,
     nonce             TEXT NOT NULL,
     ts_signed         INTEGER NOT NULL,
     signature_b64u    TEXT NOT NULL,
     received_at       INTEGER NOT NULL,
+    master_signature_b64u TEXT,
     UNIQUE (agent_id, nonce),
     FOREIGN KEY (agent_id, agent_valid_from) REFERENCES identity_epochs (agent_id, valid_from)
 ) STRICT;
@@ -136,4 +139,11 @@ BEGIN
              WHERE agent_id = NEW.agent_id AND valid_from = NEW.agent_valid_from),
             aimos_request_message(NEW.body, 'POST', NEW.signed_path, NEW.nonce, NEW.ts_signed),
             NEW.signature_b64u) IS NOT 1;
+    SELECT RAISE(ABORT, 'aimos: a forwarded judgment''s master signature does not verify')
+        WHERE NEW.master_signature_b64u IS NOT NULL
+          AND (NEW.signed_path IS NOT '/aimos/label'
+               OR aimos_ed25519_verify(
+                    (SELECT public_key_b64u FROM master_identity LIMIT 1),
+                    aimos_payload_message(NEW.body, NEW.nonce, NEW.ts_signed),
+                    NEW.master_signature_b64u) IS NOT 1);
 END;
