@@ -67,6 +67,12 @@ def write_state(brain_id: str, **changes: Any) -> None:
     )
 
 
+def open_lock(brain_id: str) -> int:
+    """The sync lock's file (made 0600 when it is not there), open."""
+    paths.ensure_private_dir(state_path(brain_id).parent)
+    return os.open(state_path(brain_id).with_suffix(".lock"), os.O_RDWR | os.O_CREAT, 0o600)
+
+
 @contextlib.contextmanager
 def sync_lock(brain_id: str) -> Iterator[None]:
     """One sync (or hub init) at a time per brain on this device: the housekeeper's job and a
@@ -74,8 +80,7 @@ def sync_lock(brain_id: str) -> Iterator[None]:
     lock in the state folder, released when the process ends, even by a kill)."""
     from aimos.locks import try_lock
 
-    paths.ensure_private_dir(state_path(brain_id).parent)
-    fd = os.open(state_path(brain_id).with_suffix(".lock"), os.O_RDWR | os.O_CREAT, 0o600)
+    fd = open_lock(brain_id)
     try:
         if not try_lock(fd):
             raise BusyError(

@@ -10,6 +10,7 @@ that does not verify leaves nothing behind: no brain file, no keystore item, no 
 
 from __future__ import annotations
 
+import os
 import time
 import uuid
 from collections.abc import Callable
@@ -171,7 +172,9 @@ def _make(
     run.mkdirs(freshness_path(keys.brain_id).parent)
     run.did("freshness anchor", lambda: freshness_path(keys.brain_id).unlink(missing_ok=True))
     run.did("hub state", lambda: device.state_path(keys.brain_id).unlink(missing_ok=True))
+    run.did("hub lock", lambda: device.state_path(keys.brain_id).with_suffix(".lock").unlink(missing_ok=True))
     device_fp = f"aimos-device:{uuid.uuid4()}"
+    os.close(device.open_lock(keys.brain_id))  # made now: the join's files are all there when it ends
     conn = open_writer(brain_path, create=True)
     try:
         housekeeper: list[Signer] = []  # enrolled inside the transaction, after every pulled epoch
