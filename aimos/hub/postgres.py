@@ -88,8 +88,9 @@ _LOCK_SQL = "SELECT pg_advisory_xact_lock(hashtextextended('aimos-hub:' || %s, 0
 
 
 def masked(url: str) -> str:
-    """The URL with any password left out (every message and `hub status` shows this)."""
-    return re.sub(r"(://[^:/@?#]*):[^@/?#]*@", r"\1:***@", re.sub(r"(password=)[^&\s]*", r"\1***", url))
+    """The URL with any password left out (every message and `hub status` shows this). libpq reads
+    the password up to the first `@` or `/`: `?` and `#` are part of it."""
+    return re.sub(r"(://[^:/@?#]*):[^@/]*@", r"\1:***@", re.sub(r"(password=)[^&\s]*", r"\1***", url))
 
 
 def check_url(url: str) -> str:
