@@ -227,7 +227,7 @@ def _apply_batch(
     moved: dict[str, tuple[int, str, int]] = {}
     last_seq = 0
     for hub_row in fetched:
-        name = f"#{hub_row.seq}"
+        name = f"#{hub_row.seq} (device {hub_row.device}, record {hub_row.n})"  # "hub record {name}"
         if hub_row.seq <= last_seq:
             raise _order_error(name, "comes out of the hub's order")
         last_seq = hub_row.seq
@@ -244,9 +244,7 @@ def _apply_batch(
         if record.device == device:
             continue  # this device's own
         if record.device in cut and record.n >= cut[record.device]:
-            refused.append(
-                f"hub record {name} (device {record.device}, record {record.n}): its device is revoked"
-            )
+            refused.append(f"hub record {name}: its device is revoked")
             continue
         try:
             if not records.apply(conn, record, name):
