@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
-from aimos_cli_support import BRAIN, PASSPHRASE_ENV, Result, listing, run_aimos, sqlite_value
+from aimos_cli_support import BRAIN, PASSPHRASE_ENV, Result, listing, run_aimos, sqlite, sqlite_value
 from hub_support import PgCluster, unique_database_name
 
 from aimos.hub.postgres import TABLES
@@ -86,6 +86,12 @@ class Device:
     def verify(self) -> dict[str, Any]:
         return dict(self.run("verify", "--json").json())
 
+    def query(self, sql: str) -> list[dict[str, Any]]:
+        """``sql``'s rows in this device's brain, read with the real `sqlite3` shell."""
+        found = sqlite(self.brain, sql, "-json")
+        assert found.returncode == 0, f"sqlite3 {sql!r} failed: {found.stderr}"
+        return list(json.loads(found.stdout)) if found.stdout.strip() else []
+
     def memory_ids(self) -> set[str]:
         listed = sqlite_value(self.brain, "SELECT group_concat(memory_id, ' ') FROM memories")
         return set(listed.split())
@@ -100,6 +106,20 @@ class Device:
         item = self.keystore_item("hub_url")
         assert item.is_file(), f"{self.home} is linked to no hub"
         item.write_text(url)
+
+
+def assert_verified_alike(*devices: Device) -> list[dict[str, Any]]:
+    """`aimos verify --json` on each device: ok, with parity, over every memory it holds, and one
+    corpus proof root on all of them (both verifiers, every device). The reports."""
+    reports, roots = [], set()
+    for device in devices:
+        report = device.verify()
+        assert report["ok"] is True and report["parity"] is True, (device.home.name, report)
+        assert report["in_database"]["memories"] == len(device.memory_ids()), (device.home.name, report)
+        roots |= {report["in_database"]["corpus_proof_root"], report["portable"]["corpus_proof_root"]}
+        reports.append(report)
+    assert len(roots) == 1, f"the devices' corpus proof roots differ: {roots}"
+    return reports
 
 
 def install(home: Path, passphrase: Path) -> Device:
@@ -125,15 +145,20 @@ def make_pair(root: Path, cluster: PgCluster) -> Pair:
     url = cluster.create_database(database)
     a = install(root / "A", secret)
     a.run("hub", "init", url, "--json").ok()
-    # A join in the same second as an epoch of the first device is refused today (aimos bug:
-    # test_hub_two_devices.py::test_a_device_joins_in_the_same_second_as_the_first_was_installed);
-    # every other test joins a second later, as a person would
-    newest = int(sqlite_value(a.brain, "SELECT MAX(valid_from) FROM identity_epochs"))
+    return Pair(a, join(root / "B", secret, url, a), database, url)
+
+
+def join(home: Path, passphrase: Path, url: str, after: Device) -> Device:
+    """A new device at ``home`` that joins the brain on ``url`` (`aimos hub join`), a second after
+    the newest epoch ``after`` holds: a join in the same second as an epoch of another device was
+    refused (test_hub_two_devices.py::test_a_device_joins_in_the_same_second_as_the_first_was_installed);
+    every other test joins a second later, as a person would."""
+    newest = int(sqlite_value(after.brain, "SELECT MAX(valid_from) FROM identity_epochs"))
     while time.time() < newest + 1:
         time.sleep(0.05)
-    b = Device(root / "B", secret)
-    b.run("hub", "join", url, "--keystore", "file", "--json").ok()
-    return Pair(a, b, database, url)
+    device = Device(home, passphrase)
+    device.run("hub", "join", url, "--keystore", "file", "--json").ok()
+    return device
 
 
 def copy_pair(pair: Pair, root: Path, cluster: PgCluster) -> Pair:

@@ -21,6 +21,7 @@ from hub_devices import (
     Device,
     Pair,
     assert_one_copy_each,
+    assert_verified_alike,
     hub_query,
     hub_records,
     passphrase_file,
@@ -119,13 +120,7 @@ def test_two_devices_save_offline_sync_and_recall_each_other(pair: Pair) -> None
 
     # the recalls' receipts travel too; then both verifiers agree, on both devices, on one corpus
     a.sync(), b.sync(), a.sync()
-    roots = set()
-    for device in (a, b):
-        report = device.verify()
-        assert report["ok"] is True and report["parity"] is True, report
-        assert report["in_database"]["memories"] == len(a.memory_ids()), report
-        roots |= {report["in_database"]["corpus_proof_root"], report["portable"]["corpus_proof_root"]}
-    assert len(roots) == 1, f"the devices' corpus proof roots differ: {roots}"
+    assert_verified_alike(a, b)
     assert table_counts(a.brain, ["memories", "recall_receipts"]) == table_counts(
         b.brain, ["memories", "recall_receipts"]
     )
