@@ -60,6 +60,8 @@ HUB_RECORD_BOX: Final = _d("aimos.hub-record-box/v1")
 HUB_ROW_NAME: Final = _d("aimos.hub-row-name/v1")
 HUB_KEY_WRAP: Final = _d("aimos.hub-key-wrap/v1")
 HUB_RECORD_LINK: Final = _d("aimos.hub-record-link/v1")
+HUB_RECORD_SIGNATURE: Final = _d("aimos.hub-record-signature/v1")  # the pushing device's housekeeper
+HUB_DEVICE_NAME: Final = _d("aimos.hub-device-name/v1")  # the hub's keyed name of a device
 
 # --- schemas of signed or exported bodies ------------------------------------------------------
 

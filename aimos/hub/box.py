@@ -15,7 +15,7 @@ import nacl.secret
 import nacl.utils
 
 from aimos.errors import PassphraseError, VerificationError
-from aimos.vocabulary import HUB_KEY_WRAP, HUB_RECORD_BOX, HUB_RECORD_LINK, HUB_ROW_NAME
+from aimos.vocabulary import HUB_DEVICE_NAME, HUB_KEY_WRAP, HUB_RECORD_BOX, HUB_RECORD_LINK, HUB_ROW_NAME
 
 KEY_BYTES = 32
 
@@ -80,3 +80,14 @@ GENESIS_LINK = "0" * 64
 def record_link(box: bytes) -> str:
     """What the next record of the same device names as its predecessor: the hash of this box."""
     return hashlib.sha256(HUB_RECORD_LINK + box).hexdigest()
+
+
+def device_name(content_key: bytes, device: str) -> str:
+    """The hub's name of a device (keyed: the hub learns nothing of the device's id, which may
+    derive from its host's name)."""
+    return (
+        "d-"
+        + hashlib.blake2b(
+            device.encode("utf-8"), key=derive(content_key, HUB_DEVICE_NAME), digest_size=16
+        ).hexdigest()
+    )

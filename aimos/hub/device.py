@@ -158,7 +158,7 @@ def init(
             with write_transaction(conn, housekeeper):
                 name_home(conn, master, meta["device_fp"], now)
                 conn.execute("INSERT INTO brain_meta (key, value) VALUES (?, '0')", (DEVICE_SLOT_META,))
-        pushed = sync.push(conn, hub, key, meta["device_fp"], 0, told)
+        pushed = sync.push(conn, hub, key, meta["device_fp"], 0, _signer(housekeeper), told)
     write_state(
         meta["brain_id"],
         pushed_through_seal=pushed.through_seal,
@@ -193,7 +193,7 @@ def run_sync(
     try:
         with sync_lock(brain_id), PostgresHub(url, brain_id) as hub:
             _push_sealed_master(hub, keystore, brain_id)
-            pushed = _push(conn, hub, key, device, brain_id, told)
+            pushed = _push(conn, hub, key, device, brain_id, housekeeper, told)
             pulled = sync.pull(
                 conn, hub, key, device, housekeeper, (lambda n: told("pulled", n)) if told else None
             )
@@ -201,7 +201,9 @@ def run_sync(
             if is_home(conn):
                 home_work = _as_home(conn, brain_id, housekeeper, pulled.memories)
                 if home_work["forwarded_applied"] or home_work["judged"] or home_work["relabelled"]:
-                    home_work["pushed_as_home"] = _push(conn, hub, key, device, brain_id, None).records
+                    home_work["pushed_as_home"] = _push(
+                        conn, hub, key, device, brain_id, housekeeper, None
+                    ).records
     except EpochRevokedError as exc:
         # the pull brought this device's own revocation: its housekeeper can seal nothing more
         raised = EpochRevokedError(
@@ -252,6 +254,7 @@ def _push(
     key: bytes,
     device: str,
     brain_id: str,
+    housekeeper: Any,
     told: Callable[[str, int], None] | None,
 ) -> sync.PushResult:
     pushed = sync.push(
@@ -260,10 +263,16 @@ def _push(
         key,
         device,
         int(read_state(brain_id).get("pushed_through_seal", 0)),
+        _signer(housekeeper),
         (lambda n: told("pushed", n)) if told else None,
     )
     write_state(brain_id, pushed_through_seal=pushed.through_seal)
     return pushed
+
+
+def _signer(housekeeper: Any) -> Any:
+    """The housekeeper's signer (a session hands a function that loads it)."""
+    return housekeeper() if callable(housekeeper) else housekeeper
 
 
 def _skip_pull_seals(conn: apsw.Connection, brain_id: str, pushed_through: int) -> None:
@@ -292,7 +301,7 @@ def _as_home(conn: apsw.Connection, brain_id: str, housekeeper: Any, arrived: se
     from aimos.epistemic.detect import settle
 
     refused = dict(read_state(brain_id).get("refused_requests") or {})
-    signer = housekeeper() if callable(housekeeper) else housekeeper
+    signer = _signer(housekeeper)
     now = int(time.time())
     applied, newly = apply_forwarded(conn, signer, now, frozenset(refused))
     refused.update(newly)
@@ -399,9 +408,13 @@ def status(conn: apsw.Connection, keystore: Keystore) -> dict[str, Any]:
     }
     out["to_push_at_most"] = count_after(conn, int(state.get("pushed_through_seal", 0)))
     try:
+        key = content_key(keystore)
         with PostgresHub(url, brain_id) as hub:
             counts = hub.counts()
-            out["to_pull"] = hub.waiting_for(heads.through, device)
+            out["to_pull"] = hub.waiting_for(heads.through, box.device_name(key, device))
+        named = {box.device_name(key, str(d["device"])): str(d["device"]) for d in devices(conn)}
+        for entry in counts["devices"]:  # the hub knows devices by keyed names only
+            entry["device"] = named.get(entry["device"], f"{entry['device']} (not a device this brain knows)")
         out["hub"] = counts
         out["reachable"] = True
     except AimosError as exc:

@@ -74,6 +74,7 @@ class Record:
     prev: str
     table: str
     row: dict[str, Any]
+    signer: int  # the valid_from of the pushing device's housekeeper epoch, which signed it
 
     def key_text(self) -> str:
         return key_text(self.table, self.row)
@@ -102,6 +103,7 @@ def encode(record: Record) -> bytes:
             "device": record.device,
             "n": record.n,
             "prev": record.prev,
+            "signer": record.signer,
             "table": record.table,
             "row": {c: _cell(v) for c, v in record.row.items()},
         },
@@ -132,9 +134,11 @@ def decode(plaintext: bytes, name: str) -> Record:
         raise bad(f"names a table records never carry ({table!r})")
     if not isinstance(row, dict) or any(c not in row for c in KEYS[table]):
         raise bad("has no row, or a row without its key")
-    n, device, prev = doc.get("n"), doc.get("device"), doc.get("prev")
+    n, device, prev, signer = doc.get("n"), doc.get("device"), doc.get("prev"), doc.get("signer")
     if not isinstance(n, int) or isinstance(n, bool) or n < 1:
         raise bad("has no record number")
+    if not isinstance(signer, int) or isinstance(signer, bool):
+        raise bad("names no housekeeper that signed it")
     if not isinstance(device, str) or not device or not isinstance(prev, str) or len(prev) != 64:
         raise bad("names no device or no predecessor")
     try:
@@ -144,7 +148,7 @@ def decode(plaintext: bytes, name: str) -> Record:
     for value in cells.values():
         if not (value is None or isinstance(value, str | int | bytes)) or isinstance(value, bool):
             raise bad("holds a cell of no SQLite type")
-    return Record(device, n, prev, str(table), cells)
+    return Record(device, n, prev, str(table), cells, signer)
 
 
 # --- reading what a device wrote ---------------------------------------------------------------
@@ -267,3 +271,78 @@ def _guard_words(exc: apsw.Error) -> str:
     text = str(exc)
     marker = "aimos: "
     return text[text.index(marker) + len(marker) :] if marker in text else type(exc).__name__
+
+
+# --- who may have pushed a row ---------------------------------------------------------------------
+# tables the master signs: any device of the brain may carry them
+_ANY_DEVICE = frozenset({"master_identity", "recall_grants", "agent_revocations", "hub_homes"})
+# appends to a memory's shared chains after its save: the home's alone
+_HOME_ONLY = frozenset({"memory_occurrences", "memory_supersessions", "outcomes", "weight_projections"})
+# written by the saving device inside its save's transaction (a chain's start), else by the home
+_AT_SAVE = {
+    "memory_classifications": "created_at",
+    "epistemic_fingerprints": "created_at",
+    "weight_baselines": "observed_at",
+}
+
+
+def _epoch_device(conn: apsw.Connection, agent_id: Any, valid_from: Any) -> str | None:
+    found = one(
+        conn,
+        "SELECT device_fp FROM identity_epochs WHERE agent_id = ? AND valid_from = ?",
+        (agent_id, valid_from),
+    )
+    return None if found is None else str(found["device_fp"])
+
+
+def _at_its_save(conn: apsw.Connection, row: dict[str, Any], device: str, when: str) -> bool:
+    memory = one(
+        conn,
+        "SELECT author_agent_id, author_valid_from, created_at FROM memories WHERE memory_id = ?",
+        (row.get("memory_id"),),
+    )
+    return (
+        memory is not None
+        and memory["created_at"] == row.get(when)
+        and _epoch_device(conn, memory["author_agent_id"], memory["author_valid_from"]) == device
+    )
+
+
+def check_pushed_by(conn: apsw.Connection, record: Record, home_device: str | None, name: str) -> None:
+    """A row comes from the device that wrote it: its own signed rows (epochs, events, receipts,
+    saves, nonces, forwarded requests) from the device of their signer's epoch; what the home
+    writes for others (a forwarded save, outcome or judgment) from the home; every append to a
+    memory's shared chains after its save from the home alone (``home_device``: the home as this
+    brain stands, None before any home was named: a brain's history from before it met a hub). A
+    row pushed by another device is refused naming the record."""
+    table, row, device = record.table, record.row, record.device
+    home = home_device is None or device == home_device
+    if table in _ANY_DEVICE:
+        return
+    if table in ("identity_epochs", "hub_requests"):
+        ok = row.get("device_fp") == device
+    elif table == "events":
+        ok = _epoch_device(conn, row.get("signer_agent_id"), row.get("signer_valid_from")) == device
+    elif table == "recall_receipts":
+        ok = _epoch_device(conn, row.get("agent_id"), row.get("agent_valid_from")) == device
+    elif table == "request_nonces":
+        ok = home or _epoch_device(conn, row.get("agent_id"), row.get("valid_from")) == device
+    elif table == "memory_provenance":
+        signer = _epoch_device(conn, row.get("signer_agent_id"), row.get("signer_valid_from"))
+        ok = home or (row.get("event_type") == "SAVE" and signer == device)
+    elif table == "memories":
+        ok = home or _epoch_device(conn, row.get("author_agent_id"), row.get("author_valid_from")) == device
+    elif table in _AT_SAVE:
+        ok = home or _at_its_save(conn, row, device, _AT_SAVE[table])
+    elif table in _HOME_ONLY:
+        ok = home
+    else:
+        ok = False  # a table this check does not know: refused until it does
+    if not ok:
+        raise IntegrityError(
+            f"hub record {name} ({table}) was pushed by a device that did not write it, or that may not "
+            "(only the home appends to a memory's chains after its save)",
+            "Nothing from this pull was applied. A device of this brain is misbehaving: revoke it "
+            "(`aimos hub revoke DEVICE`) from another device.",
+            reason="hub_row_misattributed",
+        )

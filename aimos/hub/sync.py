@@ -19,12 +19,15 @@ from typing import Any, Protocol
 
 import apsw
 
+from aimos.crypto.ed25519 import verify as ed25519_verify
 from aimos.errors import IntegrityError, VerificationError
 from aimos.hub import box, records
-from aimos.identity.devices import revoked_device
+from aimos.identity.devices import home, revoked_device
+from aimos.identity.epochs import Signer
 from aimos.learning.verifier import verify_memories
-from aimos.store.connection import rows, write_transaction
+from aimos.store.connection import one, rows, write_transaction
 from aimos.store.seals import head_seal
+from aimos.vocabulary import HOUSEKEEPER, HUB_RECORD_SIGNATURE
 
 PULL_BATCH = 2000  # records applied, and verified, in one write transaction
 PUSH_BATCH = 1000  # records sent in one hub transaction
@@ -92,20 +95,29 @@ def push(
     content_key: bytes,
     device: str,
     after_seal: int,
+    signer: Signer,
     told: Callable[[int], None] | None = None,
 ) -> PushResult:
-    """Send every row the seals after ``after_seal`` sealed that the hub does not hold yet."""
+    """Send every row the seals after ``after_seal`` sealed that the hub does not hold yet, each
+    signed by this device's housekeeper (``signer``; its own epoch's row, when it is among them,
+    goes first, so every record after it can be checked)."""
     result = PushResult(through_seal=after_seal)
     head = head_seal(conn)
     if head is None or head.seq <= after_seal:
         return result
     pending: list[tuple[str, dict[str, Any], bytes]] = []
     for _seal, table, row in records.written_after(conn, after_seal):
-        pending.append((table, row, box.row_name(content_key, table, records.key_text(table, row))))
+        entry = (table, row, box.row_name(content_key, table, records.key_text(table, row)))
+        own = table == "identity_epochs" and (row["agent_id"], row["valid_from"]) == (
+            HOUSEKEEPER,
+            signer.valid_from,
+        )
+        pending.insert(0, entry) if own else pending.append(entry)
     held: set[bytes] = set()
     for start in range(0, len(pending), NAMES_BATCH):
         held |= hub.names_held([name for _t, _r, name in pending[start : start + NAMES_BATCH]])
-    newest = hub.newest_of(device)
+    filed = box.device_name(content_key, device)
+    newest = hub.newest_of(filed)
     n, link = (newest[0], box.record_link(newest[1])) if newest else (0, box.GENESIS_LINK)
     batch: list[tuple[int, bytes, bytes]] = []
     for table, row, name in pending:
@@ -113,18 +125,20 @@ def push(
             continue
         held.add(name)  # a row written twice under one key (never): sent once
         n += 1
-        sealed = box.seal_record(content_key, records.encode(records.Record(device, n, link, table, row)))
+        plaintext = records.encode(records.Record(device, n, link, table, row, signer.valid_from))
+        signature = signer.key.sign(HUB_RECORD_SIGNATURE + plaintext)
+        sealed = box.seal_record(content_key, signature + plaintext)
         link = box.record_link(sealed)
         batch.append((n, name, sealed))
         result.bytes_sent += len(sealed)
         if len(batch) >= PUSH_BATCH:
-            hub.append(device, batch)
+            hub.append(filed, batch)
             result.records += len(batch)
             batch = []
             if told is not None:
                 told(result.records)
     if batch:
-        hub.append(device, batch)
+        hub.append(filed, batch)
         result.records += len(batch)
     result.through_seal = head.seq
     return result
@@ -170,7 +184,8 @@ def pull(
     result = PullResult()
     while True:
         heads = pulled_heads(conn)
-        fetched = hub.after(heads.through, batch, device)  # (this device's own records: not again)
+        # (this device's own records: not again)
+        fetched = hub.after(heads.through, batch, box.device_name(content_key, device))
         if not fetched:
             break
         cut = dict(heads.refused_from)
@@ -227,13 +242,12 @@ def _apply_batch(
     moved: dict[str, tuple[int, str, int]] = {}
     last_seq = 0
     for hub_row in fetched:
-        name = f"#{hub_row.seq} (device {hub_row.device}, record {hub_row.n})"  # "hub record {name}"
+        name = f"#{hub_row.seq}"  # "hub record {name}"; once opened, with its device and number
         if hub_row.seq <= last_seq:
             raise _order_error(name, "comes out of the hub's order")
         last_seq = hub_row.seq
-        record = records.decode(box.open_record(content_key, hub_row.box, name), name)
-        if (record.device, record.n) != (hub_row.device, hub_row.n):
-            raise _order_error(name, "is filed on the hub under another device or number than it says")
+        record = _opened(conn, content_key, hub_row, name)
+        name = f"#{hub_row.seq} (device {record.device}, record {record.n})"
         n, link = chains.get(record.device, (0, box.GENESIS_LINK))
         if record.n != n + 1 or record.prev != link:
             raise _order_error(
@@ -247,6 +261,8 @@ def _apply_batch(
             refused.append(f"hub record {name}: its device is revoked")
             continue
         try:
+            found = home(conn)
+            records.check_pushed_by(conn, record, None if found is None else str(found["device_fp"]), name)
             if not records.apply(conn, record, name):
                 continue
         except IntegrityError as exc:
@@ -284,6 +300,39 @@ def _apply_batch(
             ],
         )
     return applied
+
+
+def _opened(conn: apsw.Connection, content_key: bytes, hub_row: HubRow, name: str) -> records.Record:
+    """A record opened, checked for shape, filed under its own device and number, and signed by a
+    housekeeper epoch of the device it names (an epoch this brain holds, or the one the record
+    itself carries: a device's first record is its housekeeper's epoch)."""
+    opened = box.open_record(content_key, hub_row.box, name)
+    signature, plaintext = opened[:64], opened[64:]
+    record = records.decode(plaintext, name)
+    if (box.device_name(content_key, record.device), record.n) != (hub_row.device, hub_row.n):
+        raise _order_error(name, "is filed on the hub under another device or number than it says")
+    epoch = one(
+        conn,
+        "SELECT public_key_b64u, device_fp FROM identity_epochs WHERE agent_id = ? AND valid_from = ?",
+        (HOUSEKEEPER, record.signer),
+    )
+    if epoch is None and record.table == "identity_epochs":
+        carried = record.row
+        if (carried.get("agent_id"), carried.get("valid_from")) == (HOUSEKEEPER, record.signer):
+            epoch = {"public_key_b64u": carried.get("public_key_b64u"), "device_fp": carried.get("device_fp")}
+    if (
+        epoch is None
+        or epoch["device_fp"] != record.device
+        or len(signature) != 64
+        or not ed25519_verify(str(epoch["public_key_b64u"]), HUB_RECORD_SIGNATURE + plaintext, signature)
+    ):
+        raise VerificationError(
+            f"hub record {name} is not signed by a housekeeper of the device it names",
+            "Nothing from this pull was applied. It was not pushed by that device: check which devices "
+            "hold this brain (`aimos hub devices`) and revoke one that misbehaves.",
+            reason="hub_record_unsigned",
+        )
+    return record
 
 
 def _memory_of(record: records.Record) -> str | None:

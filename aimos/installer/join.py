@@ -187,7 +187,7 @@ def _make(
         _write_anchors(run, keys.brain_id, master.fingerprint, brain_path, options)
         keystore.put(device.CONTENT_KEY_ITEM, b64u_encode(content_key))
         keystore.put(device.URL_ITEM, url)
-        pushed = sync.push(conn, hub, content_key, device_fp, 0)
+        pushed = sync.push(conn, hub, content_key, device_fp, 0, housekeeper[0])
         device.write_state(
             keys.brain_id,
             pushed_through_seal=pushed.through_seal,

@@ -65,6 +65,20 @@ class Device:
     def device_fp(self) -> str:
         return sqlite_value(self.brain, "SELECT value FROM brain_meta WHERE key = 'device_fp'")
 
+    def content_key(self) -> bytes:
+        """The brain's content key, from this device's file keystore."""
+        from aimos.hub.device import content_key
+        from aimos.identity.keystore import FileKeystore
+
+        brain_id = self.brain_id()
+        return content_key(FileKeystore(brain_id, self.home / "state" / "keys" / brain_id))
+
+    def hub_name(self) -> str:
+        """The keyed name the hub files this device's records under."""
+        from aimos.hub.box import device_name
+
+        return device_name(self.content_key(), self.device_fp())
+
     def keystore_item(self, name: str) -> Path:
         return self.home / "state" / "keys" / self.brain_id() / f"{name}.key"
 

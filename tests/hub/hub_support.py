@@ -184,8 +184,17 @@ class PgCluster:
     def _initdb(self) -> None:
         made = subprocess.run(
             [
-                str(self.bin / "initdb"), "-D", str(self.data), "-U", self.user,
-                "-A", "trust", "--no-sync", "-E", "UTF8", "--locale=C",
+                str(self.bin / "initdb"),
+                "-D",
+                str(self.data),
+                "-U",
+                self.user,
+                "-A",
+                "trust",
+                "--no-sync",
+                "-E",
+                "UTF8",
+                "--locale=C",
             ],
             capture_output=True,
             text=True,
@@ -194,7 +203,9 @@ class PgCluster:
             **self._as_owner(),
         )
         if made.returncode != 0:
-            pytest.fail(f"initdb failed (exit {made.returncode}):\n{made.stdout}\n{made.stderr}", pytrace=False)
+            pytest.fail(
+                f"initdb failed (exit {made.returncode}):\n{made.stdout}\n{made.stderr}", pytrace=False
+            )
 
     @property
     def pid(self) -> int | None:
@@ -236,7 +247,9 @@ class PgCluster:
         deadline = time.monotonic() + START_TIMEOUT
         while True:
             if not self.running:
-                pytest.fail(f"the PostgreSQL server exited while starting:\n{self._log_tail()}", pytrace=False)
+                pytest.fail(
+                    f"the PostgreSQL server exited while starting:\n{self._log_tail()}", pytrace=False
+                )
             try:
                 with self.connect("postgres", connect_timeout=5) as conn:
                     conn.execute("SELECT 1")

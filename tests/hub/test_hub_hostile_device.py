@@ -21,15 +21,17 @@ from typing import Any
 
 import apsw
 import pytest
-from aimos_cli_support import assert_refused, assert_unchanged, snapshot
+from aimos_cli_support import assert_refused, assert_unchanged, snapshot, sqlite_value
 from hub_devices import Device, Pair, hub_records
 
 from aimos.crypto.ed25519 import KeyPair
-from aimos.hub import box, device, records
+from aimos.crypto.encoding import b64u_decode
+from aimos.hub import box, records
 from aimos.hub.postgres import PostgresHub
 from aimos.identity.epochs import issue_grant
 from aimos.identity.keystore import FileKeystore
 from aimos.store.connection import one
+from aimos.vocabulary import HUB_RECORD_SIGNATURE
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -62,19 +64,31 @@ def append_as(hostile: Device, url: str, rows: Rows) -> dict[str, int]:
     append them to the hub after that device's newest record, each naming the one before, as a push
     does. Returns each row's table -> its order number on the hub."""
     brain_id, fp = hostile.brain_id(), hostile.device_fp()
-    key = device.content_key(FileKeystore(brain_id, hostile.home / "state" / "keys" / brain_id))
+    key, filed = hostile.content_key(), hostile.hub_name()
+    # the hostile device's own housekeeper signs, as its push does: the records are its, and valid
+    signer_from = int(
+        sqlite_value(
+            hostile.brain,
+            f"SELECT MAX(valid_from) FROM identity_epochs WHERE agent_id = 'housekeeper' AND device_fp = '{fp}'",
+        )
+    )
+    seed = FileKeystore(brain_id, hostile.home / "state" / "keys" / brain_id).get(
+        f"housekeeper@{signer_from}"
+    )
+    signer = KeyPair(b64u_decode(seed))
     with PostgresHub(url, brain_id) as hub:
-        newest = hub.newest_of(fp)
+        newest = hub.newest_of(filed)
         assert newest is not None, "the hostile device has pushed before"
         n, link = newest[0], box.record_link(newest[1])
         items = []
         for table, row in rows:
             n += 1
-            sealed = box.seal_record(key, records.encode(records.Record(fp, n, link, table, row)))
+            plaintext = records.encode(records.Record(fp, n, link, table, row, signer_from))
+            sealed = box.seal_record(key, signer.sign(HUB_RECORD_SIGNATURE + plaintext) + plaintext)
             link = box.record_link(sealed)
             items.append((n, box.row_name(key, table, records.key_text(table, row)), sealed))
-        hub.append(fp, items)
-    placed = {r["device_n"]: r["seq"] for r in hub_records(url) if r["device"] == fp}
+        hub.append(filed, items)
+    placed = {r["device_n"]: r["seq"] for r in hub_records(url) if r["device"] == filed}
     return {table: placed[n] for (table, _row), (n, _name, _box) in zip(rows, items, strict=True)}
 
 
@@ -152,7 +166,9 @@ def save_by_an_epoch_not_in_the_brain(pair: Pair, tmp: Path) -> tuple[Rows, str]
     rows = written_since(rogue, enrolled)
     provenance = dict(rows)["memory_provenance"]
     assert provenance["signer_agent_id"] == "rogue", provenance
-    return rows, "memory_provenance"
+    # its first row names the unknown epoch: the request's nonce, refused as no device's of the brain
+    assert rows[0][0] == "request_nonces" and rows[0][1]["agent_id"] == "rogue", rows[0]
+    return rows, "request_nonces"
 
 
 FORGERIES: dict[str, Callable[[Pair, Path], tuple[Rows, str]]] = {
@@ -178,7 +194,8 @@ def test_a_forged_row_from_a_device_of_the_brain_is_refused_on_every_sync(
         print(forgery, "->", refused.code, refused.err)
         assert refused.code in (4, 5), refused.describe()
         assert_refused(refused, refused.code, "Nothing from this pull was applied")
-        assert f"hub record #{placed[bad_table]} ({bad_table})" in refused.err, (placed, refused.describe())
+        named = f"hub record #{placed[bad_table]} (device {pair.b.device_fp()}, record "
+        assert named in refused.err and f") ({bad_table})" in refused.err, (placed, refused.describe())
         assert_unchanged(a.home, before)
         messages.append(refused.err)
     assert messages[0] == messages[1]

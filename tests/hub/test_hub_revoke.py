@@ -83,13 +83,13 @@ def test_a_revoked_device_is_refused_everywhere_after_the_next_sync(trio: Trio) 
     # B has not heard: it saves, and its sync pushes that, then fails on its own revocation
     late_words = "the greenhouse thermostat was set to nineteen degrees by the lodger"
     late = b.save(late_words)
-    hub_before = sum(1 for r in hub_records(trio.url) if r["device"] == b.device_fp())
+    hub_before = sum(1 for r in hub_records(trio.url) if r["device"] == b.hub_name())
     held = table_counts(b.brain, REVOCATIONS)
     failed = b.run("sync")
     assert failed.code == 6 and "Traceback" not in failed.both, failed.describe()
     assert "the master revoked this device" in failed.err, failed.describe()
     assert table_counts(b.brain, REVOCATIONS) == held  # nothing of the pull was applied
-    assert sum(1 for r in hub_records(trio.url) if r["device"] == b.device_fp()) > hub_before
+    assert sum(1 for r in hub_records(trio.url) if r["device"] == b.hub_name()) > hub_before
     assert "the master revoked this device" in b.run("hub", "status").ok().out
 
     fresh_words = "the canal lock keeper retires at the end of the season"

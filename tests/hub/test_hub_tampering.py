@@ -58,7 +58,7 @@ def foreign_box(pg_cluster: PgCluster, tmp_path_factory: pytest.TempPathFactory)
 
 def unseen(pair: Pair) -> list[dict[str, Any]]:
     """A's records B has not pulled: A's three saves."""
-    through, a = pair.b.pulled_through(), pair.a.device_fp()
+    through, a = pair.b.pulled_through(), pair.a.hub_name()
     found = [r for r in hub_records(pair.url) if r["seq"] > through and r["device"] == a]
     assert len(found) >= 12, found
     return found
