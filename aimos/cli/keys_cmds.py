@@ -4,6 +4,7 @@ brain's keys live."""
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import typer
 
@@ -60,6 +61,7 @@ def change(
         if not both:
             new = read_new_passphrase(fd=new_passphrase_fd)
         result = keys.change_passphrase(brain, old, new)
+        shared = _share_with_hub(brain)
     if json_out:
         emit_json(result.to_json())
     else:
@@ -70,6 +72,20 @@ def change(
         say(f"warning: the change is done, but its signed event was not written: {result.record_problem}")
     if passphrase_fd is None and os.environ.get(ENV_FILE):
         say(f"note: {ENV_FILE} ({os.environ[ENV_FILE]}) holds the old passphrase: put the new one there.")
+    if shared is not None:
+        say(
+            f"sync hub: {shared}; the hub keeps the older sealings too (append-only): if the old "
+            "passphrase leaked, see docs/sync.md"
+        )
+
+
+def _share_with_hub(brain: Any) -> str | None:
+    """The new sealing of the master to the brain's sync hub, when it has one."""
+    from aimos.hub.device import hub_url, share_sealed_master
+
+    if hub_url(brain.keystore) is None:
+        return None
+    return share_sealed_master(brain.keystore, brain.meta["brain_id"])
 
 
 @keystore_app.command("move")

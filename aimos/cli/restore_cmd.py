@@ -61,6 +61,7 @@ def register(app: typer.Typer) -> None:
             return
         if backup is None:
             raise UsageError("name the backup to restore", "`aimos restore --list` lists them.")
+        _refuse_on_a_synced_brain()
         path = restoring.resolve_backup(backup)
         fingerprint = expected_master_fingerprint(master_fingerprint)
         restoring.check_offline(housekeeper_may_run=True)  # stopped below, once nothing refuses
@@ -149,3 +150,21 @@ def _brain_file() -> tuple[int, int] | None:
     except OSError:
         return None
     return (found.st_dev, found.st_ino)
+
+
+def _refuse_on_a_synced_brain() -> None:
+    """A brain synced through a hub is not put back from a backup: what this device pushed since
+    the backup is on the hub and on every other device, and a restored brain would write over it
+    (the same record numbers, its event chains forked). Joining again pulls everything back."""
+    from aimos import paths
+    from aimos.errors import UsageError
+    from aimos.installer.setup import installed_brain_id
+
+    brain_id = installed_brain_id()
+    if brain_id is not None and paths.hub_state_path(brain_id).exists():
+        raise UsageError(
+            "this brain syncs through a hub: a backup put back here would fork what this device "
+            "already pushed to the others: nothing was changed",
+            "Join the brain again in a new AIMOS_HOME (`aimos hub join URL`): it pulls everything the "
+            "hub holds.",
+        )

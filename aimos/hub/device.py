@@ -248,6 +248,21 @@ def _push_sealed_master(hub: PostgresHub, keystore: Keystore, brain_id: str) -> 
     write_state(brain_id, sealed_master_sha256=digest)
 
 
+def share_sealed_master(keystore: Keystore, brain_id: str) -> str | None:
+    """After a passphrase change: the master sealed with the new passphrase to the hub now, when
+    the brain is linked to one and it answers (else at the next sync). None when there is no hub;
+    else what was done, in words."""
+    url = hub_url(keystore)
+    if url is None:
+        return None
+    try:
+        with sync_lock(brain_id), PostgresHub(url, brain_id) as hub:
+            _push_sealed_master(hub, keystore, brain_id)
+    except AimosError as exc:
+        return f"the hub did not take the new sealing now ({exc.message}): the next `aimos sync` sends it"
+    return "devices that join from now on open the master with the new passphrase"
+
+
 def _push(
     conn: apsw.Connection,
     hub: PostgresHub,

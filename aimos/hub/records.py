@@ -75,6 +75,7 @@ class Record:
     table: str
     row: dict[str, Any]
     signer: int  # the valid_from of the pushing device's housekeeper epoch, which signed it
+    seal: int = 0  # the seal of the pushing device that sealed the row (its write transaction)
 
     def key_text(self) -> str:
         return key_text(self.table, self.row)
@@ -103,6 +104,7 @@ def encode(record: Record) -> bytes:
             "device": record.device,
             "n": record.n,
             "prev": record.prev,
+            "seal": record.seal,
             "signer": record.signer,
             "table": record.table,
             "row": {c: _cell(v) for c, v in record.row.items()},
@@ -139,6 +141,9 @@ def decode(plaintext: bytes, name: str) -> Record:
         raise bad("has no record number")
     if not isinstance(signer, int) or isinstance(signer, bool):
         raise bad("names no housekeeper that signed it")
+    seal = doc.get("seal")
+    if not isinstance(seal, int) or isinstance(seal, bool) or seal < 0:
+        raise bad("names no seal")
     if not isinstance(device, str) or not device or not isinstance(prev, str) or len(prev) != 64:
         raise bad("names no device or no predecessor")
     try:
@@ -148,7 +153,7 @@ def decode(plaintext: bytes, name: str) -> Record:
     for value in cells.values():
         if not (value is None or isinstance(value, str | int | bytes)) or isinstance(value, bool):
             raise bad("holds a cell of no SQLite type")
-    return Record(device, n, prev, str(table), cells, signer)
+    return Record(device, n, prev, str(table), cells, signer, seal)
 
 
 # --- reading what a device wrote ---------------------------------------------------------------

@@ -105,9 +105,9 @@ def push(
     head = head_seal(conn)
     if head is None or head.seq <= after_seal:
         return result
-    pending: list[tuple[str, dict[str, Any], bytes]] = []
-    for _seal, table, row in records.written_after(conn, after_seal):
-        entry = (table, row, box.row_name(content_key, table, records.key_text(table, row)))
+    pending: list[tuple[int, str, dict[str, Any], bytes]] = []
+    for seal, table, row in records.written_after(conn, after_seal):
+        entry = (seal, table, row, box.row_name(content_key, table, records.key_text(table, row)))
         own = table == "identity_epochs" and (row["agent_id"], row["valid_from"]) == (
             HOUSEKEEPER,
             signer.valid_from,
@@ -115,17 +115,17 @@ def push(
         pending.insert(0, entry) if own else pending.append(entry)
     held: set[bytes] = set()
     for start in range(0, len(pending), NAMES_BATCH):
-        held |= hub.names_held([name for _t, _r, name in pending[start : start + NAMES_BATCH]])
+        held |= hub.names_held([name for _s, _t, _r, name in pending[start : start + NAMES_BATCH]])
     filed = box.device_name(content_key, device)
     newest = hub.newest_of(filed)
     n, link = (newest[0], box.record_link(newest[1])) if newest else (0, box.GENESIS_LINK)
     batch: list[tuple[int, bytes, bytes]] = []
-    for table, row, name in pending:
+    for seal, table, row, name in pending:
         if name in held:
             continue
         held.add(name)  # a row written twice under one key (never): sent once
         n += 1
-        plaintext = records.encode(records.Record(device, n, link, table, row, signer.valid_from))
+        plaintext = records.encode(records.Record(device, n, link, table, row, signer.valid_from, seal))
         signature = signer.key.sign(HUB_RECORD_SIGNATURE + plaintext)
         sealed = box.seal_record(content_key, signature + plaintext)
         link = box.record_link(sealed)
@@ -179,8 +179,10 @@ def pull(
     """Apply every record the hub holds after what this brain pulled, a batch per write
     transaction (``housekeeper`` None: the caller holds the transaction, a join). A record a
     guard or the verifier refuses refuses its whole batch (nothing of it is applied), unless its
-    device is revoked: then that record and every later one of that device are refused by name
-    and skipped, and the batch is applied without them."""
+    device is revoked or the record holds a row its device may not write (records.check_pushed_by:
+    a misbehaving device): then that record and every later one of that device are refused by
+    name and skipped, and the batch is applied without them (every device decides the same, in
+    the hub's order)."""
     result = PullResult()
     while True:
         heads = pulled_heads(conn)
@@ -240,14 +242,21 @@ def _apply_batch(
     touched: dict[str, tuple[str, int]] = {}  # memory -> the first record of this batch that touched it
     chains = dict(heads.devices)
     moved: dict[str, tuple[int, str, int]] = {}
+    begun: dict[tuple[str, int], int] = {}  # (device, its seal) -> the first record of it in this batch
+    known = {
+        box.device_name(content_key, str(fp)): str(fp)
+        for (fp,) in conn.execute("SELECT DISTINCT device_fp FROM identity_epochs")
+    }
     last_seq = 0
     for hub_row in fetched:
-        name = f"#{hub_row.seq}"  # "hub record {name}"; once opened, with its device and number
+        # "hub record {name}": the device by its id when this brain knows it (the hub files by a keyed name)
+        name = f"#{hub_row.seq} (device {known.get(hub_row.device, hub_row.device)}, record {hub_row.n})"
         if hub_row.seq <= last_seq:
             raise _order_error(name, "comes out of the hub's order")
         last_seq = hub_row.seq
         record = _opened(conn, content_key, hub_row, name)
         name = f"#{hub_row.seq} (device {record.device}, record {record.n})"
+        first_of_seal = begun.setdefault((record.device, record.seal), record.n)
         n, link = chains.get(record.device, (0, box.GENESIS_LINK))
         if record.n != n + 1 or record.prev != link:
             raise _order_error(
@@ -258,7 +267,7 @@ def _apply_batch(
         if record.device == device:
             continue  # this device's own
         if record.device in cut and record.n >= cut[record.device]:
-            refused.append(f"hub record {name}: its device is revoked")
+            refused.append(f"hub record {name}: its device is revoked, or pushed a row it may not write")
             continue
         try:
             found = home(conn)
@@ -266,13 +275,16 @@ def _apply_batch(
             if not records.apply(conn, record, name):
                 continue
         except IntegrityError as exc:
-            if revoked_device(conn, record.device):
-                raise _Refuse(record.device, record.n, exc.message) from None
+            # a revoked device, or one that pushed a row it did not or may not write (only a
+            # misbehaving device signs such a record): its records from this one on are refused
+            if exc.reason == "hub_row_misattributed" or revoked_device(conn, record.device):
+                # from the first record of the write transaction it came in: none of it applies
+                raise _Refuse(record.device, first_of_seal, exc.message) from None
             raise
         applied += 1
         memory = _memory_of(record)
         if memory is not None:
-            touched.setdefault(memory, (record.device, record.n))
+            touched.setdefault(memory, (record.device, first_of_seal))
     failures = [r for r in verify_memories(conn, touched) if not r.ok]
     for failure in failures:
         origin, n = touched[failure.memory_id]

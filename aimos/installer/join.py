@@ -102,7 +102,12 @@ def open_master(keys: BrainKeys, passphrase: str) -> KeyPair:
     except EncodingError:
         raise PassphraseError("the hub's sealed master key is damaged") from None
     except PassphraseError:
-        raise wrong_passphrase(passphrase) from None
+        refused = wrong_passphrase(passphrase)
+        refused.hint = (
+            "Give the brain's master passphrase: the one set at `aimos hub init`, or by the newest "
+            "`aimos passphrase change` a device of the brain made while the hub answered. " + refused.hint
+        )
+        raise refused from None
     if master.fingerprint != keys.master_fingerprint or master.public_b64u != keys.master_public_key:
         raise PassphraseError(
             "the hub's sealed master key is not the master it names for this brain",

@@ -187,6 +187,8 @@ def test_a_forged_row_from_a_device_of_the_brain_is_refused_on_every_sync(
     a.sync()
     rows, bad_table = FORGERIES[forgery](pair, tmp_path)
     placed = append_as(pair.b, pair.url, rows)
+    if forgery in CUT_OFF:
+        return a_device_that_pushes_what_it_may_not_is_cut_off(pair, placed[bad_table])
     before = snapshot(a.home)
     messages = []
     for _attempt in range(2):
@@ -199,3 +201,27 @@ def test_a_forged_row_from_a_device_of_the_brain_is_refused_on_every_sync(
         assert_unchanged(a.home, before)
         messages.append(refused.err)
     assert messages[0] == messages[1]
+
+
+# a row its device may not have written (records.check_pushed_by): only a misbehaving device signs one
+CUT_OFF = ("a-save-by-an-epoch-not-in-the-brain",)
+
+
+def a_device_that_pushes_what_it_may_not_is_cut_off(pair: Pair, first_bad: int) -> None:
+    """Every device refuses that record, and every later one of its device, by name, and applies
+    the other devices' records (the same in the hub's order everywhere): the sync goes on."""
+    a = pair.a
+    memories = sqlite_value(a.brain, "SELECT COUNT(*) FROM memories")
+    done = a.run("sync", "--json").ok().json()
+    assert any(
+        r.startswith(f"hub record #{first_bad} (device {pair.b.device_fp()}") and "may not write" in r
+        for r in done["refused"]
+    ), done
+    assert sqlite_value(a.brain, "SELECT COUNT(*) FROM memories") == memories
+    status = a.run("hub", "status", "--json").ok().json()
+    assert pair.b.device_fp() in status["devices_refused_from"], status
+    pair.b.save("written by the misbehaving device afterwards")
+    pair.b.run("sync").ok()
+    again = a.run("sync", "--json").ok().json()
+    assert again["refused"] and all(pair.b.device_fp() in r for r in again["refused"]), again
+    assert sqlite_value(a.brain, "SELECT COUNT(*) FROM memories") == memories

@@ -141,3 +141,17 @@ def test_a_join_says_where_the_passphrase_came_from_never_the_passphrase(
     joined.ok()
     assert f"({PASSPHRASE_ENV})" in joined.err and PASSPHRASE not in joined.both, joined.describe()
     assert made_pair.url.split("?")[0] in joined.out, joined.describe()
+
+
+def test_a_restore_on_a_synced_brain_is_refused_and_points_to_a_join(pair: Pair) -> None:
+    """A backup put back on a device that syncs would fork what it already pushed (the same
+    record numbers, its event chains): refused, nothing changed, the hint names `aimos hub join`."""
+    b = pair.b
+    backup = b.run("backup", "--json").ok().json()["path"]
+    b.save("written after the backup, and pushed")
+    b.run("sync").ok()
+    before = snapshot(b.home)
+    refused = b.run("restore", backup, "--yes")
+    assert_refused(refused, 2, "aimos hub join")
+    assert "syncs through a hub" in refused.err, refused.describe()
+    assert_unchanged(b.home, before)

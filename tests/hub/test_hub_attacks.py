@@ -1,0 +1,476 @@
+"""A red team on the hub (issue 39): the owner of the hub's database, a hostile device of the brain
+(its own epochs and the content key: what any joined device holds), and a careless person.
+
+Each test is an attack that worked when it was written, and asserts what the brain does now that
+it is fixed. (Attacks not fixed yet are listed in the issue's notes, not here.) The devices are real
+AIMOS_HOMEs run through the real CLI (`aimos install`, `aimos hub init|join`, `aimos sync`); a
+hostile device's records are crafted with aimos's own Python API in that device's home (its file
+keystore, its content key), as modified aimos code on that device would write them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from aimos_cli_support import PASSPHRASE_ENV, Result, run_aimos
+
+from aimos import paths
+
+PASSPHRASE = "correct horse battery staple"
+
+
+@dataclass
+class Device:
+    """One device of the brain: its own AIMOS_HOME and environment."""
+
+    name: str
+    home: Path
+    env: dict[str, str]
+
+    def aimos(self, *args: str, **kwargs: Any) -> Result:
+        return run_aimos(*args, env={**self.env, **kwargs.pop("env", {})}, **kwargs)
+
+    def install(self) -> Result:
+        return self.aimos(
+            "install", "--yes", "--no-guides", "--keystore", "file", "--no-service", unset=("AIMOS_KEYSTORE",)
+        ).ok()
+
+    def join(self, url: str, *args: str, env: dict[str, str] | None = None) -> Result:
+        """`aimos hub join URL` into this device's home (file keystore, no service)."""
+        return self.aimos(
+            "hub",
+            "join",
+            url,
+            "--keystore",
+            "file",
+            "--no-service",
+            *args,
+            env=env or {},
+            unset=("AIMOS_KEYSTORE",),
+        )
+
+    def sync(self) -> dict[str, Any]:
+        return self.aimos("sync", "--json").json()  # type: ignore[no-any-return]
+
+    def sql(self, query: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        import apsw
+
+        conn = apsw.Connection(str(self.home / "brain.sqlite3"), flags=apsw.SQLITE_OPEN_READONLY)
+        try:
+            return list(conn.execute(query, params))
+        finally:
+            conn.close()
+
+    @property
+    def fp(self) -> str:
+        return str(self.sql("SELECT value FROM brain_meta WHERE key = 'device_fp'")[0][0])
+
+    @contextmanager
+    def opened(self) -> Iterator[Any]:
+        """This device's brain opened in-process by aimos's own session (its keystore, its
+        housekeeper sealing every write): what modified aimos code on the device would hold."""
+        from aimos.actions.session import open_brain
+
+        saved = {k: os.environ.get(k) for k in self.env}
+        os.environ.update(self.env)
+        try:
+            with paths.using_home(self.home):
+                brain = open_brain(write=True)
+                try:
+                    yield brain
+                finally:
+                    brain.conn.close()
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+
+
+@pytest.fixture
+def make_device(tmp_path: Path) -> Callable[[str], Device]:
+    pass_file = tmp_path / "passphrase"
+    pass_file.write_text(PASSPHRASE + "\n")
+    pass_file.chmod(0o600)
+
+    def make(name: str) -> Device:
+        home = tmp_path / name
+        home.mkdir(mode=0o700)
+        return Device(name, home, {"AIMOS_HOME": str(home), PASSPHRASE_ENV: str(pass_file)})
+
+    return make
+
+
+@pytest.fixture
+def hub(hub_url: str, make_device: Callable[[str], Device]) -> Callable[[str], Device]:
+    """A factory of devices on one hub: the first installs the brain and puts it on the hub (the
+    home), every later one joins it."""
+    made: list[Device] = []
+
+    def device(name: str) -> Device:
+        dev = make_device(name)
+        if not made:
+            dev.install()
+            dev.aimos("hub", "init", hub_url).ok()
+        else:
+            dev.join(hub_url).ok()
+        made.append(dev)
+        return dev
+
+    return device
+
+
+def save(dev: Device, text: str) -> str:
+    return str(dev.aimos("save", text, "--json").json()["memory_id"])
+
+
+def recall(dev: Device, query: str) -> list[str]:
+    found = dev.aimos("recall", query, "--json").json()
+    return [m["memory_id"] for m in found["results"]]
+
+
+def weight(dev: Device, memory_id: str) -> int:
+    return int(dev.sql("SELECT retrieval_weight_milli FROM memories WHERE memory_id = ?", (memory_id,))[0][0])
+
+
+def label(dev: Device, memory_id: str) -> str:
+    return str(dev.sql("SELECT epistemic_label FROM memories WHERE memory_id = ?", (memory_id,))[0][0])
+
+
+def _outcome_as_home_would(dev: Device, memory_id: str, *, good: bool) -> None:
+    """What modified aimos on a device that is not the home does: record an outcome and sign its
+    weight transition itself (give_feedback's is_home test left out)."""
+    from aimos.actions.bodies import build_outcome_body
+    from aimos.actions.session import now
+    from aimos.identity.requests import sign_request
+    from aimos.learning.outcomes import latest_receipt_for, record_outcome
+    from aimos.vocabulary import PATH_OUTCOME
+
+    with dev.opened() as brain:
+        body = build_outcome_body(
+            memory_id=memory_id,
+            receipt_id=latest_receipt_for(brain.conn, memory_id, "cli"),
+            outcome="good" if good else "bad",
+        )
+        request = sign_request(brain.signer("cli"), body, PATH_OUTCOME, now())
+        record_outcome(brain.conn, brain.housekeeper(), request, now())
+
+
+# --- a hostile device: chains only the home appends to ---------------------------------------------
+def test_a_weight_transition_signed_by_a_device_that_is_not_the_home_is_refused(
+    hub: Callable[[str], Device],
+) -> None:
+    """docs/sync.md: "after [a save] only the home appends" to a memory's weight chain. Only the
+    writer's own code keeps to it: a device that is not the home signs a weight transition with its
+    own housekeeper (any device's housekeeper passes the brain's triggers), and the home, and every
+    other device, applies it. Two such writers fork the chain."""
+    a, b = hub("A"), hub("B")
+    memory = save(a, "the staging database listens on port 6543")
+    a.sync()
+    b.sync()
+    assert memory in recall(b, "staging database port")
+    _outcome_as_home_would(b, memory, good=True)
+    assert weight(b, memory) != 1000  # B moved the weight itself
+    b.sync()
+    pulled = a.aimos("sync", "--json")
+    assert weight(a, memory) == 1000, "the home applied a weight transition another device signed"
+    assert pulled.code != 0 or json.loads(pulled.out)["refused"], pulled.describe()
+
+
+def test_a_label_signed_by_a_device_that_is_not_the_home_is_refused(hub: Callable[[str], Device]) -> None:
+    """The label chain has one writer too (the home's detector and classifier): a device that is
+    not the home labels another device's memory poison with its own housekeeper, and every device
+    applies it; the memory is withheld from recall everywhere."""
+    from aimos.actions.session import now
+    from aimos.epistemic.chain import append_classification
+    from aimos.store.connection import write_transaction
+
+    a, b = hub("A"), hub("B")
+    memory = save(a, "the release train leaves every second Thursday")
+    a.sync()
+    b.sync()
+    with b.opened() as brain, write_transaction(brain.conn, brain.housekeeper()):
+        append_classification(
+            brain.conn,
+            brain.housekeeper(),
+            memory,
+            label="poison_likely",
+            confidence_milli=990,
+            basis="classifier",
+            now=now(),
+        )
+    b.sync()
+    a.aimos("sync", "--json")
+    assert label(a, memory) == "unverified", "the home applied a label another device signed"
+    assert memory in recall(a, "release train Thursday")
+
+
+def test_a_nonce_squatted_by_another_device_does_not_drop_a_forwarded_outcome(
+    hub: Callable[[str], Device],
+) -> None:
+    """request_nonces rows travel and no guard checks them (no signature, no owner): a hostile
+    device reads the nonce of an outcome another device kept for the home (hub_requests) and pushes
+    a request_nonces row with it. The home then takes the outcome for applied (apply_forwarded skips
+    every request whose nonce is recorded): it is dropped, and no device says so."""
+    from aimos.store.connection import write_transaction
+
+    a, b, c = hub("A"), hub("B"), hub("C")
+    memory = save(a, "the backup window opens at 02:00 UTC")
+    a.sync()
+    b.sync()
+    c.sync()
+    assert memory in recall(b, "backup window")
+    kept = b.aimos("feedback", memory, "--good", "--json").json()
+    assert kept["provisional"] is True
+    b.sync()
+    c.sync()
+    ((agent, valid_from, nonce, ts),) = c.sql(
+        "SELECT agent_id, agent_valid_from, nonce, ts_signed FROM hub_requests"
+    )
+    with c.opened() as brain, write_transaction(brain.conn, brain.housekeeper()):
+        brain.conn.execute(
+            "INSERT INTO request_nonces (agent_id, nonce, valid_from, ts_signed, signed_path, request_hash,"
+            " received_at) VALUES (?, ?, ?, ?, '/aimos/recall', ?, ?)",
+            (agent, nonce, valid_from, ts, "0" * 64, ts),
+        )
+    c.sync()
+    done = a.sync()
+    assert weight(a, memory) > 1000 or done.get("forwarded_refused"), (
+        f"the home dropped B's outcome without a word: {done}"
+    )
+
+
+def _push_as(hostile: Device, claimed: Device, table: str, row: dict[str, Any]) -> None:
+    """A record the hostile device seals with the brain's content key (it holds it, as every
+    device does) and files under another device's name, continuing that device's chain of records
+    (the link is a hash of the newest box, which anyone can read)."""
+    from aimos.hub import box, records
+    from aimos.hub.device import content_key, linked_url
+    from aimos.hub.postgres import PostgresHub
+    from aimos.vocabulary import HUB_RECORD_SIGNATURE
+
+    with hostile.opened() as brain:
+        key, url = content_key(brain.keystore), linked_url(brain.keystore)
+        signer = brain.housekeeper()  # the hostile device signs with the key it holds
+        filed = box.device_name(key, claimed.fp)
+        with PostgresHub(url, brain.meta["brain_id"]) as hub:
+            newest = hub.newest_of(filed)
+            assert newest is not None
+            record = records.Record(
+                claimed.fp, newest[0] + 1, box.record_link(newest[1]), table, row, signer.valid_from
+            )
+            plaintext = records.encode(record)
+            sealed = box.seal_record(key, signer.key.sign(HUB_RECORD_SIGNATURE + plaintext) + plaintext)
+            hub.append(filed, [(record.n, box.row_name(key, table, record.key_text()), sealed)])
+
+
+def test_a_record_filed_under_another_devices_name_is_refused(hub: Callable[[str], Device]) -> None:
+    """A record's device and its chain are bound by the content key alone, which every device
+    holds: a hostile device files records under the home's name, continuing the home's chain.
+    Every other device applies them as the home's; the home never does (it skips its own records),
+    so the devices diverge, and the home's next push continues the forged chain unaware."""
+    a, b, c = hub("A"), hub("B"), hub("C")
+    a.sync()
+    b.sync()
+    ((agent, valid_from),) = b.sql(
+        "SELECT agent_id, valid_from FROM identity_epochs WHERE role = 'agent' AND device_fp = ?", (b.fp,)
+    )
+    forged = {
+        "agent_id": agent,
+        "nonce": "forged-under-the-homes-name",
+        "valid_from": valid_from,
+        "ts_signed": valid_from,
+        "signed_path": "/aimos/recall",
+        "request_hash": "0" * 64,
+        "received_at": valid_from,
+    }
+    _push_as(c, a, "request_nonces", forged)
+    b.aimos("sync", "--json")
+    a.sync()
+    save(a, "the home keeps writing, unaware")
+    a.sync()
+    assert not b.sql("SELECT 1 FROM request_nonces WHERE nonce = ?", (forged["nonce"],)), (
+        "B applied a record another device filed under the home's name"
+    )
+
+
+def _clock(seconds: int) -> dict[str, str]:
+    """An `aimos` process whose wall clock is ``seconds`` off the real one (libfaketime)."""
+    import glob
+
+    found = sorted(glob.glob("/usr/lib/*/faketime/libfaketimeMT.so.1"))
+    assert found, "libfaketime is missing: `apt-get install faketime`"
+    return {"LD_PRELOAD": found[0], "FAKETIME": f"{seconds:+d}", "FAKETIME_DONT_FAKE_MONOTONIC": "1"}
+
+
+# --- revocation and expiry -------------------------------------------------------------------------
+# --- the home moved while the old home was online (a careless person) ------------------------------
+# --- the hub's owner -------------------------------------------------------------------------------
+def _hub_sql(url: str, *statements: str) -> None:
+    """The hub's owner at the database: guards off for the statements, then on again."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("ALTER TABLE aimos_hub_records DISABLE TRIGGER USER")
+        for statement in statements:
+            conn.execute(statement)
+        conn.execute("ALTER TABLE aimos_hub_records ENABLE TRIGGER USER")
+
+
+# --- secrets ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("password", ["s3cr?t-pw", "s3cr#t-pw"])
+def test_the_hubs_password_never_shows_whatever_characters_it_holds(
+    make_device: Callable[[str], Device], hub_url: str, password: str
+) -> None:
+    """libpq takes `?` and `#` in a URL's password; `masked` stopped at them, so `hub init`, `sync`
+    and `hub status` printed the password (the cluster's trust authentication takes any)."""
+    url = hub_url.replace("postgresql:///", f"postgresql://postgres:{password}@/", 1)
+    a = make_device("A")
+    a.install()
+    said = [
+        a.aimos("hub", "init", url),
+        a.aimos("sync"),
+        a.aimos("hub", "status"),
+        a.aimos("hub", "status", "--json"),
+    ]
+    for result in said:
+        result.ok()
+        assert "s3cr" not in result.both, result.describe()
+
+
+# --- a passphrase changed after `hub init` (a careless person) -------------------------------------
+def test_a_device_joins_with_the_passphrase_changed_after_hub_init(
+    hub: Callable[[str], Device], make_device: Callable[[str], Device], hub_url: str, tmp_path: Path
+) -> None:
+    """`aimos passphrase change` re-seals the master in the keystore only; the hub keeps it sealed
+    with the old passphrase for good. A new device is then refused with the current passphrase
+    ("wrong passphrase"), and the old one, which the person changed because it leaked, still opens
+    the master from the hub: whoever reads the hub's database and knows it holds the master key."""
+    a = hub("A")
+    new = "a much better passphrase, changed since"
+    read_end, write_end = os.pipe()
+    os.write(write_end, (new + "\n").encode())
+    os.close(write_end)
+    try:
+        a.aimos("passphrase", "change", "--new-passphrase-fd", str(read_end), pass_fds=(read_end,)).ok()
+    finally:
+        os.close(read_end)
+    new_file = tmp_path / "new-passphrase"
+    new_file.write_text(new + "\n")
+    new_file.chmod(0o600)
+    d = make_device("D")
+    joined = d.join(hub_url, env={PASSPHRASE_ENV: str(new_file)})
+    assert joined.code == 0, joined.describe()
+
+
+def test_a_recall_receipt_for_another_devices_agent_is_refused(
+    hub: Callable[[str], Device], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A receipt's guard wants a request_nonces row (which anyone writes) and a housekeeper's
+    signed event (any device's): a hostile device signs a receipt saying B's agent recalled a
+    memory it never asked for, and every device records it as B's."""
+    import aimos.recall.pipeline as pipeline
+    from aimos.actions.bodies import build_recall_body
+    from aimos.actions.session import now
+    from aimos.identity.requests import VerifiedRequest, record_nonce, sign_request
+    from aimos.identity.trusted import verified_grant
+    from aimos.vocabulary import PATH_RECALL
+
+    a, b, c = hub("A"), hub("B"), hub("C")
+    memory = save(a, "the board meets on the first Monday of the quarter")
+    for dev in (a, b, c):
+        dev.sync()
+    ((agent, valid_from, cert_fp),) = b.sql(
+        "SELECT agent_id, valid_from, cert_fingerprint FROM identity_epochs WHERE role = 'agent'"
+        " AND device_fp = ?",
+        (b.fp,),
+    )
+
+    def as_b(conn: Any, request: Any, **kwargs: Any) -> VerifiedRequest:  # C's modified aimos
+        import hashlib
+
+        from aimos.crypto.canonical import canonical_json
+
+        body = canonical_json(request.body)
+        verified = VerifiedRequest(
+            request,
+            agent,
+            valid_from,
+            cert_fp,
+            "T1",
+            verified_grant(conn, agent, valid_from) or {},
+            hashlib.sha256(body).hexdigest(),
+            body,
+        )
+        record_nonce(conn, verified, kwargs["now"])
+        return verified
+
+    monkeypatch.setattr(pipeline, "verify_request", as_b)
+    with c.opened() as brain:
+        request = sign_request(
+            brain.signer("cli"), build_recall_body(query="board meets Monday"), PATH_RECALL, now()
+        )
+        forged = pipeline.recall(brain.conn, brain.housekeeper(), request, now(), meaning=False)
+    assert forged.receipt["agent_id"] == agent and memory in json.dumps(forged.receipt["evidence"])
+    c.sync()
+    a.aimos("sync")
+    assert not a.sql("SELECT 1 FROM recall_receipts WHERE receipt_id = ?", (forged.receipt["receipt_id"],)), (
+        "the home recorded a recall B's agent never made"
+    )
+
+
+# --- a careless person: a backup restored, a text redacted --------------------------------------------
+def test_the_hub_cannot_tell_the_first_devices_host_name(hub: Callable[[str], Device], hub_url: str) -> None:
+    """Each record names its device in the clear; the first device's id is `uuid5(DNS, hostname)`
+    (aimos install), so the hub's owner learns the machine's host name by trying names."""
+    import socket
+    import uuid
+
+    a = hub("A")
+    with psycopg.connect(hub_url) as conn:
+        named = {r[0] for r in conn.execute("SELECT DISTINCT device FROM aimos_hub_records")}
+    guess = f"aimos-device:{uuid.uuid5(uuid.NAMESPACE_DNS, socket.gethostname())}"
+    assert a.fp == guess  # what install names the device
+    assert guess not in named, "the hub's records name the device by a hash of its host name"
+
+
+def test_a_refused_record_is_named_once_with_its_device(hub: Callable[[str], Device], hub_url: str) -> None:
+    """A record the hub's owner changed refuses the pull "by name": the name said `hub record hub
+    record #N` and not whose record it was, the device a person must look at (or revoke)."""
+    a, b = hub("A"), hub("B")
+    save(a, "the recycling goes out on Tuesdays")
+    a.sync()
+    with psycopg.connect(hub_url) as conn:
+        (seq,) = conn.execute("SELECT MAX(seq) FROM aimos_hub_records").fetchone()
+    _hub_sql(
+        hub_url,
+        f"UPDATE aimos_hub_records SET box = overlay(box placing '\\x00'::bytea from 30) WHERE seq = {seq}",
+    )
+    refused = b.aimos("sync")
+    assert refused.code != 0, refused.describe()
+    assert "hub record hub record" not in refused.both, refused.describe()
+    assert f"hub record #{seq} (device {a.fp}" in refused.both, refused.describe()
+
+
+# --- ordinary use ------------------------------------------------------------------------------------
+def test_two_devices_saving_the_same_text_offline_keep_syncing(hub: Callable[[str], Device]) -> None:
+    """docs/sync.md (limits): "Two devices saving exactly the same text offline make two memories
+    with one content hash, and the second to arrive is refused by the brain's uniqueness rule." It
+    is refused with its whole batch, and again at every sync: from then on no device pulls
+    anything from the device whose copy came second, nor anything after it."""
+    a, b, c = hub("A"), hub("B"), hub("C")
+    for dev in (a, b, c):
+        dev.sync()
+    save(a, "the user prefers dark mode")
+    save(b, "the user prefers dark mode")
+    later = save(b, "the user's time zone is Europe/Lisbon")
+    results = [dev.aimos("sync") for dev in (a, b, c, a, b, c)]
+    assert all(r.code == 0 for r in results[3:]), "\n".join(r.describe() for r in results[3:])
+    assert all(later in {r[0] for r in dev.sql("SELECT memory_id FROM memories")} for dev in (a, c))
