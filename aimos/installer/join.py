@@ -37,7 +37,6 @@ from aimos.identity.epochs import (
 from aimos.identity.keystore import open_keystore, settle_keystore
 from aimos.identity.passphrase import unseal, wrong_passphrase
 from aimos.installer.setup import (
-    GRANT_REASON,
     HOUSEKEEPER_GRANT_REASON,
     InstallOptions,
     _check_writable,
@@ -47,6 +46,7 @@ from aimos.installer.setup import (
     _start_service,
     _Tracking,
     _write_anchors,
+    enrol_agent,
     refuse_foreign_file,
     validate,
 )
@@ -305,28 +305,7 @@ def _enrol_agent(
 ) -> int:
     """This device's agent (after the pull, so its epoch starts after every other device's)."""
     now = max(now, housekeeper.valid_from)  # (a second later than now when another epoch began now)
-    agent = enrol_epoch(
-        conn,
-        master,
-        keystore,
-        agent_id=options.agent_id,
-        role="agent",
-        now=now,
-        device_fp=device_fp,
-        validity_days=options.validity_days,
-    )
-    grant = issue_grant(
-        conn,
-        master,
-        company_id=options.company_id,
-        agent_id=options.agent_id,
-        valid_from=agent.valid_from,
-        clearance_ceiling=options.clearance,
-        data_class_ceiling=options.data_class,
-        write_allowed=not options.read_only,
-        now=max(now, agent.valid_from),
-        reason=GRANT_REASON,
-    )
+    agent, grant = enrol_agent(conn, master, keystore, options, device_fp, now)
     now = max(now, agent.valid_from)
     append_event(
         conn,

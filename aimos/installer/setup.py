@@ -443,6 +443,36 @@ def _write_anchors(
     )
 
 
+def enrol_agent(
+    conn: Any, master: Any, keystore: Keystore, options: InstallOptions, device_fp: str, now: int
+) -> tuple[Signer, dict[str, Any]]:
+    """The options' agent on this device, and its master-signed grant (install, and a device that
+    joins a brain on a hub)."""
+    agent = enrol_epoch(
+        conn,
+        master,
+        keystore,
+        agent_id=options.agent_id,
+        role="agent",
+        now=now,
+        device_fp=device_fp,
+        validity_days=options.validity_days,
+    )
+    grant = issue_grant(
+        conn,
+        master,
+        company_id=options.company_id,
+        agent_id=options.agent_id,
+        valid_from=agent.valid_from,
+        clearance_ceiling=options.clearance,
+        data_class_ceiling=options.data_class,
+        write_allowed=not options.read_only,
+        now=max(now, agent.valid_from),  # (an epoch that starts a second from now: the grant with it)
+        reason=GRANT_REASON,
+    )
+    return agent, grant
+
+
 def install(options: InstallOptions, passphrase: str, now: int) -> InstallResult:  # noqa: PLR0915 (the onboarding steps in their order, one short step each)
     """Create and enrol a new brain. The caller has checked that none is installed."""
     from aimos.installer import service
@@ -530,28 +560,7 @@ def install(options: InstallOptions, passphrase: str, now: int) -> InstallResult
                     metadata={"plan_sha256": plan_hash, "plan": plan},
                     now=now,
                 )
-                agent = enrol_epoch(
-                    conn,
-                    master,
-                    keystore,
-                    agent_id=options.agent_id,
-                    role="agent",
-                    now=now,
-                    device_fp=device_fp,
-                    validity_days=options.validity_days,
-                )
-                grant = issue_grant(
-                    conn,
-                    master,
-                    company_id=options.company_id,
-                    agent_id=options.agent_id,
-                    valid_from=agent.valid_from,
-                    clearance_ceiling=options.clearance,
-                    data_class_ceiling=options.data_class,
-                    write_allowed=not options.read_only,
-                    now=now,
-                    reason=GRANT_REASON,
-                )
+                agent, grant = enrol_agent(conn, master, keystore, options, device_fp, now)
                 housekeeper_grant = issue_grant(
                     conn,
                     master,
