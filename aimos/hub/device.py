@@ -28,15 +28,15 @@ from aimos.errors import AimosError, BusyError, EpochRevokedError, NotFoundError
 from aimos.hub import box, sync
 from aimos.hub.postgres import BrainKeys, PostgresHub, masked
 from aimos.hub.records import count_after
-from aimos.identity.devices import home, is_home, name_home
+from aimos.identity.devices import HUB_CONTENT_KEY_ITEM, HUB_URL_ITEM, home, is_home, name_home
 from aimos.identity.epochs import DEVICE_SLOT_META, brain_meta, master_row, sealed_master
 from aimos.identity.keystore import Keystore
 from aimos.store.connection import rows, write_transaction
 from aimos.store.seals import head_seal
 from aimos.vocabulary import PATH_LABEL, PATH_SAVE
 
-URL_ITEM = "hub_url"
-CONTENT_KEY_ITEM = "hub_content_key"
+URL_ITEM = HUB_URL_ITEM
+CONTENT_KEY_ITEM = HUB_CONTENT_KEY_ITEM
 
 
 # --- the link's secrets and state -----------------------------------------------------------------

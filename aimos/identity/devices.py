@@ -25,6 +25,12 @@ from aimos.identity.requests import VerifiedRequest
 from aimos.store.connection import one
 from aimos.vocabulary import HUB_HOME_SCHEMA
 
+# the keystore items of a brain on a hub (aimos/hub/device.py): the hub's URL (it may hold a
+# password) and the brain's content key; a keystore move carries them and a purge destroys them
+HUB_URL_ITEM = "hub_url"
+HUB_CONTENT_KEY_ITEM = "hub_content_key"
+HUB_ITEMS = (HUB_URL_ITEM, HUB_CONTENT_KEY_ITEM)
+
 
 def this_device(conn: apsw.Connection) -> str:
     return brain_meta(conn)["device_fp"]

@@ -31,6 +31,7 @@ from aimos import paths
 from aimos.crypto.ed25519 import KeyPair
 from aimos.errors import BusyError, KeychainError
 from aimos.identity.anchors import KEPT_ANCHOR_ITEM
+from aimos.identity.devices import HUB_ITEMS
 from aimos.identity.epochs import MASTER_ITEM, MASTER_PENDING_ITEM
 from aimos.identity.keystore import FileKeystore, Keystore
 from aimos.identity.passphrase import seal, unseal
@@ -113,8 +114,9 @@ def drop_staged(keystore: Keystore) -> None:
 # --- moving every item ------------------------------------------------------------------------
 def brain_items(conn: apsw.Connection, keystore: Keystore) -> tuple[dict[str, str], list[str]]:
     """The brain's items the keystore holds (the master's, then each identity epoch's, by name ->
-    secret, then the kept freshness anchor when there is one), and the epochs' item names it does
-    not hold (removed at revocation or rotation)."""
+    secret, then the kept freshness anchor and a sync hub's URL and content key when there are),
+    and the epochs' item names it does not hold (removed at revocation or rotation, or another
+    device's)."""
     found = {MASTER_ITEM: keystore.get(MASTER_ITEM)}
     missing: list[str] = []
     for (name,) in conn.execute("SELECT key_ref FROM identity_epochs ORDER BY agent_id, valid_from"):
@@ -123,9 +125,10 @@ def brain_items(conn: apsw.Connection, keystore: Keystore) -> tuple[dict[str, st
             missing.append(str(name))
         else:
             found[str(name)] = secret
-    kept = keystore.find(KEPT_ANCHOR_ITEM)
-    if kept is not None:
-        found[KEPT_ANCHOR_ITEM] = kept
+    for name in (KEPT_ANCHOR_ITEM, *HUB_ITEMS):  # the freshness anchor's copy; a hub's URL and key
+        held = keystore.find(name)
+        if held is not None:
+            found[name] = held
     return found, missing
 
 

@@ -300,6 +300,7 @@ class Inventory:
 
 def take_inventory(conn: apsw.Connection) -> Inventory:
     from aimos.identity.anchors import KEPT_ANCHOR_ITEM
+    from aimos.identity.devices import HUB_ITEMS
     from aimos.identity.epochs import MASTER_ITEM, brain_meta, key_item_name, master_row
 
     meta = brain_meta(conn)
@@ -311,6 +312,8 @@ def take_inventory(conn: apsw.Connection) -> Inventory:
         )
     ]
     items.append(KEPT_ANCHOR_ITEM)  # the second copy of the freshness anchor, beside the keys
+    if paths.hub_state_path(meta["brain_id"]).exists():  # a brain on a sync hub: its URL and content key
+        items += HUB_ITEMS
     return Inventory(
         brain_id=meta["brain_id"],
         brain_name=meta.get("brain_name", "personal"),
