@@ -182,6 +182,38 @@ def build_used_brain(home: Path) -> UsedBrain:
             # beta revoked
             revoke_agent(brain.conn, master, brain.keystore, agent_id="beta", reason="lost laptop", now=now())
 
+            # what a sync hub leaves in a brain (no hub needed): the master's record naming this
+            # device the home, an outcome's signed request kept for a home, and a pull's record of
+            # where another device's chain of hub records stands
+            from aimos.actions.bodies import build_outcome_body
+            from aimos.identity.devices import keep_for_home, name_home
+            from aimos.identity.requests import verify_request
+            from aimos.learning.outcomes import latest_receipt_for
+            from aimos.store.connection import write_transaction
+            from aimos.store.seals import head_seal
+            from aimos.vocabulary import PATH_OUTCOME
+
+            with write_transaction(brain.conn, brain.housekeeper()):
+                name_home(brain.conn, master, brain.meta["device_fp"], now())
+                body = build_outcome_body(
+                    memory_id=ids["home:boiler"],
+                    receipt_id=latest_receipt_for(brain.conn, ids["home:boiler"], "cli"),
+                    outcome="good",
+                    target_scope="principal_state",
+                )
+                kept = sign_request(brain.signer("cli"), body, PATH_OUTCOME, now())
+                keep_for_home(
+                    brain.conn,
+                    verify_request(brain.conn, kept, path=PATH_OUTCOME, now=now(), record=False),
+                    now(),
+                )
+                seal = head_seal(brain.conn)
+                brain.conn.execute(
+                    "INSERT INTO hub_pulls (hub_seq, device, device_n, record_hash, local_seal, pulled_at)"
+                    " VALUES (1, 'aimos-device:another', 1, ?, ?, ?)",
+                    ("ab" * 32, (seal.seq if seal else 0) + 1, now()),
+                )
+
         # a backup, restored at once (nothing lost): the master's signed restore record
         backup = online_backup(now())
         record = restore(backup, PASSPHRASE, result.master_fingerprint)
