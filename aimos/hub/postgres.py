@@ -133,7 +133,7 @@ class PostgresHub:
         try:
             self.conn = psycopg.connect(url, connect_timeout=CONNECT_TIMEOUT_SECONDS, autocommit=False)
         except psycopg.Error as exc:
-            raise _unreachable(url, exc) from None
+            raise _unreachable(exc) from None
 
     def __enter__(self) -> PostgresHub:
         return self
@@ -151,7 +151,7 @@ class PostgresHub:
             with self.conn.transaction(), self.conn.cursor() as cur:
                 yield cur
         except psycopg.Error as exc:
-            raise _unreachable(self.url, exc) from None
+            raise _unreachable(exc) from None
 
     # --- set-up ------------------------------------------------------------------------------
     def create_schema(self) -> None:
@@ -309,6 +309,10 @@ class PostgresHub:
         return {"devices": devices, "newest_seq": newest}
 
 
-def _unreachable(url: str, exc: BaseException) -> HubUnreachableError:
+def _unreachable(exc: BaseException) -> HubUnreachableError:
+    """The driver's first line, its quoted paths left out, and no URL (`aimos hub status` shows the
+    one in use): an error line holds nothing that could pass for a secret, so the CLI says it as
+    it is (a socket folder's digits beside a port's once read as a card number)."""
     first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-    return HubUnreachableError(f"the hub at {masked(url)} could not be used: {first}")
+    first = re.sub(r'"[^"]*"', '"…"', first)
+    return HubUnreachableError(f"the hub could not be used: {first}")
