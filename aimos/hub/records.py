@@ -60,8 +60,6 @@ RANKS: dict[str, int] = {table: i for i, (table, _) in enumerate(SYNCED)}
 _LATE_PROVENANCE = RANKS["outcomes"]
 # a memory arrives as saved: its projections start where every new memory starts
 _INITIAL_WEIGHT = {0: 1000, 1: 100}  # by quarantine (migration 1's memories_verify_insert)
-# a row of the master identity is the same master when its key is (the time is the device's own)
-_SAME_WHEN = {"master_identity": ("fingerprint", "public_key_b64u")}
 
 
 @dataclass(frozen=True)
@@ -218,9 +216,8 @@ def written_after(conn: apsw.Connection, after_seal: int) -> Iterator[tuple[int,
 
 # --- applying what another device wrote ----------------------------------------------------------
 def _comparable(table: str, row: dict[str, Any]) -> dict[str, Any]:
-    same = _SAME_WHEN.get(table)
     skip = LIVE_PROJECTIONS.get(table, frozenset())
-    return {c: v for c, v in row.items() if (same is None or c in same) and c not in skip}
+    return {c: v for c, v in row.items() if c not in skip}
 
 
 def apply(conn: apsw.Connection, record: Record, name: str) -> bool:
