@@ -339,8 +339,14 @@ def assert_refused(result: Result, code: int, *hint_words: str) -> None:
 
 # --- looking at the brain from outside, with the real sqlite3 shell ---------------------------
 def sqlite(brain: Path, sql: str, *options: str) -> subprocess.CompletedProcess[str]:
+    """Run ``sql`` with the sqlite3 shell. It waits up to 10 s for a lock, as aimos's own
+    connections do: a housekeeper or sync may be committing while a test looks."""
     return subprocess.run(
-        [SQLITE3, *options, str(brain), sql], capture_output=True, text=True, timeout=30, check=False
+        [SQLITE3, "-cmd", ".timeout 10000", *options, str(brain), sql],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
     )
 
 

@@ -158,7 +158,9 @@ def test_since_takes_a_date_or_a_span(installed: Path) -> None:
     first = int(sqlite_value(installed / BRAIN, f"SELECT created_at FROM memories WHERE memory_id = '{old[1]}'"))
     moment = datetime.fromtimestamp(first + 120, tz=UTC)
     assert listed_ids("--since", moment.strftime("%Y-%m-%dT%H:%M"), env=later) == [new]
-    assert set(listed_ids("--since", moment.strftime("%Y-%m-%d 00:00Z"), env=later)) == {new, *old}
+    earliest = int(sqlite_value(installed / BRAIN, f"SELECT created_at FROM memories WHERE memory_id = '{old[0]}'"))
+    first_day = datetime.fromtimestamp(earliest, tz=UTC)  # not moment's day: +120 s may cross midnight
+    assert set(listed_ids("--since", first_day.strftime("%Y-%m-%d 00:00Z"), env=later)) == {new, *old}
     shown = run_aimos("list", "--since", "1w", env=later).ok()
     assert new[:8] in shown.out and old[0][:8] not in shown.out, shown.describe()
 
