@@ -4,7 +4,8 @@ wrapped under a key derived from the master's seed, so the master passphrase is 
 
 Every key is derived for one use (BLAKE2b keyed by the parent key over a domain of
 aimos/vocabulary.py): the records' box, the hub's name of a row (keyed, so the hub learns no id),
-the wrap. Boxes are PyNaCl's SecretBox (XSalsa20-Poly1305, a random nonce each)."""
+the wrap. Boxes are PyNaCl's SecretBox (XSalsa20-Poly1305): a record's nonce is derived from its
+plaintext (seal_record), so a record sent again is the same bytes; the wrap's is random."""
 
 from __future__ import annotations
 
@@ -15,7 +16,14 @@ import nacl.secret
 import nacl.utils
 
 from aimos.errors import PassphraseError, VerificationError
-from aimos.vocabulary import HUB_DEVICE_NAME, HUB_KEY_WRAP, HUB_RECORD_BOX, HUB_RECORD_LINK, HUB_ROW_NAME
+from aimos.vocabulary import (
+    HUB_DEVICE_NAME,
+    HUB_KEY_WRAP,
+    HUB_RECORD_BOX,
+    HUB_RECORD_LINK,
+    HUB_RECORD_NONCE,
+    HUB_ROW_NAME,
+)
 
 KEY_BYTES = 32
 
@@ -50,7 +58,21 @@ def unwrap_content_key(master_seed: bytes, wrapped: bytes) -> bytes:
 
 
 def seal_record(content_key: bytes, plaintext: bytes) -> bytes:
-    return bytes(nacl.secret.SecretBox(derive(content_key, HUB_RECORD_BOX)).encrypt(plaintext))
+    """The box of ``plaintext``, the same bytes each time: a device that sends a record again (the
+    hub lost it) sends what the other devices already hold, so they see the same record.
+
+    The nonce is BLAKE2b-192 of the plaintext keyed by its own key (derived for that use alone,
+    never the box's): a synthetic nonce, as SIV modes make one. XSalsa20-Poly1305 is broken only
+    when one (key, nonce) seals two different plaintexts (the keystream, and Poly1305's one-time
+    key, used twice); here two plaintexts share a nonce only if they collide under a keyed 192-bit
+    hash (about 2^96 boxes before that is even likely), so that never happens. What it gives away:
+    two equal plaintexts make equal boxes, and no two records are equal (each names its device,
+    its number and the record before it). Without the content key the nonce says nothing of the
+    plaintext (a keyed hash)."""
+    nonce = hashlib.blake2b(
+        plaintext, key=derive(content_key, HUB_RECORD_NONCE), digest_size=nacl.secret.SecretBox.NONCE_SIZE
+    ).digest()
+    return bytes(nacl.secret.SecretBox(derive(content_key, HUB_RECORD_BOX)).encrypt(plaintext, nonce))
 
 
 def open_record(content_key: bytes, box: bytes, name: str) -> bytes:
