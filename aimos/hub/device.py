@@ -4,12 +4,15 @@ the housekeeper's sync job), what waits each way (`aimos hub status`), and the h
 The hub's URL (it may hold a password) and the brain's content key live in the keystore, beside
 the brain's other secrets; what this device sent and when it last synced is in a state file
 outside the brain (state/hub/<brain id>.json, 0600), which a lost or stale copy only makes resend
-rows the hub already holds (it keeps one of each).
+rows the hub already holds (it keeps one of each), and read again records this brain holds; beside
+it, the log of what this device pushed (aimos/hub/pushed.py), from which a push sends again what a
+hub that went back lost.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import os
@@ -27,6 +30,7 @@ from aimos.crypto.encoding import b64u_decode, b64u_encode
 from aimos.errors import AimosError, BusyError, EpochRevokedError, NotFoundError, UsageError
 from aimos.hub import box, sync
 from aimos.hub.postgres import BrainKeys, PostgresHub, masked
+from aimos.hub.pushed import PushedLog
 from aimos.hub.records import count_after
 from aimos.identity.devices import HUB_CONTENT_KEY_ITEM, HUB_URL_ITEM, home, is_home, name_home
 from aimos.identity.epochs import DEVICE_SLOT_META, brain_meta, master_row, sealed_master
@@ -65,6 +69,24 @@ def write_state(brain_id: str, **changes: Any) -> None:
     paths.write_private_file(
         state_path(brain_id), (json.dumps(doc, indent=2, sort_keys=True) + "\n").encode()
     )
+
+
+def remembered_read(brain_id: str) -> sync.Anchor | None:
+    """The record the last pull read on the hub, as the state file keeps it."""
+    doc = read_state(brain_id).get("pull_anchor")
+    if not isinstance(doc, dict):
+        return None
+    try:
+        return sync.Anchor(
+            int(doc["seq"]), str(doc["filed"]), int(doc["n"]), str(doc["link"]), int(doc["pulls"])
+        )
+    except (TypeError, KeyError, ValueError):
+        return None
+
+
+def remember_read(brain_id: str, pulled: sync.PullResult) -> None:
+    if pulled.anchor is not None:
+        write_state(brain_id, pull_anchor=dataclasses.asdict(pulled.anchor))
 
 
 def open_lock(brain_id: str) -> int:
@@ -158,7 +180,8 @@ def init(
             with write_transaction(conn, housekeeper):
                 name_home(conn, master, meta["device_fp"], now)
                 conn.execute("INSERT INTO brain_meta (key, value) VALUES (?, '0')", (DEVICE_SLOT_META,))
-        pushed = sync.push(conn, hub, key, meta["device_fp"], 0, _signer(housekeeper), told)
+        with PushedLog(paths.hub_pushed_path(meta["brain_id"])) as log:
+            pushed = sync.push(conn, hub, key, meta["device_fp"], 0, _signer(housekeeper), log, told)
     write_state(
         meta["brain_id"],
         pushed_through_seal=pushed.through_seal,
@@ -195,8 +218,15 @@ def run_sync(
             _push_sealed_master(hub, keystore, brain_id)
             pushed = _push(conn, hub, key, device, brain_id, housekeeper, told)
             pulled = sync.pull(
-                conn, hub, key, device, housekeeper, (lambda n: told("pulled", n)) if told else None
+                conn,
+                hub,
+                key,
+                device,
+                housekeeper,
+                (lambda n: told("pulled", n)) if told else None,
+                read=remembered_read(brain_id),
             )
+            remember_read(brain_id, pulled)
             _skip_pull_seals(conn, brain_id, pushed.through_seal)
             if is_home(conn):
                 home_work = _as_home(conn, brain_id, housekeeper, pulled.memories)
@@ -217,6 +247,10 @@ def run_sync(
     except AimosError as exc:
         write_state(brain_id, last_error={"at": int(time.time()), "message": exc.message})
         raise
+    went_back: dict[str, Any] = {"resent": pushed.resent, "resent_changed": pushed.resent_changed}
+    went_back |= {"hub_went_back": pulled.went_back, "skipped": pulled.skipped}
+    if pushed.resent or pulled.went_back:  # for `aimos hub status`
+        write_state(brain_id, hub_went_back={"at": int(time.time()), **went_back})
     write_state(brain_id, last_sync=int(time.time()), last_error=None)
     return {
         "url": masked(url),
@@ -225,6 +259,8 @@ def run_sync(
         "applied": pulled.applied,
         "memories": len(pulled.memories),
         "refused": pulled.refused,
+        **went_back,
+        "not_its_own": pushed.not_its_own,
         **home_work,
         "seconds": round(time.time() - started, 3),
     }
@@ -272,15 +308,17 @@ def _push(
     housekeeper: Any,
     told: Callable[[str, int], None] | None,
 ) -> sync.PushResult:
-    pushed = sync.push(
-        conn,
-        hub,
-        key,
-        device,
-        int(read_state(brain_id).get("pushed_through_seal", 0)),
-        _signer(housekeeper),
-        (lambda n: told("pushed", n)) if told else None,
-    )
+    with PushedLog(paths.hub_pushed_path(brain_id)) as log:
+        pushed = sync.push(
+            conn,
+            hub,
+            key,
+            device,
+            0 if log.made else int(read_state(brain_id).get("pushed_through_seal", 0)),
+            _signer(housekeeper),
+            log,
+            (lambda n: told("pushed", n)) if told else None,
+        )
     write_state(brain_id, pushed_through_seal=pushed.through_seal)
     return pushed
 
@@ -418,15 +456,26 @@ def status(conn: apsw.Connection, keystore: Keystore) -> dict[str, Any]:
         "last_error": state.get("last_error"),
         "requests_refused": state.get("refused_requests") or {},
         "pulled_through": heads.through,
+        "hub_went_back_last": state.get("hub_went_back"),
         "devices_pulled": {d: n for d, (n, _link) in sorted(heads.devices.items())},
         "devices_refused_from": dict(sorted(heads.refused_from.items())),
     }
     out["to_push_at_most"] = count_after(conn, int(state.get("pushed_through_seal", 0)))
     try:
         key = content_key(keystore)
-        with PostgresHub(url, brain_id) as hub:
+        filed = box.device_name(key, device)
+        read = sync.newest_read(conn, key, remembered_read(brain_id))
+        out["pulled_through"] = read.seq if read else 0
+        with (
+            PostgresHub(url, brain_id) as hub,
+            PushedLog(paths.hub_pushed_path(brain_id), create=False) as log,
+        ):
             counts = hub.counts()
-            out["to_pull"] = hub.waiting_for(heads.through, box.device_name(key, device))
+            out["hub_went_back"] = sync.went_back(hub, read)
+            through = 0 if out["hub_went_back"] or read is None else read.seq
+            out["to_pull"] = hub.waiting_for(through, filed)
+            newest = hub.newest_of(filed)
+            out["hub_lost_of_this_device"] = max(0, log.newest()[0] - (newest[0] if newest else 0))
         named = {box.device_name(key, str(d["device"])): str(d["device"]) for d in devices(conn)}
         for entry in counts["devices"]:  # the hub knows devices by keyed names only
             entry["device"] = named.get(entry["device"], f"{entry['device']} (not a device this brain knows)")

@@ -270,15 +270,29 @@ class PostgresHub:
                 [(brain, seq + i, device, n, name, sealed) for i, (n, name, sealed) in enumerate(items, 1)],
             )
 
-    def after(self, seq: int, limit: int, other_than: str) -> list[HubRow]:
-        """The records after order number ``seq``, but those of device ``other_than``."""
+    def _records(self, where: str, params: tuple[Any, ...]) -> list[HubRow]:
+        """This brain's records ``where`` (an SQL condition and its ORDER BY / LIMIT)."""
         with self._tx() as cur:
             cur.execute(
-                "SELECT seq, device, device_n, box FROM aimos_hub_records WHERE brain_id = %s AND seq > %s"
-                " AND device <> %s ORDER BY seq LIMIT %s",
-                (self._brain(), seq, other_than, limit),
+                "SELECT seq, device, device_n, box FROM aimos_hub_records WHERE brain_id = %s AND " + where,
+                (self._brain(), *params),
             )
             return [HubRow(int(r[0]), str(r[1]), int(r[2]), bytes(r[3])) for r in cur.fetchall()]
+
+    def after(self, seq: int, limit: int, other_than: str) -> list[HubRow]:
+        """The records after order number ``seq``, but those of device ``other_than``."""
+        return self._records("seq > %s AND device <> %s ORDER BY seq LIMIT %s", (seq, other_than, limit))
+
+    def at(self, seq: int) -> HubRow | None:
+        """The record at order number ``seq``, if the hub holds one."""
+        found = self._records("seq = %s", (seq,))
+        return found[0] if found else None
+
+    def records_of(self, device: str, after_n: int, limit: int) -> list[HubRow]:
+        """Device ``device``'s records after its number ``after_n``, in its order."""
+        return self._records(
+            "device = %s AND device_n > %s ORDER BY device_n LIMIT %s", (device, after_n, limit)
+        )
 
     def waiting_for(self, seq: int, device: str) -> int:
         """How many records after order number ``seq`` are other devices' (what ``device`` has to pull)."""

@@ -7,6 +7,13 @@ chain, is refused by a guard or fails the verifier refuses the whole batch by na
 of it is applied. A push is idempotent: the hub names each row by a keyed hash of its table and
 key and keeps one copy, and each device's records continue from the newest one the hub holds, so
 a push cut off anywhere is finished by the next one, with nothing lost or sent twice.
+
+A hub that goes back (its database restored from an older copy, or records deleted by its owner)
+is repaired by the devices: a push that finds the hub holding fewer of this device's records than
+it pushed sends the missing ones again, the same bytes (aimos/hub/pushed.py); a pull that finds the
+hub no longer holding the record it read last reads the hub again from the start, skipping the
+records it holds (the same device, number and link) and refusing one that claims a number it holds
+with another link (a fork).
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ import apsw
 from aimos.crypto.ed25519 import verify as ed25519_verify
 from aimos.errors import IntegrityError, VerificationError
 from aimos.hub import box, records
+from aimos.hub.pushed import Pushed, PushedLog
 from aimos.identity.devices import home, revoked_device
 from aimos.identity.epochs import Signer
 from aimos.learning.verifier import verify_memories
@@ -52,6 +60,8 @@ class Hub(Protocol):
     def names_held(self, names: list[bytes]) -> set[bytes]: ...
     def append(self, device: str, items: list[tuple[int, bytes, bytes]]) -> None: ...
     def after(self, seq: int, limit: int, other_than: str) -> list[HubRow]: ...
+    def at(self, seq: int) -> HubRow | None: ...
+    def records_of(self, device: str, after_n: int, limit: int) -> list[HubRow]: ...
 
 
 @dataclass
@@ -59,6 +69,39 @@ class PushResult:
     records: int = 0
     through_seal: int = 0
     bytes_sent: int = 0
+    # records the hub had lost, sent again; of them, those that could not be the same bytes (signed
+    # by a housekeeper key rotated out since, or a row changed since: a redacted memory)
+    resent: int = 0
+    resent_changed: int = 0
+    # records the hub files under this device's name that it did not push (another device that
+    # holds the content key wrote them): "hub record #N (record n)"
+    not_its_own: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Anchor:
+    """A record a pull read on the hub, which the next pull starts after: its order number, the
+    hub's (keyed) name of its device, its number and link. ``pulls``: how many hub_pulls rows the
+    brain held when it was read (the state file keeps it: an anchor older than the brain's newest
+    pull is not the newest)."""
+
+    seq: int
+    filed: str
+    n: int
+    link: str
+    pulls: int = 0
+
+    @classmethod
+    def of(cls, row: HubRow, pulls: int) -> Anchor:
+        return cls(row.seq, row.device, row.n, box.record_link(row.box), pulls)
+
+    def held_by(self, row: HubRow | None) -> bool:
+        return row is not None and (row.seq, row.device, row.n, box.record_link(row.box)) == (
+            self.seq,
+            self.filed,
+            self.n,
+            self.link,
+        )
 
 
 @dataclass
@@ -69,6 +112,11 @@ class PullResult:
     through: int = 0
     # records of revoked devices refused (and skipped): "hub record #N (device D, record n): why"
     refused: list[str] = field(default_factory=list)
+    # the hub no longer held the record this device read last: it was read again from the start,
+    # and the records this brain held already (``skipped``) were left as they are
+    went_back: bool = False
+    skipped: int = 0
+    anchor: Anchor | None = None  # the last record read
 
 
 @dataclass(frozen=True)
@@ -79,6 +127,15 @@ class Heads:
     through: int
     devices: dict[str, tuple[int, str]]
     refused_from: dict[str, int]
+
+
+class _Behind(Exception):
+    """A record that skips numbers of its device: the hub may have gone back and on since the record
+    read last (which it holds again), so it is read again from the start before it is refused."""
+
+    def __init__(self, error: VerificationError) -> None:
+        super().__init__(error.message)
+        self.error = error
 
 
 class _Refuse(Exception):
@@ -96,17 +153,22 @@ def push(
     device: str,
     after_seal: int,
     signer: Signer,
+    log: PushedLog,
     told: Callable[[int], None] | None = None,
 ) -> PushResult:
     """Send every row the seals after ``after_seal`` sealed that the hub does not hold yet, each
     signed by this device's housekeeper (``signer``; its own epoch's row, when it is among them,
-    goes first, so every record after it can be checked)."""
+    goes first, so every record after it can be checked), and first what the hub lost of this
+    device's records (``log``: what it pushed before). The rows of this device's pulls are never
+    its own (but its join's, which enrols it in the transaction that pulls)."""
     result = PushResult(through_seal=after_seal)
+    filed = box.device_name(content_key, device)
+    n, link = _caught_up(conn, hub, content_key, device, filed, signer, log, result)
     head = head_seal(conn)
     if head is None or head.seq <= after_seal:
         return result
     pending: list[tuple[int, str, dict[str, Any], bytes]] = []
-    for seal, table, row in records.written_after(conn, after_seal):
+    for seal, table, row in records.written_after(conn, after_seal, _pull_seals(conn)):
         entry = (seal, table, row, box.row_name(content_key, table, records.key_text(table, row)))
         own = table == "identity_epochs" and (row["agent_id"], row["valid_from"]) == (
             HOUSEKEEPER,
@@ -116,32 +178,168 @@ def push(
     held: set[bytes] = set()
     for start in range(0, len(pending), NAMES_BATCH):
         held |= hub.names_held([name for _s, _t, _r, name in pending[start : start + NAMES_BATCH]])
-    filed = box.device_name(content_key, device)
-    newest = hub.newest_of(filed)
-    n, link = (newest[0], box.record_link(newest[1])) if newest else (0, box.GENESIS_LINK)
-    batch: list[tuple[int, bytes, bytes]] = []
+    sending = _Sending(hub, filed, log, told, result)
     for seal, table, row, name in pending:
         if name in held:
             continue
         held.add(name)  # a row written twice under one key (never): sent once
         n += 1
-        plaintext = records.encode(records.Record(device, n, link, table, row, signer.valid_from, seal))
-        signature = signer.key.sign(HUB_RECORD_SIGNATURE + plaintext)
-        sealed = box.seal_record(content_key, signature + plaintext)
+        sealed = _sealed(
+            content_key, records.Record(device, n, link, table, row, signer.valid_from, seal), signer
+        )
         link = box.record_link(sealed)
-        batch.append((n, name, sealed))
-        result.bytes_sent += len(sealed)
-        if len(batch) >= PUSH_BATCH:
-            hub.append(filed, batch)
-            result.records += len(batch)
-            batch = []
-            if told is not None:
-                told(result.records)
-    if batch:
-        hub.append(filed, batch)
-        result.records += len(batch)
-    result.through_seal = head.seq
+        sending.add(
+            Pushed(n, link, seal, table, records.key_text(table, row), signer.valid_from), name, sealed
+        )
+    sending.flush()
+    result.records, result.through_seal = sending.sent, head.seq
     return result
+
+
+class _Sending:
+    """A push's records on their way, a hub transaction each PUSH_BATCH; each batch the hub took
+    is then written to the log."""
+
+    def __init__(
+        self, hub: Hub, filed: str, log: PushedLog, told: Callable[[int], None] | None, result: PushResult
+    ) -> None:
+        self.hub, self.filed, self.log, self.told, self.result = hub, filed, log, told, result
+        self.batch: list[tuple[int, bytes, bytes]] = []
+        self.entries: list[Pushed] = []
+        self.sent = 0
+
+    def add(self, entry: Pushed, name: bytes, sealed: bytes) -> None:
+        self.batch.append((entry.n, name, sealed))
+        self.entries.append(entry)
+        self.result.bytes_sent += len(sealed)
+        if len(self.batch) >= PUSH_BATCH:
+            self.flush()
+            if self.told is not None:
+                self.told(self.sent)
+
+    def flush(self) -> None:
+        if self.batch:
+            self.hub.append(self.filed, self.batch)
+            self.log.add(self.entries)
+            self.sent += len(self.batch)
+            self.batch, self.entries = [], []
+
+
+def _sealed(content_key: bytes, record: records.Record, signer: Signer) -> bytes:
+    plaintext = records.encode(record)
+    return box.seal_record(content_key, signer.key.sign(HUB_RECORD_SIGNATURE + plaintext) + plaintext)
+
+
+def _pull_seals(conn: apsw.Connection) -> frozenset[int]:
+    """The seals of this brain's pulls (rows other devices wrote), but its first: a join pulls and
+    enrols the device in one transaction."""
+    first = one(conn, "SELECT MIN(seq) AS seq FROM brain_seals")
+    pulls = {int(seq) for (seq,) in conn.execute("SELECT DISTINCT local_seal FROM hub_pulls")}
+    return frozenset(pulls - {first["seq"] if first else None})
+
+
+def _caught_up(
+    conn: apsw.Connection,
+    hub: Hub,
+    content_key: bytes,
+    device: str,
+    filed: str,
+    signer: Signer,
+    log: PushedLog,
+    result: PushResult,
+) -> tuple[int, str]:
+    """This device's newest record as the hub holds it (number, link), once the hub holds every
+    one the log holds: what it lost is sent again. A log behind the hub learns the rest from it."""
+    newest = hub.newest_of(filed)
+    hub_n, hub_link = (newest[0], box.record_link(newest[1])) if newest else (0, box.GENESIS_LINK)
+    mine_n = log.newest()[0]
+    if hub_n > mine_n:
+        _learn(conn, hub, content_key, device, filed, log, mine_n, result)
+        return hub_n, hub_link
+    if log.link_of(hub_n) != hub_link:
+        raise _forked_error(
+            f"the hub holds as record {hub_n} of this device ({device}) a record this device did not push",
+            "Nothing was pushed. Its records were written again elsewhere (a copy of this device's brain "
+            "or keys), or the hub's were changed: check who can write to the hub.",
+        )
+    if hub_n < mine_n:
+        _resend(conn, content_key, device, signer, _Sending(hub, filed, log, None, result), hub_n, hub_link)
+    return log.newest()
+
+
+def _learn(
+    conn: apsw.Connection,
+    hub: Hub,
+    content_key: bytes,
+    device: str,
+    filed: str,
+    log: PushedLog,
+    mine_n: int,
+    result: PushResult,
+) -> None:
+    """The log learns this device's records after ``mine_n`` from the hub, each opened, signed by
+    this device's housekeeper and following the one before. One it did not sign (filed under its
+    name by another device) is named in ``result`` and left out; the push follows it all the same,
+    as every device refuses it."""
+    link = log.link_of(mine_n)
+    while found := hub.records_of(filed, mine_n, PULL_BATCH):
+        entries = []
+        for row in found:
+            name = f"#{row.seq} (device {device}, record {row.n})"
+            if row.n != mine_n + 1:
+                raise _forked_error(
+                    f"the hub holds no record {mine_n + 1} of this device ({device}) before record {row.n}",
+                    "Nothing was pushed. Records of this device were deleted from the middle of its chain "
+                    "on the hub: check who can write to it.",
+                )
+            mine_n, prev, link = row.n, link, box.record_link(row.box)
+            try:
+                record = _opened(conn, content_key, row, name)
+            except VerificationError:
+                record = None
+            if record is None or record.device != device:
+                result.not_its_own.append(f"hub record #{row.seq} (record {row.n})")
+                continue
+            if record.prev != prev:
+                raise _forked_error(
+                    f"hub record {name} does not follow record {mine_n - 1} this device pushed",
+                    "Nothing was pushed. The hub's records of this device were changed: check who can "
+                    "write to the hub.",
+                )
+            entries.append(Pushed(mine_n, link, record.seal, record.table, record.key_text(), record.signer))
+        log.add(entries)
+
+
+def _resend(
+    conn: apsw.Connection,
+    content_key: bytes,
+    device: str,
+    signer: Signer,
+    sending: _Sending,
+    hub_n: int,
+    link: str,
+) -> None:
+    """Send again this device's records after ``hub_n`` (the hub lost them), each rebuilt from
+    its row: the same bytes when the housekeeper that signed it signs now and its row is as it was
+    (else a new record at its number, counted in ``resent_changed``)."""
+    for entry in sending.log.after(hub_n):
+        row = records.pushed_row(conn, entry.table, entry.key)
+        if row is None:
+            raise _forked_error(
+                f"record {entry.n} this device pushed ({entry.table}) holds a row this brain no longer holds",
+                "Nothing more was pushed. This brain is not the one that pushed it: check `aimos verify`.",
+            )
+        record = records.Record(device, entry.n, link, entry.table, row, signer.valid_from, entry.seal)
+        sealed = _sealed(content_key, record, signer)
+        link = box.record_link(sealed)
+        sending.result.resent_changed += link != entry.link
+        sending.add(
+            Pushed(entry.n, link, entry.seal, entry.table, entry.key, signer.valid_from),
+            box.row_name(content_key, entry.table, entry.key),
+            sealed,
+        )
+    sending.flush()
+    sending.result.resent += sending.sent
 
 
 def pulled_heads(conn: apsw.Connection) -> Heads:
@@ -166,6 +364,30 @@ def pulled_heads(conn: apsw.Connection) -> Heads:
     return Heads(through, heads, refused)
 
 
+def newest_read(conn: apsw.Connection, content_key: bytes, remembered: Anchor | None) -> Anchor | None:
+    """The last record this brain read on the hub: ``remembered`` (the state file's) when no pull
+    applied anything since it was kept, else the last record of the newest pull (hub_pulls); None
+    before the first."""
+    pulls = int(one(conn, "SELECT COALESCE(MAX(seq), 0) AS n FROM hub_pulls")["n"])  # type: ignore[index]
+    if remembered is not None and remembered.pulls == pulls:
+        return remembered
+    last = one(
+        conn,
+        "SELECT hub_seq, device, device_n, record_hash FROM hub_pulls"
+        " WHERE local_seal = (SELECT MAX(local_seal) FROM hub_pulls) ORDER BY hub_seq DESC LIMIT 1",
+    )
+    if last is None:
+        return None
+    filed = box.device_name(content_key, str(last["device"]))
+    return Anchor(int(last["hub_seq"]), filed, int(last["device_n"]), str(last["record_hash"]), pulls)
+
+
+def went_back(hub: Hub, anchor: Anchor | None) -> bool:
+    """Whether the hub no longer holds, at its order number, the record this brain read last (its
+    database restored from an older copy, or records deleted)."""
+    return anchor is not None and anchor.seq > 0 and not anchor.held_by(hub.at(anchor.seq))
+
+
 def pull(
     conn: apsw.Connection,
     hub: Hub,
@@ -175,39 +397,101 @@ def pull(
     told: Callable[[int], None] | None = None,
     *,
     batch: int = PULL_BATCH,
+    read: Anchor | None = None,
 ) -> PullResult:
-    """Apply every record the hub holds after what this brain pulled, a batch per write
-    transaction (``housekeeper`` None: the caller holds the transaction, a join). A record a
-    guard or the verifier refuses refuses its whole batch (nothing of it is applied), unless its
-    device is revoked or the record holds a row its device may not write (records.check_pushed_by:
-    a misbehaving device): then that record and every later one of that device are refused by
-    name and skipped, and the batch is applied without them (every device decides the same, in
-    the hub's order)."""
+    """Apply every record the hub holds after the one this brain read last (``read``: as the state
+    file remembers it; newest_read), a batch per write transaction (``housekeeper`` None: the
+    caller holds the transaction, a join). A record a guard or the verifier refuses refuses its
+    whole batch (nothing of it is applied), unless its device is revoked or the record holds a row
+    its device may not write (records.check_pushed_by: a misbehaving device): then that record and
+    every later one of that device are refused by name and skipped, and the batch is applied
+    without them (every device decides the same, in the hub's order).
+
+    A hub that no longer holds the record read last, or whose records skip a number of a device
+    (its order went back and on: the record read last may be there again), is read again from the
+    start: what this brain holds is skipped (_unheld)."""
     result = PullResult()
+    own = box.device_name(content_key, device)  # (this device's own records: not again)
+    start = newest_read(conn, content_key, read)
+    result.went_back = went_back(hub, start)
+    through = 0 if result.went_back or start is None else start.seq
+    last: HubRow | None = None
     while True:
         heads = pulled_heads(conn)
-        # (this device's own records: not again)
-        fetched = hub.after(heads.through, batch, box.device_name(content_key, device))
+        fetched = hub.after(through, batch, own)
         if not fetched:
             break
-        cut = dict(heads.refused_from)
-        while True:
-            refused: list[str] = []
-            try:
-                with _batch_transaction(conn, housekeeper):
-                    applied = _apply_batch(conn, fetched, content_key, device, heads, cut, refused, result)
-                break
-            except _Refuse as refusal:
-                cut[refusal.device] = min(refusal.n, cut.get(refusal.device, refusal.n))
+        fresh = _unheld(conn, content_key, fetched, heads)
+        try:
+            applied, refused = _applied(conn, fresh, content_key, device, heads, housekeeper, result)
+        except _Behind as behind:
+            if result.went_back:
+                raise behind.error from None
+            result.went_back, through = True, 0
+            continue
         result.refused += refused
         result.records += len(fetched)
+        result.skipped += len(fetched) - len(fresh)
         result.applied += applied
-        result.through = fetched[-1].seq
+        result.through = through = fetched[-1].seq
+        last = fetched[-1]
         if told is not None:
             told(result.records)
         if len(fetched) < batch:
             break
+    pulls = int(one(conn, "SELECT COALESCE(MAX(seq), 0) AS n FROM hub_pulls")["n"])  # type: ignore[index]
+    if last is not None:
+        result.anchor = Anchor.of(last, pulls)
+    elif result.went_back or start is None:
+        result.anchor = Anchor(0, "", 0, box.GENESIS_LINK, pulls)  # read the hub from its start: nothing
+    else:
+        result.anchor = start
     return result
+
+
+def _applied(
+    conn: apsw.Connection,
+    fresh: list[HubRow],
+    content_key: bytes,
+    device: str,
+    heads: Heads,
+    housekeeper: Any,
+    result: PullResult,
+) -> tuple[int, list[str]]:
+    """A batch applied in its transaction, tried again without a revoked or misbehaving device's
+    records from the one refused on: (records applied, those refused)."""
+    cut = dict(heads.refused_from)
+    while fresh:
+        refused: list[str] = []
+        try:
+            with _batch_transaction(conn, housekeeper):
+                return _apply_batch(conn, fresh, content_key, device, heads, cut, refused, result), refused
+        except _Refuse as refusal:
+            cut[refusal.device] = min(refusal.n, cut.get(refusal.device, refusal.n))
+    return 0, []
+
+
+def _unheld(conn: apsw.Connection, content_key: bytes, fetched: list[HubRow], heads: Heads) -> list[HubRow]:
+    """The records this brain does not hold yet. One it holds (at a number of its device this brain
+    pulled) is left out, when its link is the one this brain keeps of it (it keeps its newest of each
+    pull); another link there is a fork, refused by name."""
+    names = {box.device_name(content_key, fp): fp for fp in heads.devices}
+    fresh = []
+    for row in fetched:
+        fp = names.get(row.device)
+        if fp is None or row.n > heads.devices[fp][0]:
+            fresh.append(row)
+            continue
+        kept = one(conn, "SELECT record_hash FROM hub_pulls WHERE device = ? AND device_n = ?", (fp, row.n))
+        if kept is not None and kept["record_hash"] != box.record_link(row.box):
+            raise _forked_error(
+                f"hub record #{row.seq} (device {fp}, record {row.n}) is not the record {row.n} of that "
+                "device this brain pulled before: a fork",
+                "Nothing from this pull was applied. That device's records were written again with other "
+                "content (a copy of its brain or keys used elsewhere), or the hub's were changed: check "
+                "which devices hold this brain (`aimos hub devices`) and revoke one that misbehaves.",
+            )
+    return fresh
 
 
 @contextmanager
@@ -259,9 +543,10 @@ def _apply_batch(
         first_of_seal = begun.setdefault((record.device, record.seal), record.n)
         n, link = chains.get(record.device, (0, box.GENESIS_LINK))
         if record.n != n + 1 or record.prev != link:
-            raise _order_error(
+            error = _order_error(
                 name, f"does not follow record {n} of device {record.device} (cut, reordered or spliced)"
             )
+            raise _Behind(error) if record.n > n + 1 else error
         chains[record.device] = (record.n, box.record_link(hub_row.box))
         moved[record.device] = (record.n, box.record_link(hub_row.box), hub_row.seq)
         if record.device == device:
@@ -360,3 +645,7 @@ def _order_error(name: str, why: str) -> VerificationError:
         "Nothing from this pull was applied. The hub's records were changed: check who can write to it.",
         reason="hub_record_out_of_order",
     )
+
+
+def _forked_error(what: str, fix: str) -> VerificationError:
+    return VerificationError(what, fix, reason="hub_record_forked")

@@ -25,6 +25,7 @@ from aimos.crypto.encoding import b64u_encode, iso_ms
 from aimos.errors import EncodingError, PassphraseError, UsageError
 from aimos.hub import box, device, sync
 from aimos.hub.postgres import BrainKeys, PostgresHub, masked
+from aimos.hub.pushed import PushedLog
 from aimos.identity.anchors import keep_anchor, revocations_held
 from aimos.identity.epochs import (
     DEVICE_SLOT_META,
@@ -178,6 +179,7 @@ def _make(
     run.did("freshness anchor", lambda: freshness_path(keys.brain_id).unlink(missing_ok=True))
     run.did("hub state", lambda: device.state_path(keys.brain_id).unlink(missing_ok=True))
     run.did("hub lock", lambda: device.state_path(keys.brain_id).with_suffix(".lock").unlink(missing_ok=True))
+    run.did("hub push log", lambda: paths.hub_pushed_path(keys.brain_id).unlink(missing_ok=True))
     device_fp = f"aimos-device:{uuid.uuid4()}"
     os.close(device.open_lock(keys.brain_id))  # made now: the join's files are all there when it ends
     conn = open_writer(brain_path, create=True)
@@ -192,7 +194,9 @@ def _make(
         _write_anchors(run, keys.brain_id, master.fingerprint, brain_path, options)
         keystore.put(device.CONTENT_KEY_ITEM, b64u_encode(content_key))
         keystore.put(device.URL_ITEM, url)
-        pushed = sync.push(conn, hub, content_key, device_fp, 0, housekeeper[0])
+        with PushedLog(paths.hub_pushed_path(keys.brain_id)) as log:
+            pushed = sync.push(conn, hub, content_key, device_fp, 0, housekeeper[0], log)
+        device.remember_read(keys.brain_id, pulled)
         device.write_state(
             keys.brain_id,
             pushed_through_seal=pushed.through_seal,
