@@ -285,7 +285,8 @@ def register(app: typer.Typer) -> None:
 
         Every pulled record is verified before it is applied; one that does not verify refuses the
         whole batch by name, and nothing of it is applied. An interrupted sync is finished by the
-        next one, with nothing lost or sent twice. With the hub down, the brain works as before."""
+        next one, with nothing lost or sent twice. A hub that lost records (restored from an older
+        copy) gets this device's again, the same bytes. With the hub down, the brain works as before."""
         from aimos.actions.session import open_brain
         from aimos.hub.device import run_sync
 

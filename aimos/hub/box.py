@@ -9,6 +9,7 @@ plaintext (seal_record), so a record sent again is the same bytes; the wrap's is
 
 from __future__ import annotations
 
+import functools
 import hashlib
 
 import nacl.exceptions
@@ -69,17 +70,23 @@ def seal_record(content_key: bytes, plaintext: bytes) -> bytes:
     two equal plaintexts make equal boxes, and no two records are equal (each names its device,
     its number and the record before it). Without the content key the nonce says nothing of the
     plaintext (a keyed hash)."""
-    nonce = hashlib.blake2b(
-        plaintext, key=derive(content_key, HUB_RECORD_NONCE), digest_size=nacl.secret.SecretBox.NONCE_SIZE
-    ).digest()
-    return bytes(nacl.secret.SecretBox(derive(content_key, HUB_RECORD_BOX)).encrypt(plaintext, nonce))
+    sealer, nonce_key = _record_keys(content_key)
+    nonce = hashlib.blake2b(plaintext, key=nonce_key, digest_size=nacl.secret.SecretBox.NONCE_SIZE).digest()
+    return bytes(sealer.encrypt(plaintext, nonce))
+
+
+@functools.lru_cache(maxsize=2)
+def _record_keys(content_key: bytes) -> tuple[nacl.secret.SecretBox, bytes]:
+    """The records' box and nonce key of a content key (a sync seals and opens thousands of
+    records under one: derived once)."""
+    return nacl.secret.SecretBox(derive(content_key, HUB_RECORD_BOX)), derive(content_key, HUB_RECORD_NONCE)
 
 
 def open_record(content_key: bytes, box: bytes, name: str) -> bytes:
     """The record's plaintext; a box changed on the hub (one byte, or made without the key) is
     refused naming the record."""
     try:
-        return nacl.secret.SecretBox(derive(content_key, HUB_RECORD_BOX)).decrypt(box)
+        return _record_keys(content_key)[0].decrypt(box)
     except (nacl.exceptions.CryptoError, ValueError, TypeError):
         raise VerificationError(
             f"hub record {name} does not open with the brain's content key: it was changed on the hub"

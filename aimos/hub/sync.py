@@ -167,9 +167,10 @@ def push(
     head = head_seal(conn)
     if head is None or head.seq <= after_seal:
         return result
-    pending: list[tuple[int, str, dict[str, Any], bytes]] = []
+    pending: list[tuple[int, str, dict[str, Any], str, bytes]] = []
     for seal, table, row in records.written_after(conn, after_seal, _pull_seals(conn)):
-        entry = (seal, table, row, box.row_name(content_key, table, records.key_text(table, row)))
+        key = records.key_text(table, row)
+        entry = (seal, table, row, key, box.row_name(content_key, table, key))
         own = table == "identity_epochs" and (row["agent_id"], row["valid_from"]) == (
             HOUSEKEEPER,
             signer.valid_from,
@@ -177,9 +178,9 @@ def push(
         pending.insert(0, entry) if own else pending.append(entry)
     held: set[bytes] = set()
     for start in range(0, len(pending), NAMES_BATCH):
-        held |= hub.names_held([name for _s, _t, _r, name in pending[start : start + NAMES_BATCH]])
+        held |= hub.names_held([entry[-1] for entry in pending[start : start + NAMES_BATCH]])
     sending = _Sending(hub, filed, log, told, result)
-    for seal, table, row, name in pending:
+    for seal, table, row, key, name in pending:
         if name in held:
             continue
         held.add(name)  # a row written twice under one key (never): sent once
@@ -188,9 +189,7 @@ def push(
             content_key, records.Record(device, n, link, table, row, signer.valid_from, seal), signer
         )
         link = box.record_link(sealed)
-        sending.add(
-            Pushed(n, link, seal, table, records.key_text(table, row), signer.valid_from), name, sealed
-        )
+        sending.add(Pushed(n, link, seal, table, key, signer.valid_from), name, sealed)
     sending.flush()
     result.records, result.through_seal = sending.sent, head.seq
     return result
