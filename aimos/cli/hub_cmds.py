@@ -4,7 +4,6 @@ PostgreSQL hub the person runs (the extra aimos[hub])."""
 from __future__ import annotations
 
 import sys
-from typing import Any
 
 import typer
 
@@ -212,7 +211,7 @@ def revoke_cmd(
 def status_cmd(json_out: bool = typer.Option(False, "--json", help="Print the status as JSON.")) -> None:
     """What waits each way, and when this device last synced."""
     from aimos.actions.session import open_brain
-    from aimos.hub.device import status
+    from aimos.hub.device import repair_words, status
 
     with open_brain(write=False) as brain:
         found = status(brain.conn, brain.keystore)
@@ -230,7 +229,7 @@ def status_cmd(json_out: bool = typer.Option(False, "--json", help="Print the st
         out(f"refused here  request {request_id} another device kept for this home: {why}")
     last = found["hub_went_back_last"]
     if last:
-        out(f"hub went back {when(last['at'])}: " + "; ".join(went_back_lines(last)))
+        out(f"hub went back {when(last['at'])}: " + "; ".join(repair_words(last)))
     if found["reachable"]:
         if found["hub_lost_of_this_device"]:
             out(
@@ -247,33 +246,6 @@ def status_cmd(json_out: bool = typer.Option(False, "--json", help="Print the st
             out(f"  {d['device']}  {d['records']:,} records, {d['bytes']:,} bytes, newest {d['newest']}")
     else:
         out(f"to pull       unknown: {found['unreachable_because']}")
-
-
-def went_back_lines(done: dict[str, Any]) -> list[str]:
-    """What a sync did about a hub that went back (aimos/hub/sync.py), in words."""
-    lines = []
-    if done["resent"]:
-        lines.append(
-            f"the hub had lost {done['resent']:,} records this device pushed (restored from an older copy,"
-            " or deleted): sent them again"
-            + (
-                f" ({done['resent_changed']:,} of them not as they were: signed by a key rotated out since,"
-                " or a row redacted since)"
-                if done["resent_changed"]
-                else ", the same as before"
-            )
-        )
-    for record in done.get("not_its_own", []):
-        lines.append(
-            f"{record} is filed under this device's name, but this device did not push it: every device"
-            " refuses it; a device that holds the content key wrote it (`aimos hub devices`, then revoke it)"
-        )
-    if done["hub_went_back"]:
-        lines.append(
-            "the hub went back (it no longer held the record this device pulled last): read it again"
-            f" from the start, {done['skipped']:,} records this device already held left as they are"
-        )
-    return lines
 
 
 def register(app: typer.Typer) -> None:
@@ -299,7 +271,7 @@ def register(app: typer.Typer) -> None:
             f"synced with {done['url']}: pushed {done['pushed']:,} records, pulled {done['pulled']:,} "
             f"({done['memories']:,} memories) in {done['seconds']:.1f} s"
         )
-        for line in went_back_lines(done):
+        for line in done["repairs"]:
             say(line)
         for refused in done["refused"]:
             say(f"refused {refused}")

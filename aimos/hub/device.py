@@ -252,6 +252,7 @@ def run_sync(
     if pushed.resent or pulled.went_back:  # for `aimos hub status`
         write_state(brain_id, hub_went_back={"at": int(time.time()), **went_back})
     write_state(brain_id, last_sync=int(time.time()), last_error=None)
+    went_back["not_its_own"] = pushed.not_its_own
     return {
         "url": masked(url),
         "pushed": pushed.records + int(home_work.get("pushed_as_home", 0)),
@@ -260,10 +261,38 @@ def run_sync(
         "memories": len(pulled.memories),
         "refused": pulled.refused,
         **went_back,
-        "not_its_own": pushed.not_its_own,
+        "repairs": repair_words(went_back),
         **home_work,
         "seconds": round(time.time() - started, 3),
     }
+
+
+def repair_words(done: dict[str, Any]) -> list[str]:
+    """What a sync did about a hub that went back or holds a record under this device's name it
+    did not push (aimos/hub/sync.py), in words: `aimos sync` and the housekeeper's log say them."""
+    lines = []
+    if done["resent"]:
+        lines.append(
+            f"the hub had lost {done['resent']:,} records this device pushed (restored from an older copy,"
+            " or deleted): sent them again"
+            + (
+                f" ({done['resent_changed']:,} of them not as they were: signed by a key rotated out since,"
+                " or a row redacted since)"
+                if done["resent_changed"]
+                else ", the same as before"
+            )
+        )
+    for record in done.get("not_its_own", []):
+        lines.append(
+            f"{record} is filed under this device's name, but this device did not push it: every device"
+            " refuses it; a device that holds the content key wrote it (`aimos hub devices`, then revoke it)"
+        )
+    if done["hub_went_back"]:
+        lines.append(
+            "the hub went back (it no longer held the record this device pulled last): read it again"
+            f" from the start, {done['skipped']:,} records this device already held left as they are"
+        )
+    return lines
 
 
 def sealed_digest(sealed: str) -> str:
