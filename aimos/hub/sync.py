@@ -367,7 +367,7 @@ def newest_read(conn: apsw.Connection, content_key: bytes, remembered: Anchor | 
     """The last record this brain read on the hub: ``remembered`` (the state file's) when no pull
     applied anything since it was kept, else the last record of the newest pull (hub_pulls); None
     before the first."""
-    pulls = int(one(conn, "SELECT COALESCE(MAX(seq), 0) AS n FROM hub_pulls")["n"])  # type: ignore[index]
+    pulls = _pulls(conn)
     if remembered is not None and remembered.pulls == pulls:
         return remembered
     last = one(
@@ -379,6 +379,13 @@ def newest_read(conn: apsw.Connection, content_key: bytes, remembered: Anchor | 
         return None
     filed = box.device_name(content_key, str(last["device"]))
     return Anchor(int(last["hub_seq"]), filed, int(last["device_n"]), str(last["record_hash"]), pulls)
+
+
+def _pulls(conn: apsw.Connection) -> int:
+    """The newest hub_pulls row's number (rows are only added: a pull that applied anything since
+    an anchor was kept made it larger)."""
+    (newest,) = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM hub_pulls").fetchall()[0]
+    return int(str(newest))
 
 
 def went_back(hub: Hub, anchor: Anchor | None) -> bool:
@@ -438,7 +445,7 @@ def pull(
             told(result.records)
         if len(fetched) < batch:
             break
-    pulls = int(one(conn, "SELECT COALESCE(MAX(seq), 0) AS n FROM hub_pulls")["n"])  # type: ignore[index]
+    pulls = _pulls(conn)
     if last is not None:
         result.anchor = Anchor.of(last, pulls)
     elif result.went_back or start is None:
