@@ -229,7 +229,7 @@ def status_cmd(json_out: bool = typer.Option(False, "--json", help="Print the st
         out(f"refused here  request {request_id} another device kept for this home: {why}")
     last = found["hub_went_back_last"]
     if last:
-        out(f"hub went back {when(last['at'])}: " + "; ".join(repair_words(last)))
+        out(f"hub repaired  {when(last['at'])}: " + "; ".join(repair_words(last)))
     if found["reachable"]:
         if found["hub_lost_of_this_device"]:
             out(
