@@ -227,7 +227,7 @@ def status_cmd(json_out: bool = typer.Option(False, "--json", help="Print the st
     out(f"to push       at most {found['to_push_at_most']:,} rows")
     for request_id, why in found["requests_refused"].items():
         out(f"refused here  request {request_id} another device kept for this home: {why}")
-    last = found["hub_went_back_last"]
+    last = found["last_repair"]
     if last:
         out(f"hub repaired  {when(last['at'])}: " + "; ".join(repair_words(last)))
     if found["reachable"]:

@@ -85,6 +85,7 @@ def remembered_read(brain_id: str) -> sync.Anchor | None:
 
 
 def remember_read(brain_id: str, pulled: sync.PullResult) -> None:
+    """Keep the record the pull read last, for the next pull to start after (sync.newest_read)."""
     if pulled.anchor is not None:
         write_state(brain_id, pull_anchor=dataclasses.asdict(pulled.anchor))
 
@@ -250,7 +251,7 @@ def run_sync(
     went_back: dict[str, Any] = {"resent": pushed.resent, "resent_changed": pushed.resent_changed}
     went_back |= {"hub_went_back": pulled.went_back, "skipped": pulled.skipped}
     if pushed.resent or pulled.went_back:  # for `aimos hub status`
-        write_state(brain_id, hub_went_back={"at": int(time.time()), **went_back})
+        write_state(brain_id, last_repair={"at": int(time.time()), **went_back})
     write_state(brain_id, last_sync=int(time.time()), last_error=None)
     went_back["not_its_own"] = pushed.not_its_own
     return {
@@ -485,7 +486,7 @@ def status(conn: apsw.Connection, keystore: Keystore) -> dict[str, Any]:
         "last_error": state.get("last_error"),
         "requests_refused": state.get("refused_requests") or {},
         "pulled_through": heads.through,
-        "hub_went_back_last": state.get("hub_went_back"),
+        "last_repair": state.get("last_repair"),
         "devices_pulled": {d: n for d, (n, _link) in sorted(heads.devices.items())},
         "devices_refused_from": dict(sorted(heads.refused_from.items())),
     }

@@ -77,7 +77,7 @@ def test_a_device_sends_again_the_records_the_hub_lost_and_the_other_skips_them(
     b.sync()
     assert {first, second} <= b.memory_ids()
     status = b.run("hub", "status", "--json").json()
-    assert status["hub_went_back"] is False and status["hub_went_back_last"]["hub_went_back"], status
+    assert status["hub_went_back"] is False and status["last_repair"]["hub_went_back"], status
     assert_one_copy_each(url)
     assert_verified_alike(a, b)
 
