@@ -95,9 +95,13 @@ ANCHORS_SCHEMA: Final = "aimos.anchors/v1"
 LEDGER_SCHEMA: Final = "aimos-ledger/v1"
 RESTORE_SCHEMA: Final = "aimos.brain-restore/v1"
 # a sync hub (aimos/hub): a record's plaintext, the master-signed home of the weight and label
-# chains (migration 20), the hub's own schema generation
+# chains (migration 20), a device's records cut at a number and the home handed over (migration
+# 22), the hub's own schema generation
 HUB_RECORD_SCHEMA: Final = "aimos.hub-record/v1"
 HUB_HOME_SCHEMA: Final = "aimos.hub-home/v1"
+HUB_CUT_SCHEMA: Final = "aimos.hub-cut/v1"
+HUB_HANDOVER_SCHEMA: Final = "aimos.hub-handover/v1"
+HUB_CUT_REASONS: Final = ("revoked", "home_moved")
 HUB_SCHEMA_VERSION: Final = 1
 HOUSEKEEPER_STATUS_SCHEMA: Final = "aimos.housekeeper-status/v1"
 HOUSEKEEPER_SERVICE_SCHEMA: Final = "aimos.housekeeper-service/v1"

@@ -134,25 +134,37 @@ def join_cmd(
 
 @hub_app.command("home")
 def home_cmd(
+    force: bool = typer.Option(
+        False, "--force", help="The old home is lost: take over now and cut it off (it must join again)."
+    ),
     passphrase_fd: int = PASSPHRASE_FD,
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
     """Make this device the home, which writes weights and labels.
 
-    Asks for the master passphrase. Move the home only when the old home has synced and is off
-    (or is lost): a weight or label the old home writes after it learns of the move is refused by
-    every device. Run `aimos sync` here afterwards to tell the other devices."""
+    Asks for the master passphrase. The old home keeps writing until it learns of the move at its
+    next sync; it then hands over, and this device takes over at its own next sync. Two homes
+    never write at once. If the old home is lost, `--force` takes over at once: what the old home
+    wrote after the newest of its records this device holds is refused everywhere."""
     from aimos.actions.session import now, open_brain
     from aimos.hub.device import move_home
 
     with open_brain(write=True) as brain:
         master = brain.master(passphrase_fd, "make this device the home")
-        home_id = move_home(brain.conn, master, brain.housekeeper, now())
-        device = brain.meta["device_fp"]
+        done = move_home(brain.conn, master, brain.housekeeper, now(), force=force)
     if json_out:
-        emit_json({"home_id": home_id, "device": device})
+        emit_json(done)
         return
-    say(f"this device ({device}) is the home now; run `aimos sync` to tell the other devices")
+    if force:
+        say(
+            f"this device ({done['device']}) is the home now; {done['from_device']} is cut off and must "
+            "join again. Run `aimos sync` to tell the other devices"
+        )
+        return
+    say(
+        f"this device ({done['device']}) is named the home; it takes over once {done['from_device']} "
+        "syncs and hands over. Run `aimos sync` here now, and again after the old home has synced"
+    )
 
 
 @hub_app.command("devices")
@@ -221,6 +233,8 @@ def status_cmd(json_out: bool = typer.Option(False, "--json", help="Print the st
     out(f"hub           {found['url']}")
     out(f"this device   {found['device']}{'  (home)' if found['this_device_is_home'] else ''}")
     out(f"home          {found['home']}")
+    if found["home_waiting"]:
+        out(f"named home    {found['home_waiting']} (takes over when the home hands over at its next sync)")
     out(f"last sync     {when(found['last_sync']) if found['last_sync'] else 'never'}")
     if found["last_error"]:
         out(f"last failure  {when(found['last_error']['at'])}: {found['last_error']['message']}")

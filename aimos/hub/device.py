@@ -24,11 +24,21 @@ import apsw
 from aimos import paths
 from aimos.crypto.ed25519 import KeyPair
 from aimos.crypto.encoding import b64u_decode, b64u_encode
-from aimos.errors import AimosError, BusyError, EpochRevokedError, NotFoundError, UsageError
+from aimos.errors import AimosError, BusyError, EpochRevokedError, IntegrityError, NotFoundError, UsageError
 from aimos.hub import box, sync
 from aimos.hub.postgres import BrainKeys, PostgresHub, masked
 from aimos.hub.records import count_after
-from aimos.identity.devices import HUB_CONTENT_KEY_ITEM, HUB_URL_ITEM, home, is_home, name_home
+from aimos.identity.devices import (
+    HUB_CONTENT_KEY_ITEM,
+    HUB_URL_ITEM,
+    cut_device,
+    cuts,
+    hand_over,
+    home,
+    is_home,
+    name_home,
+    waiting_home,
+)
 from aimos.identity.epochs import DEVICE_SLOT_META, brain_meta, master_row, sealed_master
 from aimos.identity.keystore import Keystore
 from aimos.store.connection import rows, write_transaction
@@ -198,9 +208,12 @@ def run_sync(
                 conn, hub, key, device, housekeeper, (lambda n: told("pulled", n)) if told else None
             )
             _skip_pull_seals(conn, brain_id, pushed.through_seal)
+            _refuse_if_cut(conn, device)
             if is_home(conn):
                 home_work = _as_home(conn, brain_id, housekeeper, pulled.memories)
-                if home_work["forwarded_applied"] or home_work["judged"] or home_work["relabelled"]:
+                if home_work["handed_over_to"] or any(
+                    home_work[k] for k in ("forwarded_applied", "judged", "relabelled")
+                ):
                     home_work["pushed_as_home"] = _push(
                         conn, hub, key, device, brain_id, housekeeper, None
                     ).records
@@ -326,7 +339,15 @@ def _as_home(conn: apsw.Connection, brain_id: str, housekeeper: Any, arrived: se
             relabelled = relabel_arrivals(conn, signer, sorted(arrived), now)
     judged = settle(conn, signer, now)
     write_state(brain_id, refused_requests=refused)
+    handed = None
+    waiting = waiting_home(conn)
+    if waiting is not None and waiting["device_fp"] != brain_meta(conn)["device_fp"]:
+        # the master named another home: this device stops here, after the work above
+        with write_transaction(conn, signer):
+            hand_over(conn, waiting["home_id"], brain_meta(conn)["device_fp"], now, housekeeper=signer)
+        handed = str(waiting["device_fp"])
     return {
+        "handed_over_to": handed,
         "forwarded_applied": applied,
         "forwarded_refused": [{"request_id": k, "why": v} for k, v in newly.items()],
         "relabelled": relabelled,
@@ -391,13 +412,48 @@ def apply_forwarded(
     return applied, refused
 
 
-def move_home(conn: apsw.Connection, master: KeyPair, housekeeper: Any, now: int) -> str:
-    """Make this device the home (the master's signed record); the next sync tells the others. The
-    home before it appends nothing to a chain once it has pulled the record."""
-    if is_home(conn) and home(conn) is not None:
+def _refuse_if_cut(conn: apsw.Connection, device: str) -> None:
+    """A device the master cut (revoked, or a home replaced while it was away) is refused by every
+    other device from its cut on: it says so instead of syncing on."""
+    through = cuts(conn).get(device)
+    if through is not None:
+        raise IntegrityError(
+            f"the master cut this device off the brain after its record {through} (it was revoked, or "
+            "the home was moved away from it while it was away): every other device refuses what it "
+            "wrote since",
+            "Join the brain again in a new AIMOS_HOME (`aimos hub join URL`); this brain stays as it is.",
+            reason="hub_device_cut",
+        )
+
+
+def move_home(
+    conn: apsw.Connection, master: KeyPair, housekeeper: Any, now: int, *, force: bool = False
+) -> dict[str, Any]:
+    """Name this device the home (the master's signed record). It takes over when the home in
+    force learns of the move at its next sync and hands over, so the two never both write a chain.
+    ``force`` (the old home is lost): the master hands over at once and cuts the old home's
+    records after the newest this device pulled; the old home must join again."""
+    me = brain_meta(conn)["device_fp"]
+    acting = home(conn)
+    if acting is None or acting["device_fp"] == me:
         raise UsageError("this device is already the home", "Nothing to do.")
+    waiting = waiting_home(conn)
     with write_transaction(conn, housekeeper):
-        return name_home(conn, master, brain_meta(conn)["device_fp"], now)
+        home_id = waiting["home_id"] if waiting is not None and waiting["device_fp"] == me else None
+        if home_id is None:
+            home_id = name_home(conn, master, me, now)
+        elif not force:
+            raise UsageError(
+                f"this device is already named the home: it takes over when {acting['device_fp']} "
+                "syncs and hands over",
+                "Sync both devices; if the old home is lost, run `aimos hub home --force`.",
+            )
+        if force:
+            old = str(acting["device_fp"])
+            through = sync.pulled_heads(conn).devices.get(old, (0, ""))[0]
+            hand_over(conn, home_id, old, now, master=master)
+            cut_device(conn, master, old, through, "home_moved", now)
+    return {"home_id": home_id, "device": me, "from_device": acting["device_fp"], "forced": force}
 
 
 def status(conn: apsw.Connection, keystore: Keystore) -> dict[str, Any]:
@@ -414,6 +470,7 @@ def status(conn: apsw.Connection, keystore: Keystore) -> dict[str, Any]:
         "device": device,
         "home": found["device_fp"] if found else device,
         "this_device_is_home": is_home(conn),
+        "home_waiting": (waiting["device_fp"] if (waiting := waiting_home(conn)) else None),
         "last_sync": state.get("last_sync"),
         "last_error": state.get("last_error"),
         "requests_refused": state.get("refused_requests") or {},
@@ -490,12 +547,13 @@ def revoke_device(
         raise UsageError(
             "that is this device", "Revoke a device from another device of the brain; nothing was revoked."
         )
-    found = home(conn)
-    if found is not None and found["device_fp"] == device:
-        raise UsageError(
-            f"{device} is the home, whose housekeeper writes weights and labels",
-            "Make another device the home first (`aimos hub home` there, then sync); nothing was revoked.",
-        )
+    for found, what in ((home(conn), "the home"), (waiting_home(conn), "named the home")):
+        if found is not None and found["device_fp"] == device:
+            raise UsageError(
+                f"{device} is {what}, whose housekeeper writes weights and labels",
+                "Make another device the home first (`aimos hub home` there, then sync; `--force` if "
+                "the home is lost); nothing was revoked.",
+            )
     live = rows(
         conn,
         "SELECT e.agent_id, e.valid_from FROM identity_epochs e WHERE e.device_fp = ? AND NOT EXISTS"
@@ -508,7 +566,9 @@ def revoke_device(
         raise UsageError(f"every epoch of {device} is already revoked", "Nothing to do.")
     from aimos.identity.epochs import revoke_epoch
 
+    through = sync.pulled_heads(conn).devices.get(device, (0, ""))[0]
     with write_transaction(conn, housekeeper):
+        cut_device(conn, master, device, through, "revoked", now)  # its later records, whatever their time
         done = [
             revoke_epoch(
                 conn,
@@ -523,5 +583,6 @@ def revoke_device(
         ]
     return {
         "device": device,
+        "through_record": through,
         "revoked": [{"agent_id": r["agent_id"], "valid_from": r["agent_valid_from"]} for r in done],
     }

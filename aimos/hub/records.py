@@ -40,6 +40,8 @@ SYNCED: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("recall_grants", ("grant_id",)),
     ("agent_revocations", ("revocation_id",)),
     ("hub_homes", ("home_id",)),
+    ("hub_handovers", ("home_id",)),
+    ("hub_cuts", ("cut_id",)),
     ("request_nonces", ("agent_id", "nonce")),
     ("memory_provenance", ("provenance_id",)),
     ("events", ("event_id",)),
@@ -277,7 +279,7 @@ def _guard_words(exc: apsw.Error) -> str:
 
 # --- who may have pushed a row ---------------------------------------------------------------------
 # tables the master signs: any device of the brain may carry them
-_ANY_DEVICE = frozenset({"master_identity", "recall_grants", "agent_revocations", "hub_homes"})
+_ANY_DEVICE = frozenset({"master_identity", "recall_grants", "agent_revocations", "hub_homes", "hub_cuts"})
 # appends to a memory's shared chains after its save: the home's alone
 _HOME_ONLY = frozenset({"memory_occurrences", "memory_supersessions", "outcomes", "weight_projections"})
 # written by the saving device inside its save's transaction (a chain's start), else by the home
@@ -321,7 +323,10 @@ def check_pushed_by(conn: apsw.Connection, record: Record, home_device: str | No
     home = home_device is None or device == home_device
     if table in _ANY_DEVICE:
         return
-    if table in ("identity_epochs", "hub_requests"):
+    if table == "hub_handovers":
+        # the master's (a forced move), or the home in force stopping: from it, for itself
+        ok = row.get("master_fingerprint") is not None or (row.get("from_device") == device and home)
+    elif table in ("identity_epochs", "hub_requests"):
         ok = row.get("device_fp") == device
     elif table == "events":
         ok = _epoch_device(conn, row.get("signer_agent_id"), row.get("signer_valid_from")) == device

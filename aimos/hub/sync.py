@@ -22,7 +22,7 @@ import apsw
 from aimos.crypto.ed25519 import verify as ed25519_verify
 from aimos.errors import IntegrityError, VerificationError
 from aimos.hub import box, records
-from aimos.identity.devices import home, revoked_device
+from aimos.identity.devices import cuts, home, revoked_device
 from aimos.identity.epochs import Signer
 from aimos.learning.verifier import verify_memories
 from aimos.store.connection import one, rows, write_transaction
@@ -191,6 +191,8 @@ def pull(
         if not fetched:
             break
         cut = dict(heads.refused_from)
+        for dev, through in cuts(conn).items():  # the master's cuts: refused after their number
+            cut[dev] = min(cut.get(dev, through + 1), through + 1)
         while True:
             refused: list[str] = []
             try:
@@ -248,6 +250,7 @@ def _apply_batch(
         for (fp,) in conn.execute("SELECT DISTINCT device_fp FROM identity_epochs")
     }
     last_seq = 0
+    applied_top: dict[str, int] = {}  # per device, the newest of its records this batch applied
     for hub_row in fetched:
         # "hub record {name}": the device by its id when this brain knows it (the hub files by a keyed name)
         name = f"#{hub_row.seq} (device {known.get(hub_row.device, hub_row.device)}, record {hub_row.n})"
@@ -267,13 +270,18 @@ def _apply_batch(
         if record.device == device:
             continue  # this device's own
         if record.device in cut and record.n >= cut[record.device]:
-            refused.append(f"hub record {name}: its device is revoked, or pushed a row it may not write")
+            refused.append(
+                f"hub record {name}: its device is revoked or cut by the master,"
+                " or pushed a row it may not write"
+            )
             continue
         try:
             found = home(conn)
             records.check_pushed_by(conn, record, None if found is None else str(found["device_fp"]), name)
             if not records.apply(conn, record, name):
                 continue
+            if record.table == "hub_cuts":
+                _cut_in_batch(record.row, cut, applied_top)
         except IntegrityError as exc:
             # a revoked device, or one that pushed a row it did not or may not write (only a
             # misbehaving device signs such a record): its records from this one on are refused
@@ -282,6 +290,7 @@ def _apply_batch(
                 raise _Refuse(record.device, first_of_seal, exc.message) from None
             raise
         applied += 1
+        applied_top[record.device] = record.n
         memory = _memory_of(record)
         if memory is not None:
             touched.setdefault(memory, (record.device, first_of_seal))
@@ -312,6 +321,15 @@ def _apply_batch(
             ],
         )
     return applied
+
+
+def _cut_in_batch(row: dict[str, Any], cut: dict[str, int], applied_top: dict[str, int]) -> None:
+    """A cut that arrived in this batch: the cut device's later records are refused from here on,
+    and when this batch already applied one of them, the batch is tried again without them."""
+    device, first_refused = str(row["device_fp"]), int(row["through_n"]) + 1
+    cut[device] = min(cut.get(device, first_refused), first_refused)
+    if applied_top.get(device, 0) >= first_refused:
+        raise _Refuse(device, first_refused, "its device was cut by the master")
 
 
 def _opened(conn: apsw.Connection, content_key: bytes, hub_row: HubRow, name: str) -> records.Record:

@@ -313,7 +313,137 @@ def _clock(seconds: int) -> dict[str, str]:
 
 
 # --- revocation and expiry -------------------------------------------------------------------------
+def test_a_revoked_device_with_its_clock_set_back_gets_nothing_applied(
+    hub: Callable[[str], Device], make_device: Callable[[str], Device], hub_url: str
+) -> None:
+    """A revocation cuts the device at the newest of its records the revoking device held
+    (hub_cuts), whatever times its later records claim: a stolen device whose clock is set back
+    before the revocation signs saves that no device applies, the third device as the revoker."""
+    import time
+
+    a, b = hub("A"), hub("B")
+    c = make_device("C")
+    c.join(hub_url, "--agent-id", "laptop").ok()
+    c.sync()
+    started = max(
+        int(r[0]) for r in c.sql("SELECT valid_from FROM identity_epochs WHERE device_fp = ?", (c.fp,))
+    )
+    while time.time() < started + 6:  # the revocation comes well after C's epochs began
+        time.sleep(0.5)
+    a.sync()
+    a.aimos("hub", "revoke", c.fp, "--reason", "laptop stolen").ok()
+    a.sync()
+    back = _clock(started + 2 - int(time.time()))  # inside C's epochs, before the revocation
+    stolen = c.aimos(
+        "save", "wire the deposit to account 0000 1111 2222", "--as", "laptop", "--json", env=back
+    )
+    assert stolen.code == 0, stolen.describe()
+    stolen = stolen.json()
+    c.aimos("sync", env=back)  # it pushes before it pulls the revocation
+    done = a.aimos("sync", "--json")
+    assert not a.sql("SELECT 1 FROM memories WHERE memory_id = ?", (stolen["memory_id"],)), (
+        f"the home applied a save the revoked device signed after its revocation: {done.describe()}"
+    )
+    assert any(c.fp in r and "cut by the master" in r for r in done.json()["refused"]), done.describe()
+    on_b = b.sync()
+    assert not b.sql("SELECT 1 FROM memories WHERE memory_id = ?", (stolen["memory_id"],)), on_b
+    assert b.sql("SELECT device_fp, why FROM hub_cuts") == [(c.fp, "revoked")]
+    for dev in (a, b):
+        assert dev.aimos("verify", "--json").json()["ok"] is True
+
+
 # --- the home moved while the old home was online (a careless person) ------------------------------
+def test_moving_the_home_while_the_old_home_is_online_does_not_stop_every_devices_sync(
+    hub: Callable[[str], Device],
+) -> None:
+    """`aimos hub home` on B while A (the home until it hands over) still gives feedback: A keeps
+    writing the chains until its next sync, then hands over; B takes over at its next sync and
+    applies what it kept for the home. Every device syncs on, with one chain per memory, and the
+    three weights agree."""
+    a, b, c = hub("A"), hub("B"), hub("C")
+    memory = save(a, "the on-call phone is in the top drawer")
+    for dev in (a, b, c):
+        dev.sync()
+    recall(a, "on-call phone drawer")
+    recall(b, "on-call phone drawer")
+    moved = b.aimos("hub", "home").ok()
+    assert "takes over once" in moved.both, moved.describe()
+    b.sync()
+    b.aimos("feedback", memory, "--good").ok()  # not the home yet: kept for the home
+    a.aimos("feedback", memory, "--bad").ok()  # A has not pulled the move yet: still the home
+    results = [dev.aimos("sync") for dev in (a, b, c, a, b, c)]
+    assert all(r.code == 0 for r in results), "\n".join(r.describe() for r in results)
+    homes = {dev.name: dev.aimos("hub", "status", "--json").json()["home"] for dev in (a, b, c)}
+    assert set(homes.values()) == {b.fp}, homes
+    weights = {dev.name: weight(dev, memory) for dev in (a, b, c)}
+    assert len(set(weights.values())) == 1, weights
+    assert [len(dev.sql("SELECT 1 FROM outcomes WHERE memory_id = ?", (memory,))) for dev in (a, b, c)] == [
+        2
+    ] * 3
+    # B writes the chains now, at once; A keeps what it is given for B
+    recall(b, "on-call phone drawer")
+    recall(a, "on-call phone drawer")
+    assert not b.aimos("feedback", memory, "--good", "--json").json().get("provisional")
+    assert a.aimos("feedback", memory, "--good", "--json").json().get("provisional") is True
+    for dev in (a, b, c):
+        assert dev.aimos("verify", "--json").json()["ok"] is True
+
+
+def test_a_device_that_is_not_the_home_cannot_hand_the_home_over(hub: Callable[[str], Device]) -> None:
+    """While B waits to take over from A, C (a hostile device: its own housekeeper key) signs a
+    handover of its own: every device refuses it by name, A stays the home until it hands over."""
+    from aimos.actions.session import now
+    from aimos.identity.devices import hand_over, waiting_home
+    from aimos.store.connection import write_transaction
+
+    a, b, c = hub("A"), hub("B"), hub("C")
+    b.aimos("hub", "home").ok()
+    b.sync()
+    c.sync()
+    with c.opened() as brain:
+        waiting = waiting_home(brain.conn)
+        assert waiting is not None and waiting["device_fp"] == b.fp
+        signer = brain.housekeeper()
+        with write_transaction(brain.conn, signer):
+            hand_over(brain.conn, waiting["home_id"], c.fp, now(), housekeeper=signer)
+    c.sync()
+    refused = b.sync()["refused"]
+    assert any(c.fp in r and "may not write" in r for r in refused), refused
+    assert not b.sql("SELECT 1 FROM hub_handovers WHERE from_device = ?", (c.fp,))
+    assert b.aimos("hub", "status", "--json").json()["home"] == a.fp
+    a.sync()
+    assert a.aimos("hub", "status", "--json").json()["home"] == b.fp  # A handed over on its own
+
+
+def test_a_lost_home_is_replaced_by_force_and_cut_off(hub: Callable[[str], Device]) -> None:
+    """A (the home) is lost: B takes over with `aimos hub home --force`. When A comes back, what it
+    wrote after the newest of its records B held is refused on every device, and A's sync says it
+    must join again; B and C sync on and verify alike."""
+    a, b, c = hub("A"), hub("B"), hub("C")
+    memory = save(a, "the boiler pressure should read one and a half bar")
+    for dev in (a, b, c):
+        dev.sync()
+    recall(a, "boiler pressure")
+    a.aimos("feedback", memory, "--bad").ok()  # A, lost before it syncs this
+    forced = b.aimos("hub", "home", "--force").ok()
+    assert "cut off" in forced.both and a.fp in forced.both, forced.describe()
+    assert b.aimos("hub", "status", "--json").json()["this_device_is_home"] is True
+    b.sync()
+    c.sync()
+    late = a.aimos("sync")
+    assert late.code != 0 and "join the brain again" in late.both.lower(), late.describe()
+    assert "Traceback" not in late.both
+    on_c = c.sync()
+    assert any(a.fp in r for r in on_c["refused"]), on_c
+    assert len(c.sql("SELECT 1 FROM outcomes WHERE memory_id = ?", (memory,))) == 0
+    recall(c, "boiler pressure")
+    c.aimos("feedback", memory, "--good").ok()
+    c.sync(), b.sync(), c.sync()
+    assert weight(b, memory) == weight(c, memory) > 1000
+    for dev in (b, c):
+        assert dev.aimos("verify", "--json").json()["ok"] is True
+
+
 # --- the hub's owner -------------------------------------------------------------------------------
 def _hub_sql(url: str, *statements: str) -> None:
     """The hub's owner at the database: guards off for the statements, then on again."""
