@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from aimos.errors import HubUnreachableError, NotFoundError, OptionalDependencyError, UsageError
-from aimos.hub.sync import HubRow
+from aimos.hub.sync import MAX_RECORD_BYTES, HubRow
 from aimos.vocabulary import HUB_SCHEMA_VERSION
 
 CONNECT_TIMEOUT_SECONDS = 5
@@ -274,11 +274,12 @@ class PostgresHub:
         """The records after order number ``seq``, but those of device ``other_than``."""
         with self._tx() as cur:
             cur.execute(
-                "SELECT seq, device, device_n, box FROM aimos_hub_records WHERE brain_id = %s AND seq > %s"
+                "SELECT seq, device, device_n, CASE WHEN length(box) <= %s THEN box ELSE ''::bytea END,"
+                " length(box) FROM aimos_hub_records WHERE brain_id = %s AND seq > %s"
                 " AND device <> %s ORDER BY seq LIMIT %s",
-                (self._brain(), seq, other_than, limit),
+                (MAX_RECORD_BYTES, self._brain(), seq, other_than, limit),
             )
-            return [HubRow(int(r[0]), str(r[1]), int(r[2]), bytes(r[3])) for r in cur.fetchall()]
+            return [HubRow(int(r[0]), str(r[1]), int(r[2]), bytes(r[3]), int(r[4])) for r in cur.fetchall()]
 
     def waiting_for(self, seq: int, device: str) -> int:
         """How many records after order number ``seq`` are other devices' (what ``device`` has to pull)."""

@@ -32,6 +32,9 @@ from aimos.vocabulary import HOUSEKEEPER, HUB_RECORD_SIGNATURE
 PULL_BATCH = 2000  # records applied, and verified, in one write transaction
 PUSH_BATCH = 1000  # records sent in one hub transaction
 NAMES_BATCH = 1000  # row names asked about at once
+# the largest record a pull takes: a row holding a whole save (at most memory/save's 1 MiB
+# canonical body), escaped and in base64; a hub's larger one is refused unread
+MAX_RECORD_BYTES = 4 * 1_048_576
 
 
 @dataclass(frozen=True)
@@ -42,7 +45,8 @@ class HubRow:
     seq: int
     device: str
     n: int
-    box: bytes
+    box: bytes  # empty when the hub's box is over MAX_RECORD_BYTES (not read)
+    size: int = 0  # the box's size on the hub
 
 
 class Hub(Protocol):
@@ -336,6 +340,13 @@ def _opened(conn: apsw.Connection, content_key: bytes, hub_row: HubRow, name: st
     """A record opened, checked for shape, filed under its own device and number, and signed by a
     housekeeper epoch of the device it names (an epoch this brain holds, or the one the record
     itself carries: a device's first record is its housekeeper's epoch)."""
+    if hub_row.size > MAX_RECORD_BYTES:
+        raise VerificationError(
+            f"hub record {name} holds {hub_row.size:,} bytes, more than any record aimos writes",
+            "Nothing from this pull was applied, and the record was not read. Check who can write to "
+            "the hub.",
+            reason="hub_record_oversized",
+        )
     opened = box.open_record(content_key, hub_row.box, name)
     signature, plaintext = opened[:64], opened[64:]
     record = records.decode(plaintext, name)

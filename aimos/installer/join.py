@@ -101,7 +101,12 @@ def open_master(keys: BrainKeys, passphrase: str) -> KeyPair:
         master = KeyPair(unseal(keys.sealed_master, passphrase))
     except EncodingError:
         raise PassphraseError("the hub's sealed master key is damaged") from None
-    except PassphraseError:
+    except PassphraseError as exc:
+        if exc.reason == "sealed_master_damaged":  # not a sealing aimos makes (its costs, its salt)
+            raise PassphraseError(
+                "the hub's sealed master key is damaged, or asks for an Argon2 cost aimos never sets",
+                "Nothing was joined. The hub's key record was changed: check who can write to the hub.",
+            ) from None
         refused = wrong_passphrase(passphrase)
         refused.hint = (
             "Give the brain's master passphrase: the one set at `aimos hub init`, or by the newest "

@@ -589,6 +589,27 @@ def test_a_refused_record_is_named_once_with_its_device(hub: Callable[[str], Dev
     assert f"hub record #{seq} (device {a.fp}" in refused.both, refused.describe()
 
 
+def test_a_record_larger_than_any_aimos_writes_is_refused_unread(
+    hub: Callable[[str], Device], hub_url: str
+) -> None:
+    """The hub's owner pads a record to 6 MiB (a pull of 2,000 such records would need 12 GB):
+    the pull refuses it by name from its size on the hub, without reading it."""
+    a, b = hub("A"), hub("B")
+    save(a, "the window cleaner comes every other Thursday")
+    a.sync()
+    with psycopg.connect(hub_url) as conn:
+        (seq,) = conn.execute("SELECT MAX(seq) FROM aimos_hub_records").fetchone()
+    _hub_sql(
+        hub_url,
+        f"UPDATE aimos_hub_records SET box = box || decode(repeat('00', 6 * 1048576), 'hex') WHERE seq = {seq}",
+    )
+    refused = b.aimos("sync")
+    assert refused.code != 0 and "Traceback" not in refused.both, refused.describe()
+    assert f"hub record #{seq}" in refused.both and "more than any record aimos writes" in refused.both, (
+        refused.describe()
+    )
+
+
 # --- ordinary use ------------------------------------------------------------------------------------
 def test_two_devices_saving_the_same_text_offline_keep_syncing(hub: Callable[[str], Device]) -> None:
     """docs/sync.md (limits): "Two devices saving exactly the same text offline make two memories
