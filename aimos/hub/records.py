@@ -237,6 +237,12 @@ def apply(conn: apsw.Connection, record: Record, name: str) -> bool:
                 reason="hub_row_conflict",
             )
         return False
+    if table == "agent_revocations" and one(
+        conn,
+        "SELECT 1 AS x FROM agent_revocations WHERE agent_id = ? AND agent_valid_from = ?",
+        (row["agent_id"], row["agent_valid_from"]),
+    ):
+        return False  # two devices revoked one epoch while apart: the one held first stands
     if table == "memories":
         row = _as_saved(row)
     names = _columns(conn, table)

@@ -352,6 +352,25 @@ def test_a_revoked_device_with_its_clock_set_back_gets_nothing_applied(
         assert dev.aimos("verify", "--json").json()["ok"] is True
 
 
+def test_two_devices_revoking_one_device_while_apart_keep_syncing(hub: Callable[[str], Device]) -> None:
+    """A careless person revokes the lost laptop C from A and again from B before either synced:
+    each holds its own revocation of C's epochs. Every device syncs on (the revocation held first
+    stands), and C's later records are refused everywhere."""
+    a, b, c = hub("A"), hub("B"), hub("C")
+    for dev in (c, a, b):
+        dev.sync()
+    a.aimos("hub", "revoke", c.fp, "--reason", "lost on the train").ok()
+    b.aimos("hub", "revoke", c.fp, "--reason", "the laptop was lost").ok()
+    late = save(c, "the alarm code changed to 4711")
+    c.aimos("sync")
+    results = [dev.aimos("sync") for dev in (a, b, a, b)]
+    assert all(r.code == 0 for r in results), "\n".join(r.describe() for r in results)
+    for dev in (a, b):
+        assert not dev.sql("SELECT 1 FROM memories WHERE memory_id = ?", (late,))
+        assert dev.aimos("hub", "devices", "--json").json()[-1]["revoked"] is True
+        assert dev.aimos("verify", "--json").json()["ok"] is True
+
+
 # --- the home moved while the old home was online (a careless person) ------------------------------
 def test_moving_the_home_while_the_old_home_is_online_does_not_stop_every_devices_sync(
     hub: Callable[[str], Device],
