@@ -62,6 +62,14 @@ HUB_KEY_WRAP: Final = _d("aimos.hub-key-wrap/v1")
 HUB_RECORD_LINK: Final = _d("aimos.hub-record-link/v1")
 HUB_RECORD_SIGNATURE: Final = _d("aimos.hub-record-signature/v1")  # the pushing device's housekeeper
 HUB_DEVICE_NAME: Final = _d("aimos.hub-device-name/v1")  # the hub's keyed name of a device
+# the content key's generations (a new one at each device revocation): the commitment to a
+# generation's key the master signs, the hub's keyed name of a housekeeper key a generation is
+# wrapped to, the master's signature of a generation, and what a record box sealed under a
+# generation after the first begins with (then the generation, 4 bytes big-endian)
+HUB_KEY_CHECK: Final = _d("aimos.hub-key-check/v1")
+HUB_KEY_RECIPIENT: Final = _d("aimos.hub-key-recipient/v1")
+HUB_KEY_GENERATION_SIGNATURE: Final = _d("aimos.hub-key-generation-signature/v1")
+HUB_BOX_GENERATION: Final = _d("aimos.hub-gen/v1")
 
 # --- schemas of signed or exported bodies ------------------------------------------------------
 
@@ -96,12 +104,12 @@ LEDGER_SCHEMA: Final = "aimos-ledger/v1"
 RESTORE_SCHEMA: Final = "aimos.brain-restore/v1"
 # a sync hub (aimos/hub): a record's plaintext, the master-signed home of the weight and label
 # chains (migration 20), a device's records cut at a number and the home handed over (migration
-# 22), the hub's own schema generation
+# 22), the master's record of a content key generation, the hub's own schema generation
 HUB_RECORD_SCHEMA: Final = "aimos.hub-record/v1"
 HUB_HOME_SCHEMA: Final = "aimos.hub-home/v1"
 HUB_CUT_SCHEMA: Final = "aimos.hub-cut/v1"
 HUB_HANDOVER_SCHEMA: Final = "aimos.hub-handover/v1"
-HUB_CUT_REASONS: Final = ("revoked", "home_moved")
+HUB_KEY_GENERATION_SCHEMA: Final = "aimos.hub-key-generation/v1"
 HUB_SCHEMA_VERSION: Final = 1
 HOUSEKEEPER_STATUS_SCHEMA: Final = "aimos.housekeeper-status/v1"
 HOUSEKEEPER_SERVICE_SCHEMA: Final = "aimos.housekeeper-service/v1"

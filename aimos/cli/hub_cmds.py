@@ -201,7 +201,9 @@ def revoke_cmd(
     """Revoke another device: its housekeeper and agents.
 
     A lost or retired device: the master revokes every epoch it holds. At their next sync every
-    device refuses what it signs from then on; what it signed before stays valid. Asks for the
+    device refuses what it signs from then on; what it signed before stays valid. The brain's
+    content key is replaced on the hub in the same step (the hub must answer), and the revoked
+    device is not given the new one: it cannot read what is written from then on. Asks for the
     master passphrase; then run `aimos sync`."""
     from aimos.actions.session import now, open_brain
     from aimos.hub.device import revoke_device
@@ -210,13 +212,18 @@ def revoke_cmd(
     refuse_secret_fields({"reason": reason}, outcome="nothing was revoked")
     with open_brain(write=True) as brain:
         master = brain.master(passphrase_fd, "revoke a device")
-        done = revoke_device(brain.conn, master, brain.housekeeper, device, reason, now())
+        done = revoke_device(brain.conn, brain.keystore, master, brain.housekeeper, device, reason, now())
     if json_out:
         emit_json(done)
         return
     say(
         f"revoked {done['device']}: {len(done['revoked'])} epochs; run `aimos sync` to tell the other devices"
     )
+    if done["content_key_generation"] is not None:
+        say(
+            f"the brain's content key is replaced on the hub (generation {done['content_key_generation']}): "
+            "the other devices take it at their next sync, the revoked device cannot read what is written now"
+        )
 
 
 @hub_app.command("status")
@@ -236,6 +243,7 @@ def status_cmd(json_out: bool = typer.Option(False, "--json", help="Print the st
     if found["home_waiting"]:
         out(f"named home    {found['home_waiting']} (takes over when the home hands over at its next sync)")
     out(f"last sync     {when(found['last_sync']) if found['last_sync'] else 'never'}")
+    out(f"content key   generation {found['content_key_generation']}")
     if found["last_error"]:
         out(f"last failure  {when(found['last_error']['at'])}: {found['last_error']['message']}")
     out(f"to push       at most {found['to_push_at_most']:,} rows")

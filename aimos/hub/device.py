@@ -1,10 +1,11 @@
 """A device's side of a hub: linking this brain to one (`aimos hub init`), syncing (`aimos sync`,
 the housekeeper's sync job), what waits each way (`aimos hub status`), and the home of the chains.
 
-The hub's URL (it may hold a password) and the brain's content key live in the keystore, beside
-the brain's other secrets; what this device sent and when it last synced is in a state file
-outside the brain (state/hub/<brain id>.json, 0600), which a lost or stale copy only makes resend
-rows the hub already holds (it keeps one of each).
+The hub's URL (it may hold a password) and every generation of the brain's content key this
+device holds (aimos/hub/generations.py) live in the keystore, beside the brain's other secrets;
+what this device sent and when it last synced is in a state file outside the brain
+(state/hub/<brain id>.json, 0600), which a lost or stale copy only makes resend rows the hub
+already holds (it keeps one of each).
 """
 
 from __future__ import annotations
@@ -23,9 +24,16 @@ import apsw
 
 from aimos import paths
 from aimos.crypto.ed25519 import KeyPair
-from aimos.crypto.encoding import b64u_decode, b64u_encode
-from aimos.errors import AimosError, BusyError, EpochRevokedError, IntegrityError, NotFoundError, UsageError
-from aimos.hub import box, sync
+from aimos.errors import (
+    AimosError,
+    BusyError,
+    EpochRevokedError,
+    HubUnreachableError,
+    IntegrityError,
+    NotFoundError,
+    UsageError,
+)
+from aimos.hub import box, generations, sync
 from aimos.hub.postgres import BrainKeys, PostgresHub, masked
 from aimos.hub.records import count_after
 from aimos.identity.devices import (
@@ -55,7 +63,8 @@ def hub_url(keystore: Keystore) -> str | None:
 
 
 def content_key(keystore: Keystore) -> bytes:
-    return b64u_decode(keystore.get(CONTENT_KEY_ITEM))
+    """The content key's first generation (it keys the hub's names of rows and devices)."""
+    return generations.held(keystore).first
 
 
 def state_path(brain_id: str) -> Path:
@@ -122,11 +131,12 @@ class About:
     master_created_at: int
 
     def sealed(self, key: bytes) -> bytes:
+        """Sealed under the first generation (a device that joins opens it with that one)."""
         return box.seal_record(key, json.dumps(self.__dict__, sort_keys=True).encode("utf-8"))
 
     @classmethod
-    def opened(cls, key: bytes, sealed: bytes) -> About:
-        doc = json.loads(box.open_record(key, sealed, "about the brain"))
+    def opened(cls, ring: box.KeyRing, sealed: bytes) -> About:
+        doc = json.loads(ring.open(sealed, "about the brain"))
         return cls(str(doc["company_id"]), str(doc["brain_name"]), int(doc["master_created_at"]))
 
 
@@ -162,13 +172,14 @@ def init(
     with sync_lock(meta["brain_id"]), PostgresHub(url, meta["brain_id"]) as hub:
         hub.create_schema()
         hub.add_brain(keys)
-        keystore.put(CONTENT_KEY_ITEM, b64u_encode(key))
+        ring = box.KeyRing({box.FIRST: key})
+        keystore.put(CONTENT_KEY_ITEM, ring.to_text())
         keystore.put(URL_ITEM, url)
         if home(conn) is None:
             with write_transaction(conn, housekeeper):
                 name_home(conn, master, meta["device_fp"], now)
                 conn.execute("INSERT INTO brain_meta (key, value) VALUES (?, '0')", (DEVICE_SLOT_META,))
-        pushed = sync.push(conn, hub, key, meta["device_fp"], 0, _signer(housekeeper), told)
+        pushed = sync.push(conn, hub, ring, meta["device_fp"], 0, _signer(housekeeper), told)
     write_state(
         meta["brain_id"],
         pushed_through_seal=pushed.through_seal,
@@ -191,35 +202,42 @@ def run_sync(
     housekeeper: Any,
     told: Callable[[str, int], None] | None = None,
 ) -> dict[str, Any]:
-    """Push what the hub lacks, pull what this device lacks, and on the home apply what the other
-    devices forwarded, judge what arrived and push that. A failure is recorded in the state file
-    (`aimos hub status` says it) and raised; what was done before it stays done."""
+    """Pick up the content key's new generations, push what the hub lacks, pull what this device
+    lacks, pass the generations on to housekeeper keys that lack them, and on the home apply what
+    the other devices forwarded, judge what arrived and push that. A failure is recorded in the
+    state file (`aimos hub status` says it) and raised; what was done before it stays done."""
     meta = brain_meta(conn)
     brain_id, device = meta["brain_id"], meta["device_fp"]
     url = linked_url(keystore)
-    key = content_key(keystore)
     started = time.time()
     home_work: dict[str, Any] = {}
     try:
         with sync_lock(brain_id), PostgresHub(url, brain_id) as hub:
             _push_sealed_master(hub, keystore, brain_id)
-            pushed = _push(conn, hub, key, device, brain_id, housekeeper, told)
+            picked = generations.pick_up(
+                hub, keystore, brain_id, master_row(conn)["public_key_b64u"], device, _signer(housekeeper).key
+            )
+            ring = picked.ring
+            pushed = _push(conn, hub, ring, device, brain_id, housekeeper, told)
+            generations.refuse_if_left_out(picked)
             pulled = sync.pull(
-                conn, hub, key, device, housekeeper, (lambda n: told("pulled", n)) if told else None
+                conn, hub, ring, device, housekeeper, (lambda n: told("pulled", n)) if told else None
             )
             _skip_pull_seals(conn, brain_id, pushed.through_seal)
             _refuse_if_cut(conn, device)
+            passed_on = generations.pass_on(conn, hub, picked)
             if is_home(conn):
                 home_work = _as_home(conn, brain_id, housekeeper, pulled.memories)
                 if home_work["handed_over_to"] or any(
                     home_work[k] for k in ("forwarded_applied", "judged", "relabelled")
                 ):
                     home_work["pushed_as_home"] = _push(
-                        conn, hub, key, device, brain_id, housekeeper, None
+                        conn, hub, ring, device, brain_id, housekeeper, None
                     ).records
     except EpochRevokedError as exc:
-        # the pull brought this device's own revocation: its housekeeper can seal nothing more
-        raised = EpochRevokedError(
+        # the hub's new content key left this device out (generations.refuse_if_left_out), or the
+        # pull brought this device's own revocation: its housekeeper can seal nothing more
+        raised = exc if exc.reason == generations.LEFT_OUT else EpochRevokedError(
             f"this device's housekeeper cannot seal the pull ({exc.message}): the master revoked this "
             "device from another one (`aimos hub devices` there shows it), or its key was just rotated",
             "A revoked device writes nothing more, and every other device refuses what it signs; if it is "
@@ -238,6 +256,8 @@ def run_sync(
         "applied": pulled.applied,
         "memories": len(pulled.memories),
         "refused": pulled.refused,
+        "content_key_generation": ring.newest,
+        "keys_passed_on": passed_on,
         **home_work,
         "seconds": round(time.time() - started, 3),
     }
@@ -279,7 +299,7 @@ def share_sealed_master(keystore: Keystore, brain_id: str) -> str | None:
 def _push(
     conn: apsw.Connection,
     hub: PostgresHub,
-    key: bytes,
+    ring: box.KeyRing,
     device: str,
     brain_id: str,
     housekeeper: Any,
@@ -288,7 +308,7 @@ def _push(
     pushed = sync.push(
         conn,
         hub,
-        key,
+        ring,
         device,
         int(read_state(brain_id).get("pushed_through_seal", 0)),
         _signer(housekeeper),
@@ -473,6 +493,7 @@ def status(conn: apsw.Connection, keystore: Keystore) -> dict[str, Any]:
         "home_waiting": (waiting["device_fp"] if (waiting := waiting_home(conn)) else None),
         "last_sync": state.get("last_sync"),
         "last_error": state.get("last_error"),
+        "content_key_generation": generations.held(keystore).newest,
         "requests_refused": state.get("refused_requests") or {},
         "pulled_through": heads.through,
         "devices_pulled": {d: n for d, (n, _link) in sorted(heads.devices.items())},
@@ -537,11 +558,19 @@ def resolve_device(conn: apsw.Connection, ref: str) -> str:
 
 
 def revoke_device(
-    conn: apsw.Connection, master: KeyPair, housekeeper: Any, ref: str, reason: str, now: int
+    conn: apsw.Connection,
+    keystore: Keystore,
+    master: KeyPair,
+    housekeeper: Any,
+    ref: str,
+    reason: str,
+    now: int,
 ) -> dict[str, Any]:
     """The master's revocation of every epoch a device holds (its housekeeper and its agents): at
     their next sync every device refuses what that device signs from now on, and the device itself
-    can write nothing more."""
+    can write nothing more. On a brain linked to a hub, the content key gets a new generation in
+    the same step, which the revoked device is not given (aimos/hub/generations.py): the hub must
+    answer, else nothing is revoked."""
     device = resolve_device(conn, ref)
     if device == brain_meta(conn)["device_fp"]:
         raise UsageError(
@@ -564,25 +593,61 @@ def revoke_device(
     )
     if not live:
         raise UsageError(f"every epoch of {device} is already revoked", "Nothing to do.")
-    from aimos.identity.epochs import revoke_epoch
-
     through = sync.pulled_heads(conn).devices.get(device, (0, ""))[0]
-    with write_transaction(conn, housekeeper):
-        cut_device(conn, master, device, through, "revoked", now)  # its later records, whatever their time
-        done = [
-            revoke_epoch(
-                conn,
-                master,
-                company_id=brain_meta(conn)["company_id"],
-                agent_id=e["agent_id"],
-                valid_from=e["valid_from"],
-                reason=reason,
-                now=now,
+    url = hub_url(keystore)
+    brain_id = brain_meta(conn)["brain_id"]
+    with contextlib.ExitStack() as stack:
+        hub = None
+        if url is not None:
+            stack.enter_context(sync_lock(brain_id))
+            hub = stack.enter_context(_hub_for_revocation(url, brain_id))
+        with write_transaction(conn, housekeeper):
+            # its later records are refused whatever time they claim
+            cut_device(conn, master, device, through, "revoked", now)
+            done = _revoke_epochs(conn, master, live, reason, now)
+            generation = (
+                None if hub is None else generations.rekey(conn, hub, keystore, master, brain_id, now)
             )
-            for e in live
-        ]
     return {
         "device": device,
         "through_record": through,
         "revoked": [{"agent_id": r["agent_id"], "valid_from": r["agent_valid_from"]} for r in done],
+        "content_key_generation": generation,
     }
+
+
+def _revoke_epochs(
+    conn: apsw.Connection, master: KeyPair, live: list[dict[str, Any]], reason: str, now: int
+) -> list[dict[str, Any]]:
+    from aimos.identity.epochs import revoke_epoch
+
+    return [
+        revoke_epoch(
+            conn,
+            master,
+            company_id=brain_meta(conn)["company_id"],
+            agent_id=e["agent_id"],
+            valid_from=e["valid_from"],
+            reason=reason,
+            now=now,
+        )
+        for e in live
+    ]
+
+
+@contextlib.contextmanager
+def _hub_for_revocation(url: str, brain_id: str) -> Iterator[PostgresHub]:
+    """The hub, its schema brought up to date (a hub made before content key generations gets
+    their table); a hub that does not answer (before or while the key is replaced) refuses the
+    revocation: the write transaction inside this block rolls back."""
+    try:
+        with PostgresHub(url, brain_id) as hub:
+            hub.create_schema()
+            yield hub
+    except HubUnreachableError as exc:
+        raise HubUnreachableError(
+            exc.message,
+            "A revocation replaces the brain's content key on the hub, so the hub must answer: "
+            "nothing was revoked. Run it again when the hub answers (`aimos hub status`).",
+        ) from None
+

@@ -96,7 +96,7 @@ class _Refuse(Exception):
 def push(
     conn: apsw.Connection,
     hub: Hub,
-    content_key: bytes,
+    keys: box.KeyRing,
     device: str,
     after_seal: int,
     signer: Signer,
@@ -104,14 +104,15 @@ def push(
 ) -> PushResult:
     """Send every row the seals after ``after_seal`` sealed that the hub does not hold yet, each
     signed by this device's housekeeper (``signer``; its own epoch's row, when it is among them,
-    goes first, so every record after it can be checked)."""
+    goes first, so every record after it can be checked), sealed under the newest generation of
+    the content key in ``keys``."""
     result = PushResult(through_seal=after_seal)
     head = head_seal(conn)
     if head is None or head.seq <= after_seal:
         return result
     pending: list[tuple[int, str, dict[str, Any], bytes]] = []
     for seal, table, row in records.written_after(conn, after_seal):
-        entry = (seal, table, row, box.row_name(content_key, table, records.key_text(table, row)))
+        entry = (seal, table, row, box.row_name(keys.first, table, records.key_text(table, row)))
         own = table == "identity_epochs" and (row["agent_id"], row["valid_from"]) == (
             HOUSEKEEPER,
             signer.valid_from,
@@ -120,7 +121,7 @@ def push(
     held: set[bytes] = set()
     for start in range(0, len(pending), NAMES_BATCH):
         held |= hub.names_held([name for _s, _t, _r, name in pending[start : start + NAMES_BATCH]])
-    filed = box.device_name(content_key, device)
+    filed = box.device_name(keys.first, device)
     newest = hub.newest_of(filed)
     n, link = (newest[0], box.record_link(newest[1])) if newest else (0, box.GENESIS_LINK)
     batch: list[tuple[int, bytes, bytes]] = []
@@ -131,7 +132,7 @@ def push(
         n += 1
         plaintext = records.encode(records.Record(device, n, link, table, row, signer.valid_from, seal))
         signature = signer.key.sign(HUB_RECORD_SIGNATURE + plaintext)
-        sealed = box.seal_record(content_key, signature + plaintext)
+        sealed = keys.seal(signature + plaintext)
         link = box.record_link(sealed)
         batch.append((n, name, sealed))
         result.bytes_sent += len(sealed)
@@ -173,7 +174,7 @@ def pulled_heads(conn: apsw.Connection) -> Heads:
 def pull(
     conn: apsw.Connection,
     hub: Hub,
-    content_key: bytes,
+    keys: box.KeyRing,
     device: str,
     housekeeper: Any,
     told: Callable[[int], None] | None = None,
@@ -191,7 +192,7 @@ def pull(
     while True:
         heads = pulled_heads(conn)
         # (this device's own records: not again)
-        fetched = hub.after(heads.through, batch, box.device_name(content_key, device))
+        fetched = hub.after(heads.through, batch, box.device_name(keys.first, device))
         if not fetched:
             break
         cut = dict(heads.refused_from)
@@ -201,7 +202,7 @@ def pull(
             refused: list[str] = []
             try:
                 with _batch_transaction(conn, housekeeper):
-                    applied = _apply_batch(conn, fetched, content_key, device, heads, cut, refused, result)
+                    applied = _apply_batch(conn, fetched, keys, device, heads, cut, refused, result)
                 break
             except _Refuse as refusal:
                 cut[refusal.device] = min(refusal.n, cut.get(refusal.device, refusal.n))
@@ -237,7 +238,7 @@ def _batch_transaction(conn: apsw.Connection, housekeeper: Any) -> Iterator[None
 def _apply_batch(
     conn: apsw.Connection,
     fetched: Iterable[HubRow],
-    content_key: bytes,
+    keys: box.KeyRing,
     device: str,
     heads: Heads,
     cut: dict[str, int],
@@ -250,7 +251,7 @@ def _apply_batch(
     moved: dict[str, tuple[int, str, int]] = {}
     begun: dict[tuple[str, int], int] = {}  # (device, its seal) -> the first record of it in this batch
     known = {
-        box.device_name(content_key, str(fp)): str(fp)
+        box.device_name(keys.first, str(fp)): str(fp)
         for (fp,) in conn.execute("SELECT DISTINCT device_fp FROM identity_epochs")
     }
     last_seq = 0
@@ -261,7 +262,7 @@ def _apply_batch(
         if hub_row.seq <= last_seq:
             raise _order_error(name, "comes out of the hub's order")
         last_seq = hub_row.seq
-        record = _opened(conn, content_key, hub_row, name)
+        record = _opened(conn, keys, hub_row, name)
         name = f"#{hub_row.seq} (device {record.device}, record {record.n})"
         first_of_seal = begun.setdefault((record.device, record.seal), record.n)
         n, link = chains.get(record.device, (0, box.GENESIS_LINK))
@@ -336,7 +337,7 @@ def _cut_in_batch(row: dict[str, Any], cut: dict[str, int], applied_top: dict[st
         raise _Refuse(device, first_refused, "its device was cut by the master")
 
 
-def _opened(conn: apsw.Connection, content_key: bytes, hub_row: HubRow, name: str) -> records.Record:
+def _opened(conn: apsw.Connection, keys: box.KeyRing, hub_row: HubRow, name: str) -> records.Record:
     """A record opened, checked for shape, filed under its own device and number, and signed by a
     housekeeper epoch of the device it names (an epoch this brain holds, or the one the record
     itself carries: a device's first record is its housekeeper's epoch)."""
@@ -347,10 +348,10 @@ def _opened(conn: apsw.Connection, content_key: bytes, hub_row: HubRow, name: st
             "the hub.",
             reason="hub_record_oversized",
         )
-    opened = box.open_record(content_key, hub_row.box, name)
+    opened = keys.open(hub_row.box, name)
     signature, plaintext = opened[:64], opened[64:]
     record = records.decode(plaintext, name)
-    if (box.device_name(content_key, record.device), record.n) != (hub_row.device, hub_row.n):
+    if (box.device_name(keys.first, record.device), record.n) != (hub_row.device, hub_row.n):
         raise _order_error(name, "is filed on the hub under another device or number than it says")
     epoch = one(
         conn,

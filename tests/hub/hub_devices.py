@@ -216,6 +216,23 @@ def hub_records(url: str) -> list[dict[str, Any]]:
     ]
 
 
+def hub_cells(url: str) -> list[tuple[str, bytes]]:
+    """Every cell (but NULLs) of every column of every aimos_hub_* table, as bytes (bytea as stored,
+    anything else as its text), named table.column."""
+    columns = hub_query(
+        url,
+        "SELECT table_name, column_name, data_type FROM information_schema.columns"
+        " WHERE table_schema = 'public' AND table_name LIKE 'aimos\\_hub\\_%' ORDER BY 1, ordinal_position",
+    )
+    assert {str(t) for t, _c, _d in columns} == set(HUB_TABLES), columns
+    cells = []
+    for table, column, data_type in columns:
+        for (value,) in hub_query(url, f'SELECT "{column}" FROM "{table}" WHERE "{column}" IS NOT NULL'):
+            raw = bytes(value) if data_type == "bytea" else str(value).encode()
+            cells.append((f"{table}.{column}", raw))
+    return cells
+
+
 def as_owner(url: str, *statements: tuple[str, Iterable[Any]]) -> None:
     """Run ``statements`` as the hub database's owner, with the tables' guard triggers switched
     off first (what an owner may do: ALTER TABLE ... DISABLE TRIGGER USER)."""

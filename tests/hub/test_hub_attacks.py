@@ -644,3 +644,72 @@ def test_two_devices_saving_the_same_text_offline_keep_syncing(hub: Callable[[st
     results = [dev.aimos("sync") for dev in (a, b, c, a, b, c)]
     assert all(r.code == 0 for r in results[3:]), "\n".join(r.describe() for r in results[3:])
     assert all(later in {r[0] for r in dev.sql("SELECT memory_id FROM memories")} for dev in (a, c))
+
+
+# --- a revoked device ----------------------------------------------------------------------------
+def test_a_revoked_device_cannot_read_what_is_written_after_its_revocation(
+    hub: Callable[[str], Device],
+) -> None:
+    """`aimos hub revoke` stopped a device's writes, not its reads: the content key was never
+    replaced, so the stolen device (its keystore holds the key and the hub's URL) opened every
+    record pushed after its revocation, memory text included. Now the revocation makes a new
+    generation of the key, which the stolen device is not given: with every key it holds, it
+    opens what was pushed before, and nothing pushed after."""
+    from aimos.errors import VerificationError
+    from aimos.hub import generations, records
+    from aimos.hub.device import linked_url
+    from aimos.hub.postgres import PostgresHub
+
+    a, c = hub("A"), hub("C")
+    older = "the spare key to the shed hangs behind the calendar"
+    save(a, older)
+    c.sync()
+    a.sync()
+    a.aimos("hub", "revoke", c.fp, "--reason", "laptop stolen").ok()
+    secret = "the board approved the merger with Northwind on Friday"
+    save(a, secret)
+    a.sync()
+    texts, unopened = [], []
+    with c.opened() as brain:
+        ring, url = generations.held(brain.keystore), linked_url(brain.keystore)
+        with PostgresHub(url, brain.meta["brain_id"]) as hub_:
+            for r in hub_.after(0, 100_000, ""):
+                try:
+                    texts.append(records.decode(ring.open(r.box, "x")[64:], "x").row.get("value"))
+                except VerificationError as exc:
+                    unopened.append(exc.reason)
+    assert older in texts
+    assert secret not in texts, "the revoked device read a memory saved after its revocation"
+    assert unopened and set(unopened) == {"hub_record_unknown_generation"}, unopened
+    # its own sync says it is revoked, and takes in nothing
+    refused = c.aimos("sync")
+    assert refused.code == 6 and "the master revoked this device" in refused.err, refused.describe()
+    assert secret not in {str(r[0]) for r in c.sql("SELECT value FROM memories")}
+
+
+def test_a_record_sealed_under_a_generation_no_device_was_given_is_refused_by_name(
+    hub: Callable[[str], Device],
+) -> None:
+    """A device of the brain seals its records under a content key generation no device was given
+    (a key of its own making, pushed by its modified aimos): every other device refuses the record
+    by name, as sealed under a generation it does not hold, and applies nothing of its batch."""
+    from aimos.hub import generations, sync
+    from aimos.hub.device import linked_url, read_state
+    from aimos.hub.postgres import PostgresHub
+
+    a, b = hub("A"), hub("B")
+    a.sync()
+    saved = save(b, "the attic ladder needs a new hinge")
+    with b.opened() as brain:
+        ring = generations.held(brain.keystore).add(7, os.urandom(32))
+        brain_id = brain.meta["brain_id"]
+        with PostgresHub(linked_url(brain.keystore), brain_id) as hub_:
+            after = int(read_state(brain_id)["pushed_through_seal"])
+            sync.push(brain.conn, hub_, ring, b.fp, after, brain.housekeeper())
+    before = a.sql("SELECT COUNT(*) FROM memories")
+    refused = a.aimos("sync")
+    assert refused.code == 4, refused.describe()
+    assert "is sealed under content key generation 7, which this device does not hold" in refused.err
+    assert f"(device {b.fp}, record" in refused.err, refused.describe()
+    assert a.sql("SELECT COUNT(*) FROM memories") == before
+    assert saved not in {r[0] for r in a.sql("SELECT memory_id FROM memories")}

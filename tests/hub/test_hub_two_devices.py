@@ -17,12 +17,11 @@ from typing import Any
 import pytest
 from aimos_cli_support import SNAPSHOT_TABLES, sqlite_value, table_counts
 from hub_devices import (
-    HUB_TABLES,
     Device,
     Pair,
     assert_one_copy_each,
     assert_verified_alike,
-    hub_query,
+    hub_cells,
     hub_records,
     passphrase_file,
 )
@@ -73,23 +72,6 @@ def needles(saves: Any, ids: set[str]) -> dict[str, bytes]:
         found[f"memory id {memory_id} as hex"] = uuid.UUID(memory_id).hex.encode()
         found[f"memory id {memory_id} as bytes"] = uuid.UUID(memory_id).bytes
     return found
-
-
-def hub_cells(url: str) -> list[tuple[str, bytes]]:
-    """Every cell of every column of every aimos_hub_* table, as bytes (bytea as stored, anything
-    else as its text), named table.column."""
-    columns = hub_query(
-        url,
-        "SELECT table_name, column_name, data_type FROM information_schema.columns"
-        " WHERE table_schema = 'public' AND table_name LIKE 'aimos\\_hub\\_%' ORDER BY 1, ordinal_position",
-    )
-    assert {str(t) for t, _c, _d in columns} == set(HUB_TABLES), columns
-    cells = []
-    for table, column, data_type in columns:
-        for (value,) in hub_query(url, f'SELECT "{column}" FROM "{table}"'):
-            raw = bytes(value) if data_type == "bytea" else str(value).encode()
-            cells.append((f"{table}.{column}", raw))
-    return cells
 
 
 def test_two_devices_save_offline_sync_and_recall_each_other(pair: Pair) -> None:
