@@ -9,6 +9,7 @@ import typer
 
 from aimos.cli.options import PASSPHRASE_FD, VALIDITY_DAYS
 from aimos.cli.output import emit_json, out, say, when
+from aimos.plural import plural
 from aimos.vocabulary import DEFAULT_GRANT_DATA_CLASS
 
 hub_app = typer.Typer(
@@ -227,6 +228,8 @@ def status_cmd(json_out: bool = typer.Option(False, "--json", help="Print the st
     out(f"to push       at most {found['to_push_at_most']:,} rows")
     for request_id, why in found["requests_refused"].items():
         out(f"refused here  request {request_id} another device kept for this home: {why}")
+    for why in found["redactions_refused"]:
+        out(f"refused here  {why}")
     if found["reachable"]:
         out(f"to pull       {found['to_pull']:,} records")
         for d in found["hub"]["devices"]:
@@ -258,6 +261,10 @@ def register(app: typer.Typer) -> None:
             f"({done['memories']:,} memories) in {done['seconds']:.1f} s"
         )
         for refused in done["refused"]:
+            say(f"refused {refused}")
+        if done["redacted"]:
+            say(f"removed the text of {plural(len(done['redacted']), 'memory')} the master redacted")
+        for refused in done["redactions_refused"]:
             say(f"refused {refused}")
         for refused in done.get("forwarded_refused", []):
             say(f"the home refused a request kept for it ({refused['request_id']}): {refused['why']}")

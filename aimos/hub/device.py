@@ -25,9 +25,9 @@ from aimos import paths
 from aimos.crypto.ed25519 import KeyPair
 from aimos.crypto.encoding import b64u_decode, b64u_encode
 from aimos.errors import AimosError, BusyError, EpochRevokedError, NotFoundError, UsageError
-from aimos.hub import box, sync
+from aimos.hub import box, redactions, sync
 from aimos.hub.postgres import BrainKeys, PostgresHub, masked
-from aimos.hub.records import count_after
+from aimos.hub.records import count_after, sealed_by
 from aimos.identity.devices import HUB_CONTENT_KEY_ITEM, HUB_URL_ITEM, home, is_home, name_home
 from aimos.identity.epochs import DEVICE_SLOT_META, brain_meta, master_row, sealed_master
 from aimos.identity.keystore import Keystore
@@ -197,6 +197,7 @@ def run_sync(
             pulled = sync.pull(
                 conn, hub, key, device, housekeeper, (lambda n: told("pulled", n)) if told else None
             )
+            redacted = redactions.apply_waiting(conn, housekeeper)
             _skip_pull_seals(conn, brain_id, pushed.through_seal)
             if is_home(conn):
                 home_work = _as_home(conn, brain_id, housekeeper, pulled.memories)
@@ -225,9 +226,29 @@ def run_sync(
         "applied": pulled.applied,
         "memories": len(pulled.memories),
         "refused": pulled.refused,
+        **redacted,
         **home_work,
         "seconds": round(time.time() - started, 3),
     }
+
+
+def refuse_unpushed_redaction(conn: apsw.Connection, keystore: Keystore, memory_id: str) -> None:
+    """On a brain that syncs, a memory this device saved (or its home saved for another device)
+    that it has not pushed yet is not redacted: the other devices would get it without its text,
+    and its signed save would no longer check there (every sync of theirs refused)."""
+    if hub_url(keystore) is None:
+        return
+    after = int(read_state(brain_meta(conn)["brain_id"]).get("pushed_through_seal", 0))
+    found = rows(conn, "SELECT rowid AS r FROM memories WHERE memory_id = ?", (memory_id,))
+    seal = sealed_by(conn, "memories", int(found[0]["r"]), after) if found else None
+    if seal is None or rows(conn, "SELECT 1 FROM hub_pulls WHERE local_seal = ? LIMIT 1", (seal,)):
+        return  # pushed, or pulled from the hub
+    raise UsageError(
+        f"memory {memory_id} was saved on this device and has not reached the hub yet",
+        "Nothing was changed. Redacted now, its signed save would no longer check on the other "
+        "devices, which would refuse every sync: run `aimos sync` first, then redact it (every "
+        "device then removes the text; the hub keeps it sealed, as it keeps every synced memory).",
+    )
 
 
 def sealed_digest(sealed: str) -> str:
@@ -420,6 +441,7 @@ def status(conn: apsw.Connection, keystore: Keystore) -> dict[str, Any]:
         "pulled_through": heads.through,
         "devices_pulled": {d: n for d, (n, _link) in sorted(heads.devices.items())},
         "devices_refused_from": dict(sorted(heads.refused_from.items())),
+        "redactions_refused": redactions.refused_here(conn),
     }
     out["to_push_at_most"] = count_after(conn, int(state.get("pushed_through_seal", 0)))
     try:

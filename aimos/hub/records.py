@@ -191,6 +191,15 @@ def count_after(conn: apsw.Connection, after_seal: int) -> int:
     return sum(top - start for _seq, _table, start, top in _sealed_ranges(conn, after_seal))
 
 
+def sealed_by(conn: apsw.Connection, table: str, rowid: int, after_seal: int) -> int | None:
+    """The seal after ``after_seal`` that sealed row ``rowid`` of a synced ``table`` (None: one
+    before it)."""
+    for seq, name, start, top in _sealed_ranges(conn, after_seal):
+        if name == table and start < rowid <= top:
+            return seq
+    return None
+
+
 def written_after(conn: apsw.Connection, after_seal: int) -> Iterator[tuple[int, str, dict[str, Any]]]:
     """Every synced row the seals after ``after_seal`` sealed, as (seal, table, row) in the order
     they are applied."""

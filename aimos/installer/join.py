@@ -23,7 +23,7 @@ from aimos import __version__, paths
 from aimos.crypto.ed25519 import KeyPair
 from aimos.crypto.encoding import b64u_encode, iso_ms
 from aimos.errors import EncodingError, PassphraseError, UsageError
-from aimos.hub import box, device, sync
+from aimos.hub import box, device, redactions, sync
 from aimos.hub.postgres import BrainKeys, PostgresHub, masked
 from aimos.identity.anchors import keep_anchor, revocations_held
 from aimos.identity.epochs import (
@@ -200,6 +200,11 @@ def _make(
             last_error=None,
             sealed_master_sha256=device.sealed_digest(keys.sealed_master),
         )
+        # a memory the master redacted arrived with its text: removed now, as at every sync
+        run.did(
+            "redaction records file", lambda: paths.redactions_path(keys.brain_id).unlink(missing_ok=True)
+        )
+        redactions.apply_waiting(conn, housekeeper[0])
         head = seals.head_seal(conn)
         if head is not None:
             keep_anchor(keystore, head.seq, head.link.hex(), revocations_held(conn))
