@@ -213,6 +213,7 @@ def status_cmd(json_out: bool = typer.Option(False, "--json", help="Print the st
     """What waits each way, and when this device last synced."""
     from aimos.actions.session import open_brain
     from aimos.hub.device import status
+    from aimos.hub.heads import said
 
     with open_brain(write=False) as brain:
         found = status(brain.conn, brain.keystore)
@@ -230,6 +231,8 @@ def status_cmd(json_out: bool = typer.Option(False, "--json", help="Print the st
         out(f"refused here  request {request_id} another device kept for this home: {why}")
     for why in found["redactions_refused"]:
         out(f"refused here  {why}")
+    for entry in found["behind"]:
+        out(f"behind        {said(entry)}")
     if found["reachable"]:
         out(f"to pull       {found['to_pull']:,} records")
         for d in found["hub"]["devices"]:
@@ -250,6 +253,7 @@ def register(app: typer.Typer) -> None:
         next one, with nothing lost or sent twice. With the hub down, the brain works as before."""
         from aimos.actions.session import open_brain
         from aimos.hub.device import run_sync
+        from aimos.hub.heads import said
 
         with open_brain(write=True) as brain:
             done = run_sync(brain.conn, brain.keystore, brain.housekeeper)
@@ -266,5 +270,9 @@ def register(app: typer.Typer) -> None:
             say(f"removed the text of {plural(len(done['redacted']), 'memory')} the master redacted")
         for refused in done["redactions_refused"]:
             say(f"refused {refused}")
+        if done["caught_up"]:
+            say(f"took {done['caught_up']:,} records the hub had given another device and not this one")
+        for entry in done["behind"]:
+            say(f"warning: {said(entry)}")
         for refused in done.get("forwarded_refused", []):
             say(f"the home refused a request kept for it ({refused['request_id']}): {refused['why']}")

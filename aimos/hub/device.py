@@ -25,7 +25,7 @@ from aimos import paths
 from aimos.crypto.ed25519 import KeyPair
 from aimos.crypto.encoding import b64u_decode, b64u_encode
 from aimos.errors import AimosError, BusyError, EpochRevokedError, NotFoundError, UsageError
-from aimos.hub import box, redactions, sync
+from aimos.hub import box, heads, redactions, sync
 from aimos.hub.postgres import BrainKeys, PostgresHub, masked
 from aimos.hub.records import count_after, sealed_by
 from aimos.identity.devices import HUB_CONTENT_KEY_ITEM, HUB_URL_ITEM, home, is_home, name_home
@@ -194,13 +194,17 @@ def run_sync(
         with sync_lock(brain_id), PostgresHub(url, brain_id) as hub:
             _push_sealed_master(hub, keystore, brain_id)
             pushed = _push(conn, hub, key, device, brain_id, housekeeper, told)
+            caught = _catch_up(conn, hub, key, brain_id, device, housekeeper, [])
             pulled = sync.pull(
                 conn, hub, key, device, housekeeper, (lambda n: told("pulled", n)) if told else None
             )
+            later = _catch_up(conn, hub, key, brain_id, device, housekeeper, pulled.heard)
+            arrived = caught.memories | pulled.memories | later.memories
             redacted = redactions.apply_waiting(conn, housekeeper)
+            behind = heard(conn, brain_id, device, [])
             _skip_pull_seals(conn, brain_id, pushed.through_seal)
             if is_home(conn):
-                home_work = _as_home(conn, brain_id, housekeeper, pulled.memories)
+                home_work = _as_home(conn, brain_id, housekeeper, arrived)
                 if home_work["forwarded_applied"] or home_work["judged"] or home_work["relabelled"]:
                     home_work["pushed_as_home"] = _push(
                         conn, hub, key, device, brain_id, housekeeper, None
@@ -224,12 +228,40 @@ def run_sync(
         "pushed": pushed.records + int(home_work.get("pushed_as_home", 0)),
         "pulled": pulled.records,
         "applied": pulled.applied,
-        "memories": len(pulled.memories),
-        "refused": pulled.refused,
+        "memories": len(arrived),
+        "refused": pulled.refused + caught.refused + later.refused,
+        "caught_up": caught.records + later.records,
+        "behind": behind,
         **redacted,
         **home_work,
         "seconds": round(time.time() - started, 3),
     }
+
+
+def heard(
+    conn: apsw.Connection, brain_id: str, device: str, claims: list[tuple[str, dict[str, Any]]]
+) -> list[dict[str, Any]]:
+    """What the heads records a pull brought say, kept in the state file; each device of which
+    another device has pulled records the hub did not give this one (aimos/hub/heads.py)."""
+    seen = heads.merged(read_state(brain_id).get("heads_seen"), claims)
+    if claims:
+        write_state(brain_id, heads_seen=seen)
+    return heads.behind(seen, sync.pulled_heads(conn).devices, device)
+
+
+def _catch_up(
+    conn: apsw.Connection,
+    hub: PostgresHub,
+    key: bytes,
+    brain_id: str,
+    device: str,
+    housekeeper: Any,
+    claims: list[tuple[str, dict[str, Any]]],
+) -> sync.PullResult:
+    """The records another device has pulled and the hub's order went past for this one, asked
+    for by device (aimos/hub/heads.py) and applied."""
+    missing = [entry["device"] for entry in heard(conn, brain_id, device, claims)]
+    return sync.catch_up(conn, hub, key, device, housekeeper, missing) if missing else sync.PullResult()
 
 
 def refuse_unpushed_redaction(conn: apsw.Connection, keystore: Keystore, memory_id: str) -> None:
@@ -442,6 +474,7 @@ def status(conn: apsw.Connection, keystore: Keystore) -> dict[str, Any]:
         "devices_pulled": {d: n for d, (n, _link) in sorted(heads.devices.items())},
         "devices_refused_from": dict(sorted(heads.refused_from.items())),
         "redactions_refused": redactions.refused_here(conn),
+        "behind": heard(conn, brain_id, device, []),
     }
     out["to_push_at_most"] = count_after(conn, int(state.get("pushed_through_seal", 0)))
     try:

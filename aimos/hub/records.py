@@ -29,6 +29,7 @@ import apsw
 
 from aimos.crypto import commitments
 from aimos.errors import IntegrityError, VerificationError
+from aimos.hub.heads import HEADS, HEADS_KEY
 from aimos.store.connection import one
 from aimos.store.seals import LIVE_PROJECTIONS
 from aimos.vocabulary import HUB_RECORD_SCHEMA, UNVERIFIED
@@ -54,7 +55,8 @@ SYNCED: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("weight_projections", ("projection_id",)),
     ("hub_requests", ("request_id",)),
 )
-KEYS: dict[str, tuple[str, ...]] = dict(SYNCED)
+# ...and the records no table holds: a device's heads (aimos/hub/heads.py), which sync reads itself
+KEYS: dict[str, tuple[str, ...]] = {**dict(SYNCED), HEADS: HEADS_KEY}
 RANKS: dict[str, int] = {table: i for i, (table, _) in enumerate(SYNCED)}
 # a weight transition's provenance node follows its outcome (a save's precedes its memory)
 _LATE_PROVENANCE = RANKS["outcomes"]

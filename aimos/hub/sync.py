@@ -22,6 +22,7 @@ import apsw
 from aimos.crypto.ed25519 import verify as ed25519_verify
 from aimos.errors import IntegrityError, VerificationError
 from aimos.hub import box, records
+from aimos.hub.heads import HEADS, heads_row
 from aimos.identity.devices import home, revoked_device
 from aimos.identity.epochs import Signer
 from aimos.learning.verifier import verify_memories
@@ -52,6 +53,7 @@ class Hub(Protocol):
     def names_held(self, names: list[bytes]) -> set[bytes]: ...
     def append(self, device: str, items: list[tuple[int, bytes, bytes]]) -> None: ...
     def after(self, seq: int, limit: int, other_than: str) -> list[HubRow]: ...
+    def of_device_after(self, device: str, n: int, limit: int) -> list[HubRow]: ...
 
 
 @dataclass
@@ -69,6 +71,8 @@ class PullResult:
     through: int = 0
     # records of revoked devices refused (and skipped): "hub record #N (device D, record n): why"
     refused: list[str] = field(default_factory=list)
+    # the heads records pulled: (the device that pushed it, its row), aimos/hub/heads.py
+    heard: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -116,6 +120,9 @@ def push(
     held: set[bytes] = set()
     for start in range(0, len(pending), NAMES_BATCH):
         held |= hub.names_held([name for _s, _t, _r, name in pending[start : start + NAMES_BATCH]])
+    if any(name not in held for _s, _t, _r, name in pending):
+        pending.append(_heads_entry(conn, content_key, device, head.seq))
+        held |= hub.names_held([pending[-1][3]])
     filed = box.device_name(content_key, device)
     newest = hub.newest_of(filed)
     n, link = (newest[0], box.record_link(newest[1])) if newest else (0, box.GENESIS_LINK)
@@ -142,6 +149,16 @@ def push(
         result.records += len(batch)
     result.through_seal = head.seq
     return result
+
+
+def _heads_entry(
+    conn: apsw.Connection, content_key: bytes, device: str, seal: int
+) -> tuple[int, str, dict[str, Any], bytes]:
+    """The record of how far this device has pulled, which a push that sends rows ends with
+    (aimos/hub/heads.py): one per hub order number pulled through (its name the same for both)."""
+    pulled = pulled_heads(conn)
+    row = heads_row(device, pulled.through, pulled.devices)
+    return seal, HEADS, row, box.row_name(content_key, HEADS, records.key_text(HEADS, row))
 
 
 def pulled_heads(conn: apsw.Connection) -> Heads:
@@ -190,24 +207,61 @@ def pull(
         fetched = hub.after(heads.through, batch, box.device_name(content_key, device))
         if not fetched:
             break
-        cut = dict(heads.refused_from)
-        while True:
-            refused: list[str] = []
-            try:
-                with _batch_transaction(conn, housekeeper):
-                    applied = _apply_batch(conn, fetched, content_key, device, heads, cut, refused, result)
-                break
-            except _Refuse as refusal:
-                cut[refusal.device] = min(refusal.n, cut.get(refusal.device, refusal.n))
-        result.refused += refused
-        result.records += len(fetched)
-        result.applied += applied
+        _apply_fetched(conn, fetched, content_key, device, housekeeper, heads, result)
         result.through = fetched[-1].seq
         if told is not None:
             told(result.records)
         if len(fetched) < batch:
             break
     return result
+
+
+def catch_up(
+    conn: apsw.Connection, hub: Hub, content_key: bytes, device: str, housekeeper: Any, missing: Iterable[str]
+) -> PullResult:
+    """The records of the ``missing`` devices that another device has pulled and this one was not
+    given (aimos/hub/heads.py), which the hub's order went past: asked for by device and number
+    (the next batch of each) and applied as a pull applies them."""
+    result = PullResult()
+    heads = pulled_heads(conn)
+    fetched = sorted(
+        (
+            hub_row
+            for d in missing
+            for hub_row in hub.of_device_after(
+                box.device_name(content_key, d), heads.devices.get(d, (0, ""))[0], PULL_BATCH
+            )
+        ),
+        key=lambda hub_row: hub_row.seq,
+    )
+    if fetched:
+        _apply_fetched(conn, fetched, content_key, device, housekeeper, heads, result)
+    return result
+
+
+def _apply_fetched(
+    conn: apsw.Connection,
+    fetched: list[HubRow],
+    content_key: bytes,
+    device: str,
+    housekeeper: Any,
+    heads: Heads,
+    result: PullResult,
+) -> None:
+    """One batch in one write transaction; a revoked or misbehaving device's records refused by
+    name from the first of its write transaction on, and the batch tried again without them."""
+    cut = dict(heads.refused_from)
+    while True:
+        refused: list[str] = []
+        try:
+            with _batch_transaction(conn, housekeeper):
+                applied = _apply_batch(conn, fetched, content_key, device, heads, cut, refused, result)
+            break
+        except _Refuse as refusal:
+            cut[refusal.device] = min(refusal.n, cut.get(refusal.device, refusal.n))
+    result.refused += refused
+    result.records += len(fetched)
+    result.applied += applied
 
 
 @contextmanager
@@ -239,6 +293,7 @@ def _apply_batch(
     result: PullResult,
 ) -> int:
     applied = 0
+    heard: list[tuple[str, dict[str, Any]]] = []
     touched: dict[str, tuple[str, int]] = {}  # memory -> the first record of this batch that touched it
     chains = dict(heads.devices)
     moved: dict[str, tuple[int, str, int]] = {}
@@ -268,6 +323,9 @@ def _apply_batch(
             continue  # this device's own
         if record.device in cut and record.n >= cut[record.device]:
             refused.append(f"hub record {name}: its device is revoked, or pushed a row it may not write")
+            continue
+        if record.table == HEADS:
+            heard.append((record.device, record.row))  # a device's heads: no row of the brain
             continue
         try:
             found = home(conn)
@@ -300,6 +358,7 @@ def _apply_batch(
             reason="hub_pull_unverified",
         )
     result.memories |= set(touched)
+    result.heard += heard
     if moved:
         seal = (head.seq if (head := head_seal(conn)) else 0) + 1
         now = int(time.time())

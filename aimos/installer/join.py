@@ -193,6 +193,7 @@ def _make(
         keystore.put(device.CONTENT_KEY_ITEM, b64u_encode(content_key))
         keystore.put(device.URL_ITEM, url)
         pushed = sync.push(conn, hub, content_key, device_fp, 0, housekeeper[0])
+        device.heard(conn, keys.brain_id, device_fp, pulled.heard)
         device.write_state(
             keys.brain_id,
             pushed_through_seal=pushed.through_seal,
