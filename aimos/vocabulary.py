@@ -50,8 +50,11 @@ BRAIN_STATE: Final = _d("aimos.brain-state/v1")
 BRAIN_SEAL: Final = _d("aimos.brain-seal/v1")
 BRAIN_SEAL_LINK: Final = _d("aimos.brain-seal-link/v1")
 BRAIN_SEAL_GENESIS: Final = _d("aimos.brain-seal-genesis/v1")
+# a row's cells without its rowid (equal on every device that holds the row): what a redaction
+# record the master signs once for every device names (seal_row_content_hash)
+BRAIN_ROW_CONTENT: Final = _d("aimos.brain-row-content/v1")
 # aimos's own: the master's signed redaction of one memory's text (what the master signs; the
-# record's own schema, v1 or v2, says which of the memory's fields it removed)
+# record's own schema, v1, v2 or v3, says which of the memory's fields it removed)
 MEMORY_REDACTION: Final = _d("aimos.memory-redaction/v1")
 # aimos's own: a brain's rows on a sync hub (aimos/hub): the keys a device derives from the brain's
 # content key (records sealed for the hub, the hub's keyed name of a row) and from the master (the
@@ -117,9 +120,11 @@ PURGE_INTENT_SCHEMA: Final = "aimos-whole-brain-purge-intent/v1"
 PURGE_RECEIPT_SCHEMA: Final = "aimos-whole-brain-purge-receipt/v1"
 PURGE_BATCH_SCHEMA: Final = "aimos-multi-target-purge/v1"
 PURGE_JOURNAL_SCHEMA: Final = "aimos-purge-journal/v1"
-# v2 removes the memory's text and source, and its key unless the master kept it; v1 (before it)
-# removed the text alone, and its records stay valid
-REDACTION_SCHEMA: Final = "aimos.memory-redaction/v2"
+# v3 names the rows it changes by their cells alone (the master signs one record for every device
+# of a synced brain; each device adds its own rowids); v2 removes the memory's text and source, and
+# its key unless the master kept it; v1 (before it) removed the text alone. Their records stay valid
+REDACTION_SCHEMA: Final = "aimos.memory-redaction/v3"
+REDACTION_V2_SCHEMA: Final = "aimos.memory-redaction/v2"
 REDACTION_V1_SCHEMA: Final = "aimos.memory-redaction/v1"
 REDACTIONS_FILE_SCHEMA: Final = "aimos.redactions/v1"
 # the record of every backup aimos wrote, kept beside the brain (housekeeper/backup_records.py)

@@ -9,6 +9,7 @@ import typer
 
 from aimos.cli.options import PASSPHRASE_FD, VALIDITY_DAYS
 from aimos.cli.output import emit_json, out, say, when
+from aimos.plural import plural
 from aimos.vocabulary import DEFAULT_GRANT_DATA_CLASS
 
 hub_app = typer.Typer(
@@ -231,6 +232,7 @@ def status_cmd(json_out: bool = typer.Option(False, "--json", help="Print the st
     """What waits each way, and when this device last synced."""
     from aimos.actions.session import open_brain
     from aimos.hub.device import status
+    from aimos.hub.heads import said
 
     with open_brain(write=False) as brain:
         found = status(brain.conn, brain.keystore)
@@ -249,6 +251,10 @@ def status_cmd(json_out: bool = typer.Option(False, "--json", help="Print the st
     out(f"to push       at most {found['to_push_at_most']:,} rows")
     for request_id, why in found["requests_refused"].items():
         out(f"refused here  request {request_id} another device kept for this home: {why}")
+    for why in found["redactions_refused"]:
+        out(f"refused here  {why}")
+    for entry in found["behind"]:
+        out(f"behind        {said(entry)}")
     if found["reachable"]:
         out(f"to pull       {found['to_pull']:,} records")
         for d in found["hub"]["devices"]:
@@ -269,6 +275,7 @@ def register(app: typer.Typer) -> None:
         next one, with nothing lost or sent twice. With the hub down, the brain works as before."""
         from aimos.actions.session import open_brain
         from aimos.hub.device import run_sync
+        from aimos.hub.heads import said
 
         with open_brain(write=True) as brain:
             done = run_sync(brain.conn, brain.keystore, brain.housekeeper)
@@ -281,5 +288,13 @@ def register(app: typer.Typer) -> None:
         )
         for refused in done["refused"]:
             say(f"refused {refused}")
+        if done["redacted"]:
+            say(f"removed the text of {plural(len(done['redacted']), 'memory')} the master redacted")
+        for refused in done["redactions_refused"]:
+            say(f"refused {refused}")
+        if done["caught_up"]:
+            say(f"took {done['caught_up']:,} records the hub had given another device and not this one")
+        for entry in done["behind"]:
+            say(f"warning: {said(entry)}")
         for refused in done.get("forwarded_refused", []):
             say(f"the home refused a request kept for it ({refused['request_id']}): {refused['why']}")

@@ -33,9 +33,9 @@ from aimos.errors import (
     NotFoundError,
     UsageError,
 )
-from aimos.hub import box, generations, sync
+from aimos.hub import box, generations, heads, redactions, sync
 from aimos.hub.postgres import BrainKeys, PostgresHub, masked
-from aimos.hub.records import count_after
+from aimos.hub.records import count_after, sealed_by
 from aimos.identity.devices import (
     HUB_CONTENT_KEY_ITEM,
     HUB_URL_ITEM,
@@ -220,14 +220,19 @@ def run_sync(
             ring = picked.ring
             pushed = _push(conn, hub, ring, device, brain_id, housekeeper, told)
             generations.refuse_if_left_out(picked)
+            caught = _catch_up(conn, hub, ring, brain_id, device, housekeeper, [])
             pulled = sync.pull(
                 conn, hub, ring, device, housekeeper, (lambda n: told("pulled", n)) if told else None
             )
+            later = _catch_up(conn, hub, ring, brain_id, device, housekeeper, pulled.heard)
+            arrived = caught.memories | pulled.memories | later.memories
+            redacted = redactions.apply_waiting(conn, housekeeper)
+            behind = heard(conn, brain_id, device, [])
             _skip_pull_seals(conn, brain_id, pushed.through_seal)
             _refuse_if_cut(conn, device)
             passed_on = generations.pass_on(conn, hub, picked)
             if is_home(conn):
-                home_work = _as_home(conn, brain_id, housekeeper, pulled.memories)
+                home_work = _as_home(conn, brain_id, housekeeper, arrived)
                 if home_work["handed_over_to"] or any(
                     home_work[k] for k in ("forwarded_applied", "judged", "relabelled")
                 ):
@@ -254,13 +259,61 @@ def run_sync(
         "pushed": pushed.records + int(home_work.get("pushed_as_home", 0)),
         "pulled": pulled.records,
         "applied": pulled.applied,
-        "memories": len(pulled.memories),
-        "refused": pulled.refused,
+        "memories": len(arrived),
+        "refused": pulled.refused + caught.refused + later.refused,
+        "caught_up": caught.records + later.records,
+        "behind": behind,
         "content_key_generation": ring.newest,
         "keys_passed_on": passed_on,
+        **redacted,
         **home_work,
         "seconds": round(time.time() - started, 3),
     }
+
+
+def heard(
+    conn: apsw.Connection, brain_id: str, device: str, claims: list[tuple[str, dict[str, Any]]]
+) -> list[dict[str, Any]]:
+    """What the heads records a pull brought say, kept in the state file; each device of which
+    another device has pulled records the hub did not give this one (aimos/hub/heads.py)."""
+    seen = heads.merged(read_state(brain_id).get("heads_seen"), claims)
+    if claims:
+        write_state(brain_id, heads_seen=seen)
+    return heads.behind(seen, sync.pulled_heads(conn).devices, device)
+
+
+def _catch_up(
+    conn: apsw.Connection,
+    hub: PostgresHub,
+    keys: box.KeyRing,
+    brain_id: str,
+    device: str,
+    housekeeper: Any,
+    claims: list[tuple[str, dict[str, Any]]],
+) -> sync.PullResult:
+    """The records another device has pulled and the hub's order went past for this one, asked
+    for by device (aimos/hub/heads.py) and applied."""
+    missing = [entry["device"] for entry in heard(conn, brain_id, device, claims)]
+    return sync.catch_up(conn, hub, keys, device, housekeeper, missing) if missing else sync.PullResult()
+
+
+def refuse_unpushed_redaction(conn: apsw.Connection, keystore: Keystore, memory_id: str) -> None:
+    """On a brain that syncs, a memory this device saved (or its home saved for another device)
+    that it has not pushed yet is not redacted: the other devices would get it without its text,
+    and its signed save would no longer check there (every sync of theirs refused)."""
+    if hub_url(keystore) is None:
+        return
+    after = int(read_state(brain_meta(conn)["brain_id"]).get("pushed_through_seal", 0))
+    found = rows(conn, "SELECT rowid AS r FROM memories WHERE memory_id = ?", (memory_id,))
+    seal = sealed_by(conn, "memories", int(found[0]["r"]), after) if found else None
+    if seal is None or rows(conn, "SELECT 1 FROM hub_pulls WHERE local_seal = ? LIMIT 1", (seal,)):
+        return  # pushed, or pulled from the hub
+    raise UsageError(
+        f"memory {memory_id} was saved on this device and has not reached the hub yet",
+        "Nothing was changed. Redacted now, its signed save would no longer check on the other "
+        "devices, which would refuse every sync: run `aimos sync` first, then redact it (every "
+        "device then removes the text; the hub keeps it sealed, as it keeps every synced memory).",
+    )
 
 
 def sealed_digest(sealed: str) -> str:
@@ -498,6 +551,8 @@ def status(conn: apsw.Connection, keystore: Keystore) -> dict[str, Any]:
         "pulled_through": heads.through,
         "devices_pulled": {d: n for d, (n, _link) in sorted(heads.devices.items())},
         "devices_refused_from": dict(sorted(heads.refused_from.items())),
+        "redactions_refused": redactions.refused_here(conn),
+        "behind": heard(conn, brain_id, device, []),
     }
     out["to_push_at_most"] = count_after(conn, int(state.get("pushed_through_seal", 0)))
     try:

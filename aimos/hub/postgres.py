@@ -330,12 +330,19 @@ class PostgresHub:
 
     def after(self, seq: int, limit: int, other_than: str) -> list[HubRow]:
         """The records after order number ``seq``, but those of device ``other_than``."""
+        return self._records("seq > %s AND device <> %s ORDER BY seq LIMIT %s", (seq, other_than, limit))
+
+    def of_device_after(self, device: str, n: int, limit: int) -> list[HubRow]:
+        """Device ``device``'s records after its number ``n``, in order (what another device has
+        pulled and the hub's order went past for this one: aimos/hub/heads.py)."""
+        return self._records("device = %s AND device_n > %s ORDER BY device_n LIMIT %s", (device, n, limit))
+
+    def _records(self, where: str, params: tuple[Any, ...]) -> list[HubRow]:
         with self._tx() as cur:
             cur.execute(
                 "SELECT seq, device, device_n, CASE WHEN length(box) <= %s THEN box ELSE ''::bytea END,"
-                " length(box) FROM aimos_hub_records WHERE brain_id = %s AND seq > %s"
-                " AND device <> %s ORDER BY seq LIMIT %s",
-                (MAX_RECORD_BYTES, self._brain(), seq, other_than, limit),
+                " length(box) FROM aimos_hub_records WHERE brain_id = %s AND " + where,
+                (MAX_RECORD_BYTES, self._brain(), *params),
             )
             return [HubRow(int(r[0]), str(r[1]), int(r[2]), bytes(r[3]), int(r[4])) for r in cur.fetchall()]
 

@@ -29,6 +29,7 @@ import apsw
 
 from aimos.crypto import commitments
 from aimos.errors import IntegrityError, VerificationError
+from aimos.hub.heads import HEADS, HEADS_KEY
 from aimos.store.connection import one
 from aimos.store.seals import LIVE_PROJECTIONS
 from aimos.vocabulary import HUB_RECORD_SCHEMA, UNVERIFIED
@@ -56,7 +57,8 @@ SYNCED: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("weight_projections", ("projection_id",)),
     ("hub_requests", ("request_id",)),
 )
-KEYS: dict[str, tuple[str, ...]] = dict(SYNCED)
+# ...and the records no table holds: a device's heads (aimos/hub/heads.py), which sync reads itself
+KEYS: dict[str, tuple[str, ...]] = {**dict(SYNCED), HEADS: HEADS_KEY}
 RANKS: dict[str, int] = {table: i for i, (table, _) in enumerate(SYNCED)}
 # a weight transition's provenance node follows its outcome (a save's precedes its memory)
 _LATE_PROVENANCE = RANKS["outcomes"]
@@ -191,6 +193,15 @@ def _sealed_ranges(conn: apsw.Connection, after_seal: int) -> Iterator[tuple[int
 def count_after(conn: apsw.Connection, after_seal: int) -> int:
     """How many synced rows the seals after ``after_seal`` added (no row is read)."""
     return sum(top - start for _seq, _table, start, top in _sealed_ranges(conn, after_seal))
+
+
+def sealed_by(conn: apsw.Connection, table: str, rowid: int, after_seal: int) -> int | None:
+    """The seal after ``after_seal`` that sealed row ``rowid`` of a synced ``table`` (None: one
+    before it)."""
+    for seq, name, start, top in _sealed_ranges(conn, after_seal):
+        if name == table and start < rowid <= top:
+            return seq
+    return None
 
 
 def written_after(conn: apsw.Connection, after_seal: int) -> Iterator[tuple[int, str, dict[str, Any]]]:

@@ -22,6 +22,7 @@ import apsw
 from aimos.crypto.ed25519 import verify as ed25519_verify
 from aimos.errors import IntegrityError, VerificationError
 from aimos.hub import box, records
+from aimos.hub.heads import HEADS, heads_row
 from aimos.identity.devices import cuts, home, revoked_device
 from aimos.identity.epochs import Signer
 from aimos.learning.verifier import verify_memories
@@ -56,6 +57,7 @@ class Hub(Protocol):
     def names_held(self, names: list[bytes]) -> set[bytes]: ...
     def append(self, device: str, items: list[tuple[int, bytes, bytes]]) -> None: ...
     def after(self, seq: int, limit: int, other_than: str) -> list[HubRow]: ...
+    def of_device_after(self, device: str, n: int, limit: int) -> list[HubRow]: ...
 
 
 @dataclass
@@ -73,6 +75,8 @@ class PullResult:
     through: int = 0
     # records of revoked devices refused (and skipped): "hub record #N (device D, record n): why"
     refused: list[str] = field(default_factory=list)
+    # the heads records pulled: (the device that pushed it, its row), aimos/hub/heads.py
+    heard: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -121,6 +125,9 @@ def push(
     held: set[bytes] = set()
     for start in range(0, len(pending), NAMES_BATCH):
         held |= hub.names_held([name for _s, _t, _r, name in pending[start : start + NAMES_BATCH]])
+    if any(name not in held for _s, _t, _r, name in pending):
+        pending.append(_heads_entry(conn, keys.first, device, head.seq))
+        held |= hub.names_held([pending[-1][3]])
     filed = box.device_name(keys.first, device)
     newest = hub.newest_of(filed)
     n, link = (newest[0], box.record_link(newest[1])) if newest else (0, box.GENESIS_LINK)
@@ -147,6 +154,16 @@ def push(
         result.records += len(batch)
     result.through_seal = head.seq
     return result
+
+
+def _heads_entry(
+    conn: apsw.Connection, content_key: bytes, device: str, seal: int
+) -> tuple[int, str, dict[str, Any], bytes]:
+    """The record of how far this device has pulled, which a push that sends rows ends with
+    (aimos/hub/heads.py): one per hub order number pulled through (its name the same for both)."""
+    pulled = pulled_heads(conn)
+    row = heads_row(device, pulled.through, pulled.devices)
+    return seal, HEADS, row, box.row_name(content_key, HEADS, records.key_text(HEADS, row))
 
 
 def pulled_heads(conn: apsw.Connection) -> Heads:
@@ -195,26 +212,64 @@ def pull(
         fetched = hub.after(heads.through, batch, box.device_name(keys.first, device))
         if not fetched:
             break
-        cut = dict(heads.refused_from)
-        for dev, through in cuts(conn).items():  # the master's cuts: refused after their number
-            cut[dev] = min(cut.get(dev, through + 1), through + 1)
-        while True:
-            refused: list[str] = []
-            try:
-                with _batch_transaction(conn, housekeeper):
-                    applied = _apply_batch(conn, fetched, keys, device, heads, cut, refused, result)
-                break
-            except _Refuse as refusal:
-                cut[refusal.device] = min(refusal.n, cut.get(refusal.device, refusal.n))
-        result.refused += refused
-        result.records += len(fetched)
-        result.applied += applied
+        _apply_fetched(conn, fetched, keys, device, housekeeper, heads, result)
         result.through = fetched[-1].seq
         if told is not None:
             told(result.records)
         if len(fetched) < batch:
             break
     return result
+
+
+def catch_up(
+    conn: apsw.Connection, hub: Hub, keys: box.KeyRing, device: str, housekeeper: Any, missing: Iterable[str]
+) -> PullResult:
+    """The records of the ``missing`` devices that another device has pulled and this one was not
+    given (aimos/hub/heads.py), which the hub's order went past: asked for by device and number
+    (the next batch of each) and applied as a pull applies them."""
+    result = PullResult()
+    heads = pulled_heads(conn)
+    fetched = sorted(
+        (
+            hub_row
+            for d in missing
+            for hub_row in hub.of_device_after(
+                box.device_name(keys.first, d), heads.devices.get(d, (0, ""))[0], PULL_BATCH
+            )
+        ),
+        key=lambda hub_row: hub_row.seq,
+    )
+    if fetched:
+        _apply_fetched(conn, fetched, keys, device, housekeeper, heads, result)
+    return result
+
+
+def _apply_fetched(
+    conn: apsw.Connection,
+    fetched: list[HubRow],
+    keys: box.KeyRing,
+    device: str,
+    housekeeper: Any,
+    heads: Heads,
+    result: PullResult,
+) -> None:
+    """One batch in one write transaction; a revoked, cut or misbehaving device's records refused
+    by name from the first of its write transaction on (a cut: after its number), and the batch
+    tried again without them."""
+    cut = dict(heads.refused_from)
+    for dev, through in cuts(conn).items():  # the master's cuts: refused after their number
+        cut[dev] = min(cut.get(dev, through + 1), through + 1)
+    while True:
+        refused: list[str] = []
+        try:
+            with _batch_transaction(conn, housekeeper):
+                applied = _apply_batch(conn, fetched, keys, device, heads, cut, refused, result)
+            break
+        except _Refuse as refusal:
+            cut[refusal.device] = min(refusal.n, cut.get(refusal.device, refusal.n))
+    result.refused += refused
+    result.records += len(fetched)
+    result.applied += applied
 
 
 @contextmanager
@@ -246,6 +301,7 @@ def _apply_batch(
     result: PullResult,
 ) -> int:
     applied = 0
+    heard: list[tuple[str, dict[str, Any]]] = []
     touched: dict[str, tuple[str, int]] = {}  # memory -> the first record of this batch that touched it
     chains = dict(heads.devices)
     moved: dict[str, tuple[int, str, int]] = {}
@@ -280,25 +336,63 @@ def _apply_batch(
                 " or pushed a row it may not write"
             )
             continue
-        try:
-            found = home(conn)
-            records.check_pushed_by(conn, record, None if found is None else str(found["device_fp"]), name)
-            if not records.apply(conn, record, name):
-                continue
-            if record.table == "hub_cuts":
-                _cut_in_batch(record.row, cut, applied_top)
-        except IntegrityError as exc:
-            # a revoked device, or one that pushed a row it did not or may not write (only a
-            # misbehaving device signs such a record): its records from this one on are refused
-            if exc.reason == "hub_row_misattributed" or revoked_device(conn, record.device):
-                # from the first record of the write transaction it came in: none of it applies
-                raise _Refuse(record.device, first_of_seal, exc.message) from None
-            raise
+        if record.table == HEADS:
+            heard.append((record.device, record.row))  # a device's heads: no row of the brain
+            continue
+        if not _apply_record(conn, record, name, first_of_seal, cut, applied_top):
+            continue
         applied += 1
         applied_top[record.device] = record.n
         memory = _memory_of(record)
         if memory is not None:
             touched.setdefault(memory, (record.device, first_of_seal))
+    _verify_touched(conn, touched)
+    result.memories |= set(touched)
+    result.heard += heard
+    if moved:
+        seal = (head.seq if (head := head_seal(conn)) else 0) + 1
+        now = int(time.time())
+        conn.executemany(
+            "INSERT INTO hub_pulls (hub_seq, device, device_n, record_hash, local_seal, pulled_at,"
+            " refused_from) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [
+                (seq, dev, n, link, seal, now, cut.get(dev) if cut.get(dev, n + 1) <= n else None)
+                for dev, (n, link, seq) in sorted(moved.items())
+            ],
+        )
+    return applied
+
+
+def _apply_record(
+    conn: apsw.Connection,
+    record: records.Record,
+    name: str,
+    first_of_seal: int,
+    cut: dict[str, int],
+    applied_top: dict[str, int],
+) -> bool:
+    """Insert one pulled record's row, checked against what its device may write; False when
+    this brain held it already."""
+    try:
+        found = home(conn)
+        records.check_pushed_by(conn, record, None if found is None else str(found["device_fp"]), name)
+        if not records.apply(conn, record, name):
+            return False
+        if record.table == "hub_cuts":
+            _cut_in_batch(record.row, cut, applied_top)
+    except IntegrityError as exc:
+        # a revoked device, or one that pushed a row it did not or may not write (only a
+        # misbehaving device signs such a record): its records from this one on are refused
+        if exc.reason == "hub_row_misattributed" or revoked_device(conn, record.device):
+            # from the first record of the write transaction it came in: none of it applies
+            raise _Refuse(record.device, first_of_seal, exc.message) from None
+        raise
+    return True
+
+
+def _verify_touched(conn: apsw.Connection, touched: dict[str, tuple[str, int]]) -> None:
+    """The in-database verifier over every memory the batch touched: a failure of a revoked
+    device's memory refuses that device from the record that touched it, any other the batch."""
     failures = [r for r in verify_memories(conn, touched) if not r.ok]
     for failure in failures:
         origin, n = touched[failure.memory_id]
@@ -313,19 +407,6 @@ def _apply_batch(
             "Nothing from this pull was applied. Its rows were signed, but do not verify together.",
             reason="hub_pull_unverified",
         )
-    result.memories |= set(touched)
-    if moved:
-        seal = (head.seq if (head := head_seal(conn)) else 0) + 1
-        now = int(time.time())
-        conn.executemany(
-            "INSERT INTO hub_pulls (hub_seq, device, device_n, record_hash, local_seal, pulled_at,"
-            " refused_from) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [
-                (seq, dev, n, link, seal, now, cut.get(dev) if cut.get(dev, n + 1) <= n else None)
-                for dev, (n, link, seq) in sorted(moved.items())
-            ],
-        )
-    return applied
 
 
 def _cut_in_batch(row: dict[str, Any], cut: dict[str, int], applied_top: dict[str, int]) -> None:

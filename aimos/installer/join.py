@@ -24,7 +24,7 @@ from aimos import __version__, paths
 from aimos.crypto.ed25519 import KeyPair
 from aimos.crypto.encoding import iso_ms
 from aimos.errors import EncodingError, PassphraseError, UsageError
-from aimos.hub import box, device, generations, sync
+from aimos.hub import box, device, generations, redactions, sync
 from aimos.hub.postgres import BrainKeys, PostgresHub, masked
 from aimos.identity.anchors import keep_anchor, revocations_held
 from aimos.identity.epochs import (
@@ -208,6 +208,7 @@ def _make(
         keystore.put(device.CONTENT_KEY_ITEM, content_keys.to_text())
         keystore.put(device.URL_ITEM, url)
         pushed = sync.push(conn, hub, content_keys, device_fp, 0, housekeeper[0])
+        device.heard(conn, keys.brain_id, device_fp, pulled.heard)
         device.write_state(
             keys.brain_id,
             pushed_through_seal=pushed.through_seal,
@@ -215,6 +216,11 @@ def _make(
             last_error=None,
             sealed_master_sha256=device.sealed_digest(keys.sealed_master),
         )
+        # a memory the master redacted arrived with its text: removed now, as at every sync
+        run.did(
+            "redaction records file", lambda: paths.redactions_path(keys.brain_id).unlink(missing_ok=True)
+        )
+        redactions.apply_waiting(conn, housekeeper[0])
         head = seals.head_seal(conn)
         if head is not None:
             keep_anchor(keystore, head.seq, head.link.hex(), revocations_held(conn))

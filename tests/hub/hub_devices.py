@@ -15,9 +15,11 @@ module makes its pair once and each test changes a copy of its own.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +28,7 @@ import psycopg
 from aimos_cli_support import BRAIN, PASSPHRASE_ENV, Result, listing, run_aimos, sqlite, sqlite_value
 from hub_support import PgCluster, unique_database_name
 
+from aimos import paths
 from aimos.hub.postgres import TABLES
 
 PASSPHRASE = "hub tests: a passphrase of the brain's master"
@@ -120,6 +123,30 @@ class Device:
         item = self.keystore_item("hub_url")
         assert item.is_file(), f"{self.home} is linked to no hub"
         item.write_text(url)
+
+
+@contextmanager
+def opened_brain(home: Path, env: dict[str, str]) -> Iterator[Any]:
+    """The brain of the device at ``home`` opened in-process by aimos's own session (its keystore,
+    its housekeeper sealing every write), ``env`` set meanwhile: what modified aimos code on the
+    device would hold."""
+    from aimos.actions.session import open_brain
+
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        with paths.using_home(home):
+            brain = open_brain(write=True)
+            try:
+                yield brain
+            finally:
+                brain.conn.close()
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def assert_verified_alike(*devices: Device) -> list[dict[str, Any]]:

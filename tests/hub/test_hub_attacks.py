@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,8 +21,7 @@ from typing import Any
 import psycopg
 import pytest
 from aimos_cli_support import PASSPHRASE_ENV, Result, run_aimos
-
-from aimos import paths
+from hub_devices import opened_brain
 
 PASSPHRASE = "correct horse battery staple"
 
@@ -73,27 +72,10 @@ class Device:
     def fp(self) -> str:
         return str(self.sql("SELECT value FROM brain_meta WHERE key = 'device_fp'")[0][0])
 
-    @contextmanager
-    def opened(self) -> Iterator[Any]:
+    def opened(self) -> AbstractContextManager[Any]:
         """This device's brain opened in-process by aimos's own session (its keystore, its
         housekeeper sealing every write): what modified aimos code on the device would hold."""
-        from aimos.actions.session import open_brain
-
-        saved = {k: os.environ.get(k) for k in self.env}
-        os.environ.update(self.env)
-        try:
-            with paths.using_home(self.home):
-                brain = open_brain(write=True)
-                try:
-                    yield brain
-                finally:
-                    brain.conn.close()
-        finally:
-            for k, v in saved.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
+        return opened_brain(self.home, self.env)
 
 
 @pytest.fixture
@@ -576,6 +558,24 @@ def test_a_recall_receipt_for_another_devices_agent_is_refused(
 
 
 # --- a careless person: a backup restored, a text redacted --------------------------------------------
+def test_a_text_redacted_on_one_device_is_gone_from_the_others(hub: Callable[[str], Device]) -> None:
+    """`aimos redact` removed "one memory's text from the brain for good" on the device it ran on;
+    the other devices kept the text, and the hub kept it (sealed) for every device that joins
+    later. Now the master's record travels: B removes the text at its next sync, and redact says
+    what the hub keeps."""
+    a, b = hub("A"), hub("B")
+    memory = save(b, "my bank PIN hint is the cat's birthday")
+    b.sync()
+    a.sync()
+    redacted = a.aimos("redact", memory[:8], "--reason", "a PIN hint", input=f"redact {memory[:8]}\n").ok()
+    a.sync()
+    b.sync()
+    kept = b.sql("SELECT value, key, source FROM memories WHERE memory_id = ?", (memory,))[0]
+    assert kept == ("", None, ""), f"B still holds the redacted text ({kept!r}):\n{redacted.describe()}"
+    assert "hub keeps" in redacted.both and "content key" in redacted.both, redacted.describe()
+    b.aimos("verify").ok()
+
+
 def test_the_hub_cannot_tell_the_first_devices_host_name(hub: Callable[[str], Device], hub_url: str) -> None:
     """Each record names its device in the clear; the first device's id is `uuid5(DNS, hostname)`
     (aimos install), so the hub's owner learns the machine's host name by trying names."""

@@ -533,7 +533,7 @@ def build() -> dict[str, Any]:
         "merkle": build_merkle(),
         "installer": build_installer_documents(),
         "memory_redaction": build_redaction(vocabulary.REDACTION_V1_SCHEMA),
-        "memory_redaction_v2": build_redaction(vocabulary.REDACTION_SCHEMA, ["key", "source", "value"]),
+        "memory_redaction_v2": build_redaction(vocabulary.REDACTION_V2_SCHEMA, ["key", "source", "value"]),
     }
 
 
