@@ -62,7 +62,8 @@ class KeyHub(Protocol):
 
 
 # --- the master's record of a generation (pure) ----------------------------------------------------
-def _signed(body: str) -> bytes:
+def signed_message(body: str) -> bytes:
+    """What the master signs of a generation's record: the domain, then its canonical JSON."""
     return HUB_KEY_GENERATION_SIGNATURE + body.encode("utf-8")
 
 
@@ -82,7 +83,7 @@ def generation_row(
         }
     ).decode("utf-8")
     return KeyRow(
-        generation, MASTER, box.wrap_content_key(master.seed, key), body, master.sign(_signed(body))
+        generation, MASTER, box.wrap_content_key(master.seed, key), body, master.sign(signed_message(body))
     )
 
 
@@ -93,7 +94,7 @@ def records(found: Sequence[KeyRow], brain_id: str, master_public_key: str) -> d
     for row in found:
         if row.recipient != MASTER or row.signed_body is None or row.signature is None:
             continue
-        if not ed25519_verify(master_public_key, _signed(row.signed_body), row.signature):
+        if not ed25519_verify(master_public_key, signed_message(row.signed_body), row.signature):
             continue
         try:
             doc = json_loads(row.signed_body, what="a key generation's record")

@@ -32,7 +32,7 @@ from aimos.errors import IntegrityError, VerificationError
 from aimos.hub.heads import HEADS, HEADS_KEY
 from aimos.store.connection import one
 from aimos.store.seals import LIVE_PROJECTIONS
-from aimos.vocabulary import HUB_RECORD_SCHEMA, UNVERIFIED
+from aimos.vocabulary import HUB_RECORD_SCHEMA, HUB_RECORD_SIGNATURE, UNVERIFIED
 
 # (table, its primary key columns), in the order a transaction's rows are applied
 SYNCED: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -115,6 +115,11 @@ def encode(record: Record) -> bytes:
         sort_keys=True,
         ensure_ascii=False,
     ).encode("utf-8")
+
+
+def signed_message(plaintext: bytes) -> bytes:
+    """What the pushing device's housekeeper signs of a record: the domain, then its plaintext."""
+    return HUB_RECORD_SIGNATURE + plaintext
 
 
 def decode(plaintext: bytes, name: str) -> Record:

@@ -28,7 +28,7 @@ from aimos.identity.epochs import Signer
 from aimos.learning.verifier import verify_memories
 from aimos.store.connection import one, rows, write_transaction
 from aimos.store.seals import head_seal
-from aimos.vocabulary import HOUSEKEEPER, HUB_RECORD_SIGNATURE
+from aimos.vocabulary import HOUSEKEEPER
 
 PULL_BATCH = 2000  # records applied, and verified, in one write transaction
 PUSH_BATCH = 1000  # records sent in one hub transaction
@@ -138,7 +138,7 @@ def push(
         held.add(name)  # a row written twice under one key (never): sent once
         n += 1
         plaintext = records.encode(records.Record(device, n, link, table, row, signer.valid_from, seal))
-        signature = signer.key.sign(HUB_RECORD_SIGNATURE + plaintext)
+        signature = signer.key.sign(records.signed_message(plaintext))
         sealed = keys.seal(signature + plaintext)
         link = box.record_link(sealed)
         batch.append((n, name, sealed))
@@ -447,7 +447,7 @@ def _opened(conn: apsw.Connection, keys: box.KeyRing, hub_row: HubRow, name: str
         epoch is None
         or epoch["device_fp"] != record.device
         or len(signature) != 64
-        or not ed25519_verify(str(epoch["public_key_b64u"]), HUB_RECORD_SIGNATURE + plaintext, signature)
+        or not ed25519_verify(str(epoch["public_key_b64u"]), records.signed_message(plaintext), signature)
     ):
         raise VerificationError(
             f"hub record {name} is not signed by a housekeeper of the device it names",

@@ -123,25 +123,91 @@ def revoked_device(conn: apsw.Connection, device_fp: str) -> bool:
     return found is not None and found["epochs"] > 0 and found["epochs"] == found["revoked"]
 
 
+# --- the signed hub rows' bodies (pure: tests/vectors pins their bytes) ----------------------------
+def sign_row(key: KeyPair, body: dict[str, Any], nonce: str, now: int) -> tuple[str, str]:
+    """(canonical body, signature) of a signed hub row (payload message form)."""
+    return canonical_text(body), b64u_encode(key.sign(payload_message(body, nonce, now)))
+
+
 def _signed(key: KeyPair, body: dict[str, Any], now: int) -> tuple[str, str, str]:
-    """(canonical body, nonce, signature) of a signed hub row (payload message form)."""
+    """(canonical body, nonce, signature) of a signed hub row, under a new nonce."""
     nonce = new_nonce()
-    return canonical_text(body), nonce, b64u_encode(key.sign(payload_message(body, nonce, now)))
+    text, signature = sign_row(key, body, nonce, now)
+    return text, nonce, signature
 
 
+def _body(schema: str, brain_id: str, master: str | None, now: int, **fields: Any) -> dict[str, Any]:
+    """A signed hub row's body: its own ``fields``, and what every one names (``master``: the
+    master's fingerprint, or None for a row its device's housekeeper signs)."""
+    return {"schema": schema, "brain_id": brain_id, **fields, "master_fingerprint": master, "ts_signed": now}
+
+
+def home_body(
+    brain_id: str, home_id: str, device_fp: str, prev_home_id: str | None, master_fingerprint: str, now: int
+) -> dict[str, Any]:
+    """The master's record naming ``device_fp`` the home after ``prev_home_id``."""
+    return _body(
+        HUB_HOME_SCHEMA,
+        brain_id,
+        master_fingerprint,
+        now,
+        home_id=home_id,
+        device_fp=device_fp,
+        prev_home_id=prev_home_id,
+    )
+
+
+def handover_body(
+    brain_id: str,
+    home_id: str,
+    from_device: str,
+    now: int,
+    *,
+    signer_valid_from: int | None = None,
+    master_fingerprint: str | None = None,
+) -> dict[str, Any]:
+    """The record that puts the home record ``home_id`` in force: signed by the housekeeper epoch
+    of ``from_device`` valid from ``signer_valid_from``, or by the master (exactly one given)."""
+    return _body(
+        HUB_HANDOVER_SCHEMA,
+        brain_id,
+        master_fingerprint,
+        now,
+        home_id=home_id,
+        from_device=from_device,
+        signer_valid_from=signer_valid_from,
+    )
+
+
+def cut_body(
+    brain_id: str, cut_id: str, device_fp: str, through_n: int, why: str, master_fingerprint: str, now: int
+) -> dict[str, Any]:
+    """The master's record that ``device_fp``'s records after ``through_n`` are refused."""
+    return _body(
+        HUB_CUT_SCHEMA,
+        brain_id,
+        master_fingerprint,
+        now,
+        cut_id=cut_id,
+        device_fp=device_fp,
+        through_n=through_n,
+        why=why,
+    )
+
+
+# --- writing them --------------------------------------------------------------------------------
 def name_home(conn: apsw.Connection, master: KeyPair, device_fp: str, now: int) -> str:
     """Append the master's record naming ``device_fp`` the home (the caller holds the write
     transaction); its id. It is in force once the home before it hands over (`hand_over`)."""
     previous = newest_home(conn)
-    body = {
-        "schema": HUB_HOME_SCHEMA,
-        "home_id": str(uuid.uuid4()),
-        "brain_id": brain_meta(conn)["brain_id"],
-        "device_fp": device_fp,
-        "prev_home_id": previous["home_id"] if previous else None,
-        "master_fingerprint": master.fingerprint,
-        "ts_signed": now,
-    }
+    body = home_body(
+        brain_meta(conn)["brain_id"],
+        str(uuid.uuid4()),
+        device_fp,
+        previous["home_id"] if previous else None,
+        master.fingerprint,
+        now,
+    )
     text, nonce, signature = _signed(master, body, now)
     conn.execute(
         "INSERT INTO hub_homes (home_id, device_fp, prev_home_id, signed_body, master_fingerprint, nonce,"
@@ -164,15 +230,14 @@ def hand_over(
     there (the caller holds the write transaction): signed by that device's ``housekeeper`` (a
     Signer: this device, which learnt of the move), or by the ``master`` (a forced move: the old
     home is lost)."""
-    body = {
-        "schema": HUB_HANDOVER_SCHEMA,
-        "home_id": home_id,
-        "brain_id": brain_meta(conn)["brain_id"],
-        "from_device": from_device,
-        "signer_valid_from": None if master is not None else int(housekeeper.valid_from),
-        "master_fingerprint": master.fingerprint if master is not None else None,
-        "ts_signed": now,
-    }
+    body = handover_body(
+        brain_meta(conn)["brain_id"],
+        home_id,
+        from_device,
+        now,
+        signer_valid_from=None if master is not None else int(housekeeper.valid_from),
+        master_fingerprint=master.fingerprint if master is not None else None,
+    )
     text, nonce, signature = _signed(master if master is not None else housekeeper.key, body, now)
     conn.execute(
         "INSERT INTO hub_handovers (home_id, from_device, signed_body, signer_valid_from, master_fingerprint,"
@@ -195,16 +260,9 @@ def cut_device(
 ) -> None:
     """The master's record that ``device_fp``'s records after its number ``through_n`` are refused
     on every device (the caller holds the write transaction)."""
-    body = {
-        "schema": HUB_CUT_SCHEMA,
-        "cut_id": str(uuid.uuid4()),
-        "brain_id": brain_meta(conn)["brain_id"],
-        "device_fp": device_fp,
-        "through_n": through_n,
-        "why": why,
-        "master_fingerprint": master.fingerprint,
-        "ts_signed": now,
-    }
+    body = cut_body(
+        brain_meta(conn)["brain_id"], str(uuid.uuid4()), device_fp, through_n, why, master.fingerprint, now
+    )
     text, nonce, signature = _signed(master, body, now)
     conn.execute(
         "INSERT INTO hub_cuts (cut_id, device_fp, through_n, why, signed_body, master_fingerprint, nonce,"

@@ -119,40 +119,84 @@ def _held(conn: apsw.Connection, memory_id: str) -> tuple[dict[str, Any], dict[s
     return memory, save
 
 
+def changed_cells(save_body_json: str, removed: tuple[str, ...]) -> tuple[dict[str, dict[str, Any]], str]:
+    """What removing ``removed`` puts in each redacted table's row (column -> text), and the
+    redacted save body's text (pure)."""
+    body_text = canonical_text(redacted_body(json_loads(save_body_json), removed))
+    cells: dict[str, dict[str, Any]] = {
+        "memories": {f: REMOVED_CELLS[f] for f in removed},
+        "memory_provenance": {"body_json": body_text},
+    }
+    return cells, body_text
+
+
+def row_change(
+    shape: TableShape, row: tuple[Any, ...], cells: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """One row (as ``shape.select`` reads it) with ``cells`` put in (pure): its seal row hash
+    before and after (this brain's, bound to its rowid) and the hash of its cells alone before and
+    after (the same on every device)."""
+    after = _swapped(shape, row, cells)
+    swap = {
+        "table": shape.name,
+        "rowid": int(row[0]),
+        "before": shape.row_hash(row).hex(),
+        "after": shape.row_hash(after).hex(),
+    }
+    content = {
+        "table": shape.name,
+        "before": shape.content_hash(row).hex(),
+        "after": shape.content_hash(after).hex(),
+    }
+    return swap, content
+
+
 def _swaps(
     conn: apsw.Connection, memory: dict[str, Any], save: dict[str, Any], removed: tuple[str, ...]
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], str]:
     """What removing ``removed`` changes here: each row's seal row hash before and after (``rows``,
     this brain's), the hash of its cells alone before and after (``contents``, the same on every
     device), and the redacted save body."""
-    body_text = canonical_text(redacted_body(json_loads(save["body_json"]), removed))
+    cells, body_text = changed_cells(save["body_json"], removed)
     shapes = sealed_tables(conn)
-    cells: dict[str, dict[str, Any]] = {
-        "memories": {f: REMOVED_CELLS[f] for f in removed},
-        "memory_provenance": {"body_json": body_text},
-    }
     rowids = {"memories": int(memory["rowid"]), "memory_provenance": int(save["rowid"])}
     swaps, contents = [], []
     for table in REDACTED_TABLES:
-        shape = shapes[table]
-        row = _row(conn, shape, rowids[table])
-        after = _swapped(shape, row, cells[table])
-        swaps.append(
-            {
-                "table": table,
-                "rowid": rowids[table],
-                "before": shape.row_hash(row).hex(),
-                "after": shape.row_hash(after).hex(),
-            }
-        )
-        contents.append(
-            {
-                "table": table,
-                "before": shape.content_hash(row).hex(),
-                "after": shape.content_hash(after).hex(),
-            }
-        )
+        swap, content = row_change(shapes[table], _row(conn, shapes[table], rowids[table]), cells[table])
+        swaps.append(swap)
+        contents.append(content)
     return swaps, contents, body_text
+
+
+def portable_body(
+    memory: dict[str, Any],
+    save: dict[str, Any],
+    removed: tuple[str, ...],
+    contents: list[dict[str, Any]],
+    body_text: str,
+    *,
+    brain_id: str,
+    reason: str,
+    now: int,
+    master_fingerprint: str,
+) -> dict[str, Any]:
+    """The portable part of a v3 record (pure): what the master signs, the same for every device."""
+    return {
+        "schema": REDACTION_SCHEMA,
+        "removed": list(removed),
+        "brain_id": brain_id,
+        "company_id": memory["company_id"],
+        "memory_id": memory["memory_id"],
+        "live_content_hash": memory["live_content_hash"],
+        "save_provenance_id": memory["save_provenance_id"],
+        "save_content_hash": save["content_hash"],
+        "save_mutation_hash": save["mutation_hash"],
+        "redacted_body_sha256": sha256(body_text.encode("utf-8")).hex(),
+        "contents": contents,
+        "reason": reason,
+        "redacted_at": now,
+        "master_fingerprint": master_fingerprint,
+    }
 
 
 def portable_record(
@@ -170,22 +214,17 @@ def portable_record(
     memory, save = _held(conn, memory_id)
     removed = REMOVED_FORMS[1] if keep_key else REMOVED_FORMS[0]
     swaps, contents, body_text = _swaps(conn, memory, save, removed)
-    portable = {
-        "schema": REDACTION_SCHEMA,
-        "removed": list(removed),
-        "brain_id": brain_id,
-        "company_id": memory["company_id"],
-        "memory_id": memory_id,
-        "live_content_hash": memory["live_content_hash"],
-        "save_provenance_id": memory["save_provenance_id"],
-        "save_content_hash": save["content_hash"],
-        "save_mutation_hash": save["mutation_hash"],
-        "redacted_body_sha256": sha256(body_text.encode("utf-8")).hex(),
-        "contents": contents,
-        "reason": reason,
-        "redacted_at": now,
-        "master_fingerprint": master_fingerprint,
-    }
+    portable = portable_body(
+        memory,
+        save,
+        removed,
+        contents,
+        body_text,
+        brain_id=brain_id,
+        reason=reason,
+        now=now,
+        master_fingerprint=master_fingerprint,
+    )
     return portable, swaps
 
 
