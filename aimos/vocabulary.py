@@ -50,8 +50,11 @@ BRAIN_STATE: Final = _d("aimos.brain-state/v1")
 BRAIN_SEAL: Final = _d("aimos.brain-seal/v1")
 BRAIN_SEAL_LINK: Final = _d("aimos.brain-seal-link/v1")
 BRAIN_SEAL_GENESIS: Final = _d("aimos.brain-seal-genesis/v1")
+# a row's cells without its rowid (equal on every device that holds the row): what a redaction
+# record the master signs once for every device names (seal_row_content_hash)
+BRAIN_ROW_CONTENT: Final = _d("aimos.brain-row-content/v1")
 # aimos's own: the master's signed redaction of one memory's text (what the master signs; the
-# record's own schema, v1 or v2, says which of the memory's fields it removed)
+# record's own schema, v1, v2 or v3, says which of the memory's fields it removed)
 MEMORY_REDACTION: Final = _d("aimos.memory-redaction/v1")
 # aimos's own: a brain's rows on a sync hub (aimos/hub): the keys a device derives from the brain's
 # content key (records sealed for the hub, the hub's keyed name of a row) and from the master (the
@@ -63,6 +66,14 @@ HUB_RECORD_LINK: Final = _d("aimos.hub-record-link/v1")
 HUB_RECORD_SIGNATURE: Final = _d("aimos.hub-record-signature/v1")  # the pushing device's housekeeper
 HUB_DEVICE_NAME: Final = _d("aimos.hub-device-name/v1")  # the hub's keyed name of a device
 HUB_RECORD_NONCE: Final = _d("aimos.hub-record-nonce/v1")  # a record box's nonce, from its plaintext
+# the content key's generations (a new one at each device revocation): the commitment to a
+# generation's key the master signs, the hub's keyed name of a housekeeper key a generation is
+# wrapped to, the master's signature of a generation, and what a record box sealed under a
+# generation after the first begins with (then the generation, 4 bytes big-endian)
+HUB_KEY_CHECK: Final = _d("aimos.hub-key-check/v1")
+HUB_KEY_RECIPIENT: Final = _d("aimos.hub-key-recipient/v1")
+HUB_KEY_GENERATION_SIGNATURE: Final = _d("aimos.hub-key-generation-signature/v1")
+HUB_BOX_GENERATION: Final = _d("aimos.hub-gen/v1")
 
 # --- schemas of signed or exported bodies ------------------------------------------------------
 
@@ -96,9 +107,13 @@ ANCHORS_SCHEMA: Final = "aimos.anchors/v1"
 LEDGER_SCHEMA: Final = "aimos-ledger/v1"
 RESTORE_SCHEMA: Final = "aimos.brain-restore/v1"
 # a sync hub (aimos/hub): a record's plaintext, the master-signed home of the weight and label
-# chains (migration 20), the hub's own schema generation
+# chains (migration 20), a device's records cut at a number and the home handed over (migration
+# 22), the master's record of a content key generation, the hub's own schema generation
 HUB_RECORD_SCHEMA: Final = "aimos.hub-record/v1"
 HUB_HOME_SCHEMA: Final = "aimos.hub-home/v1"
+HUB_CUT_SCHEMA: Final = "aimos.hub-cut/v1"
+HUB_HANDOVER_SCHEMA: Final = "aimos.hub-handover/v1"
+HUB_KEY_GENERATION_SCHEMA: Final = "aimos.hub-key-generation/v1"
 HUB_SCHEMA_VERSION: Final = 1
 HOUSEKEEPER_STATUS_SCHEMA: Final = "aimos.housekeeper-status/v1"
 HOUSEKEEPER_SERVICE_SCHEMA: Final = "aimos.housekeeper-service/v1"
@@ -106,9 +121,11 @@ PURGE_INTENT_SCHEMA: Final = "aimos-whole-brain-purge-intent/v1"
 PURGE_RECEIPT_SCHEMA: Final = "aimos-whole-brain-purge-receipt/v1"
 PURGE_BATCH_SCHEMA: Final = "aimos-multi-target-purge/v1"
 PURGE_JOURNAL_SCHEMA: Final = "aimos-purge-journal/v1"
-# v2 removes the memory's text and source, and its key unless the master kept it; v1 (before it)
-# removed the text alone, and its records stay valid
-REDACTION_SCHEMA: Final = "aimos.memory-redaction/v2"
+# v3 names the rows it changes by their cells alone (the master signs one record for every device
+# of a synced brain; each device adds its own rowids); v2 removes the memory's text and source, and
+# its key unless the master kept it; v1 (before it) removed the text alone. Their records stay valid
+REDACTION_SCHEMA: Final = "aimos.memory-redaction/v3"
+REDACTION_V2_SCHEMA: Final = "aimos.memory-redaction/v2"
 REDACTION_V1_SCHEMA: Final = "aimos.memory-redaction/v1"
 REDACTIONS_FILE_SCHEMA: Final = "aimos.redactions/v1"
 # the record of every backup aimos wrote, kept beside the brain (housekeeper/backup_records.py)

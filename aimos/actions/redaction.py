@@ -13,6 +13,8 @@ restore from an older backup re-applies it instead of bringing the text back.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,7 +29,7 @@ from aimos.errors import UsageError
 from aimos.identity.epochs import brain_meta
 from aimos.ledger.events import append_event
 from aimos.memory.gates import refuse_secret_fields
-from aimos.memory.redaction import redact_memory, redaction_of, redactions
+from aimos.memory.redaction import redact_memory, redaction_of, redactions, travelling
 from aimos.memory.versions import get_memory
 from aimos.recall.candidates import FTS_TABLES, rebuild_indexes
 from aimos.recall.disclosure import verify_for_disclosure
@@ -98,6 +100,38 @@ def plan(brain: Brain, memory_ref: str) -> dict[str, Any]:
     return memory
 
 
+@dataclass
+class Removed:
+    """What a removing write did, once it is over: whether the WAL was truncated after it."""
+
+    wal_truncated: bool = False
+
+
+@contextmanager
+def removing(conn: apsw.Connection, housekeeper: Any) -> Iterator[Removed]:
+    """One sealed write that removes text (the caller's redactions inside it): secure_delete on,
+    so the pages that held the text are zeroed; the search indexes rebuilt without it before the
+    commit; the WAL checkpointed and truncated after it; the records kept outside the brain."""
+    done = Removed()
+    conn.execute("PRAGMA secure_delete = ON")
+    try:
+        with write_transaction(conn, housekeeper):
+            yield done
+            reindex(conn)
+        done.wal_truncated = checkpoint(conn)
+    finally:
+        conn.execute("PRAGMA secure_delete = OFF")
+    keep_outside(conn)
+
+
+def reindex(conn: apsw.Connection) -> None:
+    """Both search indexes rebuilt from the memories as they are now, and merged (no segment
+    keeps a removed text's words)."""
+    rebuild_indexes(conn)
+    for table in FTS_TABLES:
+        conn.execute(f"INSERT INTO {table} ({table}) VALUES ('optimize')")
+
+
 def redact(
     brain: Brain, master: KeyPair, memory_ref: str, reason: str, *, keep_key: bool = False
 ) -> Redaction:
@@ -105,39 +139,18 @@ def redact(
     memory = plan(brain, memory_ref)
     conn, at = brain.conn, now()
     mid = memory["memory_id"]
-    conn.execute("PRAGMA secure_delete = ON")
-    try:
-        with write_transaction(conn, brain.housekeeper):
-            record = redact_memory(
-                conn,
-                master,
-                brain_id=brain.meta["brain_id"],
-                memory_id=mid,
-                reason=reason,
-                now=at,
-                keep_key=keep_key,
-            )
-            event = append_event(
-                conn,
-                brain.housekeeper(),
-                operation=MEMORY_REDACTED_OPERATION,
-                company_id=memory["company_id"],
-                metadata={
-                    "memory_id": mid,
-                    "redaction_id": record["redaction_id"],
-                    "live_content_hash": record["live_content_hash"],
-                    "master_fingerprint": master.fingerprint,
-                },
-                now=at,
-            )
-            rebuild_indexes(conn)
-            for table in FTS_TABLES:
-                conn.execute(f"INSERT INTO {table} ({table}) VALUES ('optimize')")
-        seal = conn.execute("SELECT MAX(seq) FROM brain_seals").fetchall()[0][0]
-        truncated = checkpoint(conn)
-    finally:
-        conn.execute("PRAGMA secure_delete = OFF")
-    keep_outside(conn)
+    with removing(conn, brain.housekeeper) as removed:
+        record = redact_memory(
+            conn,
+            master,
+            brain_id=brain.meta["brain_id"],
+            memory_id=mid,
+            reason=reason,
+            now=at,
+            keep_key=keep_key,
+        )
+        event = redaction_event(conn, brain.housekeeper(), record, travelling(conn, mid), at)
+    seal = conn.execute("SELECT MAX(seq) FROM brain_seals").fetchall()[0][0]
     return Redaction(
         mid,
         record["redaction_id"],
@@ -145,9 +158,31 @@ def redact(
         reason,
         str(event["event_id"]),
         None if seal is None else int(str(seal)),
-        truncated,
+        removed.wal_truncated,
         other_versions(conn, mid),
         keep_key,
+    )
+
+
+def redaction_event(
+    conn: apsw.Connection, housekeeper: Any, record: dict[str, Any], sent: dict[str, str], at: int
+) -> dict[str, Any]:
+    """The housekeeper's `memory_redacted` event of a record (ids and hashes, no text); ``sent``:
+    the record's portable part and the master's signature, which travel with the event to the
+    other devices of a synced brain (aimos/hub/redactions.py)."""
+    return append_event(
+        conn,
+        housekeeper,
+        operation=MEMORY_REDACTED_OPERATION,
+        company_id=record["company_id"],
+        metadata={
+            "memory_id": record["memory_id"],
+            "redaction_id": record["redaction_id"],
+            "live_content_hash": record["live_content_hash"],
+            "master_fingerprint": record["master_fingerprint"],
+            **sent,
+        },
+        now=at,
     )
 
 

@@ -9,6 +9,7 @@ import typer
 
 from aimos.cli.options import PASSPHRASE_FD, VALIDITY_DAYS
 from aimos.cli.output import emit_json, out, say, when
+from aimos.plural import plural
 from aimos.vocabulary import DEFAULT_GRANT_DATA_CLASS
 
 hub_app = typer.Typer(
@@ -134,25 +135,37 @@ def join_cmd(
 
 @hub_app.command("home")
 def home_cmd(
+    force: bool = typer.Option(
+        False, "--force", help="The old home is lost: take over now and cut it off (it must join again)."
+    ),
     passphrase_fd: int = PASSPHRASE_FD,
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
     """Make this device the home, which writes weights and labels.
 
-    Asks for the master passphrase. Move the home only when the old home has synced and is off
-    (or is lost): a weight or label the old home writes after it learns of the move is refused by
-    every device. Run `aimos sync` here afterwards to tell the other devices."""
+    Asks for the master passphrase. The old home keeps writing until it learns of the move at its
+    next sync; it then hands over, and this device takes over at its own next sync. Two homes
+    never write at once. If the old home is lost, `--force` takes over at once: what the old home
+    wrote after the newest of its records this device holds is refused everywhere."""
     from aimos.actions.session import now, open_brain
     from aimos.hub.device import move_home
 
     with open_brain(write=True) as brain:
         master = brain.master(passphrase_fd, "make this device the home")
-        home_id = move_home(brain.conn, master, brain.housekeeper, now())
-        device = brain.meta["device_fp"]
+        done = move_home(brain.conn, master, brain.housekeeper, now(), force=force)
     if json_out:
-        emit_json({"home_id": home_id, "device": device})
+        emit_json(done)
         return
-    say(f"this device ({device}) is the home now; run `aimos sync` to tell the other devices")
+    if force:
+        say(
+            f"this device ({done['device']}) is the home now; {done['from_device']} is cut off and must "
+            "join again. Run `aimos sync` to tell the other devices"
+        )
+        return
+    say(
+        f"this device ({done['device']}) is named the home; it takes over once {done['from_device']} "
+        "syncs and hands over. Run `aimos sync` here now, and again after the old home has synced"
+    )
 
 
 @hub_app.command("devices")
@@ -189,7 +202,9 @@ def revoke_cmd(
     """Revoke another device: its housekeeper and agents.
 
     A lost or retired device: the master revokes every epoch it holds. At their next sync every
-    device refuses what it signs from then on; what it signed before stays valid. Asks for the
+    device refuses what it signs from then on; what it signed before stays valid. The brain's
+    content key is replaced on the hub in the same step (the hub must answer), and the revoked
+    device is not given the new one: it cannot read what is written from then on. Asks for the
     master passphrase; then run `aimos sync`."""
     from aimos.actions.session import now, open_brain
     from aimos.hub.device import revoke_device
@@ -198,13 +213,18 @@ def revoke_cmd(
     refuse_secret_fields({"reason": reason}, outcome="nothing was revoked")
     with open_brain(write=True) as brain:
         master = brain.master(passphrase_fd, "revoke a device")
-        done = revoke_device(brain.conn, master, brain.housekeeper, device, reason, now())
+        done = revoke_device(brain.conn, brain.keystore, master, brain.housekeeper, device, reason, now())
     if json_out:
         emit_json(done)
         return
     say(
         f"revoked {done['device']}: {len(done['revoked'])} epochs; run `aimos sync` to tell the other devices"
     )
+    if done["content_key_generation"] is not None:
+        say(
+            f"the brain's content key is replaced on the hub (generation {done['content_key_generation']}): "
+            "the other devices take it at their next sync, the revoked device cannot read what is written now"
+        )
 
 
 @hub_app.command("status")
@@ -212,6 +232,7 @@ def status_cmd(json_out: bool = typer.Option(False, "--json", help="Print the st
     """What waits each way, and when this device last synced."""
     from aimos.actions.session import open_brain
     from aimos.hub.device import repair_words, status
+    from aimos.hub.heads import said
 
     with open_brain(write=False) as brain:
         found = status(brain.conn, brain.keystore)
@@ -221,12 +242,19 @@ def status_cmd(json_out: bool = typer.Option(False, "--json", help="Print the st
     out(f"hub           {found['url']}")
     out(f"this device   {found['device']}{'  (home)' if found['this_device_is_home'] else ''}")
     out(f"home          {found['home']}")
+    if found["home_waiting"]:
+        out(f"named home    {found['home_waiting']} (takes over when the home hands over at its next sync)")
     out(f"last sync     {when(found['last_sync']) if found['last_sync'] else 'never'}")
+    out(f"content key   generation {found['content_key_generation']}")
     if found["last_error"]:
         out(f"last failure  {when(found['last_error']['at'])}: {found['last_error']['message']}")
     out(f"to push       at most {found['to_push_at_most']:,} rows")
     for request_id, why in found["requests_refused"].items():
         out(f"refused here  request {request_id} another device kept for this home: {why}")
+    for why in found["redactions_refused"]:
+        out(f"refused here  {why}")
+    for entry in found["behind"]:
+        out(f"behind        {said(entry)}")
     last = found["last_repair"]
     if last:
         out(f"hub repaired  {when(last['at'])}: " + "; ".join(repair_words(last)))
@@ -261,6 +289,7 @@ def register(app: typer.Typer) -> None:
         copy) gets this device's again, the same bytes. With the hub down, the brain works as before."""
         from aimos.actions.session import open_brain
         from aimos.hub.device import run_sync
+        from aimos.hub.heads import said
 
         with open_brain(write=True) as brain:
             done = run_sync(brain.conn, brain.keystore, brain.housekeeper)
@@ -275,5 +304,13 @@ def register(app: typer.Typer) -> None:
             say(line)
         for refused in done["refused"]:
             say(f"refused {refused}")
+        if done["redacted"]:
+            say(f"removed the text of {plural(len(done['redacted']), 'memory')} the master redacted")
+        for refused in done["redactions_refused"]:
+            say(f"refused {refused}")
+        if done["caught_up"]:
+            say(f"took {done['caught_up']:,} records the hub had given another device and not this one")
+        for entry in done["behind"]:
+            say(f"warning: {said(entry)}")
         for refused in done.get("forwarded_refused", []):
             say(f"the home refused a request kept for it ({refused['request_id']}): {refused['why']}")

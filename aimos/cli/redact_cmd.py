@@ -42,6 +42,8 @@ def register(app: typer.Typer) -> None:
         from aimos.errors import UsageError
         from aimos.exit_codes import ExitCode
         from aimos.housekeeper.redaction_copies import backups_holding, redact_backups
+        from aimos.hub.device import hub_url, refuse_unpushed_redaction
+        from aimos.hub.redactions import ON_A_SYNCED_BRAIN
 
         reason = redaction.check_reason(reason)
         done = None
@@ -54,6 +56,7 @@ def register(app: typer.Typer) -> None:
                     "text from the backups that still hold it.",
                 )
             if record is None:
+                refuse_unpushed_redaction(brain.conn, brain.keystore, mid)
                 memory = redaction.plan(brain, mid)
                 expected = f"redact {mid[:8]}"
                 what = "text and source (its key is kept)" if keep_key else "text, source and key"
@@ -69,6 +72,7 @@ def register(app: typer.Typer) -> None:
                 done = redaction.redact(brain, master, mid, reason, keep_key=keep_key)
             records = [r for r in redaction.redactions_of(brain) if r["memory_id"] == mid]
             brain_id = brain.meta["brain_id"]
+            synced = hub_url(brain.keystore) is not None
         copies = redact_backups(brain_id, records) if backups else backups_holding(brain_id, records)
         unreached = [c for c in copies if c.unreached]
         result = {
@@ -84,6 +88,8 @@ def register(app: typer.Typer) -> None:
             "backups_redacted": [str(c.path) for c in copies if backups and c.memory_ids],
             # recorded backups it could not check or clean: moved, deleted, unreadable, not aimos's
             "backups_unreached": [{"path": str(c.path), "why": c.unreached} for c in unreached],
+            # a synced brain: what the other devices do, and what the hub keeps
+            "other_devices": ON_A_SYNCED_BRAIN if synced else None,
             # the receipt: the master-signed record itself (no text), checkable against the master key
             "record_json": records[0]["record_json"],
             "signature_b64u": records[0]["signature_b64u"],
@@ -107,6 +113,8 @@ def _print(mid: str, result: dict[str, Any], done: Any, backups: bool) -> None:
             )
         for other in done.other_versions:
             say(f"note: version {other} of this memory still holds its own text; redact it too if needed")
+    if result["other_devices"]:
+        say(f"note: {result['other_devices']}")
     for path in result["backups_redacted"]:
         out(f"removed its text from backup {path}")
     holding = result["backups_holding_text"]

@@ -439,6 +439,12 @@ def seal_row_hash(table: str, rowid: int, cells: Sequence[bytes]) -> bytes:
     return sha256(vocabulary.BRAIN_ROW + framed(table) + be64(rowid) + b"".join(cells))
 
 
+def seal_row_content_hash(table: str, cells: Sequence[bytes]) -> bytes:
+    """H(BRAIN_ROW_CONTENT || framed(table) || each encoded cell): a row without its rowid, the
+    same on every device that holds it (a redaction record signed once for all of them names it)."""
+    return sha256(vocabulary.BRAIN_ROW_CONTENT + framed(table) + b"".join(cells))
+
+
 def seal_table_genesis(table: str) -> bytes:
     return sha256(vocabulary.BRAIN_TABLE + framed(table))
 

@@ -17,11 +17,11 @@ from typing import Any
 import apsw
 
 from aimos import paths
+from aimos.actions.redaction import reindex
 from aimos.errors import AimosError
 from aimos.housekeeper import backup_records
 from aimos.housekeeper.jobs.nightly_dream import backup_files
 from aimos.memory.redaction import apply_record, check_stored
-from aimos.recall.candidates import FTS_TABLES, rebuild_indexes
 from aimos.store.connection import open_reader, open_writer
 from aimos.store.seals import REDACTIONS
 
@@ -125,9 +125,7 @@ def apply_records(conn: apsw.Connection, records: list[dict[str, Any]]) -> list[
             apply_record(conn, stored)
             done.append(stored["memory_id"])
     if done:
-        rebuild_indexes(conn)
-        for table in FTS_TABLES:
-            conn.execute(f"INSERT INTO {table} ({table}) VALUES ('optimize')")
+        reindex(conn)
     return done
 
 

@@ -1,12 +1,13 @@
 """A device's side of a hub: linking this brain to one (`aimos hub init`), syncing (`aimos sync`,
 the housekeeper's sync job), what waits each way (`aimos hub status`), and the home of the chains.
 
-The hub's URL (it may hold a password) and the brain's content key live in the keystore, beside
-the brain's other secrets; what this device sent and when it last synced is in a state file
-outside the brain (state/hub/<brain id>.json, 0600), which a lost or stale copy only makes resend
-rows the hub already holds (it keeps one of each), and read again records this brain holds; beside
-it, the log of what this device pushed (aimos/hub/pushed.py), from which a push sends again what a
-hub that went back lost.
+The hub's URL (it may hold a password) and every generation of the brain's content key this
+device holds (aimos/hub/generations.py) live in the keystore, beside the brain's other secrets;
+what this device sent and when it last synced is in a state file outside the brain
+(state/hub/<brain id>.json, 0600), which a lost or stale copy only makes resend rows the hub
+already holds (it keeps one of each), and read again records this brain holds; beside it, the log
+of what this device pushed (aimos/hub/pushed.py), from which a push sends again what a hub that
+went back lost.
 """
 
 from __future__ import annotations
@@ -26,13 +27,30 @@ import apsw
 
 from aimos import paths
 from aimos.crypto.ed25519 import KeyPair
-from aimos.crypto.encoding import b64u_decode, b64u_encode
-from aimos.errors import AimosError, BusyError, EpochRevokedError, NotFoundError, UsageError
-from aimos.hub import box, sync
+from aimos.errors import (
+    AimosError,
+    BusyError,
+    EpochRevokedError,
+    HubUnreachableError,
+    IntegrityError,
+    NotFoundError,
+    UsageError,
+)
+from aimos.hub import box, generations, heads, redactions, sync
 from aimos.hub.postgres import BrainKeys, PostgresHub, masked
 from aimos.hub.pushed import PushedLog
-from aimos.hub.records import count_after
-from aimos.identity.devices import HUB_CONTENT_KEY_ITEM, HUB_URL_ITEM, home, is_home, name_home
+from aimos.hub.records import count_after, sealed_by
+from aimos.identity.devices import (
+    HUB_CONTENT_KEY_ITEM,
+    HUB_URL_ITEM,
+    cut_device,
+    cuts,
+    hand_over,
+    home,
+    is_home,
+    name_home,
+    waiting_home,
+)
 from aimos.identity.epochs import DEVICE_SLOT_META, brain_meta, master_row, sealed_master
 from aimos.identity.keystore import Keystore
 from aimos.store.connection import rows, write_transaction
@@ -49,7 +67,8 @@ def hub_url(keystore: Keystore) -> str | None:
 
 
 def content_key(keystore: Keystore) -> bytes:
-    return b64u_decode(keystore.get(CONTENT_KEY_ITEM))
+    """The content key's first generation (it keys the hub's names of rows and devices)."""
+    return generations.held(keystore).first
 
 
 def state_path(brain_id: str) -> Path:
@@ -135,11 +154,12 @@ class About:
     master_created_at: int
 
     def sealed(self, key: bytes) -> bytes:
+        """Sealed under the first generation (a device that joins opens it with that one)."""
         return box.seal_record(key, json.dumps(self.__dict__, sort_keys=True).encode("utf-8"))
 
     @classmethod
-    def opened(cls, key: bytes, sealed: bytes) -> About:
-        doc = json.loads(box.open_record(key, sealed, "about the brain"))
+    def opened(cls, ring: box.KeyRing, sealed: bytes) -> About:
+        doc = json.loads(ring.open(sealed, "about the brain"))
         return cls(str(doc["company_id"]), str(doc["brain_name"]), int(doc["master_created_at"]))
 
 
@@ -175,14 +195,15 @@ def init(
     with sync_lock(meta["brain_id"]), PostgresHub(url, meta["brain_id"]) as hub:
         hub.create_schema()
         hub.add_brain(keys)
-        keystore.put(CONTENT_KEY_ITEM, b64u_encode(key))
+        ring = box.KeyRing({box.FIRST: key})
+        keystore.put(CONTENT_KEY_ITEM, ring.to_text())
         keystore.put(URL_ITEM, url)
         if home(conn) is None:
             with write_transaction(conn, housekeeper):
                 name_home(conn, master, meta["device_fp"], now)
                 conn.execute("INSERT INTO brain_meta (key, value) VALUES (?, '0')", (DEVICE_SLOT_META,))
         with PushedLog(paths.hub_pushed_path(meta["brain_id"])) as log:
-            pushed = sync.push(conn, hub, key, meta["device_fp"], 0, _signer(housekeeper), log, told)
+            pushed = sync.push(conn, hub, ring, meta["device_fp"], 0, _signer(housekeeper), log, told)
     write_state(
         meta["brain_id"],
         pushed_through_seal=pushed.through_seal,
@@ -205,39 +226,55 @@ def run_sync(
     housekeeper: Any,
     told: Callable[[str, int], None] | None = None,
 ) -> dict[str, Any]:
-    """Push what the hub lacks, pull what this device lacks, and on the home apply what the other
-    devices forwarded, judge what arrived and push that. A failure is recorded in the state file
-    (`aimos hub status` says it) and raised; what was done before it stays done."""
+    """Pick up the content key's new generations, push what the hub lacks, pull what this device
+    lacks, pass the generations on to housekeeper keys that lack them, and on the home apply what
+    the other devices forwarded, judge what arrived and push that. A failure is recorded in the
+    state file (`aimos hub status` says it) and raised; what was done before it stays done."""
     meta = brain_meta(conn)
     brain_id, device = meta["brain_id"], meta["device_fp"]
     url = linked_url(keystore)
-    key = content_key(keystore)
     started = time.time()
     home_work: dict[str, Any] = {}
     try:
         with sync_lock(brain_id), PostgresHub(url, brain_id) as hub:
             _push_sealed_master(hub, keystore, brain_id)
-            pushed = _push(conn, hub, key, device, brain_id, housekeeper, told)
+            picked = generations.pick_up(
+                hub, keystore, brain_id, master_row(conn)["public_key_b64u"], device, _signer(housekeeper).key
+            )
+            ring = picked.ring
+            pushed = _push(conn, hub, ring, device, brain_id, housekeeper, told)
+            generations.refuse_if_left_out(picked)
+            # a catch-up reads by device and number: the pull's place in the hub's order stays
+            caught = _catch_up(conn, hub, ring, brain_id, device, housekeeper, [], remembered_read(brain_id))
             pulled = sync.pull(
                 conn,
                 hub,
-                key,
+                ring,
                 device,
                 housekeeper,
                 (lambda n: told("pulled", n)) if told else None,
-                read=remembered_read(brain_id),
+                read=caught.anchor,
             )
-            remember_read(brain_id, pulled)
+            later = _catch_up(conn, hub, ring, brain_id, device, housekeeper, pulled.heard, pulled.anchor)
+            remember_read(brain_id, later)
+            arrived = caught.memories | pulled.memories | later.memories
+            redacted = redactions.apply_waiting(conn, housekeeper)
+            behind = heard(conn, brain_id, device, [])
             _skip_pull_seals(conn, brain_id, pushed.through_seal)
+            _refuse_if_cut(conn, device)
+            passed_on = generations.pass_on(conn, hub, picked)
             if is_home(conn):
-                home_work = _as_home(conn, brain_id, housekeeper, pulled.memories)
-                if home_work["forwarded_applied"] or home_work["judged"] or home_work["relabelled"]:
+                home_work = _as_home(conn, brain_id, housekeeper, arrived)
+                if home_work["handed_over_to"] or any(
+                    home_work[k] for k in ("forwarded_applied", "judged", "relabelled")
+                ):
                     home_work["pushed_as_home"] = _push(
-                        conn, hub, key, device, brain_id, housekeeper, None
+                        conn, hub, ring, device, brain_id, housekeeper, None
                     ).records
     except EpochRevokedError as exc:
-        # the pull brought this device's own revocation: its housekeeper can seal nothing more
-        raised = EpochRevokedError(
+        # the hub's new content key left this device out (generations.refuse_if_left_out), or the
+        # pull brought this device's own revocation: its housekeeper can seal nothing more
+        raised = exc if exc.reason == generations.LEFT_OUT else EpochRevokedError(
             f"this device's housekeeper cannot seal the pull ({exc.message}): the master revoked this "
             "device from another one (`aimos hub devices` there shows it), or its key was just rotated",
             "A revoked device writes nothing more, and every other device refuses what it signs; if it is "
@@ -259,8 +296,13 @@ def run_sync(
         "pushed": pushed.records + int(home_work.get("pushed_as_home", 0)),
         "pulled": pulled.records,
         "applied": pulled.applied,
-        "memories": len(pulled.memories),
-        "refused": pulled.refused,
+        "memories": len(arrived),
+        "refused": pulled.refused + caught.refused + later.refused,
+        "caught_up": caught.records + later.records,
+        "behind": behind,
+        "content_key_generation": ring.newest,
+        "keys_passed_on": passed_on,
+        **redacted,
         **went_back,
         "repairs": repair_words(went_back),
         **home_work,
@@ -294,6 +336,55 @@ def repair_words(done: dict[str, Any]) -> list[str]:
             f" from the start, {done['skipped']:,} records this device already held left as they are"
         )
     return lines
+
+
+def heard(
+    conn: apsw.Connection, brain_id: str, device: str, claims: list[tuple[str, dict[str, Any]]]
+) -> list[dict[str, Any]]:
+    """What the heads records a pull brought say, kept in the state file; each device of which
+    another device has pulled records the hub did not give this one (aimos/hub/heads.py)."""
+    seen = heads.merged(read_state(brain_id).get("heads_seen"), claims)
+    if claims:
+        write_state(brain_id, heads_seen=seen)
+    return heads.behind(seen, sync.pulled_heads(conn).devices, device)
+
+
+def _catch_up(
+    conn: apsw.Connection,
+    hub: PostgresHub,
+    keys: box.KeyRing,
+    brain_id: str,
+    device: str,
+    housekeeper: Any,
+    claims: list[tuple[str, dict[str, Any]]],
+    read: sync.Anchor | None,
+) -> sync.PullResult:
+    """The records another device has pulled and the hub's order went past for this one, asked
+    for by device (aimos/hub/heads.py) and applied; its anchor is ``read`` (the record a pull read
+    last), still the place to pull from."""
+    missing = [entry["device"] for entry in heard(conn, brain_id, device, claims)]
+    if not missing:
+        return sync.PullResult(anchor=read)
+    return sync.catch_up(conn, hub, keys, device, housekeeper, missing, read)
+
+
+def refuse_unpushed_redaction(conn: apsw.Connection, keystore: Keystore, memory_id: str) -> None:
+    """On a brain that syncs, a memory this device saved (or its home saved for another device)
+    that it has not pushed yet is not redacted: the other devices would get it without its text,
+    and its signed save would no longer check there (every sync of theirs refused)."""
+    if hub_url(keystore) is None:
+        return
+    after = int(read_state(brain_meta(conn)["brain_id"]).get("pushed_through_seal", 0))
+    found = rows(conn, "SELECT rowid AS r FROM memories WHERE memory_id = ?", (memory_id,))
+    seal = sealed_by(conn, "memories", int(found[0]["r"]), after) if found else None
+    if seal is None or rows(conn, "SELECT 1 FROM hub_pulls WHERE local_seal = ? LIMIT 1", (seal,)):
+        return  # pushed, or pulled from the hub
+    raise UsageError(
+        f"memory {memory_id} was saved on this device and has not reached the hub yet",
+        "Nothing was changed. Redacted now, its signed save would no longer check on the other "
+        "devices, which would refuse every sync: run `aimos sync` first, then redact it (every "
+        "device then removes the text; the hub keeps it sealed, as it keeps every synced memory).",
+    )
 
 
 def sealed_digest(sealed: str) -> str:
@@ -332,7 +423,7 @@ def share_sealed_master(keystore: Keystore, brain_id: str) -> str | None:
 def _push(
     conn: apsw.Connection,
     hub: PostgresHub,
-    key: bytes,
+    ring: box.KeyRing,
     device: str,
     brain_id: str,
     housekeeper: Any,
@@ -342,7 +433,7 @@ def _push(
         pushed = sync.push(
             conn,
             hub,
-            key,
+            ring,
             device,
             0 if log.made else int(read_state(brain_id).get("pushed_through_seal", 0)),
             _signer(housekeeper),
@@ -394,7 +485,15 @@ def _as_home(conn: apsw.Connection, brain_id: str, housekeeper: Any, arrived: se
             relabelled = relabel_arrivals(conn, signer, sorted(arrived), now)
     judged = settle(conn, signer, now)
     write_state(brain_id, refused_requests=refused)
+    handed = None
+    waiting = waiting_home(conn)
+    if waiting is not None and waiting["device_fp"] != brain_meta(conn)["device_fp"]:
+        # the master named another home: this device stops here, after the work above
+        with write_transaction(conn, signer):
+            hand_over(conn, waiting["home_id"], brain_meta(conn)["device_fp"], now, housekeeper=signer)
+        handed = str(waiting["device_fp"])
     return {
+        "handed_over_to": handed,
         "forwarded_applied": applied,
         "forwarded_refused": [{"request_id": k, "why": v} for k, v in newly.items()],
         "relabelled": relabelled,
@@ -459,13 +558,48 @@ def apply_forwarded(
     return applied, refused
 
 
-def move_home(conn: apsw.Connection, master: KeyPair, housekeeper: Any, now: int) -> str:
-    """Make this device the home (the master's signed record); the next sync tells the others. The
-    home before it appends nothing to a chain once it has pulled the record."""
-    if is_home(conn) and home(conn) is not None:
+def _refuse_if_cut(conn: apsw.Connection, device: str) -> None:
+    """A device the master cut (revoked, or a home replaced while it was away) is refused by every
+    other device from its cut on: it says so instead of syncing on."""
+    through = cuts(conn).get(device)
+    if through is not None:
+        raise IntegrityError(
+            f"the master cut this device off the brain after its record {through} (it was revoked, or "
+            "the home was moved away from it while it was away): every other device refuses what it "
+            "wrote since",
+            "Join the brain again in a new AIMOS_HOME (`aimos hub join URL`); this brain stays as it is.",
+            reason="hub_device_cut",
+        )
+
+
+def move_home(
+    conn: apsw.Connection, master: KeyPair, housekeeper: Any, now: int, *, force: bool = False
+) -> dict[str, Any]:
+    """Name this device the home (the master's signed record). It takes over when the home in
+    force learns of the move at its next sync and hands over, so the two never both write a chain.
+    ``force`` (the old home is lost): the master hands over at once and cuts the old home's
+    records after the newest this device pulled; the old home must join again."""
+    me = brain_meta(conn)["device_fp"]
+    acting = home(conn)
+    if acting is None or acting["device_fp"] == me:
         raise UsageError("this device is already the home", "Nothing to do.")
+    waiting = waiting_home(conn)
     with write_transaction(conn, housekeeper):
-        return name_home(conn, master, brain_meta(conn)["device_fp"], now)
+        home_id = waiting["home_id"] if waiting is not None and waiting["device_fp"] == me else None
+        if home_id is None:
+            home_id = name_home(conn, master, me, now)
+        elif not force:
+            raise UsageError(
+                f"this device is already named the home: it takes over when {acting['device_fp']} "
+                "syncs and hands over",
+                "Sync both devices; if the old home is lost, run `aimos hub home --force`.",
+            )
+        if force:
+            old = str(acting["device_fp"])
+            through = sync.pulled_heads(conn).devices.get(old, (0, ""))[0]
+            hand_over(conn, home_id, old, now, master=master)
+            cut_device(conn, master, old, through, "home_moved", now)
+    return {"home_id": home_id, "device": me, "from_device": acting["device_fp"], "forced": force}
 
 
 def status(conn: apsw.Connection, keystore: Keystore) -> dict[str, Any]:
@@ -482,13 +616,17 @@ def status(conn: apsw.Connection, keystore: Keystore) -> dict[str, Any]:
         "device": device,
         "home": found["device_fp"] if found else device,
         "this_device_is_home": is_home(conn),
+        "home_waiting": (waiting["device_fp"] if (waiting := waiting_home(conn)) else None),
         "last_sync": state.get("last_sync"),
         "last_error": state.get("last_error"),
+        "content_key_generation": generations.held(keystore).newest,
         "requests_refused": state.get("refused_requests") or {},
         "pulled_through": heads.through,
         "last_repair": state.get("last_repair"),
         "devices_pulled": {d: n for d, (n, _link) in sorted(heads.devices.items())},
         "devices_refused_from": dict(sorted(heads.refused_from.items())),
+        "redactions_refused": redactions.refused_here(conn),
+        "behind": heard(conn, brain_id, device, []),
     }
     out["to_push_at_most"] = count_after(conn, int(state.get("pushed_through_seal", 0)))
     try:
@@ -559,22 +697,31 @@ def resolve_device(conn: apsw.Connection, ref: str) -> str:
 
 
 def revoke_device(
-    conn: apsw.Connection, master: KeyPair, housekeeper: Any, ref: str, reason: str, now: int
+    conn: apsw.Connection,
+    keystore: Keystore,
+    master: KeyPair,
+    housekeeper: Any,
+    ref: str,
+    reason: str,
+    now: int,
 ) -> dict[str, Any]:
     """The master's revocation of every epoch a device holds (its housekeeper and its agents): at
     their next sync every device refuses what that device signs from now on, and the device itself
-    can write nothing more."""
+    can write nothing more. On a brain linked to a hub, the content key gets a new generation in
+    the same step, which the revoked device is not given (aimos/hub/generations.py): the hub must
+    answer, else nothing is revoked."""
     device = resolve_device(conn, ref)
     if device == brain_meta(conn)["device_fp"]:
         raise UsageError(
             "that is this device", "Revoke a device from another device of the brain; nothing was revoked."
         )
-    found = home(conn)
-    if found is not None and found["device_fp"] == device:
-        raise UsageError(
-            f"{device} is the home, whose housekeeper writes weights and labels",
-            "Make another device the home first (`aimos hub home` there, then sync); nothing was revoked.",
-        )
+    for found, what in ((home(conn), "the home"), (waiting_home(conn), "named the home")):
+        if found is not None and found["device_fp"] == device:
+            raise UsageError(
+                f"{device} is {what}, whose housekeeper writes weights and labels",
+                "Make another device the home first (`aimos hub home` there, then sync; `--force` if "
+                "the home is lost); nothing was revoked.",
+            )
     live = rows(
         conn,
         "SELECT e.agent_id, e.valid_from FROM identity_epochs e WHERE e.device_fp = ? AND NOT EXISTS"
@@ -585,22 +732,61 @@ def revoke_device(
     )
     if not live:
         raise UsageError(f"every epoch of {device} is already revoked", "Nothing to do.")
-    from aimos.identity.epochs import revoke_epoch
-
-    with write_transaction(conn, housekeeper):
-        done = [
-            revoke_epoch(
-                conn,
-                master,
-                company_id=brain_meta(conn)["company_id"],
-                agent_id=e["agent_id"],
-                valid_from=e["valid_from"],
-                reason=reason,
-                now=now,
+    through = sync.pulled_heads(conn).devices.get(device, (0, ""))[0]
+    url = hub_url(keystore)
+    brain_id = brain_meta(conn)["brain_id"]
+    with contextlib.ExitStack() as stack:
+        hub = None
+        if url is not None:
+            stack.enter_context(sync_lock(brain_id))
+            hub = stack.enter_context(_hub_for_revocation(url, brain_id))
+        with write_transaction(conn, housekeeper):
+            # its later records are refused whatever time they claim
+            cut_device(conn, master, device, through, "revoked", now)
+            done = _revoke_epochs(conn, master, live, reason, now)
+            generation = (
+                None if hub is None else generations.rekey(conn, hub, keystore, master, brain_id, now)
             )
-            for e in live
-        ]
     return {
         "device": device,
+        "through_record": through,
         "revoked": [{"agent_id": r["agent_id"], "valid_from": r["agent_valid_from"]} for r in done],
+        "content_key_generation": generation,
     }
+
+
+def _revoke_epochs(
+    conn: apsw.Connection, master: KeyPair, live: list[dict[str, Any]], reason: str, now: int
+) -> list[dict[str, Any]]:
+    from aimos.identity.epochs import revoke_epoch
+
+    return [
+        revoke_epoch(
+            conn,
+            master,
+            company_id=brain_meta(conn)["company_id"],
+            agent_id=e["agent_id"],
+            valid_from=e["valid_from"],
+            reason=reason,
+            now=now,
+        )
+        for e in live
+    ]
+
+
+@contextlib.contextmanager
+def _hub_for_revocation(url: str, brain_id: str) -> Iterator[PostgresHub]:
+    """The hub, its schema brought up to date (a hub made before content key generations gets
+    their table); a hub that does not answer (before or while the key is replaced) refuses the
+    revocation: the write transaction inside this block rolls back."""
+    try:
+        with PostgresHub(url, brain_id) as hub:
+            hub.create_schema()
+            yield hub
+    except HubUnreachableError as exc:
+        raise HubUnreachableError(
+            exc.message,
+            "A revocation replaces the brain's content key on the hub, so the hub must answer: "
+            "nothing was revoked. Run it again when the hub answers (`aimos hub status`).",
+        ) from None
+

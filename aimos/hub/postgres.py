@@ -2,13 +2,15 @@
 'aimos[hub]'`). It holds, per brain, one row of keys (the master's public key, the content key
 wrapped under the master, the brain's name sealed under the content key), the master key sealed
 with the passphrase as a keystore holds it (one more after each passphrase change a device
-pushes; a device that joins opens the newest), and the devices' records, each sealed under the
+pushes; a device that joins opens the newest), each later generation of the content key (one
+per device revocation: aimos/hub/generations.py), and the devices' records, each sealed under the
 content key, with an order number so a device asks for "everything after N".
 
 What the hub sees: the brain's id, the master's public key, the sealed master keys, how many
 records each device pushed, their sizes and times, and each record's keyed name (equal for a
-row pushed twice, and nothing else). Never a memory's text, key, source, a query, a reason or
-any id inside a row.
+row pushed twice, and nothing else); per content key generation, when it was made, how many
+devices it was sealed to, and the keyed names of the devices it leaves out. Never a memory's
+text, key, source, a query, a reason or any id inside a row.
 
 Its tables are append-only as the brain's are: triggers refuse UPDATE, DELETE and TRUNCATE. The
 owner of the database can drop them; a device finds what was changed anyway, since every record
@@ -24,12 +26,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from aimos.errors import HubUnreachableError, NotFoundError, OptionalDependencyError, UsageError
-from aimos.hub.sync import HubRow
+from aimos.hub.generations import KeyRow, generation_taken
+from aimos.hub.sync import MAX_RECORD_BYTES, HubRow
 from aimos.vocabulary import HUB_SCHEMA_VERSION
 
 CONNECT_TIMEOUT_SECONDS = 5
 # the hub's tables, each append-only (its guards made by SCHEMA)
-TABLES = ("aimos_hub_meta", "aimos_hub_brains", "aimos_hub_masters", "aimos_hub_records")
+TABLES = ("aimos_hub_meta", "aimos_hub_brains", "aimos_hub_masters", "aimos_hub_records", "aimos_hub_keys")
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS aimos_hub_meta (
@@ -62,6 +65,17 @@ CREATE TABLE IF NOT EXISTS aimos_hub_records (
     PRIMARY KEY (brain_id, seq),
     UNIQUE (brain_id, name),
     UNIQUE (brain_id, device, device_n)
+);
+CREATE TABLE IF NOT EXISTS aimos_hub_keys (
+    brain_id     text NOT NULL REFERENCES aimos_hub_brains (brain_id),
+    generation   bigint NOT NULL CHECK (generation >= 2),
+    recipient    text NOT NULL,
+    wrapped      bytea NOT NULL,
+    signed_body  text,
+    signature    bytea,
+    pushed_at    timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (brain_id, generation, recipient),
+    CHECK ((signed_body IS NULL) = (signature IS NULL))
 );
 CREATE OR REPLACE FUNCTION aimos_hub_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
@@ -232,6 +246,50 @@ class PostgresHub:
             )
             return [BrainKeys(r[0], r[1], r[2], r[3], bytes(r[4]), bytes(r[5])) for r in cur.fetchall()]
 
+    # --- the content key's generations (aimos/hub/generations.KeyHub) -----------------------------------
+    def key_rows(self) -> list[KeyRow]:
+        """Every row of this brain's later content key generations (none on a hub made before
+        there were generations, until a revocation adds the table: create_schema)."""
+        with self._tx() as cur:
+            cur.execute("SELECT to_regclass('aimos_hub_keys') IS NOT NULL")
+            if not cur.fetchone()[0]:
+                return []
+            cur.execute(
+                "SELECT generation, recipient, wrapped, signed_body, signature FROM aimos_hub_keys"
+                " WHERE brain_id = %s ORDER BY generation, recipient",
+                (self._brain(),),
+            )
+            return [
+                KeyRow(int(r[0]), str(r[1]), bytes(r[2]), r[3], None if r[4] is None else bytes(r[4]))
+                for r in cur.fetchall()
+            ]
+
+    def add_generation(self, generation: int, made: list[KeyRow]) -> None:
+        """A new generation's rows, when it is still the next (else BusyError: another device made
+        one meanwhile)."""
+        brain = self._brain()
+        with self._tx() as cur:
+            cur.execute(_LOCK_SQL, (brain,))
+            cur.execute(
+                "SELECT COALESCE(MAX(generation), 1) FROM aimos_hub_keys WHERE brain_id = %s", (brain,)
+            )
+            newest = int(cur.fetchone()[0])
+            if newest + 1 != generation:
+                raise generation_taken(newest)
+            self._insert_keys(cur, made, "")
+
+    def add_wraps(self, made: list[KeyRow]) -> None:
+        """Generations sealed to more housekeeper keys (one another device added first is kept)."""
+        with self._tx() as cur:
+            self._insert_keys(cur, made, " ON CONFLICT DO NOTHING")
+
+    def _insert_keys(self, cur: Any, made: list[KeyRow], conflict: str) -> None:
+        cur.executemany(
+            "INSERT INTO aimos_hub_keys (brain_id, generation, recipient, wrapped, signed_body, signature)"
+            " VALUES (%s, %s, %s, %s, %s, %s)" + conflict,
+            [(self._brain(), r.generation, r.recipient, r.wrapped, r.signed_body, r.signature) for r in made],
+        )
+
     # --- what sync asks (aimos/hub/sync.Hub) ---------------------------------------------------
     def _brain(self) -> str:
         if self.brain_id is None:
@@ -270,29 +328,31 @@ class PostgresHub:
                 [(brain, seq + i, device, n, name, sealed) for i, (n, name, sealed) in enumerate(items, 1)],
             )
 
-    def _records(self, where: str, params: tuple[Any, ...]) -> list[HubRow]:
-        """This brain's records ``where`` (an SQL condition and its ORDER BY / LIMIT)."""
-        with self._tx() as cur:
-            cur.execute(
-                "SELECT seq, device, device_n, box FROM aimos_hub_records WHERE brain_id = %s AND " + where,
-                (self._brain(), *params),
-            )
-            return [HubRow(int(r[0]), str(r[1]), int(r[2]), bytes(r[3])) for r in cur.fetchall()]
-
     def after(self, seq: int, limit: int, other_than: str) -> list[HubRow]:
         """The records after order number ``seq``, but those of device ``other_than``."""
         return self._records("seq > %s AND device <> %s ORDER BY seq LIMIT %s", (seq, other_than, limit))
+
+    def of_device_after(self, device: str, n: int, limit: int) -> list[HubRow]:
+        """Device ``device``'s records after its number ``n``, in order (what another device has
+        pulled and the hub's order went past for this one: aimos/hub/heads.py; what this device
+        pushed that its push log lacks: aimos/hub/pushed.py)."""
+        return self._records("device = %s AND device_n > %s ORDER BY device_n LIMIT %s", (device, n, limit))
 
     def at(self, seq: int) -> HubRow | None:
         """The record at order number ``seq``, if the hub holds one."""
         found = self._records("seq = %s", (seq,))
         return found[0] if found else None
 
-    def records_of(self, device: str, after_n: int, limit: int) -> list[HubRow]:
-        """Device ``device``'s records after its number ``after_n``, in its order."""
-        return self._records(
-            "device = %s AND device_n > %s ORDER BY device_n LIMIT %s", (device, after_n, limit)
-        )
+    def _records(self, where: str, params: tuple[Any, ...]) -> list[HubRow]:
+        """This brain's records ``where`` (an SQL condition and its ORDER BY / LIMIT); a box over
+        MAX_RECORD_BYTES is not read (HubRow.size says its size)."""
+        with self._tx() as cur:
+            cur.execute(
+                "SELECT seq, device, device_n, CASE WHEN length(box) <= %s THEN box ELSE ''::bytea END,"
+                " length(box) FROM aimos_hub_records WHERE brain_id = %s AND " + where,
+                (MAX_RECORD_BYTES, self._brain(), *params),
+            )
+            return [HubRow(int(r[0]), str(r[1]), int(r[2]), bytes(r[3]), int(r[4])) for r in cur.fetchall()]
 
     def waiting_for(self, seq: int, device: str) -> int:
         """How many records after order number ``seq`` are other devices' (what ``device`` has to pull)."""

@@ -29,9 +29,10 @@ import apsw
 
 from aimos.crypto import commitments
 from aimos.errors import IntegrityError, VerificationError
+from aimos.hub.heads import HEADS, HEADS_KEY
 from aimos.store.connection import one
 from aimos.store.seals import LIVE_PROJECTIONS
-from aimos.vocabulary import HUB_RECORD_SCHEMA, UNVERIFIED
+from aimos.vocabulary import HUB_RECORD_SCHEMA, HUB_RECORD_SIGNATURE, UNVERIFIED
 
 # (table, its primary key columns), in the order a transaction's rows are applied
 SYNCED: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -40,6 +41,8 @@ SYNCED: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("recall_grants", ("grant_id",)),
     ("agent_revocations", ("revocation_id",)),
     ("hub_homes", ("home_id",)),
+    ("hub_handovers", ("home_id",)),
+    ("hub_cuts", ("cut_id",)),
     ("request_nonces", ("agent_id", "nonce")),
     ("memory_provenance", ("provenance_id",)),
     ("events", ("event_id",)),
@@ -54,7 +57,8 @@ SYNCED: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("weight_projections", ("projection_id",)),
     ("hub_requests", ("request_id",)),
 )
-KEYS: dict[str, tuple[str, ...]] = dict(SYNCED)
+# ...and the records no table holds: a device's heads (aimos/hub/heads.py), which sync reads itself
+KEYS: dict[str, tuple[str, ...]] = {**dict(SYNCED), HEADS: HEADS_KEY}
 RANKS: dict[str, int] = {table: i for i, (table, _) in enumerate(SYNCED)}
 # a weight transition's provenance node follows its outcome (a save's precedes its memory)
 _LATE_PROVENANCE = RANKS["outcomes"]
@@ -111,6 +115,11 @@ def encode(record: Record) -> bytes:
         sort_keys=True,
         ensure_ascii=False,
     ).encode("utf-8")
+
+
+def signed_message(plaintext: bytes) -> bytes:
+    """What the pushing device's housekeeper signs of a record: the domain, then its plaintext."""
+    return HUB_RECORD_SIGNATURE + plaintext
 
 
 def decode(plaintext: bytes, name: str) -> Record:
@@ -191,6 +200,15 @@ def count_after(conn: apsw.Connection, after_seal: int) -> int:
     return sum(top - start for _seq, _table, start, top in _sealed_ranges(conn, after_seal))
 
 
+def sealed_by(conn: apsw.Connection, table: str, rowid: int, after_seal: int) -> int | None:
+    """The seal after ``after_seal`` that sealed row ``rowid`` of a synced ``table`` (None: one
+    before it)."""
+    for seq, name, start, top in _sealed_ranges(conn, after_seal):
+        if name == table and start < rowid <= top:
+            return seq
+    return None
+
+
 def written_after(
     conn: apsw.Connection, after_seal: int, leave_out: frozenset[int] = frozenset()
 ) -> Iterator[tuple[int, str, dict[str, Any]]]:
@@ -250,6 +268,12 @@ def apply(conn: apsw.Connection, record: Record, name: str) -> bool:
                 reason="hub_row_conflict",
             )
         return False
+    if table == "agent_revocations" and one(
+        conn,
+        "SELECT 1 AS x FROM agent_revocations WHERE agent_id = ? AND agent_valid_from = ?",
+        (row["agent_id"], row["agent_valid_from"]),
+    ):
+        return False  # two devices revoked one epoch while apart: the one held first stands
     if table == "memories":
         row = _as_saved(row)
     names = _columns(conn, table)
@@ -292,7 +316,7 @@ def _guard_words(exc: apsw.Error) -> str:
 
 # --- who may have pushed a row ---------------------------------------------------------------------
 # tables the master signs: any device of the brain may carry them
-_ANY_DEVICE = frozenset({"master_identity", "recall_grants", "agent_revocations", "hub_homes"})
+_ANY_DEVICE = frozenset({"master_identity", "recall_grants", "agent_revocations", "hub_homes", "hub_cuts"})
 # appends to a memory's shared chains after its save: the home's alone
 _HOME_ONLY = frozenset({"memory_occurrences", "memory_supersessions", "outcomes", "weight_projections"})
 # written by the saving device inside its save's transaction (a chain's start), else by the home
@@ -336,7 +360,10 @@ def check_pushed_by(conn: apsw.Connection, record: Record, home_device: str | No
     home = home_device is None or device == home_device
     if table in _ANY_DEVICE:
         return
-    if table in ("identity_epochs", "hub_requests"):
+    if table == "hub_handovers":
+        # the master's (a forced move), or the home in force stopping: from it, for itself
+        ok = row.get("master_fingerprint") is not None or (row.get("from_device") == device and home)
+    elif table in ("identity_epochs", "hub_requests"):
         ok = row.get("device_fp") == device
     elif table == "events":
         ok = _epoch_device(conn, row.get("signer_agent_id"), row.get("signer_valid_from")) == device

@@ -13,11 +13,16 @@ is repaired by the devices: a push that finds the hub holding fewer of this devi
 it pushed sends the missing ones again, the same bytes (aimos/hub/pushed.py); a pull that finds the
 hub no longer holding the record it read last reads the hub again from the start, skipping the
 records it holds (the same device, number and link) and refusing one that claims a number it holds
-with another link (a fork).
+with another link (a fork). A record is sent again under the content key generation it was first
+sent under, and a device's heads record (aimos/hub/heads.py) from the row the log kept of it, so
+both are the same bytes; a catch-up (records the hub gave another device and not this one, asked
+for by device and number) leaves the record a pull read last as it was.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -29,17 +34,21 @@ import apsw
 from aimos.crypto.ed25519 import verify as ed25519_verify
 from aimos.errors import IntegrityError, VerificationError
 from aimos.hub import box, records
+from aimos.hub.heads import HEADS, heads_row
 from aimos.hub.pushed import Pushed, PushedLog
-from aimos.identity.devices import home, revoked_device
+from aimos.identity.devices import cuts, home, revoked_device
 from aimos.identity.epochs import Signer
 from aimos.learning.verifier import verify_memories
 from aimos.store.connection import one, rows, write_transaction
 from aimos.store.seals import head_seal
-from aimos.vocabulary import HOUSEKEEPER, HUB_RECORD_SIGNATURE
+from aimos.vocabulary import HOUSEKEEPER
 
 PULL_BATCH = 2000  # records applied, and verified, in one write transaction
 PUSH_BATCH = 1000  # records sent in one hub transaction
 NAMES_BATCH = 1000  # row names asked about at once
+# the largest record a pull takes: a row holding a whole save (at most memory/save's 1 MiB
+# canonical body), escaped and in base64; a hub's larger one is refused unread
+MAX_RECORD_BYTES = 4 * 1_048_576
 
 
 @dataclass(frozen=True)
@@ -50,7 +59,8 @@ class HubRow:
     seq: int
     device: str
     n: int
-    box: bytes
+    box: bytes  # empty when the hub's box is over MAX_RECORD_BYTES (not read)
+    size: int = 0  # the box's size on the hub
 
 
 class Hub(Protocol):
@@ -61,7 +71,7 @@ class Hub(Protocol):
     def append(self, device: str, items: list[tuple[int, bytes, bytes]]) -> None: ...
     def after(self, seq: int, limit: int, other_than: str) -> list[HubRow]: ...
     def at(self, seq: int) -> HubRow | None: ...
-    def records_of(self, device: str, after_n: int, limit: int) -> list[HubRow]: ...
+    def of_device_after(self, device: str, n: int, limit: int) -> list[HubRow]: ...
 
 
 @dataclass
@@ -117,6 +127,8 @@ class PullResult:
     went_back: bool = False
     skipped: int = 0
     anchor: Anchor | None = None  # the last record read
+    # the heads records pulled: (the device that pushed it, its row), aimos/hub/heads.py
+    heard: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -149,7 +161,7 @@ class _Refuse(Exception):
 def push(
     conn: apsw.Connection,
     hub: Hub,
-    content_key: bytes,
+    keys: box.KeyRing,
     device: str,
     after_seal: int,
     signer: Signer,
@@ -158,19 +170,22 @@ def push(
 ) -> PushResult:
     """Send every row the seals after ``after_seal`` sealed that the hub does not hold yet, each
     signed by this device's housekeeper (``signer``; its own epoch's row, when it is among them,
-    goes first, so every record after it can be checked), and first what the hub lost of this
-    device's records (``log``: what it pushed before). The rows of this device's pulls are never
-    its own (but its join's, which enrols it in the transaction that pulls)."""
+    goes first, so every record after it can be checked), sealed under the newest generation of
+    the content key in ``keys``, and first what the hub lost of this device's records (``log``:
+    what it pushed before, each sent again under the generation it was first sent under). The
+    rows of this device's pulls are never its own (but its join's, which enrols it in the
+    transaction that pulls). A push that sends rows ends with this device's heads record
+    (_heads_entry)."""
     result = PushResult(through_seal=after_seal)
-    filed = box.device_name(content_key, device)
-    n, link = _caught_up(conn, hub, content_key, device, filed, signer, log, result)
+    filed = box.device_name(keys.first, device)
+    n, link = _caught_up(conn, hub, keys, device, filed, signer, log, result)
     head = head_seal(conn)
     if head is None or head.seq <= after_seal:
         return result
     pending: list[tuple[int, str, dict[str, Any], str, bytes]] = []
     for seal, table, row in records.written_after(conn, after_seal, _pull_seals(conn)):
         key = records.key_text(table, row)
-        entry = (seal, table, row, key, box.row_name(content_key, table, key))
+        entry = (seal, table, row, key, box.row_name(keys.first, table, key))
         own = table == "identity_epochs" and (row["agent_id"], row["valid_from"]) == (
             HOUSEKEEPER,
             signer.valid_from,
@@ -179,17 +194,19 @@ def push(
     held: set[bytes] = set()
     for start in range(0, len(pending), NAMES_BATCH):
         held |= hub.names_held([entry[-1] for entry in pending[start : start + NAMES_BATCH]])
+    if any(entry[-1] not in held for entry in pending):
+        pending.append(_heads_entry(conn, keys.first, device, head.seq))
+        held |= hub.names_held([pending[-1][-1]])
     sending = _Sending(hub, filed, log, told, result)
     for seal, table, row, key, name in pending:
         if name in held:
             continue
         held.add(name)  # a row written twice under one key (never): sent once
         n += 1
-        sealed = _sealed(
-            content_key, records.Record(device, n, link, table, row, signer.valid_from, seal), signer
-        )
+        record = records.Record(device, n, link, table, row, signer.valid_from, seal)
+        sealed = _sealed(keys, keys.newest, record, signer)
         link = box.record_link(sealed)
-        sending.add(Pushed(n, link, seal, table, key, signer.valid_from), name, sealed)
+        sending.add(Pushed.of(record, key, link, keys.newest), name, sealed)
     sending.flush()
     result.records, result.through_seal = sending.sent, head.seq
     return result
@@ -224,9 +241,22 @@ class _Sending:
             self.batch, self.entries = [], []
 
 
-def _sealed(content_key: bytes, record: records.Record, signer: Signer) -> bytes:
+def _heads_entry(
+    conn: apsw.Connection, content_key: bytes, device: str, seal: int
+) -> tuple[int, str, dict[str, Any], str, bytes]:
+    """The record of how far this device has pulled, which a push that sends rows ends with
+    (aimos/hub/heads.py): one per hub order number pulled through (its name the same for both).
+    No table holds its row: the push log keeps it, to send it again the same (_resend)."""
+    pulled = pulled_heads(conn)
+    row = heads_row(device, pulled.through, pulled.devices)
+    key = records.key_text(HEADS, row)
+    return seal, HEADS, row, key, box.row_name(content_key, HEADS, key)
+
+
+def _sealed(keys: box.KeyRing, generation: int, record: records.Record, signer: Signer) -> bytes:
+    """``record`` signed by ``signer`` and sealed under content key ``generation``."""
     plaintext = records.encode(record)
-    return box.seal_record(content_key, signer.key.sign(HUB_RECORD_SIGNATURE + plaintext) + plaintext)
+    return keys.seal(signer.key.sign(records.signed_message(plaintext)) + plaintext, generation)
 
 
 def _pull_seals(conn: apsw.Connection) -> frozenset[int]:
@@ -240,7 +270,7 @@ def _pull_seals(conn: apsw.Connection) -> frozenset[int]:
 def _caught_up(
     conn: apsw.Connection,
     hub: Hub,
-    content_key: bytes,
+    keys: box.KeyRing,
     device: str,
     filed: str,
     signer: Signer,
@@ -253,7 +283,7 @@ def _caught_up(
     hub_n, hub_link = (newest[0], box.record_link(newest[1])) if newest else (0, box.GENESIS_LINK)
     mine_n = log.newest()[0]
     if hub_n > mine_n:
-        _learn(conn, hub, content_key, device, filed, log, mine_n, result)
+        _learn(conn, hub, keys, device, filed, log, mine_n, result)
         return hub_n, hub_link
     if log.link_of(hub_n) != hub_link:
         raise _forked_error(
@@ -262,14 +292,14 @@ def _caught_up(
             "or keys), or the hub's were changed: check who can write to the hub.",
         )
     if hub_n < mine_n:
-        _resend(conn, content_key, device, signer, _Sending(hub, filed, log, None, result), hub_n, hub_link)
+        _resend(conn, keys, device, signer, _Sending(hub, filed, log, None, result), hub_n, hub_link)
     return log.newest()
 
 
 def _learn(
     conn: apsw.Connection,
     hub: Hub,
-    content_key: bytes,
+    keys: box.KeyRing,
     device: str,
     filed: str,
     log: PushedLog,
@@ -281,7 +311,7 @@ def _learn(
     name by another device) is named in ``result`` and left out; the push follows it all the same,
     as every device refuses it."""
     link = log.link_of(mine_n)
-    while found := hub.records_of(filed, mine_n, PULL_BATCH):
+    while found := hub.of_device_after(filed, mine_n, PULL_BATCH):
         entries = []
         for row in found:
             name = f"#{row.seq} (device {device}, record {row.n})"
@@ -293,7 +323,7 @@ def _learn(
                 )
             mine_n, prev, link = row.n, link, box.record_link(row.box)
             try:
-                record = _opened(conn, content_key, row, name)
+                record = _opened(conn, keys, row, name)
             except VerificationError:
                 record = None
             if record is None or record.device != device:
@@ -305,13 +335,13 @@ def _learn(
                     "Nothing was pushed. The hub's records of this device were changed: check who can "
                     "write to the hub.",
                 )
-            entries.append(Pushed(mine_n, link, record.seal, record.table, record.key_text(), record.signer))
+            entries.append(Pushed.of(record, record.key_text(), link, box.generation_of(row.box)))
         log.add(entries)
 
 
 def _resend(
     conn: apsw.Connection,
-    content_key: bytes,
+    keys: box.KeyRing,
     device: str,
     signer: Signer,
     sending: _Sending,
@@ -319,24 +349,27 @@ def _resend(
     link: str,
 ) -> None:
     """Send again this device's records after ``hub_n`` (the hub lost them), each rebuilt from
-    its row: the same bytes when the housekeeper that signed it signs now and its row is as it was
-    (else a new record at its number, counted in ``resent_changed``)."""
+    its row (a heads record's, which no table holds, from the log) and sealed under the content key
+    generation it was first sent under: the same bytes when the housekeeper that signed it signs
+    now and its row is as it was (else a new record at its number, counted in ``resent_changed``)."""
     for entry in sending.log.after(hub_n):
-        row = records.pushed_row(conn, entry.table, entry.key)
+        if entry.row is not None:
+            row: dict[str, Any] | None = json.loads(entry.row)  # a heads record: no table holds it
+        else:
+            row = records.pushed_row(conn, entry.table, entry.key)
         if row is None:
             raise _forked_error(
                 f"record {entry.n} this device pushed ({entry.table}) holds a row this brain no longer holds",
                 "Nothing more was pushed. This brain is not the one that pushed it: check `aimos verify`.",
             )
         record = records.Record(device, entry.n, link, entry.table, row, signer.valid_from, entry.seal)
-        sealed = _sealed(content_key, record, signer)
+        # (a generation this device no longer holds: never, every one it was given is kept)
+        generation = entry.generation if entry.generation in keys.keys else keys.newest
+        sealed = _sealed(keys, generation, record, signer)
         link = box.record_link(sealed)
         sending.result.resent_changed += link != entry.link
-        sending.add(
-            Pushed(entry.n, link, entry.seal, entry.table, entry.key, signer.valid_from),
-            box.row_name(content_key, entry.table, entry.key),
-            sealed,
-        )
+        name = box.row_name(keys.first, entry.table, entry.key)
+        sending.add(Pushed.of(record, entry.key, link, generation), name, sealed)
     sending.flush()
     sending.result.resent += sending.sent
 
@@ -397,7 +430,7 @@ def went_back(hub: Hub, anchor: Anchor | None) -> bool:
 def pull(
     conn: apsw.Connection,
     hub: Hub,
-    content_key: bytes,
+    keys: box.KeyRing,
     device: str,
     housekeeper: Any,
     told: Callable[[int], None] | None = None,
@@ -417,8 +450,8 @@ def pull(
     (its order went back and on: the record read last may be there again), is read again from the
     start: what this brain holds is skipped (_unheld)."""
     result = PullResult()
-    own = box.device_name(content_key, device)  # (this device's own records: not again)
-    start = newest_read(conn, content_key, read)
+    own = box.device_name(keys.first, device)  # (this device's own records: not again)
+    start = newest_read(conn, keys.first, read)
     result.went_back = went_back(hub, start)
     through = 0 if result.went_back or start is None else start.seq
     last: HubRow | None = None
@@ -427,18 +460,16 @@ def pull(
         fetched = hub.after(through, batch, own)
         if not fetched:
             break
-        fresh = _unheld(conn, content_key, fetched, heads)
+        fresh = _unheld(conn, keys.first, fetched, heads)
         try:
-            applied, refused = _applied(conn, fresh, content_key, device, heads, housekeeper, result)
+            _apply_fetched(conn, fresh, keys, device, housekeeper, heads, result)
         except _Behind as behind:
             if result.went_back:
                 raise behind.error from None
             result.went_back, through = True, 0
             continue
-        result.refused += refused
-        result.records += len(fetched)
+        result.records += len(fetched) - len(fresh)
         result.skipped += len(fetched) - len(fresh)
-        result.applied += applied
         result.through = through = fetched[-1].seq
         last = fetched[-1]
         if told is not None:
@@ -455,26 +486,73 @@ def pull(
     return result
 
 
-def _applied(
+def catch_up(
     conn: apsw.Connection,
-    fresh: list[HubRow],
-    content_key: bytes,
+    hub: Hub,
+    keys: box.KeyRing,
     device: str,
-    heads: Heads,
     housekeeper: Any,
+    missing: Iterable[str],
+    read: Anchor | None = None,
+) -> PullResult:
+    """The records of the ``missing`` devices that another device has pulled and this one was not
+    given (aimos/hub/heads.py), which the hub's order went past: asked for by device and number
+    (the next batch of each) and applied as a pull applies them (a record that skips a number of
+    its device is refused: the hub lost it, or went back).
+
+    It reads by device and number, not in the hub's order, so the record a pull read last
+    (``read``) stays the one the next pull starts after: the result's anchor is ``read``, kept
+    current (newest_read) when it was before."""
+    result = PullResult(anchor=read)
+    before = _pulls(conn)
+    heads = pulled_heads(conn)
+    fetched = sorted(
+        (
+            hub_row
+            for d in missing
+            for hub_row in hub.of_device_after(
+                box.device_name(keys.first, d), heads.devices.get(d, (0, ""))[0], PULL_BATCH
+            )
+        ),
+        key=lambda hub_row: hub_row.seq,
+    )
+    try:
+        _apply_fetched(conn, fetched, keys, device, housekeeper, heads, result)
+    except _Behind as behind:
+        raise behind.error from None
+    if read is not None and read.pulls == before:
+        result.anchor = dataclasses.replace(read, pulls=_pulls(conn))
+    return result
+
+
+def _apply_fetched(
+    conn: apsw.Connection,
+    fetched: list[HubRow],
+    keys: box.KeyRing,
+    device: str,
+    housekeeper: Any,
+    heads: Heads,
     result: PullResult,
-) -> tuple[int, list[str]]:
-    """A batch applied in its transaction, tried again without a revoked or misbehaving device's
-    records from the one refused on: (records applied, those refused)."""
+) -> None:
+    """One batch in one write transaction; a revoked, cut or misbehaving device's records refused
+    by name from the first of its write transaction on (a cut: after its number), and the batch
+    tried again without them."""
+    if not fetched:
+        return
     cut = dict(heads.refused_from)
-    while fresh:
+    for dev, through in cuts(conn).items():  # the master's cuts: refused after their number
+        cut[dev] = min(cut.get(dev, through + 1), through + 1)
+    while True:
         refused: list[str] = []
         try:
             with _batch_transaction(conn, housekeeper):
-                return _apply_batch(conn, fresh, content_key, device, heads, cut, refused, result), refused
+                applied = _apply_batch(conn, fetched, keys, device, heads, cut, refused, result)
+            break
         except _Refuse as refusal:
             cut[refusal.device] = min(refusal.n, cut.get(refusal.device, refusal.n))
-    return 0, []
+    result.refused += refused
+    result.records += len(fetched)
+    result.applied += applied
 
 
 def _unheld(conn: apsw.Connection, content_key: bytes, fetched: list[HubRow], heads: Heads) -> list[HubRow]:
@@ -485,7 +563,7 @@ def _unheld(conn: apsw.Connection, content_key: bytes, fetched: list[HubRow], he
     fresh = []
     for row in fetched:
         fp = names.get(row.device)
-        if fp is None or row.n > heads.devices[fp][0]:
+        if fp is None or row.n > heads.devices[fp][0] or row.size > MAX_RECORD_BYTES:  # (_opened refuses it)
             fresh.append(row)
             continue
         kept = one(conn, "SELECT record_hash FROM hub_pulls WHERE device = ? AND device_n = ?", (fp, row.n))
@@ -521,7 +599,7 @@ def _batch_transaction(conn: apsw.Connection, housekeeper: Any) -> Iterator[None
 def _apply_batch(
     conn: apsw.Connection,
     fetched: Iterable[HubRow],
-    content_key: bytes,
+    keys: box.KeyRing,
     device: str,
     heads: Heads,
     cut: dict[str, int],
@@ -529,22 +607,24 @@ def _apply_batch(
     result: PullResult,
 ) -> int:
     applied = 0
+    heard: list[tuple[str, dict[str, Any]]] = []
     touched: dict[str, tuple[str, int]] = {}  # memory -> the first record of this batch that touched it
     chains = dict(heads.devices)
     moved: dict[str, tuple[int, str, int]] = {}
     begun: dict[tuple[str, int], int] = {}  # (device, its seal) -> the first record of it in this batch
     known = {
-        box.device_name(content_key, str(fp)): str(fp)
+        box.device_name(keys.first, str(fp)): str(fp)
         for (fp,) in conn.execute("SELECT DISTINCT device_fp FROM identity_epochs")
     }
     last_seq = 0
+    applied_top: dict[str, int] = {}  # per device, the newest of its records this batch applied
     for hub_row in fetched:
         # "hub record {name}": the device by its id when this brain knows it (the hub files by a keyed name)
         name = f"#{hub_row.seq} (device {known.get(hub_row.device, hub_row.device)}, record {hub_row.n})"
         if hub_row.seq <= last_seq:
             raise _order_error(name, "comes out of the hub's order")
         last_seq = hub_row.seq
-        record = _opened(conn, content_key, hub_row, name)
+        record = _opened(conn, keys, hub_row, name)
         name = f"#{hub_row.seq} (device {record.device}, record {record.n})"
         first_of_seal = begun.setdefault((record.device, record.seal), record.n)
         n, link = chains.get(record.device, (0, box.GENESIS_LINK))
@@ -558,39 +638,24 @@ def _apply_batch(
         if record.device == device:
             continue  # this device's own
         if record.device in cut and record.n >= cut[record.device]:
-            refused.append(f"hub record {name}: its device is revoked, or pushed a row it may not write")
+            refused.append(
+                f"hub record {name}: its device is revoked or cut by the master,"
+                " or pushed a row it may not write"
+            )
             continue
-        try:
-            found = home(conn)
-            records.check_pushed_by(conn, record, None if found is None else str(found["device_fp"]), name)
-            if not records.apply(conn, record, name):
-                continue
-        except IntegrityError as exc:
-            # a revoked device, or one that pushed a row it did not or may not write (only a
-            # misbehaving device signs such a record): its records from this one on are refused
-            if exc.reason == "hub_row_misattributed" or revoked_device(conn, record.device):
-                # from the first record of the write transaction it came in: none of it applies
-                raise _Refuse(record.device, first_of_seal, exc.message) from None
-            raise
+        if record.table == HEADS:
+            heard.append((record.device, record.row))  # a device's heads: no row of the brain
+            continue
+        if not _apply_record(conn, record, name, first_of_seal, cut, applied_top):
+            continue
         applied += 1
+        applied_top[record.device] = record.n
         memory = _memory_of(record)
         if memory is not None:
             touched.setdefault(memory, (record.device, first_of_seal))
-    failures = [r for r in verify_memories(conn, touched) if not r.ok]
-    for failure in failures:
-        origin, n = touched[failure.memory_id]
-        if revoked_device(conn, origin):
-            raise _Refuse(origin, n, f"memory {failure.memory_id} does not verify ({failure.reason})")
-    if failures:
-        first = failures[0]
-        raise VerificationError(
-            f"memory {first.memory_id} does not verify after this pull ({first.reason}"
-            + (f": {first.detail}" if first.detail else "")
-            + f"; {len(failures)} in all)",
-            "Nothing from this pull was applied. Its rows were signed, but do not verify together.",
-            reason="hub_pull_unverified",
-        )
+    _verify_touched(conn, touched)
     result.memories |= set(touched)
+    result.heard += heard
     if moved:
         seal = (head.seq if (head := head_seal(conn)) else 0) + 1
         now = int(time.time())
@@ -605,14 +670,76 @@ def _apply_batch(
     return applied
 
 
-def _opened(conn: apsw.Connection, content_key: bytes, hub_row: HubRow, name: str) -> records.Record:
+def _apply_record(
+    conn: apsw.Connection,
+    record: records.Record,
+    name: str,
+    first_of_seal: int,
+    cut: dict[str, int],
+    applied_top: dict[str, int],
+) -> bool:
+    """Insert one pulled record's row, checked against what its device may write; False when
+    this brain held it already."""
+    try:
+        found = home(conn)
+        records.check_pushed_by(conn, record, None if found is None else str(found["device_fp"]), name)
+        if not records.apply(conn, record, name):
+            return False
+        if record.table == "hub_cuts":
+            _cut_in_batch(record.row, cut, applied_top)
+    except IntegrityError as exc:
+        # a revoked device, or one that pushed a row it did not or may not write (only a
+        # misbehaving device signs such a record): its records from this one on are refused
+        if exc.reason == "hub_row_misattributed" or revoked_device(conn, record.device):
+            # from the first record of the write transaction it came in: none of it applies
+            raise _Refuse(record.device, first_of_seal, exc.message) from None
+        raise
+    return True
+
+
+def _verify_touched(conn: apsw.Connection, touched: dict[str, tuple[str, int]]) -> None:
+    """The in-database verifier over every memory the batch touched: a failure of a revoked
+    device's memory refuses that device from the record that touched it, any other the batch."""
+    failures = [r for r in verify_memories(conn, touched) if not r.ok]
+    for failure in failures:
+        origin, n = touched[failure.memory_id]
+        if revoked_device(conn, origin):
+            raise _Refuse(origin, n, f"memory {failure.memory_id} does not verify ({failure.reason})")
+    if failures:
+        first = failures[0]
+        raise VerificationError(
+            f"memory {first.memory_id} does not verify after this pull ({first.reason}"
+            + (f": {first.detail}" if first.detail else "")
+            + f"; {len(failures)} in all)",
+            "Nothing from this pull was applied. Its rows were signed, but do not verify together.",
+            reason="hub_pull_unverified",
+        )
+
+
+def _cut_in_batch(row: dict[str, Any], cut: dict[str, int], applied_top: dict[str, int]) -> None:
+    """A cut that arrived in this batch: the cut device's later records are refused from here on,
+    and when this batch already applied one of them, the batch is tried again without them."""
+    device, first_refused = str(row["device_fp"]), int(row["through_n"]) + 1
+    cut[device] = min(cut.get(device, first_refused), first_refused)
+    if applied_top.get(device, 0) >= first_refused:
+        raise _Refuse(device, first_refused, "its device was cut by the master")
+
+
+def _opened(conn: apsw.Connection, keys: box.KeyRing, hub_row: HubRow, name: str) -> records.Record:
     """A record opened, checked for shape, filed under its own device and number, and signed by a
     housekeeper epoch of the device it names (an epoch this brain holds, or the one the record
     itself carries: a device's first record is its housekeeper's epoch)."""
-    opened = box.open_record(content_key, hub_row.box, name)
+    if hub_row.size > MAX_RECORD_BYTES:
+        raise VerificationError(
+            f"hub record {name} holds {hub_row.size:,} bytes, more than any record aimos writes",
+            "Nothing from this pull was applied, and the record was not read. Check who can write to "
+            "the hub.",
+            reason="hub_record_oversized",
+        )
+    opened = keys.open(hub_row.box, name)
     signature, plaintext = opened[:64], opened[64:]
     record = records.decode(plaintext, name)
-    if (box.device_name(content_key, record.device), record.n) != (hub_row.device, hub_row.n):
+    if (box.device_name(keys.first, record.device), record.n) != (hub_row.device, hub_row.n):
         raise _order_error(name, "is filed on the hub under another device or number than it says")
     epoch = one(
         conn,
@@ -627,7 +754,7 @@ def _opened(conn: apsw.Connection, content_key: bytes, hub_row: HubRow, name: st
         epoch is None
         or epoch["device_fp"] != record.device
         or len(signature) != 64
-        or not ed25519_verify(str(epoch["public_key_b64u"]), HUB_RECORD_SIGNATURE + plaintext, signature)
+        or not ed25519_verify(str(epoch["public_key_b64u"]), records.signed_message(plaintext), signature)
     ):
         raise VerificationError(
             f"hub record {name} is not signed by a housekeeper of the device it names",

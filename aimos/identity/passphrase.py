@@ -24,6 +24,10 @@ CHOOSE_TRIES = 3  # tries to type a new passphrase at the terminal
 ENV_FILE = "AIMOS_PASSPHRASE_FILE"
 _OPS = nacl.pwhash.argon2id.OPSLIMIT_INTERACTIVE
 _MEM = nacl.pwhash.argon2id.MEMLIMIT_INTERACTIVE
+# the costs a sealed master may ask for when it is opened: aimos seals with _OPS and _MEM; a
+# sealing that asks for more (a hub's owner could store one that asks for gigabytes) is refused
+_MAX_OPS = nacl.pwhash.argon2id.OPSLIMIT_MODERATE
+_MAX_MEM = nacl.pwhash.argon2id.MEMLIMIT_MODERATE
 
 
 def _from_fd(fd: int) -> str:
@@ -202,10 +206,17 @@ def unseal(sealed: str, passphrase: str) -> bytes:
         salt = b64u_decode(doc["salt"])
         box = b64u_decode(doc["box"])
         ops, mem = int(doc["opslimit"]), int(doc["memlimit"])
+        if not (
+            nacl.pwhash.argon2id.OPSLIMIT_MIN <= ops <= _MAX_OPS
+            and nacl.pwhash.argon2id.MEMLIMIT_MIN <= mem <= _MAX_MEM
+            and len(salt) == nacl.pwhash.argon2id.SALTBYTES
+        ):
+            raise ValueError("costs out of bounds")
     except (ValueError, KeyError, TypeError, EncodingError):
         raise PassphraseError(
             "the sealed master key in the keystore is damaged",
             "Restore the keystore from a backup; without it the master cannot sign.",
+            reason="sealed_master_damaged",
         ) from None
     key = nacl.pwhash.argon2id.kdf(
         nacl.secret.SecretBox.KEY_SIZE, passphrase.encode("utf-8"), salt, opslimit=ops, memlimit=mem

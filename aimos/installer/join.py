@@ -1,11 +1,12 @@
 """`aimos hub join URL`: this device becomes one more device of a brain another device put on a hub.
 
 The master passphrase opens the master key the hub holds sealed (Argon2id, as the keystore holds
-it); with it this device unwraps the brain's content key, enrols its own housekeeper and agent
-epochs under the same master (keys only this device holds), pulls every record, each verified as
-if it were written here, and seals what it holds. From then on it works offline like any brain
-and syncs with `aimos sync`. A wrong passphrase, a hub that holds another master, or any record
-that does not verify leaves nothing behind: no brain file, no keystore item, no anchor.
+it); with it this device unwraps every generation of the brain's content key, enrols its own
+housekeeper and agent epochs under the same master (keys only this device holds), pulls every
+record, each verified as if it were written here, and seals what it holds. From then on it works
+offline like any brain and syncs with `aimos sync`. A wrong passphrase, a hub that holds another
+master, or any record that does not verify leaves nothing behind: no brain file, no keystore
+item, no anchor.
 """
 
 from __future__ import annotations
@@ -21,9 +22,9 @@ import apsw
 
 from aimos import __version__, paths
 from aimos.crypto.ed25519 import KeyPair
-from aimos.crypto.encoding import b64u_encode, iso_ms
+from aimos.crypto.encoding import iso_ms
 from aimos.errors import EncodingError, PassphraseError, UsageError
-from aimos.hub import box, device, sync
+from aimos.hub import box, device, generations, redactions, sync
 from aimos.hub.postgres import BrainKeys, PostgresHub, masked
 from aimos.hub.pushed import PushedLog
 from aimos.identity.anchors import keep_anchor, revocations_held
@@ -102,7 +103,12 @@ def open_master(keys: BrainKeys, passphrase: str) -> KeyPair:
         master = KeyPair(unseal(keys.sealed_master, passphrase))
     except EncodingError:
         raise PassphraseError("the hub's sealed master key is damaged") from None
-    except PassphraseError:
+    except PassphraseError as exc:
+        if exc.reason == "sealed_master_damaged":  # not a sealing aimos makes (its costs, its salt)
+            raise PassphraseError(
+                "the hub's sealed master key is damaged, or asks for an Argon2 cost aimos never sets",
+                "Nothing was joined. The hub's key record was changed: check who can write to the hub.",
+            ) from None
         refused = wrong_passphrase(passphrase)
         refused.hint = (
             "Give the brain's master passphrase: the one set at `aimos hub init`, or by the newest "
@@ -131,16 +137,16 @@ def join(
     with PostgresHub(url) as hub:
         keys = choose_brain(hub.brains(), brain_id, url)
         master = open_master(keys, passphrase)
-        content_key = box.unwrap_content_key(master.seed, keys.wrapped_key)
-        about = device.About.opened(content_key, keys.sealed_about)
         hub.brain_id = keys.brain_id
+        content_keys = _content_keys(hub, keys, master)
+        about = device.About.opened(content_keys, keys.sealed_about)
         options.brain_name, options.company_id = about.brain_name or options.brain_name, about.company_id
         kind = (
             options.keystore if options.keystore in ("os", "file") else settle_keystore(options.keystore).kind
         )
         run = _Run()
         try:
-            return _make(run, hub, keys, master, content_key, about, kind, url, options, now, told)
+            return _make(run, hub, keys, master, content_keys, about, kind, url, options, now, told)
         except BaseException as exc:
             run.fail(exc, "join failed")
             raise
@@ -148,12 +154,21 @@ def join(
             run.release()
 
 
+def _content_keys(hub: PostgresHub, keys: BrainKeys, master: KeyPair) -> box.KeyRing:
+    """Every generation of the content key: the first from the brain's row, each later one from
+    its master's wrap, checked against the master's record of it."""
+    ring = box.KeyRing({box.FIRST: box.unwrap_content_key(master.seed, keys.wrapped_key)})
+    found = hub.key_rows()
+    signed = generations.records(found, keys.brain_id, keys.master_public_key)
+    return generations.taken(ring, found, signed, master_seed=master.seed)
+
+
 def _make(
     run: _Run,
     hub: PostgresHub,
     keys: BrainKeys,
     master: KeyPair,
-    content_key: bytes,
+    content_keys: box.KeyRing,
     about: device.About,
     kind: str,
     url: str,
@@ -187,16 +202,17 @@ def _make(
         housekeeper: list[Signer] = []  # enrolled inside the transaction, after every pulled epoch
         with write_transaction(conn, lambda: housekeeper[0]):
             _begin(conn, keystore, keys, master, about, kind, device_fp)
-            pulled = sync.pull(conn, hub, content_key, device_fp, None, told)
+            pulled = sync.pull(conn, hub, content_keys, device_fp, None, told)
             _take_slot(conn)
             housekeeper.append(_enrol_housekeeper(conn, keystore, master, about, device_fp, now))
             agent = _enrol_agent(conn, keystore, master, housekeeper[0], options, device_fp, now)
         _write_anchors(run, keys.brain_id, master.fingerprint, brain_path, options)
-        keystore.put(device.CONTENT_KEY_ITEM, b64u_encode(content_key))
+        keystore.put(device.CONTENT_KEY_ITEM, content_keys.to_text())
         keystore.put(device.URL_ITEM, url)
         with PushedLog(paths.hub_pushed_path(keys.brain_id)) as log:
-            pushed = sync.push(conn, hub, content_key, device_fp, 0, housekeeper[0], log)
+            pushed = sync.push(conn, hub, content_keys, device_fp, 0, housekeeper[0], log)
         device.remember_read(keys.brain_id, pulled)
+        device.heard(conn, keys.brain_id, device_fp, pulled.heard)
         device.write_state(
             keys.brain_id,
             pushed_through_seal=pushed.through_seal,
@@ -204,6 +220,11 @@ def _make(
             last_error=None,
             sealed_master_sha256=device.sealed_digest(keys.sealed_master),
         )
+        # a memory the master redacted arrived with its text: removed now, as at every sync
+        run.did(
+            "redaction records file", lambda: paths.redactions_path(keys.brain_id).unlink(missing_ok=True)
+        )
+        redactions.apply_waiting(conn, housekeeper[0])
         head = seals.head_seal(conn)
         if head is not None:
             keep_anchor(keystore, head.seq, head.link.hex(), revocations_held(conn))

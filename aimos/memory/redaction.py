@@ -11,6 +11,7 @@ WAL after the commit). ``apply_record`` puts an existing record into another cop
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import apsw
@@ -28,6 +29,7 @@ from aimos.verify.kit.redaction import (
     REMOVED_CELLS,
     REMOVED_FORMS,
     check_record,
+    localized,
     notice,
     parse_record,
     record_id,
@@ -35,6 +37,7 @@ from aimos.verify.kit.redaction import (
     redacted_body,
     removed_fields,
     row_swaps,
+    signed_text,
 )
 from aimos.vocabulary import REDACTION_SCHEMA
 
@@ -96,6 +99,135 @@ def redacted_ids(conn: apsw.Connection, memory_ids: list[str]) -> dict[str, dict
     return {r["memory_id"]: record for r in found if (record := parse_record(r["record_json"])) is not None}
 
 
+def _held(conn: apsw.Connection, memory_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The two rows that hold the memory's text: its row and its save provenance node."""
+    memory = one(
+        conn,
+        "SELECT rowid, memory_id, company_id, live_content_hash, save_provenance_id, save_mutation_hash"
+        " FROM memories WHERE memory_id = ?",
+        (memory_id,),
+    )
+    if memory is None:
+        raise MemoryNotFoundError(f"no memory {memory_id}")
+    save = one(
+        conn,
+        "SELECT rowid, body_json, content_hash, mutation_hash FROM memory_provenance WHERE provenance_id = ?",
+        (memory["save_provenance_id"],),
+    )
+    if save is None:
+        raise IntegrityError(f"memory {memory_id} has no save provenance node")
+    return memory, save
+
+
+def changed_cells(save_body_json: str, removed: tuple[str, ...]) -> tuple[dict[str, dict[str, Any]], str]:
+    """What removing ``removed`` puts in each redacted table's row (column -> text), and the
+    redacted save body's text (pure)."""
+    body_text = canonical_text(redacted_body(json_loads(save_body_json), removed))
+    cells: dict[str, dict[str, Any]] = {
+        "memories": {f: REMOVED_CELLS[f] for f in removed},
+        "memory_provenance": {"body_json": body_text},
+    }
+    return cells, body_text
+
+
+def row_change(
+    shape: TableShape, row: tuple[Any, ...], cells: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """One row (as ``shape.select`` reads it) with ``cells`` put in (pure): its seal row hash
+    before and after (this brain's, bound to its rowid) and the hash of its cells alone before and
+    after (the same on every device)."""
+    after = _swapped(shape, row, cells)
+    swap = {
+        "table": shape.name,
+        "rowid": int(row[0]),
+        "before": shape.row_hash(row).hex(),
+        "after": shape.row_hash(after).hex(),
+    }
+    content = {
+        "table": shape.name,
+        "before": shape.content_hash(row).hex(),
+        "after": shape.content_hash(after).hex(),
+    }
+    return swap, content
+
+
+def _swaps(
+    conn: apsw.Connection, memory: dict[str, Any], save: dict[str, Any], removed: tuple[str, ...]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], str]:
+    """What removing ``removed`` changes here: each row's seal row hash before and after (``rows``,
+    this brain's), the hash of its cells alone before and after (``contents``, the same on every
+    device), and the redacted save body."""
+    cells, body_text = changed_cells(save["body_json"], removed)
+    shapes = sealed_tables(conn)
+    rowids = {"memories": int(memory["rowid"]), "memory_provenance": int(save["rowid"])}
+    swaps, contents = [], []
+    for table in REDACTED_TABLES:
+        swap, content = row_change(shapes[table], _row(conn, shapes[table], rowids[table]), cells[table])
+        swaps.append(swap)
+        contents.append(content)
+    return swaps, contents, body_text
+
+
+def portable_body(
+    memory: dict[str, Any],
+    save: dict[str, Any],
+    removed: tuple[str, ...],
+    contents: list[dict[str, Any]],
+    body_text: str,
+    *,
+    brain_id: str,
+    reason: str,
+    now: int,
+    master_fingerprint: str,
+) -> dict[str, Any]:
+    """The portable part of a v3 record (pure): what the master signs, the same for every device."""
+    return {
+        "schema": REDACTION_SCHEMA,
+        "removed": list(removed),
+        "brain_id": brain_id,
+        "company_id": memory["company_id"],
+        "memory_id": memory["memory_id"],
+        "live_content_hash": memory["live_content_hash"],
+        "save_provenance_id": memory["save_provenance_id"],
+        "save_content_hash": save["content_hash"],
+        "save_mutation_hash": save["mutation_hash"],
+        "redacted_body_sha256": sha256(body_text.encode("utf-8")).hex(),
+        "contents": contents,
+        "reason": reason,
+        "redacted_at": now,
+        "master_fingerprint": master_fingerprint,
+    }
+
+
+def portable_record(
+    conn: apsw.Connection,
+    *,
+    brain_id: str,
+    memory_id: str,
+    reason: str,
+    now: int,
+    master_fingerprint: str,
+    keep_key: bool = False,
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """What the master signs to redact the memory (the record's portable part, the same for every
+    device of the brain) and this brain's rows (its rowids and seal row hashes)."""
+    memory, save = _held(conn, memory_id)
+    removed = REMOVED_FORMS[1] if keep_key else REMOVED_FORMS[0]
+    swaps, contents, body_text = _swaps(conn, memory, save, removed)
+    portable = portable_body(
+        memory,
+        save,
+        removed,
+        contents,
+        body_text,
+        brain_id=brain_id,
+        reason=reason,
+        now=now,
+        master_fingerprint=master_fingerprint,
+    )
+    return portable, swaps
+
+
 def redact_memory(
     conn: apsw.Connection,
     master: KeyPair,
@@ -108,69 +240,99 @@ def redact_memory(
 ) -> dict[str, Any]:
     """Sign the record, store it, then remove the text, the source and (unless ``keep_key``) the
     key from the memory row and its save body. Call inside a write transaction, after the
-    memory's signed record was verified."""
-    memory = one(
-        conn,
-        "SELECT rowid, memory_id, company_id, live_content_hash, save_provenance_id, save_mutation_hash"
-        " FROM memories WHERE memory_id = ?",
-        (memory_id,),
-    )
-    if memory is None:
-        raise MemoryNotFoundError(f"no memory {memory_id}")
+    memory's signed record was verified. The master signs the record's portable part (all but this
+    brain's rowids), so every device of a synced brain applies the same record
+    (``localized_record``)."""
     if redaction_of(conn, memory_id) is not None:
         raise UsageError(f"memory {memory_id} is already redacted", "Nothing was changed.")
-    save = one(
+    portable, swaps = portable_record(
         conn,
-        "SELECT rowid, body_json, content_hash, mutation_hash FROM memory_provenance WHERE provenance_id = ?",
-        (memory["save_provenance_id"],),
+        brain_id=brain_id,
+        memory_id=memory_id,
+        reason=reason,
+        now=now,
+        master_fingerprint=master.fingerprint,
+        keep_key=keep_key,
     )
-    if save is None:
-        raise IntegrityError(f"memory {memory_id} has no save provenance node")
-    removed = REMOVED_FORMS[1] if keep_key else REMOVED_FORMS[0]
-    body_text = canonical_text(redacted_body(json_loads(save["body_json"]), removed))
-    shapes = sealed_tables(conn)
-    cells: dict[str, dict[str, Any]] = {
-        "memories": {f: REMOVED_CELLS[f] for f in removed},
-        "memory_provenance": {"body_json": body_text},
-    }
-    rowids = {"memories": int(memory["rowid"]), "memory_provenance": int(save["rowid"])}
-    swaps = []
-    for table in REDACTED_TABLES:
-        shape = shapes[table]
-        row = _row(conn, shape, rowids[table])
-        swaps.append(
-            {
-                "table": table,
-                "rowid": rowids[table],
-                "before": shape.row_hash(row).hex(),
-                "after": shape.row_hash(_swapped(shape, row, cells[table])).hex(),
-            }
-        )
-    record = {
-        "schema": REDACTION_SCHEMA,
-        "removed": list(removed),
-        "brain_id": brain_id,
-        "company_id": memory["company_id"],
-        "memory_id": memory_id,
-        "live_content_hash": memory["live_content_hash"],
-        "save_provenance_id": memory["save_provenance_id"],
-        "save_content_hash": save["content_hash"],
-        "save_mutation_hash": save["mutation_hash"],
-        "redacted_body_sha256": sha256(body_text.encode("utf-8")).hex(),
-        "rows": swaps,
-        "reason": reason,
-        "redacted_at": now,
-        "master_fingerprint": master.fingerprint,
-    }
-    text = canonical_text(record)
+    text = canonical_text(portable)
     stored = {
         "redaction_id": record_id(text),
         "memory_id": memory_id,
-        "record_json": text,
+        "record_json": localized(portable, swaps),
         "signature_b64u": b64u_encode(master.sign(record_message(text))),
     }
     apply_record(conn, stored)
-    return {**record, "redaction_id": stored["redaction_id"]}
+    return {**portable, "rows": swaps, "redaction_id": stored["redaction_id"]}
+
+
+def portable_part(stored: dict[str, Any]) -> dict[str, str] | None:
+    """What travels of a stored record to the other devices of a synced brain: its portable part
+    and the master's signature (None for a v1 or v2 record, bound to this brain's rowids)."""
+    record = parse_record(stored["record_json"])
+    if record is None or record["schema"] != REDACTION_SCHEMA:
+        return None
+    return {"record": signed_text(stored["record_json"], record), "signature_b64u": stored["signature_b64u"]}
+
+
+def travelling(conn: apsw.Connection, memory_id: str) -> dict[str, str]:
+    """The event fields that carry the memory's redaction record to the other devices of a synced
+    brain (``redaction_record``, ``redaction_signature_b64u``); none for a v1 or v2 record."""
+    found = one(
+        conn, f"SELECT record_json, signature_b64u FROM {REDACTIONS} WHERE memory_id = ?", (memory_id,)
+    )
+    part = None if found is None else portable_part(found)
+    return (
+        {}
+        if part is None
+        else {"redaction_record": part["record"], "redaction_signature_b64u": part["signature_b64u"]}
+    )
+
+
+def localized_record(conn: apsw.Connection, portable_text: str, signature_b64u: str) -> dict[str, Any]:
+    """The master's record another device sent (its portable part and signature) as this brain
+    stores it: checked against this brain's master and its memory, with this brain's rows added.
+    A record the master did not sign, of another brain, or of a memory that differs here is
+    refused naming the memory (IntegrityError); a memory this brain does not hold:
+    MemoryNotFoundError."""
+    master = one(conn, "SELECT public_key_b64u, fingerprint FROM master_identity")
+    assert master is not None  # a brain without its master opens nowhere
+    _reason, record = check_record(
+        portable_text, signature_b64u, master["public_key_b64u"], master["fingerprint"], portable=True
+    )
+    if record is None:
+        raise IntegrityError(
+            "the redaction record is not signed by this brain's master (or is no redaction record)",
+            "Nothing was redacted. Only the master redacts: a device that sends such a record is "
+            "misbehaving; revoke it (`aimos hub revoke DEVICE`).",
+            reason="redaction_not_the_masters",
+        )
+    brain = one(conn, "SELECT value FROM brain_meta WHERE key = 'brain_id'")
+    mid = record["memory_id"]
+    if brain is None or record["brain_id"] != brain["value"]:
+        raise IntegrityError(
+            f"the redaction record of memory {mid} is another brain's",
+            "Nothing was redacted.",
+            reason="redaction_record_of_another_brain",
+        )
+    memory, save = _held(conn, mid)
+    swaps, contents, _body = _swaps(conn, memory, save, removed_fields(record))
+    identity = ("live_content_hash", "save_provenance_id", "save_mutation_hash")
+    if (
+        any(memory[f] != record[f] for f in identity)
+        or save["content_hash"] != record["save_content_hash"]
+        or contents != record["contents"]
+    ):
+        raise IntegrityError(
+            f"memory {mid} here is not the memory the master's redaction record names",
+            "Nothing was redacted. Run `aimos verify` on this device.",
+            reason="redaction_record_differs",
+        )
+    return {
+        "redaction_id": record_id(portable_text),
+        "memory_id": mid,
+        "record_json": localized(record, swaps),
+        "signature_b64u": signature_b64u,
+    }
 
 
 def apply_record(conn: apsw.Connection, stored: dict[str, Any]) -> None:
@@ -213,7 +375,9 @@ def apply_record(conn: apsw.Connection, stored: dict[str, Any]) -> None:
         vectors.remove(conn, int(str(rowid)))
     shapes = sealed_tables(conn)
     for swap in row_swaps(record):
-        if shapes[swap.table].row_hash(_row(conn, shapes[swap.table], swap.rowid)) != swap.after:
+        shape = shapes[swap.table]
+        row = _row(conn, shape, swap.rowid)
+        if not swap.stands_for(shape.row_hash(row), partial(shape.content_hash, row)):
             raise IntegrityError(
                 f"after redaction, {swap.table} row {swap.rowid} is not the row the record names",
                 "Nothing was changed. Run `aimos verify`.",

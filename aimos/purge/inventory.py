@@ -61,6 +61,8 @@ TABLE_CLASSES: dict[str, str] = {
     "memory_redactions": "cryptographic_proof",
     "hub_requests": "cryptographic_proof",  # agents' signed requests kept for the home (a save's text)
     "hub_homes": "identity_and_execution",
+    "hub_handovers": "identity_and_execution",
+    "hub_cuts": "identity_and_execution",
     "hub_pulls": "operational_projection",
     "seal_heads": "operational_projection",
     "brain_meta": "operational_projection",
@@ -83,6 +85,8 @@ SENSITIVE_TABLES = (
     "memory_redactions",
     "hub_requests",
     "hub_homes",
+    "hub_handovers",
+    "hub_cuts",
 )
 _PATTERNS = (
     (

@@ -26,6 +26,7 @@ from aimos.ledger.events import read_event
 from aimos.recall.label_chain import label_chain_reasons
 from aimos.recall.weight_chain import chain_reasons
 from aimos.store.connection import rows
+from aimos.store.seals import sealed_tables
 from aimos.verify.kit.redaction import body_redacted, check_record, row_redacted
 from aimos.vocabulary import HOUSEKEEPER, UNVERIFIED
 
@@ -97,6 +98,8 @@ class _Records:
     labels: dict[str, tuple[str | None, int, str]]
     # the redacted memories of the batch: (the record's failure or None, the parsed record)
     redactions: dict[str, tuple[str | None, dict[str, Any] | None]]
+    # of those whose record signs the redacted row's cells (v3), the hash of the row's cells now
+    redacted_cells: dict[str, bytes]
 
     @classmethod
     def load(
@@ -162,7 +165,14 @@ class _Records:
             for r in rows(conn, f"SELECT * FROM memory_redactions WHERE memory_id IN ({_in(ids)})", ids)
         }
         chains, labels = known or (chain_reasons(conn, memories), label_chain_reasons(conn, memories))
-        return cls(provenance, epochs, events, links, successors, chains, labels, redactions)
+        shape = sealed_tables(conn)["memories"]
+        cells = {
+            mid: shape.content_hash(row)
+            for mid, (_reason, record) in redactions.items()
+            if record is not None and "contents" in record
+            for row in conn.execute(shape.select() + " WHERE memory_id = ?", (mid,)).fetchall()
+        }
+        return cls(provenance, epochs, events, links, successors, chains, labels, redactions, cells)
 
 
 def verify_for_disclosure(
@@ -198,8 +208,10 @@ def _redaction(mid: str, memory: dict[str, Any], records: _Records) -> dict[str,
     reason, record = found
     if reason is not None or record is None:
         raise _fail(mid, "redaction_record_invalid")
+    signed_cells = record["contents"][0]["after"] if "contents" in record else None
     if (
         not row_redacted(record, memory)
+        or (signed_cells is not None and records.redacted_cells.get(mid, b"").hex() != signed_cells)
         or record["live_content_hash"] != memory["live_content_hash"]
         or record["save_mutation_hash"] != memory["save_mutation_hash"]
         or record["company_id"] != memory["company_id"]

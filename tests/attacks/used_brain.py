@@ -182,11 +182,12 @@ def build_used_brain(home: Path) -> UsedBrain:
             # beta revoked
             revoke_agent(brain.conn, master, brain.keystore, agent_id="beta", reason="lost laptop", now=now())
 
-            # what a sync hub leaves in a brain (no hub needed): the master's record naming this
-            # device the home, an outcome's signed request kept for a home, and a pull's record of
-            # where another device's chain of hub records stands
+            # what a sync hub leaves in a brain (no hub needed): the master's records naming the
+            # home, moved to another device and back with the master's handovers, a cut of that
+            # device, an outcome's signed request kept for a home, and a pull's record of where
+            # another device's chain of hub records stands
             from aimos.actions.bodies import build_outcome_body
-            from aimos.identity.devices import keep_for_home, name_home
+            from aimos.identity.devices import cut_device, hand_over, keep_for_home, name_home
             from aimos.identity.requests import verify_request
             from aimos.learning.outcomes import latest_receipt_for
             from aimos.store.connection import write_transaction
@@ -194,7 +195,11 @@ def build_used_brain(home: Path) -> UsedBrain:
             from aimos.vocabulary import PATH_OUTCOME
 
             with write_transaction(brain.conn, brain.housekeeper()):
-                name_home(brain.conn, master, brain.meta["device_fp"], now())
+                here, there = brain.meta["device_fp"], "aimos-device:another"
+                name_home(brain.conn, master, here, now())
+                hand_over(brain.conn, name_home(brain.conn, master, there, now()), here, now(), master=master)
+                hand_over(brain.conn, name_home(brain.conn, master, here, now()), there, now(), master=master)
+                cut_device(brain.conn, master, there, 1, "home_moved", now())
                 body = build_outcome_body(
                     memory_id=ids["home:boiler"],
                     receipt_id=latest_receipt_for(brain.conn, ids["home:boiler"], "cli"),

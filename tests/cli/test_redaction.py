@@ -212,6 +212,32 @@ def _raw(home: Path, sql: str) -> None:
     assert result.returncode == 0, result.stderr
 
 
+def _changed_with_its_hash(home: Path, mid: str, column: str, value: int) -> str:
+    """SQL that sets the redacted memory's ``column`` and puts the changed row's seal row hash in
+    its record's rows, as `after` (computed with aimos's own seal shapes, as an attacker can)."""
+    import apsw
+
+    from aimos.crypto.canonical import canonical_text, json_loads
+    from aimos.store.seals import sealed_tables
+
+    conn = apsw.Connection(str(home / BRAIN), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        shape = sealed_tables(conn)["memories"]
+        (row,) = conn.execute(shape.select() + " WHERE memory_id = ?", (mid,)).fetchall()
+        changed = list(row)
+        changed[1 + [c for c, _ in shape.columns].index(column)] = value
+        ((text,),) = conn.execute("SELECT record_json FROM memory_redactions WHERE memory_id = ?", (mid,))
+    finally:
+        conn.close()
+    record = json_loads(text)
+    assert changed != list(row) and record["rows"][0]["after"] == shape.row_hash(tuple(row)).hex()
+    record["rows"][0]["after"] = shape.row_hash(tuple(changed)).hex()
+    return (
+        f" UPDATE memories SET {column} = {value} WHERE memory_id = '{mid}';"
+        f" UPDATE memory_redactions SET record_json = '{canonical_text(record)}' WHERE memory_id = '{mid}';"
+    )
+
+
 def _verify_fails(*reasons: str) -> dict[str, Any]:
     result = run_aimos("verify", "--json")
     assert result.code == VERIFICATION_FAILED, result.describe()
@@ -229,6 +255,7 @@ def _verify_fails(*reasons: str) -> dict[str, Any]:
         "put the text back",
         "put the key back",
         "redact without the master",
+        "change the redacted row and its rows' hashes",
     ],
 )
 def test_attacks_on_a_redaction_are_found(installed: Path, attack: str) -> None:
@@ -259,6 +286,11 @@ def test_attacks_on_a_redaction_are_found(installed: Path, attack: str) -> None:
     elif attack == "put the key back":
         _raw(home, drop + f" UPDATE memories SET key = 'spare' WHERE memory_id = '{mid}';")
         _verify_fails("row_altered", "redacted_row_differs_from_record")
+    elif attack == "change the redacted row and its rows' hashes":
+        # the record's rows (rowids, seal row hashes) are the brain's own, outside the master's
+        # signature (v3): the attacker changes the redacted row and writes its new hash there
+        _raw(home, drop + _changed_with_its_hash(home, mid, "clearance_level", 11))
+        _verify_fails("row_altered")
     else:  # an agent with the file empties another memory and copies in no valid record
         _raw(home, drop + f" UPDATE memories SET value = '' WHERE memory_id = '{other}';")
         _verify_fails("row_altered", "live_content_hash_mismatch")

@@ -15,9 +15,11 @@ module makes its pair once and each test changes a copy of its own.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +28,7 @@ import psycopg
 from aimos_cli_support import BRAIN, PASSPHRASE_ENV, Result, listing, run_aimos, sqlite, sqlite_value
 from hub_support import PgCluster, unique_database_name
 
+from aimos import paths
 from aimos.hub.postgres import TABLES
 
 PASSPHRASE = "hub tests: a passphrase of the brain's master"
@@ -122,6 +125,30 @@ class Device:
         item.write_text(url)
 
 
+@contextmanager
+def opened_brain(home: Path, env: dict[str, str]) -> Iterator[Any]:
+    """The brain of the device at ``home`` opened in-process by aimos's own session (its keystore,
+    its housekeeper sealing every write), ``env`` set meanwhile: what modified aimos code on the
+    device would hold."""
+    from aimos.actions.session import open_brain
+
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        with paths.using_home(home):
+            brain = open_brain(write=True)
+            try:
+                yield brain
+            finally:
+                brain.conn.close()
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
 def assert_verified_alike(*devices: Device) -> list[dict[str, Any]]:
     """`aimos verify --json` on each device: ok, with parity, over every memory it holds, and one
     corpus proof root on all of them (both verifiers, every device). The reports."""
@@ -214,6 +241,23 @@ def hub_records(url: str) -> list[dict[str, Any]]:
         {"seq": r[0], "device": r[1], "device_n": r[2], "name": bytes(r[3]), "box": bytes(r[4])}
         for r in hub_query(url, f"SELECT seq, device, device_n, name, box FROM {RECORDS} ORDER BY seq")
     ]
+
+
+def hub_cells(url: str) -> list[tuple[str, bytes]]:
+    """Every cell (but NULLs) of every column of every aimos_hub_* table, as bytes (bytea as stored,
+    anything else as its text), named table.column."""
+    columns = hub_query(
+        url,
+        "SELECT table_name, column_name, data_type FROM information_schema.columns"
+        " WHERE table_schema = 'public' AND table_name LIKE 'aimos\\_hub\\_%' ORDER BY 1, ordinal_position",
+    )
+    assert {str(t) for t, _c, _d in columns} == set(HUB_TABLES), columns
+    cells = []
+    for table, column, data_type in columns:
+        for (value,) in hub_query(url, f'SELECT "{column}" FROM "{table}" WHERE "{column}" IS NOT NULL'):
+            raw = bytes(value) if data_type == "bytea" else str(value).encode()
+            cells.append((f"{table}.{column}", raw))
+    return cells
 
 
 def as_owner(url: str, *statements: tuple[str, Iterable[Any]]) -> None:

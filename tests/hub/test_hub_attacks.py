@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,8 +21,7 @@ from typing import Any
 import psycopg
 import pytest
 from aimos_cli_support import PASSPHRASE_ENV, Result, run_aimos
-
-from aimos import paths
+from hub_devices import opened_brain
 
 PASSPHRASE = "correct horse battery staple"
 
@@ -73,27 +72,10 @@ class Device:
     def fp(self) -> str:
         return str(self.sql("SELECT value FROM brain_meta WHERE key = 'device_fp'")[0][0])
 
-    @contextmanager
-    def opened(self) -> Iterator[Any]:
+    def opened(self) -> AbstractContextManager[Any]:
         """This device's brain opened in-process by aimos's own session (its keystore, its
         housekeeper sealing every write): what modified aimos code on the device would hold."""
-        from aimos.actions.session import open_brain
-
-        saved = {k: os.environ.get(k) for k in self.env}
-        os.environ.update(self.env)
-        try:
-            with paths.using_home(self.home):
-                brain = open_brain(write=True)
-                try:
-                    yield brain
-                finally:
-                    brain.conn.close()
-        finally:
-            for k, v in saved.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
+        return opened_brain(self.home, self.env)
 
 
 @pytest.fixture
@@ -313,7 +295,156 @@ def _clock(seconds: int) -> dict[str, str]:
 
 
 # --- revocation and expiry -------------------------------------------------------------------------
+def test_a_revoked_device_with_its_clock_set_back_gets_nothing_applied(
+    hub: Callable[[str], Device], make_device: Callable[[str], Device], hub_url: str
+) -> None:
+    """A revocation cuts the device at the newest of its records the revoking device held
+    (hub_cuts), whatever times its later records claim: a stolen device whose clock is set back
+    before the revocation signs saves that no device applies, the third device as the revoker."""
+    import time
+
+    a, b = hub("A"), hub("B")
+    c = make_device("C")
+    c.join(hub_url, "--agent-id", "laptop").ok()
+    c.sync()
+    started = max(
+        int(r[0]) for r in c.sql("SELECT valid_from FROM identity_epochs WHERE device_fp = ?", (c.fp,))
+    )
+    while time.time() < started + 6:  # the revocation comes well after C's epochs began
+        time.sleep(0.5)
+    a.sync()
+    a.aimos("hub", "revoke", c.fp, "--reason", "laptop stolen").ok()
+    a.sync()
+    back = _clock(started + 2 - int(time.time()))  # inside C's epochs, before the revocation
+    stolen = c.aimos(
+        "save", "wire the deposit to account 0000 1111 2222", "--as", "laptop", "--json", env=back
+    )
+    assert stolen.code == 0, stolen.describe()
+    stolen = stolen.json()
+    c.aimos("sync", env=back)  # it pushes before it pulls the revocation
+    done = a.aimos("sync", "--json")
+    assert not a.sql("SELECT 1 FROM memories WHERE memory_id = ?", (stolen["memory_id"],)), (
+        f"the home applied a save the revoked device signed after its revocation: {done.describe()}"
+    )
+    assert any(c.fp in r and "cut by the master" in r for r in done.json()["refused"]), done.describe()
+    on_b = b.sync()
+    assert not b.sql("SELECT 1 FROM memories WHERE memory_id = ?", (stolen["memory_id"],)), on_b
+    assert b.sql("SELECT device_fp, why FROM hub_cuts") == [(c.fp, "revoked")]
+    for dev in (a, b):
+        assert dev.aimos("verify", "--json").json()["ok"] is True
+
+
+def test_two_devices_revoking_one_device_while_apart_keep_syncing(hub: Callable[[str], Device]) -> None:
+    """A careless person revokes the lost laptop C from A and again from B before either synced:
+    each holds its own revocation of C's epochs. Every device syncs on (the revocation held first
+    stands), and C's later records are refused everywhere."""
+    a, b, c = hub("A"), hub("B"), hub("C")
+    for dev in (c, a, b):
+        dev.sync()
+    a.aimos("hub", "revoke", c.fp, "--reason", "lost on the train").ok()
+    b.aimos("hub", "revoke", c.fp, "--reason", "the laptop was lost").ok()
+    late = save(c, "the alarm code changed to 4711")
+    c.aimos("sync")
+    results = [dev.aimos("sync") for dev in (a, b, a, b)]
+    assert all(r.code == 0 for r in results), "\n".join(r.describe() for r in results)
+    for dev in (a, b):
+        assert not dev.sql("SELECT 1 FROM memories WHERE memory_id = ?", (late,))
+        assert dev.aimos("hub", "devices", "--json").json()[-1]["revoked"] is True
+        assert dev.aimos("verify", "--json").json()["ok"] is True
+
+
 # --- the home moved while the old home was online (a careless person) ------------------------------
+def test_moving_the_home_while_the_old_home_is_online_does_not_stop_every_devices_sync(
+    hub: Callable[[str], Device],
+) -> None:
+    """`aimos hub home` on B while A (the home until it hands over) still gives feedback: A keeps
+    writing the chains until its next sync, then hands over; B takes over at its next sync and
+    applies what it kept for the home. Every device syncs on, with one chain per memory, and the
+    three weights agree."""
+    a, b, c = hub("A"), hub("B"), hub("C")
+    memory = save(a, "the on-call phone is in the top drawer")
+    for dev in (a, b, c):
+        dev.sync()
+    recall(a, "on-call phone drawer")
+    recall(b, "on-call phone drawer")
+    moved = b.aimos("hub", "home").ok()
+    assert "takes over once" in moved.both, moved.describe()
+    b.sync()
+    b.aimos("feedback", memory, "--good").ok()  # not the home yet: kept for the home
+    a.aimos("feedback", memory, "--bad").ok()  # A has not pulled the move yet: still the home
+    results = [dev.aimos("sync") for dev in (a, b, c, a, b, c)]
+    assert all(r.code == 0 for r in results), "\n".join(r.describe() for r in results)
+    homes = {dev.name: dev.aimos("hub", "status", "--json").json()["home"] for dev in (a, b, c)}
+    assert set(homes.values()) == {b.fp}, homes
+    weights = {dev.name: weight(dev, memory) for dev in (a, b, c)}
+    assert len(set(weights.values())) == 1, weights
+    assert [len(dev.sql("SELECT 1 FROM outcomes WHERE memory_id = ?", (memory,))) for dev in (a, b, c)] == [
+        2
+    ] * 3
+    # B writes the chains now, at once; A keeps what it is given for B
+    recall(b, "on-call phone drawer")
+    recall(a, "on-call phone drawer")
+    assert not b.aimos("feedback", memory, "--good", "--json").json().get("provisional")
+    assert a.aimos("feedback", memory, "--good", "--json").json().get("provisional") is True
+    for dev in (a, b, c):
+        assert dev.aimos("verify", "--json").json()["ok"] is True
+
+
+def test_a_device_that_is_not_the_home_cannot_hand_the_home_over(hub: Callable[[str], Device]) -> None:
+    """While B waits to take over from A, C (a hostile device: its own housekeeper key) signs a
+    handover of its own: every device refuses it by name, A stays the home until it hands over."""
+    from aimos.actions.session import now
+    from aimos.identity.devices import hand_over, waiting_home
+    from aimos.store.connection import write_transaction
+
+    a, b, c = hub("A"), hub("B"), hub("C")
+    b.aimos("hub", "home").ok()
+    b.sync()
+    c.sync()
+    with c.opened() as brain:
+        waiting = waiting_home(brain.conn)
+        assert waiting is not None and waiting["device_fp"] == b.fp
+        signer = brain.housekeeper()
+        with write_transaction(brain.conn, signer):
+            hand_over(brain.conn, waiting["home_id"], c.fp, now(), housekeeper=signer)
+    c.sync()
+    refused = b.sync()["refused"]
+    assert any(c.fp in r and "may not write" in r for r in refused), refused
+    assert not b.sql("SELECT 1 FROM hub_handovers WHERE from_device = ?", (c.fp,))
+    assert b.aimos("hub", "status", "--json").json()["home"] == a.fp
+    a.sync()
+    assert a.aimos("hub", "status", "--json").json()["home"] == b.fp  # A handed over on its own
+
+
+def test_a_lost_home_is_replaced_by_force_and_cut_off(hub: Callable[[str], Device]) -> None:
+    """A (the home) is lost: B takes over with `aimos hub home --force`. When A comes back, what it
+    wrote after the newest of its records B held is refused on every device, and A's sync says it
+    must join again; B and C sync on and verify alike."""
+    a, b, c = hub("A"), hub("B"), hub("C")
+    memory = save(a, "the boiler pressure should read one and a half bar")
+    for dev in (a, b, c):
+        dev.sync()
+    recall(a, "boiler pressure")
+    a.aimos("feedback", memory, "--bad").ok()  # A, lost before it syncs this
+    forced = b.aimos("hub", "home", "--force").ok()
+    assert "cut off" in forced.both and a.fp in forced.both, forced.describe()
+    assert b.aimos("hub", "status", "--json").json()["this_device_is_home"] is True
+    b.sync()
+    c.sync()
+    late = a.aimos("sync")
+    assert late.code != 0 and "join the brain again" in late.both.lower(), late.describe()
+    assert "Traceback" not in late.both
+    on_c = c.sync()
+    assert any(a.fp in r for r in on_c["refused"]), on_c
+    assert len(c.sql("SELECT 1 FROM outcomes WHERE memory_id = ?", (memory,))) == 0
+    recall(c, "boiler pressure")
+    c.aimos("feedback", memory, "--good").ok()
+    c.sync(), b.sync(), c.sync()
+    assert weight(b, memory) == weight(c, memory) > 1000
+    for dev in (b, c):
+        assert dev.aimos("verify", "--json").json()["ok"] is True
+
+
 # --- the hub's owner -------------------------------------------------------------------------------
 def _hub_sql(url: str, *statements: str) -> None:
     """The hub's owner at the database: guards off for the statements, then on again."""
@@ -449,6 +580,24 @@ def test_a_recall_receipt_for_another_devices_agent_is_refused(
 
 
 # --- a careless person: a backup restored, a text redacted --------------------------------------------
+def test_a_text_redacted_on_one_device_is_gone_from_the_others(hub: Callable[[str], Device]) -> None:
+    """`aimos redact` removed "one memory's text from the brain for good" on the device it ran on;
+    the other devices kept the text, and the hub kept it (sealed) for every device that joins
+    later. Now the master's record travels: B removes the text at its next sync, and redact says
+    what the hub keeps."""
+    a, b = hub("A"), hub("B")
+    memory = save(b, "my bank PIN hint is the cat's birthday")
+    b.sync()
+    a.sync()
+    redacted = a.aimos("redact", memory[:8], "--reason", "a PIN hint", input=f"redact {memory[:8]}\n").ok()
+    a.sync()
+    b.sync()
+    kept = b.sql("SELECT value, key, source FROM memories WHERE memory_id = ?", (memory,))[0]
+    assert kept == ("", None, ""), f"B still holds the redacted text ({kept!r}):\n{redacted.describe()}"
+    assert "hub keeps" in redacted.both and "content key" in redacted.both, redacted.describe()
+    b.aimos("verify").ok()
+
+
 def test_the_hub_cannot_tell_the_first_devices_host_name(hub: Callable[[str], Device], hub_url: str) -> None:
     """Each record names its device in the clear; the first device's id is `uuid5(DNS, hostname)`
     (aimos install), so the hub's owner learns the machine's host name by trying names."""
@@ -481,6 +630,27 @@ def test_a_refused_record_is_named_once_with_its_device(hub: Callable[[str], Dev
     assert f"hub record #{seq} (device {a.fp}" in refused.both, refused.describe()
 
 
+def test_a_record_larger_than_any_aimos_writes_is_refused_unread(
+    hub: Callable[[str], Device], hub_url: str
+) -> None:
+    """The hub's owner pads a record to 6 MiB (a pull of 2,000 such records would need 12 GB):
+    the pull refuses it by name from its size on the hub, without reading it."""
+    a, b = hub("A"), hub("B")
+    save(a, "the window cleaner comes every other Thursday")
+    a.sync()
+    with psycopg.connect(hub_url) as conn:
+        (seq,) = conn.execute("SELECT MAX(seq) FROM aimos_hub_records").fetchone()
+    _hub_sql(
+        hub_url,
+        f"UPDATE aimos_hub_records SET box = box || decode(repeat('00', 6 * 1048576), 'hex') WHERE seq = {seq}",
+    )
+    refused = b.aimos("sync")
+    assert refused.code != 0 and "Traceback" not in refused.both, refused.describe()
+    assert f"hub record #{seq}" in refused.both and "more than any record aimos writes" in refused.both, (
+        refused.describe()
+    )
+
+
 # --- ordinary use ------------------------------------------------------------------------------------
 def test_two_devices_saving_the_same_text_offline_keep_syncing(hub: Callable[[str], Device]) -> None:
     """docs/sync.md (limits): "Two devices saving exactly the same text offline make two memories
@@ -496,3 +666,77 @@ def test_two_devices_saving_the_same_text_offline_keep_syncing(hub: Callable[[st
     results = [dev.aimos("sync") for dev in (a, b, c, a, b, c)]
     assert all(r.code == 0 for r in results[3:]), "\n".join(r.describe() for r in results[3:])
     assert all(later in {r[0] for r in dev.sql("SELECT memory_id FROM memories")} for dev in (a, c))
+
+
+# --- a revoked device ----------------------------------------------------------------------------
+def test_a_revoked_device_cannot_read_what_is_written_after_its_revocation(
+    hub: Callable[[str], Device],
+) -> None:
+    """`aimos hub revoke` stopped a device's writes, not its reads: the content key was never
+    replaced, so the stolen device (its keystore holds the key and the hub's URL) opened every
+    record pushed after its revocation, memory text included. Now the revocation makes a new
+    generation of the key, which the stolen device is not given: with every key it holds, it
+    opens what was pushed before, and nothing pushed after."""
+    from aimos.errors import VerificationError
+    from aimos.hub import generations, records
+    from aimos.hub.device import linked_url
+    from aimos.hub.postgres import PostgresHub
+
+    a, c = hub("A"), hub("C")
+    older = "the spare key to the shed hangs behind the calendar"
+    save(a, older)
+    c.sync()
+    a.sync()
+    a.aimos("hub", "revoke", c.fp, "--reason", "laptop stolen").ok()
+    secret = "the board approved the merger with Northwind on Friday"
+    save(a, secret)
+    a.sync()
+    texts, unopened = [], []
+    with c.opened() as brain:
+        ring, url = generations.held(brain.keystore), linked_url(brain.keystore)
+        with PostgresHub(url, brain.meta["brain_id"]) as hub_:
+            for r in hub_.after(0, 100_000, ""):
+                try:
+                    texts.append(records.decode(ring.open(r.box, "x")[64:], "x").row.get("value"))
+                except VerificationError as exc:
+                    unopened.append(exc.reason)
+    assert older in texts
+    assert secret not in texts, "the revoked device read a memory saved after its revocation"
+    assert unopened and set(unopened) == {"hub_record_unknown_generation"}, unopened
+    # its own sync says it is revoked, and takes in nothing
+    refused = c.aimos("sync")
+    assert refused.code == 6 and "the master revoked this device" in refused.err, refused.describe()
+    assert secret not in {str(r[0]) for r in c.sql("SELECT value FROM memories")}
+
+
+def test_a_record_sealed_under_a_generation_no_device_was_given_is_refused_by_name(
+    hub: Callable[[str], Device],
+) -> None:
+    """A device of the brain seals its records under a content key generation no device was given
+    (a key of its own making, pushed by its modified aimos): every other device refuses the record
+    by name, as sealed under a generation it does not hold, and applies nothing of its batch."""
+    from aimos import paths
+    from aimos.hub import generations, sync
+    from aimos.hub.device import linked_url, read_state
+    from aimos.hub.postgres import PostgresHub
+    from aimos.hub.pushed import PushedLog
+
+    a, b = hub("A"), hub("B")
+    a.sync()
+    saved = save(b, "the attic ladder needs a new hinge")
+    with b.opened() as brain:
+        ring = generations.held(brain.keystore).add(7, os.urandom(32))
+        brain_id = brain.meta["brain_id"]
+        with (
+            PostgresHub(linked_url(brain.keystore), brain_id) as hub_,
+            PushedLog(paths.hub_pushed_path(brain_id)) as log,
+        ):
+            after = int(read_state(brain_id)["pushed_through_seal"])
+            sync.push(brain.conn, hub_, ring, b.fp, after, brain.housekeeper(), log)
+    before = a.sql("SELECT COUNT(*) FROM memories")
+    refused = a.aimos("sync")
+    assert refused.code == 4, refused.describe()
+    assert "is sealed under content key generation 7, which this device does not hold" in refused.err
+    assert f"(device {b.fp}, record" in refused.err, refused.describe()
+    assert a.sql("SELECT COUNT(*) FROM memories") == before
+    assert saved not in {r[0] for r in a.sql("SELECT memory_id FROM memories")}

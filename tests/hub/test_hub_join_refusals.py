@@ -155,3 +155,30 @@ def test_a_restore_on_a_synced_brain_is_refused_and_points_to_a_join(pair: Pair)
     assert_refused(refused, 2, "aimos hub join")
     assert "syncs through a hub" in refused.err, refused.describe()
     assert_unchanged(b.home, before)
+
+
+def test_a_sealed_master_asking_for_gigabytes_of_argon2_is_refused_at_once(
+    made_pair: Pair, tmp_path: Path
+) -> None:
+    """The hub's owner stores a sealing of the master that asks Argon2id for 4 GiB and many
+    passes (a join would exhaust the device): refused as damaged before any hashing, naming the
+    hub, not the passphrase; nothing is joined."""
+    import json
+
+    import psycopg
+
+    with psycopg.connect(made_pair.url, autocommit=True) as conn:
+        ((brain, sealed),) = conn.execute(
+            "SELECT brain_id, sealed_master FROM aimos_hub_masters ORDER BY seq DESC LIMIT 1"
+        ).fetchall()
+        costly = json.dumps({**json.loads(sealed), "memlimit": 4 << 30, "opslimit": 64}, sort_keys=True)
+        conn.execute(
+            "INSERT INTO aimos_hub_masters (brain_id, seq, sealed_master)"
+            " SELECT %s, MAX(seq) + 1, %s FROM aimos_hub_masters WHERE brain_id = %s",
+            (brain, costly, brain),
+        )
+    c = Device(tmp_path / "C", passphrase_file(tmp_path))
+    refused = c.run("hub", "join", made_pair.url, "--keystore", "file")
+    assert_refused(refused, 6, "check who can write to the hub")
+    assert "asks for an Argon2 cost aimos never sets" in refused.err, refused.describe()
+    nothing_left(c.home)

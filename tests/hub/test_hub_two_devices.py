@@ -17,12 +17,11 @@ from typing import Any
 import pytest
 from aimos_cli_support import SNAPSHOT_TABLES, sqlite_value, table_counts
 from hub_devices import (
-    HUB_TABLES,
     Device,
     Pair,
     assert_one_copy_each,
     assert_verified_alike,
-    hub_query,
+    hub_cells,
     hub_records,
     passphrase_file,
 )
@@ -73,23 +72,6 @@ def needles(saves: Any, ids: set[str]) -> dict[str, bytes]:
         found[f"memory id {memory_id} as hex"] = uuid.UUID(memory_id).hex.encode()
         found[f"memory id {memory_id} as bytes"] = uuid.UUID(memory_id).bytes
     return found
-
-
-def hub_cells(url: str) -> list[tuple[str, bytes]]:
-    """Every cell of every column of every aimos_hub_* table, as bytes (bytea as stored, anything
-    else as its text), named table.column."""
-    columns = hub_query(
-        url,
-        "SELECT table_name, column_name, data_type FROM information_schema.columns"
-        " WHERE table_schema = 'public' AND table_name LIKE 'aimos\\_hub\\_%' ORDER BY 1, ordinal_position",
-    )
-    assert {str(t) for t, _c, _d in columns} == set(HUB_TABLES), columns
-    cells = []
-    for table, column, data_type in columns:
-        for (value,) in hub_query(url, f'SELECT "{column}" FROM "{table}"'):
-            raw = bytes(value) if data_type == "bytea" else str(value).encode()
-            cells.append((f"{table}.{column}", raw))
-    return cells
 
 
 def test_two_devices_save_offline_sync_and_recall_each_other(pair: Pair) -> None:
@@ -168,7 +150,12 @@ def test_a_device_joins_in_the_same_second_as_the_first_was_installed(tmp_path: 
 def test_two_devices_enrol_an_agent_of_one_name_in_the_same_second_while_offline(pair: Pair) -> None:
     """A provisioning script enrols agent `worker` on every device at once, offline: after they
     sync, each device holds both devices' `worker` epochs, and both verify."""
-    clock = frozen_clock(int(time.time()) + 1)
+    # a second after every epoch either device holds began (a join's epochs may start a few
+    # seconds ahead, on the device's own residue of seconds: a frozen clock never reaches them)
+    begun = max(
+        int(sqlite_value(d.brain, "SELECT MAX(valid_from) FROM identity_epochs")) for d in (pair.a, pair.b)
+    )
+    clock = frozen_clock(max(int(time.time()), begun) + 1)
     for device in (pair.a, pair.b):
         device.run("agent", "enroll", "worker", env=clock).ok()
     for device in (pair.a, pair.b, pair.a):

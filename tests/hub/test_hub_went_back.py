@@ -3,7 +3,9 @@ or its database was restored from a dump taken earlier (pg_dump, then pg_restore
 database: the records after the dump and the order numbers they took are gone). The devices repair
 it: a device sends again, the same bytes, what the hub lost of its records, and a device whose last
 pulled record is no longer there reads the hub again from the start, skipping what it holds; a
-record that claims a number a device holds with other content (a fork) is refused by name.
+record that claims a number a device holds with other content (a fork) is refused by name. A
+record goes back under the content key generation it was first sealed under (a revocation since
+made a new one), and a device's heads record (what it pulled, which no table holds) as it was.
 
 Through the real CLI (`aimos sync`, `aimos hub status`) in subprocesses, on a pair of devices (A,
 the home, and B) of the folder's shared PostgreSQL cluster; the hub is changed as its owner would,
@@ -26,10 +28,14 @@ from hub_devices import (
     assert_one_copy_each,
     assert_verified_alike,
     hub_records,
+    join,
 )
 from hub_support import PgCluster, find_pg_bin
 
 from aimos.exit_codes import ExitCode
+from aimos.hub import box, generations, records
+from aimos.hub.heads import HEADS
+from aimos.identity.keystore import FileKeystore
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -80,6 +86,56 @@ def test_a_device_sends_again_the_records_the_hub_lost_and_the_other_skips_them(
     assert status["hub_went_back"] is False and status["last_repair"]["hub_went_back"], status
     assert_one_copy_each(url)
     assert_verified_alike(a, b)
+
+
+def ring_of(device: Device) -> box.KeyRing:
+    """The content key generations the device's file keystore holds."""
+    brain_id = device.brain_id()
+    return generations.held(FileKeystore(brain_id, device.home / "state" / "keys" / brain_id))
+
+
+def test_records_sealed_under_two_generations_and_heads_records_go_back_the_same(
+    pair: Pair, tmp_path: Path
+) -> None:
+    """A revocation between two pushes: the hub loses A's records of both content key generations,
+    heads records among them; A sends each again under the generation it was first sealed under,
+    the same bytes, and B (which pulled them) skips every one."""
+    a, b, url = pair.a, pair.b, pair.url
+    c = join(tmp_path / "C", a.passphrase_file, url, b)
+    for device in (a, b, c):
+        device.sync()
+    kept = newest_seq(url)
+    before = a.save("the spare key is under the blue flowerpot")
+    a.sync()
+    a.run("hub", "revoke", c.device_fp(), "--reason", "laptop stolen").ok()
+    b.sync()
+    after = a.save("the garage code is the year the house was built")
+    a.sync()
+    b.sync()
+    keys = ring_of(a)
+    assert keys.newest == 2
+    pushed = boxes_of(url, a)
+    lost = {n: cell for n, cell in pushed.items() if n > max(boxes_of_before(url, a, kept), default=0)}
+    assert {box.generation_of(bx) for _name, bx in lost.values()} == {1, 2}, "not both generations"
+    tables = {records.decode(keys.open(bx, "lost")[64:], "lost").table for _name, bx in lost.values()}
+    assert HEADS in tables, tables
+
+    as_owner(url, (f"DELETE FROM {RECORDS} WHERE seq > %s", (kept,)))
+    assert b.sync()["hub_went_back"] is True  # before A sent them again: B reads the hub again
+    done = a.sync()
+    assert (done["resent"], done["resent_changed"]) == (len(lost), 0), done
+    assert boxes_of(url, a) == pushed, "a record sent again is not the bytes the hub held before"
+    again = b.sync()  # A's records again, both generations: B holds each, with the same link
+    assert (again["hub_went_back"], again["skipped"], again["applied"]) == (False, len(lost), 0), again
+    assert {before, after} <= b.memory_ids()
+    assert_one_copy_each(url)
+    assert_verified_alike(a, b)
+
+
+def boxes_of_before(url: str, device: Device, seq: int) -> list[int]:
+    """The numbers of ``device``'s records at or before the hub's order number ``seq``."""
+    name = device.hub_name()
+    return [r["device_n"] for r in hub_records(url) if r["device"] == name and r["seq"] <= seq]
 
 
 def _dump(url: str, to: Path) -> None:
@@ -153,11 +209,11 @@ def _forged_again(device: Device, url: str) -> tuple[int, int]:
     from aimos.hub import box, records
     from aimos.identity.epochs import load_signer
     from aimos.identity.keystore import FileKeystore
-    from aimos.vocabulary import HOUSEKEEPER, HUB_RECORD_SIGNATURE
+    from aimos.vocabulary import HOUSEKEEPER
 
     key, brain_id = device.content_key(), device.brain_id()
     newest = [r for r in hub_records(url) if r["device"] == device.hub_name()][-1]
-    opened = box.open_record(key, newest["box"], "newest")
+    opened = box.KeyRing({box.FIRST: key}).open(newest["box"], "newest")
     record = records.decode(opened[64:], "newest")
     other = records.Record(
         record.device, record.n, record.prev, record.table, record.row, record.signer, record.seal + 1000
@@ -169,7 +225,7 @@ def _forged_again(device: Device, url: str) -> tuple[int, int]:
     finally:
         conn.close()
     plaintext = records.encode(other)
-    sealed = box.seal_record(key, signer.key.sign(HUB_RECORD_SIGNATURE + plaintext) + plaintext)
+    sealed = box.seal_record(key, signer.key.sign(records.signed_message(plaintext)) + plaintext)
     as_owner(
         url,
         (f"DELETE FROM {RECORDS} WHERE seq = %s", (newest["seq"],)),

@@ -4,8 +4,12 @@ The HOM-AIMOS vector files exercise most of the kernel, but not: the live-row co
 event genesis predecessor, the epistemic chain, the cognitive baseline, the revocation hashes, the
 housekeeper system-principal hash, the optional branches of some commitments (provenance form 2,
 request claims, occurrence v3 with every flag 0), RFC 6962 roots and audit paths for small trees,
-and canonical JSON edge cases. This script computes them from fixed inputs with ``aimos.crypto``
-into ``aimos/aimos-vectors.json`` beside it.
+and canonical JSON edge cases; nor aimos's own signed records (the master's redactions, v1 to v3
+with the seal row content hashes a v3 record names) and the hub's byte layouts (the master-signed
+home, cut and handover rows, a record's plaintext and what its device's housekeeper signs, the
+hub's keyed names, a content key generation's record). This script computes them from fixed
+inputs with the code that writes them into ``aimos/aimos-vectors.json`` beside it. (The hub's
+box, the ciphertext layout, is not pinned here.)
 
     python tests/vectors/generate_aimos_vectors.py          # rewrite the committed file
     python tests/vectors/generate_aimos_vectors.py --check  # exit 1 if it has drifted
@@ -37,6 +41,11 @@ from aimos.crypto.encoding import b64u_encode, iso_ms
 from aimos.crypto.merkle import inclusion_path, leaf_hash, merkle_root
 from aimos.crypto.messages import payload_message
 from aimos.errors import CanonicalJSONError
+from aimos.hub import box, generations, records
+from aimos.identity import devices
+from aimos.memory import redaction
+from aimos.store.seals import TableShape
+from aimos.verify.kit.redaction import REDACTED_TABLES, REMOVED_FORMS, localized
 
 SCHEMA = "aimos.crypto-vectors/v1"
 OUTPUT = Path(__file__).resolve().parent / "aimos" / "aimos-vectors.json"
@@ -48,10 +57,21 @@ MEMORY_ID = "5a1e0c3d-8f2b-4c6a-9e71-0d4b3a2c1f00"
 EVENT_ID = "7b2f1d4e-6a3c-4e8b-a1d0-9c8b7a6f5e41"
 OCCURRENCE_EVENT_ID = "0c9d8e7f-1a2b-4c3d-8e5f-60718293a4b5"
 NONCE = b64u_encode(bytes(range(16)))  # AAECAwQFBgcICQoLDA0ODw
+BRAIN_ID = "0b7c2d1e-3f4a-4b5c-8d6e-7f8091a2b3c4"
+DEVICE_A, DEVICE_B, DEVICE_C = "aimos-test-device-a", "aimos-test-device-b", "aimos-test-device-c"
+HOME_ID = "3c4d5e6f-7a8b-4c9d-8e0f-1a2b3c4d5e6f"
+PREV_HOME_ID = "9e8d7c6b-5a49-4837-a625-14f3e2d1c0b9"
+CUT_ID = "6f5e4d3c-2b1a-4098-b7c6-d5e4f3a2b1c0"
+TEST_KEYS = ("master", "agent", "housekeeper")
+
+
+def vector_seed(label: str) -> bytes:
+    """32 bytes of test key material: SHA-256(KEY_SEED_PREFIX + label)."""
+    return hashlib.sha256((KEY_SEED_PREFIX + label).encode("utf-8")).digest()
 
 
 def vector_key(label: str) -> KeyPair:
-    return KeyPair(hashlib.sha256((KEY_SEED_PREFIX + label).encode("utf-8")).digest())
+    return KeyPair(vector_seed(label))
 
 
 def _fixed_hash(label: str) -> bytes:
@@ -474,7 +494,7 @@ def build_redaction(schema: str, removed: list[str] | None = None) -> dict[str, 
     record = {
         **({} if removed is None else {"removed": removed}),
         "schema": schema,
-        "brain_id": "0b7c2d1e-3f4a-4b5c-8d6e-7f8091a2b3c4",
+        "brain_id": BRAIN_ID,
         "company_id": COMPANY,
         "memory_id": MEMORY_ID,
         "live_content_hash": commitments.live_content_hash(LIVE_ROWS[0][1]).hex(),
@@ -506,6 +526,205 @@ def build_redaction(schema: str, removed: list[str] | None = None) -> dict[str, 
     }
 
 
+# The two rows a redaction changes, in an illustrative shape (the real tables have more columns:
+# the hashes depend on the columns, not on which ones), as TableShape.select reads them: the rowid,
+# then each cell, TEXT as its UTF-8 bytes.
+REDACTION_SHAPES = {
+    "memories": TableShape(
+        "memories",
+        (
+            ("memory_id", True),
+            ("company_id", True),
+            ("key", True),
+            ("value", True),
+            ("source", True),
+            ("clearance_level", False),
+            ("created_at", False),
+        ),
+    ),
+    "memory_provenance": TableShape(
+        "memory_provenance",
+        (
+            ("provenance_id", True),
+            ("memory_id", True),
+            ("body_json", True),
+            ("content_hash", True),
+            ("ts_signed", False),
+            ("body_deflated", False),
+        ),
+    ),
+}
+
+
+def build_redaction_v3() -> dict[str, Any]:
+    """A v3 record (aimos.memory-redaction/v3), built as the writer builds it
+    (memory/redaction.py: changed_cells, row_change, portable_body): the rows' content hashes
+    (seal_row_content_hash) before and after, the portable part the master signs (its canonical
+    text, the message, the signature, its id) and the record one device stores (its rows added)."""
+    master = vector_key("master")
+    live = LIVE_ROWS[0][1]
+    save_body = {
+        "event_type": "SAVE",
+        "company_id": COMPANY,
+        "memory_id": MEMORY_ID,
+        "key": live["key"],
+        "value": live["value"],
+        "source": live["source"],
+        "ts_signed": T0,
+    }
+    save = {
+        "body_json": canonical_json(save_body).decode("utf-8"),
+        "content_hash": commitments.provenance_content_hash(save_body).hex(),
+        "mutation_hash": _fixed_hash("aimos-vector:save-mutation").hex(),
+    }
+    memory = {
+        "memory_id": MEMORY_ID,
+        "company_id": COMPANY,
+        "live_content_hash": commitments.live_content_hash(live).hex(),
+        "save_provenance_id": EVENT_ID,
+        "save_mutation_hash": save["mutation_hash"],
+    }
+    cells: dict[str, list[Any]] = {
+        "memories": [MEMORY_ID, COMPANY, live["key"], live["value"], live["source"], 3, T0],
+        "memory_provenance": [EVENT_ID, MEMORY_ID, save["body_json"], save["content_hash"], T0, None],
+    }
+    rowids = {"memories": 12, "memory_provenance": 40}
+    removed = REMOVED_FORMS[0]
+    changed, body_text = redaction.changed_cells(save["body_json"], removed)
+    swaps, contents = [], []
+    for table in REDACTED_TABLES:
+        row = (rowids[table], *(c.encode("utf-8") if isinstance(c, str) else c for c in cells[table]))
+        swap, content = redaction.row_change(REDACTION_SHAPES[table], row, changed[table])
+        swaps.append(swap)
+        contents.append(content)
+    portable = redaction.portable_body(
+        memory,
+        save,
+        removed,
+        contents,
+        body_text,
+        brain_id=BRAIN_ID,
+        reason="it held a password (é, 東京)",
+        now=T0 + 7_200,
+        master_fingerprint=master.fingerprint,
+    )
+    text = canonical_json(portable).decode("utf-8")
+    message = redaction.record_message(text)
+    return {
+        "shapes": {t: [list(c) for c in shape.columns] for t, shape in REDACTION_SHAPES.items()},
+        "rows_before": {t: {"rowid": rowids[t], "cells": cells[t]} for t in REDACTED_TABLES},
+        "save_body": save_body,
+        "redacted_body_text": body_text,
+        "portable": portable,
+        "portable_text": text,
+        "message_hex": message.hex(),
+        "redaction_id": redaction.record_id(text),
+        "master_public_key_b64u": master.public_b64u,
+        "signature_b64u": b64u_encode(master.sign(message)),
+        "stored_record_text": localized(portable, swaps),
+    }
+
+
+def _signed_row(signer: str, body: dict[str, Any]) -> dict[str, Any]:
+    """A signed hub row (identity/devices.py: sign_row, payload message form) under the fixed nonce."""
+    key = vector_key(signer)
+    ts = int(body["ts_signed"])
+    text, signature = devices.sign_row(key, body, NONCE, ts)
+    return {
+        "signer": signer,
+        "signer_public_key_b64u": key.public_b64u,
+        "body": body,
+        "canonical": text,
+        "nonce": NONCE,
+        "ts_signed": ts,
+        "message_hex": payload_message(body, NONCE, ts).hex(),
+        "signature_b64u": signature,
+    }
+
+
+def build_hub_rows() -> dict[str, Any]:
+    """The master-signed hub rows (aimos.hub-home/v1, aimos.hub-cut/v1, aimos.hub-handover/v1)
+    and the handover the old home's housekeeper signs, their bodies built by identity/devices.py."""
+    fp = vector_key("master").fingerprint
+    return {
+        "home": _signed_row(
+            "master", devices.home_body(BRAIN_ID, HOME_ID, DEVICE_B, PREV_HOME_ID, fp, T0 + 600)
+        ),
+        "cut": _signed_row(
+            "master", devices.cut_body(BRAIN_ID, CUT_ID, DEVICE_A, 41, "home_moved", fp, T0 + 660)
+        ),
+        "handover_master": _signed_row(
+            "master", devices.handover_body(BRAIN_ID, HOME_ID, DEVICE_A, T0 + 660, master_fingerprint=fp)
+        ),
+        "handover_housekeeper": _signed_row(
+            "housekeeper", devices.handover_body(BRAIN_ID, HOME_ID, DEVICE_A, T0 + 720, signer_valid_from=T0)
+        ),
+    }
+
+
+def build_hub_record() -> dict[str, Any]:
+    """One record's plaintext (hub/records.py encode: a bytes cell travels as {"b64": ...}), the
+    message its device's housekeeper signs, and the hub's keyed names (hub/box.py) under a fixed
+    content key. ``record_link`` hashes a stand-in for a box: the box's own layout is not pinned."""
+    content_key = vector_seed("hub-content-key")
+    housekeeper = vector_key("housekeeper")
+    record = records.Record(
+        device=DEVICE_A,
+        n=1,
+        prev=box.GENESIS_LINK,
+        table="memory_provenance",
+        row={
+            "provenance_id": EVENT_ID,
+            "memory_id": MEMORY_ID,
+            "body_json": '{"value":"café ☕"}',
+            "body_deflated": bytes(range(250, 256)) + b"\x00",
+            "ts_signed": T0,
+            "prev_mutation_hash": None,
+        },
+        signer=T0,
+        seal=3,
+    )
+    plaintext = records.encode(record)
+    message = records.signed_message(plaintext)
+    standin_box = b"aimos-vector:a sealed record"
+    return {
+        "content_key_hex": content_key.hex(),
+        "housekeeper_public_key_b64u": housekeeper.public_b64u,
+        "record": json.loads(plaintext),
+        "plaintext": plaintext.decode("utf-8"),
+        "plaintext_hex": plaintext.hex(),
+        "message_hex": message.hex(),
+        "signature_hex": housekeeper.sign(message).hex(),
+        "key_text": record.key_text(),
+        "row_name_hex": box.row_name(content_key, record.table, record.key_text()).hex(),
+        "device_name": box.device_name(content_key, DEVICE_A),
+        "genesis_link": box.GENESIS_LINK,
+        "standin_box_hex": standin_box.hex(),
+        "record_link": box.record_link(standin_box),
+    }
+
+
+def build_hub_key_generation() -> dict[str, Any]:
+    """The master's record of content key generation 2 (aimos.hub-key-generation/v1, built by
+    hub/generations.py generation_row): its canonical text, the message the master signs and the
+    signature (the key's wrap under the master, a box, is left out)."""
+    master = vector_key("master")
+    key = vector_seed("hub-generation-2")
+    left_out = [box.device_name(vector_seed("hub-content-key"), DEVICE_C)]
+    row = generations.generation_row(master, BRAIN_ID, 2, key, left_out, T0 + 900)
+    assert row.signed_body is not None and row.signature is not None
+    return {
+        "master_public_key_b64u": master.public_b64u,
+        "generation": row.generation,
+        "key_hex": key.hex(),
+        "key_check": box.key_check(key),
+        "body": json.loads(row.signed_body),
+        "body_text": row.signed_body,
+        "message_hex": generations.signed_message(row.signed_body).hex(),
+        "signature_hex": row.signature.hex(),
+    }
+
+
 def build() -> dict[str, Any]:
     """Every aimos vector, computed from the fixed inputs above."""
     return {
@@ -518,7 +737,7 @@ def build() -> dict[str, Any]:
                 "public_key_b64u": vector_key(label).public_b64u,
                 "fingerprint": vector_key(label).fingerprint,
             }
-            for label in ("master", "agent")
+            for label in TEST_KEYS
         },
         "canonical_json": build_canonical(),
         "live_content_hash": build_live_content_hash(),
@@ -533,7 +752,11 @@ def build() -> dict[str, Any]:
         "merkle": build_merkle(),
         "installer": build_installer_documents(),
         "memory_redaction": build_redaction(vocabulary.REDACTION_V1_SCHEMA),
-        "memory_redaction_v2": build_redaction(vocabulary.REDACTION_SCHEMA, ["key", "source", "value"]),
+        "memory_redaction_v2": build_redaction(vocabulary.REDACTION_V2_SCHEMA, ["key", "source", "value"]),
+        "memory_redaction_v3": build_redaction_v3(),
+        "hub_signed_rows": build_hub_rows(),
+        "hub_record": build_hub_record(),
+        "hub_key_generation": build_hub_key_generation(),
     }
 
 

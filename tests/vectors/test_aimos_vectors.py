@@ -22,6 +22,7 @@ import pytest
 from aimos.crypto import commitments
 from aimos.crypto.canonical import canonical_json
 from aimos.crypto.ed25519 import verify
+from aimos.crypto.encoding import b64u_encode
 from aimos.crypto.merkle import inclusion_path, merkle_root, verify_inclusion
 from aimos.errors import CanonicalJSONError
 
@@ -468,3 +469,285 @@ def test_memory_redaction_record_by_hand(vectors: dict[str, Any], name: str) -> 
             {**v["record"], "removed": removed}, sort_keys=True, separators=(",", ":"), ensure_ascii=False
         )
         assert parse_record(bent) is None, removed
+
+
+# --- v3 redaction record and the hub's byte layouts, rebuilt by hand ------------------------------
+def _b64u(text: str) -> bytes:
+    import base64
+
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def nacl_verifies(public_key_b64u: str, message: bytes, signature: bytes) -> bool:
+    """PyNaCl's verdict on an SPKI DER public key (12-byte Ed25519 prefix, then the raw key)."""
+    from nacl.exceptions import BadSignatureError
+    from nacl.signing import VerifyKey
+
+    der = _b64u(public_key_b64u)
+    assert der[:12] == bytes.fromhex("302a300506032b6570032100") and len(der) == 44
+    try:
+        VerifyKey(der[12:]).verify(message, signature)
+    except BadSignatureError:
+        return False
+    return True
+
+
+def utf8_canonical(value: Any) -> str:
+    """Canonical JSON of a value of strings, ints and null (no floats): json.dumps with no escapes."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def seal_cells(values: list[Any], columns: list[list[Any]]) -> bytes:
+    """A row's cells as the seals encode them: null 0x00; INTEGER 0x01 be64; TEXT 0x03 u32 len UTF-8;
+    a BLOB column's bytes 0x04 u32 len."""
+    out = b""
+    for value, (_name, text) in zip(values, columns, strict=True):
+        if value is None:
+            out += b"\x00"
+        elif isinstance(value, int):
+            out += b"\x01" + struct.pack(">q", value)
+        else:
+            data = value.encode("utf-8")
+            out += (b"\x03" if text else b"\x04") + struct.pack(">I", len(data)) + data
+    return out
+
+
+def row_content_hash(table: str, values: list[Any], columns: list[list[Any]]) -> str:
+    name = table.encode()
+    preimage = b"aimos.brain-row-content/v1\x00" + struct.pack(">I", len(name)) + name
+    return sha256(preimage + seal_cells(values, columns)).hex()
+
+
+def row_hash(table: str, rowid: int, values: list[Any], columns: list[list[Any]]) -> str:
+    name = table.encode()
+    preimage = b"aimos.brain-row/v1\x00" + struct.pack(">I", len(name)) + name + struct.pack(">q", rowid)
+    return sha256(preimage + seal_cells(values, columns)).hex()
+
+
+def _redacted_rows(v: dict[str, Any]) -> dict[str, list[Any]]:
+    """Each row after the redaction, by hand: the memory's key null, its value and source empty;
+    the save body with key, source and value null."""
+    names = {t: [c for c, _ in cols] for t, cols in v["shapes"].items()}
+    memory = list(v["rows_before"]["memories"]["cells"])
+    for column, cell in (("key", None), ("value", ""), ("source", "")):
+        memory[names["memories"].index(column)] = cell
+    save = list(v["rows_before"]["memory_provenance"]["cells"])
+    save[names["memory_provenance"].index("body_json")] = v["redacted_body_text"]
+    return {"memories": memory, "memory_provenance": save}
+
+
+def test_memory_redaction_v3_by_hand(vectors: dict[str, Any]) -> None:
+    """A v3 record: the master signs b"aimos.memory-redaction/v1" 0x00 + its portable part's
+    canonical JSON, which names each changed row by the hash of its cells without the rowid
+    (H("aimos.brain-row-content/v1" 0x00 || u32 len table || cells)); each device stores it with its
+    own rows (seal row hashes, bound to the rowid); its id is the SHA-256 of the portable part."""
+    from aimos.verify.kit.redaction import RECORD_INVALID, check_record, row_swaps
+
+    v = vectors["memory_redaction_v3"]
+    portable, text = v["portable"], v["portable_text"]
+    assert portable["schema"] == "aimos.memory-redaction/v3"
+    assert portable["removed"] == ["key", "source", "value"]
+    assert set(portable) == {
+        "schema", "removed", "brain_id", "company_id", "memory_id", "live_content_hash",
+        "save_provenance_id", "save_content_hash", "save_mutation_hash", "redacted_body_sha256",
+        "contents", "reason", "redacted_at", "master_fingerprint",
+    }  # fmt: skip
+    assert text == utf8_canonical(portable)
+    # the redacted save body: the removed fields null, still canonical
+    body = {**v["save_body"], "key": None, "source": None, "value": None}
+    assert v["redacted_body_text"] == utf8_canonical(body)
+    assert sha256(v["redacted_body_text"].encode()).hex() == portable["redacted_body_sha256"]
+    assert sha256(ascii_canonical(v["save_body"])).hex() == portable["save_content_hash"]
+    # the rows' content hashes and this device's seal row hashes, before and after
+    after = _redacted_rows(v)
+    stored = json.loads(v["stored_record_text"])
+    assert v["stored_record_text"] == utf8_canonical({**portable, "rows": stored["rows"]})
+    for i, table in enumerate(("memories", "memory_provenance")):
+        columns, before = v["shapes"][table], v["rows_before"][table]
+        assert portable["contents"][i] == {
+            "table": table,
+            "before": row_content_hash(table, before["cells"], columns),
+            "after": row_content_hash(table, after[table], columns),
+        }
+        assert stored["rows"][i] == {
+            "table": table,
+            "rowid": before["rowid"],
+            "before": row_hash(table, before["rowid"], before["cells"], columns),
+            "after": row_hash(table, before["rowid"], after[table], columns),
+        }
+    # the message, the signature (PyNaCl) and the id
+    message = b"aimos.memory-redaction/v1\x00" + text.encode("utf-8")
+    assert message.hex() == v["message_hex"]
+    signature = _b64u(v["signature_b64u"])
+    key = v["master_public_key_b64u"]
+    assert nacl_verifies(key, message, signature)
+    assert not nacl_verifies(key, message.replace(b"password", b"passcode"), signature)
+    assert sha256(text.encode("utf-8")).hex() == v["redaction_id"]
+    # the kit accepts the stored record and the portable part, and binds the rows' cells
+    fp = portable["master_fingerprint"]
+    sig = v["signature_b64u"]
+    rid = v["redaction_id"]
+    assert check_record(v["stored_record_text"], sig, key, fp, redaction_id=rid) == (None, stored)
+    assert check_record(text, sig, key, fp, portable=True) == (None, portable)
+    swaps = row_swaps(stored)
+    assert [s.content_after for s in swaps] == [bytes.fromhex(c["after"]) for c in portable["contents"]]
+    # a changed cell changes the content hash, and the row no longer stands for the redacted one
+    columns = v["shapes"]["memories"]
+    changed = list(after["memories"])
+    changed[[c for c, _ in columns].index("value")] = "x"
+    changed_hash = row_content_hash("memories", changed, columns)
+    assert changed_hash != portable["contents"][0]["after"]
+    assert not swaps[0].stands_for(swaps[0].after, lambda: bytes.fromhex(changed_hash))
+    assert swaps[0].stands_for(swaps[0].after, lambda: swaps[0].content_after or b"")
+    # a relabelled schema is refused: as signed, and even when the master signed the relabelled text
+    for schema in ("aimos.memory-redaction/v2", "aimos.memory-redaction/v1"):
+        relabelled = v["stored_record_text"].replace("aimos.memory-redaction/v3", schema)
+        assert check_record(relabelled, sig, key, fp)[0] == RECORD_INVALID
+        bent = text.replace("aimos.memory-redaction/v3", schema)
+        assert check_record(bent, sig, key, fp, portable=True)[0] == RECORD_INVALID
+        master = generator.vector_key("master")
+        resigned = b64u_encode(master.sign(b"aimos.memory-redaction/v1\x00" + bent.encode()))
+        assert check_record(bent, resigned, key, fp, portable=True)[0] == RECORD_INVALID
+        assert check_record(bent, resigned, key, fp)[0] == RECORD_INVALID
+
+
+# each row's schema and fields (besides schema and ts_signed)
+_SIGNED_BY = {"brain_id", "master_fingerprint"}
+_HANDOVER = ("aimos.hub-handover/v1", {"home_id", "from_device", "signer_valid_from", *_SIGNED_BY})
+HUB_ROW_FIELDS = {
+    "home": ("aimos.hub-home/v1", {"home_id", "device_fp", "prev_home_id", *_SIGNED_BY}),
+    "cut": ("aimos.hub-cut/v1", {"cut_id", "device_fp", "through_n", "why", *_SIGNED_BY}),
+    "handover_master": _HANDOVER,
+    "handover_housekeeper": _HANDOVER,
+}
+
+
+@pytest.mark.parametrize("name", sorted(HUB_ROW_FIELDS))
+def test_hub_signed_row_by_hand(vectors: dict[str, Any], name: str) -> None:
+    """A hub row's signer signs its body in the payload form: canonical JSON \\n nonce \\n ts; the
+    brain's insert trigger checks it with the SQL functions (store/functions.py), which agree."""
+    from aimos.store.functions import ed25519_verify, payload_message_sql
+
+    v = vectors["hub_signed_rows"][name]
+    schema, fields = HUB_ROW_FIELDS[name]
+    body = v["body"]
+    assert body["schema"] == schema and set(body) == {"schema", "ts_signed", *fields}
+    assert body["ts_signed"] == v["ts_signed"]
+    assert v["canonical"] == ascii_canonical(body).decode("ascii")
+    message = ascii_canonical(body) + b"\n" + v["nonce"].encode() + b"\n" + dec(v["ts_signed"])
+    assert message.hex() == v["message_hex"]
+    assert payload_message_sql(v["canonical"], v["nonce"], v["ts_signed"]) == message
+    key = vectors["test_keys"][v["signer"]]["public_key_b64u"]
+    assert v["signer_public_key_b64u"] == key
+    assert nacl_verifies(key, message, _b64u(v["signature_b64u"]))
+    assert ed25519_verify(key, message, v["signature_b64u"]) == 1
+    # the signature binds every field, the schema first of all
+    for edited in (
+        {**body, "schema": "aimos.hub-home/v2"},
+        {**body, "brain_id": "another-brain"},
+        {**body, "ts_signed": body["ts_signed"] + 1},
+    ):
+        other = ascii_canonical(edited) + b"\n" + v["nonce"].encode() + b"\n" + dec(v["ts_signed"])
+        assert not nacl_verifies(key, other, _b64u(v["signature_b64u"]))
+    if name.startswith("handover"):  # signed by the master or by the old home's housekeeper: one of them
+        by_master = name == "handover_master"
+        assert (body["master_fingerprint"] is not None) == by_master
+        assert (body["signer_valid_from"] is None) == by_master
+        assert v["signer"] == ("master" if by_master else "housekeeper")
+
+
+def test_hub_record_by_hand(vectors: dict[str, Any]) -> None:
+    """A hub record's plaintext (sorted keys, no spaces, UTF-8 unescaped, a bytes cell as
+    {"b64": standard base64}); its device's housekeeper signs b"aimos.hub-record-signature/v1"
+    0x00 + it. The hub's names are keyed BLAKE2b under keys derived from the content key
+    (BLAKE2b(domain) keyed by it); a record's link is SHA-256("aimos.hub-record-link/v1" 0x00 || box)."""
+    import base64
+
+    from aimos.hub import records
+
+    v = vectors["hub_record"]
+    record = v["record"]
+    plaintext = v["plaintext"].encode("utf-8")
+    assert record["schema"] == "aimos.hub-record/v1"
+    assert set(record) == {"schema", "device", "n", "prev", "seal", "signer", "table", "row"}
+    assert plaintext == utf8_canonical(record).encode("utf-8")
+    assert plaintext.hex() == v["plaintext_hex"]
+    assert record["prev"] == v["genesis_link"] == "0" * 64
+    cell = record["row"]["body_deflated"]
+    assert base64.b64decode(cell["b64"]) == bytes(range(250, 256)) + b"\x00"
+    decoded = records.decode(plaintext, "vector")
+    assert decoded.row["body_deflated"] == bytes(range(250, 256)) + b"\x00"
+    assert (decoded.device, decoded.n, decoded.seal, decoded.signer) == (
+        record["device"],
+        record["n"],
+        record["seal"],
+        record["signer"],
+    )
+    assert records.encode(decoded) == plaintext
+    message = b"aimos.hub-record-signature/v1\x00" + plaintext
+    assert message.hex() == v["message_hex"]
+    signature = bytes.fromhex(v["signature_hex"])
+    key = vectors["test_keys"]["housekeeper"]["public_key_b64u"]
+    assert v["housekeeper_public_key_b64u"] == key
+    assert nacl_verifies(key, message, signature)
+    assert not nacl_verifies(key, plaintext, signature)  # the domain is part of what is signed
+    assert not nacl_verifies(key, message.replace(b'"n":1', b'"n":2'), signature)
+    # the keyed names
+    content_key = bytes.fromhex(v["content_key_hex"])
+
+    def derived(domain: bytes) -> bytes:
+        return hashlib.blake2b(domain, key=content_key, digest_size=32).digest()
+
+    assert v["key_text"] == json.dumps([record["row"]["provenance_id"]], separators=(",", ":"))
+    data = record["table"].encode() + b"\x00" + v["key_text"].encode()
+    name_key = derived(b"aimos.hub-row-name/v1\x00")
+    assert hashlib.blake2b(data, key=name_key, digest_size=32).hexdigest() == v["row_name_hex"]
+    device_key = derived(b"aimos.hub-device-name/v1\x00")
+    device = hashlib.blake2b(record["device"].encode(), key=device_key, digest_size=16).hexdigest()
+    assert "d-" + device == v["device_name"]
+    box_bytes = bytes.fromhex(v["standin_box_hex"])
+    assert sha256(b"aimos.hub-record-link/v1\x00" + box_bytes).hex() == v["record_link"]
+    # another content key names the same row and device otherwise
+    other = hashlib.blake2b(b"aimos.hub-row-name/v1\x00", key=bytes(32), digest_size=32).digest()
+    assert hashlib.blake2b(data, key=other, digest_size=32).hexdigest() != v["row_name_hex"]
+
+
+def test_hub_key_generation_by_hand(vectors: dict[str, Any]) -> None:
+    """The master's record of a content key generation: canonical JSON committing to the key
+    (BLAKE2b("aimos.hub-key-check/v1" 0x00) keyed by it), signed as
+    b"aimos.hub-key-generation-signature/v1" 0x00 + the JSON; a device takes no other record."""
+    from aimos.hub import generations
+
+    v = vectors["hub_key_generation"]
+    body, text = v["body"], v["body_text"]
+    assert body["schema"] == "aimos.hub-key-generation/v1"
+    assert set(body) == {
+        "schema", "brain_id", "generation", "key_check", "left_out", "master_fingerprint", "made_at",
+    }  # fmt: skip
+    assert text == ascii_canonical(body).decode("ascii")
+    key = bytes.fromhex(v["key_hex"])
+    check = hashlib.blake2b(b"aimos.hub-key-check/v1\x00", key=key, digest_size=32).hexdigest()
+    assert check == body["key_check"] == v["key_check"]
+    assert body["generation"] == v["generation"] == 2
+    message = b"aimos.hub-key-generation-signature/v1\x00" + text.encode()
+    assert message.hex() == v["message_hex"]
+    public = v["master_public_key_b64u"]
+    signature = bytes.fromhex(v["signature_hex"])
+    assert nacl_verifies(public, message, signature)
+    assert public == vectors["test_keys"]["master"]["public_key_b64u"]
+    assert body["master_fingerprint"] == vectors["test_keys"]["master"]["fingerprint"]
+
+    def kept(generation: int, signed_body: str, sig: bytes, brain_id: str) -> dict[int, dict[str, Any]]:
+        row = generations.KeyRow(generation, generations.MASTER, b"", signed_body, sig)
+        return generations.records([row], brain_id, public)
+
+    brain = body["brain_id"]
+    assert kept(2, text, signature, brain) == {2: body}
+    assert kept(3, text, signature, brain) == {}  # filed under another number
+    assert kept(2, text, signature, "another-brain") == {}
+    master = generator.vector_key("master")
+    for schema in ("aimos.hub-key-generation/v2", "aimos.hub-home/v1"):
+        bent = text.replace("aimos.hub-key-generation/v1", schema)
+        assert kept(2, bent, signature, brain) == {}  # as signed
+        resigned = master.sign(b"aimos.hub-key-generation-signature/v1\x00" + bent.encode())
+        assert kept(2, bent, resigned, brain) == {}  # even when the master signed the relabelled text

@@ -17,11 +17,19 @@ carries, signed by the master, who checked them when the text was still there:
 - ``rows``: for the memory row and its save provenance row, the seal row hash before and after
   the text was removed: the seal chain keeps verifying with ``before`` in place of a row that
   hashes to exactly ``after`` (any other change to that row still breaks it).
+
+A v3 record is signed once for every device of a synced brain, whose rowids differ: the master
+signs the record without ``rows`` (its portable part, which travels to the other devices) and
+with ``contents``: for the same two rows, the hash of their cells without the rowid before and
+after (seal_row_content_hash). Each device stores the portable part with its own ``rows`` added;
+a device's ``before`` is bound by its own seal chain (only the row hash sealed there makes the
+chain verify), and a row stands in for it only when it hashes, cells alone, to exactly the signed
+``after``. Its id is the hash of the portable part, the same on every device.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -30,7 +38,7 @@ from aimos.crypto.commitments import sha256
 from aimos.crypto.ed25519 import verify
 from aimos.crypto.encoding import b64u_decode
 from aimos.errors import AimosError
-from aimos.vocabulary import MEMORY_REDACTION, REDACTION_SCHEMA, REDACTION_V1_SCHEMA
+from aimos.vocabulary import MEMORY_REDACTION, REDACTION_SCHEMA, REDACTION_V1_SCHEMA, REDACTION_V2_SCHEMA
 
 # what a redacted memory row holds as its value, and its save body as "value"
 REDACTED_VALUE: Final = ""
@@ -59,20 +67,30 @@ RECORD_FIELDS: Final = frozenset(
 )
 RECORD_FIELDS_BY_SCHEMA: Final = {
     REDACTION_V1_SCHEMA: RECORD_FIELDS,
-    REDACTION_SCHEMA: RECORD_FIELDS | {"removed"},
+    REDACTION_V2_SCHEMA: RECORD_FIELDS | {"removed"},
+    REDACTION_SCHEMA: RECORD_FIELDS | {"removed", "contents"},
 }
+# what the master signs of a v3 record, and what travels to the other devices: all but the rows
+PORTABLE_FIELDS: Final = RECORD_FIELDS_BY_SCHEMA[REDACTION_SCHEMA] - {"rows"}
 RECORD_INVALID: Final = "redaction_record_invalid"
 MAX_REASON_CHARS: Final = 500
 
 
 @dataclass(frozen=True)
 class RowSwap:
-    """One row the redaction changed: its seal row hash before and after."""
+    """One row the redaction changed: its seal row hash before and after (and, for a v3 record,
+    the signed hash of its cells after, without the rowid)."""
 
     table: str
     rowid: int
     before: bytes
     after: bytes
+    content_after: bytes | None = None
+
+    def stands_for(self, row_hash: bytes, content_hash: Callable[[], bytes]) -> bool:
+        """Does a row hashing to ``row_hash`` (its cells alone: ``content_hash()``) stand for the
+        row hashing to ``before``?"""
+        return row_hash == self.after and (self.content_after is None or content_hash() == self.content_after)
 
 
 def removed_fields(record: Mapping[str, Any]) -> tuple[str, ...]:
@@ -97,6 +115,18 @@ def body_redacted(record: Mapping[str, Any], body: Mapping[str, Any]) -> bool:
     return all(body.get(f) is None for f in removed_fields(record))
 
 
+def signed_text(record_text: str, record: Mapping[str, Any]) -> str:
+    """What the master signed of a parsed record: its text; of a v3 record, its portable part."""
+    if record.get("schema") != REDACTION_SCHEMA:
+        return record_text
+    return canonical_json({k: v for k, v in record.items() if k != "rows"}).decode("utf-8")
+
+
+def localized(portable: Mapping[str, Any], rows: list[dict[str, Any]]) -> str:
+    """A v3 record as one device stores it: the portable part with this device's rows."""
+    return canonical_json({**portable, "rows": rows}).decode("utf-8")
+
+
 def record_message(record_text: str | bytes) -> bytes:
     """What the master signs: the domain, then the record's canonical JSON bytes."""
     data = record_text.encode("utf-8") if isinstance(record_text, str) else bytes(record_text)
@@ -113,24 +143,42 @@ def _hex64(value: object) -> bool:
     return isinstance(value, str) and len(value) == 64 and all(c in "0123456789abcdef" for c in value)
 
 
-def _rows(value: object) -> list[RowSwap] | None:
+def _pairs(value: object, keys: frozenset[str]) -> list[dict[str, Any]] | None:
+    """One {table, before, after, ...} a redacted table, in order; before and after hex hashes
+    that differ."""
     if not isinstance(value, list) or len(value) != len(REDACTED_TABLES):
         return None
-    swaps = []
     for item, table in zip(value, REDACTED_TABLES, strict=True):
-        if not isinstance(item, dict) or set(item) != {"table", "rowid", "before", "after"}:
-            return None
-        rowid = item["rowid"]
-        if item["table"] != table or not isinstance(rowid, int) or isinstance(rowid, bool) or rowid < 1:
+        if not isinstance(item, dict) or set(item) != keys or item["table"] != table:
             return None
         if not (_hex64(item["before"]) and _hex64(item["after"])) or item["before"] == item["after"]:
             return None
-        swaps.append(RowSwap(table, rowid, bytes.fromhex(item["before"]), bytes.fromhex(item["after"])))
+    return value
+
+
+def _rows(value: object, contents: object = None) -> list[RowSwap] | None:
+    items = _pairs(value, frozenset({"table", "rowid", "before", "after"}))
+    if items is None:
+        return None
+    afters: list[bytes | None] = [None] * len(items)
+    if contents is not None:
+        signed = _pairs(contents, frozenset({"table", "before", "after"}))
+        if signed is None:
+            return None
+        afters = [bytes.fromhex(c["after"]) for c in signed]
+    swaps = []
+    for item, content_after in zip(items, afters, strict=True):
+        rowid = item["rowid"]
+        if not isinstance(rowid, int) or isinstance(rowid, bool) or rowid < 1:
+            return None
+        before, after = bytes.fromhex(item["before"]), bytes.fromhex(item["after"])
+        swaps.append(RowSwap(item["table"], rowid, before, after, content_after))
     return swaps
 
 
-def parse_record(record_text: object) -> dict[str, Any] | None:
-    """The record when it is canonical JSON of the right shape, else None."""
+def parse_record(record_text: object, *, portable: bool = False) -> dict[str, Any] | None:
+    """The record when it is canonical JSON of the right shape, else None (``portable``: the
+    portable part of a v3 record, as it travels between devices)."""
     if not isinstance(record_text, str):
         return None
     try:
@@ -142,7 +190,13 @@ def parse_record(record_text: object) -> dict[str, Any] | None:
     if not isinstance(record, dict):
         return None
     schema = record.get("schema")
-    if not isinstance(schema, str) or frozenset(record) != RECORD_FIELDS_BY_SCHEMA.get(schema):
+    if not isinstance(schema, str):
+        return None
+    if portable:  # only a v3 record has a portable part
+        fields = PORTABLE_FIELDS if schema == REDACTION_SCHEMA else None
+    else:
+        fields = RECORD_FIELDS_BY_SCHEMA.get(schema)
+    if frozenset(record) != fields:
         return None
     if "removed" in record and (
         not isinstance(record["removed"], list) or tuple(record["removed"]) not in REMOVED_FORMS
@@ -157,14 +211,16 @@ def parse_record(record_text: object) -> dict[str, Any] | None:
     at = record["redacted_at"]
     if not isinstance(at, int) or isinstance(at, bool) or at < 0 or not _hex64(record["master_fingerprint"]):
         return None
-    if _rows(record["rows"]) is None:
+    if "contents" in record and _pairs(record["contents"], frozenset({"table", "before", "after"})) is None:
+        return None
+    if not portable and _rows(record["rows"], record.get("contents")) is None:
         return None
     return record
 
 
 def row_swaps(record: Mapping[str, Any]) -> list[RowSwap]:
     """The rows a parsed record swaps (parse_record checked their shape)."""
-    return _rows(record["rows"]) or []
+    return _rows(record["rows"], record.get("contents")) or []
 
 
 def check_record(
@@ -177,25 +233,28 @@ def check_record(
     company_id: object = None,
     created_at: object = None,
     redaction_id: object = None,
+    portable: bool = False,
 ) -> tuple[str | None, dict[str, Any] | None]:
     """(None, record) when the stored record is well formed, signed by this master and binds the
-    columns stored beside it (when given); else (RECORD_INVALID, None)."""
-    record = parse_record(record_text)
+    columns stored beside it (when given); else (RECORD_INVALID, None). ``portable``: the portable
+    part of a v3 record, as another device sent it."""
+    record = parse_record(record_text, portable=portable)
     if record is None or record["master_fingerprint"] != master_fingerprint:
         return RECORD_INVALID, None
     assert isinstance(record_text, str)
+    signed = signed_text(record_text, record)
     bound = (
         (memory_id, record["memory_id"]),
         (company_id, record["company_id"]),
         (created_at, record["redacted_at"]),
-        (redaction_id, record_id(record_text)),
+        (redaction_id, record_id(signed)),
     )
     if any(given is not None and given != want for given, want in bound):
         return RECORD_INVALID, None
     try:
         signature = b64u_decode(str(signature_b64u))
         if not isinstance(signature_b64u, str) or not verify(
-            master_public_key, record_message(record_text), signature
+            master_public_key, record_message(signed), signature
         ):
             return RECORD_INVALID, None
     except AimosError:
