@@ -83,6 +83,12 @@ def hub_state_path(brain_id: str) -> Path:
     return state_dir() / "hub" / f"{brain_id}.json"
 
 
+def hub_pushed_path(brain_id: str) -> Path:
+    """The log of what this device pushed to its hub, record by record (aimos/hub/pushed.py): no
+    secret, no memory text."""
+    return hub_state_path(brain_id).with_suffix(".pushed")
+
+
 def embedding_socket_path() -> Path:
     """The socket of this home's housekeeper (meaning/serve.py): in the user's runtime folder
     (XDG_RUNTIME_DIR, else the temporary folder), in a 0700 folder of this user named by a hash of

@@ -65,6 +65,7 @@ HUB_KEY_WRAP: Final = _d("aimos.hub-key-wrap/v1")
 HUB_RECORD_LINK: Final = _d("aimos.hub-record-link/v1")
 HUB_RECORD_SIGNATURE: Final = _d("aimos.hub-record-signature/v1")  # the pushing device's housekeeper
 HUB_DEVICE_NAME: Final = _d("aimos.hub-device-name/v1")  # the hub's keyed name of a device
+HUB_RECORD_NONCE: Final = _d("aimos.hub-record-nonce/v1")  # a record box's nonce, from its plaintext
 # the content key's generations (a new one at each device revocation): the commitment to a
 # generation's key the master signs, the hub's keyed name of a housekeeper key a generation is
 # wrapped to, the master's signature of a generation, and what a record box sealed under a

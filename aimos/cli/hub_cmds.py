@@ -231,7 +231,7 @@ def revoke_cmd(
 def status_cmd(json_out: bool = typer.Option(False, "--json", help="Print the status as JSON.")) -> None:
     """What waits each way, and when this device last synced."""
     from aimos.actions.session import open_brain
-    from aimos.hub.device import status
+    from aimos.hub.device import repair_words, status
     from aimos.hub.heads import said
 
     with open_brain(write=False) as brain:
@@ -255,7 +255,20 @@ def status_cmd(json_out: bool = typer.Option(False, "--json", help="Print the st
         out(f"refused here  {why}")
     for entry in found["behind"]:
         out(f"behind        {said(entry)}")
+    last = found["last_repair"]
+    if last:
+        out(f"hub repaired  {when(last['at'])}: " + "; ".join(repair_words(last)))
     if found["reachable"]:
+        if found["hub_lost_of_this_device"]:
+            out(
+                f"hub lost      {found['hub_lost_of_this_device']:,} records this device pushed"
+                " (restored from an older copy, or deleted): the next sync sends them again"
+            )
+        if found["hub_went_back"]:
+            out(
+                "hub went back it no longer holds the record this device pulled last (restored from"
+                " an older copy, or deleted): the next sync reads it again from the start"
+            )
         out(f"to pull       {found['to_pull']:,} records")
         for d in found["hub"]["devices"]:
             out(f"  {d['device']}  {d['records']:,} records, {d['bytes']:,} bytes, newest {d['newest']}")
@@ -272,7 +285,8 @@ def register(app: typer.Typer) -> None:
 
         Every pulled record is verified before it is applied; one that does not verify refuses the
         whole batch by name, and nothing of it is applied. An interrupted sync is finished by the
-        next one, with nothing lost or sent twice. With the hub down, the brain works as before."""
+        next one, with nothing lost or sent twice. A hub that lost records (restored from an older
+        copy) gets this device's again, the same bytes. With the hub down, the brain works as before."""
         from aimos.actions.session import open_brain
         from aimos.hub.device import run_sync
         from aimos.hub.heads import said
@@ -286,6 +300,8 @@ def register(app: typer.Typer) -> None:
             f"synced with {done['url']}: pushed {done['pushed']:,} records, pulled {done['pulled']:,} "
             f"({done['memories']:,} memories) in {done['seconds']:.1f} s"
         )
+        for line in done["repairs"]:
+            say(line)
         for refused in done["refused"]:
             say(f"refused {refused}")
         if done["redacted"]:

@@ -126,6 +126,8 @@ class Housekeeper:
             self._log(
                 f"{sync_job.NAME}: pushed {done['pushed']}, pulled {done['pulled']} in {done['seconds']} s"
             )
+        for line in done["repairs"] if done else []:
+            self._log(f"{sync_job.NAME}: {line}")
 
     def _vectors_soon(self) -> None:
         """A question was answered on the socket: a memory saved just before it gets its vector now."""

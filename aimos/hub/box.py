@@ -12,8 +12,10 @@ The first generation also keys the hub's names of rows and devices, which never 
 
 Every key is derived for one use (BLAKE2b keyed by the parent key over a domain of
 aimos/vocabulary.py): the records' box, the hub's name of a row (keyed, so the hub learns no id),
-the wrap. Boxes are PyNaCl's SecretBox (XSalsa20-Poly1305, a random nonce each); a generation
-wrapped for one device is a SealedBox to the X25519 form of its housekeeper's Ed25519 key."""
+the wrap. Boxes are PyNaCl's SecretBox (XSalsa20-Poly1305): a record's nonce is derived from its
+plaintext under its generation's key (KeyRing.seal), so a record sent again under the generation
+it was first sent under is the same bytes; the wrap's is random. A generation wrapped for one
+device is a SealedBox to the X25519 form of its housekeeper's Ed25519 key."""
 
 from __future__ import annotations
 
@@ -39,6 +41,7 @@ from aimos.vocabulary import (
     HUB_KEY_WRAP,
     HUB_RECORD_BOX,
     HUB_RECORD_LINK,
+    HUB_RECORD_NONCE,
     HUB_ROW_NAME,
 )
 
@@ -92,12 +95,38 @@ def generation_of(box: bytes) -> int:
     return FIRST
 
 
-def _secret_box(content_key: bytes, generation: int) -> nacl.secret.SecretBox:
-    return nacl.secret.SecretBox(derive(content_key, HUB_RECORD_BOX + header(generation)))
+def _record_keys(content_key: bytes, generation: int) -> tuple[nacl.secret.SecretBox, bytes]:
+    """The records' box and nonce key of one generation's key, each derived for its use alone with
+    the generation's header bound in (a sync seals and opens thousands of records: derived once a
+    generation, KeyRing)."""
+    domain = header(generation)
+    return (
+        nacl.secret.SecretBox(derive(content_key, HUB_RECORD_BOX + domain)),
+        derive(content_key, HUB_RECORD_NONCE + domain),
+    )
+
+
+def _seal(keys: tuple[nacl.secret.SecretBox, bytes], generation: int, plaintext: bytes) -> bytes:
+    """The box of ``plaintext``, the same bytes each time: a device that sends a record again (the
+    hub lost it) under the generation it first sent it under sends what the other devices already
+    hold, so they see the same record.
+
+    The nonce is BLAKE2b-192 of the plaintext keyed by its own key (derived from the generation's
+    key for that use alone, never the box's): a synthetic nonce, as SIV modes make one.
+    XSalsa20-Poly1305 is broken only when one (key, nonce) seals two different plaintexts (the
+    keystream, and Poly1305's one-time key, used twice); here two plaintexts share a nonce under
+    one generation only if they collide under a keyed 192-bit hash (about 2^96 boxes before that is
+    even likely), so that never happens. What it gives away: two equal plaintexts make equal boxes
+    under one generation, and no two records are equal (each names its device, its number and the
+    record before it). Without the key the nonce says nothing of the plaintext (a keyed hash)."""
+    sealer, nonce_key = keys
+    nonce = hashlib.blake2b(plaintext, key=nonce_key, digest_size=nacl.secret.SecretBox.NONCE_SIZE).digest()
+    return header(generation) + bytes(sealer.encrypt(plaintext, nonce))
 
 
 def seal_record(content_key: bytes, plaintext: bytes, generation: int = FIRST) -> bytes:
-    return header(generation) + bytes(_secret_box(content_key, generation).encrypt(plaintext))
+    """``plaintext`` sealed under ``generation``'s key ``content_key`` (_seal)."""
+    return _seal(_record_keys(content_key, generation), generation, plaintext)
 
 
 @dataclass(frozen=True)
@@ -106,7 +135,9 @@ class KeyRing:
     Its repr shows the numbers, never a key."""
 
     keys: Mapping[int, bytes] = field(repr=False)
-    _boxes: dict[int, nacl.secret.SecretBox] = field(default_factory=dict, repr=False, compare=False)
+    _boxes: dict[int, tuple[nacl.secret.SecretBox, bytes]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         if FIRST not in self.keys or any(len(k) != KEY_BYTES for k in self.keys.values()):
@@ -128,16 +159,17 @@ class KeyRing:
     def add(self, generation: int, key: bytes) -> KeyRing:
         return KeyRing({**self.keys, generation: key})
 
-    def _box(self, generation: int) -> nacl.secret.SecretBox:
+    def _box(self, generation: int) -> tuple[nacl.secret.SecretBox, bytes]:
         found = self._boxes.get(generation)
         if found is None:
-            found = self._boxes[generation] = _secret_box(self.keys[generation], generation)
+            found = self._boxes[generation] = _record_keys(self.keys[generation], generation)
         return found
 
-    def seal(self, plaintext: bytes) -> bytes:
-        """Sealed under the newest generation this device holds."""
-        newest = self.newest
-        return header(newest) + bytes(self._box(newest).encrypt(plaintext))
+    def seal(self, plaintext: bytes, generation: int | None = None) -> bytes:
+        """Sealed under ``generation`` (a record sent again: the one it was first sent under), else
+        the newest generation this device holds; the same bytes each time (_seal)."""
+        generation = self.newest if generation is None else generation
+        return _seal(self._box(generation), generation, plaintext)
 
     def open(self, box: bytes, name: str) -> bytes:
         """The record's plaintext. A box sealed under a generation this device does not hold, or
@@ -153,7 +185,7 @@ class KeyRing:
                 reason="hub_record_unknown_generation",
             )
         try:
-            return self._box(generation).decrypt(box[len(header(generation)) :])
+            return self._box(generation)[0].decrypt(box[len(header(generation)) :])
         except (nacl.exceptions.CryptoError, ValueError, TypeError):
             raise VerificationError(
                 f"hub record {name} does not open with the brain's content key: it was changed on the hub"

@@ -5,12 +5,15 @@ The hub's URL (it may hold a password) and every generation of the brain's conte
 device holds (aimos/hub/generations.py) live in the keystore, beside the brain's other secrets;
 what this device sent and when it last synced is in a state file outside the brain
 (state/hub/<brain id>.json, 0600), which a lost or stale copy only makes resend rows the hub
-already holds (it keeps one of each).
+already holds (it keeps one of each), and read again records this brain holds; beside it, the log
+of what this device pushed (aimos/hub/pushed.py), from which a push sends again what a hub that
+went back lost.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import os
@@ -35,6 +38,7 @@ from aimos.errors import (
 )
 from aimos.hub import box, generations, heads, redactions, sync
 from aimos.hub.postgres import BrainKeys, PostgresHub, masked
+from aimos.hub.pushed import PushedLog
 from aimos.hub.records import count_after, sealed_by
 from aimos.identity.devices import (
     HUB_CONTENT_KEY_ITEM,
@@ -84,6 +88,25 @@ def write_state(brain_id: str, **changes: Any) -> None:
     paths.write_private_file(
         state_path(brain_id), (json.dumps(doc, indent=2, sort_keys=True) + "\n").encode()
     )
+
+
+def remembered_read(brain_id: str) -> sync.Anchor | None:
+    """The record the last pull read on the hub, as the state file keeps it."""
+    doc = read_state(brain_id).get("pull_anchor")
+    if not isinstance(doc, dict):
+        return None
+    try:
+        return sync.Anchor(
+            int(doc["seq"]), str(doc["filed"]), int(doc["n"]), str(doc["link"]), int(doc["pulls"])
+        )
+    except (TypeError, KeyError, ValueError):
+        return None
+
+
+def remember_read(brain_id: str, pulled: sync.PullResult) -> None:
+    """Keep the record the pull read last, for the next pull to start after (sync.newest_read)."""
+    if pulled.anchor is not None:
+        write_state(brain_id, pull_anchor=dataclasses.asdict(pulled.anchor))
 
 
 def open_lock(brain_id: str) -> int:
@@ -179,7 +202,8 @@ def init(
             with write_transaction(conn, housekeeper):
                 name_home(conn, master, meta["device_fp"], now)
                 conn.execute("INSERT INTO brain_meta (key, value) VALUES (?, '0')", (DEVICE_SLOT_META,))
-        pushed = sync.push(conn, hub, ring, meta["device_fp"], 0, _signer(housekeeper), told)
+        with PushedLog(paths.hub_pushed_path(meta["brain_id"])) as log:
+            pushed = sync.push(conn, hub, ring, meta["device_fp"], 0, _signer(housekeeper), log, told)
     write_state(
         meta["brain_id"],
         pushed_through_seal=pushed.through_seal,
@@ -220,11 +244,19 @@ def run_sync(
             ring = picked.ring
             pushed = _push(conn, hub, ring, device, brain_id, housekeeper, told)
             generations.refuse_if_left_out(picked)
-            caught = _catch_up(conn, hub, ring, brain_id, device, housekeeper, [])
+            # a catch-up reads by device and number: the pull's place in the hub's order stays
+            caught = _catch_up(conn, hub, ring, brain_id, device, housekeeper, [], remembered_read(brain_id))
             pulled = sync.pull(
-                conn, hub, ring, device, housekeeper, (lambda n: told("pulled", n)) if told else None
+                conn,
+                hub,
+                ring,
+                device,
+                housekeeper,
+                (lambda n: told("pulled", n)) if told else None,
+                read=caught.anchor,
             )
-            later = _catch_up(conn, hub, ring, brain_id, device, housekeeper, pulled.heard)
+            later = _catch_up(conn, hub, ring, brain_id, device, housekeeper, pulled.heard, pulled.anchor)
+            remember_read(brain_id, later)
             arrived = caught.memories | pulled.memories | later.memories
             redacted = redactions.apply_waiting(conn, housekeeper)
             behind = heard(conn, brain_id, device, [])
@@ -253,7 +285,12 @@ def run_sync(
     except AimosError as exc:
         write_state(brain_id, last_error={"at": int(time.time()), "message": exc.message})
         raise
+    went_back: dict[str, Any] = {"resent": pushed.resent, "resent_changed": pushed.resent_changed}
+    went_back |= {"hub_went_back": pulled.went_back, "skipped": pulled.skipped}
+    if pushed.resent or pulled.went_back:  # for `aimos hub status`
+        write_state(brain_id, last_repair={"at": int(time.time()), **went_back})
     write_state(brain_id, last_sync=int(time.time()), last_error=None)
+    went_back["not_its_own"] = pushed.not_its_own
     return {
         "url": masked(url),
         "pushed": pushed.records + int(home_work.get("pushed_as_home", 0)),
@@ -266,9 +303,39 @@ def run_sync(
         "content_key_generation": ring.newest,
         "keys_passed_on": passed_on,
         **redacted,
+        **went_back,
+        "repairs": repair_words(went_back),
         **home_work,
         "seconds": round(time.time() - started, 3),
     }
+
+
+def repair_words(done: dict[str, Any]) -> list[str]:
+    """What a sync did about a hub that went back or holds a record under this device's name it
+    did not push (aimos/hub/sync.py), in words: `aimos sync` and the housekeeper's log say them."""
+    lines = []
+    if done["resent"]:
+        lines.append(
+            f"the hub had lost {done['resent']:,} records this device pushed (restored from an older copy,"
+            " or deleted): sent them again"
+            + (
+                f" ({done['resent_changed']:,} of them not as they were: signed by a key rotated out since,"
+                " or a row redacted since)"
+                if done["resent_changed"]
+                else ", the same as before"
+            )
+        )
+    for record in done.get("not_its_own", []):
+        lines.append(
+            f"{record} is filed under this device's name, but this device did not push it: every device"
+            " refuses it; a device that holds the content key wrote it (`aimos hub devices`, then revoke it)"
+        )
+    if done["hub_went_back"]:
+        lines.append(
+            "the hub went back (it no longer held the record this device pulled last): read it again"
+            f" from the start, {done['skipped']:,} records this device already held left as they are"
+        )
+    return lines
 
 
 def heard(
@@ -290,11 +357,15 @@ def _catch_up(
     device: str,
     housekeeper: Any,
     claims: list[tuple[str, dict[str, Any]]],
+    read: sync.Anchor | None,
 ) -> sync.PullResult:
     """The records another device has pulled and the hub's order went past for this one, asked
-    for by device (aimos/hub/heads.py) and applied."""
+    for by device (aimos/hub/heads.py) and applied; its anchor is ``read`` (the record a pull read
+    last), still the place to pull from."""
     missing = [entry["device"] for entry in heard(conn, brain_id, device, claims)]
-    return sync.catch_up(conn, hub, keys, device, housekeeper, missing) if missing else sync.PullResult()
+    if not missing:
+        return sync.PullResult(anchor=read)
+    return sync.catch_up(conn, hub, keys, device, housekeeper, missing, read)
 
 
 def refuse_unpushed_redaction(conn: apsw.Connection, keystore: Keystore, memory_id: str) -> None:
@@ -358,15 +429,17 @@ def _push(
     housekeeper: Any,
     told: Callable[[str, int], None] | None,
 ) -> sync.PushResult:
-    pushed = sync.push(
-        conn,
-        hub,
-        ring,
-        device,
-        int(read_state(brain_id).get("pushed_through_seal", 0)),
-        _signer(housekeeper),
-        (lambda n: told("pushed", n)) if told else None,
-    )
+    with PushedLog(paths.hub_pushed_path(brain_id)) as log:
+        pushed = sync.push(
+            conn,
+            hub,
+            ring,
+            device,
+            0 if log.made else int(read_state(brain_id).get("pushed_through_seal", 0)),
+            _signer(housekeeper),
+            log,
+            (lambda n: told("pushed", n)) if told else None,
+        )
     write_state(brain_id, pushed_through_seal=pushed.through_seal)
     return pushed
 
@@ -549,6 +622,7 @@ def status(conn: apsw.Connection, keystore: Keystore) -> dict[str, Any]:
         "content_key_generation": generations.held(keystore).newest,
         "requests_refused": state.get("refused_requests") or {},
         "pulled_through": heads.through,
+        "last_repair": state.get("last_repair"),
         "devices_pulled": {d: n for d, (n, _link) in sorted(heads.devices.items())},
         "devices_refused_from": dict(sorted(heads.refused_from.items())),
         "redactions_refused": redactions.refused_here(conn),
@@ -557,9 +631,19 @@ def status(conn: apsw.Connection, keystore: Keystore) -> dict[str, Any]:
     out["to_push_at_most"] = count_after(conn, int(state.get("pushed_through_seal", 0)))
     try:
         key = content_key(keystore)
-        with PostgresHub(url, brain_id) as hub:
+        filed = box.device_name(key, device)
+        read = sync.newest_read(conn, key, remembered_read(brain_id))
+        out["pulled_through"] = read.seq if read else 0
+        with (
+            PostgresHub(url, brain_id) as hub,
+            PushedLog(paths.hub_pushed_path(brain_id), create=False) as log,
+        ):
             counts = hub.counts()
-            out["to_pull"] = hub.waiting_for(heads.through, box.device_name(key, device))
+            out["hub_went_back"] = sync.went_back(hub, read)
+            through = 0 if out["hub_went_back"] or read is None else read.seq
+            out["to_pull"] = hub.waiting_for(through, filed)
+            newest = hub.newest_of(filed)
+            out["hub_lost_of_this_device"] = max(0, log.newest()[0] - (newest[0] if newest else 0))
         named = {box.device_name(key, str(d["device"])): str(d["device"]) for d in devices(conn)}
         for entry in counts["devices"]:  # the hub knows devices by keyed names only
             entry["device"] = named.get(entry["device"], f"{entry['device']} (not a device this brain knows)")

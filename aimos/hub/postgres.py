@@ -334,10 +334,18 @@ class PostgresHub:
 
     def of_device_after(self, device: str, n: int, limit: int) -> list[HubRow]:
         """Device ``device``'s records after its number ``n``, in order (what another device has
-        pulled and the hub's order went past for this one: aimos/hub/heads.py)."""
+        pulled and the hub's order went past for this one: aimos/hub/heads.py; what this device
+        pushed that its push log lacks: aimos/hub/pushed.py)."""
         return self._records("device = %s AND device_n > %s ORDER BY device_n LIMIT %s", (device, n, limit))
 
+    def at(self, seq: int) -> HubRow | None:
+        """The record at order number ``seq``, if the hub holds one."""
+        found = self._records("seq = %s", (seq,))
+        return found[0] if found else None
+
     def _records(self, where: str, params: tuple[Any, ...]) -> list[HubRow]:
+        """This brain's records ``where`` (an SQL condition and its ORDER BY / LIMIT); a box over
+        MAX_RECORD_BYTES is not read (HubRow.size says its size)."""
         with self._tx() as cur:
             cur.execute(
                 "SELECT seq, device, device_n, CASE WHEN length(box) <= %s THEN box ELSE ''::bytea END,"

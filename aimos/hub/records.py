@@ -209,13 +209,16 @@ def sealed_by(conn: apsw.Connection, table: str, rowid: int, after_seal: int) ->
     return None
 
 
-def written_after(conn: apsw.Connection, after_seal: int) -> Iterator[tuple[int, str, dict[str, Any]]]:
-    """Every synced row the seals after ``after_seal`` sealed, as (seal, table, row) in the order
-    they are applied."""
+def written_after(
+    conn: apsw.Connection, after_seal: int, leave_out: frozenset[int] = frozenset()
+) -> Iterator[tuple[int, str, dict[str, Any]]]:
+    """Every synced row the seals after ``after_seal`` sealed (but those of the seals in
+    ``leave_out``), as (seal, table, row) in the order they are applied."""
     columns: dict[str, list[str]] = {}
     by_seal: dict[int, list[tuple[str, int, int]]] = {}
     for seq, table, start, top in _sealed_ranges(conn, after_seal):
-        by_seal.setdefault(seq, []).append((table, start, top))
+        if seq not in leave_out:
+            by_seal.setdefault(seq, []).append((table, start, top))
     for seq, ranges in by_seal.items():
         seal_rows: list[tuple[int, int, str, dict[str, Any]]] = []
         for table, start, top in ranges:
@@ -232,6 +235,19 @@ def written_after(conn: apsw.Connection, after_seal: int) -> Iterator[tuple[int,
             yield int(seq), table, row
 
 
+def held_row(conn: apsw.Connection, table: str, key: list[Any]) -> dict[str, Any] | None:
+    """The row this brain holds in ``table`` under ``key`` (its key columns' values), None when
+    it holds none."""
+    where = " AND ".join(f'"{c}" = ?' for c in KEYS[table])
+    return one(conn, f'SELECT * FROM "{table}" WHERE {where}', tuple(key))
+
+
+def pushed_row(conn: apsw.Connection, table: str, key: str) -> dict[str, Any] | None:
+    """A row as a push sends it (written_after's form), by its table and key_text."""
+    row = held_row(conn, table, json.loads(key))
+    return _as_saved(row) if row is not None and table == "memories" else row
+
+
 # --- applying what another device wrote ----------------------------------------------------------
 def _comparable(table: str, row: dict[str, Any]) -> dict[str, Any]:
     skip = LIVE_PROJECTIONS.get(table, frozenset())
@@ -243,8 +259,7 @@ def apply(conn: apsw.Connection, record: Record, name: str) -> bool:
     False when this brain holds it already, unchanged. A row that differs from the one held under
     its key, or that a guard refuses, is refused naming the record."""
     table, row = record.table, record.row
-    where = " AND ".join(f'"{c}" = ?' for c in KEYS[table])
-    held = one(conn, f'SELECT * FROM "{table}" WHERE {where}', tuple(row[c] for c in KEYS[table]))
+    held = held_row(conn, table, [row[c] for c in KEYS[table]])
     if held is not None:
         if _comparable(table, held) != _comparable(table, row):
             raise IntegrityError(

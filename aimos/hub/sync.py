@@ -7,10 +7,22 @@ chain, is refused by a guard or fails the verifier refuses the whole batch by na
 of it is applied. A push is idempotent: the hub names each row by a keyed hash of its table and
 key and keeps one copy, and each device's records continue from the newest one the hub holds, so
 a push cut off anywhere is finished by the next one, with nothing lost or sent twice.
+
+A hub that goes back (its database restored from an older copy, or records deleted by its owner)
+is repaired by the devices: a push that finds the hub holding fewer of this device's records than
+it pushed sends the missing ones again, the same bytes (aimos/hub/pushed.py); a pull that finds the
+hub no longer holding the record it read last reads the hub again from the start, skipping the
+records it holds (the same device, number and link) and refusing one that claims a number it holds
+with another link (a fork). A record is sent again under the content key generation it was first
+sent under, and a device's heads record (aimos/hub/heads.py) from the row the log kept of it, so
+both are the same bytes; a catch-up (records the hub gave another device and not this one, asked
+for by device and number) leaves the record a pull read last as it was.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -23,6 +35,7 @@ from aimos.crypto.ed25519 import verify as ed25519_verify
 from aimos.errors import IntegrityError, VerificationError
 from aimos.hub import box, records
 from aimos.hub.heads import HEADS, heads_row
+from aimos.hub.pushed import Pushed, PushedLog
 from aimos.identity.devices import cuts, home, revoked_device
 from aimos.identity.epochs import Signer
 from aimos.learning.verifier import verify_memories
@@ -57,6 +70,7 @@ class Hub(Protocol):
     def names_held(self, names: list[bytes]) -> set[bytes]: ...
     def append(self, device: str, items: list[tuple[int, bytes, bytes]]) -> None: ...
     def after(self, seq: int, limit: int, other_than: str) -> list[HubRow]: ...
+    def at(self, seq: int) -> HubRow | None: ...
     def of_device_after(self, device: str, n: int, limit: int) -> list[HubRow]: ...
 
 
@@ -65,6 +79,39 @@ class PushResult:
     records: int = 0
     through_seal: int = 0
     bytes_sent: int = 0
+    # records the hub had lost, sent again; of them, those that could not be the same bytes (signed
+    # by a housekeeper key rotated out since, or a row changed since: a redacted memory)
+    resent: int = 0
+    resent_changed: int = 0
+    # records the hub files under this device's name that it did not push (another device that
+    # holds the content key wrote them): "hub record #N (record n)"
+    not_its_own: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Anchor:
+    """A record a pull read on the hub, which the next pull starts after: its order number, the
+    hub's (keyed) name of its device, its number and link. ``pulls``: how many hub_pulls rows the
+    brain held when it was read (the state file keeps it: an anchor older than the brain's newest
+    pull is not the newest)."""
+
+    seq: int
+    filed: str
+    n: int
+    link: str
+    pulls: int = 0
+
+    @classmethod
+    def of(cls, row: HubRow, pulls: int) -> Anchor:
+        return cls(row.seq, row.device, row.n, box.record_link(row.box), pulls)
+
+    def held_by(self, row: HubRow | None) -> bool:
+        return row is not None and (row.seq, row.device, row.n, box.record_link(row.box)) == (
+            self.seq,
+            self.filed,
+            self.n,
+            self.link,
+        )
 
 
 @dataclass
@@ -75,6 +122,11 @@ class PullResult:
     through: int = 0
     # records of revoked devices refused (and skipped): "hub record #N (device D, record n): why"
     refused: list[str] = field(default_factory=list)
+    # the hub no longer held the record this device read last: it was read again from the start,
+    # and the records this brain held already (``skipped``) were left as they are
+    went_back: bool = False
+    skipped: int = 0
+    anchor: Anchor | None = None  # the last record read
     # the heads records pulled: (the device that pushed it, its row), aimos/hub/heads.py
     heard: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
 
@@ -87,6 +139,15 @@ class Heads:
     through: int
     devices: dict[str, tuple[int, str]]
     refused_from: dict[str, int]
+
+
+class _Behind(Exception):
+    """A record that skips numbers of its device: the hub may have gone back and on since the record
+    read last (which it holds again), so it is read again from the start before it is refused."""
+
+    def __init__(self, error: VerificationError) -> None:
+        super().__init__(error.message)
+        self.error = error
 
 
 class _Refuse(Exception):
@@ -104,19 +165,27 @@ def push(
     device: str,
     after_seal: int,
     signer: Signer,
+    log: PushedLog,
     told: Callable[[int], None] | None = None,
 ) -> PushResult:
     """Send every row the seals after ``after_seal`` sealed that the hub does not hold yet, each
     signed by this device's housekeeper (``signer``; its own epoch's row, when it is among them,
     goes first, so every record after it can be checked), sealed under the newest generation of
-    the content key in ``keys``."""
+    the content key in ``keys``, and first what the hub lost of this device's records (``log``:
+    what it pushed before, each sent again under the generation it was first sent under). The
+    rows of this device's pulls are never its own (but its join's, which enrols it in the
+    transaction that pulls). A push that sends rows ends with this device's heads record
+    (_heads_entry)."""
     result = PushResult(through_seal=after_seal)
+    filed = box.device_name(keys.first, device)
+    n, link = _caught_up(conn, hub, keys, device, filed, signer, log, result)
     head = head_seal(conn)
     if head is None or head.seq <= after_seal:
         return result
-    pending: list[tuple[int, str, dict[str, Any], bytes]] = []
-    for seal, table, row in records.written_after(conn, after_seal):
-        entry = (seal, table, row, box.row_name(keys.first, table, records.key_text(table, row)))
+    pending: list[tuple[int, str, dict[str, Any], str, bytes]] = []
+    for seal, table, row in records.written_after(conn, after_seal, _pull_seals(conn)):
+        key = records.key_text(table, row)
+        entry = (seal, table, row, key, box.row_name(keys.first, table, key))
         own = table == "identity_epochs" and (row["agent_id"], row["valid_from"]) == (
             HOUSEKEEPER,
             signer.valid_from,
@@ -124,46 +193,185 @@ def push(
         pending.insert(0, entry) if own else pending.append(entry)
     held: set[bytes] = set()
     for start in range(0, len(pending), NAMES_BATCH):
-        held |= hub.names_held([name for _s, _t, _r, name in pending[start : start + NAMES_BATCH]])
-    if any(name not in held for _s, _t, _r, name in pending):
+        held |= hub.names_held([entry[-1] for entry in pending[start : start + NAMES_BATCH]])
+    if any(entry[-1] not in held for entry in pending):
         pending.append(_heads_entry(conn, keys.first, device, head.seq))
-        held |= hub.names_held([pending[-1][3]])
-    filed = box.device_name(keys.first, device)
-    newest = hub.newest_of(filed)
-    n, link = (newest[0], box.record_link(newest[1])) if newest else (0, box.GENESIS_LINK)
-    batch: list[tuple[int, bytes, bytes]] = []
-    for seal, table, row, name in pending:
+        held |= hub.names_held([pending[-1][-1]])
+    sending = _Sending(hub, filed, log, told, result)
+    for seal, table, row, key, name in pending:
         if name in held:
             continue
         held.add(name)  # a row written twice under one key (never): sent once
         n += 1
-        plaintext = records.encode(records.Record(device, n, link, table, row, signer.valid_from, seal))
-        signature = signer.key.sign(records.signed_message(plaintext))
-        sealed = keys.seal(signature + plaintext)
+        record = records.Record(device, n, link, table, row, signer.valid_from, seal)
+        sealed = _sealed(keys, keys.newest, record, signer)
         link = box.record_link(sealed)
-        batch.append((n, name, sealed))
-        result.bytes_sent += len(sealed)
-        if len(batch) >= PUSH_BATCH:
-            hub.append(filed, batch)
-            result.records += len(batch)
-            batch = []
-            if told is not None:
-                told(result.records)
-    if batch:
-        hub.append(filed, batch)
-        result.records += len(batch)
-    result.through_seal = head.seq
+        sending.add(Pushed.of(record, key, link, keys.newest), name, sealed)
+    sending.flush()
+    result.records, result.through_seal = sending.sent, head.seq
     return result
+
+
+class _Sending:
+    """A push's records on their way, a hub transaction each PUSH_BATCH; each batch the hub took
+    is then written to the log."""
+
+    def __init__(
+        self, hub: Hub, filed: str, log: PushedLog, told: Callable[[int], None] | None, result: PushResult
+    ) -> None:
+        self.hub, self.filed, self.log, self.told, self.result = hub, filed, log, told, result
+        self.batch: list[tuple[int, bytes, bytes]] = []
+        self.entries: list[Pushed] = []
+        self.sent = 0
+
+    def add(self, entry: Pushed, name: bytes, sealed: bytes) -> None:
+        self.batch.append((entry.n, name, sealed))
+        self.entries.append(entry)
+        self.result.bytes_sent += len(sealed)
+        if len(self.batch) >= PUSH_BATCH:
+            self.flush()
+            if self.told is not None:
+                self.told(self.sent)
+
+    def flush(self) -> None:
+        if self.batch:
+            self.hub.append(self.filed, self.batch)
+            self.log.add(self.entries)
+            self.sent += len(self.batch)
+            self.batch, self.entries = [], []
 
 
 def _heads_entry(
     conn: apsw.Connection, content_key: bytes, device: str, seal: int
-) -> tuple[int, str, dict[str, Any], bytes]:
+) -> tuple[int, str, dict[str, Any], str, bytes]:
     """The record of how far this device has pulled, which a push that sends rows ends with
-    (aimos/hub/heads.py): one per hub order number pulled through (its name the same for both)."""
+    (aimos/hub/heads.py): one per hub order number pulled through (its name the same for both).
+    No table holds its row: the push log keeps it, to send it again the same (_resend)."""
     pulled = pulled_heads(conn)
     row = heads_row(device, pulled.through, pulled.devices)
-    return seal, HEADS, row, box.row_name(content_key, HEADS, records.key_text(HEADS, row))
+    key = records.key_text(HEADS, row)
+    return seal, HEADS, row, key, box.row_name(content_key, HEADS, key)
+
+
+def _sealed(keys: box.KeyRing, generation: int, record: records.Record, signer: Signer) -> bytes:
+    """``record`` signed by ``signer`` and sealed under content key ``generation``."""
+    plaintext = records.encode(record)
+    return keys.seal(signer.key.sign(records.signed_message(plaintext)) + plaintext, generation)
+
+
+def _pull_seals(conn: apsw.Connection) -> frozenset[int]:
+    """The seals of this brain's pulls (rows other devices wrote), but its first: a join pulls and
+    enrols the device in one transaction."""
+    first = one(conn, "SELECT MIN(seq) AS seq FROM brain_seals")
+    pulls = {int(seq) for (seq,) in conn.execute("SELECT DISTINCT local_seal FROM hub_pulls")}
+    return frozenset(pulls - {first["seq"] if first else None})
+
+
+def _caught_up(
+    conn: apsw.Connection,
+    hub: Hub,
+    keys: box.KeyRing,
+    device: str,
+    filed: str,
+    signer: Signer,
+    log: PushedLog,
+    result: PushResult,
+) -> tuple[int, str]:
+    """This device's newest record as the hub holds it (number, link), once the hub holds every
+    one the log holds: what it lost is sent again. A log behind the hub learns the rest from it."""
+    newest = hub.newest_of(filed)
+    hub_n, hub_link = (newest[0], box.record_link(newest[1])) if newest else (0, box.GENESIS_LINK)
+    mine_n = log.newest()[0]
+    if hub_n > mine_n:
+        _learn(conn, hub, keys, device, filed, log, mine_n, result)
+        return hub_n, hub_link
+    if log.link_of(hub_n) != hub_link:
+        raise _forked_error(
+            f"the hub holds as record {hub_n} of this device ({device}) a record this device did not push",
+            "Nothing was pushed. Its records were written again elsewhere (a copy of this device's brain "
+            "or keys), or the hub's were changed: check who can write to the hub.",
+        )
+    if hub_n < mine_n:
+        _resend(conn, keys, device, signer, _Sending(hub, filed, log, None, result), hub_n, hub_link)
+    return log.newest()
+
+
+def _learn(
+    conn: apsw.Connection,
+    hub: Hub,
+    keys: box.KeyRing,
+    device: str,
+    filed: str,
+    log: PushedLog,
+    mine_n: int,
+    result: PushResult,
+) -> None:
+    """The log learns this device's records after ``mine_n`` from the hub, each opened, signed by
+    this device's housekeeper and following the one before. One it did not sign (filed under its
+    name by another device) is named in ``result`` and left out; the push follows it all the same,
+    as every device refuses it."""
+    link = log.link_of(mine_n)
+    while found := hub.of_device_after(filed, mine_n, PULL_BATCH):
+        entries = []
+        for row in found:
+            name = f"#{row.seq} (device {device}, record {row.n})"
+            if row.n != mine_n + 1:
+                raise _forked_error(
+                    f"the hub holds no record {mine_n + 1} of this device ({device}) before record {row.n}",
+                    "Nothing was pushed. Records of this device were deleted from the middle of its chain "
+                    "on the hub: check who can write to it.",
+                )
+            mine_n, prev, link = row.n, link, box.record_link(row.box)
+            try:
+                record = _opened(conn, keys, row, name)
+            except VerificationError:
+                record = None
+            if record is None or record.device != device:
+                result.not_its_own.append(f"hub record #{row.seq} (record {row.n})")
+                continue
+            if record.prev != prev:
+                raise _forked_error(
+                    f"hub record {name} does not follow record {mine_n - 1} this device pushed",
+                    "Nothing was pushed. The hub's records of this device were changed: check who can "
+                    "write to the hub.",
+                )
+            entries.append(Pushed.of(record, record.key_text(), link, box.generation_of(row.box)))
+        log.add(entries)
+
+
+def _resend(
+    conn: apsw.Connection,
+    keys: box.KeyRing,
+    device: str,
+    signer: Signer,
+    sending: _Sending,
+    hub_n: int,
+    link: str,
+) -> None:
+    """Send again this device's records after ``hub_n`` (the hub lost them), each rebuilt from
+    its row (a heads record's, which no table holds, from the log) and sealed under the content key
+    generation it was first sent under: the same bytes when the housekeeper that signed it signs
+    now and its row is as it was (else a new record at its number, counted in ``resent_changed``)."""
+    for entry in sending.log.after(hub_n):
+        if entry.row is not None:
+            row: dict[str, Any] | None = json.loads(entry.row)  # a heads record: no table holds it
+        else:
+            row = records.pushed_row(conn, entry.table, entry.key)
+        if row is None:
+            raise _forked_error(
+                f"record {entry.n} this device pushed ({entry.table}) holds a row this brain no longer holds",
+                "Nothing more was pushed. This brain is not the one that pushed it: check `aimos verify`.",
+            )
+        record = records.Record(device, entry.n, link, entry.table, row, signer.valid_from, entry.seal)
+        # (a generation this device no longer holds: never, every one it was given is kept)
+        generation = entry.generation if entry.generation in keys.keys else keys.newest
+        sealed = _sealed(keys, generation, record, signer)
+        link = box.record_link(sealed)
+        sending.result.resent_changed += link != entry.link
+        name = box.row_name(keys.first, entry.table, entry.key)
+        sending.add(Pushed.of(record, entry.key, link, generation), name, sealed)
+    sending.flush()
+    sending.result.resent += sending.sent
 
 
 def pulled_heads(conn: apsw.Connection) -> Heads:
@@ -188,6 +396,37 @@ def pulled_heads(conn: apsw.Connection) -> Heads:
     return Heads(through, heads, refused)
 
 
+def newest_read(conn: apsw.Connection, content_key: bytes, remembered: Anchor | None) -> Anchor | None:
+    """The last record this brain read on the hub: ``remembered`` (the state file's) when no pull
+    applied anything since it was kept, else the last record of the newest pull (hub_pulls); None
+    before the first."""
+    pulls = _pulls(conn)
+    if remembered is not None and remembered.pulls == pulls:
+        return remembered
+    last = one(
+        conn,
+        "SELECT hub_seq, device, device_n, record_hash FROM hub_pulls"
+        " WHERE local_seal = (SELECT MAX(local_seal) FROM hub_pulls) ORDER BY hub_seq DESC LIMIT 1",
+    )
+    if last is None:
+        return None
+    filed = box.device_name(content_key, str(last["device"]))
+    return Anchor(int(last["hub_seq"]), filed, int(last["device_n"]), str(last["record_hash"]), pulls)
+
+
+def _pulls(conn: apsw.Connection) -> int:
+    """The newest hub_pulls row's number (rows are only added: a pull that applied anything since
+    an anchor was kept made it larger)."""
+    (newest,) = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM hub_pulls").fetchall()[0]
+    return int(str(newest))
+
+
+def went_back(hub: Hub, anchor: Anchor | None) -> bool:
+    """Whether the hub no longer holds, at its order number, the record this brain read last (its
+    database restored from an older copy, or records deleted)."""
+    return anchor is not None and anchor.seq > 0 and not anchor.held_by(hub.at(anchor.seq))
+
+
 def pull(
     conn: apsw.Connection,
     hub: Hub,
@@ -197,37 +436,75 @@ def pull(
     told: Callable[[int], None] | None = None,
     *,
     batch: int = PULL_BATCH,
+    read: Anchor | None = None,
 ) -> PullResult:
-    """Apply every record the hub holds after what this brain pulled, a batch per write
-    transaction (``housekeeper`` None: the caller holds the transaction, a join). A record a
-    guard or the verifier refuses refuses its whole batch (nothing of it is applied), unless its
-    device is revoked or the record holds a row its device may not write (records.check_pushed_by:
-    a misbehaving device): then that record and every later one of that device are refused by
-    name and skipped, and the batch is applied without them (every device decides the same, in
-    the hub's order)."""
+    """Apply every record the hub holds after the one this brain read last (``read``: as the state
+    file remembers it; newest_read), a batch per write transaction (``housekeeper`` None: the
+    caller holds the transaction, a join). A record a guard or the verifier refuses refuses its
+    whole batch (nothing of it is applied), unless its device is revoked or the record holds a row
+    its device may not write (records.check_pushed_by: a misbehaving device): then that record and
+    every later one of that device are refused by name and skipped, and the batch is applied
+    without them (every device decides the same, in the hub's order).
+
+    A hub that no longer holds the record read last, or whose records skip a number of a device
+    (its order went back and on: the record read last may be there again), is read again from the
+    start: what this brain holds is skipped (_unheld)."""
     result = PullResult()
+    own = box.device_name(keys.first, device)  # (this device's own records: not again)
+    start = newest_read(conn, keys.first, read)
+    result.went_back = went_back(hub, start)
+    through = 0 if result.went_back or start is None else start.seq
+    last: HubRow | None = None
     while True:
         heads = pulled_heads(conn)
-        # (this device's own records: not again)
-        fetched = hub.after(heads.through, batch, box.device_name(keys.first, device))
+        fetched = hub.after(through, batch, own)
         if not fetched:
             break
-        _apply_fetched(conn, fetched, keys, device, housekeeper, heads, result)
-        result.through = fetched[-1].seq
+        fresh = _unheld(conn, keys.first, fetched, heads)
+        try:
+            _apply_fetched(conn, fresh, keys, device, housekeeper, heads, result)
+        except _Behind as behind:
+            if result.went_back:
+                raise behind.error from None
+            result.went_back, through = True, 0
+            continue
+        result.records += len(fetched) - len(fresh)
+        result.skipped += len(fetched) - len(fresh)
+        result.through = through = fetched[-1].seq
+        last = fetched[-1]
         if told is not None:
             told(result.records)
         if len(fetched) < batch:
             break
+    pulls = _pulls(conn)
+    if last is not None:
+        result.anchor = Anchor.of(last, pulls)
+    elif result.went_back or start is None:
+        result.anchor = Anchor(0, "", 0, box.GENESIS_LINK, pulls)  # read the hub from its start: nothing
+    else:
+        result.anchor = start
     return result
 
 
 def catch_up(
-    conn: apsw.Connection, hub: Hub, keys: box.KeyRing, device: str, housekeeper: Any, missing: Iterable[str]
+    conn: apsw.Connection,
+    hub: Hub,
+    keys: box.KeyRing,
+    device: str,
+    housekeeper: Any,
+    missing: Iterable[str],
+    read: Anchor | None = None,
 ) -> PullResult:
     """The records of the ``missing`` devices that another device has pulled and this one was not
     given (aimos/hub/heads.py), which the hub's order went past: asked for by device and number
-    (the next batch of each) and applied as a pull applies them."""
-    result = PullResult()
+    (the next batch of each) and applied as a pull applies them (a record that skips a number of
+    its device is refused: the hub lost it, or went back).
+
+    It reads by device and number, not in the hub's order, so the record a pull read last
+    (``read``) stays the one the next pull starts after: the result's anchor is ``read``, kept
+    current (newest_read) when it was before."""
+    result = PullResult(anchor=read)
+    before = _pulls(conn)
     heads = pulled_heads(conn)
     fetched = sorted(
         (
@@ -239,8 +516,12 @@ def catch_up(
         ),
         key=lambda hub_row: hub_row.seq,
     )
-    if fetched:
+    try:
         _apply_fetched(conn, fetched, keys, device, housekeeper, heads, result)
+    except _Behind as behind:
+        raise behind.error from None
+    if read is not None and read.pulls == before:
+        result.anchor = dataclasses.replace(read, pulls=_pulls(conn))
     return result
 
 
@@ -256,6 +537,8 @@ def _apply_fetched(
     """One batch in one write transaction; a revoked, cut or misbehaving device's records refused
     by name from the first of its write transaction on (a cut: after its number), and the batch
     tried again without them."""
+    if not fetched:
+        return
     cut = dict(heads.refused_from)
     for dev, through in cuts(conn).items():  # the master's cuts: refused after their number
         cut[dev] = min(cut.get(dev, through + 1), through + 1)
@@ -270,6 +553,29 @@ def _apply_fetched(
     result.refused += refused
     result.records += len(fetched)
     result.applied += applied
+
+
+def _unheld(conn: apsw.Connection, content_key: bytes, fetched: list[HubRow], heads: Heads) -> list[HubRow]:
+    """The records this brain does not hold yet. One it holds (at a number of its device this brain
+    pulled) is left out, when its link is the one this brain keeps of it (it keeps its newest of each
+    pull); another link there is a fork, refused by name."""
+    names = {box.device_name(content_key, fp): fp for fp in heads.devices}
+    fresh = []
+    for row in fetched:
+        fp = names.get(row.device)
+        if fp is None or row.n > heads.devices[fp][0] or row.size > MAX_RECORD_BYTES:  # (_opened refuses it)
+            fresh.append(row)
+            continue
+        kept = one(conn, "SELECT record_hash FROM hub_pulls WHERE device = ? AND device_n = ?", (fp, row.n))
+        if kept is not None and kept["record_hash"] != box.record_link(row.box):
+            raise _forked_error(
+                f"hub record #{row.seq} (device {fp}, record {row.n}) is not the record {row.n} of that "
+                "device this brain pulled before: a fork",
+                "Nothing from this pull was applied. That device's records were written again with other "
+                "content (a copy of its brain or keys used elsewhere), or the hub's were changed: check "
+                "which devices hold this brain (`aimos hub devices`) and revoke one that misbehaves.",
+            )
+    return fresh
 
 
 @contextmanager
@@ -323,9 +629,10 @@ def _apply_batch(
         first_of_seal = begun.setdefault((record.device, record.seal), record.n)
         n, link = chains.get(record.device, (0, box.GENESIS_LINK))
         if record.n != n + 1 or record.prev != link:
-            raise _order_error(
+            error = _order_error(
                 name, f"does not follow record {n} of device {record.device} (cut, reordered or spliced)"
             )
+            raise _Behind(error) if record.n > n + 1 else error
         chains[record.device] = (record.n, box.record_link(hub_row.box))
         moved[record.device] = (record.n, box.record_link(hub_row.box), hub_row.seq)
         if record.device == device:
@@ -471,3 +778,7 @@ def _order_error(name: str, why: str) -> VerificationError:
         "Nothing from this pull was applied. The hub's records were changed: check who can write to it.",
         reason="hub_record_out_of_order",
     )
+
+
+def _forked_error(what: str, fix: str) -> VerificationError:
+    return VerificationError(what, fix, reason="hub_record_forked")

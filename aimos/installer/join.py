@@ -26,6 +26,7 @@ from aimos.crypto.encoding import iso_ms
 from aimos.errors import EncodingError, PassphraseError, UsageError
 from aimos.hub import box, device, generations, redactions, sync
 from aimos.hub.postgres import BrainKeys, PostgresHub, masked
+from aimos.hub.pushed import PushedLog
 from aimos.identity.anchors import keep_anchor, revocations_held
 from aimos.identity.epochs import (
     DEVICE_SLOT_META,
@@ -193,6 +194,7 @@ def _make(
     run.did("freshness anchor", lambda: freshness_path(keys.brain_id).unlink(missing_ok=True))
     run.did("hub state", lambda: device.state_path(keys.brain_id).unlink(missing_ok=True))
     run.did("hub lock", lambda: device.state_path(keys.brain_id).with_suffix(".lock").unlink(missing_ok=True))
+    run.did("hub push log", lambda: paths.hub_pushed_path(keys.brain_id).unlink(missing_ok=True))
     device_fp = f"aimos-device:{uuid.uuid4()}"
     os.close(device.open_lock(keys.brain_id))  # made now: the join's files are all there when it ends
     conn = open_writer(brain_path, create=True)
@@ -207,7 +209,9 @@ def _make(
         _write_anchors(run, keys.brain_id, master.fingerprint, brain_path, options)
         keystore.put(device.CONTENT_KEY_ITEM, content_keys.to_text())
         keystore.put(device.URL_ITEM, url)
-        pushed = sync.push(conn, hub, content_keys, device_fp, 0, housekeeper[0])
+        with PushedLog(paths.hub_pushed_path(keys.brain_id)) as log:
+            pushed = sync.push(conn, hub, content_keys, device_fp, 0, housekeeper[0], log)
+        device.remember_read(keys.brain_id, pulled)
         device.heard(conn, keys.brain_id, device_fp, pulled.heard)
         device.write_state(
             keys.brain_id,

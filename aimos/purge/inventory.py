@@ -167,6 +167,7 @@ def owned_files(record: dict[str, Any] | None = None, brain_id: str | None = Non
             records_path(brain_id),
             paths.hub_state_path(brain_id),
             paths.hub_state_path(brain_id).with_suffix(".lock"),
+            paths.hub_pushed_path(brain_id),
         ]
     backups = state.backups_dir()
     if backups.is_dir():

@@ -277,7 +277,7 @@ def test_a_record_filed_under_another_devices_name_is_refused(hub: Callable[[str
     }
     _push_as(c, a, "request_nonces", forged)
     b.aimos("sync", "--json")
-    a.sync()
+    assert a.sync()["not_its_own"], "the home did not say a record under its name is not its own"
     save(a, "the home keeps writing, unaware")
     a.sync()
     assert not b.sql("SELECT 1 FROM request_nonces WHERE nonce = ?", (forged["nonce"],)), (
@@ -453,6 +453,28 @@ def _hub_sql(url: str, *statements: str) -> None:
         for statement in statements:
             conn.execute(statement)
         conn.execute("ALTER TABLE aimos_hub_records ENABLE TRIGGER USER")
+
+
+def test_a_hub_that_lost_a_devices_newest_records_gets_them_again(
+    hub: Callable[[str], Device], hub_url: str
+) -> None:
+    """The hub's database restored from last night's backup (or its owner deleting the newest
+    records): the device that pushed them never sends them again (its push continues from what the
+    hub holds, after the seal it last pushed), so they are lost to every other device, and what it
+    writes next no longer follows on them there. No device says the hub went back."""
+    a, b = hub("A"), hub("B")
+    a.sync()
+    b.sync()
+    with psycopg.connect(hub_url) as conn:
+        (before,) = conn.execute("SELECT MAX(seq) FROM aimos_hub_records").fetchone()
+    lost = save(a, "the spare key is under the blue flowerpot")
+    a.sync()
+    _hub_sql(hub_url, f"DELETE FROM aimos_hub_records WHERE seq > {before}")
+    kept = save(a, "the garage code is the year the house was built")
+    a.sync()
+    pulled = b.aimos("sync")
+    assert pulled.code == 0, pulled.describe()
+    assert {lost, kept} <= {r[0] for r in b.sql("SELECT memory_id FROM memories")}
 
 
 # --- secrets ---------------------------------------------------------------------------------------
@@ -693,9 +715,11 @@ def test_a_record_sealed_under_a_generation_no_device_was_given_is_refused_by_na
     """A device of the brain seals its records under a content key generation no device was given
     (a key of its own making, pushed by its modified aimos): every other device refuses the record
     by name, as sealed under a generation it does not hold, and applies nothing of its batch."""
+    from aimos import paths
     from aimos.hub import generations, sync
     from aimos.hub.device import linked_url, read_state
     from aimos.hub.postgres import PostgresHub
+    from aimos.hub.pushed import PushedLog
 
     a, b = hub("A"), hub("B")
     a.sync()
@@ -703,9 +727,12 @@ def test_a_record_sealed_under_a_generation_no_device_was_given_is_refused_by_na
     with b.opened() as brain:
         ring = generations.held(brain.keystore).add(7, os.urandom(32))
         brain_id = brain.meta["brain_id"]
-        with PostgresHub(linked_url(brain.keystore), brain_id) as hub_:
+        with (
+            PostgresHub(linked_url(brain.keystore), brain_id) as hub_,
+            PushedLog(paths.hub_pushed_path(brain_id)) as log,
+        ):
             after = int(read_state(brain_id)["pushed_through_seal"])
-            sync.push(brain.conn, hub_, ring, b.fp, after, brain.housekeeper())
+            sync.push(brain.conn, hub_, ring, b.fp, after, brain.housekeeper(), log)
     before = a.sql("SELECT COUNT(*) FROM memories")
     refused = a.aimos("sync")
     assert refused.code == 4, refused.describe()

@@ -2,7 +2,8 @@
 housekeeper syncs on its own schedule (AIMOS_SYNC_SECONDS, every 2 s here). A memory another device
 saves and syncs reaches this device without anyone running `aimos sync`; with the hub stopped the
 job logs that it could not run and `aimos hub status` says why, and once the hub is back the job
-syncs again by itself.
+syncs again by itself; and once the hub's owner deleted its newest record, the job says what it
+did about it (read the hub again, or sent that record again).
 
 The housekeeper is the real `aimos housekeeper start` (a detached `aimos housekeeper run`) on device
 B, stopped with `aimos housekeeper stop` (and killed, if it is still there, when the test ends); a
@@ -14,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hub_devices import Device, make_pair
+from hub_devices import RECORDS, Device, as_owner, make_pair
 from hub_support import PgCluster
 from process_support import kill_housekeeper, pid_alive, read_pid_file, wait_for
 
@@ -71,6 +72,13 @@ def test_the_housekeeper_syncs_on_its_own_and_retries_after_the_hub_was_down(
         wait_for(
             lambda: b.run("hub", "status", "--json").json()["last_error"] is None,
             "B's status to clear the failure after the job synced again",
+            timeout=ARRIVES_WITHIN,
+            every=0.5,
+        )
+        as_owner(pair.url, (f"DELETE FROM {RECORDS} WHERE seq = (SELECT MAX(seq) FROM {RECORDS})", ()))
+        wait_for(
+            lambda: "hub-sync: the hub " in log_of(b),
+            "the housekeeper to log that the hub lost a record and what it did",
             timeout=ARRIVES_WITHIN,
             every=0.5,
         )

@@ -9,7 +9,7 @@ with the seal row content hashes a v3 record names) and the hub's byte layouts (
 home, cut and handover rows, a record's plaintext and what its device's housekeeper signs, the
 hub's keyed names, a content key generation's record). This script computes them from fixed
 inputs with the code that writes them into ``aimos/aimos-vectors.json`` beside it. (The hub's
-box, the ciphertext layout, is not pinned here: its nonce is random.)
+box, the ciphertext layout, is not pinned here.)
 
     python tests/vectors/generate_aimos_vectors.py          # rewrite the committed file
     python tests/vectors/generate_aimos_vectors.py --check  # exit 1 if it has drifted

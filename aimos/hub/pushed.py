@@ -1,0 +1,124 @@
+"""What this device pushed to its hub, record by record: a table derived from its pushes, kept
+outside the brain beside the hub state file (state/hub/<brain id>.pushed, SQLite, 0600).
+
+For each of this device's records: its number, its link (box.record_link of its box), and what it
+carried: the seal, table and key of the row, the valid_from of the housekeeper epoch that signed
+it, and the content key generation that sealed it. A push that finds the hub holding fewer of
+this device's records than this log (a hub restored from an older copy, or whose owner deleted
+records) sends the missing ones again from it, the same bytes (the row read again from the brain,
+the same signer and generation, a box's nonce derived from its plaintext), so the devices that
+pulled them before see the same records. A heads record (aimos/hub/heads.py) carries a row no
+table holds, so the log keeps that row itself (device ids, numbers and links).
+
+It holds no secret and no memory text (a key is a row's ids). Lost or cut short (a push killed after the
+hub took a batch), it is learnt again from the hub's records of this device while the hub holds
+them (sync.push); a lost one also makes the next push look at every row this device wrote, and
+send what the hub lacks in the order it first did.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import apsw
+
+from aimos import paths
+from aimos.hub.box import GENESIS_LINK
+from aimos.hub.heads import HEADS
+from aimos.hub.records import Record
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS pushed (
+    n       INTEGER PRIMARY KEY CHECK (n >= 1),
+    link    TEXT NOT NULL CHECK (length(link) = 64),
+    seal    INTEGER NOT NULL,
+    tbl     TEXT NOT NULL,
+    key     TEXT NOT NULL,
+    signer  INTEGER NOT NULL,
+    gen     INTEGER NOT NULL CHECK (gen >= 1),
+    row     TEXT
+) STRICT;
+"""
+
+
+@dataclass(frozen=True)
+class Pushed:
+    """One record this device pushed: its number and link, the row it carried, and the content
+    key generation that sealed it."""
+
+    n: int
+    link: str
+    seal: int
+    table: str
+    key: str  # records.key_text
+    signer: int
+    generation: int
+    row: str | None = None  # the row itself (JSON), for a record no table holds: a heads record
+
+    @classmethod
+    def of(cls, record: Record, key: str, link: str, generation: int) -> Pushed:
+        """The log's entry of ``record`` (its key text ``key``) sent as a box of link ``link``."""
+        row = json.dumps(record.row, sort_keys=True) if record.table == HEADS else None
+        return cls(record.n, link, record.seal, record.table, key, record.signer, generation, row)
+
+
+class PushedLog:
+    """The log of one brain on this device (a context manager); ``create`` False: an absent log
+    reads as empty and is not made (`aimos hub status`, which writes nothing). ``made``: the log
+    was not there (a brain that pushed before there was a log, or whose log was lost)."""
+
+    def __init__(self, path: Path, *, create: bool = True) -> None:
+        self.conn: apsw.Connection | None = None
+        self.made = not path.exists()
+        if not create and self.made:
+            return
+        paths.ensure_private_dir(path.parent)
+        os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
+        self.conn = apsw.Connection(str(path))
+        self.conn.setbusytimeout(5000)
+        self.conn.execute(_SCHEMA)
+
+    def __enter__(self) -> PushedLog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.conn is not None:
+            self.conn.close()
+
+    def newest(self) -> tuple[int, str]:
+        """(number, link) of the newest record; (0, GENESIS_LINK) when there is none."""
+        found = self._rows("SELECT n, link FROM pushed ORDER BY n DESC LIMIT 1")
+        return (int(found[0][0]), str(found[0][1])) if found else (0, GENESIS_LINK)
+
+    def link_of(self, n: int) -> str | None:
+        """Record ``n``'s link (record 0: GENESIS_LINK, what the first one follows)."""
+        if n == 0:
+            return GENESIS_LINK
+        found = self._rows("SELECT link FROM pushed WHERE n = ?", (n,))
+        return str(found[0][0]) if found else None
+
+    def after(self, n: int) -> list[Pushed]:
+        return [
+            Pushed(int(r[0]), str(r[1]), int(r[2]), str(r[3]), str(r[4]), int(r[5]), int(r[6]), r[7])
+            for r in self._rows(
+                "SELECT n, link, seal, tbl, key, signer, gen, row FROM pushed WHERE n > ? ORDER BY n", (n,)
+            )
+        ]
+
+    def add(self, entries: Iterable[Pushed]) -> None:
+        """Record what the hub took (a record sent again replaces the one under its number)."""
+        assert self.conn is not None, "a log opened to read"
+        with self.conn:
+            self.conn.executemany(
+                "INSERT OR REPLACE INTO pushed (n, link, seal, tbl, key, signer, gen, row)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [(e.n, e.link, e.seal, e.table, e.key, e.signer, e.generation, e.row) for e in entries],
+            )
+
+    def _rows(self, sql: str, params: tuple[int, ...] = ()) -> list[tuple[Any, ...]]:
+        return [] if self.conn is None else list(self.conn.execute(sql, params))
