@@ -4,6 +4,7 @@ PostgreSQL hub the person runs (the extra aimos[hub])."""
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import typer
 
@@ -213,6 +214,7 @@ def revoke_cmd(
     refuse_secret_fields({"reason": reason}, outcome="nothing was revoked")
     with open_brain(write=True) as brain:
         master = brain.master(passphrase_fd, "revoke a device")
+        _pull_before_cut(brain)
         done = revoke_device(brain.conn, brain.keystore, master, brain.housekeeper, device, reason, now())
     if json_out:
         emit_json(done)
@@ -225,6 +227,21 @@ def revoke_cmd(
             f"the brain's content key is replaced on the hub (generation {done['content_key_generation']}): "
             "the other devices take it at their next sync, the revoked device cannot read what is written now"
         )
+
+
+def _pull_before_cut(brain: Any) -> None:
+    """A sync before a revocation: the cut then names the revoked device's newest record the hub
+    holds, so what any device may have pulled of it stays valid everywhere. A sync that fails (the
+    device misbehaves) does not stop its revocation: the cut names what this device holds."""
+    from aimos.errors import AimosError
+    from aimos.hub.device import hub_url, run_sync
+
+    if hub_url(brain.keystore) is None:
+        return
+    try:
+        run_sync(brain.conn, brain.keystore, brain.housekeeper)
+    except AimosError as exc:
+        say(f"could not sync first ({exc.message}); the cut names the records this device holds")
 
 
 @hub_app.command("status")

@@ -274,11 +274,15 @@ def run_sync(
     except EpochRevokedError as exc:
         # the hub's new content key left this device out (generations.refuse_if_left_out), or the
         # pull brought this device's own revocation: its housekeeper can seal nothing more
-        raised = exc if exc.reason == generations.LEFT_OUT else EpochRevokedError(
-            f"this device's housekeeper cannot seal the pull ({exc.message}): the master revoked this "
-            "device from another one (`aimos hub devices` there shows it), or its key was just rotated",
-            "A revoked device writes nothing more, and every other device refuses what it signs; if it is "
-            "yours, join the brain again in a new AIMOS_HOME. After a key rotation, run `aimos sync` again.",
+        raised = (
+            exc
+            if exc.reason == generations.LEFT_OUT
+            else EpochRevokedError(
+                f"this device's housekeeper cannot seal the pull ({exc.message}): the master revoked this "
+                "device from another one (`aimos hub devices` there shows it), or its key was just rotated",
+                "A revoked device writes nothing more, and every other device refuses what it signs; if it is "
+                "yours, join the brain again in a new AIMOS_HOME. After a key rotation, run `aimos sync` again.",
+            )
         )
         write_state(brain_id, last_error={"at": int(time.time()), "message": raised.message})
         raise raised from None
@@ -585,15 +589,15 @@ def move_home(
         raise UsageError("this device is already the home", "Nothing to do.")
     waiting = waiting_home(conn)
     with write_transaction(conn, housekeeper):
-        home_id = waiting["home_id"] if waiting is not None and waiting["device_fp"] == me else None
-        if home_id is None:
-            home_id = name_home(conn, master, me, now)
-        elif not force:
+        if waiting is not None and waiting["device_fp"] == me and not force:
             raise UsageError(
                 f"this device is already named the home: it takes over when {acting['device_fp']} "
                 "syncs and hands over",
                 "Sync both devices; if the old home is lost, run `aimos hub home --force`.",
             )
+        # a record of its own, even over one that waits: the old home may still hand that one
+        # over, and two handovers of one record would be one row name with two contents
+        home_id = name_home(conn, master, me, now)
         if force:
             old = str(acting["device_fp"])
             through = sync.pulled_heads(conn).devices.get(old, (0, ""))[0]
@@ -789,4 +793,3 @@ def _hub_for_revocation(url: str, brain_id: str) -> Iterator[PostgresHub]:
             "A revocation replaces the brain's content key on the hub, so the hub must answer: "
             "nothing was revoked. Run it again when the hub answers (`aimos hub status`).",
         ) from None
-

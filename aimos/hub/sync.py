@@ -49,6 +49,7 @@ NAMES_BATCH = 1000  # row names asked about at once
 # the largest record a pull takes: a row holding a whole save (at most memory/save's 1 MiB
 # canonical body), escaped and in base64; a hub's larger one is refused unread
 MAX_RECORD_BYTES = 4 * 1_048_576
+_CUT_WORDS = "its device is revoked or cut by the master, or pushed a row it may not write"
 
 
 @dataclass(frozen=True)
@@ -624,6 +625,15 @@ def _apply_batch(
         if hub_row.seq <= last_seq:
             raise _order_error(name, "comes out of the hub's order")
         last_seq = hub_row.seq
+        claimed = known.get(hub_row.device)
+        if claimed is not None and claimed != device and hub_row.n >= cut.get(claimed, hub_row.n + 1):
+            # a cut device's later record is refused unread: what it holds cannot matter, and a box
+            # it garbled (its hub login outlives its revocation) cannot stop a pull
+            refused.append(f"hub record {name}: {_CUT_WORDS}")
+            if hub_row.n > chains.get(claimed, (0, ""))[0]:
+                chains[claimed] = (hub_row.n, box.record_link(hub_row.box))
+                moved[claimed] = (hub_row.n, box.record_link(hub_row.box), hub_row.seq)
+            continue
         record = _opened(conn, keys, hub_row, name)
         name = f"#{hub_row.seq} (device {record.device}, record {record.n})"
         first_of_seal = begun.setdefault((record.device, record.seal), record.n)
@@ -638,10 +648,7 @@ def _apply_batch(
         if record.device == device:
             continue  # this device's own
         if record.device in cut and record.n >= cut[record.device]:
-            refused.append(
-                f"hub record {name}: its device is revoked or cut by the master,"
-                " or pushed a row it may not write"
-            )
+            refused.append(f"hub record {name}: {_CUT_WORDS}")
             continue
         if record.table == HEADS:
             heard.append((record.device, record.row))  # a device's heads: no row of the brain

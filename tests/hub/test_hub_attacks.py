@@ -353,6 +353,37 @@ def test_two_devices_revoking_one_device_while_apart_keep_syncing(hub: Callable[
         assert dev.aimos("verify", "--json").json()["ok"] is True
 
 
+def test_a_revoked_device_writing_garbage_to_the_hub_stops_no_sync(
+    hub: Callable[[str], Device], hub_url: str
+) -> None:
+    """A revoked device still holds the hub's URL (its login outlives the revocation): it appends a
+    box of random bytes under its own hub name. Its records after the cut are refused unread, so
+    the garbage stops no other device's sync."""
+    a, b, c = hub("A"), hub("B"), hub("C")
+    for dev in (a, b):
+        dev.sync()
+    save(c, "the spare charger is in the hall cupboard")
+    c.sync()
+    with psycopg.connect(hub_url) as conn:
+        (c_name,) = conn.execute("SELECT device FROM aimos_hub_records ORDER BY seq DESC LIMIT 1").fetchone()
+    a.sync()
+    a.aimos("hub", "revoke", c.fp, "--reason", "sold the laptop").ok()
+    a.sync()
+    with psycopg.connect(hub_url, autocommit=True) as conn:
+        conn.execute(
+            "INSERT INTO aimos_hub_records (brain_id, seq, device, device_n, name, box)"
+            " SELECT brain_id, MAX(seq) + 1, %s, (SELECT MAX(device_n) + 1 FROM aimos_hub_records"
+            " WHERE device = %s), decode(md5(random()::text) || md5(random()::text), 'hex'),"
+            " decode(repeat(md5(random()::text), 12), 'hex')"
+            " FROM aimos_hub_records GROUP BY brain_id",
+            (c_name, c_name),
+        )
+    for dev in (a, b, a, b):
+        synced = dev.aimos("sync", "--json")
+        assert synced.code == 0, synced.describe()
+    assert b.aimos("verify", "--json").json()["ok"] is True
+
+
 # --- the home moved while the old home was online (a careless person) ------------------------------
 def test_moving_the_home_while_the_old_home_is_online_does_not_stop_every_devices_sync(
     hub: Callable[[str], Device],
