@@ -278,10 +278,12 @@ def run_sync(
             exc
             if exc.reason == generations.LEFT_OUT
             else EpochRevokedError(
-                f"this device's housekeeper cannot seal the pull ({exc.message}): the master revoked this "
-                "device from another one (`aimos hub devices` there shows it), or its key was just rotated",
-                "A revoked device writes nothing more, and every other device refuses what it signs; if it is "
-                "yours, join the brain again in a new AIMOS_HOME. After a key rotation, run `aimos sync` again.",
+                f"this device's housekeeper cannot seal the pull ({exc.message}): the master revoked "
+                "this device from another one (`aimos hub devices` there shows it), or its key was just "
+                "rotated",
+                "A revoked device writes nothing more, and every other device refuses what it signs; if it "
+                "is yours, join the brain again in a new AIMOS_HOME. After a key rotation, run `aimos sync` "
+                "again.",
             )
         )
         write_state(brain_id, last_error={"at": int(time.time()), "message": raised.message})
