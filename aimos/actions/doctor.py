@@ -41,7 +41,7 @@ from aimos.identity.epochs import (
 from aimos.identity.keystore import FileKeystore, holds, open_keystore
 from aimos.identity.trusted import check_identities
 from aimos.learning.verify_outcome import newest_outcome, outcome_text
-from aimos.store.connection import code_schema_version, open_reader, schema_version
+from aimos.store.connection import Connection, code_schema_version, open_reader, schema_version
 from aimos.store.freshness import freshness_state
 from aimos.vocabulary import CLI_AGENT, EXPIRY_WARNING_DAYS, HOUSEKEEPER
 
@@ -180,7 +180,7 @@ def size_text(nbytes: int) -> str:
     return f"{nbytes} bytes"
 
 
-Opened = tuple[Check, apsw.Connection | None, dict[str, str]]
+Opened = tuple[Check, Connection | None, dict[str, str]]
 
 
 def _not_open(found: str, fix: str, code: int) -> Opened:
@@ -224,7 +224,7 @@ def _restore_fix(exc: AimosError | None) -> str:
     return exc.hint
 
 
-def _schema(conn: apsw.Connection) -> Check:
+def _schema(conn: Connection) -> Check:
     have, code = schema_version(conn), code_schema_version()
     if have == code:
         return Check("schema", OK, f"version {have}, this aimos's")
@@ -239,7 +239,7 @@ def _schema(conn: apsw.Connection) -> Check:
 
 
 # --- the keystore ----------------------------------------------------------------------------
-def _current_epochs(conn: apsw.Connection) -> dict[str, dict[str, Any]]:
+def _current_epochs(conn: Connection) -> dict[str, dict[str, Any]]:
     """Each identity's newest epoch (the one it signs with), by agent id."""
     current: dict[str, dict[str, Any]] = {}
     for epoch in epochs(conn):  # oldest first
@@ -264,7 +264,7 @@ _NO_KEYCHAIN = (
 )
 
 
-def _keystore(conn: apsw.Connection, meta: dict[str, str], at: int) -> Check:
+def _keystore(conn: Connection, meta: dict[str, str], at: int) -> Check:
     keystore = open_keystore(meta["keystore"], meta["brain_id"])
     where = keystore.describe()
     try:
@@ -296,7 +296,7 @@ def _keystore(conn: apsw.Connection, meta: dict[str, str], at: int) -> Check:
 
 
 # --- anchors: the trust anchor, the newest seal and its anchor outside the brain ---------------
-def _anchors(conn: apsw.Connection, meta: dict[str, str]) -> Check:
+def _anchors(conn: Connection, meta: dict[str, str]) -> Check:
     try:  # the newest seal verifies, the identity rows are as sealed, the master is the anchored one
         check_identities(conn)
     except AimosError as exc:
@@ -346,7 +346,7 @@ def _anchors(conn: apsw.Connection, meta: dict[str, str]) -> Check:
 
 
 # --- verify: the newest full verification (the nightly job's, or `aimos verify`'s) -----------------
-def _verify(conn: apsw.Connection, meta: dict[str, str]) -> Check:
+def _verify(conn: Connection, meta: dict[str, str]) -> Check:
     """What only a full verification sees (the search indexes, every row, the schema): its newest
     outcome, from the ledger (the nightly job signs it) or the one kept outside the brain."""
     outcome = newest_outcome(conn, meta["brain_id"])
@@ -363,7 +363,7 @@ def _verify(conn: apsw.Connection, meta: dict[str, str]) -> Check:
     )
 
 
-def _meaning(conn: apsw.Connection) -> Check:
+def _meaning(conn: Connection) -> Check:
     """Whether recall by meaning is on: the pinned model loads here (meaning/model). Off by choice
     or for want of a build for this platform is ok (recall works on words alone); a missing
     package or a model file that is not the pinned one warns, with the fix."""
@@ -376,7 +376,7 @@ def _meaning(conn: apsw.Connection) -> Check:
 
 
 # --- agents: epochs that end soon or have ended ------------------------------------------------
-def _agents(conn: apsw.Connection, at: int) -> Check:
+def _agents(conn: Connection, at: int) -> Check:
     current = _current_epochs(conn)
     keeper = current.get(HOUSEKEEPER)
     if keeper is None or keeper["revoked_at"] is not None:

@@ -7,8 +7,6 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-import apsw
-
 from aimos.actions.bodies import build_save_body
 from aimos.actions.session import Brain, now
 from aimos.epistemic.chain import classify_at_save, inherit_judgment, owed_label
@@ -19,7 +17,7 @@ from aimos.identity.requests import SignedRequest, sign_request
 from aimos.identity.trusted import verified_grant
 from aimos.memory.save import SaveResult, save_in_transaction
 from aimos.memory.versions import get_memory
-from aimos.store.connection import write_transaction
+from aimos.store.connection import Connection, write_transaction
 from aimos.vocabulary import CLI_AGENT, DEFAULT_SAVE_CLEARANCE, DEFAULT_SAVE_DATA_CLASS, PATH_SAVE, PATH_SHOW
 
 # what a corrected version keeps of the memory it supersedes: everything but the text and the
@@ -67,7 +65,7 @@ def default_ceilings(
     return clearance, data_class
 
 
-def save_and_classify(conn: apsw.Connection, housekeeper: Signer, req: SignedRequest, now: int) -> SaveResult:
+def save_and_classify(conn: Connection, housekeeper: Signer, req: SignedRequest, now: int) -> SaveResult:
     """A signed save: the memory writer, then the classifier, in one write transaction (all or
     nothing). The one composition every save takes (CLI, TUI, MCP, the installer's guides, eval).
     A correction of a memory less trusted than unverified carries its label (inherit_judgment,
@@ -79,7 +77,7 @@ def save_and_classify(conn: apsw.Connection, housekeeper: Signer, req: SignedReq
 
 
 def save_forwarded(
-    conn: apsw.Connection, housekeeper: Signer, req: SignedRequest, now: int, received: int
+    conn: Connection, housekeeper: Signer, req: SignedRequest, now: int, received: int
 ) -> SaveResult:
     """On the home: a save another device kept for it (content that device found already saved),
     checked against the time that device received it; the caller holds the write transaction."""
@@ -87,7 +85,7 @@ def save_forwarded(
 
 
 def _classified_save(
-    conn: apsw.Connection, housekeeper: Signer, req: SignedRequest, now: int, *, received: int | None = None
+    conn: Connection, housekeeper: Signer, req: SignedRequest, now: int, *, received: int | None = None
 ) -> SaveResult:
     """The save and the classifier, the memory queued for the detector; the caller holds the
     write transaction. A correction first has the detector judge what waits: the label it carries

@@ -19,8 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import apsw
-
 from aimos import paths
 from aimos.actions.session import Brain, now
 from aimos.crypto.ed25519 import KeyPair
@@ -33,7 +31,7 @@ from aimos.memory.redaction import redact_memory, redaction_of, redactions, trav
 from aimos.memory.versions import get_memory
 from aimos.recall.candidates import FTS_TABLES, rebuild_indexes
 from aimos.recall.disclosure import verify_for_disclosure
-from aimos.store.connection import one, write_transaction
+from aimos.store.connection import Connection, one, write_transaction
 from aimos.verify.kit.redaction import MAX_REASON_CHARS, notice, removed_fields
 from aimos.vocabulary import MEMORY_REDACTED_OPERATION, REDACTIONS_FILE_SCHEMA
 
@@ -108,7 +106,7 @@ class Removed:
 
 
 @contextmanager
-def removing(conn: apsw.Connection, housekeeper: Any) -> Iterator[Removed]:
+def removing(conn: Connection, housekeeper: Any) -> Iterator[Removed]:
     """One sealed write that removes text (the caller's redactions inside it): secure_delete on,
     so the pages that held the text are zeroed; the search indexes rebuilt without it before the
     commit; the WAL checkpointed and truncated after it; the records kept outside the brain."""
@@ -124,7 +122,7 @@ def removing(conn: apsw.Connection, housekeeper: Any) -> Iterator[Removed]:
     keep_outside(conn)
 
 
-def reindex(conn: apsw.Connection) -> None:
+def reindex(conn: Connection) -> None:
     """Both search indexes rebuilt from the memories as they are now, and merged (no segment
     keeps a removed text's words)."""
     rebuild_indexes(conn)
@@ -165,7 +163,7 @@ def redact(
 
 
 def redaction_event(
-    conn: apsw.Connection, housekeeper: Any, record: dict[str, Any], sent: dict[str, str], at: int
+    conn: Connection, housekeeper: Any, record: dict[str, Any], sent: dict[str, str], at: int
 ) -> dict[str, Any]:
     """The housekeeper's `memory_redacted` event of a record (ids and hashes, no text); ``sent``:
     the record's portable part and the master's signature, which travel with the event to the
@@ -186,14 +184,14 @@ def redaction_event(
     )
 
 
-def checkpoint(conn: apsw.Connection) -> bool:
+def checkpoint(conn: Connection) -> bool:
     """Copy the WAL into the brain and truncate it; False when a reader kept part of it (another
     process holds a snapshot: the text may stay in the WAL until its next checkpoint)."""
     busy, log, _done = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()[0]
     return int(str(busy)) == 0 and int(str(log)) in (0, -1)
 
 
-def other_versions(conn: apsw.Connection, memory_id: str) -> list[str]:
+def other_versions(conn: Connection, memory_id: str) -> list[str]:
     """The memory's other versions (its supersession chain both ways) whose text is still there."""
     seen, todo = {memory_id}, [memory_id]
     while todo:
@@ -215,7 +213,7 @@ def outside_path(brain_id: str) -> Path:
     return paths.redactions_path(brain_id)
 
 
-def keep_outside(conn: apsw.Connection) -> Path:
+def keep_outside(conn: Connection) -> Path:
     """Write every redaction record of the brain (record and signature: no text) beside
     anchors.json, 0600, atomically."""
     brain_id = brain_meta(conn)["brain_id"]

@@ -38,6 +38,7 @@ from aimos.identity.passphrase import read_passphrase
 from aimos.identity.trusted import IDENTITY_TABLES
 from aimos.store import freshness
 from aimos.store.connection import (
+    Connection,
     damaged_text_error,
     open_reader,
     open_writer,
@@ -54,7 +55,7 @@ def now() -> int:
 
 @dataclass
 class Brain:
-    conn: apsw.Connection
+    conn: Connection
     meta: dict[str, str]
     keystore: Keystore
     _housekeeper: Signer | None = field(default=None, repr=False)
@@ -149,7 +150,7 @@ def require_brain() -> None:
         raise _not_installed()
 
 
-def _check_anchored(conn: apsw.Connection, brain_id: str) -> None:
+def _check_anchored(conn: Connection, brain_id: str) -> None:
     """The anchors check before any command acts on the brain; a master row too damaged to read is
     left to the checks that name it (the identity check of every request, `aimos verify`)."""
     from aimos.identity.trusted import check_anchored
@@ -171,7 +172,7 @@ def _check_anchored(conn: apsw.Connection, brain_id: str) -> None:
         pass
 
 
-def _kept_anchor(conn: apsw.Connection) -> dict[str, Any] | None:
+def _kept_anchor(conn: Connection) -> dict[str, Any] | None:
     """The brain's kept anchor from its keystore (None when the keystore cannot be opened: the
     freshness file beside anchors.json still stands)."""
     from aimos.identity.anchors import read_kept_anchor
@@ -346,7 +347,7 @@ class KeptBrain:
         brain.close()
 
 
-def open_for_verification() -> apsw.Connection:
+def open_for_verification() -> Connection:
     """The writer's connection for `aimos verify` (migrated, with the registered functions), with no
     need of brain_meta or the keystore: a damaged brain_meta is a finding, not a reason not to look."""
     path = paths.brain_path()

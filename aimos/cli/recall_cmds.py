@@ -12,7 +12,7 @@ from aimos.cli.output import emit_json, first_line, line, out, say, table, when
 from aimos.plural import plural
 
 if TYPE_CHECKING:
-    import apsw
+    from aimos.store.connection import Connection
 
 receipt_app = typer.Typer(
     help="Show and verify recall receipts.", no_args_is_help=True, rich_markup_mode=None
@@ -254,7 +254,7 @@ def index_rebuild(
         _make_vectors(brain.conn)
 
 
-def _make_vectors(conn: apsw.Connection) -> None:
+def _make_vectors(conn: Connection) -> None:
     """Make the vectors memories lack, with a progress line, and say how many and how long; with
     the model unavailable, say they were not made and why."""
     import time

@@ -13,8 +13,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-import apsw
-
 from aimos.crypto import commitments
 from aimos.crypto.ed25519 import KeyPair
 from aimos.crypto.encoding import b64u_encode
@@ -32,7 +30,7 @@ from aimos.identity.epochs import Signer, master_row
 from aimos.identity.requests import SignedRequest, VerifiedRequest
 from aimos.identity.trusted import grant_covers
 from aimos.ledger.events import append_event
-from aimos.store.connection import one, rows, write_transaction
+from aimos.store.connection import Connection, one, rows, write_transaction
 from aimos.vocabulary import (
     BASIS_CLASSIFIER,
     BASIS_EXPLICIT,
@@ -81,7 +79,7 @@ class Transition:
         }
 
 
-def _memory(conn: apsw.Connection, memory_id: str) -> dict[str, Any]:
+def _memory(conn: Connection, memory_id: str) -> dict[str, Any]:
     row = one(
         conn,
         "SELECT memory_id, company_id, key, value, source, memory_type, live_content_hash, epistemic_label,"
@@ -98,7 +96,7 @@ def _view(row: dict[str, Any]) -> MemoryView:
     return MemoryView(row["memory_id"], row["value"], row["key"], row["source"], row["memory_type"])
 
 
-def newest(conn: apsw.Connection, memory_id: str) -> dict[str, Any] | None:
+def newest(conn: Connection, memory_id: str) -> dict[str, Any] | None:
     """The memory's newest classification; its basis as the signed event says (not the row)."""
     return one(
         conn,
@@ -110,7 +108,7 @@ def newest(conn: apsw.Connection, memory_id: str) -> dict[str, Any] | None:
     )
 
 
-def owed_label(conn: apsw.Connection, memory_id: str) -> str | None:
+def owed_label(conn: Connection, memory_id: str) -> str | None:
     """The label a corrected version carries from the version it corrects (its classification
     that says so), unless a judgment the master signed came after it; else None. The classifier
     never makes the memory more trusting than this (migration 9's trigger reads it the same way)."""
@@ -128,7 +126,7 @@ def owed_label(conn: apsw.Connection, memory_id: str) -> str | None:
 
 
 def inherit_judgment(
-    conn: apsw.Connection, housekeeper: Signer, memory_id: str, supersedes: str, *, now: int
+    conn: Connection, housekeeper: Signer, memory_id: str, supersedes: str, *, now: int
 ) -> Transition | None:
     """A correction carries the judgment on the version it corrects (inside the save's write
     transaction, after the new memory's row and before its supersession link, which migration 9's
@@ -166,7 +164,7 @@ def _classifier_may_record(label: str, owed: str | None) -> bool:
 
 
 def append_classification(
-    conn: apsw.Connection,
+    conn: Connection,
     housekeeper: Signer,
     memory_id: str,
     *,
@@ -241,7 +239,7 @@ def append_classification(
     )
 
 
-def _cluster(conn: apsw.Connection, company_id: str, fingerprint: str) -> list[dict[str, Any]]:
+def _cluster(conn: Connection, company_id: str, fingerprint: str) -> list[dict[str, Any]]:
     return rows(
         conn,
         "SELECT m.memory_id, m.company_id, m.key, m.value, m.source, m.memory_type, m.live_content_hash,"
@@ -252,7 +250,7 @@ def _cluster(conn: apsw.Connection, company_id: str, fingerprint: str) -> list[d
 
 
 def classify_at_save(
-    conn: apsw.Connection, housekeeper: Signer, memory_id: str, now: int
+    conn: Connection, housekeeper: Signer, memory_id: str, now: int
 ) -> list[Transition]:
     """Run the classifier on a newly saved memory (inside the save's transaction). A memory with
     no leading question gets no row (it stays `unverified`, the implicit genesis). A fingerprinted
@@ -281,7 +279,7 @@ def classify_at_save(
     return done
 
 
-def relabel_arrivals(conn: apsw.Connection, housekeeper: Signer, memory_ids: Iterable[str], now: int) -> int:
+def relabel_arrivals(conn: Connection, housekeeper: Signer, memory_ids: Iterable[str], now: int) -> int:
     """On the home, after a pull: the clusters that memories saved on other devices grew (their
     own first label came with them, made at their save), relabelled as a save here would; the
     caller holds the write transaction. How many labels changed."""
@@ -301,7 +299,7 @@ def relabel_arrivals(conn: apsw.Connection, housekeeper: Signer, memory_ids: Ite
 
 
 def _relabel_members(
-    conn: apsw.Connection,
+    conn: Connection,
     housekeeper: Signer,
     memory_id: str,
     members: list[dict[str, Any]],
@@ -329,7 +327,7 @@ def _relabel_members(
 
 
 def _record(
-    conn: apsw.Connection,
+    conn: Connection,
     housekeeper: Signer,
     memory_id: str,
     result: Classification,
@@ -355,7 +353,7 @@ def _record(
 
 
 def judge(
-    conn: apsw.Connection, housekeeper: Signer, req: SignedRequest, now: int, *, master: KeyPair | None = None
+    conn: Connection, housekeeper: Signer, req: SignedRequest, now: int, *, master: KeyPair | None = None
 ) -> Transition:
     """Record a person's judgment (confirm | refute | support | dispute) carried by an agent's
     signed request; the housekeeper signs the transition with the request as its evidence. A
@@ -376,7 +374,7 @@ def check_judgment_body(body: dict[str, Any]) -> None:
         raise UsageError("a judgment needs a reason", 'Add --reason "why you judge it so".')
 
 
-def master_signature(conn: apsw.Connection, master: KeyPair, req: SignedRequest) -> str | None:
+def master_signature(conn: Connection, master: KeyPair, req: SignedRequest) -> str | None:
     """The master's signature over a judgment's request (payload form 1), beside the agent's;
     None for a key that is not this brain's master (the judgment then has none)."""
     if master.fingerprint != master_row(conn)["fingerprint"]:
@@ -385,7 +383,7 @@ def master_signature(conn: apsw.Connection, master: KeyPair, req: SignedRequest)
 
 
 def judge_in_transaction(
-    conn: apsw.Connection,
+    conn: Connection,
     housekeeper: Signer,
     req: SignedRequest,
     now: int,
@@ -456,7 +454,7 @@ def judge_in_transaction(
     )
 
 
-def current_label(conn: apsw.Connection, memory_id: str) -> str:
+def current_label(conn: Connection, memory_id: str) -> str:
     """The memory's label as its classification chain ends (the trigger's reading, not the
     memory row's projection)."""
     head = newest(conn, memory_id)

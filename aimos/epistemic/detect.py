@@ -28,8 +28,6 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-import apsw
-
 from aimos.epistemic.agreement import (
     BURST_SECONDS,
     QUERY_COSINE,
@@ -50,7 +48,7 @@ from aimos.epistemic.chain import Transition, append_classification
 from aimos.epistemic.nli import PluggedJudge, active_judge
 from aimos.identity.devices import is_home
 from aimos.identity.epochs import Signer
-from aimos.store.connection import rows
+from aimos.store.connection import Connection, rows
 from aimos.store.search import budgeted_probe, fts_match, where_clause
 from aimos.store.vectors import of_memories
 from aimos.vocabulary import (
@@ -101,7 +99,7 @@ def _rowid(row: dict[str, Any]) -> int:
 
 
 def _neighbours(
-    conn: apsw.Connection, company_id: str, mine: Features, upto: int
+    conn: Connection, company_id: str, mine: Features, upto: int
 ) -> tuple[list[Features], list[Features]]:
     """The memories the new one's content words find, those the words it shares with the same
     agent epoch's saves of the last burst find (the subject those saves have in common: another
@@ -131,7 +129,7 @@ def _neighbours(
 
 
 def _search(
-    conn: apsw.Connection, company_id: str, content: Iterable[str], upto: int
+    conn: Connection, company_id: str, content: Iterable[str], upto: int
 ) -> list[dict[str, Any]]:
     """The NEIGHBOURS memories the longest of ``content``'s words find best (FTS5, any word),
     within the scan budget (store.search: the rarest of those words that fit it, in the newest
@@ -166,7 +164,7 @@ def _features(row: dict[str, Any]) -> Features:
     return found
 
 
-def _frequency(conn: apsw.Connection, limit: int, upto: int = 0) -> Callable[[str], int]:
+def _frequency(conn: Connection, limit: int, upto: int = 0) -> Callable[[str], int]:
     """How many memories hold a unit (a word or a span, as an FTS5 phrase), counted up to one
     past ``limit`` (rare or not is all the kernel asks) and remembered for the save; ``upto`` > 0:
     among the memories up to that rowid."""
@@ -190,7 +188,7 @@ def _frequency(conn: apsw.Connection, limit: int, upto: int = 0) -> Callable[[st
     return count
 
 
-def _vectors(conn: apsw.Connection, ids: dict[int, str]) -> dict[str, Floats]:
+def _vectors(conn: Connection, ids: dict[int, str]) -> dict[str, Floats]:
     """memory id -> its vector by the pinned model, for the memories (rowid -> memory id) that have
     one; nothing when meaning is turned off (the vectors a brain holds are then not read)."""
     from aimos.meaning.model import DIMS, MODEL_NAME, turned_off
@@ -207,7 +205,7 @@ def _vectors(conn: apsw.Connection, ids: dict[int, str]) -> dict[str, Floats]:
     }
 
 
-def _similarity(conn: apsw.Connection, passages: Sequence[Features]) -> Similarity | None:
+def _similarity(conn: Connection, passages: Sequence[Features]) -> Similarity | None:
     """The passages' cosines by their vectors (agreement.by_vectors), None when the first passage
     (the one judged) has no vector yet or fewer than two have one (words alone). A memory just
     saved has none: its save is judged by words, and again by meaning once a recall or the
@@ -219,7 +217,7 @@ def _similarity(conn: apsw.Connection, passages: Sequence[Features]) -> Similari
     return by_vectors(found) if len(found) >= 2 else None
 
 
-def _heads(conn: apsw.Connection, ids: list[str]) -> dict[str, dict[str, Any]]:
+def _heads(conn: Connection, ids: list[str]) -> dict[str, dict[str, Any]]:
     """Each memory's newest classification as its signed event says: its label and basis, and
     whether the memory carries a judgment of the version it corrects (any row of its chain: the
     store refuses a label more trusting than the carried one, so it is never cleared)."""
@@ -254,7 +252,7 @@ def _applies(verdict: Verdict, current: str, head: dict[str, Any] | None) -> boo
 _JUDGED_THROUGH = "COALESCE((SELECT through_seq FROM detection_runs ORDER BY seq DESC LIMIT 1), 0)"
 
 
-def pending(conn: apsw.Connection) -> int:
+def pending(conn: Connection) -> int:
     """How many saved memories the detector has yet to judge (migration 15's queue past its last
     run): two index lookups."""
     return int(
@@ -266,7 +264,7 @@ def pending(conn: apsw.Connection) -> int:
 
 
 def judge_pending(
-    conn: apsw.Connection,
+    conn: Connection,
     housekeeper: Signer,
     now: int,
     *,
@@ -304,7 +302,7 @@ def judge_pending(
     return done
 
 
-def _judged_before(conn: apsw.Connection, embedded: Sequence[int]) -> list[str]:
+def _judged_before(conn: Connection, embedded: Sequence[int]) -> list[str]:
     """The memories among ``embedded`` (rowids) saved up to the last one the detector has judged
     (the queue is in save order, as rowids are), oldest first."""
     if not embedded:
@@ -324,7 +322,7 @@ def _judged_before(conn: apsw.Connection, embedded: Sequence[int]) -> list[str]:
     ]
 
 
-def settle(conn: apsw.Connection, housekeeper: Signer, now: int) -> int:
+def settle(conn: Connection, housekeeper: Signer, now: int) -> int:
     """Judge what the detector has yet to, in a write transaction of its own when there is any
     (after a save has answered; on the housekeeper's schedule); how many memories it judged."""
     from aimos.store.connection import write_transaction
@@ -338,7 +336,7 @@ def settle(conn: apsw.Connection, housekeeper: Signer, now: int) -> int:
 
 
 def judge_saved(
-    conn: apsw.Connection, housekeeper: Signer, memory_id: str, now: int, judge: PluggedJudge | None = None
+    conn: Connection, housekeeper: Signer, memory_id: str, now: int, judge: PluggedJudge | None = None
 ) -> list[Transition]:
     """Run the agreement detector on a saved memory as it stood at its save: its neighbours, the
     counts of its words and the brain's size among the memories saved up to it (its rowid); a
@@ -394,7 +392,7 @@ def _pinned(verdict: Verdict | None, judge: PluggedJudge | None) -> Verdict | No
 
 
 def _record(
-    conn: apsw.Connection,
+    conn: Connection,
     housekeeper: Signer,
     verdict: Verdict,
     saved: str,
@@ -446,7 +444,7 @@ def _reason(verdict: Verdict, at_save: bool, cause: str) -> str:
 
 
 def contested_in_recall(
-    conn: apsw.Connection,
+    conn: Connection,
     query: str,
     candidates: Sequence[dict[str, Any]],
     asked: tuple[str, Floats] | None = None,
@@ -496,7 +494,7 @@ def contested_in_recall(
 
 
 def _query_cosines(
-    conn: apsw.Connection, candidates: Sequence[dict[str, Any]], asked: tuple[str, Floats] | None
+    conn: Connection, candidates: Sequence[dict[str, Any]], asked: tuple[str, Floats] | None
 ) -> dict[str, float]:
     """memory id -> the candidate's cosine with the query, for those with a vector by the model
     that embedded the query (the pinned one); nothing without a query vector."""

@@ -16,7 +16,7 @@ import hashlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import apsw
+from aimos.store.connection import Connection
 
 if TYPE_CHECKING:
     from aimos.meaning.model import Embedder
@@ -62,7 +62,7 @@ class CachedEmbedder:
         for folder in (path.parent.parent, path.parent):  # the cache folder and the evaluations' in it
             ensure_private_dir(folder)
         new = not path.exists()
-        self._conn = apsw.Connection(str(path))
+        self._conn = Connection(str(path))
         if new:
             path.chmod(0o600)
         self._conn.execute(

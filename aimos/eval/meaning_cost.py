@@ -26,9 +26,8 @@ from typing import TYPE_CHECKING, Any
 from aimos.vocabulary import HOUSEKEEPER
 
 if TYPE_CHECKING:
-    import apsw
-
     from aimos.meaning.vectors import Floats
+    from aimos.store.connection import Connection
 
 SHARED = 0.75  # the cosine the model puts unrelated texts at (0.70-0.80)
 SEED = 37
@@ -72,7 +71,7 @@ class SyntheticMeaning:
         return out
 
 
-def store_synthetic(conn: apsw.Connection, meaning: SyntheticMeaning, batch: int = 5000) -> int:
+def store_synthetic(conn: Connection, meaning: SyntheticMeaning, batch: int = 5000) -> int:
     """Give every memory of the brain a synthetic vector (under the model's name); how many."""
     from aimos.meaning.model import MODEL_NAME
     from aimos.meaning.vectors import pack
@@ -87,7 +86,7 @@ def store_synthetic(conn: apsw.Connection, meaning: SyntheticMeaning, batch: int
     return made
 
 
-def synthetic_vectors(conn: apsw.Connection) -> tuple[SyntheticMeaning, dict[str, Any]]:
+def synthetic_vectors(conn: Connection) -> tuple[SyntheticMeaning, dict[str, Any]]:
     """Every memory of the brain given a synthetic vector: the source of them (for the questions'
     vectors), and how long writing them and reading them into a matrix took, their bytes on disk
     and the note saying so."""
@@ -107,7 +106,7 @@ def synthetic_vectors(conn: apsw.Connection) -> tuple[SyntheticMeaning, dict[str
     }
 
 
-def vector_bytes(conn: apsw.Connection) -> dict[str, Any]:
+def vector_bytes(conn: Connection) -> dict[str, Any]:
     """The vectors' bytes in the brain file (SQLite's dbstat: the pages of memory_vectors and of
     any index of it), per vector row, and the stored vector's own bytes."""
     rows = int(str(conn.execute("SELECT COUNT(*) FROM memory_vectors").fetchall()[0][0]))

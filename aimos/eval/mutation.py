@@ -15,8 +15,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import apsw
-
 from aimos import vocabulary
 from aimos.crypto import commitments
 from aimos.crypto.canonical import canonical_json
@@ -26,7 +24,7 @@ from aimos.errors import AimosError
 from aimos.eval.scratch import install_scratch, open_scratch, scratch_home
 from aimos.eval.stats import sealing_report, summary_ms, time_calls
 from aimos.store.cells import compact_provenance_body
-from aimos.store.connection import one
+from aimos.store.connection import Connection, one
 from aimos.vocabulary import HOUSEKEEPER
 
 
@@ -110,7 +108,7 @@ class _World:
         )
 
 
-def _attempt(fn: Callable[[], None], conn: apsw.Connection) -> str:
+def _attempt(fn: Callable[[], None], conn: Connection) -> str:
     from aimos.store.connection import write_transaction
 
     try:
@@ -210,17 +208,17 @@ def _crafted(
     return node, projection
 
 
-def _direct_update(conn: apsw.Connection, memory_id: str) -> None:
+def _direct_update(conn: Connection, memory_id: str) -> None:
     conn.execute("UPDATE memories SET retrieval_weight_milli = 2999 WHERE memory_id = ?", (memory_id,))
 
 
-def _insert(conn: apsw.Connection, table: str, row: dict[str, Any]) -> None:
+def _insert(conn: Connection, table: str, row: dict[str, Any]) -> None:
     conn.execute(
         f"INSERT INTO {table} ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})", tuple(row.values())
     )
 
 
-def _head(conn: apsw.Connection, memory_id: str) -> tuple[str | None, str | None]:
+def _head(conn: Connection, memory_id: str) -> tuple[str | None, str | None]:
     p = conn.execute(
         "SELECT projection_hash FROM weight_projections WHERE memory_id = ? ORDER BY rowid DESC LIMIT 1",
         (memory_id,),
@@ -542,7 +540,7 @@ def run_mutation(transitions: int = 200) -> dict[str, Any]:  # noqa: PLR0915 (an
     }
 
 
-def _logical_bytes(conn: apsw.Connection, projection_hash: str | None) -> int:
+def _logical_bytes(conn: Connection, projection_hash: str | None) -> int:
     """Sum of the stored sizes of a transition's provenance node and projection rows: a text or a
     BLOB by its length, any other value as 8 bytes."""
     row = conn.execute(
@@ -572,7 +570,7 @@ def _bare_cost(w: _World, n: int) -> dict[str, Any]:
     )
     from aimos import paths
 
-    scratch = apsw.Connection(str(paths.data_dir() / "bare-commit.sqlite3"))
+    scratch = Connection(str(paths.data_dir() / "bare-commit.sqlite3"))
     scratch.execute("PRAGMA journal_mode = WAL")
     scratch.execute("PRAGMA synchronous = FULL")
     scratch.execute(

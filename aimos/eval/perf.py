@@ -97,11 +97,11 @@ def bare_parts(agent: Any, folder: Path, n: int) -> dict[str, Any]:
     aimos wrapper, no verified-signature memory), and one durable commit (an INSERT of about the
     bytes a save writes, in its own transaction, WAL, synchronous=FULL) into a scratch SQLite file
     in ``folder``; each figure and the sum of their medians."""
-    import apsw
     from nacl.signing import SigningKey, VerifyKey
 
     from aimos.actions.bodies import build_save_body
     from aimos.crypto.messages import request_message
+    from aimos.store.connection import Connection
     from aimos.vocabulary import PATH_SAVE
 
     sample_body = build_save_body(company_id="personal", value=_text(0, secrets.SystemRandom()))
@@ -112,7 +112,7 @@ def bare_parts(agent: Any, folder: Path, n: int) -> dict[str, Any]:
     sign_times = time_calls(lambda: signing_key.sign(message), n)
     verify_times = time_calls(lambda: verify_key.verify(message, signature), n)
 
-    scratch = apsw.Connection(str(folder / "commit-baseline.sqlite3"))
+    scratch = Connection(str(folder / "commit-baseline.sqlite3"))
     try:
         scratch.execute("PRAGMA journal_mode = WAL")
         scratch.execute("PRAGMA synchronous = FULL")

@@ -25,13 +25,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import apsw
-
 from aimos import paths
 from aimos.errors import HomeNotWritableError, StoreError
 from aimos.identity.epochs import brain_meta
 from aimos.store import seals
-from aimos.store.connection import open_reader
+from aimos.store.connection import Connection, open_reader
 from aimos.vocabulary import BACKUPS_FILE_SCHEMA
 
 WRITTEN = "written"
@@ -58,7 +56,7 @@ def records_path(brain_id: str) -> Path:
     return paths.data_dir() / f"backups-{brain_id}.jsonl"
 
 
-def seal_in(conn: apsw.Connection) -> tuple[str | None, dict[str, Any] | None]:
+def seal_in(conn: Connection) -> tuple[str | None, dict[str, Any] | None]:
     """The brain id and the newest seal ({seq, link}, or None) of an open backup."""
     head = seals.head_seal(conn)
     return brain_meta(conn).get("brain_id"), None if head is None else {

@@ -22,11 +22,11 @@ from aimos.errors import AimosError
 from aimos.housekeeper import backup_records
 from aimos.housekeeper.jobs.nightly_dream import backup_files
 from aimos.memory.redaction import apply_record, check_stored
-from aimos.store.connection import open_reader, open_writer
+from aimos.store.connection import Connection, open_reader, open_writer
 from aimos.store.seals import REDACTIONS
 
 
-def unredacted(conn: apsw.Connection, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def unredacted(conn: Connection, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Of these records, the ones whose memory this copy holds with its text still in it."""
     ids = [r["memory_id"] for r in records]
     if not ids:
@@ -114,7 +114,7 @@ def redact_backups(brain_id: str, records: list[dict[str, Any]]) -> list[CopySta
     return done
 
 
-def apply_records(conn: apsw.Connection, records: list[dict[str, Any]]) -> list[str]:
+def apply_records(conn: Connection, records: list[dict[str, Any]]) -> list[str]:
     """Apply the records this copy still lacks (each checked against the copy's master first),
     rebuild its search indexes; call inside a transaction, with secure_delete on. Returns the
     memory ids redacted."""

@@ -57,7 +57,7 @@ from aimos.memory.versions import memories_not_in, memory_ids
 from aimos.plural import plural
 from aimos.store import freshness, seals
 from aimos.store.cells import text_of
-from aimos.store.connection import copy_brain, open_reader, open_writer, write_transaction
+from aimos.store.connection import Connection, copy_brain, open_reader, open_writer, write_transaction
 from aimos.vocabulary import HOUSEKEEPER, RESTORE_SCHEMA
 
 # what may fail in the copy before its restore record exists: it is behind the anchor (that is
@@ -184,7 +184,7 @@ def dropped_memories(backup: Path) -> list[dict[str, Any]]:
         return []
 
 
-def _counts(conn: apsw.Connection) -> dict[str, int]:
+def _counts(conn: Connection) -> dict[str, int]:
     shapes = seals.sealed_tables(conn)
     return {
         name: int(str(conn.execute(f'SELECT COUNT(*) FROM "{name}"').fetchall()[0][0]))
@@ -192,14 +192,14 @@ def _counts(conn: apsw.Connection) -> dict[str, int]:
     }
 
 
-def _revoked(conn: apsw.Connection) -> set[tuple[str, int]]:
+def _revoked(conn: Connection) -> set[tuple[str, int]]:
     return {
         (text_of(a), int(str(v)))
         for a, v in conn.execute("SELECT CAST(agent_id AS BLOB), agent_valid_from FROM agent_revocations")
     }
 
 
-def _what_is_lost(copy: apsw.Connection, anchor: dict[str, Any] | None) -> dict[str, Any]:
+def _what_is_lost(copy: Connection, anchor: dict[str, Any] | None) -> dict[str, Any]:
     """What the brain being replaced holds beyond the backup: writes (seals) and rows by table,
     read from the current brain file when it is readable, else from the anchor alone."""
     head = seals.head_seal(copy)
@@ -230,7 +230,7 @@ def _what_is_lost(copy: apsw.Connection, anchor: dict[str, Any] | None) -> dict[
     return lost
 
 
-def verify_copy(conn: apsw.Connection, fingerprint: str) -> dict[str, Any]:
+def verify_copy(conn: Connection, fingerprint: str) -> dict[str, Any]:
     """Both verifiers and the brain checks on the copy; only its being behind the anchor (or
     predating seals) may fail before the restore record is in it."""
     from aimos.learning.parity import verify_everything
@@ -393,7 +393,7 @@ def _and_kept_outside(records: list[dict[str, Any]], brain_id: str) -> list[dict
 
 
 def _backup_housekeeper(
-    conn: apsw.Connection, keystore: Keystore, lost: dict[str, Any], at: int
+    conn: Connection, keystore: Keystore, lost: dict[str, Any], at: int
 ) -> Signer | None:
     """The backup's housekeeper, when it may seal the restore; None when the restore must give
     the housekeeper a new key instead: its key is gone from the keystore (a rotation since the
@@ -412,7 +412,7 @@ def _backup_housekeeper(
 
 
 def _insert_record(
-    conn: apsw.Connection, body: dict[str, Any], nonce: str, at: int, signature: bytes
+    conn: Connection, body: dict[str, Any], nonce: str, at: int, signature: bytes
 ) -> None:
     conn.execute(
         "INSERT INTO brain_restores (restore_id, signed_body, master_fingerprint, nonce,"
@@ -428,9 +428,9 @@ def _insert_record(
     )
 
 
-def _open_read_only(source: Path) -> apsw.Connection:
+def _open_read_only(source: Path) -> Connection:
     try:
-        return apsw.Connection(
+        return Connection(
             f"file:{source}?mode=ro", flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI
         )
     except apsw.Error as exc:

@@ -13,8 +13,6 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-import apsw
-
 from aimos import paths
 from aimos.crypto.canonical import json_loads
 from aimos.errors import AimosError, NotInstalledError
@@ -23,7 +21,7 @@ from aimos.housekeeper.jobs.context import JobContext
 from aimos.identity.epochs import Signer, brain_meta, load_signer, revocation_at
 from aimos.identity.keystore import Keystore, open_keystore
 from aimos.ledger.events import append_event
-from aimos.store.connection import open_writer, rows, seal_with, write_transaction
+from aimos.store.connection import Connection, open_writer, rows, seal_with, write_transaction
 from aimos.vocabulary import HOUSEKEEPER
 
 STARTED = "system_job_started"
@@ -48,7 +46,7 @@ class JobRun:
         return dict(self.__dict__)
 
 
-def open_housekeeper_writer() -> tuple[apsw.Connection, dict[str, str]]:
+def open_housekeeper_writer() -> tuple[Connection, dict[str, str]]:
     path = paths.brain_path()
     if not path.exists():
         raise NotInstalledError(f"no aimos brain at {path}")
@@ -61,7 +59,7 @@ def open_housekeeper_writer() -> tuple[apsw.Connection, dict[str, str]]:
 
 
 def _append(
-    conn: apsw.Connection, signer: Any, company: str, operation: str, metadata: dict[str, Any]
+    conn: Connection, signer: Any, company: str, operation: str, metadata: dict[str, Any]
 ) -> str:
     with write_transaction(conn, signer):
         event = append_event(
@@ -70,7 +68,7 @@ def _append(
     return str(event["event_id"])
 
 
-def _still_current(conn: apsw.Connection, keystore: Keystore, signer: Signer) -> Signer:
+def _still_current(conn: Connection, keystore: Keystore, signer: Signer) -> Signer:
     """``signer``, unless its key was rotated (`aimos housekeeper rotate-key`) while the job ran:
     then the housekeeper's new epoch, which signs and seals the run's terminal event instead."""
     if revocation_at(conn, HOUSEKEEPER, signer.valid_from) is None:
@@ -152,7 +150,7 @@ def run_job(spec: JobSpec, *, trigger: str, scheduled_for: int | None = None) ->
         conn.close()
 
 
-def last_runs(conn: apsw.Connection, *, completed_only: bool = False) -> dict[str, dict[str, Any]]:
+def last_runs(conn: Connection, *, completed_only: bool = False) -> dict[str, dict[str, Any]]:
     """Each job's newest terminal event (status, when, duration, attention) from the ledger;
     with ``completed_only``, the newest run that finished (not one closed as INTERRUPTED)."""
     found: dict[str, dict[str, Any]] = {}
@@ -220,7 +218,7 @@ def pid_alive(pid: Any) -> bool:
         return True  # no /proc (macOS): kill(0) is all there is
 
 
-def open_runs(conn: apsw.Connection) -> list[dict[str, Any]]:
+def open_runs(conn: Connection) -> list[dict[str, Any]]:
     """Started events with no terminal event whose process is gone: runs a killed process never
     finished (a run still going in another live process is left alone)."""
     finished = {

@@ -23,8 +23,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import apsw
-
 from aimos import paths
 from aimos.crypto.ed25519 import KeyPair
 from aimos.errors import (
@@ -53,7 +51,7 @@ from aimos.identity.devices import (
 )
 from aimos.identity.epochs import DEVICE_SLOT_META, brain_meta, master_row, sealed_master
 from aimos.identity.keystore import Keystore
-from aimos.store.connection import rows, write_transaction
+from aimos.store.connection import Connection, rows, write_transaction
 from aimos.store.seals import head_seal
 from aimos.vocabulary import PATH_LABEL, PATH_SAVE
 
@@ -164,7 +162,7 @@ class About:
 
 
 def init(
-    conn: apsw.Connection,
+    conn: Connection,
     keystore: Keystore,
     master: KeyPair,
     housekeeper: Any,
@@ -221,7 +219,7 @@ def init(
 
 # --- syncing ---------------------------------------------------------------------------------
 def run_sync(
-    conn: apsw.Connection,
+    conn: Connection,
     keystore: Keystore,
     housekeeper: Any,
     told: Callable[[str, int], None] | None = None,
@@ -345,7 +343,7 @@ def repair_words(done: dict[str, Any]) -> list[str]:
 
 
 def heard(
-    conn: apsw.Connection, brain_id: str, device: str, claims: list[tuple[str, dict[str, Any]]]
+    conn: Connection, brain_id: str, device: str, claims: list[tuple[str, dict[str, Any]]]
 ) -> list[dict[str, Any]]:
     """What the heads records a pull brought say, kept in the state file; each device of which
     another device has pulled records the hub did not give this one (aimos/hub/heads.py)."""
@@ -356,7 +354,7 @@ def heard(
 
 
 def _catch_up(
-    conn: apsw.Connection,
+    conn: Connection,
     hub: PostgresHub,
     keys: box.KeyRing,
     brain_id: str,
@@ -374,7 +372,7 @@ def _catch_up(
     return sync.catch_up(conn, hub, keys, device, housekeeper, missing, read)
 
 
-def refuse_unpushed_redaction(conn: apsw.Connection, keystore: Keystore, memory_id: str) -> None:
+def refuse_unpushed_redaction(conn: Connection, keystore: Keystore, memory_id: str) -> None:
     """On a brain that syncs, a memory this device saved (or its home saved for another device)
     that it has not pushed yet is not redacted: the other devices would get it without its text,
     and its signed save would no longer check there (every sync of theirs refused)."""
@@ -427,7 +425,7 @@ def share_sealed_master(keystore: Keystore, brain_id: str) -> str | None:
 
 
 def _push(
-    conn: apsw.Connection,
+    conn: Connection,
     hub: PostgresHub,
     ring: box.KeyRing,
     device: str,
@@ -455,7 +453,7 @@ def _signer(housekeeper: Any) -> Any:
     return housekeeper() if callable(housekeeper) else housekeeper
 
 
-def _skip_pull_seals(conn: apsw.Connection, brain_id: str, pushed_through: int) -> None:
+def _skip_pull_seals(conn: Connection, brain_id: str, pushed_through: int) -> None:
     """Move the push cursor past the seals of the pulls that followed it (rows of other devices,
     which the hub holds), when nothing of this device's own was sealed in between."""
     head = head_seal(conn)
@@ -471,7 +469,7 @@ def _skip_pull_seals(conn: apsw.Connection, brain_id: str, pushed_through: int) 
         write_state(brain_id, pushed_through_seal=head.seq)
 
 
-def _as_home(conn: apsw.Connection, brain_id: str, housekeeper: Any, arrived: set[str]) -> dict[str, Any]:
+def _as_home(conn: Connection, brain_id: str, housekeeper: Any, arrived: set[str]) -> dict[str, Any]:
     """The home's part of a sync: the requests other devices kept for it applied (outcomes, whose
     weight transitions it signs; saves of content already saved, whose occurrences it records;
     corrections; judgments, with the master's signature when they raise trust),
@@ -508,7 +506,7 @@ def _as_home(conn: apsw.Connection, brain_id: str, housekeeper: Any, arrived: se
 
 
 def apply_forwarded(
-    conn: apsw.Connection, housekeeper: Any, now: int, skip: frozenset[str] = frozenset()
+    conn: Connection, housekeeper: Any, now: int, skip: frozenset[str] = frozenset()
 ) -> tuple[int, dict[str, str]]:
     """On the home: each request another device kept for it (hub_requests), in the order it
     arrived, once (its nonce then used), each in its own write transaction, checked as if its agent
@@ -564,7 +562,7 @@ def apply_forwarded(
     return applied, refused
 
 
-def _refuse_if_cut(conn: apsw.Connection, device: str) -> None:
+def _refuse_if_cut(conn: Connection, device: str) -> None:
     """A device the master cut (revoked, or a home replaced while it was away) is refused by every
     other device from its cut on: it says so instead of syncing on."""
     through = cuts(conn).get(device)
@@ -579,7 +577,7 @@ def _refuse_if_cut(conn: apsw.Connection, device: str) -> None:
 
 
 def move_home(
-    conn: apsw.Connection, master: KeyPair, housekeeper: Any, now: int, *, force: bool = False
+    conn: Connection, master: KeyPair, housekeeper: Any, now: int, *, force: bool = False
 ) -> dict[str, Any]:
     """Name this device the home (the master's signed record). It takes over when the home in
     force learns of the move at its next sync and hands over, so the two never both write a chain.
@@ -608,7 +606,7 @@ def move_home(
     return {"home_id": home_id, "device": me, "from_device": acting["device_fp"], "forced": force}
 
 
-def status(conn: apsw.Connection, keystore: Keystore) -> dict[str, Any]:
+def status(conn: Connection, keystore: Keystore) -> dict[str, Any]:
     """What waits each way and when the last sync ran (the hub asked when it answers)."""
     meta = brain_meta(conn)
     brain_id, device = meta["brain_id"], meta["device_fp"]
@@ -661,7 +659,7 @@ def status(conn: apsw.Connection, keystore: Keystore) -> dict[str, Any]:
     return out
 
 
-def devices(conn: apsw.Connection) -> list[dict[str, Any]]:
+def devices(conn: Connection) -> list[dict[str, Any]]:
     """Every device this brain has seen: when it joined, its agents, whether it is this device,
     the home, and revoked (every epoch it holds revoked)."""
     me = brain_meta(conn)["device_fp"]
@@ -690,7 +688,7 @@ def devices(conn: apsw.Connection) -> list[dict[str, Any]]:
     return out
 
 
-def resolve_device(conn: apsw.Connection, ref: str) -> str:
+def resolve_device(conn: Connection, ref: str) -> str:
     """A device by its id or a unique part of it (after `aimos-device:`)."""
     known = [str(d["device"]) for d in devices(conn)]
     wanted = ref.strip()
@@ -703,7 +701,7 @@ def resolve_device(conn: apsw.Connection, ref: str) -> str:
 
 
 def revoke_device(
-    conn: apsw.Connection,
+    conn: Connection,
     keystore: Keystore,
     master: KeyPair,
     housekeeper: Any,
@@ -762,7 +760,7 @@ def revoke_device(
 
 
 def _revoke_epochs(
-    conn: apsw.Connection, master: KeyPair, live: list[dict[str, Any]], reason: str, now: int
+    conn: Connection, master: KeyPair, live: list[dict[str, Any]], reason: str, now: int
 ) -> list[dict[str, Any]]:
     from aimos.identity.epochs import revoke_epoch
 

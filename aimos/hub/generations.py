@@ -25,8 +25,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-import apsw
-
 from aimos.crypto.canonical import canonical_json, json_loads
 from aimos.crypto.ed25519 import KeyPair
 from aimos.crypto.ed25519 import verify as ed25519_verify
@@ -34,6 +32,7 @@ from aimos.errors import BusyError, EpochRevokedError, PassphraseError
 from aimos.hub import box
 from aimos.identity.devices import HUB_CONTENT_KEY_ITEM, revoked_device
 from aimos.identity.keystore import Keystore
+from aimos.store.connection import Connection
 from aimos.store.connection import rows as query_rows
 from aimos.vocabulary import HOUSEKEEPER, HUB_KEY_GENERATION_SCHEMA, HUB_KEY_GENERATION_SIGNATURE
 
@@ -163,7 +162,7 @@ def keep(keystore: Keystore, ring: box.KeyRing) -> box.KeyRing:
 
 
 # --- on a device -------------------------------------------------------------------------------
-def _live_housekeepers(conn: apsw.Connection) -> list[tuple[str, str]]:
+def _live_housekeepers(conn: Connection) -> list[tuple[str, str]]:
     """(device, public key) of every housekeeper epoch not revoked."""
     return [
         (str(r["device_fp"]), str(r["public_key_b64u"]))
@@ -179,7 +178,7 @@ def _live_housekeepers(conn: apsw.Connection) -> list[tuple[str, str]]:
 
 
 def _wraps(
-    conn: apsw.Connection,
+    conn: Connection,
     first_key: bytes,
     generation: int,
     key: bytes,
@@ -234,7 +233,7 @@ def refuse_if_left_out(picked: PickedUp) -> None:
         )
 
 
-def pass_on(conn: apsw.Connection, hub: KeyHub, picked: PickedUp) -> int:
+def pass_on(conn: Connection, hub: KeyHub, picked: PickedUp) -> int:
     """Each generation this device holds (after the first) sealed to every live housekeeper key
     that has no wrap of it yet (a device whose key changed, one that joined meanwhile), but those
     its record leaves out; how many wraps were added."""
@@ -250,7 +249,7 @@ def pass_on(conn: apsw.Connection, hub: KeyHub, picked: PickedUp) -> int:
 
 
 def rekey(
-    conn: apsw.Connection, hub: KeyHub, keystore: Keystore, master: KeyPair, brain_id: str, now: int
+    conn: Connection, hub: KeyHub, keystore: Keystore, master: KeyPair, brain_id: str, now: int
 ) -> int:
     """A new generation on the hub, left out of which is every device this brain holds revoked
     (the caller's revocation included) and every device an earlier generation left out; kept in

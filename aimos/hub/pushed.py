@@ -25,12 +25,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import apsw
-
 from aimos import paths
 from aimos.hub.box import GENESIS_LINK
 from aimos.hub.heads import HEADS
 from aimos.hub.records import Record
+from aimos.store.connection import Connection
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS pushed (
@@ -73,13 +72,13 @@ class PushedLog:
     was not there (a brain that pushed before there was a log, or whose log was lost)."""
 
     def __init__(self, path: Path, *, create: bool = True) -> None:
-        self.conn: apsw.Connection | None = None
+        self.conn: Connection | None = None
         self.made = not path.exists()
         if not create and self.made:
             return
         paths.ensure_private_dir(path.parent)
         os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
-        self.conn = apsw.Connection(str(path))
+        self.conn = Connection(str(path))
         self.conn.setbusytimeout(5000)
         self.conn.execute(_SCHEMA)
 

@@ -30,7 +30,7 @@ import apsw
 from aimos.crypto import commitments
 from aimos.errors import IntegrityError, VerificationError
 from aimos.hub.heads import HEADS, HEADS_KEY
-from aimos.store.connection import one
+from aimos.store.connection import Connection, one
 from aimos.store.seals import LIVE_PROJECTIONS
 from aimos.vocabulary import HUB_RECORD_SCHEMA, HUB_RECORD_SIGNATURE, UNVERIFIED
 
@@ -164,7 +164,7 @@ def decode(plaintext: bytes, name: str) -> Record:
 
 
 # --- reading what a device wrote ---------------------------------------------------------------
-def _columns(conn: apsw.Connection, table: str) -> list[str]:
+def _columns(conn: Connection, table: str) -> list[str]:
     return [str(r[1]) for r in conn.execute(f'PRAGMA main.table_info("{table}")')]
 
 
@@ -183,7 +183,7 @@ def _rank(table: str, row: dict[str, Any]) -> int:
     return RANKS[table]
 
 
-def _sealed_ranges(conn: apsw.Connection, after_seal: int) -> Iterator[tuple[int, str, int, int]]:
+def _sealed_ranges(conn: Connection, after_seal: int) -> Iterator[tuple[int, str, int, int]]:
     """(seal, synced table, first rowid after, last rowid) of every seal after ``after_seal``, in
     seal order: the rows each one's transaction added (read off the seals' own records)."""
     tops: dict[str, int] = {}
@@ -195,12 +195,12 @@ def _sealed_ranges(conn: apsw.Connection, after_seal: int) -> Iterator[tuple[int
                 yield int(seq), table, start, top
 
 
-def count_after(conn: apsw.Connection, after_seal: int) -> int:
+def count_after(conn: Connection, after_seal: int) -> int:
     """How many synced rows the seals after ``after_seal`` added (no row is read)."""
     return sum(top - start for _seq, _table, start, top in _sealed_ranges(conn, after_seal))
 
 
-def sealed_by(conn: apsw.Connection, table: str, rowid: int, after_seal: int) -> int | None:
+def sealed_by(conn: Connection, table: str, rowid: int, after_seal: int) -> int | None:
     """The seal after ``after_seal`` that sealed row ``rowid`` of a synced ``table`` (None: one
     before it)."""
     for seq, name, start, top in _sealed_ranges(conn, after_seal):
@@ -210,7 +210,7 @@ def sealed_by(conn: apsw.Connection, table: str, rowid: int, after_seal: int) ->
 
 
 def written_after(
-    conn: apsw.Connection, after_seal: int, leave_out: frozenset[int] = frozenset()
+    conn: Connection, after_seal: int, leave_out: frozenset[int] = frozenset()
 ) -> Iterator[tuple[int, str, dict[str, Any]]]:
     """Every synced row the seals after ``after_seal`` sealed (but those of the seals in
     ``leave_out``), as (seal, table, row) in the order they are applied."""
@@ -235,14 +235,14 @@ def written_after(
             yield int(seq), table, row
 
 
-def held_row(conn: apsw.Connection, table: str, key: list[Any]) -> dict[str, Any] | None:
+def held_row(conn: Connection, table: str, key: list[Any]) -> dict[str, Any] | None:
     """The row this brain holds in ``table`` under ``key`` (its key columns' values), None when
     it holds none."""
     where = " AND ".join(f'"{c}" = ?' for c in KEYS[table])
     return one(conn, f'SELECT * FROM "{table}" WHERE {where}', tuple(key))
 
 
-def pushed_row(conn: apsw.Connection, table: str, key: str) -> dict[str, Any] | None:
+def pushed_row(conn: Connection, table: str, key: str) -> dict[str, Any] | None:
     """A row as a push sends it (written_after's form), by its table and key_text."""
     row = held_row(conn, table, json.loads(key))
     return _as_saved(row) if row is not None and table == "memories" else row
@@ -254,7 +254,7 @@ def _comparable(table: str, row: dict[str, Any]) -> dict[str, Any]:
     return {c: v for c, v in row.items() if c not in skip}
 
 
-def apply(conn: apsw.Connection, record: Record, name: str) -> bool:
+def apply(conn: Connection, record: Record, name: str) -> bool:
     """Insert the record's row through the brain's guards (inside the caller's write transaction);
     False when this brain holds it already, unchanged. A row that differs from the one held under
     its key, or that a guard refuses, is refused naming the record."""
@@ -329,7 +329,7 @@ _AT_SAVE = {
 }
 
 
-def _epoch_device(conn: apsw.Connection, agent_id: Any, valid_from: Any) -> str | None:
+def _epoch_device(conn: Connection, agent_id: Any, valid_from: Any) -> str | None:
     found = one(
         conn,
         "SELECT device_fp FROM identity_epochs WHERE agent_id = ? AND valid_from = ?",
@@ -338,7 +338,7 @@ def _epoch_device(conn: apsw.Connection, agent_id: Any, valid_from: Any) -> str 
     return None if found is None else str(found["device_fp"])
 
 
-def _at_its_save(conn: apsw.Connection, row: dict[str, Any], device: str, when: str) -> bool:
+def _at_its_save(conn: Connection, row: dict[str, Any], device: str, when: str) -> bool:
     memory = one(
         conn,
         "SELECT author_agent_id, author_valid_from, created_at FROM memories WHERE memory_id = ?",
@@ -351,7 +351,7 @@ def _at_its_save(conn: apsw.Connection, row: dict[str, Any], device: str, when: 
     )
 
 
-def check_pushed_by(conn: apsw.Connection, record: Record, home_device: str | None, name: str) -> None:
+def check_pushed_by(conn: Connection, record: Record, home_device: str | None, name: str) -> None:
     """A row comes from the device that wrote it: its own signed rows (epochs, events, receipts,
     saves, nonces, forwarded requests) from the device of their signer's epoch; what the home
     writes for others (a forwarded save, outcome or judgment) from the home; every append to a

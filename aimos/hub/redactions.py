@@ -21,13 +21,11 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-import apsw
-
 from aimos.actions.redaction import removing
 from aimos.errors import IntegrityError
 from aimos.ledger.events import read_event
 from aimos.memory.redaction import apply_record, localized_record, redaction_of
-from aimos.store.connection import one, rows
+from aimos.store.connection import Connection, one, rows
 from aimos.verify.kit.redaction import parse_record
 from aimos.vocabulary import MEMORY_REDACTED_OPERATION
 
@@ -55,7 +53,7 @@ class Sent:
         return f"the redaction of memory {self.memory_id} {sender}: {why}"
 
 
-def waiting(conn: apsw.Connection) -> list[Sent]:
+def waiting(conn: Connection) -> list[Sent]:
     """Every redaction record the brain's events carry whose memory this brain holds, not redacted
     yet, oldest first."""
     found = []
@@ -89,7 +87,7 @@ def waiting(conn: apsw.Connection) -> list[Sent]:
     return found
 
 
-def refusals(conn: apsw.Connection, sent: list[Sent]) -> dict[str, str]:
+def refusals(conn: Connection, sent: list[Sent]) -> dict[str, str]:
     """Of these, the ones this brain refuses (the master did not sign it, another brain's, a
     memory that differs here), event id -> why, in words."""
     out = {}
@@ -101,7 +99,7 @@ def refusals(conn: apsw.Connection, sent: list[Sent]) -> dict[str, str]:
     return out
 
 
-def apply_waiting(conn: apsw.Connection, housekeeper: Any) -> dict[str, Any]:
+def apply_waiting(conn: Connection, housekeeper: Any) -> dict[str, Any]:
     """Remove the text of every memory a waiting record redacts, in one write (none when nothing
     waits); the refused ones are named and change nothing."""
     sent = waiting(conn)
@@ -118,6 +116,6 @@ def apply_waiting(conn: apsw.Connection, housekeeper: Any) -> dict[str, Any]:
     return {"redacted": redacted, "redactions_refused": list(refused.values())}
 
 
-def refused_here(conn: apsw.Connection) -> list[str]:
+def refused_here(conn: Connection) -> list[str]:
     """The waiting records this brain refuses (`aimos hub status`)."""
     return list(refusals(conn, waiting(conn)).values())

@@ -29,8 +29,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-import apsw
-
 from aimos.crypto.ed25519 import verify as ed25519_verify
 from aimos.errors import IntegrityError, VerificationError
 from aimos.hub import box, records
@@ -39,7 +37,7 @@ from aimos.hub.pushed import Pushed, PushedLog
 from aimos.identity.devices import cuts, home, revoked_device
 from aimos.identity.epochs import Signer
 from aimos.learning.verifier import verify_memories
-from aimos.store.connection import one, rows, write_transaction
+from aimos.store.connection import Connection, one, rows, write_transaction
 from aimos.store.seals import head_seal
 from aimos.vocabulary import HOUSEKEEPER
 
@@ -160,7 +158,7 @@ class _Refuse(Exception):
 
 
 def push(
-    conn: apsw.Connection,
+    conn: Connection,
     hub: Hub,
     keys: box.KeyRing,
     device: str,
@@ -243,7 +241,7 @@ class _Sending:
 
 
 def _heads_entry(
-    conn: apsw.Connection, content_key: bytes, device: str, seal: int
+    conn: Connection, content_key: bytes, device: str, seal: int
 ) -> tuple[int, str, dict[str, Any], str, bytes]:
     """The record of how far this device has pulled, which a push that sends rows ends with
     (aimos/hub/heads.py): one per hub order number pulled through (its name the same for both).
@@ -260,7 +258,7 @@ def _sealed(keys: box.KeyRing, generation: int, record: records.Record, signer: 
     return keys.seal(signer.key.sign(records.signed_message(plaintext)) + plaintext, generation)
 
 
-def _pull_seals(conn: apsw.Connection) -> frozenset[int]:
+def _pull_seals(conn: Connection) -> frozenset[int]:
     """The seals of this brain's pulls (rows other devices wrote), but its first: a join pulls and
     enrols the device in one transaction."""
     first = one(conn, "SELECT MIN(seq) AS seq FROM brain_seals")
@@ -269,7 +267,7 @@ def _pull_seals(conn: apsw.Connection) -> frozenset[int]:
 
 
 def _caught_up(
-    conn: apsw.Connection,
+    conn: Connection,
     hub: Hub,
     keys: box.KeyRing,
     device: str,
@@ -298,7 +296,7 @@ def _caught_up(
 
 
 def _learn(
-    conn: apsw.Connection,
+    conn: Connection,
     hub: Hub,
     keys: box.KeyRing,
     device: str,
@@ -341,7 +339,7 @@ def _learn(
 
 
 def _resend(
-    conn: apsw.Connection,
+    conn: Connection,
     keys: box.KeyRing,
     device: str,
     signer: Signer,
@@ -375,7 +373,7 @@ def _resend(
     sending.result.resent += sending.sent
 
 
-def pulled_heads(conn: apsw.Connection) -> Heads:
+def pulled_heads(conn: Connection) -> Heads:
     """How far this brain has pulled (the hub_pulls rows)."""
     through = 0
     heads: dict[str, tuple[int, str]] = {}
@@ -397,7 +395,7 @@ def pulled_heads(conn: apsw.Connection) -> Heads:
     return Heads(through, heads, refused)
 
 
-def newest_read(conn: apsw.Connection, content_key: bytes, remembered: Anchor | None) -> Anchor | None:
+def newest_read(conn: Connection, content_key: bytes, remembered: Anchor | None) -> Anchor | None:
     """The last record this brain read on the hub: ``remembered`` (the state file's) when no pull
     applied anything since it was kept, else the last record of the newest pull (hub_pulls); None
     before the first."""
@@ -415,7 +413,7 @@ def newest_read(conn: apsw.Connection, content_key: bytes, remembered: Anchor | 
     return Anchor(int(last["hub_seq"]), filed, int(last["device_n"]), str(last["record_hash"]), pulls)
 
 
-def _pulls(conn: apsw.Connection) -> int:
+def _pulls(conn: Connection) -> int:
     """The newest hub_pulls row's number (rows are only added: a pull that applied anything since
     an anchor was kept made it larger)."""
     (newest,) = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM hub_pulls").fetchall()[0]
@@ -429,7 +427,7 @@ def went_back(hub: Hub, anchor: Anchor | None) -> bool:
 
 
 def pull(
-    conn: apsw.Connection,
+    conn: Connection,
     hub: Hub,
     keys: box.KeyRing,
     device: str,
@@ -488,7 +486,7 @@ def pull(
 
 
 def catch_up(
-    conn: apsw.Connection,
+    conn: Connection,
     hub: Hub,
     keys: box.KeyRing,
     device: str,
@@ -527,7 +525,7 @@ def catch_up(
 
 
 def _apply_fetched(
-    conn: apsw.Connection,
+    conn: Connection,
     fetched: list[HubRow],
     keys: box.KeyRing,
     device: str,
@@ -556,7 +554,7 @@ def _apply_fetched(
     result.applied += applied
 
 
-def _unheld(conn: apsw.Connection, content_key: bytes, fetched: list[HubRow], heads: Heads) -> list[HubRow]:
+def _unheld(conn: Connection, content_key: bytes, fetched: list[HubRow], heads: Heads) -> list[HubRow]:
     """The records this brain does not hold yet. One it holds (at a number of its device this brain
     pulled) is left out, when its link is the one this brain keeps of it (it keeps its newest of each
     pull); another link there is a fork, refused by name."""
@@ -580,7 +578,7 @@ def _unheld(conn: apsw.Connection, content_key: bytes, fetched: list[HubRow], he
 
 
 @contextmanager
-def _batch_transaction(conn: apsw.Connection, housekeeper: Any) -> Iterator[None]:
+def _batch_transaction(conn: Connection, housekeeper: Any) -> Iterator[None]:
     """A batch's own write transaction, sealed by ``housekeeper``; None: the caller holds the
     transaction (a join, which pulls everything in one), and the batch is a savepoint of it."""
     if housekeeper is not None:
@@ -598,7 +596,7 @@ def _batch_transaction(conn: apsw.Connection, housekeeper: Any) -> Iterator[None
 
 
 def _apply_batch(
-    conn: apsw.Connection,
+    conn: Connection,
     fetched: Iterable[HubRow],
     keys: box.KeyRing,
     device: str,
@@ -678,7 +676,7 @@ def _apply_batch(
 
 
 def _apply_record(
-    conn: apsw.Connection,
+    conn: Connection,
     record: records.Record,
     name: str,
     first_of_seal: int,
@@ -704,7 +702,7 @@ def _apply_record(
     return True
 
 
-def _verify_touched(conn: apsw.Connection, touched: dict[str, tuple[str, int]]) -> None:
+def _verify_touched(conn: Connection, touched: dict[str, tuple[str, int]]) -> None:
     """The in-database verifier over every memory the batch touched: a failure of a revoked
     device's memory refuses that device from the record that touched it, any other the batch."""
     failures = [r for r in verify_memories(conn, touched) if not r.ok]
@@ -732,7 +730,7 @@ def _cut_in_batch(row: dict[str, Any], cut: dict[str, int], applied_top: dict[st
         raise _Refuse(device, first_refused, "its device was cut by the master")
 
 
-def _opened(conn: apsw.Connection, keys: box.KeyRing, hub_row: HubRow, name: str) -> records.Record:
+def _opened(conn: Connection, keys: box.KeyRing, hub_row: HubRow, name: str) -> records.Record:
     """A record opened, checked for shape, filed under its own device and number, and signed by a
     housekeeper epoch of the device it names (an epoch this brain holds, or the one the record
     itself carries: a device's first record is its housekeeper's epoch)."""

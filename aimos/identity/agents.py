@@ -12,8 +12,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-import apsw
-
 from aimos.crypto.ed25519 import KeyPair
 from aimos.crypto.encoding import iso_ms
 from aimos.errors import KeychainError, UsageError
@@ -33,7 +31,7 @@ from aimos.identity.epochs import (
     revoke_epoch,
 )
 from aimos.identity.keystore import Keystore
-from aimos.store.connection import write_transaction
+from aimos.store.connection import Connection, write_transaction
 from aimos.vocabulary import (
     DEFAULT_GRANT_CLEARANCE,
     DEFAULT_GRANT_DATA_CLASS,
@@ -45,7 +43,7 @@ from aimos.vocabulary import (
 )
 
 
-def _sealer(conn: apsw.Connection, keystore: Keystore) -> Callable[[], Signer]:
+def _sealer(conn: Connection, keystore: Keystore) -> Callable[[], Signer]:
     """The housekeeper, loaded from the keystore when the write has rows to seal."""
     return lambda: load_signer(conn, keystore, HOUSEKEEPER, int(time.time()))
 
@@ -75,7 +73,7 @@ class GrantTerms:
 
 
 def _enrol_with_grant(
-    conn: apsw.Connection,
+    conn: Connection,
     master: KeyPair,
     keystore: Keystore,
     agent_id: str,
@@ -98,7 +96,7 @@ def _enrol_with_grant(
 
 
 def _grant_new_epoch(
-    conn: apsw.Connection,
+    conn: Connection,
     master: KeyPair,
     keystore: Keystore,
     signer: Signer,
@@ -127,7 +125,7 @@ def _grant_new_epoch(
 
 @contextmanager
 def _transaction_keeping_new_keys(
-    conn: apsw.Connection, keystore: Keystore, sealer: Callable[[], Signer] | None = None
+    conn: Connection, keystore: Keystore, sealer: Callable[[], Signer] | None = None
 ) -> Iterator[list[Signer]]:
     """A write transaction (sealed by ``sealer``, default: the housekeeper); the keys of signers
     appended to the yielded list are removed from the keystore again if it does not commit."""
@@ -142,7 +140,7 @@ def _transaction_keeping_new_keys(
 
 
 def enroll_agent(
-    conn: apsw.Connection,
+    conn: Connection,
     master: KeyPair,
     keystore: Keystore,
     *,
@@ -167,7 +165,7 @@ def enroll_agent(
 
 
 def rotate_agent(
-    conn: apsw.Connection,
+    conn: Connection,
     master: KeyPair,
     keystore: Keystore,
     *,
@@ -233,7 +231,7 @@ class HousekeeperRotation:
 
 
 def rotate_housekeeper_in_transaction(
-    conn: apsw.Connection, master: KeyPair, keystore: Keystore, *, now: int
+    conn: Connection, master: KeyPair, keystore: Keystore, *, now: int
 ) -> HousekeeperRotation:
     """Inside a write transaction the caller seals with the new signer (so the previous epoch
     signs nothing after its revocation, and a brain whose housekeeper is already revoked needs
@@ -265,7 +263,7 @@ def rotate_housekeeper_in_transaction(
 
 
 def rotate_housekeeper(
-    conn: apsw.Connection, master: KeyPair, keystore: Keystore, *, now: int
+    conn: Connection, master: KeyPair, keystore: Keystore, *, now: int
 ) -> HousekeeperRotation:
     """`aimos housekeeper rotate-key`: a new housekeeper epoch for a key that may have leaked, in
     one write sealed by the new key; the previous epoch is revoked (an aimos before this command
@@ -292,7 +290,7 @@ def check_revocable(agent_id: str) -> None:
 
 
 def revoke_agent(
-    conn: apsw.Connection, master: KeyPair, keystore: Keystore, *, agent_id: str, reason: str, now: int
+    conn: Connection, master: KeyPair, keystore: Keystore, *, agent_id: str, reason: str, now: int
 ) -> dict[str, Any]:
     """Revoke the agent's newest epoch; its secret is then removed from the keystore."""
     check_revocable(agent_id)
@@ -311,7 +309,7 @@ def revoke_agent(
     return record
 
 
-def agent_listing(conn: apsw.Connection, now: int) -> list[dict[str, Any]]:
+def agent_listing(conn: Connection, now: int) -> list[dict[str, Any]]:
     out = []
     for e in epochs(conn):
         grant = current_grant(conn, e["agent_id"], e["valid_from"]) if e["role"] == "agent" else None
@@ -380,7 +378,7 @@ class DueEpoch:
 
 
 def epochs_due(
-    conn: apsw.Connection, now: int, within_days: int = EXPIRY_WARNING_DAYS, *, agent_id: str | None = None
+    conn: Connection, now: int, within_days: int = EXPIRY_WARNING_DAYS, *, agent_id: str | None = None
 ) -> list[DueEpoch]:
     """Each agent (of all, or ``agent_id``) whose current epoch ends within ``within_days`` days
     of ``now`` or has ended, by agent id. The housekeeper's epoch does not end; an agent whose

@@ -17,15 +17,13 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-import apsw
-
 from aimos.crypto.canonical import canonical_text
 from aimos.crypto.ed25519 import KeyPair
 from aimos.crypto.encoding import b64u_encode
 from aimos.crypto.messages import new_nonce, payload_message
 from aimos.identity.epochs import brain_meta
 from aimos.identity.requests import VerifiedRequest
-from aimos.store.connection import one, rows
+from aimos.store.connection import Connection, one, rows
 from aimos.vocabulary import HUB_CUT_SCHEMA, HUB_HANDOVER_SCHEMA, HUB_HOME_SCHEMA
 
 # the keystore items of a brain on a hub (aimos/hub/device.py): the hub's URL (it may hold a
@@ -35,11 +33,11 @@ HUB_CONTENT_KEY_ITEM = "hub_content_key"
 HUB_ITEMS = (HUB_URL_ITEM, HUB_CONTENT_KEY_ITEM)
 
 
-def this_device(conn: apsw.Connection) -> str:
+def this_device(conn: Connection) -> str:
     return brain_meta(conn)["device_fp"]
 
 
-def home(conn: apsw.Connection) -> dict[str, Any] | None:
+def home(conn: Connection) -> dict[str, Any] | None:
     """The home record in force (None: no hub was ever set, and this device is the home). The
     first home record is in force at once; a later one once the home before it handed over
     (hub_handovers: it stops appending at that record), or at once when it names the home in
@@ -55,12 +53,12 @@ def home(conn: apsw.Connection) -> dict[str, Any] | None:
     return acting
 
 
-def newest_home(conn: apsw.Connection) -> dict[str, Any] | None:
+def newest_home(conn: Connection) -> dict[str, Any] | None:
     """The newest home record, in force or waiting for the home before it to hand over."""
     return one(conn, "SELECT home_id, device_fp, ts_signed FROM hub_homes ORDER BY rowid DESC LIMIT 1")
 
 
-def waiting_home(conn: apsw.Connection) -> dict[str, Any] | None:
+def waiting_home(conn: Connection) -> dict[str, Any] | None:
     """The newest home record when it is not in force yet (the home in force has not handed over)."""
     newest, acting = newest_home(conn), home(conn)
     if newest is None or acting is None or newest["home_id"] == acting["home_id"]:
@@ -68,14 +66,14 @@ def waiting_home(conn: apsw.Connection) -> dict[str, Any] | None:
     return newest
 
 
-def is_home(conn: apsw.Connection) -> bool:
+def is_home(conn: Connection) -> bool:
     """True when this device appends to the weight and label chains: no home was named, or the
     home record in force names this device."""
     found = home(conn)
     return found is None or found["device_fp"] == this_device(conn)
 
 
-def cuts(conn: apsw.Connection) -> dict[str, int]:
+def cuts(conn: Connection) -> dict[str, int]:
     """Per device cut by the master (hub_cuts), the last of its records accepted (the lowest when
     it was cut twice): every later one is refused, whatever time it claims."""
     return {
@@ -85,7 +83,7 @@ def cuts(conn: apsw.Connection) -> dict[str, int]:
 
 
 def keep_for_home(
-    conn: apsw.Connection, verified: VerifiedRequest, now: int, master_signature: str | None = None
+    conn: Connection, verified: VerifiedRequest, now: int, master_signature: str | None = None
 ) -> None:
     """Keep a verified request whose work is the home's (its nonce not recorded here: the home
     records it when it applies the request), in hub_requests; the caller holds the write
@@ -111,7 +109,7 @@ def keep_for_home(
     )
 
 
-def revoked_device(conn: apsw.Connection, device_fp: str) -> bool:
+def revoked_device(conn: Connection, device_fp: str) -> bool:
     """True when the master revoked every epoch the device holds (`aimos hub revoke`)."""
     found = one(
         conn,
@@ -196,7 +194,7 @@ def cut_body(
 
 
 # --- writing them --------------------------------------------------------------------------------
-def name_home(conn: apsw.Connection, master: KeyPair, device_fp: str, now: int) -> str:
+def name_home(conn: Connection, master: KeyPair, device_fp: str, now: int) -> str:
     """Append the master's record naming ``device_fp`` the home (the caller holds the write
     transaction); its id. It is in force once the home before it hands over (`hand_over`)."""
     previous = newest_home(conn)
@@ -218,7 +216,7 @@ def name_home(conn: apsw.Connection, master: KeyPair, device_fp: str, now: int) 
 
 
 def hand_over(
-    conn: apsw.Connection,
+    conn: Connection,
     home_id: str,
     from_device: str,
     now: int,
@@ -256,7 +254,7 @@ def hand_over(
 
 
 def cut_device(
-    conn: apsw.Connection, master: KeyPair, device_fp: str, through_n: int, why: str, now: int
+    conn: Connection, master: KeyPair, device_fp: str, through_n: int, why: str, now: int
 ) -> None:
     """The master's record that ``device_fp``'s records after its number ``through_n`` are refused
     on every device (the caller holds the write transaction)."""

@@ -9,8 +9,6 @@ import weakref
 from dataclasses import dataclass
 from typing import Any
 
-import apsw
-
 from aimos.crypto import commitments
 from aimos.crypto.canonical import canonical_json, canonical_text
 from aimos.crypto.certs import PERPETUAL_UNTIL, issue_certificate
@@ -28,7 +26,7 @@ from aimos.errors import (
 )
 from aimos.identity.keystore import Keystore
 from aimos.identity.passphrase import seal, unseal
-from aimos.store.connection import one, rows
+from aimos.store.connection import Connection, one, rows
 from aimos.vocabulary import (
     AGENT_CLEARANCE_MAX,
     AGENT_REVOCATION_SCHEMA,
@@ -118,7 +116,7 @@ def _move_number(key: str) -> int | None:
     return int(number) if prefix == KEYSTORE_META and number.isdigit() else None
 
 
-def brain_meta(conn: apsw.Connection) -> dict[str, str]:
+def brain_meta(conn: Connection) -> dict[str, str]:
     """The brain's metadata; "keystore" is the brain's keystore now (the newest move's, if any)."""
     meta = {r["key"]: r["value"] for r in rows(conn, "SELECT key, value FROM brain_meta")}
     moves = {n: value for key, value in meta.items() if (n := _move_number(key)) is not None}
@@ -127,7 +125,7 @@ def brain_meta(conn: apsw.Connection) -> dict[str, str]:
     return meta
 
 
-def record_keystore_kind(conn: apsw.Connection, kind: str) -> str:
+def record_keystore_kind(conn: Connection, kind: str) -> str:
     """Append the brain's new keystore kind to brain_meta (inside a write transaction, which
     seals it); returns the key it was recorded under."""
     keys = [str(key) for (key,) in conn.execute("SELECT key FROM brain_meta")]
@@ -138,7 +136,7 @@ def record_keystore_kind(conn: apsw.Connection, kind: str) -> str:
 
 
 # --- master -------------------------------------------------------------------------------
-def create_master(conn: apsw.Connection, keystore: Keystore, passphrase: str, now: int) -> KeyPair:
+def create_master(conn: Connection, keystore: Keystore, passphrase: str, now: int) -> KeyPair:
     """Create the master key, seal it into the keystore and record its public key."""
     master = KeyPair.generate()
     keystore.put(MASTER_ITEM, seal(master.seed, passphrase))
@@ -151,12 +149,12 @@ def create_master(conn: apsw.Connection, keystore: Keystore, passphrase: str, no
 
 # The master identity is written once per brain and never changes (append-only, one row), so a
 # connection may remember it.
-_MASTER_BY_CONNECTION: weakref.WeakKeyDictionary[apsw.Connection, dict[str, Any]] = (
+_MASTER_BY_CONNECTION: weakref.WeakKeyDictionary[Connection, dict[str, Any]] = (
     weakref.WeakKeyDictionary()
 )
 
 
-def master_row(conn: apsw.Connection) -> dict[str, Any]:
+def master_row(conn: Connection) -> dict[str, Any]:
     cached = _MASTER_BY_CONNECTION.get(conn)
     if cached is not None:
         return dict(cached)
@@ -176,7 +174,7 @@ def sealed_master(keystore: Keystore) -> str:
     return keystore.get(MASTER_ITEM) if sealed is None else sealed
 
 
-def unlock_master(conn: apsw.Connection, keystore: Keystore, passphrase: str) -> KeyPair:
+def unlock_master(conn: Connection, keystore: Keystore, passphrase: str) -> KeyPair:
     seed = unseal(sealed_master(keystore), passphrase)
     try:
         master = KeyPair(seed)
@@ -191,7 +189,7 @@ def unlock_master(conn: apsw.Connection, keystore: Keystore, passphrase: str) ->
 
 
 # --- epochs -------------------------------------------------------------------------------
-def _next_valid_from(conn: apsw.Connection, agent_id: str, now: int) -> int:
+def _next_valid_from(conn: Connection, agent_id: str, now: int) -> int:
     row = one(conn, "SELECT MAX(valid_from) AS vf FROM identity_epochs WHERE agent_id = ?", (agent_id,))
     last = row["vf"] if row and row["vf"] is not None else None
     slot = one(conn, "SELECT value FROM brain_meta WHERE key = ?", (DEVICE_SLOT_META,))
@@ -204,7 +202,7 @@ def _next_valid_from(conn: apsw.Connection, agent_id: str, now: int) -> int:
 
 
 def enrol_epoch(
-    conn: apsw.Connection,
+    conn: Connection,
     master: KeyPair,
     keystore: Keystore,
     *,
@@ -255,7 +253,7 @@ def enrol_epoch(
     return Signer(agent_id, valid_from, valid_until, key, cert.text, cert.fingerprint, tier)
 
 
-def epochs(conn: apsw.Connection, agent_id: str | None = None) -> list[dict[str, Any]]:
+def epochs(conn: Connection, agent_id: str | None = None) -> list[dict[str, Any]]:
     sql = (
         "SELECT e.agent_id, e.valid_from, e.valid_until, e.role, e.identity_tier, e.key_fingerprint,"
         " e.cert_fingerprint, e.key_ref, e.public_key_b64u, e.certificate, e.device_fp,"
@@ -270,7 +268,7 @@ def epochs(conn: apsw.Connection, agent_id: str | None = None) -> list[dict[str,
     return rows(conn, sql + " ORDER BY e.agent_id, e.valid_from", params)
 
 
-def latest_epoch(conn: apsw.Connection, agent_id: str) -> dict[str, Any]:
+def latest_epoch(conn: Connection, agent_id: str) -> dict[str, Any]:
     """The agent's newest epoch on this device: a brain synced through a hub holds every device's
     epochs (each device's agents and housekeeper sign with keys only that device holds), and a
     device signs with its own alone."""
@@ -287,7 +285,7 @@ def latest_epoch(conn: apsw.Connection, agent_id: str) -> dict[str, Any]:
     return mine[-1]
 
 
-def epoch_at(conn: apsw.Connection, agent_id: str, valid_from: int) -> dict[str, Any] | None:
+def epoch_at(conn: Connection, agent_id: str, valid_from: int) -> dict[str, Any] | None:
     """The identity epoch row of ``agent_id`` starting at ``valid_from``, if there is one."""
     return one(
         conn, "SELECT * FROM identity_epochs WHERE agent_id = ? AND valid_from = ?", (agent_id, valid_from)
@@ -311,7 +309,7 @@ def rotation_hint(agent_id: str) -> str:
     return f"Run `aimos agent rotate {agent_id}` to enrol a new epoch."
 
 
-def load_signer(conn: apsw.Connection, keystore: Keystore, agent_id: str, now: int) -> Signer:
+def load_signer(conn: Connection, keystore: Keystore, agent_id: str, now: int) -> Signer:
     """The agent's newest epoch with its key; refuses a revoked or expired one with the fix."""
     epoch = latest_epoch(conn, agent_id)
     state = epoch_state(epoch, now)
@@ -358,7 +356,7 @@ def load_signer(conn: apsw.Connection, keystore: Keystore, agent_id: str, now: i
 
 # --- grants -------------------------------------------------------------------------------
 def issue_grant(
-    conn: apsw.Connection,
+    conn: Connection,
     master: KeyPair,
     *,
     company_id: str,
@@ -429,7 +427,7 @@ def issue_grant(
     return grant
 
 
-def current_grant(conn: apsw.Connection, agent_id: str, valid_from: int) -> dict[str, Any] | None:
+def current_grant(conn: Connection, agent_id: str, valid_from: int) -> dict[str, Any] | None:
     return one(
         conn,
         "SELECT * FROM recall_grants WHERE subject_agent_id = ? AND subject_valid_from = ?"
@@ -440,7 +438,7 @@ def current_grant(conn: apsw.Connection, agent_id: str, valid_from: int) -> dict
 
 # --- revocation ---------------------------------------------------------------------------
 def revoke_epoch(
-    conn: apsw.Connection,
+    conn: Connection,
     master: KeyPair,
     *,
     company_id: str,
@@ -521,7 +519,7 @@ def revoke_epoch(
     return record
 
 
-def revocation_at(conn: apsw.Connection, agent_id: str, valid_from: int) -> int | None:
+def revocation_at(conn: Connection, agent_id: str, valid_from: int) -> int | None:
     row = one(
         conn,
         "SELECT revoked_at FROM agent_revocations WHERE agent_id = ? AND agent_valid_from = ?",

@@ -25,8 +25,6 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-import apsw
-
 from aimos import paths
 from aimos.crypto.ed25519 import KeyPair
 from aimos.errors import BusyError, KeychainError
@@ -35,6 +33,7 @@ from aimos.identity.devices import HUB_ITEMS
 from aimos.identity.epochs import MASTER_ITEM, MASTER_PENDING_ITEM
 from aimos.identity.keystore import FileKeystore, Keystore
 from aimos.identity.passphrase import seal, unseal
+from aimos.store.connection import Connection
 
 
 def lock_path(brain_id: str) -> Path:
@@ -112,7 +111,7 @@ def drop_staged(keystore: Keystore) -> None:
 
 
 # --- moving every item ------------------------------------------------------------------------
-def brain_items(conn: apsw.Connection, keystore: Keystore) -> tuple[dict[str, str], list[str]]:
+def brain_items(conn: Connection, keystore: Keystore) -> tuple[dict[str, str], list[str]]:
     """The brain's items the keystore holds (the master's, then each identity epoch's, by name ->
     secret, then the kept freshness anchor and a sync hub's URL and content key when there are),
     and the epochs' item names it does not hold (removed at revocation or rotation, or another

@@ -6,8 +6,6 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
-import apsw
-
 from aimos.crypto.canonical import canonical_json
 from aimos.crypto.certs import CertificateCache, verify_certificate
 from aimos.crypto.ed25519 import verify
@@ -25,7 +23,7 @@ from aimos.errors import (
 )
 from aimos.identity.epochs import Signer, master_row, revocation_at
 from aimos.identity.trusted import check_identities, verified_grant
-from aimos.store.connection import one
+from aimos.store.connection import Connection, one
 from aimos.vocabulary import HOUSEKEEPER, PATH_SAVE, REQUEST_METHOD, ROLE_AGENT
 
 
@@ -75,7 +73,7 @@ _verified_certs = CertificateCache()
 
 
 def verify_request(
-    conn: apsw.Connection,
+    conn: Connection,
     req: SignedRequest,
     *,
     path: str,
@@ -168,7 +166,7 @@ def verify_request(
     return verified
 
 
-def record_nonce(conn: apsw.Connection, verified: VerifiedRequest, now: int) -> None:
+def record_nonce(conn: Connection, verified: VerifiedRequest, now: int) -> None:
     """The request's nonce, used from now on (verify_request does it unless told not to)."""
     req = verified.request
     conn.execute(

@@ -12,13 +12,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import apsw
-
 from aimos.crypto.ed25519 import verify
 from aimos.crypto.encoding import b64u_decode, parse_iso_ms
 from aimos.errors import AimosError, IntegrityError
 from aimos.identity.anchors import anchored_fingerprint
 from aimos.identity.epochs import brain_meta, current_grant, data_class_rank, master_row
+from aimos.store.connection import Connection
 from aimos.store.functions import payload_message_sql
 from aimos.store.seals import RESTORE_HINT, already_checked, check_tables, costed
 
@@ -54,7 +53,7 @@ _GRANT_FIELDS = (
 )
 
 
-def check_identities(conn: apsw.Connection) -> None:
+def check_identities(conn: Connection) -> None:
     """The identity tables hold exactly what the brain's seals say, and the brain's master is the
     one anchors.json names for it (a brain it names no master for is refused until the person
     anchors it: `aimos anchor`). Raises IntegrityError (exit 5)."""
@@ -62,14 +61,14 @@ def check_identities(conn: apsw.Connection) -> None:
         _check_identities(conn)
 
 
-def _check_identities(conn: apsw.Connection) -> None:
+def _check_identities(conn: Connection) -> None:
     if already_checked(conn, IDENTITY_TABLES):
         return  # checked by this connection, and no other has committed since
     check_tables(conn, IDENTITY_TABLES)
     check_anchored(conn, brain_meta(conn).get("brain_id"))
 
 
-def check_anchored(conn: apsw.Connection, brain_id: str | None) -> None:
+def check_anchored(conn: Connection, brain_id: str | None) -> None:
     """anchors.json names a master for this brain, and it is the brain's own: else IntegrityError
     (exit 5), ``brain_unanchored`` or ``master_not_anchored``."""
     anchored = anchored_fingerprint(brain_id) if brain_id else None
@@ -101,7 +100,7 @@ def unanchored_error(brain_id: str | None) -> IntegrityError:
     )
 
 
-def grant_reason(conn: apsw.Connection, grant: dict[str, Any]) -> str | None:
+def grant_reason(conn: Connection, grant: dict[str, Any]) -> str | None:
     """None when the grant row is what its master-signed body says; else the reason."""
     try:
         body = json.loads(grant["signed_body"])
@@ -127,7 +126,7 @@ def grant_reason(conn: apsw.Connection, grant: dict[str, Any]) -> str | None:
     return None
 
 
-def verified_grant(conn: apsw.Connection, agent_id: str, valid_from: int) -> dict[str, Any] | None:
+def verified_grant(conn: Connection, agent_id: str, valid_from: int) -> dict[str, Any] | None:
     """The epoch's current grant, re-checked against the master's signature before it decides."""
     grant = current_grant(conn, agent_id, valid_from)
     if grant is None:

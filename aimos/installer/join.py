@@ -18,8 +18,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import apsw
-
 from aimos import __version__, paths
 from aimos.crypto.ed25519 import KeyPair
 from aimos.crypto.encoding import iso_ms
@@ -54,7 +52,7 @@ from aimos.installer.setup import (
 )
 from aimos.ledger.events import append_event
 from aimos.store import seals
-from aimos.store.connection import open_writer, write_transaction
+from aimos.store.connection import Connection, open_writer, write_transaction
 from aimos.vocabulary import HOUSEKEEPER, PUBLIC
 
 
@@ -258,7 +256,7 @@ def _service(run: _Run, brain_id: str, choice: str) -> dict[str, Any] | None:
 
 
 def _begin(
-    conn: apsw.Connection,
+    conn: Connection,
     keystore: _Tracking,
     keys: BrainKeys,
     master: KeyPair,
@@ -285,7 +283,7 @@ def _begin(
     )
 
 
-def _take_slot(conn: apsw.Connection) -> None:
+def _take_slot(conn: Connection) -> None:
     """This device's class of start seconds (identity/epochs DEVICE_SLOTS): the next after the
     devices the brain holds."""
     known = int(str(conn.execute("SELECT COUNT(DISTINCT device_fp) FROM identity_epochs").fetchall()[0][0]))
@@ -296,7 +294,7 @@ def _take_slot(conn: apsw.Connection) -> None:
 
 
 def _enrol_housekeeper(
-    conn: apsw.Connection, keystore: _Tracking, master: KeyPair, about: device.About, device_fp: str, now: int
+    conn: Connection, keystore: _Tracking, master: KeyPair, about: device.About, device_fp: str, now: int
 ) -> Signer:
     """This device's housekeeper, which seals everything this device writes and pulls: enrolled
     once every epoch the hub holds is in, so its epoch starts after theirs (two devices' epochs
@@ -320,7 +318,7 @@ def _enrol_housekeeper(
 
 
 def _enrol_agent(
-    conn: apsw.Connection,
+    conn: Connection,
     keystore: _Tracking,
     master: KeyPair,
     housekeeper: Signer,

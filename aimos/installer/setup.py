@@ -215,8 +215,10 @@ def is_unfinished_install(path: Path | None = None) -> bool:
         return True
     import apsw
 
+    from aimos.store.connection import Connection
+
     try:
-        conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
+        conn = Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
     except apsw.Error:
         return False
     try:

@@ -8,14 +8,12 @@ from __future__ import annotations
 import struct
 from typing import Any
 
-import apsw
-
 from aimos.crypto.canonical import json_loads
 from aimos.crypto.encoding import b64u_decode
 from aimos.identity.epochs import brain_meta, master_row
 from aimos.learning.verifier import Report, verify_brain
 from aimos.ledger.events import provenance_body_sql, read_event
-from aimos.store.connection import rows
+from aimos.store.connection import Connection, rows
 from aimos.vocabulary import COGNITIVE_EVIDENCE_SCHEMA, HOUSEKEEPER
 
 FORMAT = {
@@ -69,7 +67,7 @@ def _identity(epoch: dict[str, Any]) -> dict[str, Any]:
 
 
 def export_cognitive(
-    conn: apsw.Connection, *, memory_id: str | None = None, report: Report | None = None
+    conn: Connection, *, memory_id: str | None = None, report: Report | None = None
 ) -> dict[str, Any]:
     """The bundle; ``report`` is the in-database verifier's, when the caller already ran it on
     the same snapshot (`aimos verify`), so it is not run twice."""
@@ -96,7 +94,7 @@ def with_sql_records(evidence: dict[str, Any], report: Report) -> dict[str, Any]
     }
 
 
-def cognitive_evidence(conn: apsw.Connection, memory_id: str | None = None) -> dict[str, Any]:
+def cognitive_evidence(conn: Connection, memory_id: str | None = None) -> dict[str, Any]:
     """Everything of the bundle but the in-database verifier's records (with_sql_records adds
     them): read without a verdict, so it can be read while the verifier's signatures are checked."""
     meta = brain_meta(conn)

@@ -21,8 +21,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
-import apsw
-
 from aimos import vocabulary
 from aimos.crypto import commitments
 from aimos.crypto.canonical import canonical_json, json_loads
@@ -31,7 +29,7 @@ from aimos.crypto.messages import new_nonce, payload_message
 from aimos.errors import OutcomeNotFoundError, V2OutcomeUnavailableError
 from aimos.identity.epochs import Signer, epoch_at, master_row
 from aimos.ledger.events import body_sql, read_event, read_provenance
-from aimos.store.connection import one, resolve_uuid_prefix
+from aimos.store.connection import Connection, one, resolve_uuid_prefix
 from aimos.verify import v2_mutation as vm
 
 __all__ = [
@@ -64,7 +62,7 @@ class RecallBinding:
 
 # --- at outcome time -----------------------------------------------------------------------------
 def recall_binding(
-    conn: apsw.Connection, native_event_id: str, memory_id: str, live_content_hash: str
+    conn: Connection, native_event_id: str, memory_id: str, live_content_hash: str
 ) -> RecallBinding | None:
     """The V2 recall event bound to a native recall-receipt event and its evidence entry for
     ``memory_id``; None for a recall made before the V2 binding existed."""
@@ -151,7 +149,7 @@ def sign_valence_row(
 
 # --- export ----------------------------------------------------------------------------------------
 def _event_by_outcome(
-    conn: apsw.Connection, operation: str, outcome: dict[str, Any]
+    conn: Connection, operation: str, outcome: dict[str, Any]
 ) -> dict[str, Any] | None:
     """The first ``operation`` event about ``outcome`` (among its memory's events, each body read
     back from its stored form), read as the row it stands for."""
@@ -214,7 +212,7 @@ def _event_proof(event: dict[str, Any], hk: dict[str, Any]) -> dict[str, Any]:
     return proof
 
 
-def _hk_epoch(conn: apsw.Connection, agent_id: str, valid_from: int) -> dict[str, Any]:
+def _hk_epoch(conn: Connection, agent_id: str, valid_from: int) -> dict[str, Any]:
     row = epoch_at(conn, agent_id, valid_from)
     if row is None:
         raise V2OutcomeUnavailableError(f"identity epoch {agent_id}@{iso_ms(valid_from)} is missing")
@@ -229,7 +227,7 @@ def _commit(value: dict[str, Any], domain: bytes, field: str) -> dict[str, Any]:
 
 
 def build_outcome_export(
-    conn: apsw.Connection, outcome_ref: str
+    conn: Connection, outcome_ref: str
 ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
     """(bundle, witness, trust context) of one aimos outcome; public material only, nothing signed."""
     from aimos.recall.export_v2 import build_recall_envelope

@@ -15,8 +15,6 @@ import weakref
 from dataclasses import dataclass, replace
 from typing import Any
 
-import apsw
-
 from aimos.crypto import commitments
 from aimos.crypto.canonical import canonical_json
 from aimos.crypto.encoding import b64u_encode
@@ -28,7 +26,7 @@ from aimos.identity.requests import SignedRequest, verify_request
 from aimos.learning.export_v2 import RecallBinding, recall_binding, sign_valence_row
 from aimos.ledger.events import append_event, body_sql
 from aimos.store.cells import compact_provenance_body
-from aimos.store.connection import insert, one, rows, write_transaction
+from aimos.store.connection import Connection, insert, one, rows, write_transaction
 from aimos.store.seals import quiet_since_checked
 from aimos.verify.kit.valence import SHARE_START_MILLI, Step, WeightLedger
 from aimos.vocabulary import PATH_OUTCOME, VALENCE_RULE_V2
@@ -65,7 +63,7 @@ class OutcomeResult:
         return dict(self.__dict__)
 
 
-def latest_receipt_for(conn: apsw.Connection, memory_id: str, agent_id: str) -> str:
+def latest_receipt_for(conn: Connection, memory_id: str, agent_id: str) -> str:
     """The newest recall receipt that disclosed ``memory_id`` to ``agent_id``."""
     row = one(
         conn,
@@ -112,7 +110,7 @@ FROM (SELECT {body} AS body FROM events
 """
 
 
-def principal_outcomes(conn: apsw.Connection, memory_id: str | None = None) -> list[dict[str, Any]]:
+def principal_outcomes(conn: Connection, memory_id: str | None = None) -> list[dict[str, Any]]:
     """Every retained principal outcome (of one memory, or all), in write order, each with the
     weight rule (``valence_rule``) its terminal event records (None: MutMem's rule)."""
     params: tuple[str, ...] = (memory_id,) if memory_id else ()
@@ -126,7 +124,7 @@ def principal_outcomes(conn: apsw.Connection, memory_id: str | None = None) -> l
     return found
 
 
-def ledger_of(conn: apsw.Connection, memory_id: str) -> WeightLedger:
+def ledger_of(conn: Connection, memory_id: str) -> WeightLedger:
     """The memory's weight ledger after every outcome it has (the writer's next step starts here):
     replayed from the rows, or a copy of the one this connection last left for the memory when the
     memory's principal outcomes are still exactly those it had (their count and the newest's id)
@@ -144,13 +142,13 @@ def ledger_of(conn: apsw.Connection, memory_id: str) -> WeightLedger:
 
 
 # per connection: memory id -> (its principal outcomes' mark, the ledger after them)
-_LEDGERS: weakref.WeakKeyDictionary[apsw.Connection, dict[str, tuple[tuple[Any, ...], WeightLedger]]] = (
+_LEDGERS: weakref.WeakKeyDictionary[Connection, dict[str, tuple[tuple[Any, ...], WeightLedger]]] = (
     weakref.WeakKeyDictionary()
 )
 LEDGERS_KEPT = 256
 
 
-def _outcomes_mark(conn: apsw.Connection, memory_id: str) -> tuple[Any, ...]:
+def _outcomes_mark(conn: Connection, memory_id: str) -> tuple[Any, ...]:
     """How many principal outcomes the memory has and the id of the newest (a rowid a rolled-back
     write used may come back; an outcome id never does)."""
     found = conn.execute(
@@ -162,7 +160,7 @@ def _outcomes_mark(conn: apsw.Connection, memory_id: str) -> tuple[Any, ...]:
     return tuple(found)
 
 
-def _keep_ledger(conn: apsw.Connection, memory_id: str, ledger: WeightLedger) -> None:
+def _keep_ledger(conn: Connection, memory_id: str, ledger: WeightLedger) -> None:
     """After the outcome row of ``ledger``'s newest step is written: kept for the next step."""
     kept = _LEDGERS.setdefault(conn, {})
     kept.pop(memory_id, None)
@@ -172,7 +170,7 @@ def _keep_ledger(conn: apsw.Connection, memory_id: str, ledger: WeightLedger) ->
 
 
 def _record_evidence(
-    conn: apsw.Connection,
+    conn: Connection,
     housekeeper: Signer,
     verified: Any,
     request: SignedRequest,
@@ -239,7 +237,7 @@ def _record_evidence(
 
 
 def record_outcome_in_transaction(
-    conn: apsw.Connection,
+    conn: Connection,
     housekeeper: Signer,
     request: SignedRequest,
     now: int,
@@ -387,7 +385,7 @@ def _told(result: OutcomeResult, step: Step | None, reward: int, agent_id: str) 
 
 
 def _transition(
-    conn: apsw.Connection,
+    conn: Connection,
     housekeeper: Signer,
     memory: dict[str, Any],
     outcome_id: str,
@@ -512,7 +510,7 @@ def _transition(
 
 
 def record_outcome(
-    conn: apsw.Connection, housekeeper: Signer, request: SignedRequest, now: int
+    conn: Connection, housekeeper: Signer, request: SignedRequest, now: int
 ) -> OutcomeResult:
     with write_transaction(conn, housekeeper):
         result = record_outcome_in_transaction(conn, housekeeper, request, now)
@@ -523,7 +521,7 @@ def record_outcome(
 
 # --- outcomes reported on a device that is not the home (aimos/identity/devices.py) ------------
 def forward_outcome(
-    conn: apsw.Connection, housekeeper: Signer, request: SignedRequest, now: int
+    conn: Connection, housekeeper: Signer, request: SignedRequest, now: int
 ) -> OutcomeResult:
     """Keep an outcome's signed request for the home, which alone appends to weight chains: the
     request is checked as the home will check it (the whole outcome is written, then rolled back:

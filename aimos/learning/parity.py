@@ -19,7 +19,7 @@ from aimos.crypto.ed25519 import WHOLE_BRAIN_SIGNATURES, remembering
 from aimos.errors import AimosError
 from aimos.learning.export import cognitive_evidence, with_sql_records
 from aimos.learning.verifier import Count, Report, verify_brain, verify_brain_state
-from aimos.store.connection import damaged_text_error, unreadable_text
+from aimos.store.connection import Connection, damaged_text_error, unreadable_text
 
 VERIFY_PHASES = ("in-database verifier", "cognitive export", "portable verifier", "vectors", "parity")
 # what damaged bytes can raise while a verifier walks them (an edited brain_meta, a NULL where a
@@ -27,7 +27,7 @@ VERIFY_PHASES = ("in-database verifier", "cognitive export", "portable verifier"
 DAMAGED = (AimosError, apsw.Error, KeyError, AttributeError, TypeError, ValueError, RecursionError)
 
 
-def _damage_detail(conn: apsw.Connection, exc: BaseException) -> str:
+def _damage_detail(conn: Connection, exc: BaseException) -> str:
     """What stopped a walk: the damaged cells when it was text no read can decode (named by the
     store), an aimos error's own words, else the exception's name."""
     if unreadable_text(exc):
@@ -37,7 +37,7 @@ def _damage_detail(conn: apsw.Connection, exc: BaseException) -> str:
     return exc.message if isinstance(exc, AimosError) else type(exc).__name__
 
 
-def _unwalkable(reason: str, exc: BaseException, conn: apsw.Connection) -> dict[str, Any]:
+def _unwalkable(reason: str, exc: BaseException, conn: Connection) -> dict[str, Any]:
     return {
         "signer_agent_id": "-",
         "signer_valid_from": 0,
@@ -49,7 +49,7 @@ def _unwalkable(reason: str, exc: BaseException, conn: apsw.Connection) -> dict[
 
 
 def _guarded_brain_state(
-    conn: apsw.Connection, anchor: dict[str, Any] | None, kept: dict[str, Any] | None
+    conn: Connection, anchor: dict[str, Any] | None, kept: dict[str, Any] | None
 ) -> dict[str, Any]:
     try:
         return verify_brain_state(conn, anchor, kept)
@@ -180,7 +180,7 @@ def _collect(pid: int, read_fd: int, count: Count | None) -> Any:
 
 
 def verify_everything(
-    conn: apsw.Connection,
+    conn: Connection,
     expected_master_fingerprint: str,
     memory_id: str | None = None,
     *,
@@ -210,7 +210,7 @@ def verify_everything(
         )
 
 
-def _recompute_vectors(conn: apsw.Connection, brain: dict[str, Any], how: str, count: Count | None) -> None:
+def _recompute_vectors(conn: Connection, brain: dict[str, Any], how: str, count: Count | None) -> None:
     """The brain checks' report extended by the recompute of its vectors (meaning/index)."""
     from aimos.meaning.index import recompute_failures
 
@@ -250,7 +250,7 @@ def _every(count: Count | None) -> Count | None:
 
 
 def _verify_everything(
-    conn: apsw.Connection,
+    conn: Connection,
     expected_master_fingerprint: str,
     memory_id: str | None,
     progress: Callable[[int, str], None] | None,

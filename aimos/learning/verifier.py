@@ -17,8 +17,6 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
 
-import apsw
-
 from aimos.crypto import commitments
 from aimos.crypto.ed25519 import WHOLE_BRAIN_SIGNATURES, remembering, start_in_parallel
 from aimos.crypto.encoding import b64u_decode
@@ -28,7 +26,7 @@ from aimos.ledger.events import body_sql
 from aimos.recall.disclosure import KnownChains, verify_many
 from aimos.recall.label_chain import label_chain_reasons
 from aimos.recall.weight_chain import BATCH, chain_reasons
-from aimos.store.connection import batches, rows
+from aimos.store.connection import Connection, batches, rows
 from aimos.verify.cognitive.results import PROOF_FIELDS
 from aimos.verify.kit.valence import WeightLedger
 from aimos.vocabulary import HOUSEKEEPER, TERMINAL_AUTHORIZED_TRANSITION
@@ -119,7 +117,7 @@ WHERE p.event_type = 'SAVE'
 """
 
 
-def check_signatures_ahead(conn: apsw.Connection) -> Callable[[], int]:
+def check_signatures_ahead(conn: Connection) -> Callable[[], int]:
     """Start checking the brain's event and save-request signatures on every core (remembered as
     valid, see ed25519.start_in_parallel), so the walks below, which check each one where it
     belongs and name any failure, mostly look them up. Returns the wait for them (how many
@@ -141,7 +139,7 @@ Count = Callable[[int, int], None]
 
 
 def verify_brain(
-    conn: apsw.Connection,
+    conn: Connection,
     memory_id: str | None = None,
     *,
     count: Count | None = None,
@@ -166,7 +164,7 @@ def verify_brain(
         return _verify_brain(conn, None, count)
 
 
-def verify_memories(conn: apsw.Connection, memory_ids: Collection[str]) -> list[MemoryRecord]:
+def verify_memories(conn: Connection, memory_ids: Collection[str]) -> list[MemoryRecord]:
     """The per-memory checks of ``verify_brain`` (weight and label chains, the signed save record,
     the weight rules replayed) over these memories only: a hub pull checks what it applied before
     it commits (the rows' own guards checked the event chains as each was inserted)."""
@@ -184,7 +182,7 @@ def verify_memories(conn: apsw.Connection, memory_ids: Collection[str]) -> list[
     return records
 
 
-def _dangling(conn: apsw.Connection, memory_id: str | None, params: tuple[str, ...]) -> set[str]:
+def _dangling(conn: Connection, memory_id: str | None, params: tuple[str, ...]) -> set[str]:
     """Memories with a signed REWEIGHT node or an authorized outcome whose projection is gone."""
     only_p, only_o = ("AND p.memory_id = ? ", "AND o.memory_id = ? ") if memory_id else ("", "")
     return {
@@ -201,11 +199,11 @@ def _dangling(conn: apsw.Connection, memory_id: str | None, params: tuple[str, .
     }
 
 
-def _baselined(conn: apsw.Connection, where: str, params: tuple[str, ...]) -> set[str]:
+def _baselined(conn: Connection, where: str, params: tuple[str, ...]) -> set[str]:
     return {r["memory_id"] for r in rows(conn, f"SELECT memory_id FROM weight_baselines {where}", params)}
 
 
-def _verify_brain(conn: apsw.Connection, memory_id: str | None, count: Count | None) -> Report:
+def _verify_brain(conn: Connection, memory_id: str | None, count: Count | None) -> Report:
     """The memories a batch at a time (read as the walk goes, never the whole table at once), each
     batch's weight chains, label chains and signed save records checked together."""
     where, params = ("WHERE memory_id = ?", (memory_id,)) if memory_id else ("", ())
@@ -223,7 +221,7 @@ def _verify_brain(conn: apsw.Connection, memory_id: str | None, count: Count | N
 
 
 def _batch_records(
-    conn: apsw.Connection,
+    conn: Connection,
     memories: list[dict[str, Any]],
     replays: dict[str, str],
     dangling: set[str],
@@ -263,7 +261,7 @@ def _batch_records(
 
 
 def _save_failures(
-    conn: apsw.Connection, memories: list[dict[str, Any]], known: KnownChains
+    conn: Connection, memories: list[dict[str, Any]], known: KnownChains
 ) -> dict[str, str]:
     """Disclosure verification of every memory's signed save record, a batch at a time; a batch
     that fails is re-checked one memory at a time to name each failure. ``known``: the memories'
@@ -286,7 +284,7 @@ def _save_failures(
     return failures
 
 
-def _replay_reasons(conn: apsw.Connection, memory_id: str | None = None) -> dict[str, str]:
+def _replay_reasons(conn: Connection, memory_id: str | None = None) -> dict[str, str]:
     """Replay the weight rules over each memory's retained principal outcomes in write order
     (aimos/verify/kit/valence.py: MutMem's rule for outcomes recorded under it, rule 2 for the
     rest): each outcome's terminal and each transition's weights must be what the rule gives, and a
@@ -315,7 +313,7 @@ def _replay_reasons(conn: apsw.Connection, memory_id: str | None = None) -> dict
     return out
 
 
-def verify_event_chains(conn: apsw.Connection) -> list[dict[str, Any]]:
+def verify_event_chains(conn: Connection) -> list[dict[str, Any]]:
     """Every signer epoch's event chain: ledger_seq from 1, links and signatures (in SQL)."""
     body = body_sql(conn, "e")
     sql = f"""
@@ -385,7 +383,7 @@ class _StreamWalk:
 
 
 def verify_brain_state(
-    conn: apsw.Connection, anchor: dict[str, Any] | None, kept: dict[str, Any] | None = None
+    conn: Connection, anchor: dict[str, Any] | None, kept: dict[str, Any] | None = None
 ) -> dict[str, Any]:
     """The checks of the brain as a whole, beside the per-memory records: every row of every
     retained table against the seal chain (existence, every column), the schema against the

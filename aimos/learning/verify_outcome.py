@@ -29,7 +29,7 @@ from aimos import paths
 from aimos.vocabulary import VERIFY_FAILED_FILE, VERIFY_PASSED_FILE
 
 if TYPE_CHECKING:
-    import apsw
+    from aimos.store.connection import Connection
 
 CORPUS_ROOT_OPERATION = "corpus_proof_root_attested"  # the nightly job's signed attestation
 FAILED_FILE = VERIFY_FAILED_FILE
@@ -83,7 +83,7 @@ def record(brain_id: str | None, report: dict[str, Any], by: str, at: int | None
 
 
 def keep_outcome(
-    conn: apsw.Connection, report: dict[str, Any], fingerprint: str, by: str
+    conn: Connection, report: dict[str, Any], fingerprint: str, by: str
 ) -> dict[str, Any] | None:
     """``record`` a full verification of the live brain, when it was made against the master
     anchors.json holds for it: one against another fingerprint given by hand says nothing of the
@@ -162,7 +162,7 @@ def notice_line() -> str | None:
 
 
 # --- with the brain open: the nightly job's signed attestation ----------------------------------
-def last_corpus_root(conn: apsw.Connection) -> dict[str, Any] | None:
+def last_corpus_root(conn: Connection) -> dict[str, Any] | None:
     """The newest corpus proof root the housekeeper signed (nightly dream), or None; ``verified``
     and ``reasons`` are what that run found (an attestation from before the brain checks were
     signed into it says only what the two verifiers found)."""
@@ -193,7 +193,7 @@ def last_corpus_root(conn: apsw.Connection) -> dict[str, Any] | None:
     }
 
 
-def newest_outcome(conn: apsw.Connection, brain_id: str | None) -> dict[str, Any] | None:
+def newest_outcome(conn: Connection, brain_id: str | None) -> dict[str, Any] | None:
     """The brain's newest full verification: the nightly job's signed attestation or the kept
     outcome, whichever is newer; None when none ran yet. {at, ok, by, reasons, signed}. At the same
     second the kept outcome counts: it is the newer or the same verification (the nightly job writes

@@ -10,8 +10,6 @@ import uuid
 import weakref
 from typing import Any
 
-import apsw
-
 from aimos.crypto import commitments
 from aimos.crypto.canonical import canonical_json
 from aimos.crypto.encoding import b64u_encode, iso_ms
@@ -26,12 +24,12 @@ from aimos.store.cells import (
     event_body,
     provenance_body,
 )
-from aimos.store.connection import one
+from aimos.store.connection import Connection, one
 from aimos.store.seals import sealed_tables
 from aimos.vocabulary import LEDGER_SCHEMA as LEDGER_VERSION
 
 
-def chain_head(conn: apsw.Connection, signer: Signer, company_id: str) -> tuple[int, str]:
+def chain_head(conn: Connection, signer: Signer, company_id: str) -> tuple[int, str]:
     """(last ledger_seq, its mutation hash) of the signer's chain; (0, genesis) when empty."""
     row = one(
         conn,
@@ -45,10 +43,10 @@ def chain_head(conn: apsw.Connection, signer: Signer, company_id: str) -> tuple[
     return 0, genesis.hex()
 
 
-_COMPANY_BY_CONNECTION: weakref.WeakKeyDictionary[apsw.Connection, str] = weakref.WeakKeyDictionary()
+_COMPANY_BY_CONNECTION: weakref.WeakKeyDictionary[Connection, str] = weakref.WeakKeyDictionary()
 
 
-def brain_company(conn: apsw.Connection) -> str:
+def brain_company(conn: Connection) -> str:
     """The brain's company (brain_meta is append-only, so a connection may remember it)."""
     cached = _COMPANY_BY_CONNECTION.get(conn)
     if cached is None:
@@ -60,7 +58,7 @@ def brain_company(conn: apsw.Connection) -> str:
 
 
 def append_event(
-    conn: apsw.Connection,
+    conn: Connection,
     signer: Signer,
     *,
     operation: str,
@@ -131,7 +129,7 @@ def append_event(
     return record
 
 
-def body_sql(conn: apsw.Connection, alias: str = "") -> str:
+def body_sql(conn: Connection, alias: str = "") -> str:
     """SQL for the signed body of an events row (``alias`` the table's name in the query, if any):
     what every query that reads or searches event bodies uses, since a recall's is stored deflated
     (migration 14), a save's and an outcome's against a dictionary (migrations 16 and 17); on a
@@ -146,7 +144,7 @@ def body_sql(conn: apsw.Connection, alias: str = "") -> str:
     )
 
 
-def provenance_body_sql(conn: apsw.Connection, alias: str = "") -> str:
+def provenance_body_sql(conn: Connection, alias: str = "") -> str:
     """SQL for the signed body of a memory_provenance row, ``body_sql``'s counterpart: a REWEIGHT
     node's is stored compactly since migration 18 (store/cells.py provenance_body)."""
     return _stored_sql(
@@ -158,7 +156,7 @@ def provenance_body_sql(conn: apsw.Connection, alias: str = "") -> str:
     )
 
 
-def _stored_sql(conn: apsw.Connection, table: str, column: str, alias: str, reading: str) -> str:
+def _stored_sql(conn: Connection, table: str, column: str, alias: str, reading: str) -> str:
     p = f"{alias}." if alias else ""
     if column not in dict(sealed_tables(conn)[table].stored):
         return f"{p}{column}"

@@ -15,12 +15,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-import apsw
-
 from aimos.meaning.vectors import Matrix, pack
 from aimos.plural import agree, plural
 from aimos.store import vectors
-from aimos.store.connection import write_transaction
+from aimos.store.connection import Connection, write_transaction
 
 if TYPE_CHECKING:
     from aimos.meaning.model import Embedder
@@ -33,7 +31,7 @@ RECALL_BACKLOG = 16
 
 
 def embed_pending(
-    conn: apsw.Connection,
+    conn: Connection,
     embedder: Embedder,
     *,
     limit: int | None = None,
@@ -70,7 +68,7 @@ _KEPT: dict[str, _Kept] = {}
 _KEPT_LOCK = threading.Lock()
 
 
-def matrix(conn: apsw.Connection, model: str, dims: int) -> Matrix:
+def matrix(conn: Connection, model: str, dims: int) -> Matrix:
     """The brain's vectors by ``model`` as one matrix, kept for the process and brought up to date."""
     key = str(conn.filename)
     st = vectors.state(conn)
@@ -90,7 +88,7 @@ def matrix(conn: apsw.Connection, model: str, dims: int) -> Matrix:
         return kept.matrix
 
 
-def forget(conn: apsw.Connection | None = None) -> None:
+def forget(conn: Connection | None = None) -> None:
     """Drop the kept matrix of a brain (or of all): the next search reads the vectors again."""
     with _KEPT_LOCK:
         if conn is None:
@@ -108,7 +106,7 @@ class MeaningQuery:
     vector: Floats
     made: list[tuple[int, bytes]] = field(default_factory=list)  # vectors made, not yet stored
 
-    def store(self, conn: apsw.Connection) -> list[int]:
+    def store(self, conn: Connection) -> list[int]:
         """Store the vectors prepare() made (in the caller's write transaction; once); their memory
         rowids. A recall does this before the agreement detector judges what its saves queued, so
         that the detector compares those memories by meaning too."""
@@ -118,7 +116,7 @@ class MeaningQuery:
             self.made.clear()
         return stored
 
-    def nearest(self, conn: apsw.Connection, limit: int) -> tuple[list[tuple[int, float]], float, int]:
+    def nearest(self, conn: Connection, limit: int) -> tuple[list[tuple[int, float]], float, int]:
         """(memory rowid, cosine) of the ``limit`` nearest vectors, best first, the mean cosine of
         all of them and their number. The vectors prepare() made are stored first (the caller's
         transaction)."""
@@ -128,7 +126,7 @@ class MeaningQuery:
         return near, mean, len(kept)
 
 
-def prepare(conn: apsw.Connection, query: object, *, backlog: int = RECALL_BACKLOG) -> MeaningQuery | None:
+def prepare(conn: Connection, query: object, *, backlog: int = RECALL_BACKLOG) -> MeaningQuery | None:
     """Before a recall's transaction: the question's vector, and up to ``backlog`` vectors of
     memories that have none yet (stored by the recall's own transaction when it searches: a recall
     refused before it searches writes nothing). The model this process keeps, when it has loaded
@@ -180,7 +178,7 @@ def _failure(reason: str, detail: str) -> dict[str, object]:
     return {"check": "vectors", "reason": reason, "detail": detail, "table": "memory_vectors"}
 
 
-def form_failures(conn: apsw.Connection) -> tuple[list[dict[str, object]], dict[str, object]]:
+def form_failures(conn: Connection) -> tuple[list[dict[str, object]], dict[str, object]]:
     """The checks of every vector that need no model (inside the verifier's snapshot): each well
     formed for the pinned model's dims (empty exactly when its memory has no text to embed: a
     guide), of a memory, none missing below the newest, none but empty for a redacted memory, made
@@ -270,7 +268,7 @@ def picked(rowids: list[int], how: str) -> list[int]:
 
 
 def recompute_failures(
-    conn: apsw.Connection, how: str, progress: Callable[[int, int], None] | None = None
+    conn: Connection, how: str, progress: Callable[[int, int], None] | None = None
 ) -> tuple[list[dict[str, object]], dict[str, object]]:
     """Recompute vectors by the pinned model from their memories' text (``how``: "sample" or
     "all") and compare by cosine: (failures, {recompute, recomputed, skipped}). Each chunk is read
@@ -342,7 +340,7 @@ class MeaningState:
         return {**self.__dict__, "text": self.text()}
 
 
-def meaning_state(conn: apsw.Connection) -> MeaningState:
+def meaning_state(conn: Connection) -> MeaningState:
     """Loads the model (as a recall would) to say whether it works here."""
     from aimos.errors import ModelUnavailableError
     from aimos.meaning.model import MODEL_NAME, left_off, load

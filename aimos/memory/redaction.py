@@ -14,15 +14,13 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-import apsw
-
 from aimos.crypto.canonical import canonical_text, json_loads
 from aimos.crypto.commitments import sha256
 from aimos.crypto.ed25519 import KeyPair
 from aimos.crypto.encoding import b64u_encode, iso_ms
 from aimos.errors import IntegrityError, MemoryNotFoundError, UsageError
 from aimos.store import vectors
-from aimos.store.connection import one, rows
+from aimos.store.connection import Connection, one, rows
 from aimos.store.seals import REDACTIONS, TableShape, sealed_tables
 from aimos.verify.kit.redaction import (
     REDACTED_TABLES,
@@ -42,7 +40,7 @@ from aimos.verify.kit.redaction import (
 from aimos.vocabulary import REDACTION_SCHEMA
 
 
-def _row(conn: apsw.Connection, shape: TableShape, rowid: int) -> tuple[Any, ...]:
+def _row(conn: Connection, shape: TableShape, rowid: int) -> tuple[Any, ...]:
     found = conn.execute(shape.select() + " WHERE rowid = ?", (rowid,)).fetchall()
     if not found:
         raise IntegrityError(f"{shape.name} row {rowid} is missing")
@@ -59,7 +57,7 @@ def _swapped(shape: TableShape, row: tuple[Any, ...], cells: dict[str, Any]) -> 
     return tuple(swapped)
 
 
-def redaction_of(conn: apsw.Connection, memory_id: str) -> dict[str, Any] | None:
+def redaction_of(conn: Connection, memory_id: str) -> dict[str, Any] | None:
     """The memory's redaction record (parsed) with its id, or None when its text is there."""
     found = one(
         conn,
@@ -77,7 +75,7 @@ def redaction_of(conn: apsw.Connection, memory_id: str) -> dict[str, Any] | None
     return {**record, "redaction_id": found["redaction_id"]}
 
 
-def redactions(conn: apsw.Connection) -> list[dict[str, Any]]:
+def redactions(conn: Connection) -> list[dict[str, Any]]:
     """Every stored record as stored (record text and signature), oldest first: what is kept
     outside the brain and re-applied to a backup or a restored brain."""
     return rows(
@@ -86,7 +84,7 @@ def redactions(conn: apsw.Connection) -> list[dict[str, Any]]:
     )
 
 
-def redacted_ids(conn: apsw.Connection, memory_ids: list[str]) -> dict[str, dict[str, Any]]:
+def redacted_ids(conn: Connection, memory_ids: list[str]) -> dict[str, dict[str, Any]]:
     """Of these memories, the redacted ones with their records."""
     if not memory_ids:
         return {}
@@ -99,7 +97,7 @@ def redacted_ids(conn: apsw.Connection, memory_ids: list[str]) -> dict[str, dict
     return {r["memory_id"]: record for r in found if (record := parse_record(r["record_json"])) is not None}
 
 
-def _held(conn: apsw.Connection, memory_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
+def _held(conn: Connection, memory_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
     """The two rows that hold the memory's text: its row and its save provenance node."""
     memory = one(
         conn,
@@ -152,7 +150,7 @@ def row_change(
 
 
 def _swaps(
-    conn: apsw.Connection, memory: dict[str, Any], save: dict[str, Any], removed: tuple[str, ...]
+    conn: Connection, memory: dict[str, Any], save: dict[str, Any], removed: tuple[str, ...]
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], str]:
     """What removing ``removed`` changes here: each row's seal row hash before and after (``rows``,
     this brain's), the hash of its cells alone before and after (``contents``, the same on every
@@ -200,7 +198,7 @@ def portable_body(
 
 
 def portable_record(
-    conn: apsw.Connection,
+    conn: Connection,
     *,
     brain_id: str,
     memory_id: str,
@@ -229,7 +227,7 @@ def portable_record(
 
 
 def redact_memory(
-    conn: apsw.Connection,
+    conn: Connection,
     master: KeyPair,
     *,
     brain_id: str,
@@ -274,7 +272,7 @@ def portable_part(stored: dict[str, Any]) -> dict[str, str] | None:
     return {"record": signed_text(stored["record_json"], record), "signature_b64u": stored["signature_b64u"]}
 
 
-def travelling(conn: apsw.Connection, memory_id: str) -> dict[str, str]:
+def travelling(conn: Connection, memory_id: str) -> dict[str, str]:
     """The event fields that carry the memory's redaction record to the other devices of a synced
     brain (``redaction_record``, ``redaction_signature_b64u``); none for a v1 or v2 record."""
     found = one(
@@ -288,7 +286,7 @@ def travelling(conn: apsw.Connection, memory_id: str) -> dict[str, str]:
     )
 
 
-def localized_record(conn: apsw.Connection, portable_text: str, signature_b64u: str) -> dict[str, Any]:
+def localized_record(conn: Connection, portable_text: str, signature_b64u: str) -> dict[str, Any]:
     """The master's record another device sent (its portable part and signature) as this brain
     stores it: checked against this brain's master and its memory, with this brain's rows added.
     A record the master did not sign, of another brain, or of a memory that differs here is
@@ -335,7 +333,7 @@ def localized_record(conn: apsw.Connection, portable_text: str, signature_b64u: 
     }
 
 
-def apply_record(conn: apsw.Connection, stored: dict[str, Any]) -> None:
+def apply_record(conn: Connection, stored: dict[str, Any]) -> None:
     """Store one record (as ``redactions`` returns it) and remove the text it names; the two rows
     must then hash to exactly what the record says. Call inside a transaction."""
     record = parse_record(stored["record_json"])
@@ -384,7 +382,7 @@ def apply_record(conn: apsw.Connection, stored: dict[str, Any]) -> None:
             )
 
 
-def check_stored(conn: apsw.Connection, stored: dict[str, Any]) -> str | None:
+def check_stored(conn: Connection, stored: dict[str, Any]) -> str | None:
     """None when a stored record (from ``redactions``) verifies under this brain's master."""
     master = one(conn, "SELECT public_key_b64u, fingerprint FROM master_identity")
     if master is None:
@@ -398,7 +396,7 @@ def check_stored(conn: apsw.Connection, stored: dict[str, Any]) -> str | None:
     return reason
 
 
-def mark_redacted(conn: apsw.Connection, memories: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def mark_redacted(conn: Connection, memories: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Give each memory read its ``redacted`` notice (None when its text is there); returns them."""
     found = redacted_ids(conn, [m["memory_id"] for m in memories])
     for m in memories:

@@ -8,8 +8,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import apsw
-
 from aimos.crypto import commitments
 from aimos.crypto.canonical import canonical_json
 from aimos.crypto.encoding import b64u_decode, b64u_encode, iso_ms
@@ -22,7 +20,7 @@ from aimos.identity.trusted import grant_excess
 from aimos.ledger.events import append_event
 from aimos.memory.gates import refuse_secret_fields, scan_canary
 from aimos.memory.versions import head_of, resolve_memory_id
-from aimos.store.connection import insert, one, write_transaction
+from aimos.store.connection import Connection, insert, one, write_transaction
 from aimos.vocabulary import (
     CLEARANCE_MAX,
     HOUSEKEEPER,
@@ -179,7 +177,7 @@ def _check_grant(verified: VerifiedRequest, body: dict[str, Any]) -> None:
 
 
 def _record_occurrence(
-    conn: apsw.Connection,
+    conn: Connection,
     housekeeper: Signer,
     verified: VerifiedRequest,
     existing: dict[str, Any],
@@ -265,7 +263,7 @@ def _record_occurrence(
 
 
 def save_in_transaction(
-    conn: apsw.Connection,
+    conn: Connection,
     housekeeper: Signer,
     req: SignedRequest,
     now: int,
@@ -452,7 +450,7 @@ def save_in_transaction(
 
 
 def attest_baseline(
-    conn: apsw.Connection,
+    conn: Connection,
     housekeeper: Signer,
     memory_id: str,
     company: str,
@@ -515,7 +513,7 @@ def attest_baseline(
     )
 
 
-def save(conn: apsw.Connection, housekeeper: Signer, req: SignedRequest, now: int) -> SaveResult:
+def save(conn: Connection, housekeeper: Signer, req: SignedRequest, now: int) -> SaveResult:
     """Verify and apply one signed save in its own write transaction (all or nothing)."""
     with write_transaction(conn, housekeeper):
         return save_in_transaction(conn, housekeeper, req, now)

@@ -6,19 +6,17 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-import apsw
-
 from aimos.errors import MemoryNotFoundError, UsageError
 from aimos.identity.epochs import latest_epoch
 from aimos.identity.trusted import grant_covers, verified_grant
 from aimos.memory.redaction import mark_redacted
 from aimos.store.cells import text_of
-from aimos.store.connection import one, resolve_uuid_prefix, rows
+from aimos.store.connection import Connection, one, resolve_uuid_prefix, rows
 from aimos.vocabulary import HOUSEKEEPER, ORIGINATED_AT, SYSTEM_SCOPE
 
 
 def resolve_memory_id(
-    conn: apsw.Connection, ref: str, *, company_id: str | None = None, agent_id: str | None = None
+    conn: Connection, ref: str, *, company_id: str | None = None, agent_id: str | None = None
 ) -> str:
     """A full memory id from a full id or a unique prefix of at least 4 characters.
 
@@ -40,7 +38,7 @@ def resolve_memory_id(
     return mid
 
 
-def _visible_to(conn: apsw.Connection, memory_id: str, agent_id: str) -> bool:
+def _visible_to(conn: Connection, memory_id: str, agent_id: str) -> bool:
     """Whether the verified grant of the agent's current epoch covers the memory."""
     grant = verified_grant(conn, agent_id, latest_epoch(conn, agent_id)["valid_from"])
     memory = one(
@@ -54,7 +52,7 @@ def _visible_to(conn: apsw.Connection, memory_id: str, agent_id: str) -> bool:
     )
 
 
-def head_of(conn: apsw.Connection, memory_id: str) -> str:
+def head_of(conn: Connection, memory_id: str) -> str:
     current = memory_id
     for _ in range(100_000):
         nxt = one(conn, "SELECT new_memory_id FROM memory_supersessions WHERE old_memory_id = ?", (current,))
@@ -64,7 +62,7 @@ def head_of(conn: apsw.Connection, memory_id: str) -> str:
     raise UsageError("version chain is too long or cyclic")
 
 
-def version_chain(conn: apsw.Connection, memory_id: str) -> list[str]:
+def version_chain(conn: Connection, memory_id: str) -> list[str]:
     """Every version from the first to the head, oldest first."""
     first = memory_id
     for _ in range(100_000):
@@ -90,7 +88,7 @@ MEMORY_COLUMNS = (
 ORIGINATED_BATCH = 500  # memory ids per query
 
 
-def mark_originated(conn: apsw.Connection, memories: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def mark_originated(conn: Connection, memories: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Give each memory read its ``originated_at``: when it was first made, as its signed save
     body says (memory.save ORIGINATED_AT: an import of another brain's export), else None; returns
     them. Read for the rows already chosen (a column of the listing query would be read for every
@@ -141,7 +139,7 @@ GUIDE_SQL = (
 GUIDE_PARAMS: tuple[str, str] = (SYSTEM_SCOPE, HOUSEKEEPER)
 
 
-def get_memory(conn: apsw.Connection, ref: str, *, agent_id: str | None = None) -> dict[str, Any]:
+def get_memory(conn: Connection, ref: str, *, agent_id: str | None = None) -> dict[str, Any]:
     """The memory ``ref`` names (to ``agent_id``, when given: see resolve_memory_id)."""
     memory_id = resolve_memory_id(conn, ref, agent_id=agent_id)
     row = one(conn, f"SELECT {MEMORY_COLUMNS} FROM memories WHERE memory_id = ?", (memory_id,))
@@ -149,7 +147,7 @@ def get_memory(conn: apsw.Connection, ref: str, *, agent_id: str | None = None) 
     return mark_originated(conn, [row])[0]
 
 
-def memory_detail(conn: apsw.Connection, ref: str) -> dict[str, Any]:
+def memory_detail(conn: Connection, ref: str) -> dict[str, Any]:
     """One memory with its version chain, provenance, occurrences and events."""
     memory = get_memory(conn, ref)
     mid = memory["memory_id"]
@@ -237,7 +235,7 @@ class Listed:
 
 
 def list_memories(
-    conn: apsw.Connection,
+    conn: Connection,
     *,
     limit: int | None = 20,
     include_history: bool = False,
@@ -254,7 +252,7 @@ def list_memories(
     return Listed(memories_at(conn, page), len(found.rowids), found.guides_hidden)
 
 
-def memories_at(conn: apsw.Connection, rowids: list[int]) -> list[dict[str, Any]]:
+def memories_at(conn: Connection, rowids: list[int]) -> list[dict[str, Any]]:
     """The memories at these rowids, in their order, each with its ``redacted`` notice."""
     by_rowid: dict[int, dict[str, Any]] = {}
     for start in range(0, len(rowids), _PAGE):
@@ -269,7 +267,7 @@ def memories_at(conn: apsw.Connection, rowids: list[int]) -> list[dict[str, Any]
 _PAGE = 500  # rowids per IN (...) lookup: well under SQLite's bound on a statement's parameters
 
 
-def current_memories(conn: apsw.Connection) -> list[dict[str, Any]]:
+def current_memories(conn: Connection) -> list[dict[str, Any]]:
     """Every current version (none superseded), oldest first, each with its ``redacted`` notice
     and ``originated_at``."""
     return mark_originated(
@@ -286,7 +284,7 @@ def current_memories(conn: apsw.Connection) -> list[dict[str, Any]]:
     )
 
 
-def guide_memories(conn: apsw.Connection) -> list[dict[str, Any]]:
+def guide_memories(conn: Connection) -> list[dict[str, Any]]:
     """aimos's guides (current versions), by key."""
     found = conn.execute(
         f"SELECT m.rowid FROM memories m WHERE {GUIDE_SQL} AND NOT EXISTS"
@@ -296,12 +294,12 @@ def guide_memories(conn: apsw.Connection) -> list[dict[str, Any]]:
     return memories_at(conn, [int(r[0]) for r in found])
 
 
-def memory_ids(conn: apsw.Connection) -> set[str]:
+def memory_ids(conn: Connection) -> set[str]:
     """The id of every memory (every version) in the brain."""
     return {text_of(mid) for (mid,) in conn.execute("SELECT CAST(memory_id AS BLOB) FROM memories")}
 
 
-def memories_not_in(conn: apsw.Connection, kept: set[str]) -> list[dict[str, Any]]:
+def memories_not_in(conn: Connection, kept: set[str]) -> list[dict[str, Any]]:
     """Every memory (every version) whose id is not in ``kept``, oldest first, each with its
     ``redacted`` notice: what a brain holds beyond a copy of it."""
     ids = sorted(memory_ids(conn) - kept)
@@ -353,7 +351,7 @@ class Browsed:
 
 
 def browse(
-    conn: apsw.Connection,
+    conn: Connection,
     *,
     text: str = "",
     memory_type: str | None = None,
@@ -417,7 +415,7 @@ def browse(
     return Browsed(rowids, guides)
 
 
-def rows_by_rowid(conn: apsw.Connection, rowids: list[int]) -> dict[int, dict[str, Any]]:
+def rows_by_rowid(conn: Connection, rowids: list[int]) -> dict[int, dict[str, Any]]:
     """The listed memories (one page) keyed by rowid."""
     if not rowids:
         return {}
@@ -431,7 +429,7 @@ def rows_by_rowid(conn: apsw.Connection, rowids: list[int]) -> dict[int, dict[st
     return {int(r["rowid"]): r for r in mark_originated(conn, mark_redacted(conn, found))}
 
 
-def distinct_values(conn: apsw.Connection, column: str, *, hide_guides: bool = False) -> list[str]:
+def distinct_values(conn: Connection, column: str, *, hide_guides: bool = False) -> list[str]:
     """The values a filter can take (memory types, labels, scopes) as found in the brain (less
     aimos's guides' own, when they are hidden)."""
     if column not in ("memory_type", "epistemic_label", "scope"):

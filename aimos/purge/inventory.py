@@ -8,10 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import apsw
-
 from aimos import paths
 from aimos.housekeeper import state
+from aimos.store.connection import Connection
 from aimos.vocabulary import VERIFY_FAILED_FILE, VERIFY_PASSED_FILE
 
 CLASSES = (
@@ -113,7 +112,7 @@ def class_of(table: str) -> str:
     return TABLE_CLASSES[table]
 
 
-def schema_tables(conn: apsw.Connection) -> list[tuple[str, bool]]:
+def schema_tables(conn: Connection) -> list[tuple[str, bool]]:
     """(name, is_virtual) of every table of the brain."""
     return [
         (str(name), str(sql or "").upper().startswith("CREATE VIRTUAL TABLE"))
@@ -124,7 +123,7 @@ def schema_tables(conn: apsw.Connection) -> list[tuple[str, bool]]:
     ]
 
 
-def table_class_counts(conn: apsw.Connection) -> list[dict[str, Any]]:
+def table_class_counts(conn: Connection) -> list[dict[str, Any]]:
     """[{class, row_count}] for all five classes, sorted by class (virtual tables count through
     their shadow tables)."""
     counts = dict.fromkeys(CLASSES, 0)
@@ -303,7 +302,7 @@ class Inventory:
         }
 
 
-def take_inventory(conn: apsw.Connection) -> Inventory:
+def take_inventory(conn: Connection) -> Inventory:
     from aimos.identity.anchors import KEPT_ANCHOR_ITEM
     from aimos.identity.devices import HUB_ITEMS
     from aimos.identity.epochs import MASTER_ITEM, brain_meta, key_item_name, master_row

@@ -22,6 +22,7 @@ import apsw
 from aimos.memory.versions import GUIDE_PARAMS, GUIDE_SQL
 from aimos.recall.text import asks, says_when, stem_prefix, tokens, unstamped
 from aimos.store.cells import memory_names
+from aimos.store.connection import Connection
 from aimos.store.search import (
     POSTING_BUDGET,
     Probe,
@@ -93,7 +94,7 @@ class Channel(Protocol):
     name: str
 
     def search(
-        self, conn: apsw.Connection, terms: Sequence[str], scope: Scope, limit: int, *, when: bool = False
+        self, conn: Connection, terms: Sequence[str], scope: Scope, limit: int, *, when: bool = False
     ) -> list[tuple[int, float]]:
         """(rowid, score) best first; higher scores are better. ``when``: the query asks when
         (recall.text.asks_when)."""
@@ -110,7 +111,7 @@ class SearchPlan:
     counted: list[str]
 
 
-def _in_scope(conn: apsw.Connection, rowids: Sequence[int], scope: Scope) -> dict[int, str]:
+def _in_scope(conn: Connection, rowids: Sequence[int], scope: Scope) -> dict[int, str]:
     """The rowids (of those given) that the scope may see, with their memory_type."""
     if not rowids:
         return {}
@@ -121,7 +122,7 @@ def _in_scope(conn: apsw.Connection, rowids: Sequence[int], scope: Scope) -> dic
 
 
 def _bm25(
-    conn: apsw.Connection, table: str, plan: SearchPlan, scope: Scope, limit: int
+    conn: Connection, table: str, plan: SearchPlan, scope: Scope, limit: int
 ) -> tuple[list[tuple[int, float]], dict[int, str]]:
     """The best ``limit`` hits of an index within the scope, and the memory types of the hits.
 
@@ -163,7 +164,7 @@ COMMON_TERM_SHARE = 0.25  # BM25 gives such a term little weight; see plan_searc
 COMMON_TERM_MIN_DOCS = 2000  # ... and below this many matches scoring it costs little
 
 
-def plan_search(conn: apsw.Connection, terms: Sequence[str], budget: int | None = None) -> SearchPlan:
+def plan_search(conn: Connection, terms: Sequence[str], budget: int | None = None) -> SearchPlan:
     """Leave out terms found in over a quarter of the memories (and in more than 2,000 of them)
     while rarer terms remain: their BM25 weight is small, yet each would make a large part of
     the brain a match to score. Small brains keep every term (measured: pruning at 25% alone
@@ -242,7 +243,7 @@ class LexicalChannel:
         self.question_damping = question_damping
 
     def search(
-        self, conn: apsw.Connection, terms: Sequence[str], scope: Scope, limit: int, *, when: bool = False
+        self, conn: Connection, terms: Sequence[str], scope: Scope, limit: int, *, when: bool = False
     ) -> list[tuple[int, float]]:
         if not terms:
             return []
@@ -288,7 +289,7 @@ class LexicalChannel:
         return ranked[:limit]
 
     def _answer(
-        self, conn: apsw.Connection, scores: dict[int, float], asking: list[int], scope: Scope
+        self, conn: Connection, scores: dict[int, float], asking: list[int], scope: Scope
     ) -> None:
         """Each turn in ``asking`` keeps 1 - question_damping of its score, and the next turn of its
         conversation (same company, source and type), when the scope may see it, gains
@@ -321,7 +322,7 @@ class PreciseChannel:
     name = "precise"
 
     def search(
-        self, conn: apsw.Connection, terms: Sequence[str], scope: Scope, limit: int, *, when: bool = False
+        self, conn: Connection, terms: Sequence[str], scope: Scope, limit: int, *, when: bool = False
     ) -> list[tuple[int, float]]:
         return (
             _bm25(conn, "memory_fts", SearchPlan([Probe(list(terms))], list(terms)), scope, limit)[0]
@@ -357,7 +358,7 @@ MEANING_DEPTH = 200  # nearest vectors read before the scope is applied (grows l
 
 
 class Nearest(Protocol):
-    def nearest(self, conn: apsw.Connection, limit: int) -> tuple[list[tuple[int, float]], float, int]: ...
+    def nearest(self, conn: Connection, limit: int) -> tuple[list[tuple[int, float]], float, int]: ...
 
 
 class MeaningChannel:
@@ -372,7 +373,7 @@ class MeaningChannel:
         self.count = 0  # vectors the mean is over
 
     def search(
-        self, conn: apsw.Connection, terms: Sequence[str], scope: Scope, limit: int, *, when: bool = False
+        self, conn: Connection, terms: Sequence[str], scope: Scope, limit: int, *, when: bool = False
     ) -> list[tuple[int, float]]:
         depth = max(MEANING_DEPTH, limit * 2)
         while True:
@@ -453,7 +454,7 @@ def rrf(rankings: Sequence[Sequence[int]], k: int = RRF_K) -> list[tuple[int, fl
 
 
 def open_candidates(
-    conn: apsw.Connection,
+    conn: Connection,
     terms: Sequence[str],
     scope: Scope,
     channels: Sequence[Channel],
@@ -502,7 +503,7 @@ FTS_TABLES = ("memory_fts", "memory_context_fts")
 FTS_OPTIONS = f"text, content = '', contentless_delete = 1, tokenize = \"{TOKENIZE}\""
 
 
-def rebuild_indexes(conn: apsw.Connection, tables: Sequence[str] = FTS_TABLES) -> int:
+def rebuild_indexes(conn: Connection, tables: Sequence[str] = FTS_TABLES) -> int:
     """Rebuild both FTS5 indexes from the memories table; returns the number of memories.
 
     The same texts as the insert trigger of migration 12 writes (``index_text`` of them): a
@@ -541,7 +542,7 @@ def index_failures(path: str) -> list[dict[str, object]]:
     table into a scratch copy (on a read-only connection of its own, in one snapshot) and every
     indexed token (term, memory, column, position) is compared: a deleted, injected or altered
     index row is named with the memory it belongs to. `aimos index rebuild` repairs either."""
-    conn = apsw.Connection(f"file:{path}?mode=ro", flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
+    conn = Connection(f"file:{path}?mode=ro", flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
     failures: list[dict[str, object]] = []
     try:
         conn.execute("BEGIN")

@@ -12,8 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import apsw
-
 from aimos.crypto import commitments
 from aimos.crypto.canonical import canonical_json, json_loads
 from aimos.crypto.certs import CertificateCache, verify_certificate
@@ -25,7 +23,7 @@ from aimos.identity.epochs import master_row
 from aimos.ledger.events import read_event
 from aimos.recall.label_chain import label_chain_reasons
 from aimos.recall.weight_chain import chain_reasons
-from aimos.store.connection import rows
+from aimos.store.connection import Connection, rows
 from aimos.store.seals import sealed_tables
 from aimos.verify.kit.redaction import body_redacted, check_record, row_redacted
 from aimos.vocabulary import HOUSEKEEPER, UNVERIFIED
@@ -103,7 +101,7 @@ class _Records:
 
     @classmethod
     def load(
-        cls, conn: apsw.Connection, memories: list[dict[str, Any]], known: KnownChains | None = None
+        cls, conn: Connection, memories: list[dict[str, Any]], known: KnownChains | None = None
     ) -> _Records:
         ids = [m["memory_id"] for m in memories]
         hashes = [m["save_mutation_hash"] for m in memories]
@@ -176,13 +174,13 @@ class _Records:
 
 
 def verify_for_disclosure(
-    conn: apsw.Connection, memory: dict[str, Any], *, allow_superseded: bool
+    conn: Connection, memory: dict[str, Any], *, allow_superseded: bool
 ) -> Disclosed:
     return verify_many(conn, [memory], allow_superseded=allow_superseded)[0]
 
 
 def verify_many(
-    conn: apsw.Connection,
+    conn: Connection,
     memories: list[dict[str, Any]],
     *,
     allow_superseded: bool,

@@ -26,8 +26,6 @@ from __future__ import annotations
 import uuid
 from typing import Any, Final
 
-import apsw
-
 from aimos.crypto import commitments
 from aimos.crypto.canonical import canonical_sha256_hex, json_loads
 from aimos.crypto.encoding import b64u_decode, b64u_encode, iso_ms
@@ -38,7 +36,7 @@ from aimos.identity.requests import VerifiedRequest
 from aimos.ledger.events import append_event, body_sql, read_event
 from aimos.recall.disclosure import Disclosed
 from aimos.recall.policy import Decision
-from aimos.store.connection import one
+from aimos.store.connection import Connection, one
 from aimos.verify import v2_recall as v2
 from aimos.vocabulary import CONTENT_ADMISSION_SCHEMA as ADMISSION_SCHEMA
 from aimos.vocabulary import EFFECTIVE_SCORE_SCHEMA as CALIBRATION_FORMULA
@@ -213,7 +211,7 @@ def _request_receipt_mutation_hash(request: dict[str, Any]) -> str:
 
 # --- at recall time ------------------------------------------------------------------------------
 def record_v2_receipt(
-    conn: apsw.Connection,
+    conn: Connection,
     housekeeper: Signer,
     *,
     verified: VerifiedRequest,
@@ -316,7 +314,7 @@ def record_v2_receipt(
 
 
 # --- export --------------------------------------------------------------------------------------
-def _epoch(conn: apsw.Connection, agent_id: str, valid_from: int) -> dict[str, Any]:
+def _epoch(conn: Connection, agent_id: str, valid_from: int) -> dict[str, Any]:
     row = epoch_at(conn, agent_id, valid_from)
     if row is None:
         raise V2ReceiptUnavailableError(f"identity epoch {agent_id}@{iso_ms(valid_from)} is missing")
@@ -338,7 +336,7 @@ def _epoch_body(kind: str, company: str, epoch: dict[str, Any]) -> dict[str, Any
 
 
 def _revocation_body(
-    conn: apsw.Connection, kind: str, company: str, epoch: dict[str, Any], event: dict[str, Any]
+    conn: Connection, kind: str, company: str, epoch: dict[str, Any], event: dict[str, Any]
 ) -> dict[str, Any]:
     row = one(
         conn,
@@ -357,7 +355,7 @@ def _revocation_body(
     }
 
 
-def v2_event(conn: apsw.Connection, native_event_id: str) -> dict[str, Any] | None:
+def v2_event(conn: Connection, native_event_id: str) -> dict[str, Any] | None:
     """The V2 recall event bound to a native recall-receipt event (read as the row it stands for),
     or None (a recall made before the V2 binding existed)."""
     # The V2 event is appended by the same housekeeper right after the native receipt event, in the
@@ -377,7 +375,7 @@ def v2_event(conn: apsw.Connection, native_event_id: str) -> dict[str, Any] | No
     return None if row is None else read_event(row)
 
 
-def _v2_event(conn: apsw.Connection, native_event_id: str) -> dict[str, Any]:
+def _v2_event(conn: Connection, native_event_id: str) -> dict[str, Any]:
     event = v2_event(conn, native_event_id)
     if event is None:
         raise V2ReceiptUnavailableError("this recall receipt has no signed V2 binding event")
@@ -397,7 +395,7 @@ def _object(kind: str, body: dict[str, Any], result: int | None, subject: str | 
     }
 
 
-def build_recall_envelope(conn: apsw.Connection, receipt_ref: str) -> dict[str, Any]:
+def build_recall_envelope(conn: Connection, receipt_ref: str) -> dict[str, Any]:
     """The V2 recall-disclosure envelope of one aimos recall receipt (public material only)."""
     from aimos.recall.receipts import resolve_receipt_id
 

@@ -15,12 +15,10 @@ import json
 from collections import defaultdict
 from typing import Any
 
-import apsw
-
 from aimos.crypto.canonical import json_loads
 from aimos.errors import AimosError
 from aimos.ledger.events import body_sql
-from aimos.store.connection import rows
+from aimos.store.connection import Connection, rows
 from aimos.verify.kit.inheritance import Floor, Order, Predecessor, predecessor_at, signed_classification
 from aimos.verify.kit.judgment import judgment_reason
 from aimos.vocabulary import (
@@ -97,7 +95,7 @@ def _row_reason(
     return floor.row(meta, master_signed=master_signed)
 
 
-def predecessors(conn: apsw.Connection, ids: list[str]) -> dict[str, Predecessor]:
+def predecessors(conn: Connection, ids: list[str]) -> dict[str, Predecessor]:
     """memory_id -> the version it corrects as that version stood at the moment of the correction,
     for the corrections among ``ids``: read from what the housekeeper signed (the new version's
     memory_saved event names the old one and orders the moment; the old one's classification
@@ -141,7 +139,7 @@ def predecessors(conn: apsw.Connection, ids: list[str]) -> dict[str, Predecessor
 
 
 def label_chain_reasons(
-    conn: apsw.Connection, memories: list[dict[str, Any]]
+    conn: Connection, memories: list[dict[str, Any]]
 ) -> dict[str, tuple[str | None, int, str]]:
     """memory_id -> (first failing reason or None, chain length, the label the chain ends in)."""
     out: dict[str, tuple[str | None, int, str]] = {}
@@ -194,7 +192,7 @@ def label_chain_reasons(
     return out
 
 
-def label_history(conn: apsw.Connection, memory_id: str) -> list[dict[str, Any]]:
+def label_history(conn: Connection, memory_id: str) -> list[dict[str, Any]]:
     """Every classification of a memory, oldest first, with who signed it and why."""
     history = []
     for r in rows(

@@ -10,8 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import apsw
-
 from aimos.crypto.canonical import canonical_sha256_hex, json_loads
 from aimos.epistemic.detect import contested_in_recall, judge_pending
 from aimos.errors import DisclosureError, GrantError, MemoryNotFoundError, UsageError
@@ -34,7 +32,7 @@ from aimos.recall.export_v2 import record_v2_receipt
 from aimos.recall.policy import Candidate, Scored, decide, trust_of
 from aimos.recall.receipts import evidence_entry, record_receipt
 from aimos.recall.text import asks_about_aimos, asks_when, query_terms
-from aimos.store.connection import one, sealer, write_transaction
+from aimos.store.connection import Connection, one, sealer, write_transaction
 from aimos.store.seals import check_counts
 from aimos.vocabulary import CLEARANCE_MAX, DATA_CLASSES, PATH_RECALL
 from aimos.vocabulary import RECALL_DEFAULT_LIMIT as DEFAULT_LIMIT
@@ -134,7 +132,7 @@ def _scope(body: dict[str, Any], grant: dict[str, Any]) -> Scope:
     return Scope(company, clearance, data_class, bool(body.get("history", False)), guides)
 
 
-def _load(conn: apsw.Connection, ranked: list[tuple[int, float]]) -> list[tuple[Candidate, dict[str, Any]]]:
+def _load(conn: Connection, ranked: list[tuple[int, float]]) -> list[tuple[Candidate, dict[str, Any]]]:
     if not ranked:
         return []
     ids = [rowid for rowid, _ in ranked]
@@ -185,7 +183,7 @@ def _result(ordinal: int, s: Scored, m: dict[str, Any]) -> dict[str, Any]:
 
 
 def recall_in_transaction(
-    conn: apsw.Connection,
+    conn: Connection,
     housekeeper: Signer,
     request: SignedRequest,
     now: int,
@@ -312,7 +310,7 @@ def _meaning_of(channels: list[Channel] | None) -> MeaningQuery | None:
 
 
 def recall(
-    conn: apsw.Connection,
+    conn: Connection,
     housekeeper: Signer,
     request: SignedRequest,
     now: int,
@@ -367,13 +365,13 @@ def recall(
         raise
 
 
-def _company(conn: apsw.Connection) -> str:
+def _company(conn: Connection) -> str:
     from aimos.ledger.events import brain_company
 
     return brain_company(conn)
 
 
-def show(conn: apsw.Connection, request: SignedRequest, now: int) -> dict[str, Any]:
+def show(conn: Connection, request: SignedRequest, now: int) -> dict[str, Any]:
     """One memory read by an agent through a signed request (POST /aimos/show), held to what a
     recall would disclose: the request is verified and recorded like any other (its nonce row),
     the memory must be within the agent's grant (company, clearance, data class), its signed

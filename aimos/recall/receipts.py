@@ -6,8 +6,6 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-import apsw
-
 from aimos.crypto.canonical import canonical_sha256_hex, canonical_text, json_loads
 from aimos.crypto.merkle import merkle_root
 from aimos.errors import AimosError, DamagedBrainError, JSONDepthError, ReceiptNotFoundError
@@ -16,7 +14,7 @@ from aimos.ledger.events import append_event, read_event
 from aimos.recall.disclosure import Disclosed, verify_for_disclosure
 from aimos.recall.policy import Scored
 from aimos.store.cells import deflate_text, stored_text
-from aimos.store.connection import one, resolve_uuid_prefix
+from aimos.store.connection import Connection, one, resolve_uuid_prefix
 from aimos.vocabulary import HOUSEKEEPER, PATH_RECALL, REQUEST_METHOD
 from aimos.vocabulary import RECALL_RECEIPT_SCHEMA as RECEIPT_SCHEMA
 
@@ -50,7 +48,7 @@ def evidence_entry(ordinal: int, s: Scored, d: Disclosed) -> dict[str, Any]:
 
 
 def record_receipt(
-    conn: apsw.Connection,
+    conn: Connection,
     housekeeper: Signer,
     *,
     company_id: str,
@@ -122,7 +120,7 @@ def record_receipt(
     return row
 
 
-def resolve_receipt_id(conn: apsw.Connection, ref: str) -> str:
+def resolve_receipt_id(conn: Connection, ref: str) -> str:
     return resolve_uuid_prefix(
         conn,
         ref,
@@ -151,7 +149,7 @@ def _stored_json(receipt_id: str, column: str, text: str | None) -> Any:
         raise damaged from exc
 
 
-def receipt_document(conn: apsw.Connection, ref: str) -> dict[str, Any]:
+def receipt_document(conn: Connection, ref: str) -> dict[str, Any]:
     """Everything needed to re-check a receipt offline (public material only)."""
     receipt_id = resolve_receipt_id(conn, ref)
     r = one(conn, "SELECT * FROM recall_receipts WHERE receipt_id = ?", (receipt_id,))
@@ -213,7 +211,7 @@ def receipt_document(conn: apsw.Connection, ref: str) -> dict[str, Any]:
 
 
 def verify_receipt_in_brain(
-    conn: apsw.Connection, ref: str, *, expected_master_fingerprint: str
+    conn: Connection, ref: str, *, expected_master_fingerprint: str
 ) -> list[dict[str, Any]]:
     """Every check of the exported document against the fingerprint the caller trusts (never the
     brain's own), plus: the memories still verify and still hold the content it disclosed."""

@@ -12,11 +12,9 @@ import json
 from collections import defaultdict
 from typing import Any
 
-import apsw
-
 from aimos.crypto.canonical import json_loads
 from aimos.ledger.events import provenance_body_sql
-from aimos.store.connection import rows
+from aimos.store.connection import Connection, rows
 from aimos.store.seals import sealed_tables
 from aimos.vocabulary import HOUSEKEEPER, sql_word
 
@@ -143,7 +141,7 @@ BATCH = 500  # memory ids per query, well under SQLite's bound on variables
 
 
 def chain_reasons(
-    conn: apsw.Connection, memories: list[dict[str, Any]]
+    conn: Connection, memories: list[dict[str, Any]]
 ) -> dict[str, tuple[str | None, int, int]]:
     """For each memory (rows of the memories table): (first failing reason or None, signatures
     verified, chain length), counting its signed baseline as the genesis weight when present."""
@@ -154,7 +152,7 @@ def chain_reasons(
 
 
 def _chain_reasons_batch(
-    conn: apsw.Connection, memories: list[dict[str, Any]]
+    conn: Connection, memories: list[dict[str, Any]]
 ) -> dict[str, tuple[str | None, int, int]]:
     if not memories:
         return {}
@@ -221,7 +219,7 @@ def _chain_reasons_batch(
     return out
 
 
-def weight_trajectory(conn: apsw.Connection, memory_id: str) -> dict[str, Any]:
+def weight_trajectory(conn: Connection, memory_id: str) -> dict[str, Any]:
     """How a memory's weight moved, oldest first: where it started (1.000, or a signed baseline)
     and every outcome about it with the weight before and after. An outcome that moved nothing
     (a signed no-op, an occurrence observation) is listed as evidence with no step."""

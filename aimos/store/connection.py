@@ -27,6 +27,10 @@ from aimos.errors import (
 )
 from aimos.store.functions import SQL_FUNCTIONS
 
+# The one name of a brain connection outside the store: the rest of aimos annotates with it and
+# never imports apsw (tests/architecture holds it).
+Connection = apsw.Connection
+
 DEFAULT_BUSY_TIMEOUT_MS = 10_000
 _MIGRATION_NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
 

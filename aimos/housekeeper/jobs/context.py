@@ -6,14 +6,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import apsw
-
 from aimos.identity.epochs import Signer
+from aimos.store.connection import Connection
 
 
 @dataclass
 class JobContext:
-    conn: apsw.Connection  # the writer's connection
+    conn: Connection  # the writer's connection
     housekeeper: Signer
     company_id: str
     brain_id: str
