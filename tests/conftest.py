@@ -325,7 +325,11 @@ def brain_template(tmp_path_factory: pytest.TempPathFactory) -> Any:
             pass_file.write_text(passphrase + "\n")
             pass_file.chmod(0o600)
             run_aimos(
-                "install", "--yes", "--no-guides", "--keystore", "file",
+                "install",
+                "--yes",
+                "--no-guides",
+                "--keystore",
+                "file",
                 env={"AIMOS_HOME": str(home), PASSPHRASE_ENV: str(pass_file)},
                 unset=("AIMOS_KEYSTORE",),
             ).ok()

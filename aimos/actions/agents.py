@@ -110,6 +110,8 @@ def rotate_housekeeper(brain: Brain, master: KeyPair) -> agents.HousekeeperRotat
     """A new housekeeper epoch, master-certified, for a key that may have leaked; the previous
     epoch is revoked (unless it already was)."""
     return agents.rotate_housekeeper(brain.conn, master, brain.keystore, now=now())
+
+
 def due(brain: Brain, within_days: int = EXPIRY_WARNING_DAYS) -> list[DueEpoch]:
     """The agents whose current epoch ends within ``within_days`` days (or has ended): what
     `aimos agent rotate --expiring` rotates (never the housekeeper, never a revoked agent)."""

@@ -14,9 +14,7 @@ guides_app = typer.Typer(
     rich_markup_mode=None,
 )
 
-_RECALL = (
-    "recall searches them only when asked (aimos recall --guides) or when the question names aimos"
-)
+_RECALL = "recall searches them only when asked (aimos recall --guides) or when the question names aimos"
 
 
 @guides_app.callback()

@@ -249,9 +249,7 @@ def _cluster(conn: Connection, company_id: str, fingerprint: str) -> list[dict[s
     )
 
 
-def classify_at_save(
-    conn: Connection, housekeeper: Signer, memory_id: str, now: int
-) -> list[Transition]:
+def classify_at_save(conn: Connection, housekeeper: Signer, memory_id: str, now: int) -> list[Transition]:
     """Run the classifier on a newly saved memory (inside the save's transaction). A memory with
     no leading question gets no row (it stays `unverified`, the implicit genesis). A fingerprinted
     one gets its first classification; when it grows a cluster, every earlier member whose label

@@ -128,9 +128,7 @@ def _neighbours(
     return list(computed.values()), [computed[mid] for mid in burst]
 
 
-def _search(
-    conn: Connection, company_id: str, content: Iterable[str], upto: int
-) -> list[dict[str, Any]]:
+def _search(conn: Connection, company_id: str, content: Iterable[str], upto: int) -> list[dict[str, Any]]:
     """The NEIGHBOURS memories the longest of ``content``'s words find best (FTS5, any word),
     within the scan budget (store.search: the rarest of those words that fit it, in the newest
     part of the brain when even they match more; a brain of alike memories otherwise made every

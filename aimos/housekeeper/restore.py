@@ -392,9 +392,7 @@ def _and_kept_outside(records: list[dict[str, Any]], brain_id: str) -> list[dict
     return records + [r for r in kept_outside(brain_id) if r["redaction_id"] not in known]
 
 
-def _backup_housekeeper(
-    conn: Connection, keystore: Keystore, lost: dict[str, Any], at: int
-) -> Signer | None:
+def _backup_housekeeper(conn: Connection, keystore: Keystore, lost: dict[str, Any], at: int) -> Signer | None:
     """The backup's housekeeper, when it may seal the restore; None when the restore must give
     the housekeeper a new key instead: its key is gone from the keystore (a rotation since the
     backup removed it), it is revoked in the backup (by an older aimos), or the brain being
@@ -411,9 +409,7 @@ def _backup_housekeeper(
     return signer
 
 
-def _insert_record(
-    conn: Connection, body: dict[str, Any], nonce: str, at: int, signature: bytes
-) -> None:
+def _insert_record(conn: Connection, body: dict[str, Any], nonce: str, at: int, signature: bytes) -> None:
     conn.execute(
         "INSERT INTO brain_restores (restore_id, signed_body, master_fingerprint, nonce,"
         " ts_signed, signature_b64u) VALUES (?, ?, ?, ?, ?, ?)",
@@ -430,9 +426,7 @@ def _insert_record(
 
 def _open_read_only(source: Path) -> Connection:
     try:
-        return Connection(
-            f"file:{source}?mode=ro", flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI
-        )
+        return Connection(f"file:{source}?mode=ro", flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
     except apsw.Error as exc:
         raise VerificationError(
             f"the backup cannot be opened ({type(exc).__name__})",

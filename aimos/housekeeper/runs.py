@@ -58,9 +58,7 @@ def open_housekeeper_writer() -> tuple[Connection, dict[str, str]]:
     return conn, meta
 
 
-def _append(
-    conn: Connection, signer: Any, company: str, operation: str, metadata: dict[str, Any]
-) -> str:
+def _append(conn: Connection, signer: Any, company: str, operation: str, metadata: dict[str, Any]) -> str:
     with write_transaction(conn, signer):
         event = append_event(
             conn, signer, operation=operation, company_id=company, metadata=metadata, now=int(time.time())

@@ -248,9 +248,7 @@ def pass_on(conn: Connection, hub: KeyHub, picked: PickedUp) -> int:
     return len(made)
 
 
-def rekey(
-    conn: Connection, hub: KeyHub, keystore: Keystore, master: KeyPair, brain_id: str, now: int
-) -> int:
+def rekey(conn: Connection, hub: KeyHub, keystore: Keystore, master: KeyPair, brain_id: str, now: int) -> int:
     """A new generation on the hub, left out of which is every device this brain holds revoked
     (the caller's revocation included) and every device an earlier generation left out; kept in
     the keystore. Its number."""

@@ -253,9 +253,7 @@ def hand_over(
     )
 
 
-def cut_device(
-    conn: Connection, master: KeyPair, device_fp: str, through_n: int, why: str, now: int
-) -> None:
+def cut_device(conn: Connection, master: KeyPair, device_fp: str, through_n: int, why: str, now: int) -> None:
     """The master's record that ``device_fp``'s records after its number ``through_n`` are refused
     on every device (the caller holds the write transaction)."""
     body = cut_body(

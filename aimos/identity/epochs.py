@@ -149,9 +149,7 @@ def create_master(conn: Connection, keystore: Keystore, passphrase: str, now: in
 
 # The master identity is written once per brain and never changes (append-only, one row), so a
 # connection may remember it.
-_MASTER_BY_CONNECTION: weakref.WeakKeyDictionary[Connection, dict[str, Any]] = (
-    weakref.WeakKeyDictionary()
-)
+_MASTER_BY_CONNECTION: weakref.WeakKeyDictionary[Connection, dict[str, Any]] = weakref.WeakKeyDictionary()
 
 
 def master_row(conn: Connection) -> dict[str, Any]:

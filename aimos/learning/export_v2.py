@@ -148,9 +148,7 @@ def sign_valence_row(
 
 
 # --- export ----------------------------------------------------------------------------------------
-def _event_by_outcome(
-    conn: Connection, operation: str, outcome: dict[str, Any]
-) -> dict[str, Any] | None:
+def _event_by_outcome(conn: Connection, operation: str, outcome: dict[str, Any]) -> dict[str, Any] | None:
     """The first ``operation`` event about ``outcome`` (among its memory's events, each body read
     back from its stored form), read as the row it stands for."""
     row = one(

@@ -509,9 +509,7 @@ def _transition(
     )
 
 
-def record_outcome(
-    conn: Connection, housekeeper: Signer, request: SignedRequest, now: int
-) -> OutcomeResult:
+def record_outcome(conn: Connection, housekeeper: Signer, request: SignedRequest, now: int) -> OutcomeResult:
     with write_transaction(conn, housekeeper):
         result = record_outcome_in_transaction(conn, housekeeper, request, now)
     if not result.receipt_id:
@@ -520,9 +518,7 @@ def record_outcome(
 
 
 # --- outcomes reported on a device that is not the home (aimos/identity/devices.py) ------------
-def forward_outcome(
-    conn: Connection, housekeeper: Signer, request: SignedRequest, now: int
-) -> OutcomeResult:
+def forward_outcome(conn: Connection, housekeeper: Signer, request: SignedRequest, now: int) -> OutcomeResult:
     """Keep an outcome's signed request for the home, which alone appends to weight chains: the
     request is checked as the home will check it (the whole outcome is written, then rolled back:
     what it would do is the provisional effect this device shows), then kept in hub_requests, one

@@ -260,9 +260,7 @@ def _batch_records(
     return records
 
 
-def _save_failures(
-    conn: Connection, memories: list[dict[str, Any]], known: KnownChains
-) -> dict[str, str]:
+def _save_failures(conn: Connection, memories: list[dict[str, Any]], known: KnownChains) -> dict[str, str]:
     """Disclosure verification of every memory's signed save record, a batch at a time; a batch
     that fails is re-checked one memory at a time to name each failure. ``known``: the memories'
     chain reasons, already computed."""

@@ -107,9 +107,7 @@ SPACED_TOKEN_RULES: tuple[tuple[str, Lazy, Check], ...] = (
 TOKEN_RULES: tuple[tuple[str, Lazy, Check], ...] = (
     (
         "AWS access key id",
-        lazy(
-            r"(?<![A-Z0-9])(?:AKIA|ASIA|AGPA|AIDA|AROA|ABIA|ACCA|A3T[A-Z0-9])[0-9A-Z]{16}(?![a-z0-9])"
-        ),
+        lazy(r"(?<![A-Z0-9])(?:AKIA|ASIA|AGPA|AIDA|AROA|ABIA|ACCA|A3T[A-Z0-9])[0-9A-Z]{16}(?![a-z0-9])"),
         _always,
     ),
     (
@@ -242,9 +240,7 @@ def library_findings(text: str) -> Iterator[Finding]:
 # cards
 
 _CARD = lazy(r"(?<![\d.,/-])(\d{4}(?:[ -]?\d{2,6}){2,4}|\d{13,19})(?![\d/]|[.,-]\d)")
-_CVV = lazy(
-    r"(?i)\b(?:cvv2?|cvc2?|csc|cvn|card security code|security code)\b\s*(?:is|:|=|#|-)?\s*\d{3,4}\b"
-)
+_CVV = lazy(r"(?i)\b(?:cvv2?|cvc2?|csc|cvn|card security code|security code)\b\s*(?:is|:|=|#|-)?\s*\d{3,4}\b")
 
 
 def luhn(digits: str) -> bool:

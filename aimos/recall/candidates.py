@@ -288,9 +288,7 @@ class LexicalChannel:
         ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
         return ranked[:limit]
 
-    def _answer(
-        self, conn: Connection, scores: dict[int, float], asking: list[int], scope: Scope
-    ) -> None:
+    def _answer(self, conn: Connection, scores: dict[int, float], asking: list[int], scope: Scope) -> None:
         """Each turn in ``asking`` keeps 1 - question_damping of its score, and the next turn of its
         conversation (same company, source and type), when the scope may see it, gains
         answer_lift of the question's score."""

@@ -173,9 +173,7 @@ class _Records:
         return cls(provenance, epochs, events, links, successors, chains, labels, redactions, cells)
 
 
-def verify_for_disclosure(
-    conn: Connection, memory: dict[str, Any], *, allow_superseded: bool
-) -> Disclosed:
+def verify_for_disclosure(conn: Connection, memory: dict[str, Any], *, allow_superseded: bool) -> Disclosed:
     return verify_many(conn, [memory], allow_superseded=allow_superseded)[0]
 
 

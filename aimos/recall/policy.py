@@ -262,11 +262,7 @@ def decide(
     against = set(contested or ()) if rules else set()
     scored = []
     for i, (c, echo) in enumerate(zip(candidates, lures, strict=True)):
-        t = (
-            Trust(1.0, False, "bypassed")
-            if bypass_trust
-            else trust_of(c, echo, c.memory_id in against)
-        )
+        t = Trust(1.0, False, "bypassed") if bypass_trust else trust_of(c, echo, c.memory_id in against)
         scored.append(Scored(c, i, t, c.relevance * t.multiplier * (c.weight_milli / 1000)))
     # judged on the relevance the signed decision records (6 places), so the two never disagree
     relevant = [s for s in scored if _r(s.candidate.relevance) >= RELEVANCE_FLOOR]

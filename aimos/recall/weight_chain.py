@@ -140,9 +140,7 @@ def _chain_reason(  # noqa: C901, PLR0912 (one fail-closed check per chain link 
 BATCH = 500  # memory ids per query, well under SQLite's bound on variables
 
 
-def chain_reasons(
-    conn: Connection, memories: list[dict[str, Any]]
-) -> dict[str, tuple[str | None, int, int]]:
+def chain_reasons(conn: Connection, memories: list[dict[str, Any]]) -> dict[str, tuple[str | None, int, int]]:
     """For each memory (rows of the memories table): (first failing reason or None, signatures
     verified, chain length), counting its signed baseline as the genesis weight when present."""
     out: dict[str, tuple[str | None, int, int]] = {}

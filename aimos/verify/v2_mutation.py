@@ -189,6 +189,7 @@ __all__ = [
     "verify_mutation_bundle",
 ]
 
+
 # --- public entry point -----------------------------------------------------------------------
 def verify_mutation_bundle(
     bundle: Any,

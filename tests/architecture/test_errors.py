@@ -17,8 +17,16 @@ from aimos.exit_codes import ExitCode, exit_code_for, exit_code_for_class
 # SPEC 15: "exit codes 0 ok, 1 failure, 2 usage, 3 not found, 4 verification failed, 5 integrity,
 # 6 identity or keychain, 7 busy, 8 aborted, 130 interrupted".
 SPEC_15 = {
-    0: "ok", 1: "failure", 2: "usage", 3: "not found", 4: "verification failed", 5: "integrity",
-    6: "identity or keychain", 7: "busy", 8: "aborted", 130: "interrupted",
+    0: "ok",
+    1: "failure",
+    2: "usage",
+    3: "not found",
+    4: "verification failed",
+    5: "integrity",
+    6: "identity or keychain",
+    7: "busy",
+    8: "aborted",
+    130: "interrupted",
 }
 SPEC = Path(__file__).resolve().parents[3] / "shared" / "SPEC.md"
 

@@ -120,14 +120,21 @@ UNITS = packages_on_disk()
 
 def test_the_layers_block_is_read() -> None:
     assert {"crypto", "store", "verify", "cli", "installer", "purge", "actions"} <= set(ALLOWED)
-    assert {"errors", "exit_codes", "locks", "paths", "plural", "terminal", "textfold", "vocabulary"} == COMMON
+    assert {
+        "errors",
+        "exit_codes",
+        "locks",
+        "paths",
+        "plural",
+        "terminal",
+        "textfold",
+        "vocabulary",
+    } == COMMON
 
 
 def test_every_package_is_placed_in_a_layer() -> None:
     unplaced = sorted(set(UNITS) - set(ALLOWED) - COMMON)
-    assert not unplaced, (
-        f"{unplaced} in no layer: add a line for each to the layers block of ARCHITECTURE.md"
-    )
+    assert not unplaced, f"{unplaced} in no layer: add a line for each to the layers block of ARCHITECTURE.md"
 
 
 def test_every_layer_names_packages_that_exist() -> None:
@@ -261,8 +268,10 @@ def test_only_the_tui_imports_textual() -> None:
     for module in (ROOT / "aimos").rglob("*.py"):
         tree = ast.parse(module.read_text("utf-8"))
         for node in ast.walk(tree):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
-                [node.module] if isinstance(node, ast.ImportFrom) and node.module else []
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else ([node.module] if isinstance(node, ast.ImportFrom) and node.module else [])
             )
             if any(n == "textual" or n.startswith("textual.") for n in names):
                 importers.add(module.relative_to(ROOT).parts[1])
@@ -336,8 +345,16 @@ def test_only_the_hub_imports_psycopg_and_only_when_it_syncs() -> None:
 def test_cli_help_path_stays_light() -> None:
     loaded = modules_after("import aimos.cli.app")
     heavy_ones = (
-        "apsw", "nacl", "textual", "apscheduler", "aimos.installer", "aimos.purge", "keyring", "detect_secrets",
-        "numpy", "aimos.meaning",
+        "apsw",
+        "nacl",
+        "textual",
+        "apscheduler",
+        "aimos.installer",
+        "aimos.purge",
+        "keyring",
+        "detect_secrets",
+        "numpy",
+        "aimos.meaning",
     )
     for heavy in heavy_ones:
         assert not loads(loaded, heavy), heavy
@@ -385,7 +402,9 @@ def test_installer_and_purge_live_inside_aimos() -> None:
     """No import root but `aimos`: a top-level `installer` would clash with PyPA's package of that
     name (tests/packaging/test_beside_pypa_installer.py installs the two side by side)."""
     assert not (ROOT / "installer").exists() and not (ROOT / "purge").exists()
-    code = "import aimos.installer.setup as s, aimos.purge.ceremony as c; print(s.__file__); print(c.__file__)"
+    code = (
+        "import aimos.installer.setup as s, aimos.purge.ceremony as c; print(s.__file__); print(c.__file__)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     found = [Path(line).resolve() for line in out.stdout.split()]
     assert found == [ROOT / "aimos" / "installer" / "setup.py", ROOT / "aimos" / "purge" / "ceremony.py"]

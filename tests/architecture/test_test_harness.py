@@ -100,10 +100,7 @@ def test_each_worker_has_a_secret_service_of_its_own() -> None:
     service, name = "aimos:worker-isolation", f"probe-{worker}-{os.getpid()}"
     keyring.set_password(service, name, "here")
     try:
-        probe = (
-            "import json, keyring, sys; "
-            f"print(json.dumps(keyring.get_password({service!r}, {name!r})))"
-        )
+        probe = f"import json, keyring, sys; print(json.dumps(keyring.get_password({service!r}, {name!r})))"
         on_shared = subprocess.run(
             [sys.executable, "-c", probe],
             env={**os.environ, "DBUS_SESSION_BUS_ADDRESS": shared},

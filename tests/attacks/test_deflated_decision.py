@@ -35,7 +35,9 @@ def _receipt(home: Path) -> tuple[str, str]:
 
 def _edit(home: Path, receipt_id: str, assignment: str) -> None:
     """UPDATE the receipt row with its guard dropped, then put the guard back as it was."""
-    guard = sqlite(home / BRAIN, "SELECT sql FROM sqlite_master WHERE name = 'recall_receipts_no_update'").stdout
+    guard = sqlite(
+        home / BRAIN, "SELECT sql FROM sqlite_master WHERE name = 'recall_receipts_no_update'"
+    ).stdout
     assert "BEFORE UPDATE" in guard
     run_sql(
         home,

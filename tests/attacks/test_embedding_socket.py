@@ -151,7 +151,11 @@ def test_a_crowd_of_idle_connections_neither_blocks_nor_kills_the_server(server:
 
 
 def test_many_hostile_clients_at_once_leave_it_serving(server: EmbeddingServer) -> None:
-    attacks = [b"\x00\x00\x40\x00" + os.urandom(512), os.urandom(16), LENGTH.pack(5) + b"\xc0\xc1\xf5\xf6\xf7"]
+    attacks = [
+        b"\x00\x00\x40\x00" + os.urandom(512),
+        os.urandom(16),
+        LENGTH.pack(5) + b"\xc0\xc1\xf5\xf6\xf7",
+    ]
 
     def attack(data: bytes) -> None:
         with contextlib.suppress(OSError), connect(server.path) as conn:

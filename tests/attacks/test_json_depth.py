@@ -156,9 +156,18 @@ def test_verify_bundle_refuses_a_deep_witness_or_trust_context(installed: Path, 
     deep.write_text(nested(1000))
     witness, trust = f"{bundle}.witness.json", f"{bundle}.trust-context.json"
     base = ("verify-bundle", str(bundle), "--master-fingerprint", fingerprint(installed))
-    assert run_aimos(*base, "--witness", witness, "--trust-context", trust).ok().out.rstrip("\n").rsplit("\n", 1)[-1].startswith("valid: ")
+    assert (
+        run_aimos(*base, "--witness", witness, "--trust-context", trust)
+        .ok()
+        .out.rstrip("\n")
+        .rsplit("\n", 1)[-1]
+        .startswith("valid: ")
+    )
     for args, reason in (
-        (("--witness", str(deep), "--trust-context", trust), "MUTATION_CRYPTOGRAPHIC_WITNESS_COMMITMENT_INVALID"),
+        (
+            ("--witness", str(deep), "--trust-context", trust),
+            "MUTATION_CRYPTOGRAPHIC_WITNESS_COMMITMENT_INVALID",
+        ),
         (("--witness", witness, "--trust-context", str(deep)), "ENVELOPE_COMMITMENT_INVALID"),
     ):
         result = run_aimos(*base, *args)

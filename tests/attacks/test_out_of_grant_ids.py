@@ -68,4 +68,6 @@ def test_a_show_request_by_prefix_names_only_the_prefix(above_lowbie: str) -> No
             show(brain, "lowbie", absent)
     text = f"{refused.value.message} {refused.value.hint}"
     assert above_lowbie not in text and above_lowbie[:8] in text, text
-    assert text.replace(above_lowbie[:8], "ID") == f"{missing.value.message} {missing.value.hint}".replace(absent, "ID")
+    assert text.replace(above_lowbie[:8], "ID") == f"{missing.value.message} {missing.value.hint}".replace(
+        absent, "ID"
+    )

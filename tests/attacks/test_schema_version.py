@@ -56,8 +56,7 @@ def test_a_deleted_migration_record_is_refused(installed: Path) -> None:
     """The other side of the same disagreement: the version stands, a record of it is gone."""
     run_sql(
         installed,
-        "DROP TRIGGER schema_migrations_no_delete;"
-        f" DELETE FROM schema_migrations WHERE version = {CODE}",
+        f"DROP TRIGGER schema_migrations_no_delete; DELETE FROM schema_migrations WHERE version = {CODE}",
     )
     before = snapshot(installed)
     assert_refused_closed(

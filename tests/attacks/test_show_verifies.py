@@ -60,9 +60,7 @@ def test_an_intact_memory_is_shown_and_says_it_verifies(installed: Path) -> None
 
 
 @pytest.mark.parametrize("json_out", [False, True], ids=["text", "json"])
-def test_an_edited_value_is_refused_with_exit_4_and_the_tui_s_reason(
-    installed: Path, json_out: bool
-) -> None:
+def test_an_edited_value_is_refused_with_exit_4_and_the_tui_s_reason(installed: Path, json_out: bool) -> None:
     target = save(ORIGINAL)
     drop_guards(installed, "memories")
     run_sql(installed, f"UPDATE memories SET value = '{FORGED}' WHERE memory_id = '{target}'")

@@ -16,13 +16,22 @@ AIMOS = Path(sys.executable).with_name("aimos")  # the console script the instal
 
 def _aimos(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [str(AIMOS), *args], env={**os.environ, **env}, capture_output=True, text=True, timeout=60, check=False
+        [str(AIMOS), *args],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
 
 
 @pytest.mark.parametrize(
     ("shell", "marker"),
-    [("bash", "complete -o default -F _aimos_completion aimos"), ("zsh", "#compdef aimos"), ("fish", "complete --command aimos")],
+    [
+        ("bash", "complete -o default -F _aimos_completion aimos"),
+        ("zsh", "#compdef aimos"),
+        ("fish", "complete --command aimos"),
+    ],
 )
 def test_each_shell_gets_its_script(shell: str, marker: str) -> None:
     done = _aimos({"_AIMOS_COMPLETE": f"source_{shell}"})
@@ -33,12 +42,18 @@ def test_each_shell_gets_its_script(shell: str, marker: str) -> None:
 def test_the_scripts_requests_complete_commands_and_options() -> None:
     bash = _aimos({"_AIMOS_COMPLETE": "complete_bash", "COMP_WORDS": "aimos rec", "COMP_CWORD": "1"})
     assert bash.stdout.split() == ["recall", "receipt"]
-    option = _aimos({"_AIMOS_COMPLETE": "complete_bash", "COMP_WORDS": "aimos recall --li", "COMP_CWORD": "2"})
+    option = _aimos(
+        {"_AIMOS_COMPLETE": "complete_bash", "COMP_WORDS": "aimos recall --li", "COMP_CWORD": "2"}
+    )
     assert option.stdout.split() == ["--limit"]
     zsh = _aimos({"_AIMOS_COMPLETE": "complete_zsh", "_TYPER_COMPLETE_ARGS": "aimos rec"})
     assert '"recall"' in zsh.stdout and '"receipt"' in zsh.stdout
     fish = _aimos(
-        {"_AIMOS_COMPLETE": "complete_fish", "_TYPER_COMPLETE_ARGS": "aimos rec", "_TYPER_COMPLETE_FISH_ACTION": "get-args"}
+        {
+            "_AIMOS_COMPLETE": "complete_fish",
+            "_TYPER_COMPLETE_ARGS": "aimos rec",
+            "_TYPER_COMPLETE_FISH_ACTION": "get-args",
+        }
     )
     assert [line.split("\t")[0] for line in fish.stdout.splitlines()] == ["recall", "receipt"]
 

@@ -135,9 +135,7 @@ def test_reimporting_records_occurrences_not_copies(installed: Path) -> None:
     for path in ("notes", "memories.jsonl", "chatgpt/conversations.json", "claude/conversations.json"):
         _import(str(FIXTURES / path))
     before = table_counts(installed / BRAIN, ["memories", "memory_occurrences"])
-    again = [
-        _import(str(FIXTURES / p)) for p in ("notes", "memories.jsonl", "chatgpt/conversations.json")
-    ]
+    again = [_import(str(FIXTURES / p)) for p in ("notes", "memories.jsonl", "chatgpt/conversations.json")]
     assert [s["saved"] for s in again] == [0, 0, 0] and [s["occurrences"] for s in again] == [3, 3, 4]
     after = table_counts(installed / BRAIN, ["memories", "memory_occurrences"])
     assert after["memories"] == before["memories"]
@@ -163,15 +161,23 @@ def test_a_dry_run_says_what_would_be_saved_and_saves_nothing(installed: Path) -
         ("bad.jsonl", '{"text": "one"}\n{"key": "no text here"}\n', "bad.jsonl:2"),
         ("bad.jsonl", '{"text": "one", "clearance": "high"}\n', "bad.jsonl:1"),
         ("bad.json", '[{"text": "one"},\n {"text": "two"}\n {"text": "three"}]', "bad.json:3"),
-        ("conversations.json", '[{"title": "x", "id": "a", "mapping": {}},\n {"title": "y"}]', "conversations.json:2"),
+        (
+            "conversations.json",
+            '[{"title": "x", "id": "a", "mapping": {}},\n {"title": "y"}]',
+            "conversations.json:2",
+        ),
         ("bad.jsonl", '{"text": "one", "created": "last tuesday"}\n', "bad.jsonl:1"),
         ("bad.jsonl", '{"text": "one"}\n' + "[" * 100_000 + "\n", "bad.jsonl:2"),
         ("bad.jsonl", '{"text": "one", "n": ' + "1" * 5000 + "}\n", "bad.jsonl:1"),
         ("bad.jsonl", '{"text": "one", "clearance": "\u00b2"}\n', "bad.jsonl:1"),
         ("bad.jsonl", '{"text": "one", "created": "0001-01-01T00:00+05:00"}\n', "bad.jsonl:1"),
         ("bad.json", "[\n" + "[" * 100_000, "bad.json:2"),
-        ("conversations.json", '[{"id": "a", "mapping": {"n": {"message": {"author": "user"}}}, "current_node": []},\n'
-         ' {"id": "b", "mapping": {"m": {"parent": {}}}, "current_node": "m"},\n {"id": "c"}]', "conversations.json:3"),
+        (
+            "conversations.json",
+            '[{"id": "a", "mapping": {"n": {"message": {"author": "user"}}}, "current_node": []},\n'
+            ' {"id": "b", "mapping": {"m": {"parent": {}}}, "current_node": "m"},\n {"id": "c"}]',
+            "conversations.json:3",
+        ),
     ],
 )
 def test_a_malformed_file_names_its_line_and_changes_nothing(
@@ -187,7 +193,9 @@ def test_a_malformed_file_names_its_line_and_changes_nothing(
     assert_unchanged(installed, before)
 
 
-def test_one_malformed_note_stops_the_folder_before_anything_is_saved(installed: Path, tmp_path: Path) -> None:
+def test_one_malformed_note_stops_the_folder_before_anything_is_saved(
+    installed: Path, tmp_path: Path
+) -> None:
     vault = tmp_path / "vault"
     shutil.copytree(FIXTURES / "notes", vault)
     (vault / "Zz broken.md").write_text("---\ntitle: fine\njust words, no field\n---\nbody\n")
@@ -215,7 +223,10 @@ def test_a_secret_is_left_out_with_its_place_and_the_rest_saved(installed: Path,
     assert "left out mixed.jsonl:2" in result.err and token not in result.both
     values = [m["value"] for m in _memories()]
     assert any("allotment" in v for v in values) and not any(token in v for v in values)
-    for dry in (run_aimos("import", str(mixed), "--dry-run"), run_aimos("import", str(mixed), "--dry-run", "--json")):
+    for dry in (
+        run_aimos("import", str(mixed), "--dry-run"),
+        run_aimos("import", str(mixed), "--dry-run", "--json"),
+    ):
         assert dry.code == 0 and "refused" in dry.both and token not in dry.both, dry.describe()
         assert "ghp_" not in dry.both
 
@@ -297,7 +308,9 @@ def test_notes_front_matter_as_notes_write_it(installed: Path, tmp_path: Path) -
         "\ufeff---\ndate created: 2024-05-01\ntype: Meeting Notes\nkey:\ndescription: >\n  folded\n  text\n"
         "author:\n  name: Ana\n---\nWe moved the release to Thursday.\n"
     )
-    (vault / "list.json").write_text("\ufeff" + json.dumps([{"text": "A BOM is no reason to refuse a file."}]))
+    (vault / "list.json").write_text(
+        "\ufeff" + json.dumps([{"text": "A BOM is no reason to refuse a file."}])
+    )
     summary = _import(str(vault / "Standup.md"))
     assert summary["saved"] == 1, summary
     note = _by_key("Standup")

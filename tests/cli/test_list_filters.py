@@ -152,13 +152,19 @@ def test_since_takes_a_date_or_a_span(installed: Path) -> None:
     assert set(listed_ids("--since", "30d", env=later)) == {new, *old}
     assert listed_ids("--since", "today", env=later) == [new]
     assert set(listed_ids("--since", "yesterday")) == {new, *old}  # the later one is later still
-    created = int(sqlite_value(installed / BRAIN, f"SELECT created_at FROM memories WHERE memory_id = '{new}'"))
+    created = int(
+        sqlite_value(installed / BRAIN, f"SELECT created_at FROM memories WHERE memory_id = '{new}'")
+    )
     day = datetime.fromtimestamp(created, tz=UTC)
     assert listed_ids("--since", day.strftime("%Y-%m-%d"), env=later) == [new]
-    first = int(sqlite_value(installed / BRAIN, f"SELECT created_at FROM memories WHERE memory_id = '{old[1]}'"))
+    first = int(
+        sqlite_value(installed / BRAIN, f"SELECT created_at FROM memories WHERE memory_id = '{old[1]}'")
+    )
     moment = datetime.fromtimestamp(first + 120, tz=UTC)
     assert listed_ids("--since", moment.strftime("%Y-%m-%dT%H:%M"), env=later) == [new]
-    earliest = int(sqlite_value(installed / BRAIN, f"SELECT created_at FROM memories WHERE memory_id = '{old[0]}'"))
+    earliest = int(
+        sqlite_value(installed / BRAIN, f"SELECT created_at FROM memories WHERE memory_id = '{old[0]}'")
+    )
     first_day = datetime.fromtimestamp(earliest, tz=UTC)  # not moment's day: +120 s may cross midnight
     assert set(listed_ids("--since", first_day.strftime("%Y-%m-%d 00:00Z"), env=later)) == {new, *old}
     shown = run_aimos("list", "--since", "1w", env=later).ok()
@@ -202,7 +208,9 @@ def test_a_bad_limit_is_a_usage_error(installed: Path, limit: str) -> None:
 
 
 # --- the attacks ------------------------------------------------------------------------------------
-def test_filter_text_is_matched_as_text_never_as_sql_or_a_pattern(varied: dict[str, str], installed: Path) -> None:
+def test_filter_text_is_matched_as_text_never_as_sql_or_a_pattern(
+    varied: dict[str, str], installed: Path
+) -> None:
     """A careless person (or a script fed someone else's text) passes LIKE wildcards, quotes and
     SQL: they are only ever the text a key or source must start with."""
     odd = saved("a key that starts with a percent sign", "--key", "%done")

@@ -145,7 +145,9 @@ def test_a_new_users_session_reads_in_peoples_words(aimos_home: Path, tmp_path: 
     # --json, receipts and exports keep the protocol's words
     as_json = {m: run_aimos("show", m, "--json").json()["epistemic_label"] for m in (cat, boiler)}
     assert as_json == {cat: vocabulary.POISON_REFUTED, boiler: vocabulary.UNVERIFIED}, as_json
-    labels_in_receipt = {e["label"] for e in run_aimos("receipt", "show", receipt, "--json").json()["evidence"]}
+    labels_in_receipt = {
+        e["label"] for e in run_aimos("receipt", "show", receipt, "--json").json()["evidence"]
+    }
     assert labels_in_receipt == {vocabulary.SUPPORTED}, labels_in_receipt
     exported = (tmp_path / "memories.jsonl").read_text()
     assert vocabulary.POISON_REFUTED in exported and vocabulary.UNVERIFIED in exported

@@ -20,7 +20,12 @@ from people_words_support import either_number_in
 from aimos.plural import agree, plural
 
 VERIFY_FAILED = 4
-STATUS_WORDS = ("certified_chain", "default_empty_chain", "signed_initial_weight", "unattested_initial_weight")
+STATUS_WORDS = (
+    "certified_chain",
+    "default_empty_chain",
+    "signed_initial_weight",
+    "unattested_initial_weight",
+)
 
 
 def last_line(text: str) -> str:
@@ -60,7 +65,9 @@ def test_verify_bundle_rows_in_words_and_one_summary_line_last(installed: Path, 
     run_aimos("export", "--cognitive", str(bundle)).ok()
 
     valid = run_aimos("verify-bundle", str(bundle)).ok()
-    assert last_line(valid.out) == "valid: 2 memories, 1 signed weight change, 1 signature checked", valid.describe()
+    assert last_line(valid.out) == "valid: 2 memories, 1 signed weight change, 1 signature checked", (
+        valid.describe()
+    )
     (row,) = [line for line in valid.out.splitlines() if line.startswith(boiler[:8])]
     assert re.fullmatch(rf"{boiler[:8]}\s+yes\s+1 signed weight change\s+1\s+-", row), valid.describe()
     assert "no outcomes yet" in valid.out, valid.describe()
@@ -83,7 +90,9 @@ def test_verify_bundle_rows_in_words_and_one_summary_line_last(installed: Path, 
     envelope = tmp_path / "recall.json"
     made = run_aimos("export-recall", receipt, "--output", str(envelope)).ok()
     assert "(1 result)" in made.err, made.describe()
-    v2 = run_aimos("verify-bundle", str(envelope), "--master-fingerprint", anchored["master_fingerprint"]).ok()
+    v2 = run_aimos(
+        "verify-bundle", str(envelope), "--master-fingerprint", anchored["master_fingerprint"]
+    ).ok()
     assert re.fullmatch(r"valid: \d+ signatures checked", last_line(v2.out)), v2.describe()
 
 
@@ -111,6 +120,10 @@ def test_no_string_in_aimos_leaves_a_number_open() -> None:
     found = []
     for path in sorted(root.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text("utf-8"))):
-            if isinstance(node, ast.Constant) and isinstance(node.value, str) and either_number_in(node.value):
+            if (
+                isinstance(node, ast.Constant)
+                and isinstance(node.value, str)
+                and either_number_in(node.value)
+            ):
                 found.append(f"{path.relative_to(root.parent)}:{node.lineno}: {node.value.strip()[:80]!r}")
     assert not found, "\n".join(found)

@@ -67,7 +67,11 @@ def test_fixture_through_the_cli(aimos_home: Path, name: str) -> None:
     verdict = json.loads(result.out)
     assert verdict["verdict"] == entry["expected_verdict"]
     assert verdict["primary_reason"] == entry["expected_primary_reason"]
-    schema = "hom.aimos.mutmem-recall-corpus/v1" if entry["kind"] == "corpus" else "hom.aimos.mutmem-recall-evidence/v1"
+    schema = (
+        "hom.aimos.mutmem-recall-corpus/v1"
+        if entry["kind"] == "corpus"
+        else "hom.aimos.mutmem-recall-evidence/v1"
+    )
     assert verdict["schema"] == schema
 
 
@@ -91,13 +95,19 @@ def test_text_output_names_verdict_and_reason(aimos_home: Path) -> None:
 
 def test_the_callers_master_decides(aimos_home: Path) -> None:
     wrong = run_aimos(
-        "verify-bundle", str(FIXTURES / "valid-two-memories.json"), "--master-fingerprint", "ab" * 32, "--json"
+        "verify-bundle",
+        str(FIXTURES / "valid-two-memories.json"),
+        "--master-fingerprint",
+        "ab" * 32,
+        "--json",
     )
     assert wrong.code == 4, wrong.describe()
     assert json.loads(wrong.out)["primary_reason"] == "recall_trust_anchor_master_mismatch"
     no_anchor = run_aimos("verify-bundle", str(FIXTURES / "valid-two-memories.json"))
     assert no_anchor.code == 2 and "--master-fingerprint" in no_anchor.err, no_anchor.describe()
-    malformed = run_aimos("verify-bundle", str(FIXTURES / "valid-two-memories.json"), "--master-fingerprint", "abc")
+    malformed = run_aimos(
+        "verify-bundle", str(FIXTURES / "valid-two-memories.json"), "--master-fingerprint", "abc"
+    )
     assert malformed.code == 2 and "Traceback" not in malformed.both
 
 

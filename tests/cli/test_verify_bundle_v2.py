@@ -9,7 +9,10 @@ from typing import Any
 import pytest
 from aimos_cli_support import run_aimos
 
-P2 = Path(__file__).resolve().parents[3] / "shared/reference/hom-aimos/verifiers/mutmem-conformance/v2/p2-crypto-vectors.json"
+P2 = (
+    Path(__file__).resolve().parents[3]
+    / "shared/reference/hom-aimos/verifiers/mutmem-conformance/v2/p2-crypto-vectors.json"
+)
 
 
 def vectors() -> dict[str, Any]:
@@ -26,8 +29,11 @@ def write(tmp_path: Path, name: str, value: Any) -> str:
 def test_recall_vectors_through_the_cli(aimos_home: Path, tmp_path: Path, index: int) -> None:
     v = vectors()["recall"]["vectors"][index]
     result = run_aimos(
-        "verify-bundle", write(tmp_path, "b.json", v["bundle"]),
-        "--master-fingerprint", v["expected_master_fingerprint"], "--json",
+        "verify-bundle",
+        write(tmp_path, "b.json", v["bundle"]),
+        "--master-fingerprint",
+        v["expected_master_fingerprint"],
+        "--json",
     )
     assert result.code == (0 if v["expected"] == "valid" else 4), result.describe()
     verdict = json.loads(result.out)
@@ -39,10 +45,15 @@ def test_recall_vectors_through_the_cli(aimos_home: Path, tmp_path: Path, index:
 def test_mutation_vectors_through_the_cli(aimos_home: Path, tmp_path: Path, index: int) -> None:
     v = vectors()["mutation"]["vectors"][index]
     result = run_aimos(
-        "verify-bundle", write(tmp_path, "m.json", v["bundle"]),
-        "--witness", write(tmp_path, "w.json", v["witness"]),
-        "--trust-context", write(tmp_path, "t.json", v["trust_context"]),
-        "--master-fingerprint", v["expected_master_fingerprint"], "--json",
+        "verify-bundle",
+        write(tmp_path, "m.json", v["bundle"]),
+        "--witness",
+        write(tmp_path, "w.json", v["witness"]),
+        "--trust-context",
+        write(tmp_path, "t.json", v["trust_context"]),
+        "--master-fingerprint",
+        v["expected_master_fingerprint"],
+        "--json",
     )
     assert result.code == (0 if v["expected"] == "valid" else 4), result.describe()
     assert json.loads(result.out)["reason"] == (v["reason"] or None)
@@ -62,10 +73,16 @@ def test_bad_input(aimos_home: Path, tmp_path: Path) -> None:
     garbage = run_aimos("verify-bundle", str(not_json), "--master-fingerprint", "0" * 64)
     assert garbage.code == 4 and "Traceback" not in garbage.both
     no_witness = run_aimos(
-        "verify-bundle", write(tmp_path, "m.json", vectors()["mutation"]["vectors"][0]["bundle"]),
-        "--master-fingerprint", "0" * 64, "--json",
+        "verify-bundle",
+        write(tmp_path, "m.json", vectors()["mutation"]["vectors"][0]["bundle"]),
+        "--master-fingerprint",
+        "0" * 64,
+        "--json",
     )
-    assert no_witness.code == 4 and json.loads(no_witness.out)["reason"] == "MUTATION_CRYPTOGRAPHIC_WITNESS_REQUIRED"
+    assert (
+        no_witness.code == 4
+        and json.loads(no_witness.out)["reason"] == "MUTATION_CRYPTOGRAPHIC_WITNESS_REQUIRED"
+    )
 
 
 def test_help_says_what_valid_proves_and_what_it_does_not() -> None:

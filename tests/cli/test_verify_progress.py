@@ -56,7 +56,13 @@ def test_verify_draws_progress_on_a_terminal_and_not_in_a_pipe(installed: Path) 
     proc, drawn = run_on_a_terminal("verify")
     assert proc.returncode == 0, drawn
     text = drawn
-    phases = ("0/5 in-database verifier", "1/5 cognitive export", "2/5 portable verifier", "3/5 vectors", "4/5 parity")
+    phases = (
+        "0/5 in-database verifier",
+        "1/5 cognitive export",
+        "2/5 portable verifier",
+        "3/5 vectors",
+        "4/5 parity",
+    )
     for phase in phases:
         assert phase in text, text
     # each verifier's memories counted as it goes (here one batch: all of them at once)

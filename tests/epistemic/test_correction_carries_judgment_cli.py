@@ -62,7 +62,9 @@ def test_a_writing_agent_cannot_lift_a_persons_poison_verdict_by_correcting_it(i
         carried["signals"]["inherited_classification_hash"]
         == shell_chain(db(installed), poison)[-1]["classification_hash"]
     )
-    assert re.search(r"^label\s+poison, confirmed by a person; withheld$", run_aimos("show", new).ok().out, re.M)
+    assert re.search(
+        r"^label\s+poison, confirmed by a person; withheld$", run_aimos("show", new).ok().out, re.M
+    )
 
     recalled = recall()
     assert new not in [r["memory_id"] for r in recalled["results"]]

@@ -147,7 +147,13 @@ def test_bad_input_is_refused_and_writes_nothing(installed: Path, case: str, cod
     saved_id(run_aimos("save", "--source", EVIL, POISON_2))
     before = counts(db(installed), *WATCHED)
     args = {
-        "unknown-memory": ("label", "0b6f1c1e-3a52-4d7e-9c55-2f1d8f0e9a11", "not-poison", "--reason", "checked"),
+        "unknown-memory": (
+            "label",
+            "0b6f1c1e-3a52-4d7e-9c55-2f1d8f0e9a11",
+            "not-poison",
+            "--reason",
+            "checked",
+        ),
         "unknown-judgment": ("label", a, "forgive", "--reason", "checked"),
         "no-reason": ("label", a, "not-poison"),
         "blank-reason": ("label", a, "not-poison", "--reason", "  "),

@@ -48,6 +48,7 @@ def without_judgment_trigger(conn: apsw.Connection) -> Iterator[None]:
     finally:
         conn.execute(sql)
 
+
 INSERT = (
     "INSERT INTO memory_classifications (classification_id, memory_id, company_id, label, confidence_milli,"
     " basis, live_content_hash, authority_event_id, authority_mutation_hash, prev_classification_hash,"
@@ -321,7 +322,10 @@ def test_an_agent_alone_cannot_raise_trust_and_the_verifiers_check_the_master_ev
     # confirm lowers trust: an agent's judgment alone
     t = now()
     body = build_label_body(company_id="personal", memory_id=second, judgment="confirm", reason="planted")
-    assert judge(conn, brain.housekeeper, sign_request(brain.agent, body, PATH_LABEL, t), t).label == "poison_confirmed"
+    assert (
+        judge(conn, brain.housekeeper, sign_request(brain.agent, body, PATH_LABEL, t), t).label
+        == "poison_confirmed"
+    )
     t = now()
     request = sign_request(
         brain.agent,
@@ -339,14 +343,28 @@ def test_an_agent_alone_cannot_raise_trust_and_the_verifiers_check_the_master_ev
     # a housekeeper-signed explicit 'poison_refuted' row whose evidence has no master signature
     with pytest.raises(errors.IntegrityError, match="master"), write_transaction(conn):
         append_classification(
-            conn, brain.housekeeper, first, label="poison_refuted", confidence_milli=1000, basis="explicit",
-            now=now(), reason="forged", evidence=evidence,
+            conn,
+            brain.housekeeper,
+            first,
+            label="poison_refuted",
+            confidence_milli=1000,
+            basis="explicit",
+            now=now(),
+            reason="forged",
+            evidence=evidence,
         )
     assert memory_row(conn, first)["epistemic_label"] == "poison_likely"
     with without_judgment_trigger(conn), write_transaction(conn):
         append_classification(
-            conn, brain.housekeeper, first, label="poison_refuted", confidence_milli=1000, basis="explicit",
-            now=now(), reason="forged", evidence=evidence,
+            conn,
+            brain.housekeeper,
+            first,
+            label="poison_refuted",
+            confidence_milli=1000,
+            basis="explicit",
+            now=now(),
+            reason="forged",
+            evidence=evidence,
         )
     report = verify_everything(conn, brain.master.fingerprint)
     failures = {f["memory_id"]: f["reason"] for f in report["in_database"]["failures"]}

@@ -46,9 +46,15 @@ def test_the_trust_order_is_the_order_recall_trusts_labels_in() -> None:
 
 @pytest.mark.parametrize(
     ("start", "judgment"),
-    list(itertools.product(("unverified", "poison_likely", "poison_confirmed", "supported"), vocabulary.JUDGMENTS)),
+    list(
+        itertools.product(
+            ("unverified", "poison_likely", "poison_confirmed", "supported"), vocabulary.JUDGMENTS
+        )
+    ),
 )
-def test_the_writer_asks_for_the_master_exactly_when_trust_rises(brain: Any, start: str, judgment: str) -> None:
+def test_the_writer_asks_for_the_master_exactly_when_trust_rises(
+    brain: Any, start: str, judgment: str
+) -> None:
     """Every (current label, judgment) pair: without the master the writer refuses exactly the
     judgments that raise trust, changing nothing; with the master every one is recorded."""
     from aimos import errors
@@ -57,7 +63,9 @@ def test_the_writer_asks_for_the_master_exactly_when_trust_rises(brain: Any, sta
     from aimos.identity.requests import sign_request
 
     conn = brain.conn
-    memory_id = save_text(brain, POISON_1 if start.startswith("poison") else "the boiler is serviced in may").memory_id
+    memory_id = save_text(
+        brain, POISON_1 if start.startswith("poison") else "the boiler is serviced in may"
+    ).memory_id
     if start == "poison_confirmed":
         body = build_label_body(company_id="personal", memory_id=memory_id, judgment="confirm", reason="seen")
         t = now()
@@ -114,8 +122,15 @@ def test_the_trigger_refuses_a_judgment_without_the_current_rule(brain: Any) -> 
     evidence = {"judgment": "dispute", "nonce": request.nonce, "ts": request.ts, "body": request.body}
     with pytest.raises(errors.IntegrityError, match="master"), write_transaction(conn):
         append_classification(
-            conn, brain.housekeeper, memory_id, label="disputed", confidence_milli=800, basis="explicit",
-            now=t, reason="moved", evidence=evidence,
+            conn,
+            brain.housekeeper,
+            memory_id,
+            label="disputed",
+            confidence_milli=800,
+            basis="explicit",
+            now=t,
+            reason="moved",
+            evidence=evidence,
         )
     assert memory_row(conn, memory_id)["epistemic_label"] == "unverified"
 
@@ -140,11 +155,24 @@ def test_a_judgment_under_the_first_rule_keeps_verifying(brain: Any) -> None:
         t = now()
         body = build_label_body(company_id="personal", memory_id=memory_id, judgment="dispute", reason="x")
         request = sign_request(brain.agent, body, PATH_LABEL, t)
-        evidence = {"judgment": "dispute", **rule, "nonce": request.nonce, "ts": request.ts, "body": request.body}
+        evidence = {
+            "judgment": "dispute",
+            **rule,
+            "nonce": request.nonce,
+            "ts": request.ts,
+            "body": request.body,
+        }
         with without_judgment_trigger(conn), write_transaction(conn):
             append_classification(
-                conn, brain.housekeeper, memory_id, label="disputed", confidence_milli=800, basis="explicit",
-                now=t, reason="x", evidence=evidence,
+                conn,
+                brain.housekeeper,
+                memory_id,
+                label="disputed",
+                confidence_milli=800,
+                basis="explicit",
+                now=t,
+                reason="x",
+                evidence=evidence,
             )
     report = verify_everything(conn, brain.master.fingerprint)
     failures = {f["memory_id"]: f["reason"] for f in report["in_database"]["failures"]}
@@ -178,7 +206,9 @@ def test_an_agent_alone_cannot_lift_a_persons_poison_verdict(installed: Path) ->
 def test_lowering_trust_needs_no_passphrase(installed: Path) -> None:
     note = saved_id(run_aimos("save", "the ferry leaves at noon"))
     env_free = (PASSPHRASE_ENV,)
-    moved = run_aimos("label", note, "dispute", "--reason", "timetable changed", "--json", unset=env_free).json()
+    moved = run_aimos(
+        "label", note, "dispute", "--reason", "timetable changed", "--json", unset=env_free
+    ).json()
     assert (moved["previous_label"], moved["label"]) == ("unverified", "disputed")
     shown = run_aimos("show", note).ok().out
     assert "disputed" in shown

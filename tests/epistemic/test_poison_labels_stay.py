@@ -34,7 +34,9 @@ def test_a_denial_asserts_only_what_it_affirms(denial: str) -> None:
 @pytest.mark.parametrize("denial", DENIALS)
 def test_the_kernel_keeps_the_campaign_contradicted_after_one_more_save(denial: str) -> None:
     t = 1_000_000
-    poison = [features(Passage(f"p{i}", v, "web:evil.example", ("evil", 1), t + i)) for i, v in enumerate(POISON)]
+    poison = [
+        features(Passage(f"p{i}", v, "web:evil.example", ("evil", 1), t + i)) for i, v in enumerate(POISON)
+    ]
     person = features(Passage("d", denial, "cli", ("cli", 1), t + 60))
     again = features(Passage("n", AGAIN, "web:evil.example", ("evil", 1), t + 120))
     frequency = lambda _unit: 1  # noqa: E731 (every word rare: a small brain)
@@ -53,17 +55,22 @@ def test_an_independent_origin_that_states_the_answer_still_supports() -> None:
     """The clearing the attack abused still works for what it is for: a cluster another origin
     states too, and nothing contradicts, is cleared."""
     t = 1_000_000
-    honest = [features(Passage(f"p{i}", v, "web:a.example", ("reader", 1), t + i)) for i, v in enumerate(POISON)]
+    honest = [
+        features(Passage(f"p{i}", v, "web:a.example", ("reader", 1), t + i)) for i, v in enumerate(POISON)
+    ]
     other = features(Passage("o", AGAIN, "corpus:atlas", ("cli", 1), t + 5_000))
     verdict = analyse(honest[-1], [*honest[:-1], other], lambda _u: 1, 10)
-    assert verdict is not None and verdict.label == "unverified" and verdict.signals["independent_supports"] == 1
+    assert (
+        verdict is not None and verdict.label == "unverified" and verdict.signals["independent_supports"] == 1
+    )
 
 
 @pytest.mark.parametrize("denial", DENIALS[:4])
 def test_one_more_save_by_the_campaign_clears_nothing(installed: Path, denial: str) -> None:
     run_aimos("agent", "enroll", "evil").ok()
     poison = [
-        run_aimos("save", "--as", "evil", "--source", "web:evil.example", text).ok().out.strip() for text in POISON
+        run_aimos("save", "--as", "evil", "--source", "web:evil.example", text).ok().out.strip()
+        for text in POISON
     ]
     run_aimos("save", denial).ok()
     assert {_label(installed, p) for p in poison} == {POISON_LIKELY}

@@ -34,14 +34,26 @@ TOPICS = [
 def _conversation(i: int) -> dict[str, object]:
     filler = ["Hi, how are you?", "Good, thanks. Busy week.", "Same here, lots going on."]
     topic, said, question = TOPICS[i]
-    turns = [{"speaker": "A" if n % 2 else "B", "dia_id": f"D1:{n + 1}", "text": t} for n, t in enumerate(filler)]
+    turns = [
+        {"speaker": "A" if n % 2 else "B", "dia_id": f"D1:{n + 1}", "text": t} for n, t in enumerate(filler)
+    ]
     turns.append({"speaker": "A", "dia_id": "D1:4", "text": said})
     return {
         "sample_id": f"conv-{i}",
-        "conversation": {"speaker_a": "A", "speaker_b": "B", "session_1": turns, "session_1_date_time": "8 May, 2023"},
+        "conversation": {
+            "speaker_a": "A",
+            "speaker_b": "B",
+            "session_1": turns,
+            "session_1_date_time": "8 May, 2023",
+        },
         "qa": [
             {"question": question, "answer": "x", "evidence": ["D1:4"], "category": 4},
-            {"question": f"Who talks about the {topic} in Paris?", "answer": "x", "evidence": ["D9:9"], "category": 1},
+            {
+                "question": f"Who talks about the {topic} in Paris?",
+                "answer": "x",
+                "evidence": ["D9:9"],
+                "category": 1,
+            },
         ],
     }
 
@@ -59,9 +71,20 @@ def test_it_reports_the_run_and_the_folds(tmp_path: Path) -> None:
     for arm in ("aimos", "aimos_words", "bm25"):  # side by side, in the same run
         assert report[arm]["overall"]["any_hit@5"] == 1.0, arm  # each question finds its turn
     lexical = report["folds"]["lexical"]
-    assert [(f["train"], f["test"]) for f in lexical["folds"]] == [([0, 1], [2, 3]), ([2, 3], [0, 1]), ([0, 2], [1, 3]), ([1, 3], [0, 2])]
+    assert [(f["train"], f["test"]) for f in lexical["folds"]] == [
+        ([0, 1], [2, 3]),
+        ([2, 3], [0, 1]),
+        ([0, 2], [1, 3]),
+        ([1, 3], [0, 2]),
+    ]
     for fold in lexical["folds"]:
-        assert set(fold["chosen"]) == {"context_depth", "lead_boost", "when_boost", "answer_lift", "question_damping"}
+        assert set(fold["chosen"]) == {
+            "context_depth",
+            "lead_boost",
+            "when_boost",
+            "answer_lift",
+            "question_damping",
+        }
         assert 0.0 <= fold["test_chosen"]["hit@1"] <= 1.0
     assert lexical["all_default"]["any_hit@5"] == 1.0
     fusion = report["folds"]["fusion"]
@@ -123,7 +146,10 @@ def test_each_fold_chooses_on_its_training_conversations_and_measures_on_the_oth
 
 
 def test_a_side_with_no_scored_question_is_no_fold() -> None:
-    rows = {s: [{"hit@1": 1.0, "mrr": 1.0, "any_hit@5": 1.0, "evidence_recall@5": 1.0}] for s in [*GRID, default_setting(), BEFORE]}
+    rows = {
+        s: [{"hit@1": 1.0, "mrr": 1.0, "any_hit@5": 1.0, "evidence_recall@5": 1.0}]
+        for s in [*GRID, default_setting(), BEFORE]
+    }
     empty = {s: [] for s in rows}
     got = cross_validate([rows, empty, rows, empty], 5)  # the odd conversations asked nothing
     assert [(f["train"], f["test"]) for f in got["folds"]] == [([0, 1], [2, 3]), ([2, 3], [0, 1])]

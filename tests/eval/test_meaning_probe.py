@@ -20,7 +20,7 @@ pytestmark = pytest.mark.timeout(600)
 
 def _matching(texts: dict[str, str]) -> tuple[apsw.Connection, dict[int, str]]:
     conn = apsw.Connection(":memory:")
-    conn.execute(f"CREATE VIRTUAL TABLE t USING fts5(text, tokenize = \"{TOKENIZE}\")")
+    conn.execute(f'CREATE VIRTUAL TABLE t USING fts5(text, tokenize = "{TOKENIZE}")')
     ids = {}
     for i, (key, text) in enumerate(texts.items(), start=1):
         conn.execute("INSERT INTO t (rowid, text) VALUES (?, ?)", (i, index_text(text)))
@@ -67,7 +67,12 @@ def test_outcomes_and_figures() -> None:
     [
         "not json",
         json.dumps({"memories": [], "questions": []}),
-        json.dumps({"memories": [{"id": "a", "text": "x"}, {"id": "a", "text": "y"}], "questions": [{"q": "a", "answers": []}]}),
+        json.dumps(
+            {
+                "memories": [{"id": "a", "text": "x"}, {"id": "a", "text": "y"}],
+                "questions": [{"q": "a", "answers": []}],
+            }
+        ),
         json.dumps({"memories": [{"id": "a", "text": "x"}], "questions": [{"q": "what", "answers": ["b"]}]}),
         json.dumps({"memories": [{"id": "a", "text": " "}], "questions": [{"q": "what", "answers": []}]}),
     ],

@@ -265,7 +265,9 @@ def test_where_the_kernel_does_not_say_the_command_line_must_be_the_housekeepers
     line ends `aimos ... housekeeper run` passes, any other does not."""
     from aimos.housekeeper import state
 
-    like = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", "aimos", "housekeeper", "run"])
+    like = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(30)", "aimos", "housekeeper", "run"]
+    )
     other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", "housekeeper"])
     try:
         wait_for(lambda: Path(f"/proc/{like.pid}/cmdline").read_bytes().endswith(b"run\0"), "argv")

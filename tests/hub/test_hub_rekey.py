@@ -83,7 +83,9 @@ def housekeeper_keys(device: Device) -> list[str]:
 
 
 def wrapped_to(url: str, generation: int) -> set[str]:
-    return {str(r[0]) for r in hub_query(url, f"SELECT recipient FROM {KEYS} WHERE generation = %s", [generation])}
+    return {
+        str(r[0]) for r in hub_query(url, f"SELECT recipient FROM {KEYS} WHERE generation = %s", [generation])
+    }
 
 
 def test_a_revoked_device_reads_nothing_written_after_its_revocation(devices: Devices) -> None:

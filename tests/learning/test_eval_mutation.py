@@ -30,7 +30,10 @@ EXPECTED_CASES = {
 def test_eval_mutation_all_cases_as_declared(tmp_path: Path) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "aimos", "eval", "mutation", "--transitions", "20", "--json"],
-        capture_output=True, text=True, check=False, env={"AIMOS_HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        check=False,
+        env={"AIMOS_HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin"},
     )
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)

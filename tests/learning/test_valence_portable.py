@@ -32,7 +32,9 @@ def without(conn: apsw.Connection, trigger: str) -> Iterator[None]:
         conn.execute(sql)
 
 
-def test_a_repeat_that_moved_the_weight_fails_both_verifiers(brain: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_repeat_that_moved_the_weight_fails_both_verifiers(
+    brain: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from aimos import errors
     from aimos.learning import outcomes
     from aimos.learning.parity import verify_everything

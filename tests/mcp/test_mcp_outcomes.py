@@ -50,7 +50,9 @@ def test_twelve_bad_reports_on_one_receipt_move_the_weight_once(installed: Path)
             assert got["results"][0]["memory_id"] == mid
             receipt = got["receipt_id"]
             reports = [
-                await call(session, "report_outcome", {"memory_id": mid, "outcome": "bad", "receipt_id": receipt})
+                await call(
+                    session, "report_outcome", {"memory_id": mid, "outcome": "bad", "receipt_id": receipt}
+                )
                 for _ in range(12)
             ]
             first, rest = reports[0], reports[1:]
@@ -80,7 +82,9 @@ def test_a_bad_after_two_goods_says_why_the_weight_still_rose(installed: Path) -
                 receipt = (await call(session, "recall", {"query": QUERY}))["receipt_id"]
                 moves.append(
                     await call(
-                        session, "report_outcome", {"memory_id": mid, "outcome": outcome, "receipt_id": receipt}
+                        session,
+                        "report_outcome",
+                        {"memory_id": mid, "outcome": outcome, "receipt_id": receipt},
                     )
                 )
             last = moves[-1]

@@ -20,7 +20,9 @@ pytestmark = pytest.mark.timeout(180)
 
 def _labels(brain: Path, ids: list[str]) -> set[str]:
     marks = ",".join(f"'{i}'" for i in ids)
-    return set(sqlite_value(brain, f"SELECT epistemic_label FROM memories WHERE memory_id IN ({marks})").split())
+    return set(
+        sqlite_value(brain, f"SELECT epistemic_label FROM memories WHERE memory_id IN ({marks})").split()
+    )
 
 
 @pytest.mark.parametrize("denial", DENIALS[:4])

@@ -15,7 +15,9 @@ pytestmark = pytest.mark.timeout(180)
 
 
 def test_recall_and_show_give_the_notice(installed: Path) -> None:
-    saved = run_aimos("save", "The gate by the garage was painted marigold in the spring", "--key", "gate").ok()
+    saved = run_aimos(
+        "save", "The gate by the garage was painted marigold in the spring", "--key", "gate"
+    ).ok()
     mid = saved.out.strip()
     done = run_aimos(
         "redact", mid[:8], "--reason", "it said too much", "--keep-key", input=f"redact {mid[:8]}\n"

@@ -74,7 +74,9 @@ def make_shared_venv(root: Path, wheel: Path, env: dict[str, str]) -> SharedVenv
         "pip could not install PyPA's `installer` from the package index; the packaging tests need "
         "the index (they are not skipped without it)\n" + explain(proc)
     )
-    found = probe(venv, "import json, sysconfig; print(json.dumps({'p': sysconfig.get_path('purelib')}))", env)
+    found = probe(
+        venv, "import json, sysconfig; print(json.dumps({'p': sysconfig.get_path('purelib')}))", env
+    )
     pypa_dir = Path(found["p"]).resolve() / "installer"
     pypa_files = tree_digests(pypa_dir)
     proc = pip(venv, "install", str(wheel))

@@ -45,7 +45,10 @@ def _check_pypa_installer(venv: Path, env: dict[str, str]) -> None:
 
 def _check_aimos_runs(venv: Path, env: dict[str, str]) -> None:
     check_installed_aimos(venv, env)
-    for command in ([str(venv / "bin" / "aimos"), "--help"], [str(venv / "bin" / "python"), "-m", "aimos", "--help"]):
+    for command in (
+        [str(venv / "bin" / "aimos"), "--help"],
+        [str(venv / "bin" / "python"), "-m", "aimos", "--help"],
+    ):
         proc = run(command, 60, env=env, cwd=env["HOME"])
         assert proc.returncode == 0 and "install" in proc.stdout, explain(proc)
 

@@ -11,7 +11,9 @@ import pytest
 from test_templates import _unit_settings  # the same unit parser (pytest puts this folder on sys.path)
 
 
-def test_systemd_unit_runs_this_python_with_this_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_systemd_unit_runs_this_python_with_this_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from aimos.installer import service
 
     home = tmp_path / "odd home %h"

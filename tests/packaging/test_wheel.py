@@ -125,5 +125,7 @@ def test_installed_aimos_help_lists_the_main_commands(venv: Path, clean_env: dic
     assert not missing, f"--help does not list {missing}\n{proc.stdout}"
 
 
-def test_installed_aimos_brings_its_installer_and_purge_inside_it(venv: Path, clean_env: dict[str, str]) -> None:
+def test_installed_aimos_brings_its_installer_and_purge_inside_it(
+    venv: Path, clean_env: dict[str, str]
+) -> None:
     check_installed_aimos(venv, clean_env)

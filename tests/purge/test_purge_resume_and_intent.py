@@ -81,7 +81,9 @@ def test_no_partial_intent_file_is_left_and_the_intent_is_whole(
     (journal,) = ceremony.interrupted()
     folder = Path(journal["intent_path"]).parent
     assert not [p for p in folder.iterdir() if p.name.endswith(".partial")]
-    assert json.loads(Path(journal["intent_path"]).read_text())["body"]["ceremony_id"] == journal["ceremony_id"]
+    assert (
+        json.loads(Path(journal["intent_path"]).read_text())["body"]["ceremony_id"] == journal["ceremony_id"]
+    )
     assert os.stat(journal["intent_path"]).st_mode & 0o777 == 0o600
     monkeypatch.setattr(ceremony, "after_step", lambda name: None)
     assert purge_live(confirmation=CONFIRM).code == 0

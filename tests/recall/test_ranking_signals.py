@@ -65,7 +65,9 @@ def test_a_question_asking_when_prefers_the_memory_that_says_when(brain: Any) ->
 def test_a_memory_led_by_the_query_words_is_about_them(brain: Any) -> None:
     """Dana's own turn about what she loves, against a shorter one of Priya's that names Dana
     and love more often (BM25 alone ranks Priya's first)."""
-    about = _save(brain, "Dana: my favourite thing is gardening, I love the roses and the quiet spring mornings")
+    about = _save(
+        brain, "Dana: my favourite thing is gardening, I love the roses and the quiet spring mornings"
+    )
     mentions = _save(brain, "Priya: I told Dana I love it and Dana agreed")
     assert _recall(brain, "What does Dana love?")[:2] == [about, mentions]
     keyed = _save(brain, "serviced every October by Northside Heating, the boiler is old", key="boiler")

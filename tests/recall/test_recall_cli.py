@@ -86,7 +86,9 @@ def test_recall_prints_results_and_the_receipt(installed: Path) -> None:
     lines = result.out.splitlines()
     assert lines[0].split() == ["#", "id", "match", "trust", "weight", "label", "memory"], result.describe()
     # the best match shows as 1.00, a memory nobody judged as "not judged" at trust 0.72
-    assert lines[1].split()[:7] == ["1", coffee[:8], "1.00", "0.72", "1.000", "not", "judged"], result.describe()
+    assert lines[1].split()[:7] == ["1", coffee[:8], "1.00", "0.72", "1.000", "not", "judged"], (
+        result.describe()
+    )
     assert "flat white" in lines[1]
     found = re.search(r"receipt ([0-9a-f-]{36})\s+root ([0-9a-f]{64})", result.err)
     assert found, result.describe()

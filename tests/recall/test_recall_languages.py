@@ -109,8 +109,10 @@ def test_a_word_no_memory_holds_finds_nothing(brain: Any, saved: dict[str, str])
     assert _recall(brain, "ムンバイ") == []
 
 
-def test_a_run_without_spaces_finds_only_the_memories_holding_its_pairs(brain: Any, saved: dict[str, str]) -> None:
-    """"京都" shares the letter "京" with "東京" and nothing else: it must not find Tokyo (a run is
+def test_a_run_without_spaces_finds_only_the_memories_holding_its_pairs(
+    brain: Any, saved: dict[str, str]
+) -> None:
+    """ "京都" shares the letter "京" with "東京" and nothing else: it must not find Tokyo (a run is
     searched by its pairs of letters, a lone letter only when the query is one letter)."""
     assert _recall(brain, "京都") == []
     # the lone letter is in both 東京 and 北京: both found, in the order meaning puts them

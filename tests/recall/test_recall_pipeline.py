@@ -128,9 +128,11 @@ def test_clearance_and_data_class_ceilings_hold_in_the_whole_receipt(brain: Any)
         doc = receipt_document(brain.conn, result.receipt["receipt_id"])
         assert hidden not in json.dumps(doc)
         assert hidden not in json.dumps(result.to_json(show_withheld=True))
-        assert verdict(verify_receipt_in_brain(
-            brain.conn, result.receipt["receipt_id"], expected_master_fingerprint=brain.master.fingerprint
-        ))
+        assert verdict(
+            verify_receipt_in_brain(
+                brain.conn, result.receipt["receipt_id"], expected_master_fingerprint=brain.master.fingerprint
+            )
+        )
 
 
 # --- agents without a recall grant --------------------------------------------------------------

@@ -36,7 +36,9 @@ def test_hidden_guides_are_left_out_of_the_memory_list_until_shown(fresh: Path) 
         await settle(pilot)
         listed = set(shown_ids(pilot))
         assert not listed & guides and len(listed) == 2 and dressed in listed, listed
-        assert summary(pilot).startswith("2 memories") and summary(pilot).count(HIDDEN_NOTE) == 1, summary(pilot)
+        assert summary(pilot).startswith("2 memories") and summary(pilot).count(HIDDEN_NOTE) == 1, summary(
+            pilot
+        )
         assert "system" not in choices(pilot, "filter-scope"), choices(pilot, "filter-scope")
         assert "guide" in choices(pilot, "filter-type")  # the dressed memory's own type
         assert not any(g[:8] in screen_text(pilot.app) for g in guides)

@@ -132,7 +132,9 @@ def test_every_screen_reads_in_peoples_words(installed: Path) -> None:
     drive(scenario, size=(120, 50))
 
     problems = [f"{where}: {p}" for where, text in seen.items() for p in protocol_words_in(text)]
-    problems += [f"{where}: number left open: {p}" for where, text in seen.items() for p in either_number_in(text)]
+    problems += [
+        f"{where}: number left open: {p}" for where, text in seen.items() for p in either_number_in(text)
+    ]
     assert not problems, "a person reads the protocol's words:\n" + "\n".join(problems)
     # what each look saw is what it was meant to see
     assert "poison, not-poison, support or dispute" in seen["help"], seen["help"]

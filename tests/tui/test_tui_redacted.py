@@ -35,7 +35,9 @@ def test_the_list_and_the_detail_show_the_redaction_notice(installed: Path, pass
         assert ours["redacted"] and ours["redacted"].endswith("it said where the panel is")
         screen = await open_memory(pilot, memory)
         shown = section(screen, "value")
-        assert shown.startswith("[redacted by the master at ") and "it said where the panel is" in shown, shown
+        assert shown.startswith("[redacted by the master at ") and "it said where the panel is" in shown, (
+            shown
+        )
         assert "coat rack" not in shown
 
     drive(scenario, size=(110, 40))

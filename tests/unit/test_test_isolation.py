@@ -16,8 +16,14 @@ XDG = ("XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME")
 
 def _where_aimos_looks() -> list[Path]:
     return [
-        paths.data_dir(), paths.config_dir(), paths.log_dir(), paths.state_dir(), paths.brain_path(),
-        paths.anchors_path(), paths.purge_receipts_dir(), paths.keystore_dir("0123456789abcdef"),
+        paths.data_dir(),
+        paths.config_dir(),
+        paths.log_dir(),
+        paths.state_dir(),
+        paths.brain_path(),
+        paths.anchors_path(),
+        paths.purge_receipts_dir(),
+        paths.keystore_dir("0123456789abcdef"),
     ]
 
 

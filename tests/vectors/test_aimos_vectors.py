@@ -417,7 +417,10 @@ def test_installer_documents_by_hand(vectors: dict[str, Any]) -> None:
 
     docs = vectors["installer"]
     files = sorted(docs["guide_corpus"]["files"], key=lambda f: f["path"])
-    leaves = [h.sha256(b"\x00" + rfc8785.dumps({k: f[k] for k in ("path", "sha256", "bytes")})).digest() for f in files]
+    leaves = [
+        h.sha256(b"\x00" + rfc8785.dumps({k: f[k] for k in ("path", "sha256", "bytes")})).digest()
+        for f in files
+    ]
     assert len(leaves) == 3  # MTH(3) = H(0x01 || H(0x01 || l0 || l1) || l2)
     left = h.sha256(b"\x01" + leaves[0] + leaves[1]).digest()
     assert h.sha256(b"\x01" + left + leaves[2]).hexdigest() == docs["guide_corpus"]["corpus_root"]

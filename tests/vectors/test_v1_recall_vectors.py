@@ -70,7 +70,9 @@ def test_generator_reproduces_every_committed_file() -> None:
 
 def test_manifest_hashes_are_the_files() -> None:
     for entry in ENTRIES:
-        assert hashlib.sha256((HERE / entry["file"]).read_bytes()).hexdigest() == entry["sha256"], entry["file"]
+        assert hashlib.sha256((HERE / entry["file"]).read_bytes()).hexdigest() == entry["sha256"], entry[
+            "file"
+        ]
 
 
 # --- every fixture ------------------------------------------------------------------------------
@@ -186,7 +188,9 @@ def raw_key(spki_b64u: str) -> VerifyKey:
     return VerifyKey(der[12:])
 
 
-@pytest.mark.parametrize("name", ["valid-one-memory.json", "valid-three-memories.json", "valid-epistemic.json"])
+@pytest.mark.parametrize(
+    "name", ["valid-one-memory.json", "valid-three-memories.json", "valid-epistemic.json"]
+)
 def test_valid_bundle_recomputed_by_hand(name: str) -> None:
     bundle = load(name)
     receipt = bundle["recall_receipt"]
@@ -226,7 +230,11 @@ def test_corpus_root_recomputed_by_hand() -> None:
         assert member["ordinal"] == ordinal
         assert sha(plain_canonical(member["bundle"])).hex() == member["bundle_sha256"]
         summaries.append({k: member[k] for k in ("ordinal", "bundle_id", "bundle_sha256")})
-    root = sha(b"aimos.mutmem-recall-corpus/v1\x00" + struct.pack(">q", corpus["intended_n"]) + rfc6962_root(summaries))
+    root = sha(
+        b"aimos.mutmem-recall-corpus/v1\x00"
+        + struct.pack(">q", corpus["intended_n"])
+        + rfc6962_root(summaries)
+    )
     assert root.hex() == corpus["corpus_root"]
     verdict = verify_recall_corpus(corpus)
     assert verdict.corpus_root == root.hex()

@@ -569,7 +569,9 @@ def test_parse_iso_ms_reads_what_strptime_reads(text: str) -> None:
     from datetime import UTC, datetime
 
     try:
-        want: int | str = int(datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC).timestamp())
+        want: int | str = int(
+            datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC).timestamp()
+        )
     except ValueError:
         want = "time_invalid"
     try:

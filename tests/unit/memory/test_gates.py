@@ -75,7 +75,7 @@ def test_ordinary_text_passes(text: str) -> None:
     [
         "I forgot my password",
         "The master passphrase: change it.",
-        "aimos redact ID --reason \"it held my wifi password\" removes one memory's text",
+        'aimos redact ID --reason "it held my wifi password" removes one memory\'s text',
         "password manager",
         "my password is long and hard to type",
         "the PIN is wrong again",

@@ -98,7 +98,12 @@ def test_every_table_not_listed_as_mutable_has_update_and_delete_guards() -> Non
 
 # A value of each STRICT column type, and a different one (TEXT values are JSON, so the indexes over
 # json_extract accept them).
-_VALUES = {"INTEGER": (1, 2), "TEXT": ("{}", '{"x": 1}'), "BLOB": (b"\0" * 64, b"\1" * 64), "REAL": (1.0, 2.0)}
+_VALUES = {
+    "INTEGER": (1, 2),
+    "TEXT": ("{}", '{"x": 1}'),
+    "BLOB": (b"\0" * 64, b"\1" * 64),
+    "REAL": (1.0, 2.0),
+}
 
 
 def _one_row_everywhere() -> tuple[apsw.Connection, dict[str, list[tuple[str, str]]]]:
@@ -183,13 +188,19 @@ def test_an_installed_brain_refuses_updates_and_deletes_of_its_rows(brain: Any) 
     save(
         brain.conn,
         brain.housekeeper,
-        sign_request(brain.agent, build_save_body(company_id="personal", value="the ferry leaves at noon"),
-                     PATH_SAVE, now),
+        sign_request(
+            brain.agent,
+            build_save_body(company_id="personal", value="the ferry leaves at noon"),
+            PATH_SAVE,
+            now,
+        ),
         now,
     )
     recall(
-        brain.conn, brain.housekeeper,
-        sign_request(brain.agent, build_recall_body(query="when does the ferry leave"), PATH_RECALL, now), now,
+        brain.conn,
+        brain.housekeeper,
+        sign_request(brain.agent, build_recall_body(query="when does the ferry leave"), PATH_RECALL, now),
+        now,
     )
     exercised = []
     for table in GUARDED:
@@ -198,12 +209,22 @@ def test_an_installed_brain_refuses_updates_and_deletes_of_its_rows(brain: Any) 
             continue
         exercised.append(table)
         cols = [str(c[1]) for c in brain.conn.execute(f'PRAGMA table_info("{table}")')]
-        changed = ", ".join(f'"{c}" = CASE typeof("{c}") WHEN \'integer\' THEN "{c}" + 1 '
-                            f'WHEN \'text\' THEN "{c}" || \'x\' ELSE "{c}" END' for c in cols)
+        changed = ", ".join(
+            f'"{c}" = CASE typeof("{c}") WHEN \'integer\' THEN "{c}" + 1 '
+            f"WHEN 'text' THEN \"{c}\" || 'x' ELSE \"{c}\" END"
+            for c in cols
+        )
         for sql in (f'UPDATE "{table}" SET {changed}', f'DELETE FROM "{table}"'):
             with pytest.raises(IntegrityError, match="refused by the brain"):
                 with write_transaction(brain.conn):
                     brain.conn.execute(sql)
         assert rows(brain.conn, f'SELECT rowid AS r, * FROM "{table}" ORDER BY rowid') == before, table
-    assert {"memories", "events", "memory_provenance", "identity_epochs", "brain_seals",
-            "recall_receipts", "request_nonces"} <= set(exercised), exercised
+    assert {
+        "memories",
+        "events",
+        "memory_provenance",
+        "identity_epochs",
+        "brain_seals",
+        "recall_receipts",
+        "request_nonces",
+    } <= set(exercised), exercised

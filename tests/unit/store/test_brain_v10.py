@@ -54,11 +54,13 @@ DERIVED = ("memory_fts", "memory_context_fts")  # the search indexes' own tables
 
 
 def _tables(brain: Path) -> list[str]:
-    return [str(r[0]) for r in _read(brain, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+    return [
+        str(r[0]) for r in _read(brain, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+    ]
 
 
 def _columns(brain: Path, table: str) -> list[str]:
-    return [str(r[1]) for r in _read(brain, f"PRAGMA table_info(\"{table}\")")]
+    return [str(r[1]) for r in _read(brain, f'PRAGMA table_info("{table}")')]
 
 
 def _content(brain: Path, columns: dict[str, list[str]]) -> dict[str, str]:
@@ -172,8 +174,14 @@ def test_its_exports_are_the_same_bytes_after_the_migration(aimos_home: Path, tm
         elif name.startswith("outcome-") and name.count(".json") == 1:
             checked.append(
                 run_aimos(
-                    "verify-bundle", path, "--master-fingerprint", master,
-                    "--witness", path + ".witness.json", "--trust-context", path + ".trust-context.json",
+                    "verify-bundle",
+                    path,
+                    "--master-fingerprint",
+                    master,
+                    "--witness",
+                    path + ".witness.json",
+                    "--trust-context",
+                    path + ".trust-context.json",
                 )
             )
     assert len(checked) == 1 + sum(n.startswith("recall-") for n in recorded) + sum(
@@ -223,7 +231,9 @@ KILLER = textwrap.dedent(
 
 
 @pytest.mark.parametrize("at", ["middle", "end"])
-def test_a_migration_killed_halfway_leaves_the_old_brain_intact(aimos_home: Path, tmp_path: Path, at: str) -> None:
+def test_a_migration_killed_halfway_leaves_the_old_brain_intact(
+    aimos_home: Path, tmp_path: Path, at: str
+) -> None:
     brain = _unpack(aimos_home)
     schema = _schema(brain)
     columns = {t: _columns(brain, t) for t in _tables(brain)}
@@ -232,7 +242,11 @@ def test_a_migration_killed_halfway_leaves_the_old_brain_intact(aimos_home: Path
     script.write_text(KILLER)
 
     done = subprocess.run(
-        [sys.executable, str(script), str(brain), at, str(FIXTURE_VERSION + 1)], capture_output=True, text=True, timeout=120, check=False
+        [sys.executable, str(script), str(brain), at, str(FIXTURE_VERSION + 1)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert done.returncode == -signal.SIGKILL, (done.returncode, done.stdout, done.stderr)
 

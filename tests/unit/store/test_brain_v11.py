@@ -100,10 +100,16 @@ def test_it_migrates_then_every_memory_is_found_by_its_word(aimos_home: Path) ->
     assert _read(brain, "PRAGMA user_version") == [(code_schema_version(),)]
     assert index_failures(str(brain)) == []
     rowids = _rowids(brain)
-    missed = [m["found_by"] for m in MEMORIES if rowids[m["text"]] not in _found(brain, "memory_fts", m["found_by"])]
+    missed = [
+        m["found_by"] for m in MEMORIES if rowids[m["text"]] not in _found(brain, "memory_fts", m["found_by"])
+    ]
     assert not missed, missed
     turns = [m for m in MEMORIES if m["memory_type"] == "dialog_turn"]
-    missed = [m["found_by"] for m in turns if rowids[m["text"]] not in _found(brain, "memory_context_fts", m["found_by"])]
+    missed = [
+        m["found_by"]
+        for m in turns
+        if rowids[m["text"]] not in _found(brain, "memory_context_fts", m["found_by"])
+    ]
     assert not missed, missed
     # a turn's context holds its neighbours: the turn after "新幹線" is found by it there too
     shinkansen = _found(brain, "memory_context_fts", "新幹線")

@@ -77,9 +77,7 @@ def test_newer_schema_is_refused(aimos_home: Path) -> None:
 
 
 @pytest.mark.parametrize("forged", [-1, 0, 1, 99])
-def test_a_schema_version_that_disagrees_with_the_migrations_is_damage(
-    aimos_home: Path, forged: int
-) -> None:
+def test_a_schema_version_that_disagrees_with_the_migrations_is_damage(aimos_home: Path, forged: int) -> None:
     store.open_writer(create=True).close()
     db = aimos_home / "brain.sqlite3"
     assert sqlite_shell(db, f"PRAGMA user_version = {forged}").returncode == 0

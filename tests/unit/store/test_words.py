@@ -105,7 +105,11 @@ def test_the_python_words_are_the_tokenizers() -> None:
         assert [t.casefold() for t in made] == text_words(text), text
 
 
-CJK = st.sampled_from(list("東京大阪北京天安門的一是不了人我在有他这为之来以个们到说和地也子时道出而要于就下得可你年生自会那后能对着事其里所去行过家十用发天如然作方成者多日都三小军二无同么经法当起与好看学进种将还分此心前面又定见只从现因开些长ノタワーにを"))
+CJK = st.sampled_from(
+    list(
+        "東京大阪北京天安門的一是不了人我在有他这为之来以个们到说和地也子时道出而要于就下得可你年生自会那后能对着事其里所去行过家十用发天如然作方成者多日都三小军二无同么经法当起与好看学进种将还分此心前面又定见只从现因开些长ノタワーにを"
+    )
+)
 
 
 @settings(max_examples=200, deadline=None)
@@ -129,7 +133,9 @@ PIECE = st.one_of(st.lists(CJK, min_size=2, max_size=4).map("".join), LATIN)
 
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.tuples(PIECE, st.sampled_from(["", " "])), min_size=1, max_size=8), st.data())
-def test_a_phrase_of_runs_and_words_finds_the_text_holding_it(pieces: list[tuple[str, str]], data: st.DataObject) -> None:
+def test_a_phrase_of_runs_and_words_finds_the_text_holding_it(
+    pieces: list[tuple[str, str]], data: st.DataObject
+) -> None:
     """Runs of two or more letters beside words, with or without a space: any stretch of whole
     pieces, quoted, finds the text (a run's single letters follow the whole text in the index, so
     they never break a phrase)."""

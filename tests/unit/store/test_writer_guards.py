@@ -35,13 +35,18 @@ def test_insert_or_replace_cannot_delete_retained_rows(brain: Any) -> None:
     now = int(time.time())
     agents.enroll_agent(brain.conn, brain.master, brain.keystore, agent_id="alice", now=now)
     agents.revoke_agent(brain.conn, brain.master, brain.keystore, agent_id="alice", reason="t", now=now)
-    message = refused(brain.conn, "INSERT OR REPLACE INTO brain_meta (key, value) VALUES ('company_id', 'evil')")
+    message = refused(
+        brain.conn, "INSERT OR REPLACE INTO brain_meta (key, value) VALUES ('company_id', 'evil')"
+    )
     assert "append-only" in message
     rev = one(brain.conn, "SELECT * FROM agent_revocations WHERE agent_id = 'alice'")
     assert rev is not None
     cols = ", ".join(rev)
-    refused(brain.conn, f"INSERT OR REPLACE INTO agent_revocations ({cols}) VALUES ({', '.join('?' * len(rev))})",
-            tuple(rev.values()))
+    refused(
+        brain.conn,
+        f"INSERT OR REPLACE INTO agent_revocations ({cols}) VALUES ({', '.join('?' * len(rev))})",
+        tuple(rev.values()),
+    )
     assert one(brain.conn, "SELECT value FROM brain_meta WHERE key = 'company_id'")["value"] == "personal"
     assert len(rows(brain.conn, "SELECT 1 FROM agent_revocations WHERE agent_id = 'alice'")) == 1
 
@@ -77,8 +82,11 @@ def _provenance_row(brain: Any, signer: Any, body: dict[str, Any], ts: int) -> d
 
 
 def _insert(conn: Any, table: str, row: dict[str, Any]) -> str:
-    return refused(conn, f"INSERT INTO {table} ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
-                   tuple(row.values()))
+    return refused(
+        conn,
+        f"INSERT INTO {table} ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
+        tuple(row.values()),
+    )
 
 
 def test_direct_provenance_rows_are_refused(brain: Any) -> None:
@@ -111,14 +119,25 @@ def test_direct_provenance_rows_are_refused(brain: Any) -> None:
 def test_only_the_housekeeper_signs_events(brain: Any) -> None:
     with pytest.raises(IntegrityError, match="housekeeper"):
         with write_transaction(brain.conn):
-            append_event(brain.conn, brain.agent, operation="memory_saved", company_id="personal",
-                         metadata={}, now=int(time.time()))
+            append_event(
+                brain.conn,
+                brain.agent,
+                operation="memory_saved",
+                company_id="personal",
+                metadata={},
+                now=int(time.time()),
+            )
 
 
 def test_memory_rows_need_their_saved_event(brain: Any) -> None:
-    saved = save(brain.conn, brain.housekeeper,
-                 sign_request(brain.agent, build_save_body(company_id="personal", value="real"), PATH_SAVE,
-                              int(time.time())), int(time.time()))
+    saved = save(
+        brain.conn,
+        brain.housekeeper,
+        sign_request(
+            brain.agent, build_save_body(company_id="personal", value="real"), PATH_SAVE, int(time.time())
+        ),
+        int(time.time()),
+    )
     m = one(brain.conn, "SELECT * FROM memories WHERE memory_id = ?", (saved.memory_id,))
     # the same content under a new id and company would need its own provenance and event
     m["memory_id"] = "00000000-0000-4000-8000-0000000000ff"
@@ -130,12 +149,24 @@ def test_revocation_and_grant_columns_are_bound_to_their_bodies(brain: Any) -> N
     agents.enroll_agent(brain.conn, brain.master, brain.keystore, agent_id="bob", now=now)
     agents.revoke_agent(brain.conn, brain.master, brain.keystore, agent_id="bob", reason="t", now=now)
     rev = one(brain.conn, "SELECT * FROM agent_revocations WHERE agent_id = 'bob'")
-    forged = dict(rev, revocation_id="00000000-0000-4000-8000-0000000000aa", agent_id="cli",
-                  agent_valid_from=brain.agent.valid_from, mutation_hash="00" * 32)
+    forged = dict(
+        rev,
+        revocation_id="00000000-0000-4000-8000-0000000000aa",
+        agent_id="cli",
+        agent_valid_from=brain.agent.valid_from,
+        mutation_hash="00" * 32,
+    )
     assert "differ" in _insert(brain.conn, "agent_revocations", forged)
     grant = one(brain.conn, "SELECT * FROM recall_grants WHERE subject_agent_id = 'cli'")
-    rebound = dict(grant, grant_id="00000000-0000-4000-8000-0000000000bb", subject_agent_id="bob",
-                   mutation_hash="11" * 32)
+    rebound = dict(
+        grant,
+        grant_id="00000000-0000-4000-8000-0000000000bb",
+        subject_agent_id="bob",
+        mutation_hash="11" * 32,
+    )
     _insert(brain.conn, "recall_grants", rebound)
     with translate_errors():
-        assert one(brain.conn, "SELECT COUNT(*) AS n FROM recall_grants WHERE subject_agent_id = 'bob'")["n"] == 1
+        assert (
+            one(brain.conn, "SELECT COUNT(*) AS n FROM recall_grants WHERE subject_agent_id = 'bob'")["n"]
+            == 1
+        )

@@ -87,7 +87,9 @@ ATTACKER_MASTER = key("attacker-master")
 STRANGER = key("stranger")
 
 
-def agent_certificate(issuer_key: KeyPair, *, issuer: str = "aimos-master", valid_until: int = TS + WINDOW) -> str:
+def agent_certificate(
+    issuer_key: KeyPair, *, issuer: str = "aimos-master", valid_until: int = TS + WINDOW
+) -> str:
     return issue_certificate(
         issuer_key,
         agent_id=AGENT,
@@ -133,7 +135,9 @@ def recall_command(body: dict[str, Any]) -> dict[str, Any]:
 
 def sign_request(bundle: dict[str, Any], signer: KeyPair = FIXTURE_KEYS.agent) -> None:
     request = bundle["request"]
-    message = request_message(request["body"], "POST", "/aimos/recall", request["nonce"], request["ts_signed"])
+    message = request_message(
+        request["body"], "POST", "/aimos/recall", request["nonce"], request["ts_signed"]
+    )
     request["signature"] = b64u_encode(signer.sign(message))
 
 
@@ -144,7 +148,9 @@ def seal_event(bundle: dict[str, Any]) -> None:
     content = hashlib.sha256(canonical_json(body)).digest()
     prev = bytes.fromhex(event["prev_mutation_hash"])
     event["content_hash"] = content.hex()
-    event["mutation_hash"] = commitments.event_link_hash(prev, content, event["nonce"], event["ts_signed"]).hex()
+    event["mutation_hash"] = commitments.event_link_hash(
+        prev, content, event["nonce"], event["ts_signed"]
+    ).hex()
     message = payload_message(body, event["nonce"], event["ts_signed"])
     event["signature"] = b64u_encode(FIXTURE_KEYS.housekeeper.sign(message))
 
@@ -192,14 +198,22 @@ def make_bundle(bundle_id: str, memory_count: int = 2, *, epistemic: bool = Fals
         for ordinal, memory in enumerate(memories)
     ]
     decision = sha_hex(f"epistemic:{bundle_id}")
-    entries = [{"entry_type": "epistemic_decision", "decision_sha256": decision}, *evidence] if epistemic else evidence
+    entries = (
+        [{"entry_type": "epistemic_decision", "decision_sha256": decision}, *evidence]
+        if epistemic
+        else evidence
+    )
     command_hash = canonical_sha(recall_command(body))
     outer_hash = canonical_sha(body)
     root = merkle_root(entries).hex()
     housekeeper_cert = housekeeper_certificate()
     housekeeper_cert_sha = hashlib.sha256(housekeeper_cert.encode("ascii")).hexdigest()
     merkle_fields: dict[str, Any] = (
-        {"merkle_schema": EPISTEMIC_MERKLE_SCHEMA, "epistemic_decision_sha256": decision, "merkle_entries": entries}
+        {
+            "merkle_schema": EPISTEMIC_MERKLE_SCHEMA,
+            "epistemic_decision_sha256": decision,
+            "merkle_entries": entries,
+        }
         if epistemic
         else {}
     )
@@ -249,9 +263,15 @@ def make_bundle(bundle_id: str, memory_count: int = 2, *, epistemic: bool = Fals
         "bundle_id": bundle_id,
         "company_id": COMPANY,
         "trust_anchors": {
-            "master": {"public_key_b64u": FIXTURE_KEYS.master.public_b64u, "fingerprint": FIXTURE_KEYS.master.fingerprint},
+            "master": {
+                "public_key_b64u": FIXTURE_KEYS.master.public_b64u,
+                "fingerprint": FIXTURE_KEYS.master.fingerprint,
+            },
             "certificates": [
-                {"certificate_sha256": housekeeper_cert_sha, "public_key_b64u": FIXTURE_KEYS.housekeeper.public_b64u}
+                {
+                    "certificate_sha256": housekeeper_cert_sha,
+                    "public_key_b64u": FIXTURE_KEYS.housekeeper.public_b64u,
+                }
             ],
         },
         "request": {
@@ -554,7 +574,9 @@ def corpus_fixtures() -> list[Fixture]:
     valid = make_corpus([one, two])
     out = [Fixture("corpus-valid", "corpus", "all checks pass, both members valid", valid, ("valid", None))]
 
-    def bad(name: str, targets: str, verdict: str, reason: str, change: Callable[[dict[str, Any]], None]) -> None:
+    def bad(
+        name: str, targets: str, verdict: str, reason: str, change: Callable[[dict[str, Any]], None]
+    ) -> None:
         out.append(Fixture(name, "corpus", targets, _mutated(valid, change), (verdict, reason)))
 
     bad("corpus-extra-field", "corpus: exactly four fields", "invalid", "recall_corpus_schema_invalid",
@@ -645,7 +667,9 @@ def build() -> dict[str, bytes]:
 def main(argv: list[str]) -> int:
     files = build()
     if "--check" in argv:
-        drifted = [n for n, data in files.items() if not (HERE / n).is_file() or (HERE / n).read_bytes() != data]
+        drifted = [
+            n for n, data in files.items() if not (HERE / n).is_file() or (HERE / n).read_bytes() != data
+        ]
         stale = sorted(p.name for p in HERE.glob("*.json") if p.name not in files)
         for name in drifted + stale:
             print(f"drifted: {name}", file=sys.stderr)
