@@ -353,6 +353,6 @@ OPERATION_MEMORY_SAVED: Final = "memory_saved"  # the housekeeper's event that r
 # import of another brain's export), integer Unix seconds (memory/save.py checks it)
 ORIGINATED_AT: Final = "originated_at"
 
-# the newest full verify's outcome, kept in the state folder (learning/verify_outcome.py)
+# the newest full verify's outcome, kept in the state folder (verify/brain/outcome.py)
 VERIFY_FAILED_FILE: Final = "verify-failed.json"
 VERIFY_PASSED_FILE: Final = "verify-passed.json"

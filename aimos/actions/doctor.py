@@ -40,9 +40,9 @@ from aimos.identity.epochs import (
 )
 from aimos.identity.keystore import FileKeystore, holds, open_keystore
 from aimos.identity.trusted import check_identities
-from aimos.learning.verify_outcome import newest_outcome, outcome_text
 from aimos.store.connection import Connection, code_schema_version, open_reader, schema_version
 from aimos.store.freshness import freshness_state
+from aimos.verify.brain.outcome import newest_outcome, outcome_text
 from aimos.vocabulary import CLI_AGENT, EXPIRY_WARNING_DAYS, HOUSEKEEPER
 
 OK, WARN, FAIL, SKIP = "ok", "warn", "fail", "skip"

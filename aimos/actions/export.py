@@ -8,11 +8,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from aimos.actions.session import Brain, now
-from aimos.learning.export import export_cognitive
-from aimos.learning.export_v2 import build_outcome_export
+from aimos.learning.outcome_export import build_outcome_export
 from aimos.memory import text_formats
 from aimos.memory.versions import created_time, current_memories, guide_memories, resolve_memory_id
-from aimos.recall.export_v2 import build_recall_envelope
+from aimos.recall.envelope import build_recall_envelope
+from aimos.verify.brain.evidence import export_cognitive
 
 
 def cognitive_bundle(brain: Brain, memory_ref: str | None = None) -> dict[str, Any]:

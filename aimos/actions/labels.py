@@ -274,7 +274,7 @@ def verified_words(verification: dict[str, Any]) -> str:
 
 
 def judged_by(entry: dict[str, Any]) -> str:
-    """Who gave a label of a memory's label history (a row of recall.label_chain.label_history):
+    """Who gave a label of a memory's label history (a row of verify.chains.labels.label_history):
     "judged by cli" (and "+ master" when the master signed the judgment too), or "given by aimos's
     detector, confidence 0.80"."""
     evidence = entry.get("evidence")

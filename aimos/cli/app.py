@@ -248,8 +248,8 @@ def _full_verify(args: list[str]) -> bool:
 def _warn_unverified() -> None:
     """After every command: while the brain's newest full verification failed (the nightly job's,
     or `aimos verify`'s), one line on stderr says so and what to run. One stat of a file in the
-    state folder; the brain is not opened (learning/verify_outcome.py)."""
-    from aimos.learning.verify_outcome import notice_line
+    state folder; the brain is not opened (verify/brain/outcome.py)."""
+    from aimos.verify.brain.outcome import notice_line
 
     try:
         warning = notice_line()

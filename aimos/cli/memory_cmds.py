@@ -63,8 +63,8 @@ def _verified(conn: Any, detail: dict[str, Any]) -> None:
     raises VerificationError worded as the TUI's detail screen words it. On success ``detail``
     gets its label history and the verdict."""
     from aimos.errors import VerificationError
-    from aimos.learning.verifier import verify_brain
-    from aimos.recall.label_chain import label_history
+    from aimos.verify.brain.verifier import verify_brain
+    from aimos.verify.chains.labels import label_history
 
     mid = detail["memory_id"]
     record = verify_brain(conn, mid).records[0]

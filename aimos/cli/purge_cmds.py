@@ -179,7 +179,7 @@ def verify_receipt_cmd(
     from aimos.crypto.encoding import is_hex64
     from aimos.errors import JSONDepthError, NotFoundError, UsageError, VerificationError
     from aimos.paths import read_at_most
-    from aimos.purge.artifacts import verify_receipt
+    from aimos.purge.artifacts import verify_purge_receipt
 
     if not is_hex64(master_fingerprint):
         raise UsageError("the master fingerprint must be 64 lowercase hex characters")
@@ -199,7 +199,7 @@ def verify_receipt_cmd(
             documents.append(None)
         except (OSError, ValueError, UnicodeDecodeError):
             documents.append(None)
-    reason = too_deep or verify_receipt(documents[0], documents[1], master_fingerprint)
+    reason = too_deep or verify_purge_receipt(documents[0], documents[1], master_fingerprint)
     verdict = {"valid": reason is None, "reason": reason, "receipt": str(path), "intent": str(intent_path)}
     if reason is None:
         body = documents[0]["body"]

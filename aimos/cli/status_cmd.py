@@ -61,7 +61,7 @@ def _print(report: dict[str, Any]) -> None:
 
 def _last_verify(outcome: dict[str, Any] | None) -> str:
     """The newest full verification: FAILED with what it found and the fix, or when it passed."""
-    from aimos.learning.verify_outcome import FIX, outcome_text
+    from aimos.verify.brain.outcome import FIX, outcome_text
 
     if outcome is None:
         return "none yet (the nightly job runs one; `aimos verify` runs one now)"

@@ -152,11 +152,11 @@ def register(app: typer.Typer) -> None:  # noqa: C901, PLR0915 (the command grou
         Run the in-database and the portable verifier; report verdicts, reasons, roots and parity."""
         from aimos.actions.session import expected_master_fingerprint, open_for_verification
         from aimos.errors import UsageError, VerificationError
-        from aimos.learning import verify_outcome
-        from aimos.learning.parity import VERIFY_PHASES, verify_everything
-        from aimos.learning.verify_outcome import keep_outcome
         from aimos.meaning.index import RECOMPUTE
         from aimos.memory.versions import resolve_memory_id
+        from aimos.verify.brain import outcome as verify_outcome
+        from aimos.verify.brain.outcome import keep_outcome
+        from aimos.verify.brain.parity import VERIFY_PHASES, verify_everything
 
         fingerprint = expected_master_fingerprint(master_fingerprint)
         if memory is not None and not memory.strip():

@@ -302,7 +302,7 @@ def _verify_and_back_up(
 ) -> dict[str, Any]:
     """At the end: `aimos verify`'s work (as `aimos eval verify` times it) and the housekeeper's
     online backup with its check, on the whole brain."""
-    from aimos.learning.parity import verify_everything
+    from aimos.verify.brain.parity import verify_everything
 
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     brain_file = (home / "brain.sqlite3").stat().st_size

@@ -92,8 +92,8 @@ class _World:
         )
 
     def verify(self) -> tuple[bool, str, str | None, str | None, str | None]:
-        from aimos.learning.export import export_cognitive
-        from aimos.learning.verifier import verify_brain
+        from aimos.verify.brain.evidence import export_cognitive
+        from aimos.verify.brain.verifier import verify_brain
         from aimos.verify.cognitive import verify_cognitive_bundle
 
         report = verify_brain(self.conn)

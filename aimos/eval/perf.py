@@ -499,8 +499,8 @@ def run_verify_perf(memories: int = 10_000, runs: int = 2) -> dict[str, Any]:
     it goes (the time each verify phase took, and the brain checks' own parts), with the CPU
     time it took (every thread, and the forked verifier) and the machine's load average, since
     a busy machine leaves no core to spare."""
-    from aimos.learning.parity import verify_everything
     from aimos.store.connection import open_writer
+    from aimos.verify.brain.parity import verify_everything
 
     rng = secrets.SystemRandom()
     with scratch_home("aimos-eval-verify-") as home:

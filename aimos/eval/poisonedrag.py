@@ -191,13 +191,13 @@ class _Brain:
     def verify_memories(self, ids: Iterable[str]) -> int:
         """How many of ``ids`` the in-database verifier passes, each on its own (`aimos verify
         --memory`'s in-database half: the save record, the chains, every signed label row)."""
-        from aimos.learning.verifier import verify_brain
+        from aimos.verify.brain.verifier import verify_brain
 
         return sum(1 for mid in ids if verify_brain(self.conn, mid).ok)
 
     def verify(self, master_fingerprint: str) -> dict[str, Any]:
         """Both verifiers over the whole brain and their parity (what `aimos verify` runs)."""
-        from aimos.learning.parity import verify_everything
+        from aimos.verify.brain.parity import verify_everything
 
         started = time.perf_counter()
         result = verify_everything(self.conn, master_fingerprint)

@@ -59,8 +59,8 @@ def run_storage(memories: int = 10_000, recalls: int = 200, outcomes: int = 200)
     from aimos.eval.scratch import install_scratch, open_scratch, scratch_home
     from aimos.identity.requests import sign_request
     from aimos.learning.outcomes import record_outcome
-    from aimos.learning.parity import verify_everything
     from aimos.recall.pipeline import recall
+    from aimos.verify.brain.parity import verify_everything
     from aimos.vocabulary import PATH_OUTCOME, PATH_RECALL
 
     rng = secrets.SystemRandom()

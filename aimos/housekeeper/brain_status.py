@@ -16,10 +16,10 @@ from aimos.housekeeper.scheduler import readiness
 from aimos.identity.agents import agent_listing, epochs_due
 from aimos.identity.epochs import master_row
 from aimos.identity.trusted import check_identities
-from aimos.learning.verify_outcome import last_corpus_root, newest_outcome
 from aimos.meaning.index import meaning_state
 from aimos.store.connection import code_schema_version, one, schema_version
 from aimos.store.freshness import freshness_state
+from aimos.verify.brain.outcome import last_corpus_root, newest_outcome
 from aimos.vocabulary import HOUSEKEEPER
 
 COUNTED = (

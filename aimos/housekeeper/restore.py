@@ -233,7 +233,7 @@ def _what_is_lost(copy: Connection, anchor: dict[str, Any] | None) -> dict[str, 
 def verify_copy(conn: Connection, fingerprint: str) -> dict[str, Any]:
     """Both verifiers and the brain checks on the copy; only its being behind the anchor (or
     predating seals) may fail before the restore record is in it."""
-    from aimos.learning.parity import verify_everything
+    from aimos.verify.brain.parity import verify_everything
 
     result = verify_everything(conn, fingerprint)
     brain = result["brain"] or {"failures": []}

@@ -36,9 +36,9 @@ from aimos.hub.heads import HEADS, heads_row
 from aimos.hub.pushed import Pushed, PushedLog
 from aimos.identity.devices import cuts, home, revoked_device
 from aimos.identity.epochs import Signer
-from aimos.learning.verifier import verify_memories
 from aimos.store.connection import Connection, one, rows, write_transaction
 from aimos.store.seals import head_seal
+from aimos.verify.brain.verifier import verify_memories
 from aimos.vocabulary import HOUSEKEEPER
 
 PULL_BATCH = 2000  # records applied, and verified, in one write transaction

@@ -767,7 +767,7 @@ def _remove_housekeeper_state(*, backups_existed: bool) -> None:
         shutil.rmtree(backups)
 
 
-def verify_receipt(document: dict[str, Any]) -> bool:
+def verify_install_receipt(document: dict[str, Any]) -> bool:
     """True when a receipt file's receipt_sha256 matches its other fields."""
     claimed = document.get("receipt_sha256")
     return (

@@ -23,7 +23,7 @@ from aimos.errors import GrantError, MemoryNotFoundError, ReceiptMissingError, U
 from aimos.identity.devices import keep_for_home
 from aimos.identity.epochs import Signer
 from aimos.identity.requests import SignedRequest, verify_request
-from aimos.learning.export_v2 import RecallBinding, recall_binding, sign_valence_row
+from aimos.learning.outcome_export import RecallBinding, recall_binding, sign_valence_row
 from aimos.ledger.events import append_event, body_sql
 from aimos.store.cells import compact_provenance_body
 from aimos.store.connection import Connection, insert, one, rows, write_transaction

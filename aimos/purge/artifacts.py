@@ -67,7 +67,7 @@ def check_artifact(artifact: Any, schema: str, expected_fingerprint: str | None)
     return None
 
 
-def verify_receipt(receipt: Any, intent: Any, expected_fingerprint: str) -> str | None:
+def verify_purge_receipt(receipt: Any, intent: Any, expected_fingerprint: str) -> str | None:
     """None when the receipt and its intent are signed by the expected master and bound together."""
     for artifact, schema in ((receipt, PURGE_RECEIPT_SCHEMA), (intent, PURGE_INTENT_SCHEMA)):
         reason = check_artifact(artifact, schema, expected_fingerprint)

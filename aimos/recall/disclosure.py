@@ -21,10 +21,10 @@ from aimos.crypto.messages import payload_message, request_message
 from aimos.errors import AimosError, DisclosureError
 from aimos.identity.epochs import master_row
 from aimos.ledger.events import read_event
-from aimos.recall.label_chain import label_chain_reasons
-from aimos.recall.weight_chain import chain_reasons
 from aimos.store.connection import Connection, rows
 from aimos.store.seals import sealed_tables
+from aimos.verify.chains.labels import label_chain_reasons
+from aimos.verify.chains.weights import chain_reasons
 from aimos.verify.kit.redaction import body_redacted, check_record, row_redacted
 from aimos.vocabulary import HOUSEKEEPER, UNVERIFIED
 

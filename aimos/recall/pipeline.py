@@ -28,7 +28,7 @@ from aimos.recall.candidates import (
     open_candidates,
 )
 from aimos.recall.disclosure import verify_many
-from aimos.recall.export_v2 import record_v2_receipt
+from aimos.recall.envelope import record_v2_receipt
 from aimos.recall.policy import Candidate, Scored, decide, trust_of
 from aimos.recall.receipts import evidence_entry, record_receipt
 from aimos.recall.text import asks_about_aimos, asks_when, query_terms

@@ -54,7 +54,7 @@ MIGRATION_LOG = "schema_migrations"
 REDACTIONS = "memory_redactions"
 # Derived from the memories, like the search indexes (which are virtual tables, never sealed): the
 # memories' vectors (migration 19), remade when the model changes and removed by a redaction;
-# `aimos verify` recomputes them from the memories' text (learning/verifier).
+# `aimos verify` recomputes them from the memories' text (verify/brain/verifier).
 DERIVED = ("memory_vectors", "memory_vectors_generation")
 NOT_SEALED = (*SEAL_TABLES, MIGRATION_LOG, REDACTIONS, *DERIVED)
 # A memory's live weight and label are projections of their chains (terminal fidelity checks

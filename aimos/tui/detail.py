@@ -23,14 +23,14 @@ from aimos.actions.labels import (
     provenance_words,
     verified_words,
 )
-from aimos.learning.verifier import verify_brain
 from aimos.memory.redaction import shown_text
 from aimos.memory.versions import CREATED_ELSEWHERE, memory_detail, originated
 from aimos.plural import plural
-from aimos.recall.label_chain import label_history
-from aimos.recall.weight_chain import weight_trajectory
 from aimos.tui.format import cells, chart, first_line, plain, plain_line, trajectory_points, when
 from aimos.tui.host import Host
+from aimos.verify.brain.verifier import verify_brain
+from aimos.verify.chains.labels import label_history
+from aimos.verify.chains.weights import weight_trajectory
 from aimos.vocabulary import ADVERSE
 
 

@@ -18,11 +18,11 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, ProgressBar, Static
 
 from aimos.housekeeper.brain_status import status_report
-from aimos.learning.parity import VERIFY_PHASES, verify_everything
-from aimos.learning.verify_outcome import TUI, keep_outcome
 from aimos.plural import plural
 from aimos.tui.format import cells, plain, plain_line, when
 from aimos.tui.host import Host
+from aimos.verify.brain.outcome import TUI, keep_outcome
+from aimos.verify.brain.parity import VERIFY_PHASES, verify_everything
 from aimos.vocabulary import HOUSEKEEPER
 
 

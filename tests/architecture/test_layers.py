@@ -58,11 +58,18 @@ MODULES = {module_name(p): p for p in module_files()}
 
 def package_of(module: str) -> str | None:
     """The unit of the layer map a module belongs to: `aimos.X...` -> X (a folder or a top-level
-    module), `aimos` (its face) -> ""; None outside."""
+    module), or X.Y where the block places the folder X/Y as a layer of its own (the longest such
+    unit); `aimos` (its face) -> ""; None outside."""
     parts = module.split(".")
-    if parts[0] == "aimos":
-        return parts[1] if len(parts) > 1 else ""
-    return None
+    if parts[0] != "aimos":
+        return None
+    if len(parts) == 1:
+        return ""
+    for length in range(len(parts) - 1, 1, -1):
+        unit = ".".join(parts[1 : length + 1])
+        if unit in ALLOWED:
+            return unit
+    return parts[1]
 
 
 def _known(name: str) -> str | None:
@@ -119,7 +126,9 @@ UNITS = packages_on_disk()
 
 
 def test_the_layers_block_is_read() -> None:
-    assert {"crypto", "store", "verify", "cli", "installer", "purge", "actions"} <= set(ALLOWED)
+    assert {"crypto", "store", "verify", "verify.chains", "verify.brain", "cli", "installer", "purge"} <= set(
+        ALLOWED
+    )
     assert {
         "errors",
         "exit_codes",

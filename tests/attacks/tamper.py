@@ -465,7 +465,7 @@ def sided_reasons(result: dict[str, Any]) -> list[str]:
 def verify_home() -> dict[str, Any]:
     """What `aimos verify --json` computes, for the brain of the current AIMOS_HOME."""
     from aimos.actions.session import expected_master_fingerprint, open_for_verification
-    from aimos.learning.parity import verify_everything
+    from aimos.verify.brain.parity import verify_everything
 
     fingerprint = expected_master_fingerprint(None, announce=False)
     conn = open_for_verification()

@@ -411,7 +411,7 @@ class Snapshot:
 def snapshot(home: Path) -> Snapshot:
     """Row counts of the retained tables, the brain's file set, its bytes and the key files (the
     state folder, less the newest full verification's outcome, which `aimos verify` keeps there)."""
-    from aimos.learning.verify_outcome import FAILED_FILE, PASSED_FILE
+    from aimos.verify.brain.outcome import FAILED_FILE, PASSED_FILE
 
     brain = home / BRAIN
     files = sorted(p.name for p in home.iterdir() if p.name.startswith(BRAIN))

@@ -199,7 +199,7 @@ def current_label(brain: Any, memory_id: str) -> str:
 
 def verify_both(brain: Any) -> dict[str, Any]:
     """Both verifiers over the whole brain, which must agree (what `aimos verify` runs)."""
-    from aimos.learning.parity import verify_everything
+    from aimos.verify.brain.parity import verify_everything
 
     report = verify_everything(brain.conn, brain.master.fingerprint)
     assert report["parity"] is True, report

@@ -109,8 +109,8 @@ def labels(rows: list[dict[str, Any]]) -> list[tuple[str, int]]:
 
 
 def test_poison_cluster_is_labelled_at_save_and_retroactively(brain: Any) -> None:
-    from aimos.learning.parity import verify_everything
-    from aimos.learning.verifier import verify_event_chains
+    from aimos.verify.brain.parity import verify_everything
+    from aimos.verify.brain.verifier import verify_event_chains
 
     conn = brain.conn
     plain = save_text(brain, PLAIN, source="cli")

@@ -307,8 +307,8 @@ def test_an_agent_alone_cannot_raise_trust_and_the_verifiers_check_the_master_ev
     from aimos.actions.bodies import build_label_body
     from aimos.epistemic.chain import PATH_LABEL, append_classification, judge
     from aimos.identity.requests import sign_request
-    from aimos.learning.parity import verify_everything
     from aimos.store.connection import write_transaction
+    from aimos.verify.brain.parity import verify_everything
     from aimos.vocabulary import JUDGMENT_AUTHORITY_V2
 
     brain, first, second = poisons

@@ -98,7 +98,7 @@ def test_the_writer_asks_for_the_master_exactly_when_trust_rises(
 
 
 def moved_evidence(conn: Any, memory_id: str) -> dict[str, Any]:
-    from aimos.recall.label_chain import label_history
+    from aimos.verify.chains.labels import label_history
 
     evidence = label_history(conn, memory_id)[-1]["evidence"]
     assert isinstance(evidence, dict)
@@ -144,8 +144,8 @@ def test_a_judgment_under_the_first_rule_keeps_verifying(brain: Any) -> None:
     from aimos.actions.bodies import build_label_body
     from aimos.epistemic.chain import PATH_LABEL, append_classification
     from aimos.identity.requests import sign_request
-    from aimos.learning.parity import verify_everything
     from aimos.store.connection import write_transaction
+    from aimos.verify.brain.parity import verify_everything
 
     conn = brain.conn
     old = save_text(brain, POISON_1).memory_id

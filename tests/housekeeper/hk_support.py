@@ -174,9 +174,9 @@ def assert_housekeeper_signed(home: Path, event: dict[str, Any]) -> None:
 
 
 def chains_ok(home: Path) -> list[dict[str, Any]]:
-    """aimos.learning.verifier.verify_event_chains over the brain; asserts every chain is ok."""
-    from aimos.learning.verifier import verify_event_chains
+    """aimos.verify.brain.verifier.verify_event_chains over the brain; asserts every chain is ok."""
     from aimos.store.connection import open_reader
+    from aimos.verify.brain.verifier import verify_event_chains
 
     conn = open_reader(brain_file(home))
     try:

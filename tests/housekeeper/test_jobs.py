@@ -200,8 +200,8 @@ def test_nightly_dream_attests_the_root_and_makes_a_verified_backup(stocked: Pat
     assert {started["event_id"], root_event["event_id"]} <= backed
     assert terminal["event_id"] not in backed
 
-    from aimos.learning.verifier import verify_brain
     from aimos.store.connection import open_reader
+    from aimos.verify.brain.verifier import verify_brain
 
     conn = open_reader(backup)
     try:

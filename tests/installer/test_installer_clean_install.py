@@ -44,7 +44,7 @@ def status() -> dict:
 
 def test_clean_install_qualification(aimos_home: Path, tmp_path: Path, reaper: Reaper) -> None:
     keyring = require_keychain()
-    from aimos.installer.setup import plan_sha256, verify_receipt
+    from aimos.installer.setup import plan_sha256, verify_install_receipt
 
     # the plan first: the same flags in this very home, and in another clean home
     dry_here = run_aimos("install", *FLAGS, "--dry-run", "--json").json()
@@ -158,9 +158,9 @@ def test_clean_install_qualification(aimos_home: Path, tmp_path: Path, reaper: R
     receipt_file = home / "state" / "onboarding" / "first-launch-receipt.json"
     assert stat.S_IMODE(receipt_file.stat().st_mode) == 0o600
     receipt = json.loads(receipt_file.read_text())
-    assert verify_receipt(receipt)
+    assert verify_install_receipt(receipt)
     tampered = {**receipt, "status": "FAILED"}
-    assert not verify_receipt(tampered), "verify_receipt accepted a changed receipt"
+    assert not verify_install_receipt(tampered), "verify_install_receipt accepted a changed receipt"
     assert receipt["brain"]["brain_id"] == bid and receipt["master_fingerprint"] == fingerprint
     assert receipt["guides"]["count"] == 8
     assert receipt["agent"]["grant"]["clearance_ceiling"] == 10

@@ -104,11 +104,11 @@ def test_add_agent_on_a_clean_home_is_usage(aimos_home: Path) -> None:
 
 
 def test_receipt_of_the_installed_brain_still_verifies(installed: Path) -> None:
-    from aimos.installer.setup import verify_receipt
+    from aimos.installer.setup import verify_install_receipt
 
     run_aimos("install", "--yes").ok()
     receipt = json.loads((installed / "state" / "onboarding" / "first-launch-receipt.json").read_text())
-    assert verify_receipt(receipt) and receipt["brain"]["brain_id"] == brain_id_of(installed)
+    assert verify_install_receipt(receipt) and receipt["brain"]["brain_id"] == brain_id_of(installed)
 
 
 def test_install_on_a_brain_without_a_service_starts_the_housekeeper(installed: Path, reaper: Reaper) -> None:

@@ -164,7 +164,7 @@ def test_outcome_without_the_v2_binding_is_not_exported(brain: Any, monkeypatch:
 
     from aimos.errors import NotFoundError, V2OutcomeUnavailableError
     from aimos.learning import outcomes
-    from aimos.learning.export_v2 import build_outcome_export
+    from aimos.learning.outcome_export import build_outcome_export
 
     memory_id = put(brain, "the office wifi password rotates every Monday")
     receipt_id = disclosing_receipt(brain, "office wifi", memory_id)

@@ -17,10 +17,10 @@ from aimos.identity import agents
 from aimos.identity.epochs import load_signer
 from aimos.identity.requests import sign_request
 from aimos.learning.outcomes import record_outcome
-from aimos.learning.verifier import verify_brain
 from aimos.memory.save import save
 from aimos.recall.pipeline import recall
 from aimos.store.connection import one, write_transaction
+from aimos.verify.brain.verifier import verify_brain
 from aimos.vocabulary import PATH_OUTCOME, PATH_RECALL, PATH_SAVE
 
 pytestmark = pytest.mark.timeout(300)

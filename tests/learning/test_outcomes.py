@@ -42,8 +42,8 @@ from aimos.crypto.messages import payload_message
 from aimos.errors import MemoryNotFoundError, NotFoundError, ReplayError, UsageError
 from aimos.exit_codes import exit_code_for
 from aimos.learning.outcomes import record_outcome
-from aimos.learning.verifier import verify_brain
 from aimos.store.connection import one, rows, write_transaction
+from aimos.verify.brain.verifier import verify_brain
 from aimos.verify.kit import valence as rule
 from aimos.vocabulary import VALENCE_RULE_V2
 
@@ -449,7 +449,7 @@ def test_twelve_bad_outcomes_about_one_recall_move_the_weight_once(
     assert {e["event_id"] for e in unchanged} == {r.event_id for r in again}
     # a recall of its own moves it again (the agent's balance -2)
     assert give_anew(brain, mid, QUERY, "bad").new_weight_milli == 708
-    from aimos.learning.parity import verify_everything
+    from aimos.verify.brain.parity import verify_everything
 
     report = verify_everything(brain.conn, brain.master.fingerprint)
     assert report["ok"] and report["parity"], report

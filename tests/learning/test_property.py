@@ -32,7 +32,7 @@ from learning_support import (
     weight,
 )
 
-from aimos.learning.verifier import verify_brain
+from aimos.verify.brain.verifier import verify_brain
 from aimos.verify.kit import valence as rule
 from aimos.vocabulary import VALENCE_RULE_V2
 

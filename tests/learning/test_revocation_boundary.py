@@ -15,7 +15,7 @@ from aimos.actions.memory import save_and_classify
 from aimos.errors import EpochRevokedError
 from aimos.identity.agents import revoke_agent
 from aimos.identity.requests import sign_request
-from aimos.learning.parity import verify_everything
+from aimos.verify.brain.parity import verify_everything
 from aimos.vocabulary import PATH_SAVE
 
 

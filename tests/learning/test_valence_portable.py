@@ -37,7 +37,7 @@ def test_a_repeat_that_moved_the_weight_fails_both_verifiers(
 ) -> None:
     from aimos import errors
     from aimos.learning import outcomes
-    from aimos.learning.parity import verify_everything
+    from aimos.verify.brain.parity import verify_everything
     from aimos.verify.kit.valence import WeightLedger
 
     mid = put(brain, "the heron colony nests by the east lake every spring")

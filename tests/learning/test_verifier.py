@@ -1,4 +1,4 @@
-"""The in-database verifier (`aimos.learning.verifier.verify_brain`), SPEC sections 1.3 and 9 and
+"""The in-database verifier (`aimos.verify.brain.verifier.verify_brain`), SPEC sections 1.3 and 9 and
 PROTOCOL-NOTES section 7: per-memory classification (certified_chain, default_empty_chain,
 signed_initial_weight), chain length and signatures, the corpus proof root, and edits made outside
 the writer with the real sqlite3 shell (/usr/bin/sqlite3, guard triggers dropped first) detected
@@ -24,8 +24,8 @@ from learning_support import CANARY, disclosing_receipt, give, projections, put,
 from aimos.crypto import commitments
 from aimos.crypto.canonical import canonical_json
 from aimos.crypto.encoding import b64u_decode, b64u_encode
-from aimos.learning.verifier import REASONS, Report, verify_brain
 from aimos.store.cells import EVENT_DICTIONARY_V2, compact_provenance_body, deflate_event_text, event_body
+from aimos.verify.brain.verifier import REASONS, Report, verify_brain
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -1,4 +1,4 @@
-"""The kept outcome of the newest full verification (learning/verify_outcome.py): the reason words
+"""The kept outcome of the newest full verification (verify/brain/outcome.py): the reason words
 it keeps (never a memory's id or text), the newest of the two files, and the one warning line
 every command ends with, whatever someone wrote into the notice file."""
 
@@ -10,7 +10,7 @@ from typing import Any
 
 from aimos_cli_support import run_aimos
 
-from aimos.learning import verify_outcome
+from aimos.verify.brain import outcome as verify_outcome
 
 MEMORY = "0b6f1f4e-4c55-4f55-9d7c-3a4f0c1d2e3f"
 

@@ -18,9 +18,9 @@ from aimos_cli_support import SQLITE3
 from learning_support import put
 
 from aimos.identity.epochs import master_row
-from aimos.learning import parity, verifier
-from aimos.learning.export import export_cognitive
-from aimos.learning.verifier import verify_brain
+from aimos.verify.brain import parity, verifier
+from aimos.verify.brain.evidence import export_cognitive
+from aimos.verify.brain.verifier import verify_brain
 from aimos.verify.cognitive import verify_cognitive_bundle
 
 pytestmark = pytest.mark.timeout(120)

@@ -108,8 +108,8 @@ def seeded_home() -> None:
 def test_the_fixture_is_current_and_verifies() -> None:
     """A migration added since the fixture was made, or a fixture that no longer verifies, means
     the snapshots show a brain aimos would not make: rebuild it (see seeded_brain.py)."""
-    from aimos.learning.verifier import verify_brain
     from aimos.store.connection import code_schema_version, open_reader, schema_version
+    from aimos.verify.brain.verifier import verify_brain
 
     conn = open_reader(HOME / "brain.sqlite3")
     try:

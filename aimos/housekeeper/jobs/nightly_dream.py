@@ -1,6 +1,6 @@
 """Nightly dream (02:00 UTC): full verification with a signed corpus proof root and its outcome
 (whether the brain verified, and why not; kept outside the brain too, so that a failure warns at
-the person's next command: learning/verify_outcome.py), then an online backup of the brain with
+the person's next command: verify/brain/outcome.py), then an online backup of the brain with
 SQLite's backup API, checked by opening it and verifying it, keeping the newest 7. Every backup
 aimos writes, here or with `aimos backup [--to DIR]`, is recorded outside the brain
 (housekeeper/backup_records.py), and so is each one retention removes.
@@ -24,11 +24,11 @@ from aimos.housekeeper.jobs.context import JobContext
 from aimos.housekeeper.state import backups_dir
 from aimos.identity.anchors import anchored_fingerprint
 from aimos.identity.epochs import brain_meta, master_row
-from aimos.learning import verify_outcome
-from aimos.learning.parity import verify_everything
-from aimos.learning.verifier import verify_brain
 from aimos.ledger.events import append_event
 from aimos.store.connection import copy_brain, open_reader, write_transaction
+from aimos.verify.brain import outcome as verify_outcome
+from aimos.verify.brain.parity import verify_everything
+from aimos.verify.brain.verifier import verify_brain
 
 KEEP_BACKUPS = 7
 BACKUP_PREFIX = "brain-"

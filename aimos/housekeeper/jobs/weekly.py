@@ -7,8 +7,8 @@ from typing import Any
 from aimos.housekeeper.jobs.context import JobContext
 from aimos.identity.agents import epochs_due
 from aimos.identity.epochs import epoch_state, epochs
-from aimos.learning.verifier import verify_event_chains
 from aimos.store.connection import one, rows
+from aimos.verify.brain.verifier import verify_event_chains
 from aimos.vocabulary import EXPIRY_WARNING_DAYS
 
 WEEK_SECONDS = 7 * 24 * 3600

@@ -15,11 +15,11 @@ from aimos.crypto.encoding import b64u_encode
 from aimos.errors import EpochRevokedError, IntegrityError, KeychainError, SealError, UsageError
 from aimos.identity import agents, epochs
 from aimos.identity.trusted import check_identities
-from aimos.learning.parity import verify_everything
-from aimos.learning.verifier import verify_event_chains
 from aimos.ledger.events import append_event
 from aimos.store import seals
 from aimos.store.connection import one, open_writer, rows, seal_with, write_transaction
+from aimos.verify.brain.parity import verify_everything
+from aimos.verify.brain.verifier import verify_event_chains
 from aimos.vocabulary import HOUSEKEEPER
 
 

@@ -484,7 +484,7 @@ def test_an_outcome_stores_its_events_against_the_second_dictionary_and_seals_th
         assert isinstance(body, str) and len(e["signed_body_deflated"]) * 2 < len(body.encode())
         _sealed_as_its_text(brain, e, body)
     # the outcome's export reads the bodies it signed
-    from aimos.learning.export_v2 import build_outcome_export
+    from aimos.learning.outcome_export import build_outcome_export
 
     outcome_id = json.loads(read_event(events[0])["signed_body"])["metadata"]["outcome_id"]
     bundle, _, _ = build_outcome_export(brain.conn, outcome_id)
@@ -602,8 +602,8 @@ def test_a_transition_stores_its_reweight_body_compact_and_seals_it_as_the_text(
     )
     assert shape.row_hash(sealed) == shape.row_hash((sealed[0], *as_text))
     # the weight chain and the outcome's export read the body it signed
-    from aimos.learning.export import export_cognitive
-    from aimos.recall.weight_chain import chain_reasons
+    from aimos.verify.brain.evidence import export_cognitive
+    from aimos.verify.chains.weights import chain_reasons
 
     memory = one(brain.conn, "SELECT * FROM memories WHERE memory_id = ?", (node["memory_id"],))
     assert chain_reasons(brain.conn, [memory])[node["memory_id"]] == (None, 1, 1)

@@ -11,9 +11,9 @@ from typing import Any
 from aimos.crypto.canonical import json_loads
 from aimos.crypto.encoding import b64u_decode
 from aimos.identity.epochs import brain_meta, master_row
-from aimos.learning.verifier import Report, verify_brain
 from aimos.ledger.events import provenance_body_sql, read_event
 from aimos.store.connection import Connection, rows
+from aimos.verify.brain.verifier import Report, verify_brain
 from aimos.vocabulary import COGNITIVE_EVIDENCE_SCHEMA, HOUSEKEEPER
 
 FORMAT = {

@@ -1,7 +1,7 @@
 """MutMem V2 mutation-outcome bundles (`hom.aimos.mutmem-portable-mutation-evidence/v2`) from
 aimos outcomes, with their P2 witness and trust context.
 
-Two halves, as for the recall export (:mod:`aimos.recall.export_v2`):
+Two halves, as for the recall export (:mod:`aimos.recall.envelope`):
 
 * at outcome time, inside the outcome's write transaction, :func:`recall_binding` finds the V2
   ``recall_receipt`` event of the recall the outcome rests on, and :func:`sign_valence_row` signs
@@ -11,7 +11,7 @@ Two halves, as for the recall export (:mod:`aimos.recall.export_v2`):
   recall event, metadata naming the occurrence), names the valence row hash in the REWEIGHT body
   or the no-op event, and carries the signed row in the terminal event's metadata;
 * :func:`build_outcome_export` reads those rows and assembles the bundle, the witness and the
-  trust context (the V2 recall envelope of :func:`aimos.recall.export_v2.build_recall_envelope`).
+  trust context (the V2 recall envelope of :func:`aimos.recall.envelope.build_recall_envelope`).
   It signs nothing: an outcome recorded before this module existed has no V2 binding and
   cannot be exported (:class:`V2OutcomeUnavailableError`).
 """
@@ -66,7 +66,7 @@ def recall_binding(
 ) -> RecallBinding | None:
     """The V2 recall event bound to a native recall-receipt event and its evidence entry for
     ``memory_id``; None for a recall made before the V2 binding existed."""
-    from aimos.recall.export_v2 import v2_event
+    from aimos.recall.envelope import v2_event
 
     row = v2_event(conn, native_event_id)
     if row is None:
@@ -228,7 +228,7 @@ def build_outcome_export(
     conn: Connection, outcome_ref: str
 ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
     """(bundle, witness, trust context) of one aimos outcome; public material only, nothing signed."""
-    from aimos.recall.export_v2 import build_recall_envelope
+    from aimos.recall.envelope import build_recall_envelope
 
     outcome_id = resolve_uuid_prefix(
         conn,

@@ -17,9 +17,9 @@ import apsw
 
 from aimos.crypto.ed25519 import WHOLE_BRAIN_SIGNATURES, remembering
 from aimos.errors import AimosError
-from aimos.learning.export import cognitive_evidence, with_sql_records
-from aimos.learning.verifier import Count, Report, verify_brain, verify_brain_state
 from aimos.store.connection import Connection, damaged_text_error, unreadable_text
+from aimos.verify.brain.evidence import cognitive_evidence, with_sql_records
+from aimos.verify.brain.verifier import Count, Report, verify_brain, verify_brain_state
 
 VERIFY_PHASES = ("in-database verifier", "cognitive export", "portable verifier", "vectors", "parity")
 # what damaged bytes can raise while a verifier walks them (an edited brain_meta, a NULL where a

@@ -24,9 +24,9 @@ from aimos.errors import AimosError, DisclosureError
 from aimos.learning.outcomes import principal_outcomes
 from aimos.ledger.events import body_sql
 from aimos.recall.disclosure import KnownChains, verify_many
-from aimos.recall.label_chain import label_chain_reasons
-from aimos.recall.weight_chain import BATCH, chain_reasons
 from aimos.store.connection import Connection, batches, rows
+from aimos.verify.chains.labels import label_chain_reasons
+from aimos.verify.chains.weights import BATCH, chain_reasons
 from aimos.verify.cognitive.results import PROOF_FIELDS
 from aimos.verify.kit.valence import WeightLedger
 from aimos.vocabulary import HOUSEKEEPER, TERMINAL_AUTHORIZED_TRANSITION
@@ -386,7 +386,7 @@ def verify_brain_state(
     """The checks of the brain as a whole, beside the per-memory records: every row of every
     retained table against the seal chain (existence, every column), the schema against the
     migrations (guard triggers), the search indexes against the memories, the vectors' form
-    (meaning/index.form_failures: recomputing them is learning/parity's step, outside the snapshot),
+    (meaning/index.form_failures: recomputing them is verify/brain/parity's step, outside the snapshot),
     and the newest seal against the anchor outside the brain and the copy kept in the keystore
     (freshness: a rollback, a lost WAL, a lost anchor)."""
     from aimos.meaning.index import form_failures

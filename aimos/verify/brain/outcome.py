@@ -1,6 +1,6 @@
 """The outcome of the brain's newest full verification, where every command can see it.
 
-A full verification (both verifiers and the brain checks, `learning.parity.verify_everything`,
+A full verification (both verifiers and the brain checks, `verify.brain.parity.verify_everything`,
 over the whole brain against its anchored master: the nightly job, `aimos verify` without
 --memory, the TUI's verify) is the only check of what no request re-checks: the search indexes,
 every row of every table, the whole seal chain, the schema (docs/verify.md). An
