@@ -31,6 +31,11 @@ from aimos.store.functions import SQL_FUNCTIONS
 # never imports apsw (tests/architecture holds it).
 Connection = apsw.Connection
 
+# The engine's own error class, for the few readers that report on a damaged brain and go on
+# whatever the engine raised (doctor, parity, restore): they name it through the store. Everything
+# else meets the engine's errors as aimos errors, translated once (translate_errors).
+EngineError = apsw.Error
+
 DEFAULT_BUSY_TIMEOUT_MS = 10_000
 _MIGRATION_NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
 
