@@ -323,6 +323,8 @@ def _checksum_shapes(rng: random.Random, pick: Pick) -> list[Shape]:
         Shape("IBAN compact", f"IBAN: {fr}"),
         Shape("IBAN in a sentence (GB)", f"my account is {gb}, sort it out"),
         Shape("IBAN lower case", f"iban {nl.lower()}"),
+        Shape("IBAN grouped, words after", f"transfer it to {grouped} before friday please"),
+        Shape("IBAN compact, a word after", f"{fr} is where the rent goes"),
         Shape("seed phrase: 12 words", " ".join(twelve)),
         Shape("seed phrase: 24 words numbered", " ".join(f"{i + 1}. {w}" for i, w in enumerate(twenty_four))),
         Shape("seed phrase: 18 words, commas", "recovery phrase: " + ", ".join(_mnemonic(rng, 18))),

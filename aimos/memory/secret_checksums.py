@@ -50,11 +50,31 @@ def iban_valid(iban: str) -> bool:
     return int("".join(str(int(c, 36)) for c in moved)) % 97 == 1
 
 
+# A UUID (8-4-4-4-12 hex digits): its last groups can read as a dashed IBAN that passes mod 97
+# (about 1 UUID in 10,000: "...-be39-95bce90314c5" is a Belgian one), but it is an id, and ids are
+# everywhere in what agents save (a correction names the memory it supersedes by one).
+_UUID = lazy(r"(?<![0-9A-Za-z])[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}(?![0-9A-Za-z])")
+
+
 def iban_findings(text: str) -> Iterator[Finding]:
+    """Each IBAN of ``text``: its country's length of characters from a match of the shape, ending
+    where a group ends (the shape may also take in the word that follows, as in "... 0743 today"),
+    with its check digits right; none inside a UUID."""
+    uuids = [(u.start(), u.end()) for u in _UUID().finditer(text)] if "-" in text else []
     for m in _IBAN().finditer(text):
-        compact = re.sub(r"[ -]", "", m.group(0)).upper()
-        if iban_valid(compact):
-            yield Finding("bank account number (IBAN)", m.start(), m.end())
+        raw = m.group(0)
+        length = IBAN_LENGTHS.get(raw[:2].upper())
+        kept = [i for i, c in enumerate(raw) if c not in " -"]
+        if length is None or len(kept) < length:
+            continue
+        end = kept[length - 1] + 1
+        if end < len(raw) and raw[end] not in " -":
+            continue  # the country's length ends inside a group: not an IBAN written out
+        start, stop = m.start(), m.start() + end
+        if any(low <= start and stop <= high for low, high in uuids):
+            continue
+        if iban_valid("".join(raw[i] for i in kept[:length]).upper()):
+            yield Finding("bank account number (IBAN)", start, stop)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -171,3 +171,29 @@ def test_a_seed_phrase_in_another_language_passes_its_checksum() -> None:
         words = [unicodedata.normalize("NFC", w) for w in _mnemonic(RNG, 12, language)]
         found = find_secret(("\u3000" if language == "japanese" else " ").join(words))
         assert found is not None and "recovery phrase" in found.kind, language
+
+
+def test_an_id_is_not_an_iban_but_the_same_groups_alone_are() -> None:
+    """A UUID's last groups can pass as a dashed IBAN (these two were found among 20,000 random
+    ids): inside an id they are not refused, anywhere else they are."""
+    for memory_id in ("0584ec67-9bd5-4912-be39-95bce90314c5", "221ab7cb-f811-49b4-be27-72a017976e4e"):
+        tail = memory_id[19:]
+        assert iban_valid(tail.replace("-", "").upper())
+        assert find_secret(memory_id) is None
+        assert find_secret(f"supersedes {memory_id}, see {memory_id.upper()}") is None
+        assert find_secret(f"my account is {tail}") is not None
+        assert find_secret(f"pay {tail.upper()} today") is not None
+        assert find_secret(f"pay {tail.upper()}today") is None  # the length ends inside a word
+    assert find_secret(f"IBAN {IBAN_ES} and id 0584ec67-9bd5-4912-be39-95bce90314c5") is not None
+
+
+@pytest.mark.parametrize("after", [" today", " please send", ", thanks", ".", " and 42 more", ""])
+def test_an_iban_followed_by_words_is_found(after: str) -> None:
+    """The IBAN shape takes in up to three more characters or groups after the number: the
+    number is still found, written whole or in groups of four, and only the number is named."""
+    grouped = " ".join(IBAN_ES[i : i + 4] for i in range(0, len(IBAN_ES), 4))
+    for written in (IBAN_ES, grouped):
+        text = f"send it to {written}{after}"
+        finding = find_secret(text)
+        assert finding is not None, text
+        assert text[finding.start : finding.end] == written, (text, finding)
