@@ -519,6 +519,25 @@ class _Guides:
     ingest: dict[str, Any] | None = None
 
 
+def grant_housekeeper(
+    conn: Connection, master: KeyPair, company_id: str, housekeeper: Signer, now: int
+) -> dict[str, Any]:
+    """The housekeeper's master-signed system-scope grant (it saves the guide memories), from
+    ``now`` or from its epoch's start when that is later."""
+    return issue_grant(
+        conn,
+        master,
+        company_id=company_id,
+        agent_id=HOUSEKEEPER,
+        valid_from=housekeeper.valid_from,
+        clearance_ceiling=10,
+        data_class_ceiling=PUBLIC,
+        write_allowed=True,
+        now=max(now, housekeeper.valid_from),
+        reason=HOUSEKEEPER_GRANT_REASON,
+    )
+
+
 def install(options: InstallOptions, passphrase: str, now: int) -> InstallResult:
     """Create and enrol a new brain. The caller has checked that none is installed."""
     chosen = _settle_choices(options, now)
@@ -674,18 +693,7 @@ def _enrol_identities(
         now=now,
     )
     agent, grant = enrol_agent(conn, master, keystore, options, device_fp, now)
-    housekeeper_grant = issue_grant(
-        conn,
-        master,
-        company_id=options.company_id,
-        agent_id=HOUSEKEEPER,
-        valid_from=housekeeper.valid_from,
-        clearance_ceiling=10,
-        data_class_ceiling=PUBLIC,
-        write_allowed=True,
-        now=now,
-        reason=HOUSEKEEPER_GRANT_REASON,
-    )
+    housekeeper_grant = grant_housekeeper(conn, master, options.company_id, housekeeper, now)
     append_event(
         conn,
         housekeeper,
