@@ -17,8 +17,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import apsw
-
 from aimos import paths
 from aimos.errors import (
     AimosError,
@@ -40,7 +38,7 @@ from aimos.identity.epochs import (
 )
 from aimos.identity.keystore import FileKeystore, holds, open_keystore
 from aimos.identity.trusted import check_identities
-from aimos.store.connection import Connection, code_schema_version, open_reader, schema_version
+from aimos.store.connection import Connection, EngineError, code_schema_version, open_reader, schema_version
 from aimos.store.freshness import freshness_state
 from aimos.verify.brain.outcome import newest_outcome, outcome_text
 from aimos.vocabulary import CLI_AGENT, EXPIRY_WARNING_DAYS, HOUSEKEEPER
@@ -132,7 +130,7 @@ def _guarded(name: str, run: Callable[[], Check]) -> Check:
     except UnicodeDecodeError:  # text aimos never writes: damage, which `aimos verify` locates
         damaged = "the brain holds text that is not valid UTF-8"
         return Check(name, FAIL, f"could not check: {damaged}", "aimos verify", ExitCode.INTEGRITY)
-    except (apsw.Error, OSError) as exc:
+    except (EngineError, OSError) as exc:
         return Check(name, FAIL, f"could not check: {type(exc).__name__}: {exc}", "aimos verify")
     except Exception as exc:  # a home damaged in a way no check foresaw: a finding, not a crash
         damaged = f"could not check: {type(exc).__name__} (the home is damaged)"
@@ -203,7 +201,7 @@ def _open_brain() -> Opened:
         return _not_open(f"{path} does not open: {exc.message}", _restore_fix(exc), exit_code_for(exc))
     try:
         meta = brain_meta(conn)
-    except (AimosError, apsw.Error, UnicodeDecodeError):
+    except (AimosError, EngineError, UnicodeDecodeError):
         conn.close()
         return _not_open(
             f"{path} opens, but its metadata does not read", _restore_fix(None), ExitCode.INTEGRITY

@@ -49,6 +49,7 @@ from aimos.memory.gates import refuse_secret_fields
 from aimos.memory.save import validate_body
 from aimos.memory.text_formats import Item, Parsed
 from aimos.plural import agree, plural
+from aimos.store.queries.actions import live_hash_here
 from aimos.vocabulary import ADVERSE, CLI_AGENT, DISPUTED, SYSTEM_SCOPE, UNVERIFIED
 
 FORMATS = ("auto", "markdown", "json", "jsonl", "chatgpt", "claude")
@@ -481,11 +482,7 @@ def plan(
 
 def _here(brain: Brain, live: str) -> bool:
     """Whether a memory of this live content hash is in the brain already."""
-    return bool(
-        brain.conn.execute(
-            "SELECT 1 FROM memories WHERE company_id = ? AND live_content_hash = ?", (brain.company_id, live)
-        ).fetchone()
-    )
+    return live_hash_here(brain.conn, brain.company_id, live)
 
 
 def _note(item: Item, known: object) -> str | None:

@@ -368,17 +368,14 @@ def _keep_judgment_for_home(brain: Brain, request: SignedRequest, master: KeyPai
     from aimos.identity.devices import keep_for_home
     from aimos.identity.requests import verify_request
     from aimos.store.connection import write_transaction
+    from aimos.store.engine import rolled_back
 
     check_judgment_body(request.body)
     signature = None if master is None else master_signature(brain.conn, master, request)
     conn, housekeeper = brain.conn, brain.housekeeper()
     with write_transaction(conn, housekeeper):
-        conn.execute("SAVEPOINT aimos_judgment_trial")
-        try:
+        with rolled_back(conn, "aimos_judgment_trial"):
             trial = judge_in_transaction(conn, housekeeper, request, request.ts, master_signature=signature)
-        finally:
-            conn.execute("ROLLBACK TO aimos_judgment_trial")
-            conn.execute("RELEASE aimos_judgment_trial")
         verified = verify_request(conn, request, path=PATH_LABEL, now=request.ts, record=False)
         keep_for_home(conn, verified, request.ts, signature)
     return replace(trial, classification_hash="", event_id="", provisional=True)

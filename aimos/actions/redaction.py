@@ -31,7 +31,9 @@ from aimos.memory.redaction import redact_memory, redaction_of, redactions, trav
 from aimos.memory.versions import get_memory
 from aimos.recall.candidates import FTS_TABLES, rebuild_indexes
 from aimos.recall.disclosure import verify_for_disclosure
-from aimos.store.connection import Connection, one, write_transaction
+from aimos.store.connection import Connection, write_transaction
+from aimos.store.engine import set_secure_delete, wal_checkpoint
+from aimos.store.queries.actions import memory_record, newest_seal_seq, optimize_indexes, supersessions_of
 from aimos.verify.kit.redaction import MAX_REASON_CHARS, notice, removed_fields
 from aimos.vocabulary import MEMORY_REDACTED_OPERATION, REDACTIONS_FILE_SCHEMA
 
@@ -90,7 +92,7 @@ def plan(brain: Brain, memory_ref: str) -> dict[str, Any]:
     """What the redaction would touch, checked before the passphrase is asked for: the memory,
     verified; refused when it is already redacted."""
     found = get_memory(brain.conn, memory_ref)
-    memory = one(brain.conn, "SELECT * FROM memories WHERE memory_id = ?", (found["memory_id"],))
+    memory = memory_record(brain.conn, found["memory_id"])
     assert memory is not None
     if redaction_of(brain.conn, memory["memory_id"]) is not None:
         raise UsageError(f"memory {memory['memory_id']} is already redacted", "Nothing was changed.")
@@ -111,14 +113,14 @@ def removing(conn: Connection, housekeeper: Any) -> Iterator[Removed]:
     so the pages that held the text are zeroed; the search indexes rebuilt without it before the
     commit; the WAL checkpointed and truncated after it; the records kept outside the brain."""
     done = Removed()
-    conn.execute("PRAGMA secure_delete = ON")
+    set_secure_delete(conn, True)
     try:
         with write_transaction(conn, housekeeper):
             yield done
             reindex(conn)
         done.wal_truncated = checkpoint(conn)
     finally:
-        conn.execute("PRAGMA secure_delete = OFF")
+        set_secure_delete(conn, False)
     keep_outside(conn)
 
 
@@ -126,8 +128,7 @@ def reindex(conn: Connection) -> None:
     """Both search indexes rebuilt from the memories as they are now, and merged (no segment
     keeps a removed text's words)."""
     rebuild_indexes(conn)
-    for table in FTS_TABLES:
-        conn.execute(f"INSERT INTO {table} ({table}) VALUES ('optimize')")
+    optimize_indexes(conn, FTS_TABLES)
 
 
 def redact(
@@ -148,14 +149,14 @@ def redact(
             keep_key=keep_key,
         )
         event = redaction_event(conn, brain.housekeeper(), record, travelling(conn, mid), at)
-    seal = conn.execute("SELECT MAX(seq) FROM brain_seals").fetchall()[0][0]
+    seal = newest_seal_seq(conn)
     return Redaction(
         mid,
         record["redaction_id"],
         at,
         reason,
         str(event["event_id"]),
-        None if seal is None else int(str(seal)),
+        seal,
         removed.wal_truncated,
         other_versions(conn, mid),
         keep_key,
@@ -187,8 +188,8 @@ def redaction_event(
 def checkpoint(conn: Connection) -> bool:
     """Copy the WAL into the brain and truncate it; False when a reader kept part of it (another
     process holds a snapshot: the text may stay in the WAL until its next checkpoint)."""
-    busy, log, _done = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()[0]
-    return int(str(busy)) == 0 and int(str(log)) in (0, -1)
+    busy, log, _done = wal_checkpoint(conn, "TRUNCATE")
+    return busy == 0 and log in (0, -1)
 
 
 def other_versions(conn: Connection, memory_id: str) -> list[str]:
@@ -196,12 +197,8 @@ def other_versions(conn: Connection, memory_id: str) -> list[str]:
     seen, todo = {memory_id}, [memory_id]
     while todo:
         mid = todo.pop()
-        for old, new in conn.execute(
-            "SELECT old_memory_id, new_memory_id FROM memory_supersessions"
-            " WHERE old_memory_id = ? OR new_memory_id = ?",
-            (mid, mid),
-        ):
-            for other in (str(old), str(new)):
+        for old, new in supersessions_of(conn, mid):
+            for other in (old, new):
                 if other not in seen:
                     seen.add(other)
                     todo.append(other)

@@ -12,8 +12,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import apsw
-
 from aimos import paths
 from aimos.crypto.ed25519 import KeyPair
 from aimos.errors import (
@@ -39,12 +37,14 @@ from aimos.identity.trusted import IDENTITY_TABLES
 from aimos.store import freshness
 from aimos.store.connection import (
     Connection,
+    EngineError,
     damaged_text_error,
     open_reader,
     open_writer,
     seal_with,
     unreadable_text,
 )
+from aimos.store.engine import skip_checkpoint_on_close, transaction_open
 from aimos.store.seals import quiet_since_checked, recheck_anchors
 from aimos.vocabulary import HOUSEKEEPER
 
@@ -168,7 +168,7 @@ def _check_anchored(conn: Connection, brain_id: str) -> None:
         if getattr(exc, "reason", None) in ("brain_unanchored", "master_not_anchored"):
             conn.close()
             raise
-    except (apsw.Error, KeyError, TypeError):
+    except (EngineError, KeyError, TypeError):
         pass
 
 
@@ -179,7 +179,7 @@ def _kept_anchor(conn: Connection) -> dict[str, Any] | None:
 
     try:
         meta = brain_meta(conn)
-    except (AimosError, apsw.Error):
+    except (AimosError, EngineError):
         return None
     if "brain_id" not in meta:
         return None
@@ -329,7 +329,7 @@ class KeptBrain:
         mark = self._marks[0]
         if mark is None or mark[:2] != self._opened:
             self._let_go(brain)  # the file was replaced or removed during the call
-        elif not self._keep_open or brain.conn.txn_state() != apsw.SQLITE_TXN_NONE:
+        elif not self._keep_open or transaction_open(brain.conn):
             # (a statement left unfinished would hold its snapshot of the brain until the next call)
             self._let_go(brain, checkpoint=True)
         else:
@@ -342,8 +342,7 @@ class KeptBrain:
         put back), and copying its WAL into that file, or removing the WAL beside the path, would
         mix another brain's pages into it or take its WAL away."""
         if not checkpoint:
-            with contextlib.suppress(apsw.Error):
-                brain.conn.config(apsw.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1)
+            skip_checkpoint_on_close(brain.conn)
         brain.close()
 
 

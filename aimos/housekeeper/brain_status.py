@@ -17,8 +17,9 @@ from aimos.identity.agents import agent_listing, epochs_due
 from aimos.identity.epochs import master_row
 from aimos.identity.trusted import check_identities
 from aimos.meaning.index import meaning_state
-from aimos.store.connection import code_schema_version, one, schema_version
+from aimos.store.connection import code_schema_version, schema_version
 from aimos.store.freshness import freshness_state
+from aimos.store.queries.housekeeper import count_of
 from aimos.verify.brain.outcome import last_corpus_root, newest_outcome
 from aimos.vocabulary import HOUSEKEEPER
 
@@ -35,10 +36,7 @@ def status_report(now: int | None = None) -> dict[str, Any]:
     at = clock_now() if now is None else now
     with open_brain(write=False, anchored=False) as brain:
         conn = brain.conn
-        counts = {
-            name: int(one(conn, f"SELECT COUNT(*) AS n FROM {table_name}")["n"])  # type: ignore[index]
-            for name, table_name in COUNTED
-        }
+        counts = {name: count_of(conn, table_name) for name, table_name in COUNTED}
         try:
             check_identities(conn)
             identities_verified: str | None = None

@@ -14,16 +14,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import apsw
-
 from aimos import paths
 from aimos.actions.redaction import reindex
 from aimos.errors import AimosError
 from aimos.housekeeper import backup_records
 from aimos.housekeeper.jobs.nightly_dream import backup_files
 from aimos.memory.redaction import apply_record, check_stored
-from aimos.store.connection import Connection, open_reader, open_writer
-from aimos.store.seals import REDACTIONS
+from aimos.store.connection import Connection, EngineError, open_reader, open_writer
+from aimos.store.engine import set_secure_delete, single_file, unsealed_transaction, wal_checkpoint
+from aimos.store.queries.housekeeper import memories_with_text, redacted_memory_ids
 
 
 def unredacted(conn: Connection, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -31,13 +30,7 @@ def unredacted(conn: Connection, records: list[dict[str, Any]]) -> list[dict[str
     ids = [r["memory_id"] for r in records]
     if not ids:
         return []
-    marks = ", ".join("?" * len(ids))
-    holding = {
-        str(mid)
-        for (mid,) in conn.execute(
-            f"SELECT memory_id FROM memories WHERE memory_id IN ({marks}) AND value != ''", tuple(ids)
-        )
-    }
+    holding = memories_with_text(conn, ids)
     return [r for r in records if r["memory_id"] in holding]
 
 
@@ -88,7 +81,7 @@ def check_backup_copy(
             if found_brain != brain_id or (backup.recorded and seal != backup.seal):
                 return CopyState(path, [], NOT_OURS if backup.recorded else None)
             pending = unredacted(conn, records)
-    except (AimosError, apsw.Error, OSError) as exc:
+    except (AimosError, EngineError, OSError) as exc:
         return CopyState(path, [], f"unreadable ({_why(exc)})" if backup.recorded else None)
     return CopyState(path, [r["memory_id"] for r in pending])
 
@@ -109,7 +102,7 @@ def redact_backups(brain_id: str, records: list[dict[str, Any]]) -> list[CopySta
             continue
         try:
             done.append(CopyState(state.path, redact_copy(state.path, records)))
-        except (AimosError, apsw.Error, OSError) as exc:
+        except (AimosError, EngineError, OSError) as exc:
             done.append(CopyState(state.path, [], f"could not be written ({_why(exc)})"))
     return done
 
@@ -118,7 +111,7 @@ def apply_records(conn: Connection, records: list[dict[str, Any]]) -> list[str]:
     """Apply the records this copy still lacks (each checked against the copy's master first),
     rebuild its search indexes; call inside a transaction, with secure_delete on. Returns the
     memory ids redacted."""
-    have = {str(mid) for (mid,) in conn.execute(f"SELECT memory_id FROM {REDACTIONS}")}
+    have = redacted_memory_ids(conn)
     done = []
     for stored in unredacted(conn, [r for r in records if r["memory_id"] not in have]):
         if check_stored(conn, stored) is None:
@@ -134,16 +127,11 @@ def redact_copy(path: Path, records: list[dict[str, Any]]) -> list[str]:
     checkpointed after and the file made single again: no WAL is left beside it)."""
     conn = open_writer(path)
     try:
-        conn.execute("PRAGMA secure_delete = ON")
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        set_secure_delete(conn, True)
+        with unsealed_transaction(conn):
             done = apply_records(conn, records)
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        conn.execute("PRAGMA journal_mode = DELETE")
+        wal_checkpoint(conn, "TRUNCATE")
+        single_file(conn)
     finally:
         conn.close()
     return done

@@ -21,8 +21,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import apsw
-
 from aimos import paths
 from aimos.actions.redaction import kept_outside
 from aimos.crypto.canonical import canonical_text
@@ -57,7 +55,16 @@ from aimos.memory.versions import memories_not_in, memory_ids
 from aimos.plural import plural
 from aimos.store import freshness, seals
 from aimos.store.cells import text_of
-from aimos.store.connection import Connection, copy_brain, open_reader, open_writer, write_transaction
+from aimos.store.connection import (
+    Connection,
+    EngineError,
+    copy_brain,
+    open_reader,
+    open_writer,
+    write_transaction,
+)
+from aimos.store.engine import open_read_only, row_count, set_secure_delete, wal_checkpoint
+from aimos.store.queries.housekeeper import insert_restore, revoked_epochs
 from aimos.vocabulary import HOUSEKEEPER, RESTORE_SCHEMA
 
 # what may fail in the copy before its restore record exists: it is behind the anchor (that is
@@ -106,7 +113,7 @@ def listing(folder: Path | None = None) -> list[dict[str, Any]]:
                 head = seals.head_seal(conn)
                 entry["newest_seal"] = head.seq if head else None
                 entry["sealed_at"] = head.sealed_at if head else None
-                entry["memories"] = int(str(conn.execute("SELECT COUNT(*) FROM memories").fetchall()[0][0]))
+                entry["memories"] = row_count(conn, "memories")
             finally:
                 conn.close()
         except Exception as exc:
@@ -171,7 +178,7 @@ def dropped_memories(backup: Path) -> list[dict[str, Any]]:
     with contextlib.closing(_open_read_only(backup)) as source:
         try:
             kept = memory_ids(source)
-        except apsw.Error as exc:
+        except EngineError as exc:
             raise _unreadable(exc) from exc
     try:
         with contextlib.closing(open_reader(brain)) as current:
@@ -186,17 +193,7 @@ def dropped_memories(backup: Path) -> list[dict[str, Any]]:
 
 def _counts(conn: Connection) -> dict[str, int]:
     shapes = seals.sealed_tables(conn)
-    return {
-        name: int(str(conn.execute(f'SELECT COUNT(*) FROM "{name}"').fetchall()[0][0]))
-        for name in sorted(shapes)
-    }
-
-
-def _revoked(conn: Connection) -> set[tuple[str, int]]:
-    return {
-        (text_of(a), int(str(v)))
-        for a, v in conn.execute("SELECT CAST(agent_id AS BLOB), agent_valid_from FROM agent_revocations")
-    }
+    return {name: row_count(conn, name) for name in sorted(shapes)}
 
 
 def _what_is_lost(copy: Connection, anchor: dict[str, Any] | None) -> dict[str, Any]:
@@ -214,7 +211,7 @@ def _what_is_lost(copy: Connection, anchor: dict[str, Any] | None) -> dict[str, 
         try:
             now_counts, then_counts = _counts(current), _counts(copy)
             current_head = seals.head_seal(current)
-            undone = sorted(_revoked(current) - _revoked(copy))
+            undone = sorted(revoked_epochs(current) - revoked_epochs(copy))
         finally:
             current.close()
     except Exception as exc:
@@ -320,7 +317,7 @@ def restore(
             rotation: HousekeeperRotation | None = None
             # a redaction since the backup is applied again: the backup does not bring the text back
             redacted = _and_kept_outside(redacted, meta["brain_id"])
-            conn.execute("PRAGMA secure_delete = ON")
+            set_secure_delete(conn, True)
             try:
                 with write_transaction(conn, lambda: sealer[0], check_anchor=False):
                     _insert_record(conn, body, nonce, at, signature)
@@ -335,7 +332,7 @@ def restore(
                     keystore.delete(key_item_name(HOUSEKEEPER, rotation.signer.valid_from))
                 raise
             new_head, held = seals.head_seal(conn), revocations_held(conn)
-            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            wal_checkpoint(conn, "TRUNCATE")
         finally:
             conn.close()
         kept = _move_aside(brain, at)
@@ -410,24 +407,21 @@ def _backup_housekeeper(conn: Connection, keystore: Keystore, lost: dict[str, An
 
 
 def _insert_record(conn: Connection, body: dict[str, Any], nonce: str, at: int, signature: bytes) -> None:
-    conn.execute(
-        "INSERT INTO brain_restores (restore_id, signed_body, master_fingerprint, nonce,"
-        " ts_signed, signature_b64u) VALUES (?, ?, ?, ?, ?, ?)",
-        (
-            body["restore_id"],
-            canonical_text(body),
-            body["master_fingerprint"],
-            nonce,
-            at,
-            b64u_encode(signature),
-        ),
+    insert_restore(
+        conn,
+        body["restore_id"],
+        canonical_text(body),
+        body["master_fingerprint"],
+        nonce,
+        at,
+        b64u_encode(signature),
     )
 
 
 def _open_read_only(source: Path) -> Connection:
     try:
-        return Connection(f"file:{source}?mode=ro", flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
-    except apsw.Error as exc:
+        return open_read_only(source, as_uri=True)
+    except EngineError as exc:
         raise VerificationError(
             f"the backup cannot be opened ({type(exc).__name__})",
             "Choose another backup (`aimos restore --list`); nothing was changed.",
@@ -435,7 +429,7 @@ def _open_read_only(source: Path) -> Connection:
         ) from exc
 
 
-def _unreadable(exc: apsw.Error) -> VerificationError:
+def _unreadable(exc: EngineError) -> VerificationError:
     return VerificationError(
         f"the backup is not a readable SQLite brain ({text_of(type(exc).__name__)})",
         "Choose another backup (`aimos restore --list`); nothing was changed.",
@@ -450,7 +444,7 @@ def _copy_brain(source: Path, target: Path) -> None:
     src = _open_read_only(source)
     try:
         copy_brain(src, target)
-    except apsw.Error as exc:
+    except EngineError as exc:
         raise _unreadable(exc) from exc
     finally:
         src.close()

@@ -21,11 +21,14 @@ from aimos.housekeeper.jobs.context import JobContext
 from aimos.identity.epochs import Signer, brain_meta, load_signer, revocation_at
 from aimos.identity.keystore import Keystore, open_keystore
 from aimos.ledger.events import append_event
-from aimos.store.connection import Connection, open_writer, rows, seal_with, write_transaction
+from aimos.store.connection import Connection, open_writer, seal_with, write_transaction
+from aimos.store.engine import rollback_if_open
+from aimos.store.queries.housekeeper import events_with_metadata, newest_terminal, run_ids_of
 from aimos.vocabulary import HOUSEKEEPER
 
 STARTED = "system_job_started"
 TERMINAL = "system_job_terminal"
+INTERRUPTED = "INTERRUPTED"  # the status of a run its process never finished
 
 
 @dataclass
@@ -112,8 +115,7 @@ def run_job(spec: JobSpec, *, trigger: str, scheduled_for: int | None = None) ->
         except Exception as exc:  # a job's failure is recorded, never lost and never fatal
             error = f"{type(exc).__name__}: {exc}"
         duration_ms = round((time.perf_counter() - clock) * 1000, 1)
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
+        rollback_if_open(conn)
         status = "FAILED" if error else ("ATTENTION" if ctx.attention else "SUCCESS")
         finished_at = int(time.time())
         housekeeper = _still_current(conn, keystore, housekeeper)
@@ -152,22 +154,15 @@ def last_runs(conn: Connection, *, completed_only: bool = False) -> dict[str, di
     """Each job's newest terminal event (status, when, duration, attention) from the ledger;
     with ``completed_only``, the newest run that finished (not one closed as INTERRUPTED)."""
     found: dict[str, dict[str, Any]] = {}
-    completed = (
-        " AND json_extract(signed_body, '$.metadata.status') <> 'INTERRUPTED'" if completed_only else ""
-    )
     for spec in job_specs():
-        row = rows(
-            conn,
-            "SELECT event_id, ts_signed, signed_body FROM events WHERE operation = ?"
-            " AND json_extract(signed_body, '$.metadata.job_id') = ?" + completed + ""
-            " ORDER BY ts_signed DESC, rowid DESC LIMIT 1",
-            (TERMINAL, spec.job_id),
+        row = newest_terminal(
+            conn, TERMINAL, spec.job_id, skip_status=INTERRUPTED if completed_only else None
         )
         if row:
-            metadata = json_loads(row[0]["signed_body"])["metadata"]
+            metadata = json_loads(row["signed_body"])["metadata"]
             found[spec.name] = {
-                "event_id": row[0]["event_id"],
-                "finished_at": int(row[0]["ts_signed"]),
+                "event_id": row["event_id"],
+                "finished_at": int(row["ts_signed"]),
                 "status": metadata.get("status"),
                 "trigger": metadata.get("trigger"),
                 "duration_ms": metadata.get("duration_ms"),
@@ -219,21 +214,9 @@ def pid_alive(pid: Any) -> bool:
 def open_runs(conn: Connection) -> list[dict[str, Any]]:
     """Started events with no terminal event whose process is gone: runs a killed process never
     finished (a run still going in another live process is left alone)."""
-    finished = {
-        r["run_id"]
-        for r in rows(
-            conn,
-            "SELECT json_extract(signed_body, '$.metadata.run_id') AS run_id FROM events WHERE operation = ?",
-            (TERMINAL,),
-        )
-    }
+    finished = run_ids_of(conn, TERMINAL)
     found = []
-    for r in rows(
-        conn,
-        "SELECT event_id, ts_signed, json_extract(signed_body, '$.metadata') AS metadata FROM events"
-        " WHERE operation = ?",
-        (STARTED,),
-    ):
+    for r in events_with_metadata(conn, STARTED):
         metadata = json_loads(r["metadata"])
         if metadata.get("run_id") in finished or run_still_alive(metadata):
             continue
@@ -262,7 +245,7 @@ def reconcile_open_runs() -> list[str]:
                     "job_id": run.get("job_id"),
                     "run_id": run.get("run_id"),
                     "trigger": run.get("trigger"),
-                    "status": "INTERRUPTED",
+                    "status": INTERRUPTED,
                     "duration_ms": None,
                     "result": {},
                     "attention": ["the process running this job stopped before it finished"],

@@ -28,6 +28,7 @@ from typing import Any
 
 from aimos import __version__, paths, vocabulary
 from aimos.crypto import commitments
+from aimos.crypto.ed25519 import KeyPair
 from aimos.crypto.encoding import iso_ms
 from aimos.errors import AimosError, UsageError
 from aimos.identity.anchors import keep_anchor, revocations_held
@@ -46,7 +47,8 @@ from aimos.installer import guide_corpus
 from aimos.ledger.events import append_event
 from aimos.memory.gates import refuse_secret_fields
 from aimos.store import seals
-from aimos.store.connection import open_writer, write_transaction
+from aimos.store.connection import Connection, open_writer, write_transaction
+from aimos.store.queries.installer import insert_brain_meta
 from aimos.vocabulary import DEFAULT_GRANT_CLEARANCE, DEFAULT_GRANT_DATA_CLASS, HOUSEKEEPER, PUBLIC
 
 _NAME_HINT = "Company and brain names are 1-64 characters of letters, digits, '_', '-' and '.'."
@@ -188,18 +190,18 @@ def installed_brain_id(path: Path | None = None) -> str | None:
     if not path.exists() or is_unfinished_install(path):
         return None
     from aimos.errors import NotInstalledError
-    from aimos.store.connection import one, open_reader
+    from aimos.store.connection import open_reader
+    from aimos.store.queries.installer import installed_ids
 
     try:
         conn = open_reader(path)
     except NotInstalledError:  # a database with no aimos schema: not a brain (refuse_foreign_file)
         return None
     try:
-        row = one(conn, "SELECT value FROM brain_meta WHERE key = 'brain_id'")
-        master = one(conn, "SELECT fingerprint FROM master_identity")
+        brain_id, has_master = installed_ids(conn)
     finally:
         conn.close()
-    return str(row["value"]) if row and master else None
+    return brain_id if brain_id is not None and has_master else None
 
 
 def is_unfinished_install(path: Path | None = None) -> bool:
@@ -213,22 +215,22 @@ def is_unfinished_install(path: Path | None = None) -> bool:
         return False
     if path.stat().st_size == 0:
         return True
-    import apsw
-
-    from aimos.store.connection import Connection
+    from aimos.store.connection import EngineError
+    from aimos.store.engine import open_read_only
+    from aimos.store.queries.installer import master_count, table_names
 
     try:
-        conn = Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
-    except apsw.Error:
+        conn = open_read_only(path)
+    except EngineError:
         return False
     try:
-        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        tables = table_names(conn)
         if not tables:
             return True
         if "brain_meta" not in tables or "master_identity" not in tables:
             return False
-        return conn.execute("SELECT COUNT(*) FROM master_identity").fetchall()[0][0] == 0
-    except apsw.Error:
+        return master_count(conn) == 0
+    except EngineError:
         return False
     finally:
         conn.close()
@@ -475,8 +477,107 @@ def enrol_agent(
     return agent, grant
 
 
-def install(options: InstallOptions, passphrase: str, now: int) -> InstallResult:  # noqa: PLR0915 (the onboarding steps in their order, one short step each)
+@dataclass(frozen=True)
+class _Choices:
+    """The settled options, the housekeeper's service manager, the plan and its hash, the clock."""
+
+    options: InstallOptions
+    manager: str | None
+    plan: dict[str, Any]
+    plan_hash: str
+    now: int
+
+
+@dataclass(frozen=True)
+class _Home:
+    """What check_home_and_keystore settled: the brain's path and new id, its keystore (tracked
+    for the undo) and why that keystore."""
+
+    brain_path: Path
+    brain_id: str
+    keystore: _Tracking
+    note: str
+
+
+@dataclass(frozen=True)
+class _Enrolled:
+    """What enrol_identities made: the master, the housekeeper's and the agent's epochs, the
+    agent's grant and the signed start of the onboarding."""
+
+    master: KeyPair
+    housekeeper: Signer
+    agent: Signer
+    grant: dict[str, Any]
+    started_event: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class _Guides:
+    """What ingest_guides saved: the guide memories and the ingest record (None: no guides)."""
+
+    memory_ids: list[str] = field(default_factory=list)
+    ingest: dict[str, Any] | None = None
+
+
+def grant_housekeeper(
+    conn: Connection, master: KeyPair, company_id: str, housekeeper: Signer, now: int
+) -> dict[str, Any]:
+    """The housekeeper's master-signed system-scope grant (it saves the guide memories), from
+    ``now`` or from its epoch's start when that is later."""
+    return issue_grant(
+        conn,
+        master,
+        company_id=company_id,
+        agent_id=HOUSEKEEPER,
+        valid_from=housekeeper.valid_from,
+        clearance_ceiling=10,
+        data_class_ceiling=PUBLIC,
+        write_allowed=True,
+        now=max(now, housekeeper.valid_from),
+        reason=HOUSEKEEPER_GRANT_REASON,
+    )
+
+
+def install(options: InstallOptions, passphrase: str, now: int) -> InstallResult:
     """Create and enrol a new brain. The caller has checked that none is installed."""
+    chosen = _settle_choices(options, now)
+    run = _Run()
+    try:
+        # check_guides: every guide byte against the manifest and its root, before anything exists
+        run.step = "check_guides"
+        if chosen.options.guides:
+            guide_corpus.load_verified()
+        after_step(run.step)
+        home = _check_home_and_keystore(run, chosen.options)
+        enrolled, guides = _create_brain(run, chosen, home, passphrase)
+        service_info = _start_housekeeper(run, home.brain_id, chosen.manager)
+        receipt_file, receipt = _finish(run, chosen, home, enrolled, guides, service_info)
+    except BaseException as exc:
+        run.fail(exc, f"install failed at step {run.step}")
+        raise
+    finally:
+        run.release()
+    return InstallResult(
+        brain_id=home.brain_id,
+        brain_path=str(home.brain_path),
+        master_fingerprint=enrolled.master.fingerprint,
+        keystore_kind=home.keystore.kind,
+        keystore_note=home.note,
+        agent_id=chosen.options.agent_id,
+        agent_valid_from=enrolled.agent.valid_from,
+        housekeeper_valid_from=enrolled.housekeeper.valid_from,
+        anchors_path=str(paths.anchors_path()),
+        guide_memory_ids=guides.memory_ids,
+        service=service_info,
+        plan_sha256=chosen.plan_hash,
+        receipt_path=str(receipt_file),
+        receipt_sha256=str(receipt["receipt_sha256"]),
+    )
+
+
+def _settle_choices(options: InstallOptions, now: int) -> _Choices:
+    """The options checked, the keystore settled (when the caller did not settle it), the
+    housekeeper's service manager chosen and the plan made: nothing is created yet."""
     from aimos.installer import service
 
     validate(options)
@@ -485,225 +586,233 @@ def install(options: InstallOptions, passphrase: str, now: int) -> InstallResult
         options = replace(options, keystore=settled.kind, keystore_note=settled.note)
     manager = service.choose_manager(options.service)
     plan = build_plan(options, manager)
-    plan_hash = plan_sha256(plan)
-    run = _Run()
+    return _Choices(options, manager, plan, plan_sha256(plan), now)
+
+
+def _check_home_and_keystore(run: _Run, options: InstallOptions) -> _Home:
+    """The home's folders writable, the install lock held, what an unfinished install left
+    removed (and a file that is no brain refused), the brain's id and its keystore."""
+    run.step = "check_home_and_keystore"
+    for folder in (paths.data_dir(), paths.config_dir(), paths.state_dir()):
+        _check_writable(run, folder)
+    _hold_install_lock(run)
+    brain_path = paths.brain_path()
+    if is_unfinished_install(brain_path):
+        _remove_brain_files(brain_path)
+    refuse_foreign_file(brain_path)
+    brain_id = str(uuid.uuid4())
+    if options.keystore_note is None:
+        chosen, note = choose_keystore(options.keystore, brain_id)
+    else:  # settled (and the OS keychain probed) before the questions: not probed twice
+        chosen, note = open_keystore(str(options.keystore), brain_id), options.keystore_note
+    keystore = _Tracking(chosen)
+    if keystore.kind == "file":  # the folder first: its undo must run after the items' undo
+        run.mkdirs(paths.keystore_dir(brain_id))
+    run.did("keystore items", keystore.undo)
+    after_step(run.step)
+    return _Home(brain_path, brain_id, keystore, note)
+
+
+def _create_brain(run: _Run, chosen: _Choices, home: _Home, passphrase: str) -> tuple[_Enrolled, _Guides]:
+    """create_brain, then in the brain's first transaction (its genesis seal, by the housekeeper
+    enrolled in it) enrol_identities, write_anchors and ingest_guides; once committed, the
+    freshness anchor's second copy beside the keys."""
+    run.step = "create_brain"
+    brain_path, brain_id, options = home.brain_path, home.brain_id, chosen.options
+    run.mkdirs(brain_path.parent)
+    run.did(f"brain file {brain_path}", lambda: _remove_brain_files(brain_path))
+    # every sealed commit anchors the brain's newest seal beside anchors.json
+    from aimos.store.freshness import freshness_path
+
+    run.mkdirs(freshness_path(brain_id).parent)
+    run.did("freshness anchor", lambda: freshness_path(brain_id).unlink(missing_ok=True))
+    conn = open_writer(brain_path, create=True)
     try:
-        # check_guides: every guide byte against the manifest and its root, before anything exists
-        run.step = "check_guides"
-        if options.guides:
-            guide_corpus.load_verified()
         after_step(run.step)
+        run.step = "enrol_identities"
+        device_fp = f"aimos-device:{uuid.uuid5(uuid.NAMESPACE_DNS, socket.gethostname())}"
+        # the housekeeper enrolled below seals this first transaction (the brain's genesis seal)
+        enrolled: list[_Enrolled] = []
 
-        run.step = "check_home_and_keystore"
-        for folder in (paths.data_dir(), paths.config_dir(), paths.state_dir()):
-            _check_writable(run, folder)
-        _hold_install_lock(run)
-        brain_path = paths.brain_path()
-        if is_unfinished_install(brain_path):
-            _remove_brain_files(brain_path)
-        refuse_foreign_file(brain_path)
-        brain_id = str(uuid.uuid4())
-        if options.keystore_note is None:
-            chosen, note = choose_keystore(options.keystore, brain_id)
-        else:  # settled (and the OS keychain probed) before the questions: not probed twice
-            chosen, note = open_keystore(str(options.keystore), brain_id), options.keystore_note
-        keystore = _Tracking(chosen)
-        if keystore.kind == "file":  # the folder first: its undo must run after the items' undo
-            run.mkdirs(paths.keystore_dir(brain_id))
-        run.did("keystore items", keystore.undo)
-        after_step(run.step)
+        def the_housekeeper() -> Signer:
+            assert enrolled  # enrolled inside the transaction, before it commits
+            return enrolled[0].housekeeper
 
-        run.step = "create_brain"
-        run.mkdirs(brain_path.parent)
-        run.did(f"brain file {brain_path}", lambda: _remove_brain_files(brain_path))
-        # every sealed commit anchors the brain's newest seal beside anchors.json
-        from aimos.store.freshness import freshness_path
-
-        run.mkdirs(freshness_path(brain_id).parent)
-        run.did("freshness anchor", lambda: freshness_path(brain_id).unlink(missing_ok=True))
-        conn = open_writer(brain_path, create=True)
-        try:
+        with write_transaction(conn, the_housekeeper):
+            enrolled.append(_enrol_identities(conn, chosen, home, passphrase, device_fp))
             after_step(run.step)
-            run.step = "enrol_identities"
-            device_fp = f"aimos-device:{uuid.uuid5(uuid.NAMESPACE_DNS, socket.gethostname())}"
-            # the housekeeper enrolled below seals this first transaction (the brain's genesis seal)
-            housekeeper: Signer | None = None
+            run.step = "write_anchors"  # before any signed request: each is checked against it
+            _write_anchors(run, brain_id, enrolled[0].master.fingerprint, brain_path, options)
+            after_step(run.step)
+            run.step = "ingest_guides"
+            guides = _Guides()
+            if options.guides:
+                guides = _Guides(*_save_guides(conn, enrolled[0].housekeeper, options.company_id, chosen.now))
+            after_step(run.step)
+        head = seals.head_seal(conn)  # committed: the freshness anchor's second copy, by the keys
+        if head is not None:
+            keep_anchor(home.keystore, head.seq, head.link.hex(), revocations_held(conn))
+    finally:
+        conn.close()
+    return enrolled[0], guides
 
-            def the_housekeeper() -> Signer:
-                assert housekeeper is not None  # enrolled inside the transaction, before it commits
-                return housekeeper
 
-            with write_transaction(conn, the_housekeeper):
-                meta = {
-                    "brain_id": brain_id,
-                    "brain_name": options.brain_name,
-                    "company_id": options.company_id,
-                    "keystore": keystore.kind,
-                    "device_fp": device_fp,
-                    "created_at": str(now),
-                    "created_by_version": __version__,
-                }
-                conn.executemany("INSERT INTO brain_meta (key, value) VALUES (?, ?)", list(meta.items()))
-                master = create_master(conn, keystore, passphrase, now)
-                housekeeper = enrol_epoch(
-                    conn,
-                    master,
-                    keystore,
-                    agent_id=HOUSEKEEPER,
-                    role=HOUSEKEEPER,
-                    now=now,
-                    device_fp=device_fp,
-                )
-                started_event = append_event(
-                    conn,
-                    housekeeper,
-                    operation="first_launch_onboarding_started",
-                    company_id=options.company_id,
-                    metadata={"plan_sha256": plan_hash, "plan": plan},
-                    now=now,
-                )
-                agent, grant = enrol_agent(conn, master, keystore, options, device_fp, now)
-                housekeeper_grant = issue_grant(
-                    conn,
-                    master,
-                    company_id=options.company_id,
-                    agent_id=HOUSEKEEPER,
-                    valid_from=housekeeper.valid_from,
-                    clearance_ceiling=10,
-                    data_class_ceiling=PUBLIC,
-                    write_allowed=True,
-                    now=now,
-                    reason=HOUSEKEEPER_GRANT_REASON,
-                )
-                append_event(
-                    conn,
-                    housekeeper,
-                    operation="brain_installed",
-                    company_id=options.company_id,
-                    metadata={
-                        "brain_id": brain_id,
-                        "master_fingerprint": master.fingerprint,
-                        "keystore": keystore.kind,
-                        "agent_id": options.agent_id,
-                        "model_provider": options.model_provider,
-                        "model": options.model,
-                        "grant_mutation_hash": grant["mutation_hash"],
-                        "housekeeper_grant_mutation_hash": housekeeper_grant["mutation_hash"],
-                        "aimos_version": __version__,
-                    },
-                    now=now,
-                )
-                after_step(run.step)
-                run.step = "write_anchors"  # before any signed request: each is checked against it
-                _write_anchors(run, brain_id, master.fingerprint, brain_path, options)
-                after_step(run.step)
-                run.step = "ingest_guides"
-                guide_ids: list[str] = []
-                ingest: dict[str, Any] | None = None
-                if options.guides:
-                    guide_ids, ingest = _save_guides(conn, housekeeper, options.company_id, now)
-                after_step(run.step)
-            head = seals.head_seal(conn)  # committed: the freshness anchor's second copy, by the keys
-            if head is not None:
-                keep_anchor(keystore, head.seq, head.link.hex(), revocations_held(conn))
-        finally:
-            conn.close()
-
-        run.step = "start_housekeeper"
-        service_info: dict[str, Any] | None = None
-        run.mkdirs(paths.state_dir())
-        if manager is not None:
-            from aimos.housekeeper import state
-
-            run.mkdirs(paths.log_dir())
-            log_existed = state.log_path().exists()
-            run.did(
-                "housekeeper log", lambda: None if log_existed else state.log_path().unlink(missing_ok=True)
-            )
-            service_info = _start_service(run, brain_id, manager)
-        after_step(run.step)
-
-        run.step = "finish"
-        receipt_file = receipt_path()
-        run.mkdirs(receipt_file.parent)
-        run.did("onboarding receipt", lambda: receipt_file.unlink(missing_ok=True))
-        conn = open_writer(brain_path)
-        try:
-            from aimos.identity.epochs import load_signer
-
-            signer = load_signer(conn, keystore, HOUSEKEEPER, now)
-            with write_transaction(conn, signer):
-                terminal = append_event(
-                    conn,
-                    signer,
-                    operation="first_launch_onboarding_terminal",
-                    company_id=options.company_id,
-                    metadata={
-                        "status": "SUCCESS",
-                        "plan_sha256": plan_hash,
-                        "started_event_id": started_event["event_id"],
-                        "guide_memories": len(guide_ids),
-                        "housekeeper_service": service_info["manager"] if service_info else "none",
-                    },
-                    now=now,
-                )
-        finally:
-            conn.close()
-        receipt: dict[str, Any] = {
-            "schema": vocabulary.ONBOARDING_RECEIPT_SCHEMA,
-            "status": "SUCCESS",
-            "aimos_version": __version__,
-            "brain": {"brain_id": brain_id, "name": options.brain_name, "company_id": options.company_id},
-            "brain_path": str(brain_path),
+def _enrol_identities(
+    conn: Connection, chosen: _Choices, home: _Home, passphrase: str, device_fp: str
+) -> _Enrolled:
+    """Inside the first transaction: the brain's metadata, the master, the housekeeper's epoch,
+    the signed start of the onboarding, the agent and its grant, the housekeeper's system-scope
+    grant and the signed `brain_installed` event."""
+    options, keystore, now = chosen.options, home.keystore, chosen.now
+    meta = {
+        "brain_id": home.brain_id,
+        "brain_name": options.brain_name,
+        "company_id": options.company_id,
+        "keystore": keystore.kind,
+        "device_fp": device_fp,
+        "created_at": str(now),
+        "created_by_version": __version__,
+    }
+    insert_brain_meta(conn, meta)
+    master = create_master(conn, keystore, passphrase, now)
+    housekeeper = enrol_epoch(
+        conn,
+        master,
+        keystore,
+        agent_id=HOUSEKEEPER,
+        role=HOUSEKEEPER,
+        now=now,
+        device_fp=device_fp,
+    )
+    started_event = append_event(
+        conn,
+        housekeeper,
+        operation="first_launch_onboarding_started",
+        company_id=options.company_id,
+        metadata={"plan_sha256": chosen.plan_hash, "plan": chosen.plan},
+        now=now,
+    )
+    agent, grant = enrol_agent(conn, master, keystore, options, device_fp, now)
+    housekeeper_grant = grant_housekeeper(conn, master, options.company_id, housekeeper, now)
+    append_event(
+        conn,
+        housekeeper,
+        operation="brain_installed",
+        company_id=options.company_id,
+        metadata={
+            "brain_id": home.brain_id,
             "master_fingerprint": master.fingerprint,
             "keystore": keystore.kind,
-            "agent": {
-                "agent_id": options.agent_id,
-                "valid_from": iso_ms(agent.valid_from),
-                "valid_until": iso_ms(agent.valid_until),
-                "cert_fingerprint": agent.cert_fingerprint,
-                "model_provider": options.model_provider,
-                "model": options.model,
-                "grant": {
-                    "clearance_ceiling": options.clearance,
-                    "data_class_ceiling": options.data_class,
-                    "write_allowed": not options.read_only,
-                    "mutation_hash": grant["mutation_hash"],
-                },
-            },
-            HOUSEKEEPER: {"valid_from": iso_ms(housekeeper.valid_from), "service": service_info},
-            "guides": None if ingest is None else {**ingest, "count": len(guide_ids)},
-            "plan_sha256": plan_hash,
-            "started_event_id": started_event["event_id"],
-            "terminal_event_id": terminal["event_id"],
-            "created_at": iso_ms(now),
-        }
-        receipt["receipt_sha256"] = commitments.document_sha256(receipt).hex()
-        paths.write_private_file(
-            receipt_file, (json.dumps(receipt, indent=2, sort_keys=True) + "\n").encode()
-        )
-        after_step(run.step)
-    except BaseException as exc:
-        run.fail(exc, f"install failed at step {run.step}")
-        raise
-    finally:
-        run.release()
-    return InstallResult(
-        brain_id=brain_id,
-        brain_path=str(brain_path),
-        master_fingerprint=master.fingerprint,
-        keystore_kind=keystore.kind,
-        keystore_note=note,
-        agent_id=options.agent_id,
-        agent_valid_from=agent.valid_from,
-        housekeeper_valid_from=housekeeper.valid_from,
-        anchors_path=str(paths.anchors_path()),
-        guide_memory_ids=guide_ids,
-        service=service_info,
-        plan_sha256=plan_hash,
-        receipt_path=str(receipt_file),
-        receipt_sha256=str(receipt["receipt_sha256"]),
+            "agent_id": options.agent_id,
+            "model_provider": options.model_provider,
+            "model": options.model,
+            "grant_mutation_hash": grant["mutation_hash"],
+            "housekeeper_grant_mutation_hash": housekeeper_grant["mutation_hash"],
+            "aimos_version": __version__,
+        },
+        now=now,
     )
+    return _Enrolled(master, housekeeper, agent, grant, started_event)
+
+
+def _start_housekeeper(run: _Run, brain_id: str, manager: str | None) -> dict[str, Any] | None:
+    """Register and start the housekeeper's service (none when no manager was chosen)."""
+    run.step = "start_housekeeper"
+    service_info: dict[str, Any] | None = None
+    run.mkdirs(paths.state_dir())
+    if manager is not None:
+        from aimos.housekeeper import state
+
+        run.mkdirs(paths.log_dir())
+        log_existed = state.log_path().exists()
+        run.did("housekeeper log", lambda: None if log_existed else state.log_path().unlink(missing_ok=True))
+        service_info = _start_service(run, brain_id, manager)
+    after_step(run.step)
+    return service_info
+
+
+def _finish(
+    run: _Run,
+    chosen: _Choices,
+    home: _Home,
+    enrolled: _Enrolled,
+    guides: _Guides,
+    service_info: dict[str, Any] | None,
+) -> tuple[Path, dict[str, Any]]:
+    """The signed end of the onboarding, then the receipt file (with its own hash)."""
+    run.step = "finish"
+    receipt_file = receipt_path()
+    run.mkdirs(receipt_file.parent)
+    run.did("onboarding receipt", lambda: receipt_file.unlink(missing_ok=True))
+    conn = open_writer(home.brain_path)
+    try:
+        from aimos.identity.epochs import load_signer
+
+        signer = load_signer(conn, home.keystore, HOUSEKEEPER, chosen.now)
+        with write_transaction(conn, signer):
+            terminal = append_event(
+                conn,
+                signer,
+                operation="first_launch_onboarding_terminal",
+                company_id=chosen.options.company_id,
+                metadata={
+                    "status": "SUCCESS",
+                    "plan_sha256": chosen.plan_hash,
+                    "started_event_id": enrolled.started_event["event_id"],
+                    "guide_memories": len(guides.memory_ids),
+                    "housekeeper_service": service_info["manager"] if service_info else "none",
+                },
+                now=chosen.now,
+            )
+    finally:
+        conn.close()
+    receipt = _receipt(chosen, home, enrolled, guides, service_info, terminal)
+    paths.write_private_file(receipt_file, (json.dumps(receipt, indent=2, sort_keys=True) + "\n").encode())
+    after_step(run.step)
+    return receipt_file, receipt
+
+
+def _receipt(
+    chosen: _Choices,
+    home: _Home,
+    enrolled: _Enrolled,
+    guides: _Guides,
+    service_info: dict[str, Any] | None,
+    terminal: dict[str, Any],
+) -> dict[str, Any]:
+    """The onboarding receipt (`first-launch-receipt.json`), its receipt_sha256 over the rest."""
+    options, agent = chosen.options, enrolled.agent
+    receipt: dict[str, Any] = {
+        "schema": vocabulary.ONBOARDING_RECEIPT_SCHEMA,
+        "status": "SUCCESS",
+        "aimos_version": __version__,
+        "brain": {"brain_id": home.brain_id, "name": options.brain_name, "company_id": options.company_id},
+        "brain_path": str(home.brain_path),
+        "master_fingerprint": enrolled.master.fingerprint,
+        "keystore": home.keystore.kind,
+        "agent": {
+            "agent_id": options.agent_id,
+            "valid_from": iso_ms(agent.valid_from),
+            "valid_until": iso_ms(agent.valid_until),
+            "cert_fingerprint": agent.cert_fingerprint,
+            "model_provider": options.model_provider,
+            "model": options.model,
+            "grant": {
+                "clearance_ceiling": options.clearance,
+                "data_class_ceiling": options.data_class,
+                "write_allowed": not options.read_only,
+                "mutation_hash": enrolled.grant["mutation_hash"],
+            },
+        },
+        HOUSEKEEPER: {"valid_from": iso_ms(enrolled.housekeeper.valid_from), "service": service_info},
+        "guides": None if guides.ingest is None else {**guides.ingest, "count": len(guides.memory_ids)},
+        "plan_sha256": chosen.plan_hash,
+        "started_event_id": enrolled.started_event["event_id"],
+        "terminal_event_id": terminal["event_id"],
+        "created_at": iso_ms(chosen.now),
+    }
+    receipt["receipt_sha256"] = commitments.document_sha256(receipt).hex()
+    return receipt
 
 
 def _start_service(run: _Run, brain_id: str, manager: str) -> dict[str, Any]:

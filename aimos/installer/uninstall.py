@@ -87,11 +87,9 @@ def _state_files() -> list[Path]:
 
 def _brain_facts(brain: Path) -> tuple[str | None, str | None, str | None]:
     """(brain id, keystore kind, problem) read from the brain; None where it cannot be read."""
-    import apsw
-
     from aimos.identity.epochs import brain_meta
     from aimos.installer.setup import is_unfinished_install
-    from aimos.store.connection import open_reader
+    from aimos.store.connection import EngineError, open_reader
 
     if not brain.exists():
         return None, None, None
@@ -103,7 +101,7 @@ def _brain_facts(brain: Path) -> tuple[str | None, str | None, str | None]:
             meta = brain_meta(conn)
         finally:
             conn.close()
-    except (AimosError, apsw.Error) as exc:
+    except (AimosError, EngineError) as exc:
         return None, None, f"the brain could not be read ({getattr(exc, 'message', exc)})"
     return meta.get("brain_id"), meta.get("keystore"), None
 

@@ -450,13 +450,11 @@ def _finish(journal: dict[str, Any]) -> dict[str, Any]:
 
 def _recreate_empty(brain: Path) -> dict[str, Any]:
     from aimos.store.connection import code_schema_version, open_writer, schema_version
+    from aimos.store.engine import row_count
 
     conn = open_writer(brain, create=True)
     try:
-        empty = all(
-            int(conn.execute(f"SELECT COUNT(*) FROM {table}").fetchall()[0][0]) == 0  # type: ignore[arg-type]
-            for table in SENSITIVE_TABLES
-        )
+        empty = all(row_count(conn, table) == 0 for table in SENSITIVE_TABLES)
         migrations = schema_version(conn)
     finally:
         conn.close()

@@ -11,6 +11,8 @@ from typing import Any
 from aimos import paths
 from aimos.housekeeper import state
 from aimos.store.connection import Connection
+from aimos.store.engine import row_count
+from aimos.store.queries import purge as queries
 from aimos.vocabulary import VERIFY_FAILED_FILE, VERIFY_PASSED_FILE
 
 CLASSES = (
@@ -114,13 +116,7 @@ def class_of(table: str) -> str:
 
 def schema_tables(conn: Connection) -> list[tuple[str, bool]]:
     """(name, is_virtual) of every table of the brain."""
-    return [
-        (str(name), str(sql or "").upper().startswith("CREATE VIRTUAL TABLE"))
-        for name, sql in conn.execute(
-            "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
-            " ORDER BY name"
-        )
-    ]
+    return queries.schema_tables(conn)
 
 
 def table_class_counts(conn: Connection) -> list[dict[str, Any]]:
@@ -130,8 +126,7 @@ def table_class_counts(conn: Connection) -> list[dict[str, Any]]:
     for name, virtual in schema_tables(conn):
         if virtual:
             continue
-        n: Any = conn.execute(f'SELECT COUNT(*) FROM "{name}"').fetchall()[0][0]
-        counts[class_of(name)] += int(n)
+        counts[class_of(name)] += row_count(conn, name)
     return [{"class": c, "row_count": counts[c]} for c in sorted(counts)]
 
 
@@ -309,12 +304,7 @@ def take_inventory(conn: Connection) -> Inventory:
 
     meta = brain_meta(conn)
     master = master_row(conn)
-    items = [MASTER_ITEM] + [
-        key_item_name(str(a), int(v))
-        for a, v in conn.execute(
-            "SELECT agent_id, valid_from FROM identity_epochs ORDER BY agent_id, valid_from"
-        )
-    ]
+    items = [MASTER_ITEM] + [key_item_name(a, v) for a, v in queries.epoch_keys(conn)]
     items.append(KEPT_ANCHOR_ITEM)  # the second copy of the freshness anchor, beside the keys
     if paths.hub_state_path(meta["brain_id"]).exists():  # a brain on a sync hub: its URL and content key
         items += HUB_ITEMS

@@ -13,23 +13,20 @@ there), so a pending reclassification is a fingerprinted memory with no classifi
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from aimos.housekeeper.jobs.context import JobContext
-from aimos.store.connection import one
+from aimos.store.connection import Connection
+from aimos.store.engine import wal_checkpoint
+from aimos.store.queries.housekeeper import fingerprints_without_classification, outcomes_without_transition
 
-# work a write left undone: (its key in the result, a count query, what the count is of)
-_BACKLOGS = (
-    (
-        "pending_outcomes",
-        "SELECT COUNT(*) AS n FROM outcomes o WHERE o.terminal = 'authorized_transition'"
-        " AND NOT EXISTS (SELECT 1 FROM weight_projections w WHERE w.outcome_id = o.outcome_id)",
-        "authorized outcomes have no signed transition",
-    ),
+# work a write left undone: (its key in the result, its count, what the count is of)
+_BACKLOGS: tuple[tuple[str, Callable[[Connection], int], str], ...] = (
+    ("pending_outcomes", outcomes_without_transition, "authorized outcomes have no signed transition"),
     (
         "pending_reclassification",
-        "SELECT COUNT(*) AS n FROM epistemic_fingerprints f WHERE NOT EXISTS"
-        " (SELECT 1 FROM memory_classifications c WHERE c.memory_id = f.memory_id)",
+        fingerprints_without_classification,
         "fingerprinted memories have no classification",
     ),
 )
@@ -39,14 +36,12 @@ def run(ctx: JobContext) -> dict[str, Any]:
     from aimos.epistemic.detect import settle
 
     counts: dict[str, int] = {"detector_judged": settle(ctx.conn, ctx.housekeeper, ctx.now)}
-    for key, sql, what in _BACKLOGS:
-        found = one(ctx.conn, sql)
-        counts[key] = int(found["n"]) if found else 0
+    for key, count, what in _BACKLOGS:
+        counts[key] = count(ctx.conn)
         if counts[key]:
             ctx.attention.append(f"{counts[key]} {what}")
     # PASSIVE: copy what no reader still needs, never wait and never block a writer
-    row: tuple[Any, ...] = tuple(ctx.conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()[0])
-    busy, log_frames, checkpointed = (int(v) for v in row)
+    busy, log_frames, checkpointed = wal_checkpoint(ctx.conn, "PASSIVE")
     if busy or checkpointed < log_frames:
         ctx.attention.append("the WAL checkpoint could not finish (a reader held it); it retries next hour")
     return {

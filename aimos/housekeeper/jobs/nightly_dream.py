@@ -26,6 +26,7 @@ from aimos.identity.anchors import anchored_fingerprint
 from aimos.identity.epochs import brain_meta, master_row
 from aimos.ledger.events import append_event
 from aimos.store.connection import copy_brain, open_reader, write_transaction
+from aimos.store.engine import integrity_check
 from aimos.verify.brain import outcome as verify_outcome
 from aimos.verify.brain.parity import verify_everything
 from aimos.verify.brain.verifier import verify_brain
@@ -100,7 +101,7 @@ def check_backup(path: Path) -> dict[str, Any]:
     """Open the backup read-only: SQLite's integrity check, then the in-database verifier."""
     conn = open_reader(path)
     try:
-        integrity = [r[0] for r in conn.execute("PRAGMA integrity_check").fetchall()]
+        integrity = integrity_check(conn)
         report = verify_brain(conn)
         return {
             "integrity": integrity == ["ok"],

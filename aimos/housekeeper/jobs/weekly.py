@@ -7,69 +7,41 @@ from typing import Any
 from aimos.housekeeper.jobs.context import JobContext
 from aimos.identity.agents import epochs_due
 from aimos.identity.epochs import epoch_state, epochs
-from aimos.store.connection import one, rows
+from aimos.store.queries.housekeeper import (
+    memories_by,
+    memories_saved_since,
+    operations_since,
+    outcomes_since,
+    recalls_since,
+    weight_summary,
+)
 from aimos.verify.brain.verifier import verify_event_chains
 from aimos.vocabulary import EXPIRY_WARNING_DAYS
 
 WEEK_SECONDS = 7 * 24 * 3600
 
 
-def _count(ctx: JobContext, sql: str, params: tuple[Any, ...] = ()) -> int:
-    row = one(ctx.conn, sql, params)
-    return int(row["n"]) if row else 0
-
-
 def assessment(ctx: JobContext) -> dict[str, Any]:
     """The last 7 days: events by operation, saves, recalls, outcomes by terminal and sign."""
     since = ctx.now - WEEK_SECONDS
-    by_operation = {
-        r["operation"]: int(r["n"])
-        for r in rows(
-            ctx.conn,
-            "SELECT operation, COUNT(*) AS n FROM events WHERE ts_signed > ?"
-            " GROUP BY operation ORDER BY operation",
-            (since,),
-        )
-    }
+    by_operation = operations_since(ctx.conn, since, ordered=True)
     outcomes = {
-        f"{r['terminal']}:{'good' if r['reward_sign'] > 0 else 'bad'}": int(r["n"])
-        for r in rows(
-            ctx.conn,
-            "SELECT terminal, reward_sign, COUNT(*) AS n FROM outcomes WHERE created_at > ?"
-            " GROUP BY terminal, reward_sign",
-            (since,),
-        )
+        f"{terminal}:{'good' if sign > 0 else 'bad'}": n
+        for terminal, sign, n in outcomes_since(ctx.conn, since)
     }
     return {
         "window_days": 7,
         "events_by_operation": by_operation,
         "events": sum(by_operation.values()),
-        "memories_saved": _count(ctx, "SELECT COUNT(*) AS n FROM memories WHERE created_at > ?", (since,)),
-        "recalls": _count(ctx, "SELECT COUNT(*) AS n FROM recall_receipts WHERE created_at > ?", (since,)),
+        "memories_saved": memories_saved_since(ctx.conn, since),
+        "recalls": recalls_since(ctx.conn, since),
         "outcomes": outcomes,
     }
 
 
 def audit(ctx: JobContext) -> dict[str, Any]:
     """Memory types, scopes, labels and weights; identities; every event chain re-verified."""
-
-    def distribution(column: str) -> dict[str, int]:
-        return {
-            str(r["k"]): int(r["n"])
-            for r in rows(
-                ctx.conn, f"SELECT {column} AS k, COUNT(*) AS n FROM memories GROUP BY k ORDER BY k"
-            )
-        }
-
-    weights = (
-        one(
-            ctx.conn,
-            "SELECT MIN(retrieval_weight_milli) AS lo, MAX(retrieval_weight_milli) AS hi,"
-            " AVG(retrieval_weight_milli) AS mean, SUM(retrieval_weight_milli <> 1000) AS moved"
-            " FROM memories",
-        )
-        or {}
-    )
+    weights: dict[str, Any] = dict(weight_summary(ctx.conn) or {})
     identities: dict[str, int] = {}
     for e in epochs(ctx.conn):
         state = epoch_state(e, ctx.now)
@@ -86,9 +58,9 @@ def audit(ctx: JobContext) -> dict[str, Any]:
     for c in broken:
         ctx.attention.append(f"event chain of {c['signer_agent_id']} fails: {c['reason']}")
     return {
-        "memory_types": distribution("memory_type"),
-        "scopes": distribution("scope"),
-        "labels": distribution("epistemic_label"),
+        "memory_types": memories_by(ctx.conn, "memory_type"),
+        "scopes": memories_by(ctx.conn, "scope"),
+        "labels": memories_by(ctx.conn, "epistemic_label"),
         "weights_milli": {
             "min": weights.get("lo"),
             "max": weights.get("hi"),
