@@ -27,7 +27,6 @@ LONG_FUNCTIONS: set[str] = {
     "aimos/cli/memory_cmds.py:register",
     "aimos/cli/verify_cmds.py:register",
     "aimos/eval/mutation.py:run_mutation",
-    "aimos/installer/setup.py:install",
     "aimos/learning/outcome_export.py:build_outcome_export",
     "aimos/learning/outcomes.py:_transition",
     "aimos/mcp/server.py:build_server",
