@@ -85,16 +85,19 @@ def _already_installed(
     """An installed brain is reused as it is; ``started`` is the housekeeper this run registered
     and started again (after `aimos uninstall`), ``would_register`` the manager a dry run would."""
     from aimos import paths
-    from aimos.identity.epochs import brain_meta
-    from aimos.store.connection import one, open_reader
+    from aimos.errors import IdentityError
+    from aimos.identity.epochs import brain_meta, master_row
+    from aimos.store.connection import open_reader
 
     conn = open_reader()
     try:
-        master = one(conn, "SELECT fingerprint FROM master_identity")
+        try:
+            fingerprint = str(master_row(conn)["fingerprint"])
+        except IdentityError:  # no master identity: said as "?"
+            fingerprint = "?"
         kind = brain_meta(conn).get("keystore")
     finally:
         conn.close()
-    fingerprint = master["fingerprint"] if master else "?"
     if json_out:
         document: dict[str, Any] = {
             "status": "reused" if started else "already_installed",
