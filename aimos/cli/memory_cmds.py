@@ -85,177 +85,187 @@ def _verified(conn: Any, detail: dict[str, Any]) -> None:
     }
 
 
+def save_cmd(
+    text: str = typer.Argument(None, help="The memory text; '-' or nothing reads stdin."),
+    key: str = typer.Option(None, "--key", help="An optional key, e.g. preference:editor."),
+    memory_type: str = typer.Option("note", "--type", help="Memory type, e.g. note, fact, procedure."),
+    scope: str = typer.Option("personal", "--scope", help="Scope of the memory."),
+    clearance: int = typer.Option(5, "--clearance", help="Clearance level 0..12 (grant-bounded)."),
+    data_class: str = typer.Option(
+        DEFAULT_SAVE_DATA_CLASS, "--data-class", help="public|internal|confidential|restricted."
+    ),
+    source: str = typer.Option(
+        None, "--source", help="Where the memory came from (default: cli, or cli:AGENT with --as)."
+    ),
+    agent: str = typer.Option("cli", "--as", help="The enrolled agent that signs the save."),
+    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+) -> None:
+    """Save a memory through a signed request; prints its id."""
+    from aimos.actions.memory import NewMemory
+
+    value = _read_text(text)
+    result = _save(
+        agent,
+        NewMemory(
+            value=value,
+            key=key,
+            scope=scope,
+            memory_type=memory_type,
+            clearance=clearance,
+            data_class=data_class,
+            source=source,
+        ),
+    )
+    _report_save(result, json_out)
+
+
+def correct_cmd(
+    memory_id: str = typer.Argument(..., help="The memory to correct (id or unique prefix)."),
+    text: str = typer.Argument(None, help="The corrected text; '-' or nothing reads stdin."),
+    source: str = typer.Option(
+        None, "--source", help="Where the correction came from (default: cli, or cli:AGENT with --as)."
+    ),
+    agent: str = typer.Option("cli", "--as", help="The enrolled agent that signs the save."),
+    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+) -> None:
+    """Save a new version of a memory; the old one is kept.
+
+    The correction keeps the memory's key, type, scope and ceilings; its source and signer are
+    its own. A correction of a memory labelled poison or disputed keeps that label: only a
+    person's judgment (`aimos label`) lifts it."""
+    from aimos.actions.memory import carried_label, correct
+    from aimos.actions.session import open_brain
+
+    value = _read_text(text)
+    with open_brain(write=True) as brain:
+        result = correct(brain, agent, memory_id, value, source)
+        carried = carried_label(brain, result.memory_id) if result.memory_id else None
+    _report_save(result, json_out, carried)
+
+
+def show_cmd(
+    memory_id: str = typer.Argument(..., help="Memory id or a unique prefix of it."),
+    json_out: bool = typer.Option(False, "--json", help="Print the memory as JSON."),
+) -> None:
+    """Show one memory in full, verified first.
+
+    Show one memory: value, fields, version chain, provenance and events.
+
+    The memory's signed record is verified first (as the TUI and recall do): one that does
+    not verify is not shown (exit 4, with the reason)."""
+    from aimos.actions.session import open_brain
+    from aimos.memory.versions import memory_detail
+
+    with open_brain(write=False) as brain:
+        detail = memory_detail(brain.conn, memory_id)
+        _verified(brain.conn, detail)
+    if json_out:
+        emit_json(detail)
+        return
+    _print_detail(detail)
+
+
+def _print_detail(detail: dict[str, Any]) -> None:
+    """`aimos show` in words: the text, its fields, provenance, events and label history."""
+    from aimos.actions.labels import (
+        event_words,
+        judged_by,
+        label_short,
+        label_words,
+        provenance_words,
+        verified_words,
+    )
+    from aimos.memory.redaction import shown_text
+    from aimos.memory.versions import CREATED_ELSEWHERE, originated
+
+    v = detail["version"]
+    first = originated(detail)
+    created = [] if first is None else [("created", f"{when(first)} ({CREATED_ELSEWHERE})")]
+    out(shown_text(detail))
+    out("")
+    fields = [
+        ("id", detail["memory_id"]),
+        ("key", detail["key"] or "-"),
+        ("type", detail["memory_type"]),
+        ("scope", detail["scope"]),
+        ("clearance", str(detail["clearance_level"])),
+        ("data class", detail["data_class"]),
+        ("source", detail["source"]),
+        ("company", detail["company_id"]),
+        *created,
+        ("saved by", f"{detail['author_agent_id']} at {when(detail['created_at'])}"),
+        (
+            "weight",
+            f"{detail['weight']:.3f}" + (" (retained quarantine)" if detail["quarantine"] else ""),
+        ),
+        ("label", label_words(detail["epistemic_label"])),
+        ("version", f"{v['number']} of {v['of']} ({v['state']})"),
+        ("supersedes", v["supersedes"] or "-"),
+        ("superseded by", v["superseded_by"] or "-"),
+        ("live content hash", detail["live_content_hash"]),
+        ("save mutation hash", detail["save_mutation_hash"]),
+        ("occurrences", str(len(detail["occurrences"]))),
+        ("verifies", f"yes: {verified_words(detail['verification'])}"),
+    ]
+    width = max(len(k) for k, _ in fields)
+    for k, val in fields:
+        out(f"{k.ljust(width)}  {line(val)}")  # a stored key or source cannot start a line
+    out("")
+    out("provenance:")
+    for p in detail["provenance"]:
+        out(
+            f"  {provenance_words(p['event_type']):<14} signed by {p['signer_agent_id']}"
+            f" (signature form {p['signature_form']})"
+            f" at {when(p['ts_signed'])}  {p['mutation_hash'][:16]}…"
+        )
+    out("events:")
+    for e in detail["events"]:
+        out(
+            f"  {event_words(e['operation']):<34} by {e['signer_agent_id']}, ledger #{e['ledger_seq']},"
+            f" at {when(e['ts_signed'])}"
+        )
+    out("label history:" if detail["label_history"] else "label history: none (not judged since saved)")
+    for h in detail["label_history"]:
+        why = f": {h['reason']}" if h["reason"] else ""
+        out(f"  {when(h['created_at'])}  {label_short(h['label']):<16}  {line(judged_by(h) + why)}")
+
+
+def list_cmd(
+    limit: int = typer.Option(
+        None, "--limit", "-k", "-n", min=1, max=100_000, help="How many, newest first (default 20)."
+    ),
+    every: bool = typer.Option(False, "--all", help="Every memory that matches, however many."),
+    memory_type: str = typer.Option(None, "--type", help="Only memories of this type, e.g. note, fact."),
+    key: str = typer.Option(None, "--key", help="Only memories whose key starts with this, e.g. home:."),
+    source: str = typer.Option(
+        None, "--source", help="Only memories whose source starts with this, e.g. import, mcp:claude."
+    ),
+    label: str = typer.Option(
+        None, "--label", help="Only memories with this label, e.g. 'not judged', disputed, poison."
+    ),
+    since: str = typer.Option(
+        None, "--since", help="Only memories saved since a date (2025-03-01, UTC) or a span (7d, 12h)."
+    ),
+    history: bool = typer.Option(False, "--history", help="Include superseded versions."),
+    json_out: bool = typer.Option(False, "--json", help="Print the memories and their total as JSON."),
+) -> None:
+    """List memories, newest first.
+
+    Current versions only, unless --history.
+
+    Filters compose: every one given must match. Says how many match when it shows fewer, and
+    how many of aimos's guides it left out when they are hidden (`aimos guides`)."""
+    if every and limit is not None:
+        raise UsageError("--all and --limit ask for different counts", "Give one of them.")
+    given: dict[str, str | None] = {"--type": memory_type, "--key": key, "--source": source}
+    _list(None if every else (limit or DEFAULT_LIST), history, json_out, given, label, since)
+
+
 def register(app: typer.Typer) -> None:
-    @app.command("save", context_settings=AGENT_ALIAS)
-    def save_cmd(
-        text: str = typer.Argument(None, help="The memory text; '-' or nothing reads stdin."),
-        key: str = typer.Option(None, "--key", help="An optional key, e.g. preference:editor."),
-        memory_type: str = typer.Option("note", "--type", help="Memory type, e.g. note, fact, procedure."),
-        scope: str = typer.Option("personal", "--scope", help="Scope of the memory."),
-        clearance: int = typer.Option(5, "--clearance", help="Clearance level 0..12 (grant-bounded)."),
-        data_class: str = typer.Option(
-            DEFAULT_SAVE_DATA_CLASS, "--data-class", help="public|internal|confidential|restricted."
-        ),
-        source: str = typer.Option(
-            None, "--source", help="Where the memory came from (default: cli, or cli:AGENT with --as)."
-        ),
-        agent: str = typer.Option("cli", "--as", help="The enrolled agent that signs the save."),
-        json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
-    ) -> None:
-        """Save a memory through a signed request; prints its id."""
-        from aimos.actions.memory import NewMemory
-
-        value = _read_text(text)
-        result = _save(
-            agent,
-            NewMemory(
-                value=value,
-                key=key,
-                scope=scope,
-                memory_type=memory_type,
-                clearance=clearance,
-                data_class=data_class,
-                source=source,
-            ),
-        )
-        _report_save(result, json_out)
-
-    @app.command("correct", context_settings=AGENT_ALIAS)
-    def correct_cmd(
-        memory_id: str = typer.Argument(..., help="The memory to correct (id or unique prefix)."),
-        text: str = typer.Argument(None, help="The corrected text; '-' or nothing reads stdin."),
-        source: str = typer.Option(
-            None, "--source", help="Where the correction came from (default: cli, or cli:AGENT with --as)."
-        ),
-        agent: str = typer.Option("cli", "--as", help="The enrolled agent that signs the save."),
-        json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
-    ) -> None:
-        """Save a new version of a memory; the old one is kept.
-
-        The correction keeps the memory's key, type, scope and ceilings; its source and signer are
-        its own. A correction of a memory labelled poison or disputed keeps that label: only a
-        person's judgment (`aimos label`) lifts it."""
-        from aimos.actions.memory import carried_label, correct
-        from aimos.actions.session import open_brain
-
-        value = _read_text(text)
-        with open_brain(write=True) as brain:
-            result = correct(brain, agent, memory_id, value, source)
-            carried = carried_label(brain, result.memory_id) if result.memory_id else None
-        _report_save(result, json_out, carried)
-
-    @app.command("show")
-    def show_cmd(
-        memory_id: str = typer.Argument(..., help="Memory id or a unique prefix of it."),
-        json_out: bool = typer.Option(False, "--json", help="Print the memory as JSON."),
-    ) -> None:
-        """Show one memory in full, verified first.
-
-        Show one memory: value, fields, version chain, provenance and events.
-
-        The memory's signed record is verified first (as the TUI and recall do): one that does
-        not verify is not shown (exit 4, with the reason)."""
-        from aimos.actions.labels import (
-            event_words,
-            judged_by,
-            label_short,
-            label_words,
-            provenance_words,
-            verified_words,
-        )
-        from aimos.actions.session import open_brain
-        from aimos.memory.versions import memory_detail
-
-        with open_brain(write=False) as brain:
-            detail = memory_detail(brain.conn, memory_id)
-            _verified(brain.conn, detail)
-        if json_out:
-            emit_json(detail)
-            return
-        from aimos.memory.redaction import shown_text
-        from aimos.memory.versions import CREATED_ELSEWHERE, originated
-
-        v = detail["version"]
-        first = originated(detail)
-        created = [] if first is None else [("created", f"{when(first)} ({CREATED_ELSEWHERE})")]
-        out(shown_text(detail))
-        out("")
-        fields = [
-            ("id", detail["memory_id"]),
-            ("key", detail["key"] or "-"),
-            ("type", detail["memory_type"]),
-            ("scope", detail["scope"]),
-            ("clearance", str(detail["clearance_level"])),
-            ("data class", detail["data_class"]),
-            ("source", detail["source"]),
-            ("company", detail["company_id"]),
-            *created,
-            ("saved by", f"{detail['author_agent_id']} at {when(detail['created_at'])}"),
-            (
-                "weight",
-                f"{detail['weight']:.3f}" + (" (retained quarantine)" if detail["quarantine"] else ""),
-            ),
-            ("label", label_words(detail["epistemic_label"])),
-            ("version", f"{v['number']} of {v['of']} ({v['state']})"),
-            ("supersedes", v["supersedes"] or "-"),
-            ("superseded by", v["superseded_by"] or "-"),
-            ("live content hash", detail["live_content_hash"]),
-            ("save mutation hash", detail["save_mutation_hash"]),
-            ("occurrences", str(len(detail["occurrences"]))),
-            ("verifies", f"yes: {verified_words(detail['verification'])}"),
-        ]
-        width = max(len(k) for k, _ in fields)
-        for k, val in fields:
-            out(f"{k.ljust(width)}  {line(val)}")  # a stored key or source cannot start a line
-        out("")
-        out("provenance:")
-        for p in detail["provenance"]:
-            out(
-                f"  {provenance_words(p['event_type']):<14} signed by {p['signer_agent_id']}"
-                f" (signature form {p['signature_form']})"
-                f" at {when(p['ts_signed'])}  {p['mutation_hash'][:16]}…"
-            )
-        out("events:")
-        for e in detail["events"]:
-            out(
-                f"  {event_words(e['operation']):<34} by {e['signer_agent_id']}, ledger #{e['ledger_seq']},"
-                f" at {when(e['ts_signed'])}"
-            )
-        out("label history:" if detail["label_history"] else "label history: none (not judged since saved)")
-        for h in detail["label_history"]:
-            why = f": {h['reason']}" if h["reason"] else ""
-            out(f"  {when(h['created_at'])}  {label_short(h['label']):<16}  {line(judged_by(h) + why)}")
-
-    @app.command("list")
-    def list_cmd(
-        limit: int = typer.Option(
-            None, "--limit", "-k", "-n", min=1, max=100_000, help="How many, newest first (default 20)."
-        ),
-        every: bool = typer.Option(False, "--all", help="Every memory that matches, however many."),
-        memory_type: str = typer.Option(None, "--type", help="Only memories of this type, e.g. note, fact."),
-        key: str = typer.Option(None, "--key", help="Only memories whose key starts with this, e.g. home:."),
-        source: str = typer.Option(
-            None, "--source", help="Only memories whose source starts with this, e.g. import, mcp:claude."
-        ),
-        label: str = typer.Option(
-            None, "--label", help="Only memories with this label, e.g. 'not judged', disputed, poison."
-        ),
-        since: str = typer.Option(
-            None, "--since", help="Only memories saved since a date (2025-03-01, UTC) or a span (7d, 12h)."
-        ),
-        history: bool = typer.Option(False, "--history", help="Include superseded versions."),
-        json_out: bool = typer.Option(False, "--json", help="Print the memories and their total as JSON."),
-    ) -> None:
-        """List memories, newest first.
-
-        Current versions only, unless --history.
-
-        Filters compose: every one given must match. Says how many match when it shows fewer, and
-        how many of aimos's guides it left out when they are hidden (`aimos guides`)."""
-        if every and limit is not None:
-            raise UsageError("--all and --limit ask for different counts", "Give one of them.")
-        given: dict[str, str | None] = {"--type": memory_type, "--key": key, "--source": source}
-        _list(None if every else (limit or DEFAULT_LIST), history, json_out, given, label, since)
+    app.command("save", context_settings=AGENT_ALIAS)(save_cmd)
+    app.command("correct", context_settings=AGENT_ALIAS)(correct_cmd)
+    app.command("show")(show_cmd)
+    app.command("list")(list_cmd)
 
 
 def _list(

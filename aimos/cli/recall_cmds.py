@@ -197,16 +197,10 @@ def receipt_list(
 ) -> None:
     """List recent recall receipts."""
     from aimos.actions.session import open_brain
-    from aimos.store.connection import rows
+    from aimos.store.queries.cli import recent_receipts
 
     with open_brain(write=False) as brain:
-        found = rows(
-            brain.conn,
-            "SELECT receipt_id, agent_id, result_count, merkle_root, created_at,"
-            " json_extract(command, '$.query') AS query"
-            " FROM recall_receipts ORDER BY created_at DESC, rowid DESC LIMIT ?",
-            (limit,),
-        )
+        found = recent_receipts(brain.conn, limit)
     if json_out:
         emit_json(found)
         return

@@ -134,277 +134,293 @@ def vectors_text(told: dict[str, Any]) -> str:
     return f"{counted}; {told['recomputed']} recomputed by the model ({which})"
 
 
-def register(app: typer.Typer) -> None:  # noqa: C901, PLR0915 (the command group's commands are nested in it; each is short)
-    @app.command("verify")
-    def verify_cmd(
-        memory: str = typer.Option(None, "--memory", help="Verify one memory (id or unique prefix)."),
-        master_fingerprint: str = ANCHORED_MASTER_FINGERPRINT,
-        vectors: str = typer.Option(
-            None,
-            "--vectors",
-            help="Recompute the memories' vectors by the model: 'sample' (the default: 64 at random"
-            " and the newest) or 'all'.",
-        ),
-        json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
-    ) -> None:
-        """Verify the whole brain with both verifiers.
-
-        Run the in-database and the portable verifier; report verdicts, reasons, roots and parity."""
-        from aimos.actions.session import expected_master_fingerprint, open_for_verification
-        from aimos.errors import UsageError, VerificationError
-        from aimos.meaning.index import RECOMPUTE
-        from aimos.memory.versions import resolve_memory_id
-        from aimos.verify.brain import outcome as verify_outcome
-        from aimos.verify.brain.outcome import keep_outcome
-        from aimos.verify.brain.parity import VERIFY_PHASES, verify_everything
-
-        fingerprint = expected_master_fingerprint(master_fingerprint)
-        if memory is not None and not memory.strip():
-            raise UsageError(
-                "--memory is empty", "Give a memory id, or leave --memory out to verify everything."
-            )
-        if vectors is not None and (vectors not in RECOMPUTE or memory is not None):
-            raise UsageError(
-                f"--vectors takes {' or '.join(RECOMPUTE)}, with a verify of the whole brain",
-                "For example: aimos verify --vectors all",
-            )
-        conn = open_for_verification()
-        try:
-            mid = resolve_memory_id(conn, memory) if memory else None
-            shown = phase_progress(len(VERIFY_PHASES), "verifying")  # on stderr, when a terminal
-            result = verify_everything(
-                conn, fingerprint, mid, progress=shown, count=shown.count, vectors=vectors or RECOMPUTE[0]
-            )
-            if mid is None:  # a full verification: its outcome is what every command warns of
-                keep_outcome(conn, result, fingerprint, verify_outcome.CLI)
-        finally:
-            conn.close()
-        in_db, portable = result["in_database"], result["portable"]
-        if json_out:
-            emit_json(result)
-        else:
+def _print_verification(result: dict[str, Any]) -> None:
+    """`aimos verify`'s report in words: each verifier's verdict and failures, parity, the brain."""
+    in_db, portable = result["in_database"], result["portable"]
+    out(
+        f"in-database verifier  {'ok' if in_db['ok'] else 'FAILED'}  "
+        f"{plural(in_db['memories'], 'memory')}, {plural(len(in_db['event_chains']), 'event chain')}"
+    )
+    out(f"  corpus proof root   {in_db['corpus_proof_root']}")
+    for r in in_db["failures"]:
+        out(
+            f"  FAIL {r['memory_id']}  {r['certification_status']}  {r['reason']}"
+            + (f" ({line(r['detail'])})" if r["detail"] else "")
+        )
+    for c in in_db["event_chains"]:
+        if not c["ok"]:
             out(
-                f"in-database verifier  {'ok' if in_db['ok'] else 'FAILED'}  "
-                f"{plural(in_db['memories'], 'memory')}, {plural(len(in_db['event_chains']), 'event chain')}"
+                f"  FAIL events of {c['signer_agent_id']}  {c['reason']}"
+                + (f" ({line(c['detail'])})" if c.get("detail") else "")
             )
-            out(f"  corpus proof root   {in_db['corpus_proof_root']}")
-            for r in in_db["failures"]:
-                out(
-                    f"  FAIL {r['memory_id']}  {r['certification_status']}  {r['reason']}"
-                    + (f" ({line(r['detail'])})" if r["detail"] else "")
-                )
-            for c in in_db["event_chains"]:
-                if not c["ok"]:
-                    out(
-                        f"  FAIL events of {c['signer_agent_id']}  {c['reason']}"
-                        + (f" ({line(c['detail'])})" if c.get("detail") else "")
-                    )
-            out(
-                f"portable verifier     {portable['verdict']}"
-                + (f"  {portable['primary_reason']}" if portable["primary_reason"] else "")
-                + (
-                    f" ({line(portable['detail'])})"
-                    if portable["primary_reason"] and portable["detail"]
-                    else ""
-                )
+    out(
+        f"portable verifier     {portable['verdict']}"
+        + (f"  {portable['primary_reason']}" if portable["primary_reason"] else "")
+        + (f" ({line(portable['detail'])})" if portable["primary_reason"] and portable["detail"] else "")
+    )
+    out(f"  corpus proof root   {portable['corpus_proof_root']}")
+    mismatches = result["parity_mismatches"]
+    out(f"parity                {'yes' if result['parity'] else 'NO: ' + ', '.join(mismatches[:5])}")
+    brain_state = result["brain"]
+    if brain_state is not None:
+        anchored = brain_state["anchored_seal"]
+        out(
+            f"brain                 {'ok' if brain_state['ok'] else 'FAILED'}  "
+            f"{plural(brain_state['rows'], 'row')} under {plural(brain_state['seals'], 'seal')},"
+            " schema, search indexes, "
+            + (
+                f"newest seal #{brain_state['head_seal']} (anchored #{anchored})"
+                if anchored
+                else "no freshness anchor outside the brain"
             )
-            out(f"  corpus proof root   {portable['corpus_proof_root']}")
-            mismatches = result["parity_mismatches"]
-            out(f"parity                {'yes' if result['parity'] else 'NO: ' + ', '.join(mismatches[:5])}")
-            brain_state = result["brain"]
-            if brain_state is not None:
-                anchored = brain_state["anchored_seal"]
-                out(
-                    f"brain                 {'ok' if brain_state['ok'] else 'FAILED'}  "
-                    f"{plural(brain_state['rows'], 'row')} under {plural(brain_state['seals'], 'seal')},"
-                    " schema, search indexes, "
-                    + (
-                        f"newest seal #{brain_state['head_seal']} (anchored #{anchored})"
-                        if anchored
-                        else "no freshness anchor outside the brain"
-                    )
-                )
-                for f in brain_state["failures"]:
-                    out(f"  FAIL {f['check']}  {f['reason']}  ({line(f['detail'])})")
-                if brain_state.get("vectors"):
-                    out(f"vectors               {line(vectors_text(brain_state['vectors']))}")
-        if not result["ok"]:
-            raise VerificationError("the brain does not verify", _verify_hint(result))
+        )
+        for f in brain_state["failures"]:
+            out(f"  FAIL {f['check']}  {f['reason']}  ({line(f['detail'])})")
+        if brain_state.get("vectors"):
+            out(f"vectors               {line(vectors_text(brain_state['vectors']))}")
 
-    @app.command("export")
-    def export_cmd(
-        cognitive: str = typer.Option(
-            None, "--cognitive", help="Write the cognitive-evidence bundle to FILE."
-        ),
-        text: str = typer.Option(
-            None, "--text", help="Write the memories' text to FILE (JSONL; markdown when FILE ends in .md)."
-        ),
-        memory: str = typer.Option(None, "--memory", help="Only this memory (--cognitive)."),
-        guides: bool = typer.Option(
-            False, "--guides", help="With --text: also write aimos's own guides (left out by default)."
-        ),
-    ) -> None:
-        """Export memories as text, or as evidence to verify.
 
-        Export portable evidence (--cognitive: hom.aimos.mutmem-cognitive-evidence/v1, for offline
-        verification), or the current memories' text, keys, types, labels and weights (--text:
-        plain text, 0600, which `aimos import` reads into another brain)."""
-        from aimos.errors import UsageError
+def verify_cmd(
+    memory: str = typer.Option(None, "--memory", help="Verify one memory (id or unique prefix)."),
+    master_fingerprint: str = ANCHORED_MASTER_FINGERPRINT,
+    vectors: str = typer.Option(
+        None,
+        "--vectors",
+        help="Recompute the memories' vectors by the model: 'sample' (the default: 64 at random"
+        " and the newest) or 'all'.",
+    ),
+    json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+) -> None:
+    """Verify the whole brain with both verifiers.
 
-        if (cognitive is None) == (text is None):
-            raise UsageError(
-                "name one export: --cognitive FILE or --text FILE",
-                "For example: aimos export --text memories.jsonl",
+    Run the in-database and the portable verifier; report verdicts, reasons, roots and parity."""
+    from aimos.actions.session import expected_master_fingerprint, open_for_verification
+    from aimos.errors import UsageError, VerificationError
+    from aimos.meaning.index import RECOMPUTE
+    from aimos.memory.versions import resolve_memory_id
+    from aimos.verify.brain import outcome as verify_outcome
+    from aimos.verify.brain.outcome import keep_outcome
+    from aimos.verify.brain.parity import VERIFY_PHASES, verify_everything
+
+    fingerprint = expected_master_fingerprint(master_fingerprint)
+    if memory is not None and not memory.strip():
+        raise UsageError("--memory is empty", "Give a memory id, or leave --memory out to verify everything.")
+    if vectors is not None and (vectors not in RECOMPUTE or memory is not None):
+        raise UsageError(
+            f"--vectors takes {' or '.join(RECOMPUTE)}, with a verify of the whole brain",
+            "For example: aimos verify --vectors all",
+        )
+    conn = open_for_verification()
+    try:
+        mid = resolve_memory_id(conn, memory) if memory else None
+        shown = phase_progress(len(VERIFY_PHASES), "verifying")  # on stderr, when a terminal
+        result = verify_everything(
+            conn, fingerprint, mid, progress=shown, count=shown.count, vectors=vectors or RECOMPUTE[0]
+        )
+        if mid is None:  # a full verification: its outcome is what every command warns of
+            keep_outcome(conn, result, fingerprint, verify_outcome.CLI)
+    finally:
+        conn.close()
+    if json_out:
+        emit_json(result)
+    else:
+        _print_verification(result)
+    if not result["ok"]:
+        raise VerificationError("the brain does not verify", _verify_hint(result))
+
+
+def export_cmd(
+    cognitive: str = typer.Option(None, "--cognitive", help="Write the cognitive-evidence bundle to FILE."),
+    text: str = typer.Option(
+        None, "--text", help="Write the memories' text to FILE (JSONL; markdown when FILE ends in .md)."
+    ),
+    memory: str = typer.Option(None, "--memory", help="Only this memory (--cognitive)."),
+    guides: bool = typer.Option(
+        False, "--guides", help="With --text: also write aimos's own guides (left out by default)."
+    ),
+) -> None:
+    """Export memories as text, or as evidence to verify.
+
+    Export portable evidence (--cognitive: hom.aimos.mutmem-cognitive-evidence/v1, for offline
+    verification), or the current memories' text, keys, types, labels and weights (--text:
+    plain text, 0600, which `aimos import` reads into another brain)."""
+    from aimos.errors import UsageError
+
+    if (cognitive is None) == (text is None):
+        raise UsageError(
+            "name one export: --cognitive FILE or --text FILE",
+            "For example: aimos export --text memories.jsonl",
+        )
+    if text is not None:
+        _export_text(text, memory, guides)
+        return
+    if guides:
+        raise UsageError("--guides goes with --text", "For example: aimos export --text m.jsonl --guides")
+    from aimos.actions.export import cognitive_bundle
+
+    example = "aimos export --cognitive brain.json"
+    target, bundle = _export(
+        cognitive, "--cognitive", example, lambda b: cognitive_bundle(b, memory), write=True
+    )
+    _write_json(target, bundle)
+    say(f"wrote {plural(len(bundle['memories']), 'memory')} to {target}")
+    if memory is not None and len(bundle["memories"]) == 1:
+        mid = bundle["memories"][0]["memory_id"]
+        say(f"a bundle of one memory: verify it with `aimos verify-bundle {target} --memory {mid}`")
+
+
+def export_recall_cmd(
+    receipt: str = typer.Argument(..., help="A recall receipt id (or unique prefix)."),
+    output: str = typer.Option(..., "-o", "--output", help="Write the V2 recall envelope to FILE."),
+) -> None:
+    """Export one recall as a portable evidence bundle.
+
+    Export one recall as a MutMem V2 recall-disclosure envelope (verify it with verify-bundle)."""
+    from aimos.actions.export import recall_envelope
+
+    example = "aimos export-recall RECEIPT -o recall.json"
+    target, bundle = _export(output, "-o", example, lambda b: recall_envelope(b, receipt))
+    _write_json(target, bundle)
+    say(f"wrote a V2 recall envelope ({plural(bundle['result_count'], 'result')}) to {target}")
+
+
+def export_outcome_cmd(
+    outcome: str = typer.Argument(..., help="An outcome id (or unique prefix) from `aimos feedback --json`."),
+    output: str = typer.Option(
+        ..., "-o", "--output", help="Write the V2 mutation bundle to FILE (and FILE.witness.json, ...)."
+    ),
+) -> None:
+    """Export one outcome as a portable evidence bundle.
+
+    Export one outcome as a MutMem V2 mutation bundle, with its witness and trust context."""
+    from aimos.actions.export import outcome_bundle
+
+    example = "aimos export-outcome OUTCOME -o outcome.json"
+    target, (bundle, witness, trust_context) = _export(
+        output, "-o", example, lambda b: outcome_bundle(b, outcome)
+    )
+    files = (
+        (target, bundle),
+        (Path(f"{target}.witness.json"), witness),
+        (Path(f"{target}.trust-context.json"), trust_context),
+    )
+    for path, document in files:
+        _write_json(path, document)
+    say(
+        f"wrote a V2 mutation bundle ({bundle['terminal']['kind']}) to {target},"
+        f" its witness to {files[1][0]} and its trust context to {files[2][0]}"
+    )
+
+
+def verify_bundle_cmd(
+    file: str = typer.Argument(
+        ...,
+        help="A bundle (JSON): V2 recall or mutation, V1 recall evidence or corpus, or cognitive.",
+    ),
+    master_fingerprint: str = typer.Option(
+        None,
+        "--master-fingerprint",
+        help="Expected master fingerprint (64 hex); required for V2 bundles, else anchors.json's.",
+    ),
+    witness: str = typer.Option(None, "--witness", help="V2 mutation: the P2 witness (JSON)."),
+    trust_context: str = typer.Option(
+        None, "--trust-context", help="V2 mutation: the V2 recall envelope it rests on (JSON)."
+    ),
+    memory: str = typer.Option(
+        None,
+        "--memory",
+        help="Cognitive: the bundle was exported for this one memory (its full id), with"
+        " `aimos export --cognitive FILE --memory ID`; without it the bundle must hold every"
+        " memory its events name.",
+    ),
+    json_out: bool = typer.Option(False, "--json", help="Print the verdict as JSON."),
+) -> None:
+    """Verify an evidence bundle offline, whoever made it.
+
+    Exit 4 when it is invalid.
+
+    A valid verdict proves that the bundle is internally consistent and signed by keys that
+    chain to the master fingerprint you supplied, so what it says was disclosed or changed is
+    what that brain's master authorized. It does not prove that the memories are true, that
+    the bundle is the brain's only evidence, or that the master key was not misused.
+    """
+    from aimos.errors import UsageError
+
+    path = Path(file)
+    if not path.is_file():
+        raise UsageError(f"no file {file}", "Give the path of a bundle file.")
+    document = _load_document(path)
+    kind, schema = _bundle_kind(document)
+    if kind == "unknown":
+        _unsupported(schema, json_out)
+    if memory is not None and (kind != "cognitive" or not memory.strip()):
+        raise UsageError(
+            "--memory names the one memory a cognitive bundle was exported for",
+            "Give the full memory id with a cognitive bundle, or leave --memory out.",
+        )
+    if kind == "v2":
+        assert schema is not None
+        _verify_bundle_v2(path, schema, master_fingerprint, witness, trust_context, json_out)
+        return
+    if kind in ("v1_recall", "v1_corpus"):
+        _verify_v1_recall(document, kind == "v1_corpus", master_fingerprint, json_out)
+        return
+    _verify_cognitive(path, master_fingerprint, memory, json_out)
+
+
+def _verify_bundle_v2(
+    path: Path,
+    schema: str,
+    master_fingerprint: str | None,
+    witness: str | None,
+    trust_context: str | None,
+    json_out: bool,
+) -> None:
+    """verify-bundle of a V2 recall envelope or mutation bundle, against the master fingerprint the
+    caller supplies (required); with a mutation bundle's witness and trust context when given."""
+    from aimos.crypto.encoding import is_hex64
+    from aimos.errors import UsageError, VerificationError
+
+    if master_fingerprint is None:
+        raise UsageError(
+            "a V2 bundle is verified against a master fingerprint you supply",
+            "Add --master-fingerprint HEX (the fingerprint `aimos install` printed).",
+        )
+    if not is_hex64(master_fingerprint):
+        raise UsageError("the master fingerprint must be 64 lowercase hex characters")
+    verdict = _verify_v2(path, schema, master_fingerprint, witness, trust_context)
+    if json_out:
+        emit_json({"schema": schema, **verdict.to_json()})
+    else:
+        if verdict.detail and verdict.reason:
+            out(f"  {line(verdict.detail)}")
+        where = f" at {verdict.where}" if verdict.where else ""
+        reason = f"{verdict.reason}{where}" if verdict.reason else None
+        out(_summary(verdict.verdict, reason, [_checked(verdict.signatures_verified)]))
+    if verdict.verdict != "valid":
+        missing = [
+            f"{name} {path}.{suffix}"
+            for name, given, suffix in (
+                ("--witness", witness, "witness.json"),
+                ("--trust-context", trust_context, "trust-context.json"),
             )
-        if text is not None:
-            _export_text(text, memory, guides)
-            return
-        if guides:
-            raise UsageError("--guides goes with --text", "For example: aimos export --text m.jsonl --guides")
-        from aimos.actions.export import cognitive_bundle
-
-        example = "aimos export --cognitive brain.json"
-        target, bundle = _export(
-            cognitive, "--cognitive", example, lambda b: cognitive_bundle(b, memory), write=True
+            if given is None and schema != V2_RECALL
+        ]
+        hint = (
+            "A mutation bundle is checked with its witness and trust context: "
+            f"add {' '.join(missing)} (`aimos export-outcome` writes them beside the bundle)."
+            if missing
+            else None
         )
-        _write_json(target, bundle)
-        say(f"wrote {plural(len(bundle['memories']), 'memory')} to {target}")
-        if memory is not None and len(bundle["memories"]) == 1:
-            mid = bundle["memories"][0]["memory_id"]
-            say(f"a bundle of one memory: verify it with `aimos verify-bundle {target} --memory {mid}`")
+        raise VerificationError(f"the bundle is {verdict.verdict}: {verdict.reason}", hint)
 
-    @app.command("export-recall")
-    def export_recall_cmd(
-        receipt: str = typer.Argument(..., help="A recall receipt id (or unique prefix)."),
-        output: str = typer.Option(..., "-o", "--output", help="Write the V2 recall envelope to FILE."),
-    ) -> None:
-        """Export one recall as a portable evidence bundle.
 
-        Export one recall as a MutMem V2 recall-disclosure envelope (verify it with verify-bundle)."""
-        from aimos.actions.export import recall_envelope
-
-        example = "aimos export-recall RECEIPT -o recall.json"
-        target, bundle = _export(output, "-o", example, lambda b: recall_envelope(b, receipt))
-        _write_json(target, bundle)
-        say(f"wrote a V2 recall envelope ({plural(bundle['result_count'], 'result')}) to {target}")
-
-    @app.command("export-outcome")
-    def export_outcome_cmd(
-        outcome: str = typer.Argument(
-            ..., help="An outcome id (or unique prefix) from `aimos feedback --json`."
-        ),
-        output: str = typer.Option(
-            ..., "-o", "--output", help="Write the V2 mutation bundle to FILE (and FILE.witness.json, ...)."
-        ),
-    ) -> None:
-        """Export one outcome as a portable evidence bundle.
-
-        Export one outcome as a MutMem V2 mutation bundle, with its witness and trust context."""
-        from aimos.actions.export import outcome_bundle
-
-        example = "aimos export-outcome OUTCOME -o outcome.json"
-        target, (bundle, witness, trust_context) = _export(
-            output, "-o", example, lambda b: outcome_bundle(b, outcome)
-        )
-        files = (
-            (target, bundle),
-            (Path(f"{target}.witness.json"), witness),
-            (Path(f"{target}.trust-context.json"), trust_context),
-        )
-        for path, document in files:
-            _write_json(path, document)
-        say(
-            f"wrote a V2 mutation bundle ({bundle['terminal']['kind']}) to {target},"
-            f" its witness to {files[1][0]} and its trust context to {files[2][0]}"
-        )
-
-    @app.command("verify-bundle")
-    def verify_bundle_cmd(
-        file: str = typer.Argument(
-            ...,
-            help="A bundle (JSON): V2 recall or mutation, V1 recall evidence or corpus, or cognitive.",
-        ),
-        master_fingerprint: str = typer.Option(
-            None,
-            "--master-fingerprint",
-            help="Expected master fingerprint (64 hex); required for V2 bundles, else anchors.json's.",
-        ),
-        witness: str = typer.Option(None, "--witness", help="V2 mutation: the P2 witness (JSON)."),
-        trust_context: str = typer.Option(
-            None, "--trust-context", help="V2 mutation: the V2 recall envelope it rests on (JSON)."
-        ),
-        memory: str = typer.Option(
-            None,
-            "--memory",
-            help="Cognitive: the bundle was exported for this one memory (its full id), with"
-            " `aimos export --cognitive FILE --memory ID`; without it the bundle must hold every"
-            " memory its events name.",
-        ),
-        json_out: bool = typer.Option(False, "--json", help="Print the verdict as JSON."),
-    ) -> None:
-        """Verify an evidence bundle offline, whoever made it.
-
-        Exit 4 when it is invalid.
-
-        A valid verdict proves that the bundle is internally consistent and signed by keys that
-        chain to the master fingerprint you supplied, so what it says was disclosed or changed is
-        what that brain's master authorized. It does not prove that the memories are true, that
-        the bundle is the brain's only evidence, or that the master key was not misused.
-        """
-        from aimos.crypto.encoding import is_hex64
-        from aimos.errors import UsageError, VerificationError
-
-        path = Path(file)
-        if not path.is_file():
-            raise UsageError(f"no file {file}", "Give the path of a bundle file.")
-        document = _load_document(path)
-        kind, schema = _bundle_kind(document)
-        if kind == "unknown":
-            _unsupported(schema, json_out)
-        if memory is not None and (kind != "cognitive" or not memory.strip()):
-            raise UsageError(
-                "--memory names the one memory a cognitive bundle was exported for",
-                "Give the full memory id with a cognitive bundle, or leave --memory out.",
-            )
-        if kind == "v2":
-            assert schema is not None
-            if master_fingerprint is None:
-                raise UsageError(
-                    "a V2 bundle is verified against a master fingerprint you supply",
-                    "Add --master-fingerprint HEX (the fingerprint `aimos install` printed).",
-                )
-            if not is_hex64(master_fingerprint):
-                raise UsageError("the master fingerprint must be 64 lowercase hex characters")
-            verdict = _verify_v2(path, schema, master_fingerprint, witness, trust_context)
-            if json_out:
-                emit_json({"schema": schema, **verdict.to_json()})
-            else:
-                if verdict.detail and verdict.reason:
-                    out(f"  {line(verdict.detail)}")
-                where = f" at {verdict.where}" if verdict.where else ""
-                reason = f"{verdict.reason}{where}" if verdict.reason else None
-                out(_summary(verdict.verdict, reason, [_checked(verdict.signatures_verified)]))
-            if verdict.verdict != "valid":
-                missing = [
-                    f"{name} {path}.{suffix}"
-                    for name, given, suffix in (
-                        ("--witness", witness, "witness.json"),
-                        ("--trust-context", trust_context, "trust-context.json"),
-                    )
-                    if given is None and schema != V2_RECALL
-                ]
-                hint = (
-                    "A mutation bundle is checked with its witness and trust context: "
-                    f"add {' '.join(missing)} (`aimos export-outcome` writes them beside the bundle)."
-                    if missing
-                    else None
-                )
-                raise VerificationError(f"the bundle is {verdict.verdict}: {verdict.reason}", hint)
-            return
-        if kind in ("v1_recall", "v1_corpus"):
-            _verify_v1_recall(document, kind == "v1_corpus", master_fingerprint, json_out)
-            return
-        _verify_cognitive(path, master_fingerprint, memory, json_out)
+def register(app: typer.Typer) -> None:
+    app.command("verify")(verify_cmd)
+    app.command("export")(export_cmd)
+    app.command("export-recall")(export_recall_cmd)
+    app.command("export-outcome")(export_outcome_cmd)
+    app.command("verify-bundle")(verify_bundle_cmd)
 
 
 def _checked(signatures: int) -> str:

@@ -10,6 +10,8 @@ document raises.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from aimos import vocabulary
@@ -86,191 +88,222 @@ def _run(checks: list[Check], name: str, fn: Callable[[], bool | str | None]) ->
     return ok
 
 
-def verify_receipt_document(doc: dict[str, Any], *, expected_master_fingerprint: str) -> list[Check]:  # noqa: C901 (the verifier's checks in order)
-    checks: list[Check] = []
-    master = doc.get("master") or {}
-    event = doc.get("event") or {}
-    request = doc.get("request") or {}
-    grant = doc.get("grant")
-    housekeeper = doc.get("housekeeper") or {}
+@dataclass(frozen=True)
+class _Receipt:
+    """The receipt document's parts, as each check reads them, and the caller's trust anchor."""
 
-    _run(
-        checks,
-        f"schema is {vocabulary.RECALL_RECEIPT_SCHEMA}",
-        lambda: doc.get("schema") == vocabulary.RECALL_RECEIPT_SCHEMA,
-    )
-    _run(checks, "every field of the document is one the receipt binds", lambda: _field_problems(doc))
-    _run(
-        checks,
-        "master key matches the expected fingerprint",
-        lambda: (
-            is_hex64(expected_master_fingerprint)
-            and master.get("fingerprint") == expected_master_fingerprint
-            and fingerprint_of_b64u(master["public_key_b64u"]) == expected_master_fingerprint
-        ),
-    )
-    _run(
-        checks,
-        "Merkle root recomputes from the evidence entries",
-        lambda: (
-            merkle_root(doc["evidence"]).hex() == doc["merkle_root"]
-            and doc["result_count"] == len(doc["evidence"])
-            and [e["ordinal"] for e in doc["evidence"]] == list(range(len(doc["evidence"])))
-        ),
-    )
-    _run(
-        checks,
-        "decision hash recomputes",
-        lambda: canonical_sha256_hex(doc["decision"]) == doc["decision_sha256"],
-    )
-    _run(
-        checks, "command hash recomputes", lambda: canonical_sha256_hex(doc["command"]) == doc["command_hash"]
-    )
+    doc: dict[str, Any]
+    expected_master_fingerprint: str
+    master: dict[str, Any]
+    event: dict[str, Any]
+    request: dict[str, Any]
+    grant: dict[str, Any] | None
+    housekeeper: dict[str, Any]
 
-    def event_body() -> dict[str, Any]:
-        body: dict[str, Any] = json_loads(event["signed_body"])
+    @classmethod
+    def of(cls, doc: dict[str, Any], expected_master_fingerprint: str) -> _Receipt:
+        return cls(
+            doc,
+            expected_master_fingerprint,
+            master=doc.get("master") or {},
+            event=doc.get("event") or {},
+            request=doc.get("request") or {},
+            grant=doc.get("grant"),
+            housekeeper=doc.get("housekeeper") or {},
+        )
+
+    def event_body(self) -> dict[str, Any]:
+        body: dict[str, Any] = json_loads(self.event["signed_body"])
         return body
 
-    _run(
-        checks,
-        "event body is canonical and its content hash recomputes",
-        lambda: (
-            canonical_json(event_body()).decode() == event["signed_body"]
-            and sha256_hex(event["signed_body"]) == event["content_hash"]
-        ),
-    )
-    _run(
-        checks,
-        "event link hash recomputes",
-        lambda: (
-            commitments.event_link_hash(
-                bytes.fromhex(event["prev_mutation_hash"]),
-                bytes.fromhex(event["content_hash"]),
-                event["nonce"],
-                event["ts_signed"],
-            ).hex()
-            == event["mutation_hash"]
-        ),
+
+def _master_matches(r: _Receipt) -> bool:
+    expected = r.expected_master_fingerprint
+    return (
+        is_hex64(expected)
+        and r.master.get("fingerprint") == expected
+        and fingerprint_of_b64u(r.master["public_key_b64u"]) == expected
     )
 
-    def event_binds() -> bool | str:
-        meta = event_body()["metadata"]
-        expected = {
-            "receipt_id": doc["receipt_id"],
-            "merkle_root": doc["merkle_root"],
-            "result_count": doc["result_count"],
-            "evidence": doc["evidence"],
-            "decision_sha256": doc["decision_sha256"],
-            "command_hash": doc["command_hash"],
-            "request_hash": request.get("request_hash"),
-            "grant_mutation_hash": grant.get("mutation_hash") if grant else None,
-        }
-        diff = [k for k, v in expected.items() if meta.get(k) != v]
-        return True if not diff else "event metadata differs in " + ", ".join(diff)
 
-    _run(
-        checks, "signed event binds the receipt (root, count, evidence, request, command, grant)", event_binds
+def _merkle_root_recomputes(r: _Receipt) -> bool:
+    doc = r.doc
+    return (
+        merkle_root(doc["evidence"]).hex() == doc["merkle_root"]
+        and doc["result_count"] == len(doc["evidence"])
+        and [e["ordinal"] for e in doc["evidence"]] == list(range(len(doc["evidence"])))
     )
 
-    def unsigned_fields_match() -> bool | str:
-        body = event_body()
-        diff = []
-        if doc.get("company_id") != body.get("company_id"):
-            diff.append("company_id")
-        if doc.get("created_at") != body.get("ts_signed") or event.get("ts_signed") != body.get("ts_signed"):
-            diff.append("created_at")
-        if iso_ms(int(housekeeper.get("valid_from", -1))) != body.get("signer_valid_from"):
-            diff.append("housekeeper.valid_from")
-        if event.get("event_id") != body.get("event_id"):
-            diff.append("event.event_id")
-        if event.get("prev_mutation_hash") != body.get("prev_mutation_hash"):
-            diff.append("event.prev_mutation_hash")
-        return True if not diff else "differs from the signed event in " + ", ".join(diff)
 
-    _run(
-        checks,
+def _event_body_canonical(r: _Receipt) -> bool:
+    event = r.event
+    holds: bool = (
+        canonical_json(r.event_body()).decode() == event["signed_body"]
+        and sha256_hex(event["signed_body"]) == event["content_hash"]
+    )
+    return holds
+
+
+def _event_link_recomputes(r: _Receipt) -> bool:
+    event = r.event
+    holds: bool = (
+        commitments.event_link_hash(
+            bytes.fromhex(event["prev_mutation_hash"]),
+            bytes.fromhex(event["content_hash"]),
+            event["nonce"],
+            event["ts_signed"],
+        ).hex()
+        == event["mutation_hash"]
+    )
+    return holds
+
+
+def _event_binds(r: _Receipt) -> bool | str:
+    doc, grant = r.doc, r.grant
+    meta = r.event_body()["metadata"]
+    expected = {
+        "receipt_id": doc["receipt_id"],
+        "merkle_root": doc["merkle_root"],
+        "result_count": doc["result_count"],
+        "evidence": doc["evidence"],
+        "decision_sha256": doc["decision_sha256"],
+        "command_hash": doc["command_hash"],
+        "request_hash": r.request.get("request_hash"),
+        "grant_mutation_hash": grant.get("mutation_hash") if grant else None,
+    }
+    diff = [k for k, v in expected.items() if meta.get(k) != v]
+    return True if not diff else "event metadata differs in " + ", ".join(diff)
+
+
+def _unsigned_fields_match(r: _Receipt) -> bool | str:
+    doc, event = r.doc, r.event
+    body = r.event_body()
+    diff = []
+    if doc.get("company_id") != body.get("company_id"):
+        diff.append("company_id")
+    if doc.get("created_at") != body.get("ts_signed") or event.get("ts_signed") != body.get("ts_signed"):
+        diff.append("created_at")
+    if iso_ms(int(r.housekeeper.get("valid_from", -1))) != body.get("signer_valid_from"):
+        diff.append("housekeeper.valid_from")
+    if event.get("event_id") != body.get("event_id"):
+        diff.append("event.event_id")
+    if event.get("prev_mutation_hash") != body.get("prev_mutation_hash"):
+        diff.append("event.prev_mutation_hash")
+    return True if not diff else "differs from the signed event in " + ", ".join(diff)
+
+
+def _event_is_housekeepers_receipt(r: _Receipt) -> bool:
+    holds: bool = (
+        r.event_body()["operation"] == vocabulary.RECALL_RECEIPT_OPERATION
+        and r.event_body()["signer_agent_id"] == vocabulary.HOUSEKEEPER
+    )
+    return holds
+
+
+def _housekeeper_cert(r: _Receipt) -> bool:
+    housekeeper = r.housekeeper
+    cert = parse_certificate(housekeeper["certificate"])
+    verify_certificate(cert, r.master["public_key_b64u"], at=r.event["ts_signed"])
+    return (
+        cert.agent_id == vocabulary.HOUSEKEEPER
+        and cert.pubkey == housekeeper["public_key_b64u"]
+        and cert.valid_from == housekeeper["valid_from"]
+    )
+
+
+def _housekeeper_signature(r: _Receipt) -> bool:
+    event = r.event
+    return verify(
+        r.housekeeper["public_key_b64u"],
+        payload_message(None, event["nonce"], event["ts_signed"], body_bytes=event["signed_body"].encode()),
+        b64u_decode(event["signature_b64u"]),
+    )
+
+
+def _agent_request(r: _Receipt) -> bool | str:
+    request = r.request
+    cert = parse_certificate(request["certificate"])
+    verify_certificate(cert, r.master["public_key_b64u"], at=request["ts_signed"])
+    if cert.agent_id != request["agent_id"] or cert.valid_from != request["agent_valid_from"]:
+        return "certificate is not the requesting epoch's"
+    if request["ts_signed"] > r.event["ts_signed"]:
+        return "the request was signed after the receipt"
+    if canonical_sha256_hex(request["body"]) != request["request_hash"]:
+        return "request hash does not recompute"
+    if request["method"] != vocabulary.REQUEST_METHOD or request["path"] != vocabulary.PATH_RECALL:
+        return "request method and path are not the recall request's (the signature binds them)"
+    message = request_message(
+        request["body"],
+        vocabulary.REQUEST_METHOD,
+        vocabulary.PATH_RECALL,
+        request["nonce"],
+        request["ts_signed"],
+    )
+    return verify(cert.pubkey, message, b64u_decode(request["signature_b64u"]))
+
+
+def _grant_ok(r: _Receipt) -> bool | str:
+    grant, request = r.grant, r.request
+    if grant is None:
+        return "grant missing"
+    body = json_loads(grant["signed_body"])
+    content = commitments.sha256(grant["signed_body"].encode())
+    prev = bytes.fromhex(grant["prev_mutation_hash"]) if grant["prev_mutation_hash"] else None
+    if content.hex() != grant["content_hash"]:
+        return "grant content hash does not recompute"
+    if (
+        commitments.recall_authorization_mutation_hash(
+            prev, content, grant["nonce"], grant["ts_signed"]
+        ).hex()
+        != grant["mutation_hash"]
+    ):
+        return "grant mutation hash does not recompute"
+    if body.get("subject_agent_id") != request.get("agent_id"):
+        return "grant is for another agent"
+    if parse_iso_ms(str(body.get("subject_valid_from"))) != request.get("agent_valid_from"):
+        return "grant is for another epoch of the agent"
+    return verify(
+        r.master["public_key_b64u"],
+        payload_message(body, grant["nonce"], grant["ts_signed"]),
+        b64u_decode(grant["signature_b64u"]),
+    )
+
+
+# the receipt's checks, by name, in the order they run and are reported
+_CHECKS: tuple[tuple[str, Callable[[_Receipt], bool | str | None]], ...] = (
+    (
+        f"schema is {vocabulary.RECALL_RECEIPT_SCHEMA}",
+        lambda r: r.doc.get("schema") == vocabulary.RECALL_RECEIPT_SCHEMA,
+    ),
+    ("every field of the document is one the receipt binds", lambda r: _field_problems(r.doc)),
+    ("master key matches the expected fingerprint", _master_matches),
+    ("Merkle root recomputes from the evidence entries", _merkle_root_recomputes),
+    (
+        "decision hash recomputes",
+        lambda r: canonical_sha256_hex(r.doc["decision"]) == r.doc["decision_sha256"],
+    ),
+    ("command hash recomputes", lambda r: canonical_sha256_hex(r.doc["command"]) == r.doc["command_hash"]),
+    ("event body is canonical and its content hash recomputes", _event_body_canonical),
+    ("event link hash recomputes", _event_link_recomputes),
+    ("signed event binds the receipt (root, count, evidence, request, command, grant)", _event_binds),
+    (
         "company, time, event id, chain link and housekeeper epoch agree with the signed event",
-        unsigned_fields_match,
-    )
-    _run(
-        checks,
-        "event is a recall_receipt signed by the housekeeper",
-        lambda: (
-            event_body()["operation"] == vocabulary.RECALL_RECEIPT_OPERATION
-            and event_body()["signer_agent_id"] == vocabulary.HOUSEKEEPER
-        ),
-    )
+        _unsigned_fields_match,
+    ),
+    ("event is a recall_receipt signed by the housekeeper", _event_is_housekeepers_receipt),
+    ("housekeeper certificate is issued by the master", _housekeeper_cert),
+    ("housekeeper signature on the event verifies", _housekeeper_signature),
+    ("agent's signed recall request verifies (request form 3)", _agent_request),
+    ("master-signed grant verifies and covers the agent", _grant_ok),
+)
 
-    def housekeeper_cert() -> bool:
-        cert = parse_certificate(housekeeper["certificate"])
-        verify_certificate(cert, master["public_key_b64u"], at=event["ts_signed"])
-        return (
-            cert.agent_id == vocabulary.HOUSEKEEPER
-            and cert.pubkey == housekeeper["public_key_b64u"]
-            and cert.valid_from == housekeeper["valid_from"]
-        )
 
-    _run(checks, "housekeeper certificate is issued by the master", housekeeper_cert)
-    _run(
-        checks,
-        "housekeeper signature on the event verifies",
-        lambda: verify(
-            housekeeper["public_key_b64u"],
-            payload_message(
-                None, event["nonce"], event["ts_signed"], body_bytes=event["signed_body"].encode()
-            ),
-            b64u_decode(event["signature_b64u"]),
-        ),
-    )
-
-    def agent_request() -> bool | str:
-        cert = parse_certificate(request["certificate"])
-        verify_certificate(cert, master["public_key_b64u"], at=request["ts_signed"])
-        if cert.agent_id != request["agent_id"] or cert.valid_from != request["agent_valid_from"]:
-            return "certificate is not the requesting epoch's"
-        if request["ts_signed"] > event["ts_signed"]:
-            return "the request was signed after the receipt"
-        if canonical_sha256_hex(request["body"]) != request["request_hash"]:
-            return "request hash does not recompute"
-        if request["method"] != vocabulary.REQUEST_METHOD or request["path"] != vocabulary.PATH_RECALL:
-            return "request method and path are not the recall request's (the signature binds them)"
-        message = request_message(
-            request["body"],
-            vocabulary.REQUEST_METHOD,
-            vocabulary.PATH_RECALL,
-            request["nonce"],
-            request["ts_signed"],
-        )
-        return verify(cert.pubkey, message, b64u_decode(request["signature_b64u"]))
-
-    _run(checks, "agent's signed recall request verifies (request form 3)", agent_request)
-
-    def grant_ok() -> bool | str:
-        if grant is None:
-            return "grant missing"
-        body = json_loads(grant["signed_body"])
-        content = commitments.sha256(grant["signed_body"].encode())
-        prev = bytes.fromhex(grant["prev_mutation_hash"]) if grant["prev_mutation_hash"] else None
-        if content.hex() != grant["content_hash"]:
-            return "grant content hash does not recompute"
-        if (
-            commitments.recall_authorization_mutation_hash(
-                prev, content, grant["nonce"], grant["ts_signed"]
-            ).hex()
-            != grant["mutation_hash"]
-        ):
-            return "grant mutation hash does not recompute"
-        if body.get("subject_agent_id") != request.get("agent_id"):
-            return "grant is for another agent"
-        if parse_iso_ms(str(body.get("subject_valid_from"))) != request.get("agent_valid_from"):
-            return "grant is for another epoch of the agent"
-        return verify(
-            master["public_key_b64u"],
-            payload_message(body, grant["nonce"], grant["ts_signed"]),
-            b64u_decode(grant["signature_b64u"]),
-        )
-
-    _run(checks, "master-signed grant verifies and covers the agent", grant_ok)
+def verify_receipt_document(doc: dict[str, Any], *, expected_master_fingerprint: str) -> list[Check]:
+    """Every check of the receipt, in order, each reported by name (see the module's docstring)."""
+    receipt = _Receipt.of(doc, expected_master_fingerprint)
+    checks: list[Check] = []
+    for name, check in _CHECKS:
+        _run(checks, name, partial(check, receipt))
     return checks
 
 

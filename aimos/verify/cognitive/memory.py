@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from aimos.crypto import commitments
@@ -117,18 +118,157 @@ def _order(projections: list[_Projection]) -> list[_Projection]:
     return ordered
 
 
-def verify_memory(  # noqa: C901, PLR0912 (the verifier's checks in the reference's order)
+Verified = tuple[CognitiveRecord, str | None]
+
+
+def _record(
+    memory_id: str,
+    where: str,
+    status: str,
+    ok: bool,
+    length: int,
+    sigs: int,
+    reason: str | None,
+    detail: str = "",
+) -> Verified:
+    """The memory's proof record, and the failure as the bundle reports it (None when ok)."""
+    rec = proof_record(memory_id, status, ok, length, sigs, reason)
+    return rec, None if ok else f"{where}: {detail or reason}"
+
+
+def _decoded(
+    memory_id: str, raw_projections: Any, raw_baseline: Any
+) -> tuple[list[_Projection], Identity | None]:
+    """The projections and the baseline's identity, decoded; raises CheckFailed on malformed evidence."""
+    if not isinstance(raw_projections, list):
+        fail(R.PORTABLE_EVIDENCE_MALFORMED, "projections is not a list")
+    if raw_baseline is not None and not isinstance(raw_baseline, dict):
+        fail(R.PORTABLE_EVIDENCE_MALFORMED, "baseline is not an object")
+    if raw_projections and not is_uuid(memory_id):
+        fail(R.PORTABLE_EVIDENCE_MALFORMED, "memory_id is not a canonical UUID")
+    projections = [_decode_projection(p, f"projections[{i}]") for i, p in enumerate(raw_projections)]
+    baseline_identity = None
+    if raw_baseline is not None:
+        try:
+            baseline_identity = decode_identity(raw_baseline.get("identity"), "baseline.identity")
+        except CheckFailed as exc:
+            raise CheckFailed(R.PORTABLE_EVIDENCE_MALFORMED, exc.detail) from exc
+    return projections, baseline_identity
+
+
+def _without_chain(
+    raw_baseline: Any, baseline_reason: str | None, weight_float4: Any
+) -> tuple[str, bool, str | None]:
+    """A memory with no projections: its status, whether it holds, and the reason when not."""
+    if raw_baseline is not None:
+        if baseline_reason is not None:
+            return SIGNED_INITIAL_WEIGHT, False, baseline_reason
+        if weight_float4 != raw_baseline.get("observed_weight_float4"):
+            return SIGNED_INITIAL_WEIGHT, False, R.BASELINE_TERMINAL_WEIGHT_MISMATCH
+        return SIGNED_INITIAL_WEIGHT, True, None
+    if weight_float4 == float4_hex(DEFAULT_WEIGHT_MILLI):
+        return DEFAULT_EMPTY_CHAIN, True, None
+    return UNATTESTED_INITIAL_WEIGHT, False, R.UNATTESTED_INITIAL_WEIGHT
+
+
+class _StepFailed(Exception):
+    """A chain step does not hold: ``reason`` from the closed vocabulary, ``detail`` what failed."""
+
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.detail = detail
+
+
+@dataclass(frozen=True)
+class _Chain:
+    """What every step of one memory's chain is checked against."""
+
+    memory: Mapping[str, Any]
+    memory_id: str
+    company: Any
+    master: Master
+
+
+def _verify_step(
+    chain: _Chain, i: int, p: _Projection, previous_hash: bytes | None, previous_milli: int | None
+) -> tuple[bytes, int]:
+    """One transition in chain order: display columns, integer continuity, the REWEIGHT
+    provenance, h_i and the signed t_i. Its h_i and new weight; raises _StepFailed."""
+    memory_id = chain.memory_id
+    step = f"chain step {i} (projection {p.row.get('projection_id')})"
+    old, new = p.row.get("old_weight_milli"), p.row.get("new_weight_milli")
+    if (
+        not is_int(old, commitments.WEIGHT_MIN_MILLI, commitments.WEIGHT_MAX_MILLI)
+        or not is_int(new, commitments.WEIGHT_MIN_MILLI, commitments.WEIGHT_MAX_MILLI)
+        or old == new
+        or p.row.get("old_weight_float4") != float4_hex(old)
+        or p.row.get("new_weight_float4") != float4_hex(new)
+    ):
+        raise _StepFailed(
+            R.PROJECTION_DISPLAY_INVALID,
+            f"{step}: weights out of 100..3000, a no-op, or display columns not float4(q/1000)",
+        )
+    if previous_milli is not None and old != previous_milli:
+        raise _StepFailed(
+            R.CONTINUITY_BREAK, f"{step}: old weight {old} != previous new weight {previous_milli}"
+        )
+    base = verify_provenance(p.provenance, p.identity, chain.master)
+    if base is None and not provenance_bound(p.row, p.provenance, chain.memory, memory_id):
+        base = R.EVENT_TYPE_INVALID
+    if base is not None:
+        raise _StepFailed(_PROVENANCE[base], f"{step}: REWEIGHT provenance {base}")
+    h = commitments.projection_hash(memory_id, old, new, p.sigma, previous_hash)
+    if h != p.projection_hash:
+        raise _StepFailed(R.PROJECTION_HASH_INVALID, f"{step}: h_i does not recompute")
+    t = commitments.transition_commitment(chain.company, memory_id, old, new, p.sigma)
+    if t != p.transition_hash or not verify(p.identity.pubkey, t, p.transition_signature):
+        raise _StepFailed(
+            R.TRANSITION_SIGNATURE_INVALID, f"{step}: t_i does not recompute or its signature does not verify"
+        )
+    return h, new
+
+
+def _chain_ends(
+    memory: Mapping[str, Any],
+    ordered: list[_Projection],
+    raw_baseline: Any,
+    baseline_reason: str | None,
+    last_milli: int,
+) -> tuple[str, str] | None:
+    """The verified chain's genesis anchor (1.000, or a signed retained baseline) and terminal
+    fidelity: None when they hold, else the reason and what failed."""
+    genesis_old = ordered[0].row["old_weight_milli"]
+    if raw_baseline is not None and (
+        baseline_reason is not None or not same(raw_baseline.get("observed_weight_milli"), genesis_old)
+    ):
+        return (
+            R.BASELINE_CHAIN_ANCHOR_INVALID,
+            f"the chain starts at {genesis_old} but the signed baseline does not attest it"
+            + (f" ({baseline_reason})" if baseline_reason else ""),
+        )
+    if raw_baseline is None and genesis_old != DEFAULT_WEIGHT_MILLI:
+        return (
+            R.DEFAULT_CHAIN_ANCHOR_INVALID,
+            f"the chain starts at {genesis_old}, not 1000, without a signed baseline",
+        )
+    weight_float4 = memory["retrieval_weight_float4"]
+    if memory["retrieval_weight_milli"] != last_milli or weight_float4 != float4_hex(last_milli):
+        return (
+            R.TERMINAL_WEIGHT_MISMATCH,
+            f"live weight {memory['retrieval_weight_milli']} but the chain ends at {last_milli}",
+        )
+    return None
+
+
+def verify_memory(
     memory: Mapping[str, Any], where: str, master: Master, events: Mapping[str, IndexedEvent]
-) -> tuple[CognitiveRecord, str | None]:
+) -> Verified:
+    """One memory's proof record (the checks in the reference's order, the module's docstring)."""
     memory_id: str = memory["memory_id"]
     raw_projections = memory.get("projections")
     raw_baseline = memory.get("baseline")
-
-    def record(
-        status: str, ok: bool, length: int, sigs: int, reason: str | None, detail: str = ""
-    ) -> tuple[CognitiveRecord, str | None]:
-        rec = proof_record(memory_id, status, ok, length, sigs, reason)
-        return rec, None if ok else f"{where}: {detail or reason}"
+    record = partial(_record, memory_id, where)
 
     guess = (
         CERTIFIED_CHAIN
@@ -138,19 +278,7 @@ def verify_memory(  # noqa: C901, PLR0912 (the verifier's checks in the referenc
         else UNATTESTED_INITIAL_WEIGHT
     )
     try:
-        if not isinstance(raw_projections, list):
-            fail(R.PORTABLE_EVIDENCE_MALFORMED, "projections is not a list")
-        if raw_baseline is not None and not isinstance(raw_baseline, dict):
-            fail(R.PORTABLE_EVIDENCE_MALFORMED, "baseline is not an object")
-        if raw_projections and not is_uuid(memory_id):
-            fail(R.PORTABLE_EVIDENCE_MALFORMED, "memory_id is not a canonical UUID")
-        projections = [_decode_projection(p, f"projections[{i}]") for i, p in enumerate(raw_projections)]
-        baseline_identity = None
-        if raw_baseline is not None:
-            try:
-                baseline_identity = decode_identity(raw_baseline.get("identity"), "baseline.identity")
-            except CheckFailed as exc:
-                raise CheckFailed(R.PORTABLE_EVIDENCE_MALFORMED, exc.detail) from exc
+        projections, baseline_identity = _decoded(memory_id, raw_projections, raw_baseline)
     except CheckFailed as exc:
         return record(guess, False, 0, 0, exc.reason, exc.detail)
 
@@ -161,108 +289,27 @@ def verify_memory(  # noqa: C901, PLR0912 (the verifier's checks in the referenc
     weight_float4 = memory["retrieval_weight_float4"]
 
     if not projections:
-        if raw_baseline is not None:
-            if baseline_reason is not None:
-                return record(SIGNED_INITIAL_WEIGHT, False, 0, 0, baseline_reason)
-            if weight_float4 != raw_baseline.get("observed_weight_float4"):
-                return record(SIGNED_INITIAL_WEIGHT, False, 0, 0, R.BASELINE_TERMINAL_WEIGHT_MISMATCH)
-            return record(SIGNED_INITIAL_WEIGHT, True, 0, 0, None)
-        if weight_float4 == float4_hex(DEFAULT_WEIGHT_MILLI):
-            return record(DEFAULT_EMPTY_CHAIN, True, 0, 0, None)
-        return record(UNATTESTED_INITIAL_WEIGHT, False, 0, 0, R.UNATTESTED_INITIAL_WEIGHT)
+        status, ok, reason = _without_chain(raw_baseline, baseline_reason, weight_float4)
+        return record(status, ok, 0, 0, reason)
 
     try:
         ordered = _order(projections)
     except CheckFailed as exc:
         return record(CERTIFIED_CHAIN, False, 0, 0, exc.reason, exc.detail)
 
-    company = memory["company_id"]
+    chain = _Chain(memory, memory_id, memory["company_id"], master)
     previous_hash: bytes | None = None
     previous_milli: int | None = None
     sigs = 0
     for i, p in enumerate(ordered):
-        step = f"chain step {i} (projection {p.row.get('projection_id')})"
-        old, new = p.row.get("old_weight_milli"), p.row.get("new_weight_milli")
-        if (
-            not is_int(old, commitments.WEIGHT_MIN_MILLI, commitments.WEIGHT_MAX_MILLI)
-            or not is_int(new, commitments.WEIGHT_MIN_MILLI, commitments.WEIGHT_MAX_MILLI)
-            or old == new
-            or p.row.get("old_weight_float4") != float4_hex(old)
-            or p.row.get("new_weight_float4") != float4_hex(new)
-        ):
-            return record(
-                CERTIFIED_CHAIN,
-                False,
-                i,
-                sigs,
-                R.PROJECTION_DISPLAY_INVALID,
-                f"{step}: weights out of 100..3000, a no-op, or display columns not float4(q/1000)",
-            )
-        if previous_milli is not None and old != previous_milli:
-            return record(
-                CERTIFIED_CHAIN,
-                False,
-                i,
-                sigs,
-                R.CONTINUITY_BREAK,
-                f"{step}: old weight {old} != previous new weight {previous_milli}",
-            )
-        base = verify_provenance(p.provenance, p.identity, master)
-        if base is None and not provenance_bound(p.row, p.provenance, memory, memory_id):
-            base = R.EVENT_TYPE_INVALID
-        if base is not None:
-            return record(
-                CERTIFIED_CHAIN, False, i, sigs, _PROVENANCE[base], f"{step}: REWEIGHT provenance {base}"
-            )
-        h = commitments.projection_hash(memory_id, old, new, p.sigma, previous_hash)
-        if h != p.projection_hash:
-            return record(
-                CERTIFIED_CHAIN, False, i, sigs, R.PROJECTION_HASH_INVALID, f"{step}: h_i does not recompute"
-            )
-        t = commitments.transition_commitment(company, memory_id, old, new, p.sigma)
-        if t != p.transition_hash or not verify(p.identity.pubkey, t, p.transition_signature):
-            return record(
-                CERTIFIED_CHAIN,
-                False,
-                i,
-                sigs,
-                R.TRANSITION_SIGNATURE_INVALID,
-                f"{step}: t_i does not recompute or its signature does not verify",
-            )
-        previous_hash, previous_milli = h, new
+        try:
+            previous_hash, previous_milli = _verify_step(chain, i, p, previous_hash, previous_milli)
+        except _StepFailed as failed:
+            return record(CERTIFIED_CHAIN, False, i, sigs, failed.reason, failed.detail)
         sigs += 1
 
-    n = len(ordered)
-    genesis_old = ordered[0].row["old_weight_milli"]
-    if raw_baseline is not None and (
-        baseline_reason is not None or not same(raw_baseline.get("observed_weight_milli"), genesis_old)
-    ):
-        return record(
-            CERTIFIED_CHAIN,
-            False,
-            n,
-            sigs,
-            R.BASELINE_CHAIN_ANCHOR_INVALID,
-            f"the chain starts at {genesis_old} but the signed baseline does not attest it"
-            + (f" ({baseline_reason})" if baseline_reason else ""),
-        )
-    if raw_baseline is None and genesis_old != DEFAULT_WEIGHT_MILLI:
-        return record(
-            CERTIFIED_CHAIN,
-            False,
-            n,
-            sigs,
-            R.DEFAULT_CHAIN_ANCHOR_INVALID,
-            f"the chain starts at {genesis_old}, not 1000, without a signed baseline",
-        )
     assert previous_milli is not None
-    if memory["retrieval_weight_milli"] != previous_milli or weight_float4 != float4_hex(previous_milli):
-        return record(
-            CERTIFIED_CHAIN,
-            False,
-            n,
-            sigs,
-            R.TERMINAL_WEIGHT_MISMATCH,
-            f"live weight {memory['retrieval_weight_milli']} but the chain ends at {previous_milli}",
-        )
-    return record(CERTIFIED_CHAIN, True, n, sigs, None)
+    failure = _chain_ends(memory, ordered, raw_baseline, baseline_reason, previous_milli)
+    if failure is not None:
+        return record(CERTIFIED_CHAIN, False, len(ordered), sigs, *failure)
+    return record(CERTIFIED_CHAIN, True, len(ordered), sigs, None)

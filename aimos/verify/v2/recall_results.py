@@ -40,7 +40,20 @@ def check_decisions(run: RecallRun) -> None:
         "content_state_projection epistemic_recall_decision final_security_closure "
         "return_projection native_recall_receipt"
     )
+    selection, state_root, occurrence_root = _decision_hashes(run, content, epistemic, security, projection)
+    _bind_decisions(run, selection, state_root, occurrence_root)
+    _check_return_projection(run, epistemic, security, projection, native)
 
+
+def _decision_hashes(
+    run: RecallRun,
+    content: dict[str, Any],
+    epistemic: dict[str, Any],
+    security: dict[str, Any],
+    projection: dict[str, Any],
+) -> tuple[str, str, str]:
+    """The seven decision hashes, each 64 lowercase hex; the run keeps the epistemic and security
+    ones. The return-selection hash and the state and occurrence view roots."""
     run.at(DECISION_HASH_MALFORMED)
     hashes: dict[str, str] = {}
     for kind, body, field in (
@@ -59,7 +72,12 @@ def check_decisions(run: RecallRun) -> None:
     occurrence_root = hashes["content_state_projection.occurrence_view_root_sha256"]
     run.epistemic_hash = hashes["epistemic_recall_decision.decision_sha256"]
     run.security_hash = hashes["final_security_closure.decision_sha256"]
+    return selection, state_root, occurrence_root
 
+
+def _bind_decisions(run: RecallRun, selection: str, state_root: str, occurrence_root: str) -> None:
+    """The decisions bound to each other: their schemas, the content state's selection and view
+    roots, the epistemic and the security decision hashes where the other objects name them."""
     views = "security closure state/occurrence view roots differ from the content projection's"
     epistemic_differs = "epistemic_decision_sha256 differs from the epistemic decision"
     security_differs = "final_security_closure_sha256 differs from the security decision"
@@ -131,6 +149,15 @@ def check_decisions(run: RecallRun) -> None:
         )
     )
 
+
+def _check_return_projection(
+    run: RecallRun,
+    epistemic: dict[str, Any],
+    security: dict[str, Any],
+    projection: dict[str, Any],
+    native: dict[str, Any],
+) -> None:
+    """The return projection: its memory lists, return path and flags, and the native receipt's copy."""
     run.at(RETURN_PROJECTION_BINDING_INVALID, singleton_where("return_projection"))
     run.need(
         isinstance(epistemic.get("selected_memory_ids"), list)
