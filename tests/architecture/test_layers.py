@@ -22,10 +22,6 @@ OVERSIZE: set[str] = set()
 MAX_FUNCTION_LINES = 120
 # Functions allowed over MAX_FUNCTION_LINES while they are being cut into named steps (issue 40).
 LONG_FUNCTIONS: set[str] = {
-    "aimos/cli/install_cmd.py:install",
-    "aimos/cli/install_cmd.py:register",
-    "aimos/cli/memory_cmds.py:register",
-    "aimos/cli/verify_cmds.py:register",
     "aimos/eval/mutation.py:run_mutation",
     "aimos/learning/outcome_export.py:build_outcome_export",
     "aimos/learning/outcomes.py:_transition",
@@ -33,9 +29,6 @@ LONG_FUNCTIONS: set[str] = {
     "aimos/memory/save.py:save_in_transaction",
     "aimos/recall/envelope.py:build_recall_envelope",
     "aimos/verify/brain/evidence.py:cognitive_evidence",
-    "aimos/verify/cognitive/memory.py:verify_memory",
-    "aimos/verify/receipt.py:verify_receipt_document",
-    "aimos/verify/v2/recall_results.py:check_decisions",
 }
 
 

@@ -26,8 +26,6 @@ SQL = re.compile(
 )
 
 PENDING: set[str] = {
-    "aimos/cli/install_cmd.py",
-    "aimos/cli/recall_cmds.py",
     "aimos/epistemic/chain.py",
     "aimos/epistemic/detect.py",
     "aimos/eval/age.py",
