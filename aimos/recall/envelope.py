@@ -36,7 +36,8 @@ from aimos.identity.requests import VerifiedRequest
 from aimos.ledger.events import append_event, body_sql, read_event
 from aimos.recall.disclosure import Disclosed
 from aimos.recall.policy import Decision
-from aimos.store.connection import Connection, one
+from aimos.store.connection import Connection
+from aimos.store.queries import recall_receipts as q
 from aimos.verify import v2_recall as v2
 from aimos.vocabulary import CONTENT_ADMISSION_SCHEMA as ADMISSION_SCHEMA
 from aimos.vocabulary import EFFECTIVE_SCORE_SCHEMA as CALIBRATION_FORMULA
@@ -338,11 +339,7 @@ def _epoch_body(kind: str, company: str, epoch: dict[str, Any]) -> dict[str, Any
 def _revocation_body(
     conn: Connection, kind: str, company: str, epoch: dict[str, Any], event: dict[str, Any]
 ) -> dict[str, Any]:
-    row = one(
-        conn,
-        "SELECT revoked_at FROM agent_revocations WHERE agent_id = ? AND agent_valid_from = ?",
-        (epoch["agent_id"], epoch["valid_from"]),
-    )
+    row = q.revocation(conn, epoch["agent_id"], epoch["valid_from"])
     revoked = row is not None and int(row["revoked_at"]) <= int(event["ts_signed"])
     return {
         "schema": v2.OBJECT_SCHEMAS[kind],
@@ -361,17 +358,7 @@ def v2_event(conn: Connection, native_event_id: str) -> dict[str, Any] | None:
     # The V2 event is appended by the same housekeeper right after the native receipt event, in the
     # same transaction: look a few ledger positions ahead through the chain's unique index (a scan
     # of every recall_receipt event, each body inflated, would grow with the number of recalls).
-    body = body_sql(conn, "v")
-    row = one(
-        conn,
-        "SELECT v.* FROM events n JOIN events v"
-        " ON v.signer_agent_id = n.signer_agent_id AND v.signer_valid_from = n.signer_valid_from"
-        " AND v.ledger_seq BETWEEN n.ledger_seq + 1 AND n.ledger_seq + 4"
-        " WHERE n.event_id = ? AND v.operation = ?"
-        f" AND json_extract({body}, '$.parent_event_id') = n.event_id"
-        f" AND json_extract({body}, '$.metadata.profile') = ? ORDER BY v.ledger_seq LIMIT 1",
-        (native_event_id, v2.RECALL_OPERATION, V2_EVENT_PROFILE),
-    )
+    row = q.bound_event_row(conn, native_event_id, body_sql(conn, "v"), v2.RECALL_OPERATION, V2_EVENT_PROFILE)
     return None if row is None else read_event(row)
 
 
@@ -400,7 +387,7 @@ def build_recall_envelope(conn: Connection, receipt_ref: str) -> dict[str, Any]:
     from aimos.recall.receipts import resolve_receipt_id
 
     receipt_id = resolve_receipt_id(conn, receipt_ref)
-    r = one(conn, "SELECT * FROM recall_receipts WHERE receipt_id = ?", (receipt_id,))
+    r = q.receipt_row(conn, receipt_id)
     assert r is not None
     event = _v2_event(conn, r["event_id"])
     signed_body: dict[str, Any] = json_loads(event["signed_body"])
@@ -409,7 +396,7 @@ def build_recall_envelope(conn: Connection, receipt_ref: str) -> dict[str, Any]:
     master = master_row(conn)
     actor = _epoch(conn, r["agent_id"], r["agent_valid_from"])
     hk = _epoch(conn, event["signer_agent_id"], event["signer_valid_from"])
-    grant_row = one(conn, "SELECT * FROM recall_grants WHERE mutation_hash = ?", (r["grant_mutation_hash"],))
+    grant_row = q.grant_row(conn, r["grant_mutation_hash"])
     if grant_row is None:
         raise V2ReceiptUnavailableError("the recall's grant is missing")
     grant_body = json_loads(grant_row["signed_body"])
