@@ -106,8 +106,8 @@ class _Records:
         epochs = {(r["agent_id"], r["valid_from"]): r for r in q.signer_epochs(conn)}
         # each body as signed (a save's is stored deflated: migration 16)
         events = {r["subject_memory_id"]: read_event(r) for r in q.saved_events(conn, ids)}
-        links = {r["old_memory_id"]: r["new_memory_id"] for r in q.supersession_links(conn, ids)}
-        successors = {r["old_id"]: r["memory_id"] for r in q.signed_successors(conn, ids)}
+        links = q.supersession_links(conn, ids)
+        successors = q.signed_successors(conn, ids)
         master = master_row(conn)
         redactions = {
             r["memory_id"]: check_record(

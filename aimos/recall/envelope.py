@@ -617,7 +617,7 @@ def _native_receipt_object(x: _Export) -> dict[str, Any]:
 def _memory_objects(x: _Export, entry: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     """The five objects of one disclosed memory (``entry``: its evidence entry), each body
     without its schema."""
-    r, actor, meta = x.receipt, x.actor, x.meta
+    r, meta = x.receipt, x.meta
     mid, live = entry["memory_id"], entry["live_content_hash"]
     occ = x.occurrences[mid]
     native = _occurrence_native(
@@ -625,12 +625,7 @@ def _memory_objects(x: _Export, entry: dict[str, Any]) -> list[tuple[str, dict[s
         occurrence_event_id=occ["occurrence_event_id"],
         memory_id=mid,
         live_content_hash=live,
-        verified_agent={
-            "agent_id": actor["agent_id"],
-            "valid_from": actor["valid_from"],
-            "cert_fingerprint": actor["cert_fingerprint"],
-            "identity_tier": actor["identity_tier"],
-        },
+        verified_agent=x.actor,  # its agent_id, valid_from, cert_fingerprint and identity_tier
         request={
             "nonce": r["request_nonce"],
             "ts_signed": r["request_ts"],

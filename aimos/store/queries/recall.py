@@ -11,11 +11,13 @@ from typing import Any, TypeAlias, TypedDict, cast
 from aimos.store.connection import Connection, one, rows
 from aimos.store.seals import TableShape
 
-# A row read whole (SELECT *): every column of its table, by name.
+# A row read whole (SELECT *): every column of its table, by name (recall_receipts.py reads more).
 MemoryRow: TypeAlias = dict[str, Any]
 ProvenanceRow: TypeAlias = dict[str, Any]
 EventRow: TypeAlias = dict[str, Any]
 RedactionRow: TypeAlias = dict[str, Any]
+ReceiptRow: TypeAlias = dict[str, Any]
+GrantRow: TypeAlias = dict[str, Any]
 
 
 class SignerEpoch(TypedDict):
@@ -28,18 +30,6 @@ class SignerEpoch(TypedDict):
     certificate: str
     cert_fingerprint: str
     revoked_at: int | None
-
-
-class SupersessionLink(TypedDict):
-    old_memory_id: str
-    new_memory_id: str
-
-
-class SignedSuccessor(TypedDict):
-    """A signed save that names the version it supersedes."""
-
-    old_id: str
-    memory_id: str
 
 
 def _in(values: Sequence[object]) -> str:
@@ -89,31 +79,28 @@ def saved_events(conn: Connection, memory_ids: Sequence[str]) -> list[EventRow]:
     )
 
 
-def supersession_links(conn: Connection, memory_ids: Sequence[str]) -> list[SupersessionLink]:
-    """The supersessions whose old version is one of ``memory_ids``."""
-    return cast(
-        list[SupersessionLink],
-        rows(
-            conn,
-            "SELECT old_memory_id, new_memory_id FROM memory_supersessions"
-            f" WHERE old_memory_id IN ({_in(memory_ids)})",
-            memory_ids,
-        ),
+def supersession_links(conn: Connection, memory_ids: Sequence[str]) -> dict[str, str]:
+    """old version -> new version, of the supersessions whose old version is one of ``memory_ids``."""
+    found = rows(
+        conn,
+        "SELECT old_memory_id, new_memory_id FROM memory_supersessions"
+        f" WHERE old_memory_id IN ({_in(memory_ids)})",
+        memory_ids,
     )
+    return {r["old_memory_id"]: r["new_memory_id"] for r in found}
 
 
-def signed_successors(conn: Connection, memory_ids: Sequence[str]) -> list[SignedSuccessor]:
-    """The signed saves (their provenance bodies) that supersede one of ``memory_ids``."""
-    return cast(
-        list[SignedSuccessor],
-        rows(
-            conn,
-            "SELECT json_extract(body_json, '$.supersedes') AS old_id, memory_id FROM memory_provenance"
-            f" WHERE json_extract(body_json, '$.supersedes') IN ({_in(memory_ids)})"
-            " AND json_extract(body_json, '$.supersedes') IS NOT NULL AND event_type = 'SAVE'",
-            memory_ids,
-        ),
+def signed_successors(conn: Connection, memory_ids: Sequence[str]) -> dict[str, str]:
+    """superseded version -> the memory whose signed save (its provenance body) supersedes it, for
+    those of ``memory_ids``."""
+    found = rows(
+        conn,
+        "SELECT json_extract(body_json, '$.supersedes') AS old_id, memory_id FROM memory_provenance"
+        f" WHERE json_extract(body_json, '$.supersedes') IN ({_in(memory_ids)})"
+        " AND json_extract(body_json, '$.supersedes') IS NOT NULL AND event_type = 'SAVE'",
+        memory_ids,
     )
+    return {r["old_id"]: r["memory_id"] for r in found}
 
 
 def redactions_of(conn: Connection, memory_ids: Sequence[str]) -> list[RedactionRow]:

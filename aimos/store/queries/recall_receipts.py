@@ -3,14 +3,10 @@ aimos/recall/envelope.py): the stored receipt, and the signed rows its documents
 
 from __future__ import annotations
 
-from typing import Any, TypeAlias, TypedDict, cast
+from typing import Any, TypedDict, cast
 
 from aimos.store.connection import Connection, insert, one
-
-# A row read whole (SELECT *): every column of its table, by name.
-ReceiptRow: TypeAlias = dict[str, Any]
-GrantRow: TypeAlias = dict[str, Any]
-EventRow: TypeAlias = dict[str, Any]
+from aimos.store.queries.recall import EventRow, GrantRow, ReceiptRow
 
 
 class EpochKey(TypedDict):
