@@ -17,12 +17,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-import apsw
-
 from aimos.memory.versions import GUIDE_PARAMS, GUIDE_SQL
 from aimos.recall.text import asks, says_when, stem_prefix, tokens, unstamped
 from aimos.store.cells import memory_names
 from aimos.store.connection import Connection
+from aimos.store.queries import recall_candidates as q
 from aimos.store.search import (
     POSTING_BUDGET,
     Probe,
@@ -32,7 +31,7 @@ from aimos.store.search import (
     ranked_scan,
     term_counts,
 )
-from aimos.store.words import TOKENIZE, index_text
+from aimos.store.words import index_text
 from aimos.vocabulary import DATA_CLASSES
 
 RRF_K = 60
@@ -73,21 +72,13 @@ class Scope:
 
     def sql(self) -> tuple[str, list[object]]:
         allowed = DATA_CLASSES[: DATA_CLASSES.index(self.data_class_ceiling) + 1]
-        # The unary + keeps SQLite from scanning a company index: callers look rowids up.
-        where = (
-            "+m.company_id = ? AND +m.clearance_level <= ? AND +m.data_class IN ("
-            + ", ".join("?" * len(allowed))
-            + ")"
+        return q.scope_filter(
+            self.company_id,
+            self.clearance_ceiling,
+            allowed,
+            leave_out=None if self.include_guides else (GUIDE_SQL, GUIDE_PARAMS),
+            current_only=not self.include_history,
         )
-        params: list[object] = [self.company_id, self.clearance_ceiling, *allowed]
-        if not self.include_guides:
-            where += f" AND NOT {GUIDE_SQL}"
-            params += GUIDE_PARAMS
-        if not self.include_history:
-            where += (
-                " AND NOT EXISTS (SELECT 1 FROM memory_supersessions s WHERE s.old_memory_id = m.memory_id)"
-            )
-        return where, params
 
 
 class Channel(Protocol):
@@ -116,9 +107,7 @@ def _in_scope(conn: Connection, rowids: Sequence[int], scope: Scope) -> dict[int
     if not rowids:
         return {}
     where, params = scope.sql()
-    placeholders = ", ".join("?" * len(rowids))
-    sql = f"SELECT m.rowid, m.memory_type FROM memories m WHERE m.rowid IN ({placeholders}) AND {where}"
-    return {int(r): str(t) for r, t in conn.execute(sql, [*rowids, *params])}
+    return q.types_in_scope(conn, rowids, where, params)
 
 
 def _bm25(
@@ -266,14 +255,8 @@ class LexicalChannel:
             return []
         ids = list(scores)
         texts: dict[int, str] = {}  # each memory's text, its middle left out past SCANNED_CHARS
-        whole = "COALESCE(key || ' ', '') || value"
-        for rowid, head, tail in conn.execute(
-            f"SELECT rowid, substr({whole}, 1, {SCANNED_CHARS}),"
-            f" CASE WHEN length({whole}) > {SCANNED_CHARS} THEN substr(value, -500) END"
-            f" FROM memories WHERE rowid IN ({', '.join('?' * len(ids))})",
-            ids,
-        ):
-            texts[int(rowid)] = str(head) if tail is None else f"{head} ... {tail}"
+        for rowid, head, tail in q.scanned_texts(conn, ids, SCANNED_CHARS):
+            texts[rowid] = head if tail is None else f"{head} ... {tail}"
         wanted = {stem_prefix(t) for t in plan.counted}
         for rowid in ids:
             words = [stem_prefix(t) for t in tokens(unstamped(texts.get(rowid, "")))]
@@ -297,17 +280,7 @@ class LexicalChannel:
         asked = {r: scores[r] for r in asking}
         for rowid in asking:
             scores[rowid] *= 1 - self.question_damping
-        nexts = {
-            int(q): int(n)
-            for q, n in conn.execute(
-                "SELECT q.rowid, (SELECT n.rowid FROM memories n WHERE n.company_id = q.company_id"
-                " AND n.source = q.source AND n.memory_type = q.memory_type AND n.rowid > q.rowid"
-                " ORDER BY n.rowid LIMIT 1)"
-                f" FROM memories q WHERE q.rowid IN ({', '.join('?' * len(asking))})",
-                asking,
-            )
-            if n is not None
-        }
+        nexts = q.next_turns(conn, asking)
         allowed = _in_scope(conn, list(set(nexts.values())), scope)
         for question, answer in nexts.items():
             if answer in allowed:
@@ -498,7 +471,6 @@ def combine(
 
 
 FTS_TABLES = ("memory_fts", "memory_context_fts")
-FTS_OPTIONS = f"text, content = '', contentless_delete = 1, tokenize = \"{TOKENIZE}\""
 
 
 def rebuild_indexes(conn: Connection, tables: Sequence[str] = FTS_TABLES) -> int:
@@ -512,26 +484,20 @@ def rebuild_indexes(conn: Connection, tables: Sequence[str] = FTS_TABLES) -> int
     conversation). ``tables`` names the two indexes to fill (the verifier fills scratch copies to
     compare). Call inside a write transaction."""
     own, context = tables
-    conn.execute(f"INSERT INTO {own} ({own.split('.')[-1]}) VALUES ('delete-all')")
-    conn.execute(f"INSERT INTO {context} ({context.split('.')[-1]}) VALUES ('delete-all')")
+    q.clear_index(conn, own)
+    q.clear_index(conn, context)
     by_source: dict[tuple[str, str, str], list[tuple[int, str]]] = defaultdict(list)
     count = 0
-    for rowid, company, source, memory_type, text in conn.execute(
-        "SELECT rowid, company_id, source, memory_type, COALESCE(key, '') || ' ' || value"
-        " FROM main.memories ORDER BY rowid"
-    ):
+    for rowid, company, source, memory_type, text in q.memories_to_index(conn):
         count += 1
         if str(text).strip():
-            conn.execute(f"INSERT INTO {own} (rowid, text) VALUES (?, ?)", (rowid, index_text(text)))
+            q.index_text_row(conn, own, rowid, index_text(text))
         if memory_type in CONVERSATION_TYPES and source:
             by_source[(company, source, memory_type)].append((rowid, text))
     for items in by_source.values():
         for i, (rowid, _text) in enumerate(items):
             window = items[max(0, i - 2) : i + 2]
-            conn.execute(
-                f"INSERT INTO {context} (rowid, text) VALUES (?, ?)",
-                (rowid, index_text(" ".join(t for _, t in reversed(window)))),
-            )
+            q.index_text_row(conn, context, rowid, index_text(" ".join(t for _, t in reversed(window))))
     return count
 
 
@@ -540,38 +506,25 @@ def index_failures(path: str) -> list[dict[str, object]]:
     table into a scratch copy (on a read-only connection of its own, in one snapshot) and every
     indexed token (term, memory, column, position) is compared: a deleted, injected or altered
     index row is named with the memory it belongs to. `aimos index rebuild` repairs either."""
-    conn = Connection(f"file:{path}?mode=ro", flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
+    conn = q.open_read_only(path)
     failures: list[dict[str, object]] = []
     try:
-        conn.execute("BEGIN")
-        scratch = tuple(f"temp.check_{name}" for name in FTS_TABLES)
-        for name, copy in zip(FTS_TABLES, scratch, strict=True):
-            conn.execute(f"CREATE VIRTUAL TABLE {copy} USING fts5({FTS_OPTIONS})")
-            conn.execute(f"CREATE VIRTUAL TABLE temp.{name}_live USING fts5vocab(main, {name}, instance)")
-            conn.execute(
-                f"CREATE VIRTUAL TABLE temp.{name}_want USING fts5vocab({copy.replace('.', ', ')}, instance)"
-            )
-        rebuild_indexes(conn, scratch)
-        for name in FTS_TABLES:
-            live, want = f"temp.{name}_live", f"temp.{name}_want"
-            differ = conn.execute(
-                f"SELECT doc FROM (SELECT * FROM {live} EXCEPT SELECT * FROM {want})"
-                f" UNION SELECT doc FROM (SELECT * FROM {want} EXCEPT SELECT * FROM {live})"
-                " ORDER BY doc LIMIT 6"
-            ).fetchall()
-            if not differ:
-                continue
-            rowids = [int(str(r[0])) for r in differ]
-            failures.append(
-                {
-                    "check": "indexes",
-                    "reason": "search_index_mismatch",
-                    "detail": f"{name} disagrees with the memories for {memory_names(conn, rowids)}"
-                    "; run `aimos index rebuild`",
-                    "table": name,
-                }
-            )
-        conn.execute("ROLLBACK")
+        with q.snapshot(conn):
+            scratch = q.scratch_indexes(conn, FTS_TABLES)
+            rebuild_indexes(conn, scratch)
+            for name in FTS_TABLES:
+                rowids = q.index_differences(conn, name)
+                if not rowids:
+                    continue
+                failures.append(
+                    {
+                        "check": "indexes",
+                        "reason": "search_index_mismatch",
+                        "detail": f"{name} disagrees with the memories for {memory_names(conn, rowids)}"
+                        "; run `aimos index rebuild`",
+                        "table": name,
+                    }
+                )
     finally:
         conn.close()
     return failures

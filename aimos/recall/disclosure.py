@@ -21,7 +21,8 @@ from aimos.crypto.messages import payload_message, request_message
 from aimos.errors import AimosError, DisclosureError
 from aimos.identity.epochs import master_row
 from aimos.ledger.events import read_event
-from aimos.store.connection import Connection, rows
+from aimos.store.connection import Connection
+from aimos.store.queries import recall as q
 from aimos.store.seals import sealed_tables
 from aimos.verify.chains.labels import label_chain_reasons
 from aimos.verify.chains.weights import chain_reasons
@@ -79,16 +80,12 @@ def _live_fields_changed(memory: dict[str, Any], records: _Records) -> str | Non
     return ", ".join(changed) or None
 
 
-def _in(ids: list[str]) -> str:
-    return ", ".join("?" * len(ids))
-
-
 @dataclass
 class _Records:
     """The signed records of a batch of memories, read with one query per table."""
 
     provenance: dict[str, dict[str, Any]]
-    epochs: dict[tuple[str, int], dict[str, Any]]
+    epochs: dict[tuple[str, int], q.SignerEpoch]
     events: dict[str, dict[str, Any]]
     links: dict[str, str]
     signed_successors: dict[str, str]
@@ -105,49 +102,12 @@ class _Records:
     ) -> _Records:
         ids = [m["memory_id"] for m in memories]
         hashes = [m["save_mutation_hash"] for m in memories]
-        provenance = {
-            r["memory_id"]: r
-            for r in rows(
-                conn, f"SELECT * FROM memory_provenance WHERE mutation_hash IN ({_in(hashes)})", hashes
-            )
-        }
-        epochs = {
-            (r["agent_id"], r["valid_from"]): r
-            for r in rows(
-                conn,
-                "SELECT e.agent_id, e.valid_from, e.valid_until, e.public_key_b64u, e.certificate,"
-                " e.cert_fingerprint, r.revoked_at FROM identity_epochs e LEFT JOIN agent_revocations r"
-                " ON r.agent_id = e.agent_id AND r.agent_valid_from = e.valid_from",
-            )
-        }
-        events = {  # each body as signed (a save's is stored deflated: migration 16)
-            r["subject_memory_id"]: read_event(r)
-            for r in rows(
-                conn,
-                f"SELECT * FROM events WHERE subject_memory_id IN ({_in(ids)})"
-                " AND +operation = 'memory_saved'",  # the subject index, not the operation one
-                ids,
-            )
-        }
-        links = {
-            r["old_memory_id"]: r["new_memory_id"]
-            for r in rows(
-                conn,
-                "SELECT old_memory_id, new_memory_id FROM memory_supersessions"
-                f" WHERE old_memory_id IN ({_in(ids)})",
-                ids,
-            )
-        }
-        successors = {
-            r["old_id"]: r["memory_id"]
-            for r in rows(
-                conn,
-                "SELECT json_extract(body_json, '$.supersedes') AS old_id, memory_id FROM memory_provenance"
-                f" WHERE json_extract(body_json, '$.supersedes') IN ({_in(ids)})"
-                " AND json_extract(body_json, '$.supersedes') IS NOT NULL AND event_type = 'SAVE'",
-                ids,
-            )
-        }
+        provenance = {r["memory_id"]: r for r in q.provenance_by_mutation(conn, hashes)}
+        epochs = {(r["agent_id"], r["valid_from"]): r for r in q.signer_epochs(conn)}
+        # each body as signed (a save's is stored deflated: migration 16)
+        events = {r["subject_memory_id"]: read_event(r) for r in q.saved_events(conn, ids)}
+        links = q.supersession_links(conn, ids)
+        successors = q.signed_successors(conn, ids)
         master = master_row(conn)
         redactions = {
             r["memory_id"]: check_record(
@@ -160,7 +120,7 @@ class _Records:
                 created_at=r["created_at"],
                 redaction_id=r["redaction_id"],
             )
-            for r in rows(conn, f"SELECT * FROM memory_redactions WHERE memory_id IN ({_in(ids)})", ids)
+            for r in q.redactions_of(conn, ids)
         }
         chains, labels = known or (chain_reasons(conn, memories), label_chain_reasons(conn, memories))
         shape = sealed_tables(conn)["memories"]
@@ -168,7 +128,7 @@ class _Records:
             mid: shape.content_hash(row)
             for mid, (_reason, record) in redactions.items()
             if record is not None and "contents" in record
-            for row in conn.execute(shape.select() + " WHERE memory_id = ?", (mid,)).fetchall()
+            for row in q.sealed_cells(conn, shape, mid)
         }
         return cls(provenance, epochs, events, links, successors, chains, labels, redactions, cells)
 

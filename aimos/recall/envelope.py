@@ -24,6 +24,7 @@ bind what aimos actually decided; calibration is aimos's effective score, uncali
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 from typing import Any, Final
 
 from aimos.crypto import commitments
@@ -36,7 +37,8 @@ from aimos.identity.requests import VerifiedRequest
 from aimos.ledger.events import append_event, body_sql, read_event
 from aimos.recall.disclosure import Disclosed
 from aimos.recall.policy import Decision
-from aimos.store.connection import Connection, one
+from aimos.store.connection import Connection
+from aimos.store.queries import recall_receipts as q
 from aimos.verify import v2_recall as v2
 from aimos.vocabulary import CONTENT_ADMISSION_SCHEMA as ADMISSION_SCHEMA
 from aimos.vocabulary import EFFECTIVE_SCORE_SCHEMA as CALIBRATION_FORMULA
@@ -338,11 +340,7 @@ def _epoch_body(kind: str, company: str, epoch: dict[str, Any]) -> dict[str, Any
 def _revocation_body(
     conn: Connection, kind: str, company: str, epoch: dict[str, Any], event: dict[str, Any]
 ) -> dict[str, Any]:
-    row = one(
-        conn,
-        "SELECT revoked_at FROM agent_revocations WHERE agent_id = ? AND agent_valid_from = ?",
-        (epoch["agent_id"], epoch["valid_from"]),
-    )
+    row = q.revocation(conn, epoch["agent_id"], epoch["valid_from"])
     revoked = row is not None and int(row["revoked_at"]) <= int(event["ts_signed"])
     return {
         "schema": v2.OBJECT_SCHEMAS[kind],
@@ -361,17 +359,7 @@ def v2_event(conn: Connection, native_event_id: str) -> dict[str, Any] | None:
     # The V2 event is appended by the same housekeeper right after the native receipt event, in the
     # same transaction: look a few ledger positions ahead through the chain's unique index (a scan
     # of every recall_receipt event, each body inflated, would grow with the number of recalls).
-    body = body_sql(conn, "v")
-    row = one(
-        conn,
-        "SELECT v.* FROM events n JOIN events v"
-        " ON v.signer_agent_id = n.signer_agent_id AND v.signer_valid_from = n.signer_valid_from"
-        " AND v.ledger_seq BETWEEN n.ledger_seq + 1 AND n.ledger_seq + 4"
-        " WHERE n.event_id = ? AND v.operation = ?"
-        f" AND json_extract({body}, '$.parent_event_id') = n.event_id"
-        f" AND json_extract({body}, '$.metadata.profile') = ? ORDER BY v.ledger_seq LIMIT 1",
-        (native_event_id, v2.RECALL_OPERATION, V2_EVENT_PROFILE),
-    )
+    row = q.bound_event_row(conn, native_event_id, body_sql(conn, "v"), v2.RECALL_OPERATION, V2_EVENT_PROFILE)
     return None if row is None else read_event(row)
 
 
@@ -395,12 +383,34 @@ def _object(kind: str, body: dict[str, Any], result: int | None, subject: str | 
     }
 
 
-def build_recall_envelope(conn: Connection, receipt_ref: str) -> dict[str, Any]:
-    """The V2 recall-disclosure envelope of one aimos recall receipt (public material only)."""
+@dataclass(frozen=True)
+class _Export:
+    """What one receipt's envelope is assembled from: the stored receipt, its V2 event, the
+    identities and the grant (read in this order; each missing one refuses the export)."""
+
+    receipt_id: str
+    receipt: dict[str, Any]
+    event: dict[str, Any]
+    signed_body: dict[str, Any]
+    meta: dict[str, Any]
+    company: Any
+    master: dict[str, Any]
+    actor: dict[str, Any]
+    hk: dict[str, Any]
+    grant: dict[str, Any]
+    grant_body: Any
+    request_body: dict[str, Any]
+    # of the V2 event's metadata
+    evidence: list[dict[str, Any]]
+    occurrences: dict[str, dict[str, Any]]  # by memory id
+    decisions: dict[str, Any]  # its content_state
+
+
+def _export(conn: Connection, receipt_ref: str) -> _Export:
     from aimos.recall.receipts import resolve_receipt_id
 
     receipt_id = resolve_receipt_id(conn, receipt_ref)
-    r = one(conn, "SELECT * FROM recall_receipts WHERE receipt_id = ?", (receipt_id,))
+    r = q.receipt_row(conn, receipt_id)
     assert r is not None
     event = _v2_event(conn, r["event_id"])
     signed_body: dict[str, Any] = json_loads(event["signed_body"])
@@ -409,13 +419,85 @@ def build_recall_envelope(conn: Connection, receipt_ref: str) -> dict[str, Any]:
     master = master_row(conn)
     actor = _epoch(conn, r["agent_id"], r["agent_valid_from"])
     hk = _epoch(conn, event["signer_agent_id"], event["signer_valid_from"])
-    grant_row = one(conn, "SELECT * FROM recall_grants WHERE mutation_hash = ?", (r["grant_mutation_hash"],))
+    grant_row = q.grant_row(conn, r["grant_mutation_hash"])
     if grant_row is None:
         raise V2ReceiptUnavailableError("the recall's grant is missing")
     grant_body = json_loads(grant_row["signed_body"])
     request_body: dict[str, Any] = json_loads(r["request_body"])
+    evidence: list[dict[str, Any]] = meta["evidence"]
+    occurrences = {o["memory_id"]: o for o in meta["occurrences"]}
+    decisions = meta["content_state"]
+    return _Export(
+        receipt_id,
+        r,
+        event,
+        signed_body,
+        meta,
+        company,
+        master,
+        actor,
+        hk,
+        grant_row,
+        grant_body,
+        request_body,
+        evidence,
+        occurrences,
+        decisions,
+    )
+
+
+def _identity_objects(conn: Connection, x: _Export) -> list[tuple[str, dict[str, Any]]]:
+    """The trust anchor, and the actor's and the housekeeper's epochs and revocation states."""
+    return [
+        (
+            "trust_anchor",
+            {
+                "schema": v2.OBJECT_SCHEMAS["trust_anchor"],
+                "master_fingerprint": x.master["fingerprint"],
+                "master_public_key_b64u": x.master["public_key_b64u"],
+            },
+        ),
+        ("actor_identity_epoch", _epoch_body("actor_identity_epoch", x.company, x.actor)),
+        (
+            "actor_revocation_state",
+            _revocation_body(conn, "actor_revocation_state", x.company, x.actor, x.event),
+        ),
+        ("housekeeper_identity_epoch", _epoch_body("housekeeper_identity_epoch", x.company, x.hk)),
+        (
+            "housekeeper_revocation_state",
+            _revocation_body(conn, "housekeeper_revocation_state", x.company, x.hk, x.event),
+        ),
+    ]
+
+
+def _grant_object(x: _Export) -> dict[str, Any]:
+    grant = x.grant
+    return {
+        "schema": v2.OBJECT_SCHEMAS["effective_recall_grant"],
+        "authority_kind": v2.MASTER_GRANT,
+        "company_id": grant["company_id"],
+        "subject_agent_id": grant["subject_agent_id"],
+        "subject_valid_from": iso_ms(grant["subject_valid_from"]),
+        "allowed": bool(grant["allowed"]),
+        "write_allowed": bool(grant["write_allowed"]),
+        "clearance_ceiling": grant["clearance_ceiling"],
+        "data_class_ceiling": grant["data_class_ceiling"],
+        "master_fingerprint": grant["master_fingerprint"],
+        "signed_body": x.grant_body,
+        "content_hash": grant["content_hash"],
+        "nonce": grant["nonce"],
+        "ts_signed": grant["ts_signed"],
+        "signature_b64u": grant["signature_b64u"],
+        "prev_mutation_hash": grant["prev_mutation_hash"],
+        "mutation_hash": grant["mutation_hash"],
+    }
+
+
+def _request_objects(x: _Export) -> list[tuple[str, dict[str, Any]]]:
+    """The signed request and its request receipt."""
+    r, actor, meta = x.receipt, x.actor, x.meta
     actor_binding = {
-        "company_id": company,
+        "company_id": x.company,
         "actor_agent_id": actor["agent_id"],
         "actor_valid_from": iso_ms(actor["valid_from"]),
         "cert_fingerprint": actor["cert_fingerprint"],
@@ -428,72 +510,20 @@ def build_recall_envelope(conn: Connection, receipt_ref: str) -> dict[str, Any]:
         "ts_signed": r["request_ts"],
         "signature_b64u": r["request_signature_b64u"],
     }
-    evidence: list[dict[str, Any]] = meta["evidence"]
-    occurrences = {o["memory_id"]: o for o in meta["occurrences"]}
-    decisions = meta["content_state"]
-    request_view = {
-        "nonce": r["request_nonce"],
-        "ts_signed": r["request_ts"],
-        "request_hash": r["request_hash"],
-    }
-    agent_view = {
-        "agent_id": actor["agent_id"],
-        "valid_from": actor["valid_from"],
-        "cert_fingerprint": actor["cert_fingerprint"],
-        "identity_tier": actor["identity_tier"],
-    }
-
-    singletons: list[tuple[str, dict[str, Any]]] = [
-        (
-            "trust_anchor",
-            {
-                "schema": v2.OBJECT_SCHEMAS["trust_anchor"],
-                "master_fingerprint": master["fingerprint"],
-                "master_public_key_b64u": master["public_key_b64u"],
-            },
-        ),
-        ("actor_identity_epoch", _epoch_body("actor_identity_epoch", company, actor)),
-        ("actor_revocation_state", _revocation_body(conn, "actor_revocation_state", company, actor, event)),
-        ("housekeeper_identity_epoch", _epoch_body("housekeeper_identity_epoch", company, hk)),
-        (
-            "housekeeper_revocation_state",
-            _revocation_body(conn, "housekeeper_revocation_state", company, hk, event),
-        ),
-        (
-            "effective_recall_grant",
-            {
-                "schema": v2.OBJECT_SCHEMAS["effective_recall_grant"],
-                "authority_kind": v2.MASTER_GRANT,
-                "company_id": grant_row["company_id"],
-                "subject_agent_id": grant_row["subject_agent_id"],
-                "subject_valid_from": iso_ms(grant_row["subject_valid_from"]),
-                "allowed": bool(grant_row["allowed"]),
-                "write_allowed": bool(grant_row["write_allowed"]),
-                "clearance_ceiling": grant_row["clearance_ceiling"],
-                "data_class_ceiling": grant_row["data_class_ceiling"],
-                "master_fingerprint": grant_row["master_fingerprint"],
-                "signed_body": grant_body,
-                "content_hash": grant_row["content_hash"],
-                "nonce": grant_row["nonce"],
-                "ts_signed": grant_row["ts_signed"],
-                "signature_b64u": grant_row["signature_b64u"],
-                "prev_mutation_hash": grant_row["prev_mutation_hash"],
-                "mutation_hash": grant_row["mutation_hash"],
-            },
-        ),
+    return [
         (
             "request_envelope",
             {
                 "schema": v2.OBJECT_SCHEMAS["request_envelope"],
                 **actor_binding,
                 **request_common,
-                "request_body": request_body,
+                "request_body": x.request_body,
                 "request_body_hash": r["request_hash"],
                 "outer_request_hash": r["request_hash"],
                 "normalized_command": json_loads(r["command"]),
                 "command_hash": r["command_hash"],
-                "requested_clearance_level": request_body.get("clearance_level"),
-                "requested_data_class": request_body.get("data_class"),
+                "requested_clearance_level": x.request_body.get("clearance_level"),
+                "requested_data_class": x.request_body.get("data_class"),
             },
         ),
         (
@@ -510,6 +540,14 @@ def build_recall_envelope(conn: Connection, receipt_ref: str) -> dict[str, Any]:
                 "mutation_hash": meta["request_receipt_mutation_hash"],
             },
         ),
+    ]
+
+
+def _decision_objects(x: _Export) -> list[tuple[str, dict[str, Any]]]:
+    """The content-state projection, the epistemic decision, the final security closure and the
+    return projection."""
+    meta, decisions, evidence = x.meta, x.decisions, x.evidence
+    return [
         (
             "content_state_projection",
             {
@@ -541,104 +579,131 @@ def build_recall_envelope(conn: Connection, receipt_ref: str) -> dict[str, Any]:
             },
         ),
         ("return_projection", meta["return_projection"]),
+    ]
+
+
+def _native_receipt_object(x: _Export) -> dict[str, Any]:
+    """The native recall receipt: the V2 event's metadata and the signed event itself."""
+    meta, event, evidence = x.meta, x.event, x.evidence
+    return {
+        "schema": v2.OBJECT_SCHEMAS["native_recall_receipt"],
+        "merkle_schema": v2.NATIVE_RECEIPT_SCHEMA,
+        "command_hash": meta["command_hash"],
+        "outer_request_hash": meta["outer_request_hash"],
+        "authority_mutation_hash": meta["authority_mutation_hash"],
+        "request_receipt_id": meta["request_receipt_id"],
+        "request_receipt_mutation_hash": meta["request_receipt_mutation_hash"],
+        "epistemic_decision_sha256": meta["epistemic_decision_sha256"],
+        "canary_final_security_closure_sha256": meta["canary_final_security_closure_sha256"],
+        "return_projection": meta["return_projection"],
+        "return_projection_event_body_bound": True,
+        "result_count": meta["result_count"],
+        "evidence": evidence,
+        "merkle_entries": _merkle_entries(meta, evidence),
+        "merkle_root": meta["merkle_root"],
+        "event_receipt": {
+            "signed_body": x.signed_body,
+            "content_hash": event["content_hash"],
+            "prev_mutation_hash": event["prev_mutation_hash"],
+            "nonce": event["nonce"],
+            "ts_signed": event["ts_signed"],
+            "mutation_hash": event["mutation_hash"],
+            "signature_b64u": event["signature_b64u"],
+            "signer_certificate": x.hk["certificate"],
+        },
+    }
+
+
+def _memory_objects(x: _Export, entry: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The five objects of one disclosed memory (``entry``: its evidence entry), each body
+    without its schema."""
+    r, meta = x.receipt, x.meta
+    mid, live = entry["memory_id"], entry["live_content_hash"]
+    occ = x.occurrences[mid]
+    native = _occurrence_native(
+        company_id=x.company,
+        occurrence_event_id=occ["occurrence_event_id"],
+        memory_id=mid,
+        live_content_hash=live,
+        verified_agent=x.actor,  # its agent_id, valid_from, cert_fingerprint and identity_tier
+        request={
+            "nonce": r["request_nonce"],
+            "ts_signed": r["request_ts"],
+            "request_hash": r["request_hash"],
+        },
+        request_receipt_mutation_hash=meta["request_receipt_mutation_hash"],
+        authorization_event_id=r["event_id"],
+    )
+    native["occurrence_commitment"] = occ["occurrence_commitment"]
+    return [
+        ("memory_state", {"memory_id": mid, "live_content_hash": live}),
         (
-            "native_recall_receipt",
+            "provenance_chain",
             {
-                "schema": v2.OBJECT_SCHEMAS["native_recall_receipt"],
-                "merkle_schema": v2.NATIVE_RECEIPT_SCHEMA,
-                "command_hash": meta["command_hash"],
-                "outer_request_hash": meta["outer_request_hash"],
-                "authority_mutation_hash": meta["authority_mutation_hash"],
-                "request_receipt_id": meta["request_receipt_id"],
-                "request_receipt_mutation_hash": meta["request_receipt_mutation_hash"],
-                "epistemic_decision_sha256": meta["epistemic_decision_sha256"],
-                "canary_final_security_closure_sha256": meta["canary_final_security_closure_sha256"],
-                "return_projection": meta["return_projection"],
-                "return_projection_event_body_bound": True,
-                "result_count": meta["result_count"],
-                "evidence": evidence,
-                "merkle_entries": _merkle_entries(meta, evidence),
-                "merkle_root": meta["merkle_root"],
-                "event_receipt": {
-                    "signed_body": signed_body,
-                    "content_hash": event["content_hash"],
-                    "prev_mutation_hash": event["prev_mutation_hash"],
-                    "nonce": event["nonce"],
-                    "ts_signed": event["ts_signed"],
-                    "mutation_hash": event["mutation_hash"],
-                    "signature_b64u": event["signature_b64u"],
-                    "signer_certificate": hk["certificate"],
-                },
+                "memory_id": mid,
+                "live_content_hash": live,
+                "save_mutation_hash": entry["save_mutation_hash"],
+                "binding_mutation_hash": entry["binding_mutation_hash"],
             },
         ),
+        (
+            "occurrence",
+            {
+                "memory_id": mid,
+                "live_content_hash_hex": live,
+                "occurrence_form": "v3",
+                "native_schema": v2.OCCURRENCE_V3_SCHEMA,
+                "native_body": native,
+                "occurrence_ref": occ["occurrence_commitment"],
+                "signature_b64u": occ["signature_b64u"],
+                "signer_certificate": x.hk["certificate"],
+            },
+        ),
+        (
+            "epistemic_projection",
+            {
+                "memory_id": mid,
+                "live_content_hash": live,
+                "decision_sha256": meta["epistemic_decision_sha256"],
+                "label": entry["label"],
+            },
+        ),
+        ("receipt_evidence", dict(entry)),
+    ]
+
+
+def build_recall_envelope(conn: Connection, receipt_ref: str) -> dict[str, Any]:
+    """The V2 recall-disclosure envelope of one aimos recall receipt (public material only)."""
+    x = _export(conn, receipt_ref)
+    singletons = [
+        *_identity_objects(conn, x),
+        ("effective_recall_grant", _grant_object(x)),
+        *_request_objects(x),
+        *_decision_objects(x),
+        ("native_recall_receipt", _native_receipt_object(x)),
     ]
     objects = [_object(kind, body, None, None) for kind, body in singletons]
+    evidence = x.evidence
     for ordinal, entry in enumerate(evidence):
-        mid, live = entry["memory_id"], entry["live_content_hash"]
-        occ = occurrences[mid]
-        native = _occurrence_native(
-            company_id=company,
-            occurrence_event_id=occ["occurrence_event_id"],
-            memory_id=mid,
-            live_content_hash=live,
-            verified_agent=agent_view,
-            request=request_view,
-            request_receipt_mutation_hash=meta["request_receipt_mutation_hash"],
-            authorization_event_id=r["event_id"],
-        )
-        native["occurrence_commitment"] = occ["occurrence_commitment"]
-        bodies: list[tuple[str, dict[str, Any]]] = [
-            ("memory_state", {"memory_id": mid, "live_content_hash": live}),
-            (
-                "provenance_chain",
-                {
-                    "memory_id": mid,
-                    "live_content_hash": live,
-                    "save_mutation_hash": entry["save_mutation_hash"],
-                    "binding_mutation_hash": entry["binding_mutation_hash"],
-                },
-            ),
-            (
-                "occurrence",
-                {
-                    "memory_id": mid,
-                    "live_content_hash_hex": live,
-                    "occurrence_form": "v3",
-                    "native_schema": v2.OCCURRENCE_V3_SCHEMA,
-                    "native_body": native,
-                    "occurrence_ref": occ["occurrence_commitment"],
-                    "signature_b64u": occ["signature_b64u"],
-                    "signer_certificate": hk["certificate"],
-                },
-            ),
-            (
-                "epistemic_projection",
-                {
-                    "memory_id": mid,
-                    "live_content_hash": live,
-                    "decision_sha256": meta["epistemic_decision_sha256"],
-                    "label": entry["label"],
-                },
-            ),
-            ("receipt_evidence", dict(entry)),
-        ]
-        for kind, body in bodies:
-            objects.append(_object(kind, {"schema": v2.OBJECT_SCHEMAS[kind], **body}, ordinal, mid))
+        for kind, body in _memory_objects(x, entry):
+            objects.append(
+                _object(kind, {"schema": v2.OBJECT_SCHEMAS[kind], **body}, ordinal, entry["memory_id"])
+            )
     for position, obj in enumerate(objects):
         obj["ordinal"] = position
     root = merkle_root([{f: obj[f] for f in v2.OBJECT_ROOT_FIELDS} for obj in objects])
-    bundle_id = f"aimos-recall-{receipt_id}"
-    fingerprint = master["fingerprint"]
+    bundle_id = f"aimos-recall-{x.receipt_id}"
+    fingerprint = x.master["fingerprint"]
     return {
         "format": dict(v2.FORMAT),
         "bundle_id": bundle_id,
-        "company_id": company,
+        "company_id": x.company,
         "expected_master_fingerprint": fingerprint,
         "result_count": len(evidence),
         "object_count": len(objects),
         "object_root_sha256": root.hex(),
         "objects": objects,
         "bundle_sha256": commitments.v2_bundle_hash(
-            bundle_id, company, bytes.fromhex(fingerprint), len(evidence), root
+            bundle_id, x.company, bytes.fromhex(fingerprint), len(evidence), root
         ).hex(),
     }

@@ -32,7 +32,8 @@ from aimos.recall.envelope import record_v2_receipt
 from aimos.recall.policy import Candidate, Scored, decide, trust_of
 from aimos.recall.receipts import evidence_entry, record_receipt
 from aimos.recall.text import asks_about_aimos, asks_when, query_terms
-from aimos.store.connection import Connection, one, sealer, write_transaction
+from aimos.store.connection import Connection, sealer, write_transaction
+from aimos.store.queries.recall import memories_by_rowid, memory_row
 from aimos.store.seals import check_counts
 from aimos.vocabulary import CLEARANCE_MAX, DATA_CLASSES, PATH_RECALL
 from aimos.vocabulary import RECALL_DEFAULT_LIMIT as DEFAULT_LIMIT
@@ -135,12 +136,7 @@ def _scope(body: dict[str, Any], grant: dict[str, Any]) -> Scope:
 def _load(conn: Connection, ranked: list[tuple[int, float]]) -> list[tuple[Candidate, dict[str, Any]]]:
     if not ranked:
         return []
-    ids = [rowid for rowid, _ in ranked]
-    cursor = conn.execute(
-        f"SELECT rowid AS _rowid, * FROM memories WHERE rowid IN ({', '.join('?' * len(ids))})", ids
-    )
-    names = [d[0] for d in cursor.getdescription()]
-    by_rowid = {r[0]: dict(zip(names, r, strict=True)) for r in cursor}
+    by_rowid = memories_by_rowid(conn, [rowid for rowid, _ in ranked])
     out = []
     for rowid, relevance in ranked:
         m = by_rowid.get(rowid)
@@ -392,7 +388,7 @@ def show(conn: Connection, request: SignedRequest, now: int) -> dict[str, Any]:
             # the answer for an id that does not exist, word for word: an agent learns nothing of
             # a memory above its grant, not even that it exists
             raise MemoryNotFoundError(f"no memory with id {memory_id.strip().lower()}")
-    memory = one(conn, "SELECT * FROM memories WHERE memory_id = ?", (mid,))
+    memory = memory_row(conn, mid)
     if memory is None:  # gone since it was resolved (a purge in between)
         raise MemoryNotFoundError(f"no memory with id {mid}")
     verify_many(conn, [memory], allow_superseded=True)

@@ -14,7 +14,9 @@ from aimos.ledger.events import append_event, read_event
 from aimos.recall.disclosure import Disclosed, verify_for_disclosure
 from aimos.recall.policy import Scored
 from aimos.store.cells import deflate_text, stored_text
-from aimos.store.connection import Connection, one, resolve_uuid_prefix
+from aimos.store.connection import Connection, resolve_uuid_prefix
+from aimos.store.queries.recall import memory_row
+from aimos.store.queries.recall_receipts import epoch_key, event_row, grant_row, insert_receipt, receipt_row
 from aimos.vocabulary import HOUSEKEEPER, PATH_RECALL, REQUEST_METHOD
 from aimos.vocabulary import RECALL_RECEIPT_SCHEMA as RECEIPT_SCHEMA
 
@@ -113,10 +115,7 @@ def record_receipt(
         "created_at": now,
         "decision_deflated": deflate_text(decision_canonical),
     }
-    conn.execute(
-        f"INSERT INTO recall_receipts ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
-        tuple(row.values()),
-    )
+    insert_receipt(conn, row)
     return row
 
 
@@ -152,24 +151,14 @@ def _stored_json(receipt_id: str, column: str, text: str | None) -> Any:
 def receipt_document(conn: Connection, ref: str) -> dict[str, Any]:
     """Everything needed to re-check a receipt offline (public material only)."""
     receipt_id = resolve_receipt_id(conn, ref)
-    r = one(conn, "SELECT * FROM recall_receipts WHERE receipt_id = ?", (receipt_id,))
+    r = receipt_row(conn, receipt_id)
     assert r is not None
-    found = one(conn, "SELECT * FROM events WHERE event_id = ?", (r["event_id"],))
+    found = event_row(conn, r["event_id"])
     assert found is not None
     event = read_event(found)
-    hk = one(
-        conn,
-        "SELECT agent_id, valid_from, public_key_b64u, certificate FROM identity_epochs"
-        " WHERE agent_id = ? AND valid_from = ?",
-        (event["signer_agent_id"], event["signer_valid_from"]),
-    )
-    agent = one(
-        conn,
-        "SELECT agent_id, valid_from, public_key_b64u, certificate FROM identity_epochs"
-        " WHERE agent_id = ? AND valid_from = ?",
-        (r["agent_id"], r["agent_valid_from"]),
-    )
-    grant = one(conn, "SELECT * FROM recall_grants WHERE mutation_hash = ?", (r["grant_mutation_hash"],))
+    hk = epoch_key(conn, event["signer_agent_id"], event["signer_valid_from"])
+    agent = epoch_key(conn, r["agent_id"], r["agent_valid_from"])
+    grant = grant_row(conn, r["grant_mutation_hash"])
     master = master_row(conn)
     return {
         "schema": RECEIPT_SCHEMA,
@@ -227,7 +216,7 @@ def verify_receipt_in_brain(
         return checks
     for entry in evidence:
         name = f"memory {entry['memory_id']} still verifies with the disclosed content"
-        memory = one(conn, "SELECT * FROM memories WHERE memory_id = ?", (entry["memory_id"],))
+        memory = memory_row(conn, entry["memory_id"])
         if memory is None:
             checks.append({"check": name, "ok": False, "detail": "memory missing"})
             continue

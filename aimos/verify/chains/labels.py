@@ -11,14 +11,14 @@ label it carries from the version it corrects (verify/kit/inheritance.py:
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from typing import Any
 
 from aimos.crypto.canonical import json_loads
 from aimos.errors import AimosError
 from aimos.ledger.events import body_sql
-from aimos.store.connection import Connection, rows
+from aimos.store.connection import Connection
+from aimos.store.queries import chains as q
 from aimos.verify.kit.inheritance import Floor, Order, Predecessor, predecessor_at, signed_classification
 from aimos.verify.kit.judgment import judgment_reason
 from aimos.vocabulary import (
@@ -30,20 +30,6 @@ from aimos.vocabulary import (
 )
 
 BATCH = 500
-
-_SQL = """
-SELECT c.*, aimos_epistemic_hash(c.memory_id, c.label, c.confidence_milli, c.live_content_hash,
-                                 c.authority_mutation_hash, c.prev_classification_hash) AS g_recomputed,
-       e.mutation_hash AS e_mutation_hash, e.operation AS e_operation, e.subject_memory_id AS e_subject,
-       e.signed_body AS e_body, i.role AS e_role,
-       aimos_ed25519_verify(i.public_key_b64u, aimos_payload_message(e.signed_body, e.nonce, e.ts_signed),
-                            e.signature_b64u) AS e_sig_ok
-FROM memory_classifications c
-LEFT JOIN events e ON e.event_id = c.authority_event_id
-LEFT JOIN identity_epochs i ON i.agent_id = e.signer_agent_id AND i.valid_from = e.signer_valid_from
-WHERE c.memory_id IN ({ids})
-ORDER BY c.memory_id, c.rowid
-"""
 
 
 def _signed_meta(signed_body: object) -> dict[str, Any] | None:
@@ -101,13 +87,7 @@ def predecessors(conn: Connection, ids: list[str]) -> dict[str, Predecessor]:
     memory_saved event names the old one and orders the moment; the old one's classification
     events give its label and g then), as the portable verifier reads the exported events."""
     saved: dict[str, tuple[Order, str]] = {}
-    for r in rows(
-        conn,
-        f"SELECT subject_memory_id, CAST({body_sql(conn)} AS BLOB) AS signed_body, signer_agent_id,"
-        " signer_valid_from, ledger_seq FROM events"
-        f" WHERE subject_memory_id IN ({','.join('?' * len(ids))}) AND +operation = ?",
-        (*ids, OPERATION_MEMORY_SAVED),
-    ):
+    for r in q.signed_saves(conn, ids, body_sql(conn), OPERATION_MEMORY_SAVED):
         meta = _signed_meta(r["signed_body"])
         if (
             r["signer_agent_id"] != HOUSEKEEPER
@@ -122,19 +102,15 @@ def predecessors(conn: Connection, ids: list[str]) -> dict[str, Predecessor]:
     if not saved:
         return {}
     classified: dict[str, list[tuple[Order, str, str]]] = defaultdict(list)
-    for r in rows(
-        conn,
-        "SELECT ids.value AS subject, CAST(e.signed_body AS BLOB) AS signed_body, e.mutation_hash,"
-        " e.signer_agent_id, e.signer_valid_from, e.ledger_seq FROM json_each(?) ids CROSS JOIN events e"
-        " WHERE e.operation = ? AND json_extract(e.signed_body, '$.subject_memory_id') = ids.value",
-        (json.dumps(sorted({old for _order, old in saved.values()})), OPERATION_EPISTEMIC_CLASSIFIED),
+    for c in q.signed_classifications(
+        conn, sorted({old for _order, old in saved.values()}), OPERATION_EPISTEMIC_CLASSIFIED
     ):
-        meta = _signed_meta(r["signed_body"])
-        if r["signer_agent_id"] != HOUSEKEEPER or meta is None or meta.get("memory_id") != r["subject"]:
+        meta = _signed_meta(c["signed_body"])
+        if c["signer_agent_id"] != HOUSEKEEPER or meta is None or meta.get("memory_id") != c["subject"]:
             continue
-        found = signed_classification(meta, r["mutation_hash"])
+        found = signed_classification(meta, c["mutation_hash"])
         if found is not None:
-            classified[r["subject"]].append(((r["signer_valid_from"], r["ledger_seq"]), *found))
+            classified[c["subject"]].append(((c["signer_valid_from"], c["ledger_seq"]), *found))
     return {mid: predecessor_at(old, classified.get(old, []), moment) for mid, (moment, old) in saved.items()}
 
 
@@ -143,28 +119,20 @@ def label_chain_reasons(
 ) -> dict[str, tuple[str | None, int, str]]:
     """memory_id -> (first failing reason or None, chain length, the label the chain ends in)."""
     out: dict[str, tuple[str | None, int, str]] = {}
-    master = rows(conn, "SELECT public_key_b64u FROM master_identity")
-    master_public_key = str(master[0]["public_key_b64u"]) if master else ""
+    master_public_key = q.master_public_key(conn)
     for start in range(0, len(memories), BATCH):
         batch = memories[start : start + BATCH]
         ids = [m["memory_id"] for m in batch]
-        marks = ",".join("?" * len(ids))
         by_memory: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for r in rows(conn, _SQL.format(ids=marks), ids):
+        for r in q.classification_rows(conn, ids):
             by_memory[r["memory_id"]].append(r)
         # every signed classification event must have its row: a chain cut short (rows deleted,
         # the projection rolled back to what is left) still leaves the signed events behind
         signed: dict[str, set[str]] = defaultdict(set)
         # found by the subject the housekeeper signed, not the subject column (which an edit could
         # point at another memory along with the rows): migration 6's expression index
-        for r in rows(
-            conn,
-            "SELECT ids.value AS subject, e.event_id FROM json_each(?) ids CROSS JOIN events e"
-            " WHERE e.operation = 'memory_epistemic_classified'"
-            " AND json_extract(e.signed_body, '$.subject_memory_id') = ids.value",
-            (json.dumps(ids),),
-        ):
-            signed[r["subject"]].add(r["event_id"])
+        for e in q.classification_events(conn, ids):
+            signed[e["subject"]].add(e["event_id"])
         corrected = predecessors(conn, ids)
         for m in batch:
             chain = by_memory.get(m["memory_id"], [])
@@ -195,12 +163,7 @@ def label_chain_reasons(
 def label_history(conn: Connection, memory_id: str) -> list[dict[str, Any]]:
     """Every classification of a memory, oldest first, with who signed it and why."""
     history = []
-    for r in rows(
-        conn,
-        "SELECT c.*, e.signed_body FROM memory_classifications c JOIN events e"
-        " ON e.event_id = c.authority_event_id WHERE c.memory_id = ? ORDER BY c.rowid",
-        (memory_id,),
-    ):
+    for r in q.classification_history(conn, memory_id):
         meta = json_loads(r["signed_body"]).get("metadata") or {}
         history.append(
             {
