@@ -15,12 +15,14 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol
 
 from aimos.memory.versions import GUIDE_PARAMS, GUIDE_SQL
 from aimos.recall.text import asks, says_when, stem_prefix, tokens, unstamped
 from aimos.store.cells import memory_names
 from aimos.store.connection import Connection
+from aimos.store.engine import open_read_only
 from aimos.store.queries import recall_candidates as q
 from aimos.store.search import (
     POSTING_BUDGET,
@@ -506,7 +508,7 @@ def index_failures(path: str) -> list[dict[str, object]]:
     table into a scratch copy (on a read-only connection of its own, in one snapshot) and every
     indexed token (term, memory, column, position) is compared: a deleted, injected or altered
     index row is named with the memory it belongs to. `aimos index rebuild` repairs either."""
-    conn = q.open_read_only(path)
+    conn = open_read_only(Path(path), as_uri=True)
     failures: list[dict[str, object]] = []
     try:
         with q.snapshot(conn):

@@ -27,7 +27,6 @@ LONG_FUNCTIONS: set[str] = {
     "aimos/learning/outcomes.py:_transition",
     "aimos/mcp/server.py:build_server",
     "aimos/memory/save.py:save_in_transaction",
-    "aimos/recall/envelope.py:build_recall_envelope",
     "aimos/verify/brain/evidence.py:cognitive_evidence",
 }
 

@@ -58,19 +58,12 @@ PENDING: set[str] = {
     "aimos/memory/redaction.py",
     "aimos/memory/save.py",
     "aimos/memory/versions.py",
-    "aimos/recall/candidates.py",
-    "aimos/recall/disclosure.py",
-    "aimos/recall/envelope.py",
-    "aimos/recall/pipeline.py",
-    "aimos/recall/receipts.py",
     "aimos/tui/bench.py",
     "aimos/tui/guard.py",
     "aimos/verify/brain/evidence.py",
     "aimos/verify/brain/outcome.py",
     "aimos/verify/brain/parity.py",
     "aimos/verify/brain/verifier.py",
-    "aimos/verify/chains/labels.py",
-    "aimos/verify/chains/weights.py",
 }
 
 

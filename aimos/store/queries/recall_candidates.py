@@ -10,8 +10,6 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator, Sequence
 
-import apsw
-
 from aimos.store.connection import Connection
 from aimos.store.words import TOKENIZE
 
@@ -106,12 +104,6 @@ def memories_to_index(conn: Connection) -> Iterator[tuple[int, str, str | None, 
 def index_text_row(conn: Connection, table: str, rowid: int, text: str) -> None:
     """One row of an FTS5 index: a memory's rowid and its index text."""
     conn.execute(f"INSERT INTO {table} (rowid, text) VALUES (?, ?)", (rowid, text))
-
-
-def open_read_only(path: str) -> Connection:
-    """A connection that can only read the brain file at ``path`` (SQLite's read-only URI open):
-    no pragma, migration or registered function."""
-    return Connection(f"file:{path}?mode=ro", flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
 
 
 @contextlib.contextmanager
