@@ -208,23 +208,21 @@ def enrol_epoch(
     item = key_item_name(agent_id, valid_from)
     keystore.put(item, b64u_encode(key.seed))
     tier = "T1"
-    q.insert_epoch(
-        conn,
-        EpochRow(
-            agent_id=agent_id,
-            valid_from=valid_from,
-            valid_until=valid_until,
-            role=role,
-            identity_tier=tier,
-            public_key_b64u=key.public_b64u,
-            key_fingerprint=key.fingerprint,
-            certificate=cert.text,
-            cert_fingerprint=cert.fingerprint,
-            device_fp=device_fp,
-            key_ref=item,
-            created_at=now,
-        ),
-    )
+    epoch: EpochRow = {
+        "agent_id": agent_id,
+        "valid_from": valid_from,
+        "valid_until": valid_until,
+        "role": role,
+        "identity_tier": tier,
+        "public_key_b64u": key.public_b64u,
+        "key_fingerprint": key.fingerprint,
+        "certificate": cert.text,
+        "cert_fingerprint": cert.fingerprint,
+        "device_fp": device_fp,
+        "key_ref": item,
+        "created_at": now,
+    }
+    q.insert_epoch(conn, epoch)
     return Signer(agent_id, valid_from, valid_until, key, cert.text, cert.fingerprint, tier)
 
 
@@ -357,25 +355,25 @@ def issue_grant(
     mutation = commitments.recall_authorization_mutation_hash(
         bytes.fromhex(prev_hash) if prev_hash else None, content, nonce, now
     )
-    grant = GrantRow(
-        grant_id=str(uuid.uuid4()),
-        company_id=company_id,
-        subject_agent_id=agent_id,
-        subject_valid_from=valid_from,
-        allowed=int(allowed),
-        write_allowed=int(write_allowed),
-        clearance_ceiling=clearance_ceiling,
-        data_class_ceiling=data_class_ceiling,
-        reason=reason,
-        master_fingerprint=master_fp,
-        signed_body=canonical_text(body),
-        content_hash=content.hex(),
-        nonce=nonce,
-        ts_signed=now,
-        signature_b64u=b64u_encode(signature),
-        prev_mutation_hash=prev_hash,
-        mutation_hash=mutation.hex(),
-    )
+    grant: GrantRow = {
+        "grant_id": str(uuid.uuid4()),
+        "company_id": company_id,
+        "subject_agent_id": agent_id,
+        "subject_valid_from": valid_from,
+        "allowed": int(allowed),
+        "write_allowed": int(write_allowed),
+        "clearance_ceiling": clearance_ceiling,
+        "data_class_ceiling": data_class_ceiling,
+        "reason": reason,
+        "master_fingerprint": master_fp,
+        "signed_body": canonical_text(body),
+        "content_hash": content.hex(),
+        "nonce": nonce,
+        "ts_signed": now,
+        "signature_b64u": b64u_encode(signature),
+        "prev_mutation_hash": prev_hash,
+        "mutation_hash": mutation.hex(),
+    }
     q.insert_grant(conn, grant)
     return cast("dict[str, Any]", grant)
 
@@ -428,22 +426,22 @@ def revoke_epoch(
     signature = master.sign(payload_message(body, nonce, now))
     content = commitments.sha256(canonical_json(body))
     mutation = commitments.agent_revocation_mutation_hash(prior, content, signature)
-    record = RevocationRow(
-        revocation_id=str(uuid.uuid4()),
-        company_id=company_id,
-        agent_id=agent_id,
-        agent_valid_from=valid_from,
-        revoked_at=now,
-        reason=reason,
-        master_fingerprint=master.fingerprint,
-        signed_body=canonical_text(body),
-        content_hash=content.hex(),
-        nonce=nonce,
-        ts_signed=now,
-        signature_b64u=b64u_encode(signature),
-        prior_identity_hash=prior.hex(),
-        mutation_hash=mutation.hex(),
-    )
+    record: RevocationRow = {
+        "revocation_id": str(uuid.uuid4()),
+        "company_id": company_id,
+        "agent_id": agent_id,
+        "agent_valid_from": valid_from,
+        "revoked_at": now,
+        "reason": reason,
+        "master_fingerprint": master.fingerprint,
+        "signed_body": canonical_text(body),
+        "content_hash": content.hex(),
+        "nonce": nonce,
+        "ts_signed": now,
+        "signature_b64u": b64u_encode(signature),
+        "prior_identity_hash": prior.hex(),
+        "mutation_hash": mutation.hex(),
+    }
     q.insert_revocation(conn, record)
     return cast("dict[str, Any]", record)
 

@@ -161,12 +161,5 @@ def record_nonce(conn: Connection, verified: VerifiedRequest, now: int) -> None:
     """The request's nonce, used from now on (verify_request does it unless told not to)."""
     req = verified.request
     insert_nonce(
-        conn,
-        agent_id=verified.agent_id,
-        nonce=req.nonce,
-        valid_from=verified.valid_from,
-        ts_signed=req.ts,
-        signed_path=req.path,
-        request_hash=verified.request_hash,
-        received_at=now,
+        conn, verified.agent_id, req.nonce, verified.valid_from, req.ts, req.path, verified.request_hash, now
     )

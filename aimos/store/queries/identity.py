@@ -14,8 +14,9 @@ class MasterRow(TypedDict):
     created_at: int
 
 
-class EpochRow(TypedDict):
-    """An identity_epochs row (``SELECT *``), as an enrolment writes it."""
+class EpochCore(TypedDict):
+    """An epoch's agent, span, role, tier and public key: what a signed request's check reads of
+    the epoch its certificate names."""
 
     agent_id: str
     valid_from: int
@@ -23,6 +24,11 @@ class EpochRow(TypedDict):
     role: str
     identity_tier: str
     public_key_b64u: str
+
+
+class EpochRow(EpochCore):
+    """An identity_epochs row (``SELECT *``), as an enrolment writes it."""
+
     key_fingerprint: str
     certificate: str
     cert_fingerprint: str
@@ -31,74 +37,58 @@ class EpochRow(TypedDict):
     created_at: int
 
 
-class ListedEpoch(TypedDict):
+class ListedEpoch(EpochCore):
     """An epoch as `epochs_of` lists it: the row (but its creation time) with its revocation."""
 
-    agent_id: str
-    valid_from: int
-    valid_until: int
-    role: str
-    identity_tier: str
     key_fingerprint: str
     cert_fingerprint: str
     key_ref: str
-    public_key_b64u: str
     certificate: str
     device_fp: str
     revoked_at: int | None
     revocation_reason: str | None
 
 
-class RequestEpoch(TypedDict):
-    """What a signed request's check reads of the epoch its certificate names."""
+class MasterSigned(TypedDict):
+    """The columns every master-signed identity record has (a grant, a revocation)."""
 
-    agent_id: str
-    valid_from: int
-    valid_until: int
-    role: str
-    identity_tier: str
-    public_key_b64u: str
+    company_id: str
+    reason: str
+    master_fingerprint: str
+    signed_body: str
+    content_hash: str
+    nonce: str
+    ts_signed: int
+    signature_b64u: str
+    mutation_hash: str
 
 
-class GrantRow(TypedDict):
+class GrantRow(MasterSigned):
     """A recall_grants row (``SELECT *``)."""
 
     grant_id: str
-    company_id: str
     subject_agent_id: str
     subject_valid_from: int
     allowed: int
     write_allowed: int
     clearance_ceiling: int
     data_class_ceiling: str
-    reason: str
-    master_fingerprint: str
-    signed_body: str
-    content_hash: str
-    nonce: str
-    ts_signed: int
-    signature_b64u: str
     prev_mutation_hash: str | None
-    mutation_hash: str
 
 
-class RevocationRow(TypedDict):
+class RevocationRow(MasterSigned):
     """An agent_revocations row."""
 
     revocation_id: str
-    company_id: str
     agent_id: str
     agent_valid_from: int
     revoked_at: int
-    reason: str
-    master_fingerprint: str
-    signed_body: str
-    content_hash: str
-    nonce: str
-    ts_signed: int
-    signature_b64u: str
     prior_identity_hash: str
-    mutation_hash: str
+
+
+def _of_epoch(conn: Connection, sql: str, agent_id: str, valid_from: int) -> dict[str, Any] | None:
+    """The first row ``sql`` (with the epoch's agent id and start as its two parameters) finds."""
+    return one(conn, sql, (agent_id, valid_from))
 
 
 # --- master -------------------------------------------------------------------------------
@@ -163,30 +153,21 @@ def epochs_of(conn: Connection, agent_id: str | None = None) -> list[ListedEpoch
 
 def epoch_row(conn: Connection, agent_id: str, valid_from: int) -> EpochRow | None:
     """The identity epoch row of ``agent_id`` starting at ``valid_from``, if there is one."""
-    return cast(
-        "EpochRow | None",
-        one(
-            conn,
-            "SELECT * FROM identity_epochs WHERE agent_id = ? AND valid_from = ?",
-            (agent_id, valid_from),
-        ),
-    )
+    sql = "SELECT * FROM identity_epochs WHERE agent_id = ? AND valid_from = ?"
+    return cast("EpochRow | None", _of_epoch(conn, sql, agent_id, valid_from))
 
 
 def epoch_certificate(conn: Connection, agent_id: str, valid_from: int) -> str | None:
     """The certificate of the agent's epoch starting at ``valid_from``; None when there is none."""
-    row = one(
-        conn,
-        "SELECT certificate FROM identity_epochs WHERE agent_id = ? AND valid_from = ?",
-        (agent_id, valid_from),
-    )
+    sql = "SELECT certificate FROM identity_epochs WHERE agent_id = ? AND valid_from = ?"
+    row = _of_epoch(conn, sql, agent_id, valid_from)
     return None if row is None else cast(str, row["certificate"])
 
 
-def epoch_by_certificate(conn: Connection, cert_fingerprint: str) -> RequestEpoch | None:
+def epoch_by_certificate(conn: Connection, cert_fingerprint: str) -> EpochCore | None:
     """The epoch whose certificate has this fingerprint, if one is enrolled."""
     return cast(
-        "RequestEpoch | None",
+        "EpochCore | None",
         one(
             conn,
             "SELECT agent_id, valid_from, valid_until, role, identity_tier, public_key_b64u"
@@ -207,25 +188,20 @@ def key_refs(conn: Connection) -> list[str]:
 # --- grants -------------------------------------------------------------------------------
 def current_grant(conn: Connection, agent_id: str, valid_from: int) -> GrantRow | None:
     """The epoch's newest grant row; None when it has none."""
-    return cast(
-        "GrantRow | None",
-        one(
-            conn,
-            "SELECT * FROM recall_grants WHERE subject_agent_id = ? AND subject_valid_from = ?"
-            " ORDER BY rowid DESC LIMIT 1",
-            (agent_id, valid_from),
-        ),
+    sql = (
+        "SELECT * FROM recall_grants WHERE subject_agent_id = ? AND subject_valid_from = ?"
+        " ORDER BY rowid DESC LIMIT 1"
     )
+    return cast("GrantRow | None", _of_epoch(conn, sql, agent_id, valid_from))
 
 
 def newest_grant_hash(conn: Connection, agent_id: str, valid_from: int) -> str | None:
     """The mutation hash of the epoch's newest grant; None when it has none."""
-    row = one(
-        conn,
+    sql = (
         "SELECT mutation_hash FROM recall_grants WHERE subject_agent_id = ? AND subject_valid_from = ?"
-        " ORDER BY rowid DESC LIMIT 1",
-        (agent_id, valid_from),
+        " ORDER BY rowid DESC LIMIT 1"
     )
+    row = _of_epoch(conn, sql, agent_id, valid_from)
     return row["mutation_hash"] if row else None
 
 
@@ -235,22 +211,14 @@ def insert_grant(conn: Connection, grant: GrantRow) -> None:
 
 # --- revocations --------------------------------------------------------------------------
 def is_revoked(conn: Connection, agent_id: str, valid_from: int) -> bool:
-    return bool(
-        one(
-            conn,
-            "SELECT 1 AS x FROM agent_revocations WHERE agent_id = ? AND agent_valid_from = ?",
-            (agent_id, valid_from),
-        )
-    )
+    sql = "SELECT 1 AS x FROM agent_revocations WHERE agent_id = ? AND agent_valid_from = ?"
+    return bool(_of_epoch(conn, sql, agent_id, valid_from))
 
 
 def revoked_at(conn: Connection, agent_id: str, valid_from: int) -> int | None:
     """When the epoch was revoked; None when it is not."""
-    row = one(
-        conn,
-        "SELECT revoked_at FROM agent_revocations WHERE agent_id = ? AND agent_valid_from = ?",
-        (agent_id, valid_from),
-    )
+    sql = "SELECT revoked_at FROM agent_revocations WHERE agent_id = ? AND agent_valid_from = ?"
+    row = _of_epoch(conn, sql, agent_id, valid_from)
     return int(row["revoked_at"]) if row else None
 
 
@@ -300,7 +268,6 @@ def nonce_forwarded(conn: Connection, agent_id: str, nonce: str) -> bool:
 
 def insert_nonce(
     conn: Connection,
-    *,
     agent_id: str,
     nonce: str,
     valid_from: int,
@@ -309,6 +276,7 @@ def insert_nonce(
     request_hash: str,
     received_at: int,
 ) -> None:
+    """A signed request's nonce, used from now on (its epoch, time, path and hash beside it)."""
     conn.execute(
         "INSERT INTO request_nonces (agent_id, nonce, valid_from, ts_signed, signed_path,"
         " request_hash, received_at) VALUES (?,?,?,?,?,?,?)",
