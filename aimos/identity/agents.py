@@ -18,7 +18,6 @@ from aimos.errors import KeychainError, UsageError
 from aimos.identity.epochs import (
     DAY,
     Signer,
-    brain_meta,
     check_agent_id,
     current_grant,
     enrol_epoch,
@@ -32,6 +31,7 @@ from aimos.identity.epochs import (
 )
 from aimos.identity.keystore import Keystore
 from aimos.store.connection import Connection, write_transaction
+from aimos.store.meta import brain_meta
 from aimos.vocabulary import (
     DEFAULT_GRANT_CLEARANCE,
     DEFAULT_GRANT_DATA_CLASS,

@@ -7,7 +7,7 @@ import time
 import uuid
 import weakref
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from aimos.crypto import commitments
 from aimos.crypto.canonical import canonical_json, canonical_text
@@ -26,7 +26,15 @@ from aimos.errors import (
 )
 from aimos.identity.keystore import Keystore
 from aimos.identity.passphrase import seal, unseal
-from aimos.store.connection import Connection, one, rows
+from aimos.store import meta
+from aimos.store.connection import Connection
+
+# brain_meta's reads and writes live in the store (store/meta.py); re-exported here for the modules
+# that still import them from identity (to be switched to aimos.store.meta).
+from aimos.store.meta import brain_meta as brain_meta
+from aimos.store.meta import record_keystore_kind as record_keystore_kind
+from aimos.store.queries import identity as q
+from aimos.store.queries.identity import EpochRow, GrantRow, RevocationRow
 from aimos.vocabulary import (
     AGENT_CLEARANCE_MAX,
     AGENT_REVOCATION_SCHEMA,
@@ -43,9 +51,8 @@ AGENT_ID_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 MASTER_ITEM = "master"
 # the master sealed under a new passphrase while `aimos passphrase change` runs (identity/keymoves.py)
 MASTER_PENDING_ITEM = "master.next"
-# brain_meta is append-only: install records the keystore kind under "keystore", and each
-# `aimos keystore move` appends "keystore.N" (N = 2, 3, ...): the highest N is the brain's keystore
-KEYSTORE_META = "keystore"
+# the brain's keystore kind's key in brain_meta (store/meta.py)
+KEYSTORE_META = meta.KEYSTORE_META
 DAY = 86_400
 # A device of a brain synced through a hub (aimos/hub) starts its epochs on seconds of its own
 # class modulo DEVICE_SLOTS (brain_meta "device_slot": 0 for the device that put the brain on the
@@ -111,39 +118,12 @@ def key_item_name(agent_id: str, valid_from: int) -> str:
     return f"{agent_id}@{valid_from}"
 
 
-def _move_number(key: str) -> int | None:
-    prefix, _, number = key.partition(".")
-    return int(number) if prefix == KEYSTORE_META and number.isdigit() else None
-
-
-def brain_meta(conn: Connection) -> dict[str, str]:
-    """The brain's metadata; "keystore" is the brain's keystore now (the newest move's, if any)."""
-    meta = {r["key"]: r["value"] for r in rows(conn, "SELECT key, value FROM brain_meta")}
-    moves = {n: value for key, value in meta.items() if (n := _move_number(key)) is not None}
-    if moves:
-        meta[KEYSTORE_META] = moves[max(moves)]
-    return meta
-
-
-def record_keystore_kind(conn: Connection, kind: str) -> str:
-    """Append the brain's new keystore kind to brain_meta (inside a write transaction, which
-    seals it); returns the key it was recorded under."""
-    keys = [str(key) for (key,) in conn.execute("SELECT key FROM brain_meta")]
-    numbers = [n for key in keys if (n := _move_number(key)) is not None]
-    key = f"{KEYSTORE_META}.{max(numbers, default=1) + 1}"
-    conn.execute("INSERT INTO brain_meta (key, value) VALUES (?, ?)", (key, kind))
-    return key
-
-
 # --- master -------------------------------------------------------------------------------
 def create_master(conn: Connection, keystore: Keystore, passphrase: str, now: int) -> KeyPair:
     """Create the master key, seal it into the keystore and record its public key."""
     master = KeyPair.generate()
     keystore.put(MASTER_ITEM, seal(master.seed, passphrase))
-    conn.execute(
-        "INSERT INTO master_identity (fingerprint, public_key_b64u, created_at) VALUES (?, ?, ?)",
-        (master.fingerprint, master.public_b64u, now),
-    )
+    q.insert_master(conn, master.fingerprint, master.public_b64u, now)
     return master
 
 
@@ -156,10 +136,10 @@ def master_row(conn: Connection) -> dict[str, Any]:
     cached = _MASTER_BY_CONNECTION.get(conn)
     if cached is not None:
         return dict(cached)
-    row = one(conn, "SELECT fingerprint, public_key_b64u, created_at FROM master_identity")
+    row = q.master_identity(conn)
     if row is None:
         raise IdentityError("this brain has no master identity", "Run `aimos install`.")
-    _MASTER_BY_CONNECTION[conn] = row
+    _MASTER_BY_CONNECTION[conn] = cast("dict[str, Any]", row)
     return dict(row)
 
 
@@ -188,12 +168,11 @@ def unlock_master(conn: Connection, keystore: Keystore, passphrase: str) -> KeyP
 
 # --- epochs -------------------------------------------------------------------------------
 def _next_valid_from(conn: Connection, agent_id: str, now: int) -> int:
-    row = one(conn, "SELECT MAX(valid_from) AS vf FROM identity_epochs WHERE agent_id = ?", (agent_id,))
-    last = row["vf"] if row and row["vf"] is not None else None
-    slot = one(conn, "SELECT value FROM brain_meta WHERE key = ?", (DEVICE_SLOT_META,))
+    last = q.newest_valid_from(conn, agent_id)
+    slot = meta.meta_value(conn, DEVICE_SLOT_META)
     if slot is None:  # a brain on one device
         return now if last is None or last < now else last + 1
-    start = now - (now - int(slot["value"])) % DEVICE_SLOTS
+    start = now - (now - int(slot)) % DEVICE_SLOTS
     while last is not None and start <= last:
         start += DEVICE_SLOTS
     return start
@@ -229,41 +208,26 @@ def enrol_epoch(
     item = key_item_name(agent_id, valid_from)
     keystore.put(item, b64u_encode(key.seed))
     tier = "T1"
-    conn.execute(
-        "INSERT INTO identity_epochs (agent_id, valid_from, valid_until, role, identity_tier,"
-        " public_key_b64u, key_fingerprint, certificate, cert_fingerprint, device_fp, key_ref,"
-        " created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-        (
-            agent_id,
-            valid_from,
-            valid_until,
-            role,
-            tier,
-            key.public_b64u,
-            key.fingerprint,
-            cert.text,
-            cert.fingerprint,
-            device_fp,
-            item,
-            now,
-        ),
-    )
+    epoch: EpochRow = {
+        "agent_id": agent_id,
+        "valid_from": valid_from,
+        "valid_until": valid_until,
+        "role": role,
+        "identity_tier": tier,
+        "public_key_b64u": key.public_b64u,
+        "key_fingerprint": key.fingerprint,
+        "certificate": cert.text,
+        "cert_fingerprint": cert.fingerprint,
+        "device_fp": device_fp,
+        "key_ref": item,
+        "created_at": now,
+    }
+    q.insert_epoch(conn, epoch)
     return Signer(agent_id, valid_from, valid_until, key, cert.text, cert.fingerprint, tier)
 
 
 def epochs(conn: Connection, agent_id: str | None = None) -> list[dict[str, Any]]:
-    sql = (
-        "SELECT e.agent_id, e.valid_from, e.valid_until, e.role, e.identity_tier, e.key_fingerprint,"
-        " e.cert_fingerprint, e.key_ref, e.public_key_b64u, e.certificate, e.device_fp,"
-        " r.revoked_at, r.reason AS revocation_reason"
-        " FROM identity_epochs e LEFT JOIN agent_revocations r"
-        " ON r.agent_id = e.agent_id AND r.agent_valid_from = e.valid_from"
-    )
-    params: tuple[Any, ...] = ()
-    if agent_id is not None:
-        sql += " WHERE e.agent_id = ?"
-        params = (agent_id,)
-    return rows(conn, sql + " ORDER BY e.agent_id, e.valid_from", params)
+    return cast("list[dict[str, Any]]", q.epochs_of(conn, agent_id))
 
 
 def latest_epoch(conn: Connection, agent_id: str) -> dict[str, Any]:
@@ -285,9 +249,7 @@ def latest_epoch(conn: Connection, agent_id: str) -> dict[str, Any]:
 
 def epoch_at(conn: Connection, agent_id: str, valid_from: int) -> dict[str, Any] | None:
     """The identity epoch row of ``agent_id`` starting at ``valid_from``, if there is one."""
-    return one(
-        conn, "SELECT * FROM identity_epochs WHERE agent_id = ? AND valid_from = ?", (agent_id, valid_from)
-    )
+    return cast("dict[str, Any] | None", q.epoch_row(conn, agent_id, valid_from))
 
 
 def epoch_state(epoch: dict[str, Any], now: int) -> str:
@@ -371,13 +333,7 @@ def issue_grant(
     cap = CLEARANCE_MAX if agent_id == HOUSEKEEPER else AGENT_CLEARANCE_MAX
     check_clearance(clearance_ceiling, ceiling=cap)
     data_class_rank(data_class_ceiling)
-    prev = one(
-        conn,
-        "SELECT mutation_hash FROM recall_grants WHERE subject_agent_id = ? AND subject_valid_from = ?"
-        " ORDER BY rowid DESC LIMIT 1",
-        (agent_id, valid_from),
-    )
-    prev_hash = prev["mutation_hash"] if prev else None
+    prev_hash = q.newest_grant_hash(conn, agent_id, valid_from)
     master_fp = master.fingerprint
     body = {
         "schema": RECALL_AUTHORIZATION_SCHEMA,
@@ -399,7 +355,7 @@ def issue_grant(
     mutation = commitments.recall_authorization_mutation_hash(
         bytes.fromhex(prev_hash) if prev_hash else None, content, nonce, now
     )
-    grant = {
+    grant: GrantRow = {
         "grant_id": str(uuid.uuid4()),
         "company_id": company_id,
         "subject_agent_id": agent_id,
@@ -418,20 +374,12 @@ def issue_grant(
         "prev_mutation_hash": prev_hash,
         "mutation_hash": mutation.hex(),
     }
-    conn.execute(
-        f"INSERT INTO recall_grants ({', '.join(grant)}) VALUES ({', '.join('?' * len(grant))})",
-        tuple(grant.values()),
-    )
-    return grant
+    q.insert_grant(conn, grant)
+    return cast("dict[str, Any]", grant)
 
 
 def current_grant(conn: Connection, agent_id: str, valid_from: int) -> dict[str, Any] | None:
-    return one(
-        conn,
-        "SELECT * FROM recall_grants WHERE subject_agent_id = ? AND subject_valid_from = ?"
-        " ORDER BY rowid DESC LIMIT 1",
-        (agent_id, valid_from),
-    )
+    return cast("dict[str, Any] | None", q.current_grant(conn, agent_id, valid_from))
 
 
 # --- revocation ---------------------------------------------------------------------------
@@ -446,18 +394,10 @@ def revoke_epoch(
     now: int,
 ) -> dict[str, Any]:
     """A master-signed revocation (`hom.aimos.agent-revocation/v1`) of one epoch."""
-    epoch = one(
-        conn,
-        "SELECT certificate FROM identity_epochs WHERE agent_id = ? AND valid_from = ?",
-        (agent_id, valid_from),
-    )
-    if epoch is None:
+    certificate = q.epoch_certificate(conn, agent_id, valid_from)
+    if certificate is None:
         raise AgentNotFoundError(f"agent {agent_id!r} has no epoch valid from {valid_from}")
-    if one(
-        conn,
-        "SELECT 1 AS x FROM agent_revocations WHERE agent_id = ? AND agent_valid_from = ?",
-        (agent_id, valid_from),
-    ):
+    if q.is_revoked(conn, agent_id, valid_from):
         raise UsageError(
             f"agent {agent_id}'s epoch valid from {iso_ms(valid_from)} is already revoked",
             f"Run `aimos agent rotate {agent_id}` for a new epoch.",
@@ -466,25 +406,17 @@ def revoke_epoch(
     # before the revocation existed, and every verifier reads "revoked_at <= ts_signed" as signed
     # after it. The revocation therefore falls after the newest thing the epoch signed; requests
     # stop at once all the same, because from now on any recorded revocation refuses them.
-    newest = one(
-        conn,
-        "SELECT MAX(ts) AS ts FROM (SELECT MAX(ts_signed) AS ts FROM request_nonces"
-        " WHERE agent_id = ?1 AND valid_from = ?2"
-        " UNION ALL SELECT MAX(ts_signed) FROM events WHERE signer_agent_id = ?1 AND signer_valid_from = ?2"
-        " UNION ALL SELECT MAX(ts_signed) FROM memory_provenance"
-        " WHERE signer_agent_id = ?1 AND signer_valid_from = ?2)",
-        (agent_id, valid_from),
-    )
-    if newest is not None and newest["ts"] is not None:
-        now = max(now, int(newest["ts"]) + 1)
-    prior = commitments.revocation_prior_identity_hash(agent_id, valid_from, epoch["certificate"])
+    newest = q.newest_signed_by(conn, agent_id, valid_from)
+    if newest is not None:
+        now = max(now, newest + 1)
+    prior = commitments.revocation_prior_identity_hash(agent_id, valid_from, certificate)
     body = {
         "schema": AGENT_REVOCATION_SCHEMA,
         "event_type": "REVOKE_AGENT_IDENTITY",
         "company_id": company_id,
         "agent_id": agent_id,
         "agent_valid_from": iso_ms(valid_from),
-        "target_cert_hash": commitments.sha256(epoch["certificate"].encode("ascii")).hex(),
+        "target_cert_hash": commitments.sha256(certificate.encode("ascii")).hex(),
         "revoked_at": iso_ms(now),
         "reason": reason,
         "master_fingerprint": master.fingerprint,
@@ -494,7 +426,7 @@ def revoke_epoch(
     signature = master.sign(payload_message(body, nonce, now))
     content = commitments.sha256(canonical_json(body))
     mutation = commitments.agent_revocation_mutation_hash(prior, content, signature)
-    record = {
+    record: RevocationRow = {
         "revocation_id": str(uuid.uuid4()),
         "company_id": company_id,
         "agent_id": agent_id,
@@ -510,17 +442,9 @@ def revoke_epoch(
         "prior_identity_hash": prior.hex(),
         "mutation_hash": mutation.hex(),
     }
-    conn.execute(
-        f"INSERT INTO agent_revocations ({', '.join(record)}) VALUES ({', '.join('?' * len(record))})",
-        tuple(record.values()),
-    )
-    return record
+    q.insert_revocation(conn, record)
+    return cast("dict[str, Any]", record)
 
 
 def revocation_at(conn: Connection, agent_id: str, valid_from: int) -> int | None:
-    row = one(
-        conn,
-        "SELECT revoked_at FROM agent_revocations WHERE agent_id = ? AND agent_valid_from = ?",
-        (agent_id, valid_from),
-    )
-    return int(row["revoked_at"]) if row else None
+    return q.revoked_at(conn, agent_id, valid_from)

@@ -34,6 +34,7 @@ from aimos.identity.epochs import MASTER_ITEM, MASTER_PENDING_ITEM
 from aimos.identity.keystore import FileKeystore, Keystore
 from aimos.identity.passphrase import seal, unseal
 from aimos.store.connection import Connection
+from aimos.store.queries.identity import key_refs
 
 
 def lock_path(brain_id: str) -> Path:
@@ -118,12 +119,12 @@ def brain_items(conn: Connection, keystore: Keystore) -> tuple[dict[str, str], l
     device's)."""
     found = {MASTER_ITEM: keystore.get(MASTER_ITEM)}
     missing: list[str] = []
-    for (name,) in conn.execute("SELECT key_ref FROM identity_epochs ORDER BY agent_id, valid_from"):
-        secret = keystore.find(str(name))
+    for name in key_refs(conn):
+        secret = keystore.find(name)
         if secret is None:
-            missing.append(str(name))
+            missing.append(name)
         else:
-            found[str(name)] = secret
+            found[name] = secret
     for name in (KEPT_ANCHOR_ITEM, *HUB_ITEMS):  # the freshness anchor's copy; a hub's URL and key
         held = keystore.find(name)
         if held is not None:

@@ -23,7 +23,8 @@ from aimos.errors import (
 )
 from aimos.identity.epochs import Signer, master_row, revocation_at
 from aimos.identity.trusted import check_identities, verified_grant
-from aimos.store.connection import Connection, one
+from aimos.store.connection import Connection
+from aimos.store.queries.identity import epoch_by_certificate, insert_nonce, nonce_forwarded, nonce_used
 from aimos.vocabulary import HOUSEKEEPER, PATH_SAVE, REQUEST_METHOD, ROLE_AGENT
 
 
@@ -95,12 +96,7 @@ def verify_request(
         signature = b64u_decode(req.signature_b64u)
     except EncodingError as exc:
         raise SignatureError("the request signature is not canonical base64url") from exc
-    epoch = one(
-        conn,
-        "SELECT agent_id, valid_from, valid_until, role, identity_tier, public_key_b64u"
-        " FROM identity_epochs WHERE cert_fingerprint = ?",
-        (cert.fingerprint,),
-    )
+    epoch = epoch_by_certificate(conn, cert.fingerprint)
     # the housekeeper signs saves only (the system-scope guide memories); every other request
     # comes from an agent epoch
     if epoch is None or not (
@@ -148,13 +144,8 @@ def verify_request(
     grant = verified_grant(conn, agent_id, valid_from)
     if grant is None or not grant["allowed"]:
         raise GrantError(f"agent {agent_id!r} has no master-signed grant for this epoch")
-    if one(
-        conn, "SELECT 1 AS x FROM request_nonces WHERE agent_id = ? AND nonce = ?", (agent_id, req.nonce)
-    ) or (
-        received is None
-        and one(
-            conn, "SELECT 1 AS x FROM hub_requests WHERE agent_id = ? AND nonce = ?", (agent_id, req.nonce)
-        )
+    if nonce_used(conn, agent_id, req.nonce) or (
+        received is None and nonce_forwarded(conn, agent_id, req.nonce)
     ):
         raise ReplayError(f"nonce already used by agent {agent_id!r}: the request is a replay")
     request_hash = hashlib.sha256(body_bytes).hexdigest()
@@ -169,8 +160,6 @@ def verify_request(
 def record_nonce(conn: Connection, verified: VerifiedRequest, now: int) -> None:
     """The request's nonce, used from now on (verify_request does it unless told not to)."""
     req = verified.request
-    conn.execute(
-        "INSERT INTO request_nonces (agent_id, nonce, valid_from, ts_signed, signed_path,"
-        " request_hash, received_at) VALUES (?,?,?,?,?,?,?)",
-        (verified.agent_id, req.nonce, verified.valid_from, req.ts, req.path, verified.request_hash, now),
+    insert_nonce(
+        conn, verified.agent_id, req.nonce, verified.valid_from, req.ts, req.path, verified.request_hash, now
     )

@@ -16,9 +16,10 @@ from aimos.crypto.ed25519 import verify
 from aimos.crypto.encoding import b64u_decode, parse_iso_ms
 from aimos.errors import AimosError, IntegrityError
 from aimos.identity.anchors import anchored_fingerprint
-from aimos.identity.epochs import brain_meta, current_grant, data_class_rank, master_row
+from aimos.identity.epochs import current_grant, data_class_rank, master_row
 from aimos.store.connection import Connection
 from aimos.store.functions import payload_message_sql
+from aimos.store.meta import brain_meta
 from aimos.store.seals import RESTORE_HINT, already_checked, check_tables, costed
 
 

@@ -24,19 +24,20 @@ from aimos.store.cells import (
     event_body,
     provenance_body,
 )
-from aimos.store.connection import Connection, one
-from aimos.store.seals import sealed_tables
+from aimos.store.connection import Connection
+from aimos.store.meta import meta_value
+from aimos.store.queries import ledger as q
+
+# The SQL that reads a stored body as signed lives in the store; re-exported here for the modules
+# that still import it from the ledger (to be switched to aimos.store.queries.ledger).
+from aimos.store.queries.ledger import body_sql as body_sql
+from aimos.store.queries.ledger import provenance_body_sql as provenance_body_sql
 from aimos.vocabulary import LEDGER_SCHEMA as LEDGER_VERSION
 
 
 def chain_head(conn: Connection, signer: Signer, company_id: str) -> tuple[int, str]:
     """(last ledger_seq, its mutation hash) of the signer's chain; (0, genesis) when empty."""
-    row = one(
-        conn,
-        "SELECT ledger_seq, mutation_hash FROM events WHERE signer_agent_id = ? AND signer_valid_from = ?"
-        " ORDER BY ledger_seq DESC LIMIT 1",
-        (signer.agent_id, signer.valid_from),
-    )
+    row = q.chain_head_row(conn, signer.agent_id, signer.valid_from)
     if row:
         return int(row["ledger_seq"]), str(row["mutation_hash"])
     genesis = commitments.event_genesis_predecessor(company_id, signer.agent_id, signer.valid_from)
@@ -50,10 +51,10 @@ def brain_company(conn: Connection) -> str:
     """The brain's company (brain_meta is append-only, so a connection may remember it)."""
     cached = _COMPANY_BY_CONNECTION.get(conn)
     if cached is None:
-        row = one(conn, "SELECT value FROM brain_meta WHERE key = 'company_id'")
-        if row is None:
+        value = meta_value(conn, "company_id")
+        if value is None:
             return "personal"
-        cached = _COMPANY_BY_CONNECTION[conn] = str(row["value"])
+        cached = _COMPANY_BY_CONNECTION[conn] = value
     return cached
 
 
@@ -122,45 +123,8 @@ def append_event(
     elif operation in DICTIONARY_EVENT_OPERATIONS:
         packed = deflate_event_text(text, EVENT_DICTIONARY_OF[operation])
         stored["signed_body"], stored["signed_body_deflated"] = "", packed
-    conn.execute(
-        f"INSERT INTO events ({', '.join(stored)}) VALUES ({', '.join('?' * len(stored))})",
-        tuple(stored.values()),
-    )
+    q.insert_event(conn, stored)
     return record
-
-
-def body_sql(conn: Connection, alias: str = "") -> str:
-    """SQL for the signed body of an events row (``alias`` the table's name in the query, if any):
-    what every query that reads or searches event bodies uses, since a recall's is stored deflated
-    (migration 14), a save's and an outcome's against a dictionary (migrations 16 and 17); on a
-    brain not yet migrated (a reader never migrates) every body is its text.
-    NULL for a row whose stored form reads as nothing."""
-    return _stored_sql(
-        conn,
-        "events",
-        "signed_body",
-        alias,
-        "aimos_event_body({p}operation, {p}signed_body, {p}signed_body_deflated)",
-    )
-
-
-def provenance_body_sql(conn: Connection, alias: str = "") -> str:
-    """SQL for the signed body of a memory_provenance row, ``body_sql``'s counterpart: a REWEIGHT
-    node's is stored compactly since migration 18 (store/cells.py provenance_body)."""
-    return _stored_sql(
-        conn,
-        "memory_provenance",
-        "body_json",
-        alias,
-        "aimos_provenance_body({p}event_type, {p}memory_id, {p}body_json, {p}body_deflated)",
-    )
-
-
-def _stored_sql(conn: Connection, table: str, column: str, alias: str, reading: str) -> str:
-    p = f"{alias}." if alias else ""
-    if column not in dict(sealed_tables(conn)[table].stored):
-        return f"{p}{column}"
-    return reading.format(p=p)
 
 
 def read_event(row: dict[str, Any]) -> dict[str, Any]:
