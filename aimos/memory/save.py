@@ -371,33 +371,7 @@ def _append_memory(
     provenance_id = str(uuid.uuid4())
     content_hash = bytes.fromhex(verified.request_hash)  # H(canonicalJSON(body))
     mutation = commitments.provenance_mutation_hash(content_hash, None, req.nonce, req.ts).hex()
-    queries.insert_save_provenance(
-        conn,
-        {
-            "provenance_id": provenance_id,
-            "memory_id": memory_id,
-            "company_id": company,
-            "event_type": "SAVE",
-            "body_json": verified.body_bytes.decode("utf-8"),
-            "content_hash": content_hash.hex(),
-            "prev_mutation_hash": None,
-            "mutation_hash": mutation,
-            "nonce": req.nonce,
-            "ts_signed": req.ts,
-            "signature_b64u": req.signature_b64u,
-            "signature_form": 3,
-            "signed_method": req.method,
-            "signed_path": req.path,
-            "signer_agent_id": verified.agent_id,
-            "signer_valid_from": verified.valid_from,
-            "cert_fingerprint": verified.cert_fingerprint,
-            "identity_tier": verified.identity_tier,
-            "is_genesis": 1,
-            "backfilled": 0,
-            "binding_schema_version": BINDING_SCHEMA_VERSION,
-            "created_at": now,
-        },
-    )
+    _insert_save_node(conn, checked, memory_id, provenance_id, content_hash, mutation, now)
     quarantine = 1 if checked.canary.detected else 0
     # The housekeeper's event first: the memories trigger requires it.
     event = append_event(
@@ -454,6 +428,47 @@ def _append_memory(
         mutation,
         event["event_id"],
         supersedes,
+    )
+
+
+def _insert_save_node(
+    conn: Connection,
+    checked: _Checked,
+    memory_id: str,
+    provenance_id: str,
+    content_hash: bytes,
+    mutation: str,
+    now: int,
+) -> None:
+    """The new memory's signed save: the genesis node of its provenance chain."""
+    verified = checked.verified
+    req = verified.request
+    queries.insert_save_provenance(
+        conn,
+        {
+            "provenance_id": provenance_id,
+            "memory_id": memory_id,
+            "company_id": checked.company,
+            "event_type": "SAVE",
+            "body_json": verified.body_bytes.decode("utf-8"),
+            "content_hash": content_hash.hex(),
+            "prev_mutation_hash": None,
+            "mutation_hash": mutation,
+            "nonce": req.nonce,
+            "ts_signed": req.ts,
+            "signature_b64u": req.signature_b64u,
+            "signature_form": 3,
+            "signed_method": req.method,
+            "signed_path": req.path,
+            "signer_agent_id": verified.agent_id,
+            "signer_valid_from": verified.valid_from,
+            "cert_fingerprint": verified.cert_fingerprint,
+            "identity_tier": verified.identity_tier,
+            "is_genesis": 1,
+            "backfilled": 0,
+            "binding_schema_version": BINDING_SCHEMA_VERSION,
+            "created_at": now,
+        },
     )
 
 
