@@ -30,7 +30,9 @@ from aimos.identity.epochs import Signer, master_row
 from aimos.identity.requests import SignedRequest, VerifiedRequest
 from aimos.identity.trusted import grant_covers
 from aimos.ledger.events import append_event
-from aimos.store.connection import Connection, one, rows, write_transaction
+from aimos.store.connection import Connection, write_transaction
+from aimos.store.queries import epistemic as queries
+from aimos.store.queries.epistemic import ChainHead, ClassifiedMemory, ClusterMember
 from aimos.vocabulary import (
     BASIS_CLASSIFIER,
     BASIS_EXPLICIT,
@@ -47,11 +49,6 @@ from aimos.vocabulary import (
     carried_by_correction,
     raises_trust,
 )
-
-# where a signed classification event says it carries a judgment, and where a judgment's evidence
-# holds the master's signature
-CLAIM_PATH = f"$.metadata.signals.{INHERITED_FROM}"
-MASTER_SIGNATURE_PATH = "$.metadata.evidence.master_signature_b64u"
 
 
 @dataclass(frozen=True)
@@ -79,50 +76,27 @@ class Transition:
         }
 
 
-def _memory(conn: Connection, memory_id: str) -> dict[str, Any]:
-    row = one(
-        conn,
-        "SELECT memory_id, company_id, key, value, source, memory_type, live_content_hash, epistemic_label,"
-        " clearance_level, data_class"
-        " FROM memories WHERE memory_id = ?",
-        (memory_id,),
-    )
+def _memory(conn: Connection, memory_id: str) -> ClassifiedMemory:
+    row = queries.classified_memory(conn, memory_id)
     if row is None:
         raise MemoryNotFoundError(f"no memory {memory_id}")
     return row
 
 
-def _view(row: dict[str, Any]) -> MemoryView:
+def _view(row: ClusterMember) -> MemoryView:
     return MemoryView(row["memory_id"], row["value"], row["key"], row["source"], row["memory_type"])
 
 
-def newest(conn: Connection, memory_id: str) -> dict[str, Any] | None:
+def newest(conn: Connection, memory_id: str) -> ChainHead | None:
     """The memory's newest classification; its basis as the signed event says (not the row)."""
-    return one(
-        conn,
-        "SELECT c.classification_hash, c.label, c.confidence_milli,"
-        " json_extract(e.signed_body, '$.metadata.basis') AS basis"
-        " FROM memory_classifications c JOIN events e ON e.event_id = c.authority_event_id"
-        " WHERE c.memory_id = ? ORDER BY c.rowid DESC LIMIT 1",
-        (memory_id,),
-    )
+    return queries.newest_classification(conn, memory_id)
 
 
 def owed_label(conn: Connection, memory_id: str) -> str | None:
     """The label a corrected version carries from the version it corrects (its classification
     that says so), unless a judgment the master signed came after it; else None. The classifier
     never makes the memory more trusting than this (migration 9's trigger reads it the same way)."""
-    row = one(
-        conn,
-        "SELECT c.label FROM memory_classifications c JOIN events e ON e.event_id = c.authority_event_id"
-        " WHERE c.memory_id = ? AND c.basis = ? AND json_extract(e.signed_body, ?) IS NOT NULL"
-        " AND NOT EXISTS (SELECT 1 FROM memory_classifications j JOIN events je"
-        " ON je.event_id = j.authority_event_id WHERE j.memory_id = c.memory_id AND j.rowid > c.rowid"
-        " AND j.basis = ? AND json_extract(je.signed_body, ?) IS NOT NULL)"
-        " ORDER BY c.rowid DESC LIMIT 1",
-        (memory_id, BASIS_CLASSIFIER, CLAIM_PATH, BASIS_EXPLICIT, MASTER_SIGNATURE_PATH),
-    )
-    return str(row["label"]) if row else None
+    return queries.carried_label(conn, memory_id)
 
 
 def inherit_judgment(
@@ -213,39 +187,27 @@ def append_classification(
         bytes.fromhex(event["mutation_hash"]),
         bytes.fromhex(prev) if prev else None,
     ).hex()
-    conn.execute(
-        "INSERT INTO memory_classifications (classification_id, memory_id, company_id, label,"
-        " confidence_milli, basis, live_content_hash, authority_event_id, authority_mutation_hash,"
-        " prev_classification_hash, classification_hash, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-        (
-            str(uuid.uuid4()),
-            memory_id,
-            memory["company_id"],
-            label,
-            confidence_milli,
-            basis,
-            memory["live_content_hash"],
-            event["event_id"],
-            event["mutation_hash"],
-            prev,
-            g,
-            now,
-        ),
+    queries.insert_classification(
+        conn,
+        {
+            "classification_id": str(uuid.uuid4()),
+            "memory_id": memory_id,
+            "company_id": memory["company_id"],
+            "label": label,
+            "confidence_milli": confidence_milli,
+            "basis": basis,
+            "live_content_hash": memory["live_content_hash"],
+            "authority_event_id": event["event_id"],
+            "authority_mutation_hash": event["mutation_hash"],
+            "prev_classification_hash": prev,
+            "classification_hash": g,
+            "created_at": now,
+        },
     )
     if memory["epistemic_label"] != label:
-        conn.execute("UPDATE memories SET epistemic_label = ? WHERE memory_id = ?", (label, memory_id))
+        queries.set_label(conn, memory_id, label)
     return Transition(
         memory_id, label, confidence_milli, basis, g, event["event_id"], memory["epistemic_label"]
-    )
-
-
-def _cluster(conn: Connection, company_id: str, fingerprint: str) -> list[dict[str, Any]]:
-    return rows(
-        conn,
-        "SELECT m.memory_id, m.company_id, m.key, m.value, m.source, m.memory_type, m.live_content_hash,"
-        " m.epistemic_label FROM epistemic_fingerprints f JOIN memories m ON m.memory_id = f.memory_id"
-        " WHERE f.company_id = ? AND f.fingerprint = ? ORDER BY f.rowid",
-        (company_id, fingerprint),
     )
 
 
@@ -260,12 +222,8 @@ def classify_at_save(conn: Connection, housekeeper: Signer, memory_id: str, now:
     lq = leading_question(memory["value"])
     if lq is None:
         return []
-    conn.execute(
-        "INSERT INTO epistemic_fingerprints (memory_id, company_id, fingerprint, created_at)"
-        " VALUES (?,?,?,?)",
-        (memory_id, memory["company_id"], lq.fingerprint, now),
-    )
-    members = _cluster(conn, memory["company_id"], lq.fingerprint)
+    queries.insert_fingerprint(conn, memory_id, memory["company_id"], lq.fingerprint, now)
+    members = queries.cluster_members(conn, memory["company_id"], lq.fingerprint)
     computed = {m["memory_id"]: features(_view(m)) for m in members}  # each member's once
     views = list(computed.values())
     done = []
@@ -283,14 +241,10 @@ def relabel_arrivals(conn: Connection, housekeeper: Signer, memory_ids: Iterable
     caller holds the write transaction. How many labels changed."""
     changed = 0
     for memory_id in memory_ids:
-        found = one(
-            conn,
-            "SELECT company_id, fingerprint FROM epistemic_fingerprints WHERE memory_id = ?",
-            (memory_id,),
-        )
+        found = queries.fingerprint_of(conn, memory_id)
         if found is None:
             continue
-        members = _cluster(conn, found["company_id"], found["fingerprint"])
+        members = queries.cluster_members(conn, found["company_id"], found["fingerprint"])
         computed = {m["memory_id"]: features(_view(m)) for m in members}
         changed += len(_relabel_members(conn, housekeeper, memory_id, members, computed, now))
     return changed
@@ -300,7 +254,7 @@ def _relabel_members(
     conn: Connection,
     housekeeper: Signer,
     memory_id: str,
-    members: list[dict[str, Any]],
+    members: list[ClusterMember],
     computed: dict[str, Any],
     now: int,
 ) -> list[Transition]:

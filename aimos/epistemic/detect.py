@@ -24,7 +24,7 @@ except that independent support clears a detector's own adverse label)."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -48,8 +48,9 @@ from aimos.epistemic.chain import Transition, append_classification
 from aimos.epistemic.nli import PluggedJudge, active_judge
 from aimos.identity.devices import is_home
 from aimos.identity.epochs import Signer
-from aimos.store.connection import Connection, rows
-from aimos.store.search import budgeted_probe, fts_match, where_clause
+from aimos.store.connection import Connection
+from aimos.store.queries import epistemic_detection as queries
+from aimos.store.queries.epistemic_detection import LabelHead, PassageRow
 from aimos.store.vectors import of_memories
 from aimos.vocabulary import (
     AGREEMENT_DETECTOR_VERSION,
@@ -76,13 +77,8 @@ QUERY_WORDS = 16
 NEIGHBOUR_BUDGET = 300
 CLEARABLE = frozenset({POISON_SUSPECT, POISON_LIKELY})
 
-_COLUMNS = (
-    "m.memory_id, m.value, m.source, m.author_agent_id, m.author_valid_from, m.created_at,"
-    " m.epistemic_label, m.rowid AS rowid"
-)
 
-
-def _passage(row: dict[str, Any]) -> Passage:
+def _passage(row: Mapping[str, Any]) -> Passage:
     return Passage(
         row["memory_id"],
         row["value"],
@@ -93,7 +89,7 @@ def _passage(row: dict[str, Any]) -> Passage:
     )
 
 
-def _rowid(row: dict[str, Any]) -> int:
+def _rowid(row: Mapping[str, Any]) -> int:
     """A memories row's rowid: the detector's queries name it rowid, a recall's candidates _rowid."""
     return int(row.get("rowid") or row.get("_rowid") or 0)
 
@@ -106,16 +102,9 @@ def _neighbours(
     origin's passage on it may share few words with this one), and those burst saves; and the
     burst saves alone. Only memories saved up to it (rowid ``upto``): the brain at its save."""
     p = mine.passage
-    found: dict[str, dict[str, Any]] = {}
+    found: dict[str, PassageRow] = {}
     burst = []
-    for row in rows(
-        conn,
-        f"SELECT {_COLUMNS} FROM memories m WHERE m.company_id = ? AND m.created_at >= ?"
-        " AND m.author_agent_id = ? AND m.author_valid_from = ? AND m.scope != ? AND m.rowid <= ?"
-        # (the (company, created_at) index read backwards: no sort of a busy burst's rows)
-        " ORDER BY m.created_at DESC, m.rowid DESC LIMIT ?",
-        (company_id, p.created_at - BURST_SECONDS, p.author[0], p.author[1], SYSTEM_SCOPE, upto, NEIGHBOURS),
-    ):
+    for row in queries.burst_rows(conn, company_id, p.created_at - BURST_SECONDS, p.author, upto, NEIGHBOURS):
         found[row["memory_id"]] = row
         if row["memory_id"] != p.memory_id:
             burst.append(row["memory_id"])
@@ -128,7 +117,7 @@ def _neighbours(
     return list(computed.values()), [computed[mid] for mid in burst]
 
 
-def _search(conn: Connection, company_id: str, content: Iterable[str], upto: int) -> list[dict[str, Any]]:
+def _search(conn: Connection, company_id: str, content: Iterable[str], upto: int) -> list[PassageRow]:
     """The NEIGHBOURS memories the longest of ``content``'s words find best (FTS5, any word),
     within the scan budget (store.search: the rarest of those words that fit it, in the newest
     part of the brain when even they match more; a brain of alike memories otherwise made every
@@ -136,14 +125,7 @@ def _search(conn: Connection, company_id: str, content: Iterable[str], upto: int
     words = sorted(content, key=lambda w: (-len(w), w))[:QUERY_WORDS]
     if not words:
         return []
-    where, params = where_clause("memory_fts", budgeted_probe(conn, words, NEIGHBOUR_BUDGET, upto))
-    return rows(
-        conn,
-        f"SELECT {_COLUMNS} FROM (SELECT rowid FROM memory_fts WHERE {where}"
-        " ORDER BY rank LIMIT ?) f JOIN memories m ON m.rowid = f.rowid WHERE m.company_id = ?"
-        " AND m.scope != ?",  # aimos's own guides are no agent's claims: never judged, never a peer
-        (*params, NEIGHBOURS, company_id, SYSTEM_SCOPE),
-    )
+    return queries.word_neighbours(conn, company_id, words, NEIGHBOUR_BUDGET, upto, NEIGHBOURS)
 
 
 # each memory's features, computed once per process (a memory's text never changes, except that
@@ -152,7 +134,7 @@ _FEATURES: dict[tuple[str, str], Features] = {}
 FEATURES_KEPT = 20_000
 
 
-def _features(row: dict[str, Any]) -> Features:
+def _features(row: Mapping[str, Any]) -> Features:
     key = (row["memory_id"], row["value"])
     found = _FEATURES.get(key)
     if found is None:
@@ -167,20 +149,10 @@ def _frequency(conn: Connection, limit: int, upto: int = 0) -> Callable[[str], i
     past ``limit`` (rare or not is all the kernel asks) and remembered for the save; ``upto`` > 0:
     among the memories up to that rowid."""
     seen: dict[str, int] = {}
-    bound, bounds = (" AND rowid <= ?", (upto,)) if upto else ("", ())
 
     def count(span: str) -> int:
         if span not in seen:
-            phrase = fts_match([span])
-            seen[span] = int(
-                next(
-                    conn.execute(
-                        "SELECT COUNT(*) FROM"
-                        f" (SELECT rowid FROM memory_fts WHERE memory_fts MATCH ?{bound} LIMIT ?)",
-                        (phrase, *bounds, limit + 1),
-                    )
-                )[0]
-            )
+            seen[span] = queries.memories_holding(conn, span, limit + 1, upto)
         return seen[span]
 
     return count
@@ -215,29 +187,22 @@ def _similarity(conn: Connection, passages: Sequence[Features]) -> Similarity | 
     return by_vectors(found) if len(found) >= 2 else None
 
 
-def _heads(conn: Connection, ids: list[str]) -> dict[str, dict[str, Any]]:
+def _heads(conn: Connection, ids: list[str]) -> dict[str, LabelHead]:
     """Each memory's newest classification as its signed event says: its label and basis, and
     whether the memory carries a judgment of the version it corrects (any row of its chain: the
     store refuses a label more trusting than the carried one, so it is never cleared)."""
     if not ids:
         return {}
-    marks = ",".join("?" * len(ids))
-    out: dict[str, dict[str, Any]] = {}
-    for row in rows(
-        conn,
-        "SELECT c.memory_id, c.label, json_extract(e.signed_body, '$.metadata.basis') AS basis,"
-        " json_extract(e.signed_body, '$.metadata.signals.inherited_from') AS inherited"
-        " FROM memory_classifications c JOIN events e ON e.event_id = c.authority_event_id"
-        f" WHERE c.memory_id IN ({marks}) ORDER BY c.rowid",
-        ids,
-    ):
-        if out.get(row["memory_id"], {}).get("inherited") is not None:
-            row = {**row, "inherited": out[row["memory_id"]]["inherited"]}
+    out: dict[str, LabelHead] = {}
+    for row in queries.label_heads(conn, ids):
+        carried = out[row["memory_id"]]["inherited"] if row["memory_id"] in out else None
+        if carried is not None:
+            row = {**row, "inherited": carried}
         out[row["memory_id"]] = row  # the last row per memory is its newest (carrying: any row)
     return out
 
 
-def _applies(verdict: Verdict, current: str, head: dict[str, Any] | None) -> bool:
+def _applies(verdict: Verdict, current: str, head: LabelHead | None) -> bool:
     if head is not None and (head["basis"] == "explicit" or head["inherited"] is not None):
         return False
     if verdict.label == UNVERIFIED:
@@ -245,20 +210,10 @@ def _applies(verdict: Verdict, current: str, head: dict[str, Any] | None) -> boo
     return TRUST_RANK.get(verdict.label, 0) < TRUST_RANK.get(current, 0)
 
 
-# how far the queue is judged: the newest run's mark (runs only move forward, migration 15's
-# trigger; the newest is one lookup by its key where a MAX over every run would grow with them)
-_JUDGED_THROUGH = "COALESCE((SELECT through_seq FROM detection_runs ORDER BY seq DESC LIMIT 1), 0)"
-
-
 def pending(conn: Connection) -> int:
     """How many saved memories the detector has yet to judge (migration 15's queue past its last
     run): two index lookups."""
-    return int(
-        rows(
-            conn,
-            f"SELECT COALESCE((SELECT MAX(seq) FROM detection_queue), 0) - {_JUDGED_THROUGH} AS n",
-        )[0]["n"]
-    )
+    return queries.detection_backlog(conn)
 
 
 def judge_pending(
@@ -278,10 +233,7 @@ def judge_pending(
     (eval perf)."""
     if not is_home(conn):  # the home alone appends to label chains; it judges these on arrival
         return []
-    queued = rows(
-        conn,
-        f"SELECT seq, memory_id FROM detection_queue WHERE seq > {_JUDGED_THROUGH} ORDER BY seq",
-    )
+    queued = queries.queued_unjudged(conn)
     done: list[Transition] = []
     judge = active_judge() if queued else None  # the NLI judge a person enabled, or None
     for entry in queued:
@@ -290,9 +242,7 @@ def judge_pending(
         if times is not None:
             times.append(time.perf_counter() - started)
     if queued:
-        conn.execute(
-            "INSERT INTO detection_runs (through_seq, ran_at) VALUES (?, ?)", (int(queued[-1]["seq"]), now)
-        )
+        queries.insert_detection_run(conn, int(queued[-1]["seq"]), now)
     judged = {str(entry["memory_id"]) for entry in queued}
     for memory_id in _judged_before(conn, embedded):
         if memory_id not in judged:
@@ -305,19 +255,11 @@ def _judged_before(conn: Connection, embedded: Sequence[int]) -> list[str]:
     (the queue is in save order, as rowids are), oldest first."""
     if not embedded:
         return []
-    through = rows(
-        conn,
-        "SELECT COALESCE((SELECT m.rowid FROM detection_queue q JOIN memories m ON m.memory_id = q.memory_id"
-        f" WHERE q.seq = {_JUDGED_THROUGH}), 0) AS upto",
-    )[0]["upto"]
-    wanted = sorted(r for r in embedded if r <= int(through))
+    through = queries.last_judged_rowid(conn)
+    wanted = sorted(r for r in embedded if r <= through)
     if not wanted:
         return []
-    marks = ",".join("?" * len(wanted))
-    return [
-        str(r["memory_id"])
-        for r in rows(conn, f"SELECT memory_id FROM memories WHERE rowid IN ({marks}) ORDER BY rowid", wanted)
-    ]
+    return queries.memory_ids_at(conn, wanted)
 
 
 def settle(conn: Connection, housekeeper: Signer, now: int) -> int:
@@ -340,22 +282,17 @@ def judge_saved(
     counts of its words and the brain's size among the memories saved up to it (its rowid); a
     conversation turn is not looked at (UNCHECKED_TYPES). ``judge``: the NLI judge a person
     enabled (epistemic.nli), which decides the relations it is sure of."""
-    found = rows(
-        conn,
-        f"SELECT {_COLUMNS}, m.company_id, m.memory_type, m.scope, m.rowid AS upto FROM memories m"
-        " WHERE m.memory_id = ?",
-        (memory_id,),
-    )
-    if not found:
+    found = queries.saved_row(conn, memory_id)
+    if found is None:
         return []
-    if found[0]["memory_type"] in UNCHECKED_TYPES or found[0]["scope"] == SYSTEM_SCOPE:
+    if found["memory_type"] in UNCHECKED_TYPES or found["scope"] == SYSTEM_SCOPE:
         return []
-    mine = _features(found[0])
+    mine = _features(found)
     if len(mine.content) < 3:
         return []
-    company = found[0]["company_id"]
+    company = found["company_id"]
     # the brain's size at its save, near enough (rowids are never reused: nothing is deleted)
-    size = upto = int(found[0]["upto"])
+    size = upto = int(found["upto"])
     neighbours, recent = _neighbours(conn, company, mine, upto)
     limit = rare_limit(len(neighbours), size)
     frequency = _frequency(conn, limit, upto)
@@ -476,7 +413,7 @@ def contested_in_recall(
     judged = [r for r in eligible if r["memory_id"] in close]
     if not _may_share_origin(judged):
         return {}
-    size = int(rows(conn, "SELECT COALESCE(MAX(rowid), 0) AS n FROM memories")[0]["n"])
+    size = queries.newest_rowid(conn)
     found = [_features(r) for r in near]
     frequency = _frequency(conn, rare_limit(len(candidates), size))
     return contested_at_recall(

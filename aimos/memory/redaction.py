@@ -11,6 +11,7 @@ WAL after the commit). ``apply_record`` puts an existing record into another cop
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import partial
 from typing import Any
 
@@ -20,8 +21,10 @@ from aimos.crypto.ed25519 import KeyPair
 from aimos.crypto.encoding import b64u_encode, iso_ms
 from aimos.errors import IntegrityError, MemoryNotFoundError, UsageError
 from aimos.store import vectors
-from aimos.store.connection import Connection, one, rows
-from aimos.store.seals import REDACTIONS, TableShape, sealed_tables
+from aimos.store.connection import Connection
+from aimos.store.queries import memory_redaction as queries
+from aimos.store.queries.memory_redaction import HeldMemory, SaveNode
+from aimos.store.seals import TableShape, sealed_tables
 from aimos.verify.kit.redaction import (
     REDACTED_TABLES,
     REMOVED_CELLS,
@@ -41,10 +44,10 @@ from aimos.vocabulary import REDACTION_SCHEMA
 
 
 def _row(conn: Connection, shape: TableShape, rowid: int) -> tuple[Any, ...]:
-    found = conn.execute(shape.select() + " WHERE rowid = ?", (rowid,)).fetchall()
-    if not found:
+    found = queries.sealed_row(conn, shape, rowid)
+    if found is None:
         raise IntegrityError(f"{shape.name} row {rowid} is missing")
-    return tuple(found[0])
+    return found
 
 
 def _swapped(shape: TableShape, row: tuple[Any, ...], cells: dict[str, Any]) -> tuple[Any, ...]:
@@ -59,11 +62,7 @@ def _swapped(shape: TableShape, row: tuple[Any, ...], cells: dict[str, Any]) -> 
 
 def redaction_of(conn: Connection, memory_id: str) -> dict[str, Any] | None:
     """The memory's redaction record (parsed) with its id, or None when its text is there."""
-    found = one(
-        conn,
-        f"SELECT redaction_id, record_json, signature_b64u FROM {REDACTIONS} WHERE memory_id = ?",
-        (memory_id,),
-    )
+    found = queries.record_of(conn, memory_id)
     if found is None:
         return None
     record = parse_record(found["record_json"])
@@ -78,40 +77,23 @@ def redaction_of(conn: Connection, memory_id: str) -> dict[str, Any] | None:
 def redactions(conn: Connection) -> list[dict[str, Any]]:
     """Every stored record as stored (record text and signature), oldest first: what is kept
     outside the brain and re-applied to a backup or a restored brain."""
-    return rows(
-        conn,
-        f"SELECT redaction_id, memory_id, record_json, signature_b64u FROM {REDACTIONS} ORDER BY rowid",
-    )
+    return queries.stored_records(conn)
 
 
 def redacted_ids(conn: Connection, memory_ids: list[str]) -> dict[str, dict[str, Any]]:
     """Of these memories, the redacted ones with their records."""
     if not memory_ids:
         return {}
-    marks = ", ".join("?" * len(memory_ids))
-    found = rows(
-        conn,
-        f"SELECT memory_id, record_json FROM {REDACTIONS} WHERE memory_id IN ({marks})",
-        tuple(memory_ids),
-    )
+    found = queries.records_of(conn, memory_ids)
     return {r["memory_id"]: record for r in found if (record := parse_record(r["record_json"])) is not None}
 
 
-def _held(conn: Connection, memory_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
+def _held(conn: Connection, memory_id: str) -> tuple[HeldMemory, SaveNode]:
     """The two rows that hold the memory's text: its row and its save provenance node."""
-    memory = one(
-        conn,
-        "SELECT rowid, memory_id, company_id, live_content_hash, save_provenance_id, save_mutation_hash"
-        " FROM memories WHERE memory_id = ?",
-        (memory_id,),
-    )
+    memory = queries.held_memory(conn, memory_id)
     if memory is None:
         raise MemoryNotFoundError(f"no memory {memory_id}")
-    save = one(
-        conn,
-        "SELECT rowid, body_json, content_hash, mutation_hash FROM memory_provenance WHERE provenance_id = ?",
-        (memory["save_provenance_id"],),
-    )
+    save = queries.save_node(conn, memory["save_provenance_id"])
     if save is None:
         raise IntegrityError(f"memory {memory_id} has no save provenance node")
     return memory, save
@@ -150,7 +132,7 @@ def row_change(
 
 
 def _swaps(
-    conn: Connection, memory: dict[str, Any], save: dict[str, Any], removed: tuple[str, ...]
+    conn: Connection, memory: HeldMemory, save: SaveNode, removed: tuple[str, ...]
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], str]:
     """What removing ``removed`` changes here: each row's seal row hash before and after (``rows``,
     this brain's), the hash of its cells alone before and after (``contents``, the same on every
@@ -167,8 +149,8 @@ def _swaps(
 
 
 def portable_body(
-    memory: dict[str, Any],
-    save: dict[str, Any],
+    memory: Mapping[str, Any],
+    save: Mapping[str, Any],
     removed: tuple[str, ...],
     contents: list[dict[str, Any]],
     body_text: str,
@@ -263,7 +245,7 @@ def redact_memory(
     return {**portable, "rows": swaps, "redaction_id": stored["redaction_id"]}
 
 
-def portable_part(stored: dict[str, Any]) -> dict[str, str] | None:
+def portable_part(stored: Mapping[str, Any]) -> dict[str, str] | None:
     """What travels of a stored record to the other devices of a synced brain: its portable part
     and the master's signature (None for a v1 or v2 record, bound to this brain's rowids)."""
     record = parse_record(stored["record_json"])
@@ -275,9 +257,7 @@ def portable_part(stored: dict[str, Any]) -> dict[str, str] | None:
 def travelling(conn: Connection, memory_id: str) -> dict[str, str]:
     """The event fields that carry the memory's redaction record to the other devices of a synced
     brain (``redaction_record``, ``redaction_signature_b64u``); none for a v1 or v2 record."""
-    found = one(
-        conn, f"SELECT record_json, signature_b64u FROM {REDACTIONS} WHERE memory_id = ?", (memory_id,)
-    )
+    found = queries.record_of(conn, memory_id)
     part = None if found is None else portable_part(found)
     return (
         {}
@@ -292,7 +272,7 @@ def localized_record(conn: Connection, portable_text: str, signature_b64u: str) 
     A record the master did not sign, of another brain, or of a memory that differs here is
     refused naming the memory (IntegrityError); a memory this brain does not hold:
     MemoryNotFoundError."""
-    master = one(conn, "SELECT public_key_b64u, fingerprint FROM master_identity")
+    master = queries.master_key(conn)
     assert master is not None  # a brain without its master opens nowhere
     _reason, record = check_record(
         portable_text, signature_b64u, master["public_key_b64u"], master["fingerprint"], portable=True
@@ -304,9 +284,9 @@ def localized_record(conn: Connection, portable_text: str, signature_b64u: str) 
             "misbehaving; revoke it (`aimos hub revoke DEVICE`).",
             reason="redaction_not_the_masters",
         )
-    brain = one(conn, "SELECT value FROM brain_meta WHERE key = 'brain_id'")
+    brain = queries.brain_id(conn)
     mid = record["memory_id"]
-    if brain is None or record["brain_id"] != brain["value"]:
+    if brain is None or record["brain_id"] != brain:
         raise IntegrityError(
             f"the redaction record of memory {mid} is another brain's",
             "Nothing was redacted.",
@@ -314,9 +294,10 @@ def localized_record(conn: Connection, portable_text: str, signature_b64u: str) 
         )
     memory, save = _held(conn, mid)
     swaps, contents, _body = _swaps(conn, memory, save, removed_fields(record))
-    identity = ("live_content_hash", "save_provenance_id", "save_mutation_hash")
     if (
-        any(memory[f] != record[f] for f in identity)
+        memory["live_content_hash"] != record["live_content_hash"]
+        or memory["save_provenance_id"] != record["save_provenance_id"]
+        or memory["save_mutation_hash"] != record["save_mutation_hash"]
         or save["content_hash"] != record["save_content_hash"]
         or contents != record["contents"]
     ):
@@ -333,44 +314,32 @@ def localized_record(conn: Connection, portable_text: str, signature_b64u: str) 
     }
 
 
-def apply_record(conn: Connection, stored: dict[str, Any]) -> None:
+def apply_record(conn: Connection, stored: Mapping[str, Any]) -> None:
     """Store one record (as ``redactions`` returns it) and remove the text it names; the two rows
     must then hash to exactly what the record says. Call inside a transaction."""
     record = parse_record(stored["record_json"])
     if record is None:
         raise IntegrityError("a redaction record is damaged", "Nothing was changed.")
-    conn.execute(
-        f"INSERT INTO {REDACTIONS} (redaction_id, memory_id, company_id, record_json, signature_b64u,"
-        " created_at) VALUES (?, ?, ?, ?, ?, ?)",
-        (
-            stored["redaction_id"],
-            record["memory_id"],
-            record["company_id"],
-            stored["record_json"],
-            stored["signature_b64u"],
-            record["redacted_at"],
-        ),
-    )
-    save = one(
+    queries.insert_record(
         conn,
-        "SELECT body_json FROM memory_provenance WHERE provenance_id = ?",
-        (record["save_provenance_id"],),
+        {
+            "redaction_id": stored["redaction_id"],
+            "memory_id": record["memory_id"],
+            "company_id": record["company_id"],
+            "record_json": stored["record_json"],
+            "signature_b64u": stored["signature_b64u"],
+            "created_at": record["redacted_at"],
+        },
     )
-    assert save is not None  # the insert trigger checked it exists
+    save_body = queries.save_body(conn, record["save_provenance_id"])
+    assert save_body is not None  # the insert trigger checked it exists
     removed = removed_fields(record)
-    body_text = canonical_text(redacted_body(json_loads(save["body_json"]), removed))
-    conn.execute(
-        f"UPDATE memories SET {', '.join(f'{f} = ?' for f in removed)} WHERE memory_id = ?",
-        (*(REMOVED_CELLS[f] for f in removed), record["memory_id"]),
-    )
-    conn.execute(
-        "UPDATE memory_provenance SET body_json = ? WHERE provenance_id = ?",
-        (body_text, record["save_provenance_id"]),
-    )
+    body_text = canonical_text(redacted_body(json_loads(save_body), removed))
+    cells = {f: REMOVED_CELLS[f] for f in removed}
+    queries.remove_text(conn, record["memory_id"], cells, body_text, record["save_provenance_id"])
     # its vector was made of the text: gone with it (`aimos index rebuild` makes it empty: store/vectors)
-    found = conn.execute("SELECT rowid FROM memories WHERE memory_id = ?", (record["memory_id"],)).fetchall()
-    for (rowid,) in found:
-        vectors.remove(conn, int(str(rowid)))
+    for rowid in queries.rowids_of(conn, record["memory_id"]):
+        vectors.remove(conn, rowid)
     shapes = sealed_tables(conn)
     for swap in row_swaps(record):
         shape = shapes[swap.table]
@@ -382,16 +351,16 @@ def apply_record(conn: Connection, stored: dict[str, Any]) -> None:
             )
 
 
-def check_stored(conn: Connection, stored: dict[str, Any]) -> str | None:
+def check_stored(conn: Connection, stored: Mapping[str, Any]) -> str | None:
     """None when a stored record (from ``redactions``) verifies under this brain's master."""
-    master = one(conn, "SELECT public_key_b64u, fingerprint FROM master_identity")
+    master = queries.master_key(conn)
     if master is None:
         return "no master identity"
     reason, record = check_record(
         stored["record_json"], stored["signature_b64u"], master["public_key_b64u"], master["fingerprint"]
     )
-    brain = one(conn, "SELECT value FROM brain_meta WHERE key = 'brain_id'")
-    if record is not None and (brain is None or record["brain_id"] != brain["value"]):
+    brain = queries.brain_id(conn)
+    if record is not None and (brain is None or record["brain_id"] != brain):
         return "redaction_record_of_another_brain"  # the seal check would refuse it too
     return reason
 

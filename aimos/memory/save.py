@@ -18,9 +18,11 @@ from aimos.identity.epochs import Signer, check_clearance, data_class_rank
 from aimos.identity.requests import SignedRequest, VerifiedRequest, record_nonce, verify_request
 from aimos.identity.trusted import grant_excess
 from aimos.ledger.events import append_event
-from aimos.memory.gates import refuse_secret_fields, scan_canary
+from aimos.memory.gates import CanaryScan, refuse_secret_fields, scan_canary
 from aimos.memory.versions import head_of, resolve_memory_id
-from aimos.store.connection import Connection, insert, one, write_transaction
+from aimos.store.connection import Connection, write_transaction
+from aimos.store.queries import memory as queries
+from aimos.store.queries.memory import MemoryTwin
 from aimos.vocabulary import (
     CLEARANCE_MAX,
     HOUSEKEEPER,
@@ -180,16 +182,11 @@ def _record_occurrence(
     conn: Connection,
     housekeeper: Signer,
     verified: VerifiedRequest,
-    existing: dict[str, Any],
+    existing: MemoryTwin,
     now: int,
 ) -> SaveResult:
     req = verified.request
-    prev = one(
-        conn,
-        "SELECT commitment FROM memory_occurrences WHERE memory_id = ?"
-        " ORDER BY created_at DESC, rowid DESC LIMIT 1",
-        (existing["memory_id"],),
-    )
+    prev = queries.last_occurrence_commitment(conn, existing["memory_id"])
     occurrence_id = str(uuid.uuid4())
     commitment = commitments.occurrence_v3_commitment(
         company_id=existing["company_id"],
@@ -197,7 +194,7 @@ def _record_occurrence(
         memory_id=existing["memory_id"],
         event_type="SAVE_REASSERT",
         live_hash=bytes.fromhex(existing["live_content_hash"]),
-        predecessor=bytes.fromhex(prev["commitment"]) if prev else None,
+        predecessor=bytes.fromhex(prev) if prev else None,
         agent_id=verified.agent_id,
         signer_valid_from_ms=verified.valid_from * 1000,
         cert_fingerprint=bytes.fromhex(verified.cert_fingerprint),
@@ -212,29 +209,26 @@ def _record_occurrence(
         authorization_event_id=None,
     )
     signature = housekeeper.key.sign(commitments.occurrence_v3_signature_message(commitment))
-    conn.execute(
-        "INSERT INTO memory_occurrences (occurrence_id, memory_id, company_id, event_type,"
-        " live_content_hash, agent_id, agent_valid_from, request_body_hash, request_nonce, request_ts,"
-        " request_signature_b64u, predecessor_commitment, commitment, signer_valid_from,"
-        " signature_b64u, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-        (
-            occurrence_id,
-            existing["memory_id"],
-            existing["company_id"],
-            "SAVE_REASSERT",
-            existing["live_content_hash"],
-            verified.agent_id,
-            verified.valid_from,
-            verified.request_hash,
-            req.nonce,
-            req.ts,
-            req.signature_b64u,
-            prev["commitment"] if prev else None,
-            commitment.hex(),
-            housekeeper.valid_from,
-            b64u_encode(signature),
-            now,
-        ),
+    queries.insert_occurrence(
+        conn,
+        {
+            "occurrence_id": occurrence_id,
+            "memory_id": existing["memory_id"],
+            "company_id": existing["company_id"],
+            "event_type": "SAVE_REASSERT",
+            "live_content_hash": existing["live_content_hash"],
+            "agent_id": verified.agent_id,
+            "agent_valid_from": verified.valid_from,
+            "request_body_hash": verified.request_hash,
+            "request_nonce": req.nonce,
+            "request_ts": req.ts,
+            "request_signature_b64u": req.signature_b64u,
+            "predecessor_commitment": prev,
+            "commitment": commitment.hex(),
+            "signer_valid_from": housekeeper.valid_from,
+            "signature_b64u": b64u_encode(signature),
+            "created_at": now,
+        },
     )
     event = append_event(
         conn,
@@ -262,25 +256,22 @@ def _record_occurrence(
     )
 
 
-def save_in_transaction(
-    conn: Connection,
-    housekeeper: Signer,
-    req: SignedRequest,
-    now: int,
-    *,
-    carry_judgment: Callable[[str, str], object] | None = None,
-    received: int | None = None,
-) -> SaveResult:
-    """The save itself; the caller holds the write transaction. A correction's
-    ``carry_judgment(new_id, old_id)`` runs once the new memory's row exists and before its
-    supersession link: the save composition (actions.memory.save_and_classify) passes
-    epistemic.chain.inherit_judgment, so the new version carries the old one's adverse label, which
-    migration 9's trigger on the link requires. ``received``: a save another device forwarded to
-    the home (identity.requests.verify_request).
+@dataclass(frozen=True)
+class _Checked:
+    """A save request verified, validated and gated: what the save's later steps read."""
 
-    On a device that is not the home, a save of content already saved (an occurrence, whose chain
-    is the home's to append to) is kept for the home (hub_requests) and answered as a provisional
-    duplicate."""
+    verified: VerifiedRequest
+    body: dict[str, Any]
+    canary: CanaryScan
+    live_hash: str
+    company: str
+    supersedes: str | None
+
+
+def _checked(conn: Connection, req: SignedRequest, now: int, received: int | None) -> _Checked:
+    """The request verified (its nonce not yet recorded), its body validated, the agent's grant,
+    the secret and canary gates passed, and a correction's predecessor checked to be a current
+    version."""
     verified = verify_request(conn, req, path=PATH_SAVE, now=now, received=received, record=False)
     body = req.body
     validate_body(body, verified.body_bytes, signed_at=req.ts)
@@ -290,7 +281,6 @@ def save_in_transaction(
     canary = scan_canary(body.get("key"), body["value"])
     live_hash = commitments.live_content_hash(body).hex()
     company = body["company_id"]
-
     supersedes = body.get("supersedes")
     if supersedes is not None:
         old = resolve_memory_id(conn, supersedes, company_id=company)
@@ -302,18 +292,22 @@ def save_in_transaction(
                 f"memory {old} was already corrected; its current version is {head}",
                 f"Correct the current version: `aimos correct {head} TEXT`.",
             )
+    return _Checked(verified, body, canary, live_hash, company, supersedes)
 
-    existing = one(
-        conn,
-        "SELECT memory_id, company_id, live_content_hash, save_mutation_hash FROM memories"
-        " WHERE company_id = ? AND live_content_hash = ? ORDER BY rowid LIMIT 1",  # the oldest twin
-        (company, live_hash),
-    )
+
+def _not_a_new_memory(
+    conn: Connection, housekeeper: Signer, checked: _Checked, now: int
+) -> SaveResult | None:
+    """The answer to a save that makes no memory here (a correction or a duplicate kept for the
+    home device, a duplicate's signed occurrence, a correction that repeats a memory), or None: a
+    new memory, the request's nonce recorded."""
+    verified, supersedes = checked.verified, checked.supersedes
+    existing = queries.oldest_twin(conn, checked.company, checked.live_hash)
     if supersedes is not None and existing is None and not is_home(conn):
         # a memory's versions are one chain: the home links the new one (two devices correcting the
         # same memory offline would fork it); it saves this correction at its next sync
         keep_for_home(conn, verified, now)
-        return SaveResult("", FORWARDED, live_hash, "", "", supersedes, provisional=True)
+        return SaveResult("", FORWARDED, checked.live_hash, "", "", supersedes, provisional=True)
     if existing is not None:
         if supersedes is not None:
             raise UsageError(
@@ -333,18 +327,128 @@ def save_in_transaction(
         record_nonce(conn, verified, now)
         return _record_occurrence(conn, housekeeper, verified, existing, now)
     record_nonce(conn, verified, now)
+    return None
 
+
+def save_in_transaction(
+    conn: Connection,
+    housekeeper: Signer,
+    req: SignedRequest,
+    now: int,
+    *,
+    carry_judgment: Callable[[str, str], object] | None = None,
+    received: int | None = None,
+) -> SaveResult:
+    """The save itself; the caller holds the write transaction. A correction's
+    ``carry_judgment(new_id, old_id)`` runs once the new memory's row exists and before its
+    supersession link: the save composition (actions.memory.save_and_classify) passes
+    epistemic.chain.inherit_judgment, so the new version carries the old one's adverse label, which
+    migration 9's trigger on the link requires. ``received``: a save another device forwarded to
+    the home (identity.requests.verify_request).
+
+    On a device that is not the home, a save of content already saved (an occurrence, whose chain
+    is the home's to append to) is kept for the home (hub_requests) and answered as a provisional
+    duplicate."""
+    checked = _checked(conn, req, now, received)
+    answered = _not_a_new_memory(conn, housekeeper, checked, now)
+    if answered is not None:
+        return answered
+    return _append_memory(conn, housekeeper, checked, now, carry_judgment)
+
+
+def _append_memory(
+    conn: Connection,
+    housekeeper: Signer,
+    checked: _Checked,
+    now: int,
+    carry_judgment: Callable[[str, str], object] | None,
+) -> SaveResult:
+    """The new memory: its signed save node, the housekeeper's event, its row, a correction's
+    supersession link (after ``carry_judgment``) and a canary's retained quarantine."""
+    verified, body, company, supersedes = checked.verified, checked.body, checked.company, checked.supersedes
+    req, live_hash = verified.request, checked.live_hash
     memory_id = str(uuid.uuid4())
     provenance_id = str(uuid.uuid4())
     content_hash = bytes.fromhex(verified.request_hash)  # H(canonicalJSON(body))
     mutation = commitments.provenance_mutation_hash(content_hash, None, req.nonce, req.ts).hex()
-    insert(
+    _insert_save_node(conn, checked, memory_id, provenance_id, content_hash, mutation, now)
+    quarantine = 1 if checked.canary.detected else 0
+    # The housekeeper's event first: the memories trigger requires it.
+    event = append_event(
         conn,
-        "memory_provenance",
+        housekeeper,
+        operation="memory_saved",
+        company_id=company,
+        metadata={
+            "memory_id": memory_id,
+            "live_content_hash": live_hash,
+            "save_mutation_hash": mutation,
+            "request_hash": verified.request_hash,
+            "supersedes": supersedes,
+            "retained_quarantine": bool(quarantine),
+        },
+        now=now,
+        actor_agent_id=verified.agent_id,
+        actor_valid_from=verified.valid_from,
+        subject_memory_id=memory_id,
+    )
+    queries.insert_memory(
+        conn,
+        {
+            "memory_id": memory_id,
+            "company_id": company,
+            "key": body.get("key"),
+            "value": body["value"],
+            "scope": body["scope"],
+            "memory_type": body["memory_type"],
+            "clearance_level": body["clearance_level"],
+            "data_class": body["data_class"],
+            "source": body["source"],
+            "author_agent_id": verified.agent_id,
+            "author_valid_from": verified.valid_from,
+            "created_at": now,
+            "live_content_hash": live_hash,
+            "save_provenance_id": provenance_id,
+            "save_mutation_hash": mutation,
+            "quarantine": quarantine,
+            "retrieval_weight_milli": QUARANTINE_WEIGHT_MILLI if quarantine else DEFAULT_WEIGHT_MILLI,
+            "epistemic_label": UNVERIFIED,
+        },
+    )
+    if supersedes is not None:
+        if carry_judgment is not None:
+            carry_judgment(memory_id, supersedes)
+        queries.insert_supersession(conn, supersedes, memory_id, company, mutation, now)
+    if checked.canary.detected:
+        _retain_quarantine(conn, housekeeper, checked, memory_id, event["event_id"], now)
+    return SaveResult(
+        memory_id,
+        "quarantined" if quarantine else "saved",
+        live_hash,
+        mutation,
+        event["event_id"],
+        supersedes,
+    )
+
+
+def _insert_save_node(
+    conn: Connection,
+    checked: _Checked,
+    memory_id: str,
+    provenance_id: str,
+    content_hash: bytes,
+    mutation: str,
+    now: int,
+) -> None:
+    """The new memory's signed save: the genesis node of its provenance chain."""
+    verified = checked.verified
+    req = verified.request
+    queries.insert_save_provenance(
+        conn,
         {
             "provenance_id": provenance_id,
             "memory_id": memory_id,
-            "company_id": company,
+            "company_id": checked.company,
             "event_type": "SAVE",
             "body_json": verified.body_bytes.decode("utf-8"),
             "content_hash": content_hash.hex(),
@@ -366,86 +470,31 @@ def save_in_transaction(
             "created_at": now,
         },
     )
-    quarantine = 1 if canary.detected else 0
-    # The housekeeper's event first: the memories trigger requires it.
-    event = append_event(
+
+
+def _retain_quarantine(
+    conn: Connection, housekeeper: Signer, checked: _Checked, memory_id: str, saved_event: str, now: int
+) -> None:
+    """A canary's memory kept at the quarantine weight: its signed baseline and the event that
+    says why (a child of the save's event)."""
+    verified, company = checked.verified, checked.company
+    attest_baseline(conn, housekeeper, memory_id, company, checked.live_hash, QUARANTINE_WEIGHT_MILLI, now)
+    append_event(
         conn,
         housekeeper,
-        operation="memory_saved",
+        operation="canary_write_retained_quarantine",
         company_id=company,
         metadata={
             "memory_id": memory_id,
-            "live_content_hash": live_hash,
-            "save_mutation_hash": mutation,
-            "request_hash": verified.request_hash,
-            "supersedes": supersedes,
-            "retained_quarantine": bool(quarantine),
+            "reason": "canary_detected_retained_quarantine",
+            "marker_count": checked.canary.count,
+            "weight_milli": QUARANTINE_WEIGHT_MILLI,
         },
         now=now,
         actor_agent_id=verified.agent_id,
         actor_valid_from=verified.valid_from,
         subject_memory_id=memory_id,
-    )
-    conn.execute(
-        "INSERT INTO memories (memory_id, company_id, key, value, scope, memory_type,"
-        " clearance_level, data_class, source, author_agent_id, author_valid_from, created_at,"
-        " live_content_hash, save_provenance_id, save_mutation_hash, quarantine,"
-        " retrieval_weight_milli, epistemic_label) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-        (
-            memory_id,
-            company,
-            body.get("key"),
-            body["value"],
-            body["scope"],
-            body["memory_type"],
-            body["clearance_level"],
-            body["data_class"],
-            body["source"],
-            verified.agent_id,
-            verified.valid_from,
-            now,
-            live_hash,
-            provenance_id,
-            mutation,
-            quarantine,
-            QUARANTINE_WEIGHT_MILLI if quarantine else DEFAULT_WEIGHT_MILLI,
-            UNVERIFIED,
-        ),
-    )
-    if supersedes is not None:
-        if carry_judgment is not None:
-            carry_judgment(memory_id, supersedes)
-        conn.execute(
-            "INSERT INTO memory_supersessions (old_memory_id, new_memory_id, company_id,"
-            " binding_mutation_hash, created_at) VALUES (?,?,?,?,?)",
-            (supersedes, memory_id, company, mutation, now),
-        )
-    if canary.detected:
-        attest_baseline(conn, housekeeper, memory_id, company, live_hash, QUARANTINE_WEIGHT_MILLI, now)
-        append_event(
-            conn,
-            housekeeper,
-            operation="canary_write_retained_quarantine",
-            company_id=company,
-            metadata={
-                "memory_id": memory_id,
-                "reason": "canary_detected_retained_quarantine",
-                "marker_count": canary.count,
-                "weight_milli": QUARANTINE_WEIGHT_MILLI,
-            },
-            now=now,
-            actor_agent_id=verified.agent_id,
-            actor_valid_from=verified.valid_from,
-            subject_memory_id=memory_id,
-            parent_event_id=event["event_id"],
-        )
-    return SaveResult(
-        memory_id,
-        "quarantined" if quarantine else "saved",
-        live_hash,
-        mutation,
-        event["event_id"],
-        supersedes,
+        parent_event_id=saved_event,
     )
 
 
@@ -491,25 +540,23 @@ def attest_baseline(
         housekeeper.valid_from,
         bytes.fromhex(housekeeper.cert_fingerprint),
     )
-    conn.execute(
-        "INSERT INTO weight_baselines (memory_id, company_id, live_content_hash, observed_weight_float4,"
-        " observed_weight_milli, observed_at, attestation_reason, signer_valid_from, certificate_fingerprint,"
-        " event_id, event_mutation_hash, baseline_hash, signature_b64u) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-        (
-            memory_id,
-            company,
-            live_hash,
-            observed_float4,
-            milli,
-            now,
-            "retained_nondefault_weight_baseline",
-            housekeeper.valid_from,
-            housekeeper.cert_fingerprint,
-            event["event_id"],
-            event["mutation_hash"],
-            baseline.hex(),
-            b64u_encode(housekeeper.key.sign(baseline)),
-        ),
+    queries.insert_weight_baseline(
+        conn,
+        {
+            "memory_id": memory_id,
+            "company_id": company,
+            "live_content_hash": live_hash,
+            "observed_weight_float4": observed_float4,
+            "observed_weight_milli": milli,
+            "observed_at": now,
+            "attestation_reason": "retained_nondefault_weight_baseline",
+            "signer_valid_from": housekeeper.valid_from,
+            "certificate_fingerprint": housekeeper.cert_fingerprint,
+            "event_id": event["event_id"],
+            "event_mutation_hash": event["mutation_hash"],
+            "baseline_hash": baseline.hex(),
+            "signature_b64u": b64u_encode(housekeeper.key.sign(baseline)),
+        },
     )
 
 

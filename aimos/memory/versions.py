@@ -10,9 +10,14 @@ from aimos.errors import MemoryNotFoundError, UsageError
 from aimos.identity.epochs import latest_epoch
 from aimos.identity.trusted import grant_covers, verified_grant
 from aimos.memory.redaction import mark_redacted
-from aimos.store.cells import text_of
-from aimos.store.connection import Connection, one, resolve_uuid_prefix, rows
-from aimos.vocabulary import HOUSEKEEPER, ORIGINATED_AT, SYSTEM_SCOPE
+from aimos.store.connection import Connection
+from aimos.store.queries import memory_versions as queries
+
+# what a guide is (recall leaves guides out) and the browse's sorts (the TUI's), named here too
+from aimos.store.queries.memory_versions import GUIDE_PARAMS as GUIDE_PARAMS
+from aimos.store.queries.memory_versions import GUIDE_SQL as GUIDE_SQL
+from aimos.store.queries.memory_versions import SORTS as SORTS
+from aimos.vocabulary import ORIGINATED_AT
 
 
 def resolve_memory_id(
@@ -23,16 +28,7 @@ def resolve_memory_id(
     With ``agent_id``, a memory the agent's current grant does not cover (company, clearance, data
     class) is not found for it, and the refusal names only ``ref``: resolving a prefix must not
     tell an agent the full id of a memory above its grant."""
-    mid = resolve_uuid_prefix(
-        conn,
-        ref,
-        table="memories",
-        column="memory_id",
-        what="memory",
-        not_found=MemoryNotFoundError,
-        extra_where="" if company_id is None else " AND company_id = ?",
-        extra_params=() if company_id is None else (company_id,),
-    )
+    mid = queries.memory_id_from_prefix(conn, ref, company_id)
     if agent_id is not None and not _visible_to(conn, mid, agent_id):
         raise MemoryNotFoundError(f"no memory with id {ref.strip().lower()} that agent {agent_id} may see")
     return mid
@@ -41,9 +37,7 @@ def resolve_memory_id(
 def _visible_to(conn: Connection, memory_id: str, agent_id: str) -> bool:
     """Whether the verified grant of the agent's current epoch covers the memory."""
     grant = verified_grant(conn, agent_id, latest_epoch(conn, agent_id)["valid_from"])
-    memory = one(
-        conn, "SELECT company_id, clearance_level, data_class FROM memories WHERE memory_id = ?", (memory_id,)
-    )
+    memory = queries.grant_cells(conn, memory_id)
     return (
         grant is not None
         and memory is not None
@@ -55,10 +49,10 @@ def _visible_to(conn: Connection, memory_id: str, agent_id: str) -> bool:
 def head_of(conn: Connection, memory_id: str) -> str:
     current = memory_id
     for _ in range(100_000):
-        nxt = one(conn, "SELECT new_memory_id FROM memory_supersessions WHERE old_memory_id = ?", (current,))
+        nxt = queries.next_version(conn, current)
         if nxt is None:
             return current
-        current = str(nxt["new_memory_id"])
+        current = nxt
     raise UsageError("version chain is too long or cyclic")
 
 
@@ -66,26 +60,16 @@ def version_chain(conn: Connection, memory_id: str) -> list[str]:
     """Every version from the first to the head, oldest first."""
     first = memory_id
     for _ in range(100_000):
-        prev = one(conn, "SELECT old_memory_id FROM memory_supersessions WHERE new_memory_id = ?", (first,))
+        prev = queries.previous_version(conn, first)
         if prev is None:
             break
-        first = str(prev["old_memory_id"])
+        first = prev
     chain = [first]
     while True:
-        nxt = one(
-            conn, "SELECT new_memory_id FROM memory_supersessions WHERE old_memory_id = ?", (chain[-1],)
-        )
+        nxt = queries.next_version(conn, chain[-1])
         if nxt is None:
             return chain
-        chain.append(str(nxt["new_memory_id"]))
-
-
-MEMORY_COLUMNS = (
-    "memory_id, company_id, key, value, scope, memory_type, clearance_level, data_class, source,"
-    " author_agent_id, author_valid_from, created_at, live_content_hash, save_mutation_hash,"
-    " quarantine, retrieval_weight_milli, epistemic_label"
-)
-ORIGINATED_BATCH = 500  # memory ids per query
+        chain.append(nxt)
 
 
 def mark_originated(conn: Connection, memories: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -94,17 +78,7 @@ def mark_originated(conn: Connection, memories: list[dict[str, Any]]) -> list[di
     them. Read for the rows already chosen (a column of the listing query would be read for every
     row its sort passes over). A SAVE node's body is stored as signed, never compacted
     (store/cells.py), and a redaction keeps the field."""
-    found: dict[str, object] = {}
-    ids = [m["memory_id"] for m in memories]
-    for start in range(0, len(ids), ORIGINATED_BATCH):
-        batch = ids[start : start + ORIGINATED_BATCH]
-        for memory_id, originated_at in conn.execute(
-            f"SELECT m.memory_id, json_extract(p.body_json, '$.{ORIGINATED_AT}') FROM memories m"
-            " JOIN memory_provenance p ON p.provenance_id = m.save_provenance_id"
-            f" WHERE m.memory_id IN ({', '.join('?' * len(batch))})",
-            batch,
-        ):
-            found[str(memory_id)] = originated_at
+    found = queries.originated_times(conn, [m["memory_id"] for m in memories])
     for m in memories:
         m[ORIGINATED_AT] = found.get(m["memory_id"])
     return memories
@@ -128,21 +102,10 @@ def created_time(memory: dict[str, Any]) -> int:
 CREATED_ELSEWHERE = "before it came here, as its signed save says"
 
 
-# aimos's own guides: the memories in scope system whose signed save the housekeeper signed (only
-# the housekeeper may save there, migration 4). An agent's memory never passes for one however it is
-# keyed, typed or sourced, and a row edited into scope system outside aimos is no guide either (its
-# save is an agent's). Recall leaves guides out unless asked; a person may hide them from the lists.
-GUIDE_SQL = (
-    "(+m.scope = ? AND EXISTS (SELECT 1 FROM memory_provenance p"
-    " WHERE p.memory_id = m.memory_id AND p.is_genesis = 1 AND p.signer_agent_id = ?))"
-)
-GUIDE_PARAMS: tuple[str, str] = (SYSTEM_SCOPE, HOUSEKEEPER)
-
-
 def get_memory(conn: Connection, ref: str, *, agent_id: str | None = None) -> dict[str, Any]:
     """The memory ``ref`` names (to ``agent_id``, when given: see resolve_memory_id)."""
     memory_id = resolve_memory_id(conn, ref, agent_id=agent_id)
-    row = one(conn, f"SELECT {MEMORY_COLUMNS} FROM memories WHERE memory_id = ?", (memory_id,))
+    row = queries.memory_row(conn, memory_id)
     assert row is not None
     return mark_originated(conn, [row])[0]
 
@@ -163,26 +126,10 @@ def memory_detail(conn: Connection, ref: str) -> dict[str, Any]:
         "superseded_by": chain[position + 1] if position < len(chain) - 1 else None,
         "chain": chain,
     }
-    memory["provenance"] = rows(
-        conn,
-        "SELECT provenance_id, event_type, signer_agent_id, signer_valid_from, cert_fingerprint,"
-        " signature_form, signed_path, mutation_hash, prev_mutation_hash, ts_signed"
-        " FROM memory_provenance WHERE memory_id = ? ORDER BY ts_signed, rowid",
-        (mid,),
-    )
-    memory["occurrences"] = rows(
-        conn,
-        "SELECT occurrence_id, agent_id, request_ts, commitment FROM memory_occurrences"
-        " WHERE memory_id = ? ORDER BY created_at, rowid",
-        (mid,),
-    )
+    memory["provenance"] = queries.provenance_of(conn, mid)
+    memory["occurrences"] = queries.occurrences_of(conn, mid)
     mark_redacted(conn, [memory])
-    memory["events"] = rows(
-        conn,
-        "SELECT event_id, operation, signer_agent_id, ledger_seq, ts_signed, mutation_hash"
-        " FROM events WHERE subject_memory_id = ? ORDER BY ts_signed, rowid",
-        (mid,),
-    )
+    memory["events"] = queries.events_about(conn, mid)
     return memory
 
 
@@ -257,9 +204,7 @@ def memories_at(conn: Connection, rowids: list[int]) -> list[dict[str, Any]]:
     by_rowid: dict[int, dict[str, Any]] = {}
     for start in range(0, len(rowids), _PAGE):
         part = rowids[start : start + _PAGE]
-        marks = ",".join("?" * len(part))
-        sql = f"SELECT rowid AS _rowid, {MEMORY_COLUMNS} FROM memories WHERE rowid IN ({marks})"
-        for r in mark_originated(conn, mark_redacted(conn, rows(conn, sql, part))):
+        for r in mark_originated(conn, mark_redacted(conn, queries.memory_rows_at(conn, part))):
             by_rowid[int(r.pop("_rowid"))] = r
     return [by_rowid[r] for r in rowids if r in by_rowid]
 
@@ -270,33 +215,17 @@ _PAGE = 500  # rowids per IN (...) lookup: well under SQLite's bound on a statem
 def current_memories(conn: Connection) -> list[dict[str, Any]]:
     """Every current version (none superseded), oldest first, each with its ``redacted`` notice
     and ``originated_at``."""
-    return mark_originated(
-        conn,
-        mark_redacted(
-            conn,
-            rows(
-                conn,
-                f"SELECT {MEMORY_COLUMNS} FROM memories"
-                " WHERE memory_id NOT IN (SELECT old_memory_id FROM memory_supersessions)"
-                " ORDER BY created_at, rowid",
-            ),
-        ),
-    )
+    return mark_originated(conn, mark_redacted(conn, queries.current_memory_rows(conn)))
 
 
 def guide_memories(conn: Connection) -> list[dict[str, Any]]:
     """aimos's guides (current versions), by key."""
-    found = conn.execute(
-        f"SELECT m.rowid FROM memories m WHERE {GUIDE_SQL} AND NOT EXISTS"
-        " (SELECT 1 FROM memory_supersessions s WHERE s.old_memory_id = m.memory_id) ORDER BY m.key, m.rowid",
-        GUIDE_PARAMS,
-    )
-    return memories_at(conn, [int(r[0]) for r in found])
+    return memories_at(conn, queries.guide_rowids(conn))
 
 
 def memory_ids(conn: Connection) -> set[str]:
     """The id of every memory (every version) in the brain."""
-    return {text_of(mid) for (mid,) in conn.execute("SELECT CAST(memory_id AS BLOB) FROM memories")}
+    return queries.all_memory_ids(conn)
 
 
 def memories_not_in(conn: Connection, kept: set[str]) -> list[dict[str, Any]]:
@@ -306,39 +235,9 @@ def memories_not_in(conn: Connection, kept: set[str]) -> list[dict[str, Any]]:
     found = []
     for at in range(0, len(ids), 500):
         chunk = ids[at : at + 500]
-        marks = ", ".join("?" * len(chunk))
-        found += rows(
-            conn, f"SELECT rowid, {MEMORY_COLUMNS} FROM memories WHERE memory_id IN ({marks})", tuple(chunk)
-        )
+        found += queries.memory_rows_with_ids(conn, tuple(chunk))
     found.sort(key=lambda m: (m["created_at"], m["rowid"]))
     return mark_redacted(conn, found)
-
-
-# Browsing (the TUI's memory list): a filter and sort give the ordered rowids of every matching
-# memory in one indexed query, then rows are fetched a page at a time by rowid. Holding only the
-# rowids keeps a 100,000-memory brain cheap to scroll: any page is one primary-key lookup away.
-
-SORTS: dict[str, str] = {
-    "created": "m.created_at",
-    "weight": "m.retrieval_weight_milli",
-    "key": "COALESCE(m.key, '')",
-    "type": "m.memory_type",
-    "label": "m.epistemic_label",
-    "clearance": "m.clearance_level",
-}
-BROWSE_COLUMNS = (
-    "rowid, memory_id, key, value, scope, memory_type, clearance_level, data_class, created_at,"
-    " retrieval_weight_milli, epistemic_label, quarantine"
-)
-
-
-def _fts_prefix_query(text: str) -> str | None:
-    """Every word of the filter, as the index holds words (aimos.store.words), as a quoted FTS5
-    prefix term (so no FTS syntax leaks through)."""
-    from aimos.store.words import query_words
-
-    words = query_words(text)
-    return " ".join('"' + w.replace('"', '""') + '"*' for w in words) if words else None
 
 
 @dataclass(frozen=True)
@@ -371,47 +270,20 @@ def browse(
     ``hide_guides`` aimos's guides are left out, and counted, in the same scan."""
     if sort not in SORTS:
         raise UsageError(f"unknown sort {sort!r}", f"Sort by one of: {', '.join(SORTS)}.")
-    where: list[str] = []
-    params: list[object] = []
-    wanted = text.strip()
-    if wanted:
-        # any part of the key or text ("oiler" finds "boiler", "東京" finds "東京タワー"; ASCII case
-        # ignored), or every word of the filter as the start of a word (the index folds accents
-        # and case in every script: "cafe" finds "Café")
-        part = "instr(lower(COALESCE(m.key, '') || ' ' || COALESCE(m.value, '')), lower(?)) > 0"
-        match = _fts_prefix_query(wanted)
-        if match is None:
-            where.append(part)
-            params.append(wanted)
-        else:
-            where.append(f"(m.rowid IN (SELECT rowid FROM memory_fts WHERE memory_fts MATCH ?) OR {part})")
-            params += [match, wanted]
-    for column, value in (("memory_type", memory_type), ("epistemic_label", label), ("scope", scope)):
-        if value is not None:
-            where.append(f"m.{column} = ?")
-            params.append(value)
-    for column, start in (("key", key), ("source", source)):
-        if start is not None:  # the start of the text, as stored: no LIKE, so % and _ are themselves
-            where.append(f"substr(m.{column}, 1, ?) = ?")
-            params += [len(start), start]
-    if since is not None:
-        where.append("m.created_at >= ?")
-        params.append(since)
-    if not include_history:
-        where.append("NOT EXISTS (SELECT 1 FROM memory_supersessions s WHERE s.old_memory_id = m.memory_id)")
-    direction = "DESC" if descending else "ASC"
-    sql = (
-        f"SELECT m.rowid, {GUIDE_SQL if hide_guides else '0'} FROM memories m"
-        + (" WHERE " + " AND ".join(where) if where else "")
-        + f" ORDER BY {SORTS[sort]} {direction}, m.rowid {direction}"
+    rowids, guides = queries.browse_rowids(
+        conn,
+        text=text.strip(),
+        memory_type=memory_type,
+        label=label,
+        scope=scope,
+        key=key,
+        source=source,
+        since=since,
+        include_history=include_history,
+        hide_guides=hide_guides,
+        sort=sort,
+        descending=descending,
     )
-    rowids: list[int] = []
-    guides = 0
-    for rowid, guide in conn.execute(sql, [*(GUIDE_PARAMS if hide_guides else ()), *params]):
-        if guide:
-            guides += 1
-        else:
-            rowids.append(int(rowid))
     return Browsed(rowids, guides)
 
 
@@ -419,21 +291,13 @@ def rows_by_rowid(conn: Connection, rowids: list[int]) -> dict[int, dict[str, An
     """The listed memories (one page) keyed by rowid."""
     if not rowids:
         return {}
-    marks = ",".join("?" * len(rowids))
-    found = rows(
-        conn,
-        f"SELECT {BROWSE_COLUMNS}, EXISTS (SELECT 1 FROM memory_supersessions s"
-        f" WHERE s.old_memory_id = memories.memory_id) AS superseded FROM memories WHERE rowid IN ({marks})",
-        rowids,
-    )
+    found = queries.browse_rows(conn, rowids)
     return {int(r["rowid"]): r for r in mark_originated(conn, mark_redacted(conn, found))}
 
 
 def distinct_values(conn: Connection, column: str, *, hide_guides: bool = False) -> list[str]:
     """The values a filter can take (memory types, labels, scopes) as found in the brain (less
     aimos's guides' own, when they are hidden)."""
-    if column not in ("memory_type", "epistemic_label", "scope"):
+    if column not in queries.FILTERED_COLUMNS:
         raise UsageError(f"cannot filter by {column!r}")
-    where, params = (f" WHERE NOT {GUIDE_SQL}", GUIDE_PARAMS) if hide_guides else ("", ())
-    sql = f"SELECT DISTINCT {column} FROM memories m{where} ORDER BY 1"
-    return [str(r[0]) for r in conn.execute(sql, params)]
+    return queries.distinct_values(conn, column, hide_guides=hide_guides)
