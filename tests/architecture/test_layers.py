@@ -26,7 +26,6 @@ LONG_FUNCTIONS: set[str] = {
     "aimos/learning/outcome_export.py:build_outcome_export",
     "aimos/learning/outcomes.py:_transition",
     "aimos/mcp/server.py:build_server",
-    "aimos/memory/save.py:save_in_transaction",
     "aimos/verify/brain/evidence.py:cognitive_evidence",
 }
 

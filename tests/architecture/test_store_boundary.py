@@ -26,8 +26,6 @@ SQL = re.compile(
 )
 
 PENDING: set[str] = {
-    "aimos/epistemic/chain.py",
-    "aimos/epistemic/detect.py",
     "aimos/eval/age.py",
     "aimos/eval/embeddings.py",
     "aimos/eval/locomo.py",
@@ -50,9 +48,6 @@ PENDING: set[str] = {
     "aimos/learning/outcome_export.py",
     "aimos/learning/outcomes.py",
     "aimos/mcp/server.py",
-    "aimos/memory/redaction.py",
-    "aimos/memory/save.py",
-    "aimos/memory/versions.py",
     "aimos/tui/bench.py",
     "aimos/tui/guard.py",
     "aimos/verify/brain/evidence.py",
