@@ -25,6 +25,7 @@ from aimos.learning.outcomes import principal_outcomes
 from aimos.ledger.events import body_sql
 from aimos.recall.disclosure import KnownChains, verify_many
 from aimos.store.connection import Connection, batches, rows
+from aimos.store.queries.learning import PrincipalOutcome
 from aimos.verify.chains.labels import label_chain_reasons
 from aimos.verify.chains.weights import BATCH, chain_reasons
 from aimos.verify.cognitive.results import PROOF_FIELDS
@@ -288,7 +289,7 @@ def _replay_reasons(conn: Connection, memory_id: str | None = None) -> dict[str,
     rest): each outcome's terminal and each transition's weights must be what the rule gives, and a
     further outcome about a disclosure that already moved the weight has no authority. Catches
     outcome rows that did not come through the writer (forged or replayed evidence)."""
-    by_memory: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    by_memory: dict[str, list[PrincipalOutcome]] = defaultdict(list)
     for r in principal_outcomes(conn, memory_id):
         by_memory[r["memory_id"]].append(r)
     out: dict[str, str] = {}
