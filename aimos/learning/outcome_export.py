@@ -29,7 +29,8 @@ from aimos.crypto.messages import new_nonce, payload_message
 from aimos.errors import OutcomeNotFoundError, V2OutcomeUnavailableError
 from aimos.identity.epochs import Signer, epoch_at, master_row
 from aimos.ledger.events import body_sql, read_event, read_provenance
-from aimos.store.connection import Connection, one, resolve_uuid_prefix
+from aimos.store.connection import Connection, resolve_uuid_prefix
+from aimos.store.queries import learning as q
 from aimos.verify import v2_mutation as vm
 
 __all__ = [
@@ -148,15 +149,10 @@ def sign_valence_row(
 
 
 # --- export ----------------------------------------------------------------------------------------
-def _event_by_outcome(conn: Connection, operation: str, outcome: dict[str, Any]) -> dict[str, Any] | None:
+def _event_by_outcome(conn: Connection, operation: str, outcome: q.OutcomeRow) -> dict[str, Any] | None:
     """The first ``operation`` event about ``outcome`` (among its memory's events, each body read
     back from its stored form), read as the row it stands for."""
-    row = one(
-        conn,
-        "SELECT * FROM events WHERE subject_memory_id = ? AND +operation = ?"
-        f" AND json_extract({body_sql(conn)}, '$.metadata.outcome_id') = ? ORDER BY rowid LIMIT 1",
-        (outcome["memory_id"], operation, outcome["outcome_id"]),
-    )
+    row = q.first_outcome_event(conn, body_sql(conn), outcome["memory_id"], operation, outcome["outcome_id"])
     return None if row is None else read_event(row)
 
 
@@ -224,10 +220,74 @@ def _commit(value: dict[str, Any], domain: bytes, field: str) -> dict[str, Any]:
     return committed
 
 
+@dataclass(frozen=True)
+class _Exported:
+    """One outcome as its export reads it: the rows and events the bundle and witness restate."""
+
+    outcome_id: str
+    outcome: q.OutcomeRow
+    terminal_kind: str
+    outcome_event: dict[str, Any]
+    terminal_event: dict[str, Any]
+    valence_row: dict[str, Any]
+    binding: RecallBinding
+    trust_context: dict[str, Any]
+    hk: dict[str, Any]  # the housekeeper epoch that signed the outcome
+
+
 def build_outcome_export(
     conn: Connection, outcome_ref: str
 ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
     """(bundle, witness, trust context) of one aimos outcome; public material only, nothing signed."""
+    x = _read_outcome(conn, outcome_ref)
+    outcome_evidence, recall_receipt = _outcome_evidence(x), _recall_receipt(x.binding)
+    valence_evidence, valence_proof = _valence_evidence(x)
+    if x.terminal_kind == vocabulary.TERMINAL_AUTHORIZED_TRANSITION:
+        terminal, terminal_proof, projection = _reweight_terminal(conn, x)
+    else:
+        projection = None
+        terminal = {"kind": x.terminal_kind, "event": _event_summary(x.terminal_event)}
+        terminal_proof = {
+            "kind": vocabulary.PROOF_TERMINAL_EVENT,
+            "event": _event_proof(x.terminal_event, x.hk),
+        }
+
+    bundle = _commit(
+        {
+            "format": dict(vm.BUNDLE_FORMAT),
+            "bundle_id": f"aimos-outcome-{x.outcome_id}",
+            "company_id": str(x.outcome["company_id"]),
+            "recall_evidence_sha256": commitments.sha256(canonical_json(recall_receipt)).hex(),
+            "outcome_evidence": outcome_evidence,
+            "recall_receipt": recall_receipt,
+            "outcome_event": _event_summary(x.outcome_event),
+            "valence_evidence": valence_evidence,
+            "terminal": terminal,
+            "cognitive_projection": projection,
+        },
+        vocabulary.V2_MUTATION_BUNDLE,
+        "bundle_sha256",
+    )
+    witness = _commit(
+        {
+            "format": dict(vm.WITNESS_FORMAT),
+            "mutation_bundle_sha256": bundle["bundle_sha256"],
+            "trust_context_bundle_sha256": x.trust_context["bundle_sha256"],
+            "expected_master_fingerprint": master_row(conn)["fingerprint"],
+            "outcome_event": _event_proof(x.outcome_event, x.hk),
+            "valence_evidence": valence_proof,
+            "terminal_proof": terminal_proof,
+        },
+        vocabulary.V2_MUTATION_WITNESS,
+        "witness_sha256",
+    )
+    return bundle, witness, x.trust_context
+
+
+def _read_outcome(conn: Connection, outcome_ref: str) -> _Exported:
+    """The outcome ``outcome_ref`` names with its V2 evidence, each binding checked: its outcome
+    and terminal events, the signed valence row, the V2 recall it rests on (and that recall's
+    trust context), signed by the same housekeeper epoch as that recall."""
     from aimos.recall.envelope import build_recall_envelope
 
     outcome_id = resolve_uuid_prefix(
@@ -238,7 +298,7 @@ def build_outcome_export(
         what="outcome",
         not_found=OutcomeNotFoundError,
     )
-    o = one(conn, "SELECT * FROM outcomes WHERE outcome_id = ?", (outcome_id,))
+    o = q.outcome_row(conn, outcome_id)
     assert o is not None
     terminal_kind = str(o["terminal"])
     outcome_event = _event_by_outcome(conn, vocabulary.MUTATION_OUTCOME_OPERATION, o)
@@ -252,9 +312,9 @@ def build_outcome_export(
         raise V2OutcomeUnavailableError(
             f"outcome {outcome_id} was recorded without the signed V2 binding (no valence row)"
         )
-    receipt = one(conn, "SELECT event_id FROM recall_receipts WHERE receipt_id = ?", (o["receipt_id"],))
-    assert receipt is not None
-    binding = recall_binding(conn, receipt["event_id"], o["memory_id"], o["live_content_hash"])
+    receipt_event_id = q.receipt_event_id(conn, o["receipt_id"])
+    assert receipt_event_id is not None
+    binding = recall_binding(conn, receipt_event_id, o["memory_id"], o["live_content_hash"])
     if binding is None or binding.event_id != _event_summary(outcome_event)["parent_event_id"]:
         raise V2OutcomeUnavailableError(f"outcome {outcome_id}'s recall has no matching V2 recall event")
     trust_context = build_recall_envelope(conn, o["receipt_id"])
@@ -267,14 +327,18 @@ def build_outcome_export(
             "(the housekeeper's key was rotated between them)",
             "A mutation bundle is verified against the recall's housekeeper epoch; recall again.",
         )
-    company = str(o["company_id"])
-    valence_body: dict[str, Any] = valence_row["body"]
+    return _Exported(
+        outcome_id, o, terminal_kind, outcome_event, terminal_event, valence_row, binding, trust_context, hk
+    )
 
-    outcome_evidence = {
+
+def _outcome_evidence(x: _Exported) -> dict[str, Any]:
+    o, binding = x.outcome, x.binding
+    return {
         "schema": vocabulary.V2_MUTATION_OUTCOME_SCHEMA,
-        "company_id": company,
+        "company_id": str(o["company_id"]),
         "memory_id": o["memory_id"],
-        "outcome_id": outcome_id,
+        "outcome_id": x.outcome_id,
         "target_scope": o["target_scope"],
         "live_content_hash": binding.live_content_hash,
         "occurrence_ref": binding.occurrence_ref,
@@ -283,7 +347,10 @@ def build_outcome_export(
         "recall_merkle_root": binding.merkle_root,
         "security_closure_sha256": binding.security_closure_sha256,
     }
-    recall_receipt = {
+
+
+def _recall_receipt(binding: RecallBinding) -> dict[str, Any]:
+    return {
         "event_id": binding.event_id,
         "mutation_hash": binding.mutation_hash,
         "merkle_root": binding.merkle_root,
@@ -294,6 +361,12 @@ def build_outcome_export(
             "occurrence_ref": binding.occurrence_ref,
         },
     }
+
+
+def _valence_evidence(x: _Exported) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The valence row as the bundle restates it, and as the witness proves it."""
+    o, valence_row = x.outcome, x.valence_row
+    valence_body: dict[str, Any] = valence_row["body"]
     valence_evidence = {
         "row_hash": valence_row["row_hash"],
         "reward_sign": o["reward_sign"],
@@ -306,7 +379,7 @@ def build_outcome_export(
     valence_proof = {
         "row_id": valence_row["row_hash"],
         "memory_id": o["memory_id"],
-        "company_id": company,
+        "company_id": str(o["company_id"]),
         "reward_sign": o["reward_sign"],
         "context_hash": valence_body["context_hash"],
         "body_json": valence_body,
@@ -317,104 +390,67 @@ def build_outcome_export(
         "nonce": valence_row["nonce"],
         "signature_b64u": valence_row["signature_b64u"],
         "proof_required": True,
-        **_signer_fields(hk, agent="signer_agent_id", start="signer_valid_from"),
+        **_signer_fields(x.hk, agent="signer_agent_id", start="signer_valid_from"),
     }
+    return valence_evidence, valence_proof
 
-    projection: dict[str, Any] | None = None
-    if terminal_kind == vocabulary.TERMINAL_AUTHORIZED_TRANSITION:
-        p = one(conn, "SELECT * FROM weight_projections WHERE outcome_id = ?", (outcome_id,))
-        found = (
-            one(
-                conn,
-                "SELECT * FROM memory_provenance WHERE mutation_hash = ?",
-                (p["provenance_mutation_hash"],),
-            )
-            if p is not None
-            else None
-        )
-        node = read_provenance(found) if found is not None else None
-        if p is None or node is None or node["body_json"] is None:
-            raise V2OutcomeUnavailableError(f"outcome {outcome_id}'s projection or REWEIGHT node is missing")
-        node_body: dict[str, Any] = json_loads(node["body_json"])
-        if node_body.get("valence_row_hash") != valence_row["row_hash"]:
-            raise V2OutcomeUnavailableError(
-                f"outcome {outcome_id}'s REWEIGHT node does not name its valence row"
-            )
-        terminal: dict[str, Any] = {
-            "kind": terminal_kind,
-            "reweight_provenance": {
-                "provenance_id": node["provenance_id"],
-                "event_type": vocabulary.REWEIGHT_EVENT,
-                "memory_id": node["memory_id"],
-                "mutation_hash": node["mutation_hash"],
-                "body_json": node_body,
-            },
-        }
-        terminal_proof: dict[str, Any] = {
-            "kind": vocabulary.PROOF_REWEIGHT_PROVENANCE,
-            "provenance": {
-                "provenance_id": node["provenance_id"],
-                "memory_id": node["memory_id"],
-                **_signer_fields(hk, agent="agent_id", start="agent_valid_from"),
-                "content_hash": node["content_hash"],
-                "mutation_hash": node["mutation_hash"],
-                "prev_mutation_hash": node["prev_mutation_hash"],
-                "ts_signed": node["ts_signed"],
-                "nonce": node["nonce"],
-                "signature_b64u": node["signature_b64u"],
-                "is_genesis": node["prev_mutation_hash"] is None,
-                "backfilled": bool(node["backfilled"]),
-                "memory_originated_at": None,
-                "event_type": vocabulary.REWEIGHT_EVENT,
-                "body_json": node_body,
-                "sig_form_version": node["signature_form"],
-                "request_sig_form": node["signature_form"],
-                "signed_method": None,
-                "signed_path": None,
-                "signed_claims": None,
-            },
-        }
-        projection = {
-            "memory_id": p["memory_id"],
-            "old_weight_milli": p["old_weight_milli"],
-            "new_weight_milli": p["new_weight_milli"],
-            "provenance_mutation_hash": p["provenance_mutation_hash"],
-            "prev_projection_hash": p["prev_projection_hash"],
-            "projection_hash": p["projection_hash"],
-            "transition_hash": p["transition_hash"],
-            "transition_signature_b64u": p["transition_signature_b64u"],
-        }
-    else:
-        terminal = {"kind": terminal_kind, "event": _event_summary(terminal_event)}
-        terminal_proof = {"kind": vocabulary.PROOF_TERMINAL_EVENT, "event": _event_proof(terminal_event, hk)}
 
-    bundle = _commit(
-        {
-            "format": dict(vm.BUNDLE_FORMAT),
-            "bundle_id": f"aimos-outcome-{outcome_id}",
-            "company_id": company,
-            "recall_evidence_sha256": commitments.sha256(canonical_json(recall_receipt)).hex(),
-            "outcome_evidence": outcome_evidence,
-            "recall_receipt": recall_receipt,
-            "outcome_event": _event_summary(outcome_event),
-            "valence_evidence": valence_evidence,
-            "terminal": terminal,
-            "cognitive_projection": projection,
+def _reweight_terminal(
+    conn: Connection, x: _Exported
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """An authorized transition's terminal (its REWEIGHT node), the node's proof and the weight
+    projection: (terminal, terminal proof, projection)."""
+    outcome_id = x.outcome_id
+    p = q.projection_of_outcome(conn, outcome_id)
+    found = q.provenance_row(conn, p["provenance_mutation_hash"]) if p is not None else None
+    node = read_provenance(found) if found is not None else None
+    if p is None or node is None or node["body_json"] is None:
+        raise V2OutcomeUnavailableError(f"outcome {outcome_id}'s projection or REWEIGHT node is missing")
+    node_body: dict[str, Any] = json_loads(node["body_json"])
+    if node_body.get("valence_row_hash") != x.valence_row["row_hash"]:
+        raise V2OutcomeUnavailableError(f"outcome {outcome_id}'s REWEIGHT node does not name its valence row")
+    terminal: dict[str, Any] = {
+        "kind": x.terminal_kind,
+        "reweight_provenance": {
+            "provenance_id": node["provenance_id"],
+            "event_type": vocabulary.REWEIGHT_EVENT,
+            "memory_id": node["memory_id"],
+            "mutation_hash": node["mutation_hash"],
+            "body_json": node_body,
         },
-        vocabulary.V2_MUTATION_BUNDLE,
-        "bundle_sha256",
-    )
-    witness = _commit(
-        {
-            "format": dict(vm.WITNESS_FORMAT),
-            "mutation_bundle_sha256": bundle["bundle_sha256"],
-            "trust_context_bundle_sha256": trust_context["bundle_sha256"],
-            "expected_master_fingerprint": master_row(conn)["fingerprint"],
-            "outcome_event": _event_proof(outcome_event, hk),
-            "valence_evidence": valence_proof,
-            "terminal_proof": terminal_proof,
+    }
+    terminal_proof: dict[str, Any] = {
+        "kind": vocabulary.PROOF_REWEIGHT_PROVENANCE,
+        "provenance": {
+            "provenance_id": node["provenance_id"],
+            "memory_id": node["memory_id"],
+            **_signer_fields(x.hk, agent="agent_id", start="agent_valid_from"),
+            "content_hash": node["content_hash"],
+            "mutation_hash": node["mutation_hash"],
+            "prev_mutation_hash": node["prev_mutation_hash"],
+            "ts_signed": node["ts_signed"],
+            "nonce": node["nonce"],
+            "signature_b64u": node["signature_b64u"],
+            "is_genesis": node["prev_mutation_hash"] is None,
+            "backfilled": bool(node["backfilled"]),
+            "memory_originated_at": None,
+            "event_type": vocabulary.REWEIGHT_EVENT,
+            "body_json": node_body,
+            "sig_form_version": node["signature_form"],
+            "request_sig_form": node["signature_form"],
+            "signed_method": None,
+            "signed_path": None,
+            "signed_claims": None,
         },
-        vocabulary.V2_MUTATION_WITNESS,
-        "witness_sha256",
-    )
-    return bundle, witness, trust_context
+    }
+    projection = {
+        "memory_id": p["memory_id"],
+        "old_weight_milli": p["old_weight_milli"],
+        "new_weight_milli": p["new_weight_milli"],
+        "provenance_mutation_hash": p["provenance_mutation_hash"],
+        "prev_projection_hash": p["prev_projection_hash"],
+        "projection_hash": p["projection_hash"],
+        "transition_hash": p["transition_hash"],
+        "transition_signature_b64u": p["transition_signature_b64u"],
+    }
+    return terminal, terminal_proof, projection

@@ -26,7 +26,8 @@ from aimos.identity.requests import SignedRequest, verify_request
 from aimos.learning.outcome_export import RecallBinding, recall_binding, sign_valence_row
 from aimos.ledger.events import append_event, body_sql
 from aimos.store.cells import compact_provenance_body
-from aimos.store.connection import Connection, insert, one, rows, write_transaction
+from aimos.store.connection import Connection, insert, write_transaction
+from aimos.store.queries import learning as q
 from aimos.store.seals import quiet_since_checked
 from aimos.verify.kit.valence import SHARE_START_MILLI, Step, WeightLedger
 from aimos.vocabulary import PATH_OUTCOME, VALENCE_RULE_V2
@@ -65,16 +66,10 @@ class OutcomeResult:
 
 def latest_receipt_for(conn: Connection, memory_id: str, agent_id: str) -> str:
     """The newest recall receipt that disclosed ``memory_id`` to ``agent_id``."""
-    row = one(
-        conn,
-        "SELECT r.receipt_id FROM recall_receipts r, json_each(r.evidence) e"
-        " WHERE json_extract(e.value, '$.memory_id') = ? AND r.agent_id = ?"
-        " ORDER BY r.rowid DESC LIMIT 1",
-        (memory_id, agent_id),
-    )
-    if row is None:
+    receipt_id = q.latest_disclosing_receipt(conn, memory_id, agent_id)
+    if receipt_id is None:
         raise ReceiptMissingError(f"no recall by agent {agent_id} has disclosed memory {memory_id}")
-    return str(row["receipt_id"])
+    return receipt_id
 
 
 def _validate(body: dict[str, Any]) -> None:
@@ -90,35 +85,14 @@ def _validate(body: dict[str, Any]) -> None:
             raise UsageError(f"{field} is required")
 
 
-# every principal outcome with what the verifiers replay: who, about which disclosure, the reward,
-# what the writer did (and the weight rule its housekeeper-signed terminal event records, below)
-PRINCIPAL_OUTCOMES_SQL = """
-SELECT o.memory_id, o.outcome_id, o.agent_id, o.receipt_id, o.reward_sign, o.terminal,
-       w.old_weight_milli, w.new_weight_milli, b.observed_weight_milli AS baseline
-FROM outcomes o
-LEFT JOIN weight_projections w ON w.outcome_id = o.outcome_id
-LEFT JOIN weight_baselines b ON b.memory_id = o.memory_id
-WHERE o.target_scope = 'principal_state' {where}
-ORDER BY o.rowid
-"""
-# (a terminal event's body read through ``body_sql``: stored against a dictionary since migration 17)
-VALENCE_RULES_SQL = """
-SELECT json_extract(body, '$.metadata.outcome_id') AS outcome_id,
-       json_extract(body, '$.metadata.valence_rule') AS valence_rule
-FROM (SELECT {body} AS body FROM events
-      WHERE operation IN ('cognitive_weight_adjusted', 'cognitive_weight_unchanged') {where})
-"""
-
-
-def principal_outcomes(conn: Connection, memory_id: str | None = None) -> list[dict[str, Any]]:
+def principal_outcomes(conn: Connection, memory_id: str | None = None) -> list[q.PrincipalOutcome]:
     """Every retained principal outcome (of one memory, or all), in write order, each with the
     weight rule (``valence_rule``) its terminal event records (None: MutMem's rule)."""
-    params: tuple[str, ...] = (memory_id,) if memory_id else ()
-    where = "AND o.memory_id = ?" if memory_id else ""
-    found = rows(conn, PRINCIPAL_OUTCOMES_SQL.format(where=where), params)
-    by_memory = "AND subject_memory_id = ?" if memory_id else ""
-    sql = VALENCE_RULES_SQL.format(body=body_sql(conn), where=by_memory)
-    rules = {r["outcome_id"]: r["valence_rule"] for r in rows(conn, sql, params)} if found else {}
+    found = q.principal_outcome_rows(conn, memory_id)
+    body = body_sql(conn)
+    rules = (
+        {r["outcome_id"]: r["valence_rule"] for r in q.valence_rules(conn, body, memory_id)} if found else {}
+    )
     for o in found:
         o["valence_rule"] = rules.get(o["outcome_id"])
     return found
@@ -151,13 +125,7 @@ LEDGERS_KEPT = 256
 def _outcomes_mark(conn: Connection, memory_id: str) -> tuple[Any, ...]:
     """How many principal outcomes the memory has and the id of the newest (a rowid a rolled-back
     write used may come back; an outcome id never does)."""
-    found = conn.execute(
-        "SELECT COUNT(*), (SELECT outcome_id FROM outcomes WHERE memory_id = ?1"
-        " AND target_scope = 'principal_state' ORDER BY rowid DESC LIMIT 1)"
-        " FROM outcomes WHERE memory_id = ?1 AND target_scope = 'principal_state'",
-        (memory_id,),
-    ).fetchall()[0]
-    return tuple(found)
+    return q.principal_outcomes_mark(conn, memory_id)
 
 
 def _keep_ledger(conn: Connection, memory_id: str, ledger: WeightLedger) -> None:
@@ -210,28 +178,26 @@ def _record_evidence(
         subject_memory_id=memory["memory_id"],
         parent_event_id=binding.event_id if binding is not None else None,
     )
-    conn.execute(
-        "INSERT INTO outcomes (outcome_id, company_id, memory_id, receipt_id, target_scope, reward_sign,"
-        " live_content_hash, agent_id, agent_valid_from, request_body, request_hash, request_nonce,"
-        " request_ts, request_signature_b64u, terminal, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-        (
-            outcome_id,
-            company,
-            memory["memory_id"],
-            body["receipt_id"],
-            scope,
-            reward,
-            memory["live_content_hash"],
-            verified.agent_id,
-            verified.valid_from,
-            verified.body_bytes.decode("utf-8"),
-            verified.request_hash,
-            request.nonce,
-            request.ts,
-            request.signature_b64u,
-            terminal,
-            now,
-        ),
+    q.insert_outcome(
+        conn,
+        {
+            "outcome_id": outcome_id,
+            "company_id": company,
+            "memory_id": memory["memory_id"],
+            "receipt_id": body["receipt_id"],
+            "target_scope": scope,
+            "reward_sign": reward,
+            "live_content_hash": memory["live_content_hash"],
+            "agent_id": verified.agent_id,
+            "agent_valid_from": verified.valid_from,
+            "request_body": verified.body_bytes.decode("utf-8"),
+            "request_hash": verified.request_hash,
+            "request_nonce": request.nonce,
+            "request_ts": request.ts,
+            "request_signature_b64u": request.signature_b64u,
+            "terminal": terminal,
+            "created_at": now,
+        },
     )
     return evidence_event
 
@@ -248,14 +214,10 @@ def record_outcome_in_transaction(
     verified = verify_request(conn, request, path=PATH_OUTCOME, now=now, received=received)
     body = request.body
     _validate(body)
-    memory = one(conn, "SELECT * FROM memories WHERE memory_id = ?", (body["memory_id"],))
+    memory = q.memory_row(conn, body["memory_id"])
     if memory is None:
         raise MemoryNotFoundError(f"no memory with id {body['memory_id']}")
-    receipt = one(
-        conn,
-        "SELECT receipt_id, evidence, agent_id, event_id FROM recall_receipts WHERE receipt_id = ?",
-        (body["receipt_id"],),
-    )
+    receipt = q.receipt_row(conn, body["receipt_id"])
     if receipt is None:
         raise ReceiptMissingError(f"no recall receipt {body['receipt_id']}")
     if receipt["agent_id"] != verified.agent_id:
@@ -384,6 +346,19 @@ def _told(result: OutcomeResult, step: Step | None, reward: int, agent_id: str) 
     )
 
 
+@dataclass(frozen=True)
+class _Move:
+    """What the steps of one authorized transition share."""
+
+    memory_id: str
+    company_id: str
+    outcome_id: str
+    old: int
+    new: int
+    j: float
+    now: int
+
+
 def _transition(
     conn: Connection,
     housekeeper: Signer,
@@ -396,29 +371,64 @@ def _transition(
     now: int,
     v2_metadata: dict[str, Any],
 ) -> OutcomeResult:
-    mid, company = memory["memory_id"], memory["company_id"]
-    prev_node = one(
+    """The housekeeper-signed REWEIGHT node, the projection and the live weight, then the terminal
+    event naming them."""
+    move = _Move(memory["memory_id"], memory["company_id"], outcome_id, old, new, j, now)
+    sigma = _append_reweight_node(conn, housekeeper, move, v2_metadata)
+    h_i, t_i = _append_projection(conn, housekeeper, move, sigma)
+    mid = move.memory_id
+    event = append_event(
         conn,
-        "SELECT mutation_hash FROM memory_provenance WHERE memory_id = ? AND event_type = 'REWEIGHT'"
-        " ORDER BY rowid DESC LIMIT 1",
-        (mid,),
+        housekeeper,
+        operation="cognitive_weight_adjusted",
+        company_id=move.company_id,
+        metadata={
+            "outcome_id": outcome_id,
+            "memory_id": mid,
+            "old_weight_milli": old,
+            "new_weight_milli": new,
+            "provenance_mutation_hash": sigma.hex(),
+            "projection_hash": h_i.hex(),
+            "transition_hash": t_i.hex(),
+            "judge_valence": round(j, 6),
+            **v2_metadata,
+        },
+        now=now,
+        subject_memory_id=mid,
+        parent_event_id=parent_event_id,
     )
-    prev_node_hash = prev_node["mutation_hash"] if prev_node else None
-    body: dict[str, Any] = {
+    return OutcomeResult(
+        outcome_id, mid, "", "authorized_transition", old, new, h_i.hex(), t_i.hex(), event["event_id"]
+    )
+
+
+def _reweight_body(move: _Move, v2_metadata: dict[str, Any]) -> dict[str, Any]:
+    """The signed body of the transition's REWEIGHT provenance node."""
+    return {
         "event_type": "REWEIGHT",
-        "company_id": company,
-        "memory_id": mid,
-        "old_weight": old / 1000,
-        "new_weight": new / 1000,
-        "old_weight_milli": old,
-        "new_weight_milli": new,
-        "judge_valence": round(j, 6),
+        "company_id": move.company_id,
+        "memory_id": move.memory_id,
+        "old_weight": move.old / 1000,
+        "new_weight": move.new / 1000,
+        "old_weight_milli": move.old,
+        "new_weight_milli": move.new,
+        "judge_valence": round(move.j, 6),
         "governor_flag": "SIGNED_VALENCE_REFERENCE_POINT",
         "reason": "outcome_evidence",
-        "outcome_id": outcome_id,
-        "ts_signed": now,
+        "outcome_id": move.outcome_id,
+        "ts_signed": move.now,
         **{k: v2_metadata[k] for k in ("valence_row_hash", "valence_rule") if k in v2_metadata},
     }
+
+
+def _append_reweight_node(
+    conn: Connection, housekeeper: Signer, move: _Move, v2_metadata: dict[str, Any]
+) -> bytes:
+    """The housekeeper-signed REWEIGHT node, linked to the memory's newest one; its mutation hash
+    (sigma)."""
+    mid, now = move.memory_id, move.now
+    prev_node_hash = q.last_reweight_hash(conn, mid)
+    body = _reweight_body(move, v2_metadata)
     body_bytes = canonical_json(body)
     nonce = new_nonce()
     signature = housekeeper.key.sign(payload_message(body, nonce, now, body_bytes=body_bytes))
@@ -432,7 +442,7 @@ def _transition(
         {
             "provenance_id": str(uuid.uuid4()),
             "memory_id": mid,
-            "company_id": company,
+            "company_id": move.company_id,
             "event_type": "REWEIGHT",
             "body_json": "",
             "body_deflated": compact_provenance_body(body_bytes.decode("utf-8"), mid),
@@ -455,58 +465,39 @@ def _transition(
             "created_at": now,
         },
     )
-    prev_projection = one(
-        conn,
-        "SELECT projection_hash FROM weight_projections WHERE memory_id = ? ORDER BY rowid DESC LIMIT 1",
-        (mid,),
-    )
-    prev_h = bytes.fromhex(prev_projection["projection_hash"]) if prev_projection else None
+    return sigma
+
+
+def _append_projection(
+    conn: Connection, housekeeper: Signer, move: _Move, sigma: bytes
+) -> tuple[bytes, bytes]:
+    """The signed projection of the REWEIGHT node ``sigma`` onto the memory's weight chain, and the
+    live weight moved to it; (h_i, t_i)."""
+    mid, company, old, new = move.memory_id, move.company_id, move.old, move.new
+    prev_hash = q.last_projection_hash(conn, mid)
+    prev_h = bytes.fromhex(prev_hash) if prev_hash is not None else None
     t_i = commitments.transition_commitment(company, mid, old, new, sigma)
     h_i = commitments.projection_hash(mid, old, new, sigma, prev_h)
-    conn.execute(
-        "INSERT INTO weight_projections (projection_id, company_id, memory_id, outcome_id, old_weight_milli,"
-        " new_weight_milli, provenance_mutation_hash, prev_projection_hash, projection_hash, transition_hash,"
-        " transition_signature_b64u, signer_valid_from, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-        (
-            str(uuid.uuid4()),
-            company,
-            mid,
-            outcome_id,
-            old,
-            new,
-            sigma.hex(),
-            prev_h.hex() if prev_h else None,
-            h_i.hex(),
-            t_i.hex(),
-            b64u_encode(housekeeper.key.sign(t_i)),
-            housekeeper.valid_from,
-            now,
-        ),
-    )
-    conn.execute("UPDATE memories SET retrieval_weight_milli = ? WHERE memory_id = ?", (new, mid))
-    event = append_event(
+    q.insert_projection(
         conn,
-        housekeeper,
-        operation="cognitive_weight_adjusted",
-        company_id=company,
-        metadata={
-            "outcome_id": outcome_id,
+        {
+            "projection_id": str(uuid.uuid4()),
+            "company_id": company,
             "memory_id": mid,
+            "outcome_id": move.outcome_id,
             "old_weight_milli": old,
             "new_weight_milli": new,
             "provenance_mutation_hash": sigma.hex(),
+            "prev_projection_hash": prev_h.hex() if prev_h else None,
             "projection_hash": h_i.hex(),
             "transition_hash": t_i.hex(),
-            "judge_valence": round(j, 6),
-            **v2_metadata,
+            "transition_signature_b64u": b64u_encode(housekeeper.key.sign(t_i)),
+            "signer_valid_from": housekeeper.valid_from,
+            "created_at": move.now,
         },
-        now=now,
-        subject_memory_id=mid,
-        parent_event_id=parent_event_id,
     )
-    return OutcomeResult(
-        outcome_id, mid, "", "authorized_transition", old, new, h_i.hex(), t_i.hex(), event["event_id"]
-    )
+    q.set_retrieval_weight(conn, mid, new)
+    return h_i, t_i
 
 
 def record_outcome(conn: Connection, housekeeper: Signer, request: SignedRequest, now: int) -> OutcomeResult:
@@ -524,12 +515,8 @@ def forward_outcome(conn: Connection, housekeeper: Signer, request: SignedReques
     what it would do is the provisional effect this device shows), then kept in hub_requests, one
     write transaction."""
     with write_transaction(conn, housekeeper):
-        conn.execute("SAVEPOINT aimos_forward_trial")
-        try:
+        with q.rolled_back(conn):
             trial = record_outcome_in_transaction(conn, housekeeper, request, now)
-        finally:
-            conn.execute("ROLLBACK TO aimos_forward_trial")
-            conn.execute("RELEASE aimos_forward_trial")
         keep_for_home(conn, verify_request(conn, request, path=PATH_OUTCOME, now=now, record=False), now)
     return replace(
         trial, outcome_id="", event_id="", projection_hash=None, transition_hash=None, provisional=True

@@ -88,14 +88,13 @@ def keep_outcome(
     """``record`` a full verification of the live brain, when it was made against the master
     anchors.json holds for it: one against another fingerprint given by hand says nothing of the
     brain as this home anchors it (a mistyped one fails it). Returns the outcome kept, or None."""
-    import apsw
-
     from aimos.identity.anchors import anchored_fingerprint, anchored_fingerprints
+    from aimos.store.connection import EngineError
     from aimos.store.seals import brain_id_of
 
     try:
         brain_id = brain_id_of(conn)
-    except apsw.Error:  # brain_meta too damaged to read: the verification said what it could
+    except EngineError:  # brain_meta too damaged to read: the verification said what it could
         brain_id = None
     anchored = {anchored_fingerprint(brain_id)} if brain_id else anchored_fingerprints()
     if fingerprint not in anchored:
@@ -167,14 +166,9 @@ def last_corpus_root(conn: Connection) -> dict[str, Any] | None:
     and ``reasons`` are what that run found (an attestation from before the brain checks were
     signed into it says only what the two verifiers found)."""
     from aimos.crypto.canonical import json_loads
-    from aimos.store.connection import one
+    from aimos.store.queries.verification import newest_event_of
 
-    row = one(
-        conn,
-        "SELECT event_id, signed_body, ts_signed FROM events WHERE operation = ?"
-        " ORDER BY ts_signed DESC, rowid DESC LIMIT 1",
-        (CORPUS_ROOT_OPERATION,),
-    )
+    row = newest_event_of(conn, CORPUS_ROOT_OPERATION)
     if row is None:
         return None
     meta = json_loads(row["signed_body"]).get("metadata", {})

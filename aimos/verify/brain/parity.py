@@ -13,18 +13,17 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import apsw
-
 from aimos.crypto.ed25519 import WHOLE_BRAIN_SIGNATURES, remembering
 from aimos.errors import AimosError
-from aimos.store.connection import Connection, damaged_text_error, unreadable_text
+from aimos.store.connection import Connection, EngineError, damaged_text_error, unreadable_text
+from aimos.store.queries.verification import read_snapshot
 from aimos.verify.brain.evidence import cognitive_evidence, with_sql_records
 from aimos.verify.brain.verifier import Count, Report, verify_brain, verify_brain_state
 
 VERIFY_PHASES = ("in-database verifier", "cognitive export", "portable verifier", "vectors", "parity")
 # what damaged bytes can raise while a verifier walks them (an edited brain_meta, a NULL where a
 # signed field belongs, text that is not UTF-8): reported as a failure, never an internal error
-DAMAGED = (AimosError, apsw.Error, KeyError, AttributeError, TypeError, ValueError, RecursionError)
+DAMAGED = (AimosError, EngineError, KeyError, AttributeError, TypeError, ValueError, RecursionError)
 
 
 def _damage_detail(conn: Connection, exc: BaseException) -> str:
@@ -264,10 +263,6 @@ def _verify_everything(
 
     anchor = None if memory_id else anchor_for(conn)  # before the snapshot (see anchor_for)
     kept = None if memory_id else kept_anchor_for(conn)
-    # one read snapshot for both: a save landing between them must not look like a disagreement
-    own_snapshot = not conn.in_transaction
-    if own_snapshot:
-        conn.execute("BEGIN DEFERRED")
     bundle: dict[str, Any] | None = None
     evidence: list[dict[str, Any]] = []  # the bundle but for the verifier's records, once read
     portable: PortableRun | None = None
@@ -278,7 +273,8 @@ def _verify_everything(
         except DAMAGED:
             pass
 
-    try:
+    # one read snapshot for both: a save landing between them must not look like a disagreement
+    with read_snapshot(conn):
         tell(0, VERIFY_PHASES[0])
         try:
             report = verify_brain(conn, memory_id, count=count, meanwhile=read_evidence)
@@ -292,9 +288,6 @@ def _verify_everything(
             alone = memory_id is None and len(bundle["memories"]) >= FORK_FROM
             portable = PortableRun(bundle, expected_master_fingerprint, memory_id, alone=alone, count=count)
         brain = None if memory_id else _guarded_brain_state(conn, anchor, kept)
-    finally:
-        if own_snapshot:
-            conn.execute("COMMIT")
     verdict = portable.verdict() if portable is not None else None
     if verdict is None:
         verdict = CognitiveVerdict("invalid", "cognitive_export_failed")

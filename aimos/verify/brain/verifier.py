@@ -24,7 +24,9 @@ from aimos.errors import AimosError, DisclosureError
 from aimos.learning.outcomes import principal_outcomes
 from aimos.ledger.events import body_sql
 from aimos.recall.disclosure import KnownChains, verify_many
-from aimos.store.connection import Connection, batches, rows
+from aimos.store.connection import Connection
+from aimos.store.queries import verification as q
+from aimos.store.queries.learning import PrincipalOutcome
 from aimos.verify.chains.labels import label_chain_reasons
 from aimos.verify.chains.weights import BATCH, chain_reasons
 from aimos.verify.cognitive.results import PROOF_FIELDS
@@ -102,28 +104,13 @@ class Report:
         return commitments.corpus_proof_root(r.proof_record() for r in self.records).hex()
 
 
-# The two most numerous signatures of a brain, as their checks build them: every event's (payload
-# form 1 over its signed body) and every save request's (request form 3 over its provenance body).
-_SIGNATURES_AHEAD = """
-SELECT i.public_key_b64u, aimos_payload_message({body}, e.nonce, e.ts_signed), e.signature_b64u
-FROM events e JOIN identity_epochs i ON i.agent_id = e.signer_agent_id AND i.valid_from = e.signer_valid_from
-UNION ALL
-SELECT i.public_key_b64u,
-       aimos_request_message(p.body_json, p.signed_method, p.signed_path, p.nonce, p.ts_signed),
-       p.signature_b64u
-FROM memory_provenance p
-JOIN identity_epochs i ON i.agent_id = p.signer_agent_id AND i.valid_from = p.signer_valid_from
-WHERE p.event_type = 'SAVE'
-"""
-
-
 def check_signatures_ahead(conn: Connection) -> Callable[[], int]:
     """Start checking the brain's event and save-request signatures on every core (remembered as
     valid, see ed25519.start_in_parallel), so the walks below, which check each one where it
     belongs and name any failure, mostly look them up. Returns the wait for them (how many
     were valid)."""
     triples = []
-    for key, message, signature in conn.execute(_SIGNATURES_AHEAD.format(body=body_sql(conn, "e"))):
+    for key, message, signature in q.signatures_ahead(conn, body_sql(conn, "e")):
         if isinstance(key, str) and isinstance(message, bytes) and isinstance(signature, str):
             try:
                 triples.append((key, message, b64u_decode(signature)))
@@ -173,47 +160,31 @@ def verify_memories(conn: Connection, memory_ids: Collection[str]) -> list[Memor
     if not wanted:
         return records
     replays = _replay_reasons(conn)
-    dangling, baselined = _dangling(conn, None, ()), _baselined(conn, "", ())
+    dangling, baselined = _dangling(conn, None), _baselined(conn, None)
     for start in range(0, len(wanted), WALK_BATCH):
-        part = wanted[start : start + WALK_BATCH]
-        marks = ", ".join("?" * len(part))
-        memories = rows(conn, f"SELECT * FROM memories WHERE memory_id IN ({marks}) ORDER BY memory_id", part)
+        memories = q.memories_with_ids(conn, wanted[start : start + WALK_BATCH])
         records += _batch_records(conn, memories, replays, dangling, baselined)
     return records
 
 
-def _dangling(conn: Connection, memory_id: str | None, params: tuple[str, ...]) -> set[str]:
+def _dangling(conn: Connection, memory_id: str | None) -> set[str]:
     """Memories with a signed REWEIGHT node or an authorized outcome whose projection is gone."""
-    only_p, only_o = ("AND p.memory_id = ? ", "AND o.memory_id = ? ") if memory_id else ("", "")
-    return {
-        r["memory_id"]
-        for r in rows(
-            conn,
-            "SELECT p.memory_id FROM memory_provenance p"
-            f" WHERE p.event_type = 'REWEIGHT' {only_p}AND NOT EXISTS (SELECT 1 FROM weight_projections w"
-            " WHERE w.provenance_mutation_hash = p.mutation_hash)"
-            f" UNION SELECT o.memory_id FROM outcomes o WHERE o.terminal = 'authorized_transition' {only_o}"
-            "AND NOT EXISTS (SELECT 1 FROM weight_projections w WHERE w.outcome_id = o.outcome_id)",
-            params * 2,
-        )
-    }
+    return set(q.unprojected_memory_ids(conn, memory_id))
 
 
-def _baselined(conn: Connection, where: str, params: tuple[str, ...]) -> set[str]:
-    return {r["memory_id"] for r in rows(conn, f"SELECT memory_id FROM weight_baselines {where}", params)}
+def _baselined(conn: Connection, memory_id: str | None) -> set[str]:
+    return set(q.baselined_memory_ids(conn, memory_id))
 
 
 def _verify_brain(conn: Connection, memory_id: str | None, count: Count | None) -> Report:
     """The memories a batch at a time (read as the walk goes, never the whole table at once), each
     batch's weight chains, label chains and signed save records checked together."""
-    where, params = ("WHERE memory_id = ?", (memory_id,)) if memory_id else ("", ())
-    total = rows(conn, f"SELECT COUNT(*) AS n FROM memories {where}", params)[0]["n"] if count else 0
+    total = q.memory_count(conn, memory_id) if count else 0
     replays = _replay_reasons(conn, memory_id)
     # one memory: by its id (indexed), not a scan of every provenance node
-    dangling, baselined = _dangling(conn, memory_id, params), _baselined(conn, where, params)
+    dangling, baselined = _dangling(conn, memory_id), _baselined(conn, memory_id)
     records: list[MemoryRecord] = []
-    sql = f"SELECT * FROM memories {where} ORDER BY memory_id"
-    for memories in batches(conn, sql, params, WALK_BATCH):
+    for memories in q.memory_batches(conn, memory_id, WALK_BATCH):
         records += _batch_records(conn, memories, replays, dangling, baselined)
         if count is not None:
             count(len(records), max(total, len(records)))
@@ -288,7 +259,7 @@ def _replay_reasons(conn: Connection, memory_id: str | None = None) -> dict[str,
     rest): each outcome's terminal and each transition's weights must be what the rule gives, and a
     further outcome about a disclosure that already moved the weight has no authority. Catches
     outcome rows that did not come through the writer (forged or replayed evidence)."""
-    by_memory: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    by_memory: dict[str, list[PrincipalOutcome]] = defaultdict(list)
     for r in principal_outcomes(conn, memory_id):
         by_memory[r["memory_id"]].append(r)
     out: dict[str, str] = {}
@@ -313,29 +284,9 @@ def _replay_reasons(conn: Connection, memory_id: str | None = None) -> dict[str,
 
 def verify_event_chains(conn: Connection) -> list[dict[str, Any]]:
     """Every signer epoch's event chain: ledger_seq from 1, links and signatures (in SQL)."""
-    body = body_sql(conn, "e")
-    sql = f"""
-    SELECT e.signer_agent_id, e.signer_valid_from, e.ledger_seq, e.prev_mutation_hash, e.mutation_hash,
-           e.content_hash, aimos_sha256_hex({body}) AS content_recomputed,
-           aimos_event_link(e.prev_mutation_hash, e.content_hash, e.nonce, e.ts_signed) AS link_recomputed,
-           aimos_ed25519_verify(i.public_key_b64u, aimos_payload_message({body}, e.nonce, e.ts_signed),
-                                e.signature_b64u) AS sig_ok,
-           aimos_event_genesis((SELECT value FROM brain_meta WHERE key = 'company_id'),
-                               e.signer_agent_id, e.signer_valid_from) AS genesis,
-           i.role = ? AND e.ts_signed BETWEEN i.valid_from AND i.valid_until
-             AND aimos_certificate_matches(i.certificate, (SELECT public_key_b64u FROM master_identity),
-                                           i.agent_id, i.public_key_b64u, i.valid_from, i.valid_until) = 1
-             AS certified,
-           r.revoked_at IS NOT NULL AND r.revoked_at <= e.ts_signed AS revoked
-    FROM events e LEFT JOIN identity_epochs i
-      ON i.agent_id = e.signer_agent_id AND i.valid_from = e.signer_valid_from
-    LEFT JOIN agent_revocations r
-      ON r.agent_id = e.signer_agent_id AND r.agent_valid_from = e.signer_valid_from
-    ORDER BY e.signer_agent_id, e.signer_valid_from, e.ledger_seq
-    """
     # read in order, one stream at a time: only the stream being walked is kept, as its position
     walks: dict[tuple[str, int], _StreamWalk] = {}
-    for batch in batches(conn, sql, (HOUSEKEEPER,)):
+    for batch in q.event_link_batches(conn, body_sql(conn, "e"), HOUSEKEEPER):
         for e in batch:
             stream = (e["signer_agent_id"], e["signer_valid_from"])
             walk = walks.get(stream)
@@ -363,7 +314,7 @@ class _StreamWalk:
         self.events = 0
         self.reason: str | None = None
 
-    def step(self, e: dict[str, Any]) -> None:
+    def step(self, e: q.EventLink) -> None:
         self.events += 1
         if self.reason is not None:
             return
