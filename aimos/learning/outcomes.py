@@ -27,6 +27,7 @@ from aimos.learning.outcome_export import RecallBinding, recall_binding, sign_va
 from aimos.ledger.events import append_event, body_sql
 from aimos.store.cells import compact_provenance_body
 from aimos.store.connection import Connection, insert, write_transaction
+from aimos.store.engine import rolled_back
 from aimos.store.queries import learning as q
 from aimos.store.seals import quiet_since_checked
 from aimos.verify.kit.valence import SHARE_START_MILLI, Step, WeightLedger
@@ -515,7 +516,7 @@ def forward_outcome(conn: Connection, housekeeper: Signer, request: SignedReques
     what it would do is the provisional effect this device shows), then kept in hub_requests, one
     write transaction."""
     with write_transaction(conn, housekeeper):
-        with q.rolled_back(conn):
+        with rolled_back(conn, "aimos_forward_trial"):
             trial = record_outcome_in_transaction(conn, housekeeper, request, now)
         keep_for_home(conn, verify_request(conn, request, path=PATH_OUTCOME, now=now, record=False), now)
     return replace(

@@ -97,3 +97,17 @@ def rolled_back(conn: Connection, name: str) -> Iterator[Connection]:
     finally:
         conn.execute(f"ROLLBACK TO {name}")
         conn.execute(f"RELEASE {name}")
+
+
+@contextlib.contextmanager
+def read_snapshot(conn: Connection) -> Iterator[None]:
+    """The block over one read snapshot: a deferred transaction begun and committed around it,
+    unless the caller is already inside one (then it is the caller's)."""
+    own_snapshot = not conn.in_transaction
+    if own_snapshot:
+        conn.execute("BEGIN DEFERRED")
+    try:
+        yield
+    finally:
+        if own_snapshot:
+            conn.execute("COMMIT")

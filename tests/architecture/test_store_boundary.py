@@ -45,15 +45,9 @@ PENDING: set[str] = {
     "aimos/hub/sync.py",
     "aimos/identity/devices.py",
     "aimos/installer/join.py",
-    "aimos/learning/outcome_export.py",
-    "aimos/learning/outcomes.py",
     "aimos/mcp/server.py",
     "aimos/tui/bench.py",
     "aimos/tui/guard.py",
-    "aimos/verify/brain/evidence.py",
-    "aimos/verify/brain/outcome.py",
-    "aimos/verify/brain/parity.py",
-    "aimos/verify/brain/verifier.py",
 }
 
 

@@ -6,8 +6,6 @@ A statement over event or provenance bodies takes the ledger's SQL for the store
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from typing import Any, NotRequired, TypedDict, cast
 
 from aimos.store.connection import Connection, one, rows
@@ -230,18 +228,6 @@ def set_retrieval_weight(conn: Connection, memory_id: str, weight_milli: int) ->
     conn.execute(
         "UPDATE memories SET retrieval_weight_milli = ? WHERE memory_id = ?", (weight_milli, memory_id)
     )
-
-
-@contextlib.contextmanager
-def rolled_back(conn: Connection) -> Iterator[None]:
-    """The block inside a savepoint that is rolled back and released after it, whatever it
-    raised: what a write would do, tried and undone (inside the caller's write transaction)."""
-    conn.execute("SAVEPOINT aimos_forward_trial")
-    try:
-        yield
-    finally:
-        conn.execute("ROLLBACK TO aimos_forward_trial")
-        conn.execute("RELEASE aimos_forward_trial")
 
 
 # --- the V2 mutation export ----------------------------------------------------------------------

@@ -8,7 +8,6 @@ ledger's readers, which take any row."""
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Iterator
 from typing import Any, TypedDict, cast
 
@@ -116,21 +115,6 @@ class SignedEvent(TypedDict):
     event_id: str
     signed_body: str
     ts_signed: int
-
-
-# --- one read snapshot ---------------------------------------------------------------------------
-@contextlib.contextmanager
-def read_snapshot(conn: Connection) -> Iterator[None]:
-    """The block over one read snapshot: a deferred transaction begun and committed around it,
-    unless the caller is already inside one (then it is the caller's)."""
-    own_snapshot = not conn.in_transaction
-    if own_snapshot:
-        conn.execute("BEGIN DEFERRED")
-    try:
-        yield
-    finally:
-        if own_snapshot:
-            conn.execute("COMMIT")
 
 
 # --- the in-database verifier --------------------------------------------------------------------

@@ -16,7 +16,7 @@ from typing import Any
 from aimos.crypto.ed25519 import WHOLE_BRAIN_SIGNATURES, remembering
 from aimos.errors import AimosError
 from aimos.store.connection import Connection, EngineError, damaged_text_error, unreadable_text
-from aimos.store.queries.verification import read_snapshot
+from aimos.store.engine import read_snapshot
 from aimos.verify.brain.evidence import cognitive_evidence, with_sql_records
 from aimos.verify.brain.verifier import Count, Report, verify_brain, verify_brain_state
 
