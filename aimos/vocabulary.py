@@ -130,8 +130,60 @@ REDACTION_V1_SCHEMA: Final = "aimos.memory-redaction/v1"
 REDACTIONS_FILE_SCHEMA: Final = "aimos.redactions/v1"
 # the record of every backup aimos wrote, kept beside the brain (housekeeper/backup_records.py)
 BACKUPS_FILE_SCHEMA: Final = "aimos.backups/v1"
-# the housekeeper's ledger operation recording a redaction (its metadata names no text)
-MEMORY_REDACTED_OPERATION: Final = "memory_redacted"
+
+# --- the ledger's operations and the provenance event types --------------------------------------
+# Every event's `operation` and every provenance row's `event_type` is one of these words, written
+# here once (tests/architecture/test_vocabulary.py fails on one spelled anywhere else, SQL included).
+# the housekeeper's events
+MEMORY_SAVED_OPERATION: Final = "memory_saved"
+OCCURRENCE_RECORDED_OPERATION: Final = "memory_occurrence_recorded"  # the same content saved again
+CANARY_QUARANTINED_OPERATION: Final = "canary_write_retained_quarantine"
+INITIAL_WEIGHT_ATTESTED_OPERATION: Final = "cognitive_initial_weight_attested"
+EPISTEMIC_CLASSIFIED_OPERATION: Final = "memory_epistemic_classified"
+RECALL_RECEIPT_OPERATION: Final = "recall_receipt"
+RECALL_DISCLOSURE_FAILED_OPERATION: Final = "recall_disclosure_failed"
+MUTATION_OUTCOME_OPERATION: Final = "mutation_outcome_evidence_v2"
+WEIGHT_UNCHANGED_OPERATION: Final = "cognitive_weight_unchanged"
+WEIGHT_ADJUSTED_OPERATION: Final = "cognitive_weight_adjusted"
+OBSERVATION_RETAINED_OPERATION: Final = "mutation_occurrence_observation_retained"
+MEMORY_REDACTED_OPERATION: Final = "memory_redacted"  # its metadata names no text
+MASTER_PASSPHRASE_CHANGED_OPERATION: Final = "master_passphrase_changed"  # noqa: S105 (an event word)
+KEYSTORE_MOVED_OPERATION: Final = "keystore_moved"
+CORPUS_ROOT_OPERATION: Final = "corpus_proof_root_attested"  # the nightly job's signed attestation
+# onboarding (aimos install) and a device joining a synced brain
+ONBOARDING_STARTED_OPERATION: Final = "first_launch_onboarding_started"
+BRAIN_INSTALLED_OPERATION: Final = "brain_installed"
+GUIDE_CORPUS_INGESTED_OPERATION: Final = "guide_corpus_ingested"
+ONBOARDING_TERMINAL_OPERATION: Final = "first_launch_onboarding_terminal"
+DEVICE_JOINED_OPERATION: Final = "device_joined"
+OPERATIONS: Final = (
+    MEMORY_SAVED_OPERATION,
+    OCCURRENCE_RECORDED_OPERATION,
+    CANARY_QUARANTINED_OPERATION,
+    INITIAL_WEIGHT_ATTESTED_OPERATION,
+    EPISTEMIC_CLASSIFIED_OPERATION,
+    RECALL_RECEIPT_OPERATION,
+    RECALL_DISCLOSURE_FAILED_OPERATION,
+    MUTATION_OUTCOME_OPERATION,
+    WEIGHT_UNCHANGED_OPERATION,
+    WEIGHT_ADJUSTED_OPERATION,
+    OBSERVATION_RETAINED_OPERATION,
+    MEMORY_REDACTED_OPERATION,
+    MASTER_PASSPHRASE_CHANGED_OPERATION,
+    KEYSTORE_MOVED_OPERATION,
+    CORPUS_ROOT_OPERATION,
+    ONBOARDING_STARTED_OPERATION,
+    BRAIN_INSTALLED_OPERATION,
+    GUIDE_CORPUS_INGESTED_OPERATION,
+    ONBOARDING_TERMINAL_OPERATION,
+    DEVICE_JOINED_OPERATION,
+)
+# the provenance rows' event types, and the master-signed revocation's
+SAVE_REASSERT_EVENT: Final = "SAVE_REASSERT"
+REWEIGHT_EVENT: Final = "REWEIGHT"
+VALENCE_EVENT: Final = "VALENCE"
+REVOKE_AGENT_IDENTITY_EVENT: Final = "REVOKE_AGENT_IDENTITY"
+EVENT_TYPES: Final = (SAVE_REASSERT_EVENT, REWEIGHT_EVENT, VALENCE_EVENT, REVOKE_AGENT_IDENTITY_EVENT)
 
 # --- signed requests ---------------------------------------------------------------------------
 
@@ -167,8 +219,6 @@ EXPIRY_WARNING_DAYS: Final = 7
 # The keystores a brain's secrets live in, and the housekeeper-signed events that record a change
 # to them (`aimos passphrase change`, `aimos keystore move`; the master passphrase checked first).
 KEYSTORE_KINDS: Final = ("os", "file")
-MASTER_PASSPHRASE_CHANGED_OPERATION: Final = "master_passphrase_changed"  # noqa: S105 (an event word)
-KEYSTORE_MOVED_OPERATION: Final = "keystore_moved"
 
 # --- data classes and clearance ----------------------------------------------------------------
 
@@ -297,14 +347,6 @@ V2_OBJECT_SCHEMAS: Final = {
     "epistemic_projection": "hom.aimos.mutmem-epistemic-projection/v2",
     "receipt_evidence": "hom.aimos.mutmem-recall-evidence-entry/v2",
 }
-# the signed operations and event types the V2 evidence binds
-RECALL_RECEIPT_OPERATION: Final = "recall_receipt"
-MUTATION_OUTCOME_OPERATION: Final = "mutation_outcome_evidence_v2"
-WEIGHT_UNCHANGED_OPERATION: Final = "cognitive_weight_unchanged"
-WEIGHT_ADJUSTED_OPERATION: Final = "cognitive_weight_adjusted"
-OBSERVATION_RETAINED_OPERATION: Final = "mutation_occurrence_observation_retained"
-REWEIGHT_EVENT: Final = "REWEIGHT"
-VALENCE_EVENT: Final = "VALENCE"
 # the two recall authorities of a V2 envelope, and the housekeeper's identity tiers
 MASTER_SIGNED_RECALL_GRANT: Final = "master_signed_recall_grant"
 HOUSEKEEPER_SYSTEM_PRINCIPAL: Final = "housekeeper_system_principal"
@@ -316,11 +358,6 @@ TERMINAL_AUTHORIZED_TRANSITION: Final = "authorized_transition"
 TERMINAL_SIGNED_NOOP: Final = "signed_noop"
 PROOF_REWEIGHT_PROVENANCE: Final = "reweight_provenance"
 PROOF_TERMINAL_EVENT: Final = "terminal_event"
-
-
-def data_class_rank(name: str) -> int:
-    """The order of a data class (public 0 .. restricted 3); ValueError for another word."""
-    return DATA_CLASSES.index(name)
 
 
 def sql_word(word: str) -> str:
@@ -339,16 +376,12 @@ DOMAINS: Final[dict[str, bytes]] = {
 
 # --- Cognitive and V1 recall evidence words ----------------------------------------------------
 
-EVENT_REVOKE_AGENT_IDENTITY: Final = "REVOKE_AGENT_IDENTITY"  # a master-signed revocation
-OPERATION_EPISTEMIC_CLASSIFIED: Final = "memory_epistemic_classified"
-OPERATION_INITIAL_WEIGHT_ATTESTED: Final = "cognitive_initial_weight_attested"
 BASELINE_ATTESTATION_REASON: Final = "retained_nondefault_weight_baseline"
 RECALL_MERKLE_EPISTEMIC_SCHEMA: Final = "hom-aimos/recall-merkle/v2-epistemic-decision"
 EPISTEMIC_DECISION_ENTRY: Final = "epistemic_decision"
 DEFAULT_COMPANY: Final = "hom"  # the company a recall command names when its body names none
 BASIS_EXPLICIT: Final = "explicit"  # a classification that follows a person's judgment
 BASIS_CLASSIFIER: Final = "classifier"  # the housekeeper's own (the classifier's, or a carried judgment)
-OPERATION_MEMORY_SAVED: Final = "memory_saved"  # the housekeeper's event that records a save
 # aimos's own optional field of a signed save body: when the memory was first made elsewhere (an
 # import of another brain's export), integer Unix seconds (memory/save.py checks it)
 ORIGINATED_AT: Final = "originated_at"

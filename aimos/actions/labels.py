@@ -20,15 +20,19 @@ from aimos.plural import plural
 from aimos.vocabulary import (
     BASIS_CLASSIFIER,
     BASIS_EXPLICIT,
+    CANARY_QUARANTINED_OPERATION,
     DISPUTED,
+    EPISTEMIC_CLASSIFIED_OPERATION,
+    GUIDE_CORPUS_INGESTED_OPERATION,
+    INITIAL_WEIGHT_ATTESTED_OPERATION,
     JUDGED,
     JUDGMENTS,
     LABELS,
+    MEMORY_REDACTED_OPERATION,
+    MEMORY_SAVED_OPERATION,
     MUTATION_OUTCOME_OPERATION,
     OBSERVATION_RETAINED_OPERATION,
-    OPERATION_EPISTEMIC_CLASSIFIED,
-    OPERATION_INITIAL_WEIGHT_ATTESTED,
-    OPERATION_MEMORY_SAVED,
+    OCCURRENCE_RECORDED_OPERATION,
     PATH_LABEL,
     POISON_CONFIRMED,
     POISON_LIKELY,
@@ -118,17 +122,17 @@ def label_short(label: str) -> str:
 # the housekeeper's events about one memory, by the operation the ledger records (any other: its
 # operation with spaces for underscores)
 EVENT_WORDS: Final = {
-    OPERATION_MEMORY_SAVED: "saved",
-    "memory_occurrence_recorded": "saved again (an occurrence)",
-    OPERATION_EPISTEMIC_CLASSIFIED: "labelled",
+    MEMORY_SAVED_OPERATION: "saved",
+    OCCURRENCE_RECORDED_OPERATION: "saved again (an occurrence)",
+    EPISTEMIC_CLASSIFIED_OPERATION: "labelled",
     MUTATION_OUTCOME_OPERATION: "outcome recorded",
     WEIGHT_ADJUSTED_OPERATION: "weight changed",
     WEIGHT_UNCHANGED_OPERATION: "weight kept (at a bound)",
     OBSERVATION_RETAINED_OPERATION: "outcome kept as an observation",
-    OPERATION_INITIAL_WEIGHT_ATTESTED: "starting weight signed",
-    "canary_write_retained_quarantine": "kept in quarantine (a canary marker)",
-    "memory_redacted": "text redacted",
-    "guide_corpus_ingested": "guides saved",
+    INITIAL_WEIGHT_ATTESTED_OPERATION: "starting weight signed",
+    CANARY_QUARANTINED_OPERATION: "kept in quarantine (a canary marker)",
+    MEMORY_REDACTED_OPERATION: "text redacted",
+    GUIDE_CORPUS_INGESTED_OPERATION: "guides saved",
 }
 # a provenance node's kind: what the signed mutation did
 PROVENANCE_WORDS: Final = {"SAVE": "saved", REWEIGHT_EVENT: "weight change", VALENCE_EVENT: "label"}

@@ -38,6 +38,7 @@ from aimos.vocabulary import (
     BASIS_EXPLICIT,
     CLASSIFICATION_SCHEMA,
     DETECTOR_VERSION,
+    EPISTEMIC_CLASSIFIED_OPERATION,
     INHERITED_CLASSIFICATION_HASH,
     INHERITED_FROM,
     INHERITED_LABEL,
@@ -173,7 +174,7 @@ def append_classification(
     event = append_event(
         conn,
         housekeeper,
-        operation="memory_epistemic_classified",
+        operation=EPISTEMIC_CLASSIFIED_OPERATION,
         company_id=memory["company_id"],
         metadata=metadata,
         now=now,

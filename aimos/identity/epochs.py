@@ -45,6 +45,7 @@ from aimos.vocabulary import (
     MAX_VALIDITY_DAYS,
     RECALL_AUTHORIZATION_SCHEMA,
     RESERVED_AGENT_IDS,
+    REVOKE_AGENT_IDENTITY_EVENT,
 )
 
 AGENT_ID_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -412,7 +413,7 @@ def revoke_epoch(
     prior = commitments.revocation_prior_identity_hash(agent_id, valid_from, certificate)
     body = {
         "schema": AGENT_REVOCATION_SCHEMA,
-        "event_type": "REVOKE_AGENT_IDENTITY",
+        "event_type": REVOKE_AGENT_IDENTITY_EVENT,
         "company_id": company_id,
         "agent_id": agent_id,
         "agent_valid_from": iso_ms(valid_from),

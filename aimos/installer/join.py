@@ -53,7 +53,7 @@ from aimos.installer.setup import (
 from aimos.ledger.events import append_event
 from aimos.store import seals
 from aimos.store.connection import Connection, open_writer, write_transaction
-from aimos.vocabulary import HOUSEKEEPER, PUBLIC
+from aimos.vocabulary import DEVICE_JOINED_OPERATION, HOUSEKEEPER, PUBLIC
 
 
 @dataclass(frozen=True)
@@ -333,7 +333,7 @@ def _enrol_agent(
     append_event(
         conn,
         housekeeper,
-        operation="device_joined",
+        operation=DEVICE_JOINED_OPERATION,
         company_id=options.company_id,
         metadata={
             "device_fp": device_fp,

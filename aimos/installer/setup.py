@@ -49,7 +49,16 @@ from aimos.memory.gates import refuse_secret_fields
 from aimos.store import seals
 from aimos.store.connection import Connection, open_writer, write_transaction
 from aimos.store.queries.installer import insert_brain_meta
-from aimos.vocabulary import DEFAULT_GRANT_CLEARANCE, DEFAULT_GRANT_DATA_CLASS, HOUSEKEEPER, PUBLIC
+from aimos.vocabulary import (
+    BRAIN_INSTALLED_OPERATION,
+    DEFAULT_GRANT_CLEARANCE,
+    DEFAULT_GRANT_DATA_CLASS,
+    GUIDE_CORPUS_INGESTED_OPERATION,
+    HOUSEKEEPER,
+    ONBOARDING_STARTED_OPERATION,
+    ONBOARDING_TERMINAL_OPERATION,
+    PUBLIC,
+)
 
 _NAME_HINT = "Company and brain names are 1-64 characters of letters, digits, '_', '-' and '.'."
 _MODEL_RE = re.compile(r"[A-Za-z0-9_.:/@+-]{1,128}")
@@ -422,7 +431,12 @@ def _save_guides(
         "files": files,
     }
     append_event(
-        conn, housekeeper, operation="guide_corpus_ingested", company_id=company_id, metadata=ingest, now=now
+        conn,
+        housekeeper,
+        operation=GUIDE_CORPUS_INGESTED_OPERATION,
+        company_id=company_id,
+        metadata=ingest,
+        now=now,
     )
     return memory_ids, ingest
 
@@ -687,7 +701,7 @@ def _enrol_identities(
     started_event = append_event(
         conn,
         housekeeper,
-        operation="first_launch_onboarding_started",
+        operation=ONBOARDING_STARTED_OPERATION,
         company_id=options.company_id,
         metadata={"plan_sha256": chosen.plan_hash, "plan": chosen.plan},
         now=now,
@@ -697,7 +711,7 @@ def _enrol_identities(
     append_event(
         conn,
         housekeeper,
-        operation="brain_installed",
+        operation=BRAIN_INSTALLED_OPERATION,
         company_id=options.company_id,
         metadata={
             "brain_id": home.brain_id,
@@ -753,7 +767,7 @@ def _finish(
             terminal = append_event(
                 conn,
                 signer,
-                operation="first_launch_onboarding_terminal",
+                operation=ONBOARDING_TERMINAL_OPERATION,
                 company_id=chosen.options.company_id,
                 metadata={
                     "status": "SUCCESS",

@@ -42,7 +42,7 @@ __all__ = [
 ]
 
 TERMINAL_OPERATIONS: Final = {
-    "authorized_transition": "cognitive_weight_adjusted",
+    vocabulary.TERMINAL_AUTHORIZED_TRANSITION: vocabulary.WEIGHT_ADJUSTED_OPERATION,
     vocabulary.TERMINAL_SIGNED_NOOP: vocabulary.WEIGHT_UNCHANGED_OPERATION,
     vocabulary.TARGET_OCCURRENCE_OBSERVATION: vocabulary.OBSERVATION_RETAINED_OPERATION,
 }

@@ -31,7 +31,16 @@ from aimos.store.engine import rolled_back
 from aimos.store.queries import learning as q
 from aimos.store.seals import quiet_since_checked
 from aimos.verify.kit.valence import SHARE_START_MILLI, Step, WeightLedger
-from aimos.vocabulary import PATH_OUTCOME, VALENCE_RULE_V2
+from aimos.vocabulary import (
+    MUTATION_OUTCOME_OPERATION,
+    OBSERVATION_RETAINED_OPERATION,
+    PATH_OUTCOME,
+    REWEIGHT_EVENT,
+    TARGET_OCCURRENCE_OBSERVATION,
+    VALENCE_RULE_V2,
+    WEIGHT_ADJUSTED_OPERATION,
+    WEIGHT_UNCHANGED_OPERATION,
+)
 
 OUTCOMES = {"good": 1, "bad": -1}
 SCOPES = ("principal_state", "occurrence_observation")
@@ -161,7 +170,7 @@ def _record_evidence(
     evidence_event = append_event(
         conn,
         housekeeper,
-        operation="mutation_outcome_evidence_v2",
+        operation=MUTATION_OUTCOME_OPERATION,
         company_id=company,
         metadata={
             "outcome_id": outcome_id,
@@ -276,9 +285,9 @@ def record_outcome_in_transaction(
             v2_metadata["occurrence_ref"] = binding.occurrence_ref if binding is not None else None
     if terminal != "authorized_transition":
         operation = (
-            "mutation_occurrence_observation_retained"
-            if terminal == "occurrence_observation"
-            else "cognitive_weight_unchanged"
+            OBSERVATION_RETAINED_OPERATION
+            if terminal == TARGET_OCCURRENCE_OBSERVATION
+            else WEIGHT_UNCHANGED_OPERATION
         )
         event = append_event(
             conn,
@@ -381,7 +390,7 @@ def _transition(
     event = append_event(
         conn,
         housekeeper,
-        operation="cognitive_weight_adjusted",
+        operation=WEIGHT_ADJUSTED_OPERATION,
         company_id=move.company_id,
         metadata={
             "outcome_id": outcome_id,
@@ -406,7 +415,7 @@ def _transition(
 def _reweight_body(move: _Move, v2_metadata: dict[str, Any]) -> dict[str, Any]:
     """The signed body of the transition's REWEIGHT provenance node."""
     return {
-        "event_type": "REWEIGHT",
+        "event_type": REWEIGHT_EVENT,
         "company_id": move.company_id,
         "memory_id": move.memory_id,
         "old_weight": move.old / 1000,
@@ -444,7 +453,7 @@ def _append_reweight_node(
             "provenance_id": str(uuid.uuid4()),
             "memory_id": mid,
             "company_id": move.company_id,
-            "event_type": "REWEIGHT",
+            "event_type": REWEIGHT_EVENT,
             "body_json": "",
             "body_deflated": compact_provenance_body(body_bytes.decode("utf-8"), mid),
             "content_hash": content.hex(),

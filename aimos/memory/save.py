@@ -24,11 +24,16 @@ from aimos.store.connection import Connection, write_transaction
 from aimos.store.queries import memory as queries
 from aimos.store.queries.memory import MemoryTwin
 from aimos.vocabulary import (
+    CANARY_QUARANTINED_OPERATION,
     CLEARANCE_MAX,
     HOUSEKEEPER,
+    INITIAL_WEIGHT_ATTESTED_OPERATION,
     INITIAL_WEIGHT_SCHEMA,
+    MEMORY_SAVED_OPERATION,
+    OCCURRENCE_RECORDED_OPERATION,
     ORIGINATED_AT,
     PATH_SAVE,
+    SAVE_REASSERT_EVENT,
     SYSTEM_SCOPE,
     UNVERIFIED,
 )
@@ -192,7 +197,7 @@ def _record_occurrence(
         company_id=existing["company_id"],
         occurrence_event_id=occurrence_id,
         memory_id=existing["memory_id"],
-        event_type="SAVE_REASSERT",
+        event_type=SAVE_REASSERT_EVENT,
         live_hash=bytes.fromhex(existing["live_content_hash"]),
         predecessor=bytes.fromhex(prev) if prev else None,
         agent_id=verified.agent_id,
@@ -215,7 +220,7 @@ def _record_occurrence(
             "occurrence_id": occurrence_id,
             "memory_id": existing["memory_id"],
             "company_id": existing["company_id"],
-            "event_type": "SAVE_REASSERT",
+            "event_type": SAVE_REASSERT_EVENT,
             "live_content_hash": existing["live_content_hash"],
             "agent_id": verified.agent_id,
             "agent_valid_from": verified.valid_from,
@@ -233,7 +238,7 @@ def _record_occurrence(
     event = append_event(
         conn,
         housekeeper,
-        operation="memory_occurrence_recorded",
+        operation=OCCURRENCE_RECORDED_OPERATION,
         company_id=existing["company_id"],
         metadata={
             "memory_id": existing["memory_id"],
@@ -377,7 +382,7 @@ def _append_memory(
     event = append_event(
         conn,
         housekeeper,
-        operation="memory_saved",
+        operation=MEMORY_SAVED_OPERATION,
         company_id=company,
         metadata={
             "memory_id": memory_id,
@@ -482,7 +487,7 @@ def _retain_quarantine(
     append_event(
         conn,
         housekeeper,
-        operation="canary_write_retained_quarantine",
+        operation=CANARY_QUARANTINED_OPERATION,
         company_id=company,
         metadata={
             "memory_id": memory_id,
@@ -513,7 +518,7 @@ def attest_baseline(
     event = append_event(
         conn,
         housekeeper,
-        operation="cognitive_initial_weight_attested",
+        operation=INITIAL_WEIGHT_ATTESTED_OPERATION,
         company_id=company,
         metadata={
             "schema": INITIAL_WEIGHT_SCHEMA,

@@ -42,7 +42,7 @@ from aimos.store.queries import recall_receipts as q
 from aimos.verify import v2_recall as v2
 from aimos.vocabulary import CONTENT_ADMISSION_SCHEMA as ADMISSION_SCHEMA
 from aimos.vocabulary import EFFECTIVE_SCORE_SCHEMA as CALIBRATION_FORMULA
-from aimos.vocabulary import PATH_RECALL, REQUEST_METHOD, REQUEST_SIG_FORM
+from aimos.vocabulary import PATH_RECALL, RECALL_RECEIPT_OPERATION, REQUEST_METHOD, REQUEST_SIG_FORM
 from aimos.vocabulary import RECEIPT_V2_BINDING_SCHEMA as V2_EVENT_PROFILE
 from aimos.vocabulary import RETURN_SELECTION_SCHEMA as SELECTION_SCHEMA
 
@@ -305,7 +305,7 @@ def record_v2_receipt(
     return append_event(
         conn,
         housekeeper,
-        operation=v2.RECALL_OPERATION,
+        operation=RECALL_RECEIPT_OPERATION,
         company_id=company,
         metadata=metadata,
         now=now,
@@ -359,7 +359,9 @@ def v2_event(conn: Connection, native_event_id: str) -> dict[str, Any] | None:
     # The V2 event is appended by the same housekeeper right after the native receipt event, in the
     # same transaction: look a few ledger positions ahead through the chain's unique index (a scan
     # of every recall_receipt event, each body inflated, would grow with the number of recalls).
-    row = q.bound_event_row(conn, native_event_id, body_sql(conn, "v"), v2.RECALL_OPERATION, V2_EVENT_PROFILE)
+    row = q.bound_event_row(
+        conn, native_event_id, body_sql(conn, "v"), RECALL_RECEIPT_OPERATION, V2_EVENT_PROFILE
+    )
     return None if row is None else read_event(row)
 
 

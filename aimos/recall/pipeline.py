@@ -35,7 +35,7 @@ from aimos.recall.text import asks_about_aimos, asks_when, query_terms
 from aimos.store.connection import Connection, sealer, write_transaction
 from aimos.store.queries.recall import memories_by_rowid, memory_row
 from aimos.store.seals import check_counts
-from aimos.vocabulary import CLEARANCE_MAX, DATA_CLASSES, PATH_RECALL
+from aimos.vocabulary import CLEARANCE_MAX, DATA_CLASSES, PATH_RECALL, RECALL_DISCLOSURE_FAILED_OPERATION
 from aimos.vocabulary import RECALL_DEFAULT_LIMIT as DEFAULT_LIMIT
 from aimos.vocabulary import RECALL_MAX_LIMIT as MAX_LIMIT
 
@@ -348,7 +348,7 @@ def recall(
             append_event(
                 conn,
                 housekeeper,
-                operation="recall_disclosure_failed",
+                operation=RECALL_DISCLOSURE_FAILED_OPERATION,
                 company_id=request.body.get("company_id") or _company(conn),
                 metadata={
                     "memory_id": exc.memory_id,

@@ -17,7 +17,7 @@ from aimos.store.cells import deflate_text, stored_text
 from aimos.store.connection import Connection, resolve_uuid_prefix
 from aimos.store.queries.recall import memory_row
 from aimos.store.queries.recall_receipts import epoch_key, event_row, grant_row, insert_receipt, receipt_row
-from aimos.vocabulary import HOUSEKEEPER, PATH_RECALL, REQUEST_METHOD
+from aimos.vocabulary import HOUSEKEEPER, PATH_RECALL, RECALL_RECEIPT_OPERATION, REQUEST_METHOD
 from aimos.vocabulary import RECALL_RECEIPT_SCHEMA as RECEIPT_SCHEMA
 
 # the columns of a signed, chained row (a grant, an event) that a receipt document carries
@@ -86,7 +86,7 @@ def record_receipt(
     event = append_event(
         conn,
         housekeeper,
-        operation="recall_receipt",
+        operation=RECALL_RECEIPT_OPERATION,
         company_id=company_id,
         metadata=metadata,
         now=now,

@@ -10,10 +10,11 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from aimos.vocabulary import (
+    MEMORY_SAVED_OPERATION,
     MUTATION_OUTCOME_OPERATION,
     OBSERVATION_RETAINED_OPERATION,
-    OPERATION_MEMORY_SAVED,
     RECALL_RECEIPT_OPERATION,
+    REWEIGHT_EVENT,
     WEIGHT_ADJUSTED_OPERATION,
     WEIGHT_UNCHANGED_OPERATION,
 )
@@ -169,7 +170,7 @@ EVENT_DICTIONARY_V2 = (
 # Each operation stored so has one dictionary, the one its stream must name: a stream against
 # another reads as nothing, so an operation has one stored form.
 EVENT_DICTIONARY_OF: dict[str, bytes] = {
-    OPERATION_MEMORY_SAVED: EVENT_DICTIONARY_V1,
+    MEMORY_SAVED_OPERATION: EVENT_DICTIONARY_V1,
     MUTATION_OUTCOME_OPERATION: EVENT_DICTIONARY_V2,
     WEIGHT_ADJUSTED_OPERATION: EVENT_DICTIONARY_V2,
     WEIGHT_UNCHANGED_OPERATION: EVENT_DICTIONARY_V2,
@@ -217,7 +218,7 @@ PROVENANCE_DICTIONARY_V1 = (
     b'"valence_row_hash":"","valence_rule":"aimos.valence-rule/v2"}'
 )
 _MEMORY_ID_LEFT_OUT = '"memory_id":""'
-COMPACT_PROVENANCE_TYPES = frozenset({"REWEIGHT"})
+COMPACT_PROVENANCE_TYPES = frozenset({REWEIGHT_EVENT})
 
 
 def _memory_id_field(memory_id: str) -> str:
@@ -232,7 +233,7 @@ def compact_provenance_body(text: str, memory_id: str) -> bytes:
     if text.count(field) != 1 or _MEMORY_ID_LEFT_OUT in text:
         raise ValueError("a REWEIGHT body must name its memory once")
     stored = deflate_event_text(text.replace(field, _MEMORY_ID_LEFT_OUT), PROVENANCE_DICTIONARY_V1)
-    if provenance_body("REWEIGHT", memory_id, "", stored) != text:
+    if provenance_body(REWEIGHT_EVENT, memory_id, "", stored) != text:
         raise ValueError("a REWEIGHT body does not read back from its stored form")
     return stored
 

@@ -31,10 +31,11 @@ def protocol_words() -> dict[str, str]:
         if isinstance(value, bytes):
             words.setdefault(value.rstrip(b"\x00").decode("utf-8"), name)
         elif isinstance(value, str) and (
-            name.endswith(("_SCHEMA", "_VERSION", "_PROFILE")) or name.startswith("PATH_")
+            name.endswith(("_SCHEMA", "_VERSION", "_PROFILE", "_OPERATION", "_EVENT"))
+            or name.startswith("PATH_")
         ):
             words.setdefault(value, name)
-    for group in ("LABELS", "DATA_CLASSES", "RESERVED_AGENT_IDS"):
+    for group in ("LABELS", "DATA_CLASSES", "RESERVED_AGENT_IDS", "OPERATIONS", "EVENT_TYPES"):
         for word in getattr(vocabulary, group):
             words.setdefault(word, group)
     words.setdefault(vocabulary.MASTER_ISSUER, "MASTER_ISSUER")
@@ -60,6 +61,11 @@ def _field_names(tree: ast.AST) -> set[int]:
             names.add(id(node.slice))
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get":
             names.update(id(a) for a in node.args[:1])
+        elif isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
+            # a collection bound to a name ending in _FIELDS holds a document's field names
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Name) and t.id.endswith("_FIELDS") for t in targets):
+                names.update(id(c) for c in ast.walk(node.value) if isinstance(c, ast.Constant))
     return names
 
 
@@ -92,18 +98,22 @@ def test_no_protocol_word_is_written_outside_the_vocabulary() -> None:
 
 
 def test_the_check_finds_a_stray_word(tmp_path: Path) -> None:
-    """The scan itself can fail: a schema string, a label and an SQL-spelled role are all found."""
+    """The scan itself can fail: a schema string, a label, an SQL-spelled role, an operation word
+    and an SQL-spelled event type are all found; field names (a _FIELDS set among them) are not."""
     sample = tmp_path / "sample.py"
     sample.write_text(
         'SCHEMA = "aimos.recall-receipt/v1"\n'
         'LABEL = "poison_likely"\n'
         "SQL = \"SELECT 1 FROM identity_epochs WHERE agent_id = 'housekeeper'\"\n"
         'FINE = "a sentence that mentions the housekeeper"\n'
-        'FIELD = document.get("housekeeper") or document["housekeeper"]\n',
+        'FIELD = document.get("housekeeper") or document["housekeeper"]\n'
+        'event = append_event(conn, signer, operation="memory_saved")\n'
+        'BUNDLE_FIELDS = frozenset({"recall_receipt", "request"})\n'
+        "Q = \"SELECT 1 FROM memory_provenance WHERE event_type = 'REWEIGHT'\"\n",
         "utf-8",
     )
     found = stray_words(sample, protocol_words())
-    assert [f.split(":")[0] for f in found] == ["line 1", "line 2", "line 3"], found
+    assert sorted(f.split(":")[0] for f in found) == ["line 1", "line 2", "line 3", "line 6", "line 8"], found
 
 
 def test_the_vocabulary_imports_nothing_of_aimos() -> None:
@@ -152,3 +162,18 @@ def test_the_domains_are_distinct_and_null_terminated() -> None:
     assert set(vocabulary.TRUST_RAISING_LABELS) <= set(vocabulary.LABELS)
     assert vocabulary.CLASSIFIER_LABELS <= set(vocabulary.LABELS)
     assert vocabulary.sql_words(("a", "b'c")) == "'a', 'b''c'"
+
+
+def test_operation_and_event_words_keep_their_names() -> None:
+    """One name for each operation and event word: none is imported from the vocabulary under
+    another name (`RECALL_RECEIPT_OPERATION as RECALL_OPERATION` made two)."""
+    renamed = []
+    for path in python_files():
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module == "aimos.vocabulary":
+                renamed += [
+                    f"{path.relative_to(ROOT).as_posix()} line {node.lineno}: {a.name} as {a.asname}"
+                    for a in node.names
+                    if a.asname and a.asname != a.name and a.name.endswith(("_OPERATION", "_EVENT"))
+                ]
+    assert not renamed, renamed

@@ -30,6 +30,7 @@ from aimos.store.engine import integrity_check
 from aimos.verify.brain import outcome as verify_outcome
 from aimos.verify.brain.parity import verify_everything
 from aimos.verify.brain.verifier import verify_brain
+from aimos.vocabulary import CORPUS_ROOT_OPERATION
 
 KEEP_BACKUPS = 7
 BACKUP_PREFIX = "brain-"
@@ -163,7 +164,7 @@ def run(ctx: JobContext) -> dict[str, Any]:
         event = append_event(
             ctx.conn,
             ctx.housekeeper,
-            operation=verify_outcome.CORPUS_ROOT_OPERATION,
+            operation=CORPUS_ROOT_OPERATION,
             company_id=ctx.company_id,
             metadata=attested,
             now=ctx.now,

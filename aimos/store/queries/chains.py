@@ -9,10 +9,18 @@ from collections.abc import Sequence
 from typing import Any, TypeAlias, TypedDict, cast
 
 from aimos.store.connection import Connection, rows
-from aimos.vocabulary import HOUSEKEEPER, OPERATION_EPISTEMIC_CLASSIFIED, sql_word
+from aimos.vocabulary import (
+    EPISTEMIC_CLASSIFIED_OPERATION,
+    HOUSEKEEPER,
+    INITIAL_WEIGHT_ATTESTED_OPERATION,
+    REWEIGHT_EVENT,
+    sql_word,
+)
 
 _HK = sql_word(HOUSEKEEPER)
-_CLASSIFIED = sql_word(OPERATION_EPISTEMIC_CLASSIFIED)
+_CLASSIFIED = sql_word(EPISTEMIC_CLASSIFIED_OPERATION)
+_BASELINE = sql_word(INITIAL_WEIGHT_ATTESTED_OPERATION)
+_REWEIGHT = sql_word(REWEIGHT_EVENT)
 
 # A row read whole (c.*, w.*, b.*: every column of its table) with the named columns the query adds.
 ChainRow: TypeAlias = dict[str, Any]
@@ -172,7 +180,7 @@ SELECT b.*,
        aimos_ed25519_verify(e.public_key_b64u, unhex(b.baseline_hash), b.signature_b64u) AS sig_ok,
        EXISTS (SELECT 1 FROM events v WHERE v.event_id = b.event_id
                AND v.mutation_hash = b.event_mutation_hash
-               AND v.operation = 'cognitive_initial_weight_attested') AS event_ok
+               AND v.operation = {_BASELINE}) AS event_ok
 FROM weight_baselines b
 LEFT JOIN identity_epochs e ON e.agent_id = {_HK} AND e.valid_from = b.signer_valid_from
 """
@@ -217,13 +225,14 @@ def signed_reweights(conn: Connection, memory_ids: Sequence[str], compact: bool)
             conn,
             "SELECT mid, SUM(n) AS n FROM ("
             "SELECT ids.value AS mid, COUNT(*) AS n FROM json_each(?1) ids CROSS JOIN memory_provenance p"
-            " WHERE p.event_type = 'REWEIGHT'"
+            f" WHERE p.event_type = {_REWEIGHT}"
             + (" AND json_valid(p.body_json)" if compact else "")
             + " AND json_extract(p.body_json, '$.memory_id') = ids.value"
             + " GROUP BY ids.value"
             + (
                 " UNION ALL SELECT ids.value, COUNT(*) FROM json_each(?1) ids CROSS JOIN memory_provenance p"
-                " WHERE p.memory_id = ids.value AND p.event_type = 'REWEIGHT' AND p.body_deflated IS NOT NULL"
+                f" WHERE p.memory_id = ids.value AND p.event_type = {_REWEIGHT}"
+                " AND p.body_deflated IS NOT NULL"
                 " GROUP BY ids.value"
                 if compact
                 else ""

@@ -9,6 +9,13 @@ from __future__ import annotations
 from typing import Any, NotRequired, TypedDict, cast
 
 from aimos.store.connection import Connection, one, rows
+from aimos.vocabulary import (
+    REWEIGHT_EVENT,
+    WEIGHT_ADJUSTED_OPERATION,
+    WEIGHT_UNCHANGED_OPERATION,
+    sql_word,
+    sql_words,
+)
 
 
 class OutcomeRow(TypedDict):
@@ -105,11 +112,11 @@ WHERE o.target_scope = 'principal_state' {where}
 ORDER BY o.rowid
 """
 # (a terminal event's body read through ``body``: stored against a dictionary since migration 17)
-VALENCE_RULES_SQL = """
+VALENCE_RULES_SQL = f"""
 SELECT json_extract(body, '$.metadata.outcome_id') AS outcome_id,
        json_extract(body, '$.metadata.valence_rule') AS valence_rule
-FROM (SELECT {body} AS body FROM events
-      WHERE operation IN ('cognitive_weight_adjusted', 'cognitive_weight_unchanged') {where})
+FROM (SELECT {{body}} AS body FROM events
+      WHERE operation IN ({sql_words((WEIGHT_ADJUSTED_OPERATION, WEIGHT_UNCHANGED_OPERATION))}) {{where}})
 """
 
 
@@ -184,7 +191,8 @@ def last_reweight_hash(conn: Connection, memory_id: str) -> str | None:
     """The mutation hash of the memory's newest REWEIGHT provenance node, or None."""
     row = one(
         conn,
-        "SELECT mutation_hash FROM memory_provenance WHERE memory_id = ? AND event_type = 'REWEIGHT'"
+        "SELECT mutation_hash FROM memory_provenance WHERE memory_id = ?"
+        f" AND event_type = {sql_word(REWEIGHT_EVENT)}"
         " ORDER BY rowid DESC LIMIT 1",
         (memory_id,),
     )

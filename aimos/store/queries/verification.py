@@ -13,6 +13,7 @@ from typing import Any, TypedDict, cast
 
 from aimos.store.connection import Connection, batches, one, rows
 from aimos.store.queries.learning import WeightProjectionRow
+from aimos.vocabulary import REWEIGHT_EVENT, sql_word
 
 
 class EventLink(TypedDict):
@@ -165,7 +166,8 @@ def unprojected_memory_ids(conn: Connection, memory_id: str | None = None) -> li
     found = rows(
         conn,
         "SELECT p.memory_id FROM memory_provenance p"
-        f" WHERE p.event_type = 'REWEIGHT' {only_p}AND NOT EXISTS (SELECT 1 FROM weight_projections w"
+        f" WHERE p.event_type = {sql_word(REWEIGHT_EVENT)} {only_p}"
+        "AND NOT EXISTS (SELECT 1 FROM weight_projections w"
         " WHERE w.provenance_mutation_hash = p.mutation_hash)"
         f" UNION SELECT o.memory_id FROM outcomes o WHERE o.terminal = 'authorized_transition' {only_o}"
         "AND NOT EXISTS (SELECT 1 FROM weight_projections w WHERE w.outcome_id = o.outcome_id)",

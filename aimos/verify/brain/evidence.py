@@ -16,7 +16,7 @@ from aimos.ledger.events import provenance_body_sql, read_event
 from aimos.store.connection import Connection
 from aimos.store.queries import verification as q
 from aimos.verify.brain.verifier import Report, verify_brain
-from aimos.vocabulary import COGNITIVE_EVIDENCE_SCHEMA, HOUSEKEEPER
+from aimos.vocabulary import COGNITIVE_EVIDENCE_SCHEMA, HOUSEKEEPER, REWEIGHT_EVENT
 
 FORMAT = {
     "schema": COGNITIVE_EVIDENCE_SCHEMA,
@@ -203,7 +203,7 @@ def _projection(w: q.ProjectionEvidence, epoch: q.EpochRow | None) -> dict[str, 
             "signed_at": w["ts_signed"],
             "nonce": w["nonce"],
             "signature": _hex_sig(w["signature_b64u"]),
-            "event_type": "REWEIGHT",
+            "event_type": REWEIGHT_EVENT,
             "binding_schema_version": w["binding_schema_version"],
             "signer_agent_id": w["signer_agent_id"],
             "signer_valid_from": w["signer_valid_from"],

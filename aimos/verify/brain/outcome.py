@@ -26,12 +26,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aimos import paths
-from aimos.vocabulary import VERIFY_FAILED_FILE, VERIFY_PASSED_FILE
+from aimos.vocabulary import CORPUS_ROOT_OPERATION, VERIFY_FAILED_FILE, VERIFY_PASSED_FILE
 
 if TYPE_CHECKING:
     from aimos.store.connection import Connection
 
-CORPUS_ROOT_OPERATION = "corpus_proof_root_attested"  # the nightly job's signed attestation
 FAILED_FILE = VERIFY_FAILED_FILE
 PASSED_FILE = VERIFY_PASSED_FILE
 # which full verification it was, and how a person reads it

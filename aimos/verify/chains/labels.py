@@ -23,9 +23,9 @@ from aimos.verify.kit.inheritance import Floor, Order, Predecessor, predecessor_
 from aimos.verify.kit.judgment import judgment_reason
 from aimos.vocabulary import (
     BASIS_EXPLICIT,
+    EPISTEMIC_CLASSIFIED_OPERATION,
     HOUSEKEEPER,
-    OPERATION_EPISTEMIC_CLASSIFIED,
-    OPERATION_MEMORY_SAVED,
+    MEMORY_SAVED_OPERATION,
     UNVERIFIED,
 )
 
@@ -53,7 +53,7 @@ def _row_reason(
         return "epistemic_live_content_mismatch"
     if (
         r["e_mutation_hash"] != r["authority_mutation_hash"]
-        or r["e_operation"] != OPERATION_EPISTEMIC_CLASSIFIED
+        or r["e_operation"] != EPISTEMIC_CLASSIFIED_OPERATION
         or r["e_subject"] != r["memory_id"]
         or r["e_role"] != HOUSEKEEPER
         or r["e_sig_ok"] != 1
@@ -87,7 +87,7 @@ def predecessors(conn: Connection, ids: list[str]) -> dict[str, Predecessor]:
     memory_saved event names the old one and orders the moment; the old one's classification
     events give its label and g then), as the portable verifier reads the exported events."""
     saved: dict[str, tuple[Order, str]] = {}
-    for r in q.signed_saves(conn, ids, body_sql(conn), OPERATION_MEMORY_SAVED):
+    for r in q.signed_saves(conn, ids, body_sql(conn), MEMORY_SAVED_OPERATION):
         meta = _signed_meta(r["signed_body"])
         if (
             r["signer_agent_id"] != HOUSEKEEPER
@@ -103,7 +103,7 @@ def predecessors(conn: Connection, ids: list[str]) -> dict[str, Predecessor]:
         return {}
     classified: dict[str, list[tuple[Order, str, str]]] = defaultdict(list)
     for c in q.signed_classifications(
-        conn, sorted({old for _order, old in saved.values()}), OPERATION_EPISTEMIC_CLASSIFIED
+        conn, sorted({old for _order, old in saved.values()}), EPISTEMIC_CLASSIFIED_OPERATION
     ):
         meta = _signed_meta(c["signed_body"])
         if c["signer_agent_id"] != HOUSEKEEPER or meta is None or meta.get("memory_id") != c["subject"]:

@@ -16,7 +16,7 @@ from aimos.ledger.events import provenance_body_sql
 from aimos.store.connection import Connection
 from aimos.store.queries import chains as q
 from aimos.store.seals import sealed_tables
-from aimos.vocabulary import HOUSEKEEPER
+from aimos.vocabulary import HOUSEKEEPER, REWEIGHT_EVENT
 
 
 def _chain_reason(  # noqa: C901, PLR0912 (one fail-closed check per chain link field, in order)
@@ -67,8 +67,8 @@ def _chain_reason(  # noqa: C901, PLR0912 (one fail-closed check per chain link 
             return "provenance_hash_invalid", sigs
         body = json_loads(r["body_json"])
         if (
-            r["p_event_type"] != "REWEIGHT"
-            or body.get("event_type") != "REWEIGHT"
+            r["p_event_type"] != REWEIGHT_EVENT
+            or body.get("event_type") != REWEIGHT_EVENT
             or r["p_memory_id"] != r["memory_id"]
             or body.get("memory_id") != r["memory_id"]
             or body.get("company_id") != r["company_id"]

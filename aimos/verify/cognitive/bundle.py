@@ -226,7 +226,7 @@ def _verify(
     for event_id, indexed in events.items():
         ev = indexed.event
         meta = ev.get("metadata") if isinstance(ev, Mapping) else None
-        if ev.get("operation") == vocabulary.OPERATION_EPISTEMIC_CLASSIFIED and isinstance(meta, Mapping):
+        if ev.get("operation") == vocabulary.EPISTEMIC_CLASSIFIED_OPERATION and isinstance(meta, Mapping):
             classified.setdefault(str(meta.get("memory_id")), set()).add(event_id)
 
     replays = replay_failures(events, memories)

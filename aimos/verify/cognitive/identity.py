@@ -28,8 +28,8 @@ from aimos.crypto.messages import payload_message
 from aimos.errors import AimosError
 from aimos.verify.cognitive.reasons import R
 from aimos.verify.kit import fail, hex_bytes, is_int, parse_time, same, sha256_hex
-from aimos.vocabulary import EVENT_REVOKE_AGENT_IDENTITY as REVOKE_EVENT_TYPE
 from aimos.vocabulary import HOUSEKEEPER as HOUSEKEEPER
+from aimos.vocabulary import REVOKE_AGENT_IDENTITY_EVENT as REVOKE_EVENT_TYPE
 
 
 @dataclass(frozen=True)

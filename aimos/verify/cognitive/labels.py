@@ -54,7 +54,7 @@ def predecessors(events: Mapping[str, IndexedEvent]) -> dict[str, Predecessor]:
     saved: dict[str, tuple[Order, str]] = {}
     classified: dict[str, list[tuple[Order, str, str]]] = {}
     for indexed in events.values():
-        found = _housekeeper_event(indexed, vocabulary.OPERATION_MEMORY_SAVED)
+        found = _housekeeper_event(indexed, vocabulary.MEMORY_SAVED_OPERATION)
         if found is not None:
             order, meta = found
             memory_id, old = meta.get("memory_id"), meta.get("supersedes")
@@ -62,7 +62,7 @@ def predecessors(events: Mapping[str, IndexedEvent]) -> dict[str, Predecessor]:
                 if memory_id not in saved or order < saved[memory_id][0]:
                     saved[memory_id] = (order, old)
             continue
-        found = _housekeeper_event(indexed, vocabulary.OPERATION_EPISTEMIC_CLASSIFIED)
+        found = _housekeeper_event(indexed, vocabulary.EPISTEMIC_CLASSIFIED_OPERATION)
         if found is None:
             continue
         order, meta = found
@@ -125,7 +125,7 @@ def verify_label_chain(
             indexed is None
             or not indexed.verified
             or not isinstance(meta, Mapping)
-            or event.get("operation") != vocabulary.OPERATION_EPISTEMIC_CLASSIFIED
+            or event.get("operation") != vocabulary.EPISTEMIC_CLASSIFIED_OPERATION
             or event.get("signer_agent_id") != vocabulary.HOUSEKEEPER
             or event.get("mutation_hash") != row.get("authority_mutation_hash")
             or meta.get("memory_id") != memory["memory_id"]

@@ -23,8 +23,8 @@ from aimos.verify.cognitive.reasons import _BASELINE_EVENT, BASELINE_EVENT_SKEW,
 from aimos.verify.kit import b64u, finite_number, hex_bytes, is_int, js_round, same
 from aimos.vocabulary import BASELINE_ATTESTATION_REASON as BASELINE_ATTESTATION
 from aimos.vocabulary import HOUSEKEEPER as HOUSEKEEPER
+from aimos.vocabulary import INITIAL_WEIGHT_ATTESTED_OPERATION
 from aimos.vocabulary import INITIAL_WEIGHT_SCHEMA as BASELINE_METADATA_SCHEMA
-from aimos.vocabulary import OPERATION_INITIAL_WEIGHT_ATTESTED as BASELINE_OPERATION
 from aimos.vocabulary import REWEIGHT_EVENT as REWEIGHT
 
 
@@ -208,7 +208,7 @@ def verify_baseline(
     metadata = event.get("metadata")
     if (
         not isinstance(metadata, dict)
-        or event.get("operation") != BASELINE_OPERATION
+        or event.get("operation") != INITIAL_WEIGHT_ATTESTED_OPERATION
         or event.get("key") != memory.get("memory_id")
         or metadata.get("schema") != BASELINE_METADATA_SCHEMA
         or metadata.get("observed_weight_float4") != observed_float4.hex()

@@ -54,7 +54,7 @@ from aimos.verify.v1_recall.shape import (
     R,
 )
 from aimos.vocabulary import PATH_RECALL as RECALL_PATH
-from aimos.vocabulary import RECALL_RECEIPT_OPERATION as RECALL_OPERATION
+from aimos.vocabulary import RECALL_RECEIPT_OPERATION
 from aimos.vocabulary import REQUEST_METHOD as RECALL_METHOD
 
 
@@ -264,7 +264,7 @@ class RecallRun:
             and same(event["mutation_hash"], mutation.hex())
             and same(event["prev_mutation_hash"], body.get("prev_mutation_hash"))
             and same(body.get("company_id"), self.bundle["company_id"])
-            and same(body.get("operation"), RECALL_OPERATION)
+            and same(body.get("operation"), RECALL_RECEIPT_OPERATION)
             and same(body.get("key"), self.command_hash)
             and meta is not None
             and same(meta.get("command_hash"), self.command_hash)

@@ -45,15 +45,17 @@ from aimos.verify.v2.mutation_words import (
     WEIGHT_MAX_MILLI,
     WEIGHT_MIN_MILLI,
 )
-from aimos.vocabulary import MUTATION_OUTCOME_OPERATION as OUTCOME_OPERATION
-from aimos.vocabulary import OBSERVATION_RETAINED_OPERATION as OBSERVATION_OPERATION
+from aimos.vocabulary import (
+    MUTATION_OUTCOME_OPERATION,
+    OBSERVATION_RETAINED_OPERATION,
+    WEIGHT_UNCHANGED_OPERATION,
+)
 from aimos.vocabulary import REWEIGHT_EVENT as REWEIGHT
 from aimos.vocabulary import TARGET_OCCURRENCE_OBSERVATION as OCCURRENCE_OBSERVATION
 from aimos.vocabulary import TARGET_PRINCIPAL_STATE as PRINCIPAL_STATE
 from aimos.vocabulary import TERMINAL_AUTHORIZED_TRANSITION as AUTHORIZED_TRANSITION
 from aimos.vocabulary import TERMINAL_SIGNED_NOOP as SIGNED_NOOP
 from aimos.vocabulary import V2_MUTATION_OUTCOME_SCHEMA as OUTCOME_SCHEMA
-from aimos.vocabulary import WEIGHT_UNCHANGED_OPERATION as NOOP_OPERATION
 
 OUTCOME_UUIDS = ("memory_id", "recall_event_id", "outcome_id")
 OUTCOME_HASHES = (
@@ -217,9 +219,9 @@ def check_outcome_event(b: dict[str, Any], outcome: dict[str, Any]) -> dict[str,
         is_hex64(event.get("mutation_hash")), reason, "mutation_hash is not 64-hex", f"{where}.mutation_hash"
     )
     check(
-        event.get("operation") == OUTCOME_OPERATION,
+        event.get("operation") == MUTATION_OUTCOME_OPERATION,
         reason,
-        f"operation is not {OUTCOME_OPERATION}",
+        f"operation is not {MUTATION_OUTCOME_OPERATION}",
         f"{where}.operation",
     )
     check(
@@ -296,7 +298,7 @@ SIGNED_TERMINALS: Mapping[str, SignedTerminal] = {
         OCCURRENCE_OBSERVATION,
         "an observation terminal",
         "an observation",
-        OBSERVATION_OPERATION,
+        OBSERVATION_RETAINED_OPERATION,
         (("parent_event_id", ("event", "event_id"), "the observation's parent is not the outcome event"),),
         (
             ("outcome_id", ("outcome", "outcome_id"), "metadata.outcome_id is not the outcome's"),
@@ -308,7 +310,7 @@ SIGNED_TERMINALS: Mapping[str, SignedTerminal] = {
         PRINCIPAL_STATE,
         "a signed no-op",
         "a signed no-op",
-        NOOP_OPERATION,
+        WEIGHT_UNCHANGED_OPERATION,
         (),
         (
             (

@@ -44,7 +44,7 @@ from aimos.vocabulary import HOUSEKEEPER as HOUSEKEEPER
 from aimos.vocabulary import MASTER_ISSUER as MASTER_ISSUER
 from aimos.vocabulary import MASTER_SIGNED_RECALL_GRANT as MASTER_GRANT
 from aimos.vocabulary import PATH_RECALL as REQUEST_PATH
-from aimos.vocabulary import RECALL_RECEIPT_OPERATION as RECALL_OPERATION
+from aimos.vocabulary import RECALL_RECEIPT_OPERATION
 from aimos.vocabulary import REQUEST_METHOD as REQUEST_METHOD
 
 
@@ -77,7 +77,7 @@ def check_merkle_and_event(run: RecallRun) -> None:
     metadata = body.get("metadata")
     run.need(is_dict(metadata), "event_receipt metadata is missing")
     assert isinstance(metadata, dict)
-    run.need(body.get("operation") == RECALL_OPERATION, "event operation is not recall_receipt")
+    run.need(body.get("operation") == RECALL_RECEIPT_OPERATION, "event operation is not recall_receipt")
     run.need(
         body.get("company_id") == identity.get("company_id")
         and body.get("actor_agent_id") == identity.get("agent_id"),
