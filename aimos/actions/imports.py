@@ -321,7 +321,7 @@ def _read_file(path: Path, shown: str, cap: Cap, before: int = 0) -> bytearray:
 
 
 def read(
-    path: Path, fmt: str = "auto", *, by_section: bool = False, max_inflated: str | None = None
+    path: Path, fmt: str = AUTO, *, by_section: bool = False, max_inflated: str | None = None
 ) -> list[FilePlan]:
     """Every file under ``path`` parsed, in order; nothing is saved. What is read is capped
     (``caps``: ``max_inflated``, e.g. "2G", else the defaults)."""
