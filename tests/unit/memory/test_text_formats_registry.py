@@ -117,3 +117,11 @@ def test_the_registry_is_whole() -> None:
     assert [f for f in IMPORT_FORMATS if f.folder] == [FOLDER_FORMAT]
     assert by_name(".txt") is None and by_name("") is None
     assert text_formats.FORMATS_IN_WORDS == "markdown, json, jsonl, chatgpt or claude"
+
+
+def test_the_guide_names_every_format_and_suffix() -> None:
+    """docs/import-export.md says what --format takes and which names auto reads as which."""
+    guide = (ROOT / "docs" / "import-export.md").read_text("utf-8")
+    missing = [w for w in FORMAT_NAMES if f"`{w}`" not in guide and f"`--format {w}`" not in guide]
+    missing += [s for f in IMPORT_FORMATS for s in f.suffixes if f"`{s}`" not in guide]
+    assert not missing, missing
