@@ -1,8 +1,8 @@
 """The formats `aimos import` reads are named in one place: aimos/memory/text_formats.py's registry
 (IMPORT_FORMATS, its names and AUTO). A format's name written as a literal anywhere else in aimos/
-fails here (as tests/architecture/test_vocabulary.py finds protocol words), and so does a second
-literal of it inside text_formats.py. The same words meaning something else (the text export's
-kinds, the Claude client, other options' "auto") are listed with why."""
+(a field name too) fails here, as tests/architecture/test_vocabulary.py finds protocol words, and
+so does a second literal of it inside text_formats.py. The same words meaning something else (the
+text export's kinds, the Claude client, other options' "auto") are listed with why."""
 
 from __future__ import annotations
 
@@ -37,30 +37,13 @@ OTHER_MEANINGS: dict[str, set[str]] = {
 }
 
 
-def _field_names(tree: ast.AST) -> set[int]:
-    """ids of the constants used as a field name (a dict key, a subscript, `.get`'s first argument)."""
-    names: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Dict):
-            names.update(id(k) for k in node.keys if k is not None)
-        elif isinstance(node, ast.Subscript):
-            names.add(id(node.slice))
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get":
-            names.update(id(a) for a in node.args[:1])
-    return names
-
-
 def spelled(path: Path, words: set[str]) -> list[tuple[int, str]]:
-    """(line, word) of every string literal in ``path`` that is one of ``words`` (field names aside)."""
+    """(line, word) of every string literal in ``path`` that is one of ``words``."""
     tree = ast.parse(path.read_text("utf-8"))
-    fields = _field_names(tree)
     return [
         (node.lineno, node.value)
         for node in ast.walk(tree)
-        if isinstance(node, ast.Constant)
-        and isinstance(node.value, str)
-        and node.value in words
-        and id(node) not in fields
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in words
     ]
 
 
@@ -96,10 +79,15 @@ def test_the_scan_finds_a_stray_name(tmp_path: Path) -> None:
     sample = tmp_path / "sample.py"
     sample.write_text(
         'FMT = "chatgpt"\nif fmt in ("auto", "markdown"):\n    pass\n'
-        'FINE = "a sentence that mentions markdown notes"\nFIELD = doc.get("json") or doc["claude"]\n',
+        'FINE = "a sentence that mentions markdown notes"\nFIELD = doc.get("json")\n',
         "utf-8",
     )
-    assert sorted(spelled(sample, set(FORMAT_NAMES))) == [(1, "chatgpt"), (2, "auto"), (2, "markdown")]
+    assert sorted(spelled(sample, set(FORMAT_NAMES))) == [
+        (1, "chatgpt"),
+        (2, "auto"),
+        (2, "markdown"),
+        (5, "json"),
+    ]
 
 
 def test_the_registry_is_whole() -> None:
