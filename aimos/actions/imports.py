@@ -47,13 +47,11 @@ from aimos.identity.trusted import grant_excess, verified_grant
 from aimos.memory import text_formats as formats
 from aimos.memory.gates import refuse_secret_fields
 from aimos.memory.save import validate_body
-from aimos.memory.text_formats import Item, Parsed
+from aimos.memory.text_formats import AUTO, FOLDER_FORMAT, ImportFormat, Item, Parsed
 from aimos.plural import agree, plural
 from aimos.store.queries.actions import live_hash_here
 from aimos.vocabulary import ADVERSE, CLI_AGENT, DISPUTED, SYSTEM_SCOPE, UNVERIFIED
 
-FORMATS = ("auto", "markdown", "json", "jsonl", "chatgpt", "claude")
-MARKDOWN_SUFFIXES = (".md", ".markdown")
 # what a zip's conversations.json may be compressed with: zipfile unzips bzip2 and LZMA a whole
 # read at a time, however large that makes it (a few hundred bytes of bzip2 are gigabytes)
 READABLE_COMPRESSION = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED)
@@ -212,7 +210,7 @@ def _markdown_files(root: Path, cap: Cap) -> list[Path]:
         dirs[:] = [d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRS]
         for name in files:
             path = Path(folder, name)
-            if name.startswith(".") or path.suffix.lower() not in MARKDOWN_SUFFIXES:
+            if name.startswith(".") or path.suffix.lower() not in FOLDER_FORMAT.suffixes:
                 continue
             try:
                 info = path.lstat()
@@ -231,42 +229,22 @@ def _markdown_files(root: Path, cap: Cap) -> list[Path]:
     return sorted(found, key=lambda p: p.relative_to(root).parts)
 
 
-def _parse_one(data: bytearray, name: str, fmt: str, *, by_section: bool, key: str) -> Parsed:
-    text = _decode(data, name)
-    if fmt == "markdown":
-        return formats.parse_markdown(text, name, f"import:markdown:{name}", key, by_section=by_section)
-    not_it = ImportFormatError(
-        f"{name}: this is not a {fmt} export",
-        "Leave out --format, or name the file that export wrote (conversations.json). Nothing was saved.",
-    )
-    try:
-        parsed = formats.parse_jsonl(text, name) if fmt == "jsonl" else formats.parse_json(text, name)
-    except ImportFormatError as e:
-        if fmt in ("chatgpt", "claude"):
-            not_it.message = f"{not_it.message} ({e.message})"
-            raise not_it from None
-        raise
-    if fmt in ("chatgpt", "claude") and parsed.format != fmt:
-        raise not_it
-    for item in parsed.items:
-        item.source = item.source or f"import:{parsed.format}:{name}"
-    return parsed
+def _parse_one(data: bytearray, name: str, fmt: ImportFormat, *, by_section: bool, key: str) -> Parsed:
+    return fmt.read(_decode(data, name), name, key, by_section)
 
 
-def _format_of(path: Path, fmt: str) -> str:
-    if fmt != "auto":
-        return fmt
+def _format_of(path: Path, fmt: str) -> ImportFormat:
+    """The format named, or for ``auto`` the one the file's name says."""
+    if fmt != AUTO:
+        return formats.IMPORT_FORMAT[fmt]
     suffix = path.suffix.lower()
-    if suffix in MARKDOWN_SUFFIXES:
-        return "markdown"
-    if suffix in (".jsonl", ".ndjson"):
-        return "jsonl"
-    if suffix in (".json", ".zip"):
-        return "json"
-    raise UsageError(
-        f"{path.name}: no import format for {suffix or 'a file without a suffix'}",
-        "Give --format markdown, json, jsonl, chatgpt or claude.",
-    )
+    found = formats.by_name(suffix)
+    if found is None:
+        raise UsageError(
+            f"{path.name}: no import format for {suffix or 'a file without a suffix'}",
+            f"Give --format {formats.FORMATS_IN_WORDS}.",
+        )
+    return found
 
 
 def zip_directory_size(tail: bytes) -> int | None:
@@ -343,18 +321,18 @@ def _read_file(path: Path, shown: str, cap: Cap, before: int = 0) -> bytearray:
 
 
 def read(
-    path: Path, fmt: str = "auto", *, by_section: bool = False, max_inflated: str | None = None
+    path: Path, fmt: str = AUTO, *, by_section: bool = False, max_inflated: str | None = None
 ) -> list[FilePlan]:
     """Every file under ``path`` parsed, in order; nothing is saved. What is read is capped
     (``caps``: ``max_inflated``, e.g. "2G", else the defaults)."""
-    if fmt not in FORMATS:
-        raise UsageError(f"unknown import format {fmt!r}", f"Use one of: {', '.join(FORMATS)}.")
+    if fmt not in formats.FORMAT_NAMES:
+        raise UsageError(f"unknown import format {fmt!r}", f"Use one of: {', '.join(formats.FORMAT_NAMES)}.")
     cap = caps(max_inflated)  # a SIZE that is none is refused before anything is read
     if not path.exists():
         raise NotFoundError(f"nothing to import at {path}", "Name a file or a folder of markdown notes.")
     path = path.resolve()
     if path.is_dir():
-        if fmt not in ("auto", "markdown"):
+        if fmt not in (AUTO, FOLDER_FORMAT.name):
             raise UsageError(f"{path} is a folder: only markdown notes are read from a folder")
         notes = _markdown_files(path, cap)
         if not notes:
@@ -369,10 +347,12 @@ def read(
             data = _read_file(note, name, cap, read_so_far)
             read_so_far += len(data)
             key = rel.with_suffix("").as_posix()
-            plans.append(FilePlan(name, _parse_one(data, name, "markdown", by_section=by_section, key=key)))
+            plans.append(
+                FilePlan(name, _parse_one(data, name, FOLDER_FORMAT, by_section=by_section, key=key))
+            )
         return plans
     chosen = _format_of(path, fmt)
-    if path.suffix.lower() == ".zip":
+    if path.suffix.lower() == formats.ZIPPED:
         data, name = _from_zip(path, max_inflated)
     else:
         data, name = _read_file(path, path.name, cap), path.name

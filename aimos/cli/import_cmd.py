@@ -11,12 +11,10 @@ import typer
 from aimos.cli.options import AGENT_ALIAS
 from aimos.cli.output import emit_json, first_line, line, out, phase_progress, say, table
 from aimos.exit_codes import ExitCode
+from aimos.memory.text_formats import AUTO, AUTO_DESCRIPTION, FORMATS_IN_WORDS
 from aimos.plural import agree, plural
 
-FORMAT_HELP = (
-    "auto (by the name: a folder or .md is markdown, .jsonl, .json or a .zip export), markdown, json, "
-    "jsonl, chatgpt or claude."
-)
+FORMAT_HELP = f"{AUTO} ({AUTO_DESCRIPTION}), {FORMATS_IN_WORDS}."
 
 
 def _files(n: int) -> str:
@@ -99,7 +97,7 @@ def register(app: typer.Typer) -> None:
         path: str = typer.Argument(
             ..., help="A folder of markdown notes, or a .md, .json, .jsonl or .zip file."
         ),
-        fmt: str = typer.Option("auto", "--format", help=FORMAT_HELP),
+        fmt: str = typer.Option(AUTO, "--format", help=FORMAT_HELP),
         by_section: bool = typer.Option(
             False, "--by-section", help="Markdown: one memory per heading (# and ##), not per note."
         ),

@@ -19,7 +19,9 @@ Five shapes, each item naming the file and line it came from:
   ``dialog_turn`` of its conversation (source ``import:chatgpt:ID`` / ``import:claude:ID``, key the
   conversation's title), ``[time] speaker: text`` as the LoCoMo import writes turns.
 
-A malformed file raises ImportFormatError naming the file and line and the fix.
+The formats `aimos import --format` names are registered once, at the end (``IMPORT_FORMATS``):
+each with its name, a line for help, the file names ``auto`` reads as it, and its reader. A
+malformed file raises ImportFormatError naming the file and line and the fix.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from itertools import chain
@@ -40,6 +42,9 @@ MARKDOWN_MARKER = "<!-- aimos-memory "  # a memory of the markdown text export s
 MAX_SOURCE_CHARS = 200
 MAX_KEY_CHARS = 500
 CONVERSATION_TYPE = "dialog_turn"
+# the formats `aimos import` reads, each named here once (the registry is IMPORT_FORMATS, at the end)
+AUTO = "auto"  # --format's default: each file read as its name says (``by_name``)
+MARKDOWN, JSON, JSONL, CHATGPT, CLAUDE = "markdown", "json", "jsonl", "chatgpt", "claude"
 
 
 @dataclass
@@ -280,7 +285,7 @@ def _memory(obj: Any, name: str, line: int, parsed: Parsed, *, exported: bool) -
 
 
 def parse_jsonl(text: str, name: str) -> Parsed:
-    parsed = Parsed(items=[], format="jsonl")
+    parsed = Parsed(items=[], format=JSONL)
     exported = False
     for number, raw in enumerate(text.splitlines(), 1):
         if not raw.strip():
@@ -351,7 +356,7 @@ def parse_json(text: str, name: str) -> Parsed:
         doc = _loads(text, name, 1)
         if not isinstance(doc.get("memories"), list):
             raise _fail(name, 1, 'expected a list of memories, or an object with a "memories" list')
-        parsed = Parsed(items=[], format="json")
+        parsed = Parsed(items=[], format=JSON)
         exported = "format" in doc and _export_header(doc, name, 1)
         for number, obj in enumerate(doc["memories"], 1):
             item = _memory(obj, name, 1, parsed, exported=exported)
@@ -363,11 +368,10 @@ def parse_json(text: str, name: str) -> Parsed:
     head = next(elements, None)
     rest = chain([head] if head else [], elements)  # the export's shape is its first element's
     first = head[0] if head and isinstance(head[0], dict) else {}
-    if "mapping" in first:
-        return _chatgpt(rest, name)
-    if "chat_messages" in first:
-        return _claude(rest, name)
-    parsed = Parsed(items=[], format="json")
+    for export in IMPORT_FORMATS:
+        if export.sniff is not None and export.conversations is not None and export.sniff in first:
+            return export.conversations(rest, name)
+    parsed = Parsed(items=[], format=JSON)
     for obj, line in rest:
         item = _memory(obj, name, line, parsed, exported=False)
         if item is not None:
@@ -405,7 +409,7 @@ def _conversation_id(obj: dict[str, Any], names: tuple[str, ...], name: str, lin
 
 def _chatgpt(elements: Iterable[tuple[Any, int]], name: str) -> Parsed:
     """ChatGPT's conversations.json: each conversation's current thread, from the root down."""
-    parsed = Parsed(items=[], format="chatgpt")
+    parsed = Parsed(items=[], format=CHATGPT)
     for conv, line in elements:
         if not isinstance(conv, dict) or not isinstance(conv.get("mapping"), dict):
             raise _fail(
@@ -450,7 +454,7 @@ def _chatgpt(elements: Iterable[tuple[Any, int]], name: str) -> Parsed:
                 when=when,
                 speaker=speaker,
                 text=text,
-                conv=f"import:chatgpt:{cid}",
+                conv=f"import:{CHATGPT}:{cid}",
                 title=title,
                 where=f"{name}:{line} message {number}",
             )
@@ -459,7 +463,7 @@ def _chatgpt(elements: Iterable[tuple[Any, int]], name: str) -> Parsed:
 
 def _claude(elements: Iterable[tuple[Any, int]], name: str) -> Parsed:
     """Claude's conversations export: each conversation's chat_messages in order."""
-    parsed = Parsed(items=[], format="claude")
+    parsed = Parsed(items=[], format=CLAUDE)
     for conv, line in elements:
         if not isinstance(conv, dict) or not isinstance(conv.get("chat_messages"), list):
             raise _fail(name, line, "this conversation has no chat_messages (is this Claude's export?)")
@@ -485,7 +489,7 @@ def _claude(elements: Iterable[tuple[Any, int]], name: str) -> Parsed:
                 when=when,
                 speaker="user" if sender == "human" else "Claude",
                 text=text,
-                conv=f"import:claude:{cid}",
+                conv=f"import:{CLAUDE}:{cid}",
                 title=title,
                 where=f"{name}:{line} message {number}",
             )
@@ -569,7 +573,7 @@ def parse_markdown(
 ) -> Parsed:
     """One note (``name`` its path as shown, ``source`` its provenance, ``default_key`` its key
     when the front matter names none)."""
-    parsed = Parsed(items=[], format="markdown")
+    parsed = Parsed(items=[], format=MARKDOWN)
     text = text.removeprefix("\ufeff")
     if text.startswith(f"---\nformat: {TEXT_EXPORT_FORMAT}"):
         return parse_markdown_export(text, name)
@@ -718,3 +722,108 @@ def to_markdown(records: list[dict[str, Any]], exported_at: str) -> str:
         meta["chars"] = len(r["text"])
         out.append(f"{MARKDOWN_MARKER}{json.dumps(meta, ensure_ascii=False)} -->\n{r['text']}\n")
     return "\n".join(out)
+
+
+# --- the import formats, each once ---------------------------------------------------------------
+# a reader: the file's text, its name as shown, its key when it names none, one memory per heading
+Reader = Callable[[str, str, str, bool], Parsed]
+Conversations = Callable[[Iterable[tuple[Any, int]], str], Parsed]
+ZIPPED = ".zip"  # a chat export as delivered: the zip's conversations.json is read
+
+
+@dataclass(frozen=True)
+class ImportFormat:
+    """A format `aimos import --format` names: ``description`` a line for help; ``suffixes`` the
+    file names (lower case) ``auto`` reads as it; ``sniff`` the field the first element of a JSON
+    array has when the array is this export's conversations (read by ``conversations``); ``folder``
+    whether a folder's notes are read as it."""
+
+    name: str
+    description: str
+    read: Reader
+    suffixes: tuple[str, ...] = ()
+    sniff: str | None = None
+    conversations: Conversations | None = None
+    folder: bool = False
+
+
+def _sourced(parsed: Parsed, name: str) -> Parsed:
+    """A JSON memory that names no source gets its file's (``import:FORMAT:FILE``)."""
+    for item in parsed.items:
+        item.source = item.source or f"import:{parsed.format}:{name}"
+    return parsed
+
+
+def _read_markdown(text: str, name: str, key: str, by_section: bool) -> Parsed:
+    return parse_markdown(text, name, f"import:{MARKDOWN}:{name}", key, by_section=by_section)
+
+
+def _read_json(text: str, name: str, key: str, by_section: bool) -> Parsed:
+    return _sourced(parse_json(text, name), name)
+
+
+def _read_jsonl(text: str, name: str, key: str, by_section: bool) -> Parsed:
+    return _sourced(parse_jsonl(text, name), name)
+
+
+def _export_reader(export: str) -> Reader:
+    """A reader of JSON that must be ``export``'s conversations: anything else is refused as not it."""
+
+    def read(text: str, name: str, key: str, by_section: bool) -> Parsed:
+        not_it = ImportFormatError(
+            f"{name}: this is not a {export} export",
+            "Leave out --format, or name the file that export wrote (conversations.json). Nothing was saved.",
+        )
+        try:
+            parsed = parse_json(text, name)
+        except ImportFormatError as e:
+            not_it.message = f"{not_it.message} ({e.message})"
+            raise not_it from None
+        if parsed.format != export:
+            raise not_it
+        return _sourced(parsed, name)
+
+    return read
+
+
+IMPORT_FORMATS = (
+    ImportFormat(
+        MARKDOWN,
+        "markdown notes: one memory per note (or per heading), the front matter its fields",
+        _read_markdown,
+        suffixes=(".md", ".markdown"),
+        folder=True,
+    ),
+    ImportFormat(
+        JSON,
+        'a JSON list of memories (or {"memories": [...]}), or a chat export found by its shape',
+        _read_json,
+        suffixes=(".json", ZIPPED),
+    ),
+    ImportFormat(JSONL, "one JSON memory per line", _read_jsonl, suffixes=(".jsonl", ".ndjson")),
+    ImportFormat(
+        CHATGPT,
+        "ChatGPT's conversations.json: each message of a conversation's current thread",
+        _export_reader(CHATGPT),
+        sniff="mapping",
+        conversations=_chatgpt,
+    ),
+    ImportFormat(
+        CLAUDE,
+        "Claude's conversations export: each of a conversation's chat_messages",
+        _export_reader(CLAUDE),
+        sniff="chat_messages",
+        conversations=_claude,
+    ),
+)
+IMPORT_FORMAT = {f.name: f for f in IMPORT_FORMATS}
+FORMAT_NAMES = (AUTO, *IMPORT_FORMAT)  # what --format takes
+FOLDER_FORMAT = next(f for f in IMPORT_FORMATS if f.folder)
+AUTO_DESCRIPTION = "by the name: a folder or .md is markdown, .jsonl, .json or a .zip export"
+# the formats as a sentence says them: "markdown, json, jsonl, chatgpt or claude"
+FORMATS_IN_WORDS = f"{', '.join(FORMAT_NAMES[1:-1])} or {FORMAT_NAMES[-1]}"
+
+
+def by_name(suffix: str) -> ImportFormat | None:
+    """The format ``auto`` reads a file whose name ends in ``suffix`` (lower case) as, or None."""
+    return next((f for f in IMPORT_FORMATS if suffix in f.suffixes), None)
