@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import typer
@@ -98,17 +99,30 @@ def run_job_cmd(
         raise AimosError(f"the {run.job} job failed: {run.error}", "The signed terminal event records it.")
 
 
+def _service_step(
+    step: Callable[[], dict[str, Any]], json_out: bool, words: Callable[[dict[str, Any]], str]
+) -> None:
+    """Start or stop the installed brain's housekeeper: its result as JSON, or in ``words``."""
+    _require_brain()
+    result = step()
+    if json_out:
+        emit_json(result)
+    else:
+        out(words(result))
+
+
 @housekeeper_app.command("start")
 def start_cmd(json_out: bool = typer.Option(False, "--json", help="Print as JSON.")) -> None:
     """Start the housekeeper (exit 7 when it already runs)."""
     from aimos.installer.service import start
 
-    _require_brain()
-    started = start()
-    if json_out:
-        emit_json(started)
-    else:
-        out(f"housekeeper started via {started['manager']} (pid {started['pid']}), 5 jobs registered")
+    _service_step(
+        start,
+        json_out,
+        lambda started: (
+            f"housekeeper started via {started['manager']} (pid {started['pid']}), 5 jobs registered"
+        ),
+    )
 
 
 @housekeeper_app.command("stop")
@@ -118,12 +132,7 @@ def stop_cmd(json_out: bool = typer.Option(False, "--json", help="Print as JSON.
     Exit 3 when none runs."""
     from aimos.installer.service import stop
 
-    _require_brain()
-    stopped = stop()
-    if json_out:
-        emit_json(stopped)
-    else:
-        out(f"housekeeper stopped (pid {stopped['pid']})")
+    _service_step(stop, json_out, lambda stopped: f"housekeeper stopped (pid {stopped['pid']})")
 
 
 @housekeeper_app.command("rotate-key")

@@ -8,7 +8,7 @@ from typing import Any
 
 import typer
 
-from aimos.cli.options import PASSPHRASE_FD, VALIDITY_DAYS
+from aimos.cli.options import NO_SERVICE, PASSPHRASE_FD, SERVICE, VALIDITY_DAYS
 from aimos.cli.output import emit_json, out, say, when
 from aimos.plural import plural
 from aimos.vocabulary import DEFAULT_GRANT_DATA_CLASS
@@ -80,13 +80,8 @@ def join_cmd(
         DEFAULT_GRANT_DATA_CLASS, "--data-class", help="The agent's data-class ceiling: public..restricted."
     ),
     passphrase_fd: int = PASSPHRASE_FD,
-    service: str = typer.Option(
-        "auto",
-        "--service",
-        envvar="AIMOS_SERVICE",
-        help="How the housekeeper runs: auto, systemd, launchd, process or none (env AIMOS_SERVICE).",
-    ),
-    no_service: bool = typer.Option(False, "--no-service", help="Do not register or start the housekeeper."),
+    service: str = SERVICE,
+    no_service: bool = NO_SERVICE,
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
     """Make this device one more device of a brain on a hub.

@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 import typer
 
-from aimos.cli.options import PASSPHRASE_FD, VALIDITY_DAYS
+from aimos.cli.options import NO_SERVICE, PASSPHRASE_FD, SERVICE, VALIDITY_DAYS
 from aimos.cli.output import emit_json, out, say
 from aimos.terminal import json_escaped
 from aimos.vocabulary import DEFAULT_GRANT_DATA_CLASS
@@ -150,13 +150,8 @@ def install(
     ),
     read_only: bool = typer.Option(False, "--read-only", help="The agent may recall but not save."),
     passphrase_fd: int = PASSPHRASE_FD,
-    service: str = typer.Option(
-        "auto",
-        "--service",
-        envvar="AIMOS_SERVICE",
-        help="How the housekeeper runs: auto, systemd, launchd, process or none (env AIMOS_SERVICE).",
-    ),
-    no_service: bool = typer.Option(False, "--no-service", help="Do not register or start the housekeeper."),
+    service: str = SERVICE,
+    no_service: bool = NO_SERVICE,
     no_guides: bool = typer.Option(False, "--no-guides", help="Do not save the 8 guide memories."),
     add_agent: str = typer.Option(None, "--add-agent", help="On an installed brain: enrol another agent."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the plan and its hash; change nothing."),

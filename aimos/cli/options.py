@@ -16,6 +16,14 @@ VALIDITY_DAYS = typer.Option(
     help=f"Agent epoch validity, 1..{MAX_VALIDITY_DAYS} days (warned about {EXPIRY_WARNING_DAYS} days "
     "ahead; renew with `aimos agent rotate`).",
 )
+# how the housekeeper runs on this device (install, hub join)
+SERVICE = typer.Option(
+    "auto",
+    "--service",
+    envvar="AIMOS_SERVICE",
+    help="How the housekeeper runs: auto, systemd, launchd, process or none (env AIMOS_SERVICE).",
+)
+NO_SERVICE = typer.Option(False, "--no-service", help="Do not register or start the housekeeper.")
 # a verifier's trust anchor: the one given, else the one `aimos install` wrote to anchors.json
 ANCHORED_MASTER_FINGERPRINT = typer.Option(
     None, "--master-fingerprint", help="Expected master fingerprint (default: anchors.json)."

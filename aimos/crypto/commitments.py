@@ -201,6 +201,13 @@ def projection_hash(
     return sha256(preimage)
 
 
+def _company_and_memory(company: str, memory_id: str) -> bytes:
+    """be32(the company's UTF-8 length) || its UTF-8 || uuid16(memory id): what the transition
+    commitment and the cognitive baseline hash open with, after their tag."""
+    company_bytes = company.encode("utf-8")
+    return be32(len(company_bytes)) + company_bytes + uuid16(memory_id)
+
+
 def transition_commitment(
     company: str, memory_id: str, old_milli: int, new_milli: int, sigma: bytes
 ) -> bytes:
@@ -209,12 +216,9 @@ def transition_commitment(
     _check_weight(new_milli, "new weight")
     if old_milli == new_milli:
         raise EncodingError("a transition must change the weight", reason="transition_noop")
-    company_bytes = company.encode("utf-8")
     return sha256(
         vocabulary.TRANSITION_COMMITMENT
-        + be32(len(company_bytes))
-        + company_bytes
-        + uuid16(memory_id)
+        + _company_and_memory(company, memory_id)
         + be64(old_milli)
         + be64(new_milli)
         + _check_hash(sigma, "REWEIGHT provenance mutation hash")
@@ -233,12 +237,9 @@ def cognitive_baseline_hash(
     signer_valid_from: int,
     cert_fingerprint: bytes,
 ) -> bytes:
-    company_bytes = company.encode("utf-8")
     return sha256(
         vocabulary.COGNITIVE_BASELINE
-        + be32(len(company_bytes))
-        + company_bytes
-        + uuid16(memory_id)
+        + _company_and_memory(company, memory_id)
         + uuid16(event_id)
         + _check_hash(event_mutation_hash, "event mutation hash")
         + _check_hash(live_hash, "live content hash")

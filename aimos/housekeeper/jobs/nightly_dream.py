@@ -11,7 +11,6 @@ without one is verified against its own master row and the event says so.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import time
 from datetime import UTC, datetime
@@ -25,6 +24,7 @@ from aimos.housekeeper.state import backups_dir
 from aimos.identity.anchors import anchored_fingerprint
 from aimos.identity.epochs import brain_meta, master_row
 from aimos.ledger.events import append_event
+from aimos.meaning.model import file_sha256
 from aimos.store.connection import copy_brain, open_reader, write_transaction
 from aimos.store.engine import integrity_check
 from aimos.verify.brain import outcome as verify_outcome
@@ -58,14 +58,6 @@ def _next_backup_name(folder: Path, now: int) -> Path:
         if n[len(BACKUP_PREFIX) + len(stamp) + 1 : -len(BACKUP_SUFFIX)].isdigit()
     ]
     return folder / f"{BACKUP_PREFIX}{stamp}-{max(sequences, default=-1) + 1:04d}{BACKUP_SUFFIX}"
-
-
-def _sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def online_backup(now: int, folder: Path | None = None) -> Path:
@@ -188,7 +180,7 @@ def run(ctx: JobContext) -> dict[str, Any]:
         "backup": {
             "file": backup.name,
             "bytes": backup.stat().st_size,
-            "sha256": _sha256_file(backup),
+            "sha256": file_sha256(backup),
             **checked,
         },
         "backups_kept": len(backup_files()),

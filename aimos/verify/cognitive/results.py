@@ -3,7 +3,7 @@ stream, and the verdict (the kit's :class:`~aimos.verify.kit.Verdict` with the c
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, TypedDict, cast
 
 from aimos.verify.kit import Verdict
@@ -56,22 +56,10 @@ class CognitiveVerdict(Verdict):
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "schema": SCHEMA,
-            "verdict": self.verdict,
-            "primary_reason": self.primary_reason,
-            "detail": self.detail,
+            **self.report_head(SCHEMA),
             "bundle_sha256": self.bundle_sha256,
             "corpus_proof_root": self.corpus_proof_root,
             "sql_parity": self.sql_parity,
             "records": [dict(r) for r in self.records],
-            "event_streams": [
-                {
-                    "signer_agent_id": s.signer_agent_id,
-                    "signer_valid_from": s.signer_valid_from,
-                    "event_count": s.event_count,
-                    "valid": s.valid,
-                    "reason": s.reason,
-                }
-                for s in self.event_streams
-            ],
+            "event_streams": [asdict(s) for s in self.event_streams],  # its fields, in their order
         }

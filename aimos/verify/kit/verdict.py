@@ -103,6 +103,16 @@ class Verdict:
             "signatures_verified": self.signatures_verified,
         }
 
+    def report_head(self, schema: str) -> dict[str, Any]:
+        """The keys a verifier's report document (its ``as_dict``) opens with: its schema, the
+        verdict, the primary reason and its detail; the verifier's own keys follow."""
+        return {
+            "schema": schema,
+            "verdict": self.verdict,
+            "primary_reason": self.primary_reason,
+            "detail": self.detail,
+        }
+
     @classmethod
     def valid(cls: type[_V], signatures: int = 0, **extra: Any) -> _V:
         return cls(VALID, None, None, None, signatures, **extra)

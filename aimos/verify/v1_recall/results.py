@@ -3,7 +3,7 @@ hashes it recomputed (one bundle), or with the corpus root and each member's ver
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from aimos.verify.kit import Verdict, VerdictWord
@@ -25,10 +25,7 @@ class RecallEvidenceVerdict(Verdict):
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "schema": RECALL_SCHEMA,
-            "verdict": self.verdict,
-            "primary_reason": self.primary_reason,
-            "detail": self.detail,
+            **self.report_head(RECALL_SCHEMA),
             "bundle_sha256": self.bundle_sha256,
             "command_hash": self.command_hash,
             "outer_request_hash": self.outer_request_hash,
@@ -60,20 +57,9 @@ class RecallCorpusVerdict(Verdict):
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "schema": CORPUS_SCHEMA,
-            "verdict": self.verdict,
-            "primary_reason": self.primary_reason,
-            "detail": self.detail,
+            **self.report_head(CORPUS_SCHEMA),
             "intended_n": self.intended_n,
             "observed_n": self.observed_n,
             "corpus_root": self.corpus_root,
-            "members": [
-                {
-                    "ordinal": m.ordinal,
-                    "bundle_id": m.bundle_id,
-                    "verdict": m.verdict,
-                    "primary_reason": m.primary_reason,
-                }
-                for m in self.members
-            ],
+            "members": [asdict(m) for m in self.members],  # its fields, in their order
         }
