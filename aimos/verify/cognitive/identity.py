@@ -29,7 +29,7 @@ from aimos.errors import AimosError
 from aimos.verify.cognitive.reasons import R
 from aimos.verify.kit import fail, hex_bytes, is_int, parse_time, same, sha256_hex
 from aimos.vocabulary import HOUSEKEEPER as HOUSEKEEPER
-from aimos.vocabulary import REVOKE_AGENT_IDENTITY_EVENT as REVOKE_EVENT_TYPE
+from aimos.vocabulary import REVOKE_AGENT_IDENTITY_EVENT
 
 
 @dataclass(frozen=True)
@@ -182,7 +182,7 @@ def verify_revocation(rev: Mapping[str, Any], identity: Identity, master: Master
     if (
         not isinstance(body, dict)
         or body.get("schema") != vocabulary.AGENT_REVOCATION_SCHEMA
-        or body.get("event_type") != REVOKE_EVENT_TYPE
+        or body.get("event_type") != REVOKE_AGENT_IDENTITY_EVENT
     ):
         return R.REVOCATION_BODY_INVALID
     agent_id = body.get("agent_id")

@@ -23,9 +23,8 @@ from aimos.verify.cognitive.reasons import _BASELINE_EVENT, BASELINE_EVENT_SKEW,
 from aimos.verify.kit import b64u, finite_number, hex_bytes, is_int, js_round, same
 from aimos.vocabulary import BASELINE_ATTESTATION_REASON as BASELINE_ATTESTATION
 from aimos.vocabulary import HOUSEKEEPER as HOUSEKEEPER
-from aimos.vocabulary import INITIAL_WEIGHT_ATTESTED_OPERATION
+from aimos.vocabulary import INITIAL_WEIGHT_ATTESTED_OPERATION, REWEIGHT_EVENT
 from aimos.vocabulary import INITIAL_WEIGHT_SCHEMA as BASELINE_METADATA_SCHEMA
-from aimos.vocabulary import REWEIGHT_EVENT as REWEIGHT
 
 
 def _provenance_message(prov: Mapping[str, Any], body: Mapping[str, Any], identity: Identity) -> bytes | str:
@@ -121,7 +120,7 @@ def verify_provenance(prov: Mapping[str, Any], identity: Identity, master: Maste
     expected = commitments.provenance_mutation_hash(content, previous, prov["nonce"], signed_at, originated)
     if hex_bytes(prov.get("mutation_hash"), 32) != expected:
         return R.MUTATION_HASH_MISMATCH
-    if prov.get("event_type") != REWEIGHT or body.get("event_type") != REWEIGHT:
+    if prov.get("event_type") != REWEIGHT_EVENT or body.get("event_type") != REWEIGHT_EVENT:
         return R.SIGNED_BODY_EVENT_TYPE_MISMATCH
     return None
 
@@ -139,11 +138,11 @@ def provenance_bound(
     body = prov.get("body")
     assert isinstance(body, dict)
     return (
-        prov.get("event_type") == REWEIGHT
+        prov.get("event_type") == REWEIGHT_EVENT
         and same(prov.get("binding_schema_version"), 2)
         and prov.get("signer_agent_id") == HOUSEKEEPER
         and prov.get("backfilled") is False
-        and body.get("event_type") == REWEIGHT
+        and body.get("event_type") == REWEIGHT_EVENT
         and body.get("company_id") == memory.get("company_id")
         and body.get("memory_id") == memory_id
         and _weight_matches(body.get("old_weight"), projection["old_weight_milli"])

@@ -17,7 +17,7 @@ from aimos.errors import AimosError
 from aimos.verify import kit
 from aimos.verify.v2.mutation_structure import Checked
 from aimos.vocabulary import HOUSEKEEPER as HOUSEKEEPER
-from aimos.vocabulary import REWEIGHT_EVENT as REWEIGHT
+from aimos.vocabulary import REWEIGHT_EVENT
 from aimos.vocabulary import VALENCE_EVENT as VALENCE
 
 Rows = tuple[tuple[Callable[[], bool], str], ...]
@@ -326,7 +326,9 @@ def provenance_proof_failure(
             ),
             (lambda: kit.same(body, summary.get("body_json")), "body_json is not the bundle's"),
             (
-                lambda: proof.get("event_type") == REWEIGHT and body.get("event_type") == REWEIGHT,
+                lambda: (
+                    proof.get("event_type") == REWEIGHT_EVENT and body.get("event_type") == REWEIGHT_EVENT
+                ),
                 "not a REWEIGHT provenance row",
             ),
             (lambda: proof.get("backfilled") is False, "a backfilled row proves nothing"),

@@ -48,9 +48,9 @@ from aimos.verify.v2.mutation_words import (
 from aimos.vocabulary import (
     MUTATION_OUTCOME_OPERATION,
     OBSERVATION_RETAINED_OPERATION,
+    REWEIGHT_EVENT,
     WEIGHT_UNCHANGED_OPERATION,
 )
-from aimos.vocabulary import REWEIGHT_EVENT as REWEIGHT
 from aimos.vocabulary import TARGET_OCCURRENCE_OBSERVATION as OCCURRENCE_OBSERVATION
 from aimos.vocabulary import TARGET_PRINCIPAL_STATE as PRINCIPAL_STATE
 from aimos.vocabulary import TERMINAL_AUTHORIZED_TRANSITION as AUTHORIZED_TRANSITION
@@ -385,7 +385,10 @@ def check_transition(
         terminal.get("reweight_provenance"), reason, "reweight_provenance is not an object", where
     )
     check(
-        provenance.get("event_type") == REWEIGHT, reason, "event_type is not REWEIGHT", f"{where}.event_type"
+        provenance.get("event_type") == REWEIGHT_EVENT,
+        reason,
+        "event_type is not REWEIGHT",
+        f"{where}.event_type",
     )
     check(
         provenance.get("memory_id") == outcome["memory_id"],
