@@ -17,8 +17,7 @@ from aimos.errors import AimosError
 from aimos.verify import kit
 from aimos.verify.v2.mutation_structure import Checked
 from aimos.vocabulary import HOUSEKEEPER as HOUSEKEEPER
-from aimos.vocabulary import REWEIGHT_EVENT
-from aimos.vocabulary import VALENCE_EVENT as VALENCE
+from aimos.vocabulary import REWEIGHT_EVENT, VALENCE_EVENT
 
 Rows = tuple[tuple[Callable[[], bool], str], ...]
 
@@ -261,7 +260,7 @@ def valence_proof_failure(proof_value: Any, checked: Checked, hk: Housekeeper) -
             ),
             (
                 lambda: (
-                    body.get("event_type") == VALENCE
+                    body.get("event_type") == VALENCE_EVENT
                     and body.get("company_id") == checked.company
                     and kit.same(body.get("reward_sign"), proof.get("reward_sign"))
                 ),
