@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from aimos_cli_support import (
+from support.cli import (
     Result,
     run_aimos,
     run_aimos_in_process,

@@ -23,7 +23,8 @@ from typing import Any
 
 import apsw
 import pytest
-from aimos_cli_support import (
+from support.attacks import home_from
+from support.cli import (
     BRAIN,
     UUID_RE,
     Result,
@@ -33,7 +34,6 @@ from aimos_cli_support import (
     sqlite,
     sqlite_value,
 )
-from attack_support import home_from
 
 from aimos.plural import plural
 

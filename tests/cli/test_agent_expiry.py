@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 import pytest
-from aimos_cli_support import PASSPHRASE_ENV, Result, clock_moved, parse_json, run_aimos
+from support.cli import PASSPHRASE_ENV, Result, clock_moved, parse_json, run_aimos
 
 from aimos.vocabulary import DEFAULT_VALIDITY_DAYS, EXPIRY_WARNING_DAYS
 

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from aimos_cli_support import Result, run_aimos
+from support.cli import Result, run_aimos
 
 pytestmark = pytest.mark.timeout(180)
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aimos_cli_support import (
+from support.cli import (
     BRAIN,
     PASSPHRASE_ENV,
     assert_unchanged,

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aimos_cli_support import BRAIN, assert_unchanged, run_aimos, run_on_a_terminal, snapshot, table_counts
+from support.cli import BRAIN, assert_unchanged, run_aimos, run_on_a_terminal, snapshot, table_counts
 
 pytestmark = pytest.mark.timeout(300)
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aimos_cli_support import PASSPHRASE_ENV, run_aimos
+from support.cli import PASSPHRASE_ENV, run_aimos
 
 from aimos.actions.imports import DOUBT_NOTE
 

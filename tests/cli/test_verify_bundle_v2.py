@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aimos_cli_support import run_aimos
+from support.cli import run_aimos
 
 P2 = (
     Path(__file__).resolve().parents[3]

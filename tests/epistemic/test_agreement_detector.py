@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from aimos_cli_support import run_aimos, sqlite_value
+from support.cli import run_aimos, sqlite_value
 
 from aimos.epistemic.agreement import (
     BURST_SECONDS,

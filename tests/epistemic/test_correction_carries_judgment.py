@@ -22,7 +22,7 @@ from typing import Any
 
 import apsw
 import pytest
-from epistemic_support import (
+from support.epistemic import (
     EVIL,
     POISON_1,
     POISON_2,

@@ -15,7 +15,7 @@ from typing import Any
 
 import apsw
 import pytest
-from aimos_cli_support import run_aimos, sqlite_value
+from support.cli import run_aimos, sqlite_value
 from test_agreement_detector import POISON, QUESTION, REFERENCE
 
 from aimos.epistemic.detect import UNCHECKED_TYPES

@@ -16,7 +16,7 @@ from typing import Any
 
 import apsw
 import pytest
-from epistemic_support import (
+from support.epistemic import (
     CLASSIFIED,
     POISON_1,
     POISON_2,

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aimos_cli_support import PASSPHRASE_ENV, assert_refused, run_aimos
-from epistemic_support import EVIL, POISON_1, POISON_2, counts, label_of, memory_row, now, save_text, saved_id
+from support.cli import PASSPHRASE_ENV, assert_refused, run_aimos
+from support.epistemic import EVIL, POISON_1, POISON_2, counts, label_of, memory_row, now, save_text, saved_id
 
 from aimos import vocabulary
 from aimos.recall.policy import LABEL_TRUST

@@ -158,7 +158,7 @@ def test_a_side_with_no_scored_question_is_no_fold() -> None:
 def test_a_missing_data_file_says_where_to_get_it(aimos_home: Path, tmp_path: Path) -> None:
     """As from a pip install, where the default file beside a checkout is absent: exit 3, the
     dataset's source named, nothing else done."""
-    from aimos_cli_support import run_aimos
+    from support.cli import run_aimos
 
     missing = run_aimos("eval", "locomo", "--data", str(tmp_path / "locomo10.json"))
     assert missing.code == 3, missing.describe()

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
-from aimos_cli_support import run_aimos
+from support.cli import run_aimos
 
 from aimos.eval.targets import MET, MISSED, NOT_MEASURED, judge, summary
 

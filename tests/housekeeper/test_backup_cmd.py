@@ -10,7 +10,7 @@ from pathlib import Path
 
 import apsw
 import pytest
-from aimos_cli_support import assert_refused, run_aimos
+from support.cli import assert_refused, run_aimos
 
 pytestmark = pytest.mark.timeout(180)
 

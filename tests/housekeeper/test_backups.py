@@ -7,7 +7,7 @@ import calendar
 from pathlib import Path
 
 import pytest
-from hk_support import read_only, run_job
+from support.housekeeper import read_only, run_job
 
 pytestmark = pytest.mark.timeout(120)
 

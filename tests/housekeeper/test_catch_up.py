@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hk_support import (
+from support.housekeeper import (
     DAY,
     JOB_IDS,
     JOB_NAMES,

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aimos_cli_support import assert_refused, run_aimos
-from hk_support import (
+from support.cli import assert_refused, run_aimos
+from support.housekeeper import (
     JOB_NAMES,
     STARTED,
     TERMINAL,

@@ -12,8 +12,8 @@ from typing import Any
 
 import apsw
 import pytest
-from aimos_cli_support import assert_refused, run_aimos
-from hk_support import (
+from support.cli import assert_refused, run_aimos
+from support.housekeeper import (
     JOB_IDS,
     ROOT_EVENT,
     STARTED,

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aimos_cli_support import run_aimos
-from hk_support import brain_file, hk, read_only, read_pid_file, wait_for
+from support.cli import run_aimos
+from support.housekeeper import brain_file, hk, read_only, read_pid_file, wait_for
 
 from aimos.housekeeper.jobs import vectors as vectors_job
 from aimos.meaning import model, serve

@@ -20,8 +20,8 @@ from typing import Any
 
 import psycopg
 import pytest
-from aimos_cli_support import PASSPHRASE_ENV, Result, run_aimos
-from hub_devices import opened_brain
+from support.cli import PASSPHRASE_ENV, Result, run_aimos
+from support.hub_devices import opened_brain
 
 PASSPHRASE = "correct horse battery staple"
 

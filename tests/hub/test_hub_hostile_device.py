@@ -21,8 +21,8 @@ from typing import Any
 
 import apsw
 import pytest
-from aimos_cli_support import assert_refused, assert_unchanged, snapshot, sqlite_value
-from hub_devices import Device, Pair, hub_records
+from support.cli import assert_refused, assert_unchanged, snapshot, sqlite_value
+from support.hub_devices import Device, Pair, hub_records
 
 from aimos.crypto.ed25519 import KeyPair
 from aimos.crypto.encoding import b64u_decode

@@ -17,11 +17,20 @@ from typing import Any
 
 import psycopg
 import pytest
-from aimos_cli_support import assert_refused, assert_unchanged, snapshot
-from hub_devices import HUB_TABLES, RECORDS, Device, Pair, as_owner, hub_query, hub_records, nothing_left
-from hub_devices import install as install_device
-from hub_devices import passphrase_file as secret_file
-from hub_support import PgCluster, unique_database_name
+from support.cli import assert_refused, assert_unchanged, snapshot
+from support.hub import PgCluster, unique_database_name
+from support.hub_devices import (
+    HUB_TABLES,
+    RECORDS,
+    Device,
+    Pair,
+    as_owner,
+    hub_query,
+    hub_records,
+    nothing_left,
+)
+from support.hub_devices import install as install_device
+from support.hub_devices import passphrase_file as secret_file
 
 pytestmark = pytest.mark.timeout(240)
 

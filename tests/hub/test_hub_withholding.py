@@ -20,8 +20,8 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from hub_devices import Device, Pair, assert_verified_alike, hub_query, join
 from psycopg import sql
+from support.hub_devices import Device, Pair, assert_verified_alike, hub_query, join
 
 pytestmark = pytest.mark.timeout(300)
 

@@ -15,7 +15,7 @@ import stat
 from pathlib import Path
 
 import pytest
-from installer_support import (
+from support.installer import (
     BRAIN,
     GUIDES,
     Reaper,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from installer_support import (
+from support.installer import (
     BRAIN,
     CLI_LOG,
     PASSPHRASE_ENV,

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from installer_support import (
+from support.installer import (
     BRAIN,
     CLI_LOG,
     Reaper,

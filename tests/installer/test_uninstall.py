@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aimos_cli_support import assert_refused
-from installer_support import (
+from support.cli import assert_refused
+from support.installer import (
     BRAIN,
     CLI_LOG,
     PASSPHRASE_ENV,

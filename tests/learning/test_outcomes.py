@@ -14,7 +14,7 @@ import uuid
 from typing import Any
 
 import pytest
-from learning_support import (
+from support.learning import (
     CANARY,
     ask,
     counts,

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from aimos_cli_support import require_keychain, run_aimos
+from support.cli import require_keychain, run_aimos
 
 pytestmark = pytest.mark.timeout(240)
 

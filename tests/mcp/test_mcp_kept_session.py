@@ -15,8 +15,8 @@ from contextlib import closing
 from pathlib import Path
 
 import pytest
-from aimos_cli_support import run_aimos, sqlite_value
-from mcp_support import call, connect, refused
+from support.cli import run_aimos, sqlite_value
+from support.mcp import call, connect, refused
 
 pytestmark = pytest.mark.timeout(180)
 

@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from aimos_cli_support import BRAIN, Result, assert_refused, run_aimos
-from purge_support import (
+from support.cli import BRAIN, Result, assert_refused, run_aimos
+from support.purge import (
     CONFIRM,
     Cleanup,
     assert_state_unchanged,
@@ -112,7 +112,7 @@ def test_a_housekeeper_that_cannot_be_stopped_refuses_the_ceremony(installed: Pa
     """A pid file naming another process (stale, or written by someone who can write the state
     folder): nothing is signalled, the ceremony is refused (exit 7) once the confirmation was
     typed, and nothing is removed."""
-    from process_support import pid_alive, read_pid_file
+    from support.process import pid_alive, read_pid_file
 
     started = run_aimos("housekeeper", "start", "--json").json()
     assert pid_alive(started["pid"]) and read_pid_file(installed) == started["pid"]
@@ -320,7 +320,7 @@ def test_the_confirmation_typed_on_a_terminal(installed: Path) -> None:
     purges."""
     import os
 
-    from installer_support import PtySession
+    from support.installer import PtySession
 
     env = dict(os.environ)
     wrong = PtySession(["purge", "--live"], env)

@@ -13,8 +13,8 @@ import json
 from pathlib import Path
 
 import pytest
-from aimos_cli_support import BRAIN, run_aimos
-from purge_support import (
+from support.cli import BRAIN, run_aimos
+from support.purge import (
     CONFIRM,
     assert_no_leak,
     brain_id_of,

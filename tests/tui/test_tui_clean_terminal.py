@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aimos_cli_support import run_aimos
 from rich.console import Console
+from support.cli import run_aimos
+from support.tui import choose, drive, paste, recall, run_recall, save, screen_text
 from textual.pilot import Pilot
 from textual.widgets import Input, Select, Static, TextArea
-from tui_support import choose, drive, paste, recall, run_recall, save, screen_text
 
 from aimos.terminal import visible
 from aimos.tui.detail import MemoryScreen

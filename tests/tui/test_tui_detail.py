@@ -9,9 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.pilot import Pilot
-from textual.widgets import Input, Select, Static, TextArea
-from tui_support import (
+from support.tui import (
     choose,
     counts,
     drive,
@@ -26,6 +24,8 @@ from tui_support import (
     type_text,
     value,
 )
+from textual.pilot import Pilot
+from textual.widgets import Input, Select, Static, TextArea
 
 from aimos.tui.detail import MemoryScreen
 from aimos.tui.dialogs import ConfirmDialog, CorrectDialog, LabelDialog, MessageDialog

@@ -8,11 +8,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from support.tui import drive, notifications, run_aimos, screen_text, settle
 from test_guides_view import fresh, guide_ids, guides_template  # noqa: F401  (the fixtures)
 from test_tui_memories import shown_ids, summary
 from textual.pilot import Pilot
 from textual.widgets import Select
-from tui_support import drive, notifications, run_aimos, screen_text, settle
 
 HIDDEN_NOTE = "8 guides hidden (aimos guides show)"
 
@@ -60,7 +60,7 @@ def test_a_brain_of_hidden_guides_only_reads_as_empty_and_says_what_is_hidden(
 ) -> None:
     import shutil
 
-    from aimos_cli_support import PASSPHRASE_ENV
+    from support.cli import PASSPHRASE_ENV
 
     shutil.copytree(guides_template / "home", aimos_home, dirs_exist_ok=True)
     monkeypatch.setenv(PASSPHRASE_ENV, str(guides_template / "passphrase"))

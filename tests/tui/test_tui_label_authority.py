@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.tui import choose, counts, drive, fill_label, memory_field, save
 from test_tui_detail import open_memory
 from textual.pilot import Pilot
 from textual.widgets import Input, Label, Select
-from tui_support import choose, counts, drive, fill_label, memory_field, save
 
 from aimos.tui.dialogs import LabelDialog
 

@@ -7,9 +7,9 @@ import re
 from pathlib import Path
 from typing import Any
 
+from support.tui import choose, drive, lines_in, paste, recall, save, screen_text, settle, text_of
 from textual.pilot import Pilot
 from textual.widgets import Select, Static
-from tui_support import choose, drive, lines_in, paste, recall, save, screen_text, settle, text_of
 
 from aimos.tui.detail import MemoryScreen
 from aimos.tui.dialogs import HELP, ConfirmDialog, HelpScreen, LabelDialog

@@ -6,9 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from textual.pilot import Pilot
-from textual.widgets import Input, Select, Static
-from tui_support import (
+from support.tui import (
     choose,
     cli_save,
     drive,
@@ -19,6 +17,8 @@ from tui_support import (
     text_of,
     type_text,
 )
+from textual.pilot import Pilot
+from textual.widgets import Input, Select, Static
 
 from aimos.memory.versions import SORTS
 from aimos.tui.detail import MemoryScreen

@@ -8,9 +8,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from textual.pilot import Pilot
-from textual.widgets import DataTable, Input, Static
-from tui_support import (
+from support.tui import (
     counts,
     drive,
     lines_in,
@@ -22,6 +20,8 @@ from tui_support import (
     text_of,
     value,
 )
+from textual.pilot import Pilot
+from textual.widgets import DataTable, Input, Static
 
 from aimos.tui.detail import MemoryScreen
 from aimos.tui.dialogs import ConfirmDialog, MessageDialog

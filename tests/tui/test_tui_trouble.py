@@ -8,10 +8,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from aimos_cli_support import BRAIN, sqlite
-from textual.pilot import Pilot
-from textual.widgets import Select, Static, TextArea
-from tui_support import (
+from support.cli import BRAIN, sqlite
+from support.tui import (
     break_initial_weight,
     choose,
     counts,
@@ -30,6 +28,8 @@ from tui_support import (
     text_of,
     value,
 )
+from textual.pilot import Pilot
+from textual.widgets import Select, Static, TextArea
 
 from aimos.tui.detail import MemoryScreen
 from aimos.tui.dialogs import ConfirmDialog, MessageDialog
@@ -250,7 +250,7 @@ def test_unlocking_the_keychain_again_lets_the_same_session_sign(installed: Path
         assert isinstance(app.screen, MessageDialog) and "Nothing was signed" in screen_text(app)
         await pilot.press("enter")
         await pilot.pause()
-        from aimos_cli_support import keystore_dir
+        from support.cli import keystore_dir
 
         shutil.move(str(aside), str(keystore_dir(installed)))  # unlocked again
         await pilot.press("g", "y")

@@ -14,12 +14,12 @@ from contextlib import closing
 from pathlib import Path
 
 import pytest
+from support.cli import require_keychain
 
 from aimos.errors import KeychainError
 from aimos.identity import secret_service
 from aimos.identity.keystore import OsKeystore
 from aimos.identity.secret_service import KEYRING_APPID, SecretServiceItems, direct_backend
-from tests.cli.aimos_cli_support import require_keychain
 
 pytestmark = pytest.mark.keychain
 

@@ -25,7 +25,7 @@ from typing import Any
 
 import apsw
 import pytest
-from aimos_cli_support import run_aimos, unpack_brain_fixture
+from support.cli import run_aimos, unpack_brain_fixture
 
 pytestmark = pytest.mark.timeout(300)
 

@@ -14,22 +14,23 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import apsw
-from aimos_cli_support import Result, run_aimos
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-from process_support import (  # re-exported for the suite's modules
+
+from support.cli import Result, run_aimos
+from support.process import (  # re-exported for the suite's modules
     is_housekeeper as is_housekeeper,
 )
-from process_support import (
+from support.process import (
     kill_housekeeper as kill_housekeeper,
 )
-from process_support import (
+from support.process import (
     pid_alive as pid_alive,
 )
-from process_support import (
+from support.process import (
     read_pid_file as read_pid_file,
 )
-from process_support import (
+from support.process import (
     wait_for as wait_for,
 )
 

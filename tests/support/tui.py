@@ -16,13 +16,13 @@ from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from aimos_cli_support import BRAIN, edit_outside, keystore_dir, run_aimos, sqlite_value, table_counts
 from rich.console import Console, RenderableType
 from rich.text import Text
 from textual.pilot import Pilot
 from textual.widgets import Select, Static
 
 from aimos.tui.recall import RecallScreen
+from support.cli import BRAIN, edit_outside, keystore_dir, run_aimos, sqlite_value, table_counts
 
 T = TypeVar("T")
 

@@ -8,7 +8,7 @@ import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
-from aimos_cli_support import BRAIN, PASSPHRASE_ENV, UUID_RE, Result, run_aimos, sqlite
+from support.cli import BRAIN, PASSPHRASE_ENV, UUID_RE, Result, run_aimos, sqlite
 
 VERIFICATION_FAILED = 4
 INTEGRITY = 5

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from aimos_cli_support import SQLITE3, UUID_RE, Result, sqlite
+from support.cli import SQLITE3, UUID_RE, Result, sqlite
 
 # --- the PoisonedRAG black-box shape: value = target question + "." + passage ---------------------
 QUESTION = "how many episodes are in chicago fire season 4"
