@@ -19,6 +19,9 @@ import pytest
 import support.cli as aimos_cli_support
 from support.cli import PASSPHRASE_ENV, run_aimos
 
+# fixtures several folders use, defined in tests/support
+pytest_plugins = ("support.guides",)
+
 PASSPHRASE = "correct horse battery staple"
 
 # `aimos install` starts the housekeeper by default; the suites install many throwaway brains, so

@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-import tamper
-from used_brain import UsedBrain, build_used_brain
+import support.tamper as tamper
+from support.used_brain import UsedBrain, build_used_brain
 
 
 @pytest.fixture(scope="session")

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 from support.cli import Result, assert_unchanged, hint_of, run_aimos, run_aimos_peak_rss, snapshot
-from zip_bombs import MiB, bzip2_bomb, deflate_bomb, many_members, stored, write_zip
+from support.zip_bombs import MiB, bzip2_bomb, deflate_bomb, many_members, stored, write_zip
 
 from aimos.actions.imports import MAX_INFLATED, MAX_NOTES, MAX_ZIP_DIRECTORY, parse_size, zip_directory_size
 from aimos.errors import UsageError

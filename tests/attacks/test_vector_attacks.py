@@ -19,9 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.attacks import home_from
+from support.attacks import PASSPHRASE, attack, home_from, rowid_of
 from support.cli import BRAIN, UUID_RE, Result, run_aimos, sqlite_value
-from test_brain_file_attacks import PASSPHRASE, attack, rowid_of
 
 from aimos.meaning.model import ENGINE_SHA256, MODEL_FILE, MODEL_NAME, PACKAGE
 

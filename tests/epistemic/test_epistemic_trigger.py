@@ -9,9 +9,7 @@ way; the accepted control row proves the difference is what the trigger refused.
 
 from __future__ import annotations
 
-import contextlib
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import apsw
@@ -27,26 +25,12 @@ from support.epistemic import (
     now,
     q,
     save_text,
+    without_judgment_trigger,
 )
 
 from aimos.errors import IntegrityError
 
 pytestmark = pytest.mark.timeout(60)
-
-
-@contextlib.contextmanager
-def without_judgment_trigger(conn: apsw.Connection) -> Iterator[None]:
-    """The classification insert trigger dropped for one block, then put back exactly as the
-    migrations make it (what a writer that skips the check could do with the housekeeper's key)."""
-    from aimos.store.schema import expected_objects
-
-    sql = expected_objects()["memory_classifications_verify_insert"][2]
-    assert sql is not None
-    conn.execute("DROP TRIGGER memory_classifications_verify_insert")
-    try:
-        yield
-    finally:
-        conn.execute(sql)
 
 
 INSERT = (

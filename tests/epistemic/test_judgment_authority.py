@@ -139,7 +139,7 @@ def test_a_judgment_under_the_first_rule_keeps_verifying(brain: Any) -> None:
     """A brain judged by an older aimos: an agent-only dispute of a suspected poison (allowed then,
     no rule recorded) still verifies in both verifiers; the same row under the current rule does
     not."""
-    from test_epistemic_trigger import without_judgment_trigger
+    from support.epistemic import without_judgment_trigger
 
     from aimos.actions.bodies import build_label_body
     from aimos.epistemic.chain import PATH_LABEL, append_classification

@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.agreement_texts import POISON, REFERENCE
 from support.cli import run_aimos, sha256_file, sqlite_value
 from support.nli import model_folder, nli_graph
-from test_agreement_detector import POISON, REFERENCE
 
 from aimos.epistemic import nli
 from aimos.epistemic.agreement import Features, Judge, Passage, analyse, contested_at_recall, features

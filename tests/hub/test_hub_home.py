@@ -14,9 +14,9 @@ import itertools
 from typing import Any
 
 import pytest
+from support.agreement_texts import POISON, QUESTION, REFERENCE
 from support.cli import table_counts
 from support.hub_devices import Device, Pair, assert_verified_alike
-from test_agreement_detector import POISON, QUESTION, REFERENCE
 
 pytestmark = pytest.mark.timeout(300)
 

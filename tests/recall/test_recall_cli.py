@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
 
 import pytest
 from support.cli import (
@@ -24,28 +23,13 @@ from support.cli import (
     sqlite_value,
     table_counts,
 )
+from support.recall import ids, recall_json, save
 
 pytestmark = pytest.mark.timeout(120)
 
 USAGE, NOT_FOUND, VERIFICATION, IDENTITY = 2, 3, 4, 6
 EMPTY_ROOT = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"  # SHA-256 of ""
 RECALL_TABLES = ("recall_receipts", "request_nonces", "events", "memories")
-
-
-def save(text: str, *options: str) -> str:
-    result = run_aimos("save", text, *options).ok()
-    memory_id = result.out.strip()
-    assert UUID_RE.match(memory_id), result.describe()
-    return memory_id
-
-
-def recall_json(query: str, *options: str) -> dict[str, Any]:
-    data: dict[str, Any] = parse_json(run_aimos("recall", query, "--json", *options))
-    return data
-
-
-def ids(data: dict[str, Any]) -> list[str]:
-    return [r["memory_id"] for r in data["results"]]
 
 
 def enroll(agent_id: str, *options: str) -> None:

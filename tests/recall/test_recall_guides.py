@@ -23,7 +23,7 @@ from support.cli import (
     sqlite_value,
     table_counts,
 )
-from test_recall_cli import ids, recall_json, save
+from support.recall import ids, recall_json, save
 
 pytestmark = pytest.mark.timeout(180)
 

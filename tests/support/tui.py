@@ -19,8 +19,10 @@ from typing import Any, TypeVar
 from rich.console import Console, RenderableType
 from rich.text import Text
 from textual.pilot import Pilot
-from textual.widgets import Select, Static
+from textual.widgets import Input, Select, Static
 
+from aimos.tui.detail import MemoryScreen
+from aimos.tui.memory_table import MemoryTable
 from aimos.tui.recall import RecallScreen
 from support.cli import BRAIN, edit_outside, keystore_dir, run_aimos, sqlite_value, table_counts
 
@@ -265,7 +267,6 @@ def lock_keystore(home: Path) -> Path:
 
 async def run_recall(pilot: Pilot[Any], query: str) -> RecallScreen:
     """2, type the query, enter: the recall screen after a signed recall (or an error dialog)."""
-    from textual.widgets import Input
 
     await pilot.press("2")
     await pilot.pause()
@@ -281,7 +282,6 @@ async def run_recall(pilot: Pilot[Any], query: str) -> RecallScreen:
 async def fill_label(pilot: Pilot[Any], judgment: str, reason: str, passphrase: str | None = None) -> Any:
     """On a memory's screen: l, choose the judgment, type the reason (and the passphrase); the
     label dialog, not yet submitted."""
-    from textual.widgets import Input
 
     await pilot.press("l")
     await pilot.pause()
@@ -293,3 +293,31 @@ async def fill_label(pilot: Pilot[Any], judgment: str, reason: str, passphrase: 
         dialog.query_one("#passphrase", Input).focus()
         await paste(pilot, passphrase)
     return dialog
+
+
+async def open_memory(pilot: Pilot[Any], memory_id: str) -> MemoryScreen:
+    """From the memories list: move the cursor to ``memory_id`` and press enter."""
+    app = pilot.app
+    table = app.screen.query_one(MemoryTable)
+    ids = [table.memory_at(i)["memory_id"] for i in range(len(table.rowids))]  # type: ignore[index]
+    await pilot.press("home", *["down"] * ids.index(memory_id))
+    await pilot.press("enter")
+    await pilot.pause()
+    screen = app.screen
+    assert isinstance(screen, MemoryScreen), screen
+    assert screen.memory_id == memory_id
+    return screen
+
+
+def section(screen: MemoryScreen, name: str) -> str:
+    return text_of(screen.query_one(f"#detail-{name}", Static))
+
+
+def shown_ids(pilot: Pilot[Any]) -> list[str]:
+    """The memory ids the list holds, top to bottom (all of them, not only the visible rows)."""
+    table = pilot.app.screen.query_one(MemoryTable)
+    return [table.memory_at(i)["memory_id"] for i in range(len(table.rowids))]  # type: ignore[index]
+
+
+def summary(pilot: Pilot[Any]) -> str:
+    return text_of(pilot.app.screen.query_one("#list-summary", Static))

@@ -15,10 +15,12 @@ from support.tui import (
     drive,
     fill_label,
     memory_field,
+    open_memory,
     paste,
     recall,
     save,
     screen_text,
+    section,
     table_rows,
     text_of,
     type_text,
@@ -30,24 +32,6 @@ from textual.widgets import Input, Select, Static, TextArea
 from aimos.tui.detail import MemoryScreen
 from aimos.tui.dialogs import ConfirmDialog, CorrectDialog, LabelDialog, MessageDialog
 from aimos.tui.memory_table import MemoryTable
-
-
-async def open_memory(pilot: Pilot[Any], memory_id: str) -> MemoryScreen:
-    """From the memories list: move the cursor to ``memory_id`` and press enter."""
-    app = pilot.app
-    table = app.screen.query_one(MemoryTable)
-    ids = [table.memory_at(i)["memory_id"] for i in range(len(table.rowids))]  # type: ignore[index]
-    await pilot.press("home", *["down"] * ids.index(memory_id))
-    await pilot.press("enter")
-    await pilot.pause()
-    screen = app.screen
-    assert isinstance(screen, MemoryScreen), screen
-    assert screen.memory_id == memory_id
-    return screen
-
-
-def section(screen: MemoryScreen, name: str) -> str:
-    return text_of(screen.query_one(f"#detail-{name}", Static))
 
 
 def points(screen: MemoryScreen) -> int:

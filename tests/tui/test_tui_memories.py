@@ -14,6 +14,8 @@ from support.tui import (
     run_aimos,
     save,
     screen_text,
+    shown_ids,
+    summary,
     text_of,
     type_text,
 )
@@ -24,16 +26,6 @@ from aimos.memory.versions import SORTS
 from aimos.tui.detail import MemoryScreen
 from aimos.tui.memories import MemoriesScreen
 from aimos.tui.memory_table import MemoryTable
-
-
-def shown_ids(pilot: Pilot[Any]) -> list[str]:
-    """The memory ids the list holds, top to bottom (all of them, not only the visible rows)."""
-    table = pilot.app.screen.query_one(MemoryTable)
-    return [table.memory_at(i)["memory_id"] for i in range(len(table.rowids))]  # type: ignore[index]
-
-
-def summary(pilot: Pilot[Any]) -> str:
-    return text_of(pilot.app.screen.query_one("#list-summary", Static))
 
 
 def test_empty_brain_says_what_to_run_then_reload_shows_the_first_memory(installed: Path) -> None:

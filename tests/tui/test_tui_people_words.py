@@ -19,6 +19,7 @@ from support.tui import (
     drive,
     fill_label,
     notifications,
+    open_memory,
     paste,
     run_aimos,
     run_recall,
@@ -27,7 +28,6 @@ from support.tui import (
     settle,
     text_of,
 )
-from test_tui_detail import open_memory
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Input, Select, Static
 

@@ -7,8 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.tui import drive, save
-from test_tui_detail import open_memory, section
+from support.tui import drive, open_memory, save, section
 from textual.pilot import Pilot
 
 from aimos.tui.memory_table import MemoryTable
