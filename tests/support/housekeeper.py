@@ -60,7 +60,7 @@ def hk(*args: str, timeout: float = 60) -> Result:
 def run_job(name: str) -> dict[str, Any]:
     """`aimos housekeeper run-job NAME --json`, asserted to exit 0 without a traceback."""
     result = hk("run-job", name, "--json")
-    run = result.json()
+    run: dict[str, Any] = result.json()
     assert "Traceback" not in result.err, result.describe()
     return run
 
@@ -193,7 +193,8 @@ def chains_ok(home: Path) -> list[dict[str, Any]]:
 
 def read_status_file(home: Path) -> dict[str, Any] | None:
     try:
-        return json.loads((home / "state" / "housekeeper-status.json").read_text())
+        status: dict[str, Any] = json.loads((home / "state" / "housekeeper-status.json").read_text())
+        return status
     except (OSError, ValueError):
         return None
 
@@ -209,7 +210,8 @@ def dead_pid() -> int:
 
 
 def status_json() -> dict[str, Any]:
-    return hk("status", "--json").json()
+    status: dict[str, Any] = hk("status", "--json").json()
+    return status
 
 
 def backups_of(home: Path) -> list[str]:

@@ -232,7 +232,7 @@ def nothing_left(home: Path) -> None:
 # --- the hub as its database's owner sees it --------------------------------------------------
 def hub_query(url: str, query: str, params: Iterable[Any] | None = None) -> list[tuple[Any, ...]]:
     with psycopg.connect(url, autocommit=True) as conn:
-        return conn.execute(query, None if params is None else tuple(params)).fetchall()  # type: ignore[arg-type]
+        return conn.execute(query, None if params is None else tuple(params)).fetchall()
 
 
 def hub_records(url: str) -> list[dict[str, Any]]:
@@ -265,9 +265,9 @@ def as_owner(url: str, *statements: tuple[str, Iterable[Any]]) -> None:
     off first (what an owner may do: ALTER TABLE ... DISABLE TRIGGER USER)."""
     with psycopg.connect(url, autocommit=False) as conn:
         for table in HUB_TABLES:
-            conn.execute(f"ALTER TABLE {table} DISABLE TRIGGER USER")  # type: ignore[arg-type]
+            conn.execute(f"ALTER TABLE {table} DISABLE TRIGGER USER")
         for query, params in statements:
-            conn.execute(query, tuple(params))  # type: ignore[arg-type]
+            conn.execute(query, tuple(params))
         conn.commit()
 
 

@@ -14,11 +14,12 @@ import io
 import shutil
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypedDict, TypeVar
 
-from rich.console import Console, RenderableType
+from rich.console import Console, ConsoleRenderable, RichCast
 from rich.text import Text
 from textual.pilot import Pilot
+from textual.visual import VisualType
 from textual.widgets import Input, Select, Static
 
 from aimos.tui.detail import MemoryScreen
@@ -135,7 +136,7 @@ def _console(width: int) -> Console:
     )
 
 
-def content_of(widget: Static) -> RenderableType:
+def content_of(widget: Static) -> VisualType:
     return widget.content  # what the app last gave update(): a str, a rich Text, Table or Group
 
 
@@ -156,6 +157,7 @@ def styled_lines(widget_or_content: Any, *, width: int = 200) -> list[tuple[str,
     content = content_of(widget_or_content) if isinstance(widget_or_content, Static) else widget_or_content
     if isinstance(content, str):
         content = Text(content)
+    assert isinstance(content, ConsoleRenderable | RichCast), content  # what render_lines can render
     console = _console(width)
     lines = console.render_lines(content, console.options.update_width(width), pad=False)
     found = []
@@ -195,7 +197,17 @@ def table_rows(widget: Static) -> int:
 
 
 # --- the brain, through the real CLI and the sqlite3 shell --------------------------------------
-_SAVE_OPTIONS = {"--key": "key", "--type": "memory_type", "--scope": "scope"}
+_SAVE_OPTIONS: dict[str, Literal["key", "memory_type", "scope"]] = {
+    "--key": "key",
+    "--type": "memory_type",
+    "--scope": "scope",
+}
+
+
+class _SaveFields(TypedDict, total=False):
+    key: str
+    memory_type: str
+    scope: str
 
 
 def save(text: str, *options: str) -> str:
@@ -206,7 +218,9 @@ def save(text: str, *options: str) -> str:
     from aimos.actions.session import open_brain
 
     assert len(options) % 2 == 0 and all(o in _SAVE_OPTIONS for o in options[::2]), options
-    fields = {_SAVE_OPTIONS[o]: v for o, v in zip(options[::2], options[1::2], strict=True)}
+    fields: _SaveFields = {}
+    for o, v in zip(options[::2], options[1::2], strict=True):
+        fields[_SAVE_OPTIONS[o]] = v
     with open_brain(write=True) as brain:
         result = signed_save(brain, "cli", NewMemory(value=text, **fields))
     assert result.status == "saved", result

@@ -355,4 +355,5 @@ class Builder:
 
 def _signature_count(bundle: dict[str, Any]) -> int:
     master_grant = _body(bundle, "effective_recall_grant")["authority_kind"] == MASTER_GRANT
-    return 2 + (1 if master_grant else 0) + 1 + 1 + bundle["result_count"]
+    results: int = bundle["result_count"]
+    return 2 + (1 if master_grant else 0) + 1 + 1 + results
