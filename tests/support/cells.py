@@ -3,6 +3,12 @@ that reads a column whose type it knows says so here, as an assertion that fails
 
 from __future__ import annotations
 
+from typing import Any
+
+import apsw
+
+from aimos.store.connection import one
+
 
 def cell_int(value: object) -> int:
     """A cell the test knows holds an INTEGER (a rowid, a count, an integer column)."""
@@ -14,3 +20,11 @@ def cell_str(value: object) -> str:
     """A cell the test knows holds TEXT."""
     assert isinstance(value, str), f"expected a text cell, got {value!r}"
     return value
+
+
+def the_row(conn: apsw.Connection, sql: str, params: Any = ()) -> dict[str, Any]:
+    """`aimos.store.connection.one` for a query the test knows finds a row (a COUNT, a row it
+    made): the row, asserted to be there."""
+    row = one(conn, sql, params)
+    assert row is not None, f"no row for {sql!r} {params!r}"
+    return row
