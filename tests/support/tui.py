@@ -14,10 +14,11 @@ import io
 import shutil
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
-from typing import Any, Literal, TypedDict, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, TypeVar
 
 from rich.console import Console, ConsoleRenderable, RichCast
 from rich.text import Text
+from textual.app import App
 from textual.pilot import Pilot
 from textual.visual import VisualType
 from textual.widgets import Input, Select, Static
@@ -26,6 +27,9 @@ from aimos.tui.detail import MemoryScreen
 from aimos.tui.memory_table import MemoryTable
 from aimos.tui.recall import RecallScreen
 from support.cli import BRAIN, edit_outside, keystore_dir, run_aimos, sqlite_value, table_counts
+
+if TYPE_CHECKING:
+    from aimos.tui.app import AimosApp
 
 T = TypeVar("T")
 
@@ -66,6 +70,35 @@ def drive(
             return result
 
     return asyncio.run(main())
+
+
+def aimos_app(pilot: Pilot[Any]) -> AimosApp:
+    """The app ``drive`` runs, as the AimosApp it is (a Pilot knows it only as an App)."""
+    from aimos.tui.app import AimosApp
+
+    app = pilot.app
+    assert isinstance(app, AimosApp), app
+    return app
+
+
+def on_top(app: App[Any]) -> object:
+    """The screen on top now, read afresh, to compare by identity (``on_top(app) is screen``):
+    after keys are pressed, what an earlier isinstance check of ``app.screen`` found is no longer
+    known (a type checker would keep it), and ``screen`` keeps the type it was checked to have."""
+    return app.screen
+
+
+def focused_now(app: App[Any]) -> object:
+    """The focused widget now, read afresh, to compare by identity (as ``on_top`` reads the screen)."""
+    return app.focused
+
+
+def memory_id_at(table: MemoryTable, index: int) -> str:
+    """The id of the memory in row ``index`` of the list (a row the list holds)."""
+    memory = table.memory_at(index)
+    assert memory is not None, f"no row {index} in a list of {len(table.rowids)}"
+    memory_id: str = memory["memory_id"]
+    return memory_id
 
 
 async def settle(pilot: Pilot[Any]) -> None:
@@ -174,7 +207,11 @@ def lines_in(widget: Static, colour: str, *, width: int = 200) -> list[str]:
     """The rendered lines of a widget drawn (at least partly) in ``colour``: green, red, yellow or
     cyan, as the app inks them in its current theme (the theme's success, error, warning and
     primary text colours)."""
-    wanted = widget.app.ink(colour).split()[-1].lower()  # type: ignore[attr-defined]
+    from aimos.tui.app import AimosApp
+
+    app = widget.app
+    assert isinstance(app, AimosApp), app
+    wanted = app.ink(colour).split()[-1].lower()
     return [
         line for line, colours in styled_lines(widget, width=width) if wanted in {c.lower() for c in colours}
     ]
@@ -313,7 +350,7 @@ async def open_memory(pilot: Pilot[Any], memory_id: str) -> MemoryScreen:
     """From the memories list: move the cursor to ``memory_id`` and press enter."""
     app = pilot.app
     table = app.screen.query_one(MemoryTable)
-    ids = [table.memory_at(i)["memory_id"] for i in range(len(table.rowids))]  # type: ignore[index]
+    ids = [memory_id_at(table, i) for i in range(len(table.rowids))]
     await pilot.press("home", *["down"] * ids.index(memory_id))
     await pilot.press("enter")
     await pilot.pause()
@@ -330,7 +367,7 @@ def section(screen: MemoryScreen, name: str) -> str:
 def shown_ids(pilot: Pilot[Any]) -> list[str]:
     """The memory ids the list holds, top to bottom (all of them, not only the visible rows)."""
     table = pilot.app.screen.query_one(MemoryTable)
-    return [table.memory_at(i)["memory_id"] for i in range(len(table.rowids))]  # type: ignore[index]
+    return [memory_id_at(table, i) for i in range(len(table.rowids))]
 
 
 def summary(pilot: Pilot[Any]) -> str:

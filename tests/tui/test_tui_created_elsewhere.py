@@ -9,7 +9,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from support.tui import drive, run_aimos, screen_text, text_of
+from support.cli import run_aimos
+from support.tui import drive, screen_text, text_of
 from textual.pilot import Pilot
 from textual.widgets import Static
 

@@ -8,8 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from support.cli import run_aimos
 from support.guides import guide_ids
-from support.tui import drive, notifications, run_aimos, screen_text, settle, shown_ids, summary
+from support.tui import drive, notifications, screen_text, settle, shown_ids, summary
 from textual.pilot import Pilot
 from textual.widgets import Select
 

@@ -6,12 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from support.cli import run_aimos
 from support.tui import (
     choose,
     cli_save,
     drive,
+    focused_now,
     memory_field,
-    run_aimos,
     save,
     screen_text,
     shown_ids,
@@ -98,7 +99,9 @@ def test_text_filter_narrows_the_list_and_escape_clears_it(installed: Path) -> N
         await pilot.pause()
         assert shown_ids(pilot) == [boiler]
         assert summary(pilot).startswith("1 of 3 memories")
-        assert app.focused is app.screen.query_one(MemoryTable), "enter in the filter goes back to the list"
+        assert focused_now(app) is app.screen.query_one(MemoryTable), (
+            "enter in the filter goes back to the list"
+        )
 
         await pilot.press("slash")
         await type_text(pilot, " zebra")

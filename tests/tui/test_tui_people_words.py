@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.cli import run_aimos
 from support.people_words import either_number_in, protocol_words_in
 from support.tui import (
     drive,
@@ -21,7 +22,6 @@ from support.tui import (
     notifications,
     open_memory,
     paste,
-    run_aimos,
     run_recall,
     save,
     screen_text,

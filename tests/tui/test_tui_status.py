@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.cli import BRAIN
-from support.tui import cli_save, drive, lines_in, run_aimos, save, screen_text, settle, text_of, value
+from support.cli import BRAIN, run_aimos
+from support.tui import cli_save, drive, lines_in, save, screen_text, settle, text_of, value
 from textual.pilot import Pilot
 from textual.widgets import ProgressBar, Static
 
