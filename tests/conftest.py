@@ -17,6 +17,7 @@ import pytest
 # The subprocess helpers (`support.cli`: the real `aimos` in a subprocess, the real sqlite3
 # shell) live in tests/support, on pytest's pythonpath for every test folder.
 import support.cli as aimos_cli_support
+from support.cells import cell_str
 from support.cli import PASSPHRASE_ENV, run_aimos
 
 # fixtures several folders use, defined in tests/support
@@ -309,7 +310,8 @@ def brain(aimos_home: Path, in_process_template: Path) -> Iterator[InProcessBrai
     shutil.copytree(in_process_template, aimos_home, dirs_exist_ok=True)
     now = int(time.time())
     conn = open_writer()
-    ((found_id,),) = conn.execute("SELECT value FROM brain_meta WHERE key = 'brain_id'").fetchall()
+    ((cell,),) = conn.execute("SELECT value FROM brain_meta WHERE key = 'brain_id'").fetchall()
+    found_id = cell_str(cell)
     keystore = open_keystore("file", found_id)
     master = unlock_master(conn, keystore, PASSPHRASE)
     agent = load_signer(conn, keystore, "cli", now)
