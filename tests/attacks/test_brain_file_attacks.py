@@ -166,7 +166,8 @@ def ids(used: Used) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def other_brain(brain_template: Any, used: Used) -> Path:
     """Another install's home (another brain, another master, another housekeeper)."""
-    return brain_template("another install's passphrase")
+    home: Path = brain_template("another install's passphrase")
+    return home
 
 
 # --- 1. a grant raised -----------------------------------------------------------------------------
