@@ -82,6 +82,7 @@ def test_six_days_before_the_end_every_command_warns(installed: Path) -> None:
         ("agent", "list"),
         ("agent", "list", "--json"),
     )
+    args: tuple[str, ...]
     for args in readers:  # every agent due is named, each once
         result = at(six_days_left, *args).ok()
         assert_warns_of(result, "cli", until)
