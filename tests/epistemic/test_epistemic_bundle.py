@@ -27,6 +27,7 @@ def export(lab: Labelled, tmp_path: Path) -> Bundle:
 
 
 def memory(bundle: Bundle, memory_id: str) -> dict[str, Any]:
+    found: dict[str, Any]
     (found,) = [m for m in bundle["memories"] if m["memory_id"] == memory_id]
     return found
 

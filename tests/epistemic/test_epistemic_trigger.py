@@ -247,8 +247,9 @@ def test_the_writer_refuses_a_bad_signed_judgment(
     """`judge` itself (not only the CLI) refuses a signed judgment body it cannot apply."""
     from aimos import errors
     from aimos.actions.bodies import build_label_body
-    from aimos.epistemic.chain import PATH_LABEL, judge
+    from aimos.epistemic.chain import judge
     from aimos.identity.requests import sign_request
+    from aimos.vocabulary import PATH_LABEL
 
     brain, first, _ = poisons
     conn = brain.conn
@@ -289,11 +290,11 @@ def test_an_agent_alone_cannot_raise_trust_and_the_verifiers_check_the_master_ev
 
     from aimos import errors
     from aimos.actions.bodies import build_label_body
-    from aimos.epistemic.chain import PATH_LABEL, append_classification, judge
+    from aimos.epistemic.chain import append_classification, judge
     from aimos.identity.requests import sign_request
     from aimos.store.connection import write_transaction
     from aimos.verify.brain.parity import verify_everything
-    from aimos.vocabulary import JUDGMENT_AUTHORITY_V2
+    from aimos.vocabulary import JUDGMENT_AUTHORITY_V2, PATH_LABEL
 
     brain, first, second = poisons
     conn = brain.conn

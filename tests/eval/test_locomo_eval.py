@@ -14,6 +14,7 @@ from aimos.eval.folds import (
     BEFORE,
     FUSION_NAMES,
     GRID,
+    Setting,
     cross_validate,
     default_fusion,
     default_setting,
@@ -117,7 +118,7 @@ def test_a_side_with_no_scored_question_is_no_fold() -> None:
         s: [{"hit@1": 1.0, "mrr": 1.0, "any_hit@5": 1.0, "evidence_recall@5": 1.0}]
         for s in [*GRID, default_setting(), BEFORE]
     }
-    empty = {s: [] for s in rows}
+    empty: dict[Setting, list[dict[str, float]]] = {s: [] for s in rows}
     got = cross_validate([rows, empty, rows, empty], 5)  # the odd conversations asked nothing
     assert [(f["train"], f["test"]) for f in got["folds"]] == [([0, 1], [2, 3]), ([2, 3], [0, 1])]
 
