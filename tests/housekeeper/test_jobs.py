@@ -39,7 +39,7 @@ pytestmark = pytest.mark.timeout(120)
 
 def check_bracket(
     home: Path, run: dict[str, Any], name: str, *, status: str = "SUCCESS"
-) -> tuple[dict, dict]:
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """The run's one started and one terminal event: housekeeper-signed, metadata as specified."""
     assert run["job"] == name and run["job_id"] == JOB_IDS[name], run
     assert run["status"] == status, run

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.cells import cell_int
 from support.cli import run_aimos
 from support.housekeeper import brain_file, hk, read_only, read_pid_file, wait_for
 
@@ -33,7 +34,7 @@ MEMORIES = (
 
 def vector_rows(home: Path) -> int:
     with read_only(brain_file(home)) as conn:
-        return int(conn.execute("SELECT COUNT(*) FROM memory_vectors").fetchall()[0][0])
+        return cell_int(conn.execute("SELECT COUNT(*) FROM memory_vectors").fetchall()[0][0])
 
 
 def save_all(texts: tuple[str, ...] = MEMORIES) -> None:
