@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from support.installer import (
     BRAIN,
@@ -22,7 +23,7 @@ from support.installer import (
 )
 
 
-def agents() -> dict[str, dict]:
+def agents() -> dict[str, dict[str, Any]]:
     return {a["agent_id"]: a for a in run_aimos("agent", "list", "--json").json()}
 
 

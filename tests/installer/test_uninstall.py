@@ -96,7 +96,7 @@ def guide_count(home: Path) -> int:
     return int(scalar(home, "SELECT COUNT(*) FROM memories WHERE memory_type = 'guide'"))
 
 
-def kept(document: dict) -> dict[str, str]:
+def kept(document: dict[str, Any]) -> dict[str, str]:
     return {k["what"]: k["where"] for k in document["keep"]}
 
 
