@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support.cli import BRAIN, Result, assert_refused, run_aimos
@@ -154,20 +156,22 @@ def test_verify_receipt_refuses_every_edit(installed: Path, passphrase: str, tmp
             (tmp_path / f"{name}.intent.json").write_text(json.dumps(inte))
         return path
 
-    def edited(doc: dict, change: object, *, recanonicalize: bool = False) -> dict:
-        copy = json.loads(json.dumps(doc))
-        change(copy["body"])  # type: ignore[operator]
+    def edited(
+        doc: dict[str, Any], change: Callable[[dict[str, Any]], None], *, recanonicalize: bool = False
+    ) -> dict[str, Any]:
+        copy: dict[str, Any] = json.loads(json.dumps(doc))
+        change(copy["body"])
         if recanonicalize:
             copy["canonical_body"] = canonical_json(copy["body"]).decode()
         return copy
 
-    def bump_rows(body: dict) -> None:
+    def bump_rows(body: dict[str, Any]) -> None:
         body["affected_table_classes"][0]["row_count"] += 1
 
-    def later(body: dict) -> None:
+    def later(body: dict[str, Any]) -> None:
         body["completed_at"] = "2099" + body["completed_at"][4:]
 
-    def earlier_authorized(body: dict) -> None:
+    def earlier_authorized(body: dict[str, Any]) -> None:
         body["authorized_at"] = "2000-01-01T00:00:00.000Z"
 
     verify_receipt(write("control", receipt, intent), fingerprint).ok()
