@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support.cli import (
@@ -56,8 +58,8 @@ def test_a_recall_does_not_pad_with_memories_that_do_not_match(installed: Path) 
     data = recall_json("where is the spare key")
     assert ids(data) == [key], data["results"]
     assert data["results"][0]["relevance"] == 1.0
-    text = run_aimos("recall", "where is the spare key").ok()
-    assert len(text.out.splitlines()) == 2, text.describe()  # the header and the one memory
+    shown = run_aimos("recall", "where is the spare key").ok()
+    assert len(shown.out.splitlines()) == 2, shown.describe()  # the header and the one memory
     nothing = run_aimos("recall", "zebra quasar").ok()
     assert nothing.out == "" and "abstains" in nothing.err, nothing.describe()
 
@@ -190,7 +192,7 @@ def _flip(text: str, at: int) -> str:
     return text[:at] + ("B" if text[at] != "B" else "C") + text[at + 1 :]
 
 
-EDITS = {
+EDITS: dict[str, tuple[Callable[[dict[str, Any]], object], str]] = {
     "evidence score": (lambda d: d["evidence"][0].__setitem__("score", 0.999), "Merkle root recomputes"),
     "evidence memory id": (
         lambda d: d["evidence"][1].__setitem__("memory_id", d["evidence"][0]["memory_id"]),
