@@ -158,7 +158,8 @@ def test_reason_vocabulary_is_closed_in_the_source() -> None:
 def test_every_returned_reason_is_closed_and_every_code_is_reachable() -> None:
     seen = {_verify(v["bundle"], structural_only=True).reason for v in STRUCTURAL.values()}
     seen |= {_verify(v["bundle"], v["expected_master_fingerprint"]).reason for v in P2_RECALL.values()}
-    seen |= {_verify(bad).reason for bad in (None, [], "x", 0, {}, {"format": None})}
+    malformed: tuple[object, ...] = (None, [], "x", 0, {}, {"format": None})
+    seen |= {_verify(bad).reason for bad in malformed}
     seen.discard(None)
     assert seen <= RECALL_REASONS
     assert seen == RECALL_REASONS
