@@ -14,12 +14,14 @@ from typing import Any
 
 import pytest
 
-# The subprocess helpers (`aimos_cli_support`: the real `aimos` in a subprocess, the real sqlite3
-# shell) live in tests/cli and are importable from every test folder.
-sys.path.insert(0, str(Path(__file__).resolve().parent / "cli"))
+# The subprocess helpers (`support.cli`: the real `aimos` in a subprocess, the real sqlite3
+# shell) live in tests/support, on pytest's pythonpath for every test folder.
+import support.cli as aimos_cli_support
+from support.cells import cell_str
+from support.cli import PASSPHRASE_ENV, run_aimos
 
-import aimos_cli_support
-from aimos_cli_support import PASSPHRASE_ENV, run_aimos
+# fixtures several folders use, defined in tests/support
+pytest_plugins = ("support.guides",)
 
 PASSPHRASE = "correct horse battery staple"
 
@@ -149,7 +151,7 @@ def pytest_runtest_teardown(item: pytest.Item) -> None:
 
 
 # Folders whose every test runs the CLI as a real subprocess (the installed entry point end to end;
-# the hub's, against the real PostgreSQL they start, tests/hub/hub_support.py).
+# the hub's, against the real PostgreSQL they start, tests/support/hub.py).
 REAL_PROCESS_FOLDERS = ("e2e", "hub")
 # What the fast subset (`-m "not slow"`, docs/development.md, "Running the tests") leaves out: folders and modules
 # (paths under tests/) whose tests spend seconds each on real processes, venvs, servers or whole
@@ -218,7 +220,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 @pytest.fixture(autouse=True)
 def real_process(request: pytest.FixtureRequest) -> Iterator[bool]:
     """`run_aimos` runs a real `python -m aimos` subprocess for tests marked `real_process`, and
-    calls the CLI in-process for the rest (tests/cli/aimos_cli_support.py says how and when)."""
+    calls the CLI in-process for the rest (tests/support/cli.py says how and when)."""
     marked = request.node.get_closest_marker("real_process") is not None
     aimos_cli_support.real_process_test = marked
     try:
@@ -251,6 +253,16 @@ def aimos_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("AIMOS_PASSPHRASE_FILE", str(pass_file))
     monkeypatch.delenv("AIMOS_KEYSTORE", raising=False)
     return home
+
+
+KEYSTORES = [pytest.param("os", marks=pytest.mark.keychain, id="os"), pytest.param("file", id="file")]
+
+
+@pytest.fixture(params=KEYSTORES)
+def keystore(request: pytest.FixtureRequest, aimos_home: Path) -> str:
+    """ "os" (the real Secret Service; keychain-marked) or "file" (aimos's own file keystore): a
+    test that asks for it runs once with each."""
+    return str(request.param)
 
 
 @dataclass
@@ -298,7 +310,8 @@ def brain(aimos_home: Path, in_process_template: Path) -> Iterator[InProcessBrai
     shutil.copytree(in_process_template, aimos_home, dirs_exist_ok=True)
     now = int(time.time())
     conn = open_writer()
-    ((found_id,),) = conn.execute("SELECT value FROM brain_meta WHERE key = 'brain_id'").fetchall()
+    ((cell,),) = conn.execute("SELECT value FROM brain_meta WHERE key = 'brain_id'").fetchall()
+    found_id = cell_str(cell)
     keystore = open_keystore("file", found_id)
     master = unlock_master(conn, keystore, PASSPHRASE)
     agent = load_signer(conn, keystore, "cli", now)

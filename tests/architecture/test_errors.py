@@ -39,7 +39,8 @@ def _import_everything() -> None:
 
 
 def _subclasses(cls: type) -> set[type]:
-    found = set()
+    found: set[type] = set()
+    sub: type
     for sub in cls.__subclasses__():
         found |= {sub} | _subclasses(sub)
     return found

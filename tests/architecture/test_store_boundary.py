@@ -70,7 +70,7 @@ def engine_uses(source: str) -> list[str]:
     for node in ast.walk(tree):
         if isinstance(node, ast.JoinedStr):  # an f-string is read whole, each field as a name
             prose.update(id(part) for part in node.values)
-            text = "".join(p.value if isinstance(p, ast.Constant) else "x" for p in node.values)
+            text = "".join(str(p.value) if isinstance(p, ast.Constant) else "x" for p in node.values)
             if SQL.search(str(text)):
                 found.append(f"line {node.lineno}: SQL {str(text).strip()[:50]!r}")
         if isinstance(node, ast.Import) and any(a.name.split(".")[0] == "apsw" for a in node.names):

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from aimos_cli_support import (
+from support.cli import (
     Result,
     run_aimos,
     run_aimos_in_process,
@@ -119,3 +119,43 @@ def test_each_worker_has_a_secret_service_of_its_own() -> None:
 def test_exit_codes_come_through(installed: Path, code: int) -> None:
     args = {0: ("list",), 2: ("list", "--no-such-flag"), 3: ("show", "0" * 8)}[code]
     assert run_aimos_in_process(*args).code == run_aimos_process(*args).code == code
+
+
+TESTS = Path(__file__).resolve().parents[1]
+MAX_TEST_MODULE_LINES = 900  # the same cap as aimos's own modules (test_layers.MAX_LINES)
+# scripts run by hand (`python tests/...`) that put their own folders on the path, as scripts must
+SCRIPTS = {
+    "vectors/generate_aimos_vectors.py",
+    "vectors/generate_meaning_vectors.py",
+    "vectors/v1_recall/generate.py",
+}
+
+
+def test_no_test_module_over_the_size_limit() -> None:
+    sizes = {
+        p.relative_to(TESTS).as_posix(): len(p.read_text("utf-8").splitlines()) for p in TESTS.rglob("*.py")
+    }
+    over = sorted(f"{p} ({n})" for p, n in sizes.items() if n > MAX_TEST_MODULE_LINES)
+    assert not over, (
+        f"over {MAX_TEST_MODULE_LINES} lines: split them (shared parts into tests/support/): {over}"
+    )
+
+
+def test_the_tests_share_helpers_through_the_support_package() -> None:
+    """No test module edits sys.path to reach another folder's helpers (tests/ is on pytest's
+    pythonpath: `support.<name>`), and a fixture every folder uses is defined once."""
+    edits = sorted(
+        p.relative_to(TESTS).as_posix()
+        for p in TESTS.rglob("*.py")
+        if "sys.path.insert(" in p.read_text("utf-8").replace('"sys.path.insert("', "")
+        and p.relative_to(TESTS).as_posix() not in SCRIPTS
+        and "fixtures" not in p.relative_to(TESTS).parts
+        and p.name != "test_brain_v10.py"  # it imports the fixture's own make.py, a script
+    )
+    assert not edits, f"sys.path edited in {edits}: import shared helpers as support.<name>"
+    keystores = sorted(
+        p.relative_to(TESTS).as_posix()
+        for p in TESTS.rglob("conftest.py")
+        if "def keystore(" in p.read_text("utf-8")
+    )
+    assert keystores == ["conftest.py"], keystores

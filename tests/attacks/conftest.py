@@ -3,22 +3,17 @@ with the real `sqlite3` shell or a crafted file, runs the real `aimos` CLI (`run
 checks the refusal: its exit code, its closed reason, and that nothing was disclosed or changed.
 
 Fixtures for the tamper harness: this folder on sys.path (`used_brain`, `tamper`,
-`attack_support`), the used brain built once per session, and the report printed at the end of
+`support.attacks`), the used brain built once per session, and the report printed at the end of
 the run. `aimos_home`, `passphrase`, `installed` and `brain_template` come from tests/conftest.py;
-the subprocess helpers from tests/cli/aimos_cli_support.py."""
+the subprocess helpers from tests/support/cli.py."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import tamper
-from used_brain import UsedBrain, build_used_brain
+import support.tamper as tamper
+from support.used_brain import UsedBrain, build_used_brain
 
 
 @pytest.fixture(scope="session")

@@ -24,7 +24,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from aimos_cli_support import BRAIN, assert_refused, brain_id, edit_outside, run_aimos
+from support.cli import BRAIN, assert_refused, brain_id, edit_outside, run_aimos
 
 pytestmark = pytest.mark.timeout(180)
 

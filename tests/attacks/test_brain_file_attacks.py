@@ -23,7 +23,8 @@ from typing import Any
 
 import apsw
 import pytest
-from aimos_cli_support import (
+from support.attacks import PASSPHRASE, attack, home_from, rowid_of
+from support.cli import (
     BRAIN,
     UUID_RE,
     Result,
@@ -33,50 +34,14 @@ from aimos_cli_support import (
     sqlite,
     sqlite_value,
 )
-from attack_support import home_from
 
 from aimos.plural import plural
 
 pytestmark = pytest.mark.timeout(300)
 
 OK, VERIFY_FAILED, INTEGRITY = 0, 4, 5
-PASSPHRASE = "correct horse battery staple"  # what tests/conftest.py's aimos_home writes
 SECRET = "the heron lab vault code is 4471"
 POISON = "the ferry to the island is free for everyone on sundays"
-
-
-# --- the attacker ----------------------------------------------------------------------------------
-def triggers_of(db: Path, *tables: str) -> list[tuple[str, str]]:
-    """(name, sql) of every trigger on ``tables``, in schema order."""
-    names = ", ".join(f"'{t}'" for t in tables)
-    proc = sqlite(
-        db,
-        f"SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name IN ({names}) ORDER BY rowid",
-        "-json",
-    )
-    assert proc.returncode == 0, proc.stderr
-    return [(t["name"], t["sql"]) for t in json.loads(proc.stdout or "[]")]
-
-
-def attack(home: Path, sql: str, *tables: str, recreate: bool = True, before: str = "") -> None:
-    """Run ``sql`` on the brain in one transaction, from a plain apsw connection (none of aimos's
-    functions; apsw, not the sqlite3 shell, because the shell here (3.40) cannot open the search
-    indexes' `contentless_delete` tables), the triggers of ``tables`` dropped first and
-    (``recreate``) re-created exactly afterwards. ``before`` runs outside the transaction (ATTACH)."""
-    db = home / BRAIN
-    found = triggers_of(db, *tables)
-    assert found or not tables, f"no triggers on {tables}?"
-    drops = "".join(f'DROP TRIGGER "{name}";\n' for name, _ in found)
-    creates = "".join(f"{text};\n" for _, text in found) if recreate else ""
-    conn = apsw.Connection(str(db))
-    try:
-        if before:
-            conn.execute(before)
-        conn.execute(f"BEGIN;\n{drops}{sql};\n{creates}COMMIT;").fetchall()  # runs every statement
-    finally:
-        conn.close()
-    if recreate:
-        assert sorted(triggers_of(db, *tables)) == sorted(found)
 
 
 # --- running aimos ---------------------------------------------------------------------------------
@@ -120,10 +85,6 @@ def save(text: str, *options: str) -> str:
 def recall_ids(query: str, *options: str) -> list[str]:
     doc = json.loads(run_aimos("recall", query, "--json", *options).ok().out)
     return [r["memory_id"] for r in doc["results"]]
-
-
-def rowid_of(home: Path, memory_id: str) -> int:
-    return int(sqlite_value(home / BRAIN, f"SELECT rowid FROM memories WHERE memory_id = '{memory_id}'"))
 
 
 def checkpoint(home: Path) -> None:
@@ -205,7 +166,8 @@ def ids(used: Used) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def other_brain(brain_template: Any, used: Used) -> Path:
     """Another install's home (another brain, another master, another housekeeper)."""
-    return brain_template("another install's passphrase")
+    home: Path = brain_template("another install's passphrase")
+    return home
 
 
 # --- 1. a grant raised -----------------------------------------------------------------------------

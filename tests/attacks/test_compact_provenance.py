@@ -11,8 +11,8 @@ import json
 from pathlib import Path
 
 import pytest
-from aimos_cli_support import BRAIN, run_aimos, sqlite
-from attack_support import VERIFICATION_FAILED, run_sql, save
+from support.attacks import VERIFICATION_FAILED, run_sql, save
+from support.cli import BRAIN, run_aimos, sqlite
 
 from aimos.store.cells import (
     EVENT_DICTIONARY_V2,

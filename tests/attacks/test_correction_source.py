@@ -10,14 +10,15 @@ scope and ceilings, and `--source` names another source when the writer has one.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
-from aimos_cli_support import run_aimos
+from support.cli import run_aimos
 
 pytestmark = pytest.mark.timeout(120)
 
 
-def _shown(memory_id: str) -> dict:
+def _shown(memory_id: str) -> dict[str, Any]:
     shown = run_aimos("show", memory_id, "--json").json()
     assert isinstance(shown, dict)
     return shown

@@ -14,8 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aimos_cli_support import assert_unchanged, run_aimos, snapshot
-from attack_support import (
+from support.attacks import (
     INTEGRITY,
     VERIFICATION_FAILED,
     assert_refused_closed,
@@ -23,6 +22,7 @@ from attack_support import (
     run_sql,
     save,
 )
+from support.cli import assert_unchanged, run_aimos, snapshot
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -146,10 +146,7 @@ def test_brain_metadata_that_is_not_utf8_is_named_by_status(installed: Path) -> 
 
 def test_the_tui_memory_list_says_what_is_damaged(damaged_value: dict[str, Any]) -> None:
     """The TUI's memory list loads a page of rows: the damage is said on screen, no crash."""
-    import sys
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tui"))
-    from tui_support import drive, notifications, settle
+    from support.tui import drive, notifications, settle
 
     async def scenario(pilot: Any) -> list[str]:
         await settle(pilot)

@@ -10,8 +10,8 @@ import zlib
 from pathlib import Path
 
 import pytest
-from aimos_cli_support import BRAIN, run_aimos, sqlite
-from attack_support import INTEGRITY, VERIFICATION_FAILED, run_sql, save
+from support.attacks import INTEGRITY, VERIFICATION_FAILED, run_sql, save
+from support.cli import BRAIN, run_aimos, sqlite
 
 from aimos.store.cells import INFLATED_LIMIT, deflate_text, stored_text
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from aimos_cli_support import run_aimos
+from support.cli import run_aimos
 
 pytestmark = pytest.mark.timeout(60)
 

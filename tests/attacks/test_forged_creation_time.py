@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aimos_cli_support import run_aimos
-from attack_support import VERIFICATION_FAILED, assert_refused_closed, drop_guards, run_sql
+from support.attacks import VERIFICATION_FAILED, assert_refused_closed, drop_guards, run_sql
+from support.cli import run_aimos
 
 pytestmark = pytest.mark.timeout(120)
 

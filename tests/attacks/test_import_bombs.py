@@ -24,8 +24,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from aimos_cli_support import Result, assert_unchanged, hint_of, run_aimos, run_aimos_peak_rss, snapshot
-from zip_bombs import MiB, bzip2_bomb, deflate_bomb, many_members, stored, write_zip
+from support.cli import Result, assert_unchanged, hint_of, run_aimos, run_aimos_peak_rss, snapshot
+from support.zip_bombs import MiB, bzip2_bomb, deflate_bomb, many_members, stored, write_zip
 
 from aimos.actions.imports import MAX_INFLATED, MAX_NOTES, MAX_ZIP_DIRECTORY, parse_size, zip_directory_size
 from aimos.errors import UsageError

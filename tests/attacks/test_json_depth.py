@@ -14,12 +14,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aimos_cli_support import BRAIN, run_aimos, sqlite_value
-from attack_support import VERIFICATION_FAILED, assert_refused_closed, drop_guards, run_sql, save
+from support.attacks import VERIFICATION_FAILED, assert_refused_closed, drop_guards, run_sql, save
+from support.cli import BRAIN, run_aimos, sqlite_value
 
-from aimos.crypto.canonical import MAX_DEPTH, JSONDepthError, canonical_json, json_loads
+from aimos.crypto.canonical import JSONDepthError, canonical_json, json_loads
 from aimos.errors import CanonicalJSONError
 from aimos.store.cells import deflate_text
+from aimos.vocabulary import CANONICAL_JSON_MAX_DEPTH as MAX_DEPTH
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from aimos_cli_support import Result, run_aimos
+from support.cli import Result, run_aimos
 
 pytestmark = pytest.mark.timeout(120)
 

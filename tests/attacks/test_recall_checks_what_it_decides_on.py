@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 
 import pytest
-from aimos_cli_support import BRAIN, assert_refused, run_aimos, sqlite, table_counts
+from support.cli import BRAIN, assert_refused, run_aimos, sqlite, table_counts
 
 pytestmark = pytest.mark.timeout(120)
 

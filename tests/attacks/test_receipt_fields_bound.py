@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aimos_cli_support import run_aimos
-from json_leaves import changed, leaves, set_at
+from support.cli import run_aimos
+from support.json_leaves import changed, leaves, set_at
 
 from aimos.actions.bodies import build_recall_body, build_save_body
 from aimos.identity.requests import sign_request

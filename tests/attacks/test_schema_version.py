@@ -12,8 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from aimos_cli_support import BRAIN, assert_unchanged, run_aimos, snapshot, sqlite_value
-from attack_support import INTEGRITY, assert_refused_closed, run_sql, save
+from support.attacks import INTEGRITY, assert_refused_closed, run_sql, save
+from support.cli import BRAIN, assert_unchanged, run_aimos, snapshot, sqlite_value
 
 from aimos.store.connection import code_schema_version
 

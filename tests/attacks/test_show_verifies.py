@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aimos_cli_support import BRAIN, run_aimos, sqlite
-from attack_support import VERIFICATION_FAILED, assert_refused_closed, drop_guards, run_sql, save
+from support.attacks import VERIFICATION_FAILED, assert_refused_closed, drop_guards, run_sql, save
+from support.cli import BRAIN, run_aimos, sqlite
 
 from aimos.crypto.commitments import live_content_hash
 

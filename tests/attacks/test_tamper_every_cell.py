@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import tamper
-from tamper import (
+import support.tamper as tamper
+from support.tamper import (
     CONTROL,
     DELETE,
     EDIT,
@@ -47,7 +47,7 @@ from tamper import (
     report,
     run_cases,
 )
-from used_brain import UsedBrain
+from support.used_brain import UsedBrain
 
 pytestmark = pytest.mark.timeout(900)  # on one xdist worker (tests/conftest.py XDIST_GROUPS)
 

@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aimos_cli_support import BRAIN, UUID_RE, Result, run_aimos, sqlite_value
-from attack_support import home_from
-from test_brain_file_attacks import PASSPHRASE, attack, rowid_of
+from support.attacks import PASSPHRASE, attack, home_from, rowid_of
+from support.cells import cell_bytes
+from support.cli import BRAIN, UUID_RE, Result, run_aimos, sqlite_value
 
 from aimos.meaning.model import ENGINE_SHA256, MODEL_FILE, MODEL_NAME, PACKAGE
 
@@ -79,7 +79,7 @@ def verify(*args: str, expect: int = OK, **kw: Any) -> tuple[Result, dict[str, A
 
 def named(report: dict[str, Any], reason: str, *words: str) -> dict[str, Any]:
     """The brain failure with ``reason`` on memory_vectors, naming ``words`` and the fix."""
-    hits = [f for f in report["brain"]["failures"] if f["reason"] == reason]
+    hits: list[dict[str, Any]] = [f for f in report["brain"]["failures"] if f["reason"] == reason]
     assert len(hits) == 1 and hits[0]["table"] == "memory_vectors", json.dumps(report["brain"], indent=1)
     for word in (*words, "aimos index rebuild"):
         assert word in hits[0]["detail"], hits[0]
@@ -102,7 +102,7 @@ def blob_of(home: Path, rowid: int) -> bytes:
         found = conn.execute("SELECT vector FROM memory_vectors WHERE memory_rowid = ?", (rowid,)).fetchall()
     finally:
         conn.close()
-    return bytes(found[0][0]) if found else b""
+    return cell_bytes(found[0][0]) if found else b""
 
 
 def vector_rows(home: Path) -> int:

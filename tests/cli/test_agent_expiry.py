@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 import pytest
-from aimos_cli_support import PASSPHRASE_ENV, Result, clock_moved, parse_json, run_aimos
+from support.cli import PASSPHRASE_ENV, Result, clock_moved, parse_json, run_aimos
 
 from aimos.vocabulary import DEFAULT_VALIDITY_DAYS, EXPIRY_WARNING_DAYS
 
@@ -82,6 +82,7 @@ def test_six_days_before_the_end_every_command_warns(installed: Path) -> None:
         ("agent", "list"),
         ("agent", "list", "--json"),
     )
+    args: tuple[str, ...]
     for args in readers:  # every agent due is named, each once
         result = at(six_days_left, *args).ok()
         assert_warns_of(result, "cli", until)

@@ -6,10 +6,12 @@ history, receipts, errors), and `--json` gives back the exact text."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
-from aimos_cli_support import Result, run_aimos
+from support.cli import Result, run_aimos
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -117,7 +119,7 @@ def test_json_output_holds_no_raw_control_and_reads_back_exact(installed: Path) 
     exact bytes that were saved."""
     value = HOSTILE + "\x85 nel \u2028 ls \U000e0041 tag"
     memory_id = aimos("save", "-", stdin=value.encode()).ok().out.strip()
-    views = {
+    views: dict[tuple[str, ...], Callable[[dict[str, Any]], str]] = {
         ("show", memory_id, "--json"): lambda doc: doc["value"],
         ("list", "--json"): lambda doc: doc["memories"][0]["value"],
         ("recall", "boiler note", "--json"): lambda doc: doc["results"][0]["value"],

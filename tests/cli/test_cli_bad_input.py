@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
-from aimos_cli_support import (
+from support.cli import (
     BRAIN,
     PASSPHRASE_ENV,
     assert_refused,

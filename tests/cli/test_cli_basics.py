@@ -12,7 +12,7 @@ import stat
 from pathlib import Path
 
 import pytest
-from aimos_cli_support import (
+from support.cli import (
     BRAIN,
     HEX64_RE,
     UUID_RE,

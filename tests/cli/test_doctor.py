@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aimos_cli_support import (
+from support.cli import (
     BRAIN,
     Result,
     brain_id,

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from aimos_cli_support import UUID_RE, assert_refused, parse_json, run_aimos
+from support.cli import UUID_RE, assert_refused, parse_json, run_aimos
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 import pytest
-from aimos_cli_support import run_aimos
+from support.cli import run_aimos
 
 WIDTHS = (80, 100)
 _ROW = re.compile(r"^  (\S+)\s{2,}(\S.*)$")

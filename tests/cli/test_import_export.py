@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aimos_cli_support import BRAIN, assert_unchanged, run_aimos, run_on_a_terminal, snapshot, table_counts
+from support.cli import BRAIN, assert_unchanged, run_aimos, run_on_a_terminal, snapshot, table_counts
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -24,7 +24,10 @@ FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "import"
 
 
 def _memories(env: dict[str, str] | None = None) -> list[dict[str, Any]]:
-    return run_aimos("list", "--limit", "1000", "--json", env=env).ok().json()["memories"]
+    memories: list[dict[str, Any]] = (
+        run_aimos("list", "--limit", "1000", "--json", env=env).ok().json()["memories"]
+    )
+    return memories
 
 
 def _by_key(key: str) -> dict[str, Any]:
@@ -42,7 +45,8 @@ def _recall_top(query: str, n: int = 1) -> str:
 def _import(*args: str) -> dict[str, Any]:
     result = run_aimos("import", *args, "--json")
     assert result.code == 0, result.describe()
-    return result.json()
+    imported: dict[str, Any] = result.json()
+    return imported
 
 
 def test_a_markdown_folder_one_memory_per_note(installed: Path) -> None:

@@ -1,5 +1,5 @@
 """`aimos model nli DIR` / `--off` / `aimos model` through the real CLI, with a stand-in NLI model
-the test builds (tests/cli/nli_support.py; aimos ships and downloads none). Enabling loads and
+the test builds (tests/support/nli.py; aimos ships and downloads none). Enabling loads and
 runs the model, then pins each file's SHA-256 in a 0600 setting; bad input (no folder, a missing
 file, bytes that are not ONNX, other inputs, another output shape, no label order, the runtime not
 installed) is refused with its fix and exit code, and changes nothing. A file whose bytes change
@@ -16,8 +16,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from aimos_cli_support import Result, run_aimos, sha256_file
-from nli_support import model_folder, nli_graph
+from support.cli import Result, run_aimos, sha256_file
+from support.nli import model_folder, nli_graph
 
 from aimos.epistemic import nli
 from aimos.errors import ModelChangedError

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aimos_cli_support import PASSPHRASE_ENV, run_aimos
+from support.cli import PASSPHRASE_ENV, run_aimos
 
 from aimos.actions.imports import DOUBT_NOTE
 
@@ -37,7 +37,8 @@ def _write(path: Path, *records: dict[str, Any]) -> Path:
 
 
 def _memories(env: dict[str, str] | None = None) -> list[dict[str, Any]]:
-    return run_aimos("list", "--all", "--json", env=env).ok().json()["memories"]
+    memories: list[dict[str, Any]] = run_aimos("list", "--all", "--json", env=env).ok().json()["memories"]
+    return memories
 
 
 def _by_text(words: str, env: dict[str, str] | None = None) -> dict[str, Any]:
@@ -49,7 +50,8 @@ def _by_text(words: str, env: dict[str, str] | None = None) -> dict[str, Any]:
 def _import(*args: str, env: dict[str, str] | None = None) -> dict[str, Any]:
     result = run_aimos("import", *args, "--json", env=env)
     assert result.code == 0, result.describe()
-    return result.json()
+    imported: dict[str, Any] = result.json()
+    return imported
 
 
 def _second_brain(tmp_path: Path, brain_template: Any, passphrase: str) -> dict[str, str]:

@@ -4,7 +4,7 @@ A new user's session, from `aimos install` (the file keystore, in an empty home)
 recalls, a judgment of each kind, list, show, a correction, feedback, receipts, status, verify,
 doctor, exports and their verification, and the --help of every command: nothing a person reads
 says a protocol label or judgment word (poison_refuted, unverified, confirm, ...; derived from
-aimos/vocabulary.py in people_words_support.py), and no count leaves its noun's number open
+aimos/vocabulary.py in tests/support/people_words.py), and no count leaves its noun's number open
 ("memory(s)"). The same session's --json keeps the protocol's words, as receipts and exports do.
 """
 
@@ -15,8 +15,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from aimos_cli_support import Result, run_aimos
-from people_words_support import PROTOCOL_WORDS, either_number_in, protocol_words_in
+from support.cli import Result, run_aimos
+from support.people_words import PROTOCOL_WORDS, either_number_in, protocol_words_in
 
 from aimos import vocabulary
 

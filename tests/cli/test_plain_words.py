@@ -14,8 +14,8 @@ import json
 import re
 from pathlib import Path
 
-from aimos_cli_support import run_aimos
-from people_words_support import either_number_in
+from support.cli import run_aimos
+from support.people_words import either_number_in
 
 from aimos.plural import agree, plural
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aimos_cli_support import BRAIN, UUID_RE, indexed_terms, parse_json, run_aimos, sqlite, sqlite_value
+from support.cli import BRAIN, UUID_RE, indexed_terms, parse_json, run_aimos, sqlite, sqlite_value
 
 pytestmark = pytest.mark.timeout(300)
 

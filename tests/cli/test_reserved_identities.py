@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aimos_cli_support import (
+from support.cli import (
     PASSPHRASE_ENV,
     UUID_RE,
     assert_refused,

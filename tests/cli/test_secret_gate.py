@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from aimos_cli_support import BRAIN, Result, run_aimos, sqlite_value, table_counts
+from support.cli import BRAIN, Result, run_aimos, sqlite_value, table_counts
 
 from aimos.eval.secret_corpus import ORDINARY, Shape, shapes
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aimos_cli_support import Result, run_aimos
+from support.cli import Result, run_aimos
 
 import aimos
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aimos_cli_support import run_aimos
+from support.cli import run_aimos
 
 P2 = (
     Path(__file__).resolve().parents[3]
@@ -16,7 +16,8 @@ P2 = (
 
 
 def vectors() -> dict[str, Any]:
-    return json.loads(P2.read_text("utf-8"))
+    found: dict[str, Any] = json.loads(P2.read_text("utf-8"))
+    return found
 
 
 def write(tmp_path: Path, name: str, value: Any) -> str:

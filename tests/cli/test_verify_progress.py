@@ -8,7 +8,7 @@ import io
 import re
 from pathlib import Path
 
-from aimos_cli_support import run_aimos, run_on_a_terminal
+from support.cli import run_aimos, run_on_a_terminal
 
 from aimos.cli.output import phase_progress
 

@@ -11,18 +11,10 @@ import os
 from pathlib import Path
 
 import pytest
-from aimos_e2e_support import PASSPHRASE_ENV
-
-KEYSTORES = [pytest.param("os", marks=pytest.mark.keychain, id="os"), pytest.param("file", id="file")]
+from support.e2e import PASSPHRASE_ENV
 
 
 @pytest.fixture
 def passphrase(aimos_home: Path) -> str:
     """The master passphrase the `aimos_home` fixture wrote to its 0600 passphrase file."""
     return Path(os.environ[PASSPHRASE_ENV]).read_text("utf-8").rstrip("\r\n")
-
-
-@pytest.fixture(params=KEYSTORES)
-def keystore(request: pytest.FixtureRequest, aimos_home: Path) -> str:
-    """ "os" (the real Secret Service; keychain-marked) or "file" (aimos's own file keystore)."""
-    return str(request.param)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aimos_e2e_support import (
+from support.e2e import (
     BRAIN,
     UUID_RE,
     brain_id,

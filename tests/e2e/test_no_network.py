@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from aimos_e2e_support import Result, require_keychain, run_aimos
+from support.e2e import Result, require_keychain, run_aimos
 
 pytestmark = pytest.mark.timeout(180)
 

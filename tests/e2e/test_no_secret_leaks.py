@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from aimos_e2e_support import (
+from support.e2e import (
     BRAIN,
     Result,
     b64u_seed,

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aimos_e2e_support import BRAIN, SQLITE3, UUID_RE, run_aimos, sqlite_rows
+from support.e2e import BRAIN, SQLITE3, UUID_RE, run_aimos, sqlite_rows
 
 pytestmark = pytest.mark.timeout(180)
 

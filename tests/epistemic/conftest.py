@@ -1,6 +1,6 @@
 """Fixtures for the signed epistemic label tests: `aimos_home`, `brain`, `installed` and
 `brain_template` come from tests/conftest.py; this folder is put on sys.path for
-`epistemic_support`.
+`support.epistemic`.
 
 `labelled_template` is one home per session, made by the real CLI from the session's installed
 template: two PoisonedRAG-shaped memories from one web source (the first then refuted by the
@@ -10,16 +10,12 @@ tampers with its own brain file."""
 from __future__ import annotations
 
 import shutil
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from aimos_cli_support import PASSPHRASE_ENV, run_aimos
-from epistemic_support import EVIL, PLAIN, POISON_1, POISON_2, Labelled, master_fingerprint_of, saved_id
+from support.cli import PASSPHRASE_ENV, run_aimos
+from support.epistemic import EVIL, PLAIN, POISON_1, POISON_2, Labelled, master_fingerprint_of, saved_id
 
 PASSPHRASE = "correct horse battery staple"
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from aimos_cli_support import run_aimos, sqlite_value
+from support.cli import run_aimos, sqlite_value
 
 from aimos.epistemic.agreement import Features, Passage, analyse, contested_at_recall, features
 

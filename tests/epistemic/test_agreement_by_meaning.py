@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from aimos_cli_support import run_aimos, sqlite_value
+from support.cli import run_aimos, sqlite_value
 
 from aimos.epistemic.agreement import (
     QUERY_COSINE,

@@ -22,7 +22,7 @@ from typing import Any
 
 import apsw
 import pytest
-from epistemic_support import (
+from support.epistemic import (
     EVIL,
     POISON_1,
     POISON_2,
@@ -306,7 +306,7 @@ def test_both_verifiers_find_a_carried_label_more_trusting_than_owed(brain: Any,
     old = labelled(brain, "poison_confirmed")
     (head,) = chain(brain.conn, old)[-1:]
     with without_carry_triggers(brain.conn):
-        from test_epistemic_trigger import without_judgment_trigger
+        from support.epistemic import without_judgment_trigger
 
         new = low_level_correct(brain, old, FIXED)
         with without_judgment_trigger(brain.conn):

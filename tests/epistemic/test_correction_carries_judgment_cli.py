@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aimos_cli_support import PASSPHRASE_ENV, assert_refused, run_aimos
-from epistemic_support import edit, label_of, saved_id, shell_chain
+from support.cli import PASSPHRASE_ENV, assert_refused, run_aimos
+from support.epistemic import edit, label_of, saved_id, shell_chain
 
 pytestmark = pytest.mark.timeout(180)
 

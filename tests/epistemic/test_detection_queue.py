@@ -15,8 +15,8 @@ from typing import Any
 
 import apsw
 import pytest
-from aimos_cli_support import run_aimos, sqlite_value
-from test_agreement_detector import POISON, QUESTION, REFERENCE
+from support.agreement_texts import POISON, QUESTION, REFERENCE
+from support.cli import run_aimos, sqlite_value
 
 from aimos.epistemic.detect import UNCHECKED_TYPES
 from aimos.vocabulary import SYSTEM_SCOPE

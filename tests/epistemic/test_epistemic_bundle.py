@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aimos_cli_support import run_aimos
-from epistemic_support import Labelled, g_hash
+from support.cli import run_aimos
+from support.epistemic import Labelled, g_hash
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -27,6 +27,7 @@ def export(lab: Labelled, tmp_path: Path) -> Bundle:
 
 
 def memory(bundle: Bundle, memory_id: str) -> dict[str, Any]:
+    found: dict[str, Any]
     (found,) = [m for m in bundle["memories"] if m["memory_id"] == memory_id]
     return found
 

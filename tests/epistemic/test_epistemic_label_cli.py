@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aimos_cli_support import assert_refused, run_aimos
-from epistemic_support import (
+from support.cli import assert_refused, run_aimos
+from support.epistemic import (
     CLASSIFIED,
     EVIL,
     POISON_1,

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aimos_cli_support import run_aimos
-from epistemic_support import (
+from support.cli import run_aimos
+from support.epistemic import (
     CLASSIFIED,
     EVIL,
     PLAIN,

@@ -18,7 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from epistemic_support import (
+from nacl.exceptions import BadSignatureError
+from nacl.signing import VerifyKey
+from support.epistemic import (
     CLASSIFIED,
     DETECTOR_VERSION,
     PLAIN,
@@ -34,8 +36,6 @@ from epistemic_support import (
     q,
     save_text,
 )
-from nacl.exceptions import BadSignatureError
-from nacl.signing import VerifyKey
 
 pytestmark = pytest.mark.timeout(60)
 

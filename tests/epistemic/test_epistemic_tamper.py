@@ -16,8 +16,8 @@ import json
 from typing import Any
 
 import pytest
-from aimos_cli_support import Result, run_aimos
-from epistemic_support import QUESTION, Labelled, edit, g_hash, label_of, shell, shell_chain, shell_rows
+from support.cli import Result, run_aimos
+from support.epistemic import QUESTION, Labelled, edit, g_hash, label_of, shell, shell_chain, shell_rows
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -9,14 +9,12 @@ way; the accepted control row proves the difference is what the trigger refused.
 
 from __future__ import annotations
 
-import contextlib
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import apsw
 import pytest
-from epistemic_support import (
+from support.epistemic import (
     CLASSIFIED,
     POISON_1,
     POISON_2,
@@ -27,26 +25,12 @@ from epistemic_support import (
     now,
     q,
     save_text,
+    without_judgment_trigger,
 )
 
 from aimos.errors import IntegrityError
 
 pytestmark = pytest.mark.timeout(60)
-
-
-@contextlib.contextmanager
-def without_judgment_trigger(conn: apsw.Connection) -> Iterator[None]:
-    """The classification insert trigger dropped for one block, then put back exactly as the
-    migrations make it (what a writer that skips the check could do with the housekeeper's key)."""
-    from aimos.store.schema import expected_objects
-
-    sql = expected_objects()["memory_classifications_verify_insert"][2]
-    assert sql is not None
-    conn.execute("DROP TRIGGER memory_classifications_verify_insert")
-    try:
-        yield
-    finally:
-        conn.execute(sql)
 
 
 INSERT = (
@@ -263,8 +247,9 @@ def test_the_writer_refuses_a_bad_signed_judgment(
     """`judge` itself (not only the CLI) refuses a signed judgment body it cannot apply."""
     from aimos import errors
     from aimos.actions.bodies import build_label_body
-    from aimos.epistemic.chain import PATH_LABEL, judge
+    from aimos.epistemic.chain import judge
     from aimos.identity.requests import sign_request
+    from aimos.vocabulary import PATH_LABEL
 
     brain, first, _ = poisons
     conn = brain.conn
@@ -305,11 +290,11 @@ def test_an_agent_alone_cannot_raise_trust_and_the_verifiers_check_the_master_ev
 
     from aimos import errors
     from aimos.actions.bodies import build_label_body
-    from aimos.epistemic.chain import PATH_LABEL, append_classification, judge
+    from aimos.epistemic.chain import append_classification, judge
     from aimos.identity.requests import sign_request
     from aimos.store.connection import write_transaction
     from aimos.verify.brain.parity import verify_everything
-    from aimos.vocabulary import JUDGMENT_AUTHORITY_V2
+    from aimos.vocabulary import JUDGMENT_AUTHORITY_V2, PATH_LABEL
 
     brain, first, second = poisons
     conn = brain.conn

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aimos_cli_support import PASSPHRASE_ENV, assert_refused, run_aimos
-from epistemic_support import EVIL, POISON_1, POISON_2, counts, label_of, memory_row, now, save_text, saved_id
+from support.cli import PASSPHRASE_ENV, assert_refused, run_aimos
+from support.epistemic import EVIL, POISON_1, POISON_2, counts, label_of, memory_row, now, save_text, saved_id
 
 from aimos import vocabulary
 from aimos.recall.policy import LABEL_TRUST
@@ -59,8 +59,9 @@ def test_the_writer_asks_for_the_master_exactly_when_trust_rises(
     judgments that raise trust, changing nothing; with the master every one is recorded."""
     from aimos import errors
     from aimos.actions.bodies import build_label_body
-    from aimos.epistemic.chain import PATH_LABEL, judge
+    from aimos.epistemic.chain import judge
     from aimos.identity.requests import sign_request
+    from aimos.vocabulary import PATH_LABEL
 
     conn = brain.conn
     memory_id = save_text(
@@ -110,9 +111,10 @@ def test_the_trigger_refuses_a_judgment_without_the_current_rule(brain: Any) -> 
     from before this rule would write) is refused by the store, even one that lowers trust."""
     from aimos import errors
     from aimos.actions.bodies import build_label_body
-    from aimos.epistemic.chain import PATH_LABEL, append_classification
+    from aimos.epistemic.chain import append_classification
     from aimos.identity.requests import sign_request
     from aimos.store.connection import write_transaction
+    from aimos.vocabulary import PATH_LABEL
 
     conn = brain.conn
     memory_id = save_text(brain, "the spare key is under the blue pot").memory_id
@@ -139,13 +141,14 @@ def test_a_judgment_under_the_first_rule_keeps_verifying(brain: Any) -> None:
     """A brain judged by an older aimos: an agent-only dispute of a suspected poison (allowed then,
     no rule recorded) still verifies in both verifiers; the same row under the current rule does
     not."""
-    from test_epistemic_trigger import without_judgment_trigger
+    from support.epistemic import without_judgment_trigger
 
     from aimos.actions.bodies import build_label_body
-    from aimos.epistemic.chain import PATH_LABEL, append_classification
+    from aimos.epistemic.chain import append_classification
     from aimos.identity.requests import sign_request
     from aimos.store.connection import write_transaction
     from aimos.verify.brain.parity import verify_everything
+    from aimos.vocabulary import PATH_LABEL
 
     conn = brain.conn
     old = save_text(brain, POISON_1).memory_id

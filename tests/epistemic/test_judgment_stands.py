@@ -17,7 +17,7 @@ from typing import Any
 
 import apsw
 import pytest
-from epistemic_support import (
+from support.epistemic import (
     POISON_1,
     POISON_2,
     POISON_3,

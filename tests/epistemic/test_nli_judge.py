@@ -1,6 +1,6 @@
 """The agreement detector with an NLI judge plugged in (epistemic/nli.py; agreement._relations):
 the judge decides whether another origin's passage contradicts or supports a cluster, where the
-words cannot tell. Judged by a stand-in ONNX model the test builds (tests/cli/nli_support.py:
+words cannot tell. Judged by a stand-in ONNX model the test builds (tests/support/nli.py:
 contradiction when a pair holds "disputed", entailment when it holds "confirmed", else neutral).
 
 The attacks: a passage whose words agree with a cluster but which says it is wrong is a dissent
@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aimos_cli_support import run_aimos, sha256_file, sqlite_value
-from nli_support import model_folder, nli_graph
-from test_agreement_detector import POISON, REFERENCE
+from support.agreement_texts import POISON, REFERENCE
+from support.cli import run_aimos, sha256_file, sqlite_value
+from support.nli import model_folder, nli_graph
 
 from aimos.epistemic import nli
 from aimos.epistemic.agreement import Features, Judge, Passage, analyse, contested_at_recall, features

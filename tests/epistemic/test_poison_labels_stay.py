@@ -12,8 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from aimos_cli_support import run_aimos, sqlite_value
-from poison_campaign import AGAIN, DENIALS, POISON
+from support.cli import run_aimos, sqlite_value
+from support.poison_campaign import AGAIN, DENIALS, POISON
 
 from aimos.epistemic.agreement import Passage, analyse, features
 from aimos.vocabulary import POISON_LIKELY

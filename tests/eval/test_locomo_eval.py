@@ -8,11 +8,13 @@ import json
 from pathlib import Path
 
 import pytest
+from support.locomo import _conversation
 
 from aimos.eval.folds import (
     BEFORE,
     FUSION_NAMES,
     GRID,
+    Setting,
     cross_validate,
     default_fusion,
     default_setting,
@@ -22,40 +24,6 @@ from aimos.eval.locomo import run_locomo
 from aimos.meaning.model import MODEL_NAME
 
 pytestmark = pytest.mark.timeout(600)
-
-TOPICS = [
-    ("boiler", "The boiler was serviced by Dana last Tuesday", "When was the boiler serviced?"),
-    ("garden", "Sam planted tomatoes in the garden two weeks ago", "What did Sam plant in the garden?"),
-    ("piano", "Priya practises the piano every evening", "What does Priya practise?"),
-    ("bike", "Alex fixed the bike chain yesterday", "When did Alex fix the bike?"),
-]
-
-
-def _conversation(i: int) -> dict[str, object]:
-    filler = ["Hi, how are you?", "Good, thanks. Busy week.", "Same here, lots going on."]
-    topic, said, question = TOPICS[i]
-    turns = [
-        {"speaker": "A" if n % 2 else "B", "dia_id": f"D1:{n + 1}", "text": t} for n, t in enumerate(filler)
-    ]
-    turns.append({"speaker": "A", "dia_id": "D1:4", "text": said})
-    return {
-        "sample_id": f"conv-{i}",
-        "conversation": {
-            "speaker_a": "A",
-            "speaker_b": "B",
-            "session_1": turns,
-            "session_1_date_time": "8 May, 2023",
-        },
-        "qa": [
-            {"question": question, "answer": "x", "evidence": ["D1:4"], "category": 4},
-            {
-                "question": f"Who talks about the {topic} in Paris?",
-                "answer": "x",
-                "evidence": ["D9:9"],
-                "category": 1,
-            },
-        ],
-    }
 
 
 def test_it_reports_the_run_and_the_folds(tmp_path: Path) -> None:
@@ -150,7 +118,7 @@ def test_a_side_with_no_scored_question_is_no_fold() -> None:
         s: [{"hit@1": 1.0, "mrr": 1.0, "any_hit@5": 1.0, "evidence_recall@5": 1.0}]
         for s in [*GRID, default_setting(), BEFORE]
     }
-    empty = {s: [] for s in rows}
+    empty: dict[Setting, list[dict[str, float]]] = {s: [] for s in rows}
     got = cross_validate([rows, empty, rows, empty], 5)  # the odd conversations asked nothing
     assert [(f["train"], f["test"]) for f in got["folds"]] == [([0, 1], [2, 3]), ([2, 3], [0, 1])]
 
@@ -158,7 +126,7 @@ def test_a_side_with_no_scored_question_is_no_fold() -> None:
 def test_a_missing_data_file_says_where_to_get_it(aimos_home: Path, tmp_path: Path) -> None:
     """As from a pip install, where the default file beside a checkout is absent: exit 3, the
     dataset's source named, nothing else done."""
-    from aimos_cli_support import run_aimos
+    from support.cli import run_aimos
 
     missing = run_aimos("eval", "locomo", "--data", str(tmp_path / "locomo10.json"))
     assert missing.code == 3, missing.describe()

@@ -78,7 +78,7 @@ def test_outcomes_and_figures() -> None:
     ],
 )
 def test_a_malformed_probe_is_refused_before_any_brain(aimos_home: Path, tmp_path: Path, data: str) -> None:
-    from aimos_cli_support import run_aimos
+    from support.cli import run_aimos
 
     path = tmp_path / "probe.json"
     path.write_text(data)
@@ -104,7 +104,7 @@ TINY = {
 
 
 def test_the_command_runs_both_arms_on_a_tiny_probe(aimos_home: Path, tmp_path: Path) -> None:
-    from aimos_cli_support import run_aimos
+    from support.cli import run_aimos
 
     path = tmp_path / "probe.json"
     path.write_text(json.dumps(TINY))

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from aimos_cli_support import run_aimos
+from support.cli import run_aimos
 
 from aimos.eval.secret_corpus import shapes
 

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
-from aimos_cli_support import run_aimos
+from support.cli import run_aimos
 
 from aimos.eval.targets import MET, MISSED, NOT_MEASURED, judge, summary
 
@@ -48,7 +48,7 @@ def test_eval_perf_prints_met_or_missed_beside_each_target(aimos_home: Path) -> 
 
 
 def test_eval_locomo_judges_the_aimos_arm_against_issue_37s_targets(aimos_home: Path, tmp_path: Path) -> None:
-    from test_locomo_eval import _conversation
+    from support.locomo import _conversation
 
     data = tmp_path / "locomo.json"
     data.write_text(json.dumps([_conversation(i) for i in range(2)]))

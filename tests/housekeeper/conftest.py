@@ -1,5 +1,5 @@
 """Fixtures for the housekeeper tests. `aimos_home`, `passphrase`, `installed`, `brain` and
-`brain_template` come from tests/conftest.py; this folder is put on sys.path for `hk_support`.
+`brain_template` come from tests/conftest.py; this folder is put on sys.path for `support.housekeeper`.
 
 Every test that may start a housekeeper uses `reaper`, whose finalizer SIGKILLs any housekeeper
 still alive (from the pid file, and every pid the test registered), so no process outlives a test.
@@ -18,11 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from aimos_cli_support import PASSPHRASE_ENV, run_aimos
-from hk_support import DAY, is_housekeeper, pid_alive, read_pid_file
+from support.cli import PASSPHRASE_ENV, run_aimos
+from support.housekeeper import DAY, is_housekeeper, pid_alive, read_pid_file
 
 
 @pytest.fixture(scope="session")

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import apsw
 import pytest
-from aimos_cli_support import assert_refused, run_aimos
+from support.cells import cell_int
+from support.cli import assert_refused, run_aimos
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -18,7 +19,7 @@ pytestmark = pytest.mark.timeout(180)
 def _memories(home: Path) -> int:
     conn = apsw.Connection(str(home / "brain.sqlite3"), flags=apsw.SQLITE_OPEN_READONLY)
     try:
-        return int(conn.execute("SELECT COUNT(*) FROM memories").fetchall()[0][0])
+        return cell_int(conn.execute("SELECT COUNT(*) FROM memories").fetchall()[0][0])
     finally:
         conn.close()
 

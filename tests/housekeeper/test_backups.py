@@ -7,7 +7,8 @@ import calendar
 from pathlib import Path
 
 import pytest
-from hk_support import read_only, run_job
+from support.cells import cell_str
+from support.housekeeper import read_only, run_job
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -57,7 +58,8 @@ def test_backups_made_in_the_same_second_keep_the_newest(stocked: Path) -> None:
     from aimos.housekeeper.jobs.nightly_dream import online_backup, prune_backups
 
     with read_only(stocked / "brain.sqlite3") as conn:
-        ((brain_id,),) = conn.execute("SELECT value FROM brain_meta WHERE key = 'brain_id'").fetchall()
+        ((cell,),) = conn.execute("SELECT value FROM brain_meta WHERE key = 'brain_id'").fetchall()
+    brain_id = cell_str(cell)
     now = calendar.timegm((2026, 3, 1, 2, 0, 0))
     for n in range(KEEP + 2):
         made = online_backup(now)

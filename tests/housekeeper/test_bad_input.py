@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from aimos_cli_support import assert_refused, assert_unchanged, snapshot
-from hk_support import JOB_NAMES, hk
+from support.cli import assert_refused, assert_unchanged, snapshot
+from support.housekeeper import JOB_NAMES, hk
 
 pytestmark = pytest.mark.timeout(120)
 

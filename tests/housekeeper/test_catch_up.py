@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hk_support import (
+from support.housekeeper import (
     DAY,
     JOB_IDS,
     JOB_NAMES,
@@ -51,7 +51,8 @@ def created_at(home: Path) -> int:
     return int(scalar(home, "SELECT value FROM brain_meta WHERE key = 'created_at'"))
 
 
-def utc(ts: int) -> datetime:
+def utc(ts: int | None) -> datetime:
+    assert ts is not None, "no time"
     return datetime.fromtimestamp(ts, tz=UTC)
 
 

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aimos_cli_support import assert_refused, run_aimos
-from hk_support import (
+from support.cli import assert_refused, run_aimos
+from support.housekeeper import (
     JOB_NAMES,
     STARTED,
     TERMINAL,
@@ -175,6 +175,7 @@ def test_start_does_not_report_a_dead_predecessor_as_ready(
     """After a SIGKILL the pid file and a ready status file of the dead process remain. A new
     housekeeper takes the lock a moment before it writes its pid; `start` polling in that moment
     must not take the dead process's files as the new one's readiness."""
+    from aimos.errors import ServiceError
     from aimos.housekeeper import state
     from aimos.installer import service
 
@@ -202,7 +203,7 @@ def test_start_does_not_report_a_dead_predecessor_as_ready(
         monkeypatch.setattr(service, "READY_TIMEOUT_SECONDS", 0.5)
         try:  # `start` waits for the pid of the process it spawned
             reported: object = service._wait_ready(lambda: None, expected_pid=holder.pid)
-        except service.ServiceError:
+        except ServiceError:
             reported = None
         assert reported is None, (
             f"`start` reported the dead pid {gone} as the ready housekeeper "

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aimos_cli_support import run_aimos
+from support.cli import run_aimos
 
 pytestmark = pytest.mark.timeout(180)
 

@@ -12,8 +12,8 @@ from typing import Any
 
 import apsw
 import pytest
-from aimos_cli_support import assert_refused, run_aimos
-from hk_support import (
+from support.cli import assert_refused, run_aimos
+from support.housekeeper import (
     JOB_IDS,
     ROOT_EVENT,
     STARTED,
@@ -39,7 +39,7 @@ pytestmark = pytest.mark.timeout(120)
 
 def check_bracket(
     home: Path, run: dict[str, Any], name: str, *, status: str = "SUCCESS"
-) -> tuple[dict, dict]:
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """The run's one started and one terminal event: housekeeper-signed, metadata as specified."""
     assert run["job"] == name and run["job_id"] == JOB_IDS[name], run
     assert run["status"] == status, run

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from aimos_cli_support import run_aimos
+from support.cli import run_aimos
 
 from aimos.cli.app import main
 from aimos.housekeeper import restore as restoring

@@ -15,12 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aimos_cli_support import PASSPHRASE_ENV, Result, assert_refused, run_aimos
-from hk_support import hk, is_housekeeper, pid_alive, query, read_pid_file, wait_for
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "installer"))
-
-from installer_support import PtySession
+from support.cli import PASSPHRASE_ENV, Result, assert_refused, run_aimos
+from support.housekeeper import hk, is_housekeeper, pid_alive, query, read_pid_file, wait_for
+from support.installer import PtySession
 
 pytestmark = pytest.mark.timeout(180)
 

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aimos_cli_support import run_aimos
-from hk_support import chains_ok, events, run_job
+from support.cli import run_aimos
+from support.housekeeper import chains_ok, events, run_job
 
 pytestmark = pytest.mark.timeout(240)
 

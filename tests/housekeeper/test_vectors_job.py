@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aimos_cli_support import run_aimos
-from hk_support import brain_file, hk, read_only, read_pid_file, wait_for
+from support.cells import cell_int
+from support.cli import run_aimos
+from support.housekeeper import brain_file, hk, read_only, read_pid_file, wait_for
 
 from aimos.housekeeper.jobs import vectors as vectors_job
 from aimos.meaning import model, serve
@@ -33,7 +34,7 @@ MEMORIES = (
 
 def vector_rows(home: Path) -> int:
     with read_only(brain_file(home)) as conn:
-        return int(conn.execute("SELECT COUNT(*) FROM memory_vectors").fetchall()[0][0])
+        return cell_int(conn.execute("SELECT COUNT(*) FROM memory_vectors").fetchall()[0][0])
 
 
 def save_all(texts: tuple[str, ...] = MEMORIES) -> None:

@@ -1,5 +1,5 @@
-"""Fixtures for the hub tests: a real PostgreSQL, started by the tests (tests/hub/hub_support.py);
-this folder is put on sys.path for `hub_support`. Without PostgreSQL's server programs every test
+"""Fixtures for the hub tests: a real PostgreSQL, started by the tests (tests/support/hub.py);
+this folder is put on sys.path for `support.hub`. Without PostgreSQL's server programs every test
 here FAILS with the command that installs them (never a skip).
 
 - `pg_cluster` (session): one private cluster per test process (per pytest-xdist worker), shared by
@@ -9,22 +9,18 @@ here FAILS with the command that installs them (never a skip).
 - `hub_url` (function): one such database's URL.
 - `own_pg_cluster` (function): a cluster of the test's own, for a test that stops, kills or restarts
   the hub.
-- `made_pair` (module): two devices of one brain on a hub of the shared cluster (hub_devices.py),
+- `made_pair` (module): two devices of one brain on a hub of the shared cluster (tests/support/hub_devices.py),
   made once for the module that asks; `pair` (function): a copy of it, the test's own to change.
 """
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from hub_devices import Pair, copy_pair, make_pair
-from hub_support import PgCluster, unique_database_name
+from support.hub import PgCluster, unique_database_name
+from support.hub_devices import Pair, copy_pair, make_pair
 
 
 @pytest.fixture(scope="session")

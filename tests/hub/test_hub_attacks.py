@@ -20,8 +20,8 @@ from typing import Any
 
 import psycopg
 import pytest
-from aimos_cli_support import PASSPHRASE_ENV, Result, run_aimos
-from hub_devices import opened_brain
+from support.cli import PASSPHRASE_ENV, Result, run_aimos
+from support.hub_devices import opened_brain
 
 PASSPHRASE = "correct horse battery staple"
 
@@ -365,7 +365,9 @@ def test_a_revoked_device_writing_garbage_to_the_hub_stops_no_sync(
     save(c, "the spare charger is in the hall cupboard")
     c.sync()
     with psycopg.connect(hub_url) as conn:
-        (c_name,) = conn.execute("SELECT device FROM aimos_hub_records ORDER BY seq DESC LIMIT 1").fetchone()
+        [(c_name,)] = conn.execute(
+            "SELECT device FROM aimos_hub_records ORDER BY seq DESC LIMIT 1"
+        ).fetchall()
     a.sync()
     a.aimos("hub", "revoke", c.fp, "--reason", "sold the laptop").ok()
     a.sync()
@@ -497,7 +499,7 @@ def test_a_hub_that_lost_a_devices_newest_records_gets_them_again(
     a.sync()
     b.sync()
     with psycopg.connect(hub_url) as conn:
-        (before,) = conn.execute("SELECT MAX(seq) FROM aimos_hub_records").fetchone()
+        [(before,)] = conn.execute("SELECT MAX(seq) FROM aimos_hub_records").fetchall()
     lost = save(a, "the spare key is under the blue flowerpot")
     a.sync()
     _hub_sql(hub_url, f"DELETE FROM aimos_hub_records WHERE seq > {before}")
@@ -650,7 +652,7 @@ def test_a_refused_record_is_named_once_with_its_device(hub: Callable[[str], Dev
     save(a, "the recycling goes out on Tuesdays")
     a.sync()
     with psycopg.connect(hub_url) as conn:
-        (seq,) = conn.execute("SELECT MAX(seq) FROM aimos_hub_records").fetchone()
+        [(seq,)] = conn.execute("SELECT MAX(seq) FROM aimos_hub_records").fetchall()
     _hub_sql(
         hub_url,
         f"UPDATE aimos_hub_records SET box = overlay(box placing '\\x00'::bytea from 30) WHERE seq = {seq}",
@@ -670,7 +672,7 @@ def test_a_record_larger_than_any_aimos_writes_is_refused_unread(
     save(a, "the window cleaner comes every other Thursday")
     a.sync()
     with psycopg.connect(hub_url) as conn:
-        (seq,) = conn.execute("SELECT MAX(seq) FROM aimos_hub_records").fetchone()
+        [(seq,)] = conn.execute("SELECT MAX(seq) FROM aimos_hub_records").fetchall()
     _hub_sql(
         hub_url,
         f"UPDATE aimos_hub_records SET box = box || decode(repeat('00', 6 * 1048576), 'hex') WHERE seq = {seq}",

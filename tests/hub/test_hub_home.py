@@ -11,17 +11,12 @@ Everything through the real CLI in subprocesses; the brains are read with the `s
 from __future__ import annotations
 
 import itertools
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
-from aimos_cli_support import table_counts
-from hub_devices import Device, Pair, assert_verified_alike
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "epistemic"))
-
-from test_agreement_detector import POISON, QUESTION, REFERENCE
+from support.agreement_texts import POISON, QUESTION, REFERENCE
+from support.cli import table_counts
+from support.hub_devices import Device, Pair, assert_verified_alike
 
 pytestmark = pytest.mark.timeout(300)
 

@@ -21,8 +21,9 @@ from typing import Any
 
 import apsw
 import pytest
-from aimos_cli_support import assert_refused, assert_unchanged, snapshot, sqlite_value
-from hub_devices import Device, Pair, hub_records
+from support.cells import the_row
+from support.cli import assert_refused, assert_unchanged, snapshot, sqlite_value
+from support.hub_devices import Device, Pair, hub_records
 
 from aimos.crypto.ed25519 import KeyPair
 from aimos.crypto.encoding import b64u_decode
@@ -54,7 +55,7 @@ def written_since(d: Device, seal: int) -> Rows:
 def head_seal(d: Device) -> int:
     conn = read_only(d)
     try:
-        return int(one(conn, "SELECT MAX(seq) AS seq FROM brain_seals")["seq"])
+        return int(the_row(conn, "SELECT MAX(seq) AS seq FROM brain_seals")["seq"])
     finally:
         conn.close()
 
@@ -130,7 +131,7 @@ def grant_not_signed_by_the_master(pair: Pair, _tmp: Path) -> tuple[Rows, str]:
             " AND e.valid_from = g.subject_valid_from WHERE e.role = 'agent' AND e.device_fp ="
             " (SELECT value FROM brain_meta WHERE key = 'device_fp') ORDER BY g.rowid DESC LIMIT 1",
         )
-        schema = one(conn, "SELECT sql FROM sqlite_master WHERE name = 'recall_grants'")["sql"]
+        schema = the_row(conn, "SELECT sql FROM sqlite_master WHERE name = 'recall_grants'")["sql"]
     finally:
         conn.close()
     assert current is not None and current["data_class_ceiling"] != "restricted", current

@@ -15,9 +15,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hub_devices import RECORDS, Device, as_owner, make_pair
-from hub_support import PgCluster
-from process_support import kill_housekeeper, pid_alive, read_pid_file, wait_for
+from support.hub import PgCluster
+from support.hub_devices import RECORDS, Device, as_owner, make_pair
+from support.process import kill_housekeeper, pid_alive, read_pid_file, wait_for
 
 pytestmark = pytest.mark.timeout(300)
 

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from aimos_cli_support import SNAPSHOT_TABLES, table_counts
-from hub_devices import RECORDS, Device, Pair, assert_one_copy_each
+from support.cli import SNAPSHOT_TABLES, table_counts
+from support.hub_devices import RECORDS, Device, Pair, assert_one_copy_each
 
 pytestmark = pytest.mark.timeout(300)
 

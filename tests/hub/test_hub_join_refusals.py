@@ -10,8 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from aimos_cli_support import PASSPHRASE_ENV, assert_refused, assert_unchanged, snapshot
-from hub_devices import (
+from support.cli import PASSPHRASE_ENV, assert_refused, assert_unchanged, snapshot
+from support.hub_devices import (
     PASSPHRASE,
     Device,
     Pair,

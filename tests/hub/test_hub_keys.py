@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from aimos_cli_support import run_aimos
-from hub_devices import Pair
+from support.cli import run_aimos
+from support.hub_devices import Pair
 
 from aimos.identity.devices import HUB_ITEMS
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hub_devices import Device, Pair, make_pair
-from hub_support import PgCluster
+from support.hub import PgCluster
+from support.hub_devices import Device, Pair, make_pair
 
 pytestmark = pytest.mark.timeout(240)
 

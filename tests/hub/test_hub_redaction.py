@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aimos_cli_support import BRAIN, run_aimos
-from hub_devices import Device, Pair, assert_verified_alike, join, opened_brain
+from support.cli import BRAIN, run_aimos
+from support.hub_devices import Device, Pair, assert_verified_alike, join, opened_brain
 
 pytestmark = pytest.mark.timeout(240)
 

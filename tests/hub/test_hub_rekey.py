@@ -18,8 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from aimos_cli_support import assert_refused, table_counts
-from hub_devices import (
+from support.cli import assert_refused, table_counts
+from support.hub import PgCluster
+from support.hub_devices import (
     Device,
     Pair,
     as_owner,
@@ -30,7 +31,6 @@ from hub_devices import (
     join,
     make_pair,
 )
-from hub_support import PgCluster
 
 from aimos.hub import box, generations
 from aimos.identity.keystore import FileKeystore

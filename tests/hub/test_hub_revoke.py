@@ -14,9 +14,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pytest
-from aimos_cli_support import assert_refused, table_counts
-from hub_devices import Device, assert_verified_alike, hub_records, join, make_pair
-from hub_support import PgCluster
+from support.cli import assert_refused, table_counts
+from support.hub import PgCluster
+from support.hub_devices import Device, assert_verified_alike, hub_records, join, make_pair
 
 pytestmark = pytest.mark.timeout(300)
 

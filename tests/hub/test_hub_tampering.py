@@ -17,11 +17,20 @@ from typing import Any
 
 import psycopg
 import pytest
-from aimos_cli_support import assert_refused, assert_unchanged, snapshot
-from hub_devices import HUB_TABLES, RECORDS, Device, Pair, as_owner, hub_query, hub_records, nothing_left
-from hub_devices import install as install_device
-from hub_devices import passphrase_file as secret_file
-from hub_support import PgCluster, unique_database_name
+from support.cli import assert_refused, assert_unchanged, snapshot
+from support.hub import PgCluster, unique_database_name
+from support.hub_devices import (
+    HUB_TABLES,
+    RECORDS,
+    Device,
+    Pair,
+    as_owner,
+    hub_query,
+    hub_records,
+    nothing_left,
+)
+from support.hub_devices import install as install_device
+from support.hub_devices import passphrase_file as secret_file
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -208,7 +217,7 @@ def test_the_hub_refuses_updates_deletes_and_truncates_while_its_guards_stand(
     counted = f"SELECT COUNT(*) FROM {table}"
     before = hub_query(pair.url, counted), hub_records(pair.url)
     with psycopg.connect(pair.url, autocommit=True) as conn, pytest.raises(psycopg.Error) as refused:
-        conn.execute(GUARDED[statement].format(table=table, column=COLUMNS[table]))  # type: ignore[arg-type]
+        conn.execute(GUARDED[statement].format(table=table, column=COLUMNS[table]))
     assert f"aimos: {table} is append-only" in str(refused.value), refused.value
     assert (hub_query(pair.url, counted), hub_records(pair.url)) == before
     assert before[0][0][0] >= 1

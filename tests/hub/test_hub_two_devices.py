@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aimos_cli_support import SNAPSHOT_TABLES, sqlite_value, table_counts
-from hub_devices import (
+from support.cli import SNAPSHOT_TABLES, sqlite_value, table_counts
+from support.hub_devices import (
     Device,
     Pair,
     assert_one_copy_each,

@@ -19,8 +19,9 @@ import time
 from pathlib import Path
 
 import pytest
-from aimos_cli_support import assert_refused, assert_unchanged, snapshot
-from hub_devices import (
+from support.cli import assert_refused, assert_unchanged, snapshot
+from support.hub import PgCluster, find_pg_bin
+from support.hub_devices import (
     RECORDS,
     Device,
     Pair,
@@ -30,7 +31,6 @@ from hub_devices import (
     hub_records,
     join,
 )
-from hub_support import PgCluster, find_pg_bin
 
 from aimos.exit_codes import ExitCode
 from aimos.hub import box, generations, records

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from hub_devices import Device, Pair, assert_verified_alike, hub_query, join
 from psycopg import sql
+from support.hub_devices import Device, Pair, assert_verified_alike, hub_query, join
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -67,7 +67,7 @@ def victim_role(pair: Pair) -> Iterator[str]:
 def withhold(url: str, role: str, device: str, after: int) -> None:
     """As the hub's owner: from ``role``, hide ``device``'s records after number ``after``."""
     with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(f"ALTER TABLE {RECORDS} ENABLE ROW LEVEL SECURITY")  # type: ignore[arg-type]
+        conn.execute(f"ALTER TABLE {RECORDS} ENABLE ROW LEVEL SECURITY")
         conn.execute(
             sql.SQL(
                 "CREATE POLICY withhold ON {} USING (current_user <> {} OR device <> {} OR device_n <= {})"

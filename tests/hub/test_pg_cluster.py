@@ -1,4 +1,4 @@
-"""The hub tests' PostgreSQL (hub_support.PgCluster and this folder's fixtures): a real server of the
+"""The hub tests' PostgreSQL (support.hub.PgCluster and this folder's fixtures): a real server of the
 tests' own, on a Unix socket only, that comes back with its data after a stop or a kill, and a
 fresh database for each test."""
 
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from hub_support import OS_USER_FOR_ROOT, PgCluster, find_pg_bin, unique_database_name
-from process_support import pid_alive
+from support.hub import OS_USER_FOR_ROOT, PgCluster, find_pg_bin, unique_database_name
+from support.process import pid_alive
 
 
 def rows(url: str, query: str) -> list[tuple[object, ...]]:

@@ -1,5 +1,5 @@
 """Fixtures for the installer tests (`aimos_home`, `passphrase`, `installed` come from
-tests/conftest.py; this folder is put on sys.path for `installer_support`).
+tests/conftest.py; this folder is put on sys.path for `support.installer`).
 
 `keystore` is "os" (the real Secret Service, marked `keychain`; without one the test FAILS with
 the command to run, it is never skipped) or "file". `reaper` SIGKILLs, at teardown, every
@@ -9,22 +9,11 @@ housekeeper a test started or saw, and removes the keychain items of every brain
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from installer_support import Reaper
-
-KEYSTORES = [pytest.param("os", marks=pytest.mark.keychain, id="os"), pytest.param("file", id="file")]
-
-
-@pytest.fixture(params=KEYSTORES)
-def keystore(request: pytest.FixtureRequest, aimos_home: Path) -> str:
-    return str(request.param)
+from support.installer import Reaper
 
 
 @pytest.fixture

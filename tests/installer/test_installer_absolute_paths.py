@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from installer_support import run_aimos
-from process_support import pid_alive, read_pid_file
+from support.installer import run_aimos
+from support.process import pid_alive, read_pid_file
 
 
 def test_a_relative_aimos_home_reaches_the_housekeeper_as_an_absolute_path(aimos_home: Path) -> None:

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from installer_support import BRAIN, CLI_LOG, GUIDES, PASSPHRASE_ENV, Result, run_aimos, tree
+from support.installer import BRAIN, CLI_LOG, GUIDES, PASSPHRASE_ENV, Result, run_aimos, tree
 
 BASE = ("install", "--yes", "--keystore", "file", "--service", "none")
 

@@ -13,9 +13,10 @@ import re
 import signal
 import stat
 from pathlib import Path
+from typing import Any
 
 import pytest
-from installer_support import (
+from support.installer import (
     BRAIN,
     GUIDES,
     Reaper,
@@ -38,8 +39,9 @@ pytestmark = [pytest.mark.timeout(180), pytest.mark.keychain]
 FLAGS = ("--yes", "--keystore", "os", "--service", "process")
 
 
-def status() -> dict:
-    return run_aimos("housekeeper", "status", "--json").json()
+def status() -> dict[str, Any]:
+    found: dict[str, Any] = run_aimos("housekeeper", "status", "--json").json()
+    return found
 
 
 def test_clean_install_qualification(aimos_home: Path, tmp_path: Path, reaper: Reaper) -> None:

@@ -7,7 +7,7 @@ import json
 import re
 from pathlib import Path
 
-from installer_support import BRAIN, CLI_LOG, run_aimos, tree
+from support.installer import BRAIN, CLI_LOG, run_aimos, tree
 
 from aimos.crypto.canonical import canonical_json
 

@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from installer_support import GUIDES, REPO
+from support.installer import GUIDES, REPO
 
 from aimos import vocabulary
 from aimos.crypto.commitments import guide_corpus_root

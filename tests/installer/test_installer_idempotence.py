@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
-from installer_support import (
+from support.installer import (
     BRAIN,
     CLI_LOG,
     PASSPHRASE_ENV,
@@ -22,7 +23,7 @@ from installer_support import (
 )
 
 
-def agents() -> dict[str, dict]:
+def agents() -> dict[str, dict[str, Any]]:
     return {a["agent_id"]: a for a in run_aimos("agent", "list", "--json").json()}
 
 

@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 import pytest
-from installer_support import BRAIN, CLI_LOG, PASSPHRASE_ENV, PtySession, query, scalar, tree
+from support.installer import BRAIN, CLI_LOG, PASSPHRASE_ENV, PtySession, query, scalar, tree
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from installer_support import (
+from support.installer import (
     BRAIN,
     CLI_LOG,
     PASSPHRASE_ENV,

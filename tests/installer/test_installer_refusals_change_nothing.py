@@ -7,7 +7,7 @@ import fcntl
 import os
 from pathlib import Path
 
-from installer_support import BRAIN, run_aimos, tree
+from support.installer import BRAIN, run_aimos, tree
 
 from aimos.vocabulary import DEFAULT_VALIDITY_DAYS
 

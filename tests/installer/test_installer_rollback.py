@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from installer_support import (
+from support.installer import (
     BRAIN,
     CLI_LOG,
     Reaper,
@@ -32,6 +32,7 @@ from installer_support import (
 import aimos.installer.setup as setup
 from aimos.errors import AimosError
 from aimos.identity.anchors import KEPT_ANCHOR_ITEM
+from aimos.identity.keystore import choose_keystore
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -80,7 +81,7 @@ def test_failure_at_step_leaves_nothing(
     probe_items = keychain_usernames("aimos:probe") if keystore == "os" else set()
 
     chosen: dict[str, str] = {}
-    real_choose = setup.choose_keystore
+    real_choose = choose_keystore  # what setup calls
 
     def spy_choose(choice: str | None, brain_id: str) -> Any:
         chosen["brain_id"] = brain_id

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aimos_cli_support import assert_refused
-from installer_support import (
+from support.cli import assert_refused
+from support.installer import (
     BRAIN,
     CLI_LOG,
     PASSPHRASE_ENV,
@@ -96,7 +96,7 @@ def guide_count(home: Path) -> int:
     return int(scalar(home, "SELECT COUNT(*) FROM memories WHERE memory_type = 'guide'"))
 
 
-def kept(document: dict) -> dict[str, str]:
+def kept(document: dict[str, Any]) -> dict[str, str]:
     return {k["what"]: k["where"] for k in document["keep"]}
 
 

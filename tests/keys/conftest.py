@@ -8,23 +8,11 @@ real `aimos install` and, at teardown, removes the Secret Service items of every
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "installer"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from keys_support import Installed, install_brain
-
-KEYSTORES = [pytest.param("os", marks=pytest.mark.keychain, id="os"), pytest.param("file", id="file")]
-
-
-@pytest.fixture(params=KEYSTORES)
-def keystore(request: pytest.FixtureRequest, aimos_home: Path) -> str:
-    return str(request.param)
+from support.keys import Installed, install_brain
 
 
 @pytest.fixture

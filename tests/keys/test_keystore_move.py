@@ -8,8 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from aimos_cli_support import assert_refused, require_keychain, run_aimos, snapshot
-from keys_support import KILLED, Installed, StepHook, install_brain
+from support.cli import assert_refused, require_keychain, run_aimos, snapshot
+from support.keys import KILLED, Installed, StepHook, install_brain
 
 from aimos.identity.anchors import KEPT_ANCHOR_ITEM
 from aimos.vocabulary import KEYSTORE_MOVED_OPERATION
@@ -22,7 +22,7 @@ OTHER = {"os": "file", "file": "os"}
 def epochs_held(brain: Installed) -> set[str]:
     """The item names the brain's keys must be under: the master, every epoch not revoked, and the
     kept freshness anchor (it moves with the keys)."""
-    from aimos_cli_support import sqlite_value
+    from support.cli import sqlite_value
 
     refs = sqlite_value(
         brain.home / "brain.sqlite3",
@@ -93,7 +93,7 @@ def test_refusals_change_nothing(brain: Installed, passphrase: str) -> None:
 @pytest.mark.keychain
 @pytest.mark.parametrize("keystore", ["os", "file"], indirect=True)
 def test_a_wrong_passphrase_moves_nothing(brain: Installed, keystore: str, tmp_path: Path) -> None:
-    from keys_support import passphrase_file
+    from support.keys import passphrase_file
 
     held = brain.items(keystore)
     assert_refused(move(OTHER[keystore], env=passphrase_file(tmp_path, "not the passphrase")), 6)

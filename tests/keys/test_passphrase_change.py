@@ -9,9 +9,9 @@ import re
 from pathlib import Path
 
 import pytest
-from aimos_cli_support import BRAIN, assert_refused, run_aimos, sha256_file, snapshot
-from installer_support import PtySession
-from keys_support import KILLED, Installed, StepHook, change, passphrase_file, with_fd
+from support.cli import BRAIN, assert_refused, run_aimos, sha256_file, snapshot
+from support.installer import PtySession
+from support.keys import KILLED, Installed, StepHook, change, passphrase_file, with_fd
 
 from aimos.vocabulary import MASTER_PASSPHRASE_CHANGED_OPERATION
 

@@ -12,8 +12,8 @@ import os
 from pathlib import Path
 
 import pytest
-from aimos_cli_support import BRAIN, PASSPHRASE_ENV, Result, assert_refused, run_aimos
-from keys_support import change, with_fd
+from support.cli import BRAIN, PASSPHRASE_ENV, Result, assert_refused, run_aimos
+from support.keys import change, with_fd
 
 pytestmark = pytest.mark.timeout(180)
 

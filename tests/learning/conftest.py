@@ -1,9 +1,4 @@
 """Fixtures for the outcome and reweighting tests: `aimos_home`, `brain` and `installed` come from
-tests/conftest.py; this folder is put on sys.path for `learning_support`."""
+tests/conftest.py; this folder is put on sys.path for `support.learning`."""
 
 from __future__ import annotations
-
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))

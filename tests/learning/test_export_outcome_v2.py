@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aimos_cli_support import UUID_RE, parse_json, run_aimos
-from json_leaves import changed, leaves, set_at
+from support.cli import UUID_RE, parse_json, run_aimos
+from support.json_leaves import changed, leaves, set_at
 
 from aimos.verify.v2_mutation import MUTATION_REASONS, verify_mutation_bundle
 
@@ -160,7 +160,7 @@ def test_unknown_outcome_is_not_found(installed: Path, tmp_path: Path) -> None:
 def test_outcome_without_the_v2_binding_is_not_exported(brain: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """An outcome recorded as before the V2 binding existed (no V2 outcome event, no valence row)
     is refused with NOT_FOUND: nothing is signed or faked at export time."""
-    from learning_support import disclosing_receipt, give, put
+    from support.learning import disclosing_receipt, give, put
 
     from aimos.errors import NotFoundError, V2OutcomeUnavailableError
     from aimos.learning import outcomes

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aimos_cli_support import (
+from support.cli import (
     BRAIN,
     HEX64_RE,
     UUID_RE,

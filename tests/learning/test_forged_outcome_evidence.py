@@ -9,6 +9,7 @@ from typing import Any
 
 import apsw
 import pytest
+from support.cells import the_row
 
 from aimos.actions.bodies import build_outcome_body, build_recall_body, build_save_body
 from aimos.errors import GrantError, IntegrityError
@@ -19,7 +20,7 @@ from aimos.identity.requests import sign_request
 from aimos.learning.outcomes import record_outcome
 from aimos.memory.save import save
 from aimos.recall.pipeline import recall
-from aimos.store.connection import one, write_transaction
+from aimos.store.connection import write_transaction
 from aimos.verify.brain.verifier import verify_brain
 from aimos.vocabulary import PATH_OUTCOME, PATH_RECALL, PATH_SAVE
 
@@ -60,7 +61,7 @@ def _feedback(brain: Any, signer: Any, mid: str, receipt: str, outcome: str = "g
 def test_copied_outcome_rows_are_refused(brain: Any) -> None:
     mid, receipt = _setup(brain)
     _feedback(brain, brain.agent, mid, receipt)
-    row = one(brain.conn, "SELECT * FROM outcomes WHERE memory_id = ?", (mid,))
+    row = the_row(brain.conn, "SELECT * FROM outcomes WHERE memory_id = ?", (mid,))
     forged = dict(row, outcome_id="00000000-0000-4000-8000-00000000abcd")
     with pytest.raises(IntegrityError):
         with write_transaction(brain.conn):
@@ -68,7 +69,7 @@ def test_copied_outcome_rows_are_refused(brain: Any) -> None:
                 f"INSERT INTO outcomes ({', '.join(forged)}) VALUES ({', '.join('?' * len(forged))})",
                 tuple(forged.values()),
             )
-    assert one(brain.conn, "SELECT COUNT(*) AS n FROM outcomes")["n"] == 1
+    assert the_row(brain.conn, "SELECT COUNT(*) AS n FROM outcomes")["n"] == 1
 
 
 def test_forged_weight_chain_fails_recall_closed(brain: Any, tmp_path: Path) -> None:
@@ -136,4 +137,4 @@ def test_outcomes_bind_to_the_recalling_agent_and_a_writable_grant(brain: Any) -
         signer = load_signer(brain.conn, brain.keystore, agent_id, now)
         with pytest.raises(GrantError):
             _feedback(brain, signer, mid, receipt)
-    assert one(brain.conn, "SELECT COUNT(*) AS n FROM outcomes")["n"] == 0
+    assert the_row(brain.conn, "SELECT COUNT(*) AS n FROM outcomes")["n"] == 0

@@ -14,7 +14,8 @@ import uuid
 from typing import Any
 
 import pytest
-from learning_support import (
+from support.cells import cell_int
+from support.learning import (
     CANARY,
     ask,
     counts,
@@ -645,7 +646,7 @@ def test_the_kept_ledger_is_the_replayed_one_and_a_change_elsewhere_drops_it(
     probe = apsw.Connection(str(brain.home / "brain.sqlite3"))
     try:
         version = probe.execute("PRAGMA user_version").fetchall()[0][0]
-        probe.execute(f"PRAGMA user_version = {int(version)}")  # the same value: a commit all the same
+        probe.execute(f"PRAGMA user_version = {cell_int(version)}")  # the same value: a commit all the same
     finally:
         probe.close()
     assert outcomes.ledger_of(brain.conn, mid) == fresh  # replayed, not the kept one

@@ -22,7 +22,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from learning_support import (
+from support.learning import (
     disclosing_receipt,
     fresh_brain,
     give,

@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from aimos_cli_support import run_aimos
+from support.cli import run_aimos
 
 pytestmark = pytest.mark.timeout(300)
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import apsw
 import pytest
-from learning_support import disclosing_receipt, give, put
+from support.learning import disclosing_receipt, give, put
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aimos_cli_support import SQLITE3
-from learning_support import CANARY, disclosing_receipt, give, projections, put, reweight_nodes, weight
+from support.cli import SQLITE3
+from support.learning import CANARY, disclosing_receipt, give, projections, put, reweight_nodes, weight
 
 from aimos.crypto import commitments
 from aimos.crypto.canonical import canonical_json

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from aimos_cli_support import run_aimos
+from support.cli import run_aimos
 
 from aimos.verify.brain import outcome as verify_outcome
 

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aimos_cli_support import SQLITE3
-from learning_support import put
+from support.cli import SQLITE3
+from support.learning import put
 
 from aimos.identity.epochs import master_row
 from aimos.verify.brain import parity, verifier

@@ -24,7 +24,7 @@ from typing import Any
 
 import apsw
 import pytest
-from learning_support import counts, disclosing_receipt, give, now, projections, put, reweight_nodes, weight
+from support.learning import counts, disclosing_receipt, give, now, projections, put, reweight_nodes, weight
 
 from aimos.actions.bodies import build_outcome_body
 from aimos.crypto import commitments

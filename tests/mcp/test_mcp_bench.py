@@ -5,18 +5,19 @@ bad input."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
-from aimos_cli_support import require_keychain, run_aimos
+from support.cli import require_keychain, run_aimos
 
 pytestmark = pytest.mark.timeout(240)
 
 
-def check(report: dict[str, object], keystore: str, calls: int) -> None:
+def check(report: dict[str, Any], keystore: str, calls: int) -> None:
     assert report["keystore"] == keystore and report["calls"] == calls
     for mode in ("key_cache", "no_key_cache"):
         for call in ("save", "recall"):
-            figures = report[mode][call]  # type: ignore[index]
+            figures = report[mode][call]
             assert figures["n"] == calls and 0 < figures["median_ms"] <= figures["p95_ms"]
     assert report["ratio_save_no_cache_to_cache"] > 0 and report["ratio_recall_no_cache_to_cache"] > 0
 

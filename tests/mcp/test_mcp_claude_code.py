@@ -11,8 +11,8 @@ import shlex
 from pathlib import Path
 
 import pytest
-from aimos_cli_support import run_aimos, sqlite_value
-from mcp_support import call, connect
+from support.cli import run_aimos, sqlite_value
+from support.mcp import call, connect
 
 pytestmark = pytest.mark.timeout(180)
 

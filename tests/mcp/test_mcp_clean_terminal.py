@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 
 import pytest
-from aimos_cli_support import run_aimos
-from mcp_support import call, connect
+from support.cli import run_aimos
+from support.mcp import call, connect
 
 pytestmark = pytest.mark.timeout(240)
 

@@ -7,9 +7,9 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from aimos_cli_support import run_aimos, sqlite_value, table_counts
 from mcp import ClientSession
-from mcp_support import connect, text_of
+from support.cli import run_aimos, sqlite_value, table_counts
+from support.mcp import connect, text_of
 
 pytestmark = pytest.mark.timeout(300)
 SAVES = 200

@@ -8,8 +8,8 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from aimos_cli_support import clock_moved, parse_json, run_aimos
-from mcp_support import call, connect, refused, server_env, text_of
+from support.cli import clock_moved, parse_json, run_aimos
+from support.mcp import call, connect, refused, server_env, text_of
 
 from aimos.vocabulary import DEFAULT_VALIDITY_DAYS, EXPIRY_WARNING_DAYS
 

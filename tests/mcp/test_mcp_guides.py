@@ -7,8 +7,8 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from aimos_cli_support import BRAIN, run_aimos, sqlite_value
-from mcp_support import call, connect, refused
+from support.cli import BRAIN, run_aimos, sqlite_value
+from support.mcp import call, connect, refused
 
 pytestmark = pytest.mark.timeout(180)
 

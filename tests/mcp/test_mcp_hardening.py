@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aimos_cli_support import run_aimos, sqlite_value
-from mcp_support import AIMOS, TOOLS, call, connect, refused, text_of
+from support.cli import run_aimos, sqlite_value
+from support.mcp import AIMOS, TOOLS, call, connect, refused, text_of
 
 pytestmark = pytest.mark.timeout(180)
 

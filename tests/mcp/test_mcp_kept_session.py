@@ -15,8 +15,8 @@ from contextlib import closing
 from pathlib import Path
 
 import pytest
-from aimos_cli_support import run_aimos, sqlite_value
-from mcp_support import call, connect, refused
+from support.cli import run_aimos, sqlite_value
+from support.mcp import call, connect, refused
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -31,7 +31,7 @@ def count_of(brain: Path, text: str) -> int:
     return int(sqlite_value(brain, f"SELECT COUNT(*) FROM memories WHERE value = '{text}'"))
 
 
-def between_two_calls(agent: str, act: Callable[[], None], *words: str) -> str:
+def between_two_calls(agent: str, act: Callable[[], object], *words: str) -> str:
     """A save, ``act`` (another process's doing), then a save the server must refuse naming
     ``words``; the refusal's text."""
 

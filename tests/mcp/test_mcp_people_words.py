@@ -3,7 +3,7 @@
 What an agent (and the person reading its transcript) is told in words: the server's
 instructions, every tool's title, description and parameter descriptions, and every result's text
 (a save, a recall with a withheld memory, an outcome, a shown memory of each label) says no protocol
-label or judgment word (people_words_support.PROTOCOL_WORDS) and no "memory(s)"; the structured
+label or judgment word (support.people_words.PROTOCOL_WORDS) and no "memory(s)"; the structured
 results keep the protocol's words, as --json does.
 """
 
@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aimos_cli_support import run_aimos
-from mcp_support import call, connect, text_of
-from people_words_support import either_number_in, protocol_words_in
+from support.cli import run_aimos
+from support.mcp import call, connect, text_of
+from support.people_words import either_number_in, protocol_words_in
 
 from aimos import vocabulary
 from aimos.mcp.server import INSTRUCTIONS

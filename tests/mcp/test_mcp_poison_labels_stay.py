@@ -4,16 +4,12 @@ a person denied cannot clear its poison labels by saving the same answer once mo
 from __future__ import annotations
 
 import asyncio
-import sys
 from pathlib import Path
 
 import pytest
-from aimos_cli_support import run_aimos, sqlite_value
-from mcp_support import call, connect
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "epistemic"))
-
-from poison_campaign import AGAIN, DENIALS, POISON
+from support.cli import run_aimos, sqlite_value
+from support.mcp import call, connect
+from support.poison_campaign import AGAIN, DENIALS, POISON
 
 pytestmark = pytest.mark.timeout(180)
 

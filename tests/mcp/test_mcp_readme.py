@@ -13,8 +13,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from aimos_cli_support import run_aimos
-from mcp_support import TOOLS, connect
+from support.cli import run_aimos
+from support.mcp import TOOLS, connect
 
 pytestmark = pytest.mark.timeout(180)
 README = Path(__file__).resolve().parents[2] / "README.md"

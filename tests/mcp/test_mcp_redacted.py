@@ -8,8 +8,8 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from aimos_cli_support import run_aimos
-from mcp_support import call, connect, server_env, text_of
+from support.cli import run_aimos
+from support.mcp import call, connect, server_env, text_of
 
 pytestmark = pytest.mark.timeout(180)
 

@@ -8,8 +8,8 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from aimos_cli_support import BRAIN, run_aimos, table_counts
-from mcp_support import call, connect, refused
+from support.cli import BRAIN, run_aimos, table_counts
+from support.mcp import call, connect, refused
 
 from aimos.eval.secret_corpus import shapes
 

@@ -7,9 +7,9 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from aimos_cli_support import sqlite_value
-from mcp_support import call, connect
-from process_support import wait_for
+from support.cli import sqlite_value
+from support.mcp import call, connect
+from support.process import wait_for
 
 pytestmark = pytest.mark.timeout(180)
 

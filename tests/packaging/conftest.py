@@ -4,14 +4,10 @@ test_beside_pypa_installer.py both run aimos from it); and `clean_env`."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from dist_support import Dists, SharedVenv, build_dists, clean_environment, make_shared_venv
+from support.dist import Dists, SharedVenv, build_dists, clean_environment, make_shared_venv
 
 
 @pytest.fixture(scope="session")

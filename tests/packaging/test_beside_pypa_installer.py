@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from dist_support import SharedVenv, check_installed_aimos, explain, pip, probe, run, tree_digests
+from support.dist import SharedVenv, check_installed_aimos, explain, pip, probe, run, tree_digests
 
 pytestmark = pytest.mark.timeout(1200)
 

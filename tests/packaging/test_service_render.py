@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_templates import _unit_settings  # the same unit parser (pytest puts this folder on sys.path)
+from support.dist import _unit_settings
 
 
 def test_systemd_unit_runs_this_python_with_this_home(

@@ -10,6 +10,8 @@ import plistlib
 import string
 from pathlib import Path
 
+from support.dist import _unit_settings
+
 REPO = Path(__file__).resolve().parents[2]
 UNIT = REPO / "packaging/systemd/aimos-housekeeper.service.in"
 PLIST = REPO / "packaging/launchd/org.aimos.housekeeper.plist.in"
@@ -19,23 +21,6 @@ def _template(path: Path) -> string.Template:
     template = string.Template(path.read_text("utf-8"))
     assert template.is_valid(), f"{path} has a stray '$' (write '$$' for a literal dollar sign)"
     return template
-
-
-def _unit_settings(text: str) -> dict[str, dict[str, list[str]]]:
-    sections: dict[str, dict[str, list[str]]] = {}
-    current: dict[str, list[str]] | None = None
-    for raw in text.splitlines():
-        line = raw.strip()
-        if not line or line.startswith(("#", ";")):
-            continue
-        if line.startswith("[") and line.endswith("]"):
-            current = sections.setdefault(line[1:-1], {})
-            continue
-        assert current is not None, f"setting outside a section: {line!r}"
-        key, sep, value = line.partition("=")
-        assert sep, f"not a Key=Value line: {line!r}"
-        current.setdefault(key, []).append(value)
-    return sections
 
 
 def test_unit_placeholders_are_exactly_the_agreed_ones() -> None:

@@ -12,7 +12,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from dist_support import REPO, Dists, SharedVenv, check_installed_aimos, explain, run
+from support.dist import REPO, Dists, SharedVenv, check_installed_aimos, explain, run
 
 import aimos
 

@@ -10,23 +10,11 @@ brain it was told of.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "installer"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from purge_support import Cleanup
-
-KEYSTORES = [pytest.param("os", marks=pytest.mark.keychain, id="os"), pytest.param("file", id="file")]
-
-
-@pytest.fixture(params=KEYSTORES)
-def keystore(request: pytest.FixtureRequest, aimos_home: Path) -> str:
-    return str(request.param)
+from support.purge import Cleanup
 
 
 @pytest.fixture

@@ -6,11 +6,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
-from aimos_cli_support import BRAIN, Result, assert_refused, run_aimos
-from purge_support import (
+from support.cli import BRAIN, Result, assert_refused, run_aimos
+from support.purge import (
     CONFIRM,
     Cleanup,
     assert_state_unchanged,
@@ -112,7 +114,7 @@ def test_a_housekeeper_that_cannot_be_stopped_refuses_the_ceremony(installed: Pa
     """A pid file naming another process (stale, or written by someone who can write the state
     folder): nothing is signalled, the ceremony is refused (exit 7) once the confirmation was
     typed, and nothing is removed."""
-    from process_support import pid_alive, read_pid_file
+    from support.process import pid_alive, read_pid_file
 
     started = run_aimos("housekeeper", "start", "--json").json()
     assert pid_alive(started["pid"]) and read_pid_file(installed) == started["pid"]
@@ -154,20 +156,22 @@ def test_verify_receipt_refuses_every_edit(installed: Path, passphrase: str, tmp
             (tmp_path / f"{name}.intent.json").write_text(json.dumps(inte))
         return path
 
-    def edited(doc: dict, change: object, *, recanonicalize: bool = False) -> dict:
-        copy = json.loads(json.dumps(doc))
-        change(copy["body"])  # type: ignore[operator]
+    def edited(
+        doc: dict[str, Any], change: Callable[[dict[str, Any]], None], *, recanonicalize: bool = False
+    ) -> dict[str, Any]:
+        copy: dict[str, Any] = json.loads(json.dumps(doc))
+        change(copy["body"])
         if recanonicalize:
             copy["canonical_body"] = canonical_json(copy["body"]).decode()
         return copy
 
-    def bump_rows(body: dict) -> None:
+    def bump_rows(body: dict[str, Any]) -> None:
         body["affected_table_classes"][0]["row_count"] += 1
 
-    def later(body: dict) -> None:
+    def later(body: dict[str, Any]) -> None:
         body["completed_at"] = "2099" + body["completed_at"][4:]
 
-    def earlier_authorized(body: dict) -> None:
+    def earlier_authorized(body: dict[str, Any]) -> None:
         body["authorized_at"] = "2000-01-01T00:00:00.000Z"
 
     verify_receipt(write("control", receipt, intent), fingerprint).ok()
@@ -320,7 +324,7 @@ def test_the_confirmation_typed_on_a_terminal(installed: Path) -> None:
     purges."""
     import os
 
-    from installer_support import PtySession
+    from support.installer import PtySession
 
     env = dict(os.environ)
     wrong = PtySession(["purge", "--live"], env)

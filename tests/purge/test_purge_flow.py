@@ -14,10 +14,10 @@ import json
 from pathlib import Path
 
 import pytest
-from aimos_cli_support import BRAIN, assert_refused, run_aimos
-from installer_support import require_keychain
-from process_support import pid_alive, read_pid_file, wait_for
-from purge_support import (
+from support.cli import BRAIN, assert_refused, run_aimos
+from support.installer import require_keychain
+from support.process import pid_alive, read_pid_file, wait_for
+from support.purge import (
     CONFIRM,
     FINGERPRINT_RE,
     Cleanup,

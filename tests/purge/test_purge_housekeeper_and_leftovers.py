@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aimos_cli_support import BRAIN, assert_refused, run_aimos
-from process_support import is_housekeeper, pid_alive, read_pid_file, wait_for
-from purge_support import CONFIRM, Cleanup, brain_id_of, purge_files, purge_live, verify_receipt
+from support.cli import BRAIN, assert_refused, run_aimos
+from support.process import is_housekeeper, pid_alive, read_pid_file, wait_for
+from support.purge import CONFIRM, Cleanup, brain_id_of, purge_files, purge_live, verify_receipt
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
-from aimos_cli_support import BRAIN, run_aimos
-from purge_support import (
+from support.cli import BRAIN, run_aimos
+from support.purge import (
     CONFIRM,
     assert_no_leak,
     brain_id_of,
@@ -90,7 +91,9 @@ def only_journal(home: Path) -> dict[str, object]:
     return dict(json.loads(journals[0].read_text()))
 
 
-def assert_finished(home: Path, bid: str, fingerprint: str, ceremony_id: str, *, recreate: bool) -> dict:
+def assert_finished(
+    home: Path, bid: str, fingerprint: str, ceremony_id: str, *, recreate: bool
+) -> dict[str, Any]:
     """One receipt and one intent, no journal; the receipt verifies; nothing of the brain left."""
     found = purge_files(home)
     assert found["journal"] == [], f"a journal is left: {found['journal']}"

@@ -8,8 +8,8 @@ import re
 from pathlib import Path
 
 import pytest
-from aimos_cli_support import BRAIN, run_aimos
-from purge_support import (
+from support.cli import BRAIN, run_aimos
+from support.purge import (
     FINGERPRINT_RE,
     MIGRATIONS,
     brain_id_of,

@@ -8,8 +8,8 @@ import os
 from pathlib import Path
 
 import pytest
-from aimos_cli_support import BRAIN
-from purge_support import CONFIRM, purge_live, verify_receipt
+from support.cli import BRAIN
+from support.purge import CONFIRM, purge_live, verify_receipt
 
 from aimos.errors import IntegrityError
 

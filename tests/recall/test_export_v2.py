@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aimos_cli_support import UUID_RE, parse_json, run_aimos
-from json_leaves import changed, leaves, set_at
+from support.cli import UUID_RE, parse_json, run_aimos
+from support.json_leaves import changed, leaves, set_at
 
 from aimos.verify.v2_recall import RECALL_REASONS, verify_recall_envelope
 

@@ -4,6 +4,7 @@ thresholds, a question nothing answers returns nothing, and with no weight the w
 
 from __future__ import annotations
 
+from apsw import Connection
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -86,7 +87,7 @@ def test_a_near_memory_lifts_a_word_hit_above_one_that_is_not_near() -> None:
 
 
 class _NoQuery:
-    def nearest(self, conn: object, limit: int) -> tuple[list[tuple[int, float]], float]:
+    def nearest(self, conn: Connection, limit: int) -> tuple[list[tuple[int, float]], float, int]:
         raise AssertionError("a pure fusion searches nothing")
 
 
@@ -99,5 +100,14 @@ def test_recall_abstains_where_the_first_guess_returned_the_nearest_memory() -> 
     nearest = [(7, 0.839), (3, 0.83)]  # "what is my shoe size" -> a memory about a knee
     mean = 0.753
     assert fuse([], nearest, mean) == []
-    assert next(r for r, _ in fuse([], nearest, mean, Fusion(**dict(FIRST_GUESS)))) == 7
+    guess = dict(FIRST_GUESS)
+    first = Fusion(
+        weight=guess["weight"],
+        floor=guess["floor"],
+        full=guess["full"],
+        margin=guess["margin"],
+        alone=guess["alone"],
+        lift=guess["lift"],
+    )
+    assert next(r for r, _ in fuse([], nearest, mean, first)) == 7
     assert fuse([(5, 2.0)], nearest, mean)[0][0] == 5  # a word hit stays first; the near one follows

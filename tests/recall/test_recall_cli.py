@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from aimos_cli_support import (
+from support.cli import (
     BRAIN,
     UUID_RE,
     Result,
@@ -24,28 +25,13 @@ from aimos_cli_support import (
     sqlite_value,
     table_counts,
 )
+from support.recall import ids, recall_json, save
 
 pytestmark = pytest.mark.timeout(120)
 
 USAGE, NOT_FOUND, VERIFICATION, IDENTITY = 2, 3, 4, 6
 EMPTY_ROOT = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"  # SHA-256 of ""
 RECALL_TABLES = ("recall_receipts", "request_nonces", "events", "memories")
-
-
-def save(text: str, *options: str) -> str:
-    result = run_aimos("save", text, *options).ok()
-    memory_id = result.out.strip()
-    assert UUID_RE.match(memory_id), result.describe()
-    return memory_id
-
-
-def recall_json(query: str, *options: str) -> dict[str, Any]:
-    data: dict[str, Any] = parse_json(run_aimos("recall", query, "--json", *options))
-    return data
-
-
-def ids(data: dict[str, Any]) -> list[str]:
-    return [r["memory_id"] for r in data["results"]]
 
 
 def enroll(agent_id: str, *options: str) -> None:
@@ -72,8 +58,8 @@ def test_a_recall_does_not_pad_with_memories_that_do_not_match(installed: Path) 
     data = recall_json("where is the spare key")
     assert ids(data) == [key], data["results"]
     assert data["results"][0]["relevance"] == 1.0
-    text = run_aimos("recall", "where is the spare key").ok()
-    assert len(text.out.splitlines()) == 2, text.describe()  # the header and the one memory
+    shown = run_aimos("recall", "where is the spare key").ok()
+    assert len(shown.out.splitlines()) == 2, shown.describe()  # the header and the one memory
     nothing = run_aimos("recall", "zebra quasar").ok()
     assert nothing.out == "" and "abstains" in nothing.err, nothing.describe()
 
@@ -206,7 +192,7 @@ def _flip(text: str, at: int) -> str:
     return text[:at] + ("B" if text[at] != "B" else "C") + text[at + 1 :]
 
 
-EDITS = {
+EDITS: dict[str, tuple[Callable[[dict[str, Any]], object], str]] = {
     "evidence score": (lambda d: d["evidence"][0].__setitem__("score", 0.999), "Merkle root recomputes"),
     "evidence memory id": (
         lambda d: d["evidence"][1].__setitem__("memory_id", d["evidence"][0]["memory_id"]),

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aimos_cli_support import (
+from support.cli import (
     BRAIN,
     assert_refused,
     edit_outside,
@@ -23,7 +23,7 @@ from aimos_cli_support import (
     sqlite_value,
     table_counts,
 )
-from test_recall_cli import ids, recall_json, save
+from support.recall import ids, recall_json, save
 
 pytestmark = pytest.mark.timeout(180)
 

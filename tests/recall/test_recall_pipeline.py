@@ -217,8 +217,8 @@ def test_a_refused_recall_leaves_no_partial_state(brain: Any) -> None:
     from aimos.errors import UsageError
 
     before = counts(brain.conn)
-    for fields in ({"limit": 0}, {"limit": 201}, {"query": "   "}):
-        body = build_recall_body(query=fields.get("query", "x"), limit=fields.get("limit", 10))
+    for query, limit in (("x", 0), ("x", 201), ("   ", 10)):
+        body = build_recall_body(query=query, limit=limit)
         t = now()
         with pytest.raises(UsageError):
             recall(brain.conn, brain.housekeeper, sign_request(brain.agent, body, PATH_RECALL, t), t)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aimos_cli_support import BRAIN, UUID_RE, Result, run_aimos, sqlite
+from support.cli import BRAIN, UUID_RE, Result, run_aimos, sqlite
 
 from aimos.crypto.commitments import live_content_hash
 

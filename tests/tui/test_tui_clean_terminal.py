@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aimos_cli_support import run_aimos
 from rich.console import Console
+from support.cli import run_aimos
+from support.tui import aimos_app, choose, drive, memory_id_at, paste, recall, run_recall, save, screen_text
 from textual.pilot import Pilot
 from textual.widgets import Input, Select, Static, TextArea
-from tui_support import choose, drive, paste, recall, run_recall, save, screen_text
 
 from aimos.terminal import visible
 from aimos.tui.detail import MemoryScreen
@@ -61,18 +61,18 @@ def brain_with_hostile_memories() -> dict[str, str]:
 def terminal_bytes(app: Any) -> str:
     """What the app writes to the terminal for the whole screen, as Textual's driver does: the
     compositor's update rendered by a terminal console."""
+    written = io.StringIO()
     console = Console(
         width=app.size.width,
         height=app.size.height,
-        file=io.StringIO(),
+        file=written,
         force_terminal=True,
         color_system="truecolor",
         legacy_windows=False,
         safe_box=False,
     )
     console.print(app.screen._compositor.render_update(full=True, screen_stack=app._background_screens))
-    output = console.file.getvalue()  # type: ignore[attr-defined]
-    return str(output)
+    return written.getvalue()
 
 
 def assert_clean(app: Any) -> str:
@@ -161,7 +161,7 @@ def test_the_filter_choices_are_stored_text_drawn_escaped_not_read_as_markup(ins
         await choose(pilot, scope, HOSTILE_SCOPE)
         await pilot.pause()
         table = app.screen.query_one(MemoryTable)
-        assert [table.memory_at(i)["memory_id"] for i in range(len(table.rowids))] == [ids["hostile"]]  # type: ignore[index]
+        assert [memory_id_at(table, i) for i in range(len(table.rowids))] == [ids["hostile"]]
         assert "home\\x" in assert_clean(app)  # as much as the box has room for
         chosen = scope.query_one("#label", Static).content
         assert str(getattr(chosen, "plain", chosen)) == "home\\x1b[2J[/]"
@@ -173,7 +173,7 @@ def test_the_detail_screen_shows_hostile_text_escaped(installed: Path, tmp_path:
     ids = brain_with_hostile_memories()
 
     async def scenario(pilot: Pilot[Any]) -> tuple[str, str]:
-        app = pilot.app
+        app = aimos_app(pilot)
         app.open_memory(ids["hostile"])
         await pilot.pause()
         assert isinstance(app.screen, MemoryScreen)
@@ -218,7 +218,7 @@ def test_the_correct_dialog_starts_from_the_text_as_shown(installed: Path) -> No
     ids = brain_with_hostile_memories()
 
     async def scenario(pilot: Pilot[Any]) -> None:
-        app = pilot.app
+        app = aimos_app(pilot)
         app.open_memory(ids["hostile"])
         await pilot.pause()
         await pilot.press("c")

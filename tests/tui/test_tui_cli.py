@@ -15,8 +15,8 @@ import termios
 import time
 from pathlib import Path
 
-from aimos_cli_support import assert_refused, run_aimos, snapshot
-from tui_support import cli_save
+from support.cli import assert_refused, run_aimos, snapshot
+from support.tui import cli_save
 
 
 def test_refuses_without_a_terminal_with_exit_2(installed: Path) -> None:

@@ -9,9 +9,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+from support.cli import run_aimos
+from support.tui import drive, screen_text, text_of
 from textual.pilot import Pilot
 from textual.widgets import Static
-from tui_support import drive, run_aimos, screen_text, text_of
 
 from aimos.tui.detail import MemoryScreen
 

@@ -9,45 +9,30 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.pilot import Pilot
-from textual.widgets import Input, Select, Static, TextArea
-from tui_support import (
+from support.tui import (
     choose,
     counts,
     drive,
     fill_label,
     memory_field,
+    on_top,
+    open_memory,
     paste,
     recall,
     save,
     screen_text,
+    section,
     table_rows,
     text_of,
     type_text,
     value,
 )
+from textual.pilot import Pilot
+from textual.widgets import Input, Select, Static, TextArea
 
 from aimos.tui.detail import MemoryScreen
 from aimos.tui.dialogs import ConfirmDialog, CorrectDialog, LabelDialog, MessageDialog
 from aimos.tui.memory_table import MemoryTable
-
-
-async def open_memory(pilot: Pilot[Any], memory_id: str) -> MemoryScreen:
-    """From the memories list: move the cursor to ``memory_id`` and press enter."""
-    app = pilot.app
-    table = app.screen.query_one(MemoryTable)
-    ids = [table.memory_at(i)["memory_id"] for i in range(len(table.rowids))]  # type: ignore[index]
-    await pilot.press("home", *["down"] * ids.index(memory_id))
-    await pilot.press("enter")
-    await pilot.pause()
-    screen = app.screen
-    assert isinstance(screen, MemoryScreen), screen
-    assert screen.memory_id == memory_id
-    return screen
-
-
-def section(screen: MemoryScreen, name: str) -> str:
-    return text_of(screen.query_one(f"#detail-{name}", Static))
 
 
 def points(screen: MemoryScreen) -> int:
@@ -114,7 +99,7 @@ def test_good_feedback_is_signed_and_the_trajectory_gains_a_point(installed: Pat
         assert "good recorded; the weight rises" in " ".join(told.split()), told  # and why
         await pilot.press("enter")
         await pilot.pause()
-        assert app.screen is screen
+        assert on_top(app) is screen
         assert points(screen) == 2, section(screen, "trajectory")
         assert table_rows(screen.query_one("#detail-trajectory", Static)) == steps_before + 1
         assert "no outcomes yet" not in section(screen, "trajectory")
@@ -163,7 +148,7 @@ def test_cancelled_feedback_signs_nothing(installed: Path) -> None:
             assert isinstance(pilot.app.screen, ConfirmDialog)
             await pilot.press(cancel)
             await pilot.pause()
-            assert pilot.app.screen is screen
+            assert on_top(pilot.app) is screen
         assert points(screen) == 1
 
     drive(scenario, size=(100, 40))
@@ -185,7 +170,7 @@ def test_feedback_with_no_recall_to_be_about_says_so_and_signs_nothing(installed
         assert "Nothing was signed or changed." in text
         await pilot.press("enter")
         await pilot.pause()
-        assert app.screen is screen
+        assert on_top(app) is screen
         assert points(screen) == 1
 
     drive(scenario, size=(100, 40))
@@ -216,7 +201,7 @@ def test_label_dispute_is_signed_and_the_history_gains_a_row(installed: Path) ->
         assert "not judged -> disputed: a person doubts it" in dialog_text(pilot)
         await pilot.press("enter")
         await pilot.pause()
-        assert app.screen is screen
+        assert on_top(app) is screen
         assert table_rows(screen.query_one("#detail-labels", Static)) == rows_before + 1
         labels = section(screen, "labels")
         assert "disputed" in labels and "astronauts brought back rock" in labels
@@ -257,7 +242,7 @@ def test_label_dialog_asks_for_a_judgment_a_reason_and_the_passphrase_before_sig
         assert app.screen is dialog and "master passphrase" in text_of(error)
         await pilot.press("escape")
         await pilot.pause()
-        assert app.screen is screen
+        assert on_top(app) is screen
 
     drive(scenario, size=(100, 40))
     assert counts(installed) == before
@@ -282,7 +267,7 @@ def test_refute_with_a_wrong_passphrase_shows_an_error_and_changes_nothing(
         assert "Traceback" not in text
         await pilot.press("enter")
         await pilot.pause()
-        assert app.screen is screen
+        assert on_top(app) is screen
         assert "label history: none" in section(screen, "labels")
 
     drive(scenario, size=(100, 40))
@@ -351,7 +336,7 @@ def test_correct_saves_a_new_version_and_opens_it(installed: Path) -> None:
         assert "Nothing changed" in text_of(dialog.query_one("#dialog-error", Static))
         await pilot.press("escape")
         await pilot.pause()
-        assert app.screen is screen
+        assert on_top(app) is screen
 
         await correct_to(pilot, "The meeting is on Monday", "The meeting is on Tuesday")
         new_screens = [s for s in app.screen_stack if isinstance(s, MemoryScreen) and s is not screen]
@@ -365,11 +350,11 @@ def test_correct_saves_a_new_version_and_opens_it(installed: Path) -> None:
         assert old in versions and new_screen.memory_id in versions
         # back out of everything the correction opened, to the old version's screen
         for _ in range(len(app.screen_stack)):
-            if app.screen is screen:
+            if on_top(app) is screen:
                 break
             await pilot.press("escape")
             await pilot.pause()
-        assert app.screen is screen
+        assert on_top(app) is screen
         assert "1 of 2 (superseded)" in section(screen, "fields"), section(screen, "fields")
         return new_screen.memory_id
 

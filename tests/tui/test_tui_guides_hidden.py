@@ -8,11 +8,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from test_guides_view import fresh, guide_ids, guides_template  # noqa: F401  (the fixtures)
-from test_tui_memories import shown_ids, summary
+from support.cli import run_aimos
+from support.guides import guide_ids
+from support.tui import drive, notifications, screen_text, settle, shown_ids, summary
 from textual.pilot import Pilot
 from textual.widgets import Select
-from tui_support import drive, notifications, run_aimos, screen_text, settle
 
 HIDDEN_NOTE = "8 guides hidden (aimos guides show)"
 
@@ -22,7 +22,7 @@ def choices(pilot: Pilot[Any], widget_id: str) -> list[str]:
     return [str(value) for _prompt, value in select._options if value is not Select.NULL]
 
 
-def test_hidden_guides_are_left_out_of_the_memory_list_until_shown(fresh: Path) -> None:  # noqa: F811
+def test_hidden_guides_are_left_out_of_the_memory_list_until_shown(fresh: Path) -> None:
     guides = guide_ids(fresh)
     run_aimos("agent", "enroll", "hostile").ok()
     dressed = run_aimos(
@@ -54,13 +54,13 @@ def test_hidden_guides_are_left_out_of_the_memory_list_until_shown(fresh: Path) 
 
 
 def test_a_brain_of_hidden_guides_only_reads_as_empty_and_says_what_is_hidden(
-    guides_template: Path,  # noqa: F811
+    guides_template: Path,
     aimos_home: Path,
     monkeypatch: Any,
 ) -> None:
     import shutil
 
-    from aimos_cli_support import PASSPHRASE_ENV
+    from support.cli import PASSPHRASE_ENV
 
     shutil.copytree(guides_template / "home", aimos_home, dirs_exist_ok=True)
     monkeypatch.setenv(PASSPHRASE_ENV, str(guides_template / "passphrase"))
@@ -76,7 +76,7 @@ def test_a_brain_of_hidden_guides_only_reads_as_empty_and_says_what_is_hidden(
     drive(scenario)
 
 
-def test_a_damaged_view_setting_shows_the_guides_and_says_so(fresh: Path) -> None:  # noqa: F811
+def test_a_damaged_view_setting_shows_the_guides_and_says_so(fresh: Path) -> None:
     guides = guide_ids(fresh)
     (fresh / "config" / "view.json").write_text("{not json")
 

@@ -7,10 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_tui_detail import open_memory
+from support.tui import choose, counts, drive, fill_label, memory_field, open_memory, save
 from textual.pilot import Pilot
 from textual.widgets import Input, Label, Select
-from tui_support import choose, counts, drive, fill_label, memory_field, save
 
 from aimos.tui.dialogs import LabelDialog
 

@@ -7,9 +7,21 @@ import re
 from pathlib import Path
 from typing import Any
 
+from support.tui import (
+    aimos_app,
+    choose,
+    drive,
+    lines_in,
+    memory_id_at,
+    paste,
+    recall,
+    save,
+    screen_text,
+    settle,
+    text_of,
+)
 from textual.pilot import Pilot
 from textual.widgets import Select, Static
-from tui_support import choose, drive, lines_in, paste, recall, save, screen_text, settle, text_of
 
 from aimos.tui.detail import MemoryScreen
 from aimos.tui.dialogs import HELP, ConfirmDialog, HelpScreen, LabelDialog
@@ -54,11 +66,7 @@ def test_resized_to_60x20_every_screen_still_reads(installed: Path) -> None:
 
         await pilot.press(
             "home",
-            *["down"]
-            * [
-                app.screen.query_one(MemoryTable).memory_at(i)["memory_id"]
-                for i in range(2)  # type: ignore[index]
-            ].index(boiler),
+            *["down"] * [memory_id_at(app.screen.query_one(MemoryTable), i) for i in range(2)].index(boiler),
             "enter",
         )
         await pilot.pause()
@@ -210,7 +218,7 @@ def test_theme_toggles_and_light_starts_light(installed: Path) -> None:
     light theme's warning text colour after the switch, not the dark one's."""
 
     async def dark(pilot: Pilot[Any]) -> None:
-        app = pilot.app
+        app = aimos_app(pilot)
         assert app.theme == "textual-dark"
         await pilot.press("3")
         await pilot.pause()

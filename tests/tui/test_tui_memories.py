@@ -6,34 +6,27 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from textual.pilot import Pilot
-from textual.widgets import Input, Select, Static
-from tui_support import (
+from support.cli import run_aimos
+from support.tui import (
     choose,
     cli_save,
     drive,
+    focused_now,
     memory_field,
-    run_aimos,
     save,
     screen_text,
+    shown_ids,
+    summary,
     text_of,
     type_text,
 )
+from textual.pilot import Pilot
+from textual.widgets import Input, Select, Static
 
 from aimos.memory.versions import SORTS
 from aimos.tui.detail import MemoryScreen
 from aimos.tui.memories import MemoriesScreen
 from aimos.tui.memory_table import MemoryTable
-
-
-def shown_ids(pilot: Pilot[Any]) -> list[str]:
-    """The memory ids the list holds, top to bottom (all of them, not only the visible rows)."""
-    table = pilot.app.screen.query_one(MemoryTable)
-    return [table.memory_at(i)["memory_id"] for i in range(len(table.rowids))]  # type: ignore[index]
-
-
-def summary(pilot: Pilot[Any]) -> str:
-    return text_of(pilot.app.screen.query_one("#list-summary", Static))
 
 
 def test_empty_brain_says_what_to_run_then_reload_shows_the_first_memory(installed: Path) -> None:
@@ -106,7 +99,9 @@ def test_text_filter_narrows_the_list_and_escape_clears_it(installed: Path) -> N
         await pilot.pause()
         assert shown_ids(pilot) == [boiler]
         assert summary(pilot).startswith("1 of 3 memories")
-        assert app.focused is app.screen.query_one(MemoryTable), "enter in the filter goes back to the list"
+        assert focused_now(app) is app.screen.query_one(MemoryTable), (
+            "enter in the filter goes back to the list"
+        )
 
         await pilot.press("slash")
         await type_text(pilot, " zebra")

@@ -3,7 +3,7 @@
 Every screen a person reaches (the memories list and its filters, a memory with its label
 history, the help, the label dialog and its signed result, a recall with its results and the
 withheld, the receipt view and its verification, the status screen and its verification) is read
-as a person sees it: no protocol label or judgment word (people_words_support.PROTOCOL_WORDS,
+as a person sees it: no protocol label or judgment word (support.people_words.PROTOCOL_WORDS,
 derived from aimos/vocabulary.py), no count with its number left open ("result(s)"), and the
 receipt's evidence numbered from 1, in the recall table's columns.
 """
@@ -14,22 +14,22 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from people_words_support import either_number_in, protocol_words_in
-from test_tui_detail import open_memory
-from textual.pilot import Pilot
-from textual.widgets import DataTable, Input, Select, Static
-from tui_support import (
+from support.cli import run_aimos
+from support.people_words import either_number_in, protocol_words_in
+from support.tui import (
     drive,
     fill_label,
     notifications,
+    open_memory,
     paste,
-    run_aimos,
     run_recall,
     save,
     screen_text,
     settle,
     text_of,
 )
+from textual.pilot import Pilot
+from textual.widgets import DataTable, Input, Select, Static
 
 from aimos.tui.dialogs import HelpScreen, LabelDialog, MessageDialog
 from aimos.tui.recall import ReceiptScreen

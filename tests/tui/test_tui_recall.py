@@ -8,20 +8,21 @@ import re
 from pathlib import Path
 from typing import Any
 
-from textual.pilot import Pilot
-from textual.widgets import DataTable, Input, Static
-from tui_support import (
+from support.cli import run_aimos
+from support.tui import (
     counts,
     drive,
     lines_in,
     notifications,
-    run_aimos,
+    on_top,
     run_recall,
     save,
     screen_text,
     text_of,
     value,
 )
+from textual.pilot import Pilot
+from textual.widgets import DataTable, Input, Static
 
 from aimos.tui.detail import MemoryScreen
 from aimos.tui.dialogs import ConfirmDialog, MessageDialog
@@ -106,7 +107,7 @@ def test_feedback_on_a_result_is_about_this_receipt(installed: Path) -> None:
         assert "Signed outcome recorded" in screen_text(app)
         await pilot.press("enter")
         await pilot.pause()
-        assert app.screen is screen
+        assert on_top(app) is screen
         await pilot.press("enter")
         await pilot.pause()
         memory = app.screen

@@ -7,9 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_tui_detail import open_memory, section
+from support.tui import drive, open_memory, save, section
 from textual.pilot import Pilot
-from tui_support import drive, save
 
 from aimos.tui.memory_table import MemoryTable
 

@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aimos_cli_support import BRAIN
+from support.cli import BRAIN, run_aimos
+from support.tui import cli_save, drive, lines_in, save, screen_text, settle, text_of, value
 from textual.pilot import Pilot
 from textual.widgets import ProgressBar, Static
-from tui_support import cli_save, drive, lines_in, run_aimos, save, screen_text, settle, text_of, value
 
 from aimos.tui.status import StatusScreen
 from aimos.vocabulary import DEFAULT_VALIDITY_DAYS, EXPIRY_WARNING_DAYS

@@ -8,21 +8,19 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from aimos_cli_support import BRAIN, sqlite
-from textual.pilot import Pilot
-from textual.widgets import Select, Static, TextArea
-from tui_support import (
+from support.cli import BRAIN, edit_outside, run_aimos, sqlite
+from support.tui import (
     break_initial_weight,
     choose,
     counts,
     drive,
-    edit_outside,
     lines_in,
     lock_keystore,
+    memory_id_at,
     notifications,
+    on_top,
     paste,
     recall,
-    run_aimos,
     run_recall,
     save,
     screen_text,
@@ -30,6 +28,8 @@ from tui_support import (
     text_of,
     value,
 )
+from textual.pilot import Pilot
+from textual.widgets import Select, Static, TextArea
 
 from aimos.tui.detail import MemoryScreen
 from aimos.tui.dialogs import ConfirmDialog, MessageDialog
@@ -41,7 +41,7 @@ from aimos.tui.status import StatusScreen
 
 async def open_by_id(pilot: Pilot[Any], memory_id: str) -> MemoryScreen:
     table = pilot.app.screen.query_one(MemoryTable)
-    ids = [table.memory_at(i)["memory_id"] for i in range(len(table.rowids))]  # type: ignore[index]
+    ids = [memory_id_at(table, i) for i in range(len(table.rowids))]
     await pilot.press("home", *["down"] * ids.index(memory_id), "enter")
     await pilot.pause()
     screen = pilot.app.screen
@@ -88,7 +88,7 @@ def test_verify_all_names_the_memory_that_fails_in_red(installed: Path) -> None:
         assert isinstance(screen, StatusScreen)
         await pilot.press("v")
         await settle(pilot)
-        assert app.screen is screen, "no error dialog: the verdict is the answer"
+        assert on_top(app) is screen, "no error dialog: the verdict is the answer"
         assert screen.verdict is not None and not screen.verdict["ok"]
         verdict = screen.query_one("#status-verify", Static)
         text = text_of(verdict)
@@ -120,7 +120,7 @@ def test_a_recall_that_meets_the_edited_memory_fails_closed_on_screen(installed:
         assert "east lake" not in text, "nothing of it is disclosed"
         await pilot.press("escape")
         await pilot.pause()
-        assert app.screen is screen and screen.result is None
+        assert on_top(app) is screen and screen.result is None
 
     drive(scenario, size=(100, 30))
     assert counts(installed, ("recall_receipts",)) == before
@@ -181,7 +181,7 @@ def test_locked_keychain_feedback_says_nothing_was_signed(installed: Path) -> No
         assert "Traceback" not in text
         await pilot.press("enter")
         await pilot.pause()
-        assert app.screen is screen
+        assert on_top(app) is screen
         assert "1 point," in text_of(screen.query_one("#detail-trajectory", Static))
 
     drive(scenario, size=(100, 40))
@@ -208,7 +208,7 @@ def test_locked_keychain_label_correct_and_recall_sign_nothing(installed: Path) 
         assert "Nothing was signed or changed." in screen_text(app)
         await pilot.press("enter")
         await pilot.pause()
-        assert app.screen is screen
+        assert on_top(app) is screen
 
         await pilot.press("c")
         await pilot.pause()
@@ -223,7 +223,7 @@ def test_locked_keychain_label_correct_and_recall_sign_nothing(installed: Path) 
         assert "Could not save the correction" in text and "Nothing was signed or changed." in text
         await pilot.press("enter")
         await pilot.pause()
-        assert app.screen is screen, "no new version is opened"
+        assert on_top(app) is screen, "no new version is opened"
         await pilot.press("escape")
         await pilot.pause()
 
@@ -250,7 +250,7 @@ def test_unlocking_the_keychain_again_lets_the_same_session_sign(installed: Path
         assert isinstance(app.screen, MessageDialog) and "Nothing was signed" in screen_text(app)
         await pilot.press("enter")
         await pilot.pause()
-        from aimos_cli_support import keystore_dir
+        from support.cli import keystore_dir
 
         shutil.move(str(aside), str(keystore_dir(installed)))  # unlocked again
         await pilot.press("g", "y")
@@ -297,13 +297,13 @@ def test_a_damaged_search_index_says_so_when_filtering_and_the_list_stays(instal
         assert "Traceback" not in text
         await pilot.press("escape")
         await settle(pilot)
-        assert app.screen is screen, f"closing the error opened another: {type(app.screen).__name__}"
+        assert on_top(app) is screen, f"closing the error opened another: {type(app.screen).__name__}"
         assert any("damaged" in n for n in notifications(app)), "the refresh on return says so quietly"
-        ids = {table.memory_at(i)["memory_id"] for i in range(len(table.rowids))}  # type: ignore[index]
+        ids = {memory_id_at(table, i) for i in range(len(table.rowids))}
         assert ids == {first, second}, "the list is left as it was"
         await pilot.press("escape")  # clears the filter: the whole list, no index needed
         await settle(pilot)
-        assert app.screen is screen and len(table.rowids) == 2
+        assert on_top(app) is screen and len(table.rowids) == 2
 
     drive(scenario, size=(100, 30))
 

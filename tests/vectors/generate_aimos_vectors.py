@@ -561,6 +561,8 @@ def build_redaction_v3() -> dict[str, Any]:
     (memory/redaction.py: changed_cells, row_change, portable_body): the rows' content hashes
     (seal_row_content_hash) before and after, the portable part the master signs (its canonical
     text, the message, the signature, its id) and the record one device stores (its rows added)."""
+    from aimos.verify.kit.redaction import record_id, record_message  # what memory/redaction.py uses
+
     master = vector_key("master")
     live = LIVE_ROWS[0][1]
     save_body = {
@@ -609,7 +611,7 @@ def build_redaction_v3() -> dict[str, Any]:
         master_fingerprint=master.fingerprint,
     )
     text = canonical_json(portable).decode("utf-8")
-    message = redaction.record_message(text)
+    message = record_message(text)
     return {
         "shapes": {t: [list(c) for c in shape.columns] for t, shape in REDACTION_SHAPES.items()},
         "rows_before": {t: {"rowid": rowids[t], "cells": cells[t]} for t in REDACTED_TABLES},
@@ -618,7 +620,7 @@ def build_redaction_v3() -> dict[str, Any]:
         "portable": portable,
         "portable_text": text,
         "message_hex": message.hex(),
-        "redaction_id": redaction.record_id(text),
+        "redaction_id": record_id(text),
         "master_public_key_b64u": master.public_b64u,
         "signature_b64u": b64u_encode(master.sign(message)),
         "stored_record_text": localized(portable, swaps),

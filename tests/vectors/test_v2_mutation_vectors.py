@@ -138,7 +138,7 @@ def housekeeper_epoch(trust_context: dict[str, Any]) -> dict[str, Any]:
 
 def resigned_noop(**changes: Any) -> dict[str, Any]:
     """The valid signed no-op with its terminal event edited and re-signed, everything resealed."""
-    vector = copy.deepcopy(P2_MUTATION[VALID_NOOP])
+    vector: dict[str, Any] = copy.deepcopy(P2_MUTATION[VALID_NOOP])
     proof = vector["witness"]["terminal_proof"]["event"]
     resign_event(proof, **changes)
     vector["bundle"]["terminal"]["event"]["mutation_hash"] = proof["mutation_hash"]

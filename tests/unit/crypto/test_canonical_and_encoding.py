@@ -15,7 +15,6 @@ import pytest
 
 from aimos.crypto import messages
 from aimos.crypto.canonical import (
-    MAX_DEPTH,
     MAX_SAFE_INTEGER,
     canonical_json,
     canonical_sha256,
@@ -23,7 +22,6 @@ from aimos.crypto.canonical import (
     canonical_text,
 )
 from aimos.crypto.certs import (
-    MASTER_ISSUER,
     Certificate,
     cert_fingerprint,
     issue_certificate,
@@ -56,6 +54,8 @@ from aimos.crypto.encoding import (
     uuid16,
 )
 from aimos.errors import CanonicalJSONError, EncodingError, SignatureError, UsageError
+from aimos.vocabulary import CANONICAL_JSON_MAX_DEPTH as MAX_DEPTH
+from aimos.vocabulary import MASTER_ISSUER
 
 MASTER = KeyPair(hashlib.sha256(b"aimos-unit-test:master").digest())
 AGENT = KeyPair(hashlib.sha256(b"aimos-unit-test:agent").digest())
@@ -577,5 +577,6 @@ def test_parse_iso_ms_reads_what_strptime_reads(text: str) -> None:
     try:
         got: int | str = parse_iso_ms(text)
     except EncodingError as exc:
+        assert exc.reason is not None
         got = exc.reason
     assert got == want

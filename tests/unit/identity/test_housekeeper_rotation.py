@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 import pytest
+from support.cells import the_row
 
 from aimos.crypto.certs import issue_certificate, parse_certificate, verify_certificate
 from aimos.crypto.ed25519 import KeyPair
@@ -17,7 +18,7 @@ from aimos.identity import agents, epochs
 from aimos.identity.trusted import check_identities
 from aimos.ledger.events import append_event
 from aimos.store import seals
-from aimos.store.connection import one, open_writer, rows, seal_with, write_transaction
+from aimos.store.connection import open_writer, rows, seal_with, write_transaction
 from aimos.verify.brain.parity import verify_everything
 from aimos.verify.brain.verifier import verify_event_chains
 from aimos.vocabulary import HOUSEKEEPER
@@ -25,7 +26,7 @@ from aimos.vocabulary import HOUSEKEEPER
 
 def _counts(conn: Any) -> dict[str, int]:
     names = ("identity_epochs", "agent_revocations", "recall_grants", "events", "brain_seals")
-    return {n: int(one(conn, f"SELECT COUNT(*) AS n FROM {n}")["n"]) for n in names}
+    return {n: int(the_row(conn, f"SELECT COUNT(*) AS n FROM {n}")["n"]) for n in names}
 
 
 def _rotate(brain: Any, now: int) -> agents.HousekeeperRotation:

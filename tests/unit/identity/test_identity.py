@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 import pytest
+from support.cells import the_row
 
 from aimos.crypto.certs import parse_certificate, verify_certificate
 from aimos.errors import (
@@ -19,7 +20,7 @@ from aimos.errors import (
 )
 from aimos.identity import agents, epochs, passphrase
 from aimos.identity.keystore import FileKeystore, choose_keystore
-from aimos.store.connection import one, rows
+from aimos.store.connection import rows
 from aimos.vocabulary import DEFAULT_VALIDITY_DAYS
 
 PASS = "correct horse battery staple"
@@ -200,7 +201,7 @@ def test_grant_and_revocation_bytes_verify(brain) -> None:  # type: ignore[no-un
     now = int(time.time())
     agents.revoke_agent(brain.conn, brain.master, brain.keystore, agent_id="cli", reason="test", now=now)
     pub = epochs.master_row(brain.conn)["public_key_b64u"]
-    grant = one(brain.conn, "SELECT * FROM recall_grants WHERE subject_agent_id = 'cli'")
+    grant = the_row(brain.conn, "SELECT * FROM recall_grants WHERE subject_agent_id = 'cli'")
     body = json.loads(grant["signed_body"])
     assert body["schema"] == "hom.aimos.recall-authorization/v1"
     assert verify(
@@ -212,7 +213,7 @@ def test_grant_and_revocation_bytes_verify(brain) -> None:  # type: ignore[no-un
         ).hex()
         == grant["mutation_hash"]
     )
-    rev = one(brain.conn, "SELECT * FROM agent_revocations")
+    rev = the_row(brain.conn, "SELECT * FROM agent_revocations")
     rbody = json.loads(rev["signed_body"])
     sig = b64u_decode(rev["signature_b64u"])
     assert verify(pub, payload_message(rbody, rev["nonce"], rev["ts_signed"]), sig)

@@ -49,7 +49,7 @@ def _keyring_backend(monkeypatch: pytest.MonkeyPatch, backend: _Backend) -> None
 
 def _locked_exception() -> BaseException:
     """An exception of the class secretstorage raises for a locked collection."""
-    kind = type("LockedException", (Exception,), {"__module__": "secretstorage.exceptions"})
+    kind: type[Exception] = type("LockedException", (Exception,), {"__module__": "secretstorage.exceptions"})
     return kind("collection is locked")
 
 

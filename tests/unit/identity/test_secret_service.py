@@ -9,19 +9,28 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import closing
 from pathlib import Path
+from typing import Protocol
 
 import pytest
+from support.cli import require_keychain
 
 from aimos.errors import KeychainError
 from aimos.identity import secret_service
 from aimos.identity.keystore import OsKeystore
 from aimos.identity.secret_service import KEYRING_APPID, SecretServiceItems, direct_backend
-from tests.cli.aimos_cli_support import require_keychain
 
 pytestmark = pytest.mark.keychain
+
+
+class PasswordBackend(Protocol):
+    """The part of a keyring backend the test calls (keyring's backends are not annotated)."""
+
+    def get_password(self, service: str, username: str) -> str | None: ...
+
+    def set_password(self, service: str, username: str, password: str) -> None: ...
 
 
 @pytest.fixture
@@ -51,7 +60,8 @@ def test_items_are_keyrings_both_ways(keyring_module: object) -> None:
     import keyring.backends.SecretService
     import secretstorage
 
-    theirs = keyring.backends.SecretService.Keyring()
+    backend: Callable[[], PasswordBackend] = keyring.backends.SecretService.Keyring
+    theirs = backend()
     store = OsKeystore(_brain_id())
     try:
         store.put("ours", "written by aimos")

@@ -8,6 +8,7 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
+from support.cells import the_row
 
 from aimos.actions.bodies import build_save_body
 from aimos.crypto import commitments
@@ -16,6 +17,7 @@ from aimos.crypto.ed25519 import verify
 from aimos.crypto.encoding import b64u_decode
 from aimos.crypto.messages import payload_message, request_message
 from aimos.errors import (
+    AimosError,
     GrantError,
     IntegrityError,
     SecretDetectedError,
@@ -43,7 +45,7 @@ COUNTED = (
 
 
 def counts(conn: Any) -> dict[str, int]:
-    return {t: one(conn, f"SELECT COUNT(*) AS n FROM {t}")["n"] for t in COUNTED}
+    return {t: the_row(conn, f"SELECT COUNT(*) AS n FROM {t}")["n"] for t in COUNTED}
 
 
 def do_save(brain: Any, value: str, signer: Any = None, **fields: Any) -> Any:
@@ -55,10 +57,10 @@ def do_save(brain: Any, value: str, signer: Any = None, **fields: Any) -> Any:
 def test_save_writes_signed_provenance_row_and_event(brain) -> None:  # type: ignore[no-untyped-def]
     result = do_save(brain, "Alice prefers tea", key="pref:drink")
     assert result.status == "saved"
-    m = one(brain.conn, "SELECT * FROM memories WHERE memory_id = ?", (result.memory_id,))
+    m = the_row(brain.conn, "SELECT * FROM memories WHERE memory_id = ?", (result.memory_id,))
     assert (m["retrieval_weight_milli"], m["epistemic_label"], m["quarantine"]) == (1000, "unverified", 0)
     assert m["live_content_hash"] == commitments.live_content_hash(m).hex()
-    p = one(brain.conn, "SELECT * FROM memory_provenance WHERE memory_id = ?", (result.memory_id,))
+    p = the_row(brain.conn, "SELECT * FROM memory_provenance WHERE memory_id = ?", (result.memory_id,))
     body = json.loads(p["body_json"])
     assert body["value"] == "Alice prefers tea"
     assert p["content_hash"] == commitments.sha256(canonical_json(body)).hex()
@@ -144,7 +146,7 @@ def test_duplicate_records_a_signed_occurrence(brain) -> None:  # type: ignore[n
     third = do_save(brain, "same words")
     assert second.status == third.status == "duplicate"
     assert first.memory_id == second.memory_id == third.memory_id
-    assert one(brain.conn, "SELECT COUNT(*) AS n FROM memories")["n"] == 1
+    assert the_row(brain.conn, "SELECT COUNT(*) AS n FROM memories")["n"] == 1
     occ = rows(brain.conn, "SELECT * FROM memory_occurrences ORDER BY created_at, rowid")
     assert len(occ) == 2 and occ[1]["predecessor_commitment"] == occ[0]["commitment"]
     message = commitments.occurrence_v3_signature_message(bytes.fromhex(occ[0]["commitment"]))
@@ -175,7 +177,7 @@ def test_correct_makes_a_new_version_and_keeps_the_old(brain) -> None:  # type: 
 def test_canary_is_retained_in_quarantine(brain) -> None:  # type: ignore[no-untyped-def]
     result = do_save(brain, "internal note SECRET-0A1B2C3D do not relay")
     assert result.status == "quarantined"
-    m = one(brain.conn, "SELECT * FROM memories WHERE memory_id = ?", (result.memory_id,))
+    m = the_row(brain.conn, "SELECT * FROM memories WHERE memory_id = ?", (result.memory_id,))
     assert (m["quarantine"], m["retrieval_weight_milli"]) == (1, 100)
     ops = [
         e["operation"]
@@ -201,7 +203,9 @@ def test_canary_is_retained_in_quarantine(brain) -> None:  # type: ignore[no-unt
         ({"company_id": "other"}, GrantError, ExitCode.IDENTITY),
     ],
 )
-def test_refused_saves_change_nothing(brain, fields: dict[str, Any], error: type, code: ExitCode) -> None:  # type: ignore[no-untyped-def]
+def test_refused_saves_change_nothing(  # type: ignore[no-untyped-def]
+    brain, fields: dict[str, Any], error: type[AimosError], code: ExitCode
+) -> None:
     do_save(brain, "something already there")
     before = counts(brain.conn)
     body = build_save_body(company_id="personal", value="ok text")

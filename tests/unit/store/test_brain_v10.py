@@ -25,7 +25,7 @@ from typing import Any
 
 import apsw
 import pytest
-from aimos_cli_support import run_aimos, unpack_brain_fixture
+from support.cli import run_aimos, unpack_brain_fixture
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -87,7 +87,8 @@ def _exports(home: Path, out: Path) -> dict[str, str]:
     finally:
         sys.path.remove(str(FIXTURE))
     out.mkdir()
-    return exports(home, out)
+    exported: dict[str, str] = exports(home, out)
+    return exported
 
 
 def test_the_fixture_is_a_brain_the_schema_10_release_made() -> None:

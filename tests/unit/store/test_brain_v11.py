@@ -18,7 +18,7 @@ from typing import Any
 
 import apsw
 import pytest
-from aimos_cli_support import run_aimos, unpack_brain_fixture
+from support.cli import run_aimos, unpack_brain_fixture
 
 from aimos.recall.candidates import index_failures
 from aimos.recall.text import query_terms

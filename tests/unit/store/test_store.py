@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from support.cells import cell_int, the_row
 
 from aimos.errors import DamagedBrainError, IntegrityError, NotInstalledError, SchemaTooNewError
 from aimos.store import connection as store
@@ -39,7 +40,7 @@ def test_new_brain_is_migrated_wal_full_and_private(aimos_home: Path) -> None:
         assert store.schema_version(conn) == store.code_schema_version() >= 1
         assert conn.execute("PRAGMA journal_mode").fetchall()[0][0] == "wal"
         assert conn.execute("PRAGMA synchronous").fetchall()[0][0] == 2  # FULL
-        assert conn.execute("PRAGMA busy_timeout").fetchall()[0][0] > 0
+        assert cell_int(conn.execute("PRAGMA busy_timeout").fetchall()[0][0]) > 0
         names = {r["name"] for r in store.rows(conn, "SELECT name FROM sqlite_master WHERE type='table'")}
         assert set(RETAINED) <= names
     finally:
@@ -166,12 +167,12 @@ def test_registered_functions_match_the_kernel() -> None:
 
 
 def test_write_transaction_rolls_back_on_error(brain) -> None:  # type: ignore[no-untyped-def]
-    count = store.one(brain.conn, "SELECT COUNT(*) AS n FROM brain_meta")["n"]
+    count = the_row(brain.conn, "SELECT COUNT(*) AS n FROM brain_meta")["n"]
     with pytest.raises(RuntimeError):
         with store.write_transaction(brain.conn):
             brain.conn.execute("INSERT INTO brain_meta (key, value) VALUES ('tmp', 'x')")
             raise RuntimeError("boom")
-    assert store.one(brain.conn, "SELECT COUNT(*) AS n FROM brain_meta")["n"] == count
+    assert the_row(brain.conn, "SELECT COUNT(*) AS n FROM brain_meta")["n"] == count
 
 
 def test_busy_brain_fails_with_busy_error(brain, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]

@@ -13,6 +13,7 @@ from typing import Any
 
 import apsw
 import pytest
+from support.cells import the_row
 
 from aimos.actions.bodies import build_recall_body
 from aimos.crypto.canonical import canonical_sha256_hex
@@ -605,7 +606,7 @@ def test_a_transition_stores_its_reweight_body_compact_and_seals_it_as_the_text(
     from aimos.verify.brain.evidence import export_cognitive
     from aimos.verify.chains.weights import chain_reasons
 
-    memory = one(brain.conn, "SELECT * FROM memories WHERE memory_id = ?", (node["memory_id"],))
+    memory = the_row(brain.conn, "SELECT * FROM memories WHERE memory_id = ?", (node["memory_id"],))
     assert chain_reasons(brain.conn, [memory])[node["memory_id"]] == (None, 1, 1)
     exported = export_cognitive(brain.conn, memory_id=node["memory_id"])
     assert json.dumps(json.loads(body), sort_keys=True) in json.dumps(exported, sort_keys=True)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aimos_cli_support import run_aimos
+from support.cli import run_aimos
 
 from aimos.store import vectors
 from aimos.store.connection import write_transaction

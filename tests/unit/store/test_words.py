@@ -65,7 +65,8 @@ def test_words_keep_marks_inside_a_word_as_the_tokenizer_does() -> None:
 
 def _words_by_category(text: str) -> list[str]:
     """The reference: a word is a run of characters of category L*, N*, M* or Co."""
-    out, current = [], ""
+    out: list[str] = []
+    current = ""
     for ch in text:
         if unicodedata.category(ch)[0] in "LNM" or unicodedata.category(ch) == "Co":
             current += ch
@@ -75,7 +76,7 @@ def _words_by_category(text: str) -> list[str]:
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.text(alphabet=st.characters(exclude_categories=("Cs",)), max_size=40))
+@given(st.text(alphabet=st.characters(exclude_categories=["Cs"]), max_size=40))
 def test_words_are_runs_of_letters_numbers_marks_and_private_use(text: str) -> None:
     assert words(text) == _words_by_category(text)
 

@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 import pytest
+from support.cells import the_row
 
 from aimos.actions.bodies import build_save_body
 from aimos.crypto import commitments
@@ -47,7 +48,7 @@ def test_insert_or_replace_cannot_delete_retained_rows(brain: Any) -> None:
         f"INSERT OR REPLACE INTO agent_revocations ({cols}) VALUES ({', '.join('?' * len(rev))})",
         tuple(rev.values()),
     )
-    assert one(brain.conn, "SELECT value FROM brain_meta WHERE key = 'company_id'")["value"] == "personal"
+    assert the_row(brain.conn, "SELECT value FROM brain_meta WHERE key = 'company_id'")["value"] == "personal"
     assert len(rows(brain.conn, "SELECT 1 FROM agent_revocations WHERE agent_id = 'alice'")) == 1
 
 
@@ -138,7 +139,7 @@ def test_memory_rows_need_their_saved_event(brain: Any) -> None:
         ),
         int(time.time()),
     )
-    m = one(brain.conn, "SELECT * FROM memories WHERE memory_id = ?", (saved.memory_id,))
+    m = the_row(brain.conn, "SELECT * FROM memories WHERE memory_id = ?", (saved.memory_id,))
     # the same content under a new id and company would need its own provenance and event
     m["memory_id"] = "00000000-0000-4000-8000-0000000000ff"
     assert "provenance" in _insert(brain.conn, "memories", m)
@@ -148,7 +149,7 @@ def test_revocation_and_grant_columns_are_bound_to_their_bodies(brain: Any) -> N
     now = int(time.time())
     agents.enroll_agent(brain.conn, brain.master, brain.keystore, agent_id="bob", now=now)
     agents.revoke_agent(brain.conn, brain.master, brain.keystore, agent_id="bob", reason="t", now=now)
-    rev = one(brain.conn, "SELECT * FROM agent_revocations WHERE agent_id = 'bob'")
+    rev = the_row(brain.conn, "SELECT * FROM agent_revocations WHERE agent_id = 'bob'")
     forged = dict(
         rev,
         revocation_id="00000000-0000-4000-8000-0000000000aa",
@@ -157,7 +158,7 @@ def test_revocation_and_grant_columns_are_bound_to_their_bodies(brain: Any) -> N
         mutation_hash="00" * 32,
     )
     assert "differ" in _insert(brain.conn, "agent_revocations", forged)
-    grant = one(brain.conn, "SELECT * FROM recall_grants WHERE subject_agent_id = 'cli'")
+    grant = the_row(brain.conn, "SELECT * FROM recall_grants WHERE subject_agent_id = 'cli'")
     rebound = dict(
         grant,
         grant_id="00000000-0000-4000-8000-0000000000bb",
@@ -167,6 +168,6 @@ def test_revocation_and_grant_columns_are_bound_to_their_bodies(brain: Any) -> N
     _insert(brain.conn, "recall_grants", rebound)
     with translate_errors():
         assert (
-            one(brain.conn, "SELECT COUNT(*) AS n FROM recall_grants WHERE subject_agent_id = 'bob'")["n"]
+            the_row(brain.conn, "SELECT COUNT(*) AS n FROM recall_grants WHERE subject_agent_id = 'bob'")["n"]
             == 1
         )

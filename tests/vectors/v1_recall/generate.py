@@ -170,7 +170,7 @@ def make_bundle(bundle_id: str, memory_count: int = 2, *, epistemic: bool = Fals
         "answer_shape": "full_detail",
         "ts_signed": TS,
     }
-    memories = [
+    memories: list[dict[str, Any]] = [
         {
             "id": fixed_uuid(f"memory:{bundle_id}:{ordinal}"),
             "source": body["source_filter"],
@@ -553,9 +553,14 @@ def fixtures() -> list[Fixture]:
             Fixture(name, "recall", targets, _mutated(base, change),
                     ("invalid", "recall_trust_anchor_master_mismatch"), reference=("valid", None))
         )  # fmt: skip
+
+    def attacker_master_and_no_event(b: dict[str, Any]) -> None:
+        attacker_master(b)
+        b["recall_receipt"].pop("event_receipt")
+
     out.append(
         Fixture("pin-and-event-absent", "recall", "aimos: the pin decides before an indeterminate verdict",
-                _mutated(base, lambda b: (attacker_master(b), b["recall_receipt"].pop("event_receipt"))),
+                _mutated(base, attacker_master_and_no_event),
                 ("invalid", "recall_trust_anchor_master_mismatch"),
                 reference=("indeterminate", "recall_mandatory_evidence_missing"))
     )  # fmt: skip

@@ -32,8 +32,9 @@ from urllib.parse import quote
 
 import psycopg
 import pytest
-from process_support import pid_alive, wait_for
 from psycopg import sql
+
+from support.process import pid_alive, wait_for
 
 INSTALL = "apt-get install postgresql"
 TOOLS = ("initdb", "postgres")

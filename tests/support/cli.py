@@ -19,7 +19,7 @@ import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 SQLITE3 = "/usr/bin/sqlite3"
 BRAIN = "brain.sqlite3"
@@ -191,7 +191,7 @@ def run_aimos_peak_rss(*args: str, timeout: float = 60) -> tuple[Result, int]:
 
 
 # A fresh interpreter's warning filters (no -W, no PYTHONWARNINGS): what a subprocess starts with.
-_PROCESS_WARNING_FILTERS = (
+_PROCESS_WARNING_FILTERS: tuple[tuple[Literal["default", "ignore"], type[Warning], str | None], ...] = (
     ("default", DeprecationWarning, "__main__"),
     ("ignore", DeprecationWarning, None),
     ("ignore", PendingDeprecationWarning, None),

@@ -33,6 +33,8 @@ from typing import Any
 
 import apsw
 
+from support.cells import cell_int, cell_str
+
 HEXDIGITS = "0123456789abcdef"
 HEX = re.compile(r"[0-9a-f]{8,}")
 FTS5 = re.compile(r"USING\s+fts5\s*\(", re.IGNORECASE)
@@ -70,13 +72,16 @@ class Schema:
 
 def read_schema(conn: apsw.Connection) -> Schema:
     """Every table in sqlite_master: regular ones with their columns, FTS5 ones, and the skipped."""
-    found = conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table' ORDER BY rowid").fetchall()
-    virtual = [n for n, sql in found if (sql or "").upper().startswith("CREATE VIRTUAL TABLE")]
+    found = [
+        (cell_str(n), cell_str(sql or ""))
+        for n, sql in conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table' ORDER BY rowid")
+    ]
+    virtual = [n for n, sql in found if sql.upper().startswith("CREATE VIRTUAL TABLE")]
     shadow = [n for n, _ in found if n not in virtual and any(n.startswith(v + "_") for v in virtual)]
-    fts = tuple(n for n, sql in found if n in virtual and FTS5.search(sql or ""))
+    fts = tuple(n for n, sql in found if n in virtual and FTS5.search(sql))
     tables = {
         n: tuple(
-            Column(str(c[1]), str(c[2]).upper(), bool(c[3]), int(c[5]))
+            Column(str(c[1]), str(c[2]).upper(), bool(c[3]), cell_int(c[5]))
             for c in conn.execute(f'PRAGMA table_info("{n}")').fetchall()
         )
         for n, _ in found
@@ -104,7 +109,7 @@ def triggers(conn: apsw.Connection, table: str, on: str) -> list[tuple[str, str]
     for name, sql in conn.execute(
         "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = ? ORDER BY rowid", (table,)
     ).fetchall():
-        header = re.split(r"\bBEGIN\b", sql, maxsplit=1, flags=re.IGNORECASE)[0]
+        header = re.split(r"\bBEGIN\b", cell_str(sql), maxsplit=1, flags=re.IGNORECASE)[0]
         if re.search(rf"\b{on}\b", header, re.IGNORECASE):
             out.append((str(name), str(sql)))
     return out
@@ -158,7 +163,7 @@ def _serializer(text: str, doc: Any) -> Any:
         {},
         {"indent": 2, "sort_keys": True},
     ):
-        if json.dumps(doc, **kwargs) == text:  # type: ignore[arg-type]
+        if json.dumps(doc, **kwargs) == text:
             return lambda d, kw=kwargs: json.dumps(d, **kw)
     return None
 
@@ -332,7 +337,7 @@ def plan(db: Path, schema: Schema) -> list[Case]:
                 sum(1 for c in columns if c.pk) == 1
             )
             for row in data:
-                rowid = int(row[0])
+                rowid = cell_int(row[0])
                 for i, column in enumerate(columns):
                     old = row[i + 1]
                     candidates, note = variants(old, column, distinct[column.name], rowid - 1 + i)
@@ -343,14 +348,15 @@ def plan(db: Path, schema: Schema) -> list[Case]:
                 if not rowid_is_column:
                     cases.append(Case(MOVE, table, rowid))
         texts = {
-            int(r[0]): str(r[1])
+            cell_int(r[0]): str(r[1])
             for r in conn.execute("SELECT rowid, COALESCE(key, '') || ' ' || value FROM memories").fetchall()
         }
         for fts in schema.fts:
-            for (rowid,) in conn.execute(f'SELECT rowid FROM "{fts}" ORDER BY rowid').fetchall():
-                text = texts.get(int(rowid), "index text")
-                cases.append(Case(FTS_EDIT, fts, int(rowid), "text", None, (one_char(text),)))
-                cases.append(Case(FTS_DELETE, fts, int(rowid)))
+            for (cell,) in conn.execute(f'SELECT rowid FROM "{fts}" ORDER BY rowid').fetchall():
+                rowid = cell_int(cell)
+                text = texts.get(rowid, "index text")
+                cases.append(Case(FTS_EDIT, fts, rowid, "text", None, (one_char(text),)))
+                cases.append(Case(FTS_DELETE, fts, rowid))
         return cases
     finally:
         conn.close()

@@ -9,16 +9,20 @@ aimos's own commitment code.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import struct
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from aimos_cli_support import SQLITE3, UUID_RE, Result, sqlite
+import apsw
+
+from support.cli import SQLITE3, UUID_RE, Result, sqlite
 
 # --- the PoisonedRAG black-box shape: value = target question + "." + passage ---------------------
 QUESTION = "how many episodes are in chicago fire season 4"
@@ -225,3 +229,18 @@ def classify_row(brain: Any, memory_id: str, label: str, *, confidence_milli: in
             reason="classified at save",
             **meta,
         )
+
+
+@contextlib.contextmanager
+def without_judgment_trigger(conn: apsw.Connection) -> Iterator[None]:
+    """The classification insert trigger dropped for one block, then put back exactly as the
+    migrations make it (what a writer that skips the check could do with the housekeeper's key)."""
+    from aimos.store.schema import expected_objects
+
+    sql = expected_objects()["memory_classifications_verify_insert"][2]
+    assert sql is not None
+    conn.execute("DROP TRIGGER memory_classifications_verify_insert")
+    try:
+        yield
+    finally:
+        conn.execute(sql)

@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from support.cells import cell_int, cell_str
+
 PASSPHRASE = "tamper harness passphrase"
 EVIL = "web:evil.example"
 QUESTION = "how many episodes are in chicago fire season 4"
@@ -226,7 +228,7 @@ def build_used_brain(home: Path) -> UsedBrain:
         with open_brain(write=True) as brain:
             brain.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             counts = {
-                name: int(brain.conn.execute(f"SELECT COUNT(*) FROM {name}").fetchall()[0][0])
+                cell_str(name): cell_int(brain.conn.execute(f"SELECT COUNT(*) FROM {name}").fetchall()[0][0])
                 for (name,) in brain.conn.execute(
                     "SELECT name FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%'"
                     " AND name NOT LIKE '%fts%' ORDER BY name"

@@ -4,7 +4,7 @@ tests/conftest.py REAL_PROCESS_FOLDERS), and the hub seen from outside, as its d
 
 Imported by the test modules of this folder as a plain module (this folder's conftest.py puts it on
 sys.path). Nothing is mocked: the devices are real brains with the file keystore, the hub a real
-PostgreSQL database (hub_support.PgCluster).
+PostgreSQL database (support.hub.PgCluster).
 
 A pair (device A, which put the brain on the hub, and device B, which joined it) costs a few
 seconds to make; `copy_pair` copies one (its homes, and its hub database through PostgreSQL's
@@ -25,11 +25,11 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
-from aimos_cli_support import BRAIN, PASSPHRASE_ENV, Result, listing, run_aimos, sqlite, sqlite_value
-from hub_support import PgCluster, unique_database_name
 
 from aimos import paths
 from aimos.hub.postgres import TABLES
+from support.cli import BRAIN, PASSPHRASE_ENV, Result, listing, run_aimos, sqlite, sqlite_value
+from support.hub import PgCluster, unique_database_name
 
 PASSPHRASE = "hub tests: a passphrase of the brain's master"
 RECORDS = "aimos_hub_records"
@@ -232,7 +232,7 @@ def nothing_left(home: Path) -> None:
 # --- the hub as its database's owner sees it --------------------------------------------------
 def hub_query(url: str, query: str, params: Iterable[Any] | None = None) -> list[tuple[Any, ...]]:
     with psycopg.connect(url, autocommit=True) as conn:
-        return conn.execute(query, None if params is None else tuple(params)).fetchall()  # type: ignore[arg-type]
+        return conn.execute(query, None if params is None else tuple(params)).fetchall()
 
 
 def hub_records(url: str) -> list[dict[str, Any]]:
@@ -265,9 +265,9 @@ def as_owner(url: str, *statements: tuple[str, Iterable[Any]]) -> None:
     off first (what an owner may do: ALTER TABLE ... DISABLE TRIGGER USER)."""
     with psycopg.connect(url, autocommit=False) as conn:
         for table in HUB_TABLES:
-            conn.execute(f"ALTER TABLE {table} DISABLE TRIGGER USER")  # type: ignore[arg-type]
+            conn.execute(f"ALTER TABLE {table} DISABLE TRIGGER USER")
         for query, params in statements:
-            conn.execute(query, tuple(params))  # type: ignore[arg-type]
+            conn.execute(query, tuple(params))
         conn.commit()
 
 

@@ -14,7 +14,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from aimos_cli_support import (
+from support.cli import (
     BRAIN,
     PASSPHRASE_ENV,
     Result,
@@ -58,7 +58,7 @@ class Installed:
     def forget_keys(self) -> None:
         """Remove every Secret Service item of this brain (the test keyring is kept on disk)."""
         with contextlib.suppress(Exception):  # no Secret Service in this session: nothing stored
-            from installer_support import delete_keychain_service
+            from support.installer import delete_keychain_service
 
             delete_keychain_service(f"aimos:{self.brain_id}")
 

@@ -3,7 +3,7 @@ from outside (plain read-only apsw), the OS keychain read through Secret Service
 housekeeper processes, event signatures checked by hand, and a real pseudo-terminal session.
 
 Imported as a plain module (tests/ is not a package; conftest.py puts this folder on sys.path,
-and tests/conftest.py puts tests/cli there for `aimos_cli_support`).
+and tests/conftest.py puts tests/cli there for `support.cli`).
 """
 
 from __future__ import annotations
@@ -24,22 +24,23 @@ from pathlib import Path
 from typing import Any
 
 import apsw
-from aimos_cli_support import BRAIN, PASSPHRASE_ENV, Result, run_aimos
-from aimos_cli_support import keychain_problem as keychain_problem  # re-exported
-from aimos_cli_support import require_keychain as require_keychain  # re-exported
-from process_support import (  # re-exported for the suite's modules
+
+from support.cli import BRAIN, PASSPHRASE_ENV, Result, run_aimos
+from support.cli import keychain_problem as keychain_problem  # re-exported
+from support.cli import require_keychain as require_keychain  # re-exported
+from support.process import (  # re-exported for the suite's modules
     is_housekeeper as is_housekeeper,
 )
-from process_support import (
+from support.process import (
     kill_housekeeper as kill_housekeeper,
 )
-from process_support import (
+from support.process import (
     pid_alive as pid_alive,
 )
-from process_support import (
+from support.process import (
     read_pid_file as read_pid_file,
 )
-from process_support import (
+from support.process import (
     wait_for as wait_for,
 )
 

@@ -20,11 +20,11 @@ from pathlib import Path
 from typing import Any
 
 import apsw
-from aimos_cli_support import BRAIN, Result, run_aimos
-from installer_support import delete_keychain_service, keychain_usernames, tree
-from process_support import kill_housekeeper, read_pid_file
 
 from aimos.identity.anchors import KEPT_ANCHOR_ITEM
+from support.cli import BRAIN, Result, run_aimos
+from support.installer import delete_keychain_service, keychain_usernames, tree
+from support.process import kill_housekeeper, read_pid_file
 
 REPO = Path(__file__).resolve().parents[2]
 MIGRATIONS = REPO / "aimos" / "store" / "migrations"
@@ -161,7 +161,7 @@ def home_state(home: Path, kind: str, brain_id: str, ignore: tuple[str, ...] = (
 def assert_state_unchanged(
     home: Path, kind: str, brain_id: str, before: dict[str, Any], ignore: tuple[str, ...] = ()
 ) -> None:
-    from installer_support import tree_diff
+    from support.installer import tree_diff
 
     after = home_state(home, kind, brain_id, ignore)
     assert after["rows"] == before["rows"], f"row counts changed: {before['rows']} -> {after['rows']}"

@@ -28,6 +28,7 @@ from aimos.recall.pipeline import RecallResult, recall
 from aimos.store.connection import one, rows
 from aimos.verify.kit.valence import WeightLedger
 from aimos.vocabulary import PATH_OUTCOME, PATH_RECALL, PATH_SAVE, VALENCE_RULE_V2
+from support.cells import cell_int
 
 PASSPHRASE = "correct horse battery staple"
 CANARY = "SECRET-0A1B2C3D"
@@ -135,7 +136,7 @@ def ledger_replay(conn: apsw.Connection, memory_id: str) -> WeightLedger:
 
 
 def counts(conn: apsw.Connection, tables: Iterable[str] = OUTCOME_TABLES) -> dict[str, int]:
-    return {t: int(conn.execute(f"SELECT COUNT(*) FROM {t}").fetchall()[0][0]) for t in tables}
+    return {t: cell_int(conn.execute(f"SELECT COUNT(*) FROM {t}").fetchall()[0][0]) for t in tables}
 
 
 def weight(conn: apsw.Connection, memory_id: str) -> int:

@@ -149,3 +149,20 @@ def check_installed_aimos(venv: Path, env: dict[str, str]) -> None:
     assert "aimos/installer/__init__.py" in owned and "aimos/purge/__init__.py" in owned, owned
     outside = [f for f in owned if f.split("/", 1)[0] != "aimos" and ".dist-info/" not in f]
     assert all(f.endswith("/bin/aimos") for f in outside), f"aimos installs files outside aimos/: {outside}"
+
+
+def _unit_settings(text: str) -> dict[str, dict[str, list[str]]]:
+    sections: dict[str, dict[str, list[str]]] = {}
+    current: dict[str, list[str]] | None = None
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith(("#", ";")):
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            current = sections.setdefault(line[1:-1], {})
+            continue
+        assert current is not None, f"setting outside a section: {line!r}"
+        key, sep, value = line.partition("=")
+        assert sep, f"not a Key=Value line: {line!r}"
+        current.setdefault(key, []).append(value)
+    return sections

@@ -14,15 +14,22 @@ import io
 import shutil
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, TypeVar
 
-from aimos_cli_support import BRAIN, edit_outside, keystore_dir, run_aimos, sqlite_value, table_counts
-from rich.console import Console, RenderableType
+from rich.console import Console, ConsoleRenderable, RichCast
 from rich.text import Text
+from textual.app import App
 from textual.pilot import Pilot
-from textual.widgets import Select, Static
+from textual.visual import VisualType
+from textual.widgets import Input, Select, Static
 
+from aimos.tui.detail import MemoryScreen
+from aimos.tui.memory_table import MemoryTable
 from aimos.tui.recall import RecallScreen
+from support.cli import BRAIN, edit_outside, keystore_dir, run_aimos, sqlite_value, table_counts
+
+if TYPE_CHECKING:
+    from aimos.tui.app import AimosApp
 
 T = TypeVar("T")
 
@@ -63,6 +70,35 @@ def drive(
             return result
 
     return asyncio.run(main())
+
+
+def aimos_app(pilot: Pilot[Any]) -> AimosApp:
+    """The app ``drive`` runs, as the AimosApp it is (a Pilot knows it only as an App)."""
+    from aimos.tui.app import AimosApp
+
+    app = pilot.app
+    assert isinstance(app, AimosApp), app
+    return app
+
+
+def on_top(app: App[Any]) -> object:
+    """The screen on top now, read afresh, to compare by identity (``on_top(app) is screen``):
+    after keys are pressed, what an earlier isinstance check of ``app.screen`` found is no longer
+    known (a type checker would keep it), and ``screen`` keeps the type it was checked to have."""
+    return app.screen
+
+
+def focused_now(app: App[Any]) -> object:
+    """The focused widget now, read afresh, to compare by identity (as ``on_top`` reads the screen)."""
+    return app.focused
+
+
+def memory_id_at(table: MemoryTable, index: int) -> str:
+    """The id of the memory in row ``index`` of the list (a row the list holds)."""
+    memory = table.memory_at(index)
+    assert memory is not None, f"no row {index} in a list of {len(table.rowids)}"
+    memory_id: str = memory["memory_id"]
+    return memory_id
 
 
 async def settle(pilot: Pilot[Any]) -> None:
@@ -133,7 +169,7 @@ def _console(width: int) -> Console:
     )
 
 
-def content_of(widget: Static) -> RenderableType:
+def content_of(widget: Static) -> VisualType:
     return widget.content  # what the app last gave update(): a str, a rich Text, Table or Group
 
 
@@ -154,6 +190,7 @@ def styled_lines(widget_or_content: Any, *, width: int = 200) -> list[tuple[str,
     content = content_of(widget_or_content) if isinstance(widget_or_content, Static) else widget_or_content
     if isinstance(content, str):
         content = Text(content)
+    assert isinstance(content, ConsoleRenderable | RichCast), content  # what render_lines can render
     console = _console(width)
     lines = console.render_lines(content, console.options.update_width(width), pad=False)
     found = []
@@ -170,7 +207,11 @@ def lines_in(widget: Static, colour: str, *, width: int = 200) -> list[str]:
     """The rendered lines of a widget drawn (at least partly) in ``colour``: green, red, yellow or
     cyan, as the app inks them in its current theme (the theme's success, error, warning and
     primary text colours)."""
-    wanted = widget.app.ink(colour).split()[-1].lower()  # type: ignore[attr-defined]
+    from aimos.tui.app import AimosApp
+
+    app = widget.app
+    assert isinstance(app, AimosApp), app
+    wanted = app.ink(colour).split()[-1].lower()
     return [
         line for line, colours in styled_lines(widget, width=width) if wanted in {c.lower() for c in colours}
     ]
@@ -193,7 +234,17 @@ def table_rows(widget: Static) -> int:
 
 
 # --- the brain, through the real CLI and the sqlite3 shell --------------------------------------
-_SAVE_OPTIONS = {"--key": "key", "--type": "memory_type", "--scope": "scope"}
+_SAVE_OPTIONS: dict[str, Literal["key", "memory_type", "scope"]] = {
+    "--key": "key",
+    "--type": "memory_type",
+    "--scope": "scope",
+}
+
+
+class _SaveFields(TypedDict, total=False):
+    key: str
+    memory_type: str
+    scope: str
 
 
 def save(text: str, *options: str) -> str:
@@ -204,7 +255,9 @@ def save(text: str, *options: str) -> str:
     from aimos.actions.session import open_brain
 
     assert len(options) % 2 == 0 and all(o in _SAVE_OPTIONS for o in options[::2]), options
-    fields = {_SAVE_OPTIONS[o]: v for o, v in zip(options[::2], options[1::2], strict=True)}
+    fields: _SaveFields = {}
+    for o, v in zip(options[::2], options[1::2], strict=True):
+        fields[_SAVE_OPTIONS[o]] = v
     with open_brain(write=True) as brain:
         result = signed_save(brain, "cli", NewMemory(value=text, **fields))
     assert result.status == "saved", result
@@ -265,7 +318,6 @@ def lock_keystore(home: Path) -> Path:
 
 async def run_recall(pilot: Pilot[Any], query: str) -> RecallScreen:
     """2, type the query, enter: the recall screen after a signed recall (or an error dialog)."""
-    from textual.widgets import Input
 
     await pilot.press("2")
     await pilot.pause()
@@ -281,7 +333,6 @@ async def run_recall(pilot: Pilot[Any], query: str) -> RecallScreen:
 async def fill_label(pilot: Pilot[Any], judgment: str, reason: str, passphrase: str | None = None) -> Any:
     """On a memory's screen: l, choose the judgment, type the reason (and the passphrase); the
     label dialog, not yet submitted."""
-    from textual.widgets import Input
 
     await pilot.press("l")
     await pilot.pause()
@@ -293,3 +344,31 @@ async def fill_label(pilot: Pilot[Any], judgment: str, reason: str, passphrase: 
         dialog.query_one("#passphrase", Input).focus()
         await paste(pilot, passphrase)
     return dialog
+
+
+async def open_memory(pilot: Pilot[Any], memory_id: str) -> MemoryScreen:
+    """From the memories list: move the cursor to ``memory_id`` and press enter."""
+    app = pilot.app
+    table = app.screen.query_one(MemoryTable)
+    ids = [memory_id_at(table, i) for i in range(len(table.rowids))]
+    await pilot.press("home", *["down"] * ids.index(memory_id))
+    await pilot.press("enter")
+    await pilot.pause()
+    screen = app.screen
+    assert isinstance(screen, MemoryScreen), screen
+    assert screen.memory_id == memory_id
+    return screen
+
+
+def section(screen: MemoryScreen, name: str) -> str:
+    return text_of(screen.query_one(f"#detail-{name}", Static))
+
+
+def shown_ids(pilot: Pilot[Any]) -> list[str]:
+    """The memory ids the list holds, top to bottom (all of them, not only the visible rows)."""
+    table = pilot.app.screen.query_one(MemoryTable)
+    return [memory_id_at(table, i) for i in range(len(table.rowids))]
+
+
+def summary(pilot: Pilot[Any]) -> str:
+    return text_of(pilot.app.screen.query_one("#list-summary", Static))

@@ -3,12 +3,23 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
-from aimos_cli_support import BRAIN, PASSPHRASE_ENV, UUID_RE, Result, run_aimos, sqlite
+import apsw
+
+from support.cli import (
+    BRAIN,
+    PASSPHRASE_ENV,
+    UUID_RE,
+    Result,
+    run_aimos,
+    sqlite,
+    sqlite_value,
+)
 
 VERIFICATION_FAILED = 4
 INTEGRITY = 5
@@ -70,3 +81,44 @@ def assert_refused_closed(result: Result, code: int, *words: str, never: tuple[s
         assert word in result.err, f"stderr does not name {word!r}\n{result.describe()}"
     for text in never:
         assert text not in result.both, f"{text!r} was shown\n{result.describe()}"
+
+
+PASSPHRASE = "correct horse battery staple"  # what tests/conftest.py's aimos_home writes
+
+
+def attack(home: Path, sql: str, *tables: str, recreate: bool = True, before: str = "") -> None:
+    """Run ``sql`` on the brain in one transaction, from a plain apsw connection (none of aimos's
+    functions; apsw, not the sqlite3 shell, because the shell here (3.40) cannot open the search
+    indexes' `contentless_delete` tables), the triggers of ``tables`` dropped first and
+    (``recreate``) re-created exactly afterwards. ``before`` runs outside the transaction (ATTACH)."""
+    db = home / BRAIN
+    found = triggers_of(db, *tables)
+    assert found or not tables, f"no triggers on {tables}?"
+    drops = "".join(f'DROP TRIGGER "{name}";\n' for name, _ in found)
+    creates = "".join(f"{text};\n" for _, text in found) if recreate else ""
+    conn = apsw.Connection(str(db))
+    try:
+        if before:
+            conn.execute(before)
+        conn.execute(f"BEGIN;\n{drops}{sql};\n{creates}COMMIT;").fetchall()  # runs every statement
+    finally:
+        conn.close()
+    if recreate:
+        assert sorted(triggers_of(db, *tables)) == sorted(found)
+
+
+def rowid_of(home: Path, memory_id: str) -> int:
+    return int(sqlite_value(home / BRAIN, f"SELECT rowid FROM memories WHERE memory_id = '{memory_id}'"))
+
+
+# --- the attacker ----------------------------------------------------------------------------------
+def triggers_of(db: Path, *tables: str) -> list[tuple[str, str]]:
+    """(name, sql) of every trigger on ``tables``, in schema order."""
+    names = ", ".join(f"'{t}'" for t in tables)
+    proc = sqlite(
+        db,
+        f"SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name IN ({names}) ORDER BY rowid",
+        "-json",
+    )
+    assert proc.returncode == 0, proc.stderr
+    return [(t["name"], t["sql"]) for t in json.loads(proc.stdout or "[]")]

@@ -14,22 +14,23 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import apsw
-from aimos_cli_support import Result, run_aimos
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-from process_support import (  # re-exported for the suite's modules
+
+from support.cli import Result, run_aimos
+from support.process import (  # re-exported for the suite's modules
     is_housekeeper as is_housekeeper,
 )
-from process_support import (
+from support.process import (
     kill_housekeeper as kill_housekeeper,
 )
-from process_support import (
+from support.process import (
     pid_alive as pid_alive,
 )
-from process_support import (
+from support.process import (
     read_pid_file as read_pid_file,
 )
-from process_support import (
+from support.process import (
     wait_for as wait_for,
 )
 
@@ -59,7 +60,7 @@ def hk(*args: str, timeout: float = 60) -> Result:
 def run_job(name: str) -> dict[str, Any]:
     """`aimos housekeeper run-job NAME --json`, asserted to exit 0 without a traceback."""
     result = hk("run-job", name, "--json")
-    run = result.json()
+    run: dict[str, Any] = result.json()
     assert "Traceback" not in result.err, result.describe()
     return run
 
@@ -192,7 +193,8 @@ def chains_ok(home: Path) -> list[dict[str, Any]]:
 
 def read_status_file(home: Path) -> dict[str, Any] | None:
     try:
-        return json.loads((home / "state" / "housekeeper-status.json").read_text())
+        status: dict[str, Any] = json.loads((home / "state" / "housekeeper-status.json").read_text())
+        return status
     except (OSError, ValueError):
         return None
 
@@ -208,7 +210,8 @@ def dead_pid() -> int:
 
 
 def status_json() -> dict[str, Any]:
-    return hk("status", "--json").json()
+    status: dict[str, Any] = hk("status", "--json").json()
+    return status
 
 
 def backups_of(home: Path) -> list[str]:

@@ -2,7 +2,7 @@
 the secrets as the keystores hold them (file keystore files, or the OS keychain through keyring).
 
 Imported by the test modules of this folder as a plain module (tests/ is not a package; pytest puts
-this folder on sys.path, and tests/conftest.py puts tests/cli there for `aimos_cli_support`, whose
+this folder on sys.path, and tests/conftest.py puts tests/cli there for `support.cli`, whose
 subprocess runner and `Result` this module re-exports).
 """
 
@@ -15,7 +15,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from aimos_cli_support import (
+from support.cli import (
     BRAIN,
     PASSPHRASE_ENV,
     SQLITE3,
