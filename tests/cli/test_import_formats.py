@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from aimos_cli_support import run_aimos
+from support.cli import run_aimos
 
 from aimos.memory.text_formats import AUTO, IMPORT_FORMAT, by_name
 
