@@ -302,8 +302,9 @@ def in_process_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def brain(aimos_home: Path, in_process_template: Path) -> Iterator[InProcessBrain]:
     """A brain installed with the file keystore (a byte-for-byte copy of the session's in-process
     install: brain file, anchors, keystore), opened with the writer's connection."""
-    from aimos.identity.epochs import load_signer, unlock_master
+    from aimos.identity.epochs import load_signer
     from aimos.identity.keystore import open_keystore
+    from aimos.identity.master import unlock_master
     from aimos.store.connection import open_writer, seal_with
     from aimos.vocabulary import HOUSEKEEPER
 

@@ -11,15 +11,10 @@ from aimos.crypto.ed25519 import KeyPair
 from aimos.errors import UsageError
 from aimos.identity import agents
 from aimos.identity.agents import DueEpoch
-from aimos.identity.epochs import (
-    Signer,
-    check_agent_id,
-    check_clearance,
-    check_validity_days,
-    data_class_rank,
-    latest_epoch,
-)
+from aimos.identity.epochs import latest_epoch
+from aimos.identity.signer import Signer
 from aimos.identity.trusted import check_identities
+from aimos.identity.validators import check_agent_id, check_clearance, check_validity_days, data_class_rank
 from aimos.memory.gates import refuse_secret_fields
 from aimos.vocabulary import (
     AGENT_CLEARANCE_MAX,

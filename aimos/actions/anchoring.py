@@ -27,7 +27,7 @@ from aimos.identity.anchors import (
     read_kept_anchor,
     revocations_held,
 )
-from aimos.identity.epochs import master_row
+from aimos.identity.master import master_row
 from aimos.identity.trusted import IDENTITY_TABLES
 from aimos.store import freshness, seals
 

@@ -28,18 +28,14 @@ from aimos.errors import (
 )
 from aimos.exit_codes import ExitCode, exit_code_for
 from aimos.identity.agents import epochs_due
-from aimos.identity.epochs import (
-    MASTER_ITEM,
-    MASTER_PENDING_ITEM,
-    brain_meta,
-    epoch_state,
-    epochs,
-    master_row,
-)
+from aimos.identity.epochs import epochs
 from aimos.identity.keystore import FileKeystore, holds, open_keystore
+from aimos.identity.master import MASTER_ITEM, MASTER_PENDING_ITEM, master_row
+from aimos.identity.signer import epoch_state
 from aimos.identity.trusted import check_identities
 from aimos.store.connection import Connection, EngineError, code_schema_version, open_reader, schema_version
 from aimos.store.freshness import freshness_state
+from aimos.store.meta import brain_meta
 from aimos.verify.brain.outcome import newest_outcome, outcome_text
 from aimos.vocabulary import CLI_AGENT, EXPIRY_WARNING_DAYS, HOUSEKEEPER
 

@@ -19,11 +19,11 @@ from aimos.actions.session import Brain, now
 from aimos.crypto.ed25519 import KeyPair
 from aimos.errors import AimosError, UsageError
 from aimos.identity import keymoves
-from aimos.identity.epochs import brain_meta, record_keystore_kind
 from aimos.identity.keystore import open_keystore, require_os_keychain
 from aimos.identity.passphrase import check_new_passphrase
 from aimos.ledger.events import append_event
 from aimos.store.connection import write_transaction
+from aimos.store.meta import brain_meta, record_keystore_kind
 from aimos.vocabulary import KEYSTORE_KINDS, KEYSTORE_MOVED_OPERATION, MASTER_PASSPHRASE_CHANGED_OPERATION
 
 PASSPHRASE_STEPS = ("staged", "switched", "cleaned")

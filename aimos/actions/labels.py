@@ -53,8 +53,8 @@ if TYPE_CHECKING:  # the words below are read by every front end: the signing pa
     from aimos.actions.session import Brain
     from aimos.crypto.ed25519 import KeyPair
     from aimos.epistemic.chain import Transition
-    from aimos.identity.epochs import Signer
     from aimos.identity.requests import SignedRequest
+    from aimos.identity.signer import Signer
 
 # what a person types -> the judgment the signed request carries
 JUDGMENT_WORDS: Final = {

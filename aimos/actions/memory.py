@@ -12,9 +12,11 @@ from aimos.actions.session import Brain, now
 from aimos.epistemic.chain import classify_at_save, inherit_judgment, owed_label
 from aimos.epistemic.classifier import leading_question
 from aimos.epistemic.detect import judge_pending, pending, settle
-from aimos.identity.epochs import Signer, data_class_rank, latest_epoch
+from aimos.identity.epochs import latest_epoch
 from aimos.identity.requests import SignedRequest, sign_request
+from aimos.identity.signer import Signer
 from aimos.identity.trusted import verified_grant
+from aimos.identity.validators import data_class_rank
 from aimos.memory.save import SaveResult, save_in_transaction
 from aimos.memory.versions import get_memory
 from aimos.store.connection import Connection, write_transaction

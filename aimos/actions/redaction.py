@@ -24,7 +24,6 @@ from aimos.actions.session import Brain, now
 from aimos.crypto.ed25519 import KeyPair
 from aimos.crypto.encoding import iso_ms
 from aimos.errors import UsageError
-from aimos.identity.epochs import brain_meta
 from aimos.ledger.events import append_event
 from aimos.memory.gates import refuse_secret_fields
 from aimos.memory.redaction import redact_memory, redaction_of, redactions, travelling
@@ -33,6 +32,7 @@ from aimos.recall.candidates import FTS_TABLES, rebuild_indexes
 from aimos.recall.disclosure import verify_for_disclosure
 from aimos.store.connection import Connection, write_transaction
 from aimos.store.engine import set_secure_delete, wal_checkpoint
+from aimos.store.meta import brain_meta
 from aimos.store.queries.actions import memory_record, newest_seal_seq, optimize_indexes, supersessions_of
 from aimos.verify.kit.redaction import MAX_REASON_CHARS, notice, removed_fields
 from aimos.vocabulary import MEMORY_REDACTED_OPERATION, REDACTIONS_FILE_SCHEMA

@@ -23,17 +23,13 @@ from aimos.errors import (
     NotInstalledError,
 )
 from aimos.identity.agents import DueEpoch, due_for_rotation
-from aimos.identity.epochs import (
-    Signer,
-    brain_meta,
-    check_agent_id,
-    load_signer,
-    revocation_at,
-    unlock_master,
-)
+from aimos.identity.epochs import load_signer, revocation_at
 from aimos.identity.keystore import Keystore, KeystoreCache, open_keystore
+from aimos.identity.master import unlock_master
 from aimos.identity.passphrase import read_passphrase
+from aimos.identity.signer import Signer
 from aimos.identity.trusted import IDENTITY_TABLES
+from aimos.identity.validators import check_agent_id
 from aimos.store import freshness
 from aimos.store.connection import (
     Connection,
@@ -45,6 +41,7 @@ from aimos.store.connection import (
     unreadable_text,
 )
 from aimos.store.engine import skip_checkpoint_on_close, transaction_open
+from aimos.store.meta import brain_meta
 from aimos.store.seals import quiet_since_checked, recheck_anchors
 from aimos.vocabulary import HOUSEKEEPER
 

@@ -11,7 +11,7 @@ from aimos.cli.output import emit_json, out, say, table
 from aimos.vocabulary import DEFAULT_GRANT_DATA_CLASS, EXPIRY_WARNING_DAYS
 
 if TYPE_CHECKING:
-    from aimos.identity.epochs import Signer
+    from aimos.identity.signer import Signer
 
 agent_app = typer.Typer(
     help="Enrol, rotate, revoke and list agent identities.", no_args_is_help=True, rich_markup_mode=None
@@ -85,7 +85,7 @@ def rotate(
     from aimos.actions import agents
     from aimos.actions.session import open_brain
     from aimos.errors import UsageError
-    from aimos.identity.epochs import check_validity_days
+    from aimos.identity.validators import check_validity_days
 
     if (agent_id is None) == (not expiring):
         raise UsageError(

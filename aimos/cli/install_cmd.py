@@ -86,8 +86,9 @@ def _already_installed(
     and started again (after `aimos uninstall`), ``would_register`` the manager a dry run would."""
     from aimos import paths
     from aimos.errors import IdentityError
-    from aimos.identity.epochs import brain_meta, master_row
+    from aimos.identity.master import master_row
     from aimos.store.connection import open_reader
+    from aimos.store.meta import brain_meta
 
     conn = open_reader()
     try:

@@ -41,7 +41,8 @@ def _enrolled(agent: str, *, warn: bool = False) -> str:
     """Refuse an agent that is not enrolled (exit 3); the brain's keystore kind."""
     from aimos.actions.agents import expiry_warnings
     from aimos.actions.session import open_brain
-    from aimos.identity.epochs import check_agent_id, latest_epoch
+    from aimos.identity.epochs import latest_epoch
+    from aimos.identity.validators import check_agent_id
 
     check_agent_id(agent)
     with open_brain(write=False) as brain:

@@ -20,7 +20,8 @@ def register(app: typer.Typer) -> None:
         from aimos.actions.session import open_brain
         from aimos.cli.output import say
         from aimos.errors import UsageError
-        from aimos.identity.epochs import check_agent_id, latest_epoch
+        from aimos.identity.epochs import latest_epoch
+        from aimos.identity.validators import check_agent_id
 
         check_agent_id(agent)
         with open_brain(write=False) as brain:  # not installed: exit 3 before any screen

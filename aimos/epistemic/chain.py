@@ -26,8 +26,9 @@ from aimos.epistemic.classifier import (
 )
 from aimos.errors import MemoryNotFoundError, PassphraseError, UsageError
 from aimos.identity.devices import is_home
-from aimos.identity.epochs import Signer, master_row
+from aimos.identity.master import master_row
 from aimos.identity.requests import SignedRequest, VerifiedRequest
+from aimos.identity.signer import Signer
 from aimos.identity.trusted import grant_covers
 from aimos.ledger.events import append_event
 from aimos.store.connection import Connection, write_transaction

@@ -47,7 +47,7 @@ from aimos.epistemic.agreement import (
 from aimos.epistemic.chain import Transition, append_classification
 from aimos.epistemic.nli import PluggedJudge, active_judge
 from aimos.identity.devices import is_home
-from aimos.identity.epochs import Signer
+from aimos.identity.signer import Signer
 from aimos.store.connection import Connection
 from aimos.store.queries import epistemic_detection as queries
 from aimos.store.queries.epistemic_detection import LabelHead, PassageRow

@@ -118,8 +118,9 @@ class _Brain:
 
     def __init__(self) -> None:
         from aimos.eval.scratch import open_scratch
-        from aimos.identity.epochs import brain_meta, load_signer
+        from aimos.identity.epochs import load_signer
         from aimos.identity.keystore import open_keystore
+        from aimos.store.meta import brain_meta
 
         self.conn, self.agent, self.housekeeper = open_scratch()
         meta = brain_meta(self.conn)

@@ -57,9 +57,10 @@ def install_scratch(kind: str, keystore: str = "file", passphrase: str | None = 
 def open_scratch() -> tuple[Any, Any, Any]:
     """The brain in the current AIMOS_HOME opened in-process for an evaluation: the writer (its
     writes sealed by the housekeeper), the CLI agent's signer and the housekeeper's."""
-    from aimos.identity.epochs import brain_meta, load_signer
+    from aimos.identity.epochs import load_signer
     from aimos.identity.keystore import open_keystore
     from aimos.store.connection import open_writer, seal_with
+    from aimos.store.meta import brain_meta
     from aimos.vocabulary import HOUSEKEEPER
 
     conn = open_writer()

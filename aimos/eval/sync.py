@@ -27,8 +27,8 @@ JOIN_TARGET_MEMORIES = 10_000
 def run_sync_eval(url: str, memories: int = 10_000, more: int = 100) -> dict[str, Any]:
     from aimos.epistemic.detect import settle
     from aimos.hub.device import init, run_sync
-    from aimos.identity.epochs import unlock_master
     from aimos.identity.keystore import open_keystore
+    from aimos.identity.master import unlock_master
     from aimos.installer.join import join
     from aimos.installer.setup import InstallOptions
     from aimos.paths import using_home

@@ -27,9 +27,9 @@ from typing import Any
 
 from aimos import paths
 from aimos.errors import HomeNotWritableError, StoreError
-from aimos.identity.epochs import brain_meta
 from aimos.store import seals
 from aimos.store.connection import Connection, open_reader
+from aimos.store.meta import brain_meta
 from aimos.vocabulary import BACKUPS_FILE_SCHEMA
 
 WRITTEN = "written"

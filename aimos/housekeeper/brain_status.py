@@ -14,7 +14,7 @@ from aimos.actions.session import open_brain
 from aimos.errors import AimosError
 from aimos.housekeeper.scheduler import readiness
 from aimos.identity.agents import agent_listing, epochs_due
-from aimos.identity.epochs import master_row
+from aimos.identity.master import master_row
 from aimos.identity.trusted import check_identities
 from aimos.meaning.index import meaning_state
 from aimos.store.connection import code_schema_version, schema_version

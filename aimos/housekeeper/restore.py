@@ -40,16 +40,10 @@ from aimos.housekeeper.jobs.nightly_dream import backup_files
 from aimos.housekeeper.redaction_copies import apply_records
 from aimos.identity.agents import HousekeeperRotation, rotate_housekeeper_in_transaction
 from aimos.identity.anchors import keep_anchor, revocations_held
-from aimos.identity.epochs import (
-    Signer,
-    brain_meta,
-    key_item_name,
-    load_signer,
-    master_row,
-    record_keystore_kind,
-    unlock_master,
-)
+from aimos.identity.epochs import load_signer
 from aimos.identity.keystore import Keystore, open_keystore
+from aimos.identity.master import master_row, unlock_master
+from aimos.identity.signer import Signer, key_item_name
 from aimos.memory.redaction import redactions as memory_redactions
 from aimos.memory.versions import memories_not_in, memory_ids
 from aimos.plural import plural
@@ -64,6 +58,7 @@ from aimos.store.connection import (
     write_transaction,
 )
 from aimos.store.engine import open_read_only, row_count, set_secure_delete, wal_checkpoint
+from aimos.store.meta import brain_meta, record_keystore_kind
 from aimos.store.queries.housekeeper import insert_restore, revoked_epochs
 from aimos.vocabulary import HOUSEKEEPER, RESTORE_SCHEMA
 

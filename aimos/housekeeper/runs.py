@@ -18,11 +18,13 @@ from aimos.crypto.canonical import json_loads
 from aimos.errors import AimosError, NotInstalledError
 from aimos.housekeeper.jobs import JobSpec, job_specs
 from aimos.housekeeper.jobs.context import JobContext
-from aimos.identity.epochs import Signer, brain_meta, load_signer, revocation_at
+from aimos.identity.epochs import load_signer, revocation_at
 from aimos.identity.keystore import Keystore, open_keystore
+from aimos.identity.signer import Signer
 from aimos.ledger.events import append_event
 from aimos.store.connection import Connection, open_writer, seal_with, write_transaction
 from aimos.store.engine import rollback_if_open
+from aimos.store.meta import brain_meta
 from aimos.store.queries.housekeeper import events_with_metadata, newest_terminal, run_ids_of
 from aimos.vocabulary import HOUSEKEEPER
 

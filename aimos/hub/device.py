@@ -49,9 +49,11 @@ from aimos.identity.devices import (
     name_home,
     waiting_home,
 )
-from aimos.identity.epochs import DEVICE_SLOT_META, brain_meta, master_row, sealed_master
+from aimos.identity.epochs import DEVICE_SLOT_META
 from aimos.identity.keystore import Keystore
+from aimos.identity.master import master_row, sealed_master
 from aimos.store.connection import Connection, rows, write_transaction
+from aimos.store.meta import brain_meta
 from aimos.store.seals import head_seal
 from aimos.vocabulary import PATH_LABEL, PATH_SAVE
 

@@ -35,7 +35,7 @@ from aimos.hub import box, records
 from aimos.hub.heads import HEADS, heads_row
 from aimos.hub.pushed import Pushed, PushedLog
 from aimos.identity.devices import cuts, home, revoked_device
-from aimos.identity.epochs import Signer
+from aimos.identity.signer import Signer
 from aimos.store.connection import Connection, one, rows, write_transaction
 from aimos.store.seals import head_seal
 from aimos.verify.brain.verifier import verify_memories

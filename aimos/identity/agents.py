@@ -15,21 +15,11 @@ from typing import Any
 from aimos.crypto.ed25519 import KeyPair
 from aimos.crypto.encoding import iso_ms
 from aimos.errors import KeychainError, UsageError
-from aimos.identity.epochs import (
-    DAY,
-    Signer,
-    check_agent_id,
-    current_grant,
-    enrol_epoch,
-    epoch_state,
-    epochs,
-    issue_grant,
-    key_item_name,
-    latest_epoch,
-    load_signer,
-    revoke_epoch,
-)
+from aimos.identity.epochs import DAY, enrol_epoch, epochs, latest_epoch, load_signer, revoke_epoch
+from aimos.identity.grants import current_grant, issue_grant
 from aimos.identity.keystore import Keystore
+from aimos.identity.signer import Signer, epoch_state, key_item_name
+from aimos.identity.validators import check_agent_id
 from aimos.store.connection import Connection, write_transaction
 from aimos.store.meta import brain_meta
 from aimos.vocabulary import (

@@ -21,9 +21,9 @@ from aimos.crypto.canonical import canonical_text
 from aimos.crypto.ed25519 import KeyPair
 from aimos.crypto.encoding import b64u_encode
 from aimos.crypto.messages import new_nonce, payload_message
-from aimos.identity.epochs import brain_meta
 from aimos.identity.requests import VerifiedRequest
 from aimos.store.connection import Connection, one, rows
+from aimos.store.meta import brain_meta
 from aimos.vocabulary import HUB_CUT_SCHEMA, HUB_HANDOVER_SCHEMA, HUB_HOME_SCHEMA
 
 # the keystore items of a brain on a hub (aimos/hub/device.py): the hub's URL (it may hold a

@@ -1,12 +1,10 @@
-"""The master identity, identity epochs with master-issued certificates, grants and revocation."""
+"""Identity epochs: each enrolled with a master-issued certificate (its start on this device's slot
+of seconds), read back, its signer loaded from the keystore, and revoked by the master."""
 
 from __future__ import annotations
 
-import re
 import time
 import uuid
-import weakref
-from dataclasses import dataclass
 from typing import Any, cast
 
 from aimos.crypto import commitments
@@ -17,15 +15,14 @@ from aimos.crypto.encoding import b64u_decode, b64u_encode, iso_ms
 from aimos.crypto.messages import new_nonce, payload_message
 from aimos.errors import (
     AgentNotFoundError,
-    EncodingError,
     EpochExpiredError,
     EpochRevokedError,
     IdentityError,
-    PassphraseError,
     UsageError,
 )
 from aimos.identity.keystore import Keystore
-from aimos.identity.passphrase import seal, unseal
+from aimos.identity.signer import Signer, epoch_state, key_item_name, rotation_hint
+from aimos.identity.validators import check_agent_id, check_validity_days
 from aimos.store import meta
 from aimos.store.connection import Connection
 
@@ -34,24 +31,14 @@ from aimos.store.connection import Connection
 from aimos.store.meta import brain_meta as brain_meta
 from aimos.store.meta import record_keystore_kind as record_keystore_kind
 from aimos.store.queries import identity as q
-from aimos.store.queries.identity import EpochRow, GrantRow, RevocationRow
+from aimos.store.queries.identity import EpochRow, RevocationRow
 from aimos.vocabulary import (
-    AGENT_CLEARANCE_MAX,
     AGENT_REVOCATION_SCHEMA,
-    CLEARANCE_MAX,
-    DATA_CLASSES,
     DEFAULT_VALIDITY_DAYS,
     HOUSEKEEPER,
-    MAX_VALIDITY_DAYS,
-    RECALL_AUTHORIZATION_SCHEMA,
-    RESERVED_AGENT_IDS,
     REVOKE_AGENT_IDENTITY_EVENT,
 )
 
-AGENT_ID_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-MASTER_ITEM = "master"
-# the master sealed under a new passphrase while `aimos passphrase change` runs (identity/keymoves.py)
-MASTER_PENDING_ITEM = "master.next"
 # the brain's keystore kind's key in brain_meta (store/meta.py)
 KEYSTORE_META = meta.KEYSTORE_META
 DAY = 86_400
@@ -65,106 +52,6 @@ DAY = 86_400
 DEVICE_SLOTS = 4
 DEVICE_SLOT_META = "device_slot"
 NOT_YET_VALID_WAIT_SECONDS = DEVICE_SLOTS  # an epoch that starts a few seconds from now: waited for
-
-
-def data_class_rank(name: str) -> int:
-    try:
-        return DATA_CLASSES.index(name)
-    except ValueError:
-        raise UsageError("unknown data class", f"Use one of: {', '.join(DATA_CLASSES)}.") from None
-
-
-def check_agent_id(agent_id: str) -> str:
-    if not AGENT_ID_RE.fullmatch(agent_id or ""):
-        raise UsageError(
-            "the agent id given is not valid",
-            "Agent ids are 1-64 characters of letters, digits, '_' and '-'.",
-        )
-    if agent_id in RESERVED_AGENT_IDS:
-        raise UsageError(f"agent id {agent_id!r} is reserved", "Choose another agent id.")
-    return agent_id
-
-
-def check_validity_days(days: int) -> int:
-    if not 1 <= days <= MAX_VALIDITY_DAYS:
-        raise UsageError(
-            f"validity of {days} days is out of range", f"Use --validity-days 1..{MAX_VALIDITY_DAYS}."
-        )
-    return days
-
-
-def check_clearance(clearance: int, *, ceiling: int = CLEARANCE_MAX) -> int:
-    if not 0 <= clearance <= ceiling:
-        raise UsageError(f"clearance {clearance} is out of range", f"Use a clearance from 0 to {ceiling}.")
-    return clearance
-
-
-@dataclass(frozen=True)
-class Signer:
-    """An identity epoch whose key is loaded: it can sign. ``repr`` hides the key."""
-
-    agent_id: str
-    valid_from: int
-    valid_until: int
-    key: KeyPair
-    certificate: str
-    cert_fingerprint: str
-    identity_tier: str
-
-    def __repr__(self) -> str:
-        return f"Signer({self.agent_id}@{self.valid_from})"
-
-
-def key_item_name(agent_id: str, valid_from: int) -> str:
-    return f"{agent_id}@{valid_from}"
-
-
-# --- master -------------------------------------------------------------------------------
-def create_master(conn: Connection, keystore: Keystore, passphrase: str, now: int) -> KeyPair:
-    """Create the master key, seal it into the keystore and record its public key."""
-    master = KeyPair.generate()
-    keystore.put(MASTER_ITEM, seal(master.seed, passphrase))
-    q.insert_master(conn, master.fingerprint, master.public_b64u, now)
-    return master
-
-
-# The master identity is written once per brain and never changes (append-only, one row), so a
-# connection may remember it.
-_MASTER_BY_CONNECTION: weakref.WeakKeyDictionary[Connection, dict[str, Any]] = weakref.WeakKeyDictionary()
-
-
-def master_row(conn: Connection) -> dict[str, Any]:
-    cached = _MASTER_BY_CONNECTION.get(conn)
-    if cached is not None:
-        return dict(cached)
-    row = q.master_identity(conn)
-    if row is None:
-        raise IdentityError("this brain has no master identity", "Run `aimos install`.")
-    _MASTER_BY_CONNECTION[conn] = cast("dict[str, Any]", row)
-    return dict(row)
-
-
-def sealed_master(keystore: Keystore) -> str:
-    """The sealed master key: the master item, or, when a passphrase change was cut off inside a
-    keychain whose replace is delete-then-add (macOS), the item it had staged (identity/keymoves)."""
-    sealed = keystore.find(MASTER_ITEM)
-    if sealed is None:
-        sealed = keystore.find(MASTER_PENDING_ITEM)
-    return keystore.get(MASTER_ITEM) if sealed is None else sealed
-
-
-def unlock_master(conn: Connection, keystore: Keystore, passphrase: str) -> KeyPair:
-    seed = unseal(sealed_master(keystore), passphrase)
-    try:
-        master = KeyPair(seed)
-    except EncodingError:
-        raise PassphraseError("the sealed master key is damaged") from None
-    if master.fingerprint != master_row(conn)["fingerprint"]:
-        raise PassphraseError(
-            "the keystore's master key is not this brain's master",
-            "The keystore belongs to another brain: check AIMOS_HOME.",
-        )
-    return master
 
 
 # --- epochs -------------------------------------------------------------------------------
@@ -253,23 +140,6 @@ def epoch_at(conn: Connection, agent_id: str, valid_from: int) -> dict[str, Any]
     return cast("dict[str, Any] | None", q.epoch_row(conn, agent_id, valid_from))
 
 
-def epoch_state(epoch: dict[str, Any], now: int) -> str:
-    if epoch["revoked_at"] is not None:  # revoked from the moment the revocation is recorded
-        return "revoked"
-    if now < epoch["valid_from"]:
-        return "not_yet_valid"
-    if now > epoch["valid_until"]:
-        return "expired"
-    return "active"
-
-
-def rotation_hint(agent_id: str) -> str:
-    """How to give this identity a new epoch: the housekeeper's own command, or the agent's."""
-    if agent_id == HOUSEKEEPER:
-        return "Run `aimos housekeeper rotate-key` to give the housekeeper a new key (master passphrase)."
-    return f"Run `aimos agent rotate {agent_id}` to enrol a new epoch."
-
-
 def load_signer(conn: Connection, keystore: Keystore, agent_id: str, now: int) -> Signer:
     """The agent's newest epoch with its key; refuses a revoked or expired one with the fix."""
     epoch = latest_epoch(conn, agent_id)
@@ -313,74 +183,6 @@ def load_signer(conn: Connection, keystore: Keystore, agent_id: str, now: int) -
         epoch["cert_fingerprint"],
         epoch["identity_tier"],
     )
-
-
-# --- grants -------------------------------------------------------------------------------
-def issue_grant(
-    conn: Connection,
-    master: KeyPair,
-    *,
-    company_id: str,
-    agent_id: str,
-    valid_from: int,
-    clearance_ceiling: int,
-    data_class_ceiling: str,
-    write_allowed: bool,
-    now: int,
-    reason: str = "aimos recall and write authority",
-    allowed: bool = True,
-) -> dict[str, Any]:
-    """A master-signed grant (`hom.aimos.recall-authorization/v1`) for one agent epoch."""
-    cap = CLEARANCE_MAX if agent_id == HOUSEKEEPER else AGENT_CLEARANCE_MAX
-    check_clearance(clearance_ceiling, ceiling=cap)
-    data_class_rank(data_class_ceiling)
-    prev_hash = q.newest_grant_hash(conn, agent_id, valid_from)
-    master_fp = master.fingerprint
-    body = {
-        "schema": RECALL_AUTHORIZATION_SCHEMA,
-        "company_id": company_id,
-        "subject_agent_id": agent_id,
-        "subject_valid_from": iso_ms(valid_from),
-        "allowed": bool(allowed),
-        "write_allowed": bool(write_allowed),
-        "clearance_ceiling": clearance_ceiling,
-        "data_class_ceiling": data_class_ceiling,
-        "master_fingerprint": master_fp,
-        "reason": reason,
-        "prev_mutation_hash": prev_hash,
-        "ts_signed": now,
-    }
-    nonce = new_nonce()
-    signature = master.sign(payload_message(body, nonce, now))
-    content = commitments.provenance_content_hash(body)
-    mutation = commitments.recall_authorization_mutation_hash(
-        bytes.fromhex(prev_hash) if prev_hash else None, content, nonce, now
-    )
-    grant: GrantRow = {
-        "grant_id": str(uuid.uuid4()),
-        "company_id": company_id,
-        "subject_agent_id": agent_id,
-        "subject_valid_from": valid_from,
-        "allowed": int(allowed),
-        "write_allowed": int(write_allowed),
-        "clearance_ceiling": clearance_ceiling,
-        "data_class_ceiling": data_class_ceiling,
-        "reason": reason,
-        "master_fingerprint": master_fp,
-        "signed_body": canonical_text(body),
-        "content_hash": content.hex(),
-        "nonce": nonce,
-        "ts_signed": now,
-        "signature_b64u": b64u_encode(signature),
-        "prev_mutation_hash": prev_hash,
-        "mutation_hash": mutation.hex(),
-    }
-    q.insert_grant(conn, grant)
-    return cast("dict[str, Any]", grant)
-
-
-def current_grant(conn: Connection, agent_id: str, valid_from: int) -> dict[str, Any] | None:
-    return cast("dict[str, Any] | None", q.current_grant(conn, agent_id, valid_from))
 
 
 # --- revocation ---------------------------------------------------------------------------

@@ -30,8 +30,8 @@ from aimos.crypto.ed25519 import KeyPair
 from aimos.errors import BusyError, KeychainError
 from aimos.identity.anchors import KEPT_ANCHOR_ITEM
 from aimos.identity.devices import HUB_ITEMS
-from aimos.identity.epochs import MASTER_ITEM, MASTER_PENDING_ITEM
 from aimos.identity.keystore import FileKeystore, Keystore
+from aimos.identity.master import MASTER_ITEM, MASTER_PENDING_ITEM
 from aimos.identity.passphrase import seal, unseal
 from aimos.store.connection import Connection
 from aimos.store.queries.identity import key_refs

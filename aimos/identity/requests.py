@@ -21,7 +21,9 @@ from aimos.errors import (
     SignatureError,
     UsageError,
 )
-from aimos.identity.epochs import Signer, master_row, revocation_at
+from aimos.identity.epochs import revocation_at
+from aimos.identity.master import master_row
+from aimos.identity.signer import Signer
 from aimos.identity.trusted import check_identities, verified_grant
 from aimos.store.connection import Connection
 from aimos.store.queries.identity import epoch_by_certificate, insert_nonce, nonce_forwarded, nonce_used

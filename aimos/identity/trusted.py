@@ -16,7 +16,9 @@ from aimos.crypto.ed25519 import verify
 from aimos.crypto.encoding import b64u_decode, parse_iso_ms
 from aimos.errors import AimosError, IntegrityError
 from aimos.identity.anchors import anchored_fingerprint
-from aimos.identity.epochs import current_grant, data_class_rank, master_row
+from aimos.identity.grants import current_grant
+from aimos.identity.master import master_row
+from aimos.identity.validators import data_class_rank
 from aimos.store.connection import Connection
 from aimos.store.functions import payload_message_sql
 from aimos.store.meta import brain_meta

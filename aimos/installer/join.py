@@ -26,16 +26,12 @@ from aimos.hub import box, device, generations, redactions, sync
 from aimos.hub.postgres import BrainKeys, PostgresHub, masked
 from aimos.hub.pushed import PushedLog
 from aimos.identity.anchors import keep_anchor, revocations_held
-from aimos.identity.epochs import (
-    DEVICE_SLOT_META,
-    DEVICE_SLOTS,
-    MASTER_ITEM,
-    Signer,
-    enrol_epoch,
-    issue_grant,
-)
+from aimos.identity.epochs import DEVICE_SLOT_META, DEVICE_SLOTS, enrol_epoch
+from aimos.identity.grants import issue_grant
 from aimos.identity.keystore import open_keystore, settle_keystore
+from aimos.identity.master import MASTER_ITEM
 from aimos.identity.passphrase import unseal, wrong_passphrase
+from aimos.identity.signer import Signer
 from aimos.installer.setup import (
     HOUSEKEEPER_GRANT_REASON,
     InstallOptions,

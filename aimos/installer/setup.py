@@ -32,17 +32,12 @@ from aimos.crypto.ed25519 import KeyPair
 from aimos.crypto.encoding import iso_ms
 from aimos.errors import AimosError, UsageError
 from aimos.identity.anchors import keep_anchor, revocations_held
-from aimos.identity.epochs import (
-    Signer,
-    check_agent_id,
-    check_clearance,
-    check_validity_days,
-    create_master,
-    data_class_rank,
-    enrol_epoch,
-    issue_grant,
-)
+from aimos.identity.epochs import enrol_epoch
+from aimos.identity.grants import issue_grant
 from aimos.identity.keystore import Keystore, choose_keystore, open_keystore, settle_keystore
+from aimos.identity.master import create_master
+from aimos.identity.signer import Signer
+from aimos.identity.validators import check_agent_id, check_clearance, check_validity_days, data_class_rank
 from aimos.installer import guide_corpus
 from aimos.ledger.events import append_event
 from aimos.memory.gates import refuse_secret_fields

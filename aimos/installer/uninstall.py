@@ -87,9 +87,9 @@ def _state_files() -> list[Path]:
 
 def _brain_facts(brain: Path) -> tuple[str | None, str | None, str | None]:
     """(brain id, keystore kind, problem) read from the brain; None where it cannot be read."""
-    from aimos.identity.epochs import brain_meta
     from aimos.installer.setup import is_unfinished_install
     from aimos.store.connection import EngineError, open_reader
+    from aimos.store.meta import brain_meta
 
     if not brain.exists():
         return None, None, None

@@ -27,10 +27,13 @@ from aimos.crypto.canonical import canonical_json, json_loads
 from aimos.crypto.encoding import b64u_encode, iso_ms
 from aimos.crypto.messages import new_nonce, payload_message
 from aimos.errors import OutcomeNotFoundError, V2OutcomeUnavailableError
-from aimos.identity.epochs import Signer, epoch_at, master_row
-from aimos.ledger.events import body_sql, read_event, read_provenance
+from aimos.identity.epochs import epoch_at
+from aimos.identity.master import master_row
+from aimos.identity.signer import Signer
+from aimos.ledger.events import read_event, read_provenance
 from aimos.store.connection import Connection, resolve_uuid_prefix
 from aimos.store.queries import learning as q
+from aimos.store.queries.ledger import body_sql
 from aimos.verify import v2_mutation as vm
 
 __all__ = [

@@ -21,14 +21,15 @@ from aimos.crypto.encoding import b64u_encode
 from aimos.crypto.messages import new_nonce, payload_message
 from aimos.errors import GrantError, MemoryNotFoundError, ReceiptMissingError, UsageError
 from aimos.identity.devices import keep_for_home
-from aimos.identity.epochs import Signer
 from aimos.identity.requests import SignedRequest, verify_request
+from aimos.identity.signer import Signer
 from aimos.learning.outcome_export import RecallBinding, recall_binding, sign_valence_row
-from aimos.ledger.events import append_event, body_sql
+from aimos.ledger.events import append_event
 from aimos.store.cells import compact_provenance_body
 from aimos.store.connection import Connection, insert, write_transaction
 from aimos.store.engine import rolled_back
 from aimos.store.queries import learning as q
+from aimos.store.queries.ledger import body_sql
 from aimos.store.seals import quiet_since_checked
 from aimos.verify.kit.valence import SHARE_START_MILLI, Step, WeightLedger
 from aimos.vocabulary import (

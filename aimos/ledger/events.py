@@ -14,7 +14,7 @@ from aimos.crypto import commitments
 from aimos.crypto.canonical import canonical_json
 from aimos.crypto.encoding import b64u_encode, iso_ms
 from aimos.crypto.messages import new_nonce, payload_message
-from aimos.identity.epochs import Signer
+from aimos.identity.signer import Signer
 from aimos.store.cells import (
     DEFLATED_EVENT_OPERATIONS,
     DICTIONARY_EVENT_OPERATIONS,

@@ -14,9 +14,10 @@ from aimos.crypto.encoding import b64u_decode, b64u_encode, iso_ms
 from aimos.crypto.messages import CLOCK_SKEW_SECONDS
 from aimos.errors import GrantError, UsageError, ValueTooLargeError
 from aimos.identity.devices import is_home, keep_for_home
-from aimos.identity.epochs import Signer, check_clearance, data_class_rank
 from aimos.identity.requests import SignedRequest, VerifiedRequest, record_nonce, verify_request
+from aimos.identity.signer import Signer
 from aimos.identity.trusted import grant_excess
+from aimos.identity.validators import check_clearance, data_class_rank
 from aimos.ledger.events import append_event
 from aimos.memory.gates import CanaryScan, refuse_secret_fields, scan_canary
 from aimos.memory.versions import head_of, resolve_memory_id

@@ -125,8 +125,8 @@ def inventory() -> Inventory:
 
 
 def _unlock(journal: dict[str, Any], passphrase: str) -> KeyPair:
-    from aimos.identity.epochs import sealed_master
     from aimos.identity.keystore import open_keystore
+    from aimos.identity.master import sealed_master
     from aimos.identity.passphrase import unseal
 
     keystore = open_keystore(journal["keystore"], journal["brain_id"])
@@ -167,8 +167,8 @@ def start(
         return resume(pending[0], passphrase, read_confirmation, stop_housekeeper)
     check_offline(housekeeper_may_run=stop_housekeeper is not None)
     inv = inventory()
-    from aimos.identity.epochs import unlock_master
     from aimos.identity.keystore import open_keystore
+    from aimos.identity.master import unlock_master
     from aimos.store.connection import open_reader
 
     conn = open_reader(paths.brain_path())
@@ -328,8 +328,8 @@ def _step(journal: dict[str, Any], name: str, work: Callable[[], None]) -> None:
 
 
 def _run(journal: dict[str, Any], master: KeyPair, *, resumed: bool = False) -> dict[str, Any]:  # noqa: C901 (the ceremony's steps in their order)
-    from aimos.identity.epochs import MASTER_ITEM
     from aimos.identity.keystore import open_keystore
+    from aimos.identity.master import MASTER_ITEM
 
     brain = Path(journal["brain_path"])
     keystore = open_keystore(journal["keystore"], journal["brain_id"])
@@ -428,8 +428,8 @@ def _run(journal: dict[str, Any], master: KeyPair, *, resumed: bool = False) -> 
 
 
 def _finish(journal: dict[str, Any]) -> dict[str, Any]:
-    from aimos.identity.epochs import MASTER_ITEM, MASTER_PENDING_ITEM
     from aimos.identity.keystore import open_keystore
+    from aimos.identity.master import MASTER_ITEM, MASTER_PENDING_ITEM
 
     keystore = open_keystore(journal["keystore"], journal["brain_id"])
     keystore.delete(MASTER_ITEM)

@@ -300,7 +300,9 @@ class Inventory:
 def take_inventory(conn: Connection) -> Inventory:
     from aimos.identity.anchors import KEPT_ANCHOR_ITEM
     from aimos.identity.devices import HUB_ITEMS
-    from aimos.identity.epochs import MASTER_ITEM, brain_meta, key_item_name, master_row
+    from aimos.identity.master import MASTER_ITEM, master_row
+    from aimos.identity.signer import key_item_name
+    from aimos.store.meta import brain_meta
 
     meta = brain_meta(conn)
     master = master_row(conn)

@@ -19,7 +19,7 @@ from aimos.crypto.ed25519 import verify
 from aimos.crypto.encoding import b64u_decode
 from aimos.crypto.messages import payload_message, request_message
 from aimos.errors import AimosError, DisclosureError
-from aimos.identity.epochs import master_row
+from aimos.identity.master import master_row
 from aimos.ledger.events import read_event
 from aimos.store.connection import Connection
 from aimos.store.queries import recall as q

@@ -32,13 +32,16 @@ from aimos.crypto.canonical import canonical_sha256_hex, json_loads
 from aimos.crypto.encoding import b64u_decode, b64u_encode, iso_ms
 from aimos.crypto.merkle import merkle_root
 from aimos.errors import V2ReceiptUnavailableError
-from aimos.identity.epochs import Signer, epoch_at, master_row
+from aimos.identity.epochs import epoch_at
+from aimos.identity.master import master_row
 from aimos.identity.requests import VerifiedRequest
-from aimos.ledger.events import append_event, body_sql, read_event
+from aimos.identity.signer import Signer
+from aimos.ledger.events import append_event, read_event
 from aimos.recall.disclosure import Disclosed
 from aimos.recall.policy import Decision
 from aimos.store.connection import Connection
 from aimos.store.queries import recall_receipts as q
+from aimos.store.queries.ledger import body_sql
 from aimos.verify import v2_recall as v2
 from aimos.vocabulary import CONTENT_ADMISSION_SCHEMA as ADMISSION_SCHEMA
 from aimos.vocabulary import EFFECTIVE_SCORE_SCHEMA as CALIBRATION_FORMULA

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 from aimos.crypto.canonical import canonical_sha256_hex, json_loads
 from aimos.epistemic.detect import contested_in_recall, judge_pending
 from aimos.errors import DisclosureError, GrantError, MemoryNotFoundError, UsageError
-from aimos.identity.epochs import Signer
 from aimos.identity.requests import SignedRequest, verify_request
+from aimos.identity.signer import Signer
 from aimos.identity.trusted import grant_covers, grant_excess
 from aimos.ledger.events import append_event
 from aimos.memory.gates import refuse_secret_fields

@@ -9,7 +9,8 @@ from typing import Any
 from aimos.crypto.canonical import canonical_sha256_hex, canonical_text, json_loads
 from aimos.crypto.merkle import merkle_root
 from aimos.errors import AimosError, DamagedBrainError, JSONDepthError, ReceiptNotFoundError
-from aimos.identity.epochs import Signer, master_row
+from aimos.identity.master import master_row
+from aimos.identity.signer import Signer
 from aimos.ledger.events import append_event, read_event
 from aimos.recall.disclosure import Disclosed, verify_for_disclosure
 from aimos.recall.policy import Scored

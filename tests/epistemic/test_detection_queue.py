@@ -31,10 +31,11 @@ def saved_waiting(home: Path, texts: list[tuple[str, str, str]]) -> list[str]:
     detector (save_and_classify commits the save; nothing judges it): their memory ids."""
     from aimos.actions.bodies import build_save_body
     from aimos.actions.memory import save_and_classify
-    from aimos.identity.epochs import brain_meta, load_signer
+    from aimos.identity.epochs import load_signer
     from aimos.identity.keystore import open_keystore
     from aimos.identity.requests import sign_request
     from aimos.store.connection import open_writer, seal_with
+    from aimos.store.meta import brain_meta
     from aimos.vocabulary import HOUSEKEEPER, PATH_SAVE
 
     conn = open_writer(home / BRAIN)

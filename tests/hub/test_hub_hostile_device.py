@@ -29,7 +29,7 @@ from aimos.crypto.ed25519 import KeyPair
 from aimos.crypto.encoding import b64u_decode
 from aimos.hub import box, records
 from aimos.hub.postgres import PostgresHub
-from aimos.identity.epochs import issue_grant
+from aimos.identity.grants import issue_grant
 from aimos.identity.keystore import FileKeystore
 from aimos.store.connection import one
 from aimos.vocabulary import HUB_RECORD_SIGNATURE

@@ -82,7 +82,7 @@ def forge_redaction(hostile: Device, memory: str, key: str) -> str:
     from aimos.actions.redaction import redaction_event
     from aimos.crypto.canonical import canonical_text
     from aimos.crypto.encoding import b64u_encode
-    from aimos.identity.epochs import master_row
+    from aimos.identity.master import master_row
     from aimos.memory.redaction import portable_record
     from aimos.store.connection import write_transaction
     from aimos.verify.kit.redaction import record_id, record_message

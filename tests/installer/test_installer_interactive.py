@@ -45,8 +45,8 @@ def terminal_env(home: Path) -> dict[str, str]:
 def unlocks(home: Path, passphrase: str) -> bool:
     """Whether ``passphrase`` unlocks the installed brain's master (file keystore)."""
     from aimos.errors import PassphraseError
-    from aimos.identity.epochs import unlock_master
     from aimos.identity.keystore import open_keystore
+    from aimos.identity.master import unlock_master
     from aimos.store.connection import open_reader
 
     brain_id = scalar(home, "SELECT value FROM brain_meta WHERE key = 'brain_id'")

@@ -17,7 +17,7 @@ import pytest
 from support.cli import SQLITE3
 from support.learning import put
 
-from aimos.identity.epochs import master_row
+from aimos.identity.master import master_row
 from aimos.verify.brain import parity, verifier
 from aimos.verify.brain.evidence import export_cognitive
 from aimos.verify.brain.verifier import verify_brain

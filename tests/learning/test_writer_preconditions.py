@@ -36,9 +36,10 @@ from aimos.exit_codes import exit_code_for
 from aimos.identity.epochs import revoke_epoch
 from aimos.identity.requests import sign_request, verify_request
 from aimos.learning.outcomes import _record_evidence, _rule_metadata, ledger_of
-from aimos.ledger.events import append_event, body_sql, read_provenance
+from aimos.ledger.events import append_event, read_provenance
 from aimos.store.cells import compact_provenance_body
 from aimos.store.connection import one, rows, write_transaction
+from aimos.store.queries.ledger import body_sql
 from aimos.store.schema import expected_objects
 from aimos.verify.brain.parity import verify_everything
 from aimos.verify.brain.verifier import verify_brain

@@ -17,12 +17,15 @@ from aimos.actions.bodies import build_recall_body, build_save_body
 from aimos.errors import GrantError
 from aimos.exit_codes import exit_code_for
 from aimos.identity.agents import enroll_agent
-from aimos.identity.epochs import Signer, brain_meta, enrol_epoch, issue_grant
+from aimos.identity.epochs import enrol_epoch
+from aimos.identity.grants import issue_grant
 from aimos.identity.requests import sign_request
+from aimos.identity.signer import Signer
 from aimos.memory.save import save
 from aimos.recall.pipeline import RecallResult, recall
 from aimos.recall.receipts import receipt_document, verify_receipt_in_brain
 from aimos.store.connection import write_transaction
+from aimos.store.meta import brain_meta
 from aimos.verify.receipt import verdict
 from aimos.vocabulary import PATH_RECALL, PATH_SAVE
 

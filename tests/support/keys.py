@@ -99,7 +99,7 @@ class Installed:
     def opens(self, passphrase: str) -> bool:
         """Whether ``passphrase`` opens the master, read as aimos reads it (in this process)."""
         from aimos.errors import PassphraseError
-        from aimos.identity.epochs import unlock_master
+        from aimos.identity.master import unlock_master
         from aimos.store.connection import open_reader
 
         conn = open_reader(self.home / BRAIN)

@@ -19,8 +19,8 @@ from typing import Any
 import apsw
 
 from aimos.actions.bodies import build_outcome_body, build_recall_body, build_save_body
-from aimos.identity.epochs import Signer
 from aimos.identity.requests import SignedRequest, sign_request
+from aimos.identity.signer import Signer
 from aimos.learning.outcomes import OutcomeResult, record_outcome
 from aimos.ledger.events import read_event, read_provenance
 from aimos.memory.save import save
@@ -200,8 +200,9 @@ class FreshBrain:
 def fresh_brain() -> Iterator[FreshBrain]:
     """Install a brain in a new temporary AIMOS_HOME (for tests that need one per example,
     such as hypothesis tests, where a function-scoped fixture would be shared between examples)."""
-    from aimos.identity.epochs import load_signer, unlock_master
+    from aimos.identity.epochs import load_signer
     from aimos.identity.keystore import open_keystore
+    from aimos.identity.master import unlock_master
     from aimos.installer.setup import InstallOptions, install
     from aimos.store.connection import open_writer, seal_with
     from aimos.vocabulary import HOUSEKEEPER

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from aimos.identity.epochs import Signer
+from aimos.identity.signer import Signer
 from aimos.store.connection import Connection
 
 

@@ -8,8 +8,8 @@ from typing import Any
 
 from aimos import paths
 from aimos.housekeeper.jobs.context import JobContext
-from aimos.ledger.events import body_sql
 from aimos.store.queries.housekeeper import count_of, newest_event_verifies, operations_since
+from aimos.store.queries.ledger import body_sql
 
 WINDOW_SECONDS = 30 * 60
 

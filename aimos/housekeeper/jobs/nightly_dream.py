@@ -22,11 +22,12 @@ from aimos.housekeeper import backup_records
 from aimos.housekeeper.jobs.context import JobContext
 from aimos.housekeeper.state import backups_dir
 from aimos.identity.anchors import anchored_fingerprint
-from aimos.identity.epochs import brain_meta, master_row
+from aimos.identity.master import master_row
 from aimos.ledger.events import append_event
 from aimos.meaning.model import file_sha256
 from aimos.store.connection import copy_brain, open_reader, write_transaction
 from aimos.store.engine import integrity_check
+from aimos.store.meta import brain_meta
 from aimos.verify.brain import outcome as verify_outcome
 from aimos.verify.brain.parity import verify_everything
 from aimos.verify.brain.verifier import verify_brain

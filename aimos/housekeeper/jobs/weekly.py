@@ -6,7 +6,8 @@ from typing import Any
 
 from aimos.housekeeper.jobs.context import JobContext
 from aimos.identity.agents import epochs_due
-from aimos.identity.epochs import epoch_state, epochs
+from aimos.identity.epochs import epochs
+from aimos.identity.signer import epoch_state
 from aimos.store.queries.housekeeper import (
     memories_by,
     memories_saved_since,

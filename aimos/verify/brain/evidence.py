@@ -11,10 +11,12 @@ from typing import Any, cast
 
 from aimos.crypto.canonical import json_loads
 from aimos.crypto.encoding import b64u_decode
-from aimos.identity.epochs import brain_meta, master_row
-from aimos.ledger.events import provenance_body_sql, read_event
+from aimos.identity.master import master_row
+from aimos.ledger.events import read_event
 from aimos.store.connection import Connection
+from aimos.store.meta import brain_meta
 from aimos.store.queries import verification as q
+from aimos.store.queries.ledger import provenance_body_sql
 from aimos.verify.brain.verifier import Report, verify_brain
 from aimos.vocabulary import COGNITIVE_EVIDENCE_SCHEMA, HOUSEKEEPER, REWEIGHT_EVENT
 

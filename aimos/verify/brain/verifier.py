@@ -22,11 +22,11 @@ from aimos.crypto.ed25519 import WHOLE_BRAIN_SIGNATURES, remembering, start_in_p
 from aimos.crypto.encoding import b64u_decode
 from aimos.errors import AimosError, DisclosureError
 from aimos.learning.outcomes import principal_outcomes
-from aimos.ledger.events import body_sql
 from aimos.recall.disclosure import KnownChains, verify_many
 from aimos.store.connection import Connection
 from aimos.store.queries import verification as q
 from aimos.store.queries.learning import PrincipalOutcome
+from aimos.store.queries.ledger import body_sql
 from aimos.verify.chains.labels import label_chain_reasons
 from aimos.verify.chains.weights import BATCH, chain_reasons
 from aimos.verify.cognitive.results import PROOF_FIELDS

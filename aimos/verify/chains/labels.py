@@ -16,9 +16,9 @@ from typing import Any
 
 from aimos.crypto.canonical import json_loads
 from aimos.errors import AimosError
-from aimos.ledger.events import body_sql
 from aimos.store.connection import Connection
 from aimos.store.queries import chains as q
+from aimos.store.queries.ledger import body_sql
 from aimos.verify.kit.inheritance import Floor, Order, Predecessor, predecessor_at, signed_classification
 from aimos.verify.kit.judgment import judgment_reason
 from aimos.vocabulary import (

@@ -12,9 +12,9 @@ from collections import defaultdict
 from typing import Any
 
 from aimos.crypto.canonical import json_loads
-from aimos.ledger.events import provenance_body_sql
 from aimos.store.connection import Connection
 from aimos.store.queries import chains as q
+from aimos.store.queries.ledger import provenance_body_sql
 from aimos.store.seals import sealed_tables
 from aimos.vocabulary import HOUSEKEEPER, REWEIGHT_EVENT
 

@@ -15,6 +15,9 @@ from aimos.crypto.ed25519 import KeyPair
 from aimos.crypto.encoding import b64u_encode
 from aimos.errors import EpochRevokedError, IntegrityError, KeychainError, SealError, UsageError
 from aimos.identity import agents, epochs
+from aimos.identity.grants import current_grant, issue_grant
+from aimos.identity.master import master_row
+from aimos.identity.signer import Signer, key_item_name
 from aimos.identity.trusted import check_identities
 from aimos.ledger.events import append_event
 from aimos.store import seals
@@ -41,7 +44,7 @@ def _grant_again(brain: Any, sealer: Any, now: int, conn: Any = None) -> None:
     conn = conn or brain.conn
     epoch = epochs.latest_epoch(conn, "cli")
     with write_transaction(conn, sealer):
-        epochs.issue_grant(
+        issue_grant(
             conn,
             brain.master,
             company_id="personal",
@@ -81,14 +84,14 @@ def _verified(brain: Any) -> dict[str, Any]:
 
 def test_rotation_is_master_certified_revokes_the_previous_epoch_and_keeps_the_grant(brain: Any) -> None:
     old = brain.housekeeper
-    old_grant = epochs.current_grant(brain.conn, HOUSEKEEPER, old.valid_from)
+    old_grant = current_grant(brain.conn, HOUSEKEEPER, old.valid_from)
     rotation = _rotate(brain, int(time.time()) + 1)
 
     assert rotation.revoked_now and rotation.previous["valid_from"] == old.valid_from
     new = rotation.signer
     assert new.valid_from > old.valid_from and new.key.public_b64u != old.key.public_b64u
     cert = parse_certificate(new.certificate)
-    verify_certificate(cert, epochs.master_row(brain.conn)["public_key_b64u"], at=new.valid_from)
+    verify_certificate(cert, master_row(brain.conn)["public_key_b64u"], at=new.valid_from)
     assert cert.body["agent_id"] == HOUSEKEEPER and cert.body["pubkey"] == new.key.public_b64u
     states = [e["revoked_at"] is None for e in epochs.epochs(brain.conn, HOUSEKEEPER)]
     assert states == [False, True]
@@ -97,7 +100,7 @@ def test_rotation_is_master_certified_revokes_the_previous_epoch_and_keeps_the_g
     same = ("clearance_ceiling", "data_class_ceiling", "write_allowed")
     assert [grant[k] for k in same] == [old_grant[k] for k in same]
     with pytest.raises(KeychainError):  # the rotated-out key left the keystore
-        brain.keystore.get(epochs.key_item_name(HOUSEKEEPER, old.valid_from))
+        brain.keystore.get(key_item_name(HOUSEKEEPER, old.valid_from))
     assert (
         epochs.load_signer(brain.conn, brain.keystore, HOUSEKEEPER, new.valid_from).valid_from
         == new.valid_from
@@ -205,10 +208,8 @@ def test_a_housekeeper_epoch_the_master_did_not_certify_is_not_accepted(brain: A
         valid_until=valid_from + 86_400,
         issued_at=valid_from,
     )
-    brain.keystore.put(epochs.key_item_name(HOUSEKEEPER, valid_from), b64u_encode(forged.seed))
-    signer = epochs.Signer(
-        HOUSEKEEPER, valid_from, valid_from + 86_400, forged, cert.text, cert.fingerprint, "T1"
-    )
+    brain.keystore.put(key_item_name(HOUSEKEEPER, valid_from), b64u_encode(forged.seed))
+    signer = Signer(HOUSEKEEPER, valid_from, valid_from + 86_400, forged, cert.text, cert.fingerprint, "T1")
 
     attacker = open_writer()  # the attacker's own connection to the brain file
 
@@ -236,7 +237,7 @@ def test_a_housekeeper_epoch_the_master_did_not_certify_is_not_accepted(brain: A
         agents.rotate_housekeeper(brain.conn, brain.master, brain.keystore, now=valid_from + 1)
 
 
-def _insert_epoch(conn: Any, signer: epochs.Signer, key: KeyPair) -> None:
+def _insert_epoch(conn: Any, signer: Signer, key: KeyPair) -> None:
     conn.execute(
         "INSERT INTO identity_epochs (agent_id, valid_from, valid_until, role, identity_tier,"
         " public_key_b64u, key_fingerprint, certificate, cert_fingerprint, device_fp, key_ref,"
@@ -249,7 +250,7 @@ def _insert_epoch(conn: Any, signer: epochs.Signer, key: KeyPair) -> None:
             key.fingerprint,
             signer.certificate,
             signer.cert_fingerprint,
-            epochs.key_item_name(HOUSEKEEPER, signer.valid_from),
+            key_item_name(HOUSEKEEPER, signer.valid_from),
             signer.valid_from,
         ),
     )

@@ -19,7 +19,11 @@ from aimos.errors import (
     UsageError,
 )
 from aimos.identity import agents, epochs, passphrase
+from aimos.identity.grants import current_grant
 from aimos.identity.keystore import FileKeystore, choose_keystore
+from aimos.identity.master import master_row, unlock_master
+from aimos.identity.signer import epoch_state
+from aimos.identity.validators import check_agent_id
 from aimos.store.connection import rows
 from aimos.vocabulary import DEFAULT_VALIDITY_DAYS
 
@@ -94,17 +98,17 @@ def test_choose_keystore_explicit_file_and_bad_choice(aimos_home: Path) -> None:
 )
 def test_agent_id_rules(bad: str) -> None:
     with pytest.raises(UsageError):
-        epochs.check_agent_id(bad)
+        check_agent_id(bad)
 
 
 def test_agent_id_accepts_the_documented_alphabet() -> None:
-    assert epochs.check_agent_id("Claude_code-2") == "Claude_code-2"
-    assert epochs.check_agent_id("x" * 64) == "x" * 64
+    assert check_agent_id("Claude_code-2") == "Claude_code-2"
+    assert check_agent_id("x" * 64) == "x" * 64
 
 
 def test_install_records_master_housekeeper_agent_and_grant(brain) -> None:  # type: ignore[no-untyped-def]
     conn = brain.conn
-    master = epochs.master_row(conn)
+    master = master_row(conn)
     assert master["fingerprint"] == brain.master.fingerprint
     listing = {e["agent_id"]: e for e in agents.agent_listing(conn, int(time.time()))}
     assert set(listing) == {"cli", "housekeeper"}
@@ -113,7 +117,7 @@ def test_install_records_master_housekeeper_agent_and_grant(brain) -> None:  # t
         cert = parse_certificate(e["certificate"])
         verify_certificate(cert, master["public_key_b64u"], at=e["valid_from"])
         assert cert.pubkey == e["public_key_b64u"]
-    grant = epochs.current_grant(conn, "cli", brain.agent.valid_from)
+    grant = current_grant(conn, "cli", brain.agent.valid_from)
     assert grant is not None
     assert (grant["clearance_ceiling"], grant["data_class_ceiling"], grant["write_allowed"]) == (
         10,
@@ -125,7 +129,7 @@ def test_install_records_master_housekeeper_agent_and_grant(brain) -> None:  # t
 
 def test_unlock_master_refuses_wrong_passphrase(brain) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(PassphraseError):
-        epochs.unlock_master(brain.conn, brain.keystore, "not the passphrase")
+        unlock_master(brain.conn, brain.keystore, "not the passphrase")
 
 
 def test_grant_ceilings_are_capped(brain) -> None:  # type: ignore[no-untyped-def]
@@ -169,7 +173,7 @@ def test_enroll_rotate_revoke(brain) -> None:  # type: ignore[no-untyped-def]
         "internal",
         0,
     )
-    states = [epochs.epoch_state(e, now + 1) for e in epochs.epochs(brain.conn, "claude")]
+    states = [epoch_state(e, now + 1) for e in epochs.epochs(brain.conn, "claude")]
     assert states == ["revoked", "active"]
     with pytest.raises(KeychainError):  # the rotated-out key left the keystore
         brain.keystore.get(f"claude@{signer.valid_from}")
@@ -200,7 +204,7 @@ def test_grant_and_revocation_bytes_verify(brain) -> None:  # type: ignore[no-un
 
     now = int(time.time())
     agents.revoke_agent(brain.conn, brain.master, brain.keystore, agent_id="cli", reason="test", now=now)
-    pub = epochs.master_row(brain.conn)["public_key_b64u"]
+    pub = master_row(brain.conn)["public_key_b64u"]
     grant = the_row(brain.conn, "SELECT * FROM recall_grants WHERE subject_agent_id = 'cli'")
     body = json.loads(grant["signed_body"])
     assert body["schema"] == "hom.aimos.recall-authorization/v1"

@@ -12,16 +12,11 @@ import pytest
 
 from aimos.errors import KeychainError, KeychainLockedError, PassphraseSourceError
 from aimos.identity import keymoves
-from aimos.identity.epochs import (
-    MASTER_ITEM,
-    MASTER_PENDING_ITEM,
-    brain_meta,
-    record_keystore_kind,
-    sealed_master,
-)
 from aimos.identity.keystore import FileKeystore, OsKeystore, choose_keystore
+from aimos.identity.master import MASTER_ITEM, MASTER_PENDING_ITEM, sealed_master
 from aimos.identity.passphrase import read_old_and_new_from_fd, unseal
 from aimos.store.connection import write_transaction
+from aimos.store.meta import brain_meta, record_keystore_kind
 
 
 class _Backend:

@@ -113,7 +113,7 @@ def test_event_chain_links_per_signer_epoch(brain) -> None:  # type: ignore[no-u
 
 def test_forged_event_is_refused_by_the_trigger(brain) -> None:  # type: ignore[no-untyped-def]
     from aimos.crypto.ed25519 import KeyPair
-    from aimos.identity.epochs import Signer
+    from aimos.identity.signer import Signer
     from aimos.ledger.events import append_event
     from aimos.store.connection import write_transaction
 
@@ -267,7 +267,7 @@ def test_the_system_scope_is_the_housekeepers_alone(brain) -> None:  # type: ign
     """The housekeeper signs saves only for scope system (the guide memories) and no agent may
     write there; the writer's trigger holds the same line as the Python check."""
     now = int(time.time())
-    from aimos.identity.epochs import issue_grant
+    from aimos.identity.grants import issue_grant
 
     with write_transaction(brain.conn):
         issue_grant(
