@@ -109,11 +109,10 @@ def synthetic_vectors(conn: Connection) -> tuple[SyntheticMeaning, dict[str, Any
 def vector_bytes(conn: Connection) -> dict[str, Any]:
     """The vectors' bytes in the brain file (SQLite's dbstat: the pages of memory_vectors and of
     any index of it), per vector row, and the stored vector's own bytes."""
+    from aimos.meaning.model import DIMS, MODEL_NAME
     from aimos.store.queries import eval as queries
 
     rows, pages, payload = queries.vector_bytes(conn)
-    from aimos.meaning.model import DIMS, MODEL_NAME
-
     return {
         "rows": rows,
         "bytes_on_disk": pages,

@@ -7,6 +7,7 @@ p95, logical bytes) beside the bare cost of its parts measured in the same run.
 
 from __future__ import annotations
 
+import functools
 import json
 import secrets
 import time
@@ -334,16 +335,7 @@ def _crafted_cases(w: _World, a: str, b: str, query: str) -> list[Case]:
     old = w.weight(a)
     craft_receipt = w.recall(query).receipt["receipt_id"]  # a disclosure no outcome has moved yet
 
-    def craft(
-        memory_id: str,
-        company: str,
-        old_w: int,
-        new_w: int,
-        prev: str | None,
-        node_prev: str | None,
-        node_for: str | None = None,
-    ) -> _Craft:
-        return _Craft(w, craft_receipt, memory_id, company, old_w, new_w, prev, node_prev, node_for)
+    craft = functools.partial(_Craft, w, craft_receipt)
 
     b_prev_h, _ = chain_heads(w.conn, b)
     stale = None if prev_h is None else commitments.sha256(b"stale").hex()
