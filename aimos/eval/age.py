@@ -246,6 +246,7 @@ class _Year:
         baseline taken under the same load of the machine."""
         from aimos.eval.perf import bare_parts
         from aimos.eval.storage import table_bytes
+        from aimos.store.queries.eval import brain_bytes
 
         conn = self.brain.conn
         b0 = table_bytes(conn)
@@ -268,7 +269,7 @@ class _Year:
         folder.mkdir(mode=0o700)
         bare = bare_parts(self.agent, folder, BARE_SAMPLES)
         bare_ms = bare["bare_parts_median_ms"]
-        size = _brain_bytes(conn)
+        size = brain_bytes(conn)  # its pages, the WAL's newest copies included
         return {
             "memories": self.memories,
             "bare_parts_median_ms": bare_ms,
@@ -302,9 +303,10 @@ def _verify_and_back_up(
 ) -> dict[str, Any]:
     """At the end: `aimos verify`'s work (as `aimos eval verify` times it) and the housekeeper's
     online backup with its check, on the whole brain."""
+    from aimos.store.queries.eval import checkpoint
     from aimos.verify.brain.parity import verify_everything
 
-    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    checkpoint(conn)
     brain_file = (home / "brain.sqlite3").stat().st_size
     t0 = time.perf_counter()
     verified = verify_everything(conn, master_fingerprint)
@@ -324,12 +326,6 @@ def _verify_and_back_up(
             "ok": bool(checked["integrity"] and checked["verifies"]),
         },
     }
-
-
-def _brain_bytes(conn: Any) -> int:
-    """The brain's size as SQLite holds it (its pages, the WAL's newest copies included)."""
-    pages = int(conn.execute("PRAGMA page_count").fetchall()[0][0])
-    return pages * int(conn.execute("PRAGMA page_size").fetchall()[0][0])
 
 
 def _figure(times: Sequence[float], bare_ms: float) -> dict[str, Any] | None:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from aimos.store.connection import Connection
+from aimos.store.queries.eval import cached_vectors, keep_vectors, make_vector_table
 
 if TYPE_CHECKING:
     from aimos.meaning.model import Embedder
@@ -65,10 +66,7 @@ class CachedEmbedder:
         self._conn = Connection(str(path))
         if new:
             path.chmod(0o600)
-        self._conn.execute(
-            "CREATE TABLE IF NOT EXISTS vectors (model TEXT NOT NULL, kind TEXT NOT NULL,"
-            " sha256 TEXT NOT NULL, vector BLOB NOT NULL, PRIMARY KEY (model, kind, sha256))"
-        )
+        make_vector_table(self._conn)
 
     def close(self) -> None:
         self._conn.close()
@@ -86,10 +84,7 @@ class CachedEmbedder:
         keys = [hashlib.sha256(t.encode("utf-8", "surrogatepass")).hexdigest() for t in texts]
         found: dict[str, Floats] = {}
         for key in set(keys):
-            for (blob,) in self._conn.execute(
-                "SELECT vector FROM vectors WHERE model = ? AND kind = ? AND sha256 = ?",
-                (self.name, kind, key),
-            ):
+            for blob in cached_vectors(self._conn, self.name, kind, key):
                 if isinstance(blob, bytes) and len(blob) == 4 * self.dims:
                     found[key] = np.frombuffer(blob, dtype=np.float32)
         missing = [i for i, key in enumerate(keys) if key not in found]
@@ -99,14 +94,9 @@ class CachedEmbedder:
                 self.embedder.query(wanted[0])[None, :] if kind == "query" else self.embedder.passages(wanted)
             )
             self.made[kind] += len(missing)
-            with self._conn:
-                for i, vector in zip(missing, made, strict=True):
-                    v = np.asarray(vector, dtype=np.float32)
-                    found[keys[i]] = v
-                    self._conn.execute(
-                        "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?)",
-                        (self.name, kind, keys[i], v.tobytes()),
-                    )
+            for i, vector in zip(missing, made, strict=True):
+                found[keys[i]] = np.asarray(vector, dtype=np.float32)
+            keep_vectors(self._conn, self.name, kind, ((keys[i], found[keys[i]].tobytes()) for i in missing))
         out = np.zeros((len(texts), self.dims), dtype=np.float32)
         for i, key in enumerate(keys):
             out[i] = found[key]

@@ -214,7 +214,9 @@ class _Run:
     def questions(
         self, conn: Any, agent: Any, housekeeper: Any, qas: list[dict[str, Any]], dia_of: dict[str, set[str]]
     ) -> None:
-        memory_of = {int(r): str(m) for r, m in conn.execute("SELECT rowid, memory_id FROM memories")}
+        from aimos.store.queries.eval import memory_ids_by_rowid
+
+        memory_of = memory_ids_by_rowid(conn)
         known = {d for ids in dia_of.values() for d in ids}
         per_lexical: dict[Any, list[dict[str, float]]] = defaultdict(list)
         per_fusion: dict[Any, list[dict[str, float]]] = defaultdict(list)

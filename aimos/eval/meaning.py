@@ -176,6 +176,7 @@ def _ask_all(
     from aimos.identity.requests import sign_request
     from aimos.meaning.index import embed_pending
     from aimos.recall.pipeline import recall
+    from aimos.store.queries.eval import memory_ids_by_rowid
     from aimos.vocabulary import PATH_RECALL, PATH_SAVE
 
     with scratch_home("aimos-eval-meaning-"):
@@ -192,10 +193,7 @@ def _ask_all(
                 total = len(probe.memories)
                 embed_pending(conn, embedder, progress=lambda n: progress(n, total, "vectors"))
                 progress(total, total, "vectors")
-            key_of = {
-                int(r): id_of.get(str(m), "")
-                for r, m in conn.execute("SELECT rowid, memory_id FROM memories")
-            }
+            key_of = {r: id_of.get(m, "") for r, m in memory_ids_by_rowid(conn).items()}
             for i, case in enumerate(probe.cases, start=1):
                 progress(i, len(probe.cases), "meaning")
                 for arm, meaning in (("aimos_words", False), ("aimos", True)):

@@ -109,19 +109,15 @@ def synthetic_vectors(conn: Connection) -> tuple[SyntheticMeaning, dict[str, Any
 def vector_bytes(conn: Connection) -> dict[str, Any]:
     """The vectors' bytes in the brain file (SQLite's dbstat: the pages of memory_vectors and of
     any index of it), per vector row, and the stored vector's own bytes."""
-    rows = int(str(conn.execute("SELECT COUNT(*) FROM memory_vectors").fetchall()[0][0]))
-    pages, payload = conn.execute(
-        "SELECT SUM(pgsize), SUM(payload) FROM dbstat"
-        " WHERE name = 'memory_vectors' OR name IN"
-        " (SELECT name FROM sqlite_schema WHERE tbl_name = 'memory_vectors' AND type = 'index')"
-    ).fetchall()[0]
     from aimos.meaning.model import DIMS, MODEL_NAME
+    from aimos.store.queries import eval as queries
 
+    rows, pages, payload = queries.vector_bytes(conn)
     return {
         "rows": rows,
-        "bytes_on_disk": int(str(pages or 0)),
-        "per_row_on_disk": round(int(str(pages or 0)) / rows, 1) if rows else None,
-        "per_row_payload": round(int(str(payload or 0)) / rows, 1) if rows else None,
+        "bytes_on_disk": pages,
+        "per_row_on_disk": round(pages / rows, 1) if rows else None,
+        "per_row_payload": round(payload / rows, 1) if rows else None,
         "vector_bytes": 4 + DIMS,
         "model_name_bytes": len(MODEL_NAME),
     }

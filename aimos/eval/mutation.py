@@ -7,6 +7,7 @@ p95, logical bytes) beside the bare cost of its parts measured in the same run.
 
 from __future__ import annotations
 
+import functools
 import json
 import secrets
 import time
@@ -24,7 +25,7 @@ from aimos.errors import AimosError
 from aimos.eval.scratch import install_scratch, open_scratch, scratch_home
 from aimos.eval.stats import sealing_report, summary_ms, time_calls
 from aimos.store.cells import compact_provenance_body
-from aimos.store.connection import Connection, one
+from aimos.store.connection import Connection
 from aimos.vocabulary import HOUSEKEEPER
 
 
@@ -83,13 +84,9 @@ class _World:
         return record_outcome(self.conn, self.housekeeper, sign_request(self.agent, body, PATH_OUTCOME, t), t)
 
     def weight(self, memory_id: str) -> int:
-        return int(
-            str(
-                self.conn.execute(
-                    "SELECT retrieval_weight_milli FROM memories WHERE memory_id = ?", (memory_id,)
-                ).fetchall()[0][0]
-            )
-        )
+        from aimos.store.queries.eval_mutation import live_weight
+
+        return live_weight(self.conn, memory_id)
 
     def verify(self) -> tuple[bool, str, str | None, str | None, str | None]:
         from aimos.verify.brain.evidence import export_cognitive
@@ -208,30 +205,247 @@ def _crafted(
     return node, projection
 
 
-def _direct_update(conn: Connection, memory_id: str) -> None:
-    conn.execute("UPDATE memories SET retrieval_weight_milli = 2999 WHERE memory_id = ?", (memory_id,))
+def _outcome_cases(w: _World, a: str, b: str, query: str, receipt: str) -> list[Case]:
+    """Outcomes through the writer: upward, downward and upward again, each about its own recall
+    (one weight-bearing outcome per agent, receipt and memory), each declared by the pure rule and
+    observed from the writer; repeats that carry no weight authority; a neutral step that makes no
+    projection; and a direct update of the live weight."""
+    from aimos.store.queries.eval_mutation import projection_count, set_live_weight
+    from aimos.verify.kit.valence import WeightLedger
+    from aimos.vocabulary import VALENCE_RULE_V2
+
+    cases: list[Case] = []
+    ledger = WeightLedger(1000)
+    for n, outcome in enumerate(("good", "bad", "bad", "good", "good")):
+        here = receipt if n == 0 else w.recall(query).receipt["receipt_id"]
+        step = ledger.step("eval", here, 1 if outcome == "good" else -1, VALENCE_RULE_V2)
+        got = w.outcome(a, here, outcome)
+        cases.append(
+            Case(
+                f"outcome {outcome} (the agent's evidence {step.balance:+d})",
+                f"{step.terminal} to {step.new_milli}",
+                f"{got.terminal} to {got.new_weight_milli}",
+            )
+        )
+    before = w.weight(a)
+    again = [w.outcome(a, receipt, "bad") for _ in range(11)]
+    cases.append(
+        Case(
+            "11 more bad outcomes about the first recall: kept, no weight authority",
+            f"11 signed_noop, not weight-bearing; weight stays {before}",
+            f"{sum(1 for r in again if r.terminal == 'signed_noop' and not r.weight_bearing)}"
+            f" signed_noop, not weight-bearing; weight stays {w.weight(a)}",
+        )
+    )
+    r1 = w.outcome(b, w.recall(query).receipt["receipt_id"], "bad")
+    r2 = w.outcome(b, w.recall(query).receipt["receipt_id"], "good")
+    r3 = w.outcome(b, w.recall(query).receipt["receipt_id"], "good")
+    projections_b = projection_count(w.conn, b)
+    cases.append(
+        Case(
+            "negative-neutral-positive evidence: no fictitious projection",
+            "authorized_transition, signed_noop, authorized_transition; 2 projections",
+            f"{r1.terminal}, {r2.terminal}, {r3.terminal}; {projections_b} projections",
+        )
+    )
+    cases.append(
+        Case(
+            "direct update of the live weight",
+            "refused: the live weight may only follow a signed, authorized transition",
+            _attempt(lambda: set_live_weight(w.conn, a), w.conn),
+        )
+    )
+    return cases
 
 
-def _insert(conn: Connection, table: str, row: dict[str, Any]) -> None:
-    conn.execute(
-        f"INSERT INTO {table} ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})", tuple(row.values())
+def _outcome_row(w: _World, memory_id: str, receipt_id: str) -> str:
+    """Real signed evidence (request, nonce, event, outcome row) for a crafted transition."""
+    from aimos.actions.bodies import build_outcome_body
+    from aimos.identity.requests import sign_request, verify_request
+    from aimos.learning.outcomes import _record_evidence
+    from aimos.store.queries.eval_mutation import memory_row
+    from aimos.vocabulary import PATH_OUTCOME
+
+    t = int(time.time())
+    request = sign_request(
+        w.agent,
+        build_outcome_body(memory_id=memory_id, receipt_id=receipt_id, outcome="good"),
+        PATH_OUTCOME,
+        t,
+    )
+    verified = verify_request(w.conn, request, path=PATH_OUTCOME, now=t)
+    memory = memory_row(w.conn, memory_id)
+    oid = str(uuid.uuid4())
+    _record_evidence(
+        w.conn,
+        w.housekeeper,
+        verified,
+        request,
+        memory or {},
+        oid,
+        "principal_state",
+        1,
+        "authorized_transition",
+        t,
+    )
+    return oid
+
+
+@dataclass
+class _Craft:
+    """A crafted transition of ``memory_id`` (its node claiming ``node_for`` when given), on the
+    real signed evidence of an outcome about ``receipt_id``."""
+
+    w: _World
+    receipt_id: str
+    memory_id: str
+    company: str
+    old_w: int
+    new_w: int
+    prev: str | None
+    node_prev: str | None
+    node_for: str | None = None
+
+    def __call__(self) -> None:
+        from aimos.store.connection import insert
+
+        oid = _outcome_row(self.w, self.memory_id, self.receipt_id)
+        node, projection = _crafted(
+            self.w,
+            self.node_for or self.memory_id,
+            self.company,
+            self.old_w,
+            self.new_w,
+            prev_h=self.prev,
+            prev_node=self.node_prev,
+            outcome_id=oid,
+        )
+        insert(self.w.conn, "memory_provenance", node)
+        projection["memory_id"] = self.memory_id
+        insert(self.w.conn, "weight_projections", projection)
+
+
+def _crafted_cases(w: _World, a: str, b: str, query: str) -> list[Case]:
+    """Transitions crafted and correctly signed for what they say, each one the writer's triggers
+    must refuse: a proof reused across memories or companies, a no-op, a stale predecessor, a
+    weight out of bounds, a second genesis."""
+    from aimos.store.queries.eval_mutation import chain_heads
+
+    prev_h, prev_node = chain_heads(w.conn, a)
+    old = w.weight(a)
+    craft_receipt = w.recall(query).receipt["receipt_id"]  # a disclosure no outcome has moved yet
+
+    craft = functools.partial(_Craft, w, craft_receipt)
+
+    b_prev_h, _ = chain_heads(w.conn, b)
+    stale = None if prev_h is None else commitments.sha256(b"stale").hex()
+    table = [
+        (
+            "cross-memory proof reuse",
+            "refused: transition_provenance",
+            craft(b, "personal", w.weight(b), 1500, b_prev_h, prev_node, node_for=a),
+        ),
+        (
+            "cross-company proof reuse",
+            "refused: REWEIGHT body is not canonical or does not bind this memory",
+            craft(a, "other-company", old, 1500, prev_h, prev_node),
+        ),
+        ("no-op transition", "refused: transition_bounds", craft(a, "personal", old, old, prev_h, prev_node)),
+        (
+            "stale predecessor",
+            "refused: transition_predecessor",
+            craft(a, "personal", old, 1500, stale, prev_node),
+        ),
+        (
+            "out-of-bounds transition (3001)",
+            "refused: transition_bounds",
+            craft(a, "personal", old, 3001, prev_h, prev_node),
+        ),
+        (
+            "forked transition (a second genesis)",
+            "refused: transition_predecessor",
+            craft(a, "personal", 1000, 1500, None, prev_node),
+        ),
+    ]
+    return [Case(case_name, declared, _attempt(build, w.conn)) for case_name, declared, build in table]
+
+
+TAMPER_DETECTED = "detected by both; restored: pass, equal roots, same root"
+
+
+def _tamper_cases(w: _World, a: str) -> list[Case]:
+    """Both verifiers pass with equal roots; then each edit made with the file in hand is seen by
+    both, and once it is undone both pass again on the same root."""
+    from aimos.store.queries.eval_mutation import tampered, tampers
+
+    ok0, root0, _, proot0, _ = w.verify()
+    cases = [
+        Case(
+            "both verifiers pass before tampering, equal roots",
+            "pass, equal",
+            f"{'pass' if ok0 else 'fail'}, {'equal' if root0 == proot0 else 'different'}",
+        )
+    ]
+    for tamper in tampers(a, w.weight(a)):
+        with tampered(w.conn, tamper):
+            ok1, _, reason1, _, preason1 = w.verify()
+        ok2, root2, _, proot2, _ = w.verify()
+        observed = (
+            f"{'detected by both' if not ok1 and reason1 and preason1 else 'MISSED'}"
+            f" ({reason1} / {preason1}); restored: {'pass' if ok2 else 'fail'},"
+            f" {'equal roots' if root2 == proot2 else 'roots differ'},"
+            f" {'same root' if root2 == root0 else 'root changed'}"
+        )
+        if not ok1 and ok2 and root2 == proot2 == root0:
+            observed = TAMPER_DETECTED
+        cases.append(Case(f"tamper: {tamper.name}", TAMPER_DETECTED, observed))
+    return cases
+
+
+def _recall_case(w: _World, a: str) -> Case:
+    after = w.recall("heron pond")
+    return Case(
+        "post-mutation recall with a receipt",
+        f"heron first at weight {w.weight(a) / 1000:.3f}",
+        f"{'heron' if after.results and after.results[0]['memory_id'] == a else 'other'} first"
+        f" at weight {after.results[0]['weight']:.3f}"
+        if after.results
+        else "no result",
     )
 
 
-def _head(conn: Connection, memory_id: str) -> tuple[str | None, str | None]:
-    p = conn.execute(
-        "SELECT projection_hash FROM weight_projections WHERE memory_id = ? ORDER BY rowid DESC LIMIT 1",
-        (memory_id,),
-    ).fetchall()
-    n = conn.execute(
-        "SELECT mutation_hash FROM memory_provenance WHERE memory_id = ? AND event_type = 'REWEIGHT'"
-        " ORDER BY rowid DESC LIMIT 1",
-        (memory_id,),
-    ).fetchall()
-    return (str(p[0][0]) if p else None), (str(n[0][0]) if n else None)
+def _transition_costs(w: _World, transitions: int) -> tuple[list[float], list[int], dict[str, list[float]]]:
+    """The cost of a signed transition on a fresh memory (its time, logical bytes and sealing
+    parts): the evidence sum cycles 1, 2, 1, 0, -1, -2, -1, 0, so the weight rises and falls
+    within bounds; only authorized transitions are timed."""
+    from aimos.store import seals
+
+    c = w.save("the egret wades in the shallows")
+    cycle = ("good", "good", "bad", "bad", "bad", "bad", "good", "good")
+    times: list[float] = []
+    sizes: list[int] = []
+    sealing: dict[str, list[float]] = {}
+    i = 0
+    seals.COSTS = seals.SealCosts()  # what sealing and anchoring cost inside each transition
+    try:
+        while len(times) < transitions:
+            receipt_c = w.recall("egret shallows").receipt["receipt_id"]  # each outcome its own recall
+            seals.COSTS.reset()
+            t0 = time.perf_counter()
+            result = w.outcome(c, receipt_c, cycle[i % len(cycle)])
+            elapsed = time.perf_counter() - t0
+            i += 1
+            if result.terminal == "authorized_transition":
+                times.append(elapsed)
+                sizes.append(_logical_bytes(w.conn, result.projection_hash))
+                for part, values in seals.COSTS.parts.items():
+                    sealing.setdefault(part, []).extend(values)
+    finally:
+        seals.COSTS = None
+    return times, sizes, sealing
 
 
-def run_mutation(transitions: int = 200) -> dict[str, Any]:  # noqa: PLR0915 (an evaluation: build, run and report in one readable sequence)
+def run_mutation(transitions: int = 200) -> dict[str, Any]:
     cases: list[Case] = []
     with scratch_home("aimos-eval-mutation-"):
         w = _World()
@@ -239,287 +453,11 @@ def run_mutation(transitions: int = 200) -> dict[str, Any]:  # noqa: PLR0915 (an
         b = w.save("the kingfisher fishes at the weir")
         query = "heron kingfisher pond weir"
         receipt = w.recall(query).receipt["receipt_id"]
-        # upward, downward and upward again, each outcome about its own recall (one weight-bearing
-        # outcome per agent, receipt and memory); each declared by the pure rule, observed from the writer
-        from aimos.verify.kit.valence import WeightLedger
-        from aimos.vocabulary import VALENCE_RULE_V2
-
-        ledger = WeightLedger(1000)
-        for n, outcome in enumerate(("good", "bad", "bad", "good", "good")):
-            here = receipt if n == 0 else w.recall(query).receipt["receipt_id"]
-            step = ledger.step("eval", here, 1 if outcome == "good" else -1, VALENCE_RULE_V2)
-            got = w.outcome(a, here, outcome)
-            cases.append(
-                Case(
-                    f"outcome {outcome} (the agent's evidence {step.balance:+d})",
-                    f"{step.terminal} to {step.new_milli}",
-                    f"{got.terminal} to {got.new_weight_milli}",
-                )
-            )
-        before = w.weight(a)
-        again = [w.outcome(a, receipt, "bad") for _ in range(11)]
-        cases.append(
-            Case(
-                "11 more bad outcomes about the first recall: kept, no weight authority",
-                f"11 signed_noop, not weight-bearing; weight stays {before}",
-                f"{sum(1 for r in again if r.terminal == 'signed_noop' and not r.weight_bearing)}"
-                f" signed_noop, not weight-bearing; weight stays {w.weight(a)}",
-            )
-        )
-        r1 = w.outcome(b, w.recall(query).receipt["receipt_id"], "bad")
-        r2 = w.outcome(b, w.recall(query).receipt["receipt_id"], "good")
-        r3 = w.outcome(b, w.recall(query).receipt["receipt_id"], "good")
-        projections_b = w.conn.execute(
-            "SELECT COUNT(*) FROM weight_projections WHERE memory_id = ?", (b,)
-        ).fetchall()[0][0]
-        cases.append(
-            Case(
-                "negative-neutral-positive evidence: no fictitious projection",
-                "authorized_transition, signed_noop, authorized_transition; 2 projections",
-                f"{r1.terminal}, {r2.terminal}, {r3.terminal}; {projections_b} projections",
-            )
-        )
-        cases.append(
-            Case(
-                "direct update of the live weight",
-                "refused: the live weight may only follow a signed, authorized transition",
-                _attempt(lambda: _direct_update(w.conn, a), w.conn),
-            )
-        )
-        prev_h, prev_node = _head(w.conn, a)
-        old = w.weight(a)
-
-        craft_receipt = w.recall(query).receipt["receipt_id"]  # a disclosure no outcome has moved yet
-
-        def outcome_row(memory_id: str) -> str:
-            """Real signed evidence (request, nonce, event, outcome row) for a crafted transition."""
-            from aimos.actions.bodies import build_outcome_body
-            from aimos.identity.requests import sign_request, verify_request
-            from aimos.learning.outcomes import _record_evidence
-            from aimos.vocabulary import PATH_OUTCOME
-
-            t = int(time.time())
-            request = sign_request(
-                w.agent,
-                build_outcome_body(memory_id=memory_id, receipt_id=craft_receipt, outcome="good"),
-                PATH_OUTCOME,
-                t,
-            )
-            verified = verify_request(w.conn, request, path=PATH_OUTCOME, now=t)
-            memory = one(w.conn, "SELECT * FROM memories WHERE memory_id = ?", (memory_id,))
-            oid = str(uuid.uuid4())
-            _record_evidence(
-                w.conn,
-                w.housekeeper,
-                verified,
-                request,
-                memory or {},
-                oid,
-                "principal_state",
-                1,
-                "authorized_transition",
-                t,
-            )
-            return oid
-
-        def craft(
-            memory_id: str,
-            company: str,
-            old_w: int,
-            new_w: int,
-            prev: str | None,
-            node_prev: str | None,
-            node_for: str | None = None,
-        ) -> Callable[[], None]:
-            def build() -> None:
-                oid = outcome_row(memory_id)
-                node, projection = _crafted(
-                    w,
-                    node_for or memory_id,
-                    company,
-                    old_w,
-                    new_w,
-                    prev_h=prev,
-                    prev_node=node_prev,
-                    outcome_id=oid,
-                )
-                _insert(w.conn, "memory_provenance", node)
-                projection["memory_id"] = memory_id
-                _insert(w.conn, "weight_projections", projection)
-
-            return build
-
-        b_prev_h, _ = _head(w.conn, b)
-        table = [
-            (
-                "cross-memory proof reuse",
-                "refused: transition_provenance",
-                craft(b, "personal", w.weight(b), 1500, b_prev_h, prev_node, node_for=a),
-            ),
-            (
-                "cross-company proof reuse",
-                "refused: REWEIGHT body is not canonical or does not bind this memory",
-                craft(a, "other-company", old, 1500, prev_h, prev_node),
-            ),
-            (
-                "no-op transition",
-                "refused: transition_bounds",
-                craft(a, "personal", old, old, prev_h, prev_node),
-            ),
-            (
-                "stale predecessor",
-                "refused: transition_predecessor",
-                craft(
-                    a,
-                    "personal",
-                    old,
-                    1500,
-                    None if prev_h is None else commitments.sha256(b"stale").hex(),
-                    prev_node,
-                ),
-            ),
-            (
-                "out-of-bounds transition (3001)",
-                "refused: transition_bounds",
-                craft(a, "personal", old, 3001, prev_h, prev_node),
-            ),
-            (
-                "forked transition (a second genesis)",
-                "refused: transition_predecessor",
-                craft(a, "personal", 1000, 1500, None, prev_node),
-            ),
-        ]
-        for case_name, declared, build in table:
-            cases.append(Case(case_name, declared, _attempt(build, w.conn)))
-
-        ok0, root0, _, proot0, _ = w.verify()
-        cases.append(
-            Case(
-                "both verifiers pass before tampering, equal roots",
-                "pass, equal",
-                f"{'pass' if ok0 else 'fail'}, {'equal' if root0 == proot0 else 'different'}",
-            )
-        )
-        tamper = [
-            (
-                "projection field (new_weight_milli)",
-                "weight_projections",
-                "UPDATE weight_projections SET new_weight_milli = new_weight_milli + 1 WHERE rowid ="
-                " (SELECT MAX(rowid) FROM weight_projections)",
-                "UPDATE weight_projections SET new_weight_milli = new_weight_milli - 1 WHERE rowid ="
-                " (SELECT MAX(rowid) FROM weight_projections)",
-            ),
-            (
-                "transition signature",
-                "weight_projections",
-                "UPDATE weight_projections SET transition_signature_b64u ="
-                " (CASE substr(transition_signature_b64u, 1, 1) WHEN 'A' THEN 'B' ELSE 'A' END)"
-                " || substr(transition_signature_b64u, 2)"
-                " WHERE rowid = (SELECT MIN(rowid) FROM weight_projections)",
-                None,
-            ),
-            (
-                "live weight",
-                "memories",
-                f"UPDATE memories SET retrieval_weight_milli = 2222 WHERE memory_id = '{a}'",
-                f"UPDATE memories SET retrieval_weight_milli = {w.weight(a)} WHERE memory_id = '{a}'",
-            ),
-            (
-                "signer epoch of a REWEIGHT node",
-                "memory_provenance",
-                "UPDATE memory_provenance SET signer_valid_from = signer_valid_from + 1"
-                " WHERE event_type = 'REWEIGHT'"
-                " AND rowid = (SELECT MIN(rowid) FROM memory_provenance WHERE event_type = 'REWEIGHT')",
-                "UPDATE memory_provenance SET signer_valid_from = signer_valid_from - 1"
-                " WHERE event_type = 'REWEIGHT'"
-                " AND rowid = (SELECT MIN(rowid) FROM memory_provenance WHERE event_type = 'REWEIGHT')",
-            ),
-        ]
-        for name, table_name, edit, undo in tamper:
-            saved = [
-                r[0]
-                for r in w.conn.execute(
-                    "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = ?"
-                    " AND sql LIKE '%BEFORE UPDATE%'",
-                    (table_name,),
-                )
-            ]
-            original = None
-            if undo is None:
-                original = w.conn.execute(
-                    "SELECT rowid, transition_signature_b64u FROM weight_projections"
-                    " WHERE rowid = (SELECT MIN(rowid) FROM weight_projections)"
-                ).fetchall()[0]
-            # what someone editing the file would do: no foreign keys, guard triggers dropped
-            w.conn.execute("PRAGMA foreign_keys = OFF")
-            for sql in saved:
-                w.conn.execute("DROP TRIGGER " + sql.split()[2])
-            w.conn.execute(edit)
-            ok1, _, reason1, _, preason1 = w.verify()
-            if undo is None and original is not None:
-                w.conn.execute(
-                    "UPDATE weight_projections SET transition_signature_b64u = ? WHERE rowid = ?",
-                    (original[1], original[0]),
-                )
-            elif undo is not None:
-                w.conn.execute(undo)
-            for sql in saved:
-                w.conn.execute(sql)
-            w.conn.execute("PRAGMA foreign_keys = ON")
-            ok2, root2, _, proot2, _ = w.verify()
-            cases.append(
-                Case(
-                    f"tamper: {name}",
-                    "detected by both; restored: pass, equal roots, same root",
-                    f"{'detected by both' if not ok1 and reason1 and preason1 else 'MISSED'}"
-                    f" ({reason1} / {preason1}); restored: {'pass' if ok2 else 'fail'},"
-                    f" {'equal roots' if root2 == proot2 else 'roots differ'},"
-                    f" {'same root' if root2 == root0 else 'root changed'}",
-                )
-            )
-            cases[-1].observed = (
-                cases[-1].observed
-                if not (not ok1 and ok2 and root2 == proot2 == root0)
-                else "detected by both; restored: pass, equal roots, same root"
-            )
-        after = w.recall("heron pond")
-        cases.append(
-            Case(
-                "post-mutation recall with a receipt",
-                f"heron first at weight {w.weight(a) / 1000:.3f}",
-                f"{'heron' if after.results and after.results[0]['memory_id'] == a else 'other'} first"
-                f" at weight {after.results[0]['weight']:.3f}"
-                if after.results
-                else "no result",
-            )
-        )
-
-        # cost of a signed transition on a fresh memory: the evidence sum cycles 1, 2, 1, 0, -1, -2,
-        # -1, 0, so the weight rises and falls within bounds; only authorized transitions are timed
-        c = w.save("the egret wades in the shallows")
-        cycle = ("good", "good", "bad", "bad", "bad", "bad", "good", "good")
-        times: list[float] = []
-        sizes: list[int] = []
-        sealing: dict[str, list[float]] = {}
-        i = 0
-        from aimos.store import seals
-
-        seals.COSTS = seals.SealCosts()  # what sealing and anchoring cost inside each transition
-        try:
-            while len(times) < transitions:
-                receipt_c = w.recall("egret shallows").receipt["receipt_id"]  # each outcome its own recall
-                seals.COSTS.reset()
-                t0 = time.perf_counter()
-                result = w.outcome(c, receipt_c, cycle[i % len(cycle)])
-                elapsed = time.perf_counter() - t0
-                i += 1
-                if result.terminal == "authorized_transition":
-                    times.append(elapsed)
-                    sizes.append(_logical_bytes(w.conn, result.projection_hash))
-                    for part, values in seals.COSTS.parts.items():
-                        sealing.setdefault(part, []).extend(values)
-        finally:
-            seals.COSTS = None
+        cases += _outcome_cases(w, a, b, query, receipt)
+        cases += _crafted_cases(w, a, b, query)
+        cases += _tamper_cases(w, a)
+        cases.append(_recall_case(w, a))
+        times, sizes, sealing = _transition_costs(w, transitions)
         bare = _bare_cost(w, transitions)
         w.conn.close()
     median_transition = summary_ms(times)
@@ -543,21 +481,20 @@ def run_mutation(transitions: int = 200) -> dict[str, Any]:  # noqa: PLR0915 (an
 def _logical_bytes(conn: Connection, projection_hash: str | None) -> int:
     """Sum of the stored sizes of a transition's provenance node and projection rows: a text or a
     BLOB by its length, any other value as 8 bytes."""
-    row = conn.execute(
-        "SELECT w.*, p.* FROM weight_projections w JOIN memory_provenance p"
-        " ON p.mutation_hash = w.provenance_mutation_hash WHERE w.projection_hash = ?",
-        (projection_hash,),
-    ).fetchall()[0]
+    from aimos.store.queries.eval_mutation import transition_values
+
     return sum(
         len(v.encode()) if isinstance(v, str) else len(v) if isinstance(v, bytes) else 8
-        for v in row
+        for v in transition_values(conn, projection_hash)
         if v is not None
     )
 
 
 def _bare_cost(w: _World, n: int) -> dict[str, Any]:
-    """2 signatures + 2 verifications + a durable two-row commit, with PyNaCl and apsw directly."""
+    """2 signatures + 2 verifications + a durable two-row commit, with PyNaCl and SQLite directly."""
     from nacl.signing import SigningKey
+
+    from aimos.store.queries.eval import bare_commit, open_bare_commit
 
     key = SigningKey(w.housekeeper.key.seed)
     verify_key = key.verify_key
@@ -570,22 +507,9 @@ def _bare_cost(w: _World, n: int) -> dict[str, Any]:
     )
     from aimos import paths
 
-    scratch = Connection(str(paths.data_dir() / "bare-commit.sqlite3"))
-    scratch.execute("PRAGMA journal_mode = WAL")
-    scratch.execute("PRAGMA synchronous = FULL")
-    scratch.execute(
-        "CREATE TABLE a (id INTEGER PRIMARY KEY, body TEXT);"
-        " CREATE TABLE b (id INTEGER PRIMARY KEY, body TEXT)"
-    )
+    scratch = open_bare_commit(paths.data_dir() / "bare-commit.sqlite3", ["a", "b"])
     payload = json.dumps({"x": secrets.token_hex(150)})
-
-    def commit() -> None:
-        scratch.execute("BEGIN IMMEDIATE")
-        scratch.execute("INSERT INTO a (body) VALUES (?)", (payload,))
-        scratch.execute("INSERT INTO b (body) VALUES (?)", (payload,))
-        scratch.execute("COMMIT")
-
-    commits = time_calls(commit, n)
+    commits = time_calls(lambda: bare_commit(scratch, ["a", "b"], payload), n)
     scratch.close()
     return {
         "two_signatures": summary_ms(sign),

@@ -101,7 +101,7 @@ def bare_parts(agent: Any, folder: Path, n: int) -> dict[str, Any]:
 
     from aimos.actions.bodies import build_save_body
     from aimos.crypto.messages import request_message
-    from aimos.store.connection import Connection
+    from aimos.store.queries.eval import bare_commit, open_bare_commit
     from aimos.vocabulary import PATH_SAVE
 
     sample_body = build_save_body(company_id="personal", value=_text(0, secrets.SystemRandom()))
@@ -112,19 +112,10 @@ def bare_parts(agent: Any, folder: Path, n: int) -> dict[str, Any]:
     sign_times = time_calls(lambda: signing_key.sign(message), n)
     verify_times = time_calls(lambda: verify_key.verify(message, signature), n)
 
-    scratch = Connection(str(folder / "commit-baseline.sqlite3"))
+    scratch = open_bare_commit(folder / "commit-baseline.sqlite3", ["t"])
     try:
-        scratch.execute("PRAGMA journal_mode = WAL")
-        scratch.execute("PRAGMA synchronous = FULL")
-        scratch.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, body TEXT NOT NULL)")
         payload = message.decode() * 3  # about the bytes a save writes across its rows
-
-        def one_commit() -> None:
-            scratch.execute("BEGIN IMMEDIATE")
-            scratch.execute("INSERT INTO t (body) VALUES (?)", (payload,))
-            scratch.execute("COMMIT")
-
-        commit_times = time_calls(one_commit, n)
+        commit_times = time_calls(lambda: bare_commit(scratch, ["t"], payload), n)
     finally:
         scratch.close()
     out: dict[str, Any] = {
@@ -197,15 +188,13 @@ def _check_per_memory(
     per memory: what a recall pays for each memory it withholds (issue 35: a withheld memory is
     checked as a disclosed one is)."""
     from aimos.recall.disclosure import verify_many
-    from aimos.store.connection import rows
+    from aimos.store.queries.eval import memories_by_id, memory_ids
 
-    ids = [r["memory_id"] for r in rows(conn, "SELECT memory_id FROM memories")]
+    ids = memory_ids(conn)
     times = []
     for _ in range(batches):
         picked = rng.sample(ids, min(size, len(ids)))
-        batch = rows(
-            conn, f"SELECT * FROM memories WHERE memory_id IN ({', '.join('?' * len(picked))})", picked
-        )
+        batch = memories_by_id(conn, picked)
         t0 = time.perf_counter()
         verify_many(conn, batch, allow_superseded=True)
         times.append((time.perf_counter() - t0) / max(1, len(batch)))
@@ -500,6 +489,7 @@ def run_verify_perf(memories: int = 10_000, runs: int = 2) -> dict[str, Any]:
     time it took (every thread, and the forked verifier) and the machine's load average, since
     a busy machine leaves no core to spare."""
     from aimos.store.connection import open_writer
+    from aimos.store.queries.eval import checkpoint
     from aimos.verify.brain.parity import verify_everything
 
     rng = secrets.SystemRandom()
@@ -509,7 +499,7 @@ def run_verify_perf(memories: int = 10_000, runs: int = 2) -> dict[str, Any]:
         started = time.perf_counter()
         fill_synthetic(conn, agent, housekeeper, memories, rng)
         build_seconds = time.perf_counter() - started
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        checkpoint(conn)
         conn.close()
         size = (home / "brain.sqlite3").stat().st_size
         load = os.getloadavg()  # before the runs: what else the machine was doing

@@ -167,27 +167,20 @@ class _Brain:
         return 0 if embedder is None else embed_pending(self.conn, embedder)
 
     def labels(self, ids: Iterable[str]) -> dict[str, str]:
-        wanted = list(dict.fromkeys(ids))
-        marks = ",".join("?" * len(wanted))
-        return dict(
-            self.conn.execute(
-                f"SELECT memory_id, epistemic_label FROM memories WHERE memory_id IN ({marks})", wanted
-            )
-        )
+        from aimos.store.queries.eval import labels_of
+
+        return labels_of(self.conn, list(dict.fromkeys(ids)))
 
     def adverse_count(self, exclude: set[str] = frozenset()) -> tuple[int, int]:  # type: ignore[assignment]
-        marks = ",".join("?" * len(ADVERSE))
-        rows = self.conn.execute(
-            f"SELECT memory_id, epistemic_label IN ({marks}) FROM memories", sorted(ADVERSE)
-        ).fetchall()
-        kept = [bool(adverse) for mid, adverse in rows if mid not in exclude]
+        from aimos.store.queries.eval import adverse_by_memory
+
+        kept = [adverse for mid, adverse in adverse_by_memory(self.conn, ADVERSE) if mid not in exclude]
         return sum(kept), len(kept)
 
     def classifications(self, memory_id: str) -> int:
-        count: Any = self.conn.execute(
-            "SELECT COUNT(*) FROM memory_classifications WHERE memory_id = ?", (memory_id,)
-        ).fetchall()[0][0]
-        return int(count)
+        from aimos.store.queries.eval import classification_count
+
+        return classification_count(self.conn, memory_id)
 
     def verify_memories(self, ids: Iterable[str]) -> int:
         """How many of ``ids`` the in-database verifier passes, each on its own (`aimos verify

@@ -12,31 +12,29 @@ from __future__ import annotations
 
 import secrets
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from aimos.store.connection import Connection
 
 TARGETS = {"bytes_per_memory": 1500, "bytes_per_transition": 600, "verify_seconds_at_100000": 20}
 
 
-def table_bytes(conn: Any) -> dict[str, dict[str, int]]:
+def table_bytes(conn: Connection) -> dict[str, dict[str, int]]:
     """Each table's pages and payload in bytes, its indexes and (for an FTS5 table) its shadow
     tables counted with it."""
-    owner = {
-        str(name): str(table) for name, table in conn.execute("SELECT name, tbl_name FROM sqlite_master")
-    }
-    fts = [
-        name
-        for name, sql in conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'")
-        if sql and "USING fts5" in str(sql)
-    ]
+    from aimos.store.queries.eval import page_use, schema_objects
+
+    schema = schema_objects(conn)
+    owner = {o.name: o.table for o in schema}
+    fts = [o.name for o in schema if o.type == "table" and o.sql and "USING fts5" in o.sql]
     out: dict[str, dict[str, int]] = {}
-    for name, pages, payload in conn.execute(
-        "SELECT name, SUM(pgsize), SUM(payload) FROM dbstat GROUP BY name"
-    ):
-        table = owner.get(str(name), str(name))
+    for name, pages, payload in page_use(conn):
+        table = owner.get(name, name)
         table = next((f for f in fts if table.startswith(f"{f}_")), table)
         got = out.setdefault(table, {"stored": 0, "payload": 0})
-        got["stored"] += int(pages or 0)
-        got["payload"] += int(payload or 0)
+        got["stored"] += pages
+        got["payload"] += payload
     return out
 
 
@@ -60,6 +58,7 @@ def run_storage(memories: int = 10_000, recalls: int = 200, outcomes: int = 200)
     from aimos.identity.requests import sign_request
     from aimos.learning.outcomes import record_outcome
     from aimos.recall.pipeline import recall
+    from aimos.store.queries.eval import checkpoint
     from aimos.verify.brain.parity import verify_everything
     from aimos.vocabulary import PATH_OUTCOME, PATH_RECALL
 
@@ -94,7 +93,7 @@ def run_storage(memories: int = 10_000, recalls: int = 200, outcomes: int = 200)
             done = record_outcome(conn, housekeeper, sign_request(agent, body, PATH_OUTCOME, t), t)
             transitions += done.terminal == "authorized_transition"
         reported = table_bytes(conn)
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        checkpoint(conn)
         size = (home / "brain.sqlite3").stat().st_size
 
         started = time.perf_counter()

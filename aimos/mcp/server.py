@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Annotated, Any, Literal, TypeVar, cast
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, ErrorData, JSONRPCError, TextContent, ToolAnnotations
 from mcp_types.jsonrpc import INVALID_REQUEST, PARSE_ERROR
@@ -36,10 +36,12 @@ from typing_extensions import TypedDict  # pydantic needs this one on Python < 3
 
 from aimos import __version__
 from aimos.actions.session import Brain, KeptBrain
-from aimos.errors import AimosError, ExpiryWarning, UsageError
+from aimos.errors import AimosError, BusyError, ExpiryWarning, UsageError
 from aimos.identity.keystore import KeystoreCache
 from aimos.memory.gates import NOT_ECHOED, NOT_ECHOED_HINT, secret_kind
 from aimos.memory.redaction import shown_text
+from aimos.store.connection import translate_errors
+from aimos.store.queries.mcp import move_wal_into_file
 from aimos.vocabulary import CLEARANCE_MAX, DATA_CLASSES
 from aimos.vocabulary import RECALL_MAX_LIMIT as MAX_LIMIT
 
@@ -144,9 +146,11 @@ def cli_words(exc: AimosError) -> str:
 
 class ScreenedServer(MCPServer):
     """The SDK's server, whose refusals of a tool call's arguments (a schema error quotes the value
-    given) never quote a secret: the kind of secret instead; ``brains``: its kept brain session."""
+    given) never quote a secret: the kind of secret instead; ``agent``: who its tool calls are signed
+    as; ``brains``: its kept brain session."""
 
     brains: KeptBrain | None = None
+    agent: str = ""
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         try:
@@ -264,21 +268,32 @@ def _after_worker() -> queue.SimpleQueue[tuple[KeptBrain, Callable[[Brain], obje
 
 
 def _on_brain(brains: KeptBrain, work: Callable[[Brain], T]) -> T:
-    import apsw
-
     if STOPPING.is_set():
         raise Refused("error: aimos mcp is stopping\nhint: the client will start it again")
     try:
-        with expiry_notes(), brains.session() as brain:
-            return work(brain)
-    except AimosError as exc:
-        raise Refused(cli_words(exc)) from None
-    except apsw.BusyError:
+        # the database engine's errors that reach here (not met by the store on their way) as
+        # aimos errors; aimos's own errors are refusals worded as the CLI words them
+        with translate_errors():
+            try:
+                with expiry_notes(), brains.session() as brain:
+                    return work(brain)
+            except AimosError as exc:
+                raise Refused(cli_words(exc)) from None
+    except Refused:
+        raise
+    except BusyError:  # the engine found the brain busy or locked
         raise Refused(
             "error: the brain is busy (another process holds its write lock)\nhint: try again"
         ) from None
     except Exception as exc:  # a bug: say so, without a traceback or anything it held
-        raise Refused(INTERNAL.format(name=type(exc).__name__)) from None
+        raise Refused(INTERNAL.format(name=engine_error_name(exc))) from None
+
+
+def engine_error_name(exc: Exception) -> str:
+    """The name of what was raised: an engine error the store translated named as the engine
+    named it (as the server said it before the store translated it)."""
+    raised = exc.__cause__ if isinstance(exc, AimosError) and exc.__cause__ is not None else exc
+    return type(raised).__name__
 
 
 def _after_answer(brains: KeptBrain, then: Callable[[Brain], object] | None) -> None:
@@ -289,7 +304,7 @@ def _after_answer(brains: KeptBrain, then: Callable[[Brain], object] | None) -> 
         with contextlib.suppress(Exception), brains.session() as brain:
             if then is not None:
                 then(brain)
-            brain.conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+            move_wal_into_file(brain.conn)
     finally:
         BRAIN_CALLS.release()
 
@@ -299,246 +314,269 @@ def build_server(agent: str, keystores: KeystoreCache | None = None, *, keep_bra
     once for the server's life (None: from the keystore at every call); ``keep_brain`` off: the
     brain opened anew at every call (the benchmark's baseline)."""
     server = ScreenedServer(name="aimos", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
-    brains = server.brains = KeptBrain(keystores, keep=keep_brain)
-
-    def call(work: Callable[[Brain], T], then: Callable[[Brain], object] | None = None) -> T:
-        return call_brain(brains, work, then)
-
-    @server.tool(
-        annotations=ToolAnnotations(title="Save a memory", read_only_hint=False, destructive_hint=False),
-        description=(
-            "Save one memory (a fact, preference, decision or note) so it can be recalled later. Use it when "
-            "the user asks you to remember something or states something that will matter later. Saving the "
-            "same text again only records that it was seen again. Never save passwords or keys: "
-            "they are refused."
-        ),
-    )
-    def save_memory(
-        text: Annotated[str, Field(description="The memory, in plain words, one fact per memory.")],
-        key: Annotated[str | None, Field(description="Optional stable key, e.g. preference:coffee.")] = None,
-        type: Annotated[
-            str, Field(description="Memory type, e.g. note, fact, preference, procedure.")
-        ] = "note",
-        scope: Annotated[str, Field(description="Scope, e.g. personal or work.")] = "personal",
-        clearance: Annotated[
-            int | None,
-            Field(
-                description="Clearance level 0..12 within your grant (default 5, or your ceiling if lower).",
-                json_schema_extra={"minimum": 0, "maximum": CLEARANCE_MAX},
-            ),
-        ] = None,
-        data_class: Annotated[
-            str | None,
-            Field(
-                description=f"Data class within your grant: {', '.join(DATA_CLASSES)} "
-                "(default internal, or your ceiling if lower).",
-                pattern="^(" + "|".join(DATA_CLASSES) + ")$",
-            ),
-        ] = None,
-    ) -> Annotated[CallToolResult, SavedMemory]:
-        return guarded(save, text, key, type, scope, clearance, data_class)
-
-    def save(
-        text: str, key: str | None, type: str, scope: str, clearance: int | None, data_class: str | None
-    ) -> CallToolResult:
-        from aimos.actions.memory import NewMemory, settle_after_save
-        from aimos.actions.memory import save as save_memory
-
-        if clearance is not None and (isinstance(clearance, bool) or not 0 <= clearance <= CLEARANCE_MAX):
-            raise Refused(cli_words(UsageError(f"clearance must be from 0 to {CLEARANCE_MAX}", "Use 0..12.")))
-
-        memory = NewMemory(
-            value=text,
-            key=key,
-            scope=scope,
-            memory_type=type,
-            clearance=clearance,
-            data_class=data_class,
-            source=f"mcp:{agent}",
-        )
-        # answered before the agreement detector runs (a recall judges what waits in its own
-        # transaction, so no recall decides before it has) and before the memory's vector is made
-        saved = call(lambda brain: save_memory(brain, agent, memory, settled=False), then=settle_after_save)
-        said = {
-            "saved": f"saved memory {saved.memory_id}",
-            "duplicate": saved.duplicate_words(),
-            "quarantined": f"saved {saved.memory_id} in retained quarantine (it carries a canary marker)",
-        }.get(saved.status, f"{saved.status} {saved.memory_id}")
-        return result(
-            said,
-            SavedMemory(
-                memory_id=saved.memory_id,
-                status=saved.status,
-                supersedes=saved.supersedes,
-                event_id=saved.event_id,
-            ),
-        )
-
-    @server.tool(
-        annotations=ToolAnnotations(title="Recall memories", read_only_hint=False, destructive_hint=False),
-        description=(
-            "Search the user's memories with a plain-words query; returns the matches with ids, scores, "
-            "trust labels (most memories are not judged yet) and a signed receipt. Use it before answering "
-            "anything about the user, their people, plans, preferences or past decisions. Untrusted "
-            "memories are withheld; only memories that match come back: fewer than the limit, or none."
-        ),
-    )
-    def recall(
-        query: Annotated[str, Field(description="What to look for, in plain words.")],
-        limit: Annotated[
-            int,
-            Field(description="How many results, 1..200.", json_schema_extra={"minimum": 1, "maximum": 200}),
-        ] = 10,
-        guides: Annotated[
-            bool,
-            Field(
-                description="Also search aimos's own guides (searched anyway when the query names aimos).",
-                strict=True,
-            ),
-        ] = False,
-    ) -> Annotated[CallToolResult, Recalled]:
-        return guarded(recall_memories, query, limit, guides)
-
-    def recall_memories(query: str, limit: int, guides: bool) -> CallToolResult:
-        from aimos.actions.labels import label_words, withheld_count
-        from aimos.actions.recall import NOTHING_MATCHES, recall_as
-        from aimos.vocabulary import UNVERIFIED
-
-        if isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
-            raise Refused(
-                cli_words(UsageError(f"limit must be an integer from 1 to {MAX_LIMIT}", "Use 1..200."))
-            )
-        got = call(lambda brain: recall_as(brain, agent, query, limit=limit, guides=guides))
-        hits = [cast(RecallHit, {HIT_NAMES.get(f, f): r[f] for f in HIT_FIELDS}) for r in got.results]
-        receipt = got.receipt
-        texts = [shown_text(r) for r in got.results]
-        # a judged memory says so in the text too: a client that shows its model only the text must
-        # not pass a disputed memory off as a plain one
-        lines = [
-            f"{h['rank']}. [{h['memory_id']}]"
-            + ("" if h["label"] == UNVERIFIED else f" ({label_words(h['label'])})")
-            + f" {t}"
-            for h, t in zip(hits, texts, strict=True)
-        ] or [NOTHING_MATCHES]
-        if got.withheld:
-            lines.append(f"{withheld_count(len(got.withheld))}.")
-        lines.append(f"receipt {receipt['receipt_id']} root {receipt['merkle_root']}")
-        return result(
-            "\n".join(lines),
-            Recalled(
-                results=hits,
-                abstained=got.abstained,
-                withheld_count=len(got.withheld),
-                receipt_id=str(receipt["receipt_id"]),
-                merkle_root=str(receipt["merkle_root"]),
-            ),
-        )
-
-    @server.tool(
-        annotations=ToolAnnotations(title="Report an outcome", read_only_hint=False, destructive_hint=False),
-        description=(
-            "Say whether a recalled memory helped (good) or not (bad). Use it after you used, or decided not "
-            "to trust, a memory that recall returned. Its weight follows the balance of your evidence "
-            "on it (so a bad after two goods can still raise it; the result says why); one outcome per "
-            "recall counts, and one agent's evidence scales a weight at most between half and double."
-        ),
-    )
-    def report_outcome(
-        memory_id: Annotated[
-            str,
-            Field(
-                description="The memory's id, as recall returned it.",
-                json_schema_extra={"pattern": UUID_PATTERN},
-            ),
-        ],
-        outcome: Annotated[Literal["good", "bad"], Field(description="good: it helped; bad: it did not.")],
-        receipt_id: Annotated[
-            str | None,
-            Field(
-                description="The recall's receipt id (default: your latest recall of it).",
-                json_schema_extra={"pattern": UUID_PATTERN},
-            ),
-        ] = None,
-    ) -> Annotated[CallToolResult, Outcome]:
-        return guarded(report, memory_id, outcome, receipt_id)
-
-    def report(memory_id: str, outcome: str, receipt_id: str | None) -> CallToolResult:
-        from aimos.actions.feedback import explain, give_feedback, weight_words
-
-        mid = full_id(memory_id, "memory")
-        rid = None if receipt_id is None else full_id(receipt_id, "receipt")
-        done = call(lambda brain: give_feedback(brain, agent, mid, good=outcome == "good", receipt_ref=rid))
-        old, new = done.old_weight_milli / 1000, done.new_weight_milli / 1000
-        why = explain(done)
-        fields = {name: getattr(done, name) for name in ("outcome_id", "memory_id", "receipt_id", "terminal")}
-        reported = cast(
-            Outcome,
-            {
-                **fields,
-                "old_weight": old,
-                "new_weight": new,
-                "weight_bearing": done.weight_bearing,
-                "evidence_balance": done.agent_good - done.agent_bad,
-                "why": why,
-            },
-        )
-        said = f" (outcome {done.outcome_id})" if done.outcome_id else ""
-        return result(f"{weight_words(done)}: {why}{said}", reported)
-
-    @server.tool(
-        annotations=ToolAnnotations(title="Show a memory", read_only_hint=True),
-        description=(
-            "Show one memory by id: its full text, whether it is the current version, its weight and its "
-            "trust label. Use it to read a memory recall returned in full, or to check it before "
-            "relying on it."
-        ),
-    )
-    def show_memory(
-        memory_id: Annotated[
-            str,
-            Field(
-                description="The memory's id, as recall or save_memory returned it.",
-                json_schema_extra={"pattern": UUID_PATTERN},
-            ),
-        ],
-    ) -> Annotated[CallToolResult, ShownMemory]:
-        return guarded(show, memory_id)
-
-    def show(memory_id: str) -> CallToolResult:
-        from aimos.actions.labels import label_words, withheld_words
-        from aimos.actions.memory import show as show_memory
-
-        mid = full_id(memory_id, "memory")
-        d: dict[str, Any] = call(lambda brain: show_memory(brain, agent, mid))
-        v = d["version"]
-        shown = ShownMemory(
-            memory_id=d["memory_id"],
-            text=d["value"],
-            withheld=d["withheld"],
-            key=d["key"],
-            type=d["memory_type"],
-            scope=d["scope"],
-            created_at=d["created_at"],
-            weight=d["weight"],
-            label=d["epistemic_label"],
-            version=Version(
-                number=v["number"],
-                of=v["of"],
-                state=v["state"],
-                supersedes=v["supersedes"],
-                superseded_by=v["superseded_by"],
-            ),
-        )
-        state = v["state"] + (f", superseded by {v['superseded_by']}" if v["superseded_by"] else "")
-        why = d["withheld"] and withheld_words(d["epistemic_label"], d["withheld"])
-        said = shown_text(d) if not why else f"(text withheld as untrusted: {why})"
-        return result(
-            f"{said}\n[{d['memory_id']}] version {v['number']} of {v['of']} ({state}), "
-            f"weight {d['weight']:.3f}, label: {label_words(d['epistemic_label'])}",
-            shown,
-        )
-
+    server.agent = agent
+    server.brains = KeptBrain(keystores, keep=keep_brain)
+    for tool, settings in _TOOLS:
+        server.tool(**settings)(tool)
     return server
+
+
+Tool = Callable[..., CallToolResult]
+# The tools, in the order a client lists them, with their settings (title, hints, description):
+# each is a function of its arguments and the call's context, which names the server (its agent
+# and kept brain session); the SDK leaves the context out of the tool's input schema.
+_TOOLS: list[tuple[Tool, dict[str, Any]]] = []
+
+
+def _tool(title: str, *, read_only: bool = False) -> Callable[[Tool], Tool]:
+    """A tool of the server, titled ``title``, described to the agent by its docstring (on one
+    line); ``read_only``: it changes nothing (else: it writes, and destroys nothing)."""
+
+    def register(tool: Tool) -> Tool:
+        hints = (
+            {"read_only_hint": True} if read_only else {"read_only_hint": False, "destructive_hint": False}
+        )
+        annotations = ToolAnnotations(title=title, **hints)
+        _TOOLS.append(
+            (tool, {"annotations": annotations, "description": " ".join(str(tool.__doc__).split())})
+        )
+        return tool
+
+    return register
+
+
+def _id_field(description: str) -> Any:
+    """A tool argument that is a whole id (UUID_PATTERN)."""
+    return Field(description=description, json_schema_extra={"pattern": UUID_PATTERN})
+
+
+class Caller:
+    """Who a tool call is made as (the server's agent) and its brain calls (one at a time)."""
+
+    def __init__(self, ctx: Context[Any, Any]) -> None:
+        server = ctx.mcp_server
+        assert isinstance(server, ScreenedServer) and server.brains is not None
+        self.agent = server.agent
+        self.brains = server.brains
+
+    def call(self, work: Callable[[Brain], T], then: Callable[[Brain], object] | None = None) -> T:
+        return call_brain(self.brains, work, then)
+
+
+@_tool("Save a memory")
+def save_memory(
+    text: Annotated[str, Field(description="The memory, in plain words, one fact per memory.")],
+    ctx: Context[Any, Any],
+    key: Annotated[str | None, Field(description="Optional stable key, e.g. preference:coffee.")] = None,
+    type: Annotated[str, Field(description="Memory type, e.g. note, fact, preference, procedure.")] = "note",
+    scope: Annotated[str, Field(description="Scope, e.g. personal or work.")] = "personal",
+    clearance: Annotated[
+        int | None,
+        Field(
+            description="Clearance level 0..12 within your grant (default 5, or your ceiling if lower).",
+            json_schema_extra={"minimum": 0, "maximum": CLEARANCE_MAX},
+        ),
+    ] = None,
+    data_class: Annotated[
+        str | None,
+        Field(
+            description=f"Data class within your grant: {', '.join(DATA_CLASSES)} "
+            "(default internal, or your ceiling if lower).",
+            pattern="^(" + "|".join(DATA_CLASSES) + ")$",
+        ),
+    ] = None,
+) -> Annotated[CallToolResult, SavedMemory]:
+    """Save one memory (a fact, preference, decision or note) so it can be recalled later. Use it when
+    the user asks you to remember something or states something that will matter later. Saving the same
+    text again only records that it was seen again. Never save passwords or keys: they are refused."""
+    return guarded(save, ctx, text, key, type, scope, clearance, data_class)
+
+
+def save(
+    ctx: Context[Any, Any],
+    text: str,
+    key: str | None,
+    type: str,
+    scope: str,
+    clearance: int | None,
+    data_class: str | None,
+) -> CallToolResult:
+    from aimos.actions.memory import NewMemory, settle_after_save
+    from aimos.actions.memory import save as save_memory
+
+    caller = Caller(ctx)
+    if clearance is not None and (isinstance(clearance, bool) or not 0 <= clearance <= CLEARANCE_MAX):
+        raise Refused(cli_words(UsageError(f"clearance must be from 0 to {CLEARANCE_MAX}", "Use 0..12.")))
+
+    memory = NewMemory(
+        value=text,
+        key=key,
+        scope=scope,
+        memory_type=type,
+        clearance=clearance,
+        data_class=data_class,
+        source=f"mcp:{caller.agent}",
+    )
+    # answered before the agreement detector runs (a recall judges what waits in its own
+    # transaction, so no recall decides before it has) and before the memory's vector is made
+    saved = caller.call(
+        lambda brain: save_memory(brain, caller.agent, memory, settled=False), then=settle_after_save
+    )
+    said = {
+        "saved": f"saved memory {saved.memory_id}",
+        "duplicate": saved.duplicate_words(),
+        "quarantined": f"saved {saved.memory_id} in retained quarantine (it carries a canary marker)",
+    }.get(saved.status, f"{saved.status} {saved.memory_id}")
+    return result(
+        said,
+        SavedMemory(
+            memory_id=saved.memory_id,
+            status=saved.status,
+            supersedes=saved.supersedes,
+            event_id=saved.event_id,
+        ),
+    )
+
+
+@_tool("Recall memories")
+def recall(
+    query: Annotated[str, Field(description="What to look for, in plain words.")],
+    ctx: Context[Any, Any],
+    limit: Annotated[
+        int,
+        Field(description="How many results, 1..200.", json_schema_extra={"minimum": 1, "maximum": 200}),
+    ] = 10,
+    guides: Annotated[
+        bool,
+        Field(
+            description="Also search aimos's own guides (searched anyway when the query names aimos).",
+            strict=True,
+        ),
+    ] = False,
+) -> Annotated[CallToolResult, Recalled]:
+    """Search the user's memories with a plain-words query; returns the matches with ids, scores, trust
+    labels (most memories are not judged yet) and a signed receipt. Use it before answering anything
+    about the user, their people, plans, preferences or past decisions. Untrusted memories are withheld;
+    only memories that match come back: fewer than the limit, or none."""
+    return guarded(recall_memories, ctx, query, limit, guides)
+
+
+def recall_memories(ctx: Context[Any, Any], query: str, limit: int, guides: bool) -> CallToolResult:
+    from aimos.actions.labels import label_words, withheld_count
+    from aimos.actions.recall import NOTHING_MATCHES, recall_as
+    from aimos.vocabulary import UNVERIFIED
+
+    caller = Caller(ctx)
+    if isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
+        raise Refused(cli_words(UsageError(f"limit must be an integer from 1 to {MAX_LIMIT}", "Use 1..200.")))
+    got = caller.call(lambda brain: recall_as(brain, caller.agent, query, limit=limit, guides=guides))
+    hits = [cast(RecallHit, {HIT_NAMES.get(f, f): r[f] for f in HIT_FIELDS}) for r in got.results]
+    receipt = got.receipt
+    texts = [shown_text(r) for r in got.results]
+    # a judged memory says so in the text too: a client that shows its model only the text must
+    # not pass a disputed memory off as a plain one
+    lines = [
+        f"{h['rank']}. [{h['memory_id']}]"
+        + ("" if h["label"] == UNVERIFIED else f" ({label_words(h['label'])})")
+        + f" {t}"
+        for h, t in zip(hits, texts, strict=True)
+    ] or [NOTHING_MATCHES]
+    if got.withheld:
+        lines.append(f"{withheld_count(len(got.withheld))}.")
+    lines.append(f"receipt {receipt['receipt_id']} root {receipt['merkle_root']}")
+    return result(
+        "\n".join(lines),
+        Recalled(
+            results=hits,
+            abstained=got.abstained,
+            withheld_count=len(got.withheld),
+            receipt_id=str(receipt["receipt_id"]),
+            merkle_root=str(receipt["merkle_root"]),
+        ),
+    )
+
+
+@_tool("Report an outcome")
+def report_outcome(
+    memory_id: Annotated[str, _id_field("The memory's id, as recall returned it.")],
+    outcome: Annotated[Literal["good", "bad"], Field(description="good: it helped; bad: it did not.")],
+    ctx: Context[Any, Any],
+    receipt_id: Annotated[
+        str | None, _id_field("The recall's receipt id (default: your latest recall of it).")
+    ] = None,
+) -> Annotated[CallToolResult, Outcome]:
+    """Say whether a recalled memory helped (good) or not (bad). Use it after you used, or decided not
+    to trust, a memory that recall returned. Its weight follows the balance of your evidence on it (so a
+    bad after two goods can still raise it; the result says why); one outcome per recall counts, and one
+    agent's evidence scales a weight at most between half and double."""
+    return guarded(report, ctx, memory_id, outcome, receipt_id)
+
+
+def report(ctx: Context[Any, Any], memory_id: str, outcome: str, receipt_id: str | None) -> CallToolResult:
+    from aimos.actions.feedback import explain, give_feedback, weight_words
+
+    caller = Caller(ctx)
+    mid = full_id(memory_id, "memory")
+    rid = None if receipt_id is None else full_id(receipt_id, "receipt")
+    done = caller.call(
+        lambda brain: give_feedback(brain, caller.agent, mid, good=outcome == "good", receipt_ref=rid)
+    )
+    old, new = done.old_weight_milli / 1000, done.new_weight_milli / 1000
+    why = explain(done)
+    fields = {name: getattr(done, name) for name in ("outcome_id", "memory_id", "receipt_id", "terminal")}
+    reported = cast(
+        Outcome,
+        {
+            **fields,
+            "old_weight": old,
+            "new_weight": new,
+            "weight_bearing": done.weight_bearing,
+            "evidence_balance": done.agent_good - done.agent_bad,
+            "why": why,
+        },
+    )
+    said = f" (outcome {done.outcome_id})" if done.outcome_id else ""
+    return result(f"{weight_words(done)}: {why}{said}", reported)
+
+
+@_tool("Show a memory", read_only=True)
+def show_memory(
+    memory_id: Annotated[str, _id_field("The memory's id, as recall or save_memory returned it.")],
+    ctx: Context[Any, Any],
+) -> Annotated[CallToolResult, ShownMemory]:
+    """Show one memory by id: its full text, whether it is the current version, its weight and its trust
+    label. Use it to read a memory recall returned in full, or to check it before relying on it."""
+    return guarded(show, ctx, memory_id)
+
+
+def show(ctx: Context[Any, Any], memory_id: str) -> CallToolResult:
+    from aimos.actions.labels import label_words, withheld_words
+    from aimos.actions.memory import show as show_memory
+
+    caller = Caller(ctx)
+    mid = full_id(memory_id, "memory")
+    d: dict[str, Any] = caller.call(lambda brain: show_memory(brain, caller.agent, mid))
+    v = d["version"]
+    shown = ShownMemory(
+        memory_id=d["memory_id"],
+        text=d["value"],
+        withheld=d["withheld"],
+        key=d["key"],
+        type=d["memory_type"],
+        scope=d["scope"],
+        created_at=d["created_at"],
+        weight=d["weight"],
+        label=d["epistemic_label"],
+        version=cast(Version, {field: v[field] for field in Version.__annotations__}),  # as show names them
+    )
+    state = v["state"] + (f", superseded by {v['superseded_by']}" if v["superseded_by"] else "")
+    why = d["withheld"] and withheld_words(d["epistemic_label"], d["withheld"])
+    said = shown_text(d) if not why else f"(text withheld as untrusted: {why})"
+    return result(
+        f"{said}\n[{d['memory_id']}] version {v['number']} of {v['of']} ({state}), "
+        f"weight {d['weight']:.3f}, label: {label_words(d['epistemic_label'])}",
+        shown,
+    )
 
 
 def read_line(problem: Exception) -> tuple[str, dict[str, Any] | None]:

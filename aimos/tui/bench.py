@@ -132,6 +132,7 @@ async def _scroll(presses: int) -> dict[str, Any]:
 def run_tui_perf(memories: int = 100_000, runs: int = 5, presses: int = 200) -> dict[str, Any]:
     from aimos.eval.perf import fill_synthetic
     from aimos.eval.scratch import install_scratch, open_scratch, scratch_home
+    from aimos.store.queries.eval import checkpoint
 
     rng = secrets.SystemRandom()
     with scratch_home("aimos-eval-tui-") as home:
@@ -139,7 +140,7 @@ def run_tui_perf(memories: int = 100_000, runs: int = 5, presses: int = 200) -> 
         conn, agent, housekeeper = open_scratch()
         t0 = time.perf_counter()
         fill_synthetic(conn, agent, housekeeper, memories, rng)
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        checkpoint(conn)
         conn.close()
         build_seconds = time.perf_counter() - t0
         assert os.environ["AIMOS_HOME"] == str(home)

@@ -6,9 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
-import apsw
-
-from aimos.errors import AimosError
+from aimos.errors import AimosError, BusyError, DamagedBrainError, StoreError
+from aimos.store.connection import translate_errors
 
 T = TypeVar("T")
 
@@ -28,19 +27,29 @@ class Failure:
 def attempt(call: Callable[[], T], *, doing: str) -> T | Failure:
     """``call()``, or a Failure saying what ``doing`` could not do and why."""
     try:
-        return call()
+        # the database engine's errors that reach here (not met by the store on their way) as
+        # aimos errors, worded by engine_failure; aimos's own errors say what they say
+        with translate_errors():
+            try:
+                return call()
+            except AimosError as exc:
+                return Failure(f"Could not {doing}", exc.message, exc.hint)
     except AimosError as exc:
-        return Failure(f"Could not {doing}", exc.message, exc.hint)
-    except (apsw.BusyError, apsw.LockedError):
+        return engine_failure(exc, doing)
+    except Exception as exc:  # a bug or an environment problem: no traceback, no locals
+        return internal_failure(type(exc).__name__, doing)
+
+
+def engine_failure(exc: AimosError, doing: str) -> Failure:
+    """What an engine error (translated by the store into ``exc``) tells the user."""
+    if isinstance(exc, BusyError):  # the brain busy or locked
         return Failure(
             f"Could not {doing}", "the brain is busy (another process holds its write lock)", "Try again."
         )
-    except UnicodeDecodeError:  # a read outside the store's helpers met text that is not UTF-8
-        from aimos.store.connection import damaged_text_error
-
-        damaged = damaged_text_error(None)
-        return Failure(f"Could not {doing}", damaged.message, damaged.hint)
-    except (apsw.CorruptError, apsw.NotADBError):
+    if isinstance(exc, DamagedBrainError) and isinstance(exc.__cause__, UnicodeDecodeError):
+        # a read outside the store's helpers met text that is not UTF-8
+        return Failure(f"Could not {doing}", exc.message, exc.hint)
+    if type(exc) is StoreError:  # the file is not a database, or a damaged one
         return Failure(
             f"Could not {doing}",
             "the brain file, or one of its search indexes, is damaged",
@@ -48,9 +57,13 @@ def attempt(call: Callable[[], T], *, doing: str) -> T | Failure:
             " nothing else). Otherwise run `aimos verify` and restore from a backup in the brain's"
             " backups folder.",
         )
-    except Exception as exc:  # a bug or an environment problem: no traceback, no locals
-        return Failure(
-            f"Could not {doing}",
-            f"internal error ({type(exc).__name__})",
-            "Nothing was changed. Run the same action with the `aimos` CLI (AIMOS_DEBUG=1) to see why.",
-        )
+    # anything else the engine raised is a bug here: named as the engine named it
+    return internal_failure(type(exc.__cause__ or exc).__name__, doing)
+
+
+def internal_failure(name: str, doing: str) -> Failure:
+    return Failure(
+        f"Could not {doing}",
+        f"internal error ({name})",
+        "Nothing was changed. Run the same action with the `aimos` CLI (AIMOS_DEBUG=1) to see why.",
+    )
