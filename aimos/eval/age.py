@@ -207,6 +207,7 @@ class _Year:
     def import_notes(self, count: int, folder: Path) -> dict[str, Any]:
         """``count`` memories by `aimos import` of a folder of markdown notes (by section)."""
         from aimos.actions import imports
+        from aimos.memory.text_formats import MARKDOWN
 
         folder.mkdir(mode=0o700)
         notes = -(-count // SECTIONS_PER_NOTE)
@@ -215,7 +216,7 @@ class _Year:
             (folder / f"note-{n:05d}.md").write_text(_note(self.words, self.rng, n, sections))
         marks: list[float] = []
         t0 = time.perf_counter()
-        files = imports.read(folder, "markdown", by_section=True)
+        files = imports.read(folder, MARKDOWN, by_section=True)
         planned = imports.plan(self.brain, "cli", files)
         planned_at = time.perf_counter()
         summary = imports.run(

@@ -131,7 +131,7 @@ def _crafted(
     """A REWEIGHT node and projection row for ``memory_id``, correctly signed for what they say."""
     now = int(time.time())
     body = {
-        "event_type": "REWEIGHT",
+        "event_type": vocabulary.REWEIGHT_EVENT,
         "company_id": company,
         "memory_id": memory_id,
         "old_weight": old / 1000,
@@ -154,7 +154,7 @@ def _crafted(
         "provenance_id": str(uuid.uuid4()),
         "memory_id": memory_id,
         "company_id": company,
-        "event_type": "REWEIGHT",
+        "event_type": vocabulary.REWEIGHT_EVENT,
         "body_json": "",
         "body_deflated": compact_provenance_body(canonical_json(body).decode(), memory_id),
         "content_hash": content.hex(),

@@ -28,8 +28,6 @@ from aimos.store.connection import Connection
 
 # brain_meta's reads and writes live in the store (store/meta.py); re-exported here for the modules
 # that still import them from identity (to be switched to aimos.store.meta).
-from aimos.store.meta import brain_meta as brain_meta
-from aimos.store.meta import record_keystore_kind as record_keystore_kind
 from aimos.store.queries import identity as q
 from aimos.store.queries.identity import EpochRow, RevocationRow
 from aimos.vocabulary import (
@@ -40,7 +38,6 @@ from aimos.vocabulary import (
 )
 
 # the brain's keystore kind's key in brain_meta (store/meta.py)
-KEYSTORE_META = meta.KEYSTORE_META
 DAY = 86_400
 # A device of a brain synced through a hub (aimos/hub) starts its epochs on seconds of its own
 # class modulo DEVICE_SLOTS (brain_meta "device_slot": 0 for the device that put the brain on the
@@ -125,7 +122,7 @@ def latest_epoch(conn: Connection, agent_id: str) -> dict[str, Any]:
     found = epochs(conn, agent_id)
     if not found:
         raise AgentNotFoundError(f"agent {agent_id!r} is not enrolled in this brain")
-    device = brain_meta(conn).get("device_fp")
+    device = meta.brain_meta(conn).get("device_fp")
     mine = [e for e in found if e["device_fp"] == device]
     if not mine:
         raise AgentNotFoundError(

@@ -30,8 +30,6 @@ from aimos.store.queries import ledger as q
 
 # The SQL that reads a stored body as signed lives in the store; re-exported here for the modules
 # that still import it from the ledger (to be switched to aimos.store.queries.ledger).
-from aimos.store.queries.ledger import body_sql as body_sql
-from aimos.store.queries.ledger import provenance_body_sql as provenance_body_sql
 from aimos.vocabulary import LEDGER_SCHEMA as LEDGER_VERSION
 
 

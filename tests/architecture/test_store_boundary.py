@@ -26,15 +26,6 @@ SQL = re.compile(
 )
 
 PENDING: set[str] = {
-    "aimos/eval/age.py",
-    "aimos/eval/embeddings.py",
-    "aimos/eval/locomo.py",
-    "aimos/eval/meaning.py",
-    "aimos/eval/meaning_cost.py",
-    "aimos/eval/mutation.py",
-    "aimos/eval/perf.py",
-    "aimos/eval/poisonedrag.py",
-    "aimos/eval/storage.py",
     "aimos/eval/sync.py",
     "aimos/hub/device.py",
     "aimos/hub/generations.py",
@@ -45,9 +36,6 @@ PENDING: set[str] = {
     "aimos/hub/sync.py",
     "aimos/identity/devices.py",
     "aimos/installer/join.py",
-    "aimos/mcp/server.py",
-    "aimos/tui/bench.py",
-    "aimos/tui/guard.py",
 }
 
 

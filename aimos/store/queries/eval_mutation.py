@@ -10,6 +10,8 @@ from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 from aimos.store.connection import Connection, one
+from aimos.store.queries.learning import last_reweight_hash
+from aimos.vocabulary import REWEIGHT_EVENT, sql_word
 
 
 def live_weight(conn: Connection, memory_id: str) -> int:
@@ -38,12 +40,7 @@ def chain_heads(conn: Connection, memory_id: str) -> tuple[str | None, str | Non
         "SELECT projection_hash FROM weight_projections WHERE memory_id = ? ORDER BY rowid DESC LIMIT 1",
         (memory_id,),
     ).fetchall()
-    n = conn.execute(
-        "SELECT mutation_hash FROM memory_provenance WHERE memory_id = ? AND event_type = 'REWEIGHT'"
-        " ORDER BY rowid DESC LIMIT 1",
-        (memory_id,),
-    ).fetchall()
-    return (str(p[0][0]) if p else None), (str(n[0][0]) if n else None)
+    return (str(p[0][0]) if p else None), last_reweight_hash(conn, memory_id)
 
 
 def transition_values(conn: Connection, projection_hash: str | None) -> list[object]:
@@ -85,8 +82,8 @@ class Tamper(NamedTuple):
 
 _NEWEST_PROJECTION = "rowid = (SELECT MAX(rowid) FROM weight_projections)"
 _FIRST_REWEIGHT_NODE = (
-    "event_type = 'REWEIGHT'"
-    " AND rowid = (SELECT MIN(rowid) FROM memory_provenance WHERE event_type = 'REWEIGHT')"
+    f"event_type = {sql_word(REWEIGHT_EVENT)}"
+    f" AND rowid = (SELECT MIN(rowid) FROM memory_provenance WHERE event_type = {sql_word(REWEIGHT_EVENT)})"
 )
 
 

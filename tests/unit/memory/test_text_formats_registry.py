@@ -28,12 +28,9 @@ OTHER_MEANINGS: dict[str, set[str]] = {
     "aimos/cli/verify_cmds.py": {"jsonl", "markdown"},  # the same, chosen by the file's name
     "aimos/mcp/config.py": {"claude"},  # the Claude Code command that registers the MCP server
     "aimos/mcp/server.py": {"json"},  # a kind of JSON-RPC problem
-    "aimos/cli/hub_cmds.py": {"auto"},  # other options' "auto"
-    "aimos/cli/install_cmd.py": {"auto"},
+    "aimos/cli/options.py": {"auto"},  # other options' "auto" (the housekeeper's --service)
     "aimos/identity/keystore.py": {"auto"},
     "aimos/installer/service.py": {"auto"},
-    # the age benchmark imports its notes by the format's name (to be text_formats.MARKDOWN)
-    "aimos/eval/age.py": {"markdown"},
 }
 
 
