@@ -27,7 +27,7 @@ JOIN_TARGET_MEMORIES = 10_000
 def run_sync_eval(url: str, memories: int = 10_000, more: int = 100) -> dict[str, Any]:
     from aimos.epistemic.detect import settle
     from aimos.hub.device import init, run_sync
-    from aimos.identity.epochs import unlock_master
+    from aimos.identity.epochs import brain_meta, unlock_master
     from aimos.identity.keystore import open_keystore
     from aimos.installer.join import join
     from aimos.installer.setup import InstallOptions
@@ -42,7 +42,7 @@ def run_sync_eval(url: str, memories: int = 10_000, more: int = 100) -> dict[str
         fill_synthetic(conn, agent, housekeeper, memories, rng)
         settle(conn, housekeeper, int(time.time()))  # the detector's queue, judged as saves do
         build = time.perf_counter() - t0
-        meta = {r[0]: r[1] for r in conn.execute("SELECT key, value FROM brain_meta")}
+        meta = brain_meta(conn)
         keystore = open_keystore(meta["keystore"], meta["brain_id"])
         master = unlock_master(conn, keystore, passphrase)
         t0 = time.perf_counter()

@@ -51,7 +51,9 @@ from aimos.identity.devices import (
 )
 from aimos.identity.epochs import DEVICE_SLOT_META, brain_meta, master_row, sealed_master
 from aimos.identity.keystore import Keystore
-from aimos.store.connection import Connection, rows, write_transaction
+from aimos.store.connection import Connection, write_transaction
+from aimos.store.queries import devices as device_queries
+from aimos.store.queries import hub as queries
 from aimos.store.seals import head_seal
 from aimos.vocabulary import PATH_LABEL, PATH_SAVE
 
@@ -199,7 +201,7 @@ def init(
         if home(conn) is None:
             with write_transaction(conn, housekeeper):
                 name_home(conn, master, meta["device_fp"], now)
-                conn.execute("INSERT INTO brain_meta (key, value) VALUES (?, '0')", (DEVICE_SLOT_META,))
+                queries.add_brain_meta(conn, [(DEVICE_SLOT_META, "0")])
         with PushedLog(paths.hub_pushed_path(meta["brain_id"])) as log:
             pushed = sync.push(conn, hub, ring, meta["device_fp"], 0, _signer(housekeeper), log, told)
     write_state(
@@ -379,9 +381,9 @@ def refuse_unpushed_redaction(conn: Connection, keystore: Keystore, memory_id: s
     if hub_url(keystore) is None:
         return
     after = int(read_state(brain_meta(conn)["brain_id"]).get("pushed_through_seal", 0))
-    found = rows(conn, "SELECT rowid AS r FROM memories WHERE memory_id = ?", (memory_id,))
-    seal = sealed_by(conn, "memories", int(found[0]["r"]), after) if found else None
-    if seal is None or rows(conn, "SELECT 1 FROM hub_pulls WHERE local_seal = ? LIMIT 1", (seal,)):
+    rowid = queries.memory_rowid(conn, memory_id)
+    seal = sealed_by(conn, "memories", rowid, after) if rowid is not None else None
+    if seal is None or queries.pulled_in(conn, seal):
         return  # pushed, or pulled from the hub
     raise UsageError(
         f"memory {memory_id} was saved on this device and has not reached the hub yet",
@@ -459,12 +461,7 @@ def _skip_pull_seals(conn: Connection, brain_id: str, pushed_through: int) -> No
     head = head_seal(conn)
     if head is None or head.seq <= pushed_through:
         return
-    pulls = {
-        int(r["local_seal"])
-        for r in rows(
-            conn, "SELECT DISTINCT local_seal FROM hub_pulls WHERE local_seal > ?", (pushed_through,)
-        )
-    }
+    pulls = queries.pull_seals_after(conn, pushed_through)
     if all(seq in pulls for seq in range(pushed_through + 1, head.seq + 1)):
         write_state(brain_id, pushed_through_seal=head.seq)
 
@@ -519,14 +516,7 @@ def apply_forwarded(
     from aimos.learning.outcomes import record_outcome_in_transaction
 
     applied, refused = 0, {}
-    waiting = rows(
-        conn,
-        "SELECT r.*, e.certificate FROM hub_requests r JOIN identity_epochs e"
-        " ON e.agent_id = r.agent_id AND e.valid_from = r.agent_valid_from"
-        " WHERE NOT EXISTS (SELECT 1 FROM request_nonces n"
-        " WHERE n.agent_id = r.agent_id AND n.nonce = r.nonce)"
-        " ORDER BY r.rowid",
-    )
+    waiting = device_queries.waiting_requests(conn)
     for r in waiting:
         if r["request_id"] in skip:
             continue
@@ -666,15 +656,7 @@ def devices(conn: Connection) -> list[dict[str, Any]]:
     found = home(conn)
     home_fp = found["device_fp"] if found else me
     out = []
-    for r in rows(
-        conn,
-        "SELECT e.device_fp, MIN(e.created_at) AS since,"
-        " group_concat(DISTINCT CASE WHEN e.role = 'agent' THEN e.agent_id END) AS agents,"
-        " COUNT(*) AS epochs, COUNT(r.revocation_id) AS revoked"
-        " FROM identity_epochs e LEFT JOIN agent_revocations r"
-        " ON r.agent_id = e.agent_id AND r.agent_valid_from = e.valid_from"
-        " GROUP BY e.device_fp ORDER BY since",
-    ):
+    for r in device_queries.devices_seen(conn):
         out.append(
             {
                 "device": r["device_fp"],
@@ -726,14 +708,7 @@ def revoke_device(
                 "Make another device the home first (`aimos hub home` there, then sync; `--force` if "
                 "the home is lost); nothing was revoked.",
             )
-    live = rows(
-        conn,
-        "SELECT e.agent_id, e.valid_from FROM identity_epochs e WHERE e.device_fp = ? AND NOT EXISTS"
-        " (SELECT 1 FROM agent_revocations r"
-        " WHERE r.agent_id = e.agent_id AND r.agent_valid_from = e.valid_from)"
-        " ORDER BY e.agent_id, e.valid_from",
-        (device,),
-    )
+    live = device_queries.live_epochs_of(conn, device)
     if not live:
         raise UsageError(f"every epoch of {device} is already revoked", "Nothing to do.")
     through = sync.pulled_heads(conn).devices.get(device, (0, ""))[0]
@@ -760,7 +735,7 @@ def revoke_device(
 
 
 def _revoke_epochs(
-    conn: Connection, master: KeyPair, live: list[dict[str, Any]], reason: str, now: int
+    conn: Connection, master: KeyPair, live: list[device_queries.EpochKey], reason: str, now: int
 ) -> list[dict[str, Any]]:
     from aimos.identity.epochs import revoke_epoch
 

@@ -33,7 +33,7 @@ from aimos.hub import box
 from aimos.identity.devices import HUB_CONTENT_KEY_ITEM, revoked_device
 from aimos.identity.keystore import Keystore
 from aimos.store.connection import Connection
-from aimos.store.connection import rows as query_rows
+from aimos.store.queries import devices as queries
 from aimos.vocabulary import HOUSEKEEPER, HUB_KEY_GENERATION_SCHEMA, HUB_KEY_GENERATION_SIGNATURE
 
 MASTER = "master"  # the recipient of a generation's row that holds the master's wrap and record
@@ -164,17 +164,7 @@ def keep(keystore: Keystore, ring: box.KeyRing) -> box.KeyRing:
 # --- on a device -------------------------------------------------------------------------------
 def _live_housekeepers(conn: Connection) -> list[tuple[str, str]]:
     """(device, public key) of every housekeeper epoch not revoked."""
-    return [
-        (str(r["device_fp"]), str(r["public_key_b64u"]))
-        for r in query_rows(
-            conn,
-            "SELECT e.device_fp, e.public_key_b64u FROM identity_epochs e WHERE e.agent_id = ?"
-            " AND NOT EXISTS (SELECT 1 FROM agent_revocations r"
-            " WHERE r.agent_id = e.agent_id AND r.agent_valid_from = e.valid_from)"
-            " ORDER BY e.device_fp, e.valid_from",
-            (HOUSEKEEPER,),
-        )
-    ]
+    return [(str(r["device_fp"]), str(r["public_key_b64u"])) for r in queries.live_keys(conn, HOUSEKEEPER)]
 
 
 def _wraps(
@@ -255,7 +245,7 @@ def rekey(conn: Connection, hub: KeyHub, keystore: Keystore, master: KeyPair, br
     found = hub.key_rows()
     signed = records(found, brain_id, master.public_b64u)
     ring = taken(held(keystore), found, signed, master_seed=master.seed)
-    devices = [str(r[0]) for r in conn.execute("SELECT DISTINCT device_fp FROM identity_epochs")]
+    devices = queries.device_fps(conn)
     left_out = {name for doc in signed.values() for name in doc["left_out"]}
     left_out |= {box.device_name(ring.first, d) for d in devices if revoked_device(conn, d)}
     generation = max([r.generation for r in found], default=box.FIRST) + 1
