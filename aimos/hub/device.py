@@ -35,7 +35,6 @@ from aimos.errors import (
     UsageError,
 )
 from aimos.hub import box, generations, heads, redactions, sync
-from aimos.hub.postgres import BrainKeys, PostgresHub, masked
 from aimos.hub.pushed import PushedLog
 from aimos.hub.records import count_after, sealed_by
 from aimos.identity.devices import (
@@ -52,6 +51,7 @@ from aimos.identity.devices import (
 from aimos.identity.epochs import DEVICE_SLOT_META, brain_meta, master_row, sealed_master
 from aimos.identity.keystore import Keystore
 from aimos.store.connection import Connection, write_transaction
+from aimos.store.postgres import BrainKeys, PostgresHub, masked
 from aimos.store.queries import devices as device_queries
 from aimos.store.queries import hub as queries
 from aimos.store.seals import head_seal

@@ -28,11 +28,12 @@ from typing import Any, Protocol
 from aimos.crypto.canonical import canonical_json, json_loads
 from aimos.crypto.ed25519 import KeyPair
 from aimos.crypto.ed25519 import verify as ed25519_verify
-from aimos.errors import BusyError, EpochRevokedError, PassphraseError
+from aimos.errors import EpochRevokedError, PassphraseError
 from aimos.hub import box
 from aimos.identity.devices import HUB_CONTENT_KEY_ITEM, revoked_device
 from aimos.identity.keystore import Keystore
 from aimos.store.connection import Connection
+from aimos.store.postgres import KeyRow
 from aimos.store.queries import devices as queries
 from aimos.vocabulary import HOUSEKEEPER, HUB_KEY_GENERATION_SCHEMA, HUB_KEY_GENERATION_SIGNATURE
 
@@ -40,20 +41,8 @@ MASTER = "master"  # the recipient of a generation's row that holds the master's
 LEFT_OUT = "hub_device_left_out"  # the reason a device's sync stops when a generation left it out
 
 
-@dataclass(frozen=True)
-class KeyRow:
-    """One row of the hub's aimos_hub_keys: a generation's key wrapped for ``recipient`` (MASTER,
-    or box.recipient_name of a housekeeper key); the master's row also holds its signed record."""
-
-    generation: int
-    recipient: str
-    wrapped: bytes
-    signed_body: str | None = None
-    signature: bytes | None = None
-
-
 class KeyHub(Protocol):
-    """What the generations need of a hub (aimos/hub/postgres.py)."""
+    """What the generations need of a hub (aimos/store/postgres.py)."""
 
     def key_rows(self) -> list[KeyRow]: ...
     def add_generation(self, generation: int, made: list[KeyRow]) -> None: ...
@@ -255,10 +244,3 @@ def rekey(conn: Connection, hub: KeyHub, keystore: Keystore, master: KeyPair, br
     hub.add_generation(generation, made)
     keep(keystore, ring.add(generation, key))
     return generation
-
-
-def generation_taken(generation: int) -> BusyError:
-    return BusyError(
-        f"another device made content key generation {generation} meanwhile",
-        "Nothing was revoked: sync (`aimos sync`), then run the command again.",
-    )

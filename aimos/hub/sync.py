@@ -37,6 +37,7 @@ from aimos.hub.pushed import Pushed, PushedLog
 from aimos.identity.devices import cuts, home, revoked_device
 from aimos.identity.epochs import Signer
 from aimos.store.connection import Connection, write_transaction
+from aimos.store.postgres import MAX_RECORD_BYTES, HubRow
 from aimos.store.queries import devices as device_queries
 from aimos.store.queries import hub as queries
 from aimos.store.seals import head_seal
@@ -46,26 +47,11 @@ from aimos.vocabulary import HOUSEKEEPER
 PULL_BATCH = 2000  # records applied, and verified, in one write transaction
 PUSH_BATCH = 1000  # records sent in one hub transaction
 NAMES_BATCH = 1000  # row names asked about at once
-# the largest record a pull takes: a row holding a whole save (at most memory/save's 1 MiB
-# canonical body), escaped and in base64; a hub's larger one is refused unread
-MAX_RECORD_BYTES = 4 * 1_048_576
 _CUT_WORDS = "its device is revoked or cut by the master, or pushed a row it may not write"
 
 
-@dataclass(frozen=True)
-class HubRow:
-    """A record as the hub holds it: its order number, the device and record number it claims in
-    the clear (checked against the sealed record), and the box."""
-
-    seq: int
-    device: str
-    n: int
-    box: bytes  # empty when the hub's box is over MAX_RECORD_BYTES (not read)
-    size: int = 0  # the box's size on the hub
-
-
 class Hub(Protocol):
-    """What sync needs of a hub (aimos/hub/postgres.py is the one there is)."""
+    """What sync needs of a hub (aimos/store/postgres.py is the one there is)."""
 
     def newest_of(self, device: str) -> tuple[int, bytes] | None: ...
     def names_held(self, names: list[bytes]) -> set[bytes]: ...

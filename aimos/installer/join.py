@@ -23,7 +23,6 @@ from aimos.crypto.ed25519 import KeyPair
 from aimos.crypto.encoding import iso_ms
 from aimos.errors import EncodingError, PassphraseError, UsageError
 from aimos.hub import box, device, generations, redactions, sync
-from aimos.hub.postgres import BrainKeys, PostgresHub, masked
 from aimos.hub.pushed import PushedLog
 from aimos.identity.anchors import keep_anchor, revocations_held
 from aimos.identity.epochs import (
@@ -53,6 +52,7 @@ from aimos.installer.setup import (
 from aimos.ledger.events import append_event
 from aimos.store import seals
 from aimos.store.connection import Connection, open_writer, write_transaction
+from aimos.store.postgres import BrainKeys, PostgresHub, masked
 from aimos.store.queries import devices as device_queries
 from aimos.store.queries import hub as queries
 from aimos.vocabulary import HOUSEKEEPER, PUBLIC

@@ -384,14 +384,14 @@ def test_only_the_hub_imports_psycopg_and_only_when_it_syncs() -> None:
             if any(n.split(".")[0] in ("psycopg", "psycopg_binary") for n in names):
                 importers.add(module.relative_to(ROOT).as_posix())
                 assert id(node) not in top_level, f"{module}: {names} imported at module level"
-    assert importers == {"aimos/hub/postgres.py"}, importers
+    assert importers == {"aimos/store/postgres.py"}, importers
     loaded = modules_after(
         "import aimos.actions.memory, aimos.actions.recall, aimos.actions.feedback, aimos.housekeeper.scheduler"
     )
     assert not loads(loaded, "psycopg") and not loads(loaded, "aimos.hub"), sorted(
         m for m in loaded if m.startswith(("psycopg", "aimos.hub"))
     )
-    assert loads(modules_after("import aimos.hub.postgres; aimos.hub.postgres._psycopg()"), "psycopg")
+    assert loads(modules_after("import aimos.store.postgres; aimos.store.postgres._psycopg()"), "psycopg")
 
 
 def test_cli_help_path_stays_light() -> None:

@@ -29,7 +29,7 @@ from aimos_cli_support import BRAIN, PASSPHRASE_ENV, Result, listing, run_aimos,
 from hub_support import PgCluster, unique_database_name
 
 from aimos import paths
-from aimos.hub.postgres import TABLES
+from aimos.store.postgres import TABLES
 
 PASSPHRASE = "hub tests: a passphrase of the brain's master"
 RECORDS = "aimos_hub_records"
