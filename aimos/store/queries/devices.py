@@ -296,11 +296,7 @@ def epoch_of(conn: Connection, agent_id: Any, valid_from: Any) -> EpochOfDevice 
 
 def epoch_device(conn: Connection, agent_id: Any, valid_from: Any) -> str | None:
     """The device of an epoch; None when the brain holds no such epoch."""
-    found = one(
-        conn,
-        "SELECT device_fp FROM identity_epochs WHERE agent_id = ? AND valid_from = ?",
-        (agent_id, valid_from),
-    )
+    found = epoch_of(conn, agent_id, valid_from)
     return None if found is None else str(found["device_fp"])
 
 
