@@ -237,6 +237,24 @@ def device_count(conn: Connection) -> int:
     return int(str(conn.execute("SELECT COUNT(DISTINCT device_fp) FROM identity_epochs").fetchall()[0][0]))
 
 
+# an epoch ``e`` the master has not revoked
+_NOT_REVOKED = (
+    " NOT EXISTS (SELECT 1 FROM agent_revocations r"
+    " WHERE r.agent_id = e.agent_id AND r.agent_valid_from = e.valid_from)"
+)
+
+
+def _live_epochs(conn: Connection, columns: str, where: str, value: str, order: str) -> list[dict[str, Any]]:
+    """``columns`` of the epochs ``e`` whose ``where`` column holds ``value``, not revoked, by ``order``."""
+    return rows(
+        conn,
+        f"SELECT {columns} FROM identity_epochs e WHERE {where} = ? AND"
+        + _NOT_REVOKED
+        + f" ORDER BY {order}",
+        (value,),
+    )
+
+
 class EpochKey(TypedDict):
     agent_id: str
     valid_from: int
@@ -244,17 +262,10 @@ class EpochKey(TypedDict):
 
 def live_epochs_of(conn: Connection, device_fp: str) -> list[EpochKey]:
     """The device's epochs not revoked."""
-    return cast(
-        "list[EpochKey]",
-        rows(
-            conn,
-            "SELECT e.agent_id, e.valid_from FROM identity_epochs e WHERE e.device_fp = ? AND NOT EXISTS"
-            " (SELECT 1 FROM agent_revocations r"
-            " WHERE r.agent_id = e.agent_id AND r.agent_valid_from = e.valid_from)"
-            " ORDER BY e.agent_id, e.valid_from",
-            (device_fp,),
-        ),
+    found = _live_epochs(
+        conn, "e.agent_id, e.valid_from", "e.device_fp", device_fp, "e.agent_id, e.valid_from"
     )
+    return cast("list[EpochKey]", found)
 
 
 class LiveKey(TypedDict):
@@ -264,17 +275,10 @@ class LiveKey(TypedDict):
 
 def live_keys(conn: Connection, agent_id: str) -> list[LiveKey]:
     """(device, public key) of every epoch of ``agent_id`` not revoked."""
-    return cast(
-        "list[LiveKey]",
-        rows(
-            conn,
-            "SELECT e.device_fp, e.public_key_b64u FROM identity_epochs e WHERE e.agent_id = ?"
-            " AND NOT EXISTS (SELECT 1 FROM agent_revocations r"
-            " WHERE r.agent_id = e.agent_id AND r.agent_valid_from = e.valid_from)"
-            " ORDER BY e.device_fp, e.valid_from",
-            (agent_id,),
-        ),
+    found = _live_epochs(
+        conn, "e.device_fp, e.public_key_b64u", "e.agent_id", agent_id, "e.device_fp, e.valid_from"
     )
+    return cast("list[LiveKey]", found)
 
 
 class EpochOfDevice(TypedDict):
