@@ -727,7 +727,7 @@ def sync_perf(
     second each way and the bytes the hub holds per memory."""
     from aimos.errors import UsageError
     from aimos.eval.sync import run_sync_eval, targets
-    from aimos.hub.postgres import check_url
+    from aimos.store.postgres import check_url
 
     check_url(hub)
     if not 100 <= memories <= 1_000_000:

@@ -52,7 +52,7 @@ def init_cmd(
     master passphrase."""
     from aimos.actions.session import now, open_brain
     from aimos.hub.device import init
-    from aimos.hub.postgres import check_url
+    from aimos.store.postgres import check_url
 
     check_url(url)
     with open_brain(write=True) as brain:
@@ -92,11 +92,11 @@ def join_cmd(
     behind."""
     from aimos.actions.session import now
     from aimos.errors import UsageError
-    from aimos.hub.postgres import check_url
     from aimos.identity.keystore import keystore_env_override
     from aimos.identity.passphrase import read_passphrase
     from aimos.installer.join import join
     from aimos.installer.setup import InstallOptions, installed_brain_id, refuse_foreign_file, validate
+    from aimos.store.postgres import check_url
 
     check_url(url)
     existing = installed_brain_id()

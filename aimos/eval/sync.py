@@ -32,6 +32,7 @@ def run_sync_eval(url: str, memories: int = 10_000, more: int = 100) -> dict[str
     from aimos.installer.join import join
     from aimos.installer.setup import InstallOptions
     from aimos.paths import using_home
+    from aimos.store.meta import brain_meta
 
     rng = secrets.SystemRandom()
     passphrase = secrets.token_urlsafe(24)
@@ -42,7 +43,7 @@ def run_sync_eval(url: str, memories: int = 10_000, more: int = 100) -> dict[str
         fill_synthetic(conn, agent, housekeeper, memories, rng)
         settle(conn, housekeeper, int(time.time()))  # the detector's queue, judged as saves do
         build = time.perf_counter() - t0
-        meta = {r[0]: r[1] for r in conn.execute("SELECT key, value FROM brain_meta")}
+        meta = brain_meta(conn)
         keystore = open_keystore(meta["keystore"], meta["brain_id"])
         master = unlock_master(conn, keystore, passphrase)
         t0 = time.perf_counter()

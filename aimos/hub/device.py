@@ -35,7 +35,6 @@ from aimos.errors import (
     UsageError,
 )
 from aimos.hub import box, generations, heads, redactions, sync
-from aimos.hub.postgres import BrainKeys, PostgresHub, masked
 from aimos.hub.pushed import PushedLog
 from aimos.hub.records import count_after, sealed_by
 from aimos.identity.devices import (
@@ -52,8 +51,11 @@ from aimos.identity.devices import (
 from aimos.identity.epochs import DEVICE_SLOT_META
 from aimos.identity.keystore import Keystore
 from aimos.identity.master import master_row, sealed_master
-from aimos.store.connection import Connection, rows, write_transaction
+from aimos.store.connection import Connection, write_transaction
 from aimos.store.meta import brain_meta
+from aimos.store.postgres import BrainKeys, PostgresHub, masked
+from aimos.store.queries import devices as device_queries
+from aimos.store.queries import hub as queries
 from aimos.store.seals import head_seal
 from aimos.vocabulary import PATH_LABEL, PATH_SAVE
 
@@ -201,7 +203,7 @@ def init(
         if home(conn) is None:
             with write_transaction(conn, housekeeper):
                 name_home(conn, master, meta["device_fp"], now)
-                conn.execute("INSERT INTO brain_meta (key, value) VALUES (?, '0')", (DEVICE_SLOT_META,))
+                queries.add_brain_meta(conn, [(DEVICE_SLOT_META, "0")])
         with PushedLog(paths.hub_pushed_path(meta["brain_id"])) as log:
             pushed = sync.push(conn, hub, ring, meta["device_fp"], 0, _signer(housekeeper), log, told)
     write_state(
@@ -220,6 +222,123 @@ def init(
 
 
 # --- syncing ---------------------------------------------------------------------------------
+@dataclass
+class _Sync:
+    """One sync's shared state: what it was given, and what each step found (run_sync's steps)."""
+
+    conn: Connection
+    keystore: Keystore
+    housekeeper: Any
+    told: Callable[[str, int], None] | None
+    brain_id: str
+    device: str
+    picked: generations.PickedUp | None = None
+    pushed: sync.PushResult = dataclasses.field(default_factory=sync.PushResult)
+    caught: sync.PullResult = dataclasses.field(default_factory=sync.PullResult)
+    pulled: sync.PullResult = dataclasses.field(default_factory=sync.PullResult)
+    later: sync.PullResult = dataclasses.field(default_factory=sync.PullResult)
+    redacted: dict[str, Any] = dataclasses.field(default_factory=dict)
+    behind: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    passed_on: int = 0
+    home_work: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+    @property
+    def ring(self) -> box.KeyRing:
+        assert self.picked is not None, "the keys are picked up first"
+        return self.picked.ring
+
+    @property
+    def arrived(self) -> set[str]:
+        """The memories the catch-ups and the pull brought."""
+        return self.caught.memories | self.pulled.memories | self.later.memories
+
+
+def _pick_up_keys(run: _Sync, hub: PostgresHub) -> None:
+    """The master sealed with a new passphrase goes up; the content key's new generations come down."""
+    _push_sealed_master(hub, run.keystore, run.brain_id)
+    public_key = master_row(run.conn)["public_key_b64u"]
+    run.picked = generations.pick_up(
+        hub, run.keystore, run.brain_id, public_key, run.device, _signer(run.housekeeper).key
+    )
+
+
+def _push_rows(run: _Sync, hub: PostgresHub) -> None:
+    """What the hub lacks of this device's rows; then a device a generation left out stops."""
+    run.pushed = _push(run.conn, hub, run.ring, run.device, run.brain_id, run.housekeeper, run.told)
+    assert run.picked is not None
+    generations.refuse_if_left_out(run.picked)
+
+
+def _catch_up_first(run: _Sync, hub: PostgresHub) -> None:
+    """A catch-up reads by device and number: the pull's place in the hub's order stays."""
+    read = remembered_read(run.brain_id)
+    run.caught = _catch_up(run.conn, hub, run.ring, run.brain_id, run.device, run.housekeeper, [], read)
+
+
+def _pull_records(run: _Sync, hub: PostgresHub) -> None:
+    told = run.told
+    run.pulled = sync.pull(
+        run.conn,
+        hub,
+        run.ring,
+        run.device,
+        run.housekeeper,
+        (lambda n: told("pulled", n)) if told else None,
+        read=run.caught.anchor,
+    )
+
+
+def _catch_up_after_pull(run: _Sync, hub: PostgresHub) -> None:
+    """What the heads records the pull brought say this device was not given; then the record read
+    last is kept for the next pull."""
+    claims, read = run.pulled.heard, run.pulled.anchor
+    run.later = _catch_up(run.conn, hub, run.ring, run.brain_id, run.device, run.housekeeper, claims, read)
+    remember_read(run.brain_id, run.later)
+
+
+def _apply_redactions(run: _Sync, hub: PostgresHub) -> None:
+    run.redacted = redactions.apply_waiting(run.conn, run.housekeeper)
+    run.behind = heard(run.conn, run.brain_id, run.device, [])
+
+
+def _check_cut(run: _Sync, hub: PostgresHub) -> None:
+    """The push cursor past the pulls' seals; a device the master cut stops here."""
+    _skip_pull_seals(run.conn, run.brain_id, run.pushed.through_seal)
+    _refuse_if_cut(run.conn, run.device)
+
+
+def _pass_keys_on(run: _Sync, hub: PostgresHub) -> None:
+    assert run.picked is not None
+    run.passed_on = generations.pass_on(run.conn, hub, run.picked)
+
+
+def _home_work(run: _Sync, hub: PostgresHub) -> None:
+    """On the home: its part (_as_home, which hands over when the master named another home), and
+    a push of what it wrote."""
+    if not is_home(run.conn):
+        return
+    run.home_work = _as_home(run.conn, run.brain_id, run.housekeeper, run.arrived)
+    if run.home_work["handed_over_to"] or any(
+        run.home_work[k] for k in ("forwarded_applied", "judged", "relabelled")
+    ):
+        pushed = _push(run.conn, hub, run.ring, run.device, run.brain_id, run.housekeeper, None)
+        run.home_work["pushed_as_home"] = pushed.records
+
+
+# a sync, step by step, in this order
+_SYNC_STEPS: tuple[Callable[[_Sync, PostgresHub], None], ...] = (
+    _pick_up_keys,
+    _push_rows,
+    _catch_up_first,
+    _pull_records,
+    _catch_up_after_pull,
+    _apply_redactions,
+    _check_cut,
+    _pass_keys_on,
+    _home_work,
+)
+
+
 def run_sync(
     conn: Connection,
     keystore: Keystore,
@@ -231,84 +350,59 @@ def run_sync(
     the other devices forwarded, judge what arrived and push that. A failure is recorded in the
     state file (`aimos hub status` says it) and raised; what was done before it stays done."""
     meta = brain_meta(conn)
-    brain_id, device = meta["brain_id"], meta["device_fp"]
+    run = _Sync(conn, keystore, housekeeper, told, meta["brain_id"], meta["device_fp"])
     url = linked_url(keystore)
     started = time.time()
-    home_work: dict[str, Any] = {}
     try:
-        with sync_lock(brain_id), PostgresHub(url, brain_id) as hub:
-            _push_sealed_master(hub, keystore, brain_id)
-            picked = generations.pick_up(
-                hub, keystore, brain_id, master_row(conn)["public_key_b64u"], device, _signer(housekeeper).key
-            )
-            ring = picked.ring
-            pushed = _push(conn, hub, ring, device, brain_id, housekeeper, told)
-            generations.refuse_if_left_out(picked)
-            # a catch-up reads by device and number: the pull's place in the hub's order stays
-            caught = _catch_up(conn, hub, ring, brain_id, device, housekeeper, [], remembered_read(brain_id))
-            pulled = sync.pull(
-                conn,
-                hub,
-                ring,
-                device,
-                housekeeper,
-                (lambda n: told("pulled", n)) if told else None,
-                read=caught.anchor,
-            )
-            later = _catch_up(conn, hub, ring, brain_id, device, housekeeper, pulled.heard, pulled.anchor)
-            remember_read(brain_id, later)
-            arrived = caught.memories | pulled.memories | later.memories
-            redacted = redactions.apply_waiting(conn, housekeeper)
-            behind = heard(conn, brain_id, device, [])
-            _skip_pull_seals(conn, brain_id, pushed.through_seal)
-            _refuse_if_cut(conn, device)
-            passed_on = generations.pass_on(conn, hub, picked)
-            if is_home(conn):
-                home_work = _as_home(conn, brain_id, housekeeper, arrived)
-                if home_work["handed_over_to"] or any(
-                    home_work[k] for k in ("forwarded_applied", "judged", "relabelled")
-                ):
-                    home_work["pushed_as_home"] = _push(
-                        conn, hub, ring, device, brain_id, housekeeper, None
-                    ).records
+        with sync_lock(run.brain_id), PostgresHub(url, run.brain_id) as hub:
+            for step in _SYNC_STEPS:
+                step(run, hub)
     except EpochRevokedError as exc:
-        # the hub's new content key left this device out (generations.refuse_if_left_out), or the
-        # pull brought this device's own revocation: its housekeeper can seal nothing more
-        raised = (
-            exc
-            if exc.reason == generations.LEFT_OUT
-            else EpochRevokedError(
-                f"this device's housekeeper cannot seal the pull ({exc.message}): the master revoked "
-                "this device from another one (`aimos hub devices` there shows it), or its key was just "
-                "rotated",
-                "A revoked device writes nothing more, and every other device refuses what it signs; if it "
-                "is yours, join the brain again in a new AIMOS_HOME. After a key rotation, run `aimos sync` "
-                "again.",
-            )
-        )
-        write_state(brain_id, last_error={"at": int(time.time()), "message": raised.message})
+        raised = _revoked_words(exc)
+        write_state(run.brain_id, last_error={"at": int(time.time()), "message": raised.message})
         raise raised from None
     except AimosError as exc:
-        write_state(brain_id, last_error={"at": int(time.time()), "message": exc.message})
+        write_state(run.brain_id, last_error={"at": int(time.time()), "message": exc.message})
         raise
+    return _synced(run, url, started)
+
+
+def _revoked_words(exc: EpochRevokedError) -> EpochRevokedError:
+    """The hub's new content key left this device out (generations.refuse_if_left_out: said as it
+    is), or the pull brought this device's own revocation: its housekeeper can seal nothing more."""
+    if exc.reason == generations.LEFT_OUT:
+        return exc
+    return EpochRevokedError(
+        f"this device's housekeeper cannot seal the pull ({exc.message}): the master revoked "
+        "this device from another one (`aimos hub devices` there shows it), or its key was just "
+        "rotated",
+        "A revoked device writes nothing more, and every other device refuses what it signs; if it "
+        "is yours, join the brain again in a new AIMOS_HOME. After a key rotation, run `aimos sync` "
+        "again.",
+    )
+
+
+def _synced(run: _Sync, url: str, started: float) -> dict[str, Any]:
+    """The state file told the sync went through (and what it repaired), and what it did."""
+    pushed, pulled, home_work = run.pushed, run.pulled, run.home_work
     went_back: dict[str, Any] = {"resent": pushed.resent, "resent_changed": pushed.resent_changed}
     went_back |= {"hub_went_back": pulled.went_back, "skipped": pulled.skipped}
     if pushed.resent or pulled.went_back:  # for `aimos hub status`
-        write_state(brain_id, last_repair={"at": int(time.time()), **went_back})
-    write_state(brain_id, last_sync=int(time.time()), last_error=None)
+        write_state(run.brain_id, last_repair={"at": int(time.time()), **went_back})
+    write_state(run.brain_id, last_sync=int(time.time()), last_error=None)
     went_back["not_its_own"] = pushed.not_its_own
     return {
         "url": masked(url),
         "pushed": pushed.records + int(home_work.get("pushed_as_home", 0)),
         "pulled": pulled.records,
         "applied": pulled.applied,
-        "memories": len(arrived),
-        "refused": pulled.refused + caught.refused + later.refused,
-        "caught_up": caught.records + later.records,
-        "behind": behind,
-        "content_key_generation": ring.newest,
-        "keys_passed_on": passed_on,
-        **redacted,
+        "memories": len(run.arrived),
+        "refused": pulled.refused + run.caught.refused + run.later.refused,
+        "caught_up": run.caught.records + run.later.records,
+        "behind": run.behind,
+        "content_key_generation": run.ring.newest,
+        "keys_passed_on": run.passed_on,
+        **run.redacted,
         **went_back,
         "repairs": repair_words(went_back),
         **home_work,
@@ -381,9 +475,9 @@ def refuse_unpushed_redaction(conn: Connection, keystore: Keystore, memory_id: s
     if hub_url(keystore) is None:
         return
     after = int(read_state(brain_meta(conn)["brain_id"]).get("pushed_through_seal", 0))
-    found = rows(conn, "SELECT rowid AS r FROM memories WHERE memory_id = ?", (memory_id,))
-    seal = sealed_by(conn, "memories", int(found[0]["r"]), after) if found else None
-    if seal is None or rows(conn, "SELECT 1 FROM hub_pulls WHERE local_seal = ? LIMIT 1", (seal,)):
+    rowid = queries.memory_rowid(conn, memory_id)
+    seal = sealed_by(conn, "memories", rowid, after) if rowid is not None else None
+    if seal is None or queries.pulled_in(conn, seal):
         return  # pushed, or pulled from the hub
     raise UsageError(
         f"memory {memory_id} was saved on this device and has not reached the hub yet",
@@ -461,12 +555,7 @@ def _skip_pull_seals(conn: Connection, brain_id: str, pushed_through: int) -> No
     head = head_seal(conn)
     if head is None or head.seq <= pushed_through:
         return
-    pulls = {
-        int(r["local_seal"])
-        for r in rows(
-            conn, "SELECT DISTINCT local_seal FROM hub_pulls WHERE local_seal > ?", (pushed_through,)
-        )
-    }
+    pulls = queries.pull_seals_after(conn, pushed_through)
     if all(seq in pulls for seq in range(pushed_through + 1, head.seq + 1)):
         write_state(brain_id, pushed_through_seal=head.seq)
 
@@ -521,14 +610,7 @@ def apply_forwarded(
     from aimos.learning.outcomes import record_outcome_in_transaction
 
     applied, refused = 0, {}
-    waiting = rows(
-        conn,
-        "SELECT r.*, e.certificate FROM hub_requests r JOIN identity_epochs e"
-        " ON e.agent_id = r.agent_id AND e.valid_from = r.agent_valid_from"
-        " WHERE NOT EXISTS (SELECT 1 FROM request_nonces n"
-        " WHERE n.agent_id = r.agent_id AND n.nonce = r.nonce)"
-        " ORDER BY r.rowid",
-    )
+    waiting = device_queries.waiting_requests(conn)
     for r in waiting:
         if r["request_id"] in skip:
             continue
@@ -668,15 +750,7 @@ def devices(conn: Connection) -> list[dict[str, Any]]:
     found = home(conn)
     home_fp = found["device_fp"] if found else me
     out = []
-    for r in rows(
-        conn,
-        "SELECT e.device_fp, MIN(e.created_at) AS since,"
-        " group_concat(DISTINCT CASE WHEN e.role = 'agent' THEN e.agent_id END) AS agents,"
-        " COUNT(*) AS epochs, COUNT(r.revocation_id) AS revoked"
-        " FROM identity_epochs e LEFT JOIN agent_revocations r"
-        " ON r.agent_id = e.agent_id AND r.agent_valid_from = e.valid_from"
-        " GROUP BY e.device_fp ORDER BY since",
-    ):
+    for r in device_queries.devices_seen(conn):
         out.append(
             {
                 "device": r["device_fp"],
@@ -728,14 +802,7 @@ def revoke_device(
                 "Make another device the home first (`aimos hub home` there, then sync; `--force` if "
                 "the home is lost); nothing was revoked.",
             )
-    live = rows(
-        conn,
-        "SELECT e.agent_id, e.valid_from FROM identity_epochs e WHERE e.device_fp = ? AND NOT EXISTS"
-        " (SELECT 1 FROM agent_revocations r"
-        " WHERE r.agent_id = e.agent_id AND r.agent_valid_from = e.valid_from)"
-        " ORDER BY e.agent_id, e.valid_from",
-        (device,),
-    )
+    live = device_queries.live_epochs_of(conn, device)
     if not live:
         raise UsageError(f"every epoch of {device} is already revoked", "Nothing to do.")
     through = sync.pulled_heads(conn).devices.get(device, (0, ""))[0]
@@ -762,7 +829,7 @@ def revoke_device(
 
 
 def _revoke_epochs(
-    conn: Connection, master: KeyPair, live: list[dict[str, Any]], reason: str, now: int
+    conn: Connection, master: KeyPair, live: list[device_queries.EpochKey], reason: str, now: int
 ) -> list[dict[str, Any]]:
     from aimos.identity.epochs import revoke_epoch
 

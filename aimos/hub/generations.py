@@ -28,32 +28,21 @@ from typing import Any, Protocol
 from aimos.crypto.canonical import canonical_json, json_loads
 from aimos.crypto.ed25519 import KeyPair
 from aimos.crypto.ed25519 import verify as ed25519_verify
-from aimos.errors import BusyError, EpochRevokedError, PassphraseError
+from aimos.errors import EpochRevokedError, PassphraseError
 from aimos.hub import box
 from aimos.identity.devices import HUB_CONTENT_KEY_ITEM, revoked_device
 from aimos.identity.keystore import Keystore
 from aimos.store.connection import Connection
-from aimos.store.connection import rows as query_rows
+from aimos.store.postgres import KeyRow
+from aimos.store.queries import devices as queries
 from aimos.vocabulary import HOUSEKEEPER, HUB_KEY_GENERATION_SCHEMA, HUB_KEY_GENERATION_SIGNATURE
 
 MASTER = "master"  # the recipient of a generation's row that holds the master's wrap and record
 LEFT_OUT = "hub_device_left_out"  # the reason a device's sync stops when a generation left it out
 
 
-@dataclass(frozen=True)
-class KeyRow:
-    """One row of the hub's aimos_hub_keys: a generation's key wrapped for ``recipient`` (MASTER,
-    or box.recipient_name of a housekeeper key); the master's row also holds its signed record."""
-
-    generation: int
-    recipient: str
-    wrapped: bytes
-    signed_body: str | None = None
-    signature: bytes | None = None
-
-
 class KeyHub(Protocol):
-    """What the generations need of a hub (aimos/hub/postgres.py)."""
+    """What the generations need of a hub (aimos/store/postgres.py)."""
 
     def key_rows(self) -> list[KeyRow]: ...
     def add_generation(self, generation: int, made: list[KeyRow]) -> None: ...
@@ -164,17 +153,7 @@ def keep(keystore: Keystore, ring: box.KeyRing) -> box.KeyRing:
 # --- on a device -------------------------------------------------------------------------------
 def _live_housekeepers(conn: Connection) -> list[tuple[str, str]]:
     """(device, public key) of every housekeeper epoch not revoked."""
-    return [
-        (str(r["device_fp"]), str(r["public_key_b64u"]))
-        for r in query_rows(
-            conn,
-            "SELECT e.device_fp, e.public_key_b64u FROM identity_epochs e WHERE e.agent_id = ?"
-            " AND NOT EXISTS (SELECT 1 FROM agent_revocations r"
-            " WHERE r.agent_id = e.agent_id AND r.agent_valid_from = e.valid_from)"
-            " ORDER BY e.device_fp, e.valid_from",
-            (HOUSEKEEPER,),
-        )
-    ]
+    return [(str(r["device_fp"]), str(r["public_key_b64u"])) for r in queries.live_keys(conn, HOUSEKEEPER)]
 
 
 def _wraps(
@@ -255,7 +234,7 @@ def rekey(conn: Connection, hub: KeyHub, keystore: Keystore, master: KeyPair, br
     found = hub.key_rows()
     signed = records(found, brain_id, master.public_b64u)
     ring = taken(held(keystore), found, signed, master_seed=master.seed)
-    devices = [str(r[0]) for r in conn.execute("SELECT DISTINCT device_fp FROM identity_epochs")]
+    devices = queries.device_fps(conn)
     left_out = {name for doc in signed.values() for name in doc["left_out"]}
     left_out |= {box.device_name(ring.first, d) for d in devices if revoked_device(conn, d)}
     generation = max([r.generation for r in found], default=box.FIRST) + 1
@@ -265,10 +244,3 @@ def rekey(conn: Connection, hub: KeyHub, keystore: Keystore, master: KeyPair, br
     hub.add_generation(generation, made)
     keep(keystore, ring.add(generation, key))
     return generation
-
-
-def generation_taken(generation: int) -> BusyError:
-    return BusyError(
-        f"another device made content key generation {generation} meanwhile",
-        "Nothing was revoked: sync (`aimos sync`), then run the command again.",
-    )

@@ -23,26 +23,13 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from aimos import paths
 from aimos.hub.box import GENESIS_LINK
 from aimos.hub.heads import HEADS
 from aimos.hub.records import Record
 from aimos.store.connection import Connection
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS pushed (
-    n       INTEGER PRIMARY KEY CHECK (n >= 1),
-    link    TEXT NOT NULL CHECK (length(link) = 64),
-    seal    INTEGER NOT NULL,
-    tbl     TEXT NOT NULL,
-    key     TEXT NOT NULL,
-    signer  INTEGER NOT NULL,
-    gen     INTEGER NOT NULL CHECK (gen >= 1),
-    row     TEXT
-) STRICT;
-"""
+from aimos.store.queries import hub as queries
 
 
 @dataclass(frozen=True)
@@ -78,9 +65,7 @@ class PushedLog:
             return
         paths.ensure_private_dir(path.parent)
         os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
-        self.conn = Connection(str(path))
-        self.conn.setbusytimeout(5000)
-        self.conn.execute(_SCHEMA)
+        self.conn = queries.open_pushed_log(path)
 
     def __enter__(self) -> PushedLog:
         return self
@@ -91,33 +76,21 @@ class PushedLog:
 
     def newest(self) -> tuple[int, str]:
         """(number, link) of the newest record; (0, GENESIS_LINK) when there is none."""
-        found = self._rows("SELECT n, link FROM pushed ORDER BY n DESC LIMIT 1")
-        return (int(found[0][0]), str(found[0][1])) if found else (0, GENESIS_LINK)
+        found = None if self.conn is None else queries.newest_pushed(self.conn)
+        return found if found is not None else (0, GENESIS_LINK)
 
     def link_of(self, n: int) -> str | None:
         """Record ``n``'s link (record 0: GENESIS_LINK, what the first one follows)."""
         if n == 0:
             return GENESIS_LINK
-        found = self._rows("SELECT link FROM pushed WHERE n = ?", (n,))
-        return str(found[0][0]) if found else None
+        return None if self.conn is None else queries.pushed_link(self.conn, n)
 
     def after(self, n: int) -> list[Pushed]:
-        return [
-            Pushed(int(r[0]), str(r[1]), int(r[2]), str(r[3]), str(r[4]), int(r[5]), int(r[6]), r[7])
-            for r in self._rows(
-                "SELECT n, link, seal, tbl, key, signer, gen, row FROM pushed WHERE n > ? ORDER BY n", (n,)
-            )
-        ]
+        return [] if self.conn is None else [Pushed(*r) for r in queries.pushed_after(self.conn, n)]
 
     def add(self, entries: Iterable[Pushed]) -> None:
         """Record what the hub took (a record sent again replaces the one under its number)."""
         assert self.conn is not None, "a log opened to read"
-        with self.conn:
-            self.conn.executemany(
-                "INSERT OR REPLACE INTO pushed (n, link, seal, tbl, key, signer, gen, row)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [(e.n, e.link, e.seal, e.table, e.key, e.signer, e.generation, e.row) for e in entries],
-            )
-
-    def _rows(self, sql: str, params: tuple[int, ...] = ()) -> list[tuple[Any, ...]]:
-        return [] if self.conn is None else list(self.conn.execute(sql, params))
+        queries.add_pushed(
+            self.conn, [(e.n, e.link, e.seal, e.table, e.key, e.signer, e.generation, e.row) for e in entries]
+        )

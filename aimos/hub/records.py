@@ -25,12 +25,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import apsw
-
 from aimos.crypto import commitments
 from aimos.errors import IntegrityError, VerificationError
 from aimos.hub.heads import HEADS, HEADS_KEY
-from aimos.store.connection import Connection, one
+from aimos.store.connection import Connection, EngineError
+from aimos.store.queries import hub as queries
+from aimos.store.queries.devices import epoch_device, revocation_held
 from aimos.store.seals import LIVE_PROJECTIONS
 from aimos.vocabulary import HUB_RECORD_SCHEMA, HUB_RECORD_SIGNATURE, UNVERIFIED
 
@@ -164,10 +164,6 @@ def decode(plaintext: bytes, name: str) -> Record:
 
 
 # --- reading what a device wrote ---------------------------------------------------------------
-def _columns(conn: Connection, table: str) -> list[str]:
-    return [str(r[1]) for r in conn.execute(f'PRAGMA main.table_info("{table}")')]
-
-
 def _as_saved(row: dict[str, Any]) -> dict[str, Any]:
     """A memory row as its save wrote it: the projections at their start."""
     return {
@@ -187,7 +183,7 @@ def _sealed_ranges(conn: Connection, after_seal: int) -> Iterator[tuple[int, str
     """(seal, synced table, first rowid after, last rowid) of every seal after ``after_seal``, in
     seal order: the rows each one's transaction added (read off the seals' own records)."""
     tops: dict[str, int] = {}
-    for seq, changes in conn.execute("SELECT seq, changes FROM brain_seals ORDER BY seq"):
+    for seq, changes in queries.seal_changes(conn):
         for table, (_count, top, _chain) in commitments.decode_seal_changes(changes).items():
             start = tops.get(table, 0)
             tops[table] = top
@@ -222,10 +218,8 @@ def written_after(
     for seq, ranges in by_seal.items():
         seal_rows: list[tuple[int, int, str, dict[str, Any]]] = []
         for table, start, top in ranges:
-            names = columns.setdefault(table, _columns(conn, table))
-            for found in conn.execute(
-                f'SELECT rowid, * FROM "{table}" WHERE rowid > ? AND rowid <= ? ORDER BY rowid', (start, top)
-            ):
+            names = columns.setdefault(table, queries.table_columns(conn, table))
+            for found in queries.rows_between(conn, table, start, top):
                 row = dict(zip(names, found[1:], strict=True))
                 if table == "memories":
                     row = _as_saved(row)
@@ -238,8 +232,7 @@ def written_after(
 def held_row(conn: Connection, table: str, key: list[Any]) -> dict[str, Any] | None:
     """The row this brain holds in ``table`` under ``key`` (its key columns' values), None when
     it holds none."""
-    where = " AND ".join(f'"{c}" = ?' for c in KEYS[table])
-    return one(conn, f'SELECT * FROM "{table}" WHERE {where}', tuple(key))
+    return queries.row_by_key(conn, table, KEYS[table], key)
 
 
 def pushed_row(conn: Connection, table: str, key: str) -> dict[str, Any] | None:
@@ -270,15 +263,11 @@ def apply(conn: Connection, record: Record, name: str) -> bool:
                 reason="hub_row_conflict",
             )
         return False
-    if table == "agent_revocations" and one(
-        conn,
-        "SELECT 1 AS x FROM agent_revocations WHERE agent_id = ? AND agent_valid_from = ?",
-        (row["agent_id"], row["agent_valid_from"]),
-    ):
+    if table == "agent_revocations" and revocation_held(conn, row["agent_id"], row["agent_valid_from"]):
         return False  # two devices revoked one epoch while apart: the one held first stands
     if table == "memories":
         row = _as_saved(row)
-    names = _columns(conn, table)
+    names = queries.table_columns(conn, table)
     if sorted(names) != sorted(row):
         raise IntegrityError(
             f"hub record {name} ({table}) has other columns than this brain's table",
@@ -286,22 +275,12 @@ def apply(conn: Connection, record: Record, name: str) -> bool:
             reason="hub_row_columns",
         )
     try:
-        conn.execute(
-            f'INSERT INTO "{table}" ({", ".join(chr(34) + c + chr(34) for c in names)})'
-            f" VALUES ({', '.join('?' * len(names))})",
-            tuple(row[c] for c in names),
-        )
+        queries.insert_row(conn, table, names, [row[c] for c in names])
         if table == "memory_classifications":
-            conn.execute(
-                "UPDATE memories SET epistemic_label = ? WHERE memory_id = ?",
-                (row["label"], row["memory_id"]),
-            )
+            queries.project_label(conn, row["memory_id"], row["label"])
         elif table == "weight_projections":
-            conn.execute(
-                "UPDATE memories SET retrieval_weight_milli = ? WHERE memory_id = ?",
-                (row["new_weight_milli"], row["memory_id"]),
-            )
-    except apsw.Error as exc:
+            queries.project_weight(conn, row["memory_id"], row["new_weight_milli"])
+    except EngineError as exc:
         raise IntegrityError(
             f"hub record {name} ({table}) is refused by this brain: {_guard_words(exc)}",
             "Nothing from this pull was applied. The row does not verify as if it were written here.",
@@ -310,7 +289,7 @@ def apply(conn: Connection, record: Record, name: str) -> bool:
     return True
 
 
-def _guard_words(exc: apsw.Error) -> str:
+def _guard_words(exc: EngineError) -> str:
     text = str(exc)
     marker = "aimos: "
     return text[text.index(marker) + len(marker) :] if marker in text else type(exc).__name__
@@ -329,25 +308,12 @@ _AT_SAVE = {
 }
 
 
-def _epoch_device(conn: Connection, agent_id: Any, valid_from: Any) -> str | None:
-    found = one(
-        conn,
-        "SELECT device_fp FROM identity_epochs WHERE agent_id = ? AND valid_from = ?",
-        (agent_id, valid_from),
-    )
-    return None if found is None else str(found["device_fp"])
-
-
 def _at_its_save(conn: Connection, row: dict[str, Any], device: str, when: str) -> bool:
-    memory = one(
-        conn,
-        "SELECT author_agent_id, author_valid_from, created_at FROM memories WHERE memory_id = ?",
-        (row.get("memory_id"),),
-    )
+    memory = queries.memory_author(conn, row.get("memory_id"))
     return (
         memory is not None
         and memory["created_at"] == row.get(when)
-        and _epoch_device(conn, memory["author_agent_id"], memory["author_valid_from"]) == device
+        and epoch_device(conn, memory["author_agent_id"], memory["author_valid_from"]) == device
     )
 
 
@@ -368,16 +334,16 @@ def check_pushed_by(conn: Connection, record: Record, home_device: str | None, n
     elif table in ("identity_epochs", "hub_requests"):
         ok = row.get("device_fp") == device
     elif table == "events":
-        ok = _epoch_device(conn, row.get("signer_agent_id"), row.get("signer_valid_from")) == device
+        ok = epoch_device(conn, row.get("signer_agent_id"), row.get("signer_valid_from")) == device
     elif table == "recall_receipts":
-        ok = _epoch_device(conn, row.get("agent_id"), row.get("agent_valid_from")) == device
+        ok = epoch_device(conn, row.get("agent_id"), row.get("agent_valid_from")) == device
     elif table == "request_nonces":
-        ok = home or _epoch_device(conn, row.get("agent_id"), row.get("valid_from")) == device
+        ok = home or epoch_device(conn, row.get("agent_id"), row.get("valid_from")) == device
     elif table == "memory_provenance":
-        signer = _epoch_device(conn, row.get("signer_agent_id"), row.get("signer_valid_from"))
+        signer = epoch_device(conn, row.get("signer_agent_id"), row.get("signer_valid_from"))
         ok = home or (row.get("event_type") == "SAVE" and signer == device)
     elif table == "memories":
-        ok = home or _epoch_device(conn, row.get("author_agent_id"), row.get("author_valid_from")) == device
+        ok = home or epoch_device(conn, row.get("author_agent_id"), row.get("author_valid_from")) == device
     elif table in _AT_SAVE:
         ok = home or _at_its_save(conn, row, device, _AT_SAVE[table])
     elif table in _HOME_ONLY:

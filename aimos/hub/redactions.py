@@ -25,7 +25,9 @@ from aimos.actions.redaction import removing
 from aimos.errors import IntegrityError
 from aimos.ledger.events import read_event
 from aimos.memory.redaction import apply_record, localized_record, redaction_of
-from aimos.store.connection import Connection, one, rows
+from aimos.store.connection import Connection
+from aimos.store.queries import devices as device_queries
+from aimos.store.queries import hub as queries
 from aimos.verify.kit.redaction import parse_record
 from aimos.vocabulary import MEMORY_REDACTED_OPERATION
 
@@ -57,11 +59,7 @@ def waiting(conn: Connection) -> list[Sent]:
     """Every redaction record the brain's events carry whose memory this brain holds, not redacted
     yet, oldest first."""
     found = []
-    for row in rows(
-        conn,
-        "SELECT * FROM events WHERE operation = ? ORDER BY rowid",
-        (MEMORY_REDACTED_OPERATION,),
-    ):
+    for row in queries.events_of(conn, MEMORY_REDACTED_OPERATION):
         event = read_event(row)
         try:
             meta = json.loads(event["signed_body"])["metadata"]
@@ -73,16 +71,12 @@ def waiting(conn: Connection) -> list[Sent]:
         named, record, signature = sent
         parsed = parse_record(record, portable=True)  # the memory the record itself names
         memory_id = str(parsed["memory_id"]) if parsed is not None else named
-        if one(conn, "SELECT 1 FROM memories WHERE memory_id = ?", (memory_id,)) is None:
+        if not queries.memory_held(conn, memory_id):
             continue  # it has not arrived here (yet)
         if redaction_of(conn, memory_id) is not None:
             continue
-        epoch = one(
-            conn,
-            "SELECT device_fp FROM identity_epochs WHERE agent_id = ? AND valid_from = ?",
-            (row["signer_agent_id"], row["signer_valid_from"]),
-        )
-        device = "?" if epoch is None else str(epoch["device_fp"])
+        epoch_device = device_queries.epoch_device(conn, row["signer_agent_id"], row["signer_valid_from"])
+        device = "?" if epoch_device is None else epoch_device
         found.append(Sent(str(row["event_id"]), device, memory_id, record, signature))
     return found
 

@@ -36,7 +36,10 @@ from aimos.hub.heads import HEADS, heads_row
 from aimos.hub.pushed import Pushed, PushedLog
 from aimos.identity.devices import cuts, home, revoked_device
 from aimos.identity.signer import Signer
-from aimos.store.connection import Connection, one, rows, write_transaction
+from aimos.store.connection import Connection, write_transaction
+from aimos.store.postgres import MAX_RECORD_BYTES, HubRow
+from aimos.store.queries import devices as device_queries
+from aimos.store.queries import hub as queries
 from aimos.store.seals import head_seal
 from aimos.verify.brain.verifier import verify_memories
 from aimos.vocabulary import HOUSEKEEPER
@@ -44,26 +47,11 @@ from aimos.vocabulary import HOUSEKEEPER
 PULL_BATCH = 2000  # records applied, and verified, in one write transaction
 PUSH_BATCH = 1000  # records sent in one hub transaction
 NAMES_BATCH = 1000  # row names asked about at once
-# the largest record a pull takes: a row holding a whole save (at most memory/save's 1 MiB
-# canonical body), escaped and in base64; a hub's larger one is refused unread
-MAX_RECORD_BYTES = 4 * 1_048_576
 _CUT_WORDS = "its device is revoked or cut by the master, or pushed a row it may not write"
 
 
-@dataclass(frozen=True)
-class HubRow:
-    """A record as the hub holds it: its order number, the device and record number it claims in
-    the clear (checked against the sealed record), and the box."""
-
-    seq: int
-    device: str
-    n: int
-    box: bytes  # empty when the hub's box is over MAX_RECORD_BYTES (not read)
-    size: int = 0  # the box's size on the hub
-
-
 class Hub(Protocol):
-    """What sync needs of a hub (aimos/hub/postgres.py is the one there is)."""
+    """What sync needs of a hub (aimos/store/postgres.py is the one there is)."""
 
     def newest_of(self, device: str) -> tuple[int, bytes] | None: ...
     def names_held(self, names: list[bytes]) -> set[bytes]: ...
@@ -261,9 +249,9 @@ def _sealed(keys: box.KeyRing, generation: int, record: records.Record, signer: 
 def _pull_seals(conn: Connection) -> frozenset[int]:
     """The seals of this brain's pulls (rows other devices wrote), but its first: a join pulls and
     enrols the device in one transaction."""
-    first = one(conn, "SELECT MIN(seq) AS seq FROM brain_seals")
-    pulls = {int(seq) for (seq,) in conn.execute("SELECT DISTINCT local_seal FROM hub_pulls")}
-    return frozenset(pulls - {first["seq"] if first else None})
+    first = queries.first_seal(conn)
+    pulls = queries.pull_seals(conn)
+    return frozenset(pulls - {first})
 
 
 def _caught_up(
@@ -378,16 +366,8 @@ def pulled_heads(conn: Connection) -> Heads:
     through = 0
     heads: dict[str, tuple[int, str]] = {}
     refused: dict[str, int] = {}
-    for r in rows(
-        conn,
-        "SELECT device, MAX(device_n) AS n, MAX(hub_seq) AS seq, MIN(refused_from) AS refused"
-        " FROM hub_pulls GROUP BY device",
-    ):
-        link = rows(
-            conn,
-            "SELECT record_hash FROM hub_pulls WHERE device = ? AND device_n = ?",
-            (r["device"], r["n"]),
-        )[0]["record_hash"]
+    for r in queries.pulled_devices(conn):
+        link = queries.pulled_link(conn, r["device"], r["n"])
         heads[str(r["device"])] = (int(r["n"]), str(link))
         through = max(through, int(r["seq"]))
         if r["refused"] is not None:
@@ -402,11 +382,7 @@ def newest_read(conn: Connection, content_key: bytes, remembered: Anchor | None)
     pulls = _pulls(conn)
     if remembered is not None and remembered.pulls == pulls:
         return remembered
-    last = one(
-        conn,
-        "SELECT hub_seq, device, device_n, record_hash FROM hub_pulls"
-        " WHERE local_seal = (SELECT MAX(local_seal) FROM hub_pulls) ORDER BY hub_seq DESC LIMIT 1",
-    )
+    last = queries.last_pulled(conn)
     if last is None:
         return None
     filed = box.device_name(content_key, str(last["device"]))
@@ -416,8 +392,7 @@ def newest_read(conn: Connection, content_key: bytes, remembered: Anchor | None)
 def _pulls(conn: Connection) -> int:
     """The newest hub_pulls row's number (rows are only added: a pull that applied anything since
     an anchor was kept made it larger)."""
-    (newest,) = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM hub_pulls").fetchall()[0]
-    return int(str(newest))
+    return queries.newest_pull(conn)
 
 
 def went_back(hub: Hub, anchor: Anchor | None) -> bool:
@@ -565,8 +540,8 @@ def _unheld(conn: Connection, content_key: bytes, fetched: list[HubRow], heads: 
         if fp is None or row.n > heads.devices[fp][0] or row.size > MAX_RECORD_BYTES:  # (_opened refuses it)
             fresh.append(row)
             continue
-        kept = one(conn, "SELECT record_hash FROM hub_pulls WHERE device = ? AND device_n = ?", (fp, row.n))
-        if kept is not None and kept["record_hash"] != box.record_link(row.box):
+        kept = queries.pulled_link(conn, fp, row.n)
+        if kept is not None and kept != box.record_link(row.box):
             raise _forked_error(
                 f"hub record #{row.seq} (device {fp}, record {row.n}) is not the record {row.n} of that "
                 "device this brain pulled before: a fork",
@@ -585,14 +560,8 @@ def _batch_transaction(conn: Connection, housekeeper: Any) -> Iterator[None]:
         with write_transaction(conn, housekeeper):
             yield
         return
-    conn.execute("SAVEPOINT aimos_pull_batch")
-    try:
+    with queries.pull_savepoint(conn):
         yield
-    except BaseException:
-        conn.execute("ROLLBACK TO aimos_pull_batch")
-        conn.execute("RELEASE aimos_pull_batch")
-        raise
-    conn.execute("RELEASE aimos_pull_batch")
 
 
 def _apply_batch(
@@ -611,10 +580,7 @@ def _apply_batch(
     chains = dict(heads.devices)
     moved: dict[str, tuple[int, str, int]] = {}
     begun: dict[tuple[str, int], int] = {}  # (device, its seal) -> the first record of it in this batch
-    known = {
-        box.device_name(keys.first, str(fp)): str(fp)
-        for (fp,) in conn.execute("SELECT DISTINCT device_fp FROM identity_epochs")
-    }
+    known = {box.device_name(keys.first, fp): fp for fp in device_queries.device_fps(conn)}
     last_seq = 0
     applied_top: dict[str, int] = {}  # per device, the newest of its records this batch applied
     for hub_row in fetched:
@@ -664,9 +630,8 @@ def _apply_batch(
     if moved:
         seal = (head.seq if (head := head_seal(conn)) else 0) + 1
         now = int(time.time())
-        conn.executemany(
-            "INSERT INTO hub_pulls (hub_seq, device, device_n, record_hash, local_seal, pulled_at,"
-            " refused_from) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        queries.insert_pulls(
+            conn,
             [
                 (seq, dev, n, link, seal, now, cut.get(dev) if cut.get(dev, n + 1) <= n else None)
                 for dev, (n, link, seq) in sorted(moved.items())
@@ -746,12 +711,11 @@ def _opened(conn: Connection, keys: box.KeyRing, hub_row: HubRow, name: str) -> 
     record = records.decode(plaintext, name)
     if (box.device_name(keys.first, record.device), record.n) != (hub_row.device, hub_row.n):
         raise _order_error(name, "is filed on the hub under another device or number than it says")
-    epoch = one(
-        conn,
-        "SELECT public_key_b64u, device_fp FROM identity_epochs WHERE agent_id = ? AND valid_from = ?",
-        (HOUSEKEEPER, record.signer),
-    )
-    if epoch is None and record.table == "identity_epochs":
+    epoch: dict[str, Any] | None = None
+    found = device_queries.epoch_of(conn, HOUSEKEEPER, record.signer)
+    if found is not None:
+        epoch = dict(found)
+    elif record.table == "identity_epochs":
         carried = record.row
         if (carried.get("agent_id"), carried.get("valid_from")) == (HOUSEKEEPER, record.signer):
             epoch = {"public_key_b64u": carried.get("public_key_b64u"), "device_fp": carried.get("device_fp")}

@@ -22,8 +22,9 @@ from aimos.crypto.ed25519 import KeyPair
 from aimos.crypto.encoding import b64u_encode
 from aimos.crypto.messages import new_nonce, payload_message
 from aimos.identity.requests import VerifiedRequest
-from aimos.store.connection import Connection, one, rows
+from aimos.store.connection import Connection
 from aimos.store.meta import brain_meta
+from aimos.store.queries import devices as queries
 from aimos.vocabulary import HUB_CUT_SCHEMA, HUB_HANDOVER_SCHEMA, HUB_HOME_SCHEMA
 
 # the keystore items of a brain on a hub (aimos/hub/device.py): the hub's URL (it may hold a
@@ -37,28 +38,24 @@ def this_device(conn: Connection) -> str:
     return brain_meta(conn)["device_fp"]
 
 
-def home(conn: Connection) -> dict[str, Any] | None:
+def home(conn: Connection) -> queries.HomeRecord | None:
     """The home record in force (None: no hub was ever set, and this device is the home). The
     first home record is in force at once; a later one once the home before it handed over
     (hub_handovers: it stops appending at that record), or at once when it names the home in
     force again. Until then the home before it keeps writing the chains."""
-    acting: dict[str, Any] | None = None
-    for found in rows(
-        conn,
-        "SELECT h.home_id, h.device_fp, h.ts_signed, d.home_id IS NOT NULL AS handed"
-        " FROM hub_homes h LEFT JOIN hub_handovers d ON d.home_id = h.home_id ORDER BY h.rowid",
-    ):
+    acting: queries.HomeInOrder | None = None
+    for found in queries.home_records(conn):
         if acting is None or found["handed"] or found["device_fp"] == acting["device_fp"]:
             acting = found
     return acting
 
 
-def newest_home(conn: Connection) -> dict[str, Any] | None:
+def newest_home(conn: Connection) -> queries.HomeRecord | None:
     """The newest home record, in force or waiting for the home before it to hand over."""
-    return one(conn, "SELECT home_id, device_fp, ts_signed FROM hub_homes ORDER BY rowid DESC LIMIT 1")
+    return queries.newest_home_record(conn)
 
 
-def waiting_home(conn: Connection) -> dict[str, Any] | None:
+def waiting_home(conn: Connection) -> queries.HomeRecord | None:
     """The newest home record when it is not in force yet (the home in force has not handed over)."""
     newest, acting = newest_home(conn), home(conn)
     if newest is None or acting is None or newest["home_id"] == acting["home_id"]:
@@ -76,10 +73,7 @@ def is_home(conn: Connection) -> bool:
 def cuts(conn: Connection) -> dict[str, int]:
     """Per device cut by the master (hub_cuts), the last of its records accepted (the lowest when
     it was cut twice): every later one is refused, whatever time it claims."""
-    return {
-        str(r["device_fp"]): int(r["through_n"])
-        for r in rows(conn, "SELECT device_fp, MIN(through_n) AS through_n FROM hub_cuts GROUP BY device_fp")
-    }
+    return {str(r["device_fp"]): int(r["through_n"]) for r in queries.lowest_cuts(conn)}
 
 
 def keep_for_home(
@@ -89,35 +83,27 @@ def keep_for_home(
     records it when it applies the request), in hub_requests; the caller holds the write
     transaction."""
     req = verified.request
-    conn.execute(
-        "INSERT INTO hub_requests (request_id, device_fp, agent_id, agent_valid_from, signed_path, body,"
-        " nonce, ts_signed, signature_b64u, received_at, master_signature_b64u)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            str(uuid.uuid4()),
-            this_device(conn),
-            verified.agent_id,
-            verified.valid_from,
-            req.path,
-            verified.body_bytes.decode("utf-8"),
-            req.nonce,
-            req.ts,
-            req.signature_b64u,
-            now,
-            master_signature,
-        ),
+    queries.insert_kept_request(
+        conn,
+        {
+            "request_id": str(uuid.uuid4()),
+            "device_fp": this_device(conn),
+            "agent_id": verified.agent_id,
+            "agent_valid_from": verified.valid_from,
+            "signed_path": req.path,
+            "body": verified.body_bytes.decode("utf-8"),
+            "nonce": req.nonce,
+            "ts_signed": req.ts,
+            "signature_b64u": req.signature_b64u,
+            "received_at": now,
+            "master_signature_b64u": master_signature,
+        },
     )
 
 
 def revoked_device(conn: Connection, device_fp: str) -> bool:
     """True when the master revoked every epoch the device holds (`aimos hub revoke`)."""
-    found = one(
-        conn,
-        "SELECT COUNT(*) AS epochs, COUNT(r.revocation_id) AS revoked FROM identity_epochs e"
-        " LEFT JOIN agent_revocations r ON r.agent_id = e.agent_id AND r.agent_valid_from = e.valid_from"
-        " WHERE e.device_fp = ?",
-        (device_fp,),
-    )
+    found = queries.epoch_counts(conn, device_fp)
     return found is not None and found["epochs"] > 0 and found["epochs"] == found["revoked"]
 
 
@@ -207,10 +193,16 @@ def name_home(conn: Connection, master: KeyPair, device_fp: str, now: int) -> st
         now,
     )
     text, nonce, signature = _signed(master, body, now)
-    conn.execute(
-        "INSERT INTO hub_homes (home_id, device_fp, prev_home_id, signed_body, master_fingerprint, nonce,"
-        " ts_signed, signature_b64u) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        (body["home_id"], device_fp, body["prev_home_id"], text, master.fingerprint, nonce, now, signature),
+    queries.insert_home(
+        conn,
+        body["home_id"],
+        device_fp,
+        body["prev_home_id"],
+        text,
+        master.fingerprint,
+        nonce,
+        now,
+        signature,
     )
     return str(body["home_id"])
 
@@ -237,19 +229,16 @@ def hand_over(
         master_fingerprint=master.fingerprint if master is not None else None,
     )
     text, nonce, signature = _signed(master if master is not None else housekeeper.key, body, now)
-    conn.execute(
-        "INSERT INTO hub_handovers (home_id, from_device, signed_body, signer_valid_from, master_fingerprint,"
-        " nonce, ts_signed, signature_b64u) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            home_id,
-            body["from_device"],
-            text,
-            body["signer_valid_from"],
-            body["master_fingerprint"],
-            nonce,
-            now,
-            signature,
-        ),
+    queries.insert_handover(
+        conn,
+        home_id,
+        body["from_device"],
+        text,
+        body["signer_valid_from"],
+        body["master_fingerprint"],
+        nonce,
+        now,
+        signature,
     )
 
 
@@ -260,8 +249,6 @@ def cut_device(conn: Connection, master: KeyPair, device_fp: str, through_n: int
         brain_meta(conn)["brain_id"], str(uuid.uuid4()), device_fp, through_n, why, master.fingerprint, now
     )
     text, nonce, signature = _signed(master, body, now)
-    conn.execute(
-        "INSERT INTO hub_cuts (cut_id, device_fp, through_n, why, signed_body, master_fingerprint, nonce,"
-        " ts_signed, signature_b64u) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (body["cut_id"], device_fp, through_n, why, text, master.fingerprint, nonce, now, signature),
+    queries.insert_cut(
+        conn, body["cut_id"], device_fp, through_n, why, text, master.fingerprint, nonce, now, signature
     )

@@ -23,7 +23,6 @@ from aimos.crypto.ed25519 import KeyPair
 from aimos.crypto.encoding import iso_ms
 from aimos.errors import EncodingError, PassphraseError, UsageError
 from aimos.hub import box, device, generations, redactions, sync
-from aimos.hub.postgres import BrainKeys, PostgresHub, masked
 from aimos.hub.pushed import PushedLog
 from aimos.identity.anchors import keep_anchor, revocations_held
 from aimos.identity.epochs import DEVICE_SLOT_META, DEVICE_SLOTS, enrol_epoch
@@ -49,6 +48,9 @@ from aimos.installer.setup import (
 from aimos.ledger.events import append_event
 from aimos.store import seals
 from aimos.store.connection import Connection, open_writer, write_transaction
+from aimos.store.postgres import BrainKeys, PostgresHub, masked
+from aimos.store.queries import devices as device_queries
+from aimos.store.queries import hub as queries
 from aimos.vocabulary import DEVICE_JOINED_OPERATION, HOUSEKEEPER, PUBLIC
 
 
@@ -271,22 +273,16 @@ def _begin(
         "created_at": str(int(time.time())),
         "created_by_version": __version__,
     }
-    conn.executemany("INSERT INTO brain_meta (key, value) VALUES (?, ?)", list(meta.items()))
+    queries.add_brain_meta(conn, meta.items())
     keystore.put(MASTER_ITEM, keys.sealed_master)
-    conn.execute(
-        "INSERT INTO master_identity (fingerprint, public_key_b64u, created_at) VALUES (?, ?, ?)",
-        (master.fingerprint, master.public_b64u, about.master_created_at),
-    )
+    queries.insert_master(conn, master.fingerprint, master.public_b64u, about.master_created_at)
 
 
 def _take_slot(conn: Connection) -> None:
     """This device's class of start seconds (identity/epochs DEVICE_SLOTS): the next after the
     devices the brain holds."""
-    known = int(str(conn.execute("SELECT COUNT(DISTINCT device_fp) FROM identity_epochs").fetchall()[0][0]))
-    conn.execute(
-        "INSERT INTO brain_meta (key, value) VALUES (?, ?)",
-        (DEVICE_SLOT_META, str(known % DEVICE_SLOTS)),
-    )
+    known = device_queries.device_count(conn)
+    queries.add_brain_meta(conn, [(DEVICE_SLOT_META, str(known % DEVICE_SLOTS))])
 
 
 def _enrol_housekeeper(

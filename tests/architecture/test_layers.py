@@ -20,8 +20,6 @@ MAX_LINES = 900
 OVERSIZE: set[str] = set()
 
 MAX_FUNCTION_LINES = 120
-# Functions allowed over MAX_FUNCTION_LINES while they are being cut into named steps (issue 40).
-LONG_FUNCTIONS: set[str] = set()
 
 
 def read_layers() -> tuple[dict[str, set[str]], set[str]]:
@@ -245,12 +243,8 @@ def function_lengths() -> dict[str, int]:
 def test_no_function_over_the_length_limit() -> None:
     """A procedure longer than a screenful is cut into named steps."""
     lengths = function_lengths()
-    over = sorted(f for f, n in lengths.items() if n > MAX_FUNCTION_LINES and f not in LONG_FUNCTIONS)
+    over = sorted(f for f, n in lengths.items() if n > MAX_FUNCTION_LINES)
     assert not over, f"over {MAX_FUNCTION_LINES} lines: " + ", ".join(f"{f} ({lengths[f]})" for f in over)
-    done = sorted(f for f in LONG_FUNCTIONS if lengths.get(f, 0) <= MAX_FUNCTION_LINES)
-    assert not done, (
-        f"no longer over {MAX_FUNCTION_LINES} lines (or gone): take them out of LONG_FUNCTIONS: {done}"
-    )
 
 
 def test_nothing_in_aimos_imports_purge() -> None:
@@ -356,8 +350,8 @@ def test_only_the_nli_judge_imports_its_runtime_and_only_when_asked() -> None:
     assert not any(loads(loaded, r) for r in runtime), sorted(m for m in loaded if m.split(".")[0] in runtime)
 
 
-def test_only_the_hub_imports_psycopg_and_only_when_it_syncs() -> None:
-    """psycopg (the extra aimos[hub]) is imported by aimos/hub/postgres.py alone, inside a function:
+def test_only_the_store_imports_psycopg_and_only_when_it_syncs() -> None:
+    """psycopg (the extra aimos[hub]) is imported by aimos/store/postgres.py alone, inside a function:
     aimos without a hub installs and runs as before, and a save, a recall or the housekeeper's
     scheduler never load it (the sync job imports the hub when it runs)."""
     importers = set()
@@ -368,14 +362,14 @@ def test_only_the_hub_imports_psycopg_and_only_when_it_syncs() -> None:
             if any(n.split(".")[0] in ("psycopg", "psycopg_binary") for n in names):
                 importers.add(module.relative_to(ROOT).as_posix())
                 assert id(node) not in top_level, f"{module}: {names} imported at module level"
-    assert importers == {"aimos/hub/postgres.py"}, importers
+    assert importers == {"aimos/store/postgres.py"}, importers
     loaded = modules_after(
         "import aimos.actions.memory, aimos.actions.recall, aimos.actions.feedback, aimos.housekeeper.scheduler"
     )
     assert not loads(loaded, "psycopg") and not loads(loaded, "aimos.hub"), sorted(
         m for m in loaded if m.startswith(("psycopg", "aimos.hub"))
     )
-    assert loads(modules_after("import aimos.hub.postgres; aimos.hub.postgres._psycopg()"), "psycopg")
+    assert loads(modules_after("import aimos.store.postgres; aimos.store.postgres._psycopg()"), "psycopg")
 
 
 def test_cli_help_path_stays_light() -> None:

@@ -1,10 +1,7 @@
 """The store is the only part of aimos that speaks to the database engines (ARCHITECTURE.md,
 "Layers"): apsw is imported under aimos/store/ alone, and SQL text and `.execute` calls stand only
 there; every other package calls the store's query functions (aimos/store/queries/) and meets the
-engines' errors as aimos errors.
-
-PENDING lists the modules still being moved (issue 40): the test fails for any other module, and
-for a listed one that is clean (take it off the list), so the list only shrinks."""
+engines' errors as aimos errors."""
 
 from __future__ import annotations
 
@@ -24,19 +21,6 @@ SQL = re.compile(
     r"|WHERE\s+[\w.]+\s*(=|IN\b|IS\b|<|>|LIKE\b|BETWEEN\b)|\bJOIN\s+\w+(\s+\w+)?\s+ON\b"
     r"|^\s*(BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE)\b|ORDER\s+BY\b|GROUP\s+BY\b)"
 )
-
-PENDING: set[str] = {
-    "aimos/eval/sync.py",
-    "aimos/hub/device.py",
-    "aimos/hub/generations.py",
-    "aimos/hub/postgres.py",
-    "aimos/hub/pushed.py",
-    "aimos/hub/records.py",
-    "aimos/hub/redactions.py",
-    "aimos/hub/sync.py",
-    "aimos/identity/devices.py",
-    "aimos/installer/join.py",
-}
 
 
 def _docstrings(tree: ast.AST) -> set[int]:
@@ -87,11 +71,8 @@ def outside_the_store() -> dict[str, list[str]]:
 
 
 def test_only_the_store_speaks_to_the_engines() -> None:
-    found = outside_the_store()
-    new = {rel: uses[:3] for rel, uses in found.items() if rel not in PENDING}
-    assert not new, f"SQL, apsw or .execute outside aimos/store/ (move it to aimos/store/queries/): {new}"
-    clean = sorted(PENDING - set(found))
-    assert not clean, f"these modules no longer speak to an engine: take them out of PENDING: {clean}"
+    found = {rel: uses[:3] for rel, uses in outside_the_store().items()}
+    assert not found, f"SQL, apsw or .execute outside aimos/store/ (move it to aimos/store/queries/): {found}"
 
 
 @pytest.mark.parametrize(

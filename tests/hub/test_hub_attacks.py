@@ -237,7 +237,7 @@ def _push_as(hostile: Device, claimed: Device, table: str, row: dict[str, Any]) 
     (the link is a hash of the newest box, which anyone can read)."""
     from aimos.hub import box, records
     from aimos.hub.device import content_key, linked_url
-    from aimos.hub.postgres import PostgresHub
+    from aimos.store.postgres import PostgresHub
     from aimos.vocabulary import HUB_RECORD_SIGNATURE
 
     with hostile.opened() as brain:
@@ -713,7 +713,7 @@ def test_a_revoked_device_cannot_read_what_is_written_after_its_revocation(
     from aimos.errors import VerificationError
     from aimos.hub import generations, records
     from aimos.hub.device import linked_url
-    from aimos.hub.postgres import PostgresHub
+    from aimos.store.postgres import PostgresHub
 
     a, c = hub("A"), hub("C")
     older = "the spare key to the shed hangs behind the calendar"
@@ -751,8 +751,8 @@ def test_a_record_sealed_under_a_generation_no_device_was_given_is_refused_by_na
     from aimos import paths
     from aimos.hub import generations, sync
     from aimos.hub.device import linked_url, read_state
-    from aimos.hub.postgres import PostgresHub
     from aimos.hub.pushed import PushedLog
+    from aimos.store.postgres import PostgresHub
 
     a, b = hub("A"), hub("B")
     a.sync()

@@ -28,10 +28,10 @@ from support.hub_devices import Device, Pair, hub_records
 from aimos.crypto.ed25519 import KeyPair
 from aimos.crypto.encoding import b64u_decode
 from aimos.hub import box, records
-from aimos.hub.postgres import PostgresHub
 from aimos.identity.grants import issue_grant
 from aimos.identity.keystore import FileKeystore
 from aimos.store.connection import one
+from aimos.store.postgres import PostgresHub
 from aimos.vocabulary import HUB_RECORD_SIGNATURE
 
 pytestmark = pytest.mark.timeout(240)

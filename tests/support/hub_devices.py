@@ -27,7 +27,7 @@ from typing import Any
 import psycopg
 
 from aimos import paths
-from aimos.hub.postgres import TABLES
+from aimos.store.postgres import TABLES
 from support.cli import BRAIN, PASSPHRASE_ENV, Result, listing, run_aimos, sqlite, sqlite_value
 from support.hub import PgCluster, unique_database_name
 

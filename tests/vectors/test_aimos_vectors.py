@@ -720,6 +720,7 @@ def test_hub_key_generation_by_hand(vectors: dict[str, Any]) -> None:
     (BLAKE2b("aimos.hub-key-check/v1" 0x00) keyed by it), signed as
     b"aimos.hub-key-generation-signature/v1" 0x00 + the JSON; a device takes no other record."""
     from aimos.hub import generations
+    from aimos.store.postgres import KeyRow
 
     v = vectors["hub_key_generation"]
     body, text = v["body"], v["body_text"]
@@ -741,7 +742,7 @@ def test_hub_key_generation_by_hand(vectors: dict[str, Any]) -> None:
     assert body["master_fingerprint"] == vectors["test_keys"]["master"]["fingerprint"]
 
     def kept(generation: int, signed_body: str, sig: bytes, brain_id: str) -> dict[int, dict[str, Any]]:
-        row = generations.KeyRow(generation, generations.MASTER, b"", signed_body, sig)
+        row = KeyRow(generation, generations.MASTER, b"", signed_body, sig)
         return generations.records([row], brain_id, public)
 
     brain = body["brain_id"]

@@ -12,7 +12,8 @@ import pytest
 from aimos.crypto.ed25519 import KeyPair
 from aimos.errors import EncodingError, VerificationError
 from aimos.hub import box, generations
-from aimos.hub.generations import MASTER, KeyRow
+from aimos.hub.generations import MASTER
+from aimos.store.postgres import KeyRow
 
 BRAIN = "brain-1"
 

@@ -1,10 +1,12 @@
-"""The hub: a PostgreSQL database the person runs (the only psycopg import; `pip install
-'aimos[hub]'`). It holds, per brain, one row of keys (the master's public key, the content key
-wrapped under the master, the brain's name sealed under the content key), the master key sealed
-with the passphrase as a keystore holds it (one more after each passphrase change a device
-pushes; a device that joins opens the newest), each later generation of the content key (one
-per device revocation: aimos/hub/generations.py), and the devices' records, each sealed under the
-content key, with an order number so a device asks for "everything after N".
+"""The hub's engine: a PostgreSQL database the person runs, spoken to here alone (the only psycopg
+import, inside a function; `pip install 'aimos[hub]'`), as the brain's SQLite is spoken to by the
+rest of the store; the hub's logic (aimos/hub/) calls PostgresHub and holds no SQL. It holds,
+per brain, one row of keys (the master's public key, the content key wrapped under the master,
+the brain's name sealed under the content key), the master key sealed with the passphrase as a
+keystore holds it (one more after each passphrase change a device pushes; a device that joins
+opens the newest), each later generation of the content key (one per device revocation:
+aimos/hub/generations.py), and the devices' records, each sealed under the content key, with an
+order number so a device asks for "everything after N".
 
 What the hub sees: the brain's id, the master's public key, the sealed master keys, how many
 records each device pushed, their sizes and times, and each record's keyed name (equal for a
@@ -15,6 +17,9 @@ text, key, source, a query, a reason or any id inside a row.
 Its tables are append-only as the brain's are: triggers refuse UPDATE, DELETE and TRUNCATE. The
 owner of the database can drop them; a device finds what was changed anyway, since every record
 is sealed and chained to the one before it from the same device (aimos/hub/sync.py).
+
+The rows it hands the hub's logic are its own types (HubRow, KeyRow, BrainKeys), defined here so
+the hub imports them from the store and the store imports nothing of the hub.
 """
 
 from __future__ import annotations
@@ -25,12 +30,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from aimos.errors import HubUnreachableError, NotFoundError, OptionalDependencyError, UsageError
-from aimos.hub.generations import KeyRow, generation_taken
-from aimos.hub.sync import MAX_RECORD_BYTES, HubRow
+from aimos.errors import BusyError, HubUnreachableError, NotFoundError, OptionalDependencyError, UsageError
 from aimos.vocabulary import HUB_SCHEMA_VERSION
 
 CONNECT_TIMEOUT_SECONDS = 5
+# the largest record a pull takes: a row holding a whole save (at most memory/save's 1 MiB
+# canonical body), escaped and in base64; a hub's larger one is refused unread (aimos/hub/sync.py)
+MAX_RECORD_BYTES = 4 * 1_048_576
 # the hub's tables, each append-only (its guards made by SCHEMA)
 TABLES = ("aimos_hub_meta", "aimos_hub_brains", "aimos_hub_masters", "aimos_hub_records", "aimos_hub_keys")
 
@@ -114,6 +120,39 @@ def check_url(url: str) -> str:
             "Give one like postgresql://user@host/dbname (or postgresql:///dbname?host=/run/postgresql).",
         )
     return url
+
+
+@dataclass(frozen=True)
+class HubRow:
+    """A record as the hub holds it: its order number, the device and record number it claims in
+    the clear (checked against the sealed record), and the box."""
+
+    seq: int
+    device: str
+    n: int
+    box: bytes  # empty when the hub's box is over MAX_RECORD_BYTES (not read)
+    size: int = 0  # the box's size on the hub
+
+
+@dataclass(frozen=True)
+class KeyRow:
+    """One row of the hub's aimos_hub_keys: a generation's key wrapped for ``recipient`` (MASTER,
+    or box.recipient_name of a housekeeper key: aimos/hub/generations.py); the master's row also
+    holds its signed record."""
+
+    generation: int
+    recipient: str
+    wrapped: bytes
+    signed_body: str | None = None
+    signature: bytes | None = None
+
+
+def generation_taken(generation: int) -> BusyError:
+    """A new content key generation that is no longer the next one: another device made it."""
+    return BusyError(
+        f"another device made content key generation {generation} meanwhile",
+        "Nothing was revoked: sync (`aimos sync`), then run the command again.",
+    )
 
 
 @dataclass(frozen=True)
