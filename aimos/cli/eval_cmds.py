@@ -17,6 +17,7 @@ from aimos.cli.eval_print import (
     say_meaning,
     say_targets,
 )
+from aimos.cli.options import json_option
 from aimos.cli.output import emit_json, out
 from aimos.eval.targets import judge
 from aimos.plural import plural
@@ -24,6 +25,15 @@ from aimos.plural import plural
 eval_app = typer.Typer(
     help="Run benchmarks and evaluations in scratch brains.", no_args_is_help=True, rich_markup_mode=None
 )
+
+_LOCOMO_DATA = typer.Option(
+    None, "--data", help="LoCoMo JSON (default: ../shared/data/locomo/locomo-dev.json)."
+)
+
+
+def _scratch_memories(default: int) -> Any:
+    """`--memories N`: how many memories a scratch brain holds."""
+    return typer.Option(default, "--memories", help="Memories in the scratch brain (100..1,000,000).")
 
 
 def _purging(run: Callable[[], dict[str, Any]]) -> dict[str, Any]:
@@ -51,7 +61,7 @@ def _purging(run: Callable[[], dict[str, Any]]) -> dict[str, Any]:
 def verify_perf(
     memories: int = typer.Option(10_000, "--memories", help="Size of the scratch brain."),
     runs: int = typer.Option(2, "--runs", help="How many times to verify it."),
-    json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    json_out: bool = json_option("the report"),
 ) -> None:
     """Time `aimos verify` over a scratch brain.
 
@@ -93,7 +103,7 @@ def perf(
         "--cold",
         help="Time N cold starts of `aimos save`, `aimos recall` and `aimos --help` (1..100).",
     ),
-    json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    json_out: bool = json_option("the report"),
 ) -> None:
     """Time signed saves, recalls and cold starts.
 
@@ -226,12 +236,10 @@ def _cold_perf(runs: int, json_out: bool) -> None:
 
 @eval_app.command("storage")
 def storage(
-    memories: int = typer.Option(
-        10_000, "--memories", help="Memories in the scratch brain (100..1,000,000)."
-    ),
+    memories: int = _scratch_memories(10_000),
     recalls: int = typer.Option(200, "--recalls", help="Recalls after the memories (1..100,000)."),
     outcomes: int = typer.Option(200, "--outcomes", help="Outcomes about what they disclosed (1..100,000)."),
-    json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    json_out: bool = json_option("the report"),
 ) -> None:
     """Measure where a brain's bytes go.
 
@@ -295,7 +303,7 @@ def age(
     ),
     window: int = typer.Option(500, "--window", help="Saves measured before each checkpoint (1..100,000)."),
     nights: int = typer.Option(12, "--nights", help="Times every housekeeper job runs (0..366)."),
-    json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    json_out: bool = json_option("the report"),
 ) -> None:
     """Live a scaled year of use in a scratch brain.
 
@@ -364,7 +372,7 @@ def _age_limits(
 def mcp_perf(
     calls: int = typer.Option(50, "--calls", help="Calls of each tool per mode (1..10,000)."),
     keystore: str = typer.Option("os", "--keystore", help="os (the default) or file."),
-    json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    json_out: bool = json_option("the report"),
 ) -> None:
     """Time an MCP tool call against its baselines.
 
@@ -414,11 +422,9 @@ def mcp_perf(
 
 @eval_app.command("tui")
 def tui_perf(
-    memories: int = typer.Option(
-        100_000, "--memories", help="Memories in the scratch brain (100..1,000,000)."
-    ),
+    memories: int = _scratch_memories(100_000),
     runs: int = typer.Option(5, "--runs", help="Cold first-paint runs (1..50)."),
-    json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    json_out: bool = json_option("the report"),
 ) -> None:
     """Time the TUI's first paint and page loads.
 
@@ -461,11 +467,9 @@ def tui_perf(
 
 @eval_app.command("locomo")
 def locomo(
-    data: str = typer.Option(
-        None, "--data", help="LoCoMo JSON (default: ../shared/data/locomo/locomo-dev.json)."
-    ),
+    data: str = _LOCOMO_DATA,
     k: list[int] = typer.Option(None, "-k", help="Cut-offs (repeatable); default 5 10 20 25."),
-    json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    json_out: bool = json_option("the report"),
     folds: bool = typer.Option(
         False,
         "--folds",
@@ -536,7 +540,7 @@ def meaning(
     data: str = typer.Option(
         None, "--data", help="A probe file of the same form (default: the probe aimos ships)."
     ),
-    json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    json_out: bool = json_option("the report"),
 ) -> None:
     """Measure recall of memories asked for in other words.
 
@@ -579,10 +583,8 @@ def meaning(
 
 @eval_app.command("secrets")
 def secrets(
-    data: str = typer.Option(
-        None, "--data", help="LoCoMo JSON (default: ../shared/data/locomo/locomo-dev.json)."
-    ),
-    json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    data: str = _LOCOMO_DATA,
+    json_out: bool = json_option("the report"),
 ) -> None:
     """Measure what the secret gate catches and wrongly stops.
 
@@ -613,7 +615,7 @@ def secrets(
 @eval_app.command("mutation")
 def mutation(
     transitions: int = typer.Option(200, "--transitions", help="Signed transitions to time (10..100000)."),
-    json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    json_out: bool = json_option("the report"),
 ) -> None:
     """Run the mutation-integrity suite and time a transition.
 
@@ -676,7 +678,7 @@ def poisonedrag(
     no_reference_turns: bool = typer.Option(
         False, "--no-reference-turns", help="Skip the turns-saved-as-reference-documents measurement."
     ),
-    json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    json_out: bool = json_option("the report"),
 ) -> None:
     """Measure PoisonedRAG poisoning in scratch brains.
 
@@ -715,10 +717,8 @@ def sync_perf(
         help="An empty PostgreSQL database to use as the hub (postgresql://...); the scratch "
         "brains stay in it.",
     ),
-    memories: int = typer.Option(
-        10_000, "--memories", help="Memories in the scratch brain (100..1,000,000)."
-    ),
-    json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    memories: int = _scratch_memories(10_000),
+    json_out: bool = json_option("the report"),
 ) -> None:
     """Measure how fast a brain moves through a hub.
 
