@@ -36,7 +36,7 @@ def _scratch_memories(default: int) -> Any:
     return typer.Option(default, "--memories", help="Memories in the scratch brain (100..1,000,000).")
 
 
-def _purging(run: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+def _purged_report(run: Callable[[], dict[str, Any]]) -> dict[str, Any]:
     """Run an evaluation whose scratch brains are purged with signed receipts as they finish."""
     import time
 
@@ -57,6 +57,16 @@ def _purging(run: Callable[[], dict[str, Any]]) -> dict[str, Any]:
     return report
 
 
+def _purging(run: Callable[[], dict[str, Any]], json_out: bool) -> dict[str, Any] | None:
+    """The evaluation's report (run as _purged_report runs it), or None when it was printed as JSON
+    (``json_out``)."""
+    report = _purged_report(run)
+    if json_out:
+        emit_json(report)
+        return None
+    return report
+
+
 @eval_app.command("verify")
 def verify_perf(
     memories: int = typer.Option(10_000, "--memories", help="Size of the scratch brain."),
@@ -71,9 +81,8 @@ def verify_perf(
 
     if not 10 <= memories <= 1_000_000 or not 1 <= runs <= 20:
         raise UsageError("--memories must be 10..1,000,000 and --runs 1..20")
-    rep = _purging(lambda: run_verify_perf(memories, runs))
-    if json_out:
-        emit_json(rep)
+    rep = _purging(lambda: run_verify_perf(memories, runs), json_out)
+    if rep is None:
         return
     out(
         f"verify over {rep['memories']:,} memories ({rep['brain_bytes'] / 1e6:.1f} MB, built in "
@@ -120,9 +129,8 @@ def perf(
     if recall_n is not None:
         if not 10 <= recall_n <= 1_000_000:
             raise UsageError("--recall must be between 10 and 1,000,000 memories")
-        rep = _purging(lambda: run_recall_perf(recall_n, profile=profile))
-        if json_out:
-            emit_json(rep)
+        rep = _purging(lambda: run_recall_perf(recall_n, profile=profile), json_out)
+        if rep is None:
             return
         built = f"built in {rep['build_seconds']} s"
         out(f"recall over {rep['memories']:,} memories ({built}), {rep['recalls']} recalls")
@@ -159,9 +167,8 @@ def perf(
     saves = 1000 if saves is None else saves
     if not 1 <= saves <= 1_000_000:
         raise UsageError("--saves must be between 1 and 1,000,000")
-    report = _purging(lambda: run_perf(saves, profile=profile))
-    if json_out:
-        emit_json(report)
+    report = _purging(lambda: run_perf(saves, profile=profile), json_out)
+    if report is None:
         return
     out(f"signed save x{saves} (scratch brain, {report['keystore']} keystore)")
     for name in ("signed_save", "bare_sign", "bare_verify", "bare_durable_commit"):
@@ -192,9 +199,8 @@ def _cold_perf(runs: int, json_out: bool) -> None:
 
     if not 1 <= runs <= 100:
         raise UsageError("--cold must be between 1 and 100 runs")
-    rep = _purging(lambda: run_cold_perf(runs))
-    if json_out:
-        emit_json(rep)
+    rep = _purging(lambda: run_cold_perf(runs), json_out)
+    if rep is None:
         return
     out(f"cold command line x{rep['runs']} each: new processes; brains of {rep['memories']} memories")
     labels = {
@@ -253,9 +259,8 @@ def storage(
     for name, value in (("--recalls", recalls), ("--outcomes", outcomes)):
         if not 1 <= value <= 100_000:
             raise UsageError(f"{name} must be between 1 and 100,000")
-    rep = _purging(lambda: run_storage(memories, recalls, outcomes))
-    if json_out:
-        emit_json(rep)
+    rep = _purging(lambda: run_storage(memories, recalls, outcomes), json_out)
+    if rep is None:
         return
     out(
         f"storage over {rep['memories']:,} memories, {rep['recalls']} recalls, {rep['outcomes']} outcomes"
@@ -323,10 +328,10 @@ def age(
     rep = _purging(
         lambda: run_age(
             _housekeeping(), memories, recalls, outcomes, judgments, imported, marks, window, nights, shown
-        )
+        ),
+        json_out,
     )
-    if json_out:
-        emit_json(rep)
+    if rep is None:
         return
     print_age(rep)
 
@@ -390,9 +395,8 @@ def mcp_perf(
         raise UsageError(
             f"no OS keychain to measure: {problem.message}", "Run it where one is, or use --keystore file."
         )
-    rep = _purging(lambda: run_mcp_perf(calls, keystore))
-    if json_out:
-        emit_json(rep)
+    rep = _purging(lambda: run_mcp_perf(calls, keystore), json_out)
+    if rep is None:
         return
     from aimos.mcp.bench import MODES
 
@@ -436,9 +440,8 @@ def tui_perf(
         raise UsageError("--memories must be between 100 and 1,000,000")
     if not 1 <= runs <= 50:
         raise UsageError("--runs must be between 1 and 50")
-    rep = _purging(lambda: run_tui_perf(memories, runs))
-    if json_out:
-        emit_json(rep)
+    rep = _purging(lambda: run_tui_perf(memories, runs), json_out)
+    if rep is None:
         return
     out(
         f"aimos tui over {rep['memories']:,} memories"
@@ -486,10 +489,9 @@ def locomo(
     from aimos.eval.locomo import ARMS, DEFAULT_KS, run_locomo
 
     report = _purging(
-        lambda: run_locomo(Path(data) if data else None, tuple(k) if k else DEFAULT_KS, folds=folds)
+        lambda: run_locomo(Path(data) if data else None, tuple(k) if k else DEFAULT_KS, folds=folds), json_out
     )
-    if json_out:
-        emit_json(report)
+    if report is None:
         return
     c = report["counts"]
     out(
@@ -552,9 +554,8 @@ def meaning(
 
     path = Path(data) if data else None
     load_probe(path)  # a wrong file is refused before any brain is built
-    report = _purging(lambda: run_meaning(path))
-    if json_out:
-        emit_json(report)
+    report = _purging(lambda: run_meaning(path), json_out)
+    if report is None:
         return
     from aimos.cli.output import table
 
@@ -625,9 +626,8 @@ def mutation(
 
     if not 10 <= transitions <= 100_000:
         raise UsageError("--transitions must be between 10 and 100,000")
-    report = _purging(lambda: run_mutation(transitions))
-    if json_out:
-        emit_json(report)
+    report = _purging(lambda: run_mutation(transitions), json_out)
+    if report is None:
         return
     for c in report["cases"]:
         out(
@@ -701,10 +701,10 @@ def poisonedrag(
             reference_turns=not no_reference_turns,
             verify_per_variant=verify_brains,
             clean_turns=turns,
-        )
+        ),
+        json_out,
     )
-    if json_out:
-        emit_json(report)
+    if report is None:
         return
     print_poisonedrag(report)
 
@@ -732,7 +732,7 @@ def sync_perf(
     check_url(hub)
     if not 100 <= memories <= 1_000_000:
         raise UsageError("--memories must be between 100 and 1,000,000")
-    rep = _purging(lambda: run_sync_eval(hub, memories))
+    rep = _purged_report(lambda: run_sync_eval(hub, memories))
     if json_out:
         emit_json({**rep, "targets": [v.line() for v in targets(rep)]})
         return
