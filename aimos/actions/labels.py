@@ -81,35 +81,26 @@ def judgment_list() -> str:
     return f"{', '.join(first)} or {last}"
 
 
-# each label in plain words (the stored protocol label is unchanged)
-LABEL_WORDS: Final = {
-    UNVERIFIED: "not judged",
-    SUPPORTED: "supported by a person",
-    DISPUTED: "disputed: a person doubts it",
-    POISON_SUSPECT: "suspected poison; withheld",
-    POISON_LIKELY: "likely poison; withheld",
-    POISON_CONFIRMED: "poison, confirmed by a person; withheld",
-    POISON_REFUTED: "not poison: a person cleared the suspicion",
+# each label in plain words (the stored protocol label is unchanged), then in a table's label column
+# (at most 16 characters): the words a person judges with (where the protocol's word is plain
+# English, as "supported" and "disputed" are, it is theirs too). Storage, receipts, exports and
+# --json keep the protocol's word.
+_LABELS: Final = {
+    UNVERIFIED: ("not judged", "not judged"),
+    SUPPORTED: ("supported by a person", SUPPORTED),
+    DISPUTED: ("disputed: a person doubts it", DISPUTED),
+    POISON_SUSPECT: ("suspected poison; withheld", "suspected poison"),
+    POISON_LIKELY: ("likely poison; withheld", "likely poison"),
+    POISON_CONFIRMED: ("poison, confirmed by a person; withheld", "poison"),
+    POISON_REFUTED: ("not poison: a person cleared the suspicion", "not poison"),
 }
+LABEL_WORDS: Final = {label: words for label, (words, _) in _LABELS.items()}
+LABEL_SHORT: Final = {label: short for label, (_, short) in _LABELS.items()}
 
 
 def label_words(label: str) -> str:
     """The label in plain words (an unknown label as it is)."""
     return LABEL_WORDS.get(label, label)
-
-
-# In a table's label column (at most 16 characters): the words a person judges with (where the
-# protocol's word is plain English, as "supported" and "disputed" are, it is theirs too). Storage,
-# receipts, exports and --json keep the protocol's word.
-LABEL_SHORT: Final = {
-    UNVERIFIED: "not judged",
-    SUPPORTED: SUPPORTED,
-    DISPUTED: DISPUTED,
-    POISON_SUSPECT: "suspected poison",
-    POISON_LIKELY: "likely poison",
-    POISON_CONFIRMED: "poison",
-    POISON_REFUTED: "not poison",
-}
 
 
 def label_short(label: str) -> str:

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from aimos.cli.options import PASSPHRASE_FD, VALIDITY_DAYS
+from aimos.cli.options import PASSPHRASE_FD, VALIDITY_DAYS, json_option
 from aimos.cli.output import emit_json, out, say, table
 from aimos.vocabulary import DEFAULT_GRANT_DATA_CLASS, EXPIRY_WARNING_DAYS
 
@@ -26,7 +26,7 @@ def enroll(
     data_class: str = typer.Option(DEFAULT_GRANT_DATA_CLASS, "--data-class", help="Data-class ceiling."),
     read_only: bool = typer.Option(False, "--read-only", help="Recall only; no saves."),
     passphrase_fd: int = PASSPHRASE_FD,
-    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+    json_out: bool = json_option(),
 ) -> None:
     """Enrol a new agent with a master-signed grant.
 
@@ -76,7 +76,7 @@ def rotate(
         None, "--validity-days", help="Validity of the new epoch (default: as long as the old one's)."
     ),
     passphrase_fd: int = PASSPHRASE_FD,
-    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+    json_out: bool = json_option(),
 ) -> None:
     """Give an agent a new key and epoch, with the same grant.
 
@@ -136,7 +136,7 @@ def revoke(
     agent_id: str = typer.Argument(..., help="The agent whose current epoch to revoke."),
     reason: str = typer.Option("revoked by the owner", "--reason", help="Why (kept in the signed record)."),
     passphrase_fd: int = PASSPHRASE_FD,
-    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+    json_out: bool = json_option(),
 ) -> None:
     """Revoke an agent's current epoch, signed by the master."""
     from aimos.actions import agents
@@ -154,7 +154,7 @@ def revoke(
 
 
 @agent_app.command("list")
-def list_agents(json_out: bool = typer.Option(False, "--json", help="Print as JSON.")) -> None:
+def list_agents(json_out: bool = json_option(None)) -> None:
     """List agents and the housekeeper, with state and grant.
 
     Each identity epoch: the agents' and the housekeeper's, with its state and grant."""

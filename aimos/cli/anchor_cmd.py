@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from aimos.cli.options import PASSPHRASE_FD
+from aimos.cli.options import PASSPHRASE_FD, json_option
 from aimos.cli.output import emit_json, out, say
 
 
@@ -12,7 +12,7 @@ def register(app: typer.Typer) -> None:
     @app.command("anchor")
     def anchor_cmd(
         passphrase_fd: int = PASSPHRASE_FD,
-        json_out: bool = typer.Option(False, "--json", help="Print what was anchored as JSON."),
+        json_out: bool = json_option("what was anchored"),
     ) -> None:
         """Anchor this brain's master and newest seal here.
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import typer
 
+from aimos.cli.options import json_option
 from aimos.cli.output import emit_json, out, say, table, when
 from aimos.plural import plural
 
@@ -24,7 +25,7 @@ TO_HELP = "The folder to write to (made 0700 when missing); default: the brain's
 def backup_cmd(
     ctx: typer.Context,
     to: str = typer.Option(None, "--to", help=TO_HELP),
-    json_out: bool = typer.Option(False, "--json", help="Print the backup as JSON."),
+    json_out: bool = json_option("the backup"),
 ) -> None:
     """Copy the brain now with SQLite's online backup (agents may keep working), then open the copy
     and verify it (SQLite's integrity check and the brain verifier); a copy that does not verify is
@@ -54,7 +55,7 @@ def backup_cmd(
 @backup_app.command("list")
 def list_cmd(
     folder: str = typer.Option(None, "--in", help="A folder of backups; default: the brain's own."),
-    json_out: bool = typer.Option(False, "--json", help="Print the list as JSON."),
+    json_out: bool = json_option("the list"),
 ) -> None:
     """List the backups, oldest first.
 

@@ -6,6 +6,7 @@ from typing import Any
 
 import typer
 
+from aimos.cli.options import json_option
 from aimos.cli.output import emit_json, line, out, say
 
 _HELP = """Check this home: what needs you, and the fix.
@@ -27,7 +28,7 @@ anchor, 6 a keystore or identity problem), else 1.
 
 def register(app: typer.Typer) -> None:
     @app.command("doctor", help=_HELP)
-    def doctor(json_out: bool = typer.Option(False, "--json", help="Print as JSON.")) -> None:
+    def doctor(json_out: bool = json_option(None)) -> None:
         from aimos.actions.doctor import diagnose
         from aimos.housekeeper.doctor import housekeeper_check
         from aimos.installer.service import service_check

@@ -17,6 +17,7 @@ from aimos.cli.eval_print import (
     say_meaning,
     say_targets,
 )
+from aimos.cli.options import json_option
 from aimos.cli.output import emit_json, out
 from aimos.eval.targets import judge
 from aimos.plural import plural
@@ -25,8 +26,17 @@ eval_app = typer.Typer(
     help="Run benchmarks and evaluations in scratch brains.", no_args_is_help=True, rich_markup_mode=None
 )
 
+_LOCOMO_DATA = typer.Option(
+    None, "--data", help="LoCoMo JSON (default: ../shared/data/locomo/locomo-dev.json)."
+)
 
-def _purging(run: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+
+def _scratch_memories(default: int) -> Any:
+    """`--memories N`: how many memories a scratch brain holds."""
+    return typer.Option(default, "--memories", help="Memories in the scratch brain (100..1,000,000).")
+
+
+def _purged_report(run: Callable[[], dict[str, Any]]) -> dict[str, Any]:
     """Run an evaluation whose scratch brains are purged with signed receipts as they finish."""
     import time
 
@@ -47,11 +57,21 @@ def _purging(run: Callable[[], dict[str, Any]]) -> dict[str, Any]:
     return report
 
 
+def _purging(run: Callable[[], dict[str, Any]], json_out: bool) -> dict[str, Any] | None:
+    """The evaluation's report (run as _purged_report runs it), or None when it was printed as JSON
+    (``json_out``)."""
+    report = _purged_report(run)
+    if json_out:
+        emit_json(report)
+        return None
+    return report
+
+
 @eval_app.command("verify")
 def verify_perf(
     memories: int = typer.Option(10_000, "--memories", help="Size of the scratch brain."),
     runs: int = typer.Option(2, "--runs", help="How many times to verify it."),
-    json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    json_out: bool = json_option("the report"),
 ) -> None:
     """Time `aimos verify` over a scratch brain.
 
@@ -61,9 +81,8 @@ def verify_perf(
 
     if not 10 <= memories <= 1_000_000 or not 1 <= runs <= 20:
         raise UsageError("--memories must be 10..1,000,000 and --runs 1..20")
-    rep = _purging(lambda: run_verify_perf(memories, runs))
-    if json_out:
-        emit_json(rep)
+    rep = _purging(lambda: run_verify_perf(memories, runs), json_out)
+    if rep is None:
         return
     out(
         f"verify over {rep['memories']:,} memories ({rep['brain_bytes'] / 1e6:.1f} MB, built in "
@@ -93,7 +112,7 @@ def perf(
         "--cold",
         help="Time N cold starts of `aimos save`, `aimos recall` and `aimos --help` (1..100).",
     ),
-    json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    json_out: bool = json_option("the report"),
 ) -> None:
     """Time signed saves, recalls and cold starts.
 
@@ -110,9 +129,8 @@ def perf(
     if recall_n is not None:
         if not 10 <= recall_n <= 1_000_000:
             raise UsageError("--recall must be between 10 and 1,000,000 memories")
-        rep = _purging(lambda: run_recall_perf(recall_n, profile=profile))
-        if json_out:
-            emit_json(rep)
+        rep = _purging(lambda: run_recall_perf(recall_n, profile=profile), json_out)
+        if rep is None:
             return
         built = f"built in {rep['build_seconds']} s"
         out(f"recall over {rep['memories']:,} memories ({built}), {rep['recalls']} recalls")
@@ -149,9 +167,8 @@ def perf(
     saves = 1000 if saves is None else saves
     if not 1 <= saves <= 1_000_000:
         raise UsageError("--saves must be between 1 and 1,000,000")
-    report = _purging(lambda: run_perf(saves, profile=profile))
-    if json_out:
-        emit_json(report)
+    report = _purging(lambda: run_perf(saves, profile=profile), json_out)
+    if report is None:
         return
     out(f"signed save x{saves} (scratch brain, {report['keystore']} keystore)")
     for name in ("signed_save", "bare_sign", "bare_verify", "bare_durable_commit"):
@@ -182,9 +199,8 @@ def _cold_perf(runs: int, json_out: bool) -> None:
 
     if not 1 <= runs <= 100:
         raise UsageError("--cold must be between 1 and 100 runs")
-    rep = _purging(lambda: run_cold_perf(runs))
-    if json_out:
-        emit_json(rep)
+    rep = _purging(lambda: run_cold_perf(runs), json_out)
+    if rep is None:
         return
     out(f"cold command line x{rep['runs']} each: new processes; brains of {rep['memories']} memories")
     labels = {
@@ -226,12 +242,10 @@ def _cold_perf(runs: int, json_out: bool) -> None:
 
 @eval_app.command("storage")
 def storage(
-    memories: int = typer.Option(
-        10_000, "--memories", help="Memories in the scratch brain (100..1,000,000)."
-    ),
+    memories: int = _scratch_memories(10_000),
     recalls: int = typer.Option(200, "--recalls", help="Recalls after the memories (1..100,000)."),
     outcomes: int = typer.Option(200, "--outcomes", help="Outcomes about what they disclosed (1..100,000)."),
-    json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    json_out: bool = json_option("the report"),
 ) -> None:
     """Measure where a brain's bytes go.
 
@@ -245,9 +259,8 @@ def storage(
     for name, value in (("--recalls", recalls), ("--outcomes", outcomes)):
         if not 1 <= value <= 100_000:
             raise UsageError(f"{name} must be between 1 and 100,000")
-    rep = _purging(lambda: run_storage(memories, recalls, outcomes))
-    if json_out:
-        emit_json(rep)
+    rep = _purging(lambda: run_storage(memories, recalls, outcomes), json_out)
+    if rep is None:
         return
     out(
         f"storage over {rep['memories']:,} memories, {rep['recalls']} recalls, {rep['outcomes']} outcomes"
@@ -295,7 +308,7 @@ def age(
     ),
     window: int = typer.Option(500, "--window", help="Saves measured before each checkpoint (1..100,000)."),
     nights: int = typer.Option(12, "--nights", help="Times every housekeeper job runs (0..366)."),
-    json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    json_out: bool = json_option("the report"),
 ) -> None:
     """Live a scaled year of use in a scratch brain.
 
@@ -315,10 +328,10 @@ def age(
     rep = _purging(
         lambda: run_age(
             _housekeeping(), memories, recalls, outcomes, judgments, imported, marks, window, nights, shown
-        )
+        ),
+        json_out,
     )
-    if json_out:
-        emit_json(rep)
+    if rep is None:
         return
     print_age(rep)
 
@@ -364,7 +377,7 @@ def _age_limits(
 def mcp_perf(
     calls: int = typer.Option(50, "--calls", help="Calls of each tool per mode (1..10,000)."),
     keystore: str = typer.Option("os", "--keystore", help="os (the default) or file."),
-    json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    json_out: bool = json_option("the report"),
 ) -> None:
     """Time an MCP tool call against its baselines.
 
@@ -382,9 +395,8 @@ def mcp_perf(
         raise UsageError(
             f"no OS keychain to measure: {problem.message}", "Run it where one is, or use --keystore file."
         )
-    rep = _purging(lambda: run_mcp_perf(calls, keystore))
-    if json_out:
-        emit_json(rep)
+    rep = _purging(lambda: run_mcp_perf(calls, keystore), json_out)
+    if rep is None:
         return
     from aimos.mcp.bench import MODES
 
@@ -414,11 +426,9 @@ def mcp_perf(
 
 @eval_app.command("tui")
 def tui_perf(
-    memories: int = typer.Option(
-        100_000, "--memories", help="Memories in the scratch brain (100..1,000,000)."
-    ),
+    memories: int = _scratch_memories(100_000),
     runs: int = typer.Option(5, "--runs", help="Cold first-paint runs (1..50)."),
-    json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    json_out: bool = json_option("the report"),
 ) -> None:
     """Time the TUI's first paint and page loads.
 
@@ -430,9 +440,8 @@ def tui_perf(
         raise UsageError("--memories must be between 100 and 1,000,000")
     if not 1 <= runs <= 50:
         raise UsageError("--runs must be between 1 and 50")
-    rep = _purging(lambda: run_tui_perf(memories, runs))
-    if json_out:
-        emit_json(rep)
+    rep = _purging(lambda: run_tui_perf(memories, runs), json_out)
+    if rep is None:
         return
     out(
         f"aimos tui over {rep['memories']:,} memories"
@@ -461,11 +470,9 @@ def tui_perf(
 
 @eval_app.command("locomo")
 def locomo(
-    data: str = typer.Option(
-        None, "--data", help="LoCoMo JSON (default: ../shared/data/locomo/locomo-dev.json)."
-    ),
+    data: str = _LOCOMO_DATA,
     k: list[int] = typer.Option(None, "-k", help="Cut-offs (repeatable); default 5 10 20 25."),
-    json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    json_out: bool = json_option("the report"),
     folds: bool = typer.Option(
         False,
         "--folds",
@@ -482,10 +489,9 @@ def locomo(
     from aimos.eval.locomo import ARMS, DEFAULT_KS, run_locomo
 
     report = _purging(
-        lambda: run_locomo(Path(data) if data else None, tuple(k) if k else DEFAULT_KS, folds=folds)
+        lambda: run_locomo(Path(data) if data else None, tuple(k) if k else DEFAULT_KS, folds=folds), json_out
     )
-    if json_out:
-        emit_json(report)
+    if report is None:
         return
     c = report["counts"]
     out(
@@ -536,7 +542,7 @@ def meaning(
     data: str = typer.Option(
         None, "--data", help="A probe file of the same form (default: the probe aimos ships)."
     ),
-    json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    json_out: bool = json_option("the report"),
 ) -> None:
     """Measure recall of memories asked for in other words.
 
@@ -548,9 +554,8 @@ def meaning(
 
     path = Path(data) if data else None
     load_probe(path)  # a wrong file is refused before any brain is built
-    report = _purging(lambda: run_meaning(path))
-    if json_out:
-        emit_json(report)
+    report = _purging(lambda: run_meaning(path), json_out)
+    if report is None:
         return
     from aimos.cli.output import table
 
@@ -579,10 +584,8 @@ def meaning(
 
 @eval_app.command("secrets")
 def secrets(
-    data: str = typer.Option(
-        None, "--data", help="LoCoMo JSON (default: ../shared/data/locomo/locomo-dev.json)."
-    ),
-    json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    data: str = _LOCOMO_DATA,
+    json_out: bool = json_option("the report"),
 ) -> None:
     """Measure what the secret gate catches and wrongly stops.
 
@@ -613,7 +616,7 @@ def secrets(
 @eval_app.command("mutation")
 def mutation(
     transitions: int = typer.Option(200, "--transitions", help="Signed transitions to time (10..100000)."),
-    json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    json_out: bool = json_option("the report"),
 ) -> None:
     """Run the mutation-integrity suite and time a transition.
 
@@ -623,9 +626,8 @@ def mutation(
 
     if not 10 <= transitions <= 100_000:
         raise UsageError("--transitions must be between 10 and 100,000")
-    report = _purging(lambda: run_mutation(transitions))
-    if json_out:
-        emit_json(report)
+    report = _purging(lambda: run_mutation(transitions), json_out)
+    if report is None:
         return
     for c in report["cases"]:
         out(
@@ -676,7 +678,7 @@ def poisonedrag(
     no_reference_turns: bool = typer.Option(
         False, "--no-reference-turns", help="Skip the turns-saved-as-reference-documents measurement."
     ),
-    json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    json_out: bool = json_option("the report"),
 ) -> None:
     """Measure PoisonedRAG poisoning in scratch brains.
 
@@ -699,10 +701,10 @@ def poisonedrag(
             reference_turns=not no_reference_turns,
             verify_per_variant=verify_brains,
             clean_turns=turns,
-        )
+        ),
+        json_out,
     )
-    if json_out:
-        emit_json(report)
+    if report is None:
         return
     print_poisonedrag(report)
 
@@ -715,10 +717,8 @@ def sync_perf(
         help="An empty PostgreSQL database to use as the hub (postgresql://...); the scratch "
         "brains stay in it.",
     ),
-    memories: int = typer.Option(
-        10_000, "--memories", help="Memories in the scratch brain (100..1,000,000)."
-    ),
-    json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    memories: int = _scratch_memories(10_000),
+    json_out: bool = json_option("the report"),
 ) -> None:
     """Measure how fast a brain moves through a hub.
 
@@ -732,7 +732,7 @@ def sync_perf(
     check_url(hub)
     if not 100 <= memories <= 1_000_000:
         raise UsageError("--memories must be between 100 and 1,000,000")
-    rep = _purging(lambda: run_sync_eval(hub, memories))
+    rep = _purged_report(lambda: run_sync_eval(hub, memories))
     if json_out:
         emit_json({**rep, "targets": [v.line() for v in targets(rep)]})
         return

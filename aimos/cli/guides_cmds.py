@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import typer
 
+from aimos.cli.options import json_option
 from aimos.cli.output import emit_json, first_line, out, say, table
 
 guides_app = typer.Typer(
@@ -20,7 +21,7 @@ _RECALL = "recall searches them only when asked (aimos recall --guides) or when 
 @guides_app.callback()
 def guides_cmd(
     ctx: typer.Context,
-    json_out: bool = typer.Option(False, "--json", help="Print the guides and the setting as JSON."),
+    json_out: bool = json_option("the guides and the setting"),
 ) -> None:
     """List aimos's guides, or hide or show them.
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import typer
 
-from aimos.cli.options import PASSPHRASE_FD
+from aimos.cli.options import PASSPHRASE_FD, json_option
 from aimos.cli.output import emit_json, line, out, readable, say, table, when
 from aimos.vocabulary import HOUSEKEEPER
 
@@ -71,7 +71,7 @@ def run_job_cmd(
     name: str = typer.Argument(
         ..., help="heartbeat, bottleneck-scan, nightly-dream, weekly-assessment or weekly-audit."
     ),
-    json_out: bool = typer.Option(False, "--json", help="Print the run as JSON."),
+    json_out: bool = json_option("the run"),
 ) -> None:
     """Run one job now, on the signed record.
 
@@ -112,7 +112,7 @@ def _service_step(
 
 
 @housekeeper_app.command("start")
-def start_cmd(json_out: bool = typer.Option(False, "--json", help="Print as JSON.")) -> None:
+def start_cmd(json_out: bool = json_option(None)) -> None:
     """Start the housekeeper (exit 7 when it already runs)."""
     from aimos.installer.service import start
 
@@ -126,7 +126,7 @@ def start_cmd(json_out: bool = typer.Option(False, "--json", help="Print as JSON
 
 
 @housekeeper_app.command("stop")
-def stop_cmd(json_out: bool = typer.Option(False, "--json", help="Print as JSON.")) -> None:
+def stop_cmd(json_out: bool = json_option(None)) -> None:
     """Stop the housekeeper once its running job ends.
 
     Exit 3 when none runs."""
@@ -138,7 +138,7 @@ def stop_cmd(json_out: bool = typer.Option(False, "--json", help="Print as JSON.
 @housekeeper_app.command("rotate-key")
 def rotate_key_cmd(
     passphrase_fd: int = PASSPHRASE_FD,
-    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+    json_out: bool = json_option(),
 ) -> None:
     """Give the housekeeper a new key and epoch.
 
@@ -177,7 +177,7 @@ def rotate_key_cmd(
 
 
 @housekeeper_app.command("status")
-def status_cmd(json_out: bool = typer.Option(False, "--json", help="Print as JSON.")) -> None:
+def status_cmd(json_out: bool = json_option(None)) -> None:
     """Show whether it runs, and each job's runs.
 
     Running or not; each job's last run, its result and its next run."""

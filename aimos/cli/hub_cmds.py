@@ -8,7 +8,7 @@ from typing import Any
 
 import typer
 
-from aimos.cli.options import NO_SERVICE, PASSPHRASE_FD, SERVICE, VALIDITY_DAYS
+from aimos.cli.options import NO_SERVICE, PASSPHRASE_FD, SERVICE, VALIDITY_DAYS, json_option
 from aimos.cli.output import emit_json, out, say, when
 from aimos.plural import plural
 from aimos.vocabulary import DEFAULT_GRANT_DATA_CLASS
@@ -41,7 +41,7 @@ def _progress(label: str) -> object:
 def init_cmd(
     url: str = URL_ARG,
     passphrase_fd: int = PASSPHRASE_FD,
-    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+    json_out: bool = json_option(),
 ) -> None:
     """Put this brain on a hub, this device its home.
 
@@ -82,7 +82,7 @@ def join_cmd(
     passphrase_fd: int = PASSPHRASE_FD,
     service: str = SERVICE,
     no_service: bool = NO_SERVICE,
-    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+    json_out: bool = json_option(),
 ) -> None:
     """Make this device one more device of a brain on a hub.
 
@@ -135,7 +135,7 @@ def home_cmd(
         False, "--force", help="The old home is lost: take over now and cut it off (it must join again)."
     ),
     passphrase_fd: int = PASSPHRASE_FD,
-    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+    json_out: bool = json_option(),
 ) -> None:
     """Make this device the home, which writes weights and labels.
 
@@ -165,7 +165,7 @@ def home_cmd(
 
 
 @hub_app.command("devices")
-def devices_cmd(json_out: bool = typer.Option(False, "--json", help="Print the devices as JSON.")) -> None:
+def devices_cmd(json_out: bool = json_option("the devices")) -> None:
     """List the brain's devices: this one, the home, revoked ones."""
     from aimos.actions.session import open_brain
     from aimos.hub.device import devices
@@ -193,7 +193,7 @@ def revoke_cmd(
     device: str = typer.Argument(..., help="The device's id, or the start of it (`aimos hub devices`)."),
     reason: str = typer.Option(..., "--reason", help="Why (kept in the master's signed revocation)."),
     passphrase_fd: int = PASSPHRASE_FD,
-    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+    json_out: bool = json_option(),
 ) -> None:
     """Revoke another device: its housekeeper and agents.
 
@@ -240,7 +240,7 @@ def _pull_before_cut(brain: Any) -> None:
 
 
 @hub_app.command("status")
-def status_cmd(json_out: bool = typer.Option(False, "--json", help="Print the status as JSON.")) -> None:
+def status_cmd(json_out: bool = json_option("the status")) -> None:
     """What waits each way, and when this device last synced."""
     from aimos.actions.session import open_brain
     from aimos.hub.device import repair_words, status
@@ -291,7 +291,7 @@ def status_cmd(json_out: bool = typer.Option(False, "--json", help="Print the st
 def register(app: typer.Typer) -> None:
     @app.command("sync")
     def sync_cmd(
-        json_out: bool = typer.Option(False, "--json", help="Print what was synced as JSON."),
+        json_out: bool = json_option("what was synced"),
     ) -> None:
         """Push what the hub lacks and pull what this device lacks.
 

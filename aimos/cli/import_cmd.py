@@ -8,7 +8,7 @@ from typing import Any
 
 import typer
 
-from aimos.cli.options import AGENT_ALIAS
+from aimos.cli.options import AGENT_ALIAS, json_option, signer_option
 from aimos.cli.output import emit_json, first_line, line, out, phase_progress, say, table
 from aimos.exit_codes import ExitCode
 from aimos.memory.text_formats import AUTO, AUTO_DESCRIPTION, FORMATS_IN_WORDS
@@ -109,7 +109,7 @@ def register(app: typer.Typer) -> None:
             "your own word: enrol an agent for imports and use --as. A doubted (disputed) one is "
             "always imported, with a dispute.",
         ),
-        agent: str = typer.Option("cli", "--as", help="The enrolled agent that signs the saves."),
+        agent: str = signer_option("the saves"),
         max_inflated: str = typer.Option(
             None,
             "--max-inflated",
@@ -117,7 +117,7 @@ def register(app: typer.Typer) -> None:
             help="The most the import reads, unzipped (e.g. 2G): by default 512M, and from a zip at most "
             "100 times the compressed size; a SIZE given replaces both caps.",
         ),
-        json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+        json_out: bool = json_option("the summary"),
     ) -> None:
         """Import notes, JSON files and chat exports.
 

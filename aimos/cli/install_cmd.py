@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 import typer
 
-from aimos.cli.options import NO_SERVICE, PASSPHRASE_FD, SERVICE, VALIDITY_DAYS
+from aimos.cli.options import NO_SERVICE, PASSPHRASE_FD, SERVICE, VALIDITY_DAYS, json_option
 from aimos.cli.output import emit_json, out, say
 from aimos.terminal import json_escaped
 from aimos.vocabulary import DEFAULT_GRANT_DATA_CLASS
@@ -157,7 +157,7 @@ def install(
     add_agent: str = typer.Option(None, "--add-agent", help="On an installed brain: enrol another agent."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the plan and its hash; change nothing."),
     yes: bool = typer.Option(False, "--yes", "-y", help="Ask no questions; use flags and defaults."),
-    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+    json_out: bool = json_option(),
 ) -> None:
     """Set up a brain, its keys and the housekeeper.
 

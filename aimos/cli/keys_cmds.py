@@ -8,7 +8,7 @@ from typing import Any
 
 import typer
 
-from aimos.cli.options import PASSPHRASE_FD
+from aimos.cli.options import PASSPHRASE_FD, json_option
 from aimos.cli.output import emit_json, out, say
 from aimos.plural import plural
 
@@ -34,7 +34,7 @@ NEW_PASSPHRASE_FD = typer.Option(
 def change(
     passphrase_fd: int = PASSPHRASE_FD,
     new_passphrase_fd: int = NEW_PASSPHRASE_FD,
-    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+    json_out: bool = json_option(),
 ) -> None:
     """Re-seal the master key under a new passphrase.
 
@@ -94,7 +94,7 @@ def move(
         ..., "--to", help="os (the OS keychain) or file (aimos's own 0600 file keystore)."
     ),
     passphrase_fd: int = PASSPHRASE_FD,
-    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+    json_out: bool = json_option(),
 ) -> None:
     """Move every key of the brain to the other keystore.
 

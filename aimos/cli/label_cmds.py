@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import typer
 
+from aimos.cli.options import MEMORY_ID, json_option
 from aimos.cli.output import emit_json, out, say
 
 
 def register(app: typer.Typer) -> None:
     @app.command("label")
     def label_cmd(
-        memory_id: str = typer.Argument(..., help="Memory id or a unique prefix of it."),
+        memory_id: str = MEMORY_ID,
         word: str = typer.Argument(
             ...,
             metavar="JUDGMENT",
@@ -24,7 +25,7 @@ def register(app: typer.Typer) -> None:
         passphrase_fd: int = typer.Option(
             None, "--passphrase-fd", help="Read the master passphrase (when it is needed) from this fd."
         ),
-        json_out: bool = typer.Option(False, "--json", help="Print the transition as JSON."),
+        json_out: bool = json_option("the transition"),
     ) -> None:
         """Judge a memory: poison, not-poison, support or dispute.
 

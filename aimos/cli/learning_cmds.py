@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 
+from aimos.cli.options import json_option, signer_option
 from aimos.cli.output import emit_json, out, say
 
 
@@ -19,8 +20,8 @@ def register(app: typer.Typer) -> None:
         occurrence: bool = typer.Option(
             False, "--occurrence", help="Evidence about this occurrence only: kept, with no weight authority."
         ),
-        agent: str = typer.Option("cli", "--as", help="The enrolled agent that signs the outcome."),
-        json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+        agent: str = signer_option("the outcome"),
+        json_out: bool = json_option(),
     ) -> None:
         """Say whether a recalled memory helped.
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import typer
 
-from aimos.cli.options import AGENT_ALIAS
+from aimos.cli.options import AGENT_ALIAS, HISTORY, MEMORY_ID, json_option, signer_option
 from aimos.cli.output import emit_json, first_line, line, out, say, table, when
 from aimos.errors import UsageError
 from aimos.vocabulary import DEFAULT_SAVE_DATA_CLASS
@@ -97,8 +97,8 @@ def save_cmd(
     source: str = typer.Option(
         None, "--source", help="Where the memory came from (default: cli, or cli:AGENT with --as)."
     ),
-    agent: str = typer.Option("cli", "--as", help="The enrolled agent that signs the save."),
-    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+    agent: str = signer_option("the save"),
+    json_out: bool = json_option(),
 ) -> None:
     """Save a memory through a signed request; prints its id."""
     from aimos.actions.memory import NewMemory
@@ -125,8 +125,8 @@ def correct_cmd(
     source: str = typer.Option(
         None, "--source", help="Where the correction came from (default: cli, or cli:AGENT with --as)."
     ),
-    agent: str = typer.Option("cli", "--as", help="The enrolled agent that signs the save."),
-    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+    agent: str = signer_option("the save"),
+    json_out: bool = json_option(),
 ) -> None:
     """Save a new version of a memory; the old one is kept.
 
@@ -144,8 +144,8 @@ def correct_cmd(
 
 
 def show_cmd(
-    memory_id: str = typer.Argument(..., help="Memory id or a unique prefix of it."),
-    json_out: bool = typer.Option(False, "--json", help="Print the memory as JSON."),
+    memory_id: str = MEMORY_ID,
+    json_out: bool = json_option("the memory"),
 ) -> None:
     """Show one memory in full, verified first.
 
@@ -246,8 +246,8 @@ def list_cmd(
     since: str = typer.Option(
         None, "--since", help="Only memories saved since a date (2025-03-01, UTC) or a span (7d, 12h)."
     ),
-    history: bool = typer.Option(False, "--history", help="Include superseded versions."),
-    json_out: bool = typer.Option(False, "--json", help="Print the memories and their total as JSON."),
+    history: bool = HISTORY,
+    json_out: bool = json_option("the memories and their total"),
 ) -> None:
     """List memories, newest first.
 

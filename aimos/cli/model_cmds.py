@@ -11,6 +11,7 @@ from typing import Any
 
 import typer
 
+from aimos.cli.options import json_option
 from aimos.cli.output import emit_json, out, say
 
 model_app = typer.Typer(
@@ -91,9 +92,7 @@ def _print(state: dict[str, Any], json_out: bool) -> None:
 
 
 @model_app.callback(invoke_without_command=True)
-def model_main(
-    ctx: typer.Context, json_out: bool = typer.Option(False, "--json", help="Print the state as JSON.")
-) -> None:
+def model_main(ctx: typer.Context, json_out: bool = json_option("the state")) -> None:
     """The models aimos may use, and their state."""
     if ctx.invoked_subcommand is None:
         _print(_state(), json_out)
@@ -103,7 +102,7 @@ def model_main(
 def nli_cmd(
     folder: Path = typer.Argument(None, help="The folder holding model.onnx, tokenizer.json, config.json."),
     off: bool = typer.Option(False, "--off", help="Turn the NLI judge off."),
-    json_out: bool = typer.Option(False, "--json", help="Print the state as JSON."),
+    json_out: bool = json_option("the state"),
 ) -> None:
     from aimos.epistemic import nli
     from aimos.errors import UsageError

@@ -2,13 +2,28 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import typer
 
-from aimos.vocabulary import DEFAULT_VALIDITY_DAYS, EXPIRY_WARNING_DAYS, MAX_VALIDITY_DAYS
+from aimos.vocabulary import CLI_AGENT, DEFAULT_VALIDITY_DAYS, EXPIRY_WARNING_DAYS, MAX_VALIDITY_DAYS
+
+
+def json_option(what: str | None = "the result") -> Any:
+    """`--json`: print ``what`` as JSON instead of in words (None: "Print as JSON.")."""
+    return typer.Option(False, "--json", help="Print as JSON." if what is None else f"Print {what} as JSON.")
+
+
+def signer_option(what: str) -> Any:
+    """`--as AGENT`: the enrolled agent that signs ``what`` (default: the CLI's own)."""
+    return typer.Option(CLI_AGENT, "--as", help=f"The enrolled agent that signs {what}.")
+
 
 PASSPHRASE_FD = typer.Option(
     None, "--passphrase-fd", help="Read the master passphrase from this file descriptor."
 )
+MEMORY_ID = typer.Argument(..., help="Memory id or a unique prefix of it.")
+HISTORY = typer.Option(False, "--history", help="Include superseded versions.")
 # a new agent's epoch (install, install --add-agent, agent enroll)
 VALIDITY_DAYS = typer.Option(
     DEFAULT_VALIDITY_DAYS,

@@ -9,7 +9,7 @@ from typing import Any
 
 import typer
 
-from aimos.cli.options import PASSPHRASE_FD
+from aimos.cli.options import PASSPHRASE_FD, json_option
 from aimos.cli.output import emit_json, out, read_confirmation, say
 from aimos.plural import plural
 
@@ -115,7 +115,7 @@ def purge(
         None, "--receipt-file", help="Write the receipt here (intent beside it)."
     ),
     passphrase_fd: int = PASSPHRASE_FD,
-    json_out: bool = typer.Option(False, "--json", help="Print the inventory or the result as JSON."),
+    json_out: bool = json_option("the inventory or the result"),
 ) -> None:
     """Dry run: the inventory and the confirmation text. --live: the ceremony."""
     if ctx.invoked_subcommand is not None:
@@ -170,7 +170,7 @@ def verify_receipt_cmd(
     master_fingerprint: str = typer.Option(
         ..., "--master-fingerprint", help="The brain's master fingerprint."
     ),
-    json_out: bool = typer.Option(False, "--json", help="Print the verdict as JSON."),
+    json_out: bool = json_option("the verdict"),
 ) -> None:
     """Check a purge receipt's signature and binding.
 

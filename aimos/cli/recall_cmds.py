@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from aimos.cli.options import ANCHORED_MASTER_FINGERPRINT
+from aimos.cli.options import ANCHORED_MASTER_FINGERPRINT, HISTORY, json_option, signer_option
 from aimos.cli.output import emit_json, first_line, line, out, say, table, when
 from aimos.plural import plural
 
@@ -31,13 +31,13 @@ def register(app: typer.Typer) -> None:
         show_withheld: bool = typer.Option(
             False, "--show-withheld", help="Also list memories withheld as untrusted (ids, no content)."
         ),
-        history: bool = typer.Option(False, "--history", help="Include superseded versions."),
+        history: bool = HISTORY,
         guides: bool = typer.Option(
             False,
             "--guides",
             help="Also search aimos's own guides (searched anyway when the query names aimos).",
         ),
-        agent: str = typer.Option("cli", "--as", help="The enrolled agent that signs the recall."),
+        agent: str = signer_option("the recall"),
     ) -> None:
         """Recall memories, with a signed receipt.
 
@@ -131,7 +131,7 @@ def receipt_show(
 def receipt_verify(
     receipt: str = typer.Argument(..., help="A receipt id in this brain, or a receipt JSON file."),
     master_fingerprint: str = ANCHORED_MASTER_FINGERPRINT,
-    json_out: bool = typer.Option(False, "--json", help="Print the checks as JSON."),
+    json_out: bool = json_option("the checks"),
 ) -> None:
     """Check a receipt's Merkle root and every signature.
 
@@ -193,7 +193,7 @@ def receipt_verify(
 @receipt_app.command("list")
 def receipt_list(
     limit: int = typer.Option(20, "--limit", "-n", min=1, max=10_000, help="How many, newest first."),
-    json_out: bool = typer.Option(False, "--json", help="Print as JSON."),
+    json_out: bool = json_option(None),
 ) -> None:
     """List recent recall receipts."""
     from aimos.actions.session import open_brain

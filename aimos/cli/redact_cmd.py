@@ -7,7 +7,7 @@ from typing import Any
 
 import typer
 
-from aimos.cli.options import PASSPHRASE_FD
+from aimos.cli.options import MEMORY_ID, PASSPHRASE_FD, json_option
 from aimos.cli.output import emit_json, out, read_confirmation, say, when
 from aimos.plural import agree, plural
 
@@ -15,7 +15,7 @@ from aimos.plural import agree, plural
 def register(app: typer.Typer) -> None:
     @app.command("redact")
     def redact_cmd(
-        memory_id: str = typer.Argument(..., help="Memory id or a unique prefix of it."),
+        memory_id: str = MEMORY_ID,
         reason: str = typer.Option(..., "--reason", help="Why the text must go (kept, signed, shown)."),
         backups: bool = typer.Option(
             False,
@@ -29,7 +29,7 @@ def register(app: typer.Typer) -> None:
             help="Keep the memory's key (its text and source go); recall finds it by the key.",
         ),
         passphrase_fd: int = PASSPHRASE_FD,
-        json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+        json_out: bool = json_option(),
     ) -> None:
         """Remove one memory's text from the brain for good.
 

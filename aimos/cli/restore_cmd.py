@@ -7,7 +7,7 @@ from typing import Any
 
 import typer
 
-from aimos.cli.options import ANCHORED_MASTER_FINGERPRINT, PASSPHRASE_FD
+from aimos.cli.options import ANCHORED_MASTER_FINGERPRINT, PASSPHRASE_FD, json_option
 from aimos.cli.output import ask, emit_json, out, say, table, when
 from aimos.plural import plural
 
@@ -22,7 +22,7 @@ def register(app: typer.Typer) -> None:
         yes: bool = typer.Option(
             False, "--yes", "-y", help="Do not ask before dropping memories saved since the backup."
         ),
-        json_out: bool = typer.Option(False, "--json", help="Print the signed record as JSON."),
+        json_out: bool = json_option("the signed record"),
     ) -> None:
         """Put a verified backup back in place of the brain.
 

@@ -6,13 +6,14 @@ from typing import Any
 
 import typer
 
+from aimos.cli.options import json_option
 from aimos.cli.output import emit_json, line, out, say, table, when
 from aimos.vocabulary import HOUSEKEEPER
 
 
 def register(app: typer.Typer) -> None:
     @app.command("status")
-    def status(json_out: bool = typer.Option(False, "--json", help="Print as JSON.")) -> None:
+    def status(json_out: bool = json_option(None)) -> None:
         """Show the brain, its keys, counts and housekeeper.
 
         Show the brain, keystore, master fingerprint, counts, housekeeper and identities."""

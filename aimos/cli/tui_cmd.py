@@ -6,11 +6,13 @@ import sys
 
 import typer
 
+from aimos.cli.options import signer_option
+
 
 def register(app: typer.Typer) -> None:
     @app.command("tui")
     def tui_cmd(
-        agent: str = typer.Option("cli", "--as", help="The enrolled agent that signs recalls and actions."),
+        agent: str = signer_option("recalls and actions"),
         light: bool = typer.Option(False, "--light", help="Start with the light theme."),
     ) -> None:
         """Browse, recall, judge and verify in the terminal.

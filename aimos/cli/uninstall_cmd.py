@@ -14,7 +14,7 @@ from typing import Any
 
 import typer
 
-from aimos.cli.options import PASSPHRASE_FD
+from aimos.cli.options import PASSPHRASE_FD, json_option
 from aimos.cli.output import emit_json, out, say
 from aimos.plural import plural
 
@@ -35,7 +35,7 @@ def register(app: typer.Typer) -> None:
             False, "--yes", "-y", help="Do not ask before removing (the purge ceremony still asks its own)."
         ),
         passphrase_fd: int = PASSPHRASE_FD,
-        json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+        json_out: bool = json_option(),
     ) -> None:
         """Remove the housekeeper; keep brain and keys.
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import typer
 
-from aimos.cli.options import ANCHORED_MASTER_FINGERPRINT
+from aimos.cli.options import ANCHORED_MASTER_FINGERPRINT, json_option
 from aimos.cli.output import emit_json, line, out, phase_progress, say, table
 from aimos.plural import agree, plural
 from aimos.vocabulary import COGNITIVE_EVIDENCE_SCHEMA as COGNITIVE
@@ -189,7 +189,7 @@ def verify_cmd(
         help="Recompute the memories' vectors by the model: 'sample' (the default: 64 at random"
         " and the newest) or 'all'.",
     ),
-    json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    json_out: bool = json_option("the report"),
 ) -> None:
     """Verify the whole brain with both verifiers.
 
@@ -333,7 +333,7 @@ def verify_bundle_cmd(
         " `aimos export --cognitive FILE --memory ID`; without it the bundle must hold every"
         " memory its events name.",
     ),
-    json_out: bool = typer.Option(False, "--json", help="Print the verdict as JSON."),
+    json_out: bool = json_option("the verdict"),
 ) -> None:
     """Verify an evidence bundle offline, whoever made it.
 

@@ -45,6 +45,8 @@ class ChainHead(TypedDict):
 
 
 class ClassificationRow(TypedDict):
+    """A memory_classifications row, every column."""
+
     classification_id: str
     memory_id: str
     company_id: str

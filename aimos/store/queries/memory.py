@@ -86,6 +86,8 @@ class MemoryRow(TypedDict):
 
 
 class WeightBaselineRow(TypedDict):
+    """A weight_baselines row, every column."""
+
     memory_id: str
     company_id: str
     live_content_hash: str

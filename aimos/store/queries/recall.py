@@ -6,7 +6,7 @@ the receipts' in recall_receipts.py."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, TypeAlias, TypedDict, cast
+from typing import Any, TypeAlias
 
 from aimos.store.connection import Connection, one, rows
 from aimos.store.seals import TableShape
@@ -19,18 +19,6 @@ EventRow: TypeAlias = dict[str, Any]
 RedactionRow: TypeAlias = dict[str, Any]
 ReceiptRow: TypeAlias = dict[str, Any]
 GrantRow: TypeAlias = dict[str, Any]
-
-
-class SignerEpoch(TypedDict):
-    """An identity epoch with its revocation, when it has one."""
-
-    agent_id: str
-    valid_from: int
-    valid_until: int
-    public_key_b64u: str
-    certificate: str
-    cert_fingerprint: str
-    revoked_at: int | None
 
 
 def _in(values: Sequence[object]) -> str:
@@ -55,19 +43,6 @@ def memory_row(conn: Connection, memory_id: str) -> MemoryRow | None:
 def provenance_by_mutation(conn: Connection, hashes: Sequence[str]) -> list[ProvenanceRow]:
     """The memory_provenance rows whose mutation hash is one of ``hashes``."""
     return rows(conn, f"SELECT * FROM memory_provenance WHERE mutation_hash IN ({_in(hashes)})", hashes)
-
-
-def signer_epochs(conn: Connection) -> list[SignerEpoch]:
-    """Every identity epoch, with when it was revoked (None when it was not)."""
-    return cast(
-        list[SignerEpoch],
-        rows(
-            conn,
-            "SELECT e.agent_id, e.valid_from, e.valid_until, e.public_key_b64u, e.certificate,"
-            " e.cert_fingerprint, r.revoked_at FROM identity_epochs e LEFT JOIN agent_revocations r"
-            " ON r.agent_id = e.agent_id AND r.agent_valid_from = e.valid_from",
-        ),
-    )
 
 
 def saved_events(conn: Connection, memory_ids: Sequence[str]) -> list[EventRow]:

@@ -12,7 +12,10 @@ from collections.abc import Iterator
 from typing import Any, TypedDict, cast
 
 from aimos.store.connection import Connection, batches, one, rows
+from aimos.store.queries.epistemic import ClassificationRow
+from aimos.store.queries.identity import EpochRow
 from aimos.store.queries.learning import WeightProjectionRow
+from aimos.store.queries.memory import WeightBaselineRow
 from aimos.vocabulary import REWEIGHT_EVENT, sql_word
 
 
@@ -33,21 +36,9 @@ class EventLink(TypedDict):
     revoked: int
 
 
-class EpochRow(TypedDict):
+class EpochWithRevocation(EpochRow):
     """An identity_epochs row, every column, with its revocation's (None when not revoked)."""
 
-    agent_id: str
-    valid_from: int
-    valid_until: int
-    role: str
-    identity_tier: str
-    public_key_b64u: str
-    key_fingerprint: str
-    certificate: str
-    cert_fingerprint: str
-    device_fp: str
-    key_ref: str
-    created_at: int
     revocation_body: str | None
     revocation_master_fingerprint: str | None
     revocation_prior_identity_hash: str | None
@@ -75,41 +66,6 @@ class ProjectionEvidence(WeightProjectionRow):
     identity_tier: str
     is_genesis: int
     backfilled: int
-
-
-class BaselineRow(TypedDict):
-    """A weight_baselines row, every column."""
-
-    memory_id: str
-    company_id: str
-    live_content_hash: str
-    observed_weight_float4: str
-    observed_weight_milli: int
-    observed_at: int
-    attestation_reason: str
-    signer_valid_from: int
-    certificate_fingerprint: str
-    event_id: str
-    event_mutation_hash: str
-    baseline_hash: str
-    signature_b64u: str
-
-
-class ClassificationRow(TypedDict):
-    """A memory_classifications row, every column."""
-
-    classification_id: str
-    memory_id: str
-    company_id: str
-    label: str
-    confidence_milli: int
-    basis: str
-    live_content_hash: str
-    authority_event_id: str
-    authority_mutation_hash: str
-    prev_classification_hash: str | None
-    classification_hash: str
-    created_at: int
 
 
 class SignedEvent(TypedDict):
@@ -209,9 +165,9 @@ def event_link_batches(conn: Connection, body: str, housekeeper_role: str) -> It
 
 
 # --- the cognitive evidence bundle ---------------------------------------------------------------
-def epochs_with_revocations(conn: Connection) -> list[EpochRow]:
+def epochs_with_revocations(conn: Connection) -> list[EpochWithRevocation]:
     return cast(
-        list[EpochRow],
+        list[EpochWithRevocation],
         rows(
             conn,
             "SELECT e.*, r.signed_body AS revocation_body,"
@@ -250,8 +206,8 @@ def projections_with_provenance(conn: Connection, provenance_body: str) -> list[
     )
 
 
-def weight_baselines(conn: Connection) -> list[BaselineRow]:
-    return cast(list[BaselineRow], rows(conn, "SELECT * FROM weight_baselines"))
+def weight_baselines(conn: Connection) -> list[WeightBaselineRow]:
+    return cast(list[WeightBaselineRow], rows(conn, "SELECT * FROM weight_baselines"))
 
 
 def classifications_in_order(conn: Connection) -> list[ClassificationRow]:

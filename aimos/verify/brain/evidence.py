@@ -17,6 +17,7 @@ from aimos.store.connection import Connection
 from aimos.store.meta import brain_meta
 from aimos.store.queries import verification as q
 from aimos.store.queries.ledger import provenance_body_sql
+from aimos.store.queries.memory import WeightBaselineRow
 from aimos.verify.brain.verifier import Report, verify_brain
 from aimos.vocabulary import COGNITIVE_EVIDENCE_SCHEMA, HOUSEKEEPER, REWEIGHT_EVENT
 
@@ -98,7 +99,7 @@ def with_sql_records(evidence: dict[str, Any], report: Report) -> dict[str, Any]
     }
 
 
-Epochs = dict[tuple[str, int], q.EpochRow]  # (agent id, valid from) -> the epoch
+Epochs = dict[tuple[str, int], q.EpochWithRevocation]  # (agent id, valid from) -> the epoch
 
 
 def cognitive_evidence(conn: Connection, memory_id: str | None = None) -> dict[str, Any]:
@@ -181,7 +182,7 @@ def _projections(conn: Connection, epochs: Epochs) -> dict[str, list[dict[str, A
     return projections
 
 
-def _projection(w: q.ProjectionEvidence, epoch: q.EpochRow | None) -> dict[str, Any]:
+def _projection(w: q.ProjectionEvidence, epoch: q.EpochWithRevocation | None) -> dict[str, Any]:
     return {
         "projection_id": w["projection_id"],
         "company_id": w["company_id"],
@@ -245,7 +246,7 @@ def _labels(conn: Connection) -> dict[str, list[dict[str, Any]]]:
 
 def _memory(
     m: dict[str, Any],
-    b: q.BaselineRow | None,
+    b: WeightBaselineRow | None,
     projections: dict[str, list[dict[str, Any]]],
     labels: dict[str, list[dict[str, Any]]],
     epochs: Epochs,
@@ -264,7 +265,7 @@ def _memory(
     }
 
 
-def _baseline(b: q.BaselineRow, epochs: Epochs) -> dict[str, Any]:
+def _baseline(b: WeightBaselineRow, epochs: Epochs) -> dict[str, Any]:
     return {
         "company_id": b["company_id"],
         "memory_id": b["memory_id"],
