@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from aimos.memory.secret_checksums import B58, IBAN_LENGTHS, wordlist
+from aimos.memory.secret_shapes import luhn
 
 ALNUM = string.ascii_letters + string.digits
 UPPER_DIGITS = string.ascii_uppercase + "234567"
@@ -37,15 +38,8 @@ class Shape:
 def _luhn_complete(prefix: str, length: int, rng: random.Random) -> str:
     body = prefix + "".join(rng.choice(string.digits) for _ in range(length - len(prefix) - 1))
     for check in string.digits:
-        digits = body + check
-        total = 0
-        for i, ch in enumerate(reversed(digits)):
-            d = int(ch)
-            if i % 2:
-                d = d * 2 - 9 if d > 4 else d * 2
-            total += d
-        if total % 10 == 0:
-            return digits
+        if luhn(body + check):
+            return body + check
     raise AssertionError("unreachable")
 
 

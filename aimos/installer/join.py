@@ -26,13 +26,11 @@ from aimos.hub import box, device, generations, redactions, sync
 from aimos.hub.pushed import PushedLog
 from aimos.identity.anchors import keep_anchor, revocations_held
 from aimos.identity.epochs import DEVICE_SLOT_META, DEVICE_SLOTS, enrol_epoch
-from aimos.identity.grants import issue_grant
 from aimos.identity.keystore import open_keystore, settle_keystore
 from aimos.identity.master import MASTER_ITEM
 from aimos.identity.passphrase import unseal, wrong_passphrase
 from aimos.identity.signer import Signer
 from aimos.installer.setup import (
-    HOUSEKEEPER_GRANT_REASON,
     InstallOptions,
     _check_writable,
     _hold_install_lock,
@@ -42,6 +40,7 @@ from aimos.installer.setup import (
     _Tracking,
     _write_anchors,
     enrol_agent,
+    grant_housekeeper,
     refuse_foreign_file,
     validate,
 )
@@ -51,7 +50,7 @@ from aimos.store.connection import Connection, open_writer, write_transaction
 from aimos.store.postgres import BrainKeys, PostgresHub, masked
 from aimos.store.queries import devices as device_queries
 from aimos.store.queries import hub as queries
-from aimos.vocabulary import DEVICE_JOINED_OPERATION, HOUSEKEEPER, PUBLIC
+from aimos.vocabulary import DEVICE_JOINED_OPERATION, HOUSEKEEPER
 
 
 @dataclass(frozen=True)
@@ -294,18 +293,7 @@ def _enrol_housekeeper(
     housekeeper = enrol_epoch(
         conn, master, keystore, agent_id=HOUSEKEEPER, role=HOUSEKEEPER, now=now, device_fp=device_fp
     )
-    issue_grant(
-        conn,
-        master,
-        company_id=about.company_id,
-        agent_id=HOUSEKEEPER,
-        valid_from=housekeeper.valid_from,
-        clearance_ceiling=10,
-        data_class_ceiling=PUBLIC,
-        write_allowed=True,
-        now=max(now, housekeeper.valid_from),
-        reason=HOUSEKEEPER_GRANT_REASON,
-    )
+    grant_housekeeper(conn, master, about.company_id, housekeeper, now)
     return housekeeper
 
 
