@@ -23,7 +23,7 @@ import signal
 import sys
 import threading
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Annotated, Any, Literal, TypeVar, cast
 
@@ -461,6 +461,11 @@ def recall(
     return guarded(recall_memories, ctx, query, limit, guides)
 
 
+def _hit(r: Mapping[str, Any]) -> RecallHit:
+    """A recall entry (recall.pipeline.RecallEntry) as the tool returns it: HIT_FIELDS, renamed."""
+    return cast(RecallHit, {HIT_NAMES.get(f, f): r[f] for f in HIT_FIELDS})
+
+
 def recall_memories(ctx: Context[Any, Any], query: str, limit: int, guides: bool) -> CallToolResult:
     from aimos.actions.labels import label_words, withheld_count
     from aimos.actions.recall import NOTHING_MATCHES, recall_as
@@ -470,7 +475,7 @@ def recall_memories(ctx: Context[Any, Any], query: str, limit: int, guides: bool
     if isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
         raise Refused(cli_words(UsageError(f"limit must be an integer from 1 to {MAX_LIMIT}", "Use 1..200.")))
     got = caller.call(lambda brain: recall_as(brain, caller.agent, query, limit=limit, guides=guides))
-    hits = [cast(RecallHit, {HIT_NAMES.get(f, f): r[f] for f in HIT_FIELDS}) for r in got.results]
+    hits = [_hit(r) for r in got.results]
     receipt = got.receipt
     texts = [shown_text(r) for r in got.results]
     # a judged memory says so in the text too: a client that shows its model only the text must
