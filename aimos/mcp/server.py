@@ -25,7 +25,7 @@ import threading
 import warnings
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Annotated, Any, Literal, TypeVar, cast
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar, cast
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -44,6 +44,9 @@ from aimos.store.connection import translate_errors
 from aimos.store.queries.mcp import move_wal_into_file
 from aimos.vocabulary import CLEARANCE_MAX, DATA_CLASSES
 from aimos.vocabulary import RECALL_MAX_LIMIT as MAX_LIMIT
+
+if TYPE_CHECKING:
+    from aimos.recall.pipeline import ShowResult
 
 T = TypeVar("T")
 
@@ -554,13 +557,18 @@ def show_memory(
     return guarded(show, ctx, memory_id)
 
 
+def _version(v: Mapping[str, Any]) -> Version:
+    """A memory's place in its version chain (memory.versions.VersionPlace), as show names it."""
+    return cast(Version, {field: v[field] for field in Version.__annotations__})
+
+
 def show(ctx: Context[Any, Any], memory_id: str) -> CallToolResult:
     from aimos.actions.labels import label_words, withheld_words
     from aimos.actions.memory import show as show_memory
 
     caller = Caller(ctx)
     mid = full_id(memory_id, "memory")
-    d: dict[str, Any] = caller.call(lambda brain: show_memory(brain, caller.agent, mid))
+    d: ShowResult = caller.call(lambda brain: show_memory(brain, caller.agent, mid))
     v = d["version"]
     shown = ShownMemory(
         memory_id=d["memory_id"],
@@ -572,7 +580,7 @@ def show(ctx: Context[Any, Any], memory_id: str) -> CallToolResult:
         created_at=d["created_at"],
         weight=d["weight"],
         label=d["epistemic_label"],
-        version=cast(Version, {field: v[field] for field in Version.__annotations__}),  # as show names them
+        version=_version(v),
     )
     state = v["state"] + (f", superseded by {v['superseded_by']}" if v["superseded_by"] else "")
     why = d["withheld"] and withheld_words(d["epistemic_label"], d["withheld"])

@@ -8,7 +8,7 @@ before disclosure (fail closed) -> evidence entries, Merkle root, signed `recall
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Any, NotRequired, TypeAlias, TypedDict
 
 from aimos.crypto.canonical import canonical_sha256_hex, json_loads
 from aimos.epistemic.detect import contested_in_recall, judge_pending
@@ -41,6 +41,7 @@ from aimos.vocabulary import RECALL_MAX_LIMIT as MAX_LIMIT
 
 if TYPE_CHECKING:
     from aimos.meaning.index import MeaningQuery
+    from aimos.memory.versions import MemoryDetail
 
 # the tables whose rows a recall's trust and weight rest on (see store.seals.check_counts)
 DECIDING_CHAINS = ("memory_classifications", "weight_projections")
@@ -420,7 +421,12 @@ def _company(conn: Connection) -> str:
     return brain_company(conn)
 
 
-def show(conn: Connection, request: SignedRequest, now: int) -> dict[str, Any]:
+# What ``show`` returns: the memory's detail (memory.versions.memory_detail) with ``withheld`` set,
+# always (why its text is withheld, its ``value`` then "", or None).
+ShowResult: TypeAlias = "MemoryDetail"
+
+
+def show(conn: Connection, request: SignedRequest, now: int) -> ShowResult:
     """One memory read by an agent through a signed request (POST /aimos/show), held to what a
     recall would disclose: the request is verified and recorded like any other (its nonce row),
     the memory must be within the agent's grant (company, clearance, data class), its signed
