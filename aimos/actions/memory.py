@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aimos.actions.bodies import build_save_body
 from aimos.actions.session import Brain, now
@@ -21,6 +21,9 @@ from aimos.memory.save import SaveResult, save_in_transaction
 from aimos.memory.versions import get_memory
 from aimos.store.connection import Connection, write_transaction
 from aimos.vocabulary import CLI_AGENT, DEFAULT_SAVE_CLEARANCE, DEFAULT_SAVE_DATA_CLASS, PATH_SAVE, PATH_SHOW
+
+if TYPE_CHECKING:
+    from aimos.recall.pipeline import ShowResult
 
 # what a corrected version keeps of the memory it supersedes: everything but the text and the
 # source (a correction's source is its signer's, as its author is)
@@ -189,7 +192,7 @@ def carried_label(brain: Brain, memory_id: str) -> str | None:
     return owed_label(brain.conn, memory_id)
 
 
-def show(brain: Brain, agent: str, memory_id: str) -> dict[str, Any]:
+def show(brain: Brain, agent: str, memory_id: str) -> ShowResult:
     """One memory read by ``agent`` through a signed request (POST /aimos/show), held to what a
     recall would disclose (see recall.pipeline.show)."""
     from aimos.recall import pipeline  # here: a save need not load the recall pipeline

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -11,6 +11,9 @@ from aimos.cli.options import AGENT_ALIAS, HISTORY, MEMORY_ID, json_option, sign
 from aimos.cli.output import emit_json, first_line, line, out, say, table, when
 from aimos.errors import UsageError
 from aimos.vocabulary import DEFAULT_SAVE_DATA_CLASS
+
+if TYPE_CHECKING:
+    from aimos.memory.versions import MemoryDetail
 
 
 def _read_text(text: str | None) -> str:
@@ -57,7 +60,7 @@ def _report_save(result: Any, json_out: bool, carried: str | None = None) -> Non
         )
 
 
-def _verified(conn: Any, detail: dict[str, Any]) -> None:
+def _verified(conn: Any, detail: MemoryDetail) -> None:
     """Verify the memory in the brain (the in-database verifier on this one memory: its signed
     save, weight and label chains, replayed outcomes) before anything of it is shown; a failure
     raises VerificationError worded as the TUI's detail screen words it. On success ``detail``
@@ -165,7 +168,7 @@ def show_cmd(
     _print_detail(detail)
 
 
-def _print_detail(detail: dict[str, Any]) -> None:
+def _print_detail(detail: MemoryDetail) -> None:
     """`aimos show` in words: the text, its fields, provenance, events and label history."""
     from aimos.actions.labels import (
         event_words,

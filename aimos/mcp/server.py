@@ -23,9 +23,9 @@ import signal
 import sys
 import threading
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Annotated, Any, Literal, TypeVar, cast
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar, cast
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -44,6 +44,9 @@ from aimos.store.connection import translate_errors
 from aimos.store.queries.mcp import move_wal_into_file
 from aimos.vocabulary import CLEARANCE_MAX, DATA_CLASSES
 from aimos.vocabulary import RECALL_MAX_LIMIT as MAX_LIMIT
+
+if TYPE_CHECKING:
+    from aimos.recall.pipeline import ShowResult
 
 T = TypeVar("T")
 
@@ -461,6 +464,11 @@ def recall(
     return guarded(recall_memories, ctx, query, limit, guides)
 
 
+def _hit(r: Mapping[str, Any]) -> RecallHit:
+    """A recall entry (recall.pipeline.RecallEntry) as the tool returns it: HIT_FIELDS, renamed."""
+    return cast(RecallHit, {HIT_NAMES.get(f, f): r[f] for f in HIT_FIELDS})
+
+
 def recall_memories(ctx: Context[Any, Any], query: str, limit: int, guides: bool) -> CallToolResult:
     from aimos.actions.labels import label_words, withheld_count
     from aimos.actions.recall import NOTHING_MATCHES, recall_as
@@ -470,7 +478,7 @@ def recall_memories(ctx: Context[Any, Any], query: str, limit: int, guides: bool
     if isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
         raise Refused(cli_words(UsageError(f"limit must be an integer from 1 to {MAX_LIMIT}", "Use 1..200.")))
     got = caller.call(lambda brain: recall_as(brain, caller.agent, query, limit=limit, guides=guides))
-    hits = [cast(RecallHit, {HIT_NAMES.get(f, f): r[f] for f in HIT_FIELDS}) for r in got.results]
+    hits = [_hit(r) for r in got.results]
     receipt = got.receipt
     texts = [shown_text(r) for r in got.results]
     # a judged memory says so in the text too: a client that shows its model only the text must
@@ -549,13 +557,18 @@ def show_memory(
     return guarded(show, ctx, memory_id)
 
 
+def _version(v: Mapping[str, Any]) -> Version:
+    """A memory's place in its version chain (memory.versions.VersionPlace), as show names it."""
+    return cast(Version, {field: v[field] for field in Version.__annotations__})
+
+
 def show(ctx: Context[Any, Any], memory_id: str) -> CallToolResult:
     from aimos.actions.labels import label_words, withheld_words
     from aimos.actions.memory import show as show_memory
 
     caller = Caller(ctx)
     mid = full_id(memory_id, "memory")
-    d: dict[str, Any] = caller.call(lambda brain: show_memory(brain, caller.agent, mid))
+    d: ShowResult = caller.call(lambda brain: show_memory(brain, caller.agent, mid))
     v = d["version"]
     shown = ShownMemory(
         memory_id=d["memory_id"],
@@ -567,7 +580,7 @@ def show(ctx: Context[Any, Any], memory_id: str) -> CallToolResult:
         created_at=d["created_at"],
         weight=d["weight"],
         label=d["epistemic_label"],
-        version=cast(Version, {field: v[field] for field in Version.__annotations__}),  # as show names them
+        version=_version(v),
     )
     state = v["state"] + (f", superseded by {v['superseded_by']}" if v["superseded_by"] else "")
     why = d["withheld"] and withheld_words(d["epistemic_label"], d["withheld"])

@@ -365,16 +365,21 @@ def check_stored(conn: Connection, stored: Mapping[str, Any]) -> str | None:
     return reason
 
 
+def redaction_notices(conn: Connection, memory_ids: list[str]) -> dict[str, str]:
+    """Of these memories, the redacted ones with their ``redacted`` notice."""
+    found = redacted_ids(conn, memory_ids)
+    return {mid: notice(record, iso_ms(int(record["redacted_at"]))) for mid, record in found.items()}
+
+
 def mark_redacted(conn: Connection, memories: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Give each memory read its ``redacted`` notice (None when its text is there); returns them."""
-    found = redacted_ids(conn, [m["memory_id"] for m in memories])
+    notices = redaction_notices(conn, [m["memory_id"] for m in memories])
     for m in memories:
-        record = found.get(m["memory_id"])
-        m["redacted"] = None if record is None else notice(record, iso_ms(int(record["redacted_at"])))
+        m["redacted"] = notices.get(m["memory_id"])
     return memories
 
 
-def shown_text(memory: dict[str, Any]) -> str:
+def shown_text(memory: Mapping[str, Any]) -> str:
     """The text a person sees: the memory's value, or its redaction notice in brackets."""
     redacted = memory.get("redacted")
     return f"[{redacted}]" if redacted else str(memory["value"])

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from aimos.errors import MemoryNotFoundError, UsageError
 from aimos.identity.epochs import latest_epoch
 from aimos.identity.trusted import grant_covers, verified_grant
-from aimos.memory.redaction import mark_redacted
+from aimos.memory.redaction import mark_redacted, redaction_notices
 from aimos.store.connection import Connection
 from aimos.store.queries import memory_versions as queries
+from aimos.store.queries.memory import MemoryCells
 
 # what a guide is (recall leaves guides out) and the browse's sorts (the TUI's), named here too
 from aimos.store.queries.memory_versions import GUIDE_PARAMS as GUIDE_PARAMS
@@ -84,14 +86,14 @@ def mark_originated(conn: Connection, memories: list[dict[str, Any]]) -> list[di
     return memories
 
 
-def originated(memory: dict[str, Any]) -> int | None:
+def originated(memory: Mapping[str, Any]) -> int | None:
     """The creation time a memory's signed save carries (one imported from another brain's
     export), or None (a memory first made in this brain)."""
     value = memory.get(ORIGINATED_AT)
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def created_time(memory: dict[str, Any]) -> int:
+def created_time(memory: Mapping[str, Any]) -> int:
     """When the memory was first made: ``originated``, else when this brain saved it."""
     first = originated(memory)
     return int(memory["created_at"]) if first is None else first
@@ -110,27 +112,81 @@ def get_memory(conn: Connection, ref: str, *, agent_id: str | None = None) -> di
     return mark_originated(conn, [row])[0]
 
 
-def memory_detail(conn: Connection, ref: str) -> dict[str, Any]:
+class VersionPlace(TypedDict):
+    """Where a memory stands in its version chain (``MemoryDetail.version``)."""
+
+    number: int
+    of: int
+    state: str  # "current" or "superseded"
+    supersedes: str | None
+    superseded_by: str | None
+    chain: list[str]
+
+
+class MemoryDetail(MemoryCells):
+    """One memory in full (``memory_detail``), keys in the order it is printed as JSON: its row
+    (MEMORY_COLUMNS, ``quarantine`` as a bool), ``originated_at``, then what is read beside it.
+    The keys after ``events`` are added by the readers that show it: ``withheld`` by
+    recall.pipeline.show (why its text is withheld from an agent, or None), ``label_history``
+    and ``verification`` by `aimos show` and the TUI's detail screen, ``trajectory`` by the TUI."""
+
+    live_content_hash: str
+    save_mutation_hash: str
+    quarantine: bool
+    retrieval_weight_milli: int
+    epistemic_label: str
+    originated_at: int | None
+    weight: float
+    version: VersionPlace
+    provenance: list[queries.ProvenanceNode]
+    occurrences: list[queries.Occurrence]
+    redacted: str | None
+    events: list[queries.MemoryEvent]
+    withheld: NotRequired[str | None]
+    label_history: NotRequired[list[dict[str, Any]]]
+    verification: NotRequired[dict[str, Any]]
+    trajectory: NotRequired[dict[str, Any]]
+
+
+def memory_detail(conn: Connection, ref: str) -> MemoryDetail:
     """One memory with its version chain, provenance, occurrences and events."""
     memory = get_memory(conn, ref)
     mid = memory["memory_id"]
     chain = version_chain(conn, mid)
     position = chain.index(mid)
-    memory["weight"] = memory["retrieval_weight_milli"] / 1000
-    memory["quarantine"] = bool(memory["quarantine"])
-    memory["version"] = {
-        "number": position + 1,
-        "of": len(chain),
-        "state": "current" if position == len(chain) - 1 else "superseded",
-        "supersedes": chain[position - 1] if position > 0 else None,
-        "superseded_by": chain[position + 1] if position < len(chain) - 1 else None,
-        "chain": chain,
+    return {  # the row's keys in MEMORY_COLUMNS order, as get_memory read them
+        "memory_id": mid,
+        "company_id": memory["company_id"],
+        "key": memory["key"],
+        "value": memory["value"],
+        "scope": memory["scope"],
+        "memory_type": memory["memory_type"],
+        "clearance_level": memory["clearance_level"],
+        "data_class": memory["data_class"],
+        "source": memory["source"],
+        "author_agent_id": memory["author_agent_id"],
+        "author_valid_from": memory["author_valid_from"],
+        "created_at": memory["created_at"],
+        "live_content_hash": memory["live_content_hash"],
+        "save_mutation_hash": memory["save_mutation_hash"],
+        "quarantine": bool(memory["quarantine"]),
+        "retrieval_weight_milli": memory["retrieval_weight_milli"],
+        "epistemic_label": memory["epistemic_label"],
+        "originated_at": memory[ORIGINATED_AT],
+        "weight": memory["retrieval_weight_milli"] / 1000,
+        "version": {
+            "number": position + 1,
+            "of": len(chain),
+            "state": "current" if position == len(chain) - 1 else "superseded",
+            "supersedes": chain[position - 1] if position > 0 else None,
+            "superseded_by": chain[position + 1] if position < len(chain) - 1 else None,
+            "chain": chain,
+        },
+        "provenance": queries.provenance_of(conn, mid),
+        "occurrences": queries.occurrences_of(conn, mid),
+        "redacted": redaction_notices(conn, [mid]).get(mid),
+        "events": queries.events_about(conn, mid),
     }
-    memory["provenance"] = queries.provenance_of(conn, mid)
-    memory["occurrences"] = queries.occurrences_of(conn, mid)
-    mark_redacted(conn, [memory])
-    memory["events"] = queries.events_about(conn, mid)
-    return memory
 
 
 # `--since`: a day or a moment (UTC, as aimos shows times), or a span back from now

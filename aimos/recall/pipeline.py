@@ -8,7 +8,7 @@ before disclosure (fail closed) -> evidence entries, Merkle root, signed `recall
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NotRequired, TypeAlias, TypedDict
 
 from aimos.crypto.canonical import canonical_sha256_hex, json_loads
 from aimos.epistemic.detect import contested_in_recall, judge_pending
@@ -18,7 +18,7 @@ from aimos.identity.signer import Signer
 from aimos.identity.trusted import grant_covers, grant_excess
 from aimos.ledger.events import append_event
 from aimos.memory.gates import refuse_secret_fields
-from aimos.memory.redaction import mark_redacted
+from aimos.memory.redaction import redaction_notices
 from aimos.recall.candidates import (
     CANDIDATES,
     Channel,
@@ -41,6 +41,7 @@ from aimos.vocabulary import RECALL_MAX_LIMIT as MAX_LIMIT
 
 if TYPE_CHECKING:
     from aimos.meaning.index import MeaningQuery
+    from aimos.memory.versions import MemoryDetail
 
 # the tables whose rows a recall's trust and weight rest on (see store.seals.check_counts)
 DECIDING_CHAINS = ("memory_classifications", "weight_projections")
@@ -52,16 +53,66 @@ MAX_QUERY_CHARS = 4096
 BODY_FIELDS = {"query", "limit", "history", "company_id", "clearance_level", "data_class", "guides"}
 
 
+class RecallEntry(TypedDict):
+    """One result of a recall (``_result``), in the order it is shown and printed as JSON."""
+
+    rank: int
+    memory_id: str
+    key: str | None
+    value: str
+    memory_type: str
+    score: float
+    relevance: float
+    trust: float
+    weight: float
+    label: str
+    created_at: int
+    redacted: str | None  # the redaction notice, None when the text is there (memory.redaction)
+
+
+class WithheldEntry(TypedDict):
+    """A memory a recall withheld as untrusted: its id and why, never its content."""
+
+    memory_id: str
+    label: str
+    reason: str
+    untrusted: bool
+
+
+class ReceiptSummary(TypedDict):
+    """The receipt as ``RecallResult.to_json`` prints it."""
+
+    receipt_id: str
+    merkle_root: str
+    result_count: int
+    event_id: str
+    request_hash: str
+    command_hash: str
+    grant_mutation_hash: str
+    decision_sha256: str
+    evidence: list[dict[str, Any]]
+
+
+class RecallJson(TypedDict):
+    """A recall as JSON (``RecallResult.to_json``): ``withheld`` only when asked for."""
+
+    results: list[RecallEntry]
+    abstained: bool
+    receipt: ReceiptSummary
+    withheld_count: int
+    withheld: NotRequired[list[WithheldEntry]]
+
+
 @dataclass
 class RecallResult:
-    results: list[dict[str, Any]]
-    withheld: list[dict[str, Any]]
+    results: list[RecallEntry]
+    withheld: list[WithheldEntry]
     abstained: bool
     receipt: dict[str, Any]
     timings: dict[str, float] = field(default_factory=dict)
 
-    def to_json(self, *, show_withheld: bool = False) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def to_json(self, *, show_withheld: bool = False) -> RecallJson:
+        out: RecallJson = {
             "results": self.results,
             "abstained": self.abstained,
             "receipt": {
@@ -162,7 +213,7 @@ def _load(conn: Connection, ranked: list[tuple[int, float]]) -> list[tuple[Candi
     return out
 
 
-def _result(ordinal: int, s: Scored, m: dict[str, Any]) -> dict[str, Any]:
+def _result(ordinal: int, s: Scored, m: dict[str, Any], redacted: str | None) -> RecallEntry:
     return {
         "rank": ordinal + 1,
         "memory_id": m["memory_id"],
@@ -175,6 +226,7 @@ def _result(ordinal: int, s: Scored, m: dict[str, Any]) -> dict[str, Any]:
         "weight": m["retrieval_weight_milli"] / 1000,
         "label": m["epistemic_label"],
         "created_at": m["created_at"],
+        "redacted": redacted,
     }
 
 
@@ -240,11 +292,13 @@ def recall_in_transaction(
     evidence = [
         evidence_entry(i, s, d) for i, (s, d) in enumerate(zip(decision.selected, disclosed, strict=True))
     ]
-    results = mark_redacted(
-        conn, [_result(i, s, m) for i, (s, m) in enumerate(zip(decision.selected, chosen, strict=True))]
-    )
+    notices = redaction_notices(conn, [m["memory_id"] for m in chosen])
+    results = [
+        _result(i, s, m, notices.get(m["memory_id"]))
+        for i, (s, m) in enumerate(zip(decision.selected, chosen, strict=True))
+    ]
     t2 = time.perf_counter()
-    withheld = [
+    withheld: list[WithheldEntry] = [
         {"memory_id": s.memory_id, "label": s.candidate.label, "reason": s.trust.reason, "untrusted": True}
         for s in decision.withheld
     ]
@@ -367,7 +421,12 @@ def _company(conn: Connection) -> str:
     return brain_company(conn)
 
 
-def show(conn: Connection, request: SignedRequest, now: int) -> dict[str, Any]:
+# What ``show`` returns: the memory's detail (memory.versions.memory_detail) with ``withheld`` set,
+# always (why its text is withheld, its ``value`` then "", or None).
+ShowResult: TypeAlias = "MemoryDetail"
+
+
+def show(conn: Connection, request: SignedRequest, now: int) -> ShowResult:
     """One memory read by an agent through a signed request (POST /aimos/show), held to what a
     recall would disclose: the request is verified and recorded like any other (its nonce row),
     the memory must be within the agent's grant (company, clearance, data class), its signed

@@ -24,7 +24,7 @@ from aimos.actions.labels import (
     verified_words,
 )
 from aimos.memory.redaction import shown_text
-from aimos.memory.versions import CREATED_ELSEWHERE, memory_detail, originated
+from aimos.memory.versions import CREATED_ELSEWHERE, MemoryDetail, memory_detail, originated
 from aimos.plural import plural
 from aimos.tui.format import cells, chart, first_line, plain, plain_line, trajectory_points, when
 from aimos.tui.host import Host
@@ -48,7 +48,7 @@ def _table(*headers: str) -> Table:
     return table
 
 
-def load(conn: Any, memory_id: str) -> dict[str, Any]:
+def load(conn: Any, memory_id: str) -> MemoryDetail:
     """Everything the screen shows about one memory, read in one go (tests use it too)."""
     detail = memory_detail(conn, memory_id)
     mid = detail["memory_id"]
@@ -78,7 +78,7 @@ class MemoryScreen(Screen[None]):
     def __init__(self, memory_id: str) -> None:
         super().__init__()
         self.memory_id = memory_id
-        self.detail: dict[str, Any] = {}
+        self.detail: MemoryDetail | None = None  # None until it is read
 
     @property
     def aimos(self) -> Host:
@@ -124,7 +124,7 @@ class MemoryScreen(Screen[None]):
         # said (the parts before it, the verification verdict among them, are already shown)
         self.aimos.read(lambda: self._draw(found), doing="show all of the memory", quiet=quiet)
 
-    def _draw(self, d: dict[str, Any]) -> None:
+    def _draw(self, d: MemoryDetail) -> None:
         self.sub_title = f"memory {d['memory_id'][:8]}"
         self.query_one("#detail-value", Static).update(plain(shown_text(d)))
         v = d["version"]
@@ -186,7 +186,7 @@ class MemoryScreen(Screen[None]):
             why = ver["reason"] + (f" ({ver['detail']})" if ver["detail"] else "")
             widget.update(plain_line(f"✗ DOES NOT VERIFY: {why}", style=self.aimos.ink("bold red")))
 
-    def _show_versions(self, d: dict[str, Any]) -> None:
+    def _show_versions(self, d: MemoryDetail) -> None:
         chain = d["version"]["chain"]
         table = _table("version", "memory", "state")
         for n, mid in enumerate(chain, start=1):

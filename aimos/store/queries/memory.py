@@ -62,8 +62,8 @@ class SaveProvenanceRow(TypedDict):
     created_at: int
 
 
-class MemoryRow(TypedDict):
-    """A memories row as the save writes it."""
+class MemoryCells(TypedDict):
+    """The first columns of a memories row: what a memory says and who made it, when."""
 
     memory_id: str
     company_id: str
@@ -77,6 +77,11 @@ class MemoryRow(TypedDict):
     author_agent_id: str
     author_valid_from: int
     created_at: int
+
+
+class MemoryRow(MemoryCells):
+    """A memories row as the save writes it."""
+
     live_content_hash: str
     save_provenance_id: str
     save_mutation_hash: str
