@@ -4,14 +4,13 @@ events. g/b give signed feedback, l labels, c corrects; each asks before it sign
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar
 
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
-from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
 from aimos.actions.labels import (
@@ -27,7 +26,7 @@ from aimos.memory.redaction import shown_text
 from aimos.memory.versions import CREATED_ELSEWHERE, MemoryDetail, memory_detail, originated
 from aimos.plural import plural
 from aimos.tui.format import cells, chart, first_line, plain, plain_line, trajectory_points, when
-from aimos.tui.host import Host
+from aimos.tui.host import HostedScreen
 from aimos.verify.brain.verifier import verify_brain
 from aimos.verify.chains.labels import label_history
 from aimos.verify.chains.weights import weight_trajectory
@@ -66,7 +65,7 @@ def load(conn: Any, memory_id: str) -> MemoryDetail:
     return detail
 
 
-class MemoryScreen(Screen[None]):
+class MemoryScreen(HostedScreen):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "back", "Back"),
         Binding("g", "feedback(True)", "Good"),
@@ -79,10 +78,6 @@ class MemoryScreen(Screen[None]):
         super().__init__()
         self.memory_id = memory_id
         self.detail: MemoryDetail | None = None  # None until it is read
-
-    @property
-    def aimos(self) -> Host:
-        return cast(Host, self.app)
 
     def compose(self) -> ComposeResult:
         yield Header()

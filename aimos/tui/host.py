@@ -1,12 +1,15 @@
 """What the screens need from the app that hosts them: the shared reading connection, the theme's
 inks, the clock, reads and signed actions with their errors on screen, and navigation. The screens
 type against this; aimos.tui.app.AimosApp provides it (mypy checks that in app.py), so the app
-imports its screens and no screen imports the app."""
+imports its screens and no screen imports the app. A screen reaches its host through
+HostedScreen.aimos."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, cast
+
+from textual.screen import Screen
 
 T = TypeVar("T")
 
@@ -40,3 +43,11 @@ class Host(Protocol):
     def label(self, memory_id: str, current_label: str) -> None: ...
 
     def correct(self, memory_id: str, value: str) -> None: ...
+
+
+class HostedScreen(Screen[None]):
+    """A screen of aimos's TUI: ``self.aimos`` is the app hosting it, typed as a Host."""
+
+    @property
+    def aimos(self) -> Host:
+        return cast(Host, self.app)

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
-from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Header, Input, Select, Static
 
@@ -17,7 +16,7 @@ from aimos.actions.labels import label_short
 from aimos.memory.versions import SORTS, browse, distinct_values, rows_by_rowid
 from aimos.terminal import visible, visible_line
 from aimos.tui.format import header_text
-from aimos.tui.host import Host
+from aimos.tui.host import HostedScreen
 from aimos.tui.memory_table import MemoryTable
 
 EMPTY_BRAIN = """\
@@ -36,7 +35,7 @@ FILTERS = (
 COLUMNS = tuple(column for _w, column, _p in FILTERS)
 
 
-class MemoriesScreen(Screen[None]):
+class MemoriesScreen(HostedScreen):
     SUB_TITLE = "memories · 2 recall · 3 status"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("slash", "focus_filter", "Filter"),
@@ -57,10 +56,6 @@ class MemoriesScreen(Screen[None]):
         self._debounce: Timer | None = None
         self._fetch_failed = False
         self._shown = False  # the first ScreenResume comes right after on_mount has loaded
-
-    @property
-    def aimos(self) -> Host:
-        return cast(Host, self.app)
 
     def compose(self) -> ComposeResult:
         yield Header()

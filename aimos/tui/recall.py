@@ -3,14 +3,13 @@ receipt screen (evidence entries, Merkle root, the signed event; v verifies it o
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
 from aimos.actions.labels import RECEIPT_COLUMNS, label_short, receipt_entry, withheld_words
@@ -20,14 +19,14 @@ from aimos.plural import plural
 from aimos.recall.receipts import receipt_document, verify_receipt_in_brain
 from aimos.tui.format import cells, first_line, plain_line, when
 from aimos.tui.guard import Failure, attempt
-from aimos.tui.host import Host
+from aimos.tui.host import HostedScreen
 from aimos.vocabulary import ADVERSE, HOUSEKEEPER
 
 if TYPE_CHECKING:
     from aimos.recall.pipeline import RecallResult
 
 
-class RecallScreen(Screen[None]):
+class RecallScreen(HostedScreen):
     SUB_TITLE = "recall · 1 memories · 3 status"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("slash", "focus_query", "Query"),
@@ -42,10 +41,6 @@ class RecallScreen(Screen[None]):
         super().__init__()
         self.result: RecallResult | None = None
         self.show_withheld = False
-
-    @property
-    def aimos(self) -> Host:
-        return cast(Host, self.app)
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -175,7 +170,7 @@ class RecallScreen(Screen[None]):
         self.aimos.feedback(memory_id, good, receipt_id=str(self.result.receipt["receipt_id"]))
 
 
-class ReceiptScreen(Screen[None]):
+class ReceiptScreen(HostedScreen):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "back", "Back"),
         Binding("v", "verify", "Verify"),
@@ -185,10 +180,6 @@ class ReceiptScreen(Screen[None]):
         super().__init__()
         self.receipt_id = receipt_id
         self.checks: list[dict[str, Any]] | None = None
-
-    @property
-    def aimos(self) -> Host:
-        return cast(Host, self.app)
 
     def compose(self) -> ComposeResult:
         yield Header()

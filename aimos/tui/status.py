@@ -5,7 +5,7 @@ verifiers and parity, with a progress bar)."""
 from __future__ import annotations
 
 import time
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar
 
 from rich.console import Group
 from rich.table import Table
@@ -14,13 +14,12 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
-from textual.screen import Screen
 from textual.widgets import Footer, Header, ProgressBar, Static
 
 from aimos.housekeeper.brain_status import status_report
 from aimos.plural import plural
 from aimos.tui.format import cells, plain, plain_line, when
-from aimos.tui.host import Host
+from aimos.tui.host import HostedScreen
 from aimos.verify.brain.outcome import TUI, keep_outcome
 from aimos.verify.brain.parity import VERIFY_PHASES, verify_everything
 from aimos.vocabulary import HOUSEKEEPER
@@ -33,7 +32,7 @@ def _table(*headers: str) -> Table:
     return table
 
 
-class StatusScreen(Screen[None]):
+class StatusScreen(HostedScreen):
     SUB_TITLE = "status · 1 memories · 2 recall"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("v", "verify_all", "Verify all"),
@@ -45,10 +44,6 @@ class StatusScreen(Screen[None]):
         self.verifying = False
         self.verdict: dict[str, Any] | None = None
         self._phase: tuple[int, str, float] | None = None  # (phase index, name, when verifying began)
-
-    @property
-    def aimos(self) -> Host:
-        return cast(Host, self.app)
 
     def compose(self) -> ComposeResult:
         yield Header()
