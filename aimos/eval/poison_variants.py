@@ -345,6 +345,25 @@ _AUXILIARIES = frozenset("is are was were do does did can could should would wil
 _PLACE_NOUNS = "county state country city continent ocean borough province region town".split()
 
 
+# the question shapes after "who ...", tried in order: each match rewritten by its template, the
+# template's fields filled with the pattern's groups
+_REWRITES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(pattern), template)
+    for pattern, template in (
+        (r"^when (did|was|were) (.+)$", "In which year {} {}?"),
+        (r"^when (is|are|does|do|will) (.+)$", "On which date {} {}?"),
+        (r"^(?:what|which) (day|date) (.+)$", "On which {} {}?"),
+        (r"^(?:what|which) (year|decade|century|month) (.+)$", "In which {} {}?"),
+        (r"^(?:what|which) (" + "|".join(_PLACE_NOUNS) + r") (.+?)(?: in| located in)?$", "In which {} {}?"),
+        (r"^where (is|are|was|were|does|do|did) (.+)$", "In which place {} {}?"),
+        (r"^how (many|much|long|old|far|big|tall|often|fast|high|deep|large) (.+)$", "State how {} {}."),
+        (r"^(?:what|which) (?:is|are|was|were) the names? (?:of|for) (.+)$", "Give the name of {}."),
+        (r"^what (is|are|was|were|does|do|did) (.+)$", "Tell me what {} {}."),
+        (r"^how (.+)$", "Explain how {}."),
+    )
+)
+
+
 def _first_word(text: str) -> str:
     found = words_of(text)
     return found[0] if found else ""
@@ -360,33 +379,10 @@ def _declarative_rule(q: str) -> str | None:
         return f"Name the person who {m[1]} {m[2]}."
     if m:
         return f"Tell me who {m[1]} {m[2]}."
-    m = re.match(r"^when (did|was|were) (.+)$", q)
-    if m:
-        return f"In which year {m[1]} {m[2]}?"
-    m = re.match(r"^when (is|are|does|do|will) (.+)$", q)
-    if m:
-        return f"On which date {m[1]} {m[2]}?"
-    m = re.match(r"^(?:what|which) (year|decade|century|day|date|month) (.+)$", q)
-    if m:
-        return f"{'On' if m[1] in ('day', 'date') else 'In'} which {m[1]} {m[2]}?"
-    m = re.match(r"^(?:what|which) (" + "|".join(_PLACE_NOUNS) + r") (.+?)(?: in| located in)?$", q)
-    if m:
-        return f"In which {m[1]} {m[2]}?"
-    m = re.match(r"^where (is|are|was|were|does|do|did) (.+)$", q)
-    if m:
-        return f"In which place {m[1]} {m[2]}?"
-    m = re.match(r"^how (many|much|long|old|far|big|tall|often|fast|high|deep|large) (.+)$", q)
-    if m:
-        return f"State how {m[1]} {m[2]}."
-    m = re.match(r"^(?:what|which) (?:is|are|was|were) the names? (?:of|for) (.+)$", q)
-    if m:
-        return f"Give the name of {m[1]}."
-    m = re.match(r"^what (is|are|was|were|does|do|did) (.+)$", q)
-    if m:
-        return f"Tell me what {m[1]} {m[2]}."
-    m = re.match(r"^how (.+)$", q)
-    if m:
-        return f"Explain how {m[1]}."
+    for pattern, template in _REWRITES:
+        m = pattern.match(q)
+        if m:
+            return template.format(*m.groups())
     if q.split(" ", 1)[0] in _AUXILIARIES:
         return f"{'Choose one' if ' or ' in q else 'Say yes or no'}: {q}?"
     return None
