@@ -8,6 +8,7 @@ import calendar
 import re
 import struct
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 from aimos.errors import EncodingError
@@ -53,28 +54,14 @@ def uuid16(value: str) -> bytes:
     return parsed.bytes
 
 
-def be32(n: int) -> bytes:
-    return struct.pack(">i", n)
-
-
-def be64(n: int) -> bytes:
-    return struct.pack(">q", n)
-
-
-def u16(n: int) -> bytes:
-    return struct.pack(">H", n)
-
-
-def u32(n: int) -> bytes:
-    return struct.pack(">I", n)
-
-
-def u64(n: int) -> bytes:
-    return struct.pack(">Q", n)
-
-
-def float4_be(x: float) -> bytes:
-    return struct.pack(">f", x)
+# The protocol's fixed-width numbers, big-endian: each is its struct format's packer (the same
+# bytes and the same struct.error on a number out of range as struct.pack with that format).
+be32: Callable[[int], bytes] = struct.Struct(">i").pack
+be64: Callable[[int], bytes] = struct.Struct(">q").pack
+u16: Callable[[int], bytes] = struct.Struct(">H").pack
+u32: Callable[[int], bytes] = struct.Struct(">I").pack
+u64: Callable[[int], bytes] = struct.Struct(">Q").pack
+float4_be: Callable[[float], bytes] = struct.Struct(">f").pack
 
 
 def framed(text: str) -> bytes:

@@ -113,11 +113,11 @@ def sign_row(key: KeyPair, body: dict[str, Any], nonce: str, now: int) -> tuple[
     return canonical_text(body), b64u_encode(key.sign(payload_message(body, nonce, now)))
 
 
-def _signed(key: KeyPair, body: dict[str, Any], now: int) -> tuple[str, str, str]:
-    """(canonical body, nonce, signature) of a signed hub row, under a new nonce."""
+def _signed(key: KeyPair, body: dict[str, Any], now: int) -> queries.SignedRow:
+    """The canonical body, nonce, time and signature of a signed hub row, under a new nonce."""
     nonce = new_nonce()
     text, signature = sign_row(key, body, nonce, now)
-    return text, nonce, signature
+    return {"signed_body": text, "nonce": nonce, "ts_signed": now, "signature_b64u": signature}
 
 
 def _body(schema: str, brain_id: str, master: str | None, now: int, **fields: Any) -> dict[str, Any]:
@@ -192,17 +192,15 @@ def name_home(conn: Connection, master: KeyPair, device_fp: str, now: int) -> st
         master.fingerprint,
         now,
     )
-    text, nonce, signature = _signed(master, body, now)
     queries.insert_home(
         conn,
-        body["home_id"],
-        device_fp,
-        body["prev_home_id"],
-        text,
-        master.fingerprint,
-        nonce,
-        now,
-        signature,
+        {
+            "home_id": body["home_id"],
+            "device_fp": device_fp,
+            "prev_home_id": body["prev_home_id"],
+            "master_fingerprint": master.fingerprint,
+            **_signed(master, body, now),
+        },
     )
     return str(body["home_id"])
 
@@ -228,17 +226,15 @@ def hand_over(
         signer_valid_from=None if master is not None else int(housekeeper.valid_from),
         master_fingerprint=master.fingerprint if master is not None else None,
     )
-    text, nonce, signature = _signed(master if master is not None else housekeeper.key, body, now)
     queries.insert_handover(
         conn,
-        home_id,
-        body["from_device"],
-        text,
-        body["signer_valid_from"],
-        body["master_fingerprint"],
-        nonce,
-        now,
-        signature,
+        {
+            "home_id": home_id,
+            "from_device": body["from_device"],
+            "signer_valid_from": body["signer_valid_from"],
+            "master_fingerprint": body["master_fingerprint"],
+            **_signed(master if master is not None else housekeeper.key, body, now),
+        },
     )
 
 
@@ -248,7 +244,14 @@ def cut_device(conn: Connection, master: KeyPair, device_fp: str, through_n: int
     body = cut_body(
         brain_meta(conn)["brain_id"], str(uuid.uuid4()), device_fp, through_n, why, master.fingerprint, now
     )
-    text, nonce, signature = _signed(master, body, now)
     queries.insert_cut(
-        conn, body["cut_id"], device_fp, through_n, why, text, master.fingerprint, nonce, now, signature
+        conn,
+        {
+            "cut_id": body["cut_id"],
+            "device_fp": device_fp,
+            "through_n": through_n,
+            "why": why,
+            "master_fingerprint": master.fingerprint,
+            **_signed(master, body, now),
+        },
     )

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, TypedDict, cast
 
-from aimos.store.connection import Connection, one, rows
+from aimos.store.connection import Connection, insert, one, rows
 
 
 # --- the home and its handovers --------------------------------------------------------------------
@@ -39,49 +39,35 @@ def newest_home_record(conn: Connection) -> HomeRecord | None:
     )
 
 
-def insert_home(
-    conn: Connection,
-    home_id: str,
-    device_fp: str,
-    prev_home_id: str | None,
-    signed_body: str,
-    master_fingerprint: str,
-    nonce: str,
-    ts_signed: int,
-    signature_b64u: str,
-) -> None:
-    conn.execute(
-        "INSERT INTO hub_homes (home_id, device_fp, prev_home_id, signed_body, master_fingerprint, nonce,"
-        " ts_signed, signature_b64u) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        (home_id, device_fp, prev_home_id, signed_body, master_fingerprint, nonce, ts_signed, signature_b64u),
-    )
+class SignedRow(TypedDict):
+    """The columns every signed hub row ends with: its canonical body, nonce, time and signature."""
+
+    signed_body: str
+    nonce: str
+    ts_signed: int
+    signature_b64u: str
 
 
-def insert_handover(
-    conn: Connection,
-    home_id: str,
-    from_device: str,
-    signed_body: str,
-    signer_valid_from: int | None,
-    master_fingerprint: str | None,
-    nonce: str,
-    ts_signed: int,
-    signature_b64u: str,
-) -> None:
-    conn.execute(
-        "INSERT INTO hub_handovers (home_id, from_device, signed_body, signer_valid_from, master_fingerprint,"
-        " nonce, ts_signed, signature_b64u) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            home_id,
-            from_device,
-            signed_body,
-            signer_valid_from,
-            master_fingerprint,
-            nonce,
-            ts_signed,
-            signature_b64u,
-        ),
-    )
+class HomeRow(SignedRow):
+    home_id: str
+    device_fp: str
+    prev_home_id: str | None
+    master_fingerprint: str
+
+
+class HandoverRow(SignedRow):
+    home_id: str
+    from_device: str
+    signer_valid_from: int | None
+    master_fingerprint: str | None
+
+
+def insert_home(conn: Connection, row: HomeRow) -> None:
+    insert(conn, "hub_homes", dict(row))
+
+
+def insert_handover(conn: Connection, row: HandoverRow) -> None:
+    insert(conn, "hub_handovers", dict(row))
 
 
 # --- the master's cuts -------------------------------------------------------------------------------
@@ -98,33 +84,16 @@ def lowest_cuts(conn: Connection) -> list[Cut]:
     )
 
 
-def insert_cut(
-    conn: Connection,
-    cut_id: str,
-    device_fp: str,
-    through_n: int,
-    why: str,
-    signed_body: str,
-    master_fingerprint: str,
-    nonce: str,
-    ts_signed: int,
-    signature_b64u: str,
-) -> None:
-    conn.execute(
-        "INSERT INTO hub_cuts (cut_id, device_fp, through_n, why, signed_body, master_fingerprint, nonce,"
-        " ts_signed, signature_b64u) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            cut_id,
-            device_fp,
-            through_n,
-            why,
-            signed_body,
-            master_fingerprint,
-            nonce,
-            ts_signed,
-            signature_b64u,
-        ),
-    )
+class CutRow(SignedRow):
+    cut_id: str
+    device_fp: str
+    through_n: int
+    why: str
+    master_fingerprint: str
+
+
+def insert_cut(conn: Connection, row: CutRow) -> None:
+    insert(conn, "hub_cuts", dict(row))
 
 
 # --- the requests kept for the home --------------------------------------------------------------
@@ -147,24 +116,7 @@ class WaitingRequest(KeptRequest):
 
 
 def insert_kept_request(conn: Connection, request: KeptRequest) -> None:
-    conn.execute(
-        "INSERT INTO hub_requests (request_id, device_fp, agent_id, agent_valid_from, signed_path, body,"
-        " nonce, ts_signed, signature_b64u, received_at, master_signature_b64u)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            request["request_id"],
-            request["device_fp"],
-            request["agent_id"],
-            request["agent_valid_from"],
-            request["signed_path"],
-            request["body"],
-            request["nonce"],
-            request["ts_signed"],
-            request["signature_b64u"],
-            request["received_at"],
-            request["master_signature_b64u"],
-        ),
-    )
+    insert(conn, "hub_requests", dict(request))
 
 
 def waiting_requests(conn: Connection) -> list[WaitingRequest]:

@@ -114,25 +114,7 @@ def newest_valid_from(conn: Connection, agent_id: str) -> int | None:
 
 
 def insert_epoch(conn: Connection, epoch: EpochRow) -> None:
-    conn.execute(
-        "INSERT INTO identity_epochs (agent_id, valid_from, valid_until, role, identity_tier,"
-        " public_key_b64u, key_fingerprint, certificate, cert_fingerprint, device_fp, key_ref,"
-        " created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-        (
-            epoch["agent_id"],
-            epoch["valid_from"],
-            epoch["valid_until"],
-            epoch["role"],
-            epoch["identity_tier"],
-            epoch["public_key_b64u"],
-            epoch["key_fingerprint"],
-            epoch["certificate"],
-            epoch["cert_fingerprint"],
-            epoch["device_fp"],
-            epoch["key_ref"],
-            epoch["created_at"],
-        ),
-    )
+    insert(conn, "identity_epochs", dict(epoch))
 
 
 def epochs_of(conn: Connection, agent_id: str | None = None) -> list[ListedEpoch]:

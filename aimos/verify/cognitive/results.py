@@ -3,10 +3,10 @@ stream, and the verdict (the kit's :class:`~aimos.verify.kit.Verdict` with the c
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any, TypedDict, cast
 
-from aimos.verify.kit import Verdict
+from aimos.verify.kit import ReportVerdict
 from aimos.vocabulary import COGNITIVE_EVIDENCE_SCHEMA as SCHEMA
 
 
@@ -43,11 +43,10 @@ class EventStreamResult:
 
 
 @dataclass(frozen=True)
-class CognitiveVerdict(Verdict):
+class CognitiveVerdict(ReportVerdict):
     """The verdict on one bundle: ``reason`` (also ``primary_reason``) is the first failure; the
     records and the corpus proof root exist once the envelope, identity and memory list passed."""
 
-    detail: str | None = field(default=None, compare=False)  # the reason says what failed
     records: tuple[CognitiveRecord, ...] = ()
     corpus_proof_root: str | None = None
     bundle_sha256: str | None = None

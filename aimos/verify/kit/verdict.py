@@ -9,7 +9,7 @@ protocol outcome: an unexpected exception is a defect, reported as the verifier 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, NoReturn, TypeVar
 
 VerdictWord = Literal["valid", "invalid", "indeterminate"]
@@ -138,3 +138,11 @@ class Verdict:
     def failed(cls: type[_V], failure: CheckFailed, signatures: int = 0, **extra: Any) -> _V:
         """The invalid verdict of a failed check (the one place a failure becomes a verdict)."""
         return cls(INVALID, failure.reason, failure.detail, failure.where, signatures, **extra)
+
+
+@dataclass(frozen=True)
+class ReportVerdict(Verdict):
+    """A verdict with a report document of its own (its ``as_dict``): two are equal whatever their
+    ``detail`` says, since the reason says what failed."""
+
+    detail: str | None = field(default=None, compare=False)

@@ -3,19 +3,18 @@ hashes it recomputed (one bundle), or with the corpus root and each member's ver
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any
 
-from aimos.verify.kit import Verdict, VerdictWord
+from aimos.verify.kit import ReportVerdict, VerdictWord
 from aimos.vocabulary import V1_RECALL_CORPUS_SCHEMA as CORPUS_SCHEMA
 from aimos.vocabulary import V1_RECALL_EVIDENCE_SCHEMA as RECALL_SCHEMA
 
 
 @dataclass(frozen=True)
-class RecallEvidenceVerdict(Verdict):
+class RecallEvidenceVerdict(ReportVerdict):
     """The verdict on one recall-evidence bundle. Hashes are set when the checks reached them."""
 
-    detail: str | None = field(default=None, compare=False)  # the reason says what failed
     bundle_sha256: str | None = None
     command_hash: str | None = None
     outer_request_hash: str | None = None
@@ -46,10 +45,9 @@ class CorpusMemberVerdict:
 
 
 @dataclass(frozen=True)
-class RecallCorpusVerdict(Verdict):
+class RecallCorpusVerdict(ReportVerdict):
     """The verdict on a recall corpus; ``members`` holds every member verified before a failure."""
 
-    detail: str | None = field(default=None, compare=False)  # the reason says what failed
     intended_n: int | None = None
     observed_n: int | None = None
     corpus_root: str | None = None
