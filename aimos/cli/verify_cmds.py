@@ -85,12 +85,6 @@ def _write_json(path: Path, document: Any) -> None:
     _write_export(path, (json.dumps(document, indent=2, sort_keys=True) + "\n").encode())
 
 
-def _portable(bundle: dict[str, Any], fingerprint: str | None) -> Any:
-    from aimos.verify.cognitive import verify_cognitive_bundle
-
-    return verify_cognitive_bundle(bundle, expected_master_fingerprint=fingerprint)
-
-
 def _verify_hint(result: dict[str, Any]) -> str:
     from aimos.meaning.index import REASONS as VECTOR_REASONS
     from aimos.meaning.index import STALE

@@ -25,9 +25,6 @@ from aimos.identity.signer import Signer, epoch_state, key_item_name, rotation_h
 from aimos.identity.validators import check_agent_id, check_validity_days
 from aimos.store import meta
 from aimos.store.connection import Connection
-
-# brain_meta's reads and writes live in the store (store/meta.py); re-exported here for the modules
-# that still import them from identity (to be switched to aimos.store.meta).
 from aimos.store.queries import identity as q
 from aimos.store.queries.identity import EpochRow, RevocationRow
 from aimos.vocabulary import (
@@ -37,7 +34,6 @@ from aimos.vocabulary import (
     REVOKE_AGENT_IDENTITY_EVENT,
 )
 
-# the brain's keystore kind's key in brain_meta (store/meta.py)
 DAY = 86_400
 # A device of a brain synced through a hub (aimos/hub) starts its epochs on seconds of its own
 # class modulo DEVICE_SLOTS (brain_meta "device_slot": 0 for the device that put the brain on the

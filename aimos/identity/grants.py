@@ -13,8 +13,6 @@ from aimos.crypto.encoding import b64u_encode, iso_ms
 from aimos.crypto.messages import new_nonce, payload_message
 from aimos.identity.validators import check_clearance, data_class_rank
 from aimos.store.connection import Connection
-from aimos.store.meta import brain_meta as brain_meta
-from aimos.store.meta import record_keystore_kind as record_keystore_kind
 from aimos.store.queries import identity as q
 from aimos.store.queries.identity import GrantRow
 from aimos.vocabulary import (

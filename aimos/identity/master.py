@@ -15,8 +15,6 @@ from aimos.errors import (
 from aimos.identity.keystore import Keystore
 from aimos.identity.passphrase import seal, unseal
 from aimos.store.connection import Connection
-from aimos.store.meta import brain_meta as brain_meta
-from aimos.store.meta import record_keystore_kind as record_keystore_kind
 from aimos.store.queries import identity as q
 
 MASTER_ITEM = "master"

@@ -7,8 +7,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from aimos.crypto.ed25519 import KeyPair
-from aimos.store.meta import brain_meta as brain_meta
-from aimos.store.meta import record_keystore_kind as record_keystore_kind
 from aimos.vocabulary import (
     HOUSEKEEPER,
 )

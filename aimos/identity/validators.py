@@ -8,8 +8,6 @@ import re
 from aimos.errors import (
     UsageError,
 )
-from aimos.store.meta import brain_meta as brain_meta
-from aimos.store.meta import record_keystore_kind as record_keystore_kind
 from aimos.vocabulary import (
     CLEARANCE_MAX,
     DATA_CLASSES,

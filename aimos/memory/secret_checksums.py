@@ -53,7 +53,9 @@ def iban_valid(iban: str) -> bool:
 # A UUID (8-4-4-4-12 hex digits): its last groups can read as a dashed IBAN that passes mod 97
 # (about 1 UUID in 10,000: "...-be39-95bce90314c5" is a Belgian one), but it is an id, and ids are
 # everywhere in what agents save (a correction names the memory it supersedes by one).
-_UUID = lazy(r"(?<![0-9A-Za-z])[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}(?![0-9A-Za-z])")
+# Lower case only, as ids are written (str(uuid.uuid4())): a real IBAN is written in capitals, so one
+# dressed in a UUID's capital groups ("...-BE68-539007547034") is still found.
+_UUID = lazy(r"(?<![0-9A-Za-z])[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}(?![0-9A-Za-z])")
 
 
 def iban_findings(text: str) -> Iterator[Finding]:

@@ -12,6 +12,8 @@ from aimos.store.connection import Connection, one, rows
 from aimos.store.seals import TableShape
 from aimos.vocabulary import MEMORY_SAVED_OPERATION, sql_word
 
+_SAVED = sql_word(MEMORY_SAVED_OPERATION)
+
 # A row read whole (SELECT *): every column of its table, by name (recall_receipts.py reads more).
 MemoryRow: TypeAlias = dict[str, Any]
 ProvenanceRow: TypeAlias = dict[str, Any]
@@ -50,7 +52,7 @@ def saved_events(conn: Connection, memory_ids: Sequence[str]) -> list[EventRow]:
     return rows(
         conn,
         f"SELECT * FROM events WHERE subject_memory_id IN ({_in(memory_ids)})"
-        f" AND +operation = {sql_word(MEMORY_SAVED_OPERATION)}",  # the subject index, not the operation one
+        f" AND +operation = {_SAVED}",  # the subject index, not the operation one
         memory_ids,
     )
 

@@ -135,6 +135,7 @@ def index_differences(conn: Connection, name: str, limit: int = 6) -> list[int]:
     differ = conn.execute(
         f"SELECT doc FROM (SELECT * FROM {live} EXCEPT SELECT * FROM {want})"
         f" UNION SELECT doc FROM (SELECT * FROM {want} EXCEPT SELECT * FROM {live})"
-        f" ORDER BY doc LIMIT {limit}"
+        " ORDER BY doc LIMIT ?",
+        (limit,),
     ).fetchall()
     return [int(str(r[0])) for r in differ]

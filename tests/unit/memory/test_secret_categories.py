@@ -180,11 +180,15 @@ def test_an_id_is_not_an_iban_but_the_same_groups_alone_are() -> None:
         tail = memory_id[19:]
         assert iban_valid(tail.replace("-", "").upper())
         assert find_secret(memory_id) is None
-        assert find_secret(f"supersedes {memory_id}, see {memory_id.upper()}") is None
+        assert find_secret(f"supersedes {memory_id}, see {memory_id}") is None
+        # in capitals the groups read as an IBAN is written: found (aimos writes ids in lower case)
+        assert find_secret(f"see {memory_id.upper()}") is not None
         assert find_secret(f"my account is {tail}") is not None
         assert find_secret(f"pay {tail.upper()} today") is not None
         assert find_secret(f"pay {tail.upper()}today") is None  # the length ends inside a word
     assert find_secret(f"IBAN {IBAN_ES} and id 0584ec67-9bd5-4912-be39-95bce90314c5") is not None
+    # an IBAN dressed in a UUID's groups is written in capitals, as IBANs are: still found
+    assert find_secret("id 0f1e2d3c-4b5a-4c7d-BE68-539007547034") is not None
 
 
 @pytest.mark.parametrize("after", [" today", " please send", ", thanks", ".", " and 42 more", ""])
