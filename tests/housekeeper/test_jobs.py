@@ -34,6 +34,8 @@ from support.housekeeper import (
     status_json,
 )
 
+from aimos.housekeeper.jobs.bottleneck import CHECKPOINT_TRIES
+
 pytestmark = pytest.mark.timeout(120)
 
 
@@ -156,7 +158,34 @@ def test_bottleneck_scan_reports_a_checkpoint_a_reader_blocks(stocked: Path) -> 
     checkpoint = run["result"]["wal_checkpoint"]  # PASSIVE: it copies what it can and never waits
     assert checkpoint["checkpointed"] < checkpoint["log_frames"], checkpoint
     assert any("WAL checkpoint" in a for a in run["attention"]), run
+    assert checkpoint["tries"] == CHECKPOINT_TRIES, checkpoint  # about a second of tries before it asks
     assert "attention:" in result.err
+
+
+def test_bottleneck_scan_waits_out_a_reader_that_lets_go(
+    stocked: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reader holding a snapshot for a moment (a recall, `aimos doctor`) is not a bottleneck: the
+    scan tries again and the run ends SUCCESS, with no attention, once the reader has let go."""
+    from aimos.housekeeper.jobs import bottleneck, job_spec
+    from aimos.housekeeper.runs import run_job as run_in_process
+
+    with read_only(brain_file(stocked)) as reader:
+        reader.execute("BEGIN")
+        reader.execute("SELECT COUNT(*) FROM events").fetchall()  # holds a snapshot
+        pauses: list[int] = []
+
+        def let_go() -> None:  # the reader's moment ends during the scan's first pause
+            if not pauses:
+                reader.execute("COMMIT")
+            pauses.append(1)
+
+        monkeypatch.setattr(bottleneck, "_pause", let_go)
+        run = run_in_process(job_spec("bottleneck-scan"), trigger="manual")
+    assert run.status == "SUCCESS" and not run.attention, run
+    checkpoint = run.result["wal_checkpoint"]
+    assert pauses == [1] and checkpoint["tries"] == 2, (pauses, checkpoint)
+    assert checkpoint["busy"] == 0 and checkpoint["checkpointed"] == checkpoint["log_frames"], checkpoint
 
 
 def test_nightly_dream_attests_the_root_and_makes_a_verified_backup(stocked: Path) -> None:

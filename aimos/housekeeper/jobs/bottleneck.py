@@ -13,6 +13,7 @@ there), so a pending reclassification is a fingerprinted memory with no classifi
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -31,6 +32,28 @@ _BACKLOGS: tuple[tuple[str, Callable[[Connection], int], str], ...] = (
     ),
 )
 
+# a reader's snapshot lasts a moment (a recall, a status): the checkpoint tries again for about a
+# second before it asks a person to look, so only a reader that stays holds it up
+CHECKPOINT_TRIES = 11
+CHECKPOINT_PAUSE_S = 0.1
+
+
+def _pause() -> None:
+    time.sleep(CHECKPOINT_PAUSE_S)
+
+
+def _checkpoint(conn: Connection) -> tuple[int, int, int, int]:
+    """PASSIVE checkpoints until one copies the whole log or the tries run out: (busy, frames in
+    the log, frames copied, tries)."""
+    for tries in range(1, CHECKPOINT_TRIES + 1):
+        # PASSIVE: copy what no reader still needs, never wait and never block a writer
+        busy, log_frames, checkpointed = wal_checkpoint(conn, "PASSIVE")
+        if not busy and checkpointed >= log_frames:
+            break
+        if tries < CHECKPOINT_TRIES:
+            _pause()
+    return busy, log_frames, checkpointed, tries
+
 
 def run(ctx: JobContext) -> dict[str, Any]:
     from aimos.epistemic.detect import settle
@@ -40,15 +63,17 @@ def run(ctx: JobContext) -> dict[str, Any]:
         counts[key] = count(ctx.conn)
         if counts[key]:
             ctx.attention.append(f"{counts[key]} {what}")
-    # PASSIVE: copy what no reader still needs, never wait and never block a writer
-    busy, log_frames, checkpointed = wal_checkpoint(ctx.conn, "PASSIVE")
+    busy, log_frames, checkpointed, tries = _checkpoint(ctx.conn)
     if busy or checkpointed < log_frames:
-        ctx.attention.append("the WAL checkpoint could not finish (a reader held it); it retries next hour")
+        ctx.attention.append(
+            "the WAL checkpoint could not finish (a reader held it for over a second); it retries next hour"
+        )
     return {
         **counts,
         "wal_checkpoint": {
             "busy": int(busy),
             "log_frames": int(log_frames),
             "checkpointed": int(checkpointed),
+            "tries": tries,
         },
     }
