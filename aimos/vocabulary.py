@@ -156,16 +156,11 @@ BRAIN_INSTALLED_OPERATION: Final = "brain_installed"
 GUIDE_CORPUS_INGESTED_OPERATION: Final = "guide_corpus_ingested"
 ONBOARDING_TERMINAL_OPERATION: Final = "first_launch_onboarding_terminal"
 DEVICE_JOINED_OPERATION: Final = "device_joined"
-# every `*_OPERATION` name above, in the order written (a new operation joins by its name alone)
-OPERATIONS: Final[tuple[str, ...]] = tuple(
-    value for name, value in dict(globals()).items() if name.endswith("_OPERATION")
-)
-# the provenance rows' event types, and the master-signed revocation's
+# the provenance rows' event types, and the master-signed revocation's (EVENT_TYPES, at the end)
 SAVE_REASSERT_EVENT: Final = "SAVE_REASSERT"
 REWEIGHT_EVENT: Final = "REWEIGHT"
 VALENCE_EVENT: Final = "VALENCE"
 REVOKE_AGENT_IDENTITY_EVENT: Final = "REVOKE_AGENT_IDENTITY"
-EVENT_TYPES: Final = (SAVE_REASSERT_EVENT, REWEIGHT_EVENT, VALENCE_EVENT, REVOKE_AGENT_IDENTITY_EVENT)
 
 # --- signed requests ---------------------------------------------------------------------------
 
@@ -339,7 +334,7 @@ TARGET_OCCURRENCE_OBSERVATION: Final = "occurrence_observation"
 TERMINAL_AUTHORIZED_TRANSITION: Final = "authorized_transition"
 TERMINAL_SIGNED_NOOP: Final = "signed_noop"
 PROOF_REWEIGHT_PROVENANCE: Final = "reweight_provenance"
-PROOF_TERMINAL_EVENT: Final = "terminal_event"
+PROOF_TERMINAL_EVENT_KIND: Final = "terminal_event"
 
 
 def sql_word(word: str) -> str:
@@ -351,10 +346,6 @@ def sql_words(words: tuple[str, ...] | frozenset[str]) -> str:
     """Words as an SQL list, e.g. for `x IN (...)`, in a stable order."""
     return ", ".join(sql_word(w) for w in (words if isinstance(words, tuple) else sorted(words)))
 
-
-DOMAINS: Final[dict[str, bytes]] = {
-    name: value for name, value in dict(globals()).items() if name.isupper() and isinstance(value, bytes)
-}
 
 # --- Cognitive and V1 recall evidence words ----------------------------------------------------
 
@@ -371,3 +362,19 @@ ORIGINATED_AT: Final = "originated_at"
 # the newest full verify's outcome, kept in the state folder (verify/brain/outcome.py)
 VERIFY_FAILED_FILE: Final = "verify-failed.json"
 VERIFY_PASSED_FILE: Final = "verify-passed.json"
+
+
+# --- the groups gathered by name (last in the module, so a word written anywhere above joins) -----
+
+# every `*_OPERATION` word, in the order written (a new operation joins by its name alone)
+OPERATIONS: Final[tuple[str, ...]] = tuple(
+    value for name, value in dict(globals()).items() if name.endswith("_OPERATION")
+)
+# every `*_EVENT` word: the provenance rows' event types and the master-signed revocation's
+EVENT_TYPES: Final[tuple[str, ...]] = tuple(
+    value for name, value in dict(globals()).items() if name.endswith("_EVENT")
+)
+# every hash domain (a bytes constant), by its name
+DOMAINS: Final[dict[str, bytes]] = {
+    name: value for name, value in dict(globals()).items() if name.isupper() and isinstance(value, bytes)
+}

@@ -251,7 +251,7 @@ def build_outcome_export(
         projection = None
         terminal = {"kind": x.terminal_kind, "event": _event_summary(x.terminal_event)}
         terminal_proof = {
-            "kind": vocabulary.PROOF_TERMINAL_EVENT,
+            "kind": vocabulary.PROOF_TERMINAL_EVENT_KIND,
             "event": _event_proof(x.terminal_event, x.hk),
         }
 

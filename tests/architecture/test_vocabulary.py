@@ -31,7 +31,7 @@ def protocol_words() -> dict[str, str]:
         if isinstance(value, bytes):
             words.setdefault(value.rstrip(b"\x00").decode("utf-8"), name)
         elif isinstance(value, str) and (
-            name.endswith(("_SCHEMA", "_VERSION", "_PROFILE", "_OPERATION", "_EVENT"))
+            name.endswith(("_SCHEMA", "_VERSION", "_PROFILE", "_OPERATION", "_EVENT", "_KIND"))
             or name.startswith("PATH_")
         ):
             words.setdefault(value, name)
@@ -162,6 +162,26 @@ def test_the_domains_are_distinct_and_null_terminated() -> None:
     assert set(vocabulary.TRUST_RAISING_LABELS) <= set(vocabulary.LABELS)
     assert vocabulary.CLASSIFIER_LABELS <= set(vocabulary.LABELS)
     assert vocabulary.sql_words(("a", "b'c")) == "'a', 'b''c'"
+
+
+def test_every_operation_event_and_domain_is_in_its_group() -> None:
+    """OPERATIONS, EVENT_TYPES and DOMAINS gather their words by name: each `*_OPERATION`,
+    `*_EVENT` and bytes constant of the module is in its group, wherever in the module it is
+    written (a word written below a group gathered mid-module would be missing)."""
+    groups: list[tuple[str, type, set[object]]] = [
+        ("_OPERATION", str, set(vocabulary.OPERATIONS)),
+        ("_EVENT", str, set(vocabulary.EVENT_TYPES)),
+        ("", bytes, set(vocabulary.DOMAINS.values())),
+    ]
+    missing = [
+        f"{name} = {value!r}"
+        for suffix, kind, group in groups
+        for name, value in vars(vocabulary).items()
+        if name.isupper() and name.endswith(suffix) and isinstance(value, kind) and value not in group
+    ]
+    assert not missing, "vocabulary words missing from their group:\n" + "\n".join(missing)
+    assert len(set(vocabulary.OPERATIONS)) == len(vocabulary.OPERATIONS)
+    assert set(vocabulary.EVENT_TYPES) == {"SAVE_REASSERT", "REWEIGHT", "VALENCE", "REVOKE_AGENT_IDENTITY"}
 
 
 def test_operation_and_event_words_keep_their_names() -> None:

@@ -41,7 +41,7 @@ from aimos.verify.v2.mutation_words import (
 from aimos.verify.v2.recall_profile import OBJECT_ROOT_FIELDS
 from aimos.verify.v2_recall import verify_recall_envelope
 from aimos.vocabulary import PROOF_REWEIGHT_PROVENANCE as REWEIGHT_PROOF_KIND
-from aimos.vocabulary import PROOF_TERMINAL_EVENT
+from aimos.vocabulary import PROOF_TERMINAL_EVENT_KIND
 from aimos.vocabulary import TERMINAL_AUTHORIZED_TRANSITION as AUTHORIZED_TRANSITION
 
 
@@ -225,4 +225,4 @@ def check_witness(
         return
     terminal_event = as_dict(checked.terminal.get("event")) or {}
     prove_event = partial(event_proof_failure, summary=terminal_event, hk=hk, company=company)
-    signed_terminal(proof, PROOF_TERMINAL_EVENT, "event", prove_event, TERMINAL_SIGNATURE_INVALID, count)
+    signed_terminal(proof, PROOF_TERMINAL_EVENT_KIND, "event", prove_event, TERMINAL_SIGNATURE_INVALID, count)
