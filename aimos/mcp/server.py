@@ -40,7 +40,7 @@ from aimos.errors import AimosError, BusyError, ExpiryWarning, UsageError
 from aimos.identity.keystore import KeystoreCache
 from aimos.memory.gates import NOT_ECHOED, NOT_ECHOED_HINT, secret_kind
 from aimos.memory.redaction import shown_text
-from aimos.store.connection import translate_errors
+from aimos.store.connection import engine_error_name, translate_errors
 from aimos.store.queries.mcp import move_wal_into_file
 from aimos.vocabulary import CLEARANCE_MAX, DATA_CLASSES
 from aimos.vocabulary import RECALL_MAX_LIMIT as MAX_LIMIT
@@ -290,13 +290,6 @@ def _on_brain(brains: KeptBrain, work: Callable[[Brain], T]) -> T:
         ) from None
     except Exception as exc:  # a bug: say so, without a traceback or anything it held
         raise Refused(INTERNAL.format(name=engine_error_name(exc))) from None
-
-
-def engine_error_name(exc: Exception) -> str:
-    """The name of what was raised: an engine error the store translated named as the engine
-    named it (as the server said it before the store translated it)."""
-    raised = exc.__cause__ if isinstance(exc, AimosError) and exc.__cause__ is not None else exc
-    return type(raised).__name__
 
 
 def _after_answer(brains: KeptBrain, then: Callable[[Brain], object] | None) -> None:

@@ -16,6 +16,7 @@ import apsw
 
 from aimos import paths
 from aimos.errors import (
+    AimosError,
     BusyError,
     DamagedBrainError,
     IntegrityError,
@@ -174,12 +175,53 @@ def unreadable_text(exc: BaseException | None) -> bool:
     return isinstance(exc, UnicodeDecodeError)
 
 
+def cannot_open_error(path: Path | None = None) -> StoreError:
+    """The brain file could not be opened at all: not damage but its path or permissions, named
+    (when ``path``, the file opened, is known) with what to do."""
+    if path is None:
+        return StoreError("cannot open the brain file", "Check that AIMOS_HOME points to a writable folder.")
+    if path.is_dir():
+        return StoreError(
+            f"cannot open the brain file: {path} is a folder, not a file",
+            "Move that folder out of the way, or set AIMOS_HOME to the home that holds the brain.",
+        )
+    if not path.exists():
+        return StoreError(
+            f"cannot open the brain file: {path} is not there (a link to nothing, or removed)",
+            "Check that AIMOS_HOME points to the home that holds the brain, or put the brain file back.",
+        )
+    if not os.access(path, os.R_OK | os.W_OK):
+        return StoreError(
+            f"cannot open the brain file: no permission to read and write {path}",
+            "Make it readable and writable by your user (its owner, mode 0600), or choose another"
+            " AIMOS_HOME.",
+        )
+    if not os.access(path.parent, os.W_OK | os.X_OK):
+        return StoreError(
+            f"cannot open the brain file: no permission to write in its folder {path.parent} "
+            "(the brain's -wal and -shm files live beside it)",
+            "Make the folder writable by your user (its owner, mode 0700), or choose another AIMOS_HOME.",
+        )
+    return StoreError(
+        f"cannot open the brain file {path}", "Check that AIMOS_HOME points to a writable folder."
+    )
+
+
+def engine_error_name(exc: BaseException) -> str:
+    """The name of what was raised, for a report of an error nobody foresaw: an engine error the
+    store translated (translate_errors) is named as the engine named it."""
+    raised = exc.__cause__ if isinstance(exc, AimosError) and exc.__cause__ is not None else exc
+    return type(raised).__name__
+
+
 @contextlib.contextmanager
-def translate_errors(conn: apsw.Connection | None = None) -> Iterator[None]:
-    """Turn apsw errors into aimos errors with hints; no raw database error reaches a user.
+def translate_errors(conn: apsw.Connection | None = None, *, path: Path | None = None) -> Iterator[None]:
+    """Turn apsw errors into aimos errors with hints; no raw database error reaches a user (the
+    CLI, the TUI and the MCP server all say these words).
 
     Text that is not valid UTF-8 (which apsw cannot decode) is damage, not a bug: exit 5, naming
-    the damaged cells when ``conn`` is given."""
+    the damaged cells when ``conn`` is given. ``path``: the brain file being opened, named when it
+    cannot be opened at all (a folder in its place, no permission)."""
     try:
         yield
     except UnicodeDecodeError as exc:
@@ -213,15 +255,20 @@ def translate_errors(conn: apsw.Connection | None = None) -> Iterator[None]:
             "refused: this connection may only read the brain",
             "Changes go through aimos commands, which sign them.",
         ) from exc
-    except (apsw.NotADBError, apsw.CorruptError) as exc:
+    except apsw.NotADBError as exc:
         raise StoreError(
             "the brain file is not a readable SQLite database",
             "Restore it from a backup in the brain's backups folder, or check AIMOS_HOME.",
         ) from exc
-    except apsw.CantOpenError as exc:
+    except apsw.CorruptError as exc:  # a database, damaged: most often a search index alone
         raise StoreError(
-            "cannot open the brain file", "Check that AIMOS_HOME points to a writable folder."
+            "the brain file, or one of its search indexes, is damaged",
+            "If only the word filter fails, `aimos index rebuild` rebuilds the search indexes (they hold"
+            " nothing else). Otherwise run `aimos verify` and restore from a backup in the brain's"
+            " backups folder.",
         ) from exc
+    except apsw.CantOpenError as exc:
+        raise cannot_open_error(path) from exc
 
 
 def _reader_authorizer(op: int, *_args: Any) -> int:
@@ -349,7 +396,7 @@ def open_writer(
         if not create:
             raise NotInstalledError(f"no brain at {path}")
         _create_file(path)
-    with translate_errors():
+    with translate_errors(path=path):
         conn = apsw.Connection(str(path))
         _configure(conn)
         _refuse_newer(conn, verifying=verifying)
@@ -366,7 +413,7 @@ def open_reader(path: Path | None = None) -> apsw.Connection:
     path = path or paths.brain_path()
     if not path.exists():
         raise NotInstalledError(f"no brain at {path}")
-    with translate_errors():
+    with translate_errors(path=path):
         conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READWRITE)
         _configure(conn)
         _refuse_newer(conn)

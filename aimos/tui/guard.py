@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
+from aimos import paths
 from aimos.errors import AimosError, BusyError, DamagedBrainError, StoreError
-from aimos.store.connection import translate_errors
+from aimos.store.connection import engine_error_name, translate_errors
 
 T = TypeVar("T")
 
@@ -28,8 +29,9 @@ def attempt(call: Callable[[], T], *, doing: str) -> T | Failure:
     """``call()``, or a Failure saying what ``doing`` could not do and why."""
     try:
         # the database engine's errors that reach here (not met by the store on their way) as
-        # aimos errors, worded by engine_failure; aimos's own errors say what they say
-        with translate_errors():
+        # aimos errors, worded by engine_failure; aimos's own errors say what they say (every file
+        # the TUI reads through the engine is the brain: one it cannot open is named)
+        with translate_errors(path=paths.brain_path()):
             try:
                 return call()
             except AimosError as exc:
@@ -37,28 +39,20 @@ def attempt(call: Callable[[], T], *, doing: str) -> T | Failure:
     except AimosError as exc:
         return engine_failure(exc, doing)
     except Exception as exc:  # a bug or an environment problem: no traceback, no locals
-        return internal_failure(type(exc).__name__, doing)
+        return internal_failure(engine_error_name(exc), doing)
 
 
 def engine_failure(exc: AimosError, doing: str) -> Failure:
-    """What an engine error (translated by the store into ``exc``) tells the user."""
+    """What an engine error (translated by the store into ``exc``) tells the user: the words the
+    CLI says (a file that cannot be opened, one that is not a database, a damaged one)."""
     if isinstance(exc, BusyError):  # the brain busy or locked
         return Failure(
             f"Could not {doing}", "the brain is busy (another process holds its write lock)", "Try again."
         )
-    if isinstance(exc, DamagedBrainError) and isinstance(exc.__cause__, UnicodeDecodeError):
-        # a read outside the store's helpers met text that is not UTF-8
+    if isinstance(exc, DamagedBrainError | StoreError):
         return Failure(f"Could not {doing}", exc.message, exc.hint)
-    if type(exc) is StoreError:  # the file is not a database, or a damaged one
-        return Failure(
-            f"Could not {doing}",
-            "the brain file, or one of its search indexes, is damaged",
-            "If only the word filter fails, `aimos index rebuild` rebuilds the search indexes (they hold"
-            " nothing else). Otherwise run `aimos verify` and restore from a backup in the brain's"
-            " backups folder.",
-        )
     # anything else the engine raised is a bug here: named as the engine named it
-    return internal_failure(type(exc.__cause__ or exc).__name__, doing)
+    return internal_failure(engine_error_name(exc), doing)
 
 
 def internal_failure(name: str, doing: str) -> Failure:
