@@ -384,8 +384,8 @@ def mcp_perf(
     What an MCP tool call costs with the server's keys read once, read at every call, and with
     the brain opened anew at every call (the baseline)."""
     from aimos.errors import UsageError
+    from aimos.eval.mcp_bench import run_mcp_perf
     from aimos.identity.keystore import os_keychain_problem
-    from aimos.mcp.bench import run_mcp_perf
 
     if not 1 <= calls <= 10_000:
         raise UsageError("--calls must be between 1 and 10,000")
@@ -398,7 +398,7 @@ def mcp_perf(
     rep = _purging(lambda: run_mcp_perf(calls, keystore), json_out)
     if rep is None:
         return
-    from aimos.mcp.bench import MODES
+    from aimos.eval.mcp_bench import MODES
 
     out(f"MCP tool calls x{rep['calls']} each ({rep['keystore']} keystore), in process; until the answer,")
     out("  and after it (a save's agreement detector, the WAL moved into the brain file)")
@@ -434,7 +434,7 @@ def tui_perf(
 
     Time to first paint of `aimos tui` and to load a page while scrolling, on a scratch brain."""
     from aimos.errors import UsageError
-    from aimos.tui.bench import run_tui_perf
+    from aimos.eval.tui_bench import run_tui_perf
 
     if not 100 <= memories <= 1_000_000:
         raise UsageError("--memories must be between 100 and 1,000,000")

@@ -71,8 +71,6 @@ def _cli_list(runs: int, *filters: str) -> list[float]:
 
 
 async def _scroll(presses: int) -> dict[str, Any]:
-    from textual.geometry import Region
-
     from aimos.memory.versions import browse
     from aimos.tui.app import AimosApp
     from aimos.tui.detail import load
@@ -84,7 +82,7 @@ async def _scroll(presses: int) -> dict[str, Any]:
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         table = app.screen.query_one(MemoryTable)
-        region = Region(0, 0, table.size.width, table.size.height)
+        region = table.size.region  # the whole table, from its top left corner
         for _ in range(presses):
             # the work of one page down: move the cursor and scroll, then draw every visible line
             # (fetching a page of rows from the brain when the view reaches one not yet cached)
