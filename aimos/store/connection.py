@@ -263,9 +263,9 @@ def translate_errors(conn: apsw.Connection | None = None, *, path: Path | None =
     except apsw.CorruptError as exc:  # a database, damaged: most often a search index alone
         raise StoreError(
             "the brain file, or one of its search indexes, is damaged",
-            "If only the word filter fails, `aimos index rebuild` rebuilds the search indexes (they hold"
-            " nothing else). Otherwise run `aimos verify` and restore from a backup in the brain's"
-            " backups folder.",
+            "If only searches by words fail, `aimos index rebuild` rebuilds the search indexes (they"
+            " hold nothing else). Otherwise run `aimos verify` and restore from a backup in the"
+            " brain's backups folder.",
         ) from exc
     except apsw.CantOpenError as exc:
         raise cannot_open_error(path) from exc
