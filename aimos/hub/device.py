@@ -446,7 +446,8 @@ def heard(
     seen = heads.merged(read_state(brain_id).get("heads_seen"), claims)
     if claims:
         write_state(brain_id, heads_seen=seen)
-    return heads.behind(seen, sync.pulled_heads(conn).devices, device)
+    pulled = sync.pulled_heads(conn)
+    return heads.behind(seen, pulled.devices, device, sync.refusals(conn, pulled))
 
 
 def _catch_up(
@@ -712,7 +713,7 @@ def status(conn: Connection, keystore: Keystore) -> dict[str, Any]:
         "pulled_through": heads.through,
         "last_repair": state.get("last_repair"),
         "devices_pulled": {d: n for d, (n, _link) in sorted(heads.devices.items())},
-        "devices_refused_from": dict(sorted(heads.refused_from.items())),
+        "devices_refused_from": dict(sorted(sync.refusals(conn, heads).items())),
         "redactions_refused": redactions.refused_here(conn),
         "behind": heard(conn, brain_id, device, []),
     }

@@ -123,17 +123,21 @@ def pull_savepoint(conn: Connection) -> Iterator[None]:
 # --- the pulls (hub_pulls) -----------------------------------------------------------------------
 class PulledDevice(TypedDict):
     device: str
-    n: int  # its newest record pulled
+    n: int | None  # its newest record pulled and not refused (None: every row of it is a refusal's)
+    top: int  # the highest record number of it a row holds (a refusal's included)
     seq: int  # the newest hub order number of it pulled
     refused: int | None  # the first of its records refused
 
 
 def pulled_devices(conn: Connection) -> list[PulledDevice]:
+    """Per device, its rows summed up. A row that names a refusal (refused_from) holds a record at
+    or after the refusal: never the newest record of it this brain took."""
     return cast(
         "list[PulledDevice]",
         rows(
             conn,
-            "SELECT device, MAX(device_n) AS n, MAX(hub_seq) AS seq, MIN(refused_from) AS refused"
+            "SELECT device, MAX(CASE WHEN refused_from IS NULL THEN device_n END) AS n,"
+            " MAX(device_n) AS top, MAX(hub_seq) AS seq, MIN(refused_from) AS refused"
             " FROM hub_pulls GROUP BY device",
         ),
     )
@@ -153,13 +157,14 @@ class PullRow(TypedDict):
 
 
 def last_pulled(conn: Connection) -> PullRow | None:
-    """The last record of the newest pull, by the hub's order."""
+    """The last record, by the hub's order, of the newest pull that took one: a row that names a
+    refusal is left out (it may hold no record the hub holds: aimos/hub/sync.py)."""
     return cast(
         "PullRow | None",
         one(
             conn,
-            "SELECT hub_seq, device, device_n, record_hash FROM hub_pulls"
-            " WHERE local_seal = (SELECT MAX(local_seal) FROM hub_pulls) ORDER BY hub_seq DESC LIMIT 1",
+            "SELECT hub_seq, device, device_n, record_hash FROM hub_pulls WHERE refused_from IS NULL"
+            " ORDER BY local_seal DESC, hub_seq DESC LIMIT 1",
         ),
     )
 
