@@ -9,6 +9,9 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypedDict, cast
 
+import apsw
+
+from aimos.errors import StoreError
 from aimos.store.connection import Connection, one, rows
 
 
@@ -220,10 +223,22 @@ PushedRow = tuple[int, str, int, str, str, int, int, str | None]
 
 
 def open_pushed_log(path: Path) -> Connection:
-    """The log's file (which the caller made, 0600), open, its table made when it is not there."""
+    """The log's file (which the caller made, 0600), open, its table made when it is not there. A
+    file that is not such a log (damaged, or another file put there) is refused by name: the log
+    is this device's own, and one made again learns what it lacks from the hub."""
     conn = Connection(str(path))
-    conn.setbusytimeout(5000)
-    conn.execute(_PUSHED_SCHEMA)
+    try:
+        conn.setbusytimeout(5000)
+        conn.execute(_PUSHED_SCHEMA)
+        conn.execute("SELECT n, link, seal, tbl, key, signer, gen, row FROM pushed LIMIT 1").fetchall()
+    except (apsw.NotADBError, apsw.CorruptError, apsw.SQLError) as exc:
+        conn.close()
+        raise StoreError(
+            f"the log of what this device pushed to its hub ({path}) cannot be read"
+            f" ({type(exc).__name__}: it is damaged, or is not that log)",
+            f"Move it aside (mv '{path}' '{path}.damaged'): the next sync makes it again and learns "
+            "from the hub what this device pushed.",
+        ) from None
     return conn
 
 
