@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from support.cli import sqlite_value
 from support.hub import PgCluster
-from support.hub_devices import Device, as_owner, hub_records, join, make_pair
+from support.hub_devices import Device, Pair, as_owner, hub_records, join, make_pair
 
 from aimos.hub import box
 from aimos.hub.heads import HEADS
@@ -36,11 +36,11 @@ FAR = 2**62  # a record number far past any C wrote: the hub takes it
 
 @dataclass
 class Trio:
-    a: Device
-    b: Device
+    """A and B (``pair``), C, and the last record of C the cut accepts."""
+
+    pair: Pair
     c: Device
-    url: str
-    through: int  # the last record of C the cut accepts
+    through: int
 
 
 @pytest.fixture
@@ -57,7 +57,7 @@ def cut_trio(pg_cluster: PgCluster, tmp_path: Path) -> Iterator[Trio]:
     revoked = pair.a.run("hub", "revoke", c.device_fp(), "--reason", "laptop sold", "--json").ok().json()
     for device in (pair.a, pair.b):
         device.sync()
-    yield Trio(pair.a, pair.b, c, pair.url, int(revoked["through_record"]))
+    yield Trio(pair, c, int(revoked["through_record"]))
     pg_cluster.drop_database(pair.database)
 
 
@@ -66,15 +66,17 @@ def append_as_cut_device(trio: Trio, numbers: list[int]) -> dict[int, tuple[int,
     through its hub login: per number, the hub's order number and the record's link."""
     c_name = trio.c.hub_name()
     items = [(n, os.urandom(32), os.urandom(400)) for n in numbers]
-    with PostgresHub(trio.url, trio.c.brain_id()) as hub:
+    with PostgresHub(trio.pair.url, trio.c.brain_id()) as hub:
         hub.append(c_name, items)
-    placed = {r["device_n"]: r["seq"] for r in hub_records(trio.url) if r["device"] == c_name}
+    placed = {r["device_n"]: r["seq"] for r in hub_records(trio.pair.url) if r["device"] == c_name}
     return {n: (placed[n], box.record_link(sealed)) for n, _name, sealed in items}
 
 
 def link_of(trio: Trio, device: Device, n: int) -> str:
     """The link of ``device``'s record ``n`` as the hub holds it."""
-    [found] = [r for r in hub_records(trio.url) if r["device"] == device.hub_name() and r["device_n"] == n]
+    [found] = [
+        r for r in hub_records(trio.pair.url) if r["device"] == device.hub_name() and r["device_n"] == n
+    ]
     return box.record_link(found["box"])
 
 
@@ -96,7 +98,7 @@ def heads_told(device: Device) -> dict[str, list[object]]:
 
 
 def test_a_cut_devices_records_leave_its_head_where_the_cut_put_it(cut_trio: Trio) -> None:
-    a, b, c = cut_trio.a, cut_trio.b, cut_trio.c
+    a, b, c = cut_trio.pair.a, cut_trio.pair.b, cut_trio.c
     through, c_fp = cut_trio.through, c.device_fp()
     honest = (through, link_of(cut_trio, c, through))
     appended = append_as_cut_device(cut_trio, [through + 1, FAR])
@@ -133,11 +135,11 @@ def test_a_refused_record_the_hub_holds_again_with_other_bytes_stops_no_pull(cut
     """The hub restored from a copy taken before C's record was appended, and C appends again at
     that number: A reads the hub again from the start and refuses the new record, as it refused
     the first; what A kept of C is what it read before the cut."""
-    a, c = cut_trio.a, cut_trio.c
+    a, c = cut_trio.pair.a, cut_trio.c
     through, c_fp = cut_trio.through, c.device_fp()
     [(seq, first)] = append_as_cut_device(cut_trio, [through + 1]).values()
     assert a.sync()["refused"], "A refuses C's record"
-    as_owner(cut_trio.url, (f"DELETE FROM aimos_hub_records WHERE seq >= {seq}", ()))
+    as_owner(cut_trio.pair.url, (f"DELETE FROM aimos_hub_records WHERE seq >= {seq}", ()))
     [(seq_again, other)] = append_as_cut_device(cut_trio, [through + 1]).values()
     assert other != first
     synced = a.run("sync", "--json")
