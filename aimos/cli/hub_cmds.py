@@ -236,7 +236,10 @@ def _pull_before_cut(brain: Any) -> None:
     try:
         run_sync(brain.conn, brain.keystore, brain.housekeeper)
     except AimosError as exc:
+        # (the sync's own failures are each an AimosError: the hub's driver, the push log and the
+        # state folder say theirs as one, with the fix)
         say(f"could not sync first ({exc.message}); the cut names the records this device holds")
+        say(f"hint: {exc.hint}")
 
 
 @hub_app.command("status")

@@ -29,6 +29,7 @@ from aimos.errors import (
     AimosError,
     BusyError,
     EpochRevokedError,
+    HomeNotWritableError,
     HubUnreachableError,
     IntegrityError,
     NotFoundError,
@@ -87,8 +88,21 @@ def read_state(brain_id: str) -> dict[str, Any]:
 
 def write_state(brain_id: str, **changes: Any) -> None:
     doc = {**read_state(brain_id), **changes}
-    paths.write_private_file(
-        state_path(brain_id), (json.dumps(doc, indent=2, sort_keys=True) + "\n").encode()
+    try:
+        paths.write_private_file(
+            state_path(brain_id), (json.dumps(doc, indent=2, sort_keys=True) + "\n").encode()
+        )
+    except OSError as exc:
+        raise _state_unwritable(state_path(brain_id), exc) from None
+
+
+def _state_unwritable(path: Path, exc: OSError) -> HomeNotWritableError:
+    """The hub state folder's file ``path`` could not be written (a full disk, a folder made
+    read-only, something else put at its name)."""
+    return HomeNotWritableError(
+        f"this device's hub state file {path} could not be written ({exc.strerror or type(exc).__name__})",
+        f"Free space or fix {path.parent} (its owner, its permissions, or what is at that name), then "
+        "run the command again.",
     )
 
 
@@ -113,8 +127,12 @@ def remember_read(brain_id: str, pulled: sync.PullResult) -> None:
 
 def open_lock(brain_id: str) -> int:
     """The sync lock's file (made 0600 when it is not there), open."""
-    paths.ensure_private_dir(state_path(brain_id).parent)
-    return os.open(state_path(brain_id).with_suffix(".lock"), os.O_RDWR | os.O_CREAT, 0o600)
+    lock = state_path(brain_id).with_suffix(".lock")
+    try:
+        paths.ensure_private_dir(lock.parent)
+        return os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError as exc:
+        raise _state_unwritable(lock, exc) from None
 
 
 @contextlib.contextmanager
@@ -446,7 +464,8 @@ def heard(
     seen = heads.merged(read_state(brain_id).get("heads_seen"), claims)
     if claims:
         write_state(brain_id, heads_seen=seen)
-    return heads.behind(seen, sync.pulled_heads(conn).devices, device)
+    pulled = sync.pulled_heads(conn)
+    return heads.behind(seen, pulled.devices, device, sync.refusals(conn, pulled))
 
 
 def _catch_up(
@@ -712,7 +731,7 @@ def status(conn: Connection, keystore: Keystore) -> dict[str, Any]:
         "pulled_through": heads.through,
         "last_repair": state.get("last_repair"),
         "devices_pulled": {d: n for d, (n, _link) in sorted(heads.devices.items())},
-        "devices_refused_from": dict(sorted(heads.refused_from.items())),
+        "devices_refused_from": dict(sorted(sync.refusals(conn, heads).items())),
         "redactions_refused": redactions.refused_here(conn),
         "behind": heard(conn, brain_id, device, []),
     }

@@ -72,15 +72,22 @@ def merged(seen: Any, heard: list[tuple[str, dict[str, Any]]]) -> dict[str, dict
 
 
 def behind(
-    seen: dict[str, dict[str, Any]], pulled: dict[str, tuple[int, str]], me: str
+    seen: dict[str, dict[str, Any]],
+    pulled: dict[str, tuple[int, str]],
+    me: str,
+    refused_from: dict[str, int] | None = None,
 ) -> list[dict[str, Any]]:
     """Each device of which another device has pulled more records than this one got from the hub
-    (``pulled``: this device's newest of each, number and link), with how many, and who has them."""
+    (``pulled``: this device's newest of each, number and link), with how many, and who has them.
+    A claim past the first record this device refuses of that device (``refused_from``: a device
+    revoked or cut) counts up to the record before it: what follows is refused whoever has it (an
+    older aimos took a cut device's number from the records it refused unread, and told it on)."""
     out = []
     for device, claim in sorted(seen.items()):
         here = pulled.get(device, (0, ""))[0]
-        if device != me and claim["n"] > here:
-            out.append({"device": device, "records": claim["n"] - here, "seen_by": claim["by"], "here": here})
+        claimed = min(claim["n"], (refused_from or {}).get(device, claim["n"] + 1) - 1)
+        if device != me and claimed > here:
+            out.append({"device": device, "records": claimed - here, "seen_by": claim["by"], "here": here})
     return out
 
 

@@ -4,9 +4,12 @@ brain's guards and verified before the pull commits, then sealed by this device'
 
 A pull is all or nothing a batch at a time: a record that does not open, breaks its device's
 chain, is refused by a guard or fails the verifier refuses the whole batch by name, and nothing
-of it is applied. A push is idempotent: the hub names each row by a keyed hash of its table and
-key and keeps one copy, and each device's records continue from the newest one the hub holds, so
-a push cut off anywhere is finished by the next one, with nothing lost or sent twice.
+of it is applied. A revoked or cut device's records after its cut are refused unread, and the
+brain keeps of it only its records before the cut and the refusal: never a record number or link
+the refused device chose (its hub login may outlive its revocation). A push is idempotent: the
+hub names each row by a keyed hash of its table and key and keeps one copy, and each device's
+records continue from the newest one the hub holds, so a push cut off anywhere is finished by the
+next one, with nothing lost or sent twice.
 
 A hub that goes back (its database restored from an older copy, or records deleted by its owner)
 is repaired by the devices: a push that finds the hub holding fewer of this device's records than
@@ -48,6 +51,10 @@ PULL_BATCH = 2000  # records applied, and verified, in one write transaction
 PUSH_BATCH = 1000  # records sent in one hub transaction
 NAMES_BATCH = 1000  # row names asked about at once
 _CUT_WORDS = "its device is revoked or cut by the master, or pushed a row it may not write"
+# the link a refusal's hub_pulls row keeps: no record was read at its number (the link that names
+# no record: a device's first record names it as its predecessor)
+_REFUSED_LINK = box.GENESIS_LINK
+_MAX_RECORD_NUMBER = 2**63 - 1  # the largest a hub_pulls row (SQLite's INTEGER) holds
 
 
 class Hub(Protocol):
@@ -120,12 +127,21 @@ class PullResult:
 
 @dataclass(frozen=True)
 class Heads:
-    """How far this brain has pulled: the hub's order number, per device its newest record
-    (number, link), and per revoked device the record from which all of its are refused."""
+    """How far this brain has pulled: the hub's order number, per device its newest record it took
+    (number, link: read and chained, never one refused unread), and per refused device the record
+    from which all of its are refused (as hub_pulls keeps it; a cut the master made is the brain's
+    own record: refusals() has both). ``tops``: per device the highest number a row of it holds (a
+    refusal's included), which its next row must pass."""
 
     through: int
     devices: dict[str, tuple[int, str]]
     refused_from: dict[str, int]
+    tops: dict[str, int] = field(default_factory=dict)
+
+    def past(self, device: str) -> int:
+        """The number after which a record of ``device`` is new to this brain: its newest taken, or
+        the highest a refusal of it names (what lies between was refused)."""
+        return max(self.devices.get(device, (0, ""))[0], self.tops.get(device, 0))
 
 
 class _Behind(Exception):
@@ -366,13 +382,25 @@ def pulled_heads(conn: Connection) -> Heads:
     through = 0
     heads: dict[str, tuple[int, str]] = {}
     refused: dict[str, int] = {}
+    tops: dict[str, int] = {}
     for r in queries.pulled_devices(conn):
-        link = queries.pulled_link(conn, r["device"], r["n"])
-        heads[str(r["device"])] = (int(r["n"]), str(link))
+        device = str(r["device"])
+        if r["n"] is not None:
+            heads[device] = (int(r["n"]), str(queries.pulled_link(conn, device, r["n"])))
+        tops[device] = int(r["top"])
         through = max(through, int(r["seq"]))
         if r["refused"] is not None:
-            refused[str(r["device"])] = int(r["refused"])
-    return Heads(through, heads, refused)
+            refused[device] = int(r["refused"])
+    return Heads(through, heads, refused, tops)
+
+
+def refusals(conn: Connection, heads: Heads) -> dict[str, int]:
+    """Per device this brain refuses, the first of its records refused: what its pulls refused
+    (``heads``), and after the last record a cut of the master's accepts (hub_cuts)."""
+    out = dict(heads.refused_from)
+    for dev, through in cuts(conn).items():
+        out[dev] = min(out.get(dev, through + 1), through + 1)
+    return out
 
 
 def newest_read(conn: Connection, content_key: bytes, remembered: Anchor | None) -> Anchor | None:
@@ -484,9 +512,7 @@ def catch_up(
         (
             hub_row
             for d in missing
-            for hub_row in hub.of_device_after(
-                box.device_name(keys.first, d), heads.devices.get(d, (0, ""))[0], PULL_BATCH
-            )
+            for hub_row in hub.of_device_after(box.device_name(keys.first, d), heads.past(d), PULL_BATCH)
         ),
         key=lambda hub_row: hub_row.seq,
     )
@@ -513,9 +539,7 @@ def _apply_fetched(
     tried again without them."""
     if not fetched:
         return
-    cut = dict(heads.refused_from)
-    for dev, through in cuts(conn).items():  # the master's cuts: refused after their number
-        cut[dev] = min(cut.get(dev, through + 1), through + 1)
+    cut = refusals(conn, heads)
     while True:
         refused: list[str] = []
         try:
@@ -532,13 +556,16 @@ def _apply_fetched(
 def _unheld(conn: Connection, content_key: bytes, fetched: list[HubRow], heads: Heads) -> list[HubRow]:
     """The records this brain does not hold yet. One it holds (at a number of its device this brain
     pulled) is left out, when its link is the one this brain keeps of it (it keeps its newest of each
-    pull); another link there is a fork, refused by name."""
-    names = {box.device_name(content_key, fp): fp for fp in heads.devices}
+    pull); another link there is a fork, refused by name. One at or after its device's refusal is
+    left out too: it was refused, whatever it holds."""
+    names = {box.device_name(content_key, fp): fp for fp in heads.tops}
     fresh = []
     for row in fetched:
         fp = names.get(row.device)
-        if fp is None or row.n > heads.devices[fp][0] or row.size > MAX_RECORD_BYTES:  # (_opened refuses it)
+        if fp is None or row.n > heads.past(fp) or row.size > MAX_RECORD_BYTES:  # (_opened refuses it)
             fresh.append(row)
+            continue
+        if row.n >= heads.refused_from.get(fp, row.n + 1):
             continue
         kept = queries.pulled_link(conn, fp, row.n)
         if kept is not None and kept != box.record_link(row.box):
@@ -579,6 +606,7 @@ def _apply_batch(
     touched: dict[str, tuple[str, int]] = {}  # memory -> the first record of this batch that touched it
     chains = dict(heads.devices)
     moved: dict[str, tuple[int, str, int]] = {}
+    refusing: dict[str, int] = {}  # device -> the first of its records this batch refused unread
     begun: dict[tuple[str, int], int] = {}  # (device, its seal) -> the first record of it in this batch
     known = {box.device_name(keys.first, fp): fp for fp in device_queries.device_fps(conn)}
     last_seq = 0
@@ -592,14 +620,19 @@ def _apply_batch(
         claimed = known.get(hub_row.device)
         if claimed is not None and claimed != device and hub_row.n >= cut.get(claimed, hub_row.n + 1):
             # a cut device's later record is refused unread: what it holds cannot matter, and a box
-            # it garbled (its hub login outlives its revocation) cannot stop a pull
+            # it garbled (its hub login outlives its revocation) cannot stop a pull. Its number and
+            # link are the device's to choose, so neither is kept: only the refusal (_pulled_rows);
+            # the next pull starts after it all the same (the pull's anchor, in the state file)
             refused.append(f"hub record {name}: {_CUT_WORDS}")
-            if hub_row.n > chains.get(claimed, (0, ""))[0]:
-                chains[claimed] = (hub_row.n, box.record_link(hub_row.box))
-                moved[claimed] = (hub_row.n, box.record_link(hub_row.box), hub_row.seq)
+            refusing.setdefault(claimed, hub_row.seq)
             continue
         record = _opened(conn, keys, hub_row, name)
         name = f"#{hub_row.seq} (device {record.device}, record {record.n})"
+        if record.device != device and record.n >= cut.get(record.device, record.n + 1):
+            # (a device this brain learns of in this batch, or cut by a record of it): as above
+            refused.append(f"hub record {name}: {_CUT_WORDS}")
+            refusing.setdefault(record.device, hub_row.seq)
+            continue
         first_of_seal = begun.setdefault((record.device, record.seal), record.n)
         n, link = chains.get(record.device, (0, box.GENESIS_LINK))
         if record.n != n + 1 or record.prev != link:
@@ -611,9 +644,6 @@ def _apply_batch(
         moved[record.device] = (record.n, box.record_link(hub_row.box), hub_row.seq)
         if record.device == device:
             continue  # this device's own
-        if record.device in cut and record.n >= cut[record.device]:
-            refused.append(f"hub record {name}: {_CUT_WORDS}")
-            continue
         if record.table == HEADS:
             heard.append((record.device, record.row))  # a device's heads: no row of the brain
             continue
@@ -627,17 +657,43 @@ def _apply_batch(
     _verify_touched(conn, touched)
     result.memories |= set(touched)
     result.heard += heard
-    if moved:
+    pulled = _pulled_rows(conn, heads, moved, refusing, cut)
+    if pulled:
         seal = (head.seq if (head := head_seal(conn)) else 0) + 1
         now = int(time.time())
-        queries.insert_pulls(
-            conn,
-            [
-                (seq, dev, n, link, seal, now, cut.get(dev) if cut.get(dev, n + 1) <= n else None)
-                for dev, (n, link, seq) in sorted(moved.items())
-            ],
-        )
+        queries.insert_pulls(conn, [(seq, dev, n, link, seal, now, r) for seq, dev, n, link, r in pulled])
     return applied
+
+
+def _pulled_rows(
+    conn: Connection,
+    heads: Heads,
+    moved: dict[str, tuple[int, str, int]],
+    refusing: dict[str, int],
+    cut: dict[str, int],
+) -> list[tuple[int, str, int, str, int | None]]:
+    """A batch's hub_pulls rows (hub order number, device, record number, link, refused from): per
+    device the newest record it took (naming the refusal when a cut this batch brought refuses
+    it), and per device whose records it refused the refusal, when the brain does not hold it yet
+    (a misbehaving device's: a cut of the master's is a record of the brain's own). That row holds
+    no record: its number is the first refused (or past the device's rows), its link
+    _REFUSED_LINK, never a number or link the refused device chose."""
+    held = refusals(conn, heads)  # (the cuts this batch brought are the brain's now)
+    out: list[tuple[int, str, int, str, int | None]] = []
+    for dev in sorted(set(moved) | set(refusing)):
+        top, first = heads.tops.get(dev, 0), cut.get(dev)
+        if dev in moved:
+            n, link, seq = moved[dev]
+            named = first if first is not None and first <= n else None
+            out.append((seq, dev, n, link, named))
+            top = n
+            if named is not None:
+                held[dev] = min(held.get(dev, named), named)
+        if dev in refusing and first is not None and first < held.get(dev, first + 1):
+            n = max(first, top + 1)
+            if n <= _MAX_RECORD_NUMBER:
+                out.append((refusing[dev], dev, n, _REFUSED_LINK, first))
+    return out
 
 
 def _apply_record(

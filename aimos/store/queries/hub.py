@@ -9,6 +9,9 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypedDict, cast
 
+import apsw
+
+from aimos.errors import StoreError
 from aimos.store.connection import Connection, one, rows
 
 
@@ -123,17 +126,21 @@ def pull_savepoint(conn: Connection) -> Iterator[None]:
 # --- the pulls (hub_pulls) -----------------------------------------------------------------------
 class PulledDevice(TypedDict):
     device: str
-    n: int  # its newest record pulled
+    n: int | None  # its newest record pulled and not refused (None: every row of it is a refusal's)
+    top: int  # the highest record number of it a row holds (a refusal's included)
     seq: int  # the newest hub order number of it pulled
     refused: int | None  # the first of its records refused
 
 
 def pulled_devices(conn: Connection) -> list[PulledDevice]:
+    """Per device, its rows summed up. A row that names a refusal (refused_from) holds a record at
+    or after the refusal: never the newest record of it this brain took."""
     return cast(
         "list[PulledDevice]",
         rows(
             conn,
-            "SELECT device, MAX(device_n) AS n, MAX(hub_seq) AS seq, MIN(refused_from) AS refused"
+            "SELECT device, MAX(CASE WHEN refused_from IS NULL THEN device_n END) AS n,"
+            " MAX(device_n) AS top, MAX(hub_seq) AS seq, MIN(refused_from) AS refused"
             " FROM hub_pulls GROUP BY device",
         ),
     )
@@ -153,13 +160,14 @@ class PullRow(TypedDict):
 
 
 def last_pulled(conn: Connection) -> PullRow | None:
-    """The last record of the newest pull, by the hub's order."""
+    """The last record, by the hub's order, of the newest pull that took one: a row that names a
+    refusal is left out (it may hold no record the hub holds: aimos/hub/sync.py)."""
     return cast(
         "PullRow | None",
         one(
             conn,
-            "SELECT hub_seq, device, device_n, record_hash FROM hub_pulls"
-            " WHERE local_seal = (SELECT MAX(local_seal) FROM hub_pulls) ORDER BY hub_seq DESC LIMIT 1",
+            "SELECT hub_seq, device, device_n, record_hash FROM hub_pulls WHERE refused_from IS NULL"
+            " ORDER BY local_seal DESC, hub_seq DESC LIMIT 1",
         ),
     )
 
@@ -215,10 +223,22 @@ PushedRow = tuple[int, str, int, str, str, int, int, str | None]
 
 
 def open_pushed_log(path: Path) -> Connection:
-    """The log's file (which the caller made, 0600), open, its table made when it is not there."""
+    """The log's file (which the caller made, 0600), open, its table made when it is not there. A
+    file that is not such a log (damaged, or another file put there) is refused by name: the log
+    is this device's own, and one made again learns what it lacks from the hub."""
     conn = Connection(str(path))
-    conn.setbusytimeout(5000)
-    conn.execute(_PUSHED_SCHEMA)
+    try:
+        conn.setbusytimeout(5000)
+        conn.execute(_PUSHED_SCHEMA)
+        conn.execute("SELECT n, link, seal, tbl, key, signer, gen, row FROM pushed LIMIT 1").fetchall()
+    except (apsw.NotADBError, apsw.CorruptError, apsw.SQLError) as exc:
+        conn.close()
+        raise StoreError(
+            f"the log of what this device pushed to its hub ({path}) cannot be read"
+            f" ({type(exc).__name__}: it is damaged, or is not that log)",
+            f"Move it aside (mv '{path}' '{path}.damaged'): the next sync makes it again and learns "
+            "from the hub what this device pushed.",
+        ) from None
     return conn
 
 

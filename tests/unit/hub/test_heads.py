@@ -36,3 +36,16 @@ def test_the_furthest_claim_is_kept_and_this_device_behind_is_named() -> None:
 def test_a_state_file_changed_by_hand_is_read_without_its_broken_entries() -> None:
     seen = merged({C: {"n": "5", "by": B}, B: "x", A: {"n": 2, "by": C, "link": LINK}}, [])
     assert seen == {A: {"n": 2, "by": C, "link": LINK}}
+
+
+def test_a_claim_past_a_devices_refusal_counts_up_to_the_record_before_it() -> None:
+    """Another device told it pulled record 2**62 of C, which this device refuses from record 11
+    on (C was revoked; an older aimos took a cut device's number from the records it refused
+    unread): C's records after 10 are refused whoever has them, so only those up to 10 are owed."""
+    seen = merged(None, [(B, heads_row(B, 40, {C: (2**62, LINK), A: (9, LINK)}))])
+    assert behind(seen, {C: (10, LINK), A: (9, LINK)}, A, {C: 11}) == []
+    here = {C: (7, LINK), A: (9, LINK)}
+    assert behind(seen, here, A, {C: 11}) == [{"device": C, "records": 3, "seen_by": B, "here": 7}]
+    assert behind(seen, {C: (10, LINK)}, A) == [
+        {"device": C, "records": 2**62 - 10, "seen_by": B, "here": 10}
+    ]
