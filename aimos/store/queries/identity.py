@@ -93,6 +93,7 @@ def _of_epoch(conn: Connection, sql: str, agent_id: str, valid_from: int) -> dic
 
 # --- master -------------------------------------------------------------------------------
 def insert_master(conn: Connection, fingerprint: str, public_key_b64u: str, created_at: int) -> None:
+    """The brain's master identity row, as an install or a hub join writes it."""
     conn.execute(
         "INSERT INTO master_identity (fingerprint, public_key_b64u, created_at) VALUES (?, ?, ?)",
         (fingerprint, public_key_b64u, created_at),
@@ -204,7 +205,7 @@ def revoked_at(conn: Connection, agent_id: str, valid_from: int) -> int | None:
     return int(row["revoked_at"]) if row else None
 
 
-def revoked_epochs(conn: Connection) -> list[tuple[str, int]]:
+def revoked_epochs_sorted(conn: Connection) -> list[tuple[str, int]]:
     """Every revoked epoch, as (agent id, valid from), in order."""
     return [
         (str(a), int(v))

@@ -57,7 +57,7 @@ class WeightProjectionRow(TypedDict):
     created_at: int
 
 
-class ReceiptRow(TypedDict):
+class ReceiptEvidence(TypedDict):
     """What an outcome reads of the recall receipt it rests on."""
 
     receipt_id: str
@@ -145,14 +145,10 @@ def principal_outcomes_mark(conn: Connection, memory_id: str) -> tuple[Any, ...]
     return tuple(found)
 
 
-def memory_row(conn: Connection, memory_id: str) -> dict[str, Any] | None:
-    """The memories row (every column), or None."""
-    return one(conn, "SELECT * FROM memories WHERE memory_id = ?", (memory_id,))
-
-
-def receipt_row(conn: Connection, receipt_id: str) -> ReceiptRow | None:
+def receipt_evidence(conn: Connection, receipt_id: str) -> ReceiptEvidence | None:
+    """The receipt's id, evidence, agent and event (what an outcome reads of it), or None."""
     return cast(
-        ReceiptRow | None,
+        ReceiptEvidence | None,
         one(
             conn,
             "SELECT receipt_id, evidence, agent_id, event_id FROM recall_receipts WHERE receipt_id = ?",

@@ -50,7 +50,8 @@ def memories_by_rowid(conn: Connection, rowids: Sequence[int]) -> dict[int, Memo
 
 
 def memory_row(conn: Connection, memory_id: str) -> MemoryRow | None:
-    """The memory's row (every column), or None."""
+    """The memory's row (every column), or None: the one read of a whole memories row (recall,
+    its receipts' check, an outcome, the mutation suite)."""
     return one(conn, "SELECT * FROM memories WHERE memory_id = ?", (memory_id,))
 
 
