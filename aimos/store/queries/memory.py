@@ -4,7 +4,7 @@ constant text, so the connection's statement cache serves it."""
 
 from __future__ import annotations
 
-from typing import TypedDict, cast
+from typing import TypedDict
 
 from aimos.store.connection import Connection, one
 
@@ -134,7 +134,7 @@ _INSERT_SUPERSESSION = (
 
 def oldest_twin(conn: Connection, company_id: str, live_content_hash: str) -> MemoryTwin | None:
     """The company's oldest memory with this live content hash, or None."""
-    return cast("MemoryTwin | None", one(conn, _TWIN, (company_id, live_content_hash)))
+    return one(conn, _TWIN, (company_id, live_content_hash), row=MemoryTwin)
 
 
 def last_occurrence_commitment(conn: Connection, memory_id: str) -> str | None:

@@ -6,7 +6,7 @@ the receipts' in recall_receipts.py."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, TypeAlias, TypedDict, cast
+from typing import Any, TypeAlias, TypedDict
 
 from aimos.store.connection import Connection, one, rows
 from aimos.store.seals import TableShape
@@ -64,14 +64,12 @@ def provenance_by_mutation(conn: Connection, hashes: Sequence[str]) -> list[Prov
 def signer_epochs(conn: Connection) -> list[SignerEpoch]:
     """Every identity epoch with when it was revoked, unordered (the check looks each up by its
     agent and start; an epoch has one revocation at most)."""
-    return cast(
-        "list[SignerEpoch]",
-        rows(
-            conn,
-            "SELECT e.agent_id, e.valid_from, e.valid_until, e.public_key_b64u, e.certificate,"
-            " e.cert_fingerprint, r.revoked_at FROM identity_epochs e LEFT JOIN agent_revocations r"
-            " ON r.agent_id = e.agent_id AND r.agent_valid_from = e.valid_from",
-        ),
+    return rows(
+        conn,
+        "SELECT e.agent_id, e.valid_from, e.valid_until, e.public_key_b64u, e.certificate,"
+        " e.cert_fingerprint, r.revoked_at FROM identity_epochs e LEFT JOIN agent_revocations r"
+        " ON r.agent_id = e.agent_id AND r.agent_valid_from = e.valid_from",
+        row=SignerEpoch,
     )
 
 
