@@ -496,6 +496,13 @@ def batches(
             yield batch
 
 
+def insert_sql(table: str, row: type) -> str:
+    """The INSERT of one row of ``table`` by name (``:column``), the columns a row TypedDict's:
+    built once, as a module constant, so the connection's statement cache serves each insert."""
+    columns = tuple(row.__annotations__)
+    return f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join(':' + c for c in columns)})"
+
+
 def insert(conn: apsw.Connection, table: str, row: dict[str, Any]) -> None:
     """INSERT one row given as column -> value (the table and column names are the code's own)."""
     columns = ", ".join(row)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, TypedDict
 
-from aimos.store.connection import Connection, Row, insert, one, rows
+from aimos.store.connection import Connection, Row, insert, insert_sql, one, rows
 
 
 # --- the home and its handovers --------------------------------------------------------------------
@@ -113,8 +113,12 @@ class WaitingRequest(KeptRequest):
     certificate: str  # the certificate of the request's agent epoch
 
 
+# one text for every request a device keeps (each save or outcome away from the home)
+_INSERT_KEPT_REQUEST = insert_sql("hub_requests", KeptRequest)
+
+
 def insert_kept_request(conn: Connection, request: KeptRequest) -> None:
-    insert(conn, "hub_requests", dict(request))
+    conn.execute(_INSERT_KEPT_REQUEST, request)
 
 
 def waiting_requests(conn: Connection) -> list[WaitingRequest]:
