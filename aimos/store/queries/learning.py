@@ -147,12 +147,8 @@ def principal_outcomes_mark(conn: Connection, memory_id: str) -> tuple[Any, ...]
 
 def receipt_evidence(conn: Connection, receipt_id: str) -> ReceiptEvidence | None:
     """The receipt's id, evidence, agent and event (what an outcome reads of it), or None."""
-    return one(
-        conn,
-        "SELECT receipt_id, evidence, agent_id, event_id FROM recall_receipts WHERE receipt_id = ?",
-        (receipt_id,),
-        row=ReceiptEvidence,
-    )
+    sql = "SELECT receipt_id, evidence, agent_id, event_id FROM recall_receipts WHERE receipt_id = ?"
+    return one(conn, sql, (receipt_id,), row=ReceiptEvidence)
 
 
 def insert_outcome(conn: Connection, row: OutcomeRow) -> None:
