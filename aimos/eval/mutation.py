@@ -263,7 +263,7 @@ def _outcome_row(w: _World, memory_id: str, receipt_id: str) -> str:
     from aimos.actions.bodies import build_outcome_body
     from aimos.identity.requests import sign_request, verify_request
     from aimos.learning.outcomes import _record_evidence
-    from aimos.store.queries.eval_mutation import memory_row
+    from aimos.store.queries.recall import memory_row
     from aimos.vocabulary import PATH_OUTCOME
 
     t = int(time.time())

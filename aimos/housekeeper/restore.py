@@ -59,7 +59,7 @@ from aimos.store.connection import (
 )
 from aimos.store.engine import open_read_only, row_count, set_secure_delete, wal_checkpoint
 from aimos.store.meta import brain_meta, record_keystore_kind
-from aimos.store.queries.housekeeper import insert_restore, revoked_epochs
+from aimos.store.queries.housekeeper import insert_restore, revoked_epoch_set
 from aimos.vocabulary import HOUSEKEEPER, RESTORE_SCHEMA
 
 # what may fail in the copy before its restore record exists: it is behind the anchor (that is
@@ -206,7 +206,7 @@ def _what_is_lost(copy: Connection, anchor: dict[str, Any] | None) -> dict[str, 
         try:
             now_counts, then_counts = _counts(current), _counts(copy)
             current_head = seals.head_seal(current)
-            undone = sorted(revoked_epochs(current) - revoked_epochs(copy))
+            undone = sorted(revoked_epoch_set(current) - revoked_epoch_set(copy))
         finally:
             current.close()
     except Exception as exc:

@@ -12,7 +12,7 @@ from aimos import paths
 from aimos.crypto.canonical import json_loads
 from aimos.crypto.encoding import is_hex64
 from aimos.store.freshness import well_formed_anchor
-from aimos.store.queries.identity import revoked_epochs
+from aimos.store.queries.identity import revoked_epochs_sorted
 from aimos.vocabulary import ANCHORS_SCHEMA as SCHEMA
 
 _READ: dict[tuple[str, int, int], Any] = {}
@@ -112,7 +112,7 @@ KEPT_ANCHOR_ITEM = "freshness-anchor"
 
 def revocations_held(conn: Any) -> list[list[Any]]:
     """Every revoked epoch the brain holds, as [agent id, valid from], in order."""
-    return [[a, v] for a, v in revoked_epochs(conn)]
+    return [[a, v] for a, v in revoked_epochs_sorted(conn)]
 
 
 def read_kept_anchor(keystore: Any) -> dict[str, Any] | None:

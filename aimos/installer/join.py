@@ -50,6 +50,7 @@ from aimos.store.connection import Connection, open_writer, write_transaction
 from aimos.store.postgres import BrainKeys, PostgresHub, masked
 from aimos.store.queries import devices as device_queries
 from aimos.store.queries import hub as queries
+from aimos.store.queries import identity as identity_queries
 from aimos.vocabulary import DEVICE_JOINED_OPERATION, HOUSEKEEPER
 
 
@@ -274,7 +275,7 @@ def _begin(
     }
     queries.add_brain_meta(conn, meta.items())
     keystore.put(MASTER_ITEM, keys.sealed_master)
-    queries.insert_master(conn, master.fingerprint, master.public_b64u, about.master_created_at)
+    identity_queries.insert_master(conn, master.fingerprint, master.public_b64u, about.master_created_at)
 
 
 def _take_slot(conn: Connection) -> None:

@@ -30,6 +30,7 @@ from aimos.store.connection import Connection, insert, write_transaction
 from aimos.store.engine import rolled_back
 from aimos.store.queries import learning as q
 from aimos.store.queries.ledger import body_sql
+from aimos.store.queries.recall import memory_row
 from aimos.store.seals import quiet_since_checked
 from aimos.verify.kit.valence import SHARE_START_MILLI, Step, WeightLedger
 from aimos.vocabulary import (
@@ -225,10 +226,10 @@ def record_outcome_in_transaction(
     verified = verify_request(conn, request, path=PATH_OUTCOME, now=now, received=received)
     body = request.body
     _validate(body)
-    memory = q.memory_row(conn, body["memory_id"])
+    memory = memory_row(conn, body["memory_id"])
     if memory is None:
         raise MemoryNotFoundError(f"no memory with id {body['memory_id']}")
-    receipt = q.receipt_row(conn, body["receipt_id"])
+    receipt = q.receipt_evidence(conn, body["receipt_id"])
     if receipt is None:
         raise ReceiptMissingError(f"no recall receipt {body['receipt_id']}")
     if receipt["agent_id"] != verified.agent_id:

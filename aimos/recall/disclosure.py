@@ -23,7 +23,6 @@ from aimos.identity.master import master_row
 from aimos.ledger.events import read_event
 from aimos.store.connection import Connection
 from aimos.store.queries import recall as q
-from aimos.store.queries.identity import ListedEpoch, epochs_of
 from aimos.store.seals import sealed_tables
 from aimos.verify.chains.labels import label_chain_reasons
 from aimos.verify.chains.weights import chain_reasons
@@ -86,7 +85,7 @@ class _Records:
     """The signed records of a batch of memories, read with one query per table."""
 
     provenance: dict[str, dict[str, Any]]
-    epochs: dict[tuple[str, int], ListedEpoch]
+    epochs: dict[tuple[str, int], q.SignerEpoch]
     events: dict[str, dict[str, Any]]
     links: dict[str, str]
     signed_successors: dict[str, str]
@@ -104,7 +103,7 @@ class _Records:
         ids = [m["memory_id"] for m in memories]
         hashes = [m["save_mutation_hash"] for m in memories]
         provenance = {r["memory_id"]: r for r in q.provenance_by_mutation(conn, hashes)}
-        epochs = {(r["agent_id"], r["valid_from"]): r for r in epochs_of(conn)}
+        epochs = {(r["agent_id"], r["valid_from"]): r for r in q.signer_epochs(conn)}
         # each body as signed (a save's is stored deflated: migration 16)
         events = {r["subject_memory_id"]: read_event(r) for r in q.saved_events(conn, ids)}
         links = q.supersession_links(conn, ids)

@@ -8,9 +8,9 @@ import os
 import re
 import time
 import weakref
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, overload
 
 import apsw
 
@@ -493,8 +493,18 @@ def copy_brain(source: apsw.Connection, target: Path) -> None:
     os.chmod(target, 0o600)
 
 
-def rows(conn: apsw.Connection, sql: str, params: Any = ()) -> list[dict[str, Any]]:
-    """Run a query and return each row as a dict keyed by column name."""
+# A row's shape, a TypedDict of the query module's, when a caller names one (``row=``): only the
+# checker reads it. Each row stays the plain dict the cursor gave, unchecked (nothing per row).
+Row = TypeVar("Row", bound=Mapping[str, object])
+
+
+@overload
+def rows(conn: apsw.Connection, sql: str, params: Any = (), *, row: None = None) -> list[dict[str, Any]]: ...
+@overload
+def rows(conn: apsw.Connection, sql: str, params: Any = (), *, row: type[Row]) -> list[Row]: ...
+def rows(conn: apsw.Connection, sql: str, params: Any = (), *, row: type[Any] | None = None) -> list[Any]:
+    """Run a query and return each row as a dict keyed by column name (typed as ``row`` when
+    given: the query's columns are the caller's word for it)."""
     with translate_errors(conn):
         cursor = conn.execute(sql, params)
         try:
@@ -504,9 +514,17 @@ def rows(conn: apsw.Connection, sql: str, params: Any = ()) -> list[dict[str, An
         return [dict(zip(names, r, strict=True)) for r in cursor]
 
 
+@overload
 def batches(
-    conn: apsw.Connection, sql: str, params: Any = (), size: int = 500
-) -> Iterator[list[dict[str, Any]]]:
+    conn: apsw.Connection, sql: str, params: Any = (), size: int = 500, *, row: None = None
+) -> Iterator[list[dict[str, Any]]]: ...
+@overload
+def batches(
+    conn: apsw.Connection, sql: str, params: Any = (), size: int = 500, *, row: type[Row]
+) -> Iterator[list[Row]]: ...
+def batches(
+    conn: apsw.Connection, sql: str, params: Any = (), size: int = 500, *, row: type[Any] | None = None
+) -> Iterator[list[Any]]:
     """``rows`` a batch of ``size`` at a time, read as they are needed: a walk over a whole table
     holds one batch, not the table."""
     with translate_errors(conn):
@@ -525,13 +543,25 @@ def batches(
             yield batch
 
 
+def insert_sql(table: str, row: type) -> str:
+    """The INSERT of one row of ``table`` by name (``:column``), the columns a row TypedDict's:
+    built once, as a module constant, so the connection's statement cache serves each insert."""
+    columns = tuple(row.__annotations__)
+    return f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join(':' + c for c in columns)})"
+
+
 def insert(conn: apsw.Connection, table: str, row: dict[str, Any]) -> None:
     """INSERT one row given as column -> value (the table and column names are the code's own)."""
     columns = ", ".join(row)
     conn.execute(f"INSERT INTO {table} ({columns}) VALUES ({', '.join('?' * len(row))})", tuple(row.values()))
 
 
-def one(conn: apsw.Connection, sql: str, params: Any = ()) -> dict[str, Any] | None:
+@overload
+def one(conn: apsw.Connection, sql: str, params: Any = (), *, row: None = None) -> dict[str, Any] | None: ...
+@overload
+def one(conn: apsw.Connection, sql: str, params: Any = (), *, row: type[Row]) -> Row | None: ...
+def one(conn: apsw.Connection, sql: str, params: Any = (), *, row: type[Any] | None = None) -> Any:
+    """The first row ``rows`` reads (typed as ``row`` when given), or None."""
     found = rows(conn, sql, params)
     return found[0] if found else None
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any, TypeAlias, TypedDict, cast
+from typing import Any, TypeAlias, TypedDict
 
 from aimos.store.connection import Connection, rows
 from aimos.vocabulary import (
@@ -82,15 +82,13 @@ def classification_rows(conn: Connection, memory_ids: Sequence[str]) -> list[Cha
 def signed_saves(conn: Connection, memory_ids: Sequence[str], body: str, operation: str) -> list[SignedSave]:
     """The ``operation`` events (memory_saved) whose subject is one of the memories, each signed
     body as bytes (``body``: the SQL that reads an events row's body, ledger.events.body_sql)."""
-    return cast(
-        list[SignedSave],
-        rows(
-            conn,
-            f"SELECT subject_memory_id, CAST({body} AS BLOB) AS signed_body, signer_agent_id,"
-            " signer_valid_from, ledger_seq FROM events"
-            f" WHERE subject_memory_id IN ({','.join('?' * len(memory_ids))}) AND +operation = ?",
-            (*memory_ids, operation),
-        ),
+    return rows(
+        conn,
+        f"SELECT subject_memory_id, CAST({body} AS BLOB) AS signed_body, signer_agent_id,"
+        " signer_valid_from, ledger_seq FROM events"
+        f" WHERE subject_memory_id IN ({','.join('?' * len(memory_ids))}) AND +operation = ?",
+        (*memory_ids, operation),
+        row=SignedSave,
     )
 
 
@@ -99,30 +97,26 @@ def signed_classifications(
 ) -> list[SignedClassification]:
     """The ``operation`` events (classifications) whose signed body names one of the memories as
     its subject, each signed body as bytes."""
-    return cast(
-        list[SignedClassification],
-        rows(
-            conn,
-            "SELECT ids.value AS subject, CAST(e.signed_body AS BLOB) AS signed_body, e.mutation_hash,"
-            " e.signer_agent_id, e.signer_valid_from, e.ledger_seq FROM json_each(?) ids CROSS JOIN events e"
-            " WHERE e.operation = ? AND json_extract(e.signed_body, '$.subject_memory_id') = ids.value",
-            (json.dumps(list(memory_ids)), operation),
-        ),
+    return rows(
+        conn,
+        "SELECT ids.value AS subject, CAST(e.signed_body AS BLOB) AS signed_body, e.mutation_hash,"
+        " e.signer_agent_id, e.signer_valid_from, e.ledger_seq FROM json_each(?) ids CROSS JOIN events e"
+        " WHERE e.operation = ? AND json_extract(e.signed_body, '$.subject_memory_id') = ids.value",
+        (json.dumps(list(memory_ids)), operation),
+        row=SignedClassification,
     )
 
 
 def classification_events(conn: Connection, memory_ids: Sequence[str]) -> list[ClassificationEvent]:
     """Every classification event's id by the subject its signed body names (migration 6's
     expression index), for the memories."""
-    return cast(
-        list[ClassificationEvent],
-        rows(
-            conn,
-            "SELECT ids.value AS subject, e.event_id FROM json_each(?) ids CROSS JOIN events e"
-            f" WHERE e.operation = {_CLASSIFIED}"
-            " AND json_extract(e.signed_body, '$.subject_memory_id') = ids.value",
-            (json.dumps(list(memory_ids)),),
-        ),
+    return rows(
+        conn,
+        "SELECT ids.value AS subject, e.event_id FROM json_each(?) ids CROSS JOIN events e"
+        f" WHERE e.operation = {_CLASSIFIED}"
+        " AND json_extract(e.signed_body, '$.subject_memory_id') = ids.value",
+        (json.dumps(list(memory_ids)),),
+        row=ClassificationEvent,
     )
 
 
@@ -245,21 +239,17 @@ def signed_reweights(conn: Connection, memory_ids: Sequence[str], compact: bool)
 
 def baseline_start(conn: Connection, memory_id: str) -> list[BaselineStart]:
     """The memory's signed baseline weight and when it was observed (none, or one)."""
-    return cast(
-        list[BaselineStart],
-        rows(
-            conn,
-            "SELECT observed_weight_milli, observed_at FROM weight_baselines WHERE memory_id = ?",
-            (memory_id,),
-        ),
+    return rows(
+        conn,
+        "SELECT observed_weight_milli, observed_at FROM weight_baselines WHERE memory_id = ?",
+        (memory_id,),
+        row=BaselineStart,
     )
 
 
 def created_at(conn: Connection, memory_id: str) -> list[CreatedAt]:
     """When the memory was saved (none, or one)."""
-    return cast(
-        list[CreatedAt], rows(conn, "SELECT created_at FROM memories WHERE memory_id = ?", (memory_id,))
-    )
+    return rows(conn, "SELECT created_at FROM memories WHERE memory_id = ?", (memory_id,), row=CreatedAt)
 
 
 def weight_steps(conn: Connection, memory_id: str) -> list[dict[str, Any]]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TypedDict, cast
+from typing import TypedDict
 
 from aimos.store.connection import Connection, rows
 
@@ -18,11 +18,11 @@ class ReceiptListRow(TypedDict):
 
 def recent_receipts(conn: Connection, limit: int) -> list[ReceiptListRow]:
     """The newest ``limit`` recall receipts, newest first, each with the query it answered."""
-    found = rows(
+    return rows(
         conn,
         "SELECT receipt_id, agent_id, result_count, merkle_root, created_at,"
         " json_extract(command, '$.query') AS query"
         " FROM recall_receipts ORDER BY created_at DESC, rowid DESC LIMIT ?",
         (limit,),
+        row=ReceiptListRow,
     )
-    return cast("list[ReceiptListRow]", found)

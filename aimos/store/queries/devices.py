@@ -4,9 +4,9 @@ synced brain reads them."""
 
 from __future__ import annotations
 
-from typing import Any, TypedDict, cast
+from typing import Any, TypedDict
 
-from aimos.store.connection import Connection, insert, one, rows
+from aimos.store.connection import Connection, Row, insert, insert_sql, one, rows
 
 
 # --- the home and its handovers --------------------------------------------------------------------
@@ -22,20 +22,19 @@ class HomeInOrder(HomeRecord):
 
 def home_records(conn: Connection) -> list[HomeInOrder]:
     """Every home record, oldest first, each with whether a handover put it in force."""
-    return cast(
-        "list[HomeInOrder]",
-        rows(
-            conn,
-            "SELECT h.home_id, h.device_fp, h.ts_signed, d.home_id IS NOT NULL AS handed"
-            " FROM hub_homes h LEFT JOIN hub_handovers d ON d.home_id = h.home_id ORDER BY h.rowid",
-        ),
+    return rows(
+        conn,
+        "SELECT h.home_id, h.device_fp, h.ts_signed, d.home_id IS NOT NULL AS handed"
+        " FROM hub_homes h LEFT JOIN hub_handovers d ON d.home_id = h.home_id ORDER BY h.rowid",
+        row=HomeInOrder,
     )
 
 
 def newest_home_record(conn: Connection) -> HomeRecord | None:
-    return cast(
-        "HomeRecord | None",
-        one(conn, "SELECT home_id, device_fp, ts_signed FROM hub_homes ORDER BY rowid DESC LIMIT 1"),
+    return one(
+        conn,
+        "SELECT home_id, device_fp, ts_signed FROM hub_homes ORDER BY rowid DESC LIMIT 1",
+        row=HomeRecord,
     )
 
 
@@ -78,9 +77,8 @@ class Cut(TypedDict):
 
 def lowest_cuts(conn: Connection) -> list[Cut]:
     """Per device cut, the lowest number it was cut through."""
-    return cast(
-        "list[Cut]",
-        rows(conn, "SELECT device_fp, MIN(through_n) AS through_n FROM hub_cuts GROUP BY device_fp"),
+    return rows(
+        conn, "SELECT device_fp, MIN(through_n) AS through_n FROM hub_cuts GROUP BY device_fp", row=Cut
     )
 
 
@@ -115,23 +113,25 @@ class WaitingRequest(KeptRequest):
     certificate: str  # the certificate of the request's agent epoch
 
 
+# one text for every request a device keeps (each save or outcome away from the home)
+_INSERT_KEPT_REQUEST = insert_sql("hub_requests", KeptRequest)
+
+
 def insert_kept_request(conn: Connection, request: KeptRequest) -> None:
-    insert(conn, "hub_requests", dict(request))
+    conn.execute(_INSERT_KEPT_REQUEST, request)
 
 
 def waiting_requests(conn: Connection) -> list[WaitingRequest]:
     """The kept requests whose nonce is not used yet, in the order they arrived, each with its
     agent epoch's certificate."""
-    return cast(
-        "list[WaitingRequest]",
-        rows(
-            conn,
-            "SELECT r.*, e.certificate FROM hub_requests r JOIN identity_epochs e"
-            " ON e.agent_id = r.agent_id AND e.valid_from = r.agent_valid_from"
-            " WHERE NOT EXISTS (SELECT 1 FROM request_nonces n"
-            " WHERE n.agent_id = r.agent_id AND n.nonce = r.nonce)"
-            " ORDER BY r.rowid",
-        ),
+    return rows(
+        conn,
+        "SELECT r.*, e.certificate FROM hub_requests r JOIN identity_epochs e"
+        " ON e.agent_id = r.agent_id AND e.valid_from = r.agent_valid_from"
+        " WHERE NOT EXISTS (SELECT 1 FROM request_nonces n"
+        " WHERE n.agent_id = r.agent_id AND n.nonce = r.nonce)"
+        " ORDER BY r.rowid",
+        row=WaitingRequest,
     )
 
 
@@ -143,15 +143,13 @@ class EpochCounts(TypedDict):
 
 def epoch_counts(conn: Connection, device_fp: str) -> EpochCounts | None:
     """How many epochs the device holds, and how many of them are revoked."""
-    return cast(
-        "EpochCounts | None",
-        one(
-            conn,
-            "SELECT COUNT(*) AS epochs, COUNT(r.revocation_id) AS revoked FROM identity_epochs e"
-            " LEFT JOIN agent_revocations r ON r.agent_id = e.agent_id AND r.agent_valid_from = e.valid_from"
-            " WHERE e.device_fp = ?",
-            (device_fp,),
-        ),
+    return one(
+        conn,
+        "SELECT COUNT(*) AS epochs, COUNT(r.revocation_id) AS revoked FROM identity_epochs e"
+        " LEFT JOIN agent_revocations r ON r.agent_id = e.agent_id AND r.agent_valid_from = e.valid_from"
+        " WHERE e.device_fp = ?",
+        (device_fp,),
+        row=EpochCounts,
     )
 
 
@@ -166,17 +164,15 @@ class DeviceSeen(TypedDict):
 def devices_seen(conn: Connection) -> list[DeviceSeen]:
     """Every device of the brain's epochs, the first to join first: when, its agents, how many
     epochs it holds and how many are revoked."""
-    return cast(
-        "list[DeviceSeen]",
-        rows(
-            conn,
-            "SELECT e.device_fp, MIN(e.created_at) AS since,"
-            " group_concat(DISTINCT CASE WHEN e.role = 'agent' THEN e.agent_id END) AS agents,"
-            " COUNT(*) AS epochs, COUNT(r.revocation_id) AS revoked"
-            " FROM identity_epochs e LEFT JOIN agent_revocations r"
-            " ON r.agent_id = e.agent_id AND r.agent_valid_from = e.valid_from"
-            " GROUP BY e.device_fp ORDER BY since",
-        ),
+    return rows(
+        conn,
+        "SELECT e.device_fp, MIN(e.created_at) AS since,"
+        " group_concat(DISTINCT CASE WHEN e.role = 'agent' THEN e.agent_id END) AS agents,"
+        " COUNT(*) AS epochs, COUNT(r.revocation_id) AS revoked"
+        " FROM identity_epochs e LEFT JOIN agent_revocations r"
+        " ON r.agent_id = e.agent_id AND r.agent_valid_from = e.valid_from"
+        " GROUP BY e.device_fp ORDER BY since",
+        row=DeviceSeen,
     )
 
 
@@ -196,7 +192,9 @@ _NOT_REVOKED = (
 )
 
 
-def _live_epochs(conn: Connection, columns: str, where: str, value: str, order: str) -> list[dict[str, Any]]:
+def _live_epochs(
+    conn: Connection, columns: str, where: str, value: str, order: str, *, row: type[Row]
+) -> list[Row]:
     """``columns`` of the epochs ``e`` whose ``where`` column holds ``value``, not revoked, by ``order``."""
     return rows(
         conn,
@@ -204,6 +202,7 @@ def _live_epochs(conn: Connection, columns: str, where: str, value: str, order: 
         + _NOT_REVOKED
         + f" ORDER BY {order}",
         (value,),
+        row=row,
     )
 
 
@@ -214,10 +213,9 @@ class EpochKey(TypedDict):
 
 def live_epochs_of(conn: Connection, device_fp: str) -> list[EpochKey]:
     """The device's epochs not revoked."""
-    found = _live_epochs(
-        conn, "e.agent_id, e.valid_from", "e.device_fp", device_fp, "e.agent_id, e.valid_from"
+    return _live_epochs(
+        conn, "e.agent_id, e.valid_from", "e.device_fp", device_fp, "e.agent_id, e.valid_from", row=EpochKey
     )
-    return cast("list[EpochKey]", found)
 
 
 class LiveKey(TypedDict):
@@ -227,10 +225,14 @@ class LiveKey(TypedDict):
 
 def live_keys(conn: Connection, agent_id: str) -> list[LiveKey]:
     """(device, public key) of every epoch of ``agent_id`` not revoked."""
-    found = _live_epochs(
-        conn, "e.device_fp, e.public_key_b64u", "e.agent_id", agent_id, "e.device_fp, e.valid_from"
+    return _live_epochs(
+        conn,
+        "e.device_fp, e.public_key_b64u",
+        "e.agent_id",
+        agent_id,
+        "e.device_fp, e.valid_from",
+        row=LiveKey,
     )
-    return cast("list[LiveKey]", found)
 
 
 class EpochOfDevice(TypedDict):
@@ -240,13 +242,11 @@ class EpochOfDevice(TypedDict):
 
 def epoch_of(conn: Connection, agent_id: Any, valid_from: Any) -> EpochOfDevice | None:
     """The public key and device of an epoch."""
-    return cast(
-        "EpochOfDevice | None",
-        one(
-            conn,
-            "SELECT public_key_b64u, device_fp FROM identity_epochs WHERE agent_id = ? AND valid_from = ?",
-            (agent_id, valid_from),
-        ),
+    return one(
+        conn,
+        "SELECT public_key_b64u, device_fp FROM identity_epochs WHERE agent_id = ? AND valid_from = ?",
+        (agent_id, valid_from),
+        row=EpochOfDevice,
     )
 
 

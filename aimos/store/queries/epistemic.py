@@ -4,7 +4,7 @@ epistemic_detection.py."""
 
 from __future__ import annotations
 
-from typing import TypedDict, cast
+from typing import TypedDict
 
 from aimos.store.connection import Connection, one, rows
 from aimos.vocabulary import BASIS_CLASSIFIER, BASIS_EXPLICIT, INHERITED_FROM
@@ -67,12 +67,12 @@ class Fingerprint(TypedDict):
 
 
 def classified_memory(conn: Connection, memory_id: str) -> ClassifiedMemory | None:
-    return cast("ClassifiedMemory | None", one(conn, _CLASSIFIED, (memory_id,)))
+    return one(conn, _CLASSIFIED, (memory_id,), row=ClassifiedMemory)
 
 
 def newest_classification(conn: Connection, memory_id: str) -> ChainHead | None:
     """The memory's newest classification (its chain's head), or None."""
-    return cast("ChainHead | None", one(conn, _NEWEST, (memory_id,)))
+    return one(conn, _NEWEST, (memory_id,), row=ChainHead)
 
 
 _CLASSIFIED = (
@@ -129,21 +129,21 @@ def insert_fingerprint(conn: Connection, memory_id: str, company_id: str, finger
 
 
 def fingerprint_of(conn: Connection, memory_id: str) -> Fingerprint | None:
-    found = one(
+    return one(
         conn,
         "SELECT company_id, fingerprint FROM epistemic_fingerprints WHERE memory_id = ?",
         (memory_id,),
+        row=Fingerprint,
     )
-    return cast("Fingerprint | None", found)
 
 
 def cluster_members(conn: Connection, company_id: str, fingerprint: str) -> list[ClusterMember]:
     """The company's memories with this leading-question fingerprint, in the order they joined."""
-    found = rows(
+    return rows(
         conn,
         "SELECT m.memory_id, m.company_id, m.key, m.value, m.source, m.memory_type, m.live_content_hash,"
         " m.epistemic_label FROM epistemic_fingerprints f JOIN memories m ON m.memory_id = f.memory_id"
         " WHERE f.company_id = ? AND f.fingerprint = ? ORDER BY f.rowid",
         (company_id, fingerprint),
+        row=ClusterMember,
     )
-    return cast("list[ClusterMember]", found)

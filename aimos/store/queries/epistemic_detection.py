@@ -5,7 +5,7 @@ it reads before it records a verdict."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TypedDict, cast
+from typing import TypedDict
 
 from aimos.store.connection import Connection, one, rows
 from aimos.store.search import budgeted_probe, fts_match, where_clause
@@ -60,13 +60,13 @@ _JUDGED_THROUGH = "COALESCE((SELECT through_seq FROM detection_runs ORDER BY seq
 
 
 def saved_row(conn: Connection, memory_id: str) -> SavedRow | None:
-    found = one(
+    return one(
         conn,
         f"SELECT {_PASSAGE}, m.company_id, m.memory_type, m.scope, m.rowid AS upto FROM memories m"
         " WHERE m.memory_id = ?",
         (memory_id,),
+        row=SavedRow,
     )
-    return cast("SavedRow | None", found)
 
 
 def burst_rows(
@@ -74,15 +74,15 @@ def burst_rows(
 ) -> list[PassageRow]:
     """The newest ``limit`` of the company's memories the agent epoch ``author`` saved at or after
     ``since``, up to rowid ``upto``, aimos's guides left out; newest first."""
-    found = rows(
+    return rows(
         conn,
         f"SELECT {_PASSAGE} FROM memories m WHERE m.company_id = ? AND m.created_at >= ?"
         " AND m.author_agent_id = ? AND m.author_valid_from = ? AND m.scope != ? AND m.rowid <= ?"
         # (the (company, created_at) index read backwards: no sort of a busy burst's rows)
         " ORDER BY m.created_at DESC, m.rowid DESC LIMIT ?",
         (company_id, since, author[0], author[1], SYSTEM_SCOPE, upto, limit),
+        row=PassageRow,
     )
-    return cast("list[PassageRow]", found)
 
 
 def word_neighbours(
@@ -92,14 +92,14 @@ def word_neighbours(
     scan budget (store.search.budgeted_probe), among those up to rowid ``upto``; aimos's guides
     are no agent's claims: never judged, never a peer."""
     where, params = where_clause("memory_fts", budgeted_probe(conn, words, budget, upto))
-    found = rows(
+    return rows(
         conn,
         f"SELECT {_PASSAGE} FROM (SELECT rowid FROM memory_fts WHERE {where}"
         " ORDER BY rank LIMIT ?) f JOIN memories m ON m.rowid = f.rowid WHERE m.company_id = ?"
         " AND m.scope != ?",
         (*params, limit, company_id, SYSTEM_SCOPE),
+        row=PassageRow,
     )
-    return cast("list[PassageRow]", found)
 
 
 def memories_holding(conn: Connection, span: str, cap: int, upto: int = 0) -> int:
@@ -113,15 +113,15 @@ def memories_holding(conn: Connection, span: str, cap: int, upto: int = 0) -> in
 def label_heads(conn: Connection, memory_ids: list[str]) -> list[LabelHead]:
     """Every classification of these memories, oldest first."""
     marks = ",".join("?" * len(memory_ids))
-    found = rows(
+    return rows(
         conn,
         "SELECT c.memory_id, c.label, json_extract(e.signed_body, '$.metadata.basis') AS basis,"
         " json_extract(e.signed_body, '$.metadata.signals.inherited_from') AS inherited"
         " FROM memory_classifications c JOIN events e ON e.event_id = c.authority_event_id"
         f" WHERE c.memory_id IN ({marks}) ORDER BY c.rowid",
         memory_ids,
+        row=LabelHead,
     )
-    return cast("list[LabelHead]", found)
 
 
 def detection_backlog(conn: Connection) -> int:
@@ -132,10 +132,11 @@ def detection_backlog(conn: Connection) -> int:
 
 def queued_unjudged(conn: Connection) -> list[QueueEntry]:
     """The queue past the detector's last run, in save order."""
-    found = rows(
-        conn, f"SELECT seq, memory_id FROM detection_queue WHERE seq > {_JUDGED_THROUGH} ORDER BY seq"
+    return rows(
+        conn,
+        f"SELECT seq, memory_id FROM detection_queue WHERE seq > {_JUDGED_THROUGH} ORDER BY seq",
+        row=QueueEntry,
     )
-    return cast("list[QueueEntry]", found)
 
 
 def insert_detection_run(conn: Connection, through_seq: int, now: int) -> None:

@@ -9,7 +9,7 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
-from aimos.store.connection import Connection, one
+from aimos.store.connection import Connection
 from aimos.store.queries.learning import last_reweight_hash
 from aimos.vocabulary import REWEIGHT_EVENT, sql_word
 
@@ -26,11 +26,6 @@ def projection_count(conn: Connection, memory_id: str) -> int:
         "SELECT COUNT(*) FROM weight_projections WHERE memory_id = ?", (memory_id,)
     ).fetchall()[0][0]
     return int(found)
-
-
-def memory_row(conn: Connection, memory_id: str) -> dict[str, Any] | None:
-    """The memories row (``SELECT *``) of ``memory_id``, None when there is none."""
-    return one(conn, "SELECT * FROM memories WHERE memory_id = ?", (memory_id,))
 
 
 def chain_heads(conn: Connection, memory_id: str) -> tuple[str | None, str | None]:

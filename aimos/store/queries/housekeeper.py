@@ -180,7 +180,7 @@ def events_with_metadata(conn: Connection, operation: str) -> list[StartedEvent]
 
 
 # --- a restore ------------------------------------------------------------------------------------
-def revoked_epochs(conn: Connection) -> set[tuple[str, int]]:
+def revoked_epoch_set(conn: Connection) -> set[tuple[str, int]]:
     """(agent id, valid_from) of every revoked epoch (each id read as bytes, so damage in it
     cannot stop the read)."""
     return {

@@ -15,17 +15,10 @@ from aimos.errors import StoreError
 from aimos.store.connection import Connection, one, rows
 
 
-# --- the brain's metadata and master, as a join or a hub init writes them ----------------------------
+# --- the brain's metadata, as a join or a hub init writes it (the master: identity.insert_master) --
 def add_brain_meta(conn: Connection, items: Iterable[tuple[str, str]]) -> None:
     """Append rows to brain_meta (the caller holds the write transaction)."""
     conn.executemany("INSERT INTO brain_meta (key, value) VALUES (?, ?)", list(items))
-
-
-def insert_master(conn: Connection, fingerprint: str, public_key_b64u: str, created_at: int) -> None:
-    conn.execute(
-        "INSERT INTO master_identity (fingerprint, public_key_b64u, created_at) VALUES (?, ?, ?)",
-        (fingerprint, public_key_b64u, created_at),
-    )
 
 
 # --- reading what a device wrote -------------------------------------------------------------------

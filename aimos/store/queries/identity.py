@@ -93,6 +93,7 @@ def _of_epoch(conn: Connection, sql: str, agent_id: str, valid_from: int) -> dic
 
 # --- master -------------------------------------------------------------------------------
 def insert_master(conn: Connection, fingerprint: str, public_key_b64u: str, created_at: int) -> None:
+    """The brain's master identity row, as an install or a hub join writes it."""
     conn.execute(
         "INSERT INTO master_identity (fingerprint, public_key_b64u, created_at) VALUES (?, ?, ?)",
         (fingerprint, public_key_b64u, created_at),
@@ -101,9 +102,7 @@ def insert_master(conn: Connection, fingerprint: str, public_key_b64u: str, crea
 
 def master_identity(conn: Connection) -> MasterRow | None:
     """The brain's master identity row; None when the brain has none."""
-    return cast(
-        "MasterRow | None", one(conn, "SELECT fingerprint, public_key_b64u, created_at FROM master_identity")
-    )
+    return one(conn, "SELECT fingerprint, public_key_b64u, created_at FROM master_identity", row=MasterRow)
 
 
 # --- epochs -------------------------------------------------------------------------------
@@ -130,13 +129,13 @@ def epochs_of(conn: Connection, agent_id: str | None = None) -> list[ListedEpoch
     if agent_id is not None:
         sql += " WHERE e.agent_id = ?"
         params = (agent_id,)
-    return cast("list[ListedEpoch]", rows(conn, sql + " ORDER BY e.agent_id, e.valid_from", params))
+    return rows(conn, sql + " ORDER BY e.agent_id, e.valid_from", params, row=ListedEpoch)
 
 
 def epoch_row(conn: Connection, agent_id: str, valid_from: int) -> EpochRow | None:
     """The identity epoch row of ``agent_id`` starting at ``valid_from``, if there is one."""
     sql = "SELECT * FROM identity_epochs WHERE agent_id = ? AND valid_from = ?"
-    return cast("EpochRow | None", _of_epoch(conn, sql, agent_id, valid_from))
+    return one(conn, sql, (agent_id, valid_from), row=EpochRow)
 
 
 def epoch_certificate(conn: Connection, agent_id: str, valid_from: int) -> str | None:
@@ -148,14 +147,12 @@ def epoch_certificate(conn: Connection, agent_id: str, valid_from: int) -> str |
 
 def epoch_by_certificate(conn: Connection, cert_fingerprint: str) -> EpochCore | None:
     """The epoch whose certificate has this fingerprint, if one is enrolled."""
-    return cast(
-        "EpochCore | None",
-        one(
-            conn,
-            "SELECT agent_id, valid_from, valid_until, role, identity_tier, public_key_b64u"
-            " FROM identity_epochs WHERE cert_fingerprint = ?",
-            (cert_fingerprint,),
-        ),
+    return one(
+        conn,
+        "SELECT agent_id, valid_from, valid_until, role, identity_tier, public_key_b64u"
+        " FROM identity_epochs WHERE cert_fingerprint = ?",
+        (cert_fingerprint,),
+        row=EpochCore,
     )
 
 
@@ -174,7 +171,7 @@ def current_grant(conn: Connection, agent_id: str, valid_from: int) -> GrantRow 
         "SELECT * FROM recall_grants WHERE subject_agent_id = ? AND subject_valid_from = ?"
         " ORDER BY rowid DESC LIMIT 1"
     )
-    return cast("GrantRow | None", _of_epoch(conn, sql, agent_id, valid_from))
+    return one(conn, sql, (agent_id, valid_from), row=GrantRow)
 
 
 def newest_grant_hash(conn: Connection, agent_id: str, valid_from: int) -> str | None:
@@ -204,7 +201,7 @@ def revoked_at(conn: Connection, agent_id: str, valid_from: int) -> int | None:
     return int(row["revoked_at"]) if row else None
 
 
-def revoked_epochs(conn: Connection) -> list[tuple[str, int]]:
+def revoked_epochs_sorted(conn: Connection) -> list[tuple[str, int]]:
     """Every revoked epoch, as (agent id, valid from), in order."""
     return [
         (str(a), int(v))

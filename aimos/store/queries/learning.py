@@ -57,7 +57,7 @@ class WeightProjectionRow(TypedDict):
     created_at: int
 
 
-class ReceiptRow(TypedDict):
+class ReceiptEvidence(TypedDict):
     """What an outcome reads of the recall receipt it rests on."""
 
     receipt_id: str
@@ -124,14 +124,14 @@ def principal_outcome_rows(conn: Connection, memory_id: str | None = None) -> li
     """Every retained principal outcome (of one memory, or all), in write order."""
     params: tuple[str, ...] = (memory_id,) if memory_id else ()
     where = "AND o.memory_id = ?" if memory_id else ""
-    return cast(list[PrincipalOutcome], rows(conn, PRINCIPAL_OUTCOMES_SQL.format(where=where), params))
+    return rows(conn, PRINCIPAL_OUTCOMES_SQL.format(where=where), params, row=PrincipalOutcome)
 
 
 def valence_rules(conn: Connection, body: str, memory_id: str | None = None) -> list[ValenceRule]:
     """The weight rule each terminal event (of one memory's, or all) records, by outcome id."""
     params: tuple[str, ...] = (memory_id,) if memory_id else ()
     by_memory = "AND subject_memory_id = ?" if memory_id else ""
-    return cast(list[ValenceRule], rows(conn, VALENCE_RULES_SQL.format(body=body, where=by_memory), params))
+    return rows(conn, VALENCE_RULES_SQL.format(body=body, where=by_memory), params, row=ValenceRule)
 
 
 def principal_outcomes_mark(conn: Connection, memory_id: str) -> tuple[Any, ...]:
@@ -145,20 +145,10 @@ def principal_outcomes_mark(conn: Connection, memory_id: str) -> tuple[Any, ...]
     return tuple(found)
 
 
-def memory_row(conn: Connection, memory_id: str) -> dict[str, Any] | None:
-    """The memories row (every column), or None."""
-    return one(conn, "SELECT * FROM memories WHERE memory_id = ?", (memory_id,))
-
-
-def receipt_row(conn: Connection, receipt_id: str) -> ReceiptRow | None:
-    return cast(
-        ReceiptRow | None,
-        one(
-            conn,
-            "SELECT receipt_id, evidence, agent_id, event_id FROM recall_receipts WHERE receipt_id = ?",
-            (receipt_id,),
-        ),
-    )
+def receipt_evidence(conn: Connection, receipt_id: str) -> ReceiptEvidence | None:
+    """The receipt's id, evidence, agent and event (what an outcome reads of it), or None."""
+    sql = "SELECT receipt_id, evidence, agent_id, event_id FROM recall_receipts WHERE receipt_id = ?"
+    return one(conn, sql, (receipt_id,), row=ReceiptEvidence)
 
 
 def insert_outcome(conn: Connection, row: OutcomeRow) -> None:
@@ -240,7 +230,7 @@ def set_retrieval_weight(conn: Connection, memory_id: str, weight_milli: int) ->
 
 # --- the V2 mutation export ----------------------------------------------------------------------
 def outcome_row(conn: Connection, outcome_id: str) -> OutcomeRow | None:
-    return cast(OutcomeRow | None, one(conn, "SELECT * FROM outcomes WHERE outcome_id = ?", (outcome_id,)))
+    return one(conn, "SELECT * FROM outcomes WHERE outcome_id = ?", (outcome_id,), row=OutcomeRow)
 
 
 def first_outcome_event(
@@ -263,9 +253,8 @@ def receipt_event_id(conn: Connection, receipt_id: str) -> str | None:
 
 
 def projection_of_outcome(conn: Connection, outcome_id: str) -> WeightProjectionRow | None:
-    return cast(
-        WeightProjectionRow | None,
-        one(conn, "SELECT * FROM weight_projections WHERE outcome_id = ?", (outcome_id,)),
+    return one(
+        conn, "SELECT * FROM weight_projections WHERE outcome_id = ?", (outcome_id,), row=WeightProjectionRow
     )
 
 

@@ -3,7 +3,7 @@ reads a stored event or provenance body as signed (which other packages' queries
 
 from __future__ import annotations
 
-from typing import Any, TypedDict, cast
+from typing import Any, TypedDict
 
 from aimos.store.connection import Connection, insert, one
 from aimos.store.seals import sealed_tables
@@ -17,14 +17,12 @@ class ChainHead(TypedDict):
 def chain_head_row(conn: Connection, agent_id: str, valid_from: int) -> ChainHead | None:
     """The newest event of the signer epoch's chain (its ledger_seq and mutation hash); None when
     the chain is empty."""
-    return cast(
-        "ChainHead | None",
-        one(
-            conn,
-            "SELECT ledger_seq, mutation_hash FROM events WHERE signer_agent_id = ? AND signer_valid_from = ?"
-            " ORDER BY ledger_seq DESC LIMIT 1",
-            (agent_id, valid_from),
-        ),
+    return one(
+        conn,
+        "SELECT ledger_seq, mutation_hash FROM events WHERE signer_agent_id = ? AND signer_valid_from = ?"
+        " ORDER BY ledger_seq DESC LIMIT 1",
+        (agent_id, valid_from),
+        row=ChainHead,
     )
 
 

@@ -4,9 +4,9 @@ constant text, so the connection's statement cache serves it."""
 
 from __future__ import annotations
 
-from typing import TypedDict, cast
+from typing import TypedDict
 
-from aimos.store.connection import Connection, one
+from aimos.store.connection import Connection, insert_sql, one
 
 
 class MemoryTwin(TypedDict):
@@ -108,12 +108,6 @@ class WeightBaselineRow(TypedDict):
     signature_b64u: str
 
 
-def _insert_sql(table: str, row: type) -> str:
-    """The INSERT of one row of ``table`` by name (``:column``), the columns a row TypedDict's."""
-    columns = tuple(row.__annotations__)
-    return f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join(':' + c for c in columns)})"
-
-
 _TWIN = (
     "SELECT memory_id, company_id, live_content_hash, save_mutation_hash FROM memories"
     " WHERE company_id = ? AND live_content_hash = ? ORDER BY rowid LIMIT 1"
@@ -122,10 +116,10 @@ _LAST_COMMITMENT = (
     "SELECT commitment FROM memory_occurrences WHERE memory_id = ?"
     " ORDER BY created_at DESC, rowid DESC LIMIT 1"
 )
-_INSERT_OCCURRENCE = _insert_sql("memory_occurrences", OccurrenceRow)
-_INSERT_PROVENANCE = _insert_sql("memory_provenance", SaveProvenanceRow)
-_INSERT_MEMORY = _insert_sql("memories", MemoryRow)
-_INSERT_BASELINE = _insert_sql("weight_baselines", WeightBaselineRow)
+_INSERT_OCCURRENCE = insert_sql("memory_occurrences", OccurrenceRow)
+_INSERT_PROVENANCE = insert_sql("memory_provenance", SaveProvenanceRow)
+_INSERT_MEMORY = insert_sql("memories", MemoryRow)
+_INSERT_BASELINE = insert_sql("weight_baselines", WeightBaselineRow)
 _INSERT_SUPERSESSION = (
     "INSERT INTO memory_supersessions (old_memory_id, new_memory_id, company_id, binding_mutation_hash,"
     " created_at) VALUES (?,?,?,?,?)"
@@ -134,7 +128,7 @@ _INSERT_SUPERSESSION = (
 
 def oldest_twin(conn: Connection, company_id: str, live_content_hash: str) -> MemoryTwin | None:
     """The company's oldest memory with this live content hash, or None."""
-    return cast("MemoryTwin | None", one(conn, _TWIN, (company_id, live_content_hash)))
+    return one(conn, _TWIN, (company_id, live_content_hash), row=MemoryTwin)
 
 
 def last_occurrence_commitment(conn: Connection, memory_id: str) -> str | None:

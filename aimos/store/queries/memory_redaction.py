@@ -58,12 +58,12 @@ class RedactionRow(TypedDict):
 
 def record_of(conn: Connection, memory_id: str) -> StoredRecord | None:
     """The memory's stored redaction record, or None (its text is there)."""
-    found = one(
+    return one(
         conn,
         f"SELECT redaction_id, record_json, signature_b64u FROM {REDACTIONS} WHERE memory_id = ?",
         (memory_id,),
+        row=StoredRecord,
     )
-    return cast("StoredRecord | None", found)
 
 
 def stored_records(conn: Connection) -> list[dict[str, Any]]:
@@ -77,20 +77,20 @@ def stored_records(conn: Connection) -> list[dict[str, Any]]:
 def records_of(conn: Connection, memory_ids: list[str]) -> list[RecordText]:
     """The record texts of those of these memories that are redacted."""
     marks = ", ".join("?" * len(memory_ids))
-    found = rows(
+    return rows(
         conn,
         f"SELECT memory_id, record_json FROM {REDACTIONS} WHERE memory_id IN ({marks})",
         tuple(memory_ids),
+        row=RecordText,
     )
-    return cast("list[RecordText]", found)
 
 
 def held_memory(conn: Connection, memory_id: str) -> HeldMemory | None:
-    return cast("HeldMemory | None", one(conn, _HELD, (memory_id,)))
+    return one(conn, _HELD, (memory_id,), row=HeldMemory)
 
 
 def save_node(conn: Connection, provenance_id: str) -> SaveNode | None:
-    return cast("SaveNode | None", one(conn, _SAVE_NODE, (provenance_id,)))
+    return one(conn, _SAVE_NODE, (provenance_id,), row=SaveNode)
 
 
 _HELD = (
@@ -109,7 +109,7 @@ def sealed_row(conn: Connection, shape: TableShape, rowid: int) -> tuple[Any, ..
 
 
 def master_key(conn: Connection) -> MasterKey | None:
-    return cast("MasterKey | None", one(conn, "SELECT public_key_b64u, fingerprint FROM master_identity"))
+    return one(conn, "SELECT public_key_b64u, fingerprint FROM master_identity", row=MasterKey)
 
 
 def brain_id(conn: Connection) -> str | None:

@@ -6,7 +6,7 @@ reads beside them (``redacted``, ``originated_at``, a detail's version and histo
 
 from __future__ import annotations
 
-from typing import Any, TypedDict, cast
+from typing import Any, TypedDict
 
 from aimos.errors import MemoryNotFoundError
 from aimos.store.cells import text_of
@@ -84,10 +84,12 @@ def memory_id_from_prefix(conn: Connection, ref: str, company_id: str | None = N
 
 
 def grant_cells(conn: Connection, memory_id: str) -> GrantCells | None:
-    found = one(
-        conn, "SELECT company_id, clearance_level, data_class FROM memories WHERE memory_id = ?", (memory_id,)
+    return one(
+        conn,
+        "SELECT company_id, clearance_level, data_class FROM memories WHERE memory_id = ?",
+        (memory_id,),
+        row=GrantCells,
     )
-    return cast("GrantCells | None", found)
 
 
 def next_version(conn: Connection, memory_id: str) -> str | None:
@@ -124,17 +126,17 @@ def memory_row(conn: Connection, memory_id: str) -> dict[str, Any] | None:
 
 def provenance_of(conn: Connection, memory_id: str) -> list[ProvenanceNode]:
     """The memory's provenance nodes, oldest first."""
-    return cast("list[ProvenanceNode]", rows(conn, _PROVENANCE, (memory_id,)))
+    return rows(conn, _PROVENANCE, (memory_id,), row=ProvenanceNode)
 
 
 def occurrences_of(conn: Connection, memory_id: str) -> list[Occurrence]:
     """The memory's signed occurrences (saves of the same content again), oldest first."""
-    return cast("list[Occurrence]", rows(conn, _OCCURRENCES, (memory_id,)))
+    return rows(conn, _OCCURRENCES, (memory_id,), row=Occurrence)
 
 
 def events_about(conn: Connection, memory_id: str) -> list[MemoryEvent]:
     """The ledger's events whose subject is the memory, oldest first."""
-    return cast("list[MemoryEvent]", rows(conn, _EVENTS, (memory_id,)))
+    return rows(conn, _EVENTS, (memory_id,), row=MemoryEvent)
 
 
 _PROVENANCE = (

@@ -6,7 +6,7 @@ the receipts' in recall_receipts.py."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, TypedDict
 
 from aimos.store.connection import Connection, one, rows
 from aimos.store.seals import TableShape
@@ -23,6 +23,19 @@ ReceiptRow: TypeAlias = dict[str, Any]
 GrantRow: TypeAlias = dict[str, Any]
 
 
+class SignerEpoch(TypedDict):
+    """An identity epoch as the disclosure check reads it: its key, certificate, span and when it
+    was revoked (None when it was not)."""
+
+    agent_id: str
+    valid_from: int
+    valid_until: int
+    public_key_b64u: str
+    certificate: str
+    cert_fingerprint: str
+    revoked_at: int | None
+
+
 def _in(values: Sequence[object]) -> str:
     return ", ".join("?" * len(values))
 
@@ -37,7 +50,8 @@ def memories_by_rowid(conn: Connection, rowids: Sequence[int]) -> dict[int, Memo
 
 
 def memory_row(conn: Connection, memory_id: str) -> MemoryRow | None:
-    """The memory's row (every column), or None."""
+    """The memory's row (every column), or None: the one read of a whole memories row (recall,
+    its receipts' check, an outcome, the mutation suite)."""
     return one(conn, "SELECT * FROM memories WHERE memory_id = ?", (memory_id,))
 
 
@@ -45,6 +59,18 @@ def memory_row(conn: Connection, memory_id: str) -> MemoryRow | None:
 def provenance_by_mutation(conn: Connection, hashes: Sequence[str]) -> list[ProvenanceRow]:
     """The memory_provenance rows whose mutation hash is one of ``hashes``."""
     return rows(conn, f"SELECT * FROM memory_provenance WHERE mutation_hash IN ({_in(hashes)})", hashes)
+
+
+def signer_epochs(conn: Connection) -> list[SignerEpoch]:
+    """Every identity epoch with when it was revoked, unordered (the check looks each up by its
+    agent and start; an epoch has one revocation at most)."""
+    return rows(
+        conn,
+        "SELECT e.agent_id, e.valid_from, e.valid_until, e.public_key_b64u, e.certificate,"
+        " e.cert_fingerprint, r.revoked_at FROM identity_epochs e LEFT JOIN agent_revocations r"
+        " ON r.agent_id = e.agent_id AND r.agent_valid_from = e.valid_from",
+        row=SignerEpoch,
+    )
 
 
 def saved_events(conn: Connection, memory_ids: Sequence[str]) -> list[EventRow]:

@@ -3,7 +3,7 @@ aimos/recall/envelope.py): the stored receipt, and the signed rows its documents
 
 from __future__ import annotations
 
-from typing import Any, TypedDict, cast
+from typing import Any, TypedDict
 
 from aimos.store.connection import Connection, insert, one
 from aimos.store.queries.recall import EventRow, GrantRow, ReceiptRow
@@ -42,26 +42,22 @@ def event_row(conn: Connection, event_id: str) -> EventRow | None:
 
 
 def epoch_key(conn: Connection, agent_id: str, valid_from: int) -> EpochKey | None:
-    return cast(
-        EpochKey | None,
-        one(
-            conn,
-            "SELECT agent_id, valid_from, public_key_b64u, certificate FROM identity_epochs"
-            " WHERE agent_id = ? AND valid_from = ?",
-            (agent_id, valid_from),
-        ),
+    return one(
+        conn,
+        "SELECT agent_id, valid_from, public_key_b64u, certificate FROM identity_epochs"
+        " WHERE agent_id = ? AND valid_from = ?",
+        (agent_id, valid_from),
+        row=EpochKey,
     )
 
 
 def revocation(conn: Connection, agent_id: str, valid_from: int) -> Revocation | None:
     """When the identity epoch was revoked, or None when it was not."""
-    return cast(
-        Revocation | None,
-        one(
-            conn,
-            "SELECT revoked_at FROM agent_revocations WHERE agent_id = ? AND agent_valid_from = ?",
-            (agent_id, valid_from),
-        ),
+    return one(
+        conn,
+        "SELECT revoked_at FROM agent_revocations WHERE agent_id = ? AND agent_valid_from = ?",
+        (agent_id, valid_from),
+        row=Revocation,
     )
 
 

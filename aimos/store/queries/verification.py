@@ -161,23 +161,21 @@ def event_link_batches(conn: Connection, body: str, housekeeper_role: str) -> It
       ON r.agent_id = e.signer_agent_id AND r.agent_valid_from = e.signer_valid_from
     ORDER BY e.signer_agent_id, e.signer_valid_from, e.ledger_seq
     """
-    return cast(Iterator[list[EventLink]], batches(conn, sql, (housekeeper_role,)))
+    return batches(conn, sql, (housekeeper_role,), row=EventLink)
 
 
 # --- the cognitive evidence bundle ---------------------------------------------------------------
 def epochs_with_revocations(conn: Connection) -> list[EpochWithRevocation]:
-    return cast(
-        list[EpochWithRevocation],
-        rows(
-            conn,
-            "SELECT e.*, r.signed_body AS revocation_body,"
-            " r.master_fingerprint AS revocation_master_fingerprint,"
-            " r.prior_identity_hash AS revocation_prior_identity_hash,"
-            " r.content_hash AS revocation_content_hash, r.mutation_hash AS revocation_mutation_hash,"
-            " r.ts_signed AS revocation_ts_signed, r.nonce AS revocation_nonce,"
-            " r.signature_b64u AS revocation_signature_b64u FROM identity_epochs e"
-            " LEFT JOIN agent_revocations r ON r.agent_id = e.agent_id AND r.agent_valid_from = e.valid_from",
-        ),
+    return rows(
+        conn,
+        "SELECT e.*, r.signed_body AS revocation_body,"
+        " r.master_fingerprint AS revocation_master_fingerprint,"
+        " r.prior_identity_hash AS revocation_prior_identity_hash,"
+        " r.content_hash AS revocation_content_hash, r.mutation_hash AS revocation_mutation_hash,"
+        " r.ts_signed AS revocation_ts_signed, r.nonce AS revocation_nonce,"
+        " r.signature_b64u AS revocation_signature_b64u FROM identity_epochs e"
+        " LEFT JOIN agent_revocations r ON r.agent_id = e.agent_id AND r.agent_valid_from = e.valid_from",
+        row=EpochWithRevocation,
     )
 
 
@@ -190,31 +188,27 @@ def events_in_chain_order(conn: Connection) -> list[dict[str, Any]]:
 def projections_with_provenance(conn: Connection, provenance_body: str) -> list[ProjectionEvidence]:
     """Every weight projection with its REWEIGHT node, by memory in write order
     (``provenance_body``: the provenance body SQL for alias ``p``)."""
-    return cast(
-        list[ProjectionEvidence],
-        rows(
-            conn,
-            f"SELECT w.*, p.provenance_id, {provenance_body} AS body_json, p.content_hash,"
-            " p.prev_mutation_hash, p.ts_signed,"
-            " p.nonce,"
-            " p.signature_b64u, p.binding_schema_version, p.signer_agent_id, p.signer_valid_from,"
-            " p.cert_fingerprint, p.identity_tier, p.is_genesis, p.backfilled"
-            " FROM weight_projections w"
-            " JOIN memory_provenance p ON p.mutation_hash = w.provenance_mutation_hash"
-            " ORDER BY w.memory_id, w.rowid",
-        ),
+    return rows(
+        conn,
+        f"SELECT w.*, p.provenance_id, {provenance_body} AS body_json, p.content_hash,"
+        " p.prev_mutation_hash, p.ts_signed,"
+        " p.nonce,"
+        " p.signature_b64u, p.binding_schema_version, p.signer_agent_id, p.signer_valid_from,"
+        " p.cert_fingerprint, p.identity_tier, p.is_genesis, p.backfilled"
+        " FROM weight_projections w"
+        " JOIN memory_provenance p ON p.mutation_hash = w.provenance_mutation_hash"
+        " ORDER BY w.memory_id, w.rowid",
+        row=ProjectionEvidence,
     )
 
 
 def weight_baselines(conn: Connection) -> list[WeightBaselineRow]:
-    return cast(list[WeightBaselineRow], rows(conn, "SELECT * FROM weight_baselines"))
+    return rows(conn, "SELECT * FROM weight_baselines", row=WeightBaselineRow)
 
 
 def classifications_in_order(conn: Connection) -> list[ClassificationRow]:
     """Every epistemic classification, by memory in write order."""
-    return cast(
-        list[ClassificationRow], rows(conn, "SELECT * FROM memory_classifications ORDER BY memory_id, rowid")
-    )
+    return rows(conn, "SELECT * FROM memory_classifications ORDER BY memory_id, rowid", row=ClassificationRow)
 
 
 def memories_in_order(conn: Connection, memory_id: str | None = None) -> list[dict[str, Any]]:
@@ -226,12 +220,10 @@ def memories_in_order(conn: Connection, memory_id: str | None = None) -> list[di
 # --- the kept outcome ----------------------------------------------------------------------------
 def newest_event_of(conn: Connection, operation: str) -> SignedEvent | None:
     """The newest ``operation`` event's id, signed body (as stored) and time, or None."""
-    return cast(
-        SignedEvent | None,
-        one(
-            conn,
-            "SELECT event_id, signed_body, ts_signed FROM events WHERE operation = ?"
-            " ORDER BY ts_signed DESC, rowid DESC LIMIT 1",
-            (operation,),
-        ),
+    return one(
+        conn,
+        "SELECT event_id, signed_body, ts_signed FROM events WHERE operation = ?"
+        " ORDER BY ts_signed DESC, rowid DESC LIMIT 1",
+        (operation,),
+        row=SignedEvent,
     )
