@@ -18,7 +18,6 @@ from aimos.identity.signer import Signer
 from aimos.identity.trusted import verified_grant
 from aimos.identity.validators import data_class_rank
 from aimos.memory.save import SaveResult, save_in_transaction
-from aimos.memory.versions import get_memory
 from aimos.store.connection import Connection, write_transaction
 from aimos.vocabulary import CLI_AGENT, DEFAULT_SAVE_CLEARANCE, DEFAULT_SAVE_DATA_CLASS, PATH_SAVE, PATH_SHOW
 
@@ -178,6 +177,8 @@ def save(brain: Brain, agent: str, memory: NewMemory, *, settled: bool = True) -
 def correct(brain: Brain, agent: str, memory_ref: str, value: str, source: str | None = None) -> SaveResult:
     """A corrected version that supersedes ``memory_ref``, with its key, type, scope and ceilings;
     its source is the one given, else the signer's own."""
+    from aimos.memory.versions import get_memory
+
     signer = brain.signer(agent)
     old = get_memory(brain.conn, memory_ref, agent_id=signer.agent_id)  # above its grant: not found
     kept = {name: old[name] for name in KEPT_BY_CORRECTION}
