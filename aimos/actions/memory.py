@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Any
 
 from aimos.actions.bodies import build_save_body
 from aimos.actions.session import Brain, now
-from aimos.epistemic.chain import classify_at_save, inherit_judgment, owed_label
 from aimos.epistemic.classifier import leading_question
 from aimos.epistemic.detect import judge_pending, pending, settle
 from aimos.identity.epochs import latest_epoch
@@ -96,12 +95,24 @@ def _classified_save(
     is its predecessor's as the detector has judged it."""
     if req.body.get("supersedes"):
         judge_pending(conn, housekeeper, now)
-    carry = partial(inherit_judgment, conn, housekeeper, now=now)
+    carry = partial(_inherit_judgment, conn, housekeeper, now=now)
     result = save_in_transaction(conn, housekeeper, req, now, carry_judgment=carry, received=received)
     # most memories do not open with a question: skip the classifier's reads for them
     if result.status in ("saved", "quarantined") and leading_question(str(req.body.get("value", ""))):
+        from aimos.epistemic.chain import classify_at_save
+
         classify_at_save(conn, housekeeper, result.memory_id, now)
     return result
+
+
+def _inherit_judgment(
+    conn: Connection, housekeeper: Signer, memory_id: str, supersedes: str, *, now: int
+) -> Any:
+    """epistemic.chain.inherit_judgment, whose module a save loads only for a correction (it is
+    called once a correction's row exists) or a memory that opens with a question."""
+    from aimos.epistemic.chain import inherit_judgment
+
+    return inherit_judgment(conn, housekeeper, memory_id, supersedes, now=now)
 
 
 def settle_detections(brain: Brain) -> int:
@@ -190,6 +201,8 @@ def correct(brain: Brain, agent: str, memory_ref: str, value: str, source: str |
 def carried_label(brain: Brain, memory_id: str) -> str | None:
     """The label a corrected version carries from the version it corrects (poison or disputed),
     unless a judgment the master signed lifted it; None when it carries none."""
+    from aimos.epistemic.chain import owed_label
+
     return owed_label(brain.conn, memory_id)
 
 

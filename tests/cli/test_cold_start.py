@@ -84,12 +84,13 @@ def test_a_save_loads_no_embedding_model(brain: Any) -> None:
 
 
 # what a cold save and a cold recall of plain words leave unloaded: a correction's reads, the
-# master's passphrase, the verifier kit's verdicts and predicates and the portable V2 verifier
-# (the store needs only the kit's kernels), the platform's folders (AIMOS_HOME names them all);
-# a recall also leaves the detector's kernel, the label chain and the NLI judge (nothing is
-# queued, no origin is shared among its candidates)
+# label chain (the detector records no label for the note), the master's passphrase, the verifier
+# kit's verdicts and predicates and the portable V2 verifier (the store needs only the kit's
+# kernels), the platform's folders (AIMOS_HOME names them all); a recall also leaves the
+# detector's kernel and the NLI judge (nothing is queued, no origin is shared among its candidates)
 NOT_AT_SAVE = (
     "aimos.memory.versions",
+    "aimos.epistemic.chain",
     "aimos.identity.passphrase",
     "aimos.verify.kit.verdict",
     "aimos.verify.kit.values",
@@ -101,7 +102,6 @@ NOT_AT_RECALL = (
     *NOT_AT_SAVE,
     "aimos.epistemic.agreement",
     "aimos.epistemic.classifier",
-    "aimos.epistemic.chain",
     "aimos.epistemic.nli",
     "aimos.epistemic.wording",
 )
