@@ -95,7 +95,12 @@ def _classified_save(
     is its predecessor's as the detector has judged it."""
     if req.body.get("supersedes"):
         judge_pending(conn, housekeeper, now)
-    carry = partial(_inherit_judgment, conn, housekeeper, now=now)
+    # only a correction carries a judgment: a plain save does not load the label chain's module
+    carry = None
+    if req.body.get("supersedes") is not None:
+        from aimos.epistemic.chain import inherit_judgment
+
+        carry = partial(inherit_judgment, conn, housekeeper, now=now)
     result = save_in_transaction(conn, housekeeper, req, now, carry_judgment=carry, received=received)
     # most memories do not open with a question: skip the classifier's reads for them
     if result.status in ("saved", "quarantined") and leading_question(str(req.body.get("value", ""))):
@@ -103,16 +108,6 @@ def _classified_save(
 
         classify_at_save(conn, housekeeper, result.memory_id, now)
     return result
-
-
-def _inherit_judgment(
-    conn: Connection, housekeeper: Signer, memory_id: str, supersedes: str, *, now: int
-) -> Any:
-    """epistemic.chain.inherit_judgment, whose module a save loads only for a correction (it is
-    called once a correction's row exists) or a memory that opens with a question."""
-    from aimos.epistemic.chain import inherit_judgment
-
-    return inherit_judgment(conn, housekeeper, memory_id, supersedes, now=now)
 
 
 def settle_detections(brain: Brain) -> int:
