@@ -11,8 +11,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import platformdirs
-
 APP = "aimos"
 BRAIN_FILENAME = "brain.sqlite3"
 
@@ -36,31 +34,39 @@ def using_home(home: Path) -> Iterator[Path]:
             os.environ["AIMOS_HOME"] = old
 
 
+def _user_dir(kind: str) -> Path:
+    """The platformdirs user folder of that kind (data, config, log, state, cache) for aimos:
+    platformdirs is imported only when a folder is asked for outside AIMOS_HOME."""
+    import platformdirs
+
+    return Path(getattr(platformdirs, f"user_{kind}_dir")(APP))
+
+
 def data_dir() -> Path:
     home = _home()
-    return home if home else Path(platformdirs.user_data_dir(APP))
+    return home if home else _user_dir("data")
 
 
 def config_dir() -> Path:
     home = _home()
-    return home / "config" if home else Path(platformdirs.user_config_dir(APP))
+    return home / "config" if home else _user_dir("config")
 
 
 def log_dir() -> Path:
     home = _home()
-    return home / "logs" if home else Path(platformdirs.user_log_dir(APP))
+    return home / "logs" if home else _user_dir("log")
 
 
 def state_dir() -> Path:
     home = _home()
-    return home / "state" if home else Path(platformdirs.user_state_dir(APP))
+    return home / "state" if home else _user_dir("state")
 
 
 def cache_dir() -> Path:
     """The user's cache folder for aimos: files it can make again (the embedding model files found
     to be the pinned ones, the evaluations' embeddings), never a brain's data. Per user, not per
     brain: AIMOS_HOME does not move it."""
-    return Path(platformdirs.user_cache_dir(APP))
+    return _user_dir("cache")
 
 
 def brain_path() -> Path:

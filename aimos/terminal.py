@@ -37,6 +37,7 @@ housekeeper's log all use it).
 
 from __future__ import annotations
 
+import functools
 import re
 import sys
 from typing import TextIO
@@ -55,8 +56,22 @@ _FORMAT = (
     "\U000e0001\U000e0020-\U000e007f"  # language tag, tag characters
     "\ud800-\udfff"  # lone surrogates
 )
-_UNSEEN = re.compile(f"[{_C0_DEL_C1}{_FORMAT}]")
-_UNSEEN_LINE = re.compile(f"[\t\n{_C0_DEL_C1}{_FORMAT}]")
+_UNSEEN = f"[{_C0_DEL_C1}{_FORMAT}]"
+_UNSEEN_LINE = f"[\t\n{_C0_DEL_C1}{_FORMAT}]"
+
+
+@functools.cache
+def _compiled(pattern: str) -> re.Pattern[str]:
+    """_UNSEEN or _UNSEEN_LINE, compiled the first time a text needs it (printable ASCII, most of
+    what a command prints, never does: see _plain)."""
+    return re.compile(pattern)
+
+
+def _plain(text: str) -> bool:
+    """True when ``text`` is printable ASCII (U+0020..U+007E) alone: nothing in it is escaped."""
+    return text.isascii() and text.isprintable()
+
+
 _NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
 
 
@@ -80,13 +95,13 @@ def _escaped(match: re.Match[str]) -> str:
 def visible(text: str) -> str:
     """``text`` for a terminal, lines kept: every control and invisible format character escaped,
     newlines and tabs left as they are."""
-    return _UNSEEN.sub(_escaped, text)
+    return text if _plain(text) else _compiled(_UNSEEN).sub(_escaped, text)
 
 
 def visible_line(text: str) -> str:
     """``text`` for one line of a terminal (a table cell, a field, a reason): as ``visible``, with
     newlines and tabs escaped too, so nothing stored can start a line of its own."""
-    return _UNSEEN_LINE.sub(_escaped, text)
+    return text if _plain(text) else _compiled(_UNSEEN_LINE).sub(_escaped, text)
 
 
 def first_line(text: str | None) -> str:
@@ -103,7 +118,7 @@ def json_escaped(dumped: str) -> str:
     escapes written as a JSON ``\\uNNNN`` escape instead (a pair of them past U+FFFF). JSON's own
     syntax is ASCII, so these can only be inside strings, and reading the JSON gives back the
     exact text."""
-    return _UNSEEN.sub(_json_escape, dumped)
+    return dumped if _plain(dumped) else _compiled(_UNSEEN).sub(_json_escape, dumped)
 
 
 def _json_escape(match: re.Match[str]) -> str:

@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Any
 
 from aimos.actions.bodies import build_save_body
 from aimos.actions.session import Brain, now
-from aimos.epistemic.chain import classify_at_save, inherit_judgment, owed_label
 from aimos.epistemic.classifier import leading_question
 from aimos.epistemic.detect import judge_pending, pending, settle
 from aimos.identity.epochs import latest_epoch
@@ -18,7 +17,6 @@ from aimos.identity.signer import Signer
 from aimos.identity.trusted import verified_grant
 from aimos.identity.validators import data_class_rank
 from aimos.memory.save import SaveResult, save_in_transaction
-from aimos.memory.versions import get_memory
 from aimos.store.connection import Connection, write_transaction
 from aimos.vocabulary import CLI_AGENT, DEFAULT_SAVE_CLEARANCE, DEFAULT_SAVE_DATA_CLASS, PATH_SAVE, PATH_SHOW
 
@@ -97,10 +95,17 @@ def _classified_save(
     is its predecessor's as the detector has judged it."""
     if req.body.get("supersedes"):
         judge_pending(conn, housekeeper, now)
-    carry = partial(inherit_judgment, conn, housekeeper, now=now)
+    # only a correction carries a judgment: a plain save does not load the label chain's module
+    carry = None
+    if req.body.get("supersedes") is not None:
+        from aimos.epistemic.chain import inherit_judgment
+
+        carry = partial(inherit_judgment, conn, housekeeper, now=now)
     result = save_in_transaction(conn, housekeeper, req, now, carry_judgment=carry, received=received)
     # most memories do not open with a question: skip the classifier's reads for them
     if result.status in ("saved", "quarantined") and leading_question(str(req.body.get("value", ""))):
+        from aimos.epistemic.chain import classify_at_save
+
         classify_at_save(conn, housekeeper, result.memory_id, now)
     return result
 
@@ -178,6 +183,8 @@ def save(brain: Brain, agent: str, memory: NewMemory, *, settled: bool = True) -
 def correct(brain: Brain, agent: str, memory_ref: str, value: str, source: str | None = None) -> SaveResult:
     """A corrected version that supersedes ``memory_ref``, with its key, type, scope and ceilings;
     its source is the one given, else the signer's own."""
+    from aimos.memory.versions import get_memory
+
     signer = brain.signer(agent)
     old = get_memory(brain.conn, memory_ref, agent_id=signer.agent_id)  # above its grant: not found
     kept = {name: old[name] for name in KEPT_BY_CORRECTION}
@@ -189,6 +196,8 @@ def correct(brain: Brain, agent: str, memory_ref: str, value: str, source: str |
 def carried_label(brain: Brain, memory_id: str) -> str | None:
     """The label a corrected version carries from the version it corrects (poison or disputed),
     unless a judgment the master signed lifted it; None when it carries none."""
+    from aimos.epistemic.chain import owed_label
+
     return owed_label(brain.conn, memory_id)
 
 

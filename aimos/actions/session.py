@@ -25,8 +25,6 @@ from aimos.errors import (
 from aimos.identity.agents import DueEpoch, due_for_rotation
 from aimos.identity.epochs import load_signer, revocation_at
 from aimos.identity.keystore import Keystore, KeystoreCache, open_keystore
-from aimos.identity.master import unlock_master
-from aimos.identity.passphrase import read_passphrase
 from aimos.identity.signer import Signer
 from aimos.identity.trusted import IDENTITY_TABLES
 from aimos.identity.validators import check_agent_id
@@ -107,10 +105,14 @@ class Brain:
 
     def master(self, passphrase_fd: int | None, purpose: str) -> KeyPair:
         """The master key, with the passphrase from the fd, AIMOS_PASSPHRASE_FILE or a TTY prompt."""
+        from aimos.identity.passphrase import read_passphrase  # (only the master's acts load it)
+
         return self.master_with(read_passphrase(fd=passphrase_fd, purpose=purpose))
 
     def master_with(self, passphrase: str) -> KeyPair:
         """The master key, with a passphrase the caller already has (the TUI's password box)."""
+        from aimos.identity.master import unlock_master
+
         try:
             return unlock_master(self.conn, self.keystore, passphrase)
         except KeychainError:

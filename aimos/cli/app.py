@@ -206,7 +206,10 @@ def _command_tree(word: str | None = None) -> Any:
     exception out) and _log reads its command names."""
     from aimos.cli.coercion import native_first
 
-    return native_first(whole_summaries(typer.main.get_command(build_app(word))))
+    app = build_app(word)
+    if word is not None:  # that command alone: the other commands of its part are not built
+        app.registered_commands = [c for c in app.registered_commands if c.name in (word, None)]
+    return native_first(whole_summaries(typer.main.get_command(app)))
 
 
 def _log(command: list[str], code: int, error: BaseException | None) -> None:

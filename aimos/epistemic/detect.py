@@ -28,24 +28,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from aimos.epistemic.agreement import (
-    BURST_SECONDS,
-    QUERY_COSINE,
-    Features,
-    Passage,
-    Similarity,
-    Verdict,
-    analyse,
-    by_vectors,
-    contested_at_recall,
-    features,
-    may_hold_subject,
-    other_origins,
-    rare_limit,
-    subject_of,
-)
-from aimos.epistemic.chain import Transition, append_classification
-from aimos.epistemic.nli import PluggedJudge, active_judge
 from aimos.identity.devices import is_home
 from aimos.identity.signer import Signer
 from aimos.store.connection import Connection
@@ -63,7 +45,15 @@ from aimos.vocabulary import (
 )
 
 if TYPE_CHECKING:
+    from aimos.epistemic.agreement import Features, Passage, Similarity, Verdict
+    from aimos.epistemic.chain import Transition
+    from aimos.epistemic.nli import PluggedJudge
     from aimos.meaning.vectors import Floats
+
+# The detector's kernel (epistemic.agreement, with the classifier and its wording), the label
+# chain it appends to (epistemic.chain) and the NLI judge (epistemic.nli) are imported by the
+# functions that judge: a recall whose candidates no origin shares, which is most, never loads
+# them (a cold `aimos recall` saves their import).
 
 NEIGHBOURS = 40
 # a conversation's turns (an import of one's own chats) are one voice talking, not sources that
@@ -79,6 +69,8 @@ CLEARABLE = frozenset({POISON_SUSPECT, POISON_LIKELY})
 
 
 def _passage(row: Mapping[str, Any]) -> Passage:
+    from aimos.epistemic.agreement import Passage
+
     return Passage(
         row["memory_id"],
         row["value"],
@@ -101,6 +93,8 @@ def _neighbours(
     agent epoch's saves of the last burst find (the subject those saves have in common: another
     origin's passage on it may share few words with this one), and those burst saves; and the
     burst saves alone. Only memories saved up to it (rowid ``upto``): the brain at its save."""
+    from aimos.epistemic.agreement import BURST_SECONDS
+
     p = mine.passage
     found: dict[str, PassageRow] = {}
     burst = []
@@ -138,6 +132,8 @@ def _features(row: Mapping[str, Any]) -> Features:
     key = (row["memory_id"], row["value"])
     found = _FEATURES.get(key)
     if found is None:
+        from aimos.epistemic.agreement import features
+
         if len(_FEATURES) >= FEATURES_KEPT:
             _FEATURES.clear()
         found = _FEATURES[key] = features(_passage(row))
@@ -180,6 +176,8 @@ def _similarity(conn: Connection, passages: Sequence[Features]) -> Similarity | 
     (the one judged) has no vector yet or fewer than two have one (words alone). A memory just
     saved has none: its save is judged by words, and again by meaning once a recall or the
     housekeeper made its vector (judge_pending's ``embedded``); the save never loads numpy."""
+    from aimos.epistemic.agreement import by_vectors
+
     first = passages[0].passage.rowid if passages else 0
     if not first or not any(blob for _, blob, _ in of_memories(conn, [first]).values()):
         return None
@@ -235,7 +233,11 @@ def judge_pending(
         return []
     queued = queries.queued_unjudged(conn)
     done: list[Transition] = []
-    judge = active_judge() if queued else None  # the NLI judge a person enabled, or None
+    judge = None
+    if queued:
+        from aimos.epistemic.nli import active_judge
+
+        judge = active_judge()  # the NLI judge a person enabled, or None
     for entry in queued:
         started = time.perf_counter()
         done += judge_saved(conn, housekeeper, str(entry["memory_id"]), now, judge)
@@ -282,6 +284,8 @@ def judge_saved(
     counts of its words and the brain's size among the memories saved up to it (its rowid); a
     conversation turn is not looked at (UNCHECKED_TYPES). ``judge``: the NLI judge a person
     enabled (epistemic.nli), which decides the relations it is sure of."""
+    from aimos.epistemic.agreement import analyse, other_origins, rare_limit
+
     found = queries.saved_row(conn, memory_id)
     if found is None:
         return []
@@ -338,6 +342,8 @@ def _record(
     """``verdict`` on each member it changes, as a housekeeper-signed classification transition;
     ``saved``: the memory just saved (a member other than it is judged retroactively, its signals
     naming ``saved`` under ``cause``)."""
+    from aimos.epistemic.chain import append_classification
+
     heads = _heads(conn, list(verdict.members))
     done = []
     for member in verdict.members:
@@ -401,6 +407,15 @@ def contested_in_recall(
     ]
     if not _may_share_origin(eligible):
         return {}  # (the person's own brain, or a conversation import: no text is read)
+    from aimos.epistemic.agreement import (
+        QUERY_COSINE,
+        contested_at_recall,
+        may_hold_subject,
+        rare_limit,
+        subject_of,
+    )
+    from aimos.epistemic.nli import active_judge
+
     subject = subject_of(query)
     cosines = _query_cosines(conn, candidates, asked)
     near = [
@@ -454,6 +469,8 @@ def _may_share_origin(candidates: Sequence[dict[str, Any]], least: int = 3) -> b
         by_author.setdefault((r["author_agent_id"], r["author_valid_from"]), []).append(r["created_at"])
     if max(by_source.values()) >= least:
         return True
+    from aimos.epistemic.agreement import BURST_SECONDS
+
     for times in by_author.values():
         times.sort()
         if any(times[i + least - 1] - times[i] <= BURST_SECONDS for i in range(len(times) - least + 1)):

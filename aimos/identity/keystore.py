@@ -8,7 +8,6 @@ unlock prompt could not be shown or was dismissed) is its own error, saying how 
 from __future__ import annotations
 
 import os
-import secrets
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -228,6 +227,8 @@ class FileKeystore:
 def os_keychain_problem() -> KeychainError | None:
     """None when the OS keychain stores, reads and deletes a probe item; else the error saying why
     not (a KeychainLockedError when it is locked)."""
+    import secrets  # (and random with it: only the probe needs them)
+
     probe = OsKeystore("probe")
     name = f"probe-{secrets.token_hex(8)}"
     value = secrets.token_urlsafe(16)

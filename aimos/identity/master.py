@@ -13,7 +13,6 @@ from aimos.errors import (
     PassphraseError,
 )
 from aimos.identity.keystore import Keystore
-from aimos.identity.passphrase import seal, unseal
 from aimos.store.connection import Connection
 from aimos.store.queries import identity as q
 
@@ -27,6 +26,8 @@ MASTER_PENDING_ITEM = "master.next"
 # --- master -------------------------------------------------------------------------------
 def create_master(conn: Connection, keystore: Keystore, passphrase: str, now: int) -> KeyPair:
     """Create the master key, seal it into the keystore and record its public key."""
+    from aimos.identity.passphrase import seal  # (a command that only reads the master never loads it)
+
     master = KeyPair.generate()
     keystore.put(MASTER_ITEM, seal(master.seed, passphrase))
     q.insert_master(conn, master.fingerprint, master.public_b64u, now)
@@ -59,6 +60,8 @@ def sealed_master(keystore: Keystore) -> str:
 
 
 def unlock_master(conn: Connection, keystore: Keystore, passphrase: str) -> KeyPair:
+    from aimos.identity.passphrase import unseal
+
     seed = unseal(sealed_master(keystore), passphrase)
     try:
         master = KeyPair(seed)

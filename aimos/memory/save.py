@@ -20,7 +20,6 @@ from aimos.identity.trusted import grant_excess
 from aimos.identity.validators import check_clearance, data_class_rank
 from aimos.ledger.events import append_event
 from aimos.memory.gates import CanaryScan, refuse_secret_fields, scan_canary
-from aimos.memory.versions import head_of, resolve_memory_id
 from aimos.store.connection import Connection, write_transaction
 from aimos.store.queries import memory as queries
 from aimos.store.queries.memory import MemoryTwin
@@ -289,6 +288,8 @@ def _checked(conn: Connection, req: SignedRequest, now: int, received: int | Non
     company = body["company_id"]
     supersedes = body.get("supersedes")
     if supersedes is not None:
+        from aimos.memory.versions import head_of, resolve_memory_id  # (a correction alone reads them)
+
         old = resolve_memory_id(conn, supersedes, company_id=company)
         if old != supersedes:
             raise UsageError("supersedes must be a full memory id")

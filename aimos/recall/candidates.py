@@ -18,12 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from aimos.memory.versions import GUIDE_PARAMS, GUIDE_SQL
 from aimos.recall.text import asks, says_when, stem_prefix, tokens, unstamped
 from aimos.store.cells import memory_names
 from aimos.store.connection import Connection
 from aimos.store.engine import open_read_only
 from aimos.store.queries import recall_candidates as q
+from aimos.store.queries.memory_versions import GUIDE_PARAMS, GUIDE_SQL
 from aimos.store.search import (
     POSTING_BUDGET,
     Probe,

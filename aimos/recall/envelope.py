@@ -42,12 +42,16 @@ from aimos.recall.policy import Decision
 from aimos.store.connection import Connection
 from aimos.store.queries import recall_receipts as q
 from aimos.store.queries.ledger import body_sql
-from aimos.verify import v2_recall as v2
+from aimos.verify.v2 import recall_profile as v2
 from aimos.vocabulary import CONTENT_ADMISSION_SCHEMA as ADMISSION_SCHEMA
 from aimos.vocabulary import EFFECTIVE_SCORE_SCHEMA as CALIBRATION_FORMULA
+from aimos.vocabulary import MASTER_SIGNED_RECALL_GRANT as MASTER_GRANT
 from aimos.vocabulary import PATH_RECALL, RECALL_RECEIPT_OPERATION, REQUEST_METHOD, REQUEST_SIG_FORM
 from aimos.vocabulary import RECEIPT_V2_BINDING_SCHEMA as V2_EVENT_PROFILE
 from aimos.vocabulary import RETURN_SELECTION_SCHEMA as SELECTION_SCHEMA
+from aimos.vocabulary import V2_CONTENT_KERNEL_SCHEMA as CONTENT_KERNEL_SCHEMA
+from aimos.vocabulary import V2_NATIVE_RECALL_RECEIPT_SCHEMA as NATIVE_RECEIPT_SCHEMA
+from aimos.vocabulary import V2_SECURITY_CLOSURE_SCHEMA as SECURITY_CLOSURE_SCHEMA
 
 OCCURRENCE_EVENT_TYPE: Final = "RECALL_DISCLOSURE"
 RETURN_PATH: Final = "normal_recall"
@@ -89,7 +93,7 @@ def _decisions(
         {"schema": SELECTION_SCHEMA, "selected_memory_ids": ids, "selected_occurrence_refs": refs}
     )
     security_body = {
-        "schema": v2.SECURITY_CLOSURE_SCHEMA,
+        "schema": SECURITY_CLOSURE_SCHEMA,
         "epistemic_decision_sha256": native_decision_sha256,
         "state_view_root_sha256": state_root,
         "occurrence_view_root_sha256": occurrence_root,
@@ -479,7 +483,7 @@ def _grant_object(x: _Export) -> dict[str, Any]:
     grant = x.grant
     return {
         "schema": v2.OBJECT_SCHEMAS["effective_recall_grant"],
-        "authority_kind": v2.MASTER_GRANT,
+        "authority_kind": MASTER_GRANT,
         "company_id": grant["company_id"],
         "subject_agent_id": grant["subject_agent_id"],
         "subject_valid_from": iso_ms(grant["subject_valid_from"]),
@@ -557,7 +561,7 @@ def _decision_objects(x: _Export) -> list[tuple[str, dict[str, Any]]]:
             "content_state_projection",
             {
                 "schema": v2.OBJECT_SCHEMAS["content_state_projection"],
-                "native_decision_schema": v2.CONTENT_KERNEL_SCHEMA,
+                "native_decision_schema": CONTENT_KERNEL_SCHEMA,
                 **decisions,
                 "selected_occurrence_refs": [e["occurrence_ref"] for e in evidence],
             },
@@ -574,7 +578,7 @@ def _decision_objects(x: _Export) -> list[tuple[str, dict[str, Any]]]:
             "final_security_closure",
             {
                 "schema": v2.OBJECT_SCHEMAS["final_security_closure"],
-                "native_decision_schema": v2.SECURITY_CLOSURE_SCHEMA,
+                "native_decision_schema": SECURITY_CLOSURE_SCHEMA,
                 "decision_sha256": meta["canary_final_security_closure_sha256"],
                 "epistemic_decision_sha256": meta["epistemic_decision_sha256"],
                 "state_view_root_sha256": decisions["state_view_root_sha256"],
@@ -592,7 +596,7 @@ def _native_receipt_object(x: _Export) -> dict[str, Any]:
     meta, event, evidence = x.meta, x.event, x.evidence
     return {
         "schema": v2.OBJECT_SCHEMAS["native_recall_receipt"],
-        "merkle_schema": v2.NATIVE_RECEIPT_SCHEMA,
+        "merkle_schema": NATIVE_RECEIPT_SCHEMA,
         "command_hash": meta["command_hash"],
         "outer_request_hash": meta["outer_request_hash"],
         "authority_mutation_hash": meta["authority_mutation_hash"],

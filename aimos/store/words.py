@@ -36,16 +36,25 @@ import unicodedata
 # Scripts whose words are not separated by spaces (or, for Hangul, carry attached particles):
 # Thai, Lao, Myanmar, Hangul Jamo, Khmer, kana, CJK ideographs (with extension A and the
 # compatibility block), Hangul syllables, and the supplementary ideographic planes.
-_NO_SPACE = re.compile(
+_NO_SPACE = (
     "[\u0e00-\u0eff\u1000-\u109f\u1100-\u11ff\u1780-\u17ff\u3040-\u30ff\u31f0-\u31ff"
     "\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0003ffff]+"
 )
 # Scripts whose combining marks are accents to fold: Latin (as unicode61 folds it too), Greek,
 # Hebrew, Arabic (and its supplement).
-_FOLDED_MARKS = re.compile(
+_FOLDED_MARKS = (
     "[\u00c0-\u024f\u1e00-\u1eff\u0370-\u03ff\u1f00-\u1fff\u0590-\u05ff\u0600-\u06ff\u0750-\u077f]+"
 )
-_NO_SPACE_PIECES = re.compile("(" + _NO_SPACE.pattern + ")")
+_NO_SPACE_PIECES = f"({_NO_SPACE})"
+
+
+@functools.cache
+def _compiled(pattern: str) -> re.Pattern[str]:
+    """The non-ASCII patterns, compiled when non-ASCII text first comes (their wide classes take
+    milliseconds to compile; an ASCII text, the common case, never needs them)."""
+    return re.compile(pattern)
+
+
 _ASCII_WORD = re.compile(r"[A-Za-z0-9]+")
 # the tokenizer's options: unicode61 with category M (marks) as word characters
 TOKENIZER_ARGS = ("porter", ["unicode61", "remove_diacritics", "2", "categories", "L* N* Co M*"])
@@ -100,7 +109,7 @@ def _word_pattern() -> re.Pattern[str]:
 
 
 def _normal(text: str) -> str:
-    return _FOLDED_MARKS.sub(_fold_marks, unicodedata.normalize("NFKC", text))
+    return _compiled(_FOLDED_MARKS).sub(_fold_marks, unicodedata.normalize("NFKC", text))
 
 
 def _pieces(text: str) -> tuple[list[str], list[str]]:
@@ -110,7 +119,7 @@ def _pieces(text: str) -> tuple[list[str], list[str]]:
     inline: list[str] = []
     letters: list[str] = []
     for word in words(_normal(text).casefold()):
-        for i, piece in enumerate(_NO_SPACE_PIECES.split(word)):
+        for i, piece in enumerate(_compiled(_NO_SPACE_PIECES).split(word)):
             if i % 2 == 0:  # between runs
                 if piece:
                     inline.append(piece)

@@ -334,7 +334,8 @@ def test_only_aimos_mcp_server_imports_the_mcp_sdk() -> None:
 def test_only_the_nli_judge_imports_its_runtime_and_only_when_asked() -> None:
     """onnxruntime and tokenizers (the extra aimos[nli]) are imported by aimos/epistemic/nli.py
     alone, inside a function: the detector, the recall pipeline and the CLI load neither (the
-    judge loads them when it is on and the detector first asks it)."""
+    judge loads them when it is on and the detector first asks it; the detector imports the judge's
+    module only when it judges)."""
     runtime = ("onnxruntime", "tokenizers", "onnx")
     importers = set()
     for module in (ROOT / "aimos").rglob("*.py"):
@@ -345,7 +346,9 @@ def test_only_the_nli_judge_imports_its_runtime_and_only_when_asked() -> None:
                 importers.add(module.relative_to(ROOT).as_posix())
                 assert id(node) not in top_level, f"{module}: {names} imported at module level"
     assert importers == {"aimos/epistemic/nli.py"}, importers
-    loaded = modules_after("import aimos.epistemic.detect, aimos.recall.pipeline, aimos.cli.model_cmds")
+    loaded = modules_after(
+        "import aimos.epistemic.detect, aimos.epistemic.nli, aimos.recall.pipeline, aimos.cli.model_cmds"
+    )
     assert "aimos.epistemic.nli" in loaded
     assert not any(loads(loaded, r) for r in runtime), sorted(m for m in loaded if m.split(".")[0] in runtime)
 

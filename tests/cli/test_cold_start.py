@@ -83,6 +83,42 @@ def test_a_save_loads_no_embedding_model(brain: Any) -> None:
         assert not under(loaded, heavy), heavy
 
 
+# what a cold save and a cold recall of plain words leave unloaded: a correction's reads, the
+# label chain (the detector records no label for the note), the master's passphrase, the verifier
+# kit's verdicts and predicates and the portable V2 verifier (the store needs only the kit's
+# kernels), the platform's folders (AIMOS_HOME names them all); a recall also leaves the
+# detector's kernel and the NLI judge (nothing is queued, no origin is shared among its candidates)
+NOT_AT_SAVE = (
+    "aimos.memory.versions",
+    "aimos.epistemic.chain",
+    "aimos.identity.passphrase",
+    "aimos.verify.kit.verdict",
+    "aimos.verify.kit.values",
+    "aimos.verify.kit.strict_json",
+    "aimos.verify.v2_recall",
+    "platformdirs",
+)
+NOT_AT_RECALL = (
+    *NOT_AT_SAVE,
+    "aimos.epistemic.agreement",
+    "aimos.epistemic.classifier",
+    "aimos.epistemic.nli",
+    "aimos.epistemic.wording",
+)
+
+
+def test_a_save_and_a_recall_leave_what_they_do_not_run(brain: Any) -> None:
+    assert os.environ.get("AIMOS_HOME")  # (the brain's home: no platform folder is asked for)
+    save = loaded_after(["save", "a plain note about the potting bench"])
+    recall = loaded_after(["recall", "potting bench"], env={"AIMOS_MEANING": "off"})
+    for args, loaded, unused in (("save", save, NOT_AT_SAVE), ("recall", recall, NOT_AT_RECALL)):
+        assert "aimos.actions.session" in loaded  # it ran
+        assert "aimos.epistemic.detect" in loaded  # (the detector ran: a save's judgment, a recall's check)
+        for module in unused:
+            assert not under(loaded, module), (args, module)
+    assert under(save, "aimos.epistemic.agreement")  # the save was judged: the kernel loads for it
+
+
 def test_a_save_and_a_recall_load_only_what_they_run(brain: Any) -> None:
     """Work a command does not do is not imported: no thread pool (only a batch verification of
     64 signatures or more uses one), no migration file listed through importlib.resources (a
