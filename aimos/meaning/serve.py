@@ -162,6 +162,8 @@ class EmbeddingServer:
         self._stop = threading.Event()
         self._listener: socket.socket | None = None
         self._thread: threading.Thread | None = None
+        self._open: dict[socket.socket, threading.Thread] = {}  # the connections being served
+        self._open_lock = threading.Lock()
 
     def start(self) -> None:
         """Bind the socket (a stale one left by a killed server is replaced) and serve. OSError when
@@ -185,9 +187,17 @@ class EmbeddingServer:
         self._thread.start()
 
     def close(self) -> None:
+        """Stop accepting, end the connections still being served (a slow or idle client's wait is
+        cut short) and wait for their threads, so a closed server leaves no thread behind."""
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=5)
+        with self._open_lock:
+            serving = list(self._open.items())
+        for conn, worker in serving:
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
+            worker.join(timeout=5)
         if self._listener is not None:
             self._listener.close()
             self._listener = None
@@ -210,9 +220,15 @@ class EmbeddingServer:
                 conn.close()  # busy with MAX_CONNECTIONS already: the client loads the model itself
                 continue
             try:
-                worker = threading.Thread(target=self._serve, args=(conn,), daemon=True)
+                worker = threading.Thread(
+                    target=self._serve, args=(conn,), name="aimos-embed-connection", daemon=True
+                )
+                with self._open_lock:
+                    self._open[conn] = worker
                 worker.start()
             except BaseException:
+                with self._open_lock:
+                    self._open.pop(conn, None)
                 conn.close()
                 self._slots.release()
                 self._log("embedding socket: could not start a thread for a connection")
@@ -234,6 +250,8 @@ class EmbeddingServer:
         except Exception as exc:  # a connection's trouble is its own: the server goes on
             self._log(f"embedding socket: {type(exc).__name__} on a connection")
         finally:
+            with self._open_lock:
+                self._open.pop(conn, None)
             self._slots.release()
 
     def _answer(self, conn: socket.socket) -> bytes | None:

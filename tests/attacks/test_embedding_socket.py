@@ -269,3 +269,28 @@ def test_the_request_is_cut_where_the_model_stops_reading() -> None:
     (size,) = struct.unpack(">I", data[:4])
     assert size == len(data) - 4 <= MAX_TEXT_BYTES
     assert data[4:].decode() == long[: model.EMBEDDED_CHARS]
+
+
+def test_a_closed_server_leaves_no_thread_behind(aimos_home: Path) -> None:
+    """Closing the server (the housekeeper stopping) ends the connections it still serves, an idle
+    client's included, and waits for their threads: none is left waiting out its client."""
+    lent = EmbeddingServer(model.load())
+    lent.start()
+    idle = [connect(lent.path) for _ in range(2)]
+    try:
+        deadline = time.monotonic() + 10
+        while _ours() < 3 and time.monotonic() < deadline:  # the accept loop and both connections
+            time.sleep(0.02)
+        assert _ours() == 3, [t.name for t in threading.enumerate()]
+        lent.close()
+        assert _ours() == 0, [t.name for t in threading.enumerate()]
+        for conn in idle:
+            assert reply(conn) in (b"", bytes([REFUSED])), "an idle client's connection was not ended"
+    finally:
+        for conn in idle:
+            conn.close()
+        lent.close()
+
+
+def _ours() -> int:
+    return sum(t.name.startswith("aimos-embed") and t.is_alive() for t in threading.enumerate())

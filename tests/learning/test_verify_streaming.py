@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import os
 import subprocess
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -72,7 +73,11 @@ def test_the_forked_verifier_gives_the_verdict_computed_here(brain: Any) -> None
     def tell(done: int, total: int) -> None:
         counts.append((done, total))
 
-    assert parity._can_fork(), "this test runs where the fork is taken (Linux, two cores, one thread)"
+    # (a thread an earlier test in this process left running would keep the fork from being taken)
+    assert parity._can_fork(), (
+        "this test runs where the fork is taken (Linux, two cores, one thread)",
+        [thread.name for thread in threading.enumerate()],
+    )
     for document, verdict in (("untouched", "valid"), ("edited", "invalid")):
         given = bundle if document == "untouched" else edited
         here = verify_cognitive_bundle(given, expected_master_fingerprint=fingerprint)
