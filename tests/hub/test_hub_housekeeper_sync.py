@@ -47,7 +47,8 @@ def test_the_housekeeper_syncs_on_its_own_and_retries_after_the_hub_was_down(
         first = a.save("the harbour ferry timetable changes on the first of June")
         a.sync()
         arrives(b, first, "A's memory to reach B by the housekeeper's sync")
-        assert "hub-sync: pushed" in log_of(b), log_of(b)
+        # the job logs its line once the sync it ran is over, a moment after the memory arrived
+        wait_for(lambda: "hub-sync: pushed" in log_of(b), "the job's line in the log", timeout=30, every=0.2)
         assert b.run("hub", "status", "--json").json()["last_error"] is None
 
         with cluster.connect() as conn:
